@@ -1,0 +1,62 @@
+/* RoCEv2 (and PFC) wire codec: rs_pkt <-> exact frame bytes, ICRC, pcap.
+ *
+ * Frames are Ethernet II without FCS (as pcap LINKTYPE_ETHERNET stores them).
+ * Plain C so cffi can parse it. */
+#ifndef RDMASIM_CODEC_H
+#define RDMASIM_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rdmasim/packet.h"
+
+enum rs_codec_status {
+    RS_CODEC_OK = 0,
+    RS_CODEC_ERR_SHORT = -1,      /* buffer too small / frame truncated */
+    RS_CODEC_ERR_NOT_ROCE = -2,   /* not IPv4/UDP 4791 nor a PFC frame */
+    RS_CODEC_ERR_BAD_OPCODE = -3, /* opcode the codec does not know */
+    RS_CODEC_ERR_BAD_LENGTH = -4, /* IP/UDP lengths inconsistent with the frame */
+    RS_CODEC_ERR_BAD_ICRC = -5,   /* decoded, but the ICRC does not match */
+    RS_CODEC_ERR_BAD_FIELD = -6,  /* field out of range (e.g. payload > 4096) */
+};
+
+/* Bytes of extension headers (RETH, AETH, ImmDt, ...) that `opcode` carries after BTH,
+ * or -1 for an opcode the codec does not know. */
+int rs_opcode_ext_bytes(uint8_t opcode);
+
+/* Length in bytes of the frame `p` encodes to (no FCS, padded to 60 B minimum). */
+size_t rs_frame_len(const rs_pkt *p);
+
+/* Encode `p` into `out` (capacity `cap`). Returns the frame length, or a negative
+ * rs_codec_status. Computes the IPv4 header checksum, pad count and ICRC. */
+int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap);
+
+/* Decode a frame into `p`. p->payload points into `buf` (not copied).
+ * Returns RS_CODEC_OK, or a negative status; with RS_CODEC_ERR_BAD_ICRC the
+ * fields are filled. Never reads outside buf[0..len). */
+int rs_decode(const uint8_t *buf, size_t len, rs_pkt *p);
+
+/* ICRC of a RoCEv2 frame (Ethernet + IPv4 ... up to, not including, the ICRC):
+ * `len` excludes the 4 ICRC bytes. Returns the CRC value; on the wire it is
+ * stored least-significant byte first. */
+uint32_t rs_icrc(const uint8_t *frame, size_t len);
+
+/* CRC-32 (IEEE 802.3 / zlib) continuing from `crc` (start with 0). */
+uint32_t rs_crc32(uint32_t crc, const uint8_t *data, size_t len);
+
+/* pcap writer: nanosecond-resolution pcap (magic 0xa1b23c4d), LINKTYPE_ETHERNET. */
+typedef struct rs_pcap {
+    FILE *fp;
+    uint64_t frames;
+    uint8_t buf[RS_MAX_PAYLOAD + 256]; /* encode scratch */
+} rs_pcap;
+
+/* Open `path` for writing and write the file header. Returns 0 or -1 (errno set). */
+int rs_pcap_open(rs_pcap *pc, const char *path);
+/* Encode `p` and append it with timestamp `t_ps` (picoseconds, truncated to ns). */
+int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps);
+/* Flush and close; safe to call twice. */
+int rs_pcap_close(rs_pcap *pc);
+
+#endif

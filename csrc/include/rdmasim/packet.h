@@ -1,0 +1,92 @@
+/* A packet in flight: parsed header fields plus a payload reference.
+ *
+ * Packets live in a pool (pool.h) and move between queues by the intrusive
+ * `next` link, so memory follows packets in flight.  The codec (codec.h)
+ * turns one into exact RoCEv2 / PFC bytes and back; nothing else needs the
+ * wire layout.  Fields are host byte order. */
+#ifndef RDMASIM_PACKET_H
+#define RDMASIM_PACKET_H
+
+#include <stdint.h>
+
+enum rs_pkt_kind {
+    RS_PKT_ROCE = 0, /* Ethernet / IPv4 / UDP 4791 / BTH ... / ICRC */
+    RS_PKT_PFC = 1,  /* 802.1Qbb MAC control frame (issue 4) */
+};
+
+/* Header bytes of the frame up to and including BTH: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12. */
+#define RS_ETH_HDR_BYTES 14u
+#define RS_IPV4_HDR_BYTES 20u
+#define RS_UDP_HDR_BYTES 8u
+#define RS_BTH_BYTES 12u
+#define RS_RETH_BYTES 16u
+#define RS_AETH_BYTES 4u
+#define RS_IMMDT_BYTES 4u
+#define RS_ATOMICETH_BYTES 28u
+#define RS_ATOMICACKETH_BYTES 8u
+#define RS_CNP_PAD_BYTES 16u
+#define RS_ICRC_BYTES 4u
+#define RS_FCS_BYTES 4u
+/* Preamble + SFD (8) and inter-frame gap (12): occupy the wire, not in pcap. */
+#define RS_WIRE_OVERHEAD_BYTES 20u
+#define RS_ETH_MIN_FRAME_NOFCS 60u
+#define RS_MAX_PAYLOAD 4096u
+
+typedef struct rs_pkt {
+    struct rs_pkt *next;  /* intrusive list link (pool, queues, link FIFO) */
+    int64_t t_arrive_ps;  /* when it reaches the far end of the link it is on */
+    uint8_t *payload;     /* pool-owned bytes, or NULL: payload_len zero bytes */
+    uint32_t payload_len; /* payload bytes, without pad */
+
+    /* simulator metadata: not on the wire */
+    uint32_t kind;        /* enum rs_pkt_kind */
+    uint32_t src_qpn;     /* sending QP (BTH carries only the destination QP) */
+    uint16_t src_node;    /* host index of the sender, for routing and traces */
+    uint16_t dst_node;    /* host index of the destination */
+    uint8_t priority;     /* traffic class 0..7 */
+
+    /* Ethernet */
+    uint8_t dst_mac[6];
+    uint8_t src_mac[6];
+    /* IPv4 */
+    uint8_t tos; /* DSCP << 2 | ECN */
+    uint8_t ttl;
+    uint16_t ip_id;
+    uint32_t src_ip;
+    uint32_t dst_ip;
+    /* UDP (dst port is always 4791) */
+    uint16_t udp_sport;
+
+    /* BTH */
+    uint8_t opcode;
+    uint8_t se;     /* solicited event */
+    uint8_t mig;    /* MigReq */
+    uint8_t fecn;
+    uint8_t becn;
+    uint8_t ackreq; /* A bit */
+    uint16_t pkey;
+    uint32_t dest_qpn;
+    uint32_t psn;
+
+    /* RETH */
+    uint64_t reth_va;
+    uint32_t reth_rkey;
+    uint32_t reth_len;
+    /* AETH */
+    uint8_t aeth_syndrome;
+    uint32_t aeth_msn;
+    /* ImmDt (value as the verbs user sees it: host order of the 32-bit field) */
+    uint32_t imm;
+    /* AtomicETH / AtomicAckETH */
+    uint64_t atomic_va;
+    uint32_t atomic_rkey;
+    uint64_t atomic_swap_add;
+    uint64_t atomic_compare;
+    uint64_t atomic_orig;
+
+    /* PFC (kind == RS_PKT_PFC) */
+    uint16_t pfc_class_enable;
+    uint16_t pfc_quanta[8];
+} rs_pkt;
+
+#endif

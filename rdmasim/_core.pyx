@@ -1,0 +1,15 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""rdmasim._core: the one compiled boundary between Python and the C core (csrc/).
+
+Each area of the C API has its own include file, so that each stays small:
+  _enums.pxi   verbs enum table (csrc/include/rdmasim/ib_enums.def)
+  _codec.pxi   RoCEv2 encode/decode, ICRC, pcap (csrc/codec)
+  _engine.pxi  event queue and RNG test handles (csrc/core)
+  _sim.pxi     simulation, hosts, links, memory regions, CQs, QPs (csrc/core, csrc/net, csrc/transport)
+Python never runs per packet: these are control-path calls and bulk reads.
+"""
+
+include "_enums.pxi"
+include "_codec.pxi"
+include "_engine.pxi"
+include "_sim.pxi"
