@@ -25,7 +25,7 @@ if os.environ.get("RDMASIM_SANITIZE"):
 ext = Extension(
     "rdmasim._core",
     sources=["rdmasim/_core.pyx", *C_SOURCES],
-    include_dirs=["csrc/include", numpy.get_include()],
+    include_dirs=["csrc/include", "csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     extra_compile_args=extra_compile,
     extra_link_args=extra_link,

@@ -1,0 +1,347 @@
+# Simulation handle: the control-path calls of csrc/include/rdmasim/sim.h.
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+
+cdef extern from "rdmasim/sim.h":
+    ctypedef struct rs_sim:
+        pass
+    ctypedef struct rs_run_args:
+        int64_t until_ps
+        uint64_t max_events
+        int watch_host
+        int watch_cq
+        uint32_t watch_count
+    ctypedef struct rs_link_stats:
+        uint64_t frames
+        uint64_t bytes
+        uint64_t dropped
+        uint64_t delivered
+        int64_t busy_ps
+    ctypedef struct rs_wc:
+        uint64_t wr_id
+        uint32_t status
+        uint32_t opcode
+        uint32_t byte_len
+        uint32_t imm_data
+        uint32_t qp_num
+        uint32_t src_qp
+        uint32_t wc_flags
+        uint32_t vendor_err
+    ctypedef struct rs_qp_init:
+        uint32_t pd
+        int send_cq
+        int recv_cq
+        uint32_t max_send_wr
+        uint32_t max_recv_wr
+        uint32_t max_send_sge
+        uint32_t max_recv_sge
+        int sq_sig_all
+    ctypedef struct rs_qp_attr:
+        uint32_t qp_state
+        uint32_t cur_qp_state
+        uint32_t path_mtu
+        uint32_t qp_access_flags
+        uint32_t pkey_index
+        uint32_t port_num
+        uint32_t dest_qp_num
+        uint32_t rq_psn
+        uint32_t sq_psn
+        uint32_t max_rd_atomic
+        uint32_t max_dest_rd_atomic
+        uint32_t min_rnr_timer
+        uint32_t timeout
+        uint32_t retry_cnt
+        uint32_t rnr_retry
+        int dest_host
+        uint32_t traffic_class
+    ctypedef struct rs_sge:
+        uint64_t addr
+        uint32_t length
+        uint32_t lkey
+    ctypedef struct rs_send_wr:
+        uint64_t wr_id
+        uint32_t opcode
+        uint32_t send_flags
+        uint32_t imm_data
+        uint32_t num_sge
+        const rs_sge *sg_list
+        uint64_t remote_addr
+        uint32_t rkey
+        uint64_t compare_add
+        uint64_t swap
+    ctypedef struct rs_recv_wr:
+        uint64_t wr_id
+        uint32_t num_sge
+        const rs_sge *sg_list
+    ctypedef struct rs_qp_stats:
+        uint64_t pkts_sent
+        uint64_t bytes_sent
+        uint64_t pkts_retx
+        uint64_t bytes_retx
+        uint64_t acks_rcvd
+        uint64_t naks_rcvd
+        uint64_t rnr_naks_rcvd
+        uint64_t timeouts
+        uint64_t acks_sent
+        uint64_t naks_sent
+        uint64_t dup_rcvd
+        uint64_t ooo_dropped
+        uint64_t bytes_rcvd
+        uint64_t msgs_completed
+
+    rs_sim *rs_sim_new(uint64_t seed)
+    void rs_sim_free(rs_sim *sim)
+    const char *rs_sim_errmsg(const rs_sim *sim)
+    int64_t rs_sim_now(const rs_sim *sim)
+    int rs_sim_run(rs_sim *sim, const rs_run_args *args)
+    uint64_t rs_sim_events(const rs_sim *sim)
+    void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
+    int rs_sim_pcap_open(rs_sim *sim, const char *path)
+    int rs_sim_pcap_close(rs_sim *sim)
+    int rs_host_add(rs_sim *sim)
+    int rs_link_connect(rs_sim *sim, int host_a, int host_b, int64_t rate_bps, int64_t delay_ps)
+    int rs_link_set_loss(rs_sim *sim, int link, double loss_prob)
+    int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t count)
+    int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out)
+    int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip)
+    int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+                  uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
+    int rs_mr_dereg(rs_sim *sim, int host, int mr)
+    int rs_cq_create(rs_sim *sim, int host, uint32_t cqe)
+    int rs_cq_destroy(rs_sim *sim, int host, int cq)
+    int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n)
+    int rs_cq_count(const rs_sim *sim, int host, int cq)
+    int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *init)
+    int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
+    int rs_qp_modify(rs_sim *sim, int host, uint32_t qpn, const rs_qp_attr *attr, uint32_t mask)
+    int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr)
+    int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
+    int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
+    int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
+
+# rs_err codes -> Python exception classes (set by rdmasim.errors at import)
+_ERROR_CLASSES = {}
+
+RUN_UNTIL = 0
+RUN_IDLE = 1
+RUN_CQ = 2
+RUN_MAX_EVENTS = 3
+RUN_ERROR = 4
+INT64_MAX = 0x7FFFFFFFFFFFFFFF
+
+_QP_ATTR_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pkey_index", "port_num",
+                   "dest_qp_num", "rq_psn", "sq_psn", "max_rd_atomic", "max_dest_rd_atomic",
+                   "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry", "dest_host", "traffic_class")
+
+
+cdef class SimCore:
+    """Owner of one C simulation (rs_sim). Used by rdmasim.Simulator; not a public API."""
+    cdef rs_sim *sim
+    cdef readonly object _buffers  # mr index per host -> buffer object kept alive while registered
+
+    def __cinit__(self, uint64_t seed):
+        self.sim = rs_sim_new(seed)
+        if self.sim == NULL:
+            raise MemoryError("cannot allocate a simulation")
+        self._buffers = {}
+
+    def __dealloc__(self):
+        if self.sim != NULL:
+            rs_sim_free(self.sim)
+            self.sim = NULL
+
+    cdef int _check(self, int rc) except -1:
+        if rc < 0:
+            msg = rs_sim_errmsg(self.sim).decode("utf-8", "replace")
+            cls = _ERROR_CLASSES.get(rc, RuntimeError)
+            raise cls(msg)
+        return rc
+
+    @property
+    def now_ps(self):
+        return rs_sim_now(self.sim)
+
+    @property
+    def events(self):
+        return rs_sim_events(self.sim)
+
+    def pool_stats(self):
+        cdef uint64_t out[4]
+        rs_sim_pool_stats(self.sim, out)
+        return {"pkts_in_use": out[0], "pkts_peak": out[1], "pkts_allocated": out[2],
+                "payload_buffers_allocated": out[3]}
+
+    def run(self, int64_t until_ps=INT64_MAX, uint64_t max_events=0, int watch_host=-1,
+            int watch_cq=-1, uint32_t watch_count=0):
+        cdef rs_run_args a
+        a.until_ps = until_ps
+        a.max_events = max_events
+        a.watch_host = watch_host
+        a.watch_cq = watch_cq
+        a.watch_count = watch_count
+        cdef int r
+        with nogil:
+            r = rs_sim_run(self.sim, &a)
+        if r == RUN_ERROR:
+            raise MemoryError(rs_sim_errmsg(self.sim).decode("utf-8", "replace"))
+        return r
+
+    def pcap_open(self, str path):
+        self._check(rs_sim_pcap_open(self.sim, path.encode()))
+
+    def pcap_close(self):
+        self._check(rs_sim_pcap_close(self.sim))
+
+    def host_add(self):
+        return self._check(rs_host_add(self.sim))
+
+    def host_info(self, int host):
+        cdef uint8_t mac[6]
+        cdef uint32_t ip
+        self._check(rs_host_info(self.sim, host, mac, &ip))
+        return bytes(mac[:6]), ip
+
+    def link_connect(self, int a, int b, int64_t rate_bps, int64_t delay_ps):
+        return self._check(rs_link_connect(self.sim, a, b, rate_bps, delay_ps))
+
+    def link_set_loss(self, int link, double p):
+        self._check(rs_link_set_loss(self.sim, link, p))
+
+    def link_add_drop(self, int link, int match, uint64_t value, uint32_t count):
+        self._check(rs_link_add_drop(self.sim, link, match, value, count))
+
+    def link_stats(self, int link):
+        cdef rs_link_stats s
+        self._check(rs_link_get_stats(self.sim, link, &s))
+        return s
+
+    def mr_reg(self, int host, uint32_t pd, object buf, uint32_t access):
+        cdef unsigned char[::1] view = buf
+        cdef uint64_t iova
+        cdef uint32_t lkey, rkey
+        idx = self._check(rs_mr_reg(self.sim, host, pd, &view[0], view.shape[0], access,
+                                    &iova, &lkey, &rkey))
+        self._buffers[(host, idx)] = buf
+        return idx, iova, lkey, rkey
+
+    def mr_dereg(self, int host, int idx):
+        self._check(rs_mr_dereg(self.sim, host, idx))
+        self._buffers.pop((host, idx), None)
+
+    def cq_create(self, int host, uint32_t cqe):
+        return self._check(rs_cq_create(self.sim, host, cqe))
+
+    def cq_destroy(self, int host, int cq):
+        self._check(rs_cq_destroy(self.sim, host, cq))
+
+    def cq_count(self, int host, int cq):
+        return rs_cq_count(self.sim, host, cq)
+
+    def cq_poll(self, int host, int cq, int n):
+        """Return a list of completion dicts (at most n)."""
+        if n <= 0:
+            return []
+        cdef rs_wc *out = <rs_wc *> malloc(n * sizeof(rs_wc))
+        if out == NULL:
+            raise MemoryError()
+        try:
+            got = self._check(rs_cq_poll(self.sim, host, cq, out, n))
+            return [out[i] for i in range(got)]
+        finally:
+            free(out)
+
+    def qp_create(self, int host, uint32_t pd, int send_cq, int recv_cq, uint32_t max_send_wr,
+                  uint32_t max_recv_wr, uint32_t max_send_sge, uint32_t max_recv_sge, bint sq_sig_all):
+        cdef rs_qp_init init
+        init.pd = pd
+        init.send_cq = send_cq
+        init.recv_cq = recv_cq
+        init.max_send_wr = max_send_wr
+        init.max_recv_wr = max_recv_wr
+        init.max_send_sge = max_send_sge
+        init.max_recv_sge = max_recv_sge
+        init.sq_sig_all = sq_sig_all
+        return self._check(rs_qp_create(self.sim, host, &init))
+
+    def qp_destroy(self, int host, uint32_t qpn):
+        self._check(rs_qp_destroy(self.sim, host, qpn))
+
+    def qp_modify(self, int host, uint32_t qpn, dict attr, uint32_t mask):
+        cdef rs_qp_attr a
+        memset(&a, 0, sizeof(a))
+        a.dest_host = -1
+        for k, v in attr.items():
+            if k == "qp_state": a.qp_state = v
+            elif k == "cur_qp_state": a.cur_qp_state = v
+            elif k == "path_mtu": a.path_mtu = v
+            elif k == "qp_access_flags": a.qp_access_flags = v
+            elif k == "pkey_index": a.pkey_index = v
+            elif k == "port_num": a.port_num = v
+            elif k == "dest_qp_num": a.dest_qp_num = v
+            elif k == "rq_psn": a.rq_psn = v
+            elif k == "sq_psn": a.sq_psn = v
+            elif k == "max_rd_atomic": a.max_rd_atomic = v
+            elif k == "max_dest_rd_atomic": a.max_dest_rd_atomic = v
+            elif k == "min_rnr_timer": a.min_rnr_timer = v
+            elif k == "timeout": a.timeout = v
+            elif k == "retry_cnt": a.retry_cnt = v
+            elif k == "rnr_retry": a.rnr_retry = v
+            elif k == "dest_host": a.dest_host = v
+            elif k == "traffic_class": a.traffic_class = v
+            else:
+                raise KeyError(f"unknown QP attribute {k!r}")
+        self._check(rs_qp_modify(self.sim, host, qpn, &a, mask))
+
+    def qp_query(self, int host, uint32_t qpn):
+        cdef rs_qp_attr a
+        self._check(rs_qp_query(self.sim, host, qpn, &a))
+        return a
+
+    def qp_stats(self, int host, uint32_t qpn):
+        cdef rs_qp_stats s
+        self._check(rs_qp_get_stats(self.sim, host, qpn, &s))
+        return s
+
+    def post_send(self, int host, uint32_t qpn, uint64_t wr_id, uint32_t opcode, uint32_t send_flags,
+                  uint32_t imm_data, list sges, uint64_t remote_addr, uint32_t rkey,
+                  uint64_t compare_add=0, uint64_t swap=0):
+        """sges: list of (addr, length, lkey)."""
+        cdef rs_send_wr wr
+        cdef rs_sge sg[32]
+        if len(sges) > 32:
+            raise ValueError(f"{len(sges)} SGEs: at most 32 per work request")
+        for i, (addr, length, lkey) in enumerate(sges):
+            sg[i].addr = addr
+            sg[i].length = length
+            sg[i].lkey = lkey
+        wr.wr_id = wr_id
+        wr.opcode = opcode
+        wr.send_flags = send_flags
+        wr.imm_data = imm_data
+        wr.num_sge = len(sges)
+        wr.sg_list = sg
+        wr.remote_addr = remote_addr
+        wr.rkey = rkey
+        wr.compare_add = compare_add
+        wr.swap = swap
+        self._check(rs_post_send(self.sim, host, qpn, &wr))
+
+    def post_recv(self, int host, uint32_t qpn, uint64_t wr_id, list sges):
+        cdef rs_recv_wr wr
+        cdef rs_sge sg[32]
+        if len(sges) > 32:
+            raise ValueError(f"{len(sges)} SGEs: at most 32 per work request")
+        for i, (addr, length, lkey) in enumerate(sges):
+            sg[i].addr = addr
+            sg[i].length = length
+            sg[i].lkey = lkey
+        wr.wr_id = wr_id
+        wr.num_sge = len(sges)
+        wr.sg_list = sg
+        self._check(rs_post_recv(self.sim, host, qpn, &wr))
+
+
+def _register_error_classes(mapping):
+    """Called by rdmasim.errors: rs_err code -> exception class."""
+    _ERROR_CLASSES.update(mapping)

@@ -1,0 +1,266 @@
+/* The simulation object: owns the event queue, packet pool, hosts and links,
+ * and runs the event loop. */
+#include "core/sim_impl.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdmasim/ib.h"
+#include "transport/transport.h"
+
+rs_sim *rs_sim_new(uint64_t seed)
+{
+    rs_sim *sim = calloc(1, sizeof(*sim));
+    if (!sim)
+        return NULL;
+    sim->seed = seed;
+    if (rs_eventq_init(&sim->evq, 1024) != 0) {
+        free(sim);
+        return NULL;
+    }
+    rs_pool_init(&sim->pool);
+    return sim;
+}
+
+void rs_sim_free(rs_sim *sim)
+{
+    if (!sim)
+        return;
+    rs_sim_pcap_close(sim);
+    for (uint32_t i = 0; i < sim->n_hosts; i++)
+        rs_host_free(sim->hosts[i]);
+    for (uint32_t i = 0; i < sim->n_links; i++) {
+        free(sim->links[i]->drops);
+        free(sim->links[i]);
+    }
+    free(sim->hosts);
+    free(sim->links);
+    rs_eventq_free(&sim->evq);
+    rs_pool_free(&sim->pool);
+    free(sim);
+}
+
+const char *rs_sim_errmsg(const rs_sim *sim) { return sim->errmsg; }
+int64_t rs_sim_now(const rs_sim *sim) { return sim->now_ps; }
+uint64_t rs_sim_events(const rs_sim *sim) { return sim->events; }
+
+void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
+{
+    out[0] = sim->pool.pkts_in_use;
+    out[1] = sim->pool.pkts_peak;
+    out[2] = sim->pool.pkts_total;
+    out[3] = sim->pool.payloads_total;
+}
+
+int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sim->errmsg, sizeof(sim->errmsg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps)
+{
+    if (rs_timer_arm(&sim->evq, tm, t_ps) != 0) {
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory growing the event queue");
+    }
+}
+
+int rs_sim_pcap_open(rs_sim *sim, const char *path)
+{
+    rs_sim_pcap_close(sim);
+    rs_pcap *pc = malloc(sizeof(*pc));
+    if (!pc)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    if (rs_pcap_open(pc, path) != 0) {
+        free(pc);
+        return rs_sim_fail(sim, RS_ERR_IO, "cannot open pcap file '%s' for writing", path);
+    }
+    sim->pcap = pc;
+    return RS_OK;
+}
+
+int rs_sim_pcap_close(rs_sim *sim)
+{
+    if (!sim->pcap)
+        return RS_OK;
+    int rc = rs_pcap_close(sim->pcap);
+    free(sim->pcap);
+    sim->pcap = NULL;
+    return rc == 0 ? RS_OK : rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file");
+}
+
+static void dispatch(rs_sim *sim, const rs_event *ev)
+{
+    rs_timer *tm = ev->timer;
+    switch (tm->kind) {
+    case RS_EV_PORT_TX_DONE:
+        rs_port_tx_done(sim, tm->owner);
+        break;
+    case RS_EV_LINK_ARRIVAL:
+        rs_link_arrival(sim, tm->owner);
+        break;
+    case RS_EV_QP_RTO:
+        rs_comp_rto(sim, tm->owner);
+        break;
+    case RS_EV_QP_RNR:
+        rs_req_rnr_done(sim, tm->owner);
+        break;
+    default:
+        break;
+    }
+}
+
+static int cq_reached(rs_sim *sim, const rs_run_args *a)
+{
+    if (a->watch_host < 0)
+        return 0;
+    return rs_cq_count(sim, a->watch_host, a->watch_cq) >= (int)a->watch_count;
+}
+
+int rs_sim_run(rs_sim *sim, const rs_run_args *a)
+{
+    uint64_t n = 0;
+    if (cq_reached(sim, a))
+        return RS_RUN_CQ;
+    for (;;) {
+        if (sim->failed)
+            return RS_RUN_ERROR;
+        int64_t t = rs_eventq_peek_time(&sim->evq);
+        if (t == INT64_MAX) {
+            /* run(until=T) ends at T even when the network went quiet earlier */
+            if (a->until_ps != INT64_MAX && a->until_ps > sim->now_ps) {
+                sim->now_ps = a->until_ps;
+                return RS_RUN_UNTIL;
+            }
+            return RS_RUN_IDLE;
+        }
+        if (t > a->until_ps) {
+            if (a->until_ps > sim->now_ps)
+                sim->now_ps = a->until_ps;
+            return RS_RUN_UNTIL;
+        }
+        if (a->max_events && n >= a->max_events)
+            return RS_RUN_MAX_EVENTS;
+        rs_event ev;
+        rs_eventq_pop(&sim->evq, &ev);
+        sim->now_ps = ev.t_ps;
+        dispatch(sim, &ev);
+        n++;
+        sim->events++;
+        if (a->watch_host >= 0 && cq_reached(sim, a))
+            return RS_RUN_CQ;
+    }
+}
+
+/* ---- topology ---- */
+
+int rs_host_add(rs_sim *sim)
+{
+    rs_host **nh = realloc(sim->hosts, (sim->n_hosts + 1) * sizeof(*nh));
+    if (!nh)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    sim->hosts = nh;
+    rs_host *h = rs_host_new(sim, (int)sim->n_hosts);
+    if (!h)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    sim->hosts[sim->n_hosts] = h;
+    return (int)sim->n_hosts++;
+}
+
+static rs_link *new_link(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, int64_t delay_ps)
+{
+    rs_link *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->id = (int)sim->n_links;
+    l->from = from;
+    l->to = to;
+    l->rate_bps = rate_bps;
+    l->delay_ps = delay_ps;
+    l->arrival.owner = l;
+    l->arrival.kind = RS_EV_LINK_ARRIVAL;
+    /* stream id: 1<<32 | link id, disjoint from the host streams */
+    rs_rng_seed(&l->rng, sim->seed, (1ull << 32) | (uint64_t)l->id);
+    from->tx = l;
+    sim->links[sim->n_links++] = l;
+    return l;
+}
+
+int rs_link_connect(rs_sim *sim, int a, int b, int64_t rate_bps, int64_t delay_ps)
+{
+    if (a < 0 || b < 0 || (uint32_t)a >= sim->n_hosts || (uint32_t)b >= sim->n_hosts || a == b)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "hosts %d and %d: need two different existing hosts", a, b);
+    if (rate_bps <= 0 || delay_ps < 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "link rate must be > 0 and delay >= 0");
+    rs_port *pa = &sim->hosts[a]->port, *pb = &sim->hosts[b]->port;
+    if (pa->tx || pb->tx)
+        return rs_sim_fail(sim, RS_ERR_STATE, "host %d already has a link (one port per host)",
+                           pa->tx ? a : b);
+    rs_link **nl = realloc(sim->links, (sim->n_links + 2) * sizeof(*nl));
+    if (!nl)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    sim->links = nl;
+    rs_link *ab = new_link(sim, pa, pb, rate_bps, delay_ps);
+    rs_link *ba = ab ? new_link(sim, pb, pa, rate_bps, delay_ps) : NULL;
+    if (!ab || !ba)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    return ab->id;
+}
+
+static rs_link *get_link(const rs_sim *sim, int link)
+{
+    return (link >= 0 && (uint32_t)link < sim->n_links) ? sim->links[link] : NULL;
+}
+
+int rs_link_set_loss(rs_sim *sim, int link, double p)
+{
+    rs_link *l = get_link(sim, link);
+    if (!l)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
+    if (!(p >= 0.0 && p <= 1.0))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "loss probability %g outside [0, 1]", p);
+    l->loss_prob = p;
+    return RS_OK;
+}
+
+int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t count)
+{
+    rs_link *l = get_link(sim, link);
+    if (!l)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
+    if (match != RS_DROP_NTH && match != RS_DROP_PSN)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "unknown drop match %d", match);
+    if (match == RS_DROP_PSN && value > RS_PSN_MASK)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "PSN %llu outside 0..16777215", (unsigned long long)value);
+    if (count == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "drop count must be >= 1");
+    rs_drop_rule *nd = realloc(l->drops, (l->n_drops + 1) * sizeof(*nd));
+    if (!nd)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    l->drops = nd;
+    nd[l->n_drops++] = (rs_drop_rule){.match = (uint32_t)match, .remaining = count, .value = value};
+    return RS_OK;
+}
+
+int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out)
+{
+    const rs_link *l = get_link(sim, link);
+    if (!l)
+        return RS_ERR_INVAL;
+    *out = l->stats;
+    return RS_OK;
+}
+
+int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return RS_ERR_INVAL;
+    memcpy(mac, sim->hosts[host]->mac, 6);
+    *ip = sim->hosts[host]->ip;
+    return RS_OK;
+}

@@ -1,0 +1,62 @@
+/* The simulation object and the internal calls between engine, network and transport. */
+#ifndef RDMASIM_CORE_SIM_IMPL_H
+#define RDMASIM_CORE_SIM_IMPL_H
+
+#include <stdio.h>
+
+#include "net/link.h"
+#include "rdmasim/codec.h"
+#include "rdmasim/eventq.h"
+#include "rdmasim/pool.h"
+#include "rdmasim/sim.h"
+#include "transport/host.h"
+
+enum rs_event_kind {
+    RS_EV_PORT_TX_DONE = 1, /* owner: rs_port */
+    RS_EV_LINK_ARRIVAL = 2, /* owner: rs_link */
+    RS_EV_QP_RTO = 3,       /* owner: rs_qp, retransmit (local ACK) timeout */
+    RS_EV_QP_RNR = 4,       /* owner: rs_qp, RNR wait over */
+};
+
+struct rs_sim {
+    int64_t now_ps;
+    uint64_t seed;
+    uint64_t events;
+    rs_eventq evq;
+    rs_pool pool;
+    rs_host **hosts;
+    uint32_t n_hosts;
+    rs_link **links;
+    uint32_t n_links;
+    rs_pcap *pcap;  /* NULL: capture off */
+    int failed;     /* set on an internal failure (out of memory) */
+    char errmsg[256];
+};
+
+/* Record a failure reason; returns `code` for tail calls. */
+int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...);
+
+/* Arm a timer on the simulation's queue; on out of memory marks the run failed. */
+void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps);
+
+/* ---- port / link (net/) ---- */
+/* Start sending if the port is idle and has something to send. */
+void rs_port_kick(rs_sim *sim, rs_port *port);
+void rs_port_tx_done(rs_sim *sim, rs_port *port);
+void rs_link_arrival(rs_sim *sim, rs_link *link);
+/* Put a frame on the link now (port has just started serialising it). Returns serialisation ps. */
+int64_t rs_link_transmit(rs_sim *sim, rs_link *link, rs_pkt *pkt);
+
+/* ---- NIC (transport/nic.c) ---- */
+/* The NIC's next frame for its port: a control frame, else a data frame round-robin over QPs. */
+rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h);
+/* A frame arrived at the host's port. Takes ownership of pkt. */
+void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt);
+/* Queue a control frame (ACK/NAK) and kick the port. */
+void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt);
+/* The QP may have a packet to send: put it on the round-robin ring and kick the port. */
+void rs_nic_wake(rs_sim *sim, rs_qp *qp);
+/* Fill the L2/L3/UDP/BTH fields every packet from this QP carries. */
+rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn);
+
+#endif

@@ -1,0 +1,38 @@
+/* Packet pool: fixed-size rs_pkt slots and, separately, RS_MAX_PAYLOAD-byte
+ * payload buffers (only packets that carry real bytes take one).  Both grow
+ * in chunks that are never moved or freed until the pool is destroyed, so a
+ * steady run allocates nothing: memory follows the peak of packets in flight. */
+#ifndef RDMASIM_POOL_H
+#define RDMASIM_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdmasim/packet.h"
+
+typedef struct rs_chunk {
+    struct rs_chunk *next;
+} rs_chunk;
+
+typedef struct rs_pool {
+    rs_pkt *free_pkts;
+    void *free_payloads;   /* singly linked through the first word of each buffer */
+    rs_chunk *chunks;      /* every block malloc'd, for rs_pool_free */
+    size_t pkts_total;     /* slots created */
+    size_t pkts_in_use;
+    size_t pkts_peak;
+    size_t payloads_total;
+    size_t payloads_in_use;
+} rs_pool;
+
+void rs_pool_init(rs_pool *p);
+void rs_pool_free(rs_pool *p);
+
+/* A zeroed packet, or NULL on out of memory. */
+rs_pkt *rs_pkt_alloc(rs_pool *p);
+/* Attach a payload buffer (RS_MAX_PAYLOAD bytes). Returns 0 or -1 on out of memory. */
+int rs_pkt_attach_payload(rs_pool *p, rs_pkt *pkt);
+/* Return the packet (and its payload buffer, if any) to the pool. */
+void rs_pkt_release(rs_pool *p, rs_pkt *pkt);
+
+#endif

@@ -1,0 +1,190 @@
+/* Public C API of the simulation: the control path the Cython layer calls.
+ *
+ * All state hangs off one rs_sim; several can live in one process.  Functions
+ * return 0 (or a non-negative id) on success and a negative rs_err on failure,
+ * with a readable reason in rs_sim_errmsg().  Nothing here aborts. */
+#ifndef RDMASIM_SIM_H
+#define RDMASIM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rs_sim rs_sim;
+
+enum rs_err {
+    RS_OK = 0,
+    RS_ERR_INVAL = -1,   /* bad argument (value out of range, unknown id) */
+    RS_ERR_NOMEM = -2,   /* out of memory, or a queue is full */
+    RS_ERR_STATE = -3,   /* not allowed in the object's current state */
+    RS_ERR_BUSY = -4,    /* object still in use */
+    RS_ERR_IO = -5,      /* file error */
+};
+
+/* ---- simulation ---- */
+rs_sim *rs_sim_new(uint64_t seed);
+void rs_sim_free(rs_sim *sim);
+const char *rs_sim_errmsg(const rs_sim *sim);
+int64_t rs_sim_now(const rs_sim *sim);
+
+enum rs_run_reason {
+    RS_RUN_UNTIL = 0,      /* reached until_ps */
+    RS_RUN_IDLE = 1,       /* no events left */
+    RS_RUN_CQ = 2,         /* the watched CQ holds at least the requested completions */
+    RS_RUN_MAX_EVENTS = 3, /* processed max_events (progress reporting / step-through) */
+    RS_RUN_ERROR = 4,      /* internal failure (out of memory): see rs_sim_errmsg */
+};
+
+typedef struct rs_run_args {
+    int64_t until_ps;    /* stop before processing events later than this (INT64_MAX: no limit) */
+    uint64_t max_events; /* 0 = unlimited */
+    int watch_host;      /* -1: none */
+    int watch_cq;
+    uint32_t watch_count;
+} rs_run_args;
+
+/* Run the event loop. Returns an rs_run_reason. */
+int rs_sim_run(rs_sim *sim, const rs_run_args *args);
+uint64_t rs_sim_events(const rs_sim *sim);
+/* Packets currently allocated from the pool, and the peak. */
+void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4]);
+
+/* pcap capture of every frame put on any link (at its transmit start). */
+int rs_sim_pcap_open(rs_sim *sim, const char *path);
+int rs_sim_pcap_close(rs_sim *sim);
+
+/* ---- topology ---- */
+/* Add a host (one NIC with one port). Returns its index. */
+int rs_host_add(rs_sim *sim);
+/* Full-duplex link between two hosts' ports. Returns the id of the a->b direction;
+ * b->a is that id + 1. */
+int rs_link_connect(rs_sim *sim, int host_a, int host_b, int64_t rate_bps, int64_t delay_ps);
+int rs_link_set_loss(rs_sim *sim, int link, double loss_prob);
+
+enum rs_drop_match {
+    RS_DROP_NTH = 0, /* the n-th frame (0-based) transmitted in this direction */
+    RS_DROP_PSN = 1, /* the next `count` RoCE frames carrying this PSN */
+};
+int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t count);
+
+typedef struct rs_link_stats {
+    uint64_t frames;     /* put on the wire */
+    uint64_t bytes;      /* frame bytes (no preamble/IFG) */
+    uint64_t dropped;    /* lost: i.i.d. or drop list */
+    uint64_t delivered;
+    int64_t busy_ps;     /* time spent serialising */
+} rs_link_stats;
+int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out);
+int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip);
+
+/* ---- memory regions ---- */
+/* Register [base, base+length) of caller-owned memory (kept alive by the caller).
+ * Fills the iova (the address verbs users put in SGEs / RETH), lkey and rkey. Returns the MR index. */
+int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+              uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
+int rs_mr_dereg(rs_sim *sim, int host, int mr);
+
+/* ---- completion queues ---- */
+typedef struct rs_wc {
+    uint64_t wr_id;
+    uint32_t status;   /* ibv_wc_status */
+    uint32_t opcode;   /* ibv_wc_opcode */
+    uint32_t byte_len;
+    uint32_t imm_data;
+    uint32_t qp_num;
+    uint32_t src_qp;
+    uint32_t wc_flags; /* IBV_WC_WITH_IMM = 2 */
+    uint32_t vendor_err;
+} rs_wc;
+
+int rs_cq_create(rs_sim *sim, int host, uint32_t cqe);
+int rs_cq_destroy(rs_sim *sim, int host, int cq);
+/* Move up to n completions into out; returns how many, or RS_ERR_STATE on overrun. */
+int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n);
+int rs_cq_count(const rs_sim *sim, int host, int cq);
+
+/* ---- queue pairs (RC) ---- */
+typedef struct rs_qp_init {
+    uint32_t pd;
+    int send_cq;
+    int recv_cq;
+    uint32_t max_send_wr;
+    uint32_t max_recv_wr;
+    uint32_t max_send_sge;
+    uint32_t max_recv_sge;
+    int sq_sig_all;
+} rs_qp_init;
+
+typedef struct rs_qp_attr {
+    uint32_t qp_state;
+    uint32_t cur_qp_state;
+    uint32_t path_mtu;          /* ibv_mtu enum 1..5 */
+    uint32_t qp_access_flags;
+    uint32_t pkey_index;
+    uint32_t port_num;
+    uint32_t dest_qp_num;
+    uint32_t rq_psn;
+    uint32_t sq_psn;
+    uint32_t max_rd_atomic;
+    uint32_t max_dest_rd_atomic;
+    uint32_t min_rnr_timer;
+    uint32_t timeout;
+    uint32_t retry_cnt;
+    uint32_t rnr_retry;
+    int dest_host;              /* address vector: the destination host (its GID/IP/MAC) */
+    uint32_t traffic_class;     /* DSCP << 2 (ECN bits come from the NIC) */
+} rs_qp_attr;
+
+/* Returns the QPN. */
+int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *init);
+int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn);
+int rs_qp_modify(rs_sim *sim, int host, uint32_t qpn, const rs_qp_attr *attr, uint32_t mask);
+int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr);
+
+typedef struct rs_sge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+} rs_sge;
+
+typedef struct rs_send_wr {
+    uint64_t wr_id;
+    uint32_t opcode;      /* ibv_wr_opcode */
+    uint32_t send_flags;  /* ibv_send_flags */
+    uint32_t imm_data;
+    uint32_t num_sge;
+    const rs_sge *sg_list;
+    uint64_t remote_addr;
+    uint32_t rkey;
+    uint64_t compare_add; /* atomics (issue 3) */
+    uint64_t swap;
+} rs_send_wr;
+
+typedef struct rs_recv_wr {
+    uint64_t wr_id;
+    uint32_t num_sge;
+    const rs_sge *sg_list;
+} rs_recv_wr;
+
+int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr);
+int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr);
+
+/* Per-QP counters (see docs/design.md for their exact meaning). */
+typedef struct rs_qp_stats {
+    uint64_t pkts_sent;        /* request packets put on the wire, retransmissions included */
+    uint64_t bytes_sent;       /* payload bytes of those */
+    uint64_t pkts_retx;        /* request packets resent by Go-Back-N */
+    uint64_t bytes_retx;
+    uint64_t acks_rcvd;
+    uint64_t naks_rcvd;        /* PSN sequence error NAKs received */
+    uint64_t rnr_naks_rcvd;
+    uint64_t timeouts;         /* local ACK timeouts that started a retry */
+    uint64_t acks_sent;        /* responder: ACKs sent */
+    uint64_t naks_sent;        /* responder: NAKs (any kind) sent */
+    uint64_t dup_rcvd;         /* responder: duplicate requests */
+    uint64_t ooo_dropped;      /* responder: out-of-sequence requests dropped */
+    uint64_t bytes_rcvd;       /* responder: payload bytes accepted */
+    uint64_t msgs_completed;   /* requester: WQEs completed successfully */
+} rs_qp_stats;
+int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
+
+#endif

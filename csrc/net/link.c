@@ -1,0 +1,67 @@
+/* Link direction: impairments on transmit, FIFO of frames in flight, arrivals. */
+#include "core/sim_impl.h"
+
+#include "rdmasim/ib.h"
+#include "transport/transport.h"
+
+/* Explicit drop list first (teaching and tests), then i.i.d. loss. */
+static int should_drop(rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
+{
+    for (uint32_t i = 0; i < l->n_drops; i++) {
+        rs_drop_rule *r = &l->drops[i];
+        if (!r->remaining)
+            continue;
+        int hit = (r->match == RS_DROP_NTH && r->value == frame_index) ||
+                  (r->match == RS_DROP_PSN && pkt->kind == RS_PKT_ROCE && r->value == pkt->psn);
+        if (hit) {
+            r->remaining--;
+            return 1;
+        }
+    }
+    /* Draw only when loss is configured, so the RNG stream is untouched otherwise. */
+    return l->loss_prob > 0.0 && rs_rng_uniform(&l->rng) < l->loss_prob;
+}
+
+int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
+{
+    size_t frame = rs_frame_len(pkt);
+    int64_t ser_ps = rs_link_ser_ps(l, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
+    uint64_t index = l->stats.frames++;
+    l->stats.bytes += frame;
+    l->stats.busy_ps += ser_ps;
+    if (sim->pcap && rs_pcap_write(sim->pcap, pkt, sim->now_ps) != 0) {
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file");
+    }
+    if (should_drop(l, pkt, index)) {
+        l->stats.dropped++;
+        rs_pkt_release(&sim->pool, pkt);
+        return ser_ps;
+    }
+    /* the last bit reaches the far end after serialisation plus propagation */
+    pkt->t_arrive_ps = sim->now_ps + ser_ps + l->delay_ps;
+    pkt->next = NULL;
+    if (l->fifo_tail) {
+        l->fifo_tail->next = pkt;
+    } else {
+        l->fifo_head = pkt;
+        rs_sim_arm(sim, &l->arrival, pkt->t_arrive_ps);
+    }
+    l->fifo_tail = pkt;
+    return ser_ps;
+}
+
+void rs_link_arrival(rs_sim *sim, rs_link *l)
+{
+    rs_pkt *pkt = l->fifo_head;
+    if (!pkt)
+        return;
+    l->fifo_head = pkt->next;
+    if (!l->fifo_head)
+        l->fifo_tail = NULL;
+    else
+        rs_sim_arm(sim, &l->arrival, l->fifo_head->t_arrive_ps);
+    pkt->next = NULL;
+    l->stats.delivered++;
+    rs_nic_receive(sim, l->to->host, pkt);
+}

@@ -1,0 +1,51 @@
+/* Host (NIC) construction and teardown. */
+#include "transport/transport.h"
+
+#include <stdlib.h>
+
+rs_host *rs_host_new(rs_sim *sim, int id)
+{
+    rs_host *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->sim = sim;
+    h->id = id;
+    /* locally administered MAC 02:00:00:00:hh:ll and IPv4 10.0.hh.ll, from the host index + 1 */
+    uint32_t n = (uint32_t)id + 1;
+    uint8_t mac[6] = {0x02, 0x00, 0x00, (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n};
+    for (int i = 0; i < 6; i++)
+        h->mac[i] = mac[i];
+    h->ip = (10u << 24) | (n & 0xFFFFFF);
+    h->port.host = h;
+    h->port.tx_done.owner = &h->port;
+    h->port.tx_done.kind = RS_EV_PORT_TX_DONE;
+    h->next_iova = 0x100000;
+    rs_rng_seed(&h->rng, sim->seed, (uint64_t)id);
+    return h;
+}
+
+void rs_host_free(rs_host *h)
+{
+    rs_pkt *p = h->port.ctrl_head;
+    while (p) {
+        rs_pkt *next = p->next;
+        rs_pkt_release(&h->sim->pool, p);
+        p = next;
+    }
+    for (uint32_t i = 0; i < h->n_qps; i++) {
+        rs_qp *qp = h->qps[i];
+        if (qp) {
+            free(qp->sq);
+            free(qp->sq_sge);
+            free(qp->rq);
+            free(qp->rq_sge);
+            free(qp);
+        }
+    }
+    for (uint32_t i = 0; i < h->n_cqs; i++)
+        free(h->cqs[i].ring);
+    free(h->qps);
+    free(h->cqs);
+    free(h->mrs);
+    free(h);
+}

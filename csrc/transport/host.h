@@ -1,0 +1,44 @@
+/* A host: one RoCE NIC with one port, its memory regions, CQs and QPs. */
+#ifndef RDMASIM_TRANSPORT_HOST_H
+#define RDMASIM_TRANSPORT_HOST_H
+
+#include <stdint.h>
+
+#include "net/port.h"
+#include "rdmasim/rng.h"
+#include "transport/cq.h"
+#include "transport/mr.h"
+#include "transport/qp.h"
+
+struct rs_sim;
+
+#define RS_QPN_BASE 0x11u
+
+typedef struct rs_host {
+    struct rs_sim *sim;
+    int id;
+    uint8_t mac[6];
+    uint32_t ip;
+    rs_port port;
+    rs_rng rng;              /* key generation */
+    uint64_t next_iova;
+
+    rs_mr *mrs;
+    uint32_t n_mrs;
+    rs_cq *cqs;
+    uint32_t n_cqs;
+    rs_qp **qps;             /* index = qpn - RS_QPN_BASE; NULL when destroyed */
+    uint32_t n_qps;
+
+    rs_qp *act_head;         /* round-robin ring of QPs with data to send */
+    uint64_t rx_unknown_qp;  /* frames for a QPN that does not exist (dropped, counted) */
+    uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
+} rs_host;
+
+static inline rs_qp *rs_host_qp(rs_host *h, uint32_t qpn)
+{
+    uint32_t i = qpn - RS_QPN_BASE;
+    return (qpn >= RS_QPN_BASE && i < h->n_qps) ? h->qps[i] : NULL;
+}
+
+#endif

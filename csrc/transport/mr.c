@@ -1,0 +1,86 @@
+/* Memory registration and key/range/access checks (rxe_mr.c rules, protocol.md 5). */
+#include "core/sim_impl.h"
+
+#include <stdlib.h>
+
+#include "rdmasim/ib.h"
+
+#define RS_PAGE 4096u
+#define REMOTE_ANY (RS_ACCESS_REMOTE_WRITE | RS_ACCESS_REMOTE_READ | RS_ACCESS_REMOTE_ATOMIC)
+#define KNOWN_ACCESS (RS_ACCESS_LOCAL_WRITE | REMOTE_ANY | RS_ACCESS_MW_BIND | RS_ACCESS_ZERO_BASED | \
+                      RS_ACCESS_ON_DEMAND)
+
+static rs_host *get_host(rs_sim *sim, int host)
+{
+    return (host >= 0 && (uint32_t)host < sim->n_hosts) ? sim->hosts[host] : NULL;
+}
+
+uint8_t *rs_mr_resolve(rs_host *h, uint32_t key, int remote, uint32_t pd, uint32_t need, uint64_t addr,
+                       uint64_t len)
+{
+    uint32_t idx = key >> 8;
+    if (idx >= h->n_mrs)
+        return NULL;
+    rs_mr *mr = &h->mrs[idx];
+    if (!mr->base || (remote ? mr->rkey : mr->lkey) != key || mr->pd != pd || (mr->access & need) != need)
+        return NULL;
+    if (addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len)
+        return NULL;
+    return mr->base + (addr - mr->iova);
+}
+
+int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+              uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
+{
+    rs_host *h = get_host(sim, host);
+    if (!h)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
+    if (!base || length == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "memory region must have a buffer of at least 1 byte");
+    if (access & ~(uint32_t)KNOWN_ACCESS)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "unknown access flag bits 0x%x", access & ~(uint32_t)KNOWN_ACCESS);
+    if ((access & (RS_ACCESS_REMOTE_WRITE | RS_ACCESS_REMOTE_ATOMIC)) && !(access & RS_ACCESS_LOCAL_WRITE))
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "IBV_ACCESS_REMOTE_WRITE and IBV_ACCESS_REMOTE_ATOMIC require IBV_ACCESS_LOCAL_WRITE "
+                           "(as ibv_reg_mr answers EINVAL)");
+    uint32_t idx = 0;
+    while (idx < h->n_mrs && h->mrs[idx].base)
+        idx++;
+    if (idx >= (1u << 24))
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "too many memory regions on host %d", host);
+    if (idx == h->n_mrs) {
+        rs_mr *n = realloc(h->mrs, (h->n_mrs + 1) * sizeof(*n));
+        if (!n)
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        h->mrs = n;
+        h->n_mrs++;
+    }
+    rs_mr *mr = &h->mrs[idx];
+    /* deterministic, page-aligned addresses with a guard page between regions */
+    uint64_t pages = (length + RS_PAGE - 1) / RS_PAGE;
+    mr->base = base;
+    mr->iova = h->next_iova;
+    h->next_iova += (pages + 1) * RS_PAGE;
+    mr->length = length;
+    mr->pd = pd;
+    mr->access = access;
+    /* the 8-bit key part must differ from any earlier key of this slot: a stale key never matches */
+    uint32_t keybits = (uint32_t)(rs_rng_next(&h->rng) & 0xFF);
+    if (((mr->lkey & 0xFF) == keybits) && mr->lkey)
+        keybits = (keybits + 1) & 0xFF;
+    mr->lkey = (idx << 8) | keybits;
+    mr->rkey = (access & REMOTE_ANY) ? mr->lkey : 0;
+    *iova = mr->iova;
+    *lkey = mr->lkey;
+    *rkey = mr->rkey;
+    return (int)idx;
+}
+
+int rs_mr_dereg(rs_sim *sim, int host, int idx)
+{
+    rs_host *h = get_host(sim, host);
+    if (!h || idx < 0 || (uint32_t)idx >= h->n_mrs || !h->mrs[idx].base)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
+    h->mrs[idx].base = NULL; /* keys kept so a re-registration of the slot gets a new key */
+    return RS_OK;
+}

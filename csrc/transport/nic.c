@@ -1,0 +1,131 @@
+/* NIC: frame headers common to a QP, receive dispatch, and the transmit
+ * scheduler (control frames first, then data round-robin over QPs). */
+#include "transport/transport.h"
+
+#include <string.h>
+
+#include "rdmasim/ib.h"
+
+rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
+{
+    rs_pkt *p = rs_pkt_alloc(&sim->pool);
+    if (!p) {
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a packet");
+        return NULL;
+    }
+    rs_host *h = qp->host;
+    p->kind = RS_PKT_ROCE;
+    p->src_qpn = qp->qpn;
+    p->src_node = (uint16_t)h->id;
+    p->dst_node = (uint16_t)qp->attr.dest_host;
+    memcpy(p->src_mac, h->mac, 6);
+    memcpy(p->dst_mac, qp->dst_mac, 6);
+    p->tos = (uint8_t)((qp->attr.traffic_class & 0xFC) | 0x02); /* ECT(0): ECN-capable transport */
+    p->ttl = 64;
+    p->src_ip = h->ip;
+    p->dst_ip = qp->dst_ip;
+    p->udp_sport = qp->udp_sport;
+    p->opcode = opcode;
+    p->pkey = RS_DEFAULT_PKEY;
+    p->dest_qpn = qp->attr.dest_qp_num;
+    p->psn = psn & RS_PSN_MASK;
+    return p;
+}
+
+void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt)
+{
+    rs_port *port = &h->port;
+    pkt->next = NULL;
+    if (port->ctrl_tail)
+        port->ctrl_tail->next = pkt;
+    else
+        port->ctrl_head = pkt;
+    port->ctrl_tail = pkt;
+    rs_port_kick(sim, port);
+}
+
+static void ring_remove(rs_host *h, rs_qp *qp)
+{
+    if (qp->act_next == qp) {
+        h->act_head = NULL;
+    } else {
+        qp->act_prev->act_next = qp->act_next;
+        qp->act_next->act_prev = qp->act_prev;
+        if (h->act_head == qp)
+            h->act_head = qp->act_next;
+    }
+    qp->act_next = qp->act_prev = NULL;
+    qp->active = 0;
+}
+
+void rs_nic_wake(rs_sim *sim, rs_qp *qp)
+{
+    rs_host *h = qp->host;
+    if (!qp->active && rs_req_can_send(sim, qp)) {
+        /* insert at the tail of the ring (just before the head) */
+        if (!h->act_head) {
+            qp->act_next = qp->act_prev = qp;
+            h->act_head = qp;
+        } else {
+            rs_qp *head = h->act_head;
+            qp->act_prev = head->act_prev;
+            qp->act_next = head;
+            head->act_prev->act_next = qp;
+            head->act_prev = qp;
+        }
+        qp->active = 1;
+    }
+    rs_port_kick(sim, &h->port);
+}
+
+/* Called by rs_qp_to_error / destroy so the scheduler never sees a dead QP. */
+void rs_nic_forget(rs_host *h, rs_qp *qp)
+{
+    if (qp->active)
+        ring_remove(h, qp);
+}
+
+rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
+{
+    rs_port *port = &h->port;
+    if (port->ctrl_head) {
+        rs_pkt *p = port->ctrl_head;
+        port->ctrl_head = p->next;
+        if (!port->ctrl_head)
+            port->ctrl_tail = NULL;
+        p->next = NULL;
+        return p;
+    }
+    while (h->act_head) {
+        rs_qp *qp = h->act_head;
+        if (!rs_req_can_send(sim, qp)) {
+            ring_remove(h, qp);
+            continue;
+        }
+        h->act_head = qp->act_next; /* round robin: the next QP goes first next time */
+        rs_pkt *p = rs_req_build(sim, qp);
+        if (p)
+            return p;
+    }
+    return NULL;
+}
+
+static int is_response(uint8_t op)
+{
+    return op >= RS_OP_READ_RESP_FIRST && op <= RS_OP_ATOMIC_ACK;
+}
+
+void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
+{
+    rs_qp *qp = pkt->kind == RS_PKT_ROCE ? rs_host_qp(h, pkt->dest_qpn) : NULL;
+    if (!qp || pkt->opcode == RS_OP_CNP) {
+        h->rx_unknown_qp += (pkt->kind == RS_PKT_ROCE && !qp);
+        rs_pkt_release(&sim->pool, pkt);
+        return;
+    }
+    if (is_response(pkt->opcode))
+        rs_comp_receive(sim, qp, pkt);
+    else
+        rs_resp_receive(sim, qp, pkt);
+}

@@ -1,0 +1,312 @@
+/* QP objects: creation, posting work requests, completions, entering ERR. */
+#include "transport/transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdmasim/ib.h"
+
+#define RS_MAX_WR (1u << 16)
+#define RS_MAX_SGE 32u
+
+static rs_host *get_host(const rs_sim *sim, int host)
+{
+    return (host >= 0 && (uint32_t)host < sim->n_hosts) ? sim->hosts[host] : NULL;
+}
+
+static rs_qp *get_qp(const rs_sim *sim, int host, uint32_t qpn)
+{
+    rs_host *h = get_host(sim, host);
+    return h ? rs_host_qp(h, qpn) : NULL;
+}
+
+static rs_cq *host_cq(rs_host *h, int cq)
+{
+    return (cq >= 0 && (uint32_t)cq < h->n_cqs && h->cqs[cq].ring) ? &h->cqs[cq] : NULL;
+}
+
+int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
+{
+    rs_host *h = get_host(sim, host);
+    if (!h)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
+    rs_cq *scq = host_cq(h, in->send_cq), *rcq = host_cq(h, in->recv_cq);
+    if (!scq || !rcq)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "send_cq/recv_cq must be CQs of the same context");
+    if (in->max_send_wr < 1 || in->max_send_wr > RS_MAX_WR || in->max_recv_wr < 1 || in->max_recv_wr > RS_MAX_WR)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "max_send_wr=%u, max_recv_wr=%u: each must be in 1..%u",
+                           in->max_send_wr, in->max_recv_wr, RS_MAX_WR);
+    if (in->max_send_sge < 1 || in->max_send_sge > RS_MAX_SGE || in->max_recv_sge < 1 ||
+        in->max_recv_sge > RS_MAX_SGE)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "max_send_sge=%u, max_recv_sge=%u: each must be in 1..%u",
+                           in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
+    if (h->n_qps >= RS_QPN_MASK - RS_QPN_BASE)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "no QP numbers left on host %d", host);
+    rs_qp **nq = realloc(h->qps, (h->n_qps + 1) * sizeof(*nq));
+    if (!nq)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    h->qps = nq;
+    rs_qp *qp = calloc(1, sizeof(*qp));
+    if (!qp)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    qp->sq = calloc(in->max_send_wr, sizeof(rs_swqe));
+    qp->sq_sge = calloc((size_t)in->max_send_wr * in->max_send_sge, sizeof(rs_sge));
+    qp->rq = calloc(in->max_recv_wr, sizeof(rs_rwqe));
+    qp->rq_sge = calloc((size_t)in->max_recv_wr * in->max_recv_sge, sizeof(rs_sge));
+    if (!qp->sq || !qp->sq_sge || !qp->rq || !qp->rq_sge) {
+        free(qp->sq);
+        free(qp->sq_sge);
+        free(qp->rq);
+        free(qp->rq_sge);
+        free(qp);
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the QP's queues");
+    }
+    for (uint32_t i = 0; i < in->max_send_wr; i++)
+        qp->sq[i].sge = &qp->sq_sge[(size_t)i * in->max_send_sge];
+    for (uint32_t i = 0; i < in->max_recv_wr; i++)
+        qp->rq[i].sge = &qp->rq_sge[(size_t)i * in->max_recv_sge];
+    qp->host = h;
+    qp->qpn = RS_QPN_BASE + h->n_qps;
+    qp->init = *in;
+    qp->state = RS_QPS_RESET;
+    qp->attr.dest_host = -1;
+    qp->attr.path_mtu = RS_MTU_1024;
+    qp->pmtu = 1024;
+    /* rxe: one fixed UDP source port per QP in 0xC000..0xFFFF (ECMP entropy) */
+    uint32_t hash = qp->qpn * 2654435761u;
+    qp->udp_sport = (uint16_t)(RS_ROCE_SPORT_BASE + ((hash >> 16) & 0x3FFF));
+    qp->rto.owner = qp;
+    qp->rto.kind = RS_EV_QP_RTO;
+    qp->rnr_timer.owner = qp;
+    qp->rnr_timer.kind = RS_EV_QP_RNR;
+    scq->users++;
+    rcq->users++;
+    h->qps[h->n_qps++] = qp;
+    return (int)qp->qpn;
+}
+
+int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
+{
+    rs_qp *qp = get_qp(sim, host, qpn);
+    if (!qp)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    rs_host *h = qp->host;
+    rs_nic_forget(h, qp);
+    rs_timer_cancel(&qp->rto);
+    rs_timer_cancel(&qp->rnr_timer);
+    h->cqs[qp->init.send_cq].users--;
+    h->cqs[qp->init.recv_cq].users--;
+    h->qps[qpn - RS_QPN_BASE] = NULL; /* frames still in flight to it are counted as unknown-QP drops */
+    free(qp->sq);
+    free(qp->sq_sge);
+    free(qp->rq);
+    free(qp->rq_sge);
+    free(qp);
+    return RS_OK;
+}
+
+static uint32_t wc_opcode_of(uint32_t wr_op)
+{
+    switch (wr_op) {
+    case RS_WR_RDMA_WRITE:
+    case RS_WR_RDMA_WRITE_WITH_IMM:
+        return RS_WC_OPCODE_RDMA_WRITE;
+    case RS_WR_RDMA_READ:
+        return RS_WC_OPCODE_RDMA_READ;
+    case RS_WR_ATOMIC_CMP_AND_SWP:
+        return RS_WC_OPCODE_COMP_SWAP;
+    case RS_WR_ATOMIC_FETCH_AND_ADD:
+        return RS_WC_OPCODE_FETCH_ADD;
+    default:
+        return RS_WC_OPCODE_SEND;
+    }
+}
+
+void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
+{
+    rs_swqe *w = rs_qp_swqe(qp, 0);
+    /* unsignaled successes produce no completion; errors always do (IBA 10.7.3.1) */
+    int signaled = qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED);
+    if (status != RS_WC_STATUS_SUCCESS || signaled) {
+        rs_wc wc = {.wr_id = w->wr_id,
+                    .status = status,
+                    .opcode = wc_opcode_of(w->opcode),
+                    .byte_len = status == RS_WC_STATUS_SUCCESS ? (uint32_t)w->length : 0,
+                    .qp_num = qp->qpn};
+        rs_cq_push(&qp->host->cqs[qp->init.send_cq], &wc);
+    }
+    if (status == RS_WC_STATUS_SUCCESS)
+        qp->stats.msgs_completed++;
+    qp->sq_head = (qp->sq_head + 1) % qp->init.max_send_wr;
+    qp->sq_count--;
+    if (qp->req_idx > 0)
+        qp->req_idx--;
+    else
+        qp->req_off = 0;
+}
+
+void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcode, uint32_t byte_len,
+                         int with_imm, uint32_t imm)
+{
+    rs_rwqe *r = &qp->rq[qp->rq_head];
+    rs_wc wc = {.wr_id = r->wr_id,
+                .status = status,
+                .opcode = opcode,
+                .byte_len = byte_len,
+                .imm_data = with_imm ? imm : 0,
+                .wc_flags = with_imm ? 2u : 0u, /* IBV_WC_WITH_IMM */
+                .qp_num = qp->qpn,
+                .src_qp = qp->attr.dest_qp_num};
+    rs_cq_push(&qp->host->cqs[qp->init.recv_cq], &wc);
+    qp->rq_head = (qp->rq_head + 1) % qp->init.max_recv_wr;
+    qp->rq_count--;
+}
+
+void rs_qp_to_error(rs_sim *sim, rs_qp *qp)
+{
+    qp->state = RS_QPS_ERR;
+    rs_nic_forget(qp->host, qp);
+    rs_timer_cancel(&qp->rto);
+    rs_timer_cancel(&qp->rnr_timer);
+    qp->rto_deadline_ps = 0;
+    while (qp->sq_count)
+        rs_qp_complete_head(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR);
+    while (qp->rq_count)
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+    qp->req_idx = 0;
+    qp->req_off = 0;
+}
+
+void rs_qp_reset(rs_sim *sim, rs_qp *qp)
+{
+    rs_nic_forget(qp->host, qp);
+    rs_timer_cancel(&qp->rto);
+    rs_timer_cancel(&qp->rnr_timer);
+    qp->sq_head = qp->sq_count = qp->rq_head = qp->rq_count = 0;
+    qp->req_idx = 0;
+    qp->req_off = 0;
+    qp->since_ackreq = 0;
+    qp->rnr_until_ps = 0;
+    qp->rto_deadline_ps = 0;
+    qp->msn = 0;
+    qp->nak_sent = 0;
+    qp->in_msg = 0;
+    qp->recv_off = 0;
+    qp->write_left = 0;
+}
+
+static int validate_sges(rs_sim *sim, const rs_sge *sg, uint32_t n, uint32_t max, uint64_t *total)
+{
+    if (n > max)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "num_sge=%u exceeds the QP's max (%u)", n, max);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += sg[i].length;
+    if (sum > 0x80000000ull)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "message length %llu exceeds 2^31 bytes",
+                                     (unsigned long long)sum);
+    *total = sum;
+    return 0;
+}
+
+int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
+{
+    rs_qp *qp = get_qp(sim, host, qpn);
+    if (!qp)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_ERR && qp->state != RS_QPS_SQD)
+        return rs_sim_fail(sim, RS_ERR_STATE,
+                           "post_send on QP 0x%x in state %u: the send queue accepts work only in RTS "
+                           "(or ERR, where it is flushed)", qpn, qp->state);
+    switch (wr->opcode) {
+    case RS_WR_RDMA_WRITE:
+    case RS_WR_RDMA_WRITE_WITH_IMM:
+    case RS_WR_SEND:
+    case RS_WR_SEND_WITH_IMM:
+        break;
+    case RS_WR_RDMA_READ:
+    case RS_WR_ATOMIC_CMP_AND_SWP:
+    case RS_WR_ATOMIC_FETCH_AND_ADD:
+        return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u (RDMA READ / atomics) is not emulated yet", wr->opcode);
+    default:
+        return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u is not supported on an RC QP", wr->opcode);
+    }
+    if (qp->sq_count == qp->init.max_send_wr)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "send queue of QP 0x%x is full (max_send_wr=%u)", qpn,
+                           qp->init.max_send_wr);
+    uint64_t total = 0;
+    if (validate_sges(sim, wr->sg_list, wr->num_sge, qp->init.max_send_sge, &total))
+        return RS_ERR_INVAL;
+    rs_swqe *w = rs_qp_swqe(qp, qp->sq_count);
+    rs_sge *sge = w->sge;
+    *w = (rs_swqe){.wr_id = wr->wr_id,
+                   .remote_addr = wr->remote_addr,
+                   .length = total,
+                   .opcode = wr->opcode,
+                   .send_flags = wr->send_flags,
+                   .imm_data = wr->imm_data,
+                   .rkey = wr->rkey,
+                   .num_sge = wr->num_sge,
+                   .sge = sge};
+    memcpy(sge, wr->sg_list, wr->num_sge * sizeof(rs_sge));
+    w->npkts = total ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
+    qp->sq_count++;
+    if (qp->state == RS_QPS_ERR)
+        rs_qp_to_error(sim, qp); /* flushed at once */
+    else
+        rs_nic_wake(sim, qp);
+    return RS_OK;
+}
+
+int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
+{
+    rs_qp *qp = get_qp(sim, host, qpn);
+    if (!qp)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    if (qp->state == RS_QPS_RESET)
+        return rs_sim_fail(sim, RS_ERR_STATE,
+                           "post_recv on QP 0x%x in RESET: receive work is accepted from INIT on", qpn);
+    if (qp->rq_count == qp->init.max_recv_wr)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "receive queue of QP 0x%x is full (max_recv_wr=%u)", qpn,
+                           qp->init.max_recv_wr);
+    uint64_t total = 0;
+    if (validate_sges(sim, wr->sg_list, wr->num_sge, qp->init.max_recv_sge, &total))
+        return RS_ERR_INVAL;
+    rs_rwqe *r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->init.max_recv_wr];
+    r->wr_id = wr->wr_id;
+    r->length = total;
+    r->num_sge = wr->num_sge;
+    memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rs_sge));
+    qp->rq_count++;
+    if (qp->state == RS_QPS_ERR)
+        rs_qp_to_error(sim, qp);
+    return RS_OK;
+}
+
+int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr)
+{
+    rs_qp *qp = get_qp(sim, host, qpn);
+    if (!qp)
+        return RS_ERR_INVAL;
+    *attr = qp->attr;
+    attr->qp_state = qp->state;
+    attr->cur_qp_state = qp->state;
+    return RS_OK;
+}
+
+int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
+{
+    rs_qp *qp = get_qp(sim, host, qpn);
+    if (!qp)
+        return RS_ERR_INVAL;
+    *out = qp->stats;
+    return RS_OK;
+}
+
+int rs_qp_modify(rs_sim *sim, int host, uint32_t qpn, const rs_qp_attr *attr, uint32_t mask)
+{
+    rs_qp *qp = get_qp(sim, host, qpn);
+    if (!qp)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    return rs_qp_apply_modify(sim, qp, attr, mask);
+}

@@ -1,0 +1,103 @@
+/* RC queue pair: the send queue (requester + completer state) and the
+ * receive queue (responder state).  The three roles live in requester.c,
+ * responder.c and completer.c; the QP state machine in qp_state.c. */
+#ifndef RDMASIM_TRANSPORT_QP_H
+#define RDMASIM_TRANSPORT_QP_H
+
+#include <stdint.h>
+
+#include "rdmasim/eventq.h"
+#include "rdmasim/sim.h"
+
+struct rs_host;
+struct rs_cq;
+
+/* A posted send work request and its progress. */
+typedef struct rs_swqe {
+    uint64_t wr_id;
+    uint64_t remote_addr;
+    uint64_t length;      /* sum of SGE lengths */
+    uint32_t opcode;      /* ibv_wr_opcode */
+    uint32_t send_flags;
+    uint32_t imm_data;
+    uint32_t rkey;
+    uint32_t num_sge;
+    uint32_t first_psn;   /* valid once started */
+    uint32_t npkts;       /* max(1, ceil(length / pmtu)) */
+    uint32_t started;
+    rs_sge *sge;          /* points into the QP's SGE array */
+} rs_swqe;
+
+typedef struct rs_rwqe {
+    uint64_t wr_id;
+    uint64_t length;
+    uint32_t num_sge;
+    rs_sge *sge;
+} rs_rwqe;
+
+typedef struct rs_qp {
+    struct rs_host *host;
+    uint32_t qpn;
+    uint32_t state;       /* ibv_qp_state */
+    rs_qp_init init;
+    rs_qp_attr attr;
+    uint32_t pmtu;        /* path MTU in bytes */
+    uint16_t udp_sport;
+    uint8_t dst_mac[6];
+    uint32_t dst_ip;
+    int64_t rto_ps;       /* 4.096 us * 2^timeout; 0 = no timer */
+
+    /* send queue ring: [sq_head, sq_head + sq_count) are posted and not completed */
+    rs_swqe *sq;
+    rs_sge *sq_sge;
+    uint32_t sq_head;
+    uint32_t sq_count;
+
+    /* requester: the next packet to send is WQE sq[req_idx] at byte offset req_off, PSN req_psn */
+    uint32_t req_idx;     /* ring offset from sq_head (0 .. sq_count) */
+    uint64_t req_off;
+    uint32_t req_psn;
+    uint32_t max_sent_psn_next; /* one past the highest PSN ever sent: below it = retransmission */
+    uint32_t since_ackreq;      /* packets since the last one with the A bit */
+    int64_t rnr_until_ps;       /* requester paused by an RNR NAK until then */
+
+    /* completer */
+    uint32_t comp_psn;    /* oldest PSN not yet acknowledged */
+    uint32_t retry_left;
+    uint32_t rnr_left;
+    rs_timer rto;         /* fires at or before rto_deadline_ps; re-armed lazily */
+    int64_t rto_deadline_ps; /* 0 = not armed */
+    rs_timer rnr_timer;
+
+    /* receive queue ring */
+    rs_rwqe *rq;
+    rs_sge *rq_sge;
+    uint32_t rq_head;
+    uint32_t rq_count;
+
+    /* responder */
+    uint32_t resp_psn;      /* expected PSN */
+    uint32_t msn;
+    int nak_sent;           /* one NAK per PSN gap */
+    int in_msg;             /* 0 none, 1 inside a SEND, 2 inside a WRITE */
+    uint64_t write_va;      /* WRITE: where the next payload byte goes (resolved per packet) */
+    uint32_t write_rkey;
+    uint64_t write_left;
+    uint32_t write_len;     /* RETH length of the current WRITE (WC byte_len for WRITE_WITH_IMM) */
+    uint64_t recv_off;      /* SEND: bytes placed in the current receive WQE */
+    int recv_active;        /* SEND: the head receive WQE is in use by a multi-packet message */
+
+    /* NIC scheduling: round-robin ring of QPs with something to send */
+    struct rs_qp *act_next;
+    struct rs_qp *act_prev;
+    int active;
+
+    rs_qp_stats stats;
+} rs_qp;
+
+static inline rs_swqe *rs_qp_swqe(rs_qp *qp, uint32_t idx_from_head)
+{
+    return &qp->sq[(qp->sq_head + idx_from_head) % qp->init.max_send_wr];
+}
+
+#endif

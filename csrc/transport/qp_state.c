@@ -1,0 +1,207 @@
+/* RC QP state machine (protocol.md 4; kernel verbs.c qp_state_table, rxe_qp.c).
+ *
+ *   RESET -> INIT -> RTR -> RTS <-> SQD;  any -> RESET;  any -> ERR
+ * The table below is the whole machine: a transition is legal iff it has a
+ * row; the mask must hold every required attribute and nothing outside
+ * required | optional (IBV_QP_STATE aside). */
+#include "transport/transport.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "rdmasim/ib.h"
+
+typedef struct qp_transition {
+    uint32_t from, to;
+    uint32_t required, optional;
+} qp_transition;
+
+#define ANY_STATE 0xFFu
+
+static const qp_transition rc_transitions[] = {
+    {RS_QPS_RESET, RS_QPS_INIT, RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_ACCESS_FLAGS, 0},
+    {RS_QPS_INIT, RS_QPS_INIT, 0, RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_ACCESS_FLAGS},
+    {RS_QPS_INIT, RS_QPS_RTR,
+     RS_QP_AV | RS_QP_PATH_MTU | RS_QP_DEST_QPN | RS_QP_RQ_PSN | RS_QP_MAX_DEST_RD_ATOMIC | RS_QP_MIN_RNR_TIMER,
+     RS_QP_ALT_PATH | RS_QP_ACCESS_FLAGS | RS_QP_PKEY_INDEX},
+    {RS_QPS_RTR, RS_QPS_RTS, RS_QP_TIMEOUT | RS_QP_RETRY_CNT | RS_QP_RNR_RETRY | RS_QP_SQ_PSN | RS_QP_MAX_QP_RD_ATOMIC,
+     RS_QP_CUR_STATE | RS_QP_ALT_PATH | RS_QP_ACCESS_FLAGS | RS_QP_MIN_RNR_TIMER | RS_QP_PATH_MIG_STATE},
+    {RS_QPS_RTS, RS_QPS_RTS, 0,
+     RS_QP_CUR_STATE | RS_QP_ACCESS_FLAGS | RS_QP_ALT_PATH | RS_QP_PATH_MIG_STATE | RS_QP_MIN_RNR_TIMER},
+    {RS_QPS_RTS, RS_QPS_SQD, 0, RS_QP_EN_SQD_ASYNC_NOTIFY},
+    {RS_QPS_SQD, RS_QPS_RTS, 0,
+     RS_QP_CUR_STATE | RS_QP_ALT_PATH | RS_QP_ACCESS_FLAGS | RS_QP_MIN_RNR_TIMER | RS_QP_PATH_MIG_STATE},
+    {RS_QPS_SQD, RS_QPS_SQD, 0,
+     RS_QP_PORT | RS_QP_AV | RS_QP_TIMEOUT | RS_QP_RETRY_CNT | RS_QP_RNR_RETRY | RS_QP_MAX_QP_RD_ATOMIC |
+         RS_QP_MAX_DEST_RD_ATOMIC | RS_QP_ALT_PATH | RS_QP_ACCESS_FLAGS | RS_QP_PKEY_INDEX |
+         RS_QP_MIN_RNR_TIMER | RS_QP_PATH_MIG_STATE},
+    {ANY_STATE, RS_QPS_RESET, 0, 0},
+    {ANY_STATE, RS_QPS_ERR, 0, 0},
+};
+
+static const char *state_name(uint32_t s)
+{
+    static const char *const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+    return s < 7 ? names[s] : "UNKNOWN";
+}
+
+/* "IBV_QP_TIMEOUT | IBV_QP_SQ_PSN" for the bits of `mask` (names from ib_enums.def). */
+static void mask_names(uint32_t mask, char *out, size_t cap)
+{
+    out[0] = 0;
+    size_t used = 0;
+    for (const rs_enum_entry *e = rs_enum_table(); e->group; e++) {
+        if (strcmp(e->group, "QP") != 0 || !(mask & (uint32_t)e->value))
+            continue;
+        int n = snprintf(out + used, cap - used, "%sIBV_QP_%s", used ? " | " : "", e->name);
+        if (n < 0 || (size_t)n >= cap - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static const qp_transition *find_transition(uint32_t from, uint32_t to)
+{
+    for (size_t i = 0; i < sizeof(rc_transitions) / sizeof(rc_transitions[0]); i++) {
+        const qp_transition *t = &rc_transitions[i];
+        if ((t->from == from || t->from == ANY_STATE) && t->to == to)
+            return t;
+    }
+    return NULL;
+}
+
+static int range_error(rs_sim *sim, rs_qp *qp, const char *what, uint32_t value, const char *allowed)
+{
+    return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: %s=%u is out of range (allowed: %s)", qp->qpn, what,
+                       value, allowed);
+}
+
+static int check_ranges(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
+{
+    if ((mask & RS_QP_PATH_MTU) && rs_mtu_bytes((int)a->path_mtu) == 0)
+        return range_error(sim, qp, "path_mtu", a->path_mtu, "IBV_MTU_256..IBV_MTU_4096 = 1..5");
+    if ((mask & RS_QP_TIMEOUT) && a->timeout > 31)
+        return range_error(sim, qp, "timeout", a->timeout, "0..31, 4.096 us * 2^timeout, 0 = infinite");
+    if ((mask & RS_QP_RETRY_CNT) && a->retry_cnt > 7)
+        return range_error(sim, qp, "retry_cnt", a->retry_cnt, "0..7");
+    if ((mask & RS_QP_RNR_RETRY) && a->rnr_retry > 7)
+        return range_error(sim, qp, "rnr_retry", a->rnr_retry, "0..7, 7 = infinite");
+    if ((mask & RS_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+        return range_error(sim, qp, "min_rnr_timer", a->min_rnr_timer, "0..31 (timer code)");
+    if ((mask & RS_QP_RQ_PSN) && a->rq_psn > RS_PSN_MASK)
+        return range_error(sim, qp, "rq_psn", a->rq_psn, "0..16777215");
+    if ((mask & RS_QP_SQ_PSN) && a->sq_psn > RS_PSN_MASK)
+        return range_error(sim, qp, "sq_psn", a->sq_psn, "0..16777215");
+    if ((mask & RS_QP_DEST_QPN) && a->dest_qp_num > RS_QPN_MASK)
+        return range_error(sim, qp, "dest_qp_num", a->dest_qp_num, "0..16777215");
+    if ((mask & RS_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > 128)
+        return range_error(sim, qp, "max_rd_atomic", a->max_rd_atomic, "0..128");
+    if ((mask & RS_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > 128)
+        return range_error(sim, qp, "max_dest_rd_atomic", a->max_dest_rd_atomic, "0..128");
+    if ((mask & RS_QP_PORT) && a->port_num != 1)
+        return range_error(sim, qp, "port_num", a->port_num, "1 (one port per NIC)");
+    if ((mask & RS_QP_PKEY_INDEX) && a->pkey_index != 0)
+        return range_error(sim, qp, "pkey_index", a->pkey_index, "0 (default P_Key 0xFFFF)");
+    if (mask & RS_QP_AV) {
+        rs_sim *s = qp->host->sim;
+        if (a->dest_host < 0 || (uint32_t)a->dest_host >= s->n_hosts || a->dest_host == qp->host->id)
+            return range_error(sim, qp, "ah_attr destination host", (uint32_t)a->dest_host,
+                               "another host of this simulation");
+        if (a->traffic_class > 255)
+            return range_error(sim, qp, "traffic_class", a->traffic_class, "0..255");
+    }
+    return RS_OK;
+}
+
+static void apply(rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
+{
+    if (mask & RS_QP_ACCESS_FLAGS)
+        qp->attr.qp_access_flags = a->qp_access_flags;
+    if (mask & RS_QP_PKEY_INDEX)
+        qp->attr.pkey_index = a->pkey_index;
+    if (mask & RS_QP_PORT)
+        qp->attr.port_num = a->port_num;
+    if (mask & RS_QP_AV) {
+        rs_host *dst = qp->host->sim->hosts[a->dest_host];
+        qp->attr.dest_host = a->dest_host;
+        qp->attr.traffic_class = a->traffic_class;
+        memcpy(qp->dst_mac, dst->mac, 6);
+        qp->dst_ip = dst->ip;
+    }
+    if (mask & RS_QP_PATH_MTU) {
+        qp->attr.path_mtu = a->path_mtu;
+        qp->pmtu = rs_mtu_bytes((int)a->path_mtu);
+    }
+    if (mask & RS_QP_DEST_QPN)
+        qp->attr.dest_qp_num = a->dest_qp_num;
+    if (mask & RS_QP_RQ_PSN) {
+        qp->attr.rq_psn = a->rq_psn;
+        qp->resp_psn = a->rq_psn;
+    }
+    if (mask & RS_QP_MAX_DEST_RD_ATOMIC)
+        qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic;
+    if (mask & RS_QP_MIN_RNR_TIMER)
+        qp->attr.min_rnr_timer = a->min_rnr_timer;
+    if (mask & RS_QP_TIMEOUT) {
+        qp->attr.timeout = a->timeout;
+        qp->rto_ps = a->timeout ? (int64_t)4096000 << a->timeout : 0; /* 4.096 us * 2^timeout */
+    }
+    if (mask & RS_QP_RETRY_CNT) {
+        qp->attr.retry_cnt = a->retry_cnt;
+        qp->retry_left = a->retry_cnt;
+    }
+    if (mask & RS_QP_RNR_RETRY) {
+        qp->attr.rnr_retry = a->rnr_retry;
+        qp->rnr_left = a->rnr_retry;
+    }
+    if (mask & RS_QP_SQ_PSN) {
+        qp->attr.sq_psn = a->sq_psn;
+        qp->req_psn = qp->comp_psn = qp->max_sent_psn_next = a->sq_psn;
+    }
+    if (mask & RS_QP_MAX_QP_RD_ATOMIC)
+        qp->attr.max_rd_atomic = a->max_rd_atomic;
+}
+
+int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
+{
+    uint32_t from = qp->state;
+    uint32_t to = (mask & RS_QP_STATE) ? a->qp_state : from;
+    if (to > RS_QPS_ERR)
+        return range_error(sim, qp, "qp_state", to, "IBV_QPS_RESET..IBV_QPS_ERR = 0..6");
+    if ((mask & RS_QP_CUR_STATE) && a->cur_qp_state != from)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: cur_qp_state=%s but the QP is in %s", qp->qpn,
+                           state_name(a->cur_qp_state), state_name(from));
+    const qp_transition *t = find_transition(from, to);
+    if (!t || to == RS_QPS_SQE)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal RC transition", qp->qpn,
+                           state_name(from), state_name(to));
+    char names[512];
+    uint32_t given = mask & ~(uint32_t)RS_QP_STATE;
+    uint32_t missing = t->required & ~given;
+    if (missing) {
+        mask_names(missing, names, sizeof(names));
+        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: missing required attribute(s) %s",
+                           qp->qpn, state_name(from), state_name(to), names);
+    }
+    uint32_t extra = given & ~(t->required | t->optional);
+    if (extra) {
+        mask_names(extra, names, sizeof(names));
+        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: attribute(s) %s not allowed here",
+                           qp->qpn, state_name(from), state_name(to), names);
+    }
+    int rc = check_ranges(sim, qp, a, mask);
+    if (rc)
+        return rc;
+    apply(qp, a, mask);
+    if (to == RS_QPS_RESET) {
+        rs_qp_reset(sim, qp);
+        qp->state = RS_QPS_RESET;
+    } else if (to == RS_QPS_ERR) {
+        rs_qp_to_error(sim, qp);
+    } else {
+        qp->state = to;
+        if (to == RS_QPS_RTS)
+            rs_nic_wake(sim, qp);
+    }
+    return RS_OK;
+}

@@ -1,0 +1,182 @@
+/* Requester (rxe_req.c, protocol.md 3.2): turns send WQEs into request packets.
+ *
+ * The next packet is always (WQE req_idx, byte offset req_off, PSN req_psn).
+ * Each packet carries one PSN; FIRST/MIDDLE/LAST/ONLY follows from the offset.
+ * Go-Back-N rewinds those three to the oldest unacknowledged PSN.  Bytes are
+ * gathered from the local memory regions when the packet is built. */
+#include "transport/transport.h"
+
+#include <string.h>
+
+#include "rdmasim/ib.h"
+
+/* rxe: stop when this many PSNs are unacknowledged (RXE_MAX_UNACKED_PSNS) */
+#define RS_MAX_UNACKED_PSNS 128
+/* rxe: set the A bit at least every this many packets (RXE_MAX_PKT_PER_ACK) */
+#define RS_MAX_PKT_PER_ACK 64
+
+int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
+{
+    if (qp->state != RS_QPS_RTS)
+        return 0;
+    if (qp->req_idx >= qp->sq_count)
+        return 0;
+    if (qp->rnr_until_ps > sim->now_ps)
+        return 0;
+    return rs_psn_diff(qp->req_psn, qp->comp_psn) < RS_MAX_UNACKED_PSNS;
+}
+
+static int is_send(uint32_t wr_op) { return wr_op == RS_WR_SEND || wr_op == RS_WR_SEND_WITH_IMM; }
+static int has_imm(uint32_t wr_op) { return wr_op == RS_WR_SEND_WITH_IMM || wr_op == RS_WR_RDMA_WRITE_WITH_IMM; }
+
+/* FIRST/MIDDLE/LAST/ONLY opcode for packet `index` of `npkts` (protocol.md 1.5). */
+static uint8_t pick_opcode(uint32_t wr_op, uint32_t index, uint32_t npkts)
+{
+    int first = index == 0, last = index + 1 == npkts;
+    if (is_send(wr_op)) {
+        if (first && last)
+            return has_imm(wr_op) ? RS_OP_SEND_ONLY_IMM : RS_OP_SEND_ONLY;
+        if (first)
+            return RS_OP_SEND_FIRST;
+        if (last)
+            return has_imm(wr_op) ? RS_OP_SEND_LAST_IMM : RS_OP_SEND_LAST;
+        return RS_OP_SEND_MIDDLE;
+    }
+    if (first && last)
+        return has_imm(wr_op) ? RS_OP_WRITE_ONLY_IMM : RS_OP_WRITE_ONLY;
+    if (first)
+        return RS_OP_WRITE_FIRST;
+    if (last)
+        return has_imm(wr_op) ? RS_OP_WRITE_LAST_IMM : RS_OP_WRITE_LAST;
+    return RS_OP_WRITE_MIDDLE;
+}
+
+/* Copy `len` bytes at message offset `off` out of the WQE's SGEs; 0 or -1 on a bad lkey/range. */
+static int gather(rs_qp *qp, const rs_swqe *w, uint64_t off, uint32_t len, uint8_t *dst)
+{
+    for (uint32_t i = 0; i < w->num_sge && len > 0; i++) {
+        const rs_sge *s = &w->sge[i];
+        if (off >= s->length) {
+            off -= s->length;
+            continue;
+        }
+        uint32_t n = (uint32_t)(s->length - off) < len ? (uint32_t)(s->length - off) : len;
+        const uint8_t *src = rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, 0, s->addr + off, n);
+        if (!src)
+            return -1;
+        memcpy(dst, src, n);
+        dst += n;
+        len -= n;
+        off = 0;
+    }
+    return 0;
+}
+
+/* Every SGE of the WQE must resolve before anything is sent (IBV_WC_LOC_PROT_ERR otherwise). */
+static int check_sges(rs_qp *qp, const rs_swqe *w)
+{
+    for (uint32_t i = 0; i < w->num_sge; i++) {
+        const rs_sge *s = &w->sge[i];
+        if (s->length && !rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, 0, s->addr, s->length))
+            return -1;
+    }
+    return 0;
+}
+
+static void local_error(rs_sim *sim, rs_qp *qp)
+{
+    /* Completions stay in SQ order: WQEs before the failed one are flushed, it gets LOC_PROT_ERR. */
+    uint32_t failed = qp->req_idx;
+    qp->state = RS_QPS_ERR;
+    for (uint32_t i = 0; i < failed; i++)
+        rs_qp_complete_head(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR);
+    rs_qp_complete_head(sim, qp, RS_WC_STATUS_LOC_PROT_ERR);
+    rs_qp_to_error(sim, qp);
+}
+
+rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
+{
+    rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
+    if (qp->req_off == 0) {
+        if (check_sges(qp, w) != 0) {
+            local_error(sim, qp);
+            return NULL;
+        }
+        w->first_psn = qp->req_psn;
+        w->started = 1;
+    }
+    uint32_t index = (uint32_t)(qp->req_off / qp->pmtu);
+    uint64_t left = w->length - qp->req_off;
+    uint32_t len = left < qp->pmtu ? (uint32_t)left : qp->pmtu;
+    int last = index + 1 == w->npkts;
+
+    rs_pkt *p = rs_nic_new_packet(sim, qp, pick_opcode(w->opcode, index, w->npkts), qp->req_psn);
+    if (!p)
+        return NULL;
+    if (len) {
+        if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
+            rs_pkt_release(&sim->pool, p);
+            sim->failed = 1;
+            rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+            return NULL;
+        }
+        if (gather(qp, w, qp->req_off, len, p->payload) != 0) { /* MR deregistered mid-message */
+            rs_pkt_release(&sim->pool, p);
+            local_error(sim, qp);
+            return NULL;
+        }
+    }
+    p->payload_len = len;
+    if (index == 0 && !is_send(w->opcode)) {
+        p->reth_va = w->remote_addr;
+        p->reth_rkey = w->rkey;
+        p->reth_len = (uint32_t)w->length;
+    }
+    if (last && has_imm(w->opcode))
+        p->imm = w->imm_data;
+    p->se = last && (w->send_flags & RS_SEND_SOLICITED) && (is_send(w->opcode) || has_imm(w->opcode));
+    if (last || ++qp->since_ackreq >= RS_MAX_PKT_PER_ACK) {
+        p->ackreq = 1;
+        qp->since_ackreq = 0;
+    }
+
+    qp->stats.pkts_sent++;
+    qp->stats.bytes_sent += len;
+    if (rs_psn_diff(qp->req_psn, qp->max_sent_psn_next) < 0) {
+        qp->stats.pkts_retx++;
+        qp->stats.bytes_retx += len;
+    } else {
+        qp->max_sent_psn_next = (qp->req_psn + 1) & RS_PSN_MASK;
+    }
+    qp->req_psn = (qp->req_psn + 1) & RS_PSN_MASK;
+    if (last) {
+        qp->req_idx++;
+        qp->req_off = 0;
+    } else {
+        qp->req_off += len;
+    }
+    rs_comp_arm_rto(sim, qp);
+    return p;
+}
+
+void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
+{
+    qp->req_idx = 0;
+    qp->req_off = 0;
+    qp->req_psn = psn;
+    qp->since_ackreq = 0;
+    if (qp->sq_count) {
+        rs_swqe *w = rs_qp_swqe(qp, 0);
+        int32_t npsn = rs_psn_diff(psn, w->first_psn);
+        /* a partially acknowledged message resumes at its first unacknowledged packet */
+        if (w->started && npsn > 0 && (uint32_t)npsn < w->npkts)
+            qp->req_off = (uint64_t)npsn * qp->pmtu;
+    }
+    rs_nic_wake(sim, qp);
+}
+
+void rs_req_rnr_done(rs_sim *sim, rs_qp *qp)
+{
+    qp->rnr_until_ps = 0;
+    rs_nic_wake(sim, qp);
+}

@@ -1,0 +1,51 @@
+/* Calls between the transport roles (requester, responder, completer), the
+ * QP object and the NIC.  Each protocol rule lives in exactly one of:
+ *   requester.c  segmentation, opcodes, PSN assignment, A bit, gather, Go-Back-N rewind
+ *   responder.c  PSN check, one NAK per gap, duplicates, opcode sequence, execute, ACK
+ *   completer.c  ACK/NAK/RNR handling, completions in order, retransmit timer, retry counts
+ *   qp_state.c   the QP state machine and its attribute masks
+ *   qp.c         create/destroy, post_send/post_recv, entering ERR (flush) */
+#ifndef RDMASIM_TRANSPORT_H
+#define RDMASIM_TRANSPORT_H
+
+#include "core/sim_impl.h"
+
+/* host.c */
+rs_host *rs_host_new(rs_sim *sim, int id);
+void rs_host_free(rs_host *h);
+
+/* requester.c */
+int rs_req_can_send(const rs_sim *sim, const rs_qp *qp);
+/* Build the next request packet and advance; NULL if the QP failed (it is then in ERR). */
+rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp);
+/* Go back to `psn` (== comp_psn): resend from the oldest unacknowledged packet. */
+void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn);
+void rs_req_rnr_done(rs_sim *sim, rs_qp *qp);
+
+/* responder.c */
+void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+
+/* completer.c */
+void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+void rs_comp_rto(rs_sim *sim, rs_qp *qp);
+/* A request packet was sent: start the retransmit timer if it is not running. */
+void rs_comp_arm_rto(rs_sim *sim, rs_qp *qp);
+
+/* qp.c */
+/* Move the QP to ERR: cancel timers, flush both queues with IBV_WC_WR_FLUSH_ERR. */
+void rs_qp_to_error(rs_sim *sim, rs_qp *qp);
+/* Complete the oldest send WQE with `status` and remove it from the send queue. */
+void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status);
+/* Complete the oldest receive WQE and remove it. */
+void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcode, uint32_t byte_len,
+                         int with_imm, uint32_t imm);
+/* Reset transport state (entering RESET). */
+void rs_qp_reset(rs_sim *sim, rs_qp *qp);
+
+/* nic.c: drop the QP from the transmit round-robin */
+void rs_nic_forget(rs_host *h, rs_qp *qp);
+
+/* qp_state.c */
+int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *attr, uint32_t mask);
+
+#endif
