@@ -1,0 +1,245 @@
+"""The Simulator: owns the C simulation, its hosts and links, and advances time."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rdmasim import _core
+from rdmasim import errors as _errors  # noqa: F401  (registers the C error classes)
+from rdmasim.units import format_time, parse_rate, parse_time
+
+if TYPE_CHECKING:
+    from rdmasim.verbs.cq import CQ
+    from rdmasim.verbs.wc import WC
+
+DROP_NTH = 0
+DROP_PSN = 1
+INT64_MAX = 2**63 - 1
+
+_MTUS = (256, 512, 1024, 2048, 4096)
+
+
+class Host:
+    """One host with one RoCE NIC port. Create verbs objects on it with ``Context(host)``."""
+
+    def __init__(self, sim: Simulator, index: int, name: str) -> None:
+        self.sim = sim
+        self.index = index
+        self.name = name
+        mac, ip = sim._core.host_info(index)
+        self.mac = ":".join(f"{b:02x}" for b in mac)
+        self.ip = str(ipaddress.IPv4Address(ip))
+        self.link: Link | None = None
+
+    @property
+    def gid(self) -> str:
+        """RoCEv2 GID of the port: the IPv4-mapped IPv6 address."""
+        return f"::ffff:{self.ip}"
+
+    def __repr__(self) -> str:
+        return f"Host({self.name!r}, ip={self.ip}, mac={self.mac})"
+
+
+@dataclass
+class LinkDirection:
+    """One direction of a link; ``link_id`` indexes the C link table."""
+
+    link: Link
+    link_id: int
+    src: Host
+    dst: Host
+
+    def set_loss(self, probability: float) -> None:
+        """Drop each frame in this direction independently with ``probability`` (0..1)."""
+        if not isinstance(probability, (int, float)) or not 0.0 <= probability <= 1.0:
+            raise ValueError(
+                f"loss probability for {self.src.name}->{self.dst.name} must be in [0, 1], "
+                f"got {probability!r}"
+            )
+        self.link.sim._core.link_set_loss(self.link_id, float(probability))
+
+    def drop(self, *, nth: int | None = None, psn: int | None = None, count: int = 1) -> None:
+        """Drop a chosen frame: the ``nth`` frame sent in this direction (0-based, ACKs count),
+        or the next ``count`` frames carrying BTH PSN ``psn``."""
+        if (nth is None) == (psn is None):
+            raise ValueError("give exactly one of nth= or psn=")
+        if count < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+        if nth is not None:
+            if nth < 0:
+                raise ValueError(f"nth must be >= 0 (0 = first frame), got {nth}")
+            self.link.sim._core.link_add_drop(self.link_id, DROP_NTH, nth, count if count else 1)
+        else:
+            assert psn is not None
+            if not 0 <= psn < 2**24:
+                raise ValueError(f"psn {psn} outside 0..16777215 (24 bits)")
+            self.link.sim._core.link_add_drop(self.link_id, DROP_PSN, psn, count)
+
+    def stats(self) -> dict[str, int]:
+        """Frames, bytes, dropped, delivered and busy time (ps) in this direction."""
+        return dict(self.link.sim._core.link_stats(self.link_id))
+
+
+class Link:
+    """A full-duplex point-to-point link between two hosts."""
+
+    def __init__(self, sim: Simulator, a: Host, b: Host, rate_bps: int, delay_ps: int, mtu: int,
+                 first_id: int) -> None:
+        self.sim = sim
+        self.a = a
+        self.b = b
+        self.rate_bps = rate_bps
+        self.delay_ps = delay_ps
+        self.mtu = mtu
+        self.ab = LinkDirection(self, first_id, a, b)
+        self.ba = LinkDirection(self, first_id + 1, b, a)
+
+    def direction(self, src: Host | str) -> LinkDirection:
+        """The direction that starts at ``src`` (a Host or its name)."""
+        name = src if isinstance(src, str) else src.name
+        if name == self.a.name:
+            return self.ab
+        if name == self.b.name:
+            return self.ba
+        raise ValueError(f"{name!r} is not an end of this link ({self.a.name}, {self.b.name})")
+
+    def __repr__(self) -> str:
+        return (f"Link({self.a.name}<->{self.b.name}, {self.rate_bps / 1e9:g} Gb/s, "
+                f"{format_time(self.delay_ps)}, mtu={self.mtu})")
+
+
+class Simulator:
+    """A deterministic packet-level RoCEv2 simulation.
+
+    Time is integer picoseconds (``now``). All randomness comes from ``seed``: the same
+    seed and inputs give byte-identical packet captures.
+    """
+
+    def __init__(self, seed: int = 1) -> None:
+        if not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        self.seed = seed
+        self._core = _core.SimCore(seed)
+        self.hosts: dict[str, Host] = {}
+        self.links: list[Link] = []
+        self._pcap: str | None = None
+
+    # ---- building ----
+    def add_host(self, name: str | None = None) -> Host:
+        """Add a host with one NIC port."""
+        name = name if name is not None else f"h{len(self.hosts)}"
+        if name in self.hosts:
+            raise ValueError(f"a host named {name!r} already exists")
+        idx = self._core.host_add()
+        host = Host(self, idx, name)
+        self.hosts[name] = host
+        return host
+
+    def connect(self, a: Host, b: Host, rate: str | int = "100Gbps", delay: str | int = "1us",
+                mtu: int = 4096) -> Link:
+        """Connect two hosts' ports with a full-duplex link.
+
+        ``mtu`` is the largest RoCE path MTU (payload bytes per packet) the link carries:
+        one of 256, 512, 1024, 2048, 4096.
+        """
+        if mtu not in _MTUS:
+            raise ValueError(f"mtu {mtu!r} must be one of {_MTUS} (IB path MTU, payload bytes)")
+        rate_bps = parse_rate(rate)
+        delay_ps = parse_time(delay)
+        first = self._core.link_connect(a.index, b.index, rate_bps, delay_ps)
+        link = Link(self, a, b, rate_bps, delay_ps, mtu, first)
+        a.link = b.link = link
+        self.links.append(link)
+        return link
+
+    def host_by_index(self, index: int) -> Host:
+        for h in self.hosts.values():
+            if h.index == index:
+                return h
+        raise KeyError(index)
+
+    def host_by_gid(self, gid: str) -> Host:
+        for h in self.hosts.values():
+            if gid in (h.gid, h.ip):
+                return h
+        raise ValueError(f"no host has GID {gid!r} (known: {[h.gid for h in self.hosts.values()]})")
+
+    # ---- capture ----
+    def capture(self, path: str) -> None:
+        """Write every frame put on any link to a pcap file (nanosecond timestamps)."""
+        self._core.pcap_open(str(path))
+        self._pcap = str(path)
+
+    def close_capture(self) -> None:
+        """Flush and close the pcap file."""
+        self._core.pcap_close()
+        self._pcap = None
+
+    # ---- time ----
+    @property
+    def now(self) -> int:
+        """Current simulated time in picoseconds."""
+        return int(self._core.now_ps)
+
+    @property
+    def events(self) -> int:
+        """Events processed so far."""
+        return int(self._core.events)
+
+    def run(self, until: str | int | None = None, *,
+            progress: Callable[[int, int], Any] | None = None, chunk_events: int = 1_000_000) -> int:
+        """Advance time to ``until`` (absolute, e.g. ``"10ms"`` or ps), or until idle if None.
+
+        ``progress(now_ps, events)`` is called every ``chunk_events`` events. Returns ``now``.
+        """
+        until_ps = INT64_MAX if until is None else parse_time(until)
+        if until_ps < self.now:
+            raise ValueError(f"until={format_time(until_ps)} is before now={format_time(self.now)}")
+        max_events = chunk_events if progress else 0
+        while True:
+            reason = self._core.run(until_ps, max_events)
+            if reason != _core.RUN_MAX_EVENTS:
+                break
+            assert progress is not None
+            progress(self.now, self.events)
+        if progress:
+            progress(self.now, self.events)
+        return self.now
+
+    def run_until_idle(self) -> int:
+        """Run until no event is left (every transfer finished or failed)."""
+        return self.run(None)
+
+    def wait_for(self, cq: CQ, n: int = 1, timeout: str | int | None = "10s") -> list[WC]:
+        """Run until ``cq`` holds ``n`` completions, then poll and return them.
+
+        Raises TimeoutError if ``timeout`` of simulated time passes first, and RuntimeError if
+        the network goes idle with fewer completions (nothing more can happen).
+        """
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        start = self.now
+        deadline = INT64_MAX if timeout is None else start + parse_time(timeout)
+        reason = self._core.run(deadline, 0, cq._host.index, cq._handle, n)
+        have = self._core.cq_count(cq._host.index, cq._handle)
+        if have < n:
+            waited = format_time(self.now - start)
+            if reason == _core.RUN_IDLE:
+                raise RuntimeError(
+                    f"the simulation went idle after {waited} with {have} of {n} completions on "
+                    f"{cq!r}: nothing is in flight, so no more can arrive (was work posted?)"
+                )
+            raise TimeoutError(f"waited {waited} of simulated time; {have} of {n} completions on {cq!r}")
+        _, wcs = cq.poll(n)
+        return wcs
+
+    def pool_stats(self) -> dict[str, int]:
+        """Packet pool use: packets in flight now, peak, and allocated slots."""
+        return dict(self._core.pool_stats())
+
+    def __repr__(self) -> str:
+        return (f"Simulator(seed={self.seed}, now={format_time(self.now)}, hosts={list(self.hosts)}, "
+                f"events={self.events})")

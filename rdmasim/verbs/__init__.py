@@ -1,0 +1,20 @@
+"""A pyverbs-shaped verbs API over the simulated NICs.
+
+Names follow rdma-core's pyverbs (Context, PD, MR, CQ, QP, QPInitAttr, QPCap, QPAttr, AHAttr,
+GlobalRoute, SendWR, RecvWR, SGE, WC) and the enums keep rdma-core's values.
+"""
+
+from rdmasim.errors import PyverbsError, PyverbsRDMAError, PyverbsUserError
+from rdmasim.verbs import enums
+from rdmasim.verbs.cq import CQ
+from rdmasim.verbs.device import PD, Context
+from rdmasim.verbs.mr import MR
+from rdmasim.verbs.qp import QP, AHAttr, GlobalRoute, QPAttr, QPCap, QPInitAttr, connect_qps
+from rdmasim.verbs.wc import WC
+from rdmasim.verbs.wr import SGE, RecvWR, SendWR
+
+__all__ = [
+    "AHAttr", "CQ", "Context", "GlobalRoute", "MR", "PD", "PyverbsError", "PyverbsRDMAError",
+    "PyverbsUserError", "QP", "QPAttr", "QPCap", "QPInitAttr", "RecvWR", "SGE", "SendWR", "WC",
+    "connect_qps", "enums",
+]

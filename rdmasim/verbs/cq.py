@@ -1,0 +1,50 @@
+"""Completion queues."""
+
+from __future__ import annotations
+
+from rdmasim.errors import PyverbsUserError
+from rdmasim.verbs.device import Context
+from rdmasim.verbs.wc import WC
+
+
+class CQ:
+    """A completion queue with ``cqe`` entries (``ibv_create_cq``).
+
+    ``poll(n)`` returns ``(count, [WC, ...])`` like pyverbs. To let simulated time pass until
+    completions arrive, use ``sim.wait_for(cq, n)``.
+    """
+
+    def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,
+                 channel: object = None, comp_vector: int = 0) -> None:
+        if not isinstance(ctx, Context):
+            raise PyverbsUserError(f"CQ needs a Context, got {ctx!r}")
+        self.ctx = ctx
+        self._host = ctx.host
+        self.cqe = int(cqe)
+        self._handle = self._host.sim._core.cq_create(self._host.index, self.cqe)
+        self._closed = False
+
+    def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
+        """Take up to ``num_entries`` completions (``ibv_poll_cq``)."""
+        raw = self._host.sim._core.cq_poll(self._host.index, self._handle, int(num_entries))
+        wcs = [WC(**{k: int(v) for k, v in w.items()}) for w in raw]
+        return len(wcs), wcs
+
+    def __len__(self) -> int:
+        """Completions waiting to be polled."""
+        return int(self._host.sim._core.cq_count(self._host.index, self._handle))
+
+    def close(self) -> None:
+        """Destroy the CQ; refused while a QP still uses it."""
+        if not self._closed:
+            self._host.sim._core.cq_destroy(self._host.index, self._handle)
+            self._closed = True
+
+    def __enter__(self) -> CQ:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"CQ(host={self._host.name}, cqe={self.cqe}, pending={len(self)})"

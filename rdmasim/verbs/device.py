@@ -1,0 +1,71 @@
+"""Context and PD: a host's NIC opened for verbs, and a protection domain on it."""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+from rdmasim.errors import PyverbsUserError
+
+if TYPE_CHECKING:
+    from rdmasim.sim import Host, Simulator
+
+
+class Context:
+    """An opened device (``ibv_open_device``) on a simulated host.
+
+    ``Context(host)``, or ``Context(sim, name="a")`` to find the host by name.
+    """
+
+    def __init__(self, host: Host | Simulator, name: str | None = None) -> None:
+        from rdmasim.sim import Host, Simulator
+
+        if isinstance(host, Simulator):
+            if name is None or name not in host.hosts:
+                raise PyverbsUserError(f"no host named {name!r}; hosts: {list(host.hosts)}")
+            host = host.hosts[name]
+        if not isinstance(host, Host):
+            raise PyverbsUserError(f"Context needs a Host (or Simulator and name), got {host!r}")
+        self.host = host
+        self.sim = host.sim
+        self.name = f"rxe_{host.name}"
+        self._pd_ids = itertools.count(1)
+        self.closed = False
+
+    def query_gid(self, port_num: int = 1, index: int = 0) -> str:
+        """The RoCEv2 GID of the port (IPv4-mapped IPv6)."""
+        return self.host.gid
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Context({self.name}, host={self.host.name}, gid={self.host.gid})"
+
+
+class PD:
+    """Protection domain: memory regions and QPs must share one to work together."""
+
+    def __init__(self, ctx: Context) -> None:
+        if not isinstance(ctx, Context):
+            raise PyverbsUserError(f"PD needs a Context, got {ctx!r}")
+        self.ctx = ctx
+        self.handle = next(ctx._pd_ids)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> PD:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PD(handle={self.handle}, host={self.ctx.host.name})"

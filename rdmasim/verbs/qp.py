@@ -1,0 +1,284 @@
+"""RC queue pairs and their attributes, shaped like pyverbs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rdmasim.errors import PyverbsUserError
+from rdmasim.verbs import enums as e
+from rdmasim.verbs.cq import CQ
+from rdmasim.verbs.device import PD
+
+if TYPE_CHECKING:
+    from rdmasim.sim import Host
+    from rdmasim.verbs.wr import RecvWR, SendWR
+
+
+class QPCap:
+    """Queue sizes (``struct ibv_qp_cap``)."""
+
+    def __init__(self, max_send_wr: int = 1, max_recv_wr: int = 10, max_send_sge: int = 1,
+                 max_recv_sge: int = 1, max_inline_data: int = 0) -> None:
+        self.max_send_wr = int(max_send_wr)
+        self.max_recv_wr = int(max_recv_wr)
+        self.max_send_sge = int(max_send_sge)
+        self.max_recv_sge = int(max_recv_sge)
+        self.max_inline_data = int(max_inline_data)
+
+    def __repr__(self) -> str:
+        return (f"QPCap(max_send_wr={self.max_send_wr}, max_recv_wr={self.max_recv_wr}, "
+                f"max_send_sge={self.max_send_sge}, max_recv_sge={self.max_recv_sge})")
+
+
+class QPInitAttr:
+    """Creation attributes (``struct ibv_qp_init_attr``). Only ``IBV_QPT_RC`` is emulated."""
+
+    def __init__(self, qp_type: int = e.IBV_QPT_RC, qp_context: object = None,
+                 scq: CQ | None = None, rcq: CQ | None = None, srq: object = None,
+                 cap: QPCap | None = None, sq_sig_all: int = 1) -> None:
+        self.qp_type = int(qp_type)
+        self.qp_context = qp_context
+        self.send_cq = scq
+        self.recv_cq = rcq
+        self.srq = srq
+        self.cap = cap if cap is not None else QPCap()
+        self.sq_sig_all = int(sq_sig_all)
+
+
+class GlobalRoute:
+    """GRH part of an address vector: for RoCEv2 the destination GID and traffic class."""
+
+    def __init__(self, dgid: str = "", flow_label: int = 0, sgid_index: int = 0,
+                 hop_limit: int = 64, traffic_class: int = 0) -> None:
+        self.dgid = dgid
+        self.flow_label = flow_label
+        self.sgid_index = sgid_index
+        self.hop_limit = hop_limit
+        self.traffic_class = int(traffic_class)
+
+
+class AHAttr:
+    """Address vector (``struct ibv_ah_attr``): where the QP's packets go.
+
+    Give ``gr=GlobalRoute(dgid=peer_gid)`` as with RoCE hardware, or ``dest=host`` directly.
+    """
+
+    def __init__(self, gr: GlobalRoute | None = None, is_global: int = 1, port_num: int = 1,
+                 dlid: int = 0, sl: int = 0, dest: Host | None = None) -> None:
+        self.gr = gr
+        self.is_global = is_global
+        self.port_num = port_num
+        self.dlid = dlid
+        self.sl = sl
+        self.dest = dest
+
+
+class QPAttr:
+    """Modify/query attributes (``struct ibv_qp_attr``), with rdma-core's field names."""
+
+    def __init__(self, qp_state: int = e.IBV_QPS_INIT, cur_qp_state: int = e.IBV_QPS_RESET,
+                 port_num: int = 1, path_mtu: int = e.IBV_MTU_1024, qp_access_flags: int = 0,
+                 pkey_index: int = 0, dest_qp_num: int = 0, rq_psn: int = 0, sq_psn: int = 0,
+                 max_rd_atomic: int = 1, max_dest_rd_atomic: int = 1, min_rnr_timer: int = 12,
+                 timeout: int = 14, retry_cnt: int = 7, rnr_retry: int = 7,
+                 ah_attr: AHAttr | None = None) -> None:
+        self.qp_state = qp_state
+        self.cur_qp_state = cur_qp_state
+        self.port_num = port_num
+        self.path_mtu = path_mtu
+        self.qp_access_flags = qp_access_flags
+        self.pkey_index = pkey_index
+        self.dest_qp_num = dest_qp_num
+        self.rq_psn = rq_psn
+        self.sq_psn = sq_psn
+        self.max_rd_atomic = max_rd_atomic
+        self.max_dest_rd_atomic = max_dest_rd_atomic
+        self.min_rnr_timer = min_rnr_timer
+        self.timeout = timeout
+        self.retry_cnt = retry_cnt
+        self.rnr_retry = rnr_retry
+        self.ah_attr = ah_attr
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if k != "ah_attr")
+        return f"QPAttr({fields})"
+
+
+_SIMPLE_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pkey_index",
+                  "port_num", "dest_qp_num", "rq_psn", "sq_psn", "max_rd_atomic",
+                  "max_dest_rd_atomic", "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry")
+
+
+class QP:
+    """A reliable-connected queue pair (``ibv_create_qp``), created in RESET.
+
+    Walk it RESET→INIT→RTR→RTS with ``to_init``/``to_rtr``/``to_rts`` (or ``modify`` with an
+    attribute mask), or connect two QPs at once with ``rdmasim.verbs.connect_qps``.
+    """
+
+    def __init__(self, pd: PD, init_attr: QPInitAttr, qp_attr: QPAttr | None = None) -> None:
+        if not isinstance(pd, PD):
+            raise PyverbsUserError(f"QP needs a PD, got {pd!r}")
+        if init_attr.qp_type != e.IBV_QPT_RC:
+            raise PyverbsUserError(
+                f"qp_type {init_attr.qp_type}: only IBV_QPT_RC ({e.IBV_QPT_RC}) is emulated"
+            )
+        if init_attr.srq is not None:
+            raise PyverbsUserError("shared receive queues are not emulated")
+        for name, cq in (("scq", init_attr.send_cq), ("rcq", init_attr.recv_cq)):
+            if not isinstance(cq, CQ):
+                raise PyverbsUserError(f"QPInitAttr.{name} must be a CQ, got {cq!r}")
+            if cq.ctx.host is not pd.ctx.host:
+                raise PyverbsUserError(f"QPInitAttr.{name} belongs to another host's context")
+        self.pd = pd
+        self._host = pd.ctx.host
+        self._sim = self._host.sim
+        cap = init_attr.cap
+        self.cap = cap
+        self.send_cq = init_attr.send_cq
+        self.recv_cq = init_attr.recv_cq
+        self.sq_sig_all = init_attr.sq_sig_all
+        self.qp_type = init_attr.qp_type
+        assert self.send_cq is not None and self.recv_cq is not None
+        self.qp_num = self._sim._core.qp_create(
+            self._host.index, pd.handle, self.send_cq._handle, self.recv_cq._handle,
+            cap.max_send_wr, cap.max_recv_wr, cap.max_send_sge, cap.max_recv_sge,
+            bool(init_attr.sq_sig_all),
+        )
+        self._closed = False
+        if qp_attr is not None:
+            self.to_init(qp_attr)
+
+    # ---- state machine ----
+    def _attr_dict(self, attr: QPAttr, mask: int) -> dict[str, Any]:
+        d = {k: int(getattr(attr, k)) for k in _SIMPLE_FIELDS}
+        if mask & e.IBV_QP_AV:
+            ah = attr.ah_attr
+            if ah is None:
+                raise PyverbsUserError("IBV_QP_AV is in the mask but QPAttr.ah_attr is None")
+            if ah.dest is not None:
+                dest = ah.dest
+            elif ah.gr is not None and ah.gr.dgid:
+                dest = self._sim.host_by_gid(ah.gr.dgid)
+            else:
+                raise PyverbsUserError("ah_attr needs gr=GlobalRoute(dgid=<peer GID>) or dest=<Host>")
+            d["dest_host"] = dest.index
+            d["traffic_class"] = ah.gr.traffic_class if ah.gr is not None else 0
+        return d
+
+    def modify(self, qp_attr: QPAttr, attr_mask: int) -> None:
+        """``ibv_modify_qp``: the mask must hold exactly what the transition requires/allows."""
+        self._sim._core.qp_modify(self._host.index, self.qp_num,
+                                  self._attr_dict(qp_attr, int(attr_mask)), int(attr_mask))
+
+    def to_init(self, qp_attr: QPAttr) -> None:
+        """RESET→INIT with pkey_index, port_num and qp_access_flags from ``qp_attr``."""
+        qp_attr.qp_state = e.IBV_QPS_INIT
+        self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT
+                    | e.IBV_QP_ACCESS_FLAGS)
+
+    def to_rtr(self, qp_attr: QPAttr) -> None:
+        """INIT→RTR: address vector, path MTU, dest QPN, rq_psn, max_dest_rd_atomic, min_rnr_timer."""
+        qp_attr.qp_state = e.IBV_QPS_RTR
+        self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
+                    | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+
+    def to_rts(self, qp_attr: QPAttr) -> None:
+        """RTR→RTS: timeout, retry_cnt, rnr_retry, sq_psn, max_rd_atomic."""
+        qp_attr.qp_state = e.IBV_QPS_RTS
+        self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT
+                    | e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+
+    def query(self, attr_mask: int = 0) -> tuple[QPAttr, QPInitAttr]:
+        """``ibv_query_qp``: current attributes and the creation attributes."""
+        raw = self._sim._core.qp_query(self._host.index, self.qp_num)
+        attr = QPAttr(**{k: int(raw[k]) for k in _SIMPLE_FIELDS})
+        if raw["dest_host"] >= 0:
+            dest = self._sim.host_by_index(raw["dest_host"])
+            attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=dest.gid, traffic_class=raw["traffic_class"]),
+                                  dest=dest)
+        init = QPInitAttr(qp_type=self.qp_type, scq=self.send_cq, rcq=self.recv_cq, cap=self.cap,
+                          sq_sig_all=self.sq_sig_all)
+        return attr, init
+
+    @property
+    def qp_state(self) -> int:
+        """Current state (an IBV_QPS_* value)."""
+        return int(self._sim._core.qp_query(self._host.index, self.qp_num)["qp_state"])
+
+    # ---- data path ----
+    def post_send(self, send_wr: SendWR, bad_wr: list[SendWR] | None = None) -> None:
+        """Post one work request or a chain (``next_wr``). On error the failing WR goes to
+        ``bad_wr`` (if given) and nothing after it is posted."""
+        for wr in send_wr.chain():
+            sges = [s.as_tuple() for s in wr.sg[: wr.num_sge]]
+            if wr.num_sge > len(wr.sg):
+                raise PyverbsUserError(f"num_sge={wr.num_sge} but only {len(wr.sg)} SGEs given")
+            try:
+                self._sim._core.post_send(self._host.index, self.qp_num, wr.wr_id, wr.opcode,
+                                          wr.send_flags, wr.imm_data, sges, wr.remote_addr,
+                                          wr.rkey, wr.compare_add, wr.swap)
+            except Exception:
+                if bad_wr is not None:
+                    bad_wr.append(wr)
+                raise
+
+    def post_recv(self, recv_wr: RecvWR, bad_wr: list[RecvWR] | None = None) -> None:
+        """Post one receive work request or a chain."""
+        for wr in recv_wr.chain():
+            if wr.num_sge > len(wr.sg):
+                raise PyverbsUserError(f"num_sge={wr.num_sge} but only {len(wr.sg)} SGEs given")
+            sges = [s.as_tuple() for s in wr.sg[: wr.num_sge]]
+            try:
+                self._sim._core.post_recv(self._host.index, self.qp_num, wr.wr_id, sges)
+            except Exception:
+                if bad_wr is not None:
+                    bad_wr.append(wr)
+                raise
+
+    def stats(self) -> dict[str, int]:
+        """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ..."""
+        return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
+
+    def close(self) -> None:
+        """Destroy the QP (``ibv_destroy_qp``)."""
+        if not self._closed:
+            self._sim._core.qp_destroy(self._host.index, self.qp_num)
+            self._closed = True
+
+    def __enter__(self) -> QP:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = e.ibv_qp_state(self.qp_state).name if not self._closed else "destroyed"
+        return f"QP(host={self._host.name}, qp_num=0x{self.qp_num:x}, state={state})"
+
+
+def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int = 0, psn_b: int = 0,
+                access: int = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+                | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC,
+                timeout: int = 14, retry_cnt: int = 7, rnr_retry: int = 7,
+                min_rnr_timer: int = 12, max_rd_atomic: int = 1, traffic_class: int = 0) -> None:
+    """Walk two RC QPs (on different hosts) RESET→INIT→RTR→RTS, each pointing at the other.
+
+    ``psn_a`` is the first PSN ``qp_a`` sends (and ``qp_b`` expects); likewise ``psn_b``.
+    ``path_mtu`` is in bytes (default: the link MTU between the hosts).
+    """
+    host_a, host_b = qp_a._host, qp_b._host
+    if path_mtu is None:
+        link = host_a.link
+        path_mtu = link.mtu if link is not None else 1024
+    mtu = e.mtu_enum(path_mtu)
+    for qp, peer, rq_psn, sq_psn in ((qp_a, qp_b, psn_b, psn_a), (qp_b, qp_a, psn_a, psn_b)):
+        attr = QPAttr(qp_access_flags=access, path_mtu=mtu, dest_qp_num=peer.qp_num, rq_psn=rq_psn,
+                      sq_psn=sq_psn, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,
+                      min_rnr_timer=min_rnr_timer, max_rd_atomic=max_rd_atomic,
+                      max_dest_rd_atomic=max_rd_atomic,
+                      ah_attr=AHAttr(gr=GlobalRoute(dgid=peer._host.gid, traffic_class=traffic_class)))
+        qp.to_init(attr)
+        qp.to_rtr(attr)
+        qp.to_rts(attr)
+    del host_b

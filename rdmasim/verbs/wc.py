@@ -1,0 +1,36 @@
+"""Work completions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rdmasim.verbs import enums as e
+
+
+@dataclass(frozen=True)
+class WC:
+    """A work completion (``struct ibv_wc``)."""
+
+    wr_id: int = 0
+    status: int = 0
+    opcode: int = 0
+    vendor_err: int = 0
+    byte_len: int = 0
+    imm_data: int = 0
+    qp_num: int = 0
+    src_qp: int = 0
+    wc_flags: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == e.IBV_WC_SUCCESS
+
+    def __repr__(self) -> str:
+        status = e.wc_status_to_str(self.status)
+        try:
+            op = e.ibv_wc_opcode(self.opcode).name
+        except ValueError:
+            op = str(self.opcode)
+        imm = f", imm_data=0x{self.imm_data:x}" if self.wc_flags & e.IBV_WC_WITH_IMM else ""
+        return (f"WC(wr_id={self.wr_id}, status={status}, opcode={op}, byte_len={self.byte_len}"
+                f"{imm}, qp_num=0x{self.qp_num:x})")
