@@ -1,0 +1,346 @@
+# RoCEv2 / PFC wire codec (csrc/codec): encode/decode between dicts and frame bytes,
+# ICRC, CRC-32 and a pcap writer.  Control-path and test helpers, not per-packet paths.
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdio cimport FILE
+from libc.errno cimport errno
+from libc.string cimport memset
+
+import os
+
+
+cdef extern from "rdmasim/packet.h":
+    enum:
+        RS_PKT_ROCE
+        RS_PKT_PFC
+        RS_MAX_PAYLOAD
+
+    ctypedef struct rs_pkt:
+        rs_pkt *next
+        int64_t t_arrive_ps
+        uint8_t *payload
+        uint32_t payload_len
+        uint32_t kind
+        uint32_t src_qpn
+        uint16_t src_node
+        uint16_t dst_node
+        uint8_t priority
+        uint8_t dst_mac[6]
+        uint8_t src_mac[6]
+        uint8_t tos
+        uint8_t ttl
+        uint16_t ip_id
+        uint32_t src_ip
+        uint32_t dst_ip
+        uint16_t udp_sport
+        uint8_t opcode
+        uint8_t se
+        uint8_t mig
+        uint8_t fecn
+        uint8_t becn
+        uint8_t ackreq
+        uint16_t pkey
+        uint32_t dest_qpn
+        uint32_t psn
+        uint64_t reth_va
+        uint32_t reth_rkey
+        uint32_t reth_len
+        uint8_t aeth_syndrome
+        uint32_t aeth_msn
+        uint32_t imm
+        uint64_t atomic_va
+        uint32_t atomic_rkey
+        uint64_t atomic_swap_add
+        uint64_t atomic_compare
+        uint64_t atomic_orig
+        uint16_t pfc_class_enable
+        uint16_t pfc_quanta[8]
+
+
+cdef extern from "rdmasim/codec.h":
+    enum:
+        RS_CODEC_OK
+        RS_CODEC_ERR_SHORT
+        RS_CODEC_ERR_NOT_ROCE
+        RS_CODEC_ERR_BAD_OPCODE
+        RS_CODEC_ERR_BAD_LENGTH
+        RS_CODEC_ERR_BAD_ICRC
+        RS_CODEC_ERR_BAD_FIELD
+
+    ctypedef struct rs_pcap:
+        FILE *fp
+        uint64_t frames
+
+    int rs_opcode_ext_bytes(uint8_t opcode)
+    size_t rs_frame_len(const rs_pkt *p)
+    int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap)
+    int rs_decode(const uint8_t *buf, size_t len, rs_pkt *p)
+    uint32_t rs_icrc(const uint8_t *frame, size_t len)
+    uint32_t rs_crc32(uint32_t crc, const uint8_t *data, size_t len)
+    int rs_pcap_open(rs_pcap *pc, const char *path)
+    int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps)
+    int rs_pcap_close(rs_pcap *pc)
+
+
+_CODEC_STATUS = {
+    RS_CODEC_OK: "OK",
+    RS_CODEC_ERR_SHORT: "SHORT",
+    RS_CODEC_ERR_NOT_ROCE: "NOT_ROCE",
+    RS_CODEC_ERR_BAD_OPCODE: "BAD_OPCODE",
+    RS_CODEC_ERR_BAD_LENGTH: "BAD_LENGTH",
+    RS_CODEC_ERR_BAD_ICRC: "BAD_ICRC",
+    RS_CODEC_ERR_BAD_FIELD: "BAD_FIELD",
+}
+
+# Scalar rs_pkt fields, in struct order; "payload", the MACs and pfc_quanta are handled apart.
+_PKT_INT_FIELDS = (
+    "t_arrive_ps", "payload_len", "kind", "src_qpn", "src_node", "dst_node", "priority",
+    "tos", "ttl", "ip_id", "src_ip", "dst_ip", "udp_sport",
+    "opcode", "se", "mig", "fecn", "becn", "ackreq", "pkey", "dest_qpn", "psn",
+    "reth_va", "reth_rkey", "reth_len", "aeth_syndrome", "aeth_msn", "imm",
+    "atomic_va", "atomic_rkey", "atomic_swap_add", "atomic_compare", "atomic_orig",
+    "pfc_class_enable",
+)
+_PKT_KEYS = frozenset(_PKT_INT_FIELDS + ("payload", "dst_mac", "src_mac", "pfc_quanta"))
+# Keys decode() adds that encode() accepts and ignores, so decode output feeds encode.
+_DECODE_ONLY_KEYS = frozenset(("icrc_ok",))
+# Encode buffer: largest frame is headers (54) + 32 B ext + 4096 payload + 3 pad + ICRC.
+cdef enum:
+    _FRAME_CAP = 4352
+
+
+def _codec_error(int status, str what):
+    name = _CODEC_STATUS.get(status, str(status))
+    return ValueError(f"{what}: RS_CODEC_ERR_{name} ({status})")
+
+
+cdef int _set_int(rs_pkt *p, str name, object v) except -1:
+    # One branch per field: Cython structs have no by-name access. Overflow -> OverflowError.
+    if name == "t_arrive_ps": p.t_arrive_ps = v
+    elif name == "payload_len": p.payload_len = v
+    elif name == "kind": p.kind = v
+    elif name == "src_qpn": p.src_qpn = v
+    elif name == "src_node": p.src_node = v
+    elif name == "dst_node": p.dst_node = v
+    elif name == "priority": p.priority = v
+    elif name == "tos": p.tos = v
+    elif name == "ttl": p.ttl = v
+    elif name == "ip_id": p.ip_id = v
+    elif name == "src_ip": p.src_ip = v
+    elif name == "dst_ip": p.dst_ip = v
+    elif name == "udp_sport": p.udp_sport = v
+    elif name == "opcode": p.opcode = v
+    elif name == "se": p.se = v
+    elif name == "mig": p.mig = v
+    elif name == "fecn": p.fecn = v
+    elif name == "becn": p.becn = v
+    elif name == "ackreq": p.ackreq = v
+    elif name == "pkey": p.pkey = v
+    elif name == "dest_qpn": p.dest_qpn = v
+    elif name == "psn": p.psn = v
+    elif name == "reth_va": p.reth_va = v
+    elif name == "reth_rkey": p.reth_rkey = v
+    elif name == "reth_len": p.reth_len = v
+    elif name == "aeth_syndrome": p.aeth_syndrome = v
+    elif name == "aeth_msn": p.aeth_msn = v
+    elif name == "imm": p.imm = v
+    elif name == "atomic_va": p.atomic_va = v
+    elif name == "atomic_rkey": p.atomic_rkey = v
+    elif name == "atomic_swap_add": p.atomic_swap_add = v
+    elif name == "atomic_compare": p.atomic_compare = v
+    elif name == "atomic_orig": p.atomic_orig = v
+    elif name == "pfc_class_enable": p.pfc_class_enable = v
+    else:
+        raise KeyError(name)
+    return 0
+
+
+cdef object _ip_int(object v):
+    # Accept "10.0.0.1" as well as an int.
+    if isinstance(v, str):
+        import ipaddress
+        return int(ipaddress.IPv4Address(v))
+    return v
+
+
+cdef bytes _fill_pkt(rs_pkt *p, object fields):
+    """Fill *p from a dict; returns the payload bytes object, which must outlive *p."""
+    memset(p, 0, sizeof(rs_pkt))
+    p.tos = 0x02  # ECT(0): RoCEv2 traffic is ECN-capable
+    p.ttl = 64
+    p.pkey = 0xFFFF
+    unknown = set(fields) - _PKT_KEYS - _DECODE_ONLY_KEYS
+    if unknown:
+        raise ValueError(f"unknown rs_pkt field(s): {sorted(unknown)}")
+    for name in _PKT_INT_FIELDS:
+        if name in fields:
+            v = fields[name]
+            if name in ("src_ip", "dst_ip"):
+                v = _ip_int(v)
+            try:
+                _set_int(p, name, v)
+            except OverflowError:
+                raise ValueError(f"field {name}={v!r} out of range for its C type") from None
+    for name in ("dst_mac", "src_mac"):
+        if name in fields:
+            mac = bytes(fields[name])
+            if len(mac) != 6:
+                raise ValueError(f"{name} must be 6 bytes, got {len(mac)}")
+            for i in range(6):
+                if name == "dst_mac":
+                    p.dst_mac[i] = mac[i]
+                else:
+                    p.src_mac[i] = mac[i]
+    if "pfc_quanta" in fields:
+        q = list(fields["pfc_quanta"])
+        if len(q) != 8:
+            raise ValueError(f"pfc_quanta must have 8 entries, got {len(q)}")
+        for i in range(8):
+            if not 0 <= q[i] <= 0xFFFF:
+                raise ValueError(f"pfc_quanta[{i}]={q[i]!r} out of range 0..65535")
+            p.pfc_quanta[i] = q[i]
+    cdef bytes payload = None
+    if fields.get("payload") is not None:
+        payload = bytes(fields["payload"])
+        if "payload_len" in fields and fields["payload_len"] != len(payload):
+            raise ValueError(
+                f"payload_len={fields['payload_len']} but len(payload)={len(payload)}")
+        p.payload_len = <uint32_t>len(payload)
+        if len(payload):
+            p.payload = <uint8_t *><const unsigned char *>payload
+    return payload
+
+
+cdef dict _pkt_to_dict(const rs_pkt *p, const uint8_t *base, bytes frame):
+    d = {
+        "t_arrive_ps": p.t_arrive_ps, "payload_len": p.payload_len, "kind": p.kind,
+        "src_qpn": p.src_qpn, "src_node": p.src_node, "dst_node": p.dst_node,
+        "priority": p.priority,
+        "dst_mac": bytes([p.dst_mac[i] for i in range(6)]),
+        "src_mac": bytes([p.src_mac[i] for i in range(6)]),
+        "tos": p.tos, "ttl": p.ttl, "ip_id": p.ip_id, "src_ip": p.src_ip, "dst_ip": p.dst_ip,
+        "udp_sport": p.udp_sport,
+        "opcode": p.opcode, "se": p.se, "mig": p.mig, "fecn": p.fecn, "becn": p.becn,
+        "ackreq": p.ackreq, "pkey": p.pkey, "dest_qpn": p.dest_qpn, "psn": p.psn,
+        "reth_va": p.reth_va, "reth_rkey": p.reth_rkey, "reth_len": p.reth_len,
+        "aeth_syndrome": p.aeth_syndrome, "aeth_msn": p.aeth_msn, "imm": p.imm,
+        "atomic_va": p.atomic_va, "atomic_rkey": p.atomic_rkey,
+        "atomic_swap_add": p.atomic_swap_add, "atomic_compare": p.atomic_compare,
+        "atomic_orig": p.atomic_orig,
+        "pfc_class_enable": p.pfc_class_enable,
+        "pfc_quanta": [p.pfc_quanta[i] for i in range(8)],
+    }
+    if p.payload != NULL and p.payload_len:
+        off = <size_t>(p.payload - base)
+        d["payload"] = frame[off:off + p.payload_len]
+    else:
+        d["payload"] = b""
+    return d
+
+
+def encode(fields):
+    """Encode a dict of rs_pkt fields to frame bytes (Ethernet II, no FCS).
+
+    Missing keys default to kind 0 (RoCE), tos 0x02, ttl 64, pkey 0xFFFF, everything else 0.
+    Raises ValueError naming the rs_codec_status if the C encoder rejects the packet."""
+    cdef rs_pkt p
+    cdef uint8_t buf[_FRAME_CAP]
+    keep = _fill_pkt(&p, fields)  # noqa: F841 -- keeps the payload buffer alive
+    cdef int n = rs_encode(&p, buf, _FRAME_CAP)
+    if n < 0:
+        raise _codec_error(n, "encode failed")
+    return bytes(buf[:n])
+
+
+def decode(frame):
+    """Decode frame bytes to a dict of rs_pkt fields plus "payload" (bytes) and "icrc_ok".
+
+    A frame whose ICRC mismatches decodes with icrc_ok False; any other codec error
+    raises ValueError naming the rs_codec_status."""
+    cdef bytes data = bytes(frame)
+    cdef const uint8_t *base = <const uint8_t *><const unsigned char *>data
+    cdef rs_pkt p
+    cdef int st = rs_decode(base, <size_t>len(data), &p)
+    if st != RS_CODEC_OK and st != RS_CODEC_ERR_BAD_ICRC:
+        raise _codec_error(st, "decode failed")
+    d = _pkt_to_dict(&p, base, data)
+    d["icrc_ok"] = st == RS_CODEC_OK
+    return d
+
+
+def icrc(frame_without_icrc):
+    """RoCEv2 ICRC of a frame given up to, not including, its ICRC (wire order is LSB first)."""
+    cdef bytes data = bytes(frame_without_icrc)
+    return rs_icrc(<const uint8_t *><const unsigned char *>data, <size_t>len(data))
+
+
+def crc32(data, uint32_t crc=0):
+    """CRC-32 (IEEE 802.3 / zlib), continuing from `crc` like zlib.crc32."""
+    cdef bytes b = bytes(data)
+    return rs_crc32(crc, <const uint8_t *><const unsigned char *>b, <size_t>len(b))
+
+
+def frame_len(fields):
+    """Length of the frame `fields` would encode to; ValueError if it cannot be encoded."""
+    cdef rs_pkt p
+    keep = _fill_pkt(&p, fields)  # noqa: F841
+    cdef size_t n = rs_frame_len(&p)
+    if n == 0:
+        raise ValueError("frame_len: fields cannot be encoded (kind, opcode or a field value)")
+    return n
+
+
+def opcode_ext_bytes(uint8_t opcode):
+    """Extension-header bytes after BTH for `opcode`, or -1 if the codec does not know it."""
+    return rs_opcode_ext_bytes(opcode)
+
+
+cdef class PcapWriter:
+    """Nanosecond pcap (LINKTYPE_ETHERNET) writer over the C encoder; a context manager."""
+    cdef rs_pcap pc
+
+    def __cinit__(self):
+        self.pc.fp = NULL
+        self.pc.frames = 0
+
+    def __init__(self, path=None):
+        if path is not None:
+            self.open(path)
+
+    def open(self, path):
+        """Create/truncate `path` and write the pcap file header."""
+        if self.pc.fp != NULL:
+            raise ValueError("PcapWriter is already open")
+        cdef bytes bpath = os.fsencode(path)
+        if rs_pcap_open(&self.pc, bpath) != 0:
+            e = errno
+            raise OSError(e, os.strerror(e) if e else "pcap open failed", str(path))
+        return self
+
+    def write(self, fields, int64_t t_ps):
+        """Encode `fields` and append it with timestamp `t_ps` picoseconds."""
+        cdef rs_pkt p
+        if self.pc.fp == NULL:
+            raise ValueError("PcapWriter is not open")
+        keep = _fill_pkt(&p, fields)  # noqa: F841
+        if rs_pcap_write(&self.pc, &p, t_ps) != 0:
+            raise ValueError(f"pcap write failed (frame_len {rs_frame_len(&p)}, t_ps {t_ps})")
+
+    @property
+    def frames(self):
+        """Frames written so far."""
+        return self.pc.frames
+
+    def close(self):
+        """Flush and close; safe to call twice."""
+        if rs_pcap_close(&self.pc) != 0:
+            raise OSError("pcap close failed")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __dealloc__(self):
+        rs_pcap_close(&self.pc)

@@ -21,25 +21,40 @@ enum rs_codec_status {
     RS_CODEC_ERR_BAD_FIELD = -6,  /* field out of range (e.g. payload > 4096) */
 };
 
+/* Field conventions (both directions):
+ *  - se, mig, fecn, becn, ackreq: any nonzero value encodes as 1; decode gives 0/1.
+ *  - dest_qpn, psn, aeth_msn are 24-bit: larger values are RS_CODEC_ERR_BAD_FIELD.
+ *  - imm: ImmDt on the wire is the big-endian encoding of p->imm.  IETH (SEND_*_WITH_INVALIDATE)
+ *    also travels in p->imm (the rkey to invalidate), as verbs shares imm_data/invalidate_rkey.
+ *  - PadCnt is derived from payload_len; TVer is 0; the UDP checksum is sent as 0.
+ *  - Opcodes known: RC 0x00-0x14, 0x16, 0x17; UC 0x20-0x2B; CNP 0x81.  payload_len > 0 on an
+ *    opcode that carries no data (READ_REQUEST, ACK, atomics, CNP) is RS_CODEC_ERR_BAD_FIELD.
+ *  - The 802.1p priority is not on the wire (no VLAN tag is emitted). */
+
 /* Bytes of extension headers (RETH, AETH, ImmDt, ...) that `opcode` carries after BTH,
  * or -1 for an opcode the codec does not know. */
 int rs_opcode_ext_bytes(uint8_t opcode);
 
-/* Length in bytes of the frame `p` encodes to (no FCS, padded to 60 B minimum). */
+/* Length in bytes of the frame `p` encodes to (no FCS, padded to 60 B minimum),
+ * or 0 if `p` cannot be encoded (unknown kind/opcode, field out of range). */
 size_t rs_frame_len(const rs_pkt *p);
 
 /* Encode `p` into `out` (capacity `cap`). Returns the frame length, or a negative
  * rs_codec_status. Computes the IPv4 header checksum, pad count and ICRC. */
 int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap);
 
-/* Decode a frame into `p`. p->payload points into `buf` (not copied).
+/* Decode a frame into `p`. p->payload points into `buf` (not copied; NULL when
+ * payload_len is 0). `p` is zeroed first, including next and simulator metadata.
  * Returns RS_CODEC_OK, or a negative status; with RS_CODEC_ERR_BAD_ICRC the
- * fields are filled. Never reads outside buf[0..len). */
+ * fields are filled. Bytes after the IP datagram (Ethernet padding) are ignored.
+ * The IPv4 header checksum is not checked (the ICRC covers everything else).
+ * Never reads outside buf[0..len). */
 int rs_decode(const uint8_t *buf, size_t len, rs_pkt *p);
 
-/* ICRC of a RoCEv2 frame (Ethernet + IPv4 ... up to, not including, the ICRC):
+/* ICRC of a RoCEv2 frame (Ethernet + IPv4 or IPv6 ... up to, not including, the ICRC):
  * `len` excludes the 4 ICRC bytes. Returns the CRC value; on the wire it is
- * stored least-significant byte first. */
+ * stored least-significant byte first. Returns 0 if the frame is too short to hold
+ * IP + UDP + BTH or the EtherType is not IP (callers validate frames first). */
 uint32_t rs_icrc(const uint8_t *frame, size_t len);
 
 /* CRC-32 (IEEE 802.3 / zlib) continuing from `crc` (start with 0). */
@@ -54,7 +69,8 @@ typedef struct rs_pcap {
 
 /* Open `path` for writing and write the file header. Returns 0 or -1 (errno set). */
 int rs_pcap_open(rs_pcap *pc, const char *path);
-/* Encode `p` and append it with timestamp `t_ps` (picoseconds, truncated to ns). */
+/* Encode `p` and append it with timestamp `t_ps` (picoseconds, truncated to ns).
+ * Returns 0, or -1 (not open, negative time, encode error, write error). */
 int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps);
 /* Flush and close; safe to call twice. */
 int rs_pcap_close(rs_pcap *pc);
