@@ -3,7 +3,7 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
-cdef extern from "rdmasim/sim.h":
+cdef extern from "rdmasim/sim.h" nogil:
     ctypedef struct rs_sim:
         pass
     ctypedef struct rs_run_args:
