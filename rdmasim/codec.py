@@ -1,0 +1,116 @@
+"""RoCEv2 / PFC wire codec: packet fields <-> exact frame bytes, ICRC, pcap.
+
+Frames are Ethernet II without FCS, as pcap LINKTYPE_ETHERNET stores them. A packet is a
+dict keyed by the C ``rs_pkt`` field names (csrc/include/rdmasim/packet.h); see
+csrc/include/rdmasim/codec.h for the field conventions (24-bit QPN/PSN/MSN, ``imm`` sent
+big-endian and also carrying the IETH rkey, booleans as 0/1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from os import PathLike
+from typing import Any
+
+from rdmasim import _core
+
+PKT_ROCE = 0
+PKT_PFC = 1
+ROCE_UDP_PORT = 4791
+
+_RC_UC_NAMES = {
+    0x00: "SEND_FIRST",
+    0x01: "SEND_MIDDLE",
+    0x02: "SEND_LAST",
+    0x03: "SEND_LAST_WITH_IMMEDIATE",
+    0x04: "SEND_ONLY",
+    0x05: "SEND_ONLY_WITH_IMMEDIATE",
+    0x06: "RDMA_WRITE_FIRST",
+    0x07: "RDMA_WRITE_MIDDLE",
+    0x08: "RDMA_WRITE_LAST",
+    0x09: "RDMA_WRITE_LAST_WITH_IMMEDIATE",
+    0x0A: "RDMA_WRITE_ONLY",
+    0x0B: "RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+}
+
+#: BTH opcode -> name, for every opcode the codec knows (RC, UC with a ``UC_`` prefix, CNP).
+OPCODE_NAMES: dict[int, str] = {
+    **_RC_UC_NAMES,
+    0x0C: "RDMA_READ_REQUEST",
+    0x0D: "RDMA_READ_RESPONSE_FIRST",
+    0x0E: "RDMA_READ_RESPONSE_MIDDLE",
+    0x0F: "RDMA_READ_RESPONSE_LAST",
+    0x10: "RDMA_READ_RESPONSE_ONLY",
+    0x11: "ACKNOWLEDGE",
+    0x12: "ATOMIC_ACKNOWLEDGE",
+    0x13: "COMPARE_SWAP",
+    0x14: "FETCH_ADD",
+    0x16: "SEND_LAST_WITH_INVALIDATE",
+    0x17: "SEND_ONLY_WITH_INVALIDATE",
+    **{0x20 + op: "UC_" + name for op, name in _RC_UC_NAMES.items()},
+    0x81: "CNP",
+}
+
+Fields = Mapping[str, Any]
+
+
+def encode(fields: Fields) -> bytes:
+    """Encode a packet to frame bytes (min 60 bytes, no FCS).
+
+    Missing keys default to kind 0 (RoCE), tos 0x02 (ECT(0)), ttl 64, pkey 0xFFFF, MACs zero,
+    everything else 0. ``payload`` is bytes; with only ``payload_len`` the payload is zeros.
+    Raises ValueError (naming the codec status) for an unencodable packet."""
+    return _core.encode(fields)
+
+
+def decode(frame: bytes) -> dict[str, Any]:
+    """Decode a frame to a dict of every rs_pkt field plus ``payload`` (bytes, without pad)
+    and ``icrc_ok`` (bool). Raises ValueError naming the status (SHORT, NOT_ROCE, BAD_OPCODE,
+    BAD_LENGTH, BAD_FIELD) if the frame is not a well-formed RoCEv2 or PFC frame."""
+    return _core.decode(frame)
+
+
+def icrc(frame_without_icrc: bytes) -> int:
+    """RoCEv2 ICRC of an Ethernet frame cut just before its ICRC; the wire carries
+    ``value.to_bytes(4, "little")``."""
+    return _core.icrc(frame_without_icrc)
+
+
+def crc32(data: bytes, crc: int = 0) -> int:
+    """CRC-32 (IEEE 802.3 / zlib), continuing from ``crc`` like ``zlib.crc32``."""
+    return _core.crc32(data, crc)
+
+
+def frame_len(fields: Fields) -> int:
+    """Length in bytes of the frame ``fields`` encodes to; ValueError if it cannot be encoded."""
+    return _core.frame_len(fields)
+
+
+def opcode_ext_bytes(opcode: int) -> int:
+    """Extension-header bytes following BTH for ``opcode``; -1 if the codec does not know it."""
+    return _core.opcode_ext_bytes(opcode)
+
+
+class PcapWriter(_core.PcapWriter):
+    """Writes frames to a nanosecond pcap file (LINKTYPE_ETHERNET, readable by tshark).
+
+    ``with PcapWriter(path) as w: w.write(fields, t_ps)``; timestamps are picoseconds,
+    truncated to nanoseconds."""
+
+    def __init__(self, path: str | PathLike[str] | None = None) -> None:
+        super().__init__(path)
+
+
+__all__ = [
+    "OPCODE_NAMES",
+    "PKT_PFC",
+    "PKT_ROCE",
+    "ROCE_UDP_PORT",
+    "PcapWriter",
+    "crc32",
+    "decode",
+    "encode",
+    "frame_len",
+    "icrc",
+    "opcode_ext_bytes",
+]
