@@ -1,0 +1,140 @@
+# Test handles over the engine's building blocks (csrc/core): the event queue (4-ary heap with
+# generation-based lazy timer cancellation) and the seeded RNG streams.  Used by the unit tests
+# only; the simulation itself never calls into Python per event.
+from libc.stdint cimport int64_t, intptr_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free
+
+
+cdef extern from "rdmasim/eventq.h" nogil:
+    ctypedef struct rs_timer:
+        void *owner
+        uint32_t gen
+        uint16_t kind
+        uint16_t armed
+        int64_t when_ps
+
+    ctypedef struct rs_event:
+        int64_t t_ps
+        uint64_t seq
+        rs_timer *timer
+        uint32_t gen
+
+    ctypedef struct rs_eventq:
+        size_t len
+        size_t cap
+        uint64_t next_seq
+        uint64_t pushed
+        uint64_t stale
+
+    int rs_eventq_init(rs_eventq *q, size_t initial_cap)
+    void rs_eventq_free(rs_eventq *q)
+    int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
+    void rs_timer_cancel(rs_timer *tm)
+    int rs_eventq_pop(rs_eventq *q, rs_event *out)
+    int64_t rs_eventq_peek_time(rs_eventq *q)
+
+
+cdef extern from "rdmasim/rng.h" nogil:
+    ctypedef struct rs_rng:
+        uint64_t s[4]
+    void rs_rng_seed(rs_rng *r, uint64_t seed, uint64_t stream)
+    uint64_t rs_rng_next(rs_rng *r)
+    double rs_rng_uniform(rs_rng *r)
+
+
+cdef class EventQueueForTest:
+    """An rs_eventq with ``n_timers`` rs_timer event sources (indices 0..n_timers-1).
+
+    ``arm(i, t_ps)`` (re)arms timer i (cancelling its earlier arming), ``cancel(i)`` disarms it,
+    ``pop()`` returns ``(t_ps, seq, i)`` of the earliest live event or None, ``peek_time()`` the
+    time of the earliest live event or None, ``len()`` the number of live (armed) timers.
+    """
+    cdef rs_eventq q
+    cdef rs_timer *timers
+    cdef Py_ssize_t n_timers
+    cdef Py_ssize_t live
+    cdef bint inited
+
+    def __cinit__(self, Py_ssize_t n_timers, Py_ssize_t initial_cap=16):
+        self.timers = NULL
+        self.inited = False
+        self.live = 0
+        if n_timers < 0:
+            raise ValueError(f"n_timers must be >= 0, got {n_timers}")
+        self.n_timers = n_timers
+        self.timers = <rs_timer *>calloc(n_timers if n_timers > 0 else 1, sizeof(rs_timer))
+        if self.timers == NULL:
+            raise MemoryError()
+        cdef Py_ssize_t i
+        for i in range(n_timers):
+            self.timers[i].owner = <void *><intptr_t>i
+        if rs_eventq_init(&self.q, initial_cap if initial_cap > 0 else 0) != 0:
+            raise MemoryError()
+        self.inited = True
+
+    def __dealloc__(self):
+        if self.inited:
+            rs_eventq_free(&self.q)
+        free(self.timers)
+
+    cdef inline rs_timer *_timer(self, Py_ssize_t i) except NULL:
+        if i < 0 or i >= self.n_timers:
+            raise IndexError(f"timer index {i} outside 0..{self.n_timers - 1}")
+        return &self.timers[i]
+
+    def arm(self, Py_ssize_t timer_index, int64_t t_ps):
+        cdef rs_timer *tm = self._timer(timer_index)
+        cdef bint was_armed = tm.armed != 0
+        if rs_timer_arm(&self.q, tm, t_ps) != 0:
+            raise MemoryError()
+        if not was_armed:
+            self.live += 1
+
+    def cancel(self, Py_ssize_t timer_index):
+        cdef rs_timer *tm = self._timer(timer_index)
+        if tm.armed:
+            self.live -= 1
+        rs_timer_cancel(tm)
+
+    def is_armed(self, Py_ssize_t timer_index):
+        return self._timer(timer_index).armed != 0
+
+    def pop(self):
+        cdef rs_event ev
+        if not rs_eventq_pop(&self.q, &ev):
+            return None
+        self.live -= 1
+        return (ev.t_ps, ev.seq, <Py_ssize_t><intptr_t>ev.timer.owner)
+
+    def peek_time(self):
+        cdef int64_t t = rs_eventq_peek_time(&self.q)
+        if self.q.len == 0:
+            return None
+        return t
+
+    def heap_stats(self):
+        """Raw heap entries (live + stale), entries pushed and stale entries skipped so far."""
+        return {"heap_len": self.q.len, "pushed": self.q.pushed, "stale": self.q.stale}
+
+    def __len__(self):
+        return self.live
+
+
+def rng_uniform_stream(uint64_t seed, uint64_t stream, Py_ssize_t n):
+    """``n`` draws of rs_rng_uniform from the RNG stream (seed, stream)."""
+    cdef rs_rng r
+    cdef Py_ssize_t i
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    rs_rng_seed(&r, seed, stream)
+    return [rs_rng_uniform(&r) for i in range(n)]
+
+
+def rng_u64_stream(uint64_t seed, uint64_t stream, Py_ssize_t n):
+    """``n`` raw 64-bit outputs of rs_rng_next from the RNG stream (seed, stream)."""
+    cdef rs_rng r
+    cdef Py_ssize_t i
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    rs_rng_seed(&r, seed, stream)
+    return [rs_rng_next(&r) for i in range(n)]
