@@ -32,6 +32,8 @@ static void restart_rto(rs_sim *sim, rs_qp *qp)
     qp->rto_deadline_ps = 0;
     if (qp->req_psn != qp->comp_psn)
         rs_comp_arm_rto(sim, qp);
+    else
+        rs_timer_cancel(&qp->rto); /* nothing outstanding: no stray timer keeps the run alive */
 }
 
 /* Everything up to and including `psn` is acknowledged. */
