@@ -254,8 +254,8 @@ def encode(fields):
 def decode(frame):
     """Decode frame bytes to a dict of rs_pkt fields plus "payload" (bytes) and "icrc_ok".
 
-    A frame whose ICRC mismatches decodes with icrc_ok False; any other codec error
-    raises ValueError naming the rs_codec_status."""
+    A frame whose ICRC mismatches decodes with icrc_ok False (PFC frames have no ICRC:
+    always True); any other codec error raises ValueError naming the rs_codec_status."""
     cdef bytes data = bytes(frame)
     cdef const uint8_t *base = <const uint8_t *><const unsigned char *>data
     cdef rs_pkt p
@@ -322,8 +322,10 @@ cdef class PcapWriter:
         if self.pc.fp == NULL:
             raise ValueError("PcapWriter is not open")
         keep = _fill_pkt(&p, fields)  # noqa: F841
+        if rs_frame_len(&p) == 0 or t_ps < 0:
+            raise ValueError(f"pcap write: cannot encode these fields at t_ps={t_ps}")
         if rs_pcap_write(&self.pc, &p, t_ps) != 0:
-            raise ValueError(f"pcap write failed (frame_len {rs_frame_len(&p)}, t_ps {t_ps})")
+            raise OSError(errno, "pcap write failed")
 
     @property
     def frames(self):

@@ -464,6 +464,30 @@ def test_scapy_cnp_helper() -> None:
     assert codec.encode(d) == raw
 
 
+@settings(max_examples=100, deadline=None)
+@given(roce_packets(max_payload=300), u(8), u(20), u(8))
+def test_ipv6_icrc_matches_scapy(p: dict, tc: int, fl: int, hlim: int) -> None:
+    # rs_icrc also handles IPv6 (encode/decode are IPv4 only): compare with scapy's IPv6 rule.
+    s = scapy_all
+    pad = (-len(p["payload"])) % 4
+    pkt = (
+        s.Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01")
+        / s.IPv6(tc=tc, fl=fl, hlim=hlim, src="fe80::1", dst="fe80::2")
+        / s.UDP(sport=p["udp_sport"], dport=4791, chksum=0)
+        / scapy_roce.BTH(
+            opcode=p["opcode"],
+            padcount=pad,
+            fecn=p["fecn"],
+            becn=p["becn"],
+            dqpn=p["dest_qpn"],
+            psn=p["psn"],
+        )
+        / s.Raw(ext_bytes(p) + p["payload"] + bytes(pad))
+    )
+    raw = s.raw(pkt)
+    assert codec.icrc(raw[:-4]).to_bytes(4, "little") == raw[-4:]
+
+
 # --- tshark cross-check ----------------------------------------------------------------------
 
 TSHARK_FIELDS = (
