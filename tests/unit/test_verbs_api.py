@@ -908,3 +908,76 @@ def test_zero_length_send() -> None:
     c.sim.run_until_idle()
     assert [(w.wr_id, w.status, w.byte_len) for w in drain(c.cq_a)] == [(1, 0, 0)]
     assert [(w.wr_id, w.status, w.byte_len) for w in drain(c.cq_b)] == [(7, 0, 0)]
+
+
+def test_sqd_transitions() -> None:
+    env = make_env()
+    attr = _bring_to(env, "RTS")
+    attr.qp_state = e.IBV_QPS_SQD
+    env.qa.modify(attr, e.IBV_QP_STATE)
+    assert env.qa.qp_state == e.IBV_QPS_SQD
+    attr.timeout = 3  # SQD -> SQD may change the timeout
+    env.qa.modify(attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT)
+    assert env.qa.query()[0].timeout == 3
+    attr.qp_state = e.IBV_QPS_RTS
+    env.qa.modify(attr, e.IBV_QP_STATE)
+    assert env.qa.qp_state == e.IBV_QPS_RTS
+    attr.qp_state = e.IBV_QPS_SQE  # RC never enters SQE
+    with pytest.raises(PyverbsRDMAError, match=transition_re("RTS", "SQE")):
+        env.qa.modify(attr, e.IBV_QP_STATE)
+
+
+def test_cur_state_must_match() -> None:
+    env = make_env()
+    attr = _bring_to(env, "RTS")
+    attr.qp_state = e.IBV_QPS_RTS
+    attr.cur_qp_state = e.IBV_QPS_INIT
+    with pytest.raises(PyverbsRDMAError, match="cur_qp_state"):
+        env.qa.modify(attr, e.IBV_QP_STATE | e.IBV_QP_CUR_STATE)
+    attr.cur_qp_state = e.IBV_QPS_RTS
+    env.qa.modify(attr, e.IBV_QP_STATE | e.IBV_QP_CUR_STATE)
+    assert env.qa.qp_state == e.IBV_QPS_RTS
+
+
+def test_qp_state_out_of_range() -> None:
+    env = make_env()
+    attr = _bring_to(env, "INIT")
+    attr.qp_state = 9
+    with pytest.raises(PyverbsRDMAError, match="0..6"):
+        env.qa.modify(attr, e.IBV_QP_STATE)
+
+
+def test_creation_limits() -> None:
+    env = make_env()
+    with pytest.raises(PyverbsRDMAError, match="cqe"):
+        CQ(env.cq_a.ctx, 0)
+    with pytest.raises(PyverbsRDMAError, match="max_send_wr"):
+        QP(env.pd_a, QPInitAttr(scq=env.cq_a, rcq=env.cq_a, cap=QPCap(max_send_wr=0)))
+    with pytest.raises(PyverbsUserError, match="another host"):
+        QP(env.pd_a, QPInitAttr(scq=env.cq_a, rcq=env.cq_b))
+    with pytest.raises(PyverbsUserError, match="RC"):
+        QP(env.pd_a, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=env.cq_a, rcq=env.cq_a))
+
+
+def test_destroyed_qp_refuses_work() -> None:
+    c = make_conn()
+    c.qa.close()
+    with pytest.raises(PyverbsRDMAError):
+        c.qa.post_send(write_wr(c, 1, 10))
+    c.qa.close()  # idempotent
+
+
+def test_modify_to_err_flushes_outstanding_wrs() -> None:
+    c = make_conn()
+    c.qa.post_send(write_wr(c, 1, 100))
+    c.qa.post_send(write_wr(c, 2, 100))
+    c.qb.post_recv(recv_wr(c, 9, 100))
+    for qp in (c.qa, c.qb):
+        attr, _ = qp.query()
+        attr.qp_state = e.IBV_QPS_ERR
+        qp.modify(attr, e.IBV_QP_STATE)
+    c.sim.run_until_idle()
+    assert [(w.wr_id, w.status) for w in drain(c.cq_a)] == [(1, e.IBV_WC_WR_FLUSH_ERR),
+                                                            (2, e.IBV_WC_WR_FLUSH_ERR)]
+    assert [(w.wr_id, w.status, w.opcode) for w in drain(c.cq_b)] == [
+        (9, e.IBV_WC_WR_FLUSH_ERR, e.IBV_WC_RECV)]
