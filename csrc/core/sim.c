@@ -132,8 +132,9 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
             return RS_RUN_ERROR;
         int64_t t = rs_eventq_peek_time(&sim->evq);
         if (t == INT64_MAX) {
-            /* run(until=T) ends at T even when the network went quiet earlier */
-            if (a->until_ps != INT64_MAX && a->until_ps > sim->now_ps) {
+            /* run(until=T) ends at T even when the network went quiet earlier; a run
+             * waiting for completions reports idle instead (they can never come) */
+            if (a->watch_host < 0 && a->until_ps != INT64_MAX && a->until_ps > sim->now_ps) {
                 sim->now_ps = a->until_ps;
                 return RS_RUN_UNTIL;
             }

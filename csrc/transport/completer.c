@@ -40,13 +40,17 @@ static void restart_rto(rs_sim *sim, rs_qp *qp)
 static void ack_through(rs_sim *sim, rs_qp *qp, uint32_t psn)
 {
     qp->comp_psn = (psn + 1) & RS_PSN_MASK;
-    while (qp->sq_count && qp->req_idx > 0) {
+    while (qp->sq_count) {
         rs_swqe *w = rs_qp_swqe(qp, 0);
         uint32_t last = (w->first_psn + w->npkts - 1) & RS_PSN_MASK;
-        if (rs_psn_diff(last, psn) > 0)
+        if (!w->started || rs_psn_diff(last, psn) > 0)
             break;
         rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
     }
+    /* After a rewind the requester may be behind what the responder has already accepted
+     * (an ACK for an earlier transmission arrived): skip forward instead of resending it. */
+    if (rs_psn_diff(qp->comp_psn, qp->req_psn) > 0)
+        rs_req_rewind(sim, qp, qp->comp_psn);
     qp->retry_left = qp->attr.retry_cnt;
     qp->rnr_left = qp->attr.rnr_retry;
     restart_rto(sim, qp);
@@ -132,8 +136,10 @@ void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
     uint32_t psn = pkt->psn;
     uint8_t syndrome = pkt->aeth_syndrome;
+    /* an acknowledgement is valid for any PSN already sent, even if a rewind has since moved
+     * the requester back (rxe compares with the WQE's PSNs, not with req.psn) */
     int valid = qp->state == RS_QPS_RTS && pkt->opcode == RS_OP_ACKNOWLEDGE &&
-                rs_psn_diff(psn, qp->req_psn) < 0; /* never for a PSN not yet sent */
+                rs_psn_diff(psn, qp->max_sent_psn_next) < 0;
     rs_pkt_release(&sim->pool, pkt);
     if (!valid)
         return;

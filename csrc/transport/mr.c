@@ -53,6 +53,7 @@ int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length
         if (!n)
             return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
         h->mrs = n;
+        h->mrs[h->n_mrs] = (rs_mr){0}; /* keys derive from the slot's previous key: start at 0 */
         h->n_mrs++;
     }
     rs_mr *mr = &h->mrs[idx];

@@ -216,8 +216,8 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_ERR && qp->state != RS_QPS_SQD)
         return rs_sim_fail(sim, RS_ERR_STATE,
-                           "post_send on QP 0x%x in state %u: the send queue accepts work only in RTS "
-                           "(or ERR, where it is flushed)", qpn, qp->state);
+                           "post_send on QP 0x%x in %s: the send queue accepts work only in RTS "
+                           "(or ERR, where it is flushed)", qpn, rs_qp_state_name(qp->state));
     switch (wr->opcode) {
     case RS_WR_RDMA_WRITE:
     case RS_WR_RDMA_WRITE_WITH_IMM:

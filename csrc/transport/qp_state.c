@@ -39,7 +39,7 @@ static const qp_transition rc_transitions[] = {
     {ANY_STATE, RS_QPS_ERR, 0, 0},
 };
 
-static const char *state_name(uint32_t s)
+const char *rs_qp_state_name(uint32_t s)
 {
     static const char *const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
     return s < 7 ? names[s] : "UNKNOWN";
@@ -170,24 +170,24 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
         return range_error(sim, qp, "qp_state", to, "IBV_QPS_RESET..IBV_QPS_ERR = 0..6");
     if ((mask & RS_QP_CUR_STATE) && a->cur_qp_state != from)
         return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: cur_qp_state=%s but the QP is in %s", qp->qpn,
-                           state_name(a->cur_qp_state), state_name(from));
+                           rs_qp_state_name(a->cur_qp_state), rs_qp_state_name(from));
     const qp_transition *t = find_transition(from, to);
     if (!t || to == RS_QPS_SQE)
         return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal RC transition", qp->qpn,
-                           state_name(from), state_name(to));
+                           rs_qp_state_name(from), rs_qp_state_name(to));
     char names[512];
     uint32_t given = mask & ~(uint32_t)RS_QP_STATE;
     uint32_t missing = t->required & ~given;
     if (missing) {
         mask_names(missing, names, sizeof(names));
         return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: missing required attribute(s) %s",
-                           qp->qpn, state_name(from), state_name(to), names);
+                           qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
     }
     uint32_t extra = given & ~(t->required | t->optional);
     if (extra) {
         mask_names(extra, names, sizeof(names));
         return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: attribute(s) %s not allowed here",
-                           qp->qpn, state_name(from), state_name(to), names);
+                           qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
     }
     int rc = check_ranges(sim, qp, a, mask);
     if (rc)

@@ -46,6 +46,7 @@ void rs_qp_reset(rs_sim *sim, rs_qp *qp);
 void rs_nic_forget(rs_host *h, rs_qp *qp);
 
 /* qp_state.c */
+const char *rs_qp_state_name(uint32_t state);
 int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *attr, uint32_t mask);
 
 #endif

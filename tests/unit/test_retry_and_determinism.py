@@ -165,10 +165,6 @@ def test_forward_progress_resets_retry_counter():
     assert p.qa.qp_state == e.IBV_QPS_RTS
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: Simulator.wait_for with a finite timeout never "
-                   "reports an idle network: rs_sim_run returns RUN_UNTIL (advancing now to the "
-                   "deadline) when the event queue empties, so wait_for raises TimeoutError "
-                   "instead of the documented RuntimeError")
 def test_wait_for_reports_idle_network_with_finite_timeout():
     """timeout=0 disables the retransmit timer: on a dead link nothing more can happen, so
     wait_for should say the network went idle (RuntimeError), not wait out its timeout."""
@@ -247,9 +243,6 @@ def test_same_seed_same_pcap_and_stats(tmp_path, seed):
     assert s1 == s2
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: MR keys depend on uninitialised memory "
-                   "(rs_mr_reg reads mr->lkey of a new realloc'd slot): the same seed gives "
-                   "different lkey/rkey from one Simulator to the next in the same process")
 def test_mr_keys_depend_only_on_seed():
     def keys():
         t = rdmasim.back_to_back(seed=1)

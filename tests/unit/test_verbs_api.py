@@ -378,9 +378,6 @@ def test_post_send_before_rts_raises_naming_state(state: str) -> None:
     assert env.qa.stats()["pkts_sent"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: post_send's error names the state by number "
-                   "('in state 0/1/2', csrc/transport/qp.c rs_post_send) instead of "
-                   "RESET/INIT/RTR, unlike post_recv")
 @pytest.mark.parametrize("state", ["RESET", "INIT", "RTR"])
 def test_post_send_error_names_state_by_name(state: str) -> None:
     env = make_env()
