@@ -89,6 +89,10 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t ooo_dropped
         uint64_t bytes_rcvd
         uint64_t msgs_completed
+        uint64_t read_resp_sent
+        uint64_t atomics_executed
+        uint64_t implied_naks
+        uint64_t bad_responses
 
     rs_sim *rs_sim_new(uint64_t seed)
     void rs_sim_free(rs_sim *sim)

@@ -2,6 +2,7 @@
 #include "core/sim_impl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "rdmasim/ib.h"
 
@@ -84,4 +85,29 @@ int rs_mr_dereg(rs_sim *sim, int host, int idx)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
     h->mrs[idx].base = NULL; /* keys kept so a re-registration of the slot gets a new key */
     return RS_OK;
+}
+
+int rs_scatter_sges(rs_host *h, uint32_t pd, const rs_sge *sge, uint32_t n, uint64_t off, const uint8_t *data,
+                    uint32_t len)
+{
+    for (uint32_t i = 0; i < n && len > 0; i++) {
+        const rs_sge *s = &sge[i];
+        if (off >= s->length) {
+            off -= s->length;
+            continue;
+        }
+        uint32_t k = (uint32_t)(s->length - off) < len ? (uint32_t)(s->length - off) : len;
+        uint8_t *dst = rs_mr_resolve(h, s->lkey, 0, pd, RS_ACCESS_LOCAL_WRITE, s->addr + off, k);
+        if (!dst)
+            return -1;
+        if (data) {
+            memcpy(dst, data, k);
+            data += k;
+        } else {
+            memset(dst, 0, k);
+        }
+        len -= k;
+        off = 0;
+    }
+    return len ? -1 : 0;
 }

@@ -184,6 +184,10 @@ typedef struct rs_qp_stats {
     uint64_t ooo_dropped;      /* responder: out-of-sequence requests dropped */
     uint64_t bytes_rcvd;       /* responder: payload bytes accepted */
     uint64_t msgs_completed;   /* requester: WQEs completed successfully */
+    uint64_t read_resp_sent;   /* responder: READ response packets sent (replays included) */
+    uint64_t atomics_executed; /* responder: atomics executed (duplicates are replayed, not counted) */
+    uint64_t implied_naks;     /* requester: retries started by a response that skipped PSNs */
+    uint64_t bad_responses;    /* requester: responses for no outstanding request (dropped) */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
 
