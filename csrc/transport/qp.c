@@ -80,7 +80,8 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     qp->rnr_timer.owner = qp;
     qp->rnr_timer.kind = RS_EV_QP_RNR;
     scq->users++;
-    rcq->users++;
+    if (rcq != scq)
+        rcq->users++; /* users counts QPs, not attachments */
     h->qps[h->n_qps++] = qp;
     return (int)qp->qpn;
 }
@@ -100,7 +101,8 @@ int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
     h->cqs[qp->init.send_cq].users--;
-    h->cqs[qp->init.recv_cq].users--;
+    if (qp->init.recv_cq != qp->init.send_cq)
+        h->cqs[qp->init.recv_cq].users--;
     h->qps[qpn - RS_QPN_BASE] = NULL; /* frames still in flight to it are counted as unknown-QP drops */
     rs_respq_clear(sim, qp);
     free(qp->res);
