@@ -124,6 +124,10 @@ static int is_response(uint8_t op)
 
 void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
 {
+    if (h->scripted) {
+        rs_peer_deliver(sim, h, pkt);
+        return;
+    }
     rs_qp *qp = pkt->kind == RS_PKT_ROCE ? rs_host_qp(h, pkt->dest_qpn) : NULL;
     if (!qp || pkt->opcode == RS_OP_CNP) {
         h->rx_unknown_qp += (pkt->kind == RS_PKT_ROCE && !qp);
