@@ -13,5 +13,5 @@ Python never runs per packet: these are control-path calls and bulk reads.
 include "_enums.pxi"
 include "_codec.pxi"
 include "_engine.pxi"
-include "_sim.pxi"
 include "_cc.pxi"
+include "_sim.pxi"

@@ -93,6 +93,9 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t atomics_executed
         uint64_t implied_naks
         uint64_t bad_responses
+        uint64_t cnps_sent
+        uint64_t cnps_rcvd
+        uint64_t ce_rcvd
 
     rs_sim *rs_sim_new(uint64_t seed)
     void rs_sim_free(rs_sim *sim)
@@ -105,6 +108,10 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_sim_pcap_close(rs_sim *sim)
     int rs_host_add(rs_sim *sim)
     int rs_host_set_scripted(rs_sim *sim, int host, int on)
+    int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
+                       int64_t cnp_interval_ps, uint32_t cnp_dscp)
+    double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
+    const void *rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn)
     int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps)
     int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
     int rs_link_connect(rs_sim *sim, int host_a, int host_b, int64_t rate_bps, int64_t delay_ps)
@@ -203,6 +210,25 @@ cdef class SimCore:
 
     def host_add(self):
         return self._check(rs_host_add(self.sim))
+
+    def host_set_cc(self, int host, int kind, dict dcqcn, bint np_enabled, int64_t cnp_interval_ps,
+                    uint32_t cnp_dscp):
+        """kind 0 = none, 1 = DCQCN with `dcqcn` (the fields of rs_dcqcn_params)."""
+        cdef rs_dcqcn_params p
+        memset(&p, 0, sizeof(p))
+        if dcqcn is not None:
+            p = dcqcn
+        self._check(rs_host_set_cc(self.sim, host, kind, &p if dcqcn is not None else NULL, np_enabled,
+                                   cnp_interval_ps, cnp_dscp))
+
+    def qp_rate_bps(self, int host, uint32_t qpn):
+        return rs_qp_rate_bps(self.sim, host, qpn)
+
+    def qp_dcqcn_state(self, int host, uint32_t qpn):
+        cdef const rs_dcqcn_rp *rp = <const rs_dcqcn_rp *> rs_qp_cc_state(self.sim, host, qpn)
+        if rp == NULL:
+            return None
+        return rp[0]
 
     def set_scripted(self, int host, bint on):
         self._check(rs_host_set_scripted(self.sim, host, on))

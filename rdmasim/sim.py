@@ -34,6 +34,25 @@ class Host:
         self.ip = str(ipaddress.IPv4Address(ip))
         self.link: Link | None = None
 
+    def set_congestion_control(self, algorithm: str | None = "dcqcn", params: Any = None, *,
+                               notification_point: bool = True) -> None:
+        """Set the NIC's congestion control for QPs created (connected) afterwards.
+
+        ``algorithm``: ``"dcqcn"`` or ``None`` (line rate). ``params``: a ``rdmasim.cc.DcqcnParams``
+        (default: the paper's). ``notification_point``: send CNPs for CE-marked packets received,
+        at most one per QP per ``params.cnp_interval``.
+        """
+        from rdmasim.cc import DcqcnParams
+
+        if algorithm not in (None, "none", "dcqcn"):
+            raise ValueError(f"congestion control {algorithm!r}: choose 'dcqcn' or None")
+        p = params if params is not None else DcqcnParams.paper()
+        if not isinstance(p, DcqcnParams):
+            raise TypeError(f"params must be a DcqcnParams, got {type(p).__name__}")
+        kind = 1 if algorithm == "dcqcn" else 0
+        self.sim._core.host_set_cc(self.index, kind, p.to_c(), notification_point,
+                                   parse_time(p.cnp_interval), 48)
+
     @property
     def gid(self) -> str:
         """RoCEv2 GID of the port: the IPv4-mapped IPv6 address."""

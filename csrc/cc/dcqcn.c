@@ -156,3 +156,25 @@ int64_t rs_dcqcn_next_timer(const rs_dcqcn_rp *rp)
             best = c[k];
     return best;
 }
+
+/* ---- rs_cc_algo adapter ---- */
+_Static_assert(sizeof(rs_dcqcn_rp) <= RS_CC_STATE_BYTES, "DCQCN state must fit the per-QP CC storage");
+
+static void algo_init(void *st, const void *p, double line) { rs_dcqcn_init(st, p, line); }
+static void algo_cnp(void *st, const void *p, int64_t now) { rs_dcqcn_on_cnp(st, p, now); }
+static void algo_ack(void *st, const void *p, int64_t now, int64_t rtt, int ce) {}
+static void algo_sent(void *st, const void *p, uint64_t bytes, int64_t now) { rs_dcqcn_on_sent(st, p, bytes); }
+static void algo_timer(void *st, const void *p, int64_t now) { rs_dcqcn_on_timer(st, p, now); }
+static double algo_rate(const void *st) { return ((const rs_dcqcn_rp *)st)->rc_bps; }
+static int64_t algo_next(const void *st) { return rs_dcqcn_next_timer(st); }
+
+const rs_cc_algo rs_cc_dcqcn = {
+    .name = "dcqcn",
+    .init = algo_init,
+    .on_cnp = algo_cnp,
+    .on_ack = algo_ack,
+    .on_sent = algo_sent,
+    .on_timer = algo_timer,
+    .rate_bps = algo_rate,
+    .next_timer_ps = algo_next,
+};

@@ -110,6 +110,12 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_QP_RNR:
         rs_req_rnr_done(sim, tm->owner);
         break;
+    case RS_EV_QP_CC:
+        rs_cc_qp_timer(sim, tm->owner);
+        break;
+    case RS_EV_NIC_PACE:
+        rs_port_kick(sim, &((rs_host *)tm->owner)->port);
+        break;
     default:
         break;
     }

@@ -16,6 +16,8 @@ enum rs_event_kind {
     RS_EV_LINK_ARRIVAL = 2, /* owner: rs_link */
     RS_EV_QP_RTO = 3,       /* owner: rs_qp, retransmit (local ACK) timeout */
     RS_EV_QP_RNR = 4,       /* owner: rs_qp, RNR wait over */
+    RS_EV_QP_CC = 5,        /* owner: rs_qp, congestion-control timer */
+    RS_EV_NIC_PACE = 6,     /* owner: rs_host, a paced QP may send */
 };
 
 struct rs_sim {

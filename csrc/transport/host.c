@@ -20,6 +20,12 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     h->port.tx_done.owner = &h->port;
     h->port.tx_done.kind = RS_EV_PORT_TX_DONE;
     h->next_iova = 0x100000;
+    h->pace.owner = h;
+    h->pace.kind = RS_EV_NIC_PACE;
+    /* congestion control off by default; NVIDIA's CNP defaults when turned on */
+    h->cc.kind = RS_CC_NONE;
+    h->cc.cnp_interval_ps = 4000000;
+    h->cc.cnp_dscp = 48;
     rs_rng_seed(&h->rng, sim->seed, (uint64_t)id);
     return h;
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "net/port.h"
+#include "rdmasim/cc.h"
 #include "rdmasim/rng.h"
 #include "transport/cq.h"
 #include "transport/mr.h"
@@ -31,6 +32,8 @@ typedef struct rs_host {
     uint32_t n_qps;
 
     rs_qp *act_head;         /* round-robin ring of QPs with data to send */
+    rs_cc_config cc;         /* congestion control for QPs created afterwards */
+    rs_timer pace;           /* wakes the port when a paced QP may send again */
     int scripted;            /* frames go to Python (peer.c), not to the transport */
     rs_pkt *peer_head;       /* received frames waiting for Python */
     rs_pkt *peer_tail;

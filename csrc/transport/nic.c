@@ -103,17 +103,30 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
         p->next = NULL;
         return p;
     }
+    rs_qp *first_held = NULL;  /* first QP skipped because its rate limiter holds it */
+    int64_t wake_at = 0;
     while (h->act_head) {
         rs_qp *qp = h->act_head;
+        if (qp == first_held)
+            break; /* went round the ring: every QP with work is held */
         if (!has_work(sim, qp)) {
             ring_remove(h, qp);
             continue;
         }
         h->act_head = qp->act_next; /* round robin: the next QP goes first next time */
+        if (!qp->respq_head && rs_req_paced(sim, qp)) {
+            if (!first_held)
+                first_held = qp;
+            if (!wake_at || qp->next_tx_ps < wake_at)
+                wake_at = qp->next_tx_ps;
+            continue;
+        }
         rs_pkt *p = qp->respq_head ? rs_respq_next(sim, qp) : rs_req_build(sim, qp);
         if (p)
             return p;
     }
+    if (wake_at && (!h->pace.armed || h->pace.when_ps > wake_at))
+        rs_sim_arm(sim, &h->pace, wake_at);
     return NULL;
 }
 
@@ -129,11 +142,18 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
         return;
     }
     rs_qp *qp = pkt->kind == RS_PKT_ROCE ? rs_host_qp(h, pkt->dest_qpn) : NULL;
-    if (!qp || pkt->opcode == RS_OP_CNP) {
-        h->rx_unknown_qp += (pkt->kind == RS_PKT_ROCE && !qp);
+    if (!qp) {
+        h->rx_unknown_qp += (pkt->kind == RS_PKT_ROCE);
         rs_pkt_release(&sim->pool, pkt);
         return;
     }
+    if (pkt->opcode == RS_OP_CNP) {
+        rs_cc_on_cnp(sim, qp);
+        rs_pkt_release(&sim->pool, pkt);
+        return;
+    }
+    if ((pkt->tos & 3u) == 3u) /* ECN CE: congestion on the way here */
+        rs_cc_np_on_ce(sim, qp);
     if (is_response(pkt->opcode))
         rs_comp_receive(sim, qp, pkt);
     else

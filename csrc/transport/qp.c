@@ -79,6 +79,9 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     qp->rto.kind = RS_EV_QP_RTO;
     qp->rnr_timer.owner = qp;
     qp->rnr_timer.kind = RS_EV_QP_RNR;
+    qp->cc_timer.owner = qp;
+    qp->cc_timer.kind = RS_EV_QP_CC;
+    qp->last_cnp_ps = -1;
     scq->users++;
     if (rcq != scq)
         rcq->users++; /* users counts QPs, not attachments */
@@ -100,6 +103,7 @@ int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
     rs_nic_forget(h, qp);
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
+    rs_timer_cancel(&qp->cc_timer);
     h->cqs[qp->init.send_cq].users--;
     if (qp->init.recv_cq != qp->init.send_cq)
         h->cqs[qp->init.recv_cq].users--;
@@ -184,6 +188,7 @@ void rs_qp_to_error(rs_sim *sim, rs_qp *qp)
     qp->rd_outstanding = 0;
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
+    rs_timer_cancel(&qp->cc_timer);
     qp->rto_deadline_ps = 0;
     while (qp->sq_count)
         rs_qp_complete_head(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR);

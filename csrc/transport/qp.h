@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "rdmasim/cc.h"
 #include "rdmasim/eventq.h"
 #include "rdmasim/sim.h"
 
@@ -112,6 +113,13 @@ typedef struct rs_qp {
      * RS_PKT_JOB entries (READ responses, built packet by packet) and ready ACK frames */
     struct rs_pkt *respq_head;
     struct rs_pkt *respq_tail;
+
+    /* congestion control (cc_qp.c): reaction-point state and the QP's pacing */
+    const rs_cc_algo *cc;   /* NULL: line rate */
+    _Alignas(8) uint8_t cc_state[RS_CC_STATE_BYTES];
+    rs_timer cc_timer;
+    int64_t next_tx_ps;     /* the rate limiter lets the next request packet go at this time */
+    int64_t last_cnp_ps;    /* notification point: last CNP sent for this QP (-1: none) */
 
     /* NIC scheduling: round-robin ring of QPs with something to send */
     struct rs_qp *act_next;

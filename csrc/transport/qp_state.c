@@ -215,6 +215,8 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
         qp->state = to;
         /* SQD: WQEs already started finish, no new one starts (protocol.md 4) */
         qp->sq_draining = to == RS_QPS_SQD;
+        if (from == RS_QPS_RTR && to == RS_QPS_RTS)
+            rs_cc_qp_start(sim, qp); /* the rate starts at line rate */
         if (to == RS_QPS_RTS || to == RS_QPS_SQD)
             rs_nic_wake(sim, qp);
     }

@@ -39,6 +39,9 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
     return 1;
 }
 
+/* The rate limiter lets the QP's next request go at `next_tx_ps` (0 = now). */
+int rs_req_paced(const rs_sim *sim, const rs_qp *qp) { return qp->next_tx_ps > sim->now_ps; }
+
 static int is_send(uint32_t wr_op) { return wr_op == RS_WR_SEND || wr_op == RS_WR_SEND_WITH_IMM; }
 static int has_imm(uint32_t wr_op) { return wr_op == RS_WR_SEND_WITH_IMM || wr_op == RS_WR_RDMA_WRITE_WITH_IMM; }
 
@@ -109,6 +112,12 @@ static void local_error(rs_sim *sim, rs_qp *qp)
     rs_qp_to_error(sim, qp);
 }
 
+/* Bytes the packet occupies on the wire (frame, FCS, preamble and gap): what the pacer meters. */
+static uint32_t wire_bytes(const rs_pkt *p)
+{
+    return (uint32_t)rs_frame_len(p) + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES;
+}
+
 static void count_sent(rs_qp *qp, uint32_t len)
 {
     qp->stats.pkts_sent++;
@@ -156,6 +165,7 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
     qp->req_off = 0;
     qp->rd_outstanding++;
     rs_comp_arm_rto(sim, qp);
+    rs_cc_on_request_sent(sim, qp, wire_bytes(p));
     return p;
 }
 
@@ -218,6 +228,7 @@ rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
         qp->req_off += len;
     }
     rs_comp_arm_rto(sim, qp);
+    rs_cc_on_request_sent(sim, qp, wire_bytes(p));
     return p;
 }
 

@@ -16,6 +16,7 @@ void rs_host_free(rs_host *h);
 
 /* requester.c */
 int rs_req_can_send(const rs_sim *sim, const rs_qp *qp);
+int rs_req_paced(const rs_sim *sim, const rs_qp *qp);
 static inline int rs_wr_is_rd_atomic(uint32_t wr_op)
 {
     return wr_op == 4 /* RDMA_READ */ || wr_op == 5 /* CMP_AND_SWP */ || wr_op == 6 /* FETCH_AND_ADD */;
@@ -42,6 +43,13 @@ void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 void rs_comp_rto(rs_sim *sim, rs_qp *qp);
 /* A request packet was sent: start the retransmit timer if it is not running. */
 void rs_comp_arm_rto(rs_sim *sim, rs_qp *qp);
+
+/* cc_qp.c: congestion control of one QP (the NIC side of rdmasim/cc.h) */
+void rs_cc_qp_start(rs_sim *sim, rs_qp *qp);             /* entering RTS */
+void rs_cc_qp_timer(rs_sim *sim, rs_qp *qp);
+void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp);
+void rs_cc_on_request_sent(rs_sim *sim, rs_qp *qp, uint32_t wire_bytes);
+void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp);              /* responder saw CE: maybe send a CNP */
 
 /* qp.c */
 /* Move the QP to ERR: cancel timers, flush both queues with IBV_WC_WR_FLUSH_ERR. */

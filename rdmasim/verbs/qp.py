@@ -241,6 +241,15 @@ class QP:
         """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ..."""
         return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
 
+    @property
+    def rate_bps(self) -> float:
+        """The rate its congestion control paces it at (bits/s); 0 when it runs at line rate."""
+        return float(self._sim._core.qp_rate_bps(self._host.index, self.qp_num))
+
+    def dcqcn_state(self) -> dict[str, Any] | None:
+        """DCQCN reaction-point state (rc_bps, rt_bps, alpha, counters), or None without DCQCN."""
+        return self._sim._core.qp_dcqcn_state(self._host.index, self.qp_num)
+
     def close(self) -> None:
         """Destroy the QP (``ibv_destroy_qp``); refused while work requests are outstanding."""
         if not self._closed:

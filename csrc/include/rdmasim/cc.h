@@ -71,4 +71,34 @@ void rs_dcqcn_on_timer(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now_ps
 /* Earliest pending timer deadline, or 0 when none. */
 int64_t rs_dcqcn_next_timer(const rs_dcqcn_rp *rp);
 
+/* ---- the algorithm interface ----
+ * What an algorithm sees: CNPs for its QP, ACKs (with an RTT sample and whether the acknowledged
+ * packet was CE-marked), bytes sent, and its own timer.  What it sets: the QP's rate (bits/s; the
+ * NIC paces the QP's packets at it) and when it next wants on_timer.  `state` is RS_CC_STATE_BYTES
+ * of per-QP storage; `params` points to the host's parameters for this algorithm. */
+#define RS_CC_STATE_BYTES 192
+
+typedef struct rs_cc_algo {
+    const char *name;
+    void (*init)(void *state, const void *params, double line_bps);
+    void (*on_cnp)(void *state, const void *params, int64_t now_ps);
+    void (*on_ack)(void *state, const void *params, int64_t now_ps, int64_t rtt_ps, int ce_echo);
+    void (*on_sent)(void *state, const void *params, uint64_t bytes, int64_t now_ps);
+    void (*on_timer)(void *state, const void *params, int64_t now_ps);
+    double (*rate_bps)(const void *state);
+    int64_t (*next_timer_ps)(const void *state); /* 0 = none */
+} rs_cc_algo;
+
+/* The registry: algorithm for an rs_cc_kind, or NULL. */
+const rs_cc_algo *rs_cc_algo_get(int kind);
+
+/* Per-host congestion-control configuration (a NIC setting, as in firmware). */
+typedef struct rs_cc_config {
+    int kind;                  /* enum rs_cc_kind for QPs created afterwards */
+    rs_dcqcn_params dcqcn;
+    int np_enabled;            /* notification point: send CNPs for CE-marked packets */
+    int64_t cnp_interval_ps;   /* at most one CNP per QP per interval */
+    uint8_t cnp_dscp;          /* DSCP of CNPs (NVIDIA default 48) */
+} rs_cc_config;
+
 #endif

@@ -77,6 +77,14 @@ typedef struct rs_link_stats {
 int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out);
 int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip);
 
+/* ---- congestion control (NIC-wide setting; QPs created afterwards use it) ----
+ * kind: enum rs_cc_kind; params: rs_dcqcn_params (may be NULL for RS_CC_NONE). */
+int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
+                   int64_t cnp_interval_ps, uint32_t cnp_dscp);
+/* Current rate (bits/s) the QP is paced at (0 = line rate, no limit) and its CC state fields. */
+double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn);
+const void *rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn);
+
 /* ---- scripted peer (tests and teaching: per-packet Python, deliberately) ----
  * A scripted host has no transport: frames it receives are kept for Python, which
  * sends crafted frames back.  The run loop returns RS_RUN_PEER after each delivery. */
@@ -199,6 +207,9 @@ typedef struct rs_qp_stats {
     uint64_t atomics_executed; /* responder: atomics executed (duplicates are replayed, not counted) */
     uint64_t implied_naks;     /* requester: retries started by a response that skipped PSNs */
     uint64_t bad_responses;    /* requester: responses for no outstanding request (dropped) */
+    uint64_t cnps_sent;        /* notification point: CNPs sent for CE-marked packets */
+    uint64_t cnps_rcvd;        /* reaction point: CNPs received */
+    uint64_t ce_rcvd;          /* packets received with ECN CE */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
 

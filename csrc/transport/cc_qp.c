@@ -1,0 +1,130 @@
+/* Congestion control of a QP: the NIC around an rs_cc_algo (rdmasim/cc.h).
+ *
+ * Reaction point: CNPs and sent bytes go to the algorithm; its rate paces the QP's request
+ * packets (each packet delays the next by its wire time at that rate; at line rate nothing
+ * is delayed).  Notification point: a CE-marked packet arriving for a QP makes the
+ * responder send one CNP to the sending QP, at most once per cnp_interval. */
+#include "transport/transport.h"
+
+#include "rdmasim/ib.h"
+
+static double line_rate(const rs_qp *qp)
+{
+    const rs_port *port = &qp->host->port;
+    return port->tx ? (double)port->tx->rate_bps : 0.0;
+}
+
+static void rearm(rs_sim *sim, rs_qp *qp)
+{
+    int64_t t = qp->cc ? qp->cc->next_timer_ps(qp->cc_state) : 0;
+    if (!t) {
+        rs_timer_cancel(&qp->cc_timer);
+        return;
+    }
+    if (t < sim->now_ps)
+        t = sim->now_ps;
+    if (!qp->cc_timer.armed || qp->cc_timer.when_ps != t)
+        rs_sim_arm(sim, &qp->cc_timer, t);
+}
+
+void rs_cc_qp_start(rs_sim *sim, rs_qp *qp)
+{
+    const rs_host *h = qp->host;
+    qp->cc = rs_cc_algo_get(h->cc.kind);
+    qp->next_tx_ps = 0;
+    if (qp->cc)
+        qp->cc->init(qp->cc_state, &h->cc.dcqcn, line_rate(qp));
+    rs_timer_cancel(&qp->cc_timer);
+}
+
+void rs_cc_qp_timer(rs_sim *sim, rs_qp *qp)
+{
+    if (!qp->cc)
+        return;
+    qp->cc->on_timer(qp->cc_state, &qp->host->cc.dcqcn, sim->now_ps);
+    rearm(sim, qp);
+    rs_nic_wake(sim, qp); /* a rate increase may let it send earlier */
+}
+
+void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp)
+{
+    qp->stats.cnps_rcvd++;
+    if (!qp->cc)
+        return;
+    qp->cc->on_cnp(qp->cc_state, &qp->host->cc.dcqcn, sim->now_ps);
+    rearm(sim, qp);
+}
+
+void rs_cc_on_request_sent(rs_sim *sim, rs_qp *qp, uint32_t wire_bytes)
+{
+    if (!qp->cc)
+        return;
+    qp->cc->on_sent(qp->cc_state, &qp->host->cc.dcqcn, wire_bytes, sim->now_ps);
+    double rate = qp->cc->rate_bps(qp->cc_state), line = line_rate(qp);
+    if (rate <= 0 || rate >= line) {
+        qp->next_tx_ps = 0;
+    } else {
+        /* the next packet may start once this one would have finished at the paced rate */
+        int64_t start = qp->next_tx_ps > sim->now_ps ? qp->next_tx_ps : sim->now_ps;
+        qp->next_tx_ps = start + (int64_t)((double)wire_bytes * 8.0 * 1e12 / rate + 0.5);
+    }
+    rearm(sim, qp);
+}
+
+void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp)
+{
+    const rs_cc_config *c = &qp->host->cc;
+    qp->stats.ce_rcvd++;
+    if (!c->np_enabled)
+        return;
+    if (qp->last_cnp_ps >= 0 && sim->now_ps - qp->last_cnp_ps < c->cnp_interval_ps)
+        return;
+    rs_pkt *cnp = rs_nic_new_packet(sim, qp, RS_OP_CNP, 0);
+    if (!cnp)
+        return;
+    cnp->becn = 1; /* RoCEv2 annex A17: BECN set, PSN 0, 16 reserved bytes */
+    cnp->tos = (uint8_t)((c->cnp_dscp << 2) | 0x02);
+    qp->last_cnp_ps = sim->now_ps;
+    qp->stats.cnps_sent++;
+    rs_nic_send_ctrl(sim, qp->host, cnp);
+}
+
+static rs_host *get_host(const rs_sim *sim, int host)
+{
+    return (host >= 0 && (uint32_t)host < sim->n_hosts) ? sim->hosts[host] : NULL;
+}
+
+int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled, int64_t cnp_interval_ps,
+                   uint32_t cnp_dscp)
+{
+    rs_host *h = get_host(sim, host);
+    if (!h)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
+    if (kind < 0 || kind >= RS_CC_COUNT)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "congestion control kind %d unknown (0 none, 1 dcqcn)", kind);
+    if (kind == RS_CC_DCQCN && !params)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "DCQCN needs its parameters");
+    if (cnp_interval_ps < 0 || cnp_dscp > 63)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "cnp_interval must be >= 0 and cnp_dscp in 0..63");
+    h->cc.kind = kind;
+    if (params)
+        h->cc.dcqcn = *(const rs_dcqcn_params *)params;
+    h->cc.np_enabled = np_enabled != 0;
+    h->cc.cnp_interval_ps = cnp_interval_ps;
+    h->cc.cnp_dscp = (uint8_t)cnp_dscp;
+    return RS_OK;
+}
+
+double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
+{
+    rs_host *h = get_host(sim, host);
+    rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
+    return qp && qp->cc ? qp->cc->rate_bps(qp->cc_state) : 0.0;
+}
+
+const void *rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn)
+{
+    rs_host *h = get_host(sim, host);
+    rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
+    return qp && qp->cc ? qp->cc_state : NULL;
+}
