@@ -207,6 +207,7 @@ def _select(events: list[Event], records: np.ndarray, nodes: Sequence[int | str]
 
 _UNICODE = {"line": "─", "right": "▶", "left": "◀", "x": "✕"}
 _ASCII = {"line": "-", "right": ">", "left": "<", "x": "X"}
+_ASCII_SYMBOLS = str.maketrans({"✔": "ok", "✘": "ERR", "⏱": "T/O", "↻": "<<"})
 
 
 def _fmt_time(t_ps: int) -> str:
@@ -238,7 +239,8 @@ def render_text(trace: tr.Trace | np.ndarray, nodes: Sequence[int | str] | None 
     for e in events[:max_lines] if max_lines is not None else events:
         t = _fmt_time(e.t_ps).rjust(tw)
         if not e.frame:
-            lines.append(f"{t}  {label_of[e.node]:<{w}}  {e.label}")
+            text = e.label.translate(_ASCII_SYMBOLS) if ascii else e.label
+            lines.append(f"{t}  {label_of[e.node]:<{w}}  {text}")
             continue
         label = e.label + (" CE" if e.ce else "") + (" (retx)" if e.retx else "")
         a, b = (e.node, e.peer) if order[e.node] <= order[e.peer] else (e.peer, e.node)

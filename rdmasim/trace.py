@@ -46,6 +46,8 @@ KIND_NAMES: dict[int, str] = {
 DROP_REASONS: dict[int, str] = {
     0: "", 1: "loss", 2: "drop-list", 3: "unknown-qp", 4: "buffer-full", 5: "no-route",
 }
+#: DROP reason name -> code
+DROP_REASON_CODES: dict[str, int] = {name: code for code, name in DROP_REASONS.items() if name}
 #: RETRY cause code -> name
 RETRY_CAUSES: dict[int, str] = {0: "", 1: "timeout", 2: "NAK", 3: "RNR"}
 #: node kind code -> name
