@@ -89,6 +89,10 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t ooo_dropped
         uint64_t bytes_rcvd
         uint64_t msgs_completed
+        uint64_t read_resp_sent
+        uint64_t atomics_executed
+        uint64_t implied_naks
+        uint64_t bad_responses
 
     rs_sim *rs_sim_new(uint64_t seed)
     void rs_sim_free(rs_sim *sim)
@@ -100,6 +104,9 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_sim_pcap_open(rs_sim *sim, const char *path)
     int rs_sim_pcap_close(rs_sim *sim)
     int rs_host_add(rs_sim *sim)
+    int rs_host_set_scripted(rs_sim *sim, int host, int on)
+    int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps)
+    int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
     int rs_link_connect(rs_sim *sim, int host_a, int host_b, int64_t rate_bps, int64_t delay_ps)
     int rs_link_set_loss(rs_sim *sim, int link, double loss_prob)
     int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t count)
@@ -128,6 +135,7 @@ RUN_IDLE = 1
 RUN_CQ = 2
 RUN_MAX_EVENTS = 3
 RUN_ERROR = 4
+RUN_PEER = 5
 INT64_MAX = 0x7FFFFFFFFFFFFFFF
 
 _QP_ATTR_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pkey_index", "port_num",
@@ -195,6 +203,21 @@ cdef class SimCore:
 
     def host_add(self):
         return self._check(rs_host_add(self.sim))
+
+    def set_scripted(self, int host, bint on):
+        self._check(rs_host_set_scripted(self.sim, host, on))
+
+    def peer_recv(self, int host):
+        """Oldest frame received by a scripted host: (frame bytes, arrival ps), or None."""
+        cdef uint8_t buf[8192]
+        cdef int64_t t = 0
+        n = self._check(rs_peer_recv(self.sim, host, buf, sizeof(buf), &t))
+        if n == 0:
+            return None
+        return bytes(buf[:n]), t
+
+    def peer_send(self, int host, bytes frame):
+        self._check(rs_peer_send(self.sim, host, frame, len(frame)))
 
     def host_info(self, int host):
         cdef uint8_t mac[6]

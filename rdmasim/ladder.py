@@ -87,6 +87,10 @@ def _frame_label(r: np.void) -> tuple[str, str]:
             return f"RNR_NAK(timer={syn & 0x1F}) psn={psn} msn={msn}", "nak"
         return f"{base} psn={psn} msn={msn}", "ack"
     label = f"{short_opcode(op)} psn={psn}"
+    if op == 0x0C:  # READ request: no payload, the RETH asks for this many bytes
+        label += f" read_len={int(r['aux'])}"
+    if 0x0D <= op <= 0x10 and op != 0x0E:  # READ responses FIRST/LAST/ONLY carry an AETH
+        label += f" msn={msn}"
     if int(r["len"]) or op in (0x06, 0x00, 0x0A, 0x04):
         label += f" len={int(r['len'])}"
     if int(r["flags"]) & tr.FLAG_ACKREQ:

@@ -49,7 +49,7 @@ DROP_REASONS: dict[int, str] = {
 #: DROP reason name -> code
 DROP_REASON_CODES: dict[str, int] = {name: code for code, name in DROP_REASONS.items() if name}
 #: RETRY cause code -> name
-RETRY_CAUSES: dict[int, str] = {0: "", 1: "timeout", 2: "NAK", 3: "RNR"}
+RETRY_CAUSES: dict[int, str] = {0: "", 1: "timeout", 2: "NAK", 3: "RNR", 4: "implied NAK"}
 #: node kind code -> name
 NODE_KINDS: dict[int, str] = {0: "host", 1: "switch", 255: ""}
 

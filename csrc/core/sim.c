@@ -155,6 +155,10 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         dispatch(sim, &ev);
         n++;
         sim->events++;
+        if (sim->peer_stop) {
+            sim->peer_stop = 0;
+            return RS_RUN_PEER;
+        }
         if (a->watch_host >= 0 && cq_reached(sim, a))
             return RS_RUN_CQ;
     }

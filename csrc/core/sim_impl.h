@@ -31,6 +31,7 @@ struct rs_sim {
     rs_pcap *pcap;  /* NULL: capture off */
     struct rs_trace *trace; /* NULL: tracing off (core/trace.h) */
     int failed;     /* set on an internal failure (out of memory) */
+    int peer_stop;  /* a scripted peer got a frame: return to Python after this event */
     char errmsg[256];
 };
 
@@ -57,6 +58,8 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt);
 void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt);
 /* The QP may have a packet to send: put it on the round-robin ring and kick the port. */
 void rs_nic_wake(rs_sim *sim, rs_qp *qp);
+/* peer.c: keep a frame that reached a scripted host for Python. */
+void rs_peer_deliver(rs_sim *sim, rs_host *h, rs_pkt *pkt);
 /* Fill the L2/L3/UDP/BTH fields every packet from this QP carries. */
 rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn);
 

@@ -111,6 +111,7 @@ void rs_trace_rec_frame(rs_sim *sim, uint8_t kind, const rs_pkt *p, int link, in
     r->psn = p->psn;
     r->msn = p->aeth_msn;
     r->len = p->payload_len;
+    r->aux = p->reth_len; /* RETH DMA length (first packet of a WRITE, READ request); else 0 */
     r->opcode = p->opcode;
     r->syndrome = p->aeth_syndrome;
     r->ecn = p->tos & 3u;

@@ -10,6 +10,8 @@
 #include "core/trace.h"
 #include "rdmasim/ib.h"
 
+#include <string.h>
+
 /* RNR NAK timer code -> microseconds (IBA table, protocol.md 2). */
 static const int64_t rnr_timer_us[32] = {
     655360, 10,    20,    30,    40,    60,    80,     120,    160,    240,    320,
@@ -37,23 +39,42 @@ static void restart_rto(rs_sim *sim, rs_qp *qp)
         rs_timer_cancel(&qp->rto); /* nothing outstanding: no stray timer keeps the run alive */
 }
 
-/* Everything up to and including `psn` is acknowledged. */
-static void ack_through(rs_sim *sim, rs_qp *qp, uint32_t psn)
+static uint32_t last_psn(const rs_swqe *w) { return (w->first_psn + w->npkts - 1) & RS_PSN_MASK; }
+
+/* Complete SEND/WRITE WQEs at the head whose last PSN is before `psn` (ACKs and responses for
+ * later PSNs acknowledge them implicitly). Stops at a READ/atomic: only its response completes it. */
+static void complete_implied(rs_sim *sim, rs_qp *qp, uint32_t psn)
 {
-    qp->comp_psn = (psn + 1) & RS_PSN_MASK;
     while (qp->sq_count) {
         rs_swqe *w = rs_qp_swqe(qp, 0);
-        uint32_t last = (w->first_psn + w->npkts - 1) & RS_PSN_MASK;
-        if (!w->started || rs_psn_diff(last, psn) > 0)
+        if (!w->started || rs_wr_is_rd_atomic(w->opcode) || rs_psn_diff(last_psn(w), psn) >= 0)
             break;
         rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+    }
+}
+
+/* Everything up to and including `psn` is acknowledged. Forward progress (the oldest
+ * unacknowledged PSN moves, or a WQE completes) refills the retry counters. */
+static void ack_through(rs_sim *sim, rs_qp *qp, uint32_t psn)
+{
+    uint32_t comp_before = qp->comp_psn, count_before = qp->sq_count;
+    complete_implied(sim, qp, (psn + 1) & RS_PSN_MASK);
+    if (qp->sq_count) { /* a READ/atomic at the head caps what a plain ACK can acknowledge */
+        rs_swqe *w = rs_qp_swqe(qp, 0);
+        if (w->started && rs_wr_is_rd_atomic(w->opcode) && rs_psn_diff(psn, w->first_psn) >= 0)
+            psn = (w->first_psn - 1) & RS_PSN_MASK;
+    }
+    if (rs_psn_diff((psn + 1) & RS_PSN_MASK, qp->comp_psn) > 0)
+        qp->comp_psn = (psn + 1) & RS_PSN_MASK;
+    if (qp->comp_psn != comp_before || qp->sq_count != count_before) {
+        qp->retry_started = 0;
+        qp->retry_left = qp->attr.retry_cnt;
+        qp->rnr_left = qp->attr.rnr_retry;
     }
     /* After a rewind the requester may be behind what the responder has already accepted
      * (an ACK for an earlier transmission arrived): skip forward instead of resending it. */
     if (rs_psn_diff(qp->comp_psn, qp->req_psn) > 0)
         rs_req_rewind(sim, qp, qp->comp_psn);
-    qp->retry_left = qp->attr.retry_cnt;
-    qp->rnr_left = qp->attr.rnr_retry;
     restart_rto(sim, qp);
 }
 
@@ -81,7 +102,7 @@ static void retry(rs_sim *sim, rs_qp *qp, int cause)
 
 void rs_comp_rto(rs_sim *sim, rs_qp *qp)
 {
-    if (!qp->rto_deadline_ps || qp->state != RS_QPS_RTS)
+    if (!qp->rto_deadline_ps || (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD))
         return;
     if (sim->now_ps < qp->rto_deadline_ps) { /* restarted since this entry was queued */
         rs_sim_arm(sim, &qp->rto, qp->rto_deadline_ps);
@@ -136,14 +157,96 @@ static void on_rnr_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
     rs_req_rewind(sim, qp, psn);
 }
 
+/* A response skipped PSNs (or an ACK covered a READ/atomic that got no response): the
+ * missing responses were lost. Retry once per gap ("implied NAK", rxe COMPST_ERROR_RETRY). */
+static void implied_nak(rs_sim *sim, rs_qp *qp)
+{
+    if (qp->retry_started)
+        return;
+    qp->retry_started = 1;
+    qp->stats.implied_naks++;
+    retry(sim, qp, RS_TR_RETRY_IMPLIED_NAK);
+}
+
+/* A READ response or atomic acknowledgement for the head WQE, at the expected PSN. */
+static void on_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+{
+    rs_swqe *w = rs_qp_swqe(qp, 0);
+    if (pkt->opcode == RS_OP_ATOMIC_ACK) {
+        uint8_t *dst = rs_mr_resolve(qp->host, w->sge[0].lkey, 0, qp->init.pd, RS_ACCESS_LOCAL_WRITE,
+                                     w->sge[0].addr, 8);
+        if (!dst) {
+            fail_head(sim, qp, RS_WC_STATUS_LOC_PROT_ERR);
+            return;
+        }
+        memcpy(dst, &pkt->atomic_orig, 8);
+    } else if (pkt->payload_len) {
+        uint64_t off = (uint64_t)(uint32_t)rs_psn_diff(pkt->psn, w->first_psn) * qp->pmtu;
+        if (off + pkt->payload_len > w->length || rs_scatter_sges(qp->host, qp->init.pd, w->sge, w->num_sge, off,
+                                                                 pkt->payload, pkt->payload_len) != 0) {
+            fail_head(sim, qp, RS_WC_STATUS_LOC_PROT_ERR);
+            return;
+        }
+    }
+    int done = pkt->psn == last_psn(w);
+    qp->comp_psn = (pkt->psn + 1) & RS_PSN_MASK;
+    qp->retry_started = 0;
+    qp->retry_left = qp->attr.retry_cnt;
+    qp->rnr_left = qp->attr.rnr_retry;
+    if (done)
+        rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+    restart_rto(sim, qp);
+    rs_nic_wake(sim, qp); /* a READ/atomic credit may be free */
+}
+
+static int is_read_response(uint8_t op) { return op >= RS_OP_READ_RESP_FIRST && op <= RS_OP_READ_RESP_ONLY; }
+
+static void on_read_or_atomic_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+{
+    uint32_t psn = pkt->psn;
+    if (rs_psn_diff(psn, qp->comp_psn) < 0)
+        return; /* stale: an answer to a request already resent */
+    complete_implied(sim, qp, psn);
+    if (!qp->sq_count)
+        return;
+    rs_swqe *w = rs_qp_swqe(qp, 0);
+    int kind_ok = pkt->opcode == RS_OP_ATOMIC_ACK ? (w->opcode == RS_WR_ATOMIC_CMP_AND_SWP ||
+                                                     w->opcode == RS_WR_ATOMIC_FETCH_AND_ADD)
+                                                  : w->opcode == RS_WR_RDMA_READ;
+    if (w->started && rs_wr_is_rd_atomic(w->opcode) && rs_psn_diff(psn, last_psn(w)) > 0) {
+        implied_nak(sim, qp); /* an answer to a later request: the head's response was lost */
+        return;
+    }
+    if (!w->started || !kind_ok || rs_psn_diff(psn, w->first_psn) < 0 || rs_psn_diff(psn, last_psn(w)) > 0) {
+        qp->stats.bad_responses++; /* not an answer to the head WQE: dropped */
+        return;
+    }
+    if (rs_psn_diff(qp->comp_psn, w->first_psn) < 0) /* SEND/WRITE before it implicitly acknowledged */
+        qp->comp_psn = w->first_psn;
+    if (psn != qp->comp_psn) {
+        implied_nak(sim, qp);
+        return;
+    }
+    on_response(sim, qp, pkt);
+}
+
 void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
     uint32_t psn = pkt->psn;
     uint8_t syndrome = pkt->aeth_syndrome;
     /* an acknowledgement is valid for any PSN already sent, even if a rewind has since moved
      * the requester back (rxe compares with the WQE's PSNs, not with req.psn) */
-    int valid = qp->state == RS_QPS_RTS && pkt->opcode == RS_OP_ACKNOWLEDGE &&
+    int valid = (qp->state == RS_QPS_RTS || qp->state == RS_QPS_SQD) &&
                 rs_psn_diff(psn, qp->max_sent_psn_next) < 0;
+    if (valid && pkt->opcode != RS_OP_ACKNOWLEDGE) {
+        if (is_read_response(pkt->opcode) || pkt->opcode == RS_OP_ATOMIC_ACK)
+            on_read_or_atomic_response(sim, qp, pkt);
+        else
+            qp->stats.bad_responses++;
+        valid = 0;
+    } else if (!valid) {
+        qp->stats.bad_responses++; /* a response for a PSN never sent, or the QP cannot take it */
+    }
     rs_pkt_release(&sim->pool, pkt);
     if (!valid)
         return;
@@ -152,6 +255,14 @@ void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         qp->stats.acks_rcvd++;
         if (rs_psn_diff(psn, qp->comp_psn) >= 0) {
             ack_through(sim, qp, psn);
+            /* an ACK past a READ/atomic at the head means its response was lost */
+            if (qp->sq_count) {
+                rs_swqe *w = rs_qp_swqe(qp, 0);
+                if (w->started && rs_wr_is_rd_atomic(w->opcode) && rs_psn_diff(psn, w->first_psn) >= 0) {
+                    implied_nak(sim, qp);
+                    break;
+                }
+            }
             rs_nic_wake(sim, qp); /* the window may have opened */
         }
         break;

@@ -31,6 +31,9 @@ typedef struct rs_host {
     uint32_t n_qps;
 
     rs_qp *act_head;         /* round-robin ring of QPs with data to send */
+    int scripted;            /* frames go to Python (peer.c), not to the transport */
+    rs_pkt *peer_head;       /* received frames waiting for Python */
+    rs_pkt *peer_tail;
     uint64_t rx_unknown_qp;  /* frames for a QPN that does not exist (dropped, counted) */
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
 } rs_host;

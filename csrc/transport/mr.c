@@ -1,7 +1,9 @@
 /* Memory registration and key/range/access checks (rxe_mr.c rules, protocol.md 5). */
 #include "core/sim_impl.h"
+#include "transport/transport.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "rdmasim/ib.h"
 
@@ -77,11 +79,73 @@ int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length
     return (int)idx;
 }
 
+/* Work that will still touch the region through `mr`'s keys: posted WQEs naming its lkey, a
+ * WRITE being received or a READ response being sent under its rkey. */
+static const char *mr_user(rs_host *h, const rs_mr *mr, uint32_t *qpn)
+{
+    for (uint32_t q = 0; q < h->n_qps; q++) {
+        rs_qp *qp = h->qps[q];
+        if (!qp)
+            continue;
+        *qpn = qp->qpn;
+        for (uint32_t i = 0; i < qp->sq_count; i++) {
+            const rs_swqe *w = rs_qp_swqe(qp, i);
+            for (uint32_t k = 0; k < w->num_sge; k++)
+                if (w->sge[k].lkey == mr->lkey)
+                    return "a posted send work request";
+        }
+        for (uint32_t i = 0; i < qp->rq_count; i++) {
+            const rs_rwqe *r = &qp->rq[(qp->rq_head + i) % qp->init.max_recv_wr];
+            for (uint32_t k = 0; k < r->num_sge; k++)
+                if (r->sge[k].lkey == mr->lkey)
+                    return "a posted receive work request";
+        }
+        if (mr->rkey && qp->in_msg == 2 && qp->write_rkey == mr->rkey)
+            return "an RDMA WRITE being received";
+        for (const rs_pkt *j = qp->respq_head; j; j = j->next)
+            if (mr->rkey && j->kind == RS_PKT_JOB && j->reth_rkey == mr->rkey)
+                return "an RDMA READ response being sent";
+    }
+    return NULL;
+}
+
 int rs_mr_dereg(rs_sim *sim, int host, int idx)
 {
     rs_host *h = get_host(sim, host);
     if (!h || idx < 0 || (uint32_t)idx >= h->n_mrs || !h->mrs[idx].base)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
+    uint32_t qpn = 0;
+    const char *user = mr_user(h, &h->mrs[idx], &qpn);
+    if (user)
+        return rs_sim_fail(sim, RS_ERR_BUSY,
+                           "memory region lkey=0x%x is still in use by %s on QP 0x%x: wait for its "
+                           "completion (or move the QP to ERR, which flushes it) before deregistering",
+                           h->mrs[idx].lkey, user, qpn);
     h->mrs[idx].base = NULL; /* keys kept so a re-registration of the slot gets a new key */
     return RS_OK;
+}
+
+int rs_scatter_sges(rs_host *h, uint32_t pd, const rs_sge *sge, uint32_t n, uint64_t off, const uint8_t *data,
+                    uint32_t len)
+{
+    for (uint32_t i = 0; i < n && len > 0; i++) {
+        const rs_sge *s = &sge[i];
+        if (off >= s->length) {
+            off -= s->length;
+            continue;
+        }
+        uint32_t k = (uint32_t)(s->length - off) < len ? (uint32_t)(s->length - off) : len;
+        uint8_t *dst = rs_mr_resolve(h, s->lkey, 0, pd, RS_ACCESS_LOCAL_WRITE, s->addr + off, k);
+        if (!dst)
+            return -1;
+        if (data) {
+            memcpy(dst, data, k);
+            data += k;
+        } else {
+            memset(dst, 0, k);
+        }
+        len -= k;
+        off = 0;
+    }
+    return len ? -1 : 0;
 }

@@ -24,4 +24,10 @@ struct rs_host;
 uint8_t *rs_mr_resolve(struct rs_host *h, uint32_t key, int remote, uint32_t pd, uint32_t need,
                        uint64_t addr, uint64_t len);
 
+/* Write `len` bytes at offset `off` of the byte stream described by the SGE list (LOCAL_WRITE
+ * needed; NULL data writes zeros). Returns 0, or -1 on a key/range failure or a too-short list. */
+struct rs_sge;
+int rs_scatter_sges(struct rs_host *h, uint32_t pd, const struct rs_sge *sge, uint32_t n, uint64_t off,
+                    const uint8_t *data, uint32_t len);
+
 #endif

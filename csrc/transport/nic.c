@@ -60,10 +60,16 @@ static void ring_remove(rs_host *h, rs_qp *qp)
     qp->active = 0;
 }
 
+/* Responses (READ data, ACKs queued behind it) go before the QP's own requests. */
+static int has_work(const rs_sim *sim, const rs_qp *qp)
+{
+    return qp->respq_head != NULL || rs_req_can_send(sim, qp);
+}
+
 void rs_nic_wake(rs_sim *sim, rs_qp *qp)
 {
     rs_host *h = qp->host;
-    if (!qp->active && rs_req_can_send(sim, qp)) {
+    if (!qp->active && has_work(sim, qp)) {
         /* insert at the tail of the ring (just before the head) */
         if (!h->act_head) {
             qp->act_next = qp->act_prev = qp;
@@ -100,12 +106,12 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
     }
     while (h->act_head) {
         rs_qp *qp = h->act_head;
-        if (!rs_req_can_send(sim, qp)) {
+        if (!has_work(sim, qp)) {
             ring_remove(h, qp);
             continue;
         }
         h->act_head = qp->act_next; /* round robin: the next QP goes first next time */
-        rs_pkt *p = rs_req_build(sim, qp);
+        rs_pkt *p = qp->respq_head ? rs_respq_next(sim, qp) : rs_req_build(sim, qp);
         if (p)
             return p;
     }
@@ -119,6 +125,10 @@ static int is_response(uint8_t op)
 
 void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
 {
+    if (h->scripted) {
+        rs_peer_deliver(sim, h, pkt);
+        return;
+    }
     rs_qp *qp = pkt->kind == RS_PKT_ROCE ? rs_host_qp(h, pkt->dest_qpn) : NULL;
     if (!qp || pkt->opcode == RS_OP_CNP) {
         h->rx_unknown_qp += (pkt->kind == RS_PKT_ROCE && !qp);

@@ -81,7 +81,8 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     qp->rnr_timer.owner = qp;
     qp->rnr_timer.kind = RS_EV_QP_RNR;
     scq->users++;
-    rcq->users++;
+    if (rcq != scq)
+        rcq->users++; /* users counts QPs, not attachments */
     h->qps[h->n_qps++] = qp;
     return (int)qp->qpn;
 }
@@ -91,13 +92,21 @@ int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
     rs_qp *qp = get_qp(sim, host, qpn);
     if (!qp)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    if (qp->sq_count || qp->rq_count)
+        return rs_sim_fail(sim, RS_ERR_BUSY,
+                           "QP 0x%x still has %u send and %u receive work request(s) outstanding: wait for "
+                           "their completions, or move it to ERR (they complete with IBV_WC_WR_FLUSH_ERR)",
+                           qpn, qp->sq_count, qp->rq_count);
     rs_host *h = qp->host;
     rs_nic_forget(h, qp);
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
     h->cqs[qp->init.send_cq].users--;
-    h->cqs[qp->init.recv_cq].users--;
+    if (qp->init.recv_cq != qp->init.send_cq)
+        h->cqs[qp->init.recv_cq].users--;
     h->qps[qpn - RS_QPN_BASE] = NULL; /* frames still in flight to it are counted as unknown-QP drops */
+    rs_respq_clear(sim, qp);
+    free(qp->res);
     free(qp->sq);
     free(qp->sq_sge);
     free(qp->rq);
@@ -134,7 +143,9 @@ void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
         rs_wc wc = {.wr_id = w->wr_id,
                     .status = status,
                     .opcode = wc_opcode_of(w->opcode),
-                    .byte_len = status == RS_WC_STATUS_SUCCESS ? (uint32_t)w->length : 0,
+                    .byte_len = status != RS_WC_STATUS_SUCCESS ? 0
+                                : rs_wr_is_rd_atomic(w->opcode) && w->opcode != RS_WR_RDMA_READ ? 8
+                                                                                               : (uint32_t)w->length,
                     .qp_num = qp->qpn};
         rs_cq_push(&qp->host->cqs[qp->init.send_cq], &wc);
     }
@@ -142,10 +153,13 @@ void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
         qp->stats.msgs_completed++;
     qp->sq_head = (qp->sq_head + 1) % qp->init.max_send_wr;
     qp->sq_count--;
-    if (qp->req_idx > 0)
+    if (qp->req_idx > 0) {
         qp->req_idx--;
-    else
+        if (rs_wr_is_rd_atomic(w->opcode) && qp->rd_outstanding)
+            qp->rd_outstanding--; /* its request was sent in the current pass: return the credit */
+    } else {
         qp->req_off = 0;
+    }
 }
 
 void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcode, uint32_t byte_len,
@@ -170,6 +184,8 @@ void rs_qp_to_error(rs_sim *sim, rs_qp *qp)
 {
     qp->state = RS_QPS_ERR;
     rs_nic_forget(qp->host, qp);
+    rs_respq_clear(sim, qp);
+    qp->rd_outstanding = 0;
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
     qp->rto_deadline_ps = 0;
@@ -194,6 +210,13 @@ void rs_qp_reset(rs_sim *sim, rs_qp *qp)
     qp->rto_deadline_ps = 0;
     qp->msn = 0;
     qp->nak_sent = 0;
+    qp->rd_outstanding = 0;
+    qp->sq_draining = 0;
+    qp->retry_started = 0;
+    rs_respq_clear(sim, qp);
+    for (uint32_t i = 0; i < qp->res_cap; i++)
+        qp->res[i].valid = 0;
+    qp->res_next = 0;
     qp->in_msg = 0;
     qp->recv_off = 0;
     qp->write_left = 0;
@@ -227,14 +250,22 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     case RS_WR_RDMA_WRITE_WITH_IMM:
     case RS_WR_SEND:
     case RS_WR_SEND_WITH_IMM:
-        break;
     case RS_WR_RDMA_READ:
+        break;
     case RS_WR_ATOMIC_CMP_AND_SWP:
     case RS_WR_ATOMIC_FETCH_AND_ADD:
-        return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u (RDMA READ / atomics) is not emulated yet", wr->opcode);
+        if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
+            return rs_sim_fail(sim, RS_ERR_INVAL,
+                               "atomic work request needs exactly one 8-byte SGE for the original value "
+                               "(got %u SGE(s)%s)", wr->num_sge, wr->num_sge == 1 ? " of another length" : "");
+        break;
     default:
         return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u is not supported on an RC QP", wr->opcode);
     }
+    if (rs_wr_is_rd_atomic(wr->opcode) && qp->state != RS_QPS_ERR && qp->attr.max_rd_atomic == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "RDMA READ/atomic on QP 0x%x whose max_rd_atomic is 0: it could never be sent "
+                           "(set max_rd_atomic >= 1 in the RTR->RTS modify)", qpn);
     if (qp->sq_count == qp->init.max_send_wr)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "send queue of QP 0x%x is full (max_send_wr=%u)", qpn,
                            qp->init.max_send_wr);
@@ -250,10 +281,13 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
                    .send_flags = wr->send_flags,
                    .imm_data = wr->imm_data,
                    .rkey = wr->rkey,
+                   .compare_add = wr->compare_add,
+                   .swap = wr->swap,
                    .num_sge = wr->num_sge,
                    .sge = sge};
     memcpy(sge, wr->sg_list, wr->num_sge * sizeof(rs_sge));
-    w->npkts = total ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
+    /* packets (SEND/WRITE) or response PSNs (READ) the message occupies; atomics take one */
+    w->npkts = total && wr->opcode <= RS_WR_RDMA_READ ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
     rs_trace_post_send(sim, qp, w, qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED));
     qp->sq_count++;
     if (qp->state == RS_QPS_ERR)

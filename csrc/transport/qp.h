@@ -12,6 +12,19 @@
 struct rs_host;
 struct rs_cq;
 
+/* Responder resource (rxe "res"): one per READ/atomic request accepted, kept in a ring of
+ * max_dest_rd_atomic entries so duplicates can be answered. */
+typedef struct rs_rdres {
+    uint32_t valid;
+    uint32_t is_atomic;
+    uint32_t first_psn;
+    uint32_t last_psn;
+    uint64_t va;        /* READ: the original request */
+    uint32_t rkey;
+    uint32_t length;
+    uint64_t atomic_orig; /* atomic: the value returned (replayed for duplicates, never re-executed) */
+} rs_rdres;
+
 /* A posted send work request and its progress. */
 typedef struct rs_swqe {
     uint64_t wr_id;
@@ -22,6 +35,8 @@ typedef struct rs_swqe {
     uint32_t imm_data;
     uint32_t rkey;
     uint32_t num_sge;
+    uint64_t compare_add; /* atomics */
+    uint64_t swap;
     uint32_t first_psn;   /* valid once started */
     uint32_t npkts;       /* max(1, ceil(length / pmtu)) */
     uint32_t started;
@@ -60,6 +75,8 @@ typedef struct rs_qp {
     uint32_t max_sent_psn_next; /* one past the highest PSN ever sent: below it = retransmission */
     uint32_t since_ackreq;      /* packets since the last one with the A bit */
     int64_t rnr_until_ps;       /* requester paused by an RNR NAK until then */
+    uint32_t rd_outstanding;    /* READ/atomic WQEs sent and not completed (<= max_rd_atomic) */
+    int sq_draining;            /* SQD: no new WQE starts */
 
     /* completer */
     uint32_t comp_psn;    /* oldest PSN not yet acknowledged */
@@ -68,6 +85,7 @@ typedef struct rs_qp {
     rs_timer rto;         /* fires at or before rto_deadline_ps; re-armed lazily */
     int64_t rto_deadline_ps; /* 0 = not armed */
     rs_timer rnr_timer;
+    int retry_started;    /* an implied-NAK retry is under way: ignore later out-of-order responses */
 
     /* receive queue ring */
     rs_rwqe *rq;
@@ -86,6 +104,14 @@ typedef struct rs_qp {
     uint32_t write_len;     /* RETH length of the current WRITE (WC byte_len for WRITE_WITH_IMM) */
     uint64_t recv_off;      /* SEND: bytes placed in the current receive WQE */
     int recv_active;        /* SEND: the head receive WQE is in use by a multi-packet message */
+
+    rs_rdres *res;          /* ring of max(1, max_dest_rd_atomic) entries */
+    uint32_t res_cap;
+    uint32_t res_next;
+    /* responses that must leave in PSN order behind a READ response still being sent:
+     * RS_PKT_JOB entries (READ responses, built packet by packet) and ready ACK frames */
+    struct rs_pkt *respq_head;
+    struct rs_pkt *respq_tail;
 
     /* NIC scheduling: round-robin ring of QPs with something to send */
     struct rs_qp *act_next;

@@ -7,6 +7,7 @@
 #include "transport/transport.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rdmasim/ib.h"
@@ -192,6 +193,18 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
     int rc = check_ranges(sim, qp, a, mask);
     if (rc)
         return rc;
+    if (mask & RS_QP_MAX_DEST_RD_ATOMIC) { /* responder resources, sized before anything changes */
+        uint32_t cap = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;
+        if (cap != qp->res_cap) {
+            rs_rdres *r = calloc(cap, sizeof(*r));
+            if (!r)
+                return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for %u responder resources", cap);
+            free(qp->res);
+            qp->res = r;
+            qp->res_cap = cap;
+            qp->res_next = 0;
+        }
+    }
     apply(qp, a, mask);
     if (to == RS_QPS_RESET) {
         rs_qp_reset(sim, qp);
@@ -200,7 +213,9 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
         rs_qp_to_error(sim, qp);
     } else {
         qp->state = to;
-        if (to == RS_QPS_RTS)
+        /* SQD: WQEs already started finish, no new one starts (protocol.md 4) */
+        qp->sq_draining = to == RS_QPS_SQD;
+        if (to == RS_QPS_RTS || to == RS_QPS_SQD)
             rs_nic_wake(sim, qp);
     }
     return RS_OK;

@@ -17,13 +17,26 @@
 
 int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
 {
-    if (qp->state != RS_QPS_RTS)
+    if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 0;
     if (qp->req_idx >= qp->sq_count)
         return 0;
     if (qp->rnr_until_ps > sim->now_ps)
         return 0;
-    return rs_psn_diff(qp->req_psn, qp->comp_psn) < RS_MAX_UNACKED_PSNS;
+    if (rs_psn_diff(qp->req_psn, qp->comp_psn) >= RS_MAX_UNACKED_PSNS)
+        return 0;
+    const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
+    if (qp->req_off == 0) { /* about to start a WQE */
+        if (qp->sq_draining && !w->started)
+            return 0; /* SQD: only WQEs already started may (re)send */
+        /* IBV_SEND_FENCE: wait for every earlier READ/atomic to complete */
+        if ((w->send_flags & RS_SEND_FENCE) && qp->rd_outstanding)
+            return 0;
+        /* max_rd_atomic bounds READ/atomic requests in flight (rxe check_init_depth) */
+        if (rs_wr_is_rd_atomic(w->opcode) && qp->rd_outstanding >= qp->attr.max_rd_atomic)
+            return 0;
+    }
+    return 1;
 }
 
 static int is_send(uint32_t wr_op) { return wr_op == RS_WR_SEND || wr_op == RS_WR_SEND_WITH_IMM; }
@@ -72,12 +85,14 @@ static int gather(rs_qp *qp, const rs_swqe *w, uint64_t off, uint32_t len, uint8
     return 0;
 }
 
-/* Every SGE of the WQE must resolve before anything is sent (IBV_WC_LOC_PROT_ERR otherwise). */
+/* Every SGE of the WQE must resolve before anything is sent (IBV_WC_LOC_PROT_ERR otherwise).
+ * READ and atomic results are written into them, so those need LOCAL_WRITE. */
 static int check_sges(rs_qp *qp, const rs_swqe *w)
 {
+    uint32_t need = rs_wr_is_rd_atomic(w->opcode) ? RS_ACCESS_LOCAL_WRITE : 0;
     for (uint32_t i = 0; i < w->num_sge; i++) {
         const rs_sge *s = &w->sge[i];
-        if (s->length && !rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, 0, s->addr, s->length))
+        if (s->length && !rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, need, s->addr, s->length))
             return -1;
     }
     return 0;
@@ -94,6 +109,56 @@ static void local_error(rs_sim *sim, rs_qp *qp)
     rs_qp_to_error(sim, qp);
 }
 
+static void count_sent(rs_qp *qp, uint32_t len)
+{
+    qp->stats.pkts_sent++;
+    qp->stats.bytes_sent += len;
+    if (rs_psn_diff(qp->req_psn, qp->max_sent_psn_next) < 0) {
+        qp->stats.pkts_retx++;
+        qp->stats.bytes_retx += len;
+    }
+}
+
+/* READ request (one packet, occupying one PSN per expected response packet) or atomic.
+ * A READ resumed after a partial answer asks for the missing tail only (rxe req_retry). */
+static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
+{
+    int read = w->opcode == RS_WR_RDMA_READ;
+    uint8_t op = read ? RS_OP_READ_REQUEST
+                      : (w->opcode == RS_WR_ATOMIC_CMP_AND_SWP ? RS_OP_COMPARE_SWAP : RS_OP_FETCH_ADD);
+    rs_pkt *p = rs_nic_new_packet(sim, qp, op, qp->req_psn);
+    if (!p)
+        return NULL;
+    uint32_t npsn = 1;
+    if (read) {
+        p->reth_va = w->remote_addr + qp->req_off;
+        p->reth_rkey = w->rkey;
+        p->reth_len = (uint32_t)(w->length - qp->req_off);
+        npsn = w->npkts - (uint32_t)(qp->req_off / qp->pmtu);
+    } else {
+        p->atomic_va = w->remote_addr;
+        p->atomic_rkey = w->rkey;
+        if (w->opcode == RS_WR_ATOMIC_CMP_AND_SWP) {
+            p->atomic_compare = w->compare_add;
+            p->atomic_swap_add = w->swap;
+        } else {
+            p->atomic_swap_add = w->compare_add;
+        }
+    }
+    p->ackreq = 1;
+    qp->since_ackreq = 0;
+    count_sent(qp, 0);
+    uint32_t next = (qp->req_psn + npsn) & RS_PSN_MASK;
+    if (rs_psn_diff(next, qp->max_sent_psn_next) > 0)
+        qp->max_sent_psn_next = next;
+    qp->req_psn = next;
+    qp->req_idx++;
+    qp->req_off = 0;
+    qp->rd_outstanding++;
+    rs_comp_arm_rto(sim, qp);
+    return p;
+}
+
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
 {
     rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
@@ -105,6 +170,8 @@ rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
         w->first_psn = qp->req_psn;
         w->started = 1;
     }
+    if (rs_wr_is_rd_atomic(w->opcode))
+        return build_rd_atomic(sim, qp, w);
     uint32_t index = (uint32_t)(qp->req_off / qp->pmtu);
     uint64_t left = w->length - qp->req_off;
     uint32_t len = left < qp->pmtu ? (uint32_t)left : qp->pmtu;
@@ -140,14 +207,9 @@ rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
         qp->since_ackreq = 0;
     }
 
-    qp->stats.pkts_sent++;
-    qp->stats.bytes_sent += len;
-    if (rs_psn_diff(qp->req_psn, qp->max_sent_psn_next) < 0) {
-        qp->stats.pkts_retx++;
-        qp->stats.bytes_retx += len;
-    } else {
+    count_sent(qp, len);
+    if (rs_psn_diff(qp->req_psn, qp->max_sent_psn_next) >= 0)
         qp->max_sent_psn_next = (qp->req_psn + 1) & RS_PSN_MASK;
-    }
     qp->req_psn = (qp->req_psn + 1) & RS_PSN_MASK;
     if (last) {
         qp->req_idx++;
@@ -162,6 +224,7 @@ rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
 void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
 {
     qp->req_idx = 0;
+    qp->rd_outstanding = 0; /* every READ/atomic from the head on is sent again */
     qp->req_off = 0;
     qp->req_psn = psn;
     qp->since_ackreq = 0;

@@ -23,17 +23,20 @@ static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
         qp->stats.acks_sent++;
     else
         qp->stats.naks_sent++;
-    rs_nic_send_ctrl(sim, qp->host, a);
+    rs_resp_send_ctrl(sim, qp, a);
 }
 
-/* A NAK that ends the connection: invalid request, remote access or remote operational error. */
+/* A NAK that ends the connection: invalid request, remote access or remote operational error.
+ * Queued responses are discarded with the QP, so the NAK goes straight to the port. */
 static void fatal_nak(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-    send_aeth(sim, qp, syndrome, psn);
     rs_qp_to_error(sim, qp);
+    send_aeth(sim, qp, syndrome, psn);
 }
 
 static int op_is_send(uint8_t op) { return op <= RS_OP_SEND_ONLY_IMM; }
+static int op_is_read(uint8_t op) { return op == RS_OP_READ_REQUEST; }
+static int op_is_atomic(uint8_t op) { return op == RS_OP_COMPARE_SWAP || op == RS_OP_FETCH_ADD; }
 static int op_is_write(uint8_t op) { return op >= RS_OP_WRITE_FIRST && op <= RS_OP_WRITE_ONLY_IMM; }
 static int op_starts(uint8_t op)
 {
@@ -56,7 +59,9 @@ static int op_has_imm(uint8_t op)
 static int sequence_ok(const rs_qp *qp, uint8_t op)
 {
     if (qp->in_msg == MSG_NONE)
-        return op_starts(op);
+        return op_starts(op) || op_is_read(op) || op_is_atomic(op);
+    if (op_is_read(op) || op_is_atomic(op))
+        return 0;
     if (op_starts(op))
         return 0;
     return qp->in_msg == MSG_SEND ? op_is_send(op) : op_is_write(op);
@@ -65,6 +70,8 @@ static int sequence_ok(const rs_qp *qp, uint8_t op)
 /* rxe check_length: FIRST/MIDDLE carry exactly PMTU, LAST 1..PMTU, ONLY 0..PMTU. */
 static int length_ok(const rs_qp *qp, uint8_t op, uint32_t len)
 {
+    if (op_is_read(op) || op_is_atomic(op))
+        return len == 0;
     if (len > qp->pmtu)
         return 0;
     if (op_starts(op) && op_ends(op))
@@ -80,27 +87,7 @@ static int scatter(rs_qp *qp, const uint8_t *data, uint32_t len)
     rs_rwqe *r = &qp->rq[qp->rq_head];
     if (qp->recv_off + len > r->length)
         return -1;
-    uint64_t off = qp->recv_off;
-    for (uint32_t i = 0; i < r->num_sge && len > 0; i++) {
-        const rs_sge *s = &r->sge[i];
-        if (off >= s->length) {
-            off -= s->length;
-            continue;
-        }
-        uint32_t n = (uint32_t)(s->length - off) < len ? (uint32_t)(s->length - off) : len;
-        uint8_t *dst = rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, RS_ACCESS_LOCAL_WRITE, s->addr + off, n);
-        if (!dst)
-            return -2;
-        if (data) {
-            memcpy(dst, data, n);
-            data += n;
-        } else {
-            memset(dst, 0, n);
-        }
-        len -= n;
-        off = 0;
-    }
-    return 0;
+    return rs_scatter_sges(qp->host, qp->init.pd, r->sge, r->num_sge, qp->recv_off, data, len) ? -2 : 0;
 }
 
 /* Execute a SEND packet. Returns 0 when accepted, -1 when it was refused (NAK sent). */
@@ -181,6 +168,130 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     return 0;
 }
 
+/* Number of response packets (= PSNs) a READ of `len` bytes occupies (protocol.md 9.5). */
+static uint32_t read_npkts(const rs_qp *qp, uint32_t len)
+{
+    return len ? (len + qp->pmtu - 1) / qp->pmtu : 1;
+}
+
+/* Take the next responder resource (the oldest is overwritten: the requester's
+ * max_rd_atomic keeps it from being needed again). */
+static uint32_t take_resource(rs_sim *sim, rs_qp *qp)
+{
+    uint32_t i = qp->res_next;
+    qp->res_next = (qp->res_next + 1) % qp->res_cap;
+    rs_respq_drop_jobs_for(sim, qp, i);
+    return i;
+}
+
+/* RDMA READ request at the expected PSN. Returns 0 if accepted. */
+static int exec_read(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+{
+    if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_READ) || qp->attr.max_dest_rd_atomic == 0 ||
+        pkt->reth_len > 0x80000000u) {
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        return -1;
+    }
+    if (pkt->reth_len && !rs_mr_resolve(qp->host, pkt->reth_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_READ,
+                                        pkt->reth_va, pkt->reth_len)) {
+        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        return -1;
+    }
+    uint32_t n = read_npkts(qp, pkt->reth_len);
+    uint32_t i = take_resource(sim, qp);
+    qp->res[i] = (rs_rdres){.valid = 1,
+                            .first_psn = pkt->psn,
+                            .last_psn = (pkt->psn + n - 1) & RS_PSN_MASK,
+                            .va = pkt->reth_va,
+                            .rkey = pkt->reth_rkey,
+                            .length = pkt->reth_len};
+    /* IBA C9-148: the MSN counts the READ when its request is received */
+    qp->msn = (qp->msn + 1) & 0xFFFFFF;
+    if (rs_respq_add_read(sim, qp, i, pkt->reth_va, pkt->reth_rkey, pkt->reth_len, pkt->psn) != 0)
+        return -1;
+    qp->resp_psn = (pkt->psn + n) & RS_PSN_MASK;
+    return 0;
+}
+
+static void send_atomic_ack(rs_sim *sim, rs_qp *qp, uint32_t psn, uint64_t orig)
+{
+    rs_pkt *a = rs_nic_new_packet(sim, qp, RS_OP_ATOMIC_ACK, psn);
+    if (!a)
+        return;
+    a->aeth_syndrome = RS_AETH_ACK_UNLIMITED;
+    a->aeth_msn = qp->msn;
+    a->atomic_orig = orig;
+    qp->stats.acks_sent++;
+    rs_resp_send_ctrl(sim, qp, a);
+}
+
+/* COMPARE_SWAP / FETCH_ADD at the expected PSN: executed once, result kept for duplicates. */
+static int exec_atomic(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+{
+    if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_ATOMIC) || qp->attr.max_dest_rd_atomic == 0 ||
+        (pkt->atomic_va & 7u)) { /* rxe: misaligned atomic is an invalid request */
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        return -1;
+    }
+    uint8_t *mem = rs_mr_resolve(qp->host, pkt->atomic_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_ATOMIC,
+                                 pkt->atomic_va, 8);
+    if (!mem) {
+        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        return -1;
+    }
+    uint64_t orig, next;
+    memcpy(&orig, mem, 8); /* the target is a host-order 64-bit word of the responder */
+    if (pkt->opcode == RS_OP_COMPARE_SWAP)
+        next = orig == pkt->atomic_compare ? pkt->atomic_swap_add : orig;
+    else
+        next = orig + pkt->atomic_swap_add;
+    memcpy(mem, &next, 8);
+    uint32_t i = take_resource(sim, qp);
+    qp->res[i] = (rs_rdres){.valid = 1, .is_atomic = 1, .first_psn = pkt->psn, .last_psn = pkt->psn,
+                            .atomic_orig = orig};
+    qp->msn = (qp->msn + 1) & 0xFFFFFF;
+    qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
+    qp->stats.atomics_executed++;
+    send_atomic_ack(sim, qp, pkt->psn, orig);
+    return 0;
+}
+
+static rs_rdres *find_resource(rs_qp *qp, uint32_t psn)
+{
+    for (uint32_t i = 0; i < qp->res_cap; i++) {
+        rs_rdres *r = &qp->res[i];
+        if (r->valid && rs_psn_diff(psn, r->first_psn) >= 0 && rs_psn_diff(r->last_psn, psn) >= 0)
+            return r;
+    }
+    return NULL;
+}
+
+/* A request with a PSN already accepted (protocol.md 3.3 "Duplicates"). */
+static void duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+{
+    qp->stats.dup_rcvd++;
+    uint8_t op = pkt->opcode;
+    if (!op_is_read(op) && !op_is_atomic(op)) { /* SEND/WRITE: ACK the last accepted PSN again (C9-105) */
+        send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK);
+        return;
+    }
+    rs_rdres *r = find_resource(qp, pkt->psn);
+    if (!r || (uint32_t)(r->is_atomic) != (uint32_t)op_is_atomic(op))
+        return; /* unknown: dropped */
+    if (r->is_atomic) { /* replay the saved result, never execute twice */
+        if (pkt->psn == r->first_psn)
+            send_atomic_ack(sim, qp, pkt->psn, r->atomic_orig);
+        return;
+    }
+    /* READ: re-execute from the duplicate's PSN if it asks for (a tail of) the same range */
+    uint64_t skip = (uint64_t)(uint32_t)rs_psn_diff(pkt->psn, r->first_psn) * qp->pmtu;
+    if (pkt->reth_rkey != r->rkey || pkt->reth_va != r->va + skip || skip + pkt->reth_len != r->length)
+        return;
+    uint32_t idx = (uint32_t)(r - qp->res);
+    rs_respq_drop_jobs_for(sim, qp, idx);
+    rs_respq_add_read(sim, qp, idx, pkt->reth_va, pkt->reth_rkey, pkt->reth_len, pkt->psn);
+}
+
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
     if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
@@ -197,12 +308,16 @@ void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
             send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn);
         }
     } else if (d < 0) {
-        qp->stats.dup_rcvd++;
-        send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK);
-    } else if (!(op_is_send(op) || op_is_write(op)) || !sequence_ok(qp, op) ||
-               !length_ok(qp, op, pkt->payload_len)) {
-        /* READ and atomics are not emulated yet: answered as an invalid request */
+        duplicate(sim, qp, pkt);
+    } else if (!(op_is_send(op) || op_is_write(op) || op_is_read(op) || op_is_atomic(op)) ||
+               !sequence_ok(qp, op) || !length_ok(qp, op, pkt->payload_len)) {
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+    } else if (op_is_read(op) || op_is_atomic(op)) {
+        qp->nak_sent = 0;
+        if (op_is_read(op))
+            exec_read(sim, qp, pkt);
+        else
+            exec_atomic(sim, qp, pkt);
     } else {
         qp->nak_sent = 0;
         int rc = op_is_send(op) ? exec_send(sim, qp, pkt) : exec_write(sim, qp, pkt);

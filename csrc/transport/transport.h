@@ -16,6 +16,10 @@ void rs_host_free(rs_host *h);
 
 /* requester.c */
 int rs_req_can_send(const rs_sim *sim, const rs_qp *qp);
+static inline int rs_wr_is_rd_atomic(uint32_t wr_op)
+{
+    return wr_op == 4 /* RDMA_READ */ || wr_op == 5 /* CMP_AND_SWP */ || wr_op == 6 /* FETCH_AND_ADD */;
+}
 /* Build the next request packet and advance; NULL if the QP failed (it is then in ERR). */
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp);
 /* Go back to `psn` (== comp_psn): resend from the oldest unacknowledged packet. */
@@ -24,6 +28,14 @@ void rs_req_rnr_done(rs_sim *sim, rs_qp *qp);
 
 /* responder.c */
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+
+/* resp_queue.c: responder output in PSN order (READ responses built lazily) */
+void rs_resp_send_ctrl(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+int rs_respq_add_read(rs_sim *sim, rs_qp *qp, uint32_t res, uint64_t va, uint32_t rkey, uint32_t len,
+                      uint32_t psn);
+void rs_respq_drop_jobs_for(rs_sim *sim, rs_qp *qp, uint32_t res);
+void rs_respq_clear(rs_sim *sim, rs_qp *qp);
+rs_pkt *rs_respq_next(rs_sim *sim, rs_qp *qp);
 
 /* completer.c */
 void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);

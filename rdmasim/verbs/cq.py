@@ -23,6 +23,7 @@ class CQ:
         self.cqe = int(cqe)
         self._handle = self._host.sim._core.cq_create(self._host.index, self.cqe)
         self._closed = False
+        ctx._children.add(self)
 
     def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
         """Take up to ``num_entries`` completions (``ibv_poll_cq``)."""
@@ -39,6 +40,7 @@ class CQ:
         if not self._closed:
             self._host.sim._core.cq_destroy(self._host.index, self._handle)
             self._closed = True
+            self.ctx._children.discard(self)
 
     def __enter__(self) -> CQ:
         return self

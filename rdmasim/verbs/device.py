@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 from typing import TYPE_CHECKING
 
@@ -31,12 +32,15 @@ class Context:
         self.name = f"rxe_{host.name}"
         self._pd_ids = itertools.count(1)
         self.closed = False
+        self._children: set[object] = set()  # open PDs and CQs
 
     def query_gid(self, port_num: int = 1, index: int = 0) -> str:
         """The RoCEv2 GID of the port (IPv4-mapped IPv6)."""
         return self.host.gid
 
     def close(self) -> None:
+        """Close the device; refused while PDs or CQs created on it are still open."""
+        _refuse_if_in_use(self, "Context", self._children)
         self.closed = True
 
     def __enter__(self) -> Context:
@@ -57,9 +61,17 @@ class PD:
             raise PyverbsUserError(f"PD needs a Context, got {ctx!r}")
         self.ctx = ctx
         self.handle = next(ctx._pd_ids)
+        self._children: set[object] = set()  # open MRs and QPs
+        self.closed = False
+        ctx._children.add(self)
 
     def close(self) -> None:
-        pass
+        """Deallocate the PD; refused (EBUSY, as ibv_dealloc_pd) while MRs or QPs use it."""
+        if self.closed:
+            return
+        _refuse_if_in_use(self, "PD", self._children)
+        self.closed = True
+        self.ctx._children.discard(self)
 
     def __enter__(self) -> PD:
         return self
@@ -69,3 +81,15 @@ class PD:
 
     def __repr__(self) -> str:
         return f"PD(handle={self.handle}, host={self.ctx.host.name})"
+
+
+def _refuse_if_in_use(obj: object, what: str, children: set[object]) -> None:
+    from rdmasim.errors import PyverbsRDMAError
+
+    if children:
+        names = ", ".join(sorted(repr(c) for c in children)[:4])
+        more = f" and {len(children) - 4} more" if len(children) > 4 else ""
+        raise PyverbsRDMAError(
+            f"cannot close {what} {obj!r}: still used by {len(children)} object(s): {names}{more}; "
+            f"close them first", errno.EBUSY
+        )

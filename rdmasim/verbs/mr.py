@@ -47,6 +47,7 @@ class MR:
         )
         self.length = int(self._array.size)
         self._closed = False
+        pd._children.add(self)
 
     @property
     def array(self) -> np.ndarray:
@@ -78,6 +79,7 @@ class MR:
         if not self._closed:
             self._host.sim._core.mr_dereg(self._host.index, self._index)
             self._closed = True
+            self.pd._children.discard(self)
 
     def __enter__(self) -> MR:
         return self

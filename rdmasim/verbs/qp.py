@@ -146,6 +146,7 @@ class QP:
             bool(init_attr.sq_sig_all),
         )
         self._closed = False
+        pd._children.add(self)
         if qp_attr is not None:
             self.to_init(qp_attr)
 
@@ -241,10 +242,11 @@ class QP:
         return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
 
     def close(self) -> None:
-        """Destroy the QP (``ibv_destroy_qp``)."""
+        """Destroy the QP (``ibv_destroy_qp``); refused while work requests are outstanding."""
         if not self._closed:
             self._sim._core.qp_destroy(self._host.index, self.qp_num)
             self._closed = True
+            self.pd._children.discard(self)
 
     def __enter__(self) -> QP:
         return self

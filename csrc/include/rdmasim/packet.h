@@ -12,6 +12,7 @@
 enum rs_pkt_kind {
     RS_PKT_ROCE = 0, /* Ethernet / IPv4 / UDP 4791 / BTH ... / ICRC */
     RS_PKT_PFC = 1,  /* 802.1Qbb MAC control frame (issue 4) */
+    RS_PKT_JOB = 2,  /* never on the wire: a queued RDMA READ response job (responder) */
 };
 
 /* Header bytes of the frame up to and including BTH: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12. */
@@ -83,6 +84,9 @@ typedef struct rs_pkt {
     uint64_t atomic_swap_add;
     uint64_t atomic_compare;
     uint64_t atomic_orig;
+
+    /* responder job (kind == RS_PKT_JOB): index of the responder resource it replays */
+    uint32_t job_res;
 
     /* PFC (kind == RS_PKT_PFC) */
     uint16_t pfc_class_enable;

@@ -32,6 +32,7 @@ enum rs_run_reason {
     RS_RUN_CQ = 2,         /* the watched CQ holds at least the requested completions */
     RS_RUN_MAX_EVENTS = 3, /* processed max_events (progress reporting / step-through) */
     RS_RUN_ERROR = 4,      /* internal failure (out of memory): see rs_sim_errmsg */
+    RS_RUN_PEER = 5,       /* a scripted peer received a frame: Python handles it, then runs on */
 };
 
 typedef struct rs_run_args {
@@ -75,6 +76,16 @@ typedef struct rs_link_stats {
 } rs_link_stats;
 int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out);
 int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip);
+
+/* ---- scripted peer (tests and teaching: per-packet Python, deliberately) ----
+ * A scripted host has no transport: frames it receives are kept for Python, which
+ * sends crafted frames back.  The run loop returns RS_RUN_PEER after each delivery. */
+int rs_host_set_scripted(rs_sim *sim, int host, int on);
+/* Oldest received frame as exact bytes (encoded by the codec): returns its length, 0 when
+ * none is waiting, or a negative rs_err (buffer too small). */
+int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps);
+/* Transmit a frame (exact bytes; decoded, so it must be a valid RoCEv2 or PFC frame). */
+int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len);
 
 /* ---- memory regions ---- */
 /* Register [base, base+length) of caller-owned memory (kept alive by the caller).
@@ -184,6 +195,10 @@ typedef struct rs_qp_stats {
     uint64_t ooo_dropped;      /* responder: out-of-sequence requests dropped */
     uint64_t bytes_rcvd;       /* responder: payload bytes accepted */
     uint64_t msgs_completed;   /* requester: WQEs completed successfully */
+    uint64_t read_resp_sent;   /* responder: READ response packets sent (replays included) */
+    uint64_t atomics_executed; /* responder: atomics executed (duplicates are replayed, not counted) */
+    uint64_t implied_naks;     /* requester: retries started by a response that skipped PSNs */
+    uint64_t bad_responses;    /* requester: responses for no outstanding request (dropped) */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
 

@@ -40,6 +40,7 @@ enum rs_trace_retry_cause {
     RS_TR_RETRY_TIMEOUT = 1,
     RS_TR_RETRY_NAK = 2, /* NAK PSN sequence error */
     RS_TR_RETRY_RNR = 3, /* RNR NAK: resend after the RNR wait */
+    RS_TR_RETRY_IMPLIED_NAK = 4, /* a READ/atomic response skipped PSNs: the missing ones were lost */
 };
 
 enum rs_trace_node_kind {
@@ -63,7 +64,7 @@ typedef struct rs_trace_rec {
     uint32_t psn;       /* BTH PSN */
     uint32_t msn;       /* AETH MSN (ACK/NAK) */
     uint32_t len;       /* payload bytes of a frame; message/buffer bytes of a verbs event */
-    uint32_t aux;       /* RETRY: retries left; PFC: class-enable vector */
+    uint32_t aux;       /* frame: RETH DMA length; RETRY/TIMEOUT: retries left; PFC: class-enable vector */
     int32_t link;       /* link direction id, -1 for events not on a link */
     uint16_t node;      /* where it happened: sender (TX, DROP on a link), receiver (RX), host */
     uint16_t peer;      /* the other end: receiver of TX/DROP, sender of RX; 0xFFFF none */

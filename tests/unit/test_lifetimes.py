@@ -1,0 +1,86 @@
+"""Objects still in use cannot be destroyed; the error says what uses them."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+import rdmasim
+from rdmasim.errors import PyverbsRDMAError
+from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
+from rdmasim.verbs import enums as e
+
+
+def pair(timeout: int = 10):
+    topo = rdmasim.back_to_back(mtu=1024)
+    ca, cb = Context(topo.a), Context(topo.b)
+    pa, pb = PD(ca), PD(cb)
+    cqa, cqb = CQ(ca, 64), CQ(cb, 64)
+    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
+    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
+    connect_qps(qa, qb, timeout=timeout)
+    return topo, (ca, pa, cqa, qa), (cb, pb, cqb, qb)
+
+
+def test_pd_with_mr_or_qp_cannot_be_closed() -> None:
+    topo, (ca, pa, cqa, qa), _ = pair()
+    mr = MR(pa, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    with pytest.raises(PyverbsRDMAError, match="still used by 2 object") as exc:
+        pa.close()
+    assert exc.value.error_code == errno.EBUSY
+    mr.close()
+    qa.close()
+    pa.close()
+    with pytest.raises(PyverbsRDMAError, match="CQ"):
+        ca.close()
+    cqa.close()
+    ca.close()
+
+
+def test_cq_used_by_qp_cannot_be_destroyed() -> None:
+    _, (ca, pa, cqa, qa), _ = pair()
+    with pytest.raises(PyverbsRDMAError, match="still used by 1 QP"):
+        cqa.close()
+    qa.close()
+    cqa.close()
+
+
+def test_mr_in_a_posted_wr_cannot_be_deregistered_until_it_completes() -> None:
+    topo, (ca, pa, cqa, qa), (cb, pb, cqb, qb) = pair()
+    src = MR(pa, 8192, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(pb, 8192, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 8192, src.lkey)])
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    qa.post_send(wr)
+    with pytest.raises(PyverbsRDMAError, match="still in use by a posted send work request") as exc:
+        src.close()
+    assert exc.value.error_code == errno.EBUSY
+    assert topo.sim.wait_for(cqa, 1)[0].ok
+    src.close()  # completed: now allowed
+
+
+def test_mr_in_a_posted_receive_cannot_be_deregistered() -> None:
+    topo, (ca, pa, cqa, qa), (cb, pb, cqb, qb) = pair()
+    buf = MR(pb, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    qb.post_recv(RecvWR(wr_id=5, sg=[SGE(buf.buf, 4096, buf.lkey)]))
+    with pytest.raises(PyverbsRDMAError, match="posted receive work request"):
+        buf.close()
+
+
+def test_qp_with_outstanding_work_cannot_be_destroyed_until_flushed() -> None:
+    topo, (ca, pa, cqa, qa), (cb, pb, cqb, qb) = pair()
+    topo.link.ab.set_loss(1.0)
+    src = MR(pa, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(pb, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 4096, src.lkey)])
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    qa.post_send(wr)
+    with pytest.raises(PyverbsRDMAError, match="1 send and 0 receive work request"):
+        qa.close()
+    from rdmasim.verbs import QPAttr
+
+    qa.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+    n, wcs = cqa.poll(4)
+    assert n == 1 and wcs[0].status == e.IBV_WC_WR_FLUSH_ERR
+    qa.close()
