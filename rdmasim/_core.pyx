@@ -5,6 +5,7 @@ Each area of the C API has its own include file, so that each stays small:
   _enums.pxi   verbs enum table (csrc/include/rdmasim/ib_enums.def)
   _codec.pxi   RoCEv2 encode/decode, ICRC, pcap (csrc/codec)
   _engine.pxi  event queue and RNG test handles (csrc/core)
+  _cc.pxi      congestion-control test handles (csrc/cc)
   _sim.pxi     simulation, hosts, links, memory regions, CQs, QPs (csrc/core, csrc/net, csrc/transport)
   _trace.pxi   packet/event trace drained into numpy arrays (csrc/core/trace.c)
 Python never runs per packet: these are control-path calls and bulk reads.
@@ -14,4 +15,5 @@ include "_enums.pxi"
 include "_codec.pxi"
 include "_engine.pxi"
 include "_sim.pxi"
+include "_cc.pxi"
 include "_trace.pxi"

@@ -1,0 +1,69 @@
+# Congestion control: DCQCN reaction point handle for tests and for the parameter presets.
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+
+cdef extern from "rdmasim/cc.h" nogil:
+    ctypedef struct rs_dcqcn_params:
+        double g
+        double initial_alpha
+        int64_t alpha_timer_ps
+        int alpha_update_on_timer
+        int64_t rate_timer_ps
+        uint64_t byte_counter_bytes
+        uint32_t fast_recovery_steps
+        double ai_bps
+        double hai_bps
+        double min_rate_bps
+        double max_rate_bps
+        double decrease_scale
+        double min_dec_factor
+        int64_t rate_reduce_period_ps
+        double rate_on_first_cnp
+        int clamp_tgt_rate
+        int clamp_tgt_rate_after_time_inc
+    ctypedef struct rs_dcqcn_rp:
+        double rc_bps
+        double rt_bps
+        double alpha
+        double line_bps
+        uint32_t timer_events
+        uint32_t byte_events
+        uint64_t bytes_since
+        int64_t next_alpha_ps
+        int64_t next_rate_ps
+        int64_t next_decrease_ps
+        int reacting
+        uint64_t cnps
+        uint64_t decreases
+        uint64_t increases
+    void rs_dcqcn_init(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double line_bps)
+    void rs_dcqcn_on_cnp(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now_ps)
+    void rs_dcqcn_on_sent(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, uint64_t nbytes)
+    void rs_dcqcn_on_timer(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now_ps)
+    int64_t rs_dcqcn_next_timer(const rs_dcqcn_rp *rp)
+
+
+cdef class DcqcnRpForTest:
+    """The C DCQCN reaction point driven by hand: cnp(t), sent(bytes), advance(t)."""
+    cdef rs_dcqcn_params p
+    cdef rs_dcqcn_rp rp
+
+    def __cinit__(self, dict params, double line_bps):
+        self.p = params
+        rs_dcqcn_init(&self.rp, &self.p, line_bps)
+
+    def cnp(self, int64_t now_ps):
+        rs_dcqcn_on_cnp(&self.rp, &self.p, now_ps)
+
+    def sent(self, uint64_t nbytes):
+        rs_dcqcn_on_sent(&self.rp, &self.p, nbytes)
+
+    def advance(self, int64_t now_ps):
+        rs_dcqcn_on_timer(&self.rp, &self.p, now_ps)
+
+    @property
+    def next_timer_ps(self):
+        return rs_dcqcn_next_timer(&self.rp)
+
+    @property
+    def state(self):
+        return self.rp

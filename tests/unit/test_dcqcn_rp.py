@@ -1,0 +1,189 @@
+"""The C DCQCN reaction point against a direct transcription of the published equations
+(DCQCN paper §3 / protocol.md §8.2), replayed step by step on scripted event sequences."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rdmasim import _core
+from rdmasim.cc import DcqcnParams
+
+LINE = 100e9
+US = 1_000_000
+
+
+class PaperRP:
+    """The paper's reaction point, written from the equations (not from the C code).
+
+    alpha is updated on every CNP and decays by (1-g) every K without a CNP; rate increases
+    come from a timer (period T) and a byte counter (every B bytes), staged by F.
+    """
+
+    def __init__(self, p: DcqcnParams, line: float) -> None:
+        c = p.to_c()
+        self.g, self.K, self.T, self.B, self.F = c["g"], c["alpha_timer_ps"], c["rate_timer_ps"], \
+            c["byte_counter_bytes"], c["fast_recovery_steps"]
+        self.rai, self.rhai, self.rmin, self.line = c["ai_bps"], c["hai_bps"], c["min_rate_bps"], line
+        self.rc = self.rt = line
+        self.alpha = c["initial_alpha"]
+        self.i = self.j = 0
+        self.bytes = 0
+        self.k_ref = None      # start of the current alpha period (last CNP or last decay)
+        self.t_next = None     # next rate-timer expiry (None = not running)
+
+    def _increase(self) -> None:
+        lo, hi = min(self.i, self.j), max(self.i, self.j)
+        if hi < self.F:
+            pass                                   # fast recovery: Rt unchanged
+        elif lo < self.F:
+            self.rt += self.rai                    # additive increase
+        else:
+            self.rt += (lo - self.F + 1) * self.rhai  # hyper increase
+        self.rt = min(self.rt, self.line)
+        self.rc = min((self.rt + self.rc) / 2, self.line)
+        if self.rc >= self.line and self.rt >= self.line:
+            self.rc = self.rt = self.line
+            self.t_next = None                     # recovered: the rate timer stops
+
+    def _decay_alpha_until(self, t: int) -> None:
+        if self.k_ref is None:
+            return
+        n = (t - self.k_ref) // self.K
+        self.alpha *= (1 - self.g) ** n
+        self.k_ref += n * self.K
+
+    def advance(self, t: int) -> None:
+        """Fire rate-timer expiries at or before t (alpha decays are computed lazily)."""
+        while self.t_next is not None and self.t_next <= t:
+            now = self.t_next
+            self._decay_alpha_until(now)
+            self.i += 1
+            self.t_next = now + self.T
+            self._increase()
+        self._decay_alpha_until(t)
+
+    def cnp(self, t: int) -> None:
+        self.advance(t)
+        self.rt = self.rc
+        self.rc = max(self.rmin, self.rc * (1 - self.alpha / 2))
+        self.alpha = (1 - self.g) * self.alpha + self.g
+        self.i = self.j = 0
+        self.bytes = 0
+        self.t_next = t + self.T
+        self.k_ref = t
+
+    def sent(self, n: int) -> None:
+        if self.t_next is None or not self.B:
+            return
+        self.bytes += n
+        while self.t_next is not None and self.bytes >= self.B:
+            self.bytes -= self.B
+            self.j += 1
+            self._increase()
+
+
+def check_same(c: _core.DcqcnRpForTest, ref: PaperRP, where: str) -> None:
+    s = c.state
+    assert s["rc_bps"] == pytest.approx(ref.rc, rel=1e-9), where
+    assert s["rt_bps"] == pytest.approx(ref.rt, rel=1e-9), where
+    assert s["alpha"] == pytest.approx(ref.alpha, rel=1e-9, abs=1e-15), where
+
+
+def replay(events: list[tuple[str, int]], params: DcqcnParams) -> None:
+    c = _core.DcqcnRpForTest(params.to_c(), LINE)
+    ref = PaperRP(params, LINE)
+    now = 0
+    for step, (kind, value) in enumerate(events):
+        if kind == "wait":
+            now += value
+            c.advance(now)
+            ref.advance(now)
+        elif kind == "cnp":
+            c.advance(now)
+            c.cnp(now)
+            ref.cnp(now)
+        else:
+            c.sent(value)
+            ref.sent(value)
+        check_same(c, ref, f"step {step}: {kind} {value} at t={now} ps")
+
+
+def test_single_cnp_halves_rate_then_fast_recovery_halves_the_gap() -> None:
+    """protocol.md §9.2: after one CNP with alpha=1, Rc halves; each T halves the gap to Rt."""
+    p = DcqcnParams.paper(byte_counter=0)
+    c = _core.DcqcnRpForTest(p.to_c(), LINE)
+    c.cnp(0)
+    assert c.state["rc_bps"] == pytest.approx(LINE / 2)
+    assert c.state["rt_bps"] == pytest.approx(LINE)
+    for k in range(1, 6):  # F = 5 fast-recovery steps
+        c.advance(k * 55 * US)
+        gap = LINE - c.state["rc_bps"]
+        assert gap == pytest.approx((LINE / 2) / 2**k)
+    assert c.state["rt_bps"] == pytest.approx(LINE)
+
+
+def test_alpha_decays_by_one_minus_g_per_period_without_cnp() -> None:
+    p = DcqcnParams.paper(byte_counter=0, rate_timer="1s")  # keep the rate cut, watch alpha
+    c = _core.DcqcnRpForTest(p.to_c(), LINE)
+    c.cnp(0)
+    a0 = c.state["alpha"]
+    for k in (1, 2, 10):
+        c.advance(k * 55 * US)
+        assert c.state["alpha"] == pytest.approx(a0 * (1 - 1 / 256) ** k)
+
+
+def test_scripted_sequence_matches_the_equations() -> None:
+    p = DcqcnParams.paper(byte_counter=200_000)
+    events = [("cnp", 0), ("sent", 150_000), ("wait", 30 * US), ("sent", 300_000), ("wait", 40 * US),
+              ("cnp", 0), ("wait", 10 * US), ("cnp", 0), ("sent", 1_000_000), ("wait", 300 * US),
+              ("sent", 2_000_000), ("wait", 2000 * US), ("cnp", 0), ("wait", 10_000 * US)]
+    replay(events, p)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.just("cnp"), st.just(0)),
+    st.tuples(st.just("wait"), st.integers(1, 400 * US)),
+    st.tuples(st.just("sent"), st.integers(1, 3_000_000)),
+), min_size=1, max_size=40),
+       st.sampled_from([0, 100_000, 1_000_000]), st.integers(1, 6))
+def test_random_sequences_match_the_equations(events, byte_counter: int, f: int) -> None:
+    replay(events, DcqcnParams.paper(byte_counter=byte_counter, fast_recovery_steps=f))
+
+
+def test_rates_stay_within_min_and_line() -> None:
+    p = DcqcnParams.paper(min_rate="10Gbps")
+    c = _core.DcqcnRpForTest(p.to_c(), LINE)
+    for k in range(200):
+        c.advance(k * US)
+        c.cnp(k * US)
+        assert 10e9 <= c.state["rc_bps"] <= LINE
+    assert c.state["rc_bps"] == pytest.approx(10e9)
+
+
+def test_nvidia_preset_cuts_at_most_once_per_reduce_period() -> None:
+    p = DcqcnParams.nvidia()
+    c = _core.DcqcnRpForTest(p.to_c(), LINE)
+    for t in range(0, 4 * US, US // 2):  # 8 CNPs within one 4 us monitor period
+        c.advance(t)
+        c.cnp(t)
+    assert c.state["decreases"] == 1
+    c.advance(4 * US)  # the pending CNP is acted on when the period ends
+    assert c.state["decreases"] == 2
+    # the firmware floor: one cut keeps at least rpg_min_dec_fac = 50 % of the rate
+    assert c.state["rc_bps"] >= LINE * 0.5 * 0.5 - 1
+
+
+def test_nvidia_names_map_to_parameters() -> None:
+    p = DcqcnParams.nvidia(rpg_ai_rate=10, dce_tcp_g=1020, rpg_time_reset=100)
+    c = p.to_c()
+    assert c["ai_bps"] == 10e6 and c["rate_timer_ps"] == 100 * US
+    assert math.isclose(c["g"], 4 / 1024)
+    with pytest.raises(ValueError, match="unknown mlxconfig"):
+        DcqcnParams.nvidia(rpg_bogus=1)
+    with pytest.raises(ValueError, match="g=0"):
+        DcqcnParams(g=0)
