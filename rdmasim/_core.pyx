@@ -7,6 +7,7 @@ Each area of the C API has its own include file, so that each stays small:
   _engine.pxi  event queue and RNG test handles (csrc/core)
   _cc.pxi      congestion-control test handles (csrc/cc)
   _sim.pxi     simulation, hosts, links, memory regions, CQs, QPs (csrc/core, csrc/net, csrc/transport)
+  _trace.pxi   packet/event trace drained into numpy arrays (csrc/core/trace.c)
 Python never runs per packet: these are control-path calls and bulk reads.
 """
 
@@ -15,3 +16,4 @@ include "_codec.pxi"
 include "_engine.pxi"
 include "_cc.pxi"
 include "_sim.pxi"
+include "_trace.pxi"

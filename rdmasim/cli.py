@@ -1,4 +1,4 @@
-"""Command line: ``rdmasim demo``."""
+"""Command line: ``rdmasim demo`` and ``rdmasim trace``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,35 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if summary["data_intact"] and list(summary["completions"]) == ["IBV_WC_SUCCESS"] else 1
 
 
+def _trace(args: argparse.Namespace) -> int:
+    """Print the ladder diagram of a saved trace (FILE.npz) or of the built-in teaching run."""
+    from rdmasim import ladder
+    from rdmasim.trace import load
+
+    if args.file:
+        t = load(args.file)
+        title = f"rdmasim trace {args.file}"
+    else:
+        drops = [] if args.drop_psn is None or args.drop_psn < 0 else [args.drop_psn]
+        size = parse_size(args.size)
+        t = ladder.example_write(size=size, mtu=args.mtu, drop_psn=drops, loss=args.loss, op=args.op,
+                                 seed=args.seed, timeout=args.timeout, pcap=args.pcap)
+        what = "RDMA WRITE" if args.op == "write" else "SEND"
+        dropped = f", PSN {drops[0]} dropped once" if drops else ""
+        title = f"{what} of {size:,} bytes a -> b, MTU {args.mtu}, loss {args.loss:g}{dropped}"
+        print(f"rdmasim {__version__} trace: {title}")
+    print(ladder.render_text(t, ascii=args.ascii, max_lines=args.max_lines))
+    if args.svg:
+        print(f"  SVG: {ladder.render_svg(t, args.svg, title=title)}")
+    if args.html:
+        print(f"  HTML: {ladder.render_html(t, args.html, title=title)}")
+    if args.save:
+        print(f"  trace: {t.save(args.save)}")
+    if args.pcap and not args.file:
+        print(f"  pcap: {args.pcap}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
     p.add_argument("--version", action="version", version=f"rdmasim {__version__}")
@@ -41,6 +70,25 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
     d.set_defaults(func=_demo)
+    t = sub.add_parser("trace", help="ladder diagram of a small teaching run (or of a saved trace)")
+    t.add_argument("file", nargs="?", help="a trace saved with Trace.save / --save (.npz); "
+                   "default: run the built-in scenario")
+    t.add_argument("--op", default="write", choices=["write", "send"], help="verb to run (default write)")
+    t.add_argument("--size", default="3072", help="message bytes (default 3072: 3 packets at MTU 1024)")
+    t.add_argument("--mtu", type=int, default=1024, choices=[256, 512, 1024, 2048, 4096])
+    t.add_argument("--drop-psn", type=int, default=1,
+                   help="drop the first transmission of this PSN a->b (default 1; -1: none)")
+    t.add_argument("--loss", type=float, default=0.0, help="i.i.d. loss per direction (default 0)")
+    t.add_argument("--timeout", type=int, default=10,
+                   help="QP local ACK timeout exponent: 4.096us * 2^t (default 10)")
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
+    t.add_argument("--max-lines", type=int, default=None, help="print at most this many events")
+    t.add_argument("--svg", metavar="PATH", help="also write the ladder as SVG")
+    t.add_argument("--html", metavar="PATH", help="also write the ladder as a self-contained HTML page")
+    t.add_argument("--save", metavar="PATH", help="also save the trace (.npz) for `rdmasim trace FILE`")
+    t.add_argument("--pcap", metavar="PATH", help="also capture the run to a pcap file")
+    t.set_defaults(func=_trace)
     return p
 
 

@@ -12,6 +12,7 @@ from rdmasim import errors as _errors  # noqa: F401  (registers the C error clas
 from rdmasim.units import format_time, parse_rate, parse_time
 
 if TYPE_CHECKING:
+    from rdmasim.trace import Trace
     from rdmasim.verbs.cq import CQ
     from rdmasim.verbs.wc import WC
 
@@ -145,6 +146,7 @@ class Simulator:
         self.hosts: dict[str, Host] = {}
         self.links: list[Link] = []
         self._pcap: str | None = None
+        self._trace: Trace | None = None
 
     # ---- building ----
     def add_host(self, name: str | None = None) -> Host:
@@ -196,6 +198,20 @@ class Simulator:
         """Flush and close the pcap file."""
         self._core.pcap_close()
         self._pcap = None
+
+    # ---- trace ----
+    def trace(self, max_records: int | None = None) -> Trace:
+        """Start recording packet and verbs events (see rdmasim.trace); returns the Trace.
+
+        ``max_records`` caps the records kept (memory is 64 bytes each); events past the cap are
+        counted in ``Trace.not_recorded``. Starting a new trace ends the previous one.
+        """
+        from rdmasim.trace import Trace
+
+        if self._trace is not None:
+            self._trace.stop()
+        self._trace = Trace(self, max_records)
+        return self._trace
 
     # ---- time ----
     @property

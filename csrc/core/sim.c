@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rdmasim/ib.h"
+#include "rdmasim/trace.h"
 #include "transport/transport.h"
 
 rs_sim *rs_sim_new(uint64_t seed)
@@ -28,6 +29,7 @@ void rs_sim_free(rs_sim *sim)
     if (!sim)
         return;
     rs_sim_pcap_close(sim);
+    rs_trace_disable(sim);
     for (uint32_t i = 0; i < sim->n_hosts; i++)
         rs_host_free(sim->hosts[i]);
     for (uint32_t i = 0; i < sim->n_links; i++) {

@@ -31,6 +31,7 @@ struct rs_sim {
     rs_link **links;
     uint32_t n_links;
     rs_pcap *pcap;  /* NULL: capture off */
+    struct rs_trace *trace; /* NULL: tracing off (core/trace.h) */
     int failed;     /* set on an internal failure (out of memory) */
     int peer_stop;  /* a scripted peer got a frame: return to Python after this event */
     char errmsg[256];

@@ -1,10 +1,12 @@
 /* Link direction: impairments on transmit, FIFO of frames in flight, arrivals. */
 #include "core/sim_impl.h"
+#include "core/trace.h"
 
 #include "rdmasim/ib.h"
 #include "transport/transport.h"
 
-/* Explicit drop list first (teaching and tests), then i.i.d. loss. */
+/* Explicit drop list first (teaching and tests), then i.i.d. loss.
+ * Returns 0 (keep) or the rs_trace_drop_reason. */
 static int should_drop(rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
 {
     for (uint32_t i = 0; i < l->n_drops; i++) {
@@ -15,11 +17,11 @@ static int should_drop(rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
                   (r->match == RS_DROP_PSN && pkt->kind == RS_PKT_ROCE && r->value == pkt->psn);
         if (hit) {
             r->remaining--;
-            return 1;
+            return RS_TR_DROP_LIST;
         }
     }
     /* Draw only when loss is configured, so the RNG stream is untouched otherwise. */
-    return l->loss_prob > 0.0 && rs_rng_uniform(&l->rng) < l->loss_prob;
+    return (l->loss_prob > 0.0 && rs_rng_uniform(&l->rng) < l->loss_prob) ? RS_TR_DROP_LOSS : 0;
 }
 
 int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
@@ -33,8 +35,11 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
         sim->failed = 1;
         rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file");
     }
-    if (should_drop(l, pkt, index)) {
+    rs_trace_tx(sim, l, pkt);
+    int drop = should_drop(l, pkt, index);
+    if (drop) {
         l->stats.dropped++;
+        rs_trace_link_drop(sim, l, pkt, drop);
         rs_pkt_release(&sim->pool, pkt);
         return ser_ps;
     }
@@ -63,5 +68,6 @@ void rs_link_arrival(rs_sim *sim, rs_link *l)
         rs_sim_arm(sim, &l->arrival, l->fifo_head->t_arrive_ps);
     pkt->next = NULL;
     l->stats.delivered++;
+    rs_trace_rx(sim, l, pkt);
     rs_nic_receive(sim, l->to->host, pkt);
 }

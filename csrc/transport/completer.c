@@ -7,6 +7,7 @@
  * retry, by NAK or timeout, uses one of retry_cnt; forward progress refills it. */
 #include "transport/transport.h"
 
+#include "core/trace.h"
 #include "rdmasim/ib.h"
 
 #include <string.h>
@@ -86,8 +87,8 @@ static void fail_head(rs_sim *sim, rs_qp *qp, uint32_t status)
     rs_qp_to_error(sim, qp);
 }
 
-/* One Go-Back-N retry from comp_psn, if retry_cnt allows. */
-static void retry(rs_sim *sim, rs_qp *qp)
+/* One Go-Back-N retry from comp_psn, if retry_cnt allows; cause: rs_trace_retry_cause. */
+static void retry(rs_sim *sim, rs_qp *qp, int cause)
 {
     if (qp->retry_left == 0) {
         fail_head(sim, qp, RS_WC_STATUS_RETRY_EXC_ERR);
@@ -95,6 +96,7 @@ static void retry(rs_sim *sim, rs_qp *qp)
     }
     qp->retry_left--;
     qp->rto_deadline_ps = 0;
+    rs_trace_retry(sim, qp, cause);
     rs_req_rewind(sim, qp, qp->comp_psn);
 }
 
@@ -110,7 +112,8 @@ void rs_comp_rto(rs_sim *sim, rs_qp *qp)
     if (qp->req_psn == qp->comp_psn)
         return;
     qp->stats.timeouts++;
-    retry(sim, qp);
+    rs_trace_timeout(sim, qp);
+    retry(sim, qp, RS_TR_RETRY_TIMEOUT);
 }
 
 static void on_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
@@ -121,7 +124,7 @@ static void on_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
     switch (syndrome) {
     case RS_AETH_NAK_PSN_SEQ:
         qp->stats.naks_rcvd++;
-        retry(sim, qp);
+        retry(sim, qp, RS_TR_RETRY_NAK);
         break;
     case RS_AETH_NAK_INV_REQ:
         fail_head(sim, qp, RS_WC_STATUS_REM_INV_REQ_ERR);
@@ -150,6 +153,7 @@ static void on_rnr_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
     qp->rto_deadline_ps = 0;
     qp->rnr_until_ps = sim->now_ps + rnr_timer_us[syndrome & 0x1F] * 1000000;
     rs_sim_arm(sim, &qp->rnr_timer, qp->rnr_until_ps);
+    rs_trace_retry(sim, qp, RS_TR_RETRY_RNR);
     rs_req_rewind(sim, qp, psn);
 }
 
@@ -161,7 +165,7 @@ static void implied_nak(rs_sim *sim, rs_qp *qp)
         return;
     qp->retry_started = 1;
     qp->stats.implied_naks++;
-    retry(sim, qp);
+    retry(sim, qp, RS_TR_RETRY_IMPLIED_NAK);
 }
 
 /* A READ response or atomic acknowledgement for the head WQE, at the expected PSN. */

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "core/trace.h"
 #include "rdmasim/ib.h"
 
 rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
@@ -144,6 +145,8 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
     rs_qp *qp = pkt->kind == RS_PKT_ROCE ? rs_host_qp(h, pkt->dest_qpn) : NULL;
     if (!qp) {
         h->rx_unknown_qp += (pkt->kind == RS_PKT_ROCE);
+        if (pkt->kind == RS_PKT_ROCE)
+            rs_trace_host_drop(sim, h->id, pkt, RS_TR_DROP_UNKNOWN_QP);
         rs_pkt_release(&sim->pool, pkt);
         return;
     }

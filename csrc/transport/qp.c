@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/trace.h"
 #include "rdmasim/ib.h"
 
 #define RS_MAX_WR (1u << 16)
@@ -140,7 +141,9 @@ void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
     rs_swqe *w = rs_qp_swqe(qp, 0);
     /* unsignaled successes produce no completion; errors always do (IBA 10.7.3.1) */
     int signaled = qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED);
-    if (status != RS_WC_STATUS_SUCCESS || signaled) {
+    int cqe = status != RS_WC_STATUS_SUCCESS || signaled;
+    rs_trace_complete(sim, qp, w->wr_id, status, wc_opcode_of(w->opcode), (uint32_t)w->length, cqe ? RS_TRF_CQE : 0);
+    if (cqe) {
         rs_wc wc = {.wr_id = w->wr_id,
                     .status = status,
                     .opcode = wc_opcode_of(w->opcode),
@@ -175,6 +178,7 @@ void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcod
                 .wc_flags = with_imm ? 2u : 0u, /* IBV_WC_WITH_IMM */
                 .qp_num = qp->qpn,
                 .src_qp = qp->attr.dest_qp_num};
+    rs_trace_complete(sim, qp, r->wr_id, status, opcode, byte_len, RS_TRF_CQE | RS_TRF_RECV);
     rs_cq_push(&qp->host->cqs[qp->init.recv_cq], &wc);
     qp->rq_head = (qp->rq_head + 1) % qp->init.max_recv_wr;
     qp->rq_count--;
@@ -289,6 +293,7 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     memcpy(sge, wr->sg_list, wr->num_sge * sizeof(rs_sge));
     /* packets (SEND/WRITE) or response PSNs (READ) the message occupies; atomics take one */
     w->npkts = total && wr->opcode <= RS_WR_RDMA_READ ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
+    rs_trace_post_send(sim, qp, w, qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED));
     qp->sq_count++;
     if (qp->state == RS_QPS_ERR)
         rs_qp_to_error(sim, qp); /* flushed at once */
@@ -316,6 +321,7 @@ int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
     r->length = total;
     r->num_sge = wr->num_sge;
     memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rs_sge));
+    rs_trace_post_recv(sim, qp, r);
     qp->rq_count++;
     if (qp->state == RS_QPS_ERR)
         rs_qp_to_error(sim, qp);

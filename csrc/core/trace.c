@@ -1,0 +1,158 @@
+/* Event trace buffer: records appended by the hooks in core/trace.h, drained in bulk.
+ *
+ * The buffer grows by doubling (amortised; nothing is allocated while tracing is off)
+ * and never beyond the record cap.  A record that cannot be kept (cap reached, or
+ * out of memory growing the buffer) is counted in `lost`; the run goes on. */
+#include "core/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(rs_trace_rec) == 64, "rs_trace_rec must stay 64 bytes (numpy dtype in _trace.pxi)");
+
+#define RS_TRACE_INITIAL_SLOTS 1024u
+
+int rs_trace_enable(rs_sim *sim, uint64_t max_records)
+{
+    rs_trace_disable(sim);
+    rs_trace *tr = calloc(1, sizeof(*tr));
+    if (!tr)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory starting a trace");
+    tr->max = max_records;
+    sim->trace = tr;
+    return RS_OK;
+}
+
+void rs_trace_disable(rs_sim *sim)
+{
+    if (!sim->trace)
+        return;
+    free(sim->trace->recs);
+    free(sim->trace);
+    sim->trace = NULL;
+}
+
+int rs_trace_enabled(const rs_sim *sim) { return sim->trace != NULL; }
+
+size_t rs_trace_pending(const rs_sim *sim) { return sim->trace ? sim->trace->n : 0; }
+
+size_t rs_trace_drain(rs_sim *sim, rs_trace_rec *out, size_t n)
+{
+    rs_trace *tr = sim->trace;
+    if (!tr)
+        return 0;
+    if (n > tr->n)
+        n = tr->n;
+    memcpy(out, tr->recs, n * sizeof(*out));
+    if (n < tr->n)
+        memmove(tr->recs, tr->recs + n, (tr->n - n) * sizeof(*out));
+    tr->n -= n;
+    return n;
+}
+
+void rs_trace_counts(const rs_sim *sim, uint64_t out[3])
+{
+    const rs_trace *tr = sim->trace;
+    out[0] = tr ? tr->recorded : 0;
+    out[1] = tr ? tr->lost : 0;
+    out[2] = tr ? tr->max : 0;
+}
+
+/* A zeroed slot for one more record, or NULL (counted as lost). */
+static rs_trace_rec *slot(rs_sim *sim)
+{
+    rs_trace *tr = sim->trace;
+    if (tr->max && tr->recorded >= tr->max) {
+        tr->lost++;
+        return NULL;
+    }
+    if (tr->n == tr->cap) {
+        size_t cap = tr->cap ? tr->cap * 2 : RS_TRACE_INITIAL_SLOTS;
+        if (tr->max && cap > tr->max)
+            cap = (size_t)tr->max;
+        if (cap <= tr->n)
+            cap = tr->n + 1;
+        rs_trace_rec *nr = realloc(tr->recs, cap * sizeof(*nr));
+        if (!nr) {
+            tr->lost++;
+            return NULL;
+        }
+        tr->recs = nr;
+        tr->cap = cap;
+    }
+    tr->recorded++;
+    rs_trace_rec *r = &tr->recs[tr->n++];
+    memset(r, 0, sizeof(*r));
+    r->t_ps = sim->now_ps;
+    return r;
+}
+
+void rs_trace_rec_frame(rs_sim *sim, uint8_t kind, const rs_pkt *p, int link, int node, int peer,
+                        uint8_t reason)
+{
+    rs_trace_rec *r = slot(sim);
+    if (!r)
+        return;
+    r->kind = kind;
+    r->link = link;
+    r->node = (uint16_t)(node < 0 ? 0xFFFF : node);
+    r->peer = (uint16_t)(peer < 0 ? 0xFFFF : peer);
+    r->node_kind = node < 0 ? RS_TR_NODE_NONE : RS_TR_NODE_HOST;
+    r->peer_kind = peer < 0 ? RS_TR_NODE_NONE : RS_TR_NODE_HOST;
+    r->reason = reason;
+    r->pkt_kind = (uint8_t)p->kind;
+    r->priority = p->priority;
+    if (p->kind == RS_PKT_PFC) {
+        r->aux = p->pfc_class_enable;
+        return;
+    }
+    r->qpn = p->src_qpn;
+    r->dest_qpn = p->dest_qpn;
+    r->psn = p->psn;
+    r->msn = p->aeth_msn;
+    r->len = p->payload_len;
+    r->aux = p->reth_len; /* RETH DMA length (first packet of a WRITE, READ request); else 0 */
+    r->opcode = p->opcode;
+    r->syndrome = p->aeth_syndrome;
+    r->ecn = p->tos & 3u;
+    r->flags = (uint8_t)((p->ackreq ? RS_TRF_ACKREQ : 0) | (p->se ? RS_TRF_SE : 0));
+}
+
+/* The node at each end of a link direction.  Only host ports exist today; a switch port
+ * (no host) would report its own node id and RS_TR_NODE_SWITCH here. */
+static int port_node(const rs_port *port) { return port && port->host ? port->host->id : -1; }
+
+void rs_trace_rec_link(rs_sim *sim, uint8_t kind, const rs_pkt *p, const rs_link *l, uint8_t reason)
+{
+    int from = port_node(l->from), to = port_node(l->to);
+    if (kind == RS_TR_RX)
+        rs_trace_rec_frame(sim, kind, p, l->id, to, from, reason);
+    else
+        rs_trace_rec_frame(sim, kind, p, l->id, from, to, reason);
+}
+
+void rs_trace_rec_qp(rs_sim *sim, uint8_t kind, const rs_qp *qp, uint64_t wr_id, uint32_t len,
+                     uint8_t status, uint8_t verb_op, uint8_t flags, uint8_t reason)
+{
+    rs_trace_rec *r = slot(sim);
+    if (!r)
+        return;
+    r->kind = kind;
+    r->link = -1;
+    r->node = (uint16_t)qp->host->id;
+    r->node_kind = RS_TR_NODE_HOST;
+    r->peer = (uint16_t)(qp->attr.dest_host < 0 ? 0xFFFF : qp->attr.dest_host);
+    r->peer_kind = qp->attr.dest_host < 0 ? RS_TR_NODE_NONE : RS_TR_NODE_HOST;
+    r->qpn = qp->qpn;
+    r->dest_qpn = qp->attr.dest_qp_num;
+    r->wr_id = wr_id;
+    r->len = len;
+    r->status = status;
+    r->verb_op = verb_op;
+    r->flags = flags;
+    r->reason = reason;
+    if (kind == RS_TR_TIMEOUT || kind == RS_TR_RETRY) {
+        r->psn = qp->comp_psn;
+        r->aux = qp->retry_left;
+    }
+}

@@ -1,0 +1,211 @@
+"""Packet and event traces recorded by the C core.
+
+Tracing is off by default. ``sim.trace()`` starts it and returns a :class:`Trace`; the C core
+appends one fixed-layout record (64 bytes, csrc/include/rdmasim/trace.h) per event into a buffer
+that Python drains in bulk into a numpy structured array. Python never runs per packet.
+
+Event kinds:
+
+* ``TX``: a frame put on a link (transmit start, the same instant pcap captures it);
+* ``DROP``: a frame lost (``reason``: ``loss``, ``drop-list``, ``unknown-qp``, ...), at ``node``;
+* ``RX``: a frame delivered to ``node`` (its last bit arrived) from ``peer``;
+* ``POST_SEND`` / ``POST_RECV``: a work request accepted (``wr_id``, ``len``, ``verb_op``);
+* ``COMPLETE``: a work request retired (``status``, ``verb_op`` = WC opcode, flag ``CQE``);
+* ``TIMEOUT``: the retransmit timer fired (``psn`` = oldest unacknowledged PSN);
+* ``RETRY``: the requester went back to ``psn`` (``reason``: timeout / NAK / RNR;
+  ``aux``: retries left).
+
+Memory is bounded by ``max_records``: records beyond the cap are not kept but counted
+(:attr:`Trace.not_recorded`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rdmasim import _core
+from rdmasim.codec import OPCODE_NAMES
+
+if TYPE_CHECKING:
+    from rdmasim.sim import Simulator
+
+#: numpy dtype of one record
+TRACE_DTYPE: np.dtype = _core.TRACE_DTYPE
+
+TX, DROP, RX, POST_SEND, POST_RECV, COMPLETE, TIMEOUT, RETRY = range(1, 9)
+
+#: event kind -> name
+KIND_NAMES: dict[int, str] = {
+    TX: "TX", DROP: "DROP", RX: "RX", POST_SEND: "POST_SEND", POST_RECV: "POST_RECV",
+    COMPLETE: "COMPLETE", TIMEOUT: "TIMEOUT", RETRY: "RETRY",
+}
+#: DROP reason code -> name
+DROP_REASONS: dict[int, str] = {
+    0: "", 1: "loss", 2: "drop-list", 3: "unknown-qp", 4: "buffer-full", 5: "no-route",
+}
+#: DROP reason name -> code
+DROP_REASON_CODES: dict[str, int] = {name: code for code, name in DROP_REASONS.items() if name}
+#: RETRY cause code -> name
+RETRY_CAUSES: dict[int, str] = {0: "", 1: "timeout", 2: "NAK", 3: "RNR", 4: "implied NAK"}
+#: node kind code -> name
+NODE_KINDS: dict[int, str] = {0: "host", 1: "switch", 255: ""}
+
+FLAG_ACKREQ = 0x01
+FLAG_SE = 0x02
+FLAG_CQE = 0x04
+FLAG_RECV = 0x08
+FLAG_SIGNALED = 0x10
+
+NO_NODE = 0xFFFF
+ECN_CE = 3
+
+
+def kind_name(kind: int) -> str:
+    """Name of an event kind code (``"TX"``, ``"DROP"``, ...)."""
+    return KIND_NAMES.get(int(kind), f"KIND_{int(kind)}")
+
+
+def opcode_name(opcode: int) -> str:
+    """Full BTH opcode name (rdmasim.codec.OPCODE_NAMES), e.g. ``RDMA_WRITE_FIRST``."""
+    return OPCODE_NAMES.get(int(opcode), f"OPCODE_0x{int(opcode):02x}")
+
+
+class Trace:
+    """Records of one simulation since tracing was enabled.
+
+    Create with :meth:`rdmasim.Simulator.trace`. Records stay in the C buffer until drained;
+    :meth:`to_numpy` drains and returns everything kept so far. Use as a context manager to stop
+    recording at the end of a block.
+    """
+
+    def __init__(self, sim: Simulator | None, max_records: int | None = None,
+                 records: np.ndarray | None = None, node_names: dict[int, str] | None = None) -> None:
+        self.sim = sim
+        self.max_records = max_records
+        self._chunks: list[np.ndarray] = [] if records is None else [np.asarray(records, TRACE_DTYPE)]
+        self._names = dict(node_names or {})
+        self._active = False
+        self._counts = (0 if records is None else len(records), 0, max_records or 0)
+        if sim is not None:
+            if max_records is not None and max_records < 1:
+                raise ValueError(f"max_records must be >= 1 or None (no cap), got {max_records}")
+            _core.trace_enable(sim._core, max_records or 0)
+            self._active = True
+
+    # ---- recording ----
+    @property
+    def active(self) -> bool:
+        """True while the C core is recording into this trace."""
+        return self._active
+
+    def drain(self) -> np.ndarray:
+        """Move the records waiting in the C buffer into this trace and return just those."""
+        if not self._active or self.sim is None:
+            return np.empty(0, TRACE_DTYPE)
+        new = _core.trace_drain(self.sim._core)
+        self._counts = _core.trace_counts(self.sim._core)
+        if len(new):
+            self._chunks.append(new)
+        return new
+
+    def stop(self) -> None:
+        """Drain what is left and stop recording (the C buffer is freed)."""
+        if self._active and self.sim is not None:
+            self.drain()
+            self._names.update(self.node_names)
+            _core.trace_disable(self.sim._core)
+            self._active = False
+
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def recorded(self) -> int:
+        """Records kept since tracing was enabled."""
+        self.drain()
+        return int(self._counts[0])
+
+    @property
+    def not_recorded(self) -> int:
+        """Events that happened but were not kept: the cap was reached (or memory ran out)."""
+        self.drain()
+        return int(self._counts[1])
+
+    # ---- reading ----
+    def to_numpy(self) -> np.ndarray:
+        """Every record kept so far, in time order, as a numpy structured array (TRACE_DTYPE)."""
+        self.drain()
+        if not self._chunks:
+            return np.empty(0, TRACE_DTYPE)
+        if len(self._chunks) > 1:
+            self._chunks = [np.concatenate(self._chunks)]
+        return self._chunks[0]
+
+    def __len__(self) -> int:
+        return len(self.to_numpy())
+
+    @property
+    def node_names(self) -> dict[int, str]:
+        """Node index -> name (host names of the simulation)."""
+        names = dict(self._names)
+        if self.sim is not None:
+            names.update({h.index: h.name for h in self.sim.hosts.values()})
+        return names
+
+    def node_name(self, index: int) -> str:
+        """The name of node ``index`` (``h<index>`` when unknown)."""
+        return self.node_names.get(int(index), f"h{int(index)}")
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame of the records with readable name columns added
+        (``kind_name``, ``opcode_name``, ``node_name``, ``peer_name``, ``reason_name``).
+
+        Needs pandas (not a dependency of rdmasim); raises ImportError naming it otherwise.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Trace.to_pandas() needs pandas: pip install pandas "
+                              "(or use Trace.to_numpy())") from None
+        a = self.to_numpy()
+        df = pd.DataFrame({name: a[name] for name in TRACE_DTYPE.names if name != "reserved"})
+        df.insert(1, "kind_name", [kind_name(k) for k in a["kind"]])
+        df["opcode_name"] = [opcode_name(o) if k in (TX, DROP, RX) else "" for k, o in
+                             zip(a["kind"], a["opcode"], strict=True)]
+        names = self.node_names
+        df["node_name"] = [names.get(int(n), "") for n in a["node"]]
+        df["peer_name"] = [names.get(int(n), "") for n in a["peer"]]
+        df["reason_name"] = [DROP_REASONS.get(int(r), str(r)) if k == DROP else
+                             RETRY_CAUSES.get(int(r), str(r)) if k == RETRY else ""
+                             for k, r in zip(a["kind"], a["reason"], strict=True)]
+        return df
+
+    # ---- files ----
+    def save(self, path: str | Path) -> Path:
+        """Write the records and node names to a ``.npz`` file (read back with :func:`load`)."""
+        path = Path(path)
+        names = self.node_names
+        idx = np.array(sorted(names), dtype=np.int64)
+        np.savez_compressed(path, records=self.to_numpy(), node_index=idx,
+                            node_name=np.array([names[i] for i in idx], dtype=str))
+        return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
+    def __repr__(self) -> str:
+        state = "recording" if self._active else "stopped"
+        return f"Trace({len(self)} records, {state}, cap={self.max_records})"
+
+
+def load(path: str | Path) -> Trace:
+    """Read a trace written by :meth:`Trace.save`."""
+    with np.load(path, allow_pickle=False) as z:
+        recs = z["records"]
+        if recs.dtype != TRACE_DTYPE:
+            recs = recs.astype(TRACE_DTYPE)
+        names = {int(i): str(n) for i, n in zip(z["node_index"], z["node_name"], strict=True)}
+    return Trace(None, records=recs, node_names=names)
