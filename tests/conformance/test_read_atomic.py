@@ -827,3 +827,54 @@ def test_sqd_lets_a_started_read_finish_and_responder_keeps_answering(tmp_path: 
     assert pair.qb.stats()["atomics_executed"] == 0
     _to_rts_from_sqd(pair.qa)
     assert [w.wr_id for w in pair.wait(1)] == [2]
+
+
+# ---------------------------------------------------------------------------------------------
+# ordering at the responder: a READ is executed (its data fixed) in PSN order
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="BUG: READ responses are built lazily from memory when the port "
+                   "sends them (resp_queue.c build_read_response), so a WRITE with a later PSN that "
+                   "arrives meanwhile changes the data an earlier READ returns; rxe executes requests "
+                   "in PSN order (read_reply finishes before the next request)")
+def test_read_data_not_changed_by_later_write(tmp_path: Path) -> None:
+    pair = Pair(tmp_path, mtu=1024)
+    pair.read(1, 8192)
+    pair.loc.array[16384:17408] = 0x55
+    pair.write(2, 1024, loff=16384, roff=7168)  # overwrites the READ's last KB
+    pair.finish_ok()
+    assert pair.rem.read(1024, 7168) == b"\x55" * 1024
+    assert pair.loc.read(8192) == bytes(pair.rem0[:8192]), "the READ must return memory as of its PSN"
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: lazily built READ responses show the result of an atomic "
+                   "with a later PSN (resp_queue.c build_read_response reads memory at send time)")
+def test_read_data_not_changed_by_later_atomic(tmp_path: Path) -> None:
+    pair = Pair(tmp_path, mtu=1024, max_rd_atomic=2)
+    pair.read(1, 8192)
+    pair.atomic(2, e.IBV_WR_ATOMIC_FETCH_AND_ADD, 8000, compare_add=1, loff=20000)
+    pair.finish_ok()
+    assert pair.loc.read(8192) == bytes(pair.rem0[:8192])
+    assert pair.local_u64(20000) == int(pair.rem0[8000:8008].view(np.uint64)[0])
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a fatal NAK (responder.c fatal_nak -> rs_qp_to_error -> "
+                   "rs_respq_clear) discards READ responses still queued for earlier, accepted READs and "
+                   "overtakes them; the requester then fails the READ with the NAK's status. rxe sends "
+                   "the READ responses first (PSN order), so only the offending WR fails")
+def test_fatal_nak_does_not_overtake_earlier_read_responses(tmp_path: Path) -> None:
+    pair = Pair(tmp_path, psn=0, max_rd_atomic=2,
+                access=e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ)  # no REMOTE_WRITE
+    pair.read(1, 4096)
+    pair.read(2, 100, loff=8192, roff=8192)
+    pair.write(3, 10, loff=9000, roff=9000)  # NAK invalid request at PSN 5
+    pair.sim.run_until_idle()
+    _, wcs = pair.cq_a.poll(10)
+    assert [(w.wr_id, w.status) for w in wcs] == [(1, e.IBV_WC_SUCCESS), (2, e.IBV_WC_SUCCESS),
+                                                  (3, e.IBV_WC_REM_INV_REQ_ERR)]
+    assert pair.loc.read(4096) == bytes(pair.rem0[:4096])
+    assert pair.loc.read(100, 8192) == bytes(pair.rem0[8192:8292])
+    resp = pair.responses()
+    assert [(p.opcode, p.psn) for p in resp] == [(READ_FIRST, 0), (READ_MIDDLE, 1), (READ_MIDDLE, 2),
+                                                 (READ_LAST, 3), (READ_ONLY, 4), (ACKNOWLEDGE, 5)]
+    assert resp[-1].aeth_syndrome == NAK_INV_REQ
