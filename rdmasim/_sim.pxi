@@ -108,6 +108,27 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_sim_pcap_close(rs_sim *sim)
     int rs_host_add(rs_sim *sim)
     int rs_host_set_scripted(rs_sim *sim, int host, int on)
+    void rs_sim_stop_after_next_frame(rs_sim *sim)
+    ctypedef struct rs_qp_inspect:
+        uint32_t state
+        uint32_t req_psn
+        uint32_t comp_psn
+        uint32_t resp_psn
+        uint32_t msn
+        uint32_t sq_outstanding
+        uint32_t sq_started
+        uint32_t rq_posted
+        uint32_t retry_left
+        uint32_t rnr_left
+        uint32_t rd_outstanding
+        int nak_sent
+        int in_msg
+        int64_t rto_deadline_ps
+        int64_t rnr_until_ps
+        int64_t next_tx_ps
+        double rate_bps
+        uint32_t resp_queued
+    int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out)
     int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
                        int64_t cnp_interval_ps, uint32_t cnp_dscp)
     double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
@@ -143,6 +164,7 @@ RUN_CQ = 2
 RUN_MAX_EVENTS = 3
 RUN_ERROR = 4
 RUN_PEER = 5
+RUN_STEP = 6
 INT64_MAX = 0x7FFFFFFFFFFFFFFF
 
 _QP_ATTR_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pkey_index", "port_num",
@@ -229,6 +251,14 @@ cdef class SimCore:
         if rp == NULL:
             return None
         return rp[0]
+
+    def stop_after_next_frame(self):
+        rs_sim_stop_after_next_frame(self.sim)
+
+    def qp_inspect(self, int host, uint32_t qpn):
+        cdef rs_qp_inspect q
+        self._check(rs_qp_get_inspect(self.sim, host, qpn, &q))
+        return q
 
     def set_scripted(self, int host, bint on):
         self._check(rs_host_set_scripted(self.sim, host, on))

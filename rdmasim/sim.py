@@ -244,6 +244,20 @@ class Simulator:
             progress(self.now, self.events)
         return self.now
 
+    def step(self, events: int = 1) -> int:
+        """Process at most ``events`` events (step-through). Returns ``now``."""
+        if events < 1:
+            raise ValueError(f"events must be >= 1, got {events}")
+        self._core.run(INT64_MAX, events)
+        return self.now
+
+    def step_frame(self, until: str | int | None = None) -> bool:
+        """Run until the next frame is put on a link (and that event finishes). Returns False if
+        the network went idle (or ``until`` passed) first."""
+        until_ps = INT64_MAX if until is None else parse_time(until)
+        self._core.stop_after_next_frame()
+        return self._core.run(until_ps) == _core.RUN_STEP
+
     def run_until_idle(self) -> int:
         """Run until no event is left (every transfer finished or failed)."""
         return self.run(None)

@@ -72,6 +72,8 @@ void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps)
     }
 }
 
+void rs_sim_stop_after_next_frame(rs_sim *sim) { sim->stop_after_frame = 1; }
+
 int rs_sim_pcap_open(rs_sim *sim, const char *path)
 {
     rs_sim_pcap_close(sim);
@@ -135,6 +137,10 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
     uint64_t n = 0;
     if (cq_reached(sim, a))
         return RS_RUN_CQ;
+    if (sim->frame_stop) { /* the awaited frame already went out (posting kicked an idle port) */
+        sim->frame_stop = 0;
+        return RS_RUN_STEP;
+    }
     for (;;) {
         if (sim->failed)
             return RS_RUN_ERROR;
@@ -164,6 +170,10 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         if (sim->peer_stop) {
             sim->peer_stop = 0;
             return RS_RUN_PEER;
+        }
+        if (sim->frame_stop) {
+            sim->frame_stop = 0;
+            return RS_RUN_STEP;
         }
         if (a->watch_host >= 0 && cq_reached(sim, a))
             return RS_RUN_CQ;

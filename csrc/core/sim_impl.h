@@ -34,6 +34,8 @@ struct rs_sim {
     struct rs_trace *trace; /* NULL: tracing off (core/trace.h) */
     int failed;     /* set on an internal failure (out of memory) */
     int peer_stop;  /* a scripted peer got a frame: return to Python after this event */
+    int stop_after_frame; /* step-through: armed by rs_sim_stop_after_next_frame */
+    int frame_stop;       /* set when that frame went out */
     char errmsg[256];
 };
 

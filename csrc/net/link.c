@@ -29,6 +29,10 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
     size_t frame = rs_frame_len(pkt);
     int64_t ser_ps = rs_link_ser_ps(l, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
     uint64_t index = l->stats.frames++;
+    if (sim->stop_after_frame) { /* step-through: hand control back once this event is done */
+        sim->stop_after_frame = 0;
+        sim->frame_stop = 1;
+    }
     l->stats.bytes += frame;
     l->stats.busy_ps += ser_ps;
     if (sim->pcap && rs_pcap_write(sim->pcap, pkt, sim->now_ps) != 0) {

@@ -355,3 +355,34 @@ int rs_qp_modify(rs_sim *sim, int host, uint32_t qpn, const rs_qp_attr *attr, ui
         return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     return rs_qp_apply_modify(sim, qp, attr, mask);
 }
+
+int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out)
+{
+    rs_qp *qp = get_qp(sim, host, qpn);
+    if (!qp)
+        return RS_ERR_INVAL;
+    uint32_t queued = 0;
+    for (const rs_pkt *p = qp->respq_head; p; p = p->next)
+        queued++;
+    *out = (rs_qp_inspect){
+        .state = qp->state,
+        .req_psn = qp->req_psn,
+        .comp_psn = qp->comp_psn,
+        .resp_psn = qp->resp_psn,
+        .msn = qp->msn,
+        .sq_outstanding = qp->sq_count,
+        .sq_started = qp->req_idx,
+        .rq_posted = qp->rq_count,
+        .retry_left = qp->retry_left,
+        .rnr_left = qp->rnr_left,
+        .rd_outstanding = qp->rd_outstanding,
+        .nak_sent = qp->nak_sent,
+        .in_msg = qp->in_msg,
+        .rto_deadline_ps = qp->rto_deadline_ps,
+        .rnr_until_ps = qp->rnr_until_ps,
+        .next_tx_ps = qp->next_tx_ps,
+        .rate_bps = qp->cc ? qp->cc->rate_bps(qp->cc_state) : 0.0,
+        .resp_queued = queued,
+    };
+    return RS_OK;
+}

@@ -241,6 +241,34 @@ class QP:
         """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ..."""
         return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
 
+    def inspect(self) -> dict[str, Any]:
+        """Transport state now: PSNs (requester next / oldest unacknowledged / responder expected),
+        MSN, work outstanding, retries left, timers (ps, 0 = stopped), rate."""
+        d = dict(self._sim._core.qp_inspect(self._host.index, self.qp_num))
+        d["state"] = e.ibv_qp_state(d["state"]).name
+        return d
+
+    def explain(self) -> str:
+        """The state of the QP in words, for teaching."""
+        from rdmasim.units import format_time
+
+        q = self.inspect()
+        unacked = (q["req_psn"] - q["comp_psn"]) % (1 << 24)
+        lines = [
+            f"QP 0x{self.qp_num:x} on {self._host.name} is in {q['state']}.",
+            f"  Requester: next PSN to send {q['req_psn']}, oldest unacknowledged {q['comp_psn']} "
+            f"({unacked} PSN(s) in flight); {q['sq_outstanding']} send WR(s) not completed, "
+            f"{q['sq_started']} of them fully sent.",
+            f"  Retries left: {q['retry_left']} (timeout/NAK), {q['rnr_left']} (RNR); "
+            + (f"retransmit timer fires at {format_time(q['rto_deadline_ps'])}."
+               if q["rto_deadline_ps"] else "retransmit timer stopped."),
+            f"  Responder: expects PSN {q['resp_psn']}, MSN {q['msn']}, {q['rq_posted']} receive WR(s) "
+            f"posted" + (", a NAK was sent for the current gap" if q["nak_sent"] else "") + ".",
+        ]
+        if q["rate_bps"]:
+            lines.append(f"  Congestion control paces it at {q['rate_bps'] / 1e9:.3f} Gb/s.")
+        return "\n".join(lines)
+
     @property
     def rate_bps(self) -> float:
         """The rate its congestion control paces it at (bits/s); 0 when it runs at line rate."""
@@ -264,8 +292,12 @@ class QP:
         self.close()
 
     def __repr__(self) -> str:
-        state = e.ibv_qp_state(self.qp_state).name if not self._closed else "destroyed"
-        return f"QP(host={self._host.name}, qp_num=0x{self.qp_num:x}, state={state})"
+        if self._closed:
+            return f"QP(host={self._host.name}, qp_num=0x{self.qp_num:x}, destroyed)"
+        q = self.inspect()
+        return (f"QP(host={self._host.name}, qp_num=0x{self.qp_num:x}, state={q['state']}, "
+                f"next_psn={q['req_psn']}, unacked_from={q['comp_psn']}, expected_psn={q['resp_psn']}, "
+                f"outstanding_wrs={q['sq_outstanding']})")
 
 
 def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int = 0, psn_b: int = 0,

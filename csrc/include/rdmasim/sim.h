@@ -33,6 +33,7 @@ enum rs_run_reason {
     RS_RUN_MAX_EVENTS = 3, /* processed max_events (progress reporting / step-through) */
     RS_RUN_ERROR = 4,      /* internal failure (out of memory): see rs_sim_errmsg */
     RS_RUN_PEER = 5,       /* a scripted peer received a frame: Python handles it, then runs on */
+    RS_RUN_STEP = 6,       /* stopped after the next frame went on a link (rs_sim_stop_after_next_frame) */
 };
 
 typedef struct rs_run_args {
@@ -76,6 +77,32 @@ typedef struct rs_link_stats {
 } rs_link_stats;
 int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out);
 int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip);
+
+/* ---- step-through and inspection (teaching, debugging) ---- */
+/* Make the next rs_sim_run return RS_RUN_STEP right after the next frame is put on a link. */
+void rs_sim_stop_after_next_frame(rs_sim *sim);
+
+typedef struct rs_qp_inspect {
+    uint32_t state;
+    uint32_t req_psn;          /* next PSN the requester sends */
+    uint32_t comp_psn;         /* oldest PSN not yet acknowledged */
+    uint32_t resp_psn;         /* PSN the responder expects */
+    uint32_t msn;
+    uint32_t sq_outstanding;   /* send WRs posted and not completed */
+    uint32_t sq_started;       /* of which fully sent (awaiting acknowledgement) */
+    uint32_t rq_posted;
+    uint32_t retry_left;
+    uint32_t rnr_left;
+    uint32_t rd_outstanding;
+    int32_t nak_sent;
+    int32_t in_msg;            /* 0 none, 1 inside a SEND, 2 inside a WRITE */
+    int64_t rto_deadline_ps;   /* 0: retransmit timer stopped */
+    int64_t rnr_until_ps;
+    int64_t next_tx_ps;        /* rate limiter: next request not before (0: now) */
+    double rate_bps;           /* 0: line rate */
+    uint32_t resp_queued;      /* responses waiting in PSN order (READ jobs, ACKs) */
+} rs_qp_inspect;
+int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out);
 
 /* ---- congestion control (NIC-wide setting; QPs created afterwards use it) ----
  * kind: enum rs_cc_kind; params: rs_dcqcn_params (may be NULL for RS_CC_NONE). */
