@@ -96,6 +96,15 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t cnps_sent
         uint64_t cnps_rcvd
         uint64_t ce_rcvd
+        uint64_t ooo_placed
+    ctypedef struct rs_recovery_params:
+        uint32_t mode
+        uint32_t window
+        uint32_t rto_low_pkts
+        int64_t rto_low_ps
+        int64_t rto_high_ps
+    int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_params *p)
+    int rs_qp_get_recovery(const rs_sim *sim, int host, uint32_t qpn, rs_recovery_params *out)
 
     rs_sim *rs_sim_new(uint64_t seed)
     void rs_sim_free(rs_sim *sim)
@@ -381,6 +390,22 @@ cdef class SimCore:
         cdef rs_qp_stats s
         self._check(rs_qp_get_stats(self.sim, host, qpn, &s))
         return s
+
+    def qp_set_recovery(self, int host, uint32_t qpn, uint32_t mode, uint32_t window=0,
+                        uint32_t rto_low_pkts=0, int64_t rto_low_ps=0, int64_t rto_high_ps=0):
+        """mode 0 = Go-Back-N, 1 = IRN (window in packets, RTO_low below rto_low_pkts in flight)."""
+        cdef rs_recovery_params p
+        p.mode = mode
+        p.window = window
+        p.rto_low_pkts = rto_low_pkts
+        p.rto_low_ps = rto_low_ps
+        p.rto_high_ps = rto_high_ps
+        self._check(rs_qp_set_recovery(self.sim, host, qpn, &p))
+
+    def qp_get_recovery(self, int host, uint32_t qpn):
+        cdef rs_recovery_params p
+        self._check(rs_qp_get_recovery(self.sim, host, qpn, &p))
+        return p
 
     def post_send(self, int host, uint32_t qpn, uint64_t wr_id, uint32_t opcode, uint32_t send_flags,
                   uint32_t imm_data, list sges, uint64_t remote_addr, uint32_t rkey,

@@ -21,6 +21,8 @@ static const int64_t rnr_timer_us[32] = {
 
 void rs_comp_arm_rto(rs_sim *sim, rs_qp *qp)
 {
+    if (qp->recovery == RS_RECOVERY_IRN)
+        return rs_irn_arm_rto(sim, qp);
     if (!qp->rto_ps || qp->rto_deadline_ps)
         return;
     qp->rto_deadline_ps = sim->now_ps + qp->rto_ps;
@@ -55,7 +57,7 @@ static void complete_implied(rs_sim *sim, rs_qp *qp, uint32_t psn)
 
 /* Everything up to and including `psn` is acknowledged. Forward progress (the oldest
  * unacknowledged PSN moves, or a WQE completes) refills the retry counters. */
-static void ack_through(rs_sim *sim, rs_qp *qp, uint32_t psn)
+void rs_comp_ack_through(rs_sim *sim, rs_qp *qp, uint32_t psn)
 {
     uint32_t comp_before = qp->comp_psn, count_before = qp->sq_count;
     complete_implied(sim, qp, (psn + 1) & RS_PSN_MASK);
@@ -120,7 +122,7 @@ static void on_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
 {
     /* a NAK for p implicitly acknowledges every PSN before p */
     if (rs_psn_diff(psn, qp->comp_psn) > 0)
-        ack_through(sim, qp, (psn - 1) & RS_PSN_MASK);
+        rs_comp_ack_through(sim, qp, (psn - 1) & RS_PSN_MASK);
     switch (syndrome) {
     case RS_AETH_NAK_PSN_SEQ:
         qp->stats.naks_rcvd++;
@@ -142,7 +144,7 @@ static void on_rnr_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
 {
     qp->stats.rnr_naks_rcvd++;
     if (rs_psn_diff(psn, qp->comp_psn) > 0)
-        ack_through(sim, qp, (psn - 1) & RS_PSN_MASK);
+        rs_comp_ack_through(sim, qp, (psn - 1) & RS_PSN_MASK);
     if (qp->attr.rnr_retry != 7) { /* 7 = retry forever */
         if (qp->rnr_left == 0) {
             fail_head(sim, qp, RS_WC_STATUS_RNR_RETRY_EXC_ERR);
@@ -232,6 +234,8 @@ static void on_read_or_atomic_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 
 void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
+    if (qp->recovery == RS_RECOVERY_IRN && rs_irn_comp_receive(sim, qp, pkt))
+        return;
     uint32_t psn = pkt->psn;
     uint8_t syndrome = pkt->aeth_syndrome;
     /* an acknowledgement is valid for any PSN already sent, even if a rewind has since moved
@@ -254,7 +258,7 @@ void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
     case RS_AETH_ACK:
         qp->stats.acks_rcvd++;
         if (rs_psn_diff(psn, qp->comp_psn) >= 0) {
-            ack_through(sim, qp, psn);
+            rs_comp_ack_through(sim, qp, psn);
             /* an ACK past a READ/atomic at the head means its response was lost */
             if (qp->sq_count) {
                 rs_swqe *w = rs_qp_swqe(qp, 0);

@@ -110,6 +110,7 @@ int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
         h->cqs[qp->init.recv_cq].users--;
     h->qps[qpn - RS_QPN_BASE] = NULL; /* frames still in flight to it are counted as unknown-QP drops */
     rs_respq_clear(sim, qp);
+    rs_irn_free(qp);
     free(qp->res);
     free(qp->sq);
     free(qp->sq_sge);
@@ -182,6 +183,7 @@ void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcod
     rs_cq_push(&qp->host->cqs[qp->init.recv_cq], &wc);
     qp->rq_head = (qp->rq_head + 1) % qp->init.max_recv_wr;
     qp->rq_count--;
+    qp->rq_done++;
 }
 
 void rs_qp_to_error(rs_sim *sim, rs_qp *qp)
@@ -207,7 +209,8 @@ void rs_qp_reset(rs_sim *sim, rs_qp *qp)
     rs_nic_forget(qp->host, qp);
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
-    qp->sq_head = qp->sq_count = qp->rq_head = qp->rq_count = 0;
+    qp->sq_head = qp->sq_count = qp->rq_head = qp->rq_count = qp->rq_done = 0;
+    rs_irn_reset(qp);
     qp->req_idx = 0;
     qp->req_off = 0;
     qp->since_ackreq = 0;

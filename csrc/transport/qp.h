@@ -9,6 +9,7 @@
 #include "rdmasim/cc.h"
 #include "rdmasim/eventq.h"
 #include "rdmasim/sim.h"
+#include "transport/irn.h"
 
 struct rs_host;
 struct rs_cq;
@@ -41,6 +42,7 @@ typedef struct rs_swqe {
     uint32_t first_psn;   /* valid once started */
     uint32_t npkts;       /* max(1, ceil(length / pmtu)) */
     uint32_t started;
+    uint32_t irn_recv_seq; /* IRN: receive WQE sequence number (SEND / WRITE_WITH_IMM) */
     rs_sge *sge;          /* points into the QP's SGE array */
 } rs_swqe;
 
@@ -93,6 +95,7 @@ typedef struct rs_qp {
     rs_sge *rq_sge;
     uint32_t rq_head;
     uint32_t rq_count;
+    uint32_t rq_done;     /* receive WQEs completed since RESET (IRN numbers them) */
 
     /* responder */
     uint32_t resp_psn;      /* expected PSN */
@@ -125,6 +128,10 @@ typedef struct rs_qp {
     struct rs_qp *act_next;
     struct rs_qp *act_prev;
     int active;
+
+    /* loss recovery: RS_RECOVERY_GBN (requester/responder/completer.c) or RS_RECOVERY_IRN (irn.c) */
+    uint32_t recovery;
+    rs_irn irn;
 
     rs_qp_stats stats;
 } rs_qp;

@@ -15,8 +15,23 @@
 /* rxe: set the A bit at least every this many packets (RXE_MAX_PKT_PER_ACK) */
 #define RS_MAX_PKT_PER_ACK 64
 
+int rs_req_may_start(const rs_qp *qp, const rs_swqe *w)
+{
+    if (qp->sq_draining && !w->started)
+        return 0; /* SQD: only WQEs already started may (re)send */
+    /* IBV_SEND_FENCE: wait for every earlier READ/atomic to complete */
+    if ((w->send_flags & RS_SEND_FENCE) && qp->rd_outstanding)
+        return 0;
+    /* max_rd_atomic bounds READ/atomic requests in flight (rxe check_init_depth) */
+    if (rs_wr_is_rd_atomic(w->opcode) && qp->rd_outstanding >= qp->attr.max_rd_atomic)
+        return 0;
+    return 1;
+}
+
 int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
 {
+    if (qp->recovery == RS_RECOVERY_IRN)
+        return rs_irn_req_can_send(sim, qp);
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 0;
     if (qp->req_idx >= qp->sq_count)
@@ -26,16 +41,8 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
     if (rs_psn_diff(qp->req_psn, qp->comp_psn) >= RS_MAX_UNACKED_PSNS)
         return 0;
     const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
-    if (qp->req_off == 0) { /* about to start a WQE */
-        if (qp->sq_draining && !w->started)
-            return 0; /* SQD: only WQEs already started may (re)send */
-        /* IBV_SEND_FENCE: wait for every earlier READ/atomic to complete */
-        if ((w->send_flags & RS_SEND_FENCE) && qp->rd_outstanding)
-            return 0;
-        /* max_rd_atomic bounds READ/atomic requests in flight (rxe check_init_depth) */
-        if (rs_wr_is_rd_atomic(w->opcode) && qp->rd_outstanding >= qp->attr.max_rd_atomic)
-            return 0;
-    }
+    if (qp->req_off == 0 && !rs_req_may_start(qp, w)) /* about to start a WQE */
+        return 0;
     return 1;
 }
 
@@ -171,6 +178,13 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
 
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
 {
+    if (qp->recovery == RS_RECOVERY_IRN)
+        return rs_irn_req_build(sim, qp);
+    return rs_req_build_packet(sim, qp);
+}
+
+rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp)
+{
     rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
     if (qp->req_off == 0) {
         if (check_sges(qp, w) != 0) {
@@ -234,6 +248,8 @@ rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
 
 void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
 {
+    if (qp->recovery == RS_RECOVERY_IRN && rs_irn_rewind(sim, qp, psn))
+        return;
     qp->req_idx = 0;
     qp->rd_outstanding = 0; /* every READ/atomic from the head on is sent again */
     qp->req_off = 0;

@@ -68,7 +68,7 @@ static int sequence_ok(const rs_qp *qp, uint8_t op)
 }
 
 /* rxe check_length: FIRST/MIDDLE carry exactly PMTU, LAST 1..PMTU, ONLY 0..PMTU. */
-static int length_ok(const rs_qp *qp, uint8_t op, uint32_t len)
+int rs_resp_length_ok(const rs_qp *qp, uint8_t op, uint32_t len)
 {
     if (op_is_read(op) || op_is_atomic(op))
         return len == 0;
@@ -267,7 +267,7 @@ static rs_rdres *find_resource(rs_qp *qp, uint32_t psn)
 }
 
 /* A request with a PSN already accepted (protocol.md 3.3 "Duplicates"). */
-static void duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     qp->stats.dup_rcvd++;
     uint8_t op = pkt->opcode;
@@ -292,25 +292,11 @@ static void duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     rs_respq_add_read(sim, qp, idx, pkt->reth_va, pkt->reth_rkey, pkt->reth_len, pkt->psn);
 }
 
-void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
-    if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
-        qp->host->rx_bad_state++;
-        rs_pkt_release(&sim->pool, pkt);
-        return;
-    }
     uint8_t op = pkt->opcode;
-    int32_t d = rs_psn_diff(pkt->psn, qp->resp_psn);
-    if (d > 0) {
-        qp->stats.ooo_dropped++;
-        if (!qp->nak_sent) {
-            qp->nak_sent = 1;
-            send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn);
-        }
-    } else if (d < 0) {
-        duplicate(sim, qp, pkt);
-    } else if (!(op_is_send(op) || op_is_write(op) || op_is_read(op) || op_is_atomic(op)) ||
-               !sequence_ok(qp, op) || !length_ok(qp, op, pkt->payload_len)) {
+    if (!(op_is_send(op) || op_is_write(op) || op_is_read(op) || op_is_atomic(op)) || !sequence_ok(qp, op) ||
+        !rs_resp_length_ok(qp, op, pkt->payload_len)) {
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
     } else if (op_is_read(op) || op_is_atomic(op)) {
         qp->nak_sent = 0;
@@ -333,6 +319,29 @@ void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
             if (pkt->ackreq)
                 send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, pkt->psn);
         }
+    }
+}
+
+void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+{
+    if (qp->recovery == RS_RECOVERY_IRN)
+        return rs_irn_resp_receive(sim, qp, pkt);
+    if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
+        qp->host->rx_bad_state++;
+        rs_pkt_release(&sim->pool, pkt);
+        return;
+    }
+    int32_t d = rs_psn_diff(pkt->psn, qp->resp_psn);
+    if (d > 0) {
+        qp->stats.ooo_dropped++;
+        if (!qp->nak_sent) {
+            qp->nak_sent = 1;
+            send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn);
+        }
+    } else if (d < 0) {
+        rs_resp_duplicate(sim, qp, pkt);
+    } else {
+        rs_resp_execute(sim, qp, pkt);
     }
     rs_pkt_release(&sim->pool, pkt);
 }

@@ -4,7 +4,9 @@
  *   responder.c  PSN check, one NAK per gap, duplicates, opcode sequence, execute, ACK
  *   completer.c  ACK/NAK/RNR handling, completions in order, retransmit timer, retry counts
  *   qp_state.c   the QP state machine and its attribute masks
- *   qp.c         create/destroy, post_send/post_recv, entering ERR (flush) */
+ *   qp.c         create/destroy, post_send/post_recv, entering ERR (flush)
+ *   irn.c        IRN selective repeat (RS_RECOVERY_IRN): SACK bitmap, recovery mode, RTO_low/high,
+ *                out-of-order placement; the Go-Back-N entry points branch to it in one line */
 #ifndef RDMASIM_TRANSPORT_H
 #define RDMASIM_TRANSPORT_H
 
@@ -21,14 +23,23 @@ static inline int rs_wr_is_rd_atomic(uint32_t wr_op)
 {
     return wr_op == 4 /* RDMA_READ */ || wr_op == 5 /* CMP_AND_SWP */ || wr_op == 6 /* FETCH_AND_ADD */;
 }
+/* May WQE w start now (SQD, fence, max_rd_atomic)? */
+int rs_req_may_start(const rs_qp *qp, const rs_swqe *w);
 /* Build the next request packet and advance; NULL if the QP failed (it is then in ERR). */
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp);
+/* Build the packet at the cursor (req_idx, req_off, req_psn) and advance the cursor. */
+rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp);
 /* Go back to `psn` (== comp_psn): resend from the oldest unacknowledged packet. */
 void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn);
 void rs_req_rnr_done(rs_sim *sim, rs_qp *qp);
 
 /* responder.c */
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+/* A request at the expected PSN: check, execute, ACK (the packet is not released). */
+void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);
+/* A request before the expected PSN (the packet is not released). */
+void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);
+int rs_resp_length_ok(const rs_qp *qp, uint8_t op, uint32_t len);
 
 /* resp_queue.c: responder output in PSN order (READ responses built lazily) */
 void rs_resp_send_ctrl(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
@@ -43,6 +54,20 @@ void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 void rs_comp_rto(rs_sim *sim, rs_qp *qp);
 /* A request packet was sent: start the retransmit timer if it is not running. */
 void rs_comp_arm_rto(rs_sim *sim, rs_qp *qp);
+/* Cumulative acknowledgement of every PSN up to and including psn (completes WQEs in order). */
+void rs_comp_ack_through(rs_sim *sim, rs_qp *qp, uint32_t psn);
+
+/* irn.c: IRN selective repeat (qp->recovery == RS_RECOVERY_IRN) */
+int rs_irn_req_can_send(const rs_sim *sim, const rs_qp *qp);
+rs_pkt *rs_irn_req_build(rs_sim *sim, rs_qp *qp);
+/* Returns 1 if IRN handled the rewind (selective), 0 to let Go-Back-N rewind. */
+int rs_irn_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn);
+void rs_irn_arm_rto(rs_sim *sim, rs_qp *qp);
+/* Returns 1 if IRN consumed the packet, 0 to let the Go-Back-N completer handle it. */
+int rs_irn_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+void rs_irn_reset(rs_qp *qp);
+void rs_irn_free(rs_qp *qp);
 
 /* cc_qp.c: congestion control of one QP (the NIC side of rdmasim/cc.h) */
 void rs_cc_qp_start(rs_sim *sim, rs_qp *qp);             /* entering RTS */

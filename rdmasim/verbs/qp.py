@@ -10,8 +10,33 @@ from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import PD
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Host
+    from rdmasim.sim import Host, Link
     from rdmasim.verbs.wr import RecvWR, SendWR
+
+# Loss recovery (docs/design.md "Loss recovery: IRN"). IRN defaults from Mittal et al., SIGCOMM 2018:
+# RTO_low = 100 us while fewer than N = 3 packets are in flight, RTO_high = 320 us otherwise.
+RECOVERY_MODES = {"gbn": 0, "irn": 1}
+IRN_RTO_LOW = "100us"
+IRN_RTO_HIGH = "320us"
+IRN_RTO_LOW_PACKETS = 3
+IRN_DEFAULT_WINDOW = 128
+_ROCE_DATA_OVERHEAD = 14 + 20 + 8 + 12 + 4 + 4 + 20  # Eth, IPv4, UDP, BTH, ICRC, FCS, preamble+IFG
+_ROCE_ACK_WIRE = 14 + 20 + 8 + 12 + 4 + 4 + 4 + 20
+
+
+def irn_bdp_window(link: Link | None, mtu: int) -> int:
+    """IRN's in-flight cap for a path over ``link``: the bandwidth-delay product in packets.
+
+    The pipe is the round trip of one full data packet (its serialisation, twice the propagation
+    delay, the ACK's serialisation) in data-packet times, plus 1/8 for the A-bit spacing (IRN
+    requests an ACK every window/8 packets). Without a link: 128 (rxe's window).
+    """
+    if link is None:
+        return IRN_DEFAULT_WINDOW
+    ser = (mtu + _ROCE_DATA_OVERHEAD) * 8 / link.rate_bps
+    rtt = 2 * link.delay_ps * 1e-12 + ser + _ROCE_ACK_WIRE * 8 / link.rate_bps
+    pipe = -(-rtt // ser)
+    return int(pipe + pipe // 8 + 1)
 
 
 class QPCap:
@@ -269,6 +294,39 @@ class QP:
             lines.append(f"  Congestion control paces it at {q['rate_bps'] / 1e9:.3f} Gb/s.")
         return "\n".join(lines)
 
+    def set_recovery(self, recovery: str = "gbn", *, window: int | None = None,
+                     rto_low: str | int = IRN_RTO_LOW, rto_high: str | int = IRN_RTO_HIGH,
+                     rto_low_packets: int = IRN_RTO_LOW_PACKETS) -> None:
+        """Loss recovery of this QP: ``"gbn"`` (Go-Back-N, the default, as RoCEv2 NICs) or ``"irn"``
+        (IRN selective repeat). Allowed in RESET, INIT or RTR; both ends must use the same mode.
+
+        IRN: at most ``window`` packets in flight (default: the path's BDP, ``irn_bdp_window``);
+        the retransmit timer is ``rto_low`` while fewer than ``rto_low_packets`` are in flight,
+        else ``rto_high`` (the QP's ``timeout`` attribute is not used).
+        """
+        from rdmasim.units import parse_time
+
+        if recovery not in RECOVERY_MODES:
+            raise PyverbsUserError(f"recovery={recovery!r}: choose one of {sorted(RECOVERY_MODES)}")
+        if window is None:
+            window = irn_bdp_window(self._host.link, self._path_mtu_bytes())
+        self._sim._core.qp_set_recovery(self._host.index, self.qp_num, RECOVERY_MODES[recovery],
+                                        int(window), int(rto_low_packets), parse_time(rto_low),
+                                        parse_time(rto_high))
+
+    def _path_mtu_bytes(self) -> int:
+        raw = self._sim._core.qp_query(self._host.index, self.qp_num)
+        return 256 << (int(raw["path_mtu"]) - 1)
+
+    @property
+    def recovery(self) -> dict[str, Any]:
+        """Loss recovery: ``mode`` ("gbn"/"irn"), and for IRN ``window``, ``rto_low_packets``,
+        ``rto_low_ps``, ``rto_high_ps``."""
+        raw = dict(self._sim._core.qp_get_recovery(self._host.index, self.qp_num))
+        names = {v: k for k, v in RECOVERY_MODES.items()}
+        raw["mode"] = names.get(int(raw["mode"]), str(raw["mode"]))
+        return raw
+
     @property
     def rate_bps(self) -> float:
         """The rate its congestion control paces it at (bits/s); 0 when it runs at line rate."""
@@ -304,17 +362,29 @@ def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int =
                 access: int = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
                 | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC,
                 timeout: int = 14, retry_cnt: int = 7, rnr_retry: int = 7,
-                min_rnr_timer: int = 12, max_rd_atomic: int = 1, traffic_class: int = 0) -> None:
+                min_rnr_timer: int = 12, max_rd_atomic: int = 1, traffic_class: int = 0,
+                recovery: str = "gbn", irn_window: int | None = None,
+                rto_low: str | int = IRN_RTO_LOW, rto_high: str | int = IRN_RTO_HIGH,
+                rto_low_packets: int = IRN_RTO_LOW_PACKETS) -> None:
     """Walk two RC QPs (on different hosts) RESET→INIT→RTR→RTS, each pointing at the other.
 
     ``psn_a`` is the first PSN ``qp_a`` sends (and ``qp_b`` expects); likewise ``psn_b``.
     ``path_mtu`` is in bytes (default: the link MTU between the hosts).
+    ``recovery`` is ``"gbn"`` (Go-Back-N) or ``"irn"`` (selective repeat, set on both QPs; see
+    ``QP.set_recovery`` for ``irn_window``, ``rto_low``, ``rto_high``, ``rto_low_packets``).
     """
     host_a, host_b = qp_a._host, qp_b._host
     if path_mtu is None:
         link = host_a.link
         path_mtu = link.mtu if link is not None else 1024
     mtu = e.mtu_enum(path_mtu)
+    if recovery not in RECOVERY_MODES:
+        raise PyverbsUserError(f"recovery={recovery!r}: choose one of {sorted(RECOVERY_MODES)}")
+    window = irn_bdp_window(host_a.link, path_mtu) if irn_window is None else irn_window
+    for qp in (qp_a, qp_b):
+        if recovery != "gbn" or qp.recovery["mode"] != "gbn":
+            qp.set_recovery(recovery, window=window, rto_low=rto_low, rto_high=rto_high,
+                            rto_low_packets=rto_low_packets)
     for qp, peer, rq_psn, sq_psn in ((qp_a, qp_b, psn_b, psn_a), (qp_b, qp_a, psn_a, psn_b)):
         attr = QPAttr(qp_access_flags=access, path_mtu=mtu, dest_qp_num=peer.qp_num, rq_psn=rq_psn,
                       sq_psn=sq_psn, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,

@@ -85,6 +85,19 @@ typedef struct rs_pkt {
     uint64_t atomic_compare;
     uint64_t atomic_orig;
 
+    /* IRN extension headers (loss recovery RS_RECOVERY_IRN; metadata here, not encoded by the
+     * codec -- docs/design.md "Loss recovery: IRN" lists what IRN puts on the wire):
+     * SEND/WRITE: x_off = byte offset of this packet in its message; WRITE: x_va/x_rkey/x_len =
+     * RETH on every packet (this packet's VA, total length); SEND and WRITE_WITH_IMM:
+     * x_seq = receive WQE sequence number; NAK: x_sack_psn = the out-of-order PSN that caused it. */
+    uint8_t x_valid;
+    uint32_t x_rkey;
+    uint32_t x_len;
+    uint32_t x_seq;
+    uint32_t x_sack_psn;
+    uint64_t x_va;
+    uint64_t x_off;
+
     /* responder job (kind == RS_PKT_JOB): index of the responder resource it replays */
     uint32_t job_res;
 

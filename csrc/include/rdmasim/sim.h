@@ -237,7 +237,22 @@ typedef struct rs_qp_stats {
     uint64_t cnps_sent;        /* notification point: CNPs sent for CE-marked packets */
     uint64_t cnps_rcvd;        /* reaction point: CNPs received */
     uint64_t ce_rcvd;          /* packets received with ECN CE */
+    uint64_t ooo_placed;       /* responder (IRN): out-of-order packets kept and placed */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
+
+/* ---- loss recovery (per QP; both ends of a connection must use the same mode) ----
+ * Go-Back-N (default, as RoCEv2 NICs) or IRN selective repeat (Mittal et al., SIGCOMM 2018;
+ * csrc/transport/irn.c).  Set while the QP is in RESET, INIT or RTR. */
+enum rs_recovery { RS_RECOVERY_GBN = 0, RS_RECOVERY_IRN = 1 };
+typedef struct rs_recovery_params {
+    uint32_t mode;          /* enum rs_recovery */
+    uint32_t window;        /* IRN: PSNs in flight at most (BDP in packets), 1..65536 */
+    uint32_t rto_low_pkts;  /* IRN: RTO_low applies while fewer than this many packets are in flight (N) */
+    int64_t rto_low_ps;     /* IRN: RTO_low (> 0) */
+    int64_t rto_high_ps;    /* IRN: RTO_high (>= RTO_low) */
+} rs_recovery_params;
+int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_params *p);
+int rs_qp_get_recovery(const rs_sim *sim, int host, uint32_t qpn, rs_recovery_params *out);
 
 #endif

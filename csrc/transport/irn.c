@@ -1,0 +1,573 @@
+/* IRN selective repeat: the per-QP alternative to Go-Back-N (qp->recovery == RS_RECOVERY_IRN).
+ * Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018; docs/design.md
+ * "Loss recovery: IRN".  The Go-Back-N entry points (rs_req_can_send, rs_req_build,
+ * rs_req_rewind, rs_comp_arm_rto, rs_comp_receive, rs_resp_receive) branch here in one line.
+ *
+ * Responder (expected PSN e = resp_psn)
+ *   psn == e             execute exactly as Go-Back-N does (rs_resp_execute: checks, errors, RNR,
+ *                        ACK on the A bit), then move e over the out-of-order packets already
+ *                        placed, doing in order what each still owes (MSN, receive completion,
+ *                        message cursor), and ACK the new e-1 if it moved over any
+ *   e < psn < e + cap    place the packet now from its IRN header (RETH on every WRITE packet;
+ *                        receive WQE number + offset on SEND packets), mark it, and send a
+ *                        NAK (PSN sequence error) carrying PSN = e (cumulative ACK) and
+ *                        x_sack_psn = psn (selective ACK): one per out-of-order packet.  A packet
+ *                        that cannot be placed yet (its receive WQE is not posted, or any check
+ *                        fails) is dropped without SACK and handled when it arrives in order,
+ *                        with Go-Back-N's error rules
+ *   psn < e              duplicate, as Go-Back-N (re-ACK e-1)
+ *
+ * Requester
+ *   normal    new packets while fewer than `window` PSNs are unacknowledged (BDP cap)
+ *   NAK(e,s)  PSNs before e are acknowledged, s is SACKed (bitmap); not in recovery -> enter it:
+ *             recovery_psn = next new PSN, retx_psn = e; every un-SACKed PSN below the highest
+ *             SACK (lost_below) counts as lost
+ *   recovery  the next packet is the lowest lost PSN >= retx_psn (each is resent once per
+ *             recovery), else new data; recovery ends when the cumulative ACK reaches
+ *             recovery_psn.  A lost retransmission is left to the timeout (as in IRN)
+ *   timeout   RTO_low while fewer than N packets are in flight (un-SACKed, unacknowledged), else
+ *             RTO_high, measured from the last cumulative progress; every un-SACKed outstanding
+ *             PSN counts as lost and is resent selectively; each timeout uses one of retry_cnt
+ *   RNR NAK   as Go-Back-N (wait, then resend), but selectively
+ *
+ * READ and atomics use Go-Back-N: one starts only when nothing is outstanding and nothing is sent
+ * after it until it completes, so while it is outstanding the QP behaves as a Go-Back-N QP.
+ * Completions stay in send-queue order (cumulative ACKs complete WQEs, rs_comp_ack_through). */
+#include "transport/transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/trace.h"
+#include "rdmasim/ib.h"
+
+#define IRN_MAX_WINDOW 65536u
+
+static inline uint32_t bidx(const rs_irn *x, uint32_t psn) { return psn & (x->cap - 1); }
+static inline int bget(const uint8_t *m, uint32_t i) { return (m[i >> 3] >> (i & 7)) & 1; }
+static inline void bset(uint8_t *m, uint32_t i) { m[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+static inline void bclr(uint8_t *m, uint32_t i) { m[i >> 3] &= (uint8_t)~(1u << (i & 7)); }
+static inline uint32_t psn_next(uint32_t psn) { return (psn + 1) & RS_PSN_MASK; }
+
+static int op_is_send(uint8_t op) { return op <= RS_OP_SEND_ONLY_IMM; }
+static int op_is_write(uint8_t op) { return op >= RS_OP_WRITE_FIRST && op <= RS_OP_WRITE_ONLY_IMM; }
+static int op_starts(uint8_t op)
+{
+    return op == RS_OP_SEND_FIRST || op == RS_OP_SEND_ONLY || op == RS_OP_SEND_ONLY_IMM ||
+           op == RS_OP_WRITE_FIRST || op == RS_OP_WRITE_ONLY || op == RS_OP_WRITE_ONLY_IMM;
+}
+static int op_ends(uint8_t op)
+{
+    return op == RS_OP_SEND_LAST || op == RS_OP_SEND_LAST_IMM || op == RS_OP_SEND_ONLY ||
+           op == RS_OP_SEND_ONLY_IMM || op == RS_OP_WRITE_LAST || op == RS_OP_WRITE_LAST_IMM ||
+           op == RS_OP_WRITE_ONLY || op == RS_OP_WRITE_ONLY_IMM;
+}
+static int op_has_imm(uint8_t op)
+{
+    return op == RS_OP_SEND_LAST_IMM || op == RS_OP_SEND_ONLY_IMM || op == RS_OP_WRITE_LAST_IMM ||
+           op == RS_OP_WRITE_ONLY_IMM;
+}
+/* Work requests that consume a receive WQE at the responder (and so get a WQE number). */
+static int wr_uses_recv(uint32_t wr_op)
+{
+    return wr_op == RS_WR_SEND || wr_op == RS_WR_SEND_WITH_IMM || wr_op == RS_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* A READ/atomic at the head of the send queue has been sent: Go-Back-N phase. */
+static int rd_atomic_phase(const rs_qp *qp)
+{
+    const rs_swqe *head = &qp->sq[qp->sq_head];
+    return qp->sq_count && head->started && rs_wr_is_rd_atomic(head->opcode);
+}
+
+/* ---------------------------------------------------------------- requester */
+
+static uint32_t in_flight(const rs_qp *qp)
+{
+    int32_t n = rs_psn_diff(qp->req_psn, qp->comp_psn) - (int32_t)qp->irn.sacked_count;
+    return n > 0 ? (uint32_t)n : 0;
+}
+
+static int has_retx(const rs_qp *qp)
+{
+    const rs_irn *x = &qp->irn;
+    return x->in_recovery && rs_psn_diff(x->retx_psn, x->lost_below) < 0 &&
+           rs_psn_diff(x->retx_psn, qp->req_psn) < 0;
+}
+
+/* retx_psn moves past acknowledged and SACKed PSNs: it then names the next lost one, if any. */
+static void advance_retx(rs_qp *qp)
+{
+    rs_irn *x = &qp->irn;
+    if (rs_psn_diff(x->retx_psn, qp->comp_psn) < 0)
+        x->retx_psn = qp->comp_psn;
+    while (rs_psn_diff(x->retx_psn, x->lost_below) < 0 && rs_psn_diff(x->retx_psn, qp->req_psn) < 0 &&
+           bget(x->sacked, bidx(x, x->retx_psn)))
+        x->retx_psn = psn_next(x->retx_psn);
+}
+
+/* The running timer's deadline: RTO_low or RTO_high after its start, by what is in flight now. */
+static void set_deadline(rs_sim *sim, rs_qp *qp)
+{
+    const rs_irn *x = &qp->irn;
+    int64_t t = x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
+    if (t < sim->now_ps)
+        t = sim->now_ps;
+    qp->rto_deadline_ps = t;
+    if (!qp->rto.armed || qp->rto.when_ps > t)
+        rs_sim_arm(sim, &qp->rto, t); /* a later deadline re-arms lazily (rs_comp_rto) */
+}
+
+void rs_irn_arm_rto(rs_sim *sim, rs_qp *qp)
+{
+    if (!qp->rto_deadline_ps)
+        qp->irn.rto_start_ps = sim->now_ps;
+    set_deadline(sim, qp);
+}
+
+int rs_irn_req_can_send(const rs_sim *sim, const rs_qp *qp)
+{
+    if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
+        return 0;
+    if (qp->rnr_until_ps > sim->now_ps)
+        return 0;
+    if (has_retx(qp))
+        return 1;
+    if (qp->req_idx >= qp->sq_count)
+        return 0;
+    if (rs_psn_diff(qp->req_psn, qp->comp_psn) >= (int32_t)qp->irn.window)
+        return 0; /* BDP cap */
+    if (qp->req_idx > 0 && rs_wr_is_rd_atomic(qp->sq[qp->sq_head].opcode))
+        return 0; /* nothing follows an outstanding READ/atomic */
+    const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
+    if (qp->req_off == 0) {
+        if (!rs_req_may_start(qp, w))
+            return 0;
+        if (rs_wr_is_rd_atomic(w->opcode) && qp->req_psn != qp->comp_psn)
+            return 0; /* a READ/atomic waits until everything before it is acknowledged */
+    }
+    return 1;
+}
+
+/* Where PSN `psn` (a SEND/WRITE packet already sent) lives: WQE offset from the head, byte offset. */
+static int locate(rs_qp *qp, uint32_t psn, uint32_t *idx, uint64_t *off)
+{
+    for (uint32_t i = 0; i <= qp->req_idx && i < qp->sq_count; i++) {
+        const rs_swqe *w = rs_qp_swqe(qp, i);
+        if (!w->started || (i == qp->req_idx && qp->req_off == 0))
+            break;
+        int32_t d = rs_psn_diff(psn, w->first_psn);
+        if (d >= 0 && (uint32_t)d < w->npkts) {
+            if (rs_wr_is_rd_atomic(w->opcode))
+                return -1;
+            *idx = i;
+            *off = (uint64_t)d * qp->pmtu;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The IRN header of a SEND/WRITE packet (what IRN adds on the wire; metadata here). */
+static void tag(const rs_swqe *w, uint64_t off, rs_pkt *p)
+{
+    p->x_valid = 1;
+    p->x_off = off;
+    if (w->opcode == RS_WR_RDMA_WRITE || w->opcode == RS_WR_RDMA_WRITE_WITH_IMM) {
+        p->x_va = w->remote_addr + off;
+        p->x_rkey = w->rkey;
+        p->x_len = (uint32_t)w->length;
+    }
+    if (wr_uses_recv(w->opcode))
+        p->x_seq = w->irn_recv_seq;
+}
+
+/* A bit at least every window/8 packets (and on every last packet): ACKs keep the window open. */
+static uint32_t ack_step(const rs_irn *x) { return x->window >= 16 ? x->window / 8 : 1; }
+
+static rs_pkt *retransmit(rs_sim *sim, rs_qp *qp, uint32_t idx, uint64_t off)
+{
+    rs_irn *x = &qp->irn;
+    uint32_t psn = x->retx_psn;
+    uint32_t save_idx = qp->req_idx, save_psn = qp->req_psn, save_ack = qp->since_ackreq;
+    uint64_t save_off = qp->req_off;
+    qp->req_idx = idx;
+    qp->req_off = off;
+    qp->req_psn = psn;
+    const rs_swqe *w = rs_qp_swqe(qp, idx);
+    rs_pkt *p = rs_req_build_packet(sim, qp);
+    if (!p && qp->state == RS_QPS_ERR)
+        return NULL; /* local error: the QP was flushed */
+    qp->req_idx = save_idx;
+    qp->req_off = save_off;
+    qp->req_psn = save_psn;
+    qp->since_ackreq = save_ack;
+    if (!p)
+        return NULL;
+    tag(w, off, p);
+    p->ackreq = 1;
+    x->retx_psn = psn_next(psn);
+    advance_retx(qp);
+    return p;
+}
+
+rs_pkt *rs_irn_req_build(rs_sim *sim, rs_qp *qp)
+{
+    rs_irn *x = &qp->irn;
+    if (has_retx(qp)) {
+        uint32_t idx;
+        uint64_t off;
+        if (locate(qp, x->retx_psn, &idx, &off) == 0)
+            return retransmit(sim, qp, idx, off);
+        x->in_recovery = 0; /* nothing resendable there: go on with new data */
+        if (!rs_irn_req_can_send(sim, qp))
+            return NULL;
+    }
+    rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
+    uint64_t off = qp->req_off;
+    if (!w->started && wr_uses_recv(w->opcode))
+        w->irn_recv_seq = x->send_seq++;
+    rs_pkt *p = rs_req_build_packet(sim, qp);
+    if (!p || rs_wr_is_rd_atomic(w->opcode))
+        return p;
+    tag(w, off, p);
+    if (p->ackreq || ++x->since_ackreq >= ack_step(x)) {
+        p->ackreq = 1;
+        x->since_ackreq = 0;
+    }
+    return p;
+}
+
+int rs_irn_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
+{
+    rs_irn *x = &qp->irn;
+    if (rd_atomic_phase(qp) || rs_psn_diff(psn, qp->req_psn) >= 0) {
+        x->in_recovery = 0; /* Go-Back-N: a READ/atomic alone in flight, or skipping forward */
+        return 0;
+    }
+    /* timeout or RNR: every un-SACKed PSN from `psn` to the last one sent is resent */
+    x->in_recovery = 1;
+    x->recovery_psn = qp->req_psn;
+    x->lost_below = qp->req_psn;
+    x->retx_psn = psn;
+    advance_retx(qp);
+    rs_nic_wake(sim, qp);
+    return 1;
+}
+
+/* The cumulative ACK (comp_psn) may have moved: clear the SACK bits behind it, end recovery. */
+static void on_cumulative(rs_sim *sim, rs_qp *qp)
+{
+    rs_irn *x = &qp->irn;
+    int32_t d = rs_psn_diff(qp->comp_psn, x->snd_base);
+    if (d < 0 || (uint32_t)d >= x->cap) {
+        memset(x->sacked, 0, x->cap / 8);
+        x->sacked_count = 0;
+    } else {
+        for (; x->snd_base != qp->comp_psn; x->snd_base = psn_next(x->snd_base)) {
+            uint32_t i = bidx(x, x->snd_base);
+            if (bget(x->sacked, i)) {
+                bclr(x->sacked, i);
+                x->sacked_count--;
+            }
+        }
+    }
+    x->snd_base = qp->comp_psn;
+    if (x->in_recovery && rs_psn_diff(qp->comp_psn, x->recovery_psn) >= 0)
+        x->in_recovery = 0;
+    advance_retx(qp);
+}
+
+static void on_sack(rs_sim *sim, rs_qp *qp, uint32_t sack)
+{
+    rs_irn *x = &qp->irn;
+    if (rs_psn_diff(sack, qp->comp_psn) < 0 || rs_psn_diff(sack, qp->req_psn) >= 0)
+        return;
+    uint32_t i = bidx(x, sack);
+    if (!bget(x->sacked, i)) {
+        bset(x->sacked, i);
+        x->sacked_count++;
+    }
+    if (!x->in_recovery) {
+        x->in_recovery = 1;
+        x->recovery_psn = qp->req_psn;
+        x->retx_psn = qp->comp_psn;
+        x->lost_below = sack;
+        rs_trace_retry(sim, qp, RS_TR_RETRY_NAK);
+    } else if (rs_psn_diff(sack, x->lost_below) > 0) {
+        x->lost_below = sack;
+    }
+    advance_retx(qp);
+}
+
+int rs_irn_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+{
+    uint8_t syn = pkt->aeth_syndrome;
+    int is_ack = (syn & RS_AETH_TYPE_MASK) == RS_AETH_ACK;
+    if (pkt->opcode != RS_OP_ACKNOWLEDGE || !(is_ack || syn == RS_AETH_NAK_PSN_SEQ) || rd_atomic_phase(qp))
+        return 0; /* READ/atomic responses, RNR and error NAKs: Go-Back-N's rules */
+    if ((qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) ||
+        rs_psn_diff(pkt->psn, qp->max_sent_psn_next) >= 0)
+        return 0; /* not for anything sent: Go-Back-N counts and drops it */
+    uint32_t psn = pkt->psn, sack = pkt->x_sack_psn;
+    int has_sack = !is_ack && pkt->x_valid;
+    rs_pkt_release(&sim->pool, pkt);
+    if (is_ack) {
+        qp->stats.acks_rcvd++;
+        if (rs_psn_diff(psn, qp->comp_psn) >= 0)
+            rs_comp_ack_through(sim, qp, psn); /* completes WQEs in order, restarts the timer */
+    } else {
+        qp->stats.naks_rcvd++;
+        if (rs_psn_diff(psn, qp->comp_psn) > 0)
+            rs_comp_ack_through(sim, qp, (psn - 1) & RS_PSN_MASK);
+    }
+    if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
+        return 1;
+    on_cumulative(sim, qp);
+    if (has_sack)
+        on_sack(sim, qp, sack);
+    if (qp->rto_deadline_ps)
+        set_deadline(sim, qp); /* fewer in flight may mean RTO_low now */
+    rs_nic_wake(sim, qp);
+    return 1;
+}
+
+/* ---------------------------------------------------------------- responder */
+
+static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t sack)
+{
+    rs_pkt *a = rs_nic_new_packet(sim, qp, RS_OP_ACKNOWLEDGE, psn);
+    if (!a)
+        return;
+    a->aeth_syndrome = syndrome;
+    a->aeth_msn = qp->msn & 0xFFFFFF;
+    if ((syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK) {
+        qp->stats.acks_sent++;
+    } else {
+        a->x_valid = 1;
+        a->x_sack_psn = sack;
+        qp->stats.naks_sent++;
+    }
+    rs_resp_send_ctrl(sim, qp, a);
+}
+
+/* Place an out-of-order SEND/WRITE packet; 0 placed, -1 not now (no receive WQE yet, or a check
+ * fails: it is then handled in order, with Go-Back-N's error rules). */
+static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
+{
+    uint8_t op = pkt->opcode;
+    uint32_t len = pkt->payload_len;
+    if (!rs_resp_length_ok(qp, op, len))
+        return -1;
+    const rs_rwqe *r = NULL;
+    if (op_is_send(op) || (op_has_imm(op) && op_ends(op))) {
+        uint32_t k = pkt->x_seq - qp->rq_done; /* the receive WQE it lands in, from the head */
+        if (k >= qp->rq_count)
+            return -1;
+        r = &qp->rq[(qp->rq_head + k) % qp->init.max_recv_wr];
+    }
+    if (op_is_send(op)) {
+        if (pkt->x_off + len > r->length)
+            return -1;
+        if (len && rs_scatter_sges(qp->host, qp->init.pd, r->sge, r->num_sge, pkt->x_off, pkt->payload, len))
+            return -1;
+        slot->byte_len = (uint32_t)(pkt->x_off + len);
+    } else {
+        if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_WRITE) || pkt->x_off + len > pkt->x_len)
+            return -1;
+        if (len) {
+            uint8_t *dst = rs_mr_resolve(qp->host, pkt->x_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
+                                         pkt->x_va, len);
+            if (!dst)
+                return -1;
+            if (pkt->payload)
+                memcpy(dst, pkt->payload, len);
+            else
+                memset(dst, 0, len);
+        }
+        slot->byte_len = pkt->x_len;
+    }
+    slot->opcode = op;
+    slot->imm = pkt->imm;
+    return 0;
+}
+
+static void receive_ooo(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+{
+    rs_irn *x = &qp->irn;
+    uint32_t i = bidx(x, pkt->psn);
+    if (!bget(x->rcvd, i)) {
+        if (place(qp, pkt, &x->slot[i]) != 0) {
+            qp->stats.ooo_dropped++;
+            return;
+        }
+        bset(x->rcvd, i);
+        qp->stats.ooo_placed++;
+        qp->stats.bytes_rcvd += pkt->payload_len;
+    }
+    send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn);
+}
+
+/* The expected PSN passes a packet placed out of order: what it owes, in order. */
+static void pass_placed(rs_sim *sim, rs_qp *qp, const rs_irn_slot *s)
+{
+    uint8_t op = s->opcode;
+    if (!op_ends(op)) {
+        qp->in_msg = op_is_send(op) ? 1 : 2; /* inside a SEND / a WRITE */
+        return;
+    }
+    qp->msn = (qp->msn + 1) & 0xFFFFFF;
+    qp->in_msg = 0;
+    if (op_is_send(op))
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, s->byte_len, op_has_imm(op), s->imm);
+    else if (op_has_imm(op))
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, s->byte_len, 1, s->imm);
+}
+
+static void receive_in_order(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+{
+    uint8_t op = pkt->opcode;
+    if (pkt->x_valid && !op_starts(op)) {
+        /* earlier packets of this message may have been placed out of order: the message
+         * cursor Go-Back-N keeps comes from this packet's IRN header */
+        if (op_is_send(op)) {
+            qp->recv_off = pkt->x_off;
+        } else if (op_is_write(op)) {
+            qp->write_va = pkt->x_va;
+            qp->write_rkey = pkt->x_rkey;
+            qp->write_len = pkt->x_len;
+            qp->write_left = pkt->x_off <= pkt->x_len ? pkt->x_len - pkt->x_off : 0;
+        }
+    }
+    uint32_t before = qp->resp_psn;
+    rs_resp_execute(sim, qp, pkt);
+    if (qp->resp_psn == before || (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD))
+        return; /* refused (NAK or RNR NAK sent) */
+    rs_irn *x = &qp->irn;
+    uint32_t passed = 0;
+    for (uint32_t i = bidx(x, qp->resp_psn); bget(x->rcvd, i); i = bidx(x, qp->resp_psn)) {
+        bclr(x->rcvd, i);
+        pass_placed(sim, qp, &x->slot[i]);
+        qp->resp_psn = psn_next(qp->resp_psn);
+        passed++;
+    }
+    if (passed)
+        send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0);
+}
+
+void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+{
+    if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
+        qp->host->rx_bad_state++;
+        rs_pkt_release(&sim->pool, pkt);
+        return;
+    }
+    uint8_t op = pkt->opcode;
+    int32_t d = rs_psn_diff(pkt->psn, qp->resp_psn);
+    if (d < 0)
+        rs_resp_duplicate(sim, qp, pkt);
+    else if (d == 0)
+        receive_in_order(sim, qp, pkt);
+    else if ((op_is_send(op) || op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn.cap)
+        receive_ooo(sim, qp, pkt);
+    else
+        qp->stats.ooo_dropped++; /* beyond the bitmap, or a READ/atomic/unknown opcode: not kept */
+    rs_pkt_release(&sim->pool, pkt);
+}
+
+/* ---------------------------------------------------------------- QP setup */
+
+void rs_irn_reset(rs_qp *qp)
+{
+    rs_irn *x = &qp->irn;
+    if (!x->cap)
+        return;
+    memset(x->sacked, 0, x->cap / 8);
+    memset(x->rcvd, 0, x->cap / 8);
+    memset(x->slot, 0, x->cap * sizeof(*x->slot));
+    x->sacked_count = 0;
+    x->snd_base = qp->comp_psn;
+    x->in_recovery = 0;
+    x->recovery_psn = x->lost_below = x->retx_psn = 0;
+    x->send_seq = 0;
+    x->since_ackreq = 0;
+    x->rto_start_ps = 0;
+}
+
+void rs_irn_free(rs_qp *qp)
+{
+    free(qp->irn.sacked);
+    free(qp->irn.rcvd);
+    free(qp->irn.slot);
+    memset(&qp->irn, 0, sizeof(qp->irn));
+}
+
+static rs_qp *find_qp(const rs_sim *sim, int host, uint32_t qpn)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return NULL;
+    return rs_host_qp(sim->hosts[host], qpn);
+}
+
+int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_params *p)
+{
+    rs_qp *qp = find_qp(sim, host, qpn);
+    if (!qp)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    if (qp->state != RS_QPS_RESET && qp->state != RS_QPS_INIT && qp->state != RS_QPS_RTR)
+        return rs_sim_fail(sim, RS_ERR_STATE,
+                           "QP 0x%x is in %s: choose the loss recovery in RESET, INIT or RTR, before it "
+                           "sends (both ends of the connection must use the same)",
+                           qpn, rs_qp_state_name(qp->state));
+    if (p->mode == RS_RECOVERY_GBN) {
+        rs_irn_free(qp);
+        qp->recovery = RS_RECOVERY_GBN;
+        return RS_OK;
+    }
+    if (p->mode != RS_RECOVERY_IRN)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "loss recovery mode %u: 0 = Go-Back-N, 1 = IRN", p->mode);
+    if (p->window < 1 || p->window > IRN_MAX_WINDOW)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "IRN window=%u packets is out of range (1..%u)", p->window,
+                           IRN_MAX_WINDOW);
+    if (p->rto_low_ps <= 0 || p->rto_high_ps < p->rto_low_ps)
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "IRN timeouts rto_low=%lld ps, rto_high=%lld ps: need 0 < rto_low <= rto_high",
+                           (long long)p->rto_low_ps, (long long)p->rto_high_ps);
+    uint32_t cap = 8;
+    while (cap < p->window)
+        cap <<= 1;
+    uint8_t *sacked = calloc(cap / 8, 1), *rcvd = calloc(cap / 8, 1);
+    rs_irn_slot *slot = calloc(cap, sizeof(*slot));
+    if (!sacked || !rcvd || !slot) {
+        free(sacked);
+        free(rcvd);
+        free(slot);
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for IRN bitmaps of %u packets", cap);
+    }
+    rs_irn_free(qp);
+    rs_irn *x = &qp->irn;
+    x->window = p->window;
+    x->rto_low_pkts = p->rto_low_pkts;
+    x->rto_low_ps = p->rto_low_ps;
+    x->rto_high_ps = p->rto_high_ps;
+    x->cap = cap;
+    x->sacked = sacked;
+    x->rcvd = rcvd;
+    x->slot = slot;
+    rs_irn_reset(qp);
+    qp->recovery = RS_RECOVERY_IRN;
+    return RS_OK;
+}
+
+int rs_qp_get_recovery(const rs_sim *sim, int host, uint32_t qpn, rs_recovery_params *out)
+{
+    const rs_qp *qp = find_qp(sim, host, qpn);
+    if (!qp)
+        return RS_ERR_INVAL;
+    *out = (rs_recovery_params){.mode = qp->recovery,
+                                .window = qp->irn.window,
+                                .rto_low_pkts = qp->irn.rto_low_pkts,
+                                .rto_low_ps = qp->irn.rto_low_ps,
+                                .rto_high_ps = qp->irn.rto_high_ps};
+    return RS_OK;
+}

@@ -1,0 +1,43 @@
+/* Per-QP state of IRN selective-repeat loss recovery (irn.c).  Both bitmaps and the
+ * slot array have `cap` entries (a power of two >= window, so PSN & (cap-1) stays
+ * consistent across the 2^24 wrap); they are allocated by rs_qp_set_recovery, never
+ * in the packet path. */
+#ifndef RDMASIM_TRANSPORT_IRN_H
+#define RDMASIM_TRANSPORT_IRN_H
+
+#include <stdint.h>
+
+/* Responder: what an out-of-order packet still owes when the cumulative PSN passes it
+ * (completions, MSN and the message cursor stay in order). */
+typedef struct rs_irn_slot {
+    uint8_t opcode;
+    uint32_t imm;
+    uint32_t byte_len; /* SEND: message length (offset + length of its last packet); WRITE_IMM: RETH length */
+} rs_irn_slot;
+
+typedef struct rs_irn {
+    /* parameters (rs_recovery_params) */
+    uint32_t window;       /* PSNs in flight at most */
+    uint32_t rto_low_pkts; /* N: RTO_low while fewer than N packets are in flight */
+    int64_t rto_low_ps;
+    int64_t rto_high_ps;
+    uint32_t cap;          /* bitmap entries: power of two >= window */
+
+    /* requester */
+    uint8_t *sacked;       /* PSNs selectively acknowledged, in [comp_psn, max_sent_psn_next) */
+    uint32_t sacked_count;
+    uint32_t snd_base;     /* bits before it are clear (follows comp_psn) */
+    int in_recovery;
+    uint32_t recovery_psn; /* recovery ends when the cumulative ACK reaches it */
+    uint32_t lost_below;   /* un-SACKed PSNs before it are lost */
+    uint32_t retx_psn;     /* next PSN to examine for retransmission */
+    uint32_t send_seq;     /* receive WQE numbers handed to SEND / WRITE_WITH_IMM messages */
+    uint32_t since_ackreq; /* packets since the last one with the A bit */
+    int64_t rto_start_ps;  /* the retransmit timer runs from here (last cumulative progress) */
+
+    /* responder */
+    uint8_t *rcvd;         /* out-of-order PSNs received and placed, in (resp_psn, resp_psn + window) */
+    rs_irn_slot *slot;
+} rs_irn;
+
+#endif
