@@ -20,14 +20,16 @@
  * Requester
  *   normal    new packets while fewer than `window` PSNs are unacknowledged (BDP cap)
  *   NAK(e,s)  PSNs before e are acknowledged, s is SACKed (bitmap); not in recovery -> enter it:
- *             recovery_psn = next new PSN, retx_psn = e; every un-SACKed PSN below the highest
- *             SACK (lost_below) counts as lost
- *   recovery  the next packet is the lowest lost PSN >= retx_psn (each is resent once per
- *             recovery), else new data; recovery ends when the cumulative ACK reaches
- *             recovery_psn.  A lost retransmission is left to the timeout (as in IRN)
+ *             recovery_psn = next new PSN; every un-SACKed PSN below the highest SACK
+ *             (lost_below) counts as lost
+ *   recovery  the next packet is the lowest lost PSN >= retx_psn, else new data; recovery ends
+ *             when the cumulative ACK reaches recovery_psn.  retx_psn only moves forward (across
+ *             recoveries too), so a PSN is resent once per timeout: a lost retransmission is
+ *             left to the timeout (as in IRN)
  *   timeout   RTO_low while fewer than N packets are in flight (un-SACKed, unacknowledged), else
- *             RTO_high, measured from the last cumulative progress; every un-SACKed outstanding
- *             PSN counts as lost and is resent selectively; each timeout uses one of retry_cnt
+ *             RTO_high, measured from the last cumulative progress; the oldest unacknowledged
+ *             PSN (even if SACKed: the cumulative ACK may be what was lost) and every un-SACKed
+ *             outstanding PSN are resent; each timeout uses one of retry_cnt
  *   RNR NAK   as Go-Back-N (wait, then resend), but selectively
  *
  * READ and atomics use Go-Back-N: one starts only when nothing is outstanding and nothing is sent
@@ -223,6 +225,10 @@ rs_pkt *rs_irn_req_build(rs_sim *sim, rs_qp *qp)
         if (!rs_irn_req_can_send(sim, qp))
             return NULL;
     }
+    if (qp->req_psn == qp->comp_psn) { /* nothing outstanding: recovery state starts afresh here */
+        x->in_recovery = 0;
+        x->retx_psn = x->snd_base = qp->comp_psn;
+    }
     rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
     uint64_t off = qp->req_off;
     if (!w->started && wr_uses_recv(w->opcode))
@@ -245,12 +251,13 @@ int rs_irn_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
         x->in_recovery = 0; /* Go-Back-N: a READ/atomic alone in flight, or skipping forward */
         return 0;
     }
-    /* timeout or RNR: every un-SACKed PSN from `psn` to the last one sent is resent */
+    /* timeout or RNR: `psn` (the oldest unacknowledged) and every un-SACKed PSN after it up to
+     * the last one sent is resent.  `psn` goes even if SACKed: then the responder has everything
+     * and only its cumulative ACK was lost, and the duplicate makes it ACK again. */
     x->in_recovery = 1;
     x->recovery_psn = qp->req_psn;
     x->lost_below = qp->req_psn;
     x->retx_psn = psn;
-    advance_retx(qp);
     rs_nic_wake(sim, qp);
     return 1;
 }
@@ -291,7 +298,10 @@ static void on_sack(rs_sim *sim, rs_qp *qp, uint32_t sack)
     if (!x->in_recovery) {
         x->in_recovery = 1;
         x->recovery_psn = qp->req_psn;
-        x->retx_psn = qp->comp_psn;
+        /* PSNs before retx_psn were resent already (a retransmission still on its way must not
+         * go twice): only a timeout moves retx_psn back */
+        if (rs_psn_diff(x->retx_psn, qp->comp_psn) < 0 || rs_psn_diff(x->retx_psn, qp->req_psn) > 0)
+            x->retx_psn = qp->comp_psn;
         x->lost_below = sack;
         rs_trace_retry(sim, qp, RS_TR_RETRY_NAK);
     } else if (rs_psn_diff(sack, x->lost_below) > 0) {

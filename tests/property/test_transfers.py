@@ -109,7 +109,7 @@ def scenarios(draw, max_msgs: int = 4, max_size: int = MAX_MSG):
 
 
 # ---- the transfer ----
-def run_transfer(mtu, msgs, psn_a, psn_b, loss_ab, loss_ba, seed, timeout=10):
+def run_transfer(mtu, msgs, psn_a, psn_b, loss_ab, loss_ba, seed, timeout=10, **connect):
     t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=4096, loss_ab=loss_ab,
                              loss_ba=loss_ba, seed=seed)
     ctx_a, ctx_b = Context(t.a), Context(t.b)
@@ -135,7 +135,7 @@ def run_transfer(mtu, msgs, psn_a, psn_b, loss_ab, loss_ba, seed, timeout=10):
 
     qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=n, max_recv_wr=1)))
     qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_send_wr=1, max_recv_wr=n)))
-    connect_qps(qa, qb, path_mtu=mtu, psn_a=psn_a, psn_b=psn_b, timeout=timeout, retry_cnt=7)
+    connect_qps(qa, qb, path_mtu=mtu, psn_a=psn_a, psn_b=psn_b, timeout=timeout, retry_cnt=7, **connect)
 
     recv_ids = []
     for i, m in enumerate(msgs):
