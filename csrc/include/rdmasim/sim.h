@@ -218,7 +218,7 @@ int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr);
 typedef struct rs_qp_stats {
     uint64_t pkts_sent;        /* request packets put on the wire, retransmissions included */
     uint64_t bytes_sent;       /* payload bytes of those */
-    uint64_t pkts_retx;        /* request packets resent by Go-Back-N */
+    uint64_t pkts_retx;        /* request packets resent (Go-Back-N or IRN) */
     uint64_t bytes_retx;
     uint64_t acks_rcvd;
     uint64_t naks_rcvd;        /* PSN sequence error NAKs received */
