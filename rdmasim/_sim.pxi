@@ -137,6 +137,10 @@ cdef extern from "rdmasim/sim.h" nogil:
         int64_t next_tx_ps
         double rate_bps
         uint32_t resp_queued
+        uint32_t recovery
+        int irn_in_recovery
+        uint32_t irn_sacked
+        uint32_t irn_ooo_held
     int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out)
     int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
                        int64_t cnp_interval_ps, uint32_t cnp_dscp)

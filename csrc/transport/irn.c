@@ -504,6 +504,14 @@ void rs_irn_reset(rs_qp *qp)
     x->rto_start_ps = 0;
 }
 
+uint32_t rs_irn_held(const rs_qp *qp)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < qp->irn.cap; i++)
+        n += (uint32_t)bget(qp->irn.rcvd, i);
+    return n;
+}
+
 void rs_irn_free(rs_qp *qp)
 {
     free(qp->irn.sacked);

@@ -386,6 +386,10 @@ int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *
         .next_tx_ps = qp->next_tx_ps,
         .rate_bps = qp->cc ? qp->cc->rate_bps(qp->cc_state) : 0.0,
         .resp_queued = queued,
+        .recovery = qp->recovery,
+        .irn_in_recovery = qp->irn.in_recovery,
+        .irn_sacked = qp->irn.sacked_count,
+        .irn_ooo_held = rs_irn_held(qp),
     };
     return RS_OK;
 }

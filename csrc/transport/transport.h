@@ -67,6 +67,7 @@ void rs_irn_arm_rto(rs_sim *sim, rs_qp *qp);
 int rs_irn_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 void rs_irn_reset(rs_qp *qp);
+uint32_t rs_irn_held(const rs_qp *qp); /* responder: out-of-order packets placed (inspection) */
 void rs_irn_free(rs_qp *qp);
 
 /* cc_qp.c: congestion control of one QP (the NIC side of rdmasim/cc.h) */

@@ -271,6 +271,7 @@ class QP:
         MSN, work outstanding, retries left, timers (ps, 0 = stopped), rate."""
         d = dict(self._sim._core.qp_inspect(self._host.index, self.qp_num))
         d["state"] = e.ibv_qp_state(d["state"]).name
+        d["recovery"] = {v: k for k, v in RECOVERY_MODES.items()}.get(int(d["recovery"]), str(d["recovery"]))
         return d
 
     def explain(self) -> str:
@@ -290,6 +291,12 @@ class QP:
             f"  Responder: expects PSN {q['resp_psn']}, MSN {q['msn']}, {q['rq_posted']} receive WR(s) "
             f"posted" + (", a NAK was sent for the current gap" if q["nak_sent"] else "") + ".",
         ]
+        if q["recovery"] == "irn":
+            lines.append(
+                "  Loss recovery IRN (selective repeat): "
+                + ("in recovery, resending what is lost; " if q["irn_in_recovery"] else "")
+                + f"{q['irn_sacked']} PSN(s) selectively acknowledged; responder holds "
+                f"{q['irn_ooo_held']} out-of-order packet(s).")
         if q["rate_bps"]:
             lines.append(f"  Congestion control paces it at {q['rate_bps'] / 1e9:.3f} Gb/s.")
         return "\n".join(lines)

@@ -229,6 +229,23 @@ def test_send_placed_before_its_receive_is_posted(tmp_path: Path) -> None:
     assert pair.intact(4 * 1024)
 
 
+def test_rnr_then_selective_resend(tmp_path: Path) -> None:
+    """A SEND meets no receive WQE (RNR NAK) while WRITEs behind it are placed out of order: after
+    the RNR wait only the SEND's packets go again; the WRITEs (SACKed) are not resent."""
+    pair = Pair(tmp_path, min_rnr_timer=1)  # 10 us
+    pair.post(3 * 1024, opcode=e.IBV_WR_SEND, post_recv=False)  # psn 0-2
+    for i in range(3):
+        pair.post(2 * 1024, offset=8192 + i * 4096)  # psn 3-8
+    pair.sim.run("5us")
+    assert pair.qa.stats()["rnr_naks_rcvd"] == 1
+    pair.post_recv(0, 3 * 1024, 0)
+    frames = pair.finish()
+    assert pair.resent(frames) == Counter({0: 1, 1: 1, 2: 1})
+    assert pair.intact(3 * 1024)
+    for i in range(3):
+        assert pair.intact(2 * 1024, 8192 + i * 4096)
+
+
 # ---------------------------------------------------------------------------------------------
 # timeouts: RTO_low with few packets in flight, RTO_high otherwise
 # ---------------------------------------------------------------------------------------------
@@ -359,6 +376,21 @@ def test_recovery_api() -> None:
     from rdmasim.verbs.qp import irn_bdp_window
 
     assert irn_bdp_window(t.link, 1024) == 24 + 3 + 1
+
+
+def test_inspect_shows_irn_state(tmp_path: Path) -> None:
+    pair = Pair(tmp_path, size=64 * 1024)
+    pair.t.link.ab.drop(psn=5)
+    pair.post(64 * 1024)
+    pair.sim.run("3000ns")  # NAKs for 6, 7, ... are back (from 2.6 us); 5 is resent, not yet ACKed
+    a, b = pair.qa.inspect(), pair.qb.inspect()
+    assert a["recovery"] == b["recovery"] == "irn"
+    assert a["irn_in_recovery"] == 1 and a["comp_psn"] == 5 and a["irn_sacked"] > 0
+    assert b["resp_psn"] == 5 and b["irn_ooo_held"] > 0
+    assert "IRN" in pair.qa.explain() and "in recovery" in pair.qa.explain()
+    pair.finish()
+    a, b = pair.qa.inspect(), pair.qb.inspect()
+    assert (a["irn_in_recovery"], a["irn_sacked"], b["irn_ooo_held"]) == (0, 0, 0)
 
 
 def test_irn_runs_are_deterministic(tmp_path: Path) -> None:

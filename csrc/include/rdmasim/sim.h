@@ -101,6 +101,10 @@ typedef struct rs_qp_inspect {
     int64_t next_tx_ps;        /* rate limiter: next request not before (0: now) */
     double rate_bps;           /* 0: line rate */
     uint32_t resp_queued;      /* responses waiting in PSN order (READ jobs, ACKs) */
+    uint32_t recovery;         /* enum rs_recovery */
+    int32_t irn_in_recovery;   /* IRN requester: in recovery mode */
+    uint32_t irn_sacked;       /* IRN requester: PSNs selectively acknowledged, not yet cumulatively */
+    uint32_t irn_ooo_held;     /* IRN responder: out-of-order packets placed ahead of the expected PSN */
 } rs_qp_inspect;
 int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out);
 
