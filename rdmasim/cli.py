@@ -36,7 +36,8 @@ def _trace(args: argparse.Namespace) -> int:
         drops = [] if args.drop_psn is None or args.drop_psn < 0 else [args.drop_psn]
         size = parse_size(args.size)
         t = ladder.example_write(size=size, mtu=args.mtu, drop_psn=drops, loss=args.loss, op=args.op,
-                                 seed=args.seed, timeout=args.timeout, pcap=args.pcap)
+                                 seed=args.seed, timeout=args.timeout, pcap=args.pcap,
+                                 recovery=args.recovery)
         what = "RDMA WRITE" if args.op == "write" else "SEND"
         dropped = f", PSN {drops[0]} dropped once" if drops else ""
         title = f"{what} of {size:,} bytes a -> b, MTU {args.mtu}, loss {args.loss:g}{dropped}"
@@ -82,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--timeout", type=int, default=10,
                    help="QP local ACK timeout exponent: 4.096us * 2^t (default 10)")
     t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--recovery", default="gbn", choices=["gbn", "irn"],
+                   help="loss recovery: Go-Back-N (default) or IRN selective repeat")
     t.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
     t.add_argument("--max-lines", type=int, default=None, help="print at most this many events")
     t.add_argument("--svg", metavar="PATH", help="also write the ladder as SVG")

@@ -124,7 +124,8 @@ def _local_label(r: np.void) -> tuple[str, str]:
         cause = tr.RETRY_CAUSES.get(int(r["reason"]), "")
         if int(r["reason"]) == 3:
             return f"↻ resend from psn={int(r['psn'])} after the RNR wait", "retry"
-        return (f"↻ Go-Back-N from psn={int(r['psn'])} after {cause} "
+        how = "selective repeat (IRN)" if int(r["flags"]) & tr.FLAG_SELECTIVE else "Go-Back-N"
+        return (f"↻ {how} from psn={int(r['psn'])} after {cause} "
                 f"({int(r['aux'])} retries left)"), "retry"
     return tr.kind_name(kind), "post"
 
@@ -430,13 +431,15 @@ def render_html(trace: tr.Trace | np.ndarray, path: str | Path,
 def example_write(size: int = 3072, mtu: int = 1024, drop_psn: Iterable[int] | int | None = 1,
                   loss: float = 0.0, op: str = "write", seed: int = 1, rate: str = "100Gbps",
                   delay: str = "1us", timeout: int = 10, retry_cnt: int = 7,
-                  pcap: str | Path | None = None, max_records: int | None = 100_000) -> tr.Trace:
+                  pcap: str | Path | None = None, max_records: int | None = 100_000,
+                  recovery: str = "gbn") -> tr.Trace:
     """Run one RDMA WRITE (or SEND, ``op="send"``) of ``size`` bytes from ``a`` to ``b`` back to
     back with tracing on, dropping the first transmission of each PSN in ``drop_psn`` (a→b) and
     losing frames i.i.d. with ``loss`` each way. Returns the stopped Trace.
 
     With the defaults (3 packets, PSN 1 dropped) the ladder shows the NAK (PSN sequence error)
-    and the Go-Back-N resend of PSNs 1 and 2.
+    and the Go-Back-N resend of PSNs 1 and 2; with ``recovery="irn"`` the NAK for PSN 2 (a selective
+    ACK) and the resend of PSN 1 only.
     """
     from rdmasim.topology import back_to_back
     from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
@@ -463,7 +466,7 @@ def example_write(size: int = 3072, mtu: int = 1024, drop_psn: Iterable[int] | i
     src.array[:] = np.arange(n, dtype=np.uint64).astype(np.uint8)
     qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
     qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
-    connect_qps(qa, qb, path_mtu=mtu, timeout=timeout, retry_cnt=retry_cnt)
+    connect_qps(qa, qb, path_mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, recovery=recovery)
     if op == "send":
         qb.post_recv(RecvWR(wr_id=100, sg=[SGE(dst.buf, n, dst.lkey)]))
         qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(src.buf, size, src.lkey)]))

@@ -58,6 +58,7 @@ FLAG_SE = 0x02
 FLAG_CQE = 0x04
 FLAG_RECV = 0x08
 FLAG_SIGNALED = 0x10
+FLAG_SELECTIVE = 0x20  # RETRY of an IRN QP: only the lost PSNs are resent
 
 NO_NODE = 0xFFFF
 ECN_CE = 3

@@ -88,7 +88,8 @@ static inline void rs_trace_timeout(rs_sim *sim, const rs_qp *qp)
 static inline void rs_trace_retry(rs_sim *sim, const rs_qp *qp, int cause)
 {
     if (RS_TRACE_ON(sim))
-        rs_trace_rec_qp(sim, RS_TR_RETRY, qp, 0, 0, 0, 0, 0, (uint8_t)cause);
+        rs_trace_rec_qp(sim, RS_TR_RETRY, qp, 0, 0, 0, 0,
+                        qp->recovery == RS_RECOVERY_IRN ? RS_TRF_SELECTIVE : 0, (uint8_t)cause);
 }
 
 #endif

@@ -434,7 +434,7 @@ static void pass_placed(rs_sim *sim, rs_qp *qp, const rs_irn_slot *s)
         rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, s->byte_len, 1, s->imm);
 }
 
-static void receive_in_order(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+static void receive_in_order(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     if (pkt->x_valid && !op_starts(op)) {
@@ -449,11 +449,13 @@ static void receive_in_order(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
             qp->write_left = pkt->x_off <= pkt->x_len ? pkt->x_len - pkt->x_off : 0;
         }
     }
+    rs_irn *x = &qp->irn;
+    if (bget(x->rcvd, bidx(x, psn_next(pkt->psn))))
+        pkt->ackreq = 0; /* it fills a hole: the ACK after the placed packets covers it */
     uint32_t before = qp->resp_psn;
     rs_resp_execute(sim, qp, pkt);
     if (qp->resp_psn == before || (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD))
         return; /* refused (NAK or RNR NAK sent) */
-    rs_irn *x = &qp->irn;
     uint32_t passed = 0;
     for (uint32_t i = bidx(x, qp->resp_psn); bget(x->rcvd, i); i = bidx(x, qp->resp_psn)) {
         bclr(x->rcvd, i);

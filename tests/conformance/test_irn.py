@@ -393,6 +393,21 @@ def test_inspect_shows_irn_state(tmp_path: Path) -> None:
     assert (a["irn_in_recovery"], a["irn_sacked"], b["irn_ooo_held"]) == (0, 0, 0)
 
 
+def test_trace_and_ladder_mark_selective_repeat() -> None:
+    from rdmasim import ladder
+    from rdmasim import trace as tr
+
+    t = ladder.example_write(size=5120, drop_psn=1, recovery="irn")
+    recs = t.to_numpy()
+    retry = recs[recs["kind"] == tr.RETRY]
+    assert len(retry) == 1 and int(retry[0]["flags"]) & tr.FLAG_SELECTIVE
+    text = ladder.render_text(t)
+    assert "selective repeat (IRN) from psn=1 after NAK" in text
+    assert text.count("(retx)") == 1
+    gbn = ladder.render_text(ladder.example_write(size=5120, drop_psn=1))
+    assert "Go-Back-N from psn=1" in gbn and gbn.count("(retx)") == 4
+
+
 def test_irn_runs_are_deterministic(tmp_path: Path) -> None:
     caps = []
     for run in range(2):

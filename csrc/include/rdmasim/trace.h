@@ -55,6 +55,7 @@ enum rs_trace_node_kind {
 #define RS_TRF_CQE 0x04u      /* COMPLETE: a CQE was written (unsignaled successes write none) */
 #define RS_TRF_RECV 0x08u     /* COMPLETE: receive queue (else send queue) */
 #define RS_TRF_SIGNALED 0x10u /* POST_SEND: IBV_SEND_SIGNALED or sq_sig_all */
+#define RS_TRF_SELECTIVE 0x20u /* RETRY: an IRN QP, which resends only the lost PSNs */
 
 typedef struct rs_trace_rec {
     int64_t t_ps;       /* simulated time */
