@@ -32,8 +32,9 @@
  *             outstanding PSN are resent; each timeout uses one of retry_cnt
  *   RNR NAK   as Go-Back-N (wait, then resend), but selectively
  *
- * READ and atomics use Go-Back-N: one starts only when nothing is outstanding and nothing is sent
- * after it until it completes, so while it is outstanding the QP behaves as a Go-Back-N QP.
+ * READ and atomics use Go-Back-N: they start only when no SEND/WRITE is outstanding, and no
+ * SEND/WRITE starts while one is outstanding, so during such a phase the QP is a Go-Back-N QP
+ * (the responder NAKs a READ/atomic ahead of the expected PSN once per gap, as Go-Back-N).
  * Completions stay in send-queue order (cumulative ACKs complete WQEs, rs_comp_ack_through). */
 #include "transport/transport.h"
 
@@ -139,15 +140,14 @@ int rs_irn_req_can_send(const rs_sim *sim, const rs_qp *qp)
         return 0;
     if (rs_psn_diff(qp->req_psn, qp->comp_psn) >= (int32_t)qp->irn.window)
         return 0; /* BDP cap */
-    if (qp->req_idx > 0 && rs_wr_is_rd_atomic(qp->sq[qp->sq_head].opcode))
-        return 0; /* nothing follows an outstanding READ/atomic */
+    /* READ/atomics and SEND/WRITEs are never outstanding together: a READ/atomic phase runs
+     * Go-Back-N, a SEND/WRITE phase IRN (rd_phase: the outstanding WQEs are READ/atomics) */
+    int rd_phase = qp->req_idx > 0 && rs_wr_is_rd_atomic(qp->sq[qp->sq_head].opcode);
     const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
-    if (qp->req_off == 0) {
-        if (!rs_req_may_start(qp, w))
-            return 0;
-        if (rs_wr_is_rd_atomic(w->opcode) && qp->req_psn != qp->comp_psn)
-            return 0; /* a READ/atomic waits until everything before it is acknowledged */
-    }
+    if (rs_wr_is_rd_atomic(w->opcode) ? (qp->req_psn != qp->comp_psn && !rd_phase) : rd_phase)
+        return 0;
+    if (qp->req_off == 0 && !rs_req_may_start(qp, w))
+        return 0;
     return 1;
 }
 
@@ -344,7 +344,8 @@ int rs_irn_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 
 /* ---------------------------------------------------------------- responder */
 
-static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t sack)
+/* ACK, or NAK (PSN sequence error) with the selective ACK `sack` (no SACK if sack_valid is 0) */
+static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t sack, int sack_valid)
 {
     rs_pkt *a = rs_nic_new_packet(sim, qp, RS_OP_ACKNOWLEDGE, psn);
     if (!a)
@@ -354,7 +355,7 @@ static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn, ui
     if ((syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK) {
         qp->stats.acks_sent++;
     } else {
-        a->x_valid = 1;
+        a->x_valid = (uint8_t)sack_valid;
         a->x_sack_psn = sack;
         qp->stats.naks_sent++;
     }
@@ -415,7 +416,7 @@ static void receive_ooo(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         qp->stats.ooo_placed++;
         qp->stats.bytes_rcvd += pkt->payload_len;
     }
-    send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn);
+    send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn, 1);
 }
 
 /* The expected PSN passes a packet placed out of order: what it owes, in order. */
@@ -464,7 +465,18 @@ static void receive_in_order(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         passed++;
     }
     if (passed)
-        send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0);
+        send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0, 0);
+}
+
+/* A request ahead of the expected PSN that is not kept (a READ/atomic -- then the requester is in
+ * a Go-Back-N phase and gets Go-Back-N's one NAK per gap -- or one beyond the bitmap). */
+static void ooo_not_kept(rs_sim *sim, rs_qp *qp)
+{
+    qp->stats.ooo_dropped++;
+    if (!qp->nak_sent) {
+        qp->nak_sent = 1;
+        send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, 0, 0);
+    }
 }
 
 void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
@@ -483,7 +495,7 @@ void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
     else if ((op_is_send(op) || op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn.cap)
         receive_ooo(sim, qp, pkt);
     else
-        qp->stats.ooo_dropped++; /* beyond the bitmap, or a READ/atomic/unknown opcode: not kept */
+        ooo_not_kept(sim, qp);
     rs_pkt_release(&sim->pool, pkt);
 }
 
