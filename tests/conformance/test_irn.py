@@ -472,6 +472,15 @@ def test_irn_many_small_messages_near_wrap(sc: dict[str, Any]) -> None:
     transfers.check_transfer(sc, transfers.run_transfer(**sc, recovery="irn"))
 
 
+@settings(max_examples=100, **transfers.SETTINGS)
+@given(transfers.scenarios(max_msgs=6, max_size=200_000), st.sampled_from((1, 2, 3, 5, 8, 9, 100, 4000)),
+       st.sampled_from(("5us", "100us")), st.sampled_from((0, 1, 3, 50)))
+def test_irn_any_window_and_timers(sc: dict[str, Any], window: int, rto_low: str, n: int) -> None:
+    """Windows from stop-and-wait to far beyond the BDP, and RTO_low below the round trip."""
+    transfers.check_transfer(sc, transfers.run_transfer(**sc, recovery="irn", irn_window=window,
+                                                        rto_low=rto_low, rto_low_packets=n))
+
+
 OP_KINDS = ("write", "send", "read", "fadd", "cswap")
 
 
