@@ -460,13 +460,13 @@ def test_irn_runs_are_deterministic(tmp_path: Path) -> None:
 # lossy property test (the same scenarios and checks as tests/property/test_transfers.py)
 # ---------------------------------------------------------------------------------------------
 
-@settings(max_examples=200, **transfers.SETTINGS)
+@settings(max_examples=400, **transfers.SETTINGS)
 @given(transfers.scenarios())
 def test_irn_transfers_are_reliable(sc: dict[str, Any]) -> None:
     transfers.check_transfer(sc, transfers.run_transfer(**sc, recovery="irn"))
 
 
-@settings(max_examples=150, **transfers.SETTINGS)
+@settings(max_examples=300, **transfers.SETTINGS)
 @given(transfers.scenarios(max_msgs=8, max_size=20_000))
 def test_irn_many_small_messages_near_wrap(sc: dict[str, Any]) -> None:
     transfers.check_transfer(sc, transfers.run_transfer(**sc, recovery="irn"))
@@ -476,7 +476,7 @@ def test_irn_many_small_messages_near_wrap(sc: dict[str, Any]) -> None:
 @given(transfers.scenarios(max_msgs=6, max_size=200_000), st.sampled_from((1, 2, 3, 5, 8, 9, 100, 4000)),
        st.sampled_from(("5us", "100us")), st.sampled_from((0, 1, 3, 50)))
 def test_irn_any_window_and_timers(sc: dict[str, Any], window: int, rto_low: str, n: int) -> None:
-    """Windows from stop-and-wait to far beyond the BDP, and RTO_low below the round trip."""
+    """Windows from stop-and-wait to far beyond the BDP; RTO_low of a few round trips; any N."""
     transfers.check_transfer(sc, transfers.run_transfer(**sc, recovery="irn", irn_window=window,
                                                         rto_low=rto_low, rto_low_packets=n))
 
