@@ -460,13 +460,13 @@ def test_irn_runs_are_deterministic(tmp_path: Path) -> None:
 # lossy property test (the same scenarios and checks as tests/property/test_transfers.py)
 # ---------------------------------------------------------------------------------------------
 
-@settings(max_examples=400, **transfers.SETTINGS)
+@settings(max_examples=250, **transfers.SETTINGS)
 @given(transfers.scenarios())
 def test_irn_transfers_are_reliable(sc: dict[str, Any]) -> None:
     transfers.check_transfer(sc, transfers.run_transfer(**sc, recovery="irn"))
 
 
-@settings(max_examples=300, **transfers.SETTINGS)
+@settings(max_examples=200, **transfers.SETTINGS)
 @given(transfers.scenarios(max_msgs=8, max_size=20_000))
 def test_irn_many_small_messages_near_wrap(sc: dict[str, Any]) -> None:
     transfers.check_transfer(sc, transfers.run_transfer(**sc, recovery="irn"))
