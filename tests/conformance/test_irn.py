@@ -290,6 +290,20 @@ def test_lost_retransmission_recovers_by_timeout(tmp_path: Path) -> None:
     assert pair.intact(size)
 
 
+def test_sacked_packets_are_not_in_flight_for_the_timer(tmp_path: Path) -> None:
+    """PSN 2 and its retransmission are lost; every other packet of the message is SACKed, so
+    only one packet counts as in flight (< N = 3): the timer that resends PSN 2 a second time is
+    RTO_low (20 us), not RTO_high (200 us), although ten PSNs are unacknowledged."""
+    pair = Pair(tmp_path, rto_low="20us", rto_high="200us", rto_low_packets=3)
+    pair.t.link.ab.drop(psn=2, count=2)
+    pair.post(10 * 1024)
+    frames = pair.finish()
+    sends = [f.t_ns for f in pair.data_frames(frames) if f.fields["psn"] == 2]
+    assert len(sends) == 3
+    assert sends[2] - sends[0] < RTO_LOW_NS + 5_000
+    assert pair.qa.stats()["timeouts"] == 1
+
+
 def test_timeout_resends_only_unsacked(tmp_path: Path) -> None:
     """Losses at the end of a window plus a lost retransmission: after the timeout only PSNs the
     responder has not SACKed go out again."""
