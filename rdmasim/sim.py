@@ -81,6 +81,20 @@ class LinkDirection:
             )
         self.link.sim._core.link_set_loss(self.link_id, float(probability))
 
+    def set_gilbert_elliott(self, p_good_to_bad: float, p_bad_to_good: float, loss_in_good: float = 0.0,
+                            loss_in_bad: float = 1.0) -> None:
+        """Bursty loss: a Gilbert-Elliott chain stepped per frame (replaces i.i.d. loss here).
+
+        Mean burst length is 1 / p_bad_to_good frames; the long-run loss rate is
+        (p_gb * loss_in_bad + p_bg * loss_in_good) / (p_gb + p_bg).
+        """
+        for name, v in (("p_good_to_bad", p_good_to_bad), ("p_bad_to_good", p_bad_to_good),
+                        ("loss_in_good", loss_in_good), ("loss_in_bad", loss_in_bad)):
+            if not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} for {self.src.name}->{self.dst.name} must be in [0, 1], got {v!r}")
+        self.link.sim._core.link_set_gilbert(self.link_id, float(p_good_to_bad), float(p_bad_to_good),
+                                             float(loss_in_good), float(loss_in_bad))
+
     def drop(self, *, nth: int | None = None, psn: int | None = None, count: int = 1) -> None:
         """Drop a chosen frame: the ``nth`` frame sent in this direction (0-based, ACKs count),
         or the next ``count`` frames carrying BTH PSN ``psn``."""

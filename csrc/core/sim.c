@@ -251,6 +251,21 @@ int rs_link_set_loss(rs_sim *sim, int link, double p)
     return RS_OK;
 }
 
+int rs_link_set_gilbert(rs_sim *sim, int link, double p_good_bad, double p_bad_good, double loss_good,
+                        double loss_bad)
+{
+    rs_link *l = get_link(sim, link);
+    if (!l)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
+    const double v[4] = {p_good_bad, p_bad_good, loss_good, loss_bad};
+    for (int i = 0; i < 4; i++)
+        if (!(v[i] >= 0.0 && v[i] <= 1.0))
+            return rs_sim_fail(sim, RS_ERR_INVAL, "Gilbert-Elliott probability %g outside [0, 1]", v[i]);
+    l->gilbert = (rs_gilbert){.enabled = 1, .p_good_bad = p_good_bad, .p_bad_good = p_bad_good,
+                              .loss_good = loss_good, .loss_bad = loss_bad};
+    return RS_OK;
+}
+
 int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t count)
 {
     rs_link *l = get_link(sim, link);

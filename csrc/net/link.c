@@ -20,6 +20,12 @@ static int should_drop(rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
             return RS_TR_DROP_LIST;
         }
     }
+    if (l->gilbert.enabled) {
+        rs_gilbert *g = &l->gilbert;
+        double u = rs_rng_uniform(&l->rng);
+        g->bad = g->bad ? !(u < g->p_bad_good) : (u < g->p_good_bad);
+        return rs_rng_uniform(&l->rng) < (g->bad ? g->loss_bad : g->loss_good) ? RS_TR_DROP_LOSS : 0;
+    }
     /* Draw only when loss is configured, so the RNG stream is untouched otherwise. */
     return (l->loss_prob > 0.0 && rs_rng_uniform(&l->rng) < l->loss_prob) ? RS_TR_DROP_LOSS : 0;
 }
