@@ -40,8 +40,6 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 TSHARK_VERSION_FILE = DOCS / "snippets" / "tshark-version.txt"
-# pages that belong to other owners or hold no runnable code
-SKIP_PAGES = {"design.md", "rc-semantics.md"}
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
 _INCLUDE = re.compile(r'^--8<--\s+"(?P<path>[^"]+)"\s*$')
@@ -126,8 +124,6 @@ def pages() -> list[Path]:
     """Every Markdown page under docs/ with at least one runnable python block."""
     out = []
     for p in sorted(DOCS.rglob("*.md")):
-        if p.name in SKIP_PAGES and p.parent == DOCS:
-            continue
         if any(b.runnable for b in blocks(p)):
             out.append(p)
     return out
