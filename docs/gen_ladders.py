@@ -18,7 +18,7 @@ Conventions, for page authors:
 
   This script writes that file (path relative to ``docs/``) with the block's output, so the page
   always shows what the code printed; nothing is pasted by hand.
-* PNG files a page's code saves in its working directory are copied to ``docs/img/``.
+* PNG and SVG files a page's code saves in its working directory are copied to ``docs/img/``.
 
 Outputs of blocks that call ``tshark`` depend on the tshark version: they are regenerated only
 when tshark is installed, and ``snippets/tshark-version.txt`` records the version that made them.
@@ -171,7 +171,7 @@ def run_page(page: Path, workdir: Path | None = None) -> PageRun:
                 raise RuntimeError(f"{b.name}: the python block failed: {exc!r}\n"
                                    f"--- its output so far ---\n{buf.getvalue()}") from exc
             result.outputs.append((b, normalise(buf.getvalue())))
-        result.images = sorted(work.glob("*.png"))
+        result.images = sorted([*work.glob("*.png"), *work.glob("*.svg")])
         if not own_tmp:
             return result
         # keep the images until they are copied
@@ -193,7 +193,7 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
 
 
 def generate(selected: list[Path] | None = None, verbose: bool = True) -> list[Path]:
-    """Run the pages and write every included output and PNG; returns the files that changed.
+    """Run the pages and write every included output and image; returns the files that changed.
     Files are rewritten only when their content changes (so ``mkdocs serve`` does not loop)."""
     changed: list[Path] = []
     version = tshark_version()

@@ -27,7 +27,7 @@ _spec.loader.exec_module(gen)
 
 PAGES = gen.pages()
 _INCLUDE = re.compile(r'--8<--\s+"([^"]+)"')
-_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+\.png)\)")
+_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+\.(?:png|svg))\)")
 
 
 def _id(page: Path) -> str:
