@@ -117,6 +117,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_QP_CC:
         rs_cc_qp_timer(sim, tm->owner);
         break;
+    case RS_EV_QP_RESP_DRAIN:
+        rs_resp_drain_held(sim, tm->owner);
+        break;
     case RS_EV_NIC_PACE:
         rs_port_kick(sim, &((rs_host *)tm->owner)->port);
         break;

@@ -18,6 +18,7 @@ enum rs_event_kind {
     RS_EV_QP_RNR = 4,       /* owner: rs_qp, RNR wait over */
     RS_EV_QP_CC = 5,        /* owner: rs_qp, congestion-control timer */
     RS_EV_NIC_PACE = 6,     /* owner: rs_host, a paced QP may send */
+    RS_EV_QP_RESP_DRAIN = 7, /* owner: rs_qp, run requests held behind a finished READ */
 };
 
 struct rs_sim {

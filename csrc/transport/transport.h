@@ -29,6 +29,8 @@ void rs_req_rnr_done(rs_sim *sim, rs_qp *qp);
 
 /* responder.c */
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+void rs_resp_drain_held(rs_sim *sim, rs_qp *qp);
+void rs_resp_release_held(rs_sim *sim, rs_qp *qp);
 
 /* resp_queue.c: responder output in PSN order (READ responses built lazily) */
 void rs_resp_send_ctrl(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
