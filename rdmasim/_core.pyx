@@ -6,6 +6,7 @@ Each area of the C API has its own include file, so that each stays small:
   _codec.pxi   RoCEv2 encode/decode, ICRC, pcap (csrc/codec)
   _engine.pxi  event queue and RNG test handles (csrc/core)
   _sim.pxi     simulation, hosts, links, memory regions, CQs, QPs (csrc/core, csrc/net, csrc/transport)
+  _fabric.pxi  switches, links between any nodes, link failure, fabric counters (csrc/net)
 Python never runs per packet: these are control-path calls and bulk reads.
 """
 
@@ -13,3 +14,4 @@ include "_enums.pxi"
 include "_codec.pxi"
 include "_engine.pxi"
 include "_sim.pxi"
+include "_fabric.pxi"

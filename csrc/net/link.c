@@ -1,6 +1,8 @@
 /* Link direction: impairments on transmit, FIFO of frames in flight, arrivals. */
 #include "core/sim_impl.h"
 
+#include "net/pause.h"
+#include "net/switch.h"
 #include "rdmasim/ib.h"
 #include "transport/transport.h"
 
@@ -33,7 +35,7 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
         sim->failed = 1;
         rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file");
     }
-    if (should_drop(l, pkt, index)) {
+    if (l->down || should_drop(l, pkt, index)) {
         l->stats.dropped++;
         rs_pkt_release(&sim->pool, pkt);
         return ser_ps;
@@ -63,5 +65,11 @@ void rs_link_arrival(rs_sim *sim, rs_link *l)
         rs_sim_arm(sim, &l->arrival, l->fifo_head->t_arrive_ps);
     pkt->next = NULL;
     l->stats.delivered++;
-    rs_nic_receive(sim, l->to->host, pkt);
+    rs_port *to = l->to;
+    if (pkt->kind == RS_PKT_PFC)
+        rs_pause_receive(sim, to, pkt); /* acts on this port; never forwarded */
+    else if (to->owner_kind == RS_NODE_HOST)
+        rs_nic_receive(sim, to->host, pkt);
+    else
+        rs_switch_receive(sim, to->sw, to, pkt);
 }

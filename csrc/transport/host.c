@@ -16,9 +16,7 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     for (int i = 0; i < 6; i++)
         h->mac[i] = mac[i];
     h->ip = (10u << 24) | (n & 0xFFFFFF);
-    h->port.host = h;
-    h->port.tx_done.owner = &h->port;
-    h->port.tx_done.kind = RS_EV_PORT_TX_DONE;
+    rs_port_init(&h->port, RS_NODE_HOST, h, NULL, 0);
     h->next_iova = 0x100000;
     rs_rng_seed(&h->rng, sim->seed, (uint64_t)id);
     return h;

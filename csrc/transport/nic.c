@@ -22,6 +22,7 @@ rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
     memcpy(p->src_mac, h->mac, 6);
     memcpy(p->dst_mac, qp->dst_mac, 6);
     p->tos = (uint8_t)((qp->attr.traffic_class & 0xFC) | 0x02); /* ECT(0): ECN-capable transport */
+    p->priority = rs_dscp_default_prio(p->tos >> 2);            /* PFC class of everything the QP sends */
     p->ttl = 64;
     p->src_ip = h->ip;
     p->dst_ip = qp->dst_ip;
@@ -86,24 +87,44 @@ void rs_nic_forget(rs_host *h, rs_qp *qp)
         ring_remove(h, qp);
 }
 
+static int qp_paused(const rs_port *port, const rs_qp *qp)
+{
+    return (port->paused_mask >> rs_dscp_default_prio((uint8_t)(qp->attr.traffic_class >> 2))) & 1u;
+}
+
+/* Control frames first (the oldest whose priority is not paused), then data round robin over QPs,
+ * skipping QPs whose priority a received PFC frame has paused (they keep their place in the ring). */
 rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
 {
     rs_port *port = &h->port;
-    if (port->ctrl_head) {
-        rs_pkt *p = port->ctrl_head;
-        port->ctrl_head = p->next;
-        if (!port->ctrl_head)
-            port->ctrl_tail = NULL;
+    rs_pkt *prev = NULL;
+    for (rs_pkt *p = port->ctrl_head; p; prev = p, p = p->next) {
+        if ((port->paused_mask >> p->priority) & 1u)
+            continue;
+        if (prev)
+            prev->next = p->next;
+        else
+            port->ctrl_head = p->next;
+        if (port->ctrl_tail == p)
+            port->ctrl_tail = prev;
         p->next = NULL;
         return p;
     }
+    rs_qp *first_paused = NULL;
     while (h->act_head) {
         rs_qp *qp = h->act_head;
+        if (qp == first_paused)
+            return NULL; /* every QP with data is paused */
         if (!rs_req_can_send(sim, qp)) {
             ring_remove(h, qp);
             continue;
         }
         h->act_head = qp->act_next; /* round robin: the next QP goes first next time */
+        if (port->paused_mask && qp_paused(port, qp)) {
+            if (!first_paused)
+                first_paused = qp;
+            continue;
+        }
         rs_pkt *p = rs_req_build(sim, qp);
         if (p)
             return p;

@@ -1,0 +1,152 @@
+# Switched fabrics: the control-path calls of csrc/include/rdmasim/fabric.h (switches, links between
+# any two nodes, link failure, counters).  Bound to a SimCore; Python never runs per packet.
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+
+cdef extern from "rdmasim/fabric.h" nogil:
+    ctypedef struct rs_switch_cfg:
+        uint32_t n_ports
+        uint64_t buffer_bytes
+        uint32_t reserve_bytes
+        uint32_t headroom_bytes
+        uint32_t dynamic
+        uint32_t alpha_shift
+        uint64_t xoff_bytes
+        uint32_t resume_offset_bytes
+        uint64_t lossy_limit_bytes
+        uint8_t pfc_mask
+        uint16_t pfc_quanta
+        uint8_t dscp_to_prio[64]
+        uint32_t wrr
+        uint8_t wrr_weight[8]
+        uint64_t ecn_kmin[8]
+        uint64_t ecn_kmax[8]
+        double ecn_pmax[8]
+        uint32_t ecn_on_dequeue
+        uint64_t ecmp_seed
+    ctypedef struct rs_swport_stats:
+        uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes
+        uint64_t drops[5]
+        uint64_t ecn_marked
+        uint64_t pfc_xoff_sent, pfc_xon_sent
+        uint64_t q_bytes_peak[8]
+        uint64_t in_bytes_peak[8]
+        uint64_t hdrm_bytes_peak[8]
+        uint64_t in_bytes_at_first_xoff[8]
+    ctypedef struct rs_pause_stats:
+        uint64_t pfc_rx_frames
+        uint64_t pfc_rx_xoff
+        uint64_t pfc_rx_xon
+        int64_t paused_ps[8]
+        uint32_t paused_mask
+
+    void rs_switch_cfg_default(rs_switch_cfg *cfg)
+    int rs_switch_add(rs_sim *sim, const rs_switch_cfg *cfg)
+    int rs_fabric_connect(rs_sim *sim, int kind_a, int a, int kind_b, int b, int64_t rate_bps,
+                          int64_t delay_ps)
+    int rs_link_ends(const rs_sim *sim, int link, int *from_kind, int *from_node, int *from_port,
+                     int *to_kind, int *to_node, int *to_port)
+    int rs_link_set_up(rs_sim *sim, int link, int up)
+    int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
+    int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
+    int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress,
+                              uint64_t *ingress)
+    int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
+    int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
+    int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
+
+SWITCH_DROP_REASONS = ("no_route", "lossy_threshold", "buffer_full", "headroom_overflow", "watchdog")
+_SCALAR_CFG = ("n_ports", "buffer_bytes", "reserve_bytes", "headroom_bytes", "dynamic", "alpha_shift",
+               "xoff_bytes", "resume_offset_bytes", "lossy_limit_bytes", "pfc_mask", "pfc_quanta", "wrr",
+               "ecn_on_dequeue", "ecmp_seed")
+_ARRAY_CFG = ("dscp_to_prio", "wrr_weight", "ecn_kmin", "ecn_kmax", "ecn_pmax")
+
+
+def switch_cfg_default():
+    """The C defaults of rs_switch_cfg as a dict (scalars, and lists for the per-DSCP/priority arrays)."""
+    cdef rs_switch_cfg c
+    rs_switch_cfg_default(&c)
+    d = c  # Cython converts the struct to a dict (fixed arrays to lists)
+    d = dict(d)
+    for k in _ARRAY_CFG:
+        d[k] = list(d[k])
+    return d
+
+
+cdef class FabricCore:
+    """Fabric calls on one SimCore. Used by rdmasim.fabric; not a public API."""
+    cdef SimCore core
+
+    def __cinit__(self, SimCore core):
+        self.core = core
+
+    def switch_add(self, dict cfg):
+        cdef rs_switch_cfg c
+        cdef int i
+        rs_switch_cfg_default(&c)
+        c.n_ports = cfg["n_ports"]
+        c.buffer_bytes = cfg["buffer_bytes"]
+        c.reserve_bytes = cfg["reserve_bytes"]
+        c.headroom_bytes = cfg["headroom_bytes"]
+        c.dynamic = cfg["dynamic"]
+        c.alpha_shift = cfg["alpha_shift"]
+        c.xoff_bytes = cfg["xoff_bytes"]
+        c.resume_offset_bytes = cfg["resume_offset_bytes"]
+        c.lossy_limit_bytes = cfg["lossy_limit_bytes"]
+        c.pfc_mask = cfg["pfc_mask"]
+        c.pfc_quanta = cfg["pfc_quanta"]
+        c.wrr = cfg["wrr"]
+        c.ecn_on_dequeue = cfg["ecn_on_dequeue"]
+        c.ecmp_seed = cfg["ecmp_seed"]
+        for i in range(64):
+            c.dscp_to_prio[i] = cfg["dscp_to_prio"][i]
+        for i in range(8):
+            c.wrr_weight[i] = cfg["wrr_weight"][i]
+            c.ecn_kmin[i] = cfg["ecn_kmin"][i]
+            c.ecn_kmax[i] = cfg["ecn_kmax"][i]
+            c.ecn_pmax[i] = cfg["ecn_pmax"][i]
+        return self.core._check(rs_switch_add(self.core.sim, &c))
+
+    def connect(self, int kind_a, int a, int kind_b, int b, int64_t rate_bps, int64_t delay_ps):
+        return self.core._check(rs_fabric_connect(self.core.sim, kind_a, a, kind_b, b, rate_bps, delay_ps))
+
+    def link_ends(self, int link):
+        cdef int fk, fn, fp, tk, tn, tp
+        self.core._check(rs_link_ends(self.core.sim, link, &fk, &fn, &fp, &tk, &tn, &tp))
+        return (fk, fn, fp), (tk, tn, tp)
+
+    def link_set_up(self, int link, bint up):
+        self.core._check(rs_link_set_up(self.core.sim, link, up))
+
+    def link_schedule_up(self, int link, bint up, int64_t t_ps):
+        self.core._check(rs_link_schedule_up(self.core.sim, link, up, t_ps))
+
+    def port_stats(self, int sw, int port):
+        cdef rs_swport_stats s
+        self.core._check(rs_switch_port_stats(self.core.sim, sw, port, &s))
+        d = {"rx_pkts": s.rx_pkts, "rx_bytes": s.rx_bytes, "tx_pkts": s.tx_pkts, "tx_bytes": s.tx_bytes,
+             "ecn_marked": s.ecn_marked, "pfc_xoff_sent": s.pfc_xoff_sent, "pfc_xon_sent": s.pfc_xon_sent,
+             "drops": {SWITCH_DROP_REASONS[i]: s.drops[i] for i in range(5)},
+             "egress_peak_bytes": [s.q_bytes_peak[i] for i in range(8)],
+             "ingress_peak_bytes": [s.in_bytes_peak[i] for i in range(8)],
+             "headroom_peak_bytes": [s.hdrm_bytes_peak[i] for i in range(8)],
+             "ingress_bytes_at_first_xoff": [s.in_bytes_at_first_xoff[i] for i in range(8)]}
+        return d
+
+    def queue_bytes(self, int sw, int port, int prio):
+        cdef uint64_t eg, ing
+        self.core._check(rs_switch_queue_bytes(self.core.sim, sw, port, prio, &eg, &ing))
+        return eg, ing
+
+    def pause_stats(self, int kind, int node, int port):
+        cdef rs_pause_stats s
+        self.core._check(rs_port_pause_stats(self.core.sim, kind, node, port, &s))
+        return {"pfc_rx_frames": s.pfc_rx_frames, "pfc_rx_xoff": s.pfc_rx_xoff, "pfc_rx_xon": s.pfc_rx_xon,
+                "paused_ps": [s.paused_ps[i] for i in range(8)], "paused_mask": s.paused_mask}
+
+    def next_hops(self, int sw, int dst):
+        cdef uint16_t buf[4096]
+        n = self.core._check(rs_switch_next_hops(self.core.sim, sw, dst, buf, 4096))
+        return [buf[i] for i in range(n)]
+
+    def ecmp_port(self, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport):
+        return self.core._check(rs_switch_ecmp_port(self.core.sim, sw, dst, sip, dip, sport))

@@ -1,0 +1,205 @@
+"""Switched fabrics: switches and their configuration, links between any two nodes, counters.
+
+A switch has N ports with 8 priority egress queues, a shared-buffer MMU, PFC per (ingress port,
+lossless priority) and RED ECN marking per egress queue; it forwards by destination host over the
+shortest paths, hashing the 5-tuple (UDP source port = per-QP entropy) over equal-cost next hops.
+Everything per packet runs in C (csrc/net/); this module only configures and reads counters.
+
+Build graphs with ``sim.add_switch(name, **config)`` and ``sim.connect(a, b, rate=..., delay=...)``
+(hosts or switches), or use the builders in :mod:`rdmasim.topology`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from rdmasim import _core
+from rdmasim.units import parse_size, parse_time
+
+if TYPE_CHECKING:
+    from rdmasim.sim import Host, Link, Simulator
+
+NODE_HOST = 0
+NODE_SWITCH = 1
+DROP_REASONS = _core.SWITCH_DROP_REASONS
+
+_U32 = 2**32 - 1
+_U64 = 2**64 - 1
+
+
+def _int_in(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an int in {lo}..{hi}, got {value!r}")
+    return value
+
+
+def _size_in(name: str, value: Any, hi: int) -> int:
+    try:
+        n = parse_size(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    if n > hi:
+        raise ValueError(f"{name} must be at most {hi} bytes, got {value!r}")
+    return n
+
+
+def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str | int = "4KB",
+                  headroom: str | int = "64KB", threshold: str | int = "dynamic", alpha_shift: int = 3,
+                  resume_offset: str | int = "3KB", lossy_limit: str | int | None = None,
+                  lossless: Iterable[int] = (3,), pfc_quanta: int = 0xFFFF,
+                  dscp_map: Mapping[int, int] | None = None, scheduler: str = "strict",
+                  wrr_weights: Iterable[int] | None = None, ecn: Mapping[str, Any] | None = None,
+                  ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED) -> dict[str, Any]:
+    """Validate switch settings and return the dict the C core takes.
+
+    ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
+    ``headroom``: PFC headroom per (ingress port, lossless priority); ``threshold``: ``"dynamic"``
+    (T = free shared buffer >> ``alpha_shift``, HPCC) or a static XOFF size (shared bytes of one
+    ingress queue); ``resume_offset``: XON hysteresis (XON when shared + offset <= T);
+    ``lossy_limit``: egress queue cap of lossy classes (None: the dynamic threshold);
+    ``lossless``: priorities with PFC on (the others are lossy: drop when over threshold);
+    ``pfc_quanta``: pause time of XOFF frames; ``dscp_map``: DSCP -> priority overrides of the
+    default (all -> 3, 48 -> 6); ``scheduler``: ``"strict"`` (7 highest) or ``"wrr"`` (packets,
+    ``wrr_weights`` 1..255 per priority); ``ecn``: ``{"kmin": size, "kmax": size, "pmax": p,
+    "priorities": (3,)}`` RED marking; ``ecn_mark``: ``"enqueue"`` or ``"dequeue"``.
+    """
+    cfg = _core.switch_cfg_default()
+    cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
+    cfg["buffer_bytes"] = _size_in("buffer", buffer, _U64)
+    cfg["reserve_bytes"] = _size_in("reserve", reserve, _U32)
+    cfg["headroom_bytes"] = _size_in("headroom", headroom, _U32)
+    if threshold == "dynamic":
+        cfg["dynamic"] = 1
+        cfg["alpha_shift"] = _int_in("alpha_shift", alpha_shift, 0, 16)
+    else:
+        cfg["dynamic"] = 0
+        cfg["xoff_bytes"] = _size_in("threshold", threshold, _U64)
+    cfg["resume_offset_bytes"] = _size_in("resume_offset", resume_offset, _U32)
+    cfg["lossy_limit_bytes"] = 0 if lossy_limit is None else _size_in("lossy_limit", lossy_limit, _U64)
+    if cfg["lossy_limit_bytes"] == 0 and lossy_limit is not None:
+        raise ValueError("lossy_limit must be > 0 (or None for the dynamic threshold)")
+    mask = 0
+    for p in lossless:
+        mask |= 1 << _int_in("lossless priority", p, 0, 7)
+    cfg["pfc_mask"] = mask
+    cfg["pfc_quanta"] = _int_in("pfc_quanta", pfc_quanta, 1, 0xFFFF)
+    for dscp, prio in (dscp_map or {}).items():
+        cfg["dscp_to_prio"][_int_in("dscp_map key (DSCP)", dscp, 0, 63)] = _int_in(
+            f"dscp_map[{dscp}] (priority)", prio, 0, 7)
+    if scheduler not in ("strict", "wrr"):
+        raise ValueError(f"scheduler must be 'strict' or 'wrr', got {scheduler!r}")
+    cfg["wrr"] = int(scheduler == "wrr")
+    if wrr_weights is not None:
+        w = list(wrr_weights)
+        if len(w) != 8:
+            raise ValueError(f"wrr_weights needs 8 weights (priorities 0..7), got {len(w)}")
+        cfg["wrr_weight"] = [_int_in(f"wrr_weights[{i}]", x, 1, 255) for i, x in enumerate(w)]
+    if ecn is not None:
+        unknown = set(ecn) - {"kmin", "kmax", "pmax", "priorities"}
+        if unknown:
+            raise ValueError(f"ecn: unknown keys {sorted(unknown)} (allowed: kmin, kmax, pmax, priorities)")
+        kmin = _size_in("ecn kmin", ecn.get("kmin", "5KB"), _U64)
+        kmax = _size_in("ecn kmax", ecn.get("kmax", "200KB"), _U64)
+        pmax = ecn.get("pmax", 0.01)
+        if kmax <= kmin:
+            raise ValueError(f"ecn kmax ({kmax} B) must be greater than kmin ({kmin} B)")
+        if isinstance(pmax, bool) or not isinstance(pmax, (int, float)) or not 0.0 <= pmax <= 1.0:
+            raise ValueError(f"ecn pmax must be a probability in [0, 1], got {pmax!r}")
+        for p in ecn.get("priorities", (3,)):
+            p = _int_in("ecn priority", p, 0, 7)
+            cfg["ecn_kmin"][p], cfg["ecn_kmax"][p], cfg["ecn_pmax"][p] = kmin, kmax, float(pmax)
+    if ecn_mark not in ("enqueue", "dequeue"):
+        raise ValueError(f"ecn_mark must be 'enqueue' or 'dequeue', got {ecn_mark!r}")
+    cfg["ecn_on_dequeue"] = int(ecn_mark == "dequeue")
+    cfg["ecmp_seed"] = _int_in("ecmp_seed", ecmp_seed, 0, _U64)
+    return cfg
+
+
+class Switch:
+    """A switch in the fabric. ``ports[i]`` is the Link on port i (ports fill up in connect order)."""
+
+    def __init__(self, sim: Simulator, index: int, name: str, config: dict[str, Any]) -> None:
+        self.sim = sim
+        self.index = index
+        self.name = name
+        self.config = config
+        self.ports: list[Link] = []
+
+    @property
+    def _fab(self) -> Any:
+        return self.sim._fabric_core()
+
+    def _check_port(self, port: int) -> None:
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < len(self.ports):
+            raise ValueError(f"{self.name}: port must be in 0..{len(self.ports) - 1} "
+                             f"(connected ports), got {port!r}")
+
+    def port_to(self, node: Host | Switch) -> int:
+        """The first port of this switch whose link leads to ``node``."""
+        for i, link in enumerate(self.ports):
+            if link.a is node or link.b is node:
+                return i
+        raise ValueError(f"{self.name} has no link to {node.name}")
+
+    def port_stats(self, port: int) -> dict[str, Any]:
+        """Counters of one port: rx/tx packets and bytes, drops by reason (counted where the packet
+        arrived), ECN marks (on packets leaving), PFC frames sent upstream (XOFF incl. refreshes,
+        XON) and received (``pfc_rx_*``), time each priority was paused (``paused_ps``), queue peaks."""
+        self._check_port(port)
+        d = self._fab.port_stats(self.index, port)
+        d.update(self._fab.pause_stats(NODE_SWITCH, self.index, port))
+        return d
+
+    def stats(self) -> list[dict[str, Any]]:
+        """``port_stats`` of every connected port."""
+        return [self.port_stats(i) for i in range(len(self.ports))]
+
+    def totals(self) -> dict[str, int]:
+        """Sums over ports: packets, drops (total and by reason), ECN marks, PFC frames."""
+        t: dict[str, int] = {"rx_pkts": 0, "tx_pkts": 0, "ecn_marked": 0, "pfc_xoff_sent": 0,
+                             "pfc_xon_sent": 0, "pfc_rx_frames": 0, "drops": 0}
+        t.update({f"drops_{r}": 0 for r in DROP_REASONS})
+        for s in self.stats():
+            for k in ("rx_pkts", "tx_pkts", "ecn_marked", "pfc_xoff_sent", "pfc_xon_sent", "pfc_rx_frames"):
+                t[k] += s[k]
+            for r, n in s["drops"].items():
+                t[f"drops_{r}"] += n
+                t["drops"] += n
+        return t
+
+    def queue_bytes(self, port: int, priority: int = 3) -> tuple[int, int]:
+        """Bytes now in (egress queue, ingress accounting incl. headroom) of (port, priority)."""
+        self._check_port(port)
+        _int_in("priority", priority, 0, 7)
+        return self._fab.queue_bytes(self.index, port, priority)
+
+    def next_hops(self, dst: Host) -> list[int]:
+        """Equal-cost next-hop ports towards host ``dst``."""
+        return self._fab.next_hops(self.index, dst.index)
+
+    def ecmp_port(self, src: Host, dst: Host, udp_sport: int) -> int:
+        """The egress port this switch picks for a flow (same hash as the data path)."""
+        import ipaddress
+        return self._fab.ecmp_port(self.index, dst.index, int(ipaddress.IPv4Address(src.ip)),
+                                   int(ipaddress.IPv4Address(dst.ip)), udp_sport)
+
+    def __repr__(self) -> str:
+        return f"Switch({self.name!r}, ports={len(self.ports)}/{self.config['n_ports']})"
+
+
+def node_ref(node: Host | Switch) -> tuple[int, int]:
+    """(kind, index) of a node for the C core."""
+    return (NODE_SWITCH, node.index) if isinstance(node, Switch) else (NODE_HOST, node.index)
+
+
+def set_link_state(link: Link, up: bool, at: str | int | None) -> None:
+    """Take a link down or up now (``at=None``) or at an absolute time; routes are recomputed."""
+    fab = link.sim._fabric_core()
+    if at is None:
+        fab.link_set_up(link.ab.link_id, up)
+    else:
+        t = parse_time(at)
+        if t < link.sim.now:
+            raise ValueError(f"at={at!r} is before now ({link.sim.now} ps)")
+        fab.link_schedule_up(link.ab.link_id, up, t)
