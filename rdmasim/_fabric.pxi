@@ -50,6 +50,8 @@ cdef extern from "rdmasim/fabric.h" nogil:
     int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
     int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress,
                               uint64_t *ingress)
+    int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable,
+                           const uint16_t quanta[8])
     int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
     int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
@@ -142,6 +144,13 @@ cdef class FabricCore:
         self.core._check(rs_port_pause_stats(self.core.sim, kind, node, port, &s))
         return {"pfc_rx_frames": s.pfc_rx_frames, "pfc_rx_xoff": s.pfc_rx_xoff, "pfc_rx_xon": s.pfc_rx_xon,
                 "paused_ps": [s.paused_ps[i] for i in range(8)], "paused_mask": s.paused_mask}
+
+    def inject_pfc(self, int kind, int node, int port, uint16_t class_enable, quanta):
+        cdef uint16_t q[8]
+        cdef int i
+        for i in range(8):
+            q[i] = quanta[i]
+        self.core._check(rs_port_inject_pfc(self.core.sim, kind, node, port, class_enable, q))
 
     def next_hops(self, int sw, int dst):
         cdef uint16_t buf[4096]

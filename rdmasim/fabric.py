@@ -203,3 +203,15 @@ def set_link_state(link: Link, up: bool, at: str | int | None) -> None:
         if t < link.sim.now:
             raise ValueError(f"at={at!r} is before now ({link.sim.now} ps)")
         fab.link_schedule_up(link.ab.link_id, up, t)
+
+
+def inject_pfc(node: Host | Switch, quanta: Mapping[int, int], port: int = 0) -> None:
+    """Test hook: make ``node``'s ``port`` act now on a PFC frame carrying ``quanta``
+    ({priority: pause quanta, 0 = resume}) as if it had just arrived on its link."""
+    enable = 0
+    q = [0] * 8
+    for prio, n in quanta.items():
+        enable |= 1 << _int_in("priority", prio, 0, 7)
+        q[prio] = _int_in(f"quanta[{prio}]", n, 0, 0xFFFF)
+    kind, idx = node_ref(node)
+    node.sim._fabric_core().inject_pfc(kind, idx, port, enable, q)

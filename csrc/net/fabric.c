@@ -215,18 +215,42 @@ int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_
     return RS_OK;
 }
 
-int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
+static rs_port *find_port(const rs_sim *sim, int kind, int node, int port)
 {
-    const rs_port *p = NULL;
+    rs_port *p = NULL;
     if (kind == RS_NODE_HOST && node >= 0 && (uint32_t)node < sim->n_hosts)
         p = &sim->hosts[node]->port;
     const rs_switch *s = kind == RS_NODE_SWITCH ? get_switch(sim, node) : NULL;
     if (s && port >= 0 && (uint32_t)port < s->cfg.n_ports)
         p = &s->ports[port].port;
+    return p;
+}
+
+int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
+{
+    const rs_port *p = find_port(sim, kind, node, port);
     if (!p)
         return RS_ERR_INVAL;
     rs_pause_stats_now(p, sim->now_ps, out);
     return RS_OK;
+}
+
+int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8])
+{
+    rs_port *p = find_port(sim, kind, node, port);
+    if (!p)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
+    if (class_enable > 0xFF)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "class-enable vector 0x%x outside 0..0xff", class_enable);
+    rs_pkt *pkt = rs_pkt_alloc(&sim->pool);
+    if (!pkt)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    pkt->kind = RS_PKT_PFC;
+    pkt->pfc_class_enable = class_enable;
+    for (int i = 0; i < RS_NPRIO; i++)
+        pkt->pfc_quanta[i] = quanta[i];
+    rs_pause_receive(sim, p, pkt);
+    return sim->failed ? RS_ERR_NOMEM : RS_OK;
 }
 
 static int ensure_routes(rs_sim *sim)

@@ -12,8 +12,12 @@
 
 int64_t rs_pause_quanta_ps(uint32_t quanta, int64_t rate_bps)
 {
-    int64_t bits = (int64_t)quanta * 512;
-    return (bits * 1000000000000LL + rate_bps - 1) / rate_bps;
+    /* ceil(bits * 10^12 / rate) without overflowing 64 bits (bits * 10^12 does for 65535 quanta):
+     * a = bits * 10^6, then a * 10^6 / rate by long division (exact for rates up to 9 Tb/s) */
+    int64_t a = (int64_t)quanta * 512 * 1000000;
+    int64_t q1 = a / rate_bps, r1 = a % rate_bps;
+    int64_t num = r1 * 1000000;
+    return q1 * 1000000 + num / rate_bps + (num % rate_bps != 0);
 }
 
 static void resume(rs_port *port, int prio, int64_t now_ps)

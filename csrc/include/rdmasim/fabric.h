@@ -95,6 +95,8 @@ typedef struct rs_pause_stats {
 int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out);
 /* Queue bytes now: egress queue and ingress occupancy of (port, priority). */
 int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress, uint64_t *ingress);
+/* Test hook: act on a PFC frame at a port now, as if it had just arrived on its link. */
+int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8]);
 int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out);
 /* Equal-cost next-hop ports of switch `sw` towards host `dst` (routes computed if needed). */
 int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap);
