@@ -183,8 +183,12 @@ int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
     if (t_ps < sim->now_ps)
         return rs_sim_fail(sim, RS_ERR_INVAL, "time %lld ps is before now (%lld ps)", (long long)t_ps,
                            (long long)sim->now_ps);
+    /* each direction holds one pending change: a link can have two (e.g. fail, then recover) */
+    rs_link *pair = sim->links[link ^ 1];
     if (l->state_change.armed)
-        return rs_sim_fail(sim, RS_ERR_STATE, "link %d already has a state change scheduled", link);
+        l = pair;
+    if (l->state_change.armed)
+        return rs_sim_fail(sim, RS_ERR_STATE, "link %d already has 2 state changes pending (the limit)", link);
     l->pending_up = up;
     rs_sim_arm(sim, &l->state_change, t_ps);
     return sim->failed ? RS_ERR_NOMEM : RS_OK;
