@@ -32,6 +32,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint64_t in_bytes_peak[8]
         uint64_t hdrm_bytes_peak[8]
         uint64_t in_bytes_at_first_xoff[8]
+        uint64_t wd_storms
     ctypedef struct rs_pause_stats:
         uint64_t pfc_rx_frames
         uint64_t pfc_rx_xoff
@@ -53,6 +54,14 @@ cdef extern from "rdmasim/fabric.h" nogil:
     int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable,
                            const uint16_t quanta[8])
     int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
+    ctypedef struct rs_queue_ref:
+        int sw
+        int port
+        int prio
+    int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n)
+    int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
+    int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
+    int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap)
     int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
 
@@ -131,7 +140,8 @@ cdef class FabricCore:
              "egress_peak_bytes": [s.q_bytes_peak[i] for i in range(8)],
              "ingress_peak_bytes": [s.in_bytes_peak[i] for i in range(8)],
              "headroom_peak_bytes": [s.hdrm_bytes_peak[i] for i in range(8)],
-             "ingress_bytes_at_first_xoff": [s.in_bytes_at_first_xoff[i] for i in range(8)]}
+             "ingress_bytes_at_first_xoff": [s.in_bytes_at_first_xoff[i] for i in range(8)],
+             "watchdog_storms": s.wd_storms}
         return d
 
     def queue_bytes(self, int sw, int port, int prio):
@@ -159,3 +169,27 @@ cdef class FabricCore:
 
     def ecmp_port(self, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport):
         return self.core._check(rs_switch_ecmp_port(self.core.sim, sw, dst, sip, dip, sport))
+
+    def set_route(self, int sw, int dst, ports):
+        cdef uint16_t buf[4096]
+        cdef int i
+        n = len(ports)
+        if n > 4096:
+            raise ValueError(f"at most 4096 next hops, got {n}")
+        for i in range(n):
+            buf[i] = ports[i]
+        self.core._check(rs_switch_set_route(self.core.sim, sw, dst, buf, n))
+
+    def pfc_watchdog(self, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps):
+        self.core._check(rs_pfc_watchdog(self.core.sim, poll_ps, detect_ps, restore_ps))
+
+    def deadlock_detector(self, int64_t period_ps):
+        self.core._check(rs_deadlock_detector(self.core.sim, period_ps))
+
+    def deadlock_result(self):
+        cdef rs_queue_ref cyc[64]
+        cdef int64_t t = 0
+        n = rs_deadlock_result(self.core.sim, &t, cyc, 64)
+        if n == 0:
+            return None
+        return t, [(cyc[i].sw, cyc[i].port, cyc[i].prio) for i in range(n)]

@@ -215,3 +215,42 @@ def inject_pfc(node: Host | Switch, quanta: Mapping[int, int], port: int = 0) ->
         q[prio] = _int_in(f"quanta[{prio}]", n, 0, 0xFFFF)
     kind, idx = node_ref(node)
     node.sim._fabric_core().inject_pfc(kind, idx, port, enable, q)
+
+
+def set_route(switch: Switch, dst: Host, ports: Iterable[int]) -> None:
+    """Static route: ``switch`` sends traffic for host ``dst`` out of ``ports`` (ECMP among them),
+    overriding shortest paths and surviving recomputation; ``ports=()`` removes the pin."""
+    plist = list(ports)
+    for p in plist:
+        switch._check_port(p)
+    switch._fab.set_route(switch.index, dst.index, plist)
+
+
+def enable_pfc_watchdog(sim: Simulator, poll: str | int = "100us", detect: str | int = "200us",
+                        restore: str | int = "200us") -> None:
+    """PFC watchdog on every switch (SONiC-style, protocol.md 6.4; real defaults are 100/200/200 ms):
+    a lossless egress queue paused with packets and no progress for ``detect`` is declared stormed;
+    its packets are dropped (``drops["watchdog"]``) and pause ignored for ``restore``."""
+    poll_ps, detect_ps, restore_ps = parse_time(poll), parse_time(detect), parse_time(restore)
+    if poll_ps <= 0 or detect_ps < poll_ps or restore_ps <= 0:
+        raise ValueError(f"watchdog needs poll > 0, detect >= poll, restore > 0; got poll={poll!r}, "
+                         f"detect={detect!r}, restore={restore!r}")
+    sim._fabric_core().pfc_watchdog(poll_ps, detect_ps, restore_ps)
+
+
+def enable_deadlock_detector(sim: Simulator, period: str | int = "10us") -> None:
+    """Check every ``period`` for a cycle of mutually paused egress queues; see :func:`deadlock`."""
+    period_ps = parse_time(period)
+    if period_ps <= 0:
+        raise ValueError(f"deadlock check period must be > 0, got {period!r}")
+    sim._fabric_core().deadlock_detector(period_ps)
+
+
+def deadlock(sim: Simulator) -> tuple[int, list[tuple[str, int, int]]] | None:
+    """The first PFC deadlock found: (time in ps, cycle of (switch name, port, priority)), or None."""
+    r = sim._fabric_core().deadlock_result()
+    if r is None:
+        return None
+    t, cycle = r
+    names = {s.index: s.name for s in sim.switches.values()}
+    return t, [(names[s], p, prio) for s, p, prio in cycle]

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/monitor.h"
 #include "net/pause.h"
 #include "net/pfc.h"
 #include "rdmasim/ib.h"
@@ -122,6 +123,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_LINK_STATE:
         rs_link_state_event(sim, tm->owner);
         break;
+    case RS_EV_MONITOR:
+        rs_monitor_tick(sim, tm->owner);
+        break;
     default:
         break;
     }
@@ -139,6 +143,7 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
     uint64_t n = 0;
     if (cq_reached(sim, a))
         return RS_RUN_CQ;
+    rs_monitor_resume(sim);
     for (;;) {
         if (sim->routes_dirty && rs_routes_compute(sim) != RS_OK)
             sim->failed = 1;

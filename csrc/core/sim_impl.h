@@ -19,9 +19,11 @@ enum rs_event_kind {
     RS_EV_PORT_PAUSE_END = 5, /* owner: rs_port, a received pause expires (net/pause.c) */
     RS_EV_PFC_REFRESH = 6,  /* owner: rs_pfc_queue, re-send XOFF while congested (net/pfc.c) */
     RS_EV_LINK_STATE = 7,   /* owner: rs_link, scheduled failure / recovery (net/fabric.c) */
+    RS_EV_MONITOR = 8,      /* owner: rs_monitor, PFC watchdog / deadlock detector (net/monitor.c) */
 };
 
 struct rs_switch;
+struct rs_monitor;
 
 struct rs_sim {
     int64_t now_ps;
@@ -36,6 +38,7 @@ struct rs_sim {
     struct rs_switch **switches;
     uint32_t n_switches;
     int routes_dirty; /* graph changed: recompute routes before the next event */
+    struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
     rs_pcap *pcap;  /* NULL: capture off */
     int failed;     /* set on an internal failure (out of memory) */
     char errmsg[256];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/sim_impl.h"
+#include "net/monitor.h"
 #include "net/pause.h"
 #include "net/switch.h"
 
@@ -65,6 +66,8 @@ int rs_switch_add(rs_sim *sim, const rs_switch_cfg *cfg)
 
 void rs_fabric_free(rs_sim *sim)
 {
+    rs_monitor_free(sim->monitor);
+    sim->monitor = NULL;
     for (uint32_t i = 0; i < sim->n_switches; i++)
         rs_switch_free(sim, sim->switches[i]);
     free(sim->switches);
@@ -285,4 +288,102 @@ int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip
     if (n <= 0)
         return n < 0 ? n : -1;
     return n == 1 ? hops[0] : hops[rs_switch_ecmp_hash(sim->switches[sw], sip, dip, sport) % (uint32_t)n];
+}
+
+int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n)
+{
+    rs_switch *s = get_switch(sim, sw);
+    if (!s)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no switch %d", sw);
+    if (dst < 0 || (uint32_t)dst >= sim->n_hosts)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", dst, (int)sim->n_hosts - 1);
+    if (n < 0 || (uint32_t)n > s->n_used)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "%d next hops: must be 0..%u (connected ports)", n, s->n_used);
+    for (int i = 0; i < n; i++)
+        if (ports[i] >= s->n_used)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "switch %d: port %u is not connected (ports 0..%u)", sw,
+                               ports[i], s->n_used - 1);
+    uint32_t i = 0;
+    while (i < s->n_pins && s->pins[i].dst != (uint32_t)dst)
+        i++;
+    if (i == s->n_pins) {
+        if (n == 0)
+            return RS_OK;
+        rs_route_pin *np = realloc(s->pins, (s->n_pins + 1) * sizeof(*np));
+        if (!np)
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        s->pins = np;
+        np[i] = (rs_route_pin){.dst = (uint32_t)dst, .n = 0, .ports = NULL};
+        s->n_pins++;
+    }
+    if (n == 0) {
+        free(s->pins[i].ports);
+        s->pins[i] = s->pins[--s->n_pins];
+    } else {
+        uint16_t *pp = realloc(s->pins[i].ports, (size_t)n * sizeof(uint16_t));
+        if (!pp)
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        memcpy(pp, ports, (size_t)n * sizeof(uint16_t));
+        s->pins[i].ports = pp;
+        s->pins[i].n = (uint16_t)n;
+    }
+    sim->routes_dirty = 1;
+    return RS_OK;
+}
+
+static rs_monitor *monitor(rs_sim *sim)
+{
+    if (!sim->monitor) {
+        rs_monitor *m = calloc(1, sizeof(*m));
+        if (!m)
+            return NULL;
+        m->tick.owner = m;
+        m->tick.kind = RS_EV_MONITOR;
+        m->dl_time_ps = -1;
+        sim->monitor = m;
+    }
+    return sim->monitor;
+}
+
+int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
+{
+    if (poll_ps < 0 || (poll_ps > 0 && (detect_ps < poll_ps || restore_ps <= 0)))
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "watchdog: poll %lld ps must be >= 0; detect (%lld ps) >= poll; restore (%lld ps) > 0",
+                           (long long)poll_ps, (long long)detect_ps, (long long)restore_ps);
+    rs_monitor *m = monitor(sim);
+    if (!m)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    m->wd_poll_ps = poll_ps;
+    m->wd_detect_ps = detect_ps;
+    m->wd_restore_ps = restore_ps;
+    m->next_wd_ps = sim->now_ps + poll_ps;
+    rs_timer_cancel(&m->tick);
+    rs_monitor_resume(sim);
+    return sim->failed ? RS_ERR_NOMEM : RS_OK;
+}
+
+int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
+{
+    if (period_ps < 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "deadlock check period %lld ps must be >= 0", (long long)period_ps);
+    rs_monitor *m = monitor(sim);
+    if (!m)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    m->dl_period_ps = period_ps;
+    m->next_dl_ps = sim->now_ps + period_ps;
+    rs_timer_cancel(&m->tick);
+    rs_monitor_resume(sim);
+    return sim->failed ? RS_ERR_NOMEM : RS_OK;
+}
+
+int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap)
+{
+    const rs_monitor *m = sim->monitor;
+    if (!m || m->dl_time_ps < 0)
+        return 0;
+    *t_ps = m->dl_time_ps;
+    for (int i = 0; i < m->dl_len && i < cap; i++)
+        cycle[i] = m->dl_cycle[i];
+    return m->dl_len;
 }

@@ -84,6 +84,18 @@ int rs_routes_compute(rs_sim *sim)
             sw->nh_cnt[d] = n;
         }
     }
+    /* static routes override the computed next hops */
+    for (uint32_t s = 0; s < sim->n_switches; s++) {
+        rs_switch *sw = sim->switches[s];
+        for (uint32_t i = 0; i < sw->n_pins; i++) {
+            const rs_route_pin *pin = &sw->pins[i];
+            if (pin->dst >= H)
+                continue;
+            for (uint16_t k = 0; k < pin->n; k++)
+                sw->nh[(size_t)pin->dst * sw->cfg.n_ports + k] = pin->ports[k];
+            sw->nh_cnt[pin->dst] = pin->n;
+        }
+    }
     free(dist);
     free(queue);
     sim->routes_dirty = 0;

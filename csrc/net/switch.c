@@ -52,6 +52,8 @@ rs_switch *rs_switch_new(rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err
         rs_swport *sp = &sw->ports[p];
         rs_port_init(&sp->port, RS_NODE_SWITCH, NULL, sw, (uint16_t)p);
         for (int i = 0; i < RS_NPRIO; i++)
+            sp->wd_stalled_since[i] = -1;
+        for (int i = 0; i < RS_NPRIO; i++)
             rs_pfc_init(&sp->pfc[i], sw, (uint16_t)p, (uint8_t)i);
         sp->wrr_left = cfg->wrr_weight[0];
     }
@@ -82,6 +84,9 @@ void rs_switch_free(rs_sim *sim, rs_switch *sw)
             free_list(sim, sw->ports[p].q_head[i]);
     }
     rs_mmu_free(&sw->mmu);
+    for (uint32_t i = 0; i < sw->n_pins; i++)
+        free(sw->pins[i].ports);
+    free(sw->pins);
     free(sw->nh);
     free(sw->nh_cnt);
     free(sw->ports);
@@ -133,6 +138,10 @@ void rs_switch_receive(rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     const uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
     uint32_t out_idx = n == 1 ? hops[0] : hops[rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n];
     rs_swport *out = &sw->ports[out_idx];
+    if (out->wd_storm_until[prio] > sim->now_ps) {
+        drop(sim, in, pkt, RS_SWDROP_WATCHDOG);
+        return;
+    }
     int why = rs_mmu_admit(&sw->mmu, port->index, out_idx, prio, bytes);
     if (why >= 0) {
         drop(sim, in, pkt, why);
@@ -174,7 +183,7 @@ static int pick(rs_switch *sw, rs_swport *sp)
 {
     uint8_t ready = 0;
     for (int i = 0; i < RS_NPRIO; i++)
-        if (sp->q_head[i] && !(sp->port.paused_mask & (1u << i)))
+        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->sim->now_ps))
             ready |= (uint8_t)(1u << i);
     if (!ready)
         return -1;
@@ -219,6 +228,23 @@ rs_pkt *rs_switch_next_frame(rs_sim *sim, rs_switch *sw, rs_port *port)
         sp->stats.ecn_marked++;
     sp->stats.tx_pkts++;
     sp->stats.tx_bytes += bytes;
+    sp->tx_prio[prio]++;
     rs_pfc_on_dequeue(sim, &sw->ports[p->sw_in_port].pfc[prio]);
     return p;
+}
+
+void rs_switch_flush_queue(rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t prio, int reason)
+{
+    rs_swport *sp = &sw->ports[port];
+    rs_pkt *p = sp->q_head[prio];
+    sp->q_head[prio] = sp->q_tail[prio] = NULL;
+    while (p) {
+        rs_pkt *next = p->next;
+        uint16_t in = p->sw_in_port;
+        rs_mmu_release(&sw->mmu, in, port, prio, (uint32_t)rs_frame_len(p));
+        sw->ports[in].stats.drops[reason]++;
+        rs_pkt_release(&sim->pool, p);
+        rs_pfc_on_dequeue(sim, &sw->ports[in].pfc[prio]);
+        p = next;
+    }
 }

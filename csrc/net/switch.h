@@ -28,8 +28,19 @@ typedef struct rs_swport {
     rs_pfc_queue pfc[RS_NPRIO]; /* ingress PFC machine per priority */
     uint8_t wrr_prio;           /* WRR: priority whose turn it is */
     uint8_t wrr_left;           /* WRR: packets left in that turn */
+    uint64_t tx_prio[RS_NPRIO]; /* data packets sent per priority (watchdog progress check) */
+    /* PFC watchdog (monitor.c) per egress priority */
+    uint64_t wd_last_tx[RS_NPRIO];
+    int64_t wd_stalled_since[RS_NPRIO]; /* -1: not stalled */
+    int64_t wd_storm_until[RS_NPRIO];   /* drop this queue's packets and ignore pause until then */
     rs_swport_stats stats;
 } rs_swport;
+
+typedef struct rs_route_pin {
+    uint32_t dst;
+    uint16_t n;
+    uint16_t *ports;
+} rs_route_pin;
 
 typedef struct rs_switch {
     int id;
@@ -44,6 +55,8 @@ typedef struct rs_switch {
     uint32_t n_dst;
     uint16_t *nh;
     uint16_t *nh_cnt;
+    rs_route_pin *pins;        /* static routes, applied over the computed table */
+    uint32_t n_pins;
 } rs_switch;
 
 rs_switch *rs_switch_new(struct rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err);
@@ -52,6 +65,8 @@ void rs_switch_free(struct rs_sim *sim, rs_switch *sw);
 void rs_switch_receive(struct rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt);
 /* The egress port is idle: the next frame to send, or NULL. */
 rs_pkt *rs_switch_next_frame(struct rs_sim *sim, rs_switch *sw, rs_port *port);
+/* Drop every packet queued at egress (port, prio), counting `reason` on each packet's ingress port. */
+void rs_switch_flush_queue(struct rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t prio, int reason);
 /* ECMP choice among n next hops for the packet's 5-tuple. */
 uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, uint16_t sport);
 

@@ -81,6 +81,7 @@ typedef struct rs_swport_stats {
     uint64_t in_bytes_peak[RS_NPRIO];  /* ingress (port, priority) occupancy peak incl. headroom */
     uint64_t hdrm_bytes_peak[RS_NPRIO];
     uint64_t in_bytes_at_first_xoff[RS_NPRIO]; /* occupancy when the first XOFF was decided (0: none) */
+    uint64_t wd_storms;                /* PFC watchdog: stormed-queue detections on this egress port */
 } rs_swport_stats;
 
 /* Counters of the receive side of PFC, for any port (host NIC or switch). */
@@ -102,5 +103,26 @@ int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_paus
 int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap);
 /* The port ECMP picks for a 5-tuple (test hook: same hash the data path uses). */
 int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport);
+
+/* Static route: pin the next hops of switch `sw` towards host `dst` to ports[0..n) (ECMP among them);
+ * n = 0 removes the pin (back to shortest paths).  Pins survive route recomputation. */
+int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n);
+
+/* PFC watchdog on every switch (protocol.md 6.4): every poll_ps, an egress queue that is paused, holds
+ * packets and sent nothing for detect_ps is declared stormed: its packets and those arriving for it
+ * are dropped (counted as RS_SWDROP_WATCHDOG) and pause is ignored for restore_ps.  poll_ps 0 = off. */
+int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps);
+
+/* Deadlock detector: every period_ps, look for a cycle of paused egress queues (switch, port,
+ * priority), each waiting on a downstream ingress queue that is pausing it and whose packets sit in
+ * the next paused egress queue of the cycle.  0 = off. */
+int rs_deadlock_detector(rs_sim *sim, int64_t period_ps);
+typedef struct rs_queue_ref {
+    int32_t sw;
+    int32_t port;
+    int32_t prio;
+} rs_queue_ref;
+/* First deadlock found: returns the cycle length (0: none yet), fills *t_ps and up to cap entries. */
+int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap);
 
 #endif
