@@ -58,6 +58,11 @@ cdef extern from "rdmasim/fabric.h" nogil:
         int sw
         int port
         int prio
+    ctypedef struct rs_host_rx_stats:
+        uint64_t pfc_xoff_sent, pfc_xon_sent, dropped, peak_bytes, bytes
+    int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes,
+                       uint64_t xoff_bytes, uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
+    int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out)
     int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n)
     int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
     int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
@@ -193,3 +198,13 @@ cdef class FabricCore:
         if n == 0:
             return None
         return t, [(cyc[i].sw, cyc[i].port, cyc[i].prio) for i in range(n)]
+
+    def host_set_rx(self, int host, bint enable, int64_t rate_bps, uint64_t buf, uint64_t xoff, uint64_t xon,
+                    uint8_t prio_mask, uint16_t quanta):
+        self.core._check(rs_host_set_rx(self.core.sim, host, enable, rate_bps, buf, xoff, xon, prio_mask, quanta))
+
+    def host_rx_stats(self, int host):
+        cdef rs_host_rx_stats s
+        self.core._check(rs_host_rx_stats_get(self.core.sim, host, &s))
+        return {"pfc_xoff_sent": s.pfc_xoff_sent, "pfc_xon_sent": s.pfc_xon_sent, "dropped": s.dropped,
+                "peak_bytes": s.peak_bytes, "bytes": s.bytes}

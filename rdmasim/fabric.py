@@ -254,3 +254,31 @@ def deadlock(sim: Simulator) -> tuple[int, list[tuple[str, int, int]]] | None:
     t, cycle = r
     names = {s.index: s.name for s in sim.switches.values()}
     return t, [(names[s], p, prio) for s, p, prio in cycle]
+
+
+def slow_receiver(host: Host, rate: str | int | None = "10Gbps", *, buffer: str | int = "256KB",
+                  xoff: str | int = "128KB", xon: str | int = "64KB", priorities: Iterable[int] = (3,),
+                  quanta: int = 0xFFFF) -> None:
+    """Make ``host``'s NIC drain received frames at ``rate`` (0 = a stuck receiver) from a ``buffer``;
+    it sends PFC XOFF for ``priorities`` upstream when ``xoff`` bytes wait and XON at ``xon``.
+    ``rate=None`` restores an infinitely fast receiver (its buffer must be empty)."""
+    from rdmasim.units import parse_rate
+    fab = host.sim._fabric_core()
+    if rate is None:
+        fab.host_set_rx(host.index, False, 0, 0, 0, 0, 0, 1)
+        return
+    rate_bps = 0 if rate in (0, "0") else parse_rate(rate)
+    buf, xo, xn = (_size_in(n, v, _U64) for n, v in (("buffer", buffer), ("xoff", xoff), ("xon", xon)))
+    if not xn <= xo <= buf:
+        raise ValueError(f"slow_receiver needs xon <= xoff <= buffer, got xon={xon!r}, xoff={xoff!r}, "
+                         f"buffer={buffer!r}")
+    mask = 0
+    for p in priorities:
+        mask |= 1 << _int_in("priority", p, 0, 7)
+    fab.host_set_rx(host.index, True, rate_bps, buf, xo, xn, mask, _int_in("quanta", quanta, 1, 0xFFFF))
+
+
+def receiver_stats(host: Host) -> dict[str, int]:
+    """Slow-receiver counters of ``host``: PFC XOFF/XON it sent, frames dropped (buffer full),
+    peak and current buffered bytes (all 0 without :func:`slow_receiver`)."""
+    return dict(host.sim._fabric_core().host_rx_stats(host.index))

@@ -9,6 +9,7 @@
 #include "net/monitor.h"
 #include "net/pause.h"
 #include "net/pfc.h"
+#include "net/rxpipe.h"
 #include "rdmasim/ib.h"
 #include "transport/transport.h"
 
@@ -32,6 +33,10 @@ void rs_sim_free(rs_sim *sim)
         return;
     rs_sim_pcap_close(sim);
     rs_fabric_free(sim);
+    for (uint32_t i = 0; i < sim->n_hosts; i++) {
+        rs_rxpipe_free(sim, sim->hosts[i]->rx);
+        sim->hosts[i]->rx = NULL;
+    }
     for (uint32_t i = 0; i < sim->n_hosts; i++)
         rs_host_free(sim->hosts[i]);
     for (uint32_t i = 0; i < sim->n_links; i++) {
@@ -125,6 +130,12 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
         break;
     case RS_EV_MONITOR:
         rs_monitor_tick(sim, tm->owner);
+        break;
+    case RS_EV_RX_DRAIN:
+        rs_rxpipe_drain(sim, tm->owner);
+        break;
+    case RS_EV_RX_REFRESH:
+        rs_rxpipe_refresh(sim, tm->owner);
         break;
     default:
         break;

@@ -20,6 +20,8 @@ enum rs_event_kind {
     RS_EV_PFC_REFRESH = 6,  /* owner: rs_pfc_queue, re-send XOFF while congested (net/pfc.c) */
     RS_EV_LINK_STATE = 7,   /* owner: rs_link, scheduled failure / recovery (net/fabric.c) */
     RS_EV_MONITOR = 8,      /* owner: rs_monitor, PFC watchdog / deadlock detector (net/monitor.c) */
+    RS_EV_RX_DRAIN = 9,     /* owner: rs_rxpipe, a slow receiver takes its next frame (net/rxpipe.c) */
+    RS_EV_RX_REFRESH = 10,  /* owner: rs_rxpipe, re-send XOFF while its buffer is full */
 };
 
 struct rs_switch;

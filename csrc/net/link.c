@@ -2,6 +2,7 @@
 #include "core/sim_impl.h"
 
 #include "net/pause.h"
+#include "net/rxpipe.h"
 #include "net/switch.h"
 #include "rdmasim/ib.h"
 #include "transport/transport.h"
@@ -68,6 +69,8 @@ void rs_link_arrival(rs_sim *sim, rs_link *l)
     rs_port *to = l->to;
     if (pkt->kind == RS_PKT_PFC)
         rs_pause_receive(sim, to, pkt); /* acts on this port; never forwarded */
+    else if (to->owner_kind == RS_NODE_HOST && to->host->rx)
+        rs_rxpipe_receive(sim, to->host->rx, pkt); /* slow receiver: buffer, drain, maybe pause */
     else if (to->owner_kind == RS_NODE_HOST)
         rs_nic_receive(sim, to->host, pkt);
     else

@@ -11,6 +11,7 @@
 #include "transport/qp.h"
 
 struct rs_sim;
+struct rs_rxpipe;
 
 #define RS_QPN_BASE 0x11u
 
@@ -31,6 +32,7 @@ typedef struct rs_host {
     uint32_t n_qps;
 
     rs_qp *act_head;         /* round-robin ring of QPs with data to send */
+    struct rs_rxpipe *rx;    /* slow-receiver pipeline (net/rxpipe.c); NULL: frames handled on arrival */
     uint64_t rx_unknown_qp;  /* frames for a QPN that does not exist (dropped, counted) */
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
 } rs_host;

@@ -99,8 +99,8 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
     rs_port *port = &h->port;
     rs_pkt *prev = NULL;
     for (rs_pkt *p = port->ctrl_head; p; prev = p, p = p->next) {
-        if ((port->paused_mask >> p->priority) & 1u)
-            continue;
+        if (p->kind != RS_PKT_PFC && ((port->paused_mask >> p->priority) & 1u))
+            continue; /* pause frames are never paused */
         if (prev)
             prev->next = p->next;
         else

@@ -69,3 +69,68 @@ def test_watchdog_and_detector_errors():
         fabric.enable_pfc_watchdog(sim, poll="100us", detect="50us")
     with pytest.raises(ValueError, match="period must be > 0"):
         fabric.enable_deadlock_detector(sim, 0)
+
+
+def stuck_receiver_storm(watchdog: bool):
+    """Dumbbell l0,l1 - sl =200G= sr - r0,r1. r0's NIC stops draining (a stuck receiver): its pause
+    spreads hop by hop (r0 -> sr -> sl -> l1) and stalls l1 -> r1, whose own path is idle."""
+    topo = rdmasim.dumbbell(2, 2, seed=3, bottleneck_rate="200Gbps", switch_config={"buffer": "2MB"})
+    sim = topo.sim
+    (l0, l1), (r0, r1) = topo.left, topo.right
+    fabric.slow_receiver(r0, 0)  # rate 0: stuck
+    if watchdog:
+        fabric.enable_pfc_watchdog(sim, poll="50us", detect="100us", restore="1ms")
+    stuck = flow(l0, r0, 1 << 20, seed=1, timeout=10, retry_cnt=7)
+    victim = flow(l1, r1, 1 << 20, seed=2, timeout=10)
+    stuck.post()
+    sim.run("20us")
+    victim.post()
+    return topo, stuck, victim
+
+
+def test_pause_storm_from_stuck_receiver_spreads_upstream():
+    topo, stuck, victim = stuck_receiver_storm(watchdog=False)
+    sim = topo.sim
+    sim.run("3ms")
+    l1, r0 = topo.left[1], topo.right[0]
+    sl, sr = topo.s_left, topo.s_right
+    assert fabric.receiver_stats(r0)["pfc_xoff_sent"] > 0 and fabric.receiver_stats(r0)["pfc_xon_sent"] == 0
+    # hop 1: sr's port to r0 paused nearly all the time; hop 2: sl's port to sr; hop 3: the host l1
+    t = sim.now
+    assert sr.port_stats(sr.port_to(r0))["paused_ps"][3] > 0.9 * t
+    assert sr.totals()["pfc_xoff_sent"] > 0
+    assert sl.port_stats(sl.port_to(sr))["paused_ps"][3] > 0.9 * t
+    assert l1.pause_stats()["paused_ps"][3] > 0.5 * t
+    # the victim never finished although r1 and its links are idle; lossless: nothing dropped
+    assert victim.qp.stats()["msgs_completed"] == 0
+    assert sl.totals()["drops"] == sr.totals()["drops"] == 0
+
+
+def test_watchdog_contains_the_storm():
+    topo, stuck, victim = stuck_receiver_storm(watchdog=True)
+    wc = topo.sim.wait_for(victim.cq, 1, timeout="50ms")
+    assert wc[0].status == 0 and victim.delivered()
+    assert topo.s_right.port_stats(topo.s_right.port_to(topo.right[0]))["watchdog_storms"] > 0
+
+
+def test_victim_flow_slowed_by_pause_on_an_uncongested_path():
+    """l1 -> r1 crosses sl =200G= sr with room to spare; an incast to r0 (from l0 across the same
+    link and from r2, r3 locally) makes sr pause sl, and the victim waits behind the pause."""
+    def victim_time(with_incast: bool) -> tuple[int, int]:
+        topo = rdmasim.dumbbell(2, 4, seed=3, bottleneck_rate="200Gbps", switch_config={"buffer": "1MB"})
+        (l0, l1), (r0, r1, r2, r3) = topo.left, topo.right
+        v = flow(l1, r1, 4 << 20, seed=2)
+        flows = [v] + ([flow(h, r0, 4 << 20, seed=i + 3) for i, h in enumerate((l0, r2, r3))]
+                       if with_incast else [])
+        for f in flows:
+            f.post()
+        topo.sim.wait_for(v.cq, 1)
+        assert v.delivered()
+        return topo.sim.now, l1.pause_stats()["paused_ps"][3]
+
+    alone, paused_alone = victim_time(False)
+    shared, paused_shared = victim_time(True)
+    assert paused_alone == 0 and paused_shared > 0
+    assert shared > 2 * alone, (alone, shared)
+    print(f"\nvictim: {alone / 1e6:.0f} us alone, {shared / 1e6:.0f} us next to an incast "
+          f"(l1 paused {paused_shared / 1e6:.0f} us)")

@@ -9,6 +9,7 @@ import pytest
 from fabric_util import flow, run_all
 
 import rdmasim
+from rdmasim import fabric
 from rdmasim.capture import read_pcap
 from rdmasim.fabric import inject_pfc
 
@@ -123,3 +124,20 @@ def test_no_pause_below_xoff_and_hysteresis(tmp_path):
             assert not (q == 0 and last.get(fr.fields["src_mac"]) == 0)
             last[fr.fields["src_mac"]] = q
     assert topo.switch.totals()["drops"] == 0
+
+
+def test_slow_receiver_nic_pauses_its_sender():
+    """A NIC that drains at 10 Gb/s pauses a 100 Gb/s sender: lossless, at the receiver's pace."""
+    topo = rdmasim.back_to_back(rate="100Gbps", delay="1us")
+    fabric.slow_receiver(topo.b, "10Gbps", buffer="256KB", xoff="128KB", xon="64KB")
+    f = flow(topo.a, topo.b, 2 << 20)
+    run_all(topo.sim, [f])
+    assert f.delivered()
+    rx = fabric.receiver_stats(topo.b)
+    assert rx["dropped"] == 0 and rx["pfc_xoff_sent"] > 0 and rx["pfc_xon_sent"] > 0
+    assert rx["peak_bytes"] <= 256 * 1024
+    assert topo.a.pause_stats()["pfc_rx_xoff"] == rx["pfc_xoff_sent"]
+    # 2 MiB of frames at 10 Gb/s: about 1.7 ms (within 10 %)
+    assert 1.6e9 < topo.sim.now < 1.9e9
+    with pytest.raises(ValueError, match="xon <= xoff <= buffer"):
+        fabric.slow_receiver(topo.b, "10Gbps", buffer="64KB", xoff="128KB")
