@@ -1,6 +1,9 @@
 # Switched fabrics: the control-path calls of csrc/include/rdmasim/fabric.h (switches, links between
 # any two nodes, link failure, counters).  Bound to a SimCore; Python never runs per packet.
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+import numpy as np
 
 cdef extern from "rdmasim/fabric.h" nogil:
     ctypedef struct rs_switch_cfg:
@@ -67,6 +70,10 @@ cdef extern from "rdmasim/fabric.h" nogil:
     int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
     int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
     int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap)
+    int rs_sampler_config(rs_sim *sim, int64_t period_ps, const rs_queue_ref *probes, uint32_t n_probes,
+                          uint32_t max_samples)
+    int rs_sampler_read(const rs_sim *sim, int64_t *t, uint64_t *egress, uint64_t *ingress, uint8_t *paused,
+                        uint64_t *missed)
     int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
 
@@ -208,3 +215,29 @@ cdef class FabricCore:
         self.core._check(rs_host_rx_stats_get(self.core.sim, host, &s))
         return {"pfc_xoff_sent": s.pfc_xoff_sent, "pfc_xon_sent": s.pfc_xon_sent, "dropped": s.dropped,
                 "peak_bytes": s.peak_bytes, "bytes": s.bytes}
+
+    def sampler_config(self, int64_t period_ps, probes, uint32_t max_samples):
+        cdef uint32_t n = len(probes)
+        cdef rs_queue_ref *buf = <rs_queue_ref *>malloc((n if n else 1) * sizeof(rs_queue_ref))
+        cdef uint32_t k
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            for k in range(n):
+                buf[k].sw, buf[k].port, buf[k].prio = probes[k]
+            self.core._check(rs_sampler_config(self.core.sim, period_ps, buf, n, max_samples))
+        finally:
+            free(buf)
+
+    def sampler_read(self, uint32_t n_probes, uint32_t max_samples):
+        t = np.zeros(max_samples, dtype=np.int64)
+        eg = np.zeros((max_samples, n_probes), dtype=np.uint64)
+        ing = np.zeros((max_samples, n_probes), dtype=np.uint64)
+        pa = np.zeros((max_samples, n_probes), dtype=np.uint8)
+        cdef int64_t[::1] tv = t
+        cdef uint64_t[:, ::1] ev = eg
+        cdef uint64_t[:, ::1] iv = ing
+        cdef uint8_t[:, ::1] pv = pa
+        cdef uint64_t missed = 0
+        n = rs_sampler_read(self.core.sim, &tv[0], &ev[0, 0], &iv[0, 0], &pv[0, 0], &missed)
+        return t[:n], eg[:n], ing[:n], pa[:n].astype(bool), missed

@@ -282,3 +282,32 @@ def receiver_stats(host: Host) -> dict[str, int]:
     """Slow-receiver counters of ``host``: PFC XOFF/XON it sent, frames dropped (buffer full),
     peak and current buffered bytes (all 0 without :func:`slow_receiver`)."""
     return dict(host.sim._fabric_core().host_rx_stats(host.index))
+
+
+class QueueSampler:
+    """Opt-in time series of switch queues, recorded in C every ``period`` into preallocated arrays.
+
+    ``probes``: (switch, port, priority) triples. :meth:`arrays` returns numpy arrays ``t_ps`` (n,),
+    ``egress_bytes`` / ``ingress_bytes`` (n, probes) and ``paused`` (n, probes, bool: the egress obeys
+    a pause for that priority). Samples due after ``max_samples`` are counted in ``missed``.
+    """
+
+    def __init__(self, sim: Simulator, probes: Iterable[tuple[Switch, int, int]], period: str | int = "1us",
+                 max_samples: int = 100_000) -> None:
+        self.sim = sim
+        self.probes = [(sw, port, prio) for sw, port, prio in probes]
+        if not self.probes:
+            raise ValueError("QueueSampler needs at least one (switch, port, priority) probe")
+        refs = []
+        for sw, port, prio in self.probes:
+            sw._check_port(port)
+            refs.append((sw.index, port, _int_in("priority", prio, 0, 7)))
+        period_ps = parse_time(period)
+        if period_ps <= 0:
+            raise ValueError(f"sampling period must be > 0, got {period!r}")
+        self.max_samples = _int_in("max_samples", max_samples, 1, 2**31 // len(refs))
+        sim._fabric_core().sampler_config(period_ps, refs, self.max_samples)
+
+    def arrays(self) -> dict[str, Any]:
+        t, eg, ing, paused, missed = self.sim._fabric_core().sampler_read(len(self.probes), self.max_samples)
+        return {"t_ps": t, "egress_bytes": eg, "ingress_bytes": ing, "paused": paused, "missed": missed}

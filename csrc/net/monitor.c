@@ -24,6 +24,11 @@ void rs_monitor_free(rs_monitor *m)
     free(m->parent);
     free(m->stack_node);
     free(m->stack_next);
+    free(m->probes);
+    free(m->s_t);
+    free(m->s_egress);
+    free(m->s_ingress);
+    free(m->s_paused);
     free(m);
 }
 
@@ -34,6 +39,8 @@ static int64_t next_due(const rs_monitor *m)
         t = m->next_wd_ps;
     if (m->dl_period_ps > 0 && m->dl_time_ps < 0 && m->next_dl_ps < t)
         t = m->next_dl_ps;
+    if (m->sample_period_ps > 0 && m->next_sample_ps < t)
+        t = m->next_sample_ps;
     return t;
 }
 
@@ -46,6 +53,8 @@ void rs_monitor_resume(rs_sim *sim)
         m->next_wd_ps = sim->now_ps + m->wd_poll_ps;
     if (m->dl_period_ps > 0 && m->next_dl_ps < sim->now_ps)
         m->next_dl_ps = sim->now_ps + m->dl_period_ps;
+    if (m->sample_period_ps > 0 && m->next_sample_ps < sim->now_ps)
+        m->next_sample_ps = sim->now_ps;
     int64_t t = next_due(m);
     if (t != INT64_MAX)
         rs_sim_arm(sim, &m->tick, t);
@@ -223,8 +232,31 @@ static void detect(rs_sim *sim, rs_monitor *m)
     }
 }
 
+static void sample(rs_sim *sim, rs_monitor *m)
+{
+    if (m->n_samples >= m->max_samples) {
+        m->samples_missed++;
+        return;
+    }
+    size_t row = (size_t)m->n_samples * m->n_probes;
+    m->s_t[m->n_samples] = sim->now_ps;
+    for (uint32_t k = 0; k < m->n_probes; k++) {
+        const rs_queue_ref *q = &m->probes[k];
+        const rs_switch *sw = sim->switches[q->sw];
+        size_t i = (size_t)q->port * RS_NPRIO + (size_t)q->prio;
+        m->s_egress[row + k] = sw->mmu.eg_bytes[i];
+        m->s_ingress[row + k] = sw->mmu.in_bytes[i] + sw->mmu.hdrm_bytes[i];
+        m->s_paused[row + k] = (uint8_t)((sw->ports[q->port].port.paused_mask >> q->prio) & 1u);
+    }
+    m->n_samples++;
+}
+
 void rs_monitor_tick(rs_sim *sim, rs_monitor *m)
 {
+    if (m->sample_period_ps > 0 && sim->now_ps >= m->next_sample_ps) {
+        sample(sim, m);
+        m->next_sample_ps = sim->now_ps + m->sample_period_ps;
+    }
     if (m->wd_poll_ps > 0 && sim->now_ps >= m->next_wd_ps) {
         watchdog(sim, m);
         m->next_wd_ps = sim->now_ps + m->wd_poll_ps;

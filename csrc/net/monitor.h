@@ -1,5 +1,5 @@
 /* Fabric monitor: one periodic timer per simulation that runs the PFC
- * watchdog and the deadlock detector (protocol.md 6.4).  It re-arms only
+ * watchdog, the deadlock detector (protocol.md 6.4) and the queue sampler.  It re-arms only
  * while other events are pending, so a quiet network still goes idle, and
  * resumes at the next rs_sim_run. */
 #ifndef RDMASIM_NET_MONITOR_H
@@ -23,6 +23,15 @@ typedef struct rs_monitor {
     int64_t dl_time_ps;
     int dl_len;
     rs_queue_ref dl_cycle[RS_DEADLOCK_MAX_CYCLE];
+    /* sampler: every sample_period_ps, for each probe (switch, port, priority): egress bytes,
+     * ingress bytes (incl. headroom), paused (1 if the egress obeys a pause for that priority) */
+    int64_t sample_period_ps, next_sample_ps;
+    uint32_t n_probes, max_samples, n_samples;
+    uint64_t samples_missed;  /* due after the arrays were full */
+    rs_queue_ref *probes;
+    int64_t *s_t;
+    uint64_t *s_egress, *s_ingress;
+    uint8_t *s_paused;
     /* detector scratch, sized to the fabric on the control path of a check */
     uint32_t n_nodes;
     uint32_t *node_base;   /* per switch: first node index */

@@ -141,3 +141,23 @@ def test_slow_receiver_nic_pauses_its_sender():
     assert 1.6e9 < topo.sim.now < 1.9e9
     with pytest.raises(ValueError, match="xon <= xoff <= buffer"):
         fabric.slow_receiver(topo.b, "10Gbps", buffer="64KB", xoff="128KB")
+
+
+def test_sampled_queue_time_series():
+    topo = rdmasim.incast(4, seed=8, switch_config={"buffer": "1MB"})
+    sw, rx = topo.switch, topo.receiver
+    out = sw.port_to(rx)
+    ins = [sw.port_to(h) for h in topo.senders]
+    sampler = fabric.QueueSampler(topo.sim, [(sw, out, 3)] + [(sw, p, 3) for p in ins], period="1us",
+                                  max_samples=2000)
+    flows = [flow(h, rx, 512 * 1024, seed=i) for i, h in enumerate(topo.senders)]
+    run_all(topo.sim, flows)
+    a = sampler.arrays()
+    n = len(a["t_ps"])
+    assert n > 100 and a["egress_bytes"].shape == (n, 5) and a["paused"].dtype == bool
+    assert (a["t_ps"][1:] - a["t_ps"][:-1] == 1_000_000).all()
+    assert a["egress_bytes"][:, 0].max() <= sw.port_stats(out)["egress_peak_bytes"][3]
+    assert a["egress_bytes"][:, 0].max() > 100_000  # the incast queue built up
+    assert a["ingress_bytes"][:, 1:].max() > 0
+    # the network went idle: sampling stopped with it (no endless timer)
+    assert a["missed"] == 0 and topo.sim.run() == topo.sim.now

@@ -62,3 +62,19 @@ def test_link_failure_and_recovery_reroute():
     assert f.delivered()
     sim.run(max(sim.now, 3_100_000_000))
     assert len(leaf0.next_hops(dst)) == 2
+
+
+def test_same_seed_same_pcap_with_ecn_and_ecmp(tmp_path):
+    def run(seed, name):
+        topo = rdmasim.leaf_spine(2, 2, 4, seed=seed, switch_config={
+            "buffer": "1MB", "ecn": {"kmin": "20KB", "kmax": "200KB", "pmax": 0.5}})
+        topo.sim.capture(tmp_path / name)
+        src, dst = topo.hosts_by_leaf
+        flows = [flow(src[i], dst[0], 128 * 1024, seed=i) for i in range(4)]
+        run_all(topo.sim, flows)
+        topo.sim.close_capture()
+        marks = sum(s.totals()["ecn_marked"] for s in topo.leaves + topo.spines)
+        return (tmp_path / name).read_bytes(), marks
+    a, marks_a = run(4, "a.pcap")
+    b, marks_b = run(4, "b.pcap")
+    assert marks_a > 0 and a == b and marks_a == marks_b

@@ -132,6 +132,15 @@ typedef struct rs_queue_ref {
     int32_t port;
     int32_t prio;
 } rs_queue_ref;
+/* Opt-in sampled time series: every period_ps record egress bytes, ingress bytes and the paused
+ * state of each probe queue, up to max_samples rows (preallocated here; later samples are counted
+ * as missed).  Reconfiguring discards earlier samples. */
+int rs_sampler_config(rs_sim *sim, int64_t period_ps, const rs_queue_ref *probes, uint32_t n_probes,
+                      uint32_t max_samples);
+/* Copy the rows so far (t[n], egress/ingress/paused[n * n_probes]); returns n. */
+int rs_sampler_read(const rs_sim *sim, int64_t *t, uint64_t *egress, uint64_t *ingress, uint8_t *paused,
+                    uint64_t *missed);
+
 /* First deadlock found: returns the cycle length (0: none yet), fills *t_ps and up to cap entries. */
 int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap);
 
