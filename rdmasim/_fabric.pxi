@@ -66,6 +66,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
     int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes,
                        uint64_t xoff_bytes, uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
     int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out)
+    int rs_host_set_dscp_map(rs_sim *sim, int host, const uint8_t *map)
     int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n)
     int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
     int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
@@ -241,3 +242,10 @@ cdef class FabricCore:
         cdef uint64_t missed = 0
         n = rs_sampler_read(self.core.sim, &tv[0], &ev[0, 0], &iv[0, 0], &pv[0, 0], &missed)
         return t[:n], eg[:n], ing[:n], pa[:n].astype(bool), missed
+
+    def host_set_dscp_map(self, int host, table):
+        cdef uint8_t m[64]
+        cdef int i
+        for i in range(64):
+            m[i] = table[i]
+        self.core._check(rs_host_set_dscp_map(self.core.sim, host, m))

@@ -311,3 +311,14 @@ class QueueSampler:
     def arrays(self) -> dict[str, Any]:
         t, eg, ing, paused, missed = self.sim._fabric_core().sampler_read(len(self.probes), self.max_samples)
         return {"t_ps": t, "egress_bytes": eg, "ingress_bytes": ing, "paused": paused, "missed": missed}
+
+
+def host_dscp_map(host: Host, dscp_map: Mapping[int, int]) -> None:
+    """Set ``host``'s NIC DSCP -> priority overrides (default: all -> 3, 48 -> 6): the priority a
+    QP's frames carry (from its traffic_class >> 2) and hence which received pause stops them.
+    Keep it consistent with the switches' ``dscp_map``."""
+    table = list(_core.switch_cfg_default()["dscp_to_prio"])
+    for dscp, prio in dscp_map.items():
+        key = _int_in("dscp_map key (DSCP)", dscp, 0, 63)
+        table[key] = _int_in(f"dscp_map[{dscp}] (priority)", prio, 0, 7)
+    host.sim._fabric_core().host_set_dscp_map(host.index, table)

@@ -504,3 +504,14 @@ int rs_sampler_read(const rs_sim *sim, int64_t *t, uint64_t *egress, uint64_t *i
     *missed = m->samples_missed;
     return (int)m->n_samples;
 }
+
+int rs_host_set_dscp_map(rs_sim *sim, int host, const uint8_t *map)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)sim->n_hosts - 1);
+    for (int i = 0; i < 64; i++)
+        if (map[i] > 7)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "dscp_map[%d] = %u outside 0..7", i, map[i]);
+    memcpy(sim->hosts[host]->dscp_to_prio, map, 64);
+    return RS_OK;
+}

@@ -17,6 +17,8 @@ rs_host *rs_host_new(rs_sim *sim, int id)
         h->mac[i] = mac[i];
     h->ip = (10u << 24) | (n & 0xFFFFFF);
     rs_port_init(&h->port, RS_NODE_HOST, h, NULL, 0);
+    for (int i = 0; i < 64; i++)
+        h->dscp_to_prio[i] = rs_dscp_default_prio((uint8_t)i);
     h->next_iova = 0x100000;
     rs_rng_seed(&h->rng, sim->seed, (uint64_t)id);
     return h;

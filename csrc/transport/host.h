@@ -32,6 +32,7 @@ typedef struct rs_host {
     uint32_t n_qps;
 
     rs_qp *act_head;         /* round-robin ring of QPs with data to send */
+    uint8_t dscp_to_prio[64]; /* PFC priority of what the NIC sends, by DSCP (default: rs_dscp_default_prio) */
     struct rs_rxpipe *rx;    /* slow-receiver pipeline (net/rxpipe.c); NULL: frames handled on arrival */
     uint64_t rx_unknown_qp;  /* frames for a QPN that does not exist (dropped, counted) */
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */

@@ -22,7 +22,7 @@ rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
     memcpy(p->src_mac, h->mac, 6);
     memcpy(p->dst_mac, qp->dst_mac, 6);
     p->tos = (uint8_t)((qp->attr.traffic_class & 0xFC) | 0x02); /* ECT(0): ECN-capable transport */
-    p->priority = rs_dscp_default_prio(p->tos >> 2);            /* PFC class of everything the QP sends */
+    p->priority = h->dscp_to_prio[p->tos >> 2];                 /* PFC class of everything the QP sends */
     p->ttl = 64;
     p->src_ip = h->ip;
     p->dst_ip = qp->dst_ip;
@@ -89,7 +89,7 @@ void rs_nic_forget(rs_host *h, rs_qp *qp)
 
 static int qp_paused(const rs_port *port, const rs_qp *qp)
 {
-    return (port->paused_mask >> rs_dscp_default_prio((uint8_t)(qp->attr.traffic_class >> 2))) & 1u;
+    return (port->paused_mask >> qp->host->dscp_to_prio[(qp->attr.traffic_class >> 2) & 63u]) & 1u;
 }
 
 /* Control frames first (the oldest whose priority is not paused), then data round robin over QPs,

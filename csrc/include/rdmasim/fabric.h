@@ -114,6 +114,9 @@ typedef struct rs_host_rx_stats {
 } rs_host_rx_stats;
 int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out);
 
+/* The host NIC's DSCP -> priority table (which PFC priority pauses which QP); map[64] values 0..7. */
+int rs_host_set_dscp_map(rs_sim *sim, int host, const uint8_t *map);
+
 /* Static route: pin the next hops of switch `sw` towards host `dst` to ports[0..n) (ECMP among them);
  * n = 0 removes the pin (back to shortest paths).  Pins survive route recomputation. */
 int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n);
