@@ -161,3 +161,16 @@ def test_sampled_queue_time_series():
     assert a["ingress_bytes"][:, 1:].max() > 0
     # the network went idle: sampling stopped with it (no endless timer)
     assert a["missed"] == 0 and topo.sim.run() == topo.sim.now
+
+
+def test_undersized_headroom_drops_are_counted_by_reason():
+    """Lossless, but the headroom (2 KB) cannot absorb what a 10 us cable holds after XOFF: the
+    overflow is dropped and counted as headroom_overflow (never silent); Go-Back-N still delivers."""
+    topo = rdmasim.incast(4, delay="10us", seed=4,
+                          switch_config={"buffer": "1MB", "headroom": "2KB", "threshold": "32KB"})
+    flows = [flow(h, topo.receiver, 512 * 1024, seed=i, timeout=10) for i, h in enumerate(topo.senders)]
+    run_all(topo.sim, flows)
+    assert all(f.delivered() for f in flows)
+    t = topo.switch.totals()
+    assert t["drops_headroom_overflow"] > 0 and t["drops"] == t["drops_headroom_overflow"]
+    assert sum(f.qp.stats()["pkts_retx"] for f in flows) > 0
