@@ -18,8 +18,9 @@ from rdmasim.topology import (  # noqa: E402
     fat_tree,
     incast,
     leaf_spine,
+    ring,
     star,
 )
 
 __all__ = ["BackToBack", "Host", "Link", "Simulator", "Switch", "back_to_back", "dumbbell", "fat_tree",
-           "incast", "leaf_spine", "star", "__version__"]
+           "incast", "leaf_spine", "ring", "star", "__version__"]

@@ -196,3 +196,45 @@ def fat_tree(k: int, rate: str | int = "100Gbps", delay: str | int = "1us", mtu:
         edges.extend(pe)
         aggs.extend(pa)
     return FatTree(sim, hosts, edges, aggs, cores)
+
+
+@dataclass
+class Ring:
+    """``n`` switches in a ring, ``hosts_per_switch`` hosts on each (``hosts[i]`` on ``switches[i]``)."""
+
+    sim: Simulator
+    switches: list[Switch]
+    hosts: list[list[Host]]
+
+
+def ring(n: int, hosts_per_switch: int = 1, rate: str | int = "100Gbps", delay: str | int = "1us",
+         mtu: int = 4096, clockwise: bool = False, seed: int = 1, sim: Simulator | None = None,
+         switch_config: dict[str, Any] | None = None) -> Ring:
+    """A ring of switches ``s0..s{n-1}`` (``s_i`` -- ``s_{i+1}``) with hosts ``h{i}_{j}``.
+
+    ``clockwise=True`` pins static routes so every switch sends traffic for hosts more than one hop
+    away to its clockwise neighbour: the cyclic buffer dependency behind PFC deadlock
+    (see tests/fabric/test_failure_modes.py)."""
+    from rdmasim.fabric import set_route
+    if isinstance(n, bool) or not isinstance(n, int) or not 3 <= n <= 4096:
+        raise ValueError(f"ring needs n in 3..4096 switches, got {n!r}")
+    if isinstance(hosts_per_switch, bool) or not isinstance(hosts_per_switch, int) or hosts_per_switch < 1:
+        raise ValueError(f"ring hosts_per_switch must be >= 1, got {hosts_per_switch!r}")
+    sim = _sim(sim, seed)
+    cfg = {"ports": hosts_per_switch + 2, **(switch_config or {})}
+    sw = [sim.add_switch(f"s{i}", **cfg) for i in range(n)]
+    hosts = []
+    for i, s in enumerate(sw):
+        row = [sim.add_host(f"h{i}_{j}") for j in range(hosts_per_switch)]
+        for h in row:
+            sim.connect(h, s, rate=rate, delay=delay, mtu=mtu)
+        hosts.append(row)
+    for i in range(n):
+        sim.connect(sw[i], sw[(i + 1) % n], rate=rate, delay=delay, mtu=mtu)
+    if clockwise:
+        for i in range(n):
+            nxt = sw[i].port_to(sw[(i + 1) % n])
+            for k in range(2, n):
+                for h in hosts[(i + k) % n]:
+                    set_route(sw[i], h, [nxt])
+    return Ring(sim, sw, hosts)

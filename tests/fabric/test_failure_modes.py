@@ -15,15 +15,10 @@ RING = 4
 def ring_deadlock(watchdog: bool, seed: int = 1):
     """Four switches in a ring, one host each; h_i -> h_{i+2} pinned clockwise (static routes), so
     every ring link carries two flows and every ring ingress queue waits on the next switch."""
-    sim = rdmasim.Simulator(seed)
-    sw = [sim.add_switch(f"s{i}", ports=3, threshold="50KB", buffer="4MB") for i in range(RING)]
-    h = [sim.add_host(f"h{i}") for i in range(RING)]
-    for i in range(RING):
-        sim.connect(h[i], sw[i])
-    for i in range(RING):
-        sim.connect(sw[i], sw[(i + 1) % RING])
-    for i in range(RING):
-        fabric.set_route(sw[i], h[(i + 2) % RING], [sw[i].port_to(sw[(i + 1) % RING])])
+    topo = rdmasim.ring(RING, clockwise=True, seed=seed,
+                         switch_config={"threshold": "50KB", "buffer": "4MB"})
+    sim, sw = topo.sim, topo.switches
+    h = [row[0] for row in topo.hosts]
     fabric.enable_deadlock_detector(sim, "10us")
     if watchdog:
         fabric.enable_pfc_watchdog(sim, poll="20us", detect="40us", restore="40us")
