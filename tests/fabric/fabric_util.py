@@ -53,3 +53,13 @@ def run_all(sim, flows: list[Flow], timeout: str = "1s") -> None:
     for f in flows:
         wcs = sim.wait_for(f.cq, 1, timeout=timeout)
         assert wcs[0].status == e.IBV_WC_SUCCESS, (f, wcs)
+
+
+def assert_buffers_empty(sim) -> None:
+    """After the network drained: every switch queue and MMU counter is back to zero (no leaked
+    accounting) and no packet is left in the pool."""
+    for sw in sim.switches.values():
+        for port in range(len(sw.ports)):
+            for prio in range(8):
+                assert sw.queue_bytes(port, prio) == (0, 0), (sw.name, port, prio)
+    assert sim.pool_stats()["pkts_in_use"] == 0, sim.pool_stats()

@@ -4,7 +4,7 @@ PFC deadlock from a cyclic buffer dependency (found by the detector, broken by t
 from __future__ import annotations
 
 import pytest
-from fabric_util import flow
+from fabric_util import assert_buffers_empty, flow
 
 import rdmasim
 from rdmasim import fabric
@@ -55,6 +55,8 @@ def test_watchdog_breaks_the_deadlock():
     assert storms > 0 and drops > 0           # ... the watchdog dropped the stormed queues ...
     assert all(f.qp.stats()["msgs_completed"] == 1 for f in flows)  # ... and Go-Back-N finished
     assert all(f.delivered() for f in flows)
+    sim.run()
+    assert_buffers_empty(sim)
     print(f"\nwatchdog: {storms} storms, {drops} packets dropped")
 
 

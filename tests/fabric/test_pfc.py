@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-from fabric_util import flow, run_all
+from fabric_util import assert_buffers_empty, flow, run_all
 
 import rdmasim
 from rdmasim import fabric
@@ -44,6 +44,8 @@ def test_incast_16_to_1_pfc_on_is_lossless(tmp_path):
     assert len(pfc) == t["pfc_xoff_sent"] + t["pfc_xon_sent"]
     assert {f["pfc_class_enable"] for f in pfc} == {1 << 3}
     assert {f["pfc_quanta"][3] for f in pfc} == {0, 0xFFFF}
+    topo.sim.run()  # drain the last ACKs and XONs
+    assert_buffers_empty(topo.sim)
     print(f"\nincast PFC on: {t['pfc_xoff_sent']} XOFF, {t['pfc_xon_sent']} XON, "
           f"finished at {topo.sim.now / 1e6:.1f} us")
 
@@ -54,6 +56,8 @@ def test_incast_pfc_off_small_buffer_drops_and_gbn_recovers():
     t = topo.switch.totals()
     assert t["drops_lossy_threshold"] > 0 and t["pfc_xoff_sent"] == 0
     assert sum(f.qp.stats()["pkts_retx"] for f in flows) > 0
+    topo.sim.run()
+    assert_buffers_empty(topo.sim)
     print(f"\nincast PFC off: {t['drops']} drops, finished at {topo.sim.now / 1e6:.1f} us")
 
 
@@ -174,3 +178,5 @@ def test_undersized_headroom_drops_are_counted_by_reason():
     t = topo.switch.totals()
     assert t["drops_headroom_overflow"] > 0 and t["drops"] == t["drops_headroom_overflow"]
     assert sum(f.qp.stats()["pkts_retx"] for f in flows) > 0
+    topo.sim.run()
+    assert_buffers_empty(topo.sim)

@@ -4,7 +4,7 @@ failure and recovery at a given time recompute routes."""
 from __future__ import annotations
 
 import pytest
-from fabric_util import flow, run_all
+from fabric_util import assert_buffers_empty, flow, run_all
 
 import rdmasim
 
@@ -20,6 +20,8 @@ def test_fat_tree_k4_all_pods():
     assert all(f.delivered() for f in flows)
     assert sum(s.totals()["rx_pkts"] for s in topo.cores) > 0
     assert sum(s.totals()["drops"] for s in topo.edges + topo.aggs + topo.cores) == 0
+    topo.sim.run()
+    assert_buffers_empty(topo.sim)
 
 
 def test_dumbbell_bottleneck_pfc():
@@ -78,3 +80,21 @@ def test_same_seed_same_pcap_with_ecn_and_ecmp(tmp_path):
     a, marks_a = run(4, "a.pcap")
     b, marks_b = run(4, "b.pcap")
     assert marks_a > 0 and a == b and marks_a == marks_b
+
+
+def test_leaf_spine_oversubscription_limits_cross_leaf_throughput():
+    def finish(spines: int) -> float:
+        topo = rdmasim.leaf_spine(2, spines, 4, host_rate="100Gbps", fabric_rate="100Gbps", seed=7)
+        src, dst = topo.hosts_by_leaf
+        flows = [flow(src[i], dst[i], 2 << 20, seed=i) for i in range(4)]
+        run_all(topo.sim, flows)
+        assert all(f.delivered() for f in flows)
+        topo.sim.run()
+        assert_buffers_empty(topo.sim)
+        return topo.sim.now / 1e6, topo.oversubscription
+    t1, o1 = finish(1)
+    t4, o4 = finish(4)
+    assert (o1, o4) == (4.0, 1.0)
+    # 8 MiB through one 100G uplink vs 4 uplinks (ECMP may put two flows on one spine: <= 2x)
+    assert t1 == pytest.approx(4 * 2**21 * 8 / 100e9 * 1e6, rel=0.1)
+    assert t1 / t4 > 1.9
