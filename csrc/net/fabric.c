@@ -55,9 +55,9 @@ int rs_switch_add(rs_sim *sim, const rs_switch_cfg *cfg)
     if (!sw && err == -2)
         return rs_sim_fail(sim, RS_ERR_INVAL,
                            "buffer_bytes %llu is smaller than the reserve (%u B x %u ports x 8 priorities) "
-                           "plus headroom (%u B x %u ports x lossless priorities)",
+                           "plus headroom (%u B x %u ports x %d lossless priorities)",
                            (unsigned long long)cfg->buffer_bytes, cfg->reserve_bytes, cfg->n_ports,
-                           cfg->headroom_bytes, cfg->n_ports);
+                           cfg->headroom_bytes, cfg->n_ports, __builtin_popcount(cfg->pfc_mask));
     if (!sw)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     sim->switches[sim->n_switches] = sw;
