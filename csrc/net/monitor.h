@@ -41,9 +41,15 @@ typedef struct rs_monitor {
     uint32_t *stack_next;
 } rs_monitor;
 
+/* The simulation's monitor, created on first use (NULL on out of memory). */
+rs_monitor *rs_monitor_get(struct rs_sim *sim);
 void rs_monitor_free(rs_monitor *m);
 /* Arm the tick if the monitor is on and not armed (start of rs_sim_run, after configuration). */
 void rs_monitor_resume(struct rs_sim *sim);
 void rs_monitor_tick(struct rs_sim *sim, rs_monitor *m);
+/* The three jobs (watchdog.c, deadlock.c, sampler.c), called by the tick when due. */
+void rs_watchdog_poll(struct rs_sim *sim, rs_monitor *m);
+void rs_deadlock_check(struct rs_sim *sim, rs_monitor *m);
+void rs_sampler_take(struct rs_sim *sim, rs_monitor *m);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "core/sim_impl.h"
 #include "net/pause.h"
+#include "rdmasim/fabric.h"
 #include "transport/host.h"
 
 static int64_t drain_ps(const rs_rxpipe *rx, const rs_pkt *p)
@@ -111,4 +112,62 @@ void rs_rxpipe_free(rs_sim *sim, rs_rxpipe *rx)
         p = n;
     }
     free(rx);
+}
+
+/* ---- control path ---- */
+
+int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,
+                   uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)sim->n_hosts - 1);
+    rs_host *h = sim->hosts[host];
+    if (!enable) {
+        if (h->rx && h->rx->head)
+            return rs_sim_fail(sim, RS_ERR_BUSY, "host %d: receive buffer still holds %llu bytes", host,
+                               (unsigned long long)h->rx->bytes);
+        rs_rxpipe_free(sim, h->rx);
+        h->rx = NULL;
+        return RS_OK;
+    }
+    if (rate_bps < 0 || xon_bytes > xoff_bytes || xoff_bytes > buf_bytes || quanta == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "receiver: need rate >= 0 (0 = stuck), xon (%llu) <= xoff (%llu) <= buffer (%llu), "
+                           "quanta 1..65535", (unsigned long long)xon_bytes, (unsigned long long)xoff_bytes,
+                           (unsigned long long)buf_bytes);
+    if (!h->rx) {
+        h->rx = calloc(1, sizeof(*h->rx));
+        if (!h->rx)
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        h->rx->host = h;
+        h->rx->drain.owner = h->rx;
+        h->rx->drain.kind = RS_EV_RX_DRAIN;
+        h->rx->refresh.owner = h->rx;
+        h->rx->refresh.kind = RS_EV_RX_REFRESH;
+    }
+    rs_rxpipe *rx = h->rx;
+    rx->rate_bps = rate_bps;
+    rx->buf_bytes = buf_bytes;
+    rx->xoff_bytes = xoff_bytes;
+    rx->xon_bytes = xon_bytes;
+    rx->prio_mask = prio_mask;
+    rx->quanta = quanta;
+    rs_timer_cancel(&rx->drain); /* the new rate applies from the next frame */
+    if (rx->head && rate_bps > 0) {
+        uint64_t bits = (uint64_t)rs_frame_len(rx->head) * 8;
+        rs_sim_arm(sim, &rx->drain, sim->now_ps + (int64_t)((bits * 1000000000000ull + (uint64_t)rate_bps - 1) /
+                                                            (uint64_t)rate_bps));
+    }
+    return RS_OK;
+}
+
+int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return RS_ERR_INVAL;
+    const rs_rxpipe *rx = sim->hosts[host]->rx;
+    *out = (rs_host_rx_stats){0};
+    if (rx)
+        *out = (rs_host_rx_stats){rx->pfc_xoff_sent, rx->pfc_xon_sent, rx->dropped, rx->peak_bytes, rx->bytes};
+    return RS_OK;
 }
