@@ -65,7 +65,6 @@ void rs_link_state_event(rs_sim *sim, rs_link *link);
 /* net/route.c */
 int rs_routes_compute(rs_sim *sim);
 /* net/switch.c: the switch's next frame for its egress `port` */
-struct rs_switch;
 rs_pkt *rs_switch_next_frame(rs_sim *sim, struct rs_switch *sw, rs_port *port);
 /* Put a frame on the link now (port has just started serialising it). Returns serialisation ps. */
 int64_t rs_link_transmit(rs_sim *sim, rs_link *link, rs_pkt *pkt);
