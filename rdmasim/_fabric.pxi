@@ -36,6 +36,10 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint64_t hdrm_bytes_peak[8]
         uint64_t in_bytes_at_first_xoff[8]
         uint64_t wd_storms
+        uint64_t q_tx_pkts[8]
+        uint64_t q_tx_bytes[8]
+        uint64_t q_ecn_marked[8]
+        uint64_t q_drops[8]
     ctypedef struct rs_pause_stats:
         uint64_t pfc_rx_frames
         uint64_t pfc_rx_xoff
@@ -154,7 +158,11 @@ cdef class FabricCore:
              "ingress_peak_bytes": [s.in_bytes_peak[i] for i in range(8)],
              "headroom_peak_bytes": [s.hdrm_bytes_peak[i] for i in range(8)],
              "ingress_bytes_at_first_xoff": [s.in_bytes_at_first_xoff[i] for i in range(8)],
-             "watchdog_storms": s.wd_storms}
+             "watchdog_storms": s.wd_storms,
+             "queue_tx_pkts": [s.q_tx_pkts[i] for i in range(8)],
+             "queue_tx_bytes": [s.q_tx_bytes[i] for i in range(8)],
+             "queue_ecn_marked": [s.q_ecn_marked[i] for i in range(8)],
+             "queue_drops": [s.q_drops[i] for i in range(8)]}
         return d
 
     def queue_bytes(self, int sw, int port, int prio):

@@ -145,7 +145,9 @@ class Switch:
     def port_stats(self, port: int) -> dict[str, Any]:
         """Counters of one port: rx/tx packets and bytes, drops by reason (counted where the packet
         arrived), ECN marks (on packets leaving), PFC frames sent upstream (XOFF incl. refreshes,
-        XON) and received (``pfc_rx_*``), time each priority was paused (``paused_ps``), queue peaks."""
+        XON) and received (``pfc_rx_*``), time each priority was paused (``paused_ps``), queue peaks;
+        per queue (lists indexed by priority): ``queue_tx_pkts``, ``queue_tx_bytes``,
+        ``queue_ecn_marked``, ``queue_drops`` (packets that arrived on this port in that priority)."""
         self._check_port(port)
         d = self._fab.port_stats(self.index, port)
         d.update(self._fab.pause_stats(NODE_SWITCH, self.index, port))

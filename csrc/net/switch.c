@@ -112,6 +112,7 @@ uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, ui
 static void drop(rs_sim *sim, rs_swport *in, rs_pkt *pkt, int reason)
 {
     in->stats.drops[reason]++;
+    in->stats.q_drops[pkt->priority & 7u]++;
     rs_pkt_release(&sim->pool, pkt);
 }
 
@@ -153,8 +154,10 @@ void rs_switch_receive(rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     peak(&in->stats.hdrm_bytes_peak[prio], sw->mmu.hdrm_bytes[ii]);
     if (!sw->cfg.ecn_on_dequeue &&
         rs_ecn_maybe_mark(pkt, sw->mmu.eg_bytes[qi] - bytes, sw->cfg.ecn_kmin[prio], sw->cfg.ecn_kmax[prio],
-                          sw->cfg.ecn_pmax[prio], &sw->rng))
+                          sw->cfg.ecn_pmax[prio], &sw->rng)) {
         out->stats.ecn_marked++;
+        out->stats.q_ecn_marked[prio]++;
+    }
     pkt->sw_in_port = port->index;
     pkt->next = NULL;
     if (out->q_tail[prio])
@@ -224,11 +227,14 @@ rs_pkt *rs_switch_next_frame(rs_sim *sim, rs_switch *sw, rs_port *port)
     rs_mmu_release(&sw->mmu, p->sw_in_port, port->index, (uint32_t)prio, bytes);
     if (sw->cfg.ecn_on_dequeue &&
         rs_ecn_maybe_mark(p, sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio], sw->cfg.ecn_kmin[prio],
-                          sw->cfg.ecn_kmax[prio], sw->cfg.ecn_pmax[prio], &sw->rng))
+                          sw->cfg.ecn_kmax[prio], sw->cfg.ecn_pmax[prio], &sw->rng)) {
         sp->stats.ecn_marked++;
+        sp->stats.q_ecn_marked[prio]++;
+    }
     sp->stats.tx_pkts++;
     sp->stats.tx_bytes += bytes;
-    sp->tx_prio[prio]++;
+    sp->stats.q_tx_pkts[prio]++;
+    sp->stats.q_tx_bytes[prio] += bytes;
     rs_pfc_on_dequeue(sim, &sw->ports[p->sw_in_port].pfc[prio]);
     return p;
 }
@@ -243,6 +249,7 @@ void rs_switch_flush_queue(rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t p
         uint16_t in = p->sw_in_port;
         rs_mmu_release(&sw->mmu, in, port, prio, (uint32_t)rs_frame_len(p));
         sw->ports[in].stats.drops[reason]++;
+        sw->ports[in].stats.q_drops[prio]++;
         rs_pkt_release(&sim->pool, p);
         rs_pfc_on_dequeue(sim, &sw->ports[in].pfc[prio]);
         p = next;

@@ -28,7 +28,6 @@ typedef struct rs_swport {
     rs_pfc_queue pfc[RS_NPRIO]; /* ingress PFC machine per priority */
     uint8_t wrr_prio;           /* WRR: priority whose turn it is */
     uint8_t wrr_left;           /* WRR: packets left in that turn */
-    uint64_t tx_prio[RS_NPRIO]; /* data packets sent per priority (watchdog progress check) */
     /* PFC watchdog (monitor.c) per egress priority */
     uint64_t wd_last_tx[RS_NPRIO];
     int64_t wd_stalled_since[RS_NPRIO]; /* -1: not stalled */

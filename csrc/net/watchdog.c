@@ -17,8 +17,8 @@ void rs_watchdog_poll(rs_sim *sim, rs_monitor *m)
             rs_swport *sp = &sw->ports[p];
             for (uint32_t i = 0; i < RS_NPRIO; i++) {
                 int stuck = (sp->port.paused_mask & (1u << i)) && sp->q_head[i] &&
-                            sp->tx_prio[i] == sp->wd_last_tx[i] && sp->wd_storm_until[i] <= sim->now_ps;
-                sp->wd_last_tx[i] = sp->tx_prio[i];
+                            sp->stats.q_tx_pkts[i] == sp->wd_last_tx[i] && sp->wd_storm_until[i] <= sim->now_ps;
+                sp->wd_last_tx[i] = sp->stats.q_tx_pkts[i];
                 if (!stuck) {
                     sp->wd_stalled_since[i] = -1;
                     continue;

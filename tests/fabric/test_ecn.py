@@ -61,6 +61,7 @@ def test_marking_matches_red_curve(tmp_path, mode):
     sizes = [codec.frame_len(f) for f in released]
     assert len(released) == N_QPS * 128 and sum(sizes) == held
     marks = sw.port_stats(egress)["ecn_marked"]
+    assert sw.port_stats(egress)["queue_ecn_marked"][3] == marks
     ce = [f["tos"] & 3 == 3 for f in released]
     assert sum(ce) == marks > 0
 

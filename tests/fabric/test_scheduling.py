@@ -31,6 +31,8 @@ def two_classes(scheduler, weights=None):
     t_lo = topo.sim.now / 1e6
     assert lo.delivered() and hi.delivered()
     assert topo.switch.totals()["drops"] == 0
+    per_queue = topo.switch.port_stats(topo.switch.port_to(topo.receiver))["queue_tx_pkts"]
+    assert per_queue[1] == per_queue[2] >= SIZE // 4096 and per_queue[3] == 0
     return t_hi, t_lo
 
 

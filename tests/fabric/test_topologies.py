@@ -98,3 +98,13 @@ def test_leaf_spine_oversubscription_limits_cross_leaf_throughput():
     # 8 MiB through one 100G uplink vs 4 uplinks (ECMP may put two flows on one spine: <= 2x)
     assert t1 == pytest.approx(4 * 2**21 * 8 / 100e9 * 1e6, rel=0.1)
     assert t1 / t4 > 1.9
+
+
+def test_loss_on_a_fabric_link_is_recovered():
+    topo = rdmasim.dumbbell(2, 2, seed=5)
+    topo.bottleneck.direction(topo.s_left).set_loss(0.02)
+    flows = [flow(topo.left[i], topo.right[i], 1 << 20, seed=i, timeout=10) for i in range(2)]
+    run_all(topo.sim, flows)
+    assert all(f.delivered() for f in flows)
+    assert topo.bottleneck.direction(topo.s_left).stats()["dropped"] > 0
+    assert sum(f.qp.stats()["pkts_retx"] for f in flows) > 0

@@ -82,6 +82,10 @@ typedef struct rs_swport_stats {
     uint64_t hdrm_bytes_peak[RS_NPRIO];
     uint64_t in_bytes_at_first_xoff[RS_NPRIO]; /* occupancy when the first XOFF was decided (0: none) */
     uint64_t wd_storms;                /* PFC watchdog: stormed-queue detections on this egress port */
+    /* per queue (priority) */
+    uint64_t q_tx_pkts[RS_NPRIO], q_tx_bytes[RS_NPRIO]; /* data sent from egress queue (port, prio) */
+    uint64_t q_ecn_marked[RS_NPRIO];
+    uint64_t q_drops[RS_NPRIO];        /* drops (any reason) of packets that arrived here in prio */
 } rs_swport_stats;
 
 /* Counters of the receive side of PFC, for any port (host NIC or switch). */
