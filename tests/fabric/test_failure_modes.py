@@ -131,3 +131,18 @@ def test_victim_flow_slowed_by_pause_on_an_uncongested_path():
     assert shared > 2 * alone, (alone, shared)
     print(f"\nvictim: {alone / 1e6:.0f} us alone, {shared / 1e6:.0f} us next to an incast "
           f"(l1 paused {paused_shared / 1e6:.0f} us)")
+
+
+def test_monitor_does_not_keep_a_quiet_network_alive():
+    topo = rdmasim.incast(3, seed=1, switch_config={"buffer": "1MB"})
+    fabric.enable_pfc_watchdog(topo.sim)
+    fabric.enable_deadlock_detector(topo.sim)
+    flows = [flow(h, topo.receiver, 256 * 1024, seed=i) for i, h in enumerate(topo.senders)]
+    for f in flows:
+        f.post()
+    end = topo.sim.run()  # returns once the transfers are over
+    assert all(f.delivered() for f in flows) and fabric.deadlock(topo.sim) is None
+    assert topo.switch.totals()["drops"] == 0 and end < 10_000_000_000
+    flows[0].post(2)  # the monitor resumes with new work
+    topo.sim.run()
+    assert topo.sim.now > end
