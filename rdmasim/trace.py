@@ -44,7 +44,7 @@ KIND_NAMES: dict[int, str] = {
 }
 #: DROP reason code -> name
 DROP_REASONS: dict[int, str] = {
-    0: "", 1: "loss", 2: "drop-list", 3: "unknown-qp", 4: "buffer-full", 5: "no-route",
+    0: "", 1: "loss", 2: "drop-list", 3: "unknown-qp", 4: "buffer-full", 5: "no-route", 6: "link-down",
 }
 #: DROP reason name -> code
 DROP_REASON_CODES: dict[str, int] = {name: code for code, name in DROP_REASONS.items() if name}

@@ -46,6 +46,9 @@ typedef struct rs_link {
     rs_pkt *fifo_head;   /* frames in flight, oldest first */
     rs_pkt *fifo_tail;
     rs_timer arrival;    /* fires when fifo_head reaches `to` */
+    int down;            /* failed: frames put on it are dropped (counted in stats.dropped) */
+    int pending_up;      /* state to apply when state_change fires */
+    rs_timer state_change;
     rs_link_stats stats;
 } rs_link;
 

@@ -33,6 +33,7 @@ enum rs_trace_drop_reason {
     RS_TR_DROP_UNKNOWN_QP = 3, /* arrived at a NIC for a QPN that does not exist */
     RS_TR_DROP_BUFFER = 4,     /* reserved: switch buffer full (lossy class) */
     RS_TR_DROP_NO_ROUTE = 5,   /* reserved: switch has no route */
+    RS_TR_DROP_LINK_DOWN = 6,  /* sent on a failed link */
 };
 
 /* cause of a RETRY record (stored in `reason`) */
