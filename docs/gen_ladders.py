@@ -205,7 +205,8 @@ def generate(selected: list[Path] | None = None, verbose: bool = True) -> list[P
         for img in res.images:
             if _write_if_changed(DOCS / "img" / img.name, img.read_bytes()):
                 changed.append(DOCS / "img" / img.name)
-            shutil.rmtree(img.parent, ignore_errors=True)
+        for folder in {img.parent for img in res.images}:
+            shutil.rmtree(folder, ignore_errors=True)
         for b, why in res.skipped:
             if verbose:
                 print(f"gen_ladders: skipped {b.name}: {why}", file=sys.stderr)

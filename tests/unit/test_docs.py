@@ -38,7 +38,7 @@ def test_the_pages_are_found() -> None:
     names = {_id(p) for p in PAGES}
     assert {"index.md", "pyverbs.md", "tutorial/01-connect.md", "tutorial/02-lossy-write.md",
             "tutorial/03-read.md", "tutorial/04-rnr.md", "tutorial/05-access-error.md",
-            "mechanisms/go-back-n.md", "mechanisms/dcqcn.md"} <= names
+            "mechanisms/go-back-n.md", "mechanisms/dcqcn.md", "mechanisms/pfc.md"} <= names
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_id)
