@@ -225,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows, refs))
     if ref is not None:
         if ref["placeholder"]:
-            print("\nrdmasim rows are a PLACEHOLDER (back_to_back, one sender, no switch): rdmasim has no "
-                  "rdmasim.topology.incast yet. They are not incast-8 figures.")
+            print("\nrdmasim rows are a PLACEHOLDER (back_to_back, one sender, no switch): no "
+                  "rdmasim.topology.incast, or --rdmasim-topology back_to_back. Not incast-8 figures.")
         print("\nratio columns: that rdmasim row's packets/s divided by each row's (>1: rdmasim faster).")
     for r in rows:
         if r["startup_s"] > 1:

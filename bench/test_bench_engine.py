@@ -4,7 +4,7 @@
   and re-arm its timer a pseudo-random delay later — with 16, 1k and 1M events pending;
 * codec (``rdmasim.codec``): encode and decode one RDMA_WRITE_MIDDLE frame with a 1024-byte payload;
 * scenarios: a back-to-back RDMA WRITE at MTU 1024, and incast-8 through bench/models/rdmasim_incast.py
-  (the back_to_back placeholder until rdmasim.topology.incast exists; extra_info says which).
+  (the back_to_back placeholder on an rdmasim without rdmasim.topology.incast; extra_info says which).
 
 All of these are driven from Python, so the micro-benches include one Python -> C call per operation:
 they bound the Python-visible cost, not the C hot loop alone. Rates go to ``extra_info``; nothing
@@ -114,7 +114,7 @@ def test_b2b_write_8MiB(benchmark) -> None:
 
 @pytest.mark.parametrize("mode", ["write1000", "write1MiB"])
 def test_incast8_80k(benchmark, mode: str) -> None:
-    """incast-8, 10k packets per sender, as bench/compare.py runs it (placeholder until incast exists)."""
+    """incast-8, 10k packets per sender, as bench/compare.py runs it (PFC on, DCQCN when available)."""
     r = benchmark.pedantic(rdmasim_incast.run, args=(8, 10_000, mode), rounds=3, iterations=1)
     benchmark.extra_info.update({k: r[k] for k in ("label", "placeholder", "topology", "cc", "packets")})
     benchmark.extra_info["packets_per_wall_s"] = r["packets"] / benchmark.stats.stats.median

@@ -4,9 +4,10 @@ Uses ``rdmasim.topology.incast`` (switched fabric: PFC on its lossless priority 
 RoCE traffic maps to by default; DCQCN on the senders with ECN marking at the switch when rdmasim
 has them). Path MTU 1024, 100 Gb/s links with 1 us delay.
 
-Until the switched fabric is in rdmasim, this falls back to a **placeholder**: ``back_to_back`` —
-ONE sender, ONE 100 Gb/s 1 us link, no switch, no PFC — sending the same total number of data
-packets. The result then says ``"placeholder": true`` and is labelled so; it is not incast-8.
+Without ``rdmasim.topology.incast`` (an rdmasim before the switched fabric), or with
+``--topology back_to_back``, this runs a **placeholder**: ``back_to_back`` — ONE sender, ONE
+100 Gb/s 1 us link, no switch, no PFC — sending the same total number of data packets. The result
+then says ``"placeholder": true`` and is labelled so; it is not incast-8.
 
 Two ways to post the same packets (``--mode``):
 
