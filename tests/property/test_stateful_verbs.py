@@ -61,10 +61,6 @@ LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE, e.IBV_ACC
 REMOTE_ALL = RW | RR | RA
 U64 = (1 << 64) - 1
 RBUF_SLOTS, RBUF_SLOT = 8, 512
-# Accept two documented rdmasim bugs that random sequences reach (a fatal NAK overtaking queued
-# READ/atomic answers, see _run_and_check; a misaligned atomic whose target became invalid, see
-# _execute); the conformance suite pins each with a strict xfail.
-ALLOW_KNOWN_BUGS = True
 
 S_OK = e.IBV_WC_SUCCESS
 S_FLUSH = e.IBV_WC_WR_FLUSH_ERR
@@ -231,12 +227,6 @@ class RdmaMachine(RuleBasedStateMachine):
             w.qb_err = True
             return S_INV_REQ
         rlen = 8 if wr.kind in (FAA, CAS) else wr.length
-        if ALLOW_KNOWN_BUGS and wr.kind in (FAA, CAS) and wr.raddr % 8:
-            # BUG (test_read_atomic.py::test_misaligned_atomic_with_bad_key_is_access_error):
-            # rdmasim checks alignment before the rkey; rxe checks the rkey/range first. Reached
-            # here when the target MR is deregistered after the atomic was posted.
-            w.qb_err = True
-            return S_INV_REQ
         rem = None
         if rlen:
             rem = self._resolve("b", wr.rkey, True, perm, wr.raddr, rlen)
@@ -324,10 +314,10 @@ class RdmaMachine(RuleBasedStateMachine):
                 assert k_local is not None
                 cands_st += [(m_, [S_OK] * m_ + [S_FLUSH] * (k_local - m_) + [S_LOC_PROT]
                               + [S_FLUSH] * (n - k_local - 1)) for m_ in range(k + 1)]
-            if err in REMOTE_NAKS and ALLOW_KNOWN_BUGS:
-                # BUG (test_read_atomic.py::test_fatal_nak_does_not_overtake_earlier_read_responses):
-                # a fatal NAK discards answers still queued for earlier READs/atomics, so one of those
-                # fails with the NAK's status instead of WR k (which rxe fails).
+            if err in REMOTE_NAKS and lossy:
+                # BUG (test_read_atomic.py::test_error_nak_past_unanswered_read_retries_the_read):
+                # when a READ/atomic answer is lost, the later error NAK fails that READ/atomic
+                # with the NAK's status (rxe retries it first and ends in RETRY_EXC_ERR).
                 cands_st += [(j, [S_OK] * j + [err] + [S_FLUSH] * (n - j - 1))
                              for j in range(k) if batch[j].kind in (READ, FAA, CAS)]
             for m_, statuses in cands_st:
@@ -461,9 +451,9 @@ class RdmaMachine(RuleBasedStateMachine):
         """IBV_SEND_FENCE where the program would otherwise race with an earlier READ/atomic:
         * a WRITE/SEND whose source bytes an earlier READ/atomic writes (its data may be gathered
           before the response lands: undefined without a fence, on any RDMA NIC);
-        * a WRITE/atomic to remote bytes an earlier READ reads. rxe needs no fence here (READs
-          execute in PSN order), but rdmasim builds READ responses lazily and would return the
-          later data: BUG, see test_read_atomic.py::test_read_data_not_changed_by_later_*."""
+        * a WRITE/atomic to remote bytes an earlier READ reads: if a READ response is lost, the
+          re-issued READ is re-executed against current memory (rxe duplicate_request too) and may
+          return the later data."""
         def span(addr: int, n: int) -> tuple[int, int]:
             return addr, addr + n
 
@@ -475,10 +465,9 @@ class RdmaMachine(RuleBasedStateMachine):
         for p in self.pending:
             if p.kind not in (READ, FAA, CAS):
                 continue
-            p_r = span(p.raddr, 8 if p.kind in (FAA, CAS) else p.length)
             if wr.kind in (WRITE, SEND) and overlap(mine_l, span(p.laddr, p.length)):
                 return True
-            if p.kind == READ and wr.kind in (WRITE, FAA, CAS) and overlap(mine_r, p_r):
+            if p.kind == READ and wr.kind in (WRITE, FAA, CAS) and overlap(mine_r, span(p.raddr, p.length)):
                 return True
         return False
 
