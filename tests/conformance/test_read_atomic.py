@@ -865,10 +865,6 @@ def test_fatal_nak_does_not_overtake_earlier_read_responses(tmp_path: Path) -> N
     assert resp[-1].aeth_syndrome == NAK_INV_REQ
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: completer.c on_nak fails the READ at the head with the "
-                   "status of an error NAK whose PSN is past it; rxe (rxe_comp.c check_psn: PSN after "
-                   "a pending READ/atomic's last_psn -> COMPST_ERROR_RETRY) re-issues the READ first, "
-                   "so the READ ends RETRY_EXC_ERR (the responder is in ERR), never REM_ACCESS_ERR")
 def test_error_nak_past_unanswered_read_retries_the_read(tmp_path: Path) -> None:
     pair = Pair(tmp_path, psn=40, timeout=4, retry_cnt=1)
     pair.t.link.ba.drop(psn=40)  # the READ's only response

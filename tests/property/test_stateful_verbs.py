@@ -314,12 +314,6 @@ class RdmaMachine(RuleBasedStateMachine):
                 assert k_local is not None
                 cands_st += [(m_, [S_OK] * m_ + [S_FLUSH] * (k_local - m_) + [S_LOC_PROT]
                               + [S_FLUSH] * (n - k_local - 1)) for m_ in range(k + 1)]
-            if err in REMOTE_NAKS and lossy:
-                # BUG (test_read_atomic.py::test_error_nak_past_unanswered_read_retries_the_read):
-                # when a READ/atomic answer is lost, the later error NAK fails that READ/atomic
-                # with the NAK's status (rxe retries it first and ends in RETRY_EXC_ERR).
-                cands_st += [(j, [S_OK] * j + [err] + [S_FLUSH] * (n - j - 1))
-                             for j in range(k) if batch[j].kind in (READ, FAA, CAS)]
             for m_, statuses in cands_st:
                 exp = [(wr.wr_id, s) for wr, s in zip(batch, statuses, strict=True)
                        if s != S_OK or wr.signaled]

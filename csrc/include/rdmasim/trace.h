@@ -50,6 +50,11 @@ enum rs_trace_node_kind {
     RS_TR_NODE_NONE = 255, /* no node (e.g. the peer of a verbs event) */
 };
 
+/* `node`/`peer` of a switch: this base | the switch index (hosts use their index as is). */
+enum {
+    RS_TR_SWITCH_NODE_BASE = 0x8000,
+};
+
 /* flags */
 #define RS_TRF_ACKREQ 0x01u   /* BTH A bit */
 #define RS_TRF_SE 0x02u       /* BTH solicited event */
