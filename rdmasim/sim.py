@@ -239,12 +239,14 @@ class Simulator:
         return link
 
     def host_by_index(self, index: int) -> Host:
+        """The host with C index ``index`` (KeyError if none)."""
         for h in self.hosts.values():
             if h.index == index:
                 return h
         raise KeyError(index)
 
     def host_by_gid(self, gid: str) -> Host:
+        """The host whose GID (or IPv4 address) is ``gid``; ValueError naming the known GIDs."""
         for h in self.hosts.values():
             if gid in (h.gid, h.ip):
                 return h
@@ -298,6 +300,9 @@ class Simulator:
         max_events = chunk_events if progress else 0
         while True:
             reason = self._core.run(until_ps, max_events)
+            # a scripted peer's frames wait for it (ScriptedPeer.run drains them); keep going
+            if reason in (_core.RUN_PEER, _core.RUN_STEP):
+                continue
             if reason != _core.RUN_MAX_EVENTS:
                 break
             assert progress is not None
@@ -315,7 +320,11 @@ class Simulator:
 
     def step_frame(self, until: str | int | None = None) -> bool:
         """Run until the next frame is put on a link (and that event finishes). Returns False if
-        the network went idle (or ``until`` passed) first."""
+        the network went idle (or ``until`` passed) first.
+
+        Posting work to an idle port puts its first frame on the wire at once (inside
+        ``post_send``), so the first ``step_frame()`` after a post stops at the frame after it.
+        """
         until_ps = INT64_MAX if until is None else parse_time(until)
         self._core.stop_after_next_frame()
         return self._core.run(until_ps) == _core.RUN_STEP
