@@ -9,7 +9,18 @@ Quick start::
 
 __version__ = "0.1.0"
 
+from rdmasim.fabric import Switch  # noqa: E402
 from rdmasim.sim import Host, Link, Simulator  # noqa: E402
-from rdmasim.topology import BackToBack, back_to_back  # noqa: E402
+from rdmasim.topology import (  # noqa: E402
+    BackToBack,
+    back_to_back,
+    dumbbell,
+    fat_tree,
+    incast,
+    leaf_spine,
+    ring,
+    star,
+)
 
-__all__ = ["BackToBack", "Host", "Link", "Simulator", "back_to_back", "__version__"]
+__all__ = ["BackToBack", "Host", "Link", "Simulator", "Switch", "back_to_back", "dumbbell", "fat_tree",
+           "incast", "leaf_spine", "ring", "star", "__version__"]

@@ -8,6 +8,7 @@ Each area of the C API has its own include file, so that each stays small:
   _cc.pxi      congestion-control test handles (csrc/cc)
   _sim.pxi     simulation, hosts, links, memory regions, CQs, QPs (csrc/core, csrc/net, csrc/transport)
   _trace.pxi   packet/event trace drained into numpy arrays (csrc/core/trace.c)
+  _fabric.pxi  switches, links between any nodes, link failure, fabric counters (csrc/net)
 Python never runs per packet: these are control-path calls and bulk reads.
 """
 
@@ -17,3 +18,4 @@ include "_engine.pxi"
 include "_cc.pxi"
 include "_sim.pxi"
 include "_trace.pxi"
+include "_fabric.pxi"

@@ -150,6 +150,8 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
     int rs_link_connect(rs_sim *sim, int host_a, int host_b, int64_t rate_bps, int64_t delay_ps)
     int rs_link_set_loss(rs_sim *sim, int link, double loss_prob)
+    int rs_link_set_gilbert(rs_sim *sim, int link, double p_good_bad, double p_bad_good, double loss_good,
+                            double loss_bad)
     int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t count)
     int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out)
     int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip)
@@ -299,6 +301,10 @@ cdef class SimCore:
 
     def link_set_loss(self, int link, double p):
         self._check(rs_link_set_loss(self.sim, link, p))
+
+    def link_set_gilbert(self, int link, double p_good_bad, double p_bad_good, double loss_good,
+                         double loss_bad):
+        self._check(rs_link_set_gilbert(self.sim, link, p_good_bad, p_bad_good, loss_good, loss_bad))
 
     def link_add_drop(self, int link, int match, uint64_t value, uint32_t count):
         self._check(rs_link_add_drop(self.sim, link, match, value, count))

@@ -122,8 +122,10 @@ class DcqcnParams:
         )
 
     def as_dict(self) -> dict[str, Any]:
+        """The parameters as written (strings with units kept)."""
         return asdict(self)
 
     @classmethod
     def field_names(cls) -> list[str]:
+        """Names of every parameter."""
         return [f.name for f in fields(cls)]

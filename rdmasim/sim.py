@@ -12,6 +12,7 @@ from rdmasim import errors as _errors  # noqa: F401  (registers the C error clas
 from rdmasim.units import format_time, parse_rate, parse_time
 
 if TYPE_CHECKING:
+    from rdmasim.fabric import Switch
     from rdmasim.trace import Trace
     from rdmasim.verbs.cq import CQ
     from rdmasim.verbs.wc import WC
@@ -59,6 +60,11 @@ class Host:
         """RoCEv2 GID of the port: the IPv4-mapped IPv6 address."""
         return f"::ffff:{self.ip}"
 
+    def pause_stats(self) -> dict[str, Any]:
+        """PFC frames this NIC port received and the time each priority was paused (ps)."""
+        from rdmasim.fabric import NODE_HOST
+        return dict(self.sim._fabric_core().pause_stats(NODE_HOST, self.index, 0))
+
     def __repr__(self) -> str:
         return f"Host({self.name!r}, ip={self.ip}, mac={self.mac})"
 
@@ -80,6 +86,20 @@ class LinkDirection:
                 f"got {probability!r}"
             )
         self.link.sim._core.link_set_loss(self.link_id, float(probability))
+
+    def set_gilbert_elliott(self, p_good_to_bad: float, p_bad_to_good: float, loss_in_good: float = 0.0,
+                            loss_in_bad: float = 1.0) -> None:
+        """Bursty loss: a Gilbert-Elliott chain stepped per frame (replaces i.i.d. loss here).
+
+        Mean burst length is 1 / p_bad_to_good frames; the long-run loss rate is
+        (p_gb * loss_in_bad + p_bg * loss_in_good) / (p_gb + p_bg).
+        """
+        for name, v in (("p_good_to_bad", p_good_to_bad), ("p_bad_to_good", p_bad_to_good),
+                        ("loss_in_good", loss_in_good), ("loss_in_bad", loss_in_bad)):
+            if not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} for {self.src.name}->{self.dst.name} must be in [0, 1], got {v!r}")
+        self.link.sim._core.link_set_gilbert(self.link_id, float(p_good_to_bad), float(p_bad_to_good),
+                                             float(loss_in_good), float(loss_in_bad))
 
     def drop(self, *, nth: int | None = None, psn: int | None = None, count: int = 1) -> None:
         """Drop a chosen frame: the ``nth`` frame sent in this direction (0-based, ACKs count),
@@ -104,9 +124,9 @@ class LinkDirection:
 
 
 class Link:
-    """A full-duplex point-to-point link between two hosts."""
+    """A full-duplex point-to-point link between two nodes (hosts or switches)."""
 
-    def __init__(self, sim: Simulator, a: Host, b: Host, rate_bps: int, delay_ps: int, mtu: int,
+    def __init__(self, sim: Simulator, a: Any, b: Any, rate_bps: int, delay_ps: int, mtu: int,
                  first_id: int) -> None:
         self.sim = sim
         self.a = a
@@ -117,7 +137,18 @@ class Link:
         self.ab = LinkDirection(self, first_id, a, b)
         self.ba = LinkDirection(self, first_id + 1, b, a)
 
-    def direction(self, src: Host | str) -> LinkDirection:
+    def fail(self, at: str | int | None = None) -> None:
+        """Take both directions down now or at absolute time ``at``: frames sent are dropped
+        (counted in the direction's ``dropped``) and routes are recomputed around it."""
+        from rdmasim.fabric import set_link_state
+        set_link_state(self, False, at)
+
+    def recover(self, at: str | int | None = None) -> None:
+        """Bring the link back up now or at absolute time ``at``; routes are recomputed."""
+        from rdmasim.fabric import set_link_state
+        set_link_state(self, True, at)
+
+    def direction(self, src: Any) -> LinkDirection:
         """The direction that starts at ``src`` (a Host or its name)."""
         name = src if isinstance(src, str) else src.name
         if name == self.a.name:
@@ -145,8 +176,15 @@ class Simulator:
         self._core = _core.SimCore(seed)
         self.hosts: dict[str, Host] = {}
         self.links: list[Link] = []
+        self.switches: dict[str, Switch] = {}
+        self._fabric: Any = None
         self._pcap: str | None = None
         self._trace: Trace | None = None
+
+    def _fabric_core(self) -> Any:
+        if self._fabric is None:
+            self._fabric = _core.FabricCore(self._core)
+        return self._fabric
 
     # ---- building ----
     def add_host(self, name: str | None = None) -> Host:
@@ -159,30 +197,56 @@ class Simulator:
         self.hosts[name] = host
         return host
 
-    def connect(self, a: Host, b: Host, rate: str | int = "100Gbps", delay: str | int = "1us",
-                mtu: int = 4096) -> Link:
-        """Connect two hosts' ports with a full-duplex link.
+    def add_switch(self, name: str | None = None, **config: Any) -> Switch:
+        """Add a switch; ``config`` as for :func:`rdmasim.fabric.switch_config` (ports, buffer,
+        headroom, threshold, lossless, ecn, scheduler, ...)."""
+        from rdmasim.fabric import Switch, switch_config
+        name = name if name is not None else f"s{len(self.switches)}"
+        if name in self.switches or name in self.hosts:
+            raise ValueError(f"a node named {name!r} already exists")
+        cfg = switch_config(**config)
+        idx = self._fabric_core().switch_add(cfg)
+        sw = Switch(self, idx, name, cfg)
+        self.switches[name] = sw
+        return sw
 
-        ``mtu`` is the largest RoCE path MTU (payload bytes per packet) the link carries:
-        one of 256, 512, 1024, 2048, 4096.
+    def connect(self, a: Host | Switch, b: Host | Switch, rate: str | int = "100Gbps",
+                delay: str | int = "1us", mtu: int = 4096) -> Link:
+        """Connect two nodes (hosts or switches) with a full-duplex link.
+
+        A host has one port; a switch uses its next free port. ``mtu`` is the largest RoCE path
+        MTU (payload bytes per packet) the link carries: one of 256, 512, 1024, 2048, 4096.
         """
+        from rdmasim.fabric import Switch, node_ref
         if mtu not in _MTUS:
             raise ValueError(f"mtu {mtu!r} must be one of {_MTUS} (IB path MTU, payload bytes)")
+        for end in (a, b):
+            if not isinstance(end, (Host, Switch)) or end.sim is not self:
+                raise ValueError(f"connect() takes hosts or switches of this simulator, got {end!r}")
         rate_bps = parse_rate(rate)
         delay_ps = parse_time(delay)
-        first = self._core.link_connect(a.index, b.index, rate_bps, delay_ps)
+        if isinstance(a, Host) and isinstance(b, Host):
+            first = self._core.link_connect(a.index, b.index, rate_bps, delay_ps)
+        else:
+            first = self._fabric_core().connect(*node_ref(a), *node_ref(b), rate_bps, delay_ps)
         link = Link(self, a, b, rate_bps, delay_ps, mtu, first)
-        a.link = b.link = link
+        for end in (a, b):
+            if isinstance(end, Switch):
+                end.ports.append(link)
+            else:
+                end.link = link
         self.links.append(link)
         return link
 
     def host_by_index(self, index: int) -> Host:
+        """The host with C index ``index`` (KeyError if none)."""
         for h in self.hosts.values():
             if h.index == index:
                 return h
         raise KeyError(index)
 
     def host_by_gid(self, gid: str) -> Host:
+        """The host whose GID (or IPv4 address) is ``gid``; ValueError naming the known GIDs."""
         for h in self.hosts.values():
             if gid in (h.gid, h.ip):
                 return h
@@ -236,6 +300,9 @@ class Simulator:
         max_events = chunk_events if progress else 0
         while True:
             reason = self._core.run(until_ps, max_events)
+            # a scripted peer's frames wait for it (ScriptedPeer.run drains them); keep going
+            if reason in (_core.RUN_PEER, _core.RUN_STEP):
+                continue
             if reason != _core.RUN_MAX_EVENTS:
                 break
             assert progress is not None
@@ -253,7 +320,11 @@ class Simulator:
 
     def step_frame(self, until: str | int | None = None) -> bool:
         """Run until the next frame is put on a link (and that event finishes). Returns False if
-        the network went idle (or ``until`` passed) first."""
+        the network went idle (or ``until`` passed) first.
+
+        Posting work to an idle port puts its first frame on the wire at once (inside
+        ``post_send``), so the first ``step_frame()`` after a post stops at the frame after it.
+        """
         until_ps = INT64_MAX if until is None else parse_time(until)
         self._core.stop_after_next_frame()
         return self._core.run(until_ps) == _core.RUN_STEP

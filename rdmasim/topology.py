@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from rdmasim.fabric import Switch
 from rdmasim.sim import Host, Link, Simulator
+from rdmasim.units import parse_rate
 
 
 @dataclass
@@ -34,3 +37,204 @@ def back_to_back(rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int
     if loss_ba:
         link.ba.set_loss(loss_ba)
     return BackToBack(sim, a, b, link)
+
+
+def _sim(sim: Simulator | None, seed: int) -> Simulator:
+    return sim if sim is not None else Simulator(seed)
+
+
+@dataclass
+class Star:
+    """``n`` hosts on one switch. For incast, ``hosts[:-1]`` send to ``hosts[-1]`` (``receiver``)."""
+
+    sim: Simulator
+    hosts: list[Host]
+    switch: Switch
+    links: list[Link]
+
+    @property
+    def receiver(self) -> Host:
+        return self.hosts[-1]
+
+    @property
+    def senders(self) -> list[Host]:
+        return self.hosts[:-1]
+
+
+def star(n: int, rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int = 4096, seed: int = 1,
+         sim: Simulator | None = None, switch_config: dict[str, Any] | None = None) -> Star:
+    """``n`` hosts ``h0..h{n-1}`` each linked to switch ``s0``; ``switch_config`` goes to add_switch."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 4096:
+        raise ValueError(f"star needs n in 2..4096 hosts, got {n!r}")
+    sim = _sim(sim, seed)
+    sw = sim.add_switch("s0", **{"ports": n, **(switch_config or {})})
+    hosts = [sim.add_host(f"h{i}") for i in range(n)]
+    links = [sim.connect(h, sw, rate=rate, delay=delay, mtu=mtu) for h in hosts]
+    return Star(sim, hosts, sw, links)
+
+
+def incast(n_senders: int, **kw: Any) -> Star:
+    """``n_senders``:1 incast: a star of ``n_senders + 1`` hosts; the last host is the receiver."""
+    if isinstance(n_senders, bool) or not isinstance(n_senders, int) or n_senders < 1:
+        raise ValueError(f"incast needs n_senders >= 1, got {n_senders!r}")
+    return star(n_senders + 1, **kw)
+
+
+@dataclass
+class Dumbbell:
+    """Two switches joined by one bottleneck link, hosts on each side."""
+
+    sim: Simulator
+    left: list[Host]
+    right: list[Host]
+    s_left: Switch
+    s_right: Switch
+    bottleneck: Link
+
+
+def dumbbell(n_left: int, n_right: int, rate: str | int = "100Gbps", bottleneck_rate: str | int | None = None,
+             delay: str | int = "1us", mtu: int = 4096, seed: int = 1, sim: Simulator | None = None,
+             switch_config: dict[str, Any] | None = None) -> Dumbbell:
+    """Hosts ``l0..`` on switch ``sl`` and ``r0..`` on ``sr``; the sl-sr link runs at
+    ``bottleneck_rate`` (default ``rate``)."""
+    for name, v in (("n_left", n_left), ("n_right", n_right)):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 4095:
+            raise ValueError(f"dumbbell {name} must be in 1..4095, got {v!r}")
+    sim = _sim(sim, seed)
+    cfg = switch_config or {}
+    sl = sim.add_switch("sl", **{"ports": n_left + 1, **cfg})
+    sr = sim.add_switch("sr", **{"ports": n_right + 1, **cfg})
+    left = [sim.add_host(f"l{i}") for i in range(n_left)]
+    right = [sim.add_host(f"r{i}") for i in range(n_right)]
+    for h in left:
+        sim.connect(h, sl, rate=rate, delay=delay, mtu=mtu)
+    for h in right:
+        sim.connect(h, sr, rate=rate, delay=delay, mtu=mtu)
+    mid_rate = bottleneck_rate if bottleneck_rate is not None else rate
+    mid = sim.connect(sl, sr, rate=mid_rate, delay=delay, mtu=mtu)
+    return Dumbbell(sim, left, right, sl, sr, mid)
+
+
+@dataclass
+class LeafSpine:
+    """Two-tier Clos: every leaf connects to every spine; hosts hang off leaves."""
+
+    sim: Simulator
+    hosts: list[Host]
+    leaves: list[Switch]
+    spines: list[Switch]
+    hosts_by_leaf: list[list[Host]]
+    oversubscription: float  # hosts_per_leaf x host_rate / (spines x fabric_rate)
+
+
+def leaf_spine(leaves: int, spines: int, hosts_per_leaf: int, host_rate: str | int = "100Gbps",
+               fabric_rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int = 4096, seed: int = 1,
+               sim: Simulator | None = None, switch_config: dict[str, Any] | None = None) -> LeafSpine:
+    """Leaves ``leaf0..``, spines ``spine0..``, hosts ``h0..`` (leaf-major). Oversubscription =
+    hosts_per_leaf x host_rate / (spines x fabric_rate)."""
+    for name, v in (("leaves", leaves), ("spines", spines), ("hosts_per_leaf", hosts_per_leaf)):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2048:
+            raise ValueError(f"leaf_spine {name} must be in 1..2048, got {v!r}")
+    sim = _sim(sim, seed)
+    cfg = switch_config or {}
+    lv = [sim.add_switch(f"leaf{i}", **{"ports": hosts_per_leaf + spines, **cfg}) for i in range(leaves)]
+    sp = [sim.add_switch(f"spine{i}", **{"ports": leaves, **cfg}) for i in range(spines)]
+    by_leaf: list[list[Host]] = []
+    hosts: list[Host] = []
+    for i, leaf in enumerate(lv):
+        row = []
+        for j in range(hosts_per_leaf):
+            h = sim.add_host(f"h{i * hosts_per_leaf + j}")
+            sim.connect(h, leaf, rate=host_rate, delay=delay, mtu=mtu)
+            row.append(h)
+        by_leaf.append(row)
+        hosts.extend(row)
+    for leaf in lv:
+        for spine in sp:
+            sim.connect(leaf, spine, rate=fabric_rate, delay=delay, mtu=mtu)
+    over = hosts_per_leaf * parse_rate(host_rate) / (spines * parse_rate(fabric_rate))
+    return LeafSpine(sim, hosts, lv, sp, by_leaf, over)
+
+
+@dataclass
+class FatTree:
+    """k-ary fat tree (Al-Fares): k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores,
+    k^3/4 hosts."""
+
+    sim: Simulator
+    hosts: list[Host]
+    edges: list[Switch]
+    aggs: list[Switch]
+    cores: list[Switch]
+
+
+def fat_tree(k: int, rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int = 4096, seed: int = 1,
+             sim: Simulator | None = None, switch_config: dict[str, Any] | None = None) -> FatTree:
+    """A k-ary fat tree with all links at ``rate``; ``k`` even, 2..64."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2 or k > 64 or k % 2:
+        raise ValueError(f"fat_tree k must be an even int in 2..64, got {k!r}")
+    sim = _sim(sim, seed)
+    cfg = {"ports": k, **(switch_config or {})}
+    half = k // 2
+    cores = [sim.add_switch(f"core{i}", **cfg) for i in range(half * half)]
+    edges: list[Switch] = []
+    aggs: list[Switch] = []
+    hosts: list[Host] = []
+    for p in range(k):
+        pe = [sim.add_switch(f"edge{p}_{i}", **cfg) for i in range(half)]
+        pa = [sim.add_switch(f"agg{p}_{i}", **cfg) for i in range(half)]
+        for i, e in enumerate(pe):
+            for j in range(half):
+                h = sim.add_host(f"h{p}_{i}_{j}")
+                sim.connect(h, e, rate=rate, delay=delay, mtu=mtu)
+                hosts.append(h)
+            for a in pa:
+                sim.connect(e, a, rate=rate, delay=delay, mtu=mtu)
+        for i, a in enumerate(pa):
+            for j in range(half):
+                sim.connect(a, cores[i * half + j], rate=rate, delay=delay, mtu=mtu)
+        edges.extend(pe)
+        aggs.extend(pa)
+    return FatTree(sim, hosts, edges, aggs, cores)
+
+
+@dataclass
+class Ring:
+    """``n`` switches in a ring, ``hosts_per_switch`` hosts on each (``hosts[i]`` on ``switches[i]``)."""
+
+    sim: Simulator
+    switches: list[Switch]
+    hosts: list[list[Host]]
+
+
+def ring(n: int, hosts_per_switch: int = 1, rate: str | int = "100Gbps", delay: str | int = "1us",
+         mtu: int = 4096, clockwise: bool = False, seed: int = 1, sim: Simulator | None = None,
+         switch_config: dict[str, Any] | None = None) -> Ring:
+    """A ring of switches ``s0..s{n-1}`` (``s_i`` -- ``s_{i+1}``) with hosts ``h{i}_{j}``.
+
+    ``clockwise=True`` pins static routes so every switch sends traffic for hosts more than one hop
+    away to its clockwise neighbour: the cyclic buffer dependency behind PFC deadlock
+    (see tests/fabric/test_failure_modes.py)."""
+    from rdmasim.fabric import set_route
+    if isinstance(n, bool) or not isinstance(n, int) or not 3 <= n <= 4096:
+        raise ValueError(f"ring needs n in 3..4096 switches, got {n!r}")
+    if isinstance(hosts_per_switch, bool) or not isinstance(hosts_per_switch, int) or hosts_per_switch < 1:
+        raise ValueError(f"ring hosts_per_switch must be >= 1, got {hosts_per_switch!r}")
+    sim = _sim(sim, seed)
+    cfg = {"ports": hosts_per_switch + 2, **(switch_config or {})}
+    sw = [sim.add_switch(f"s{i}", **cfg) for i in range(n)]
+    hosts = []
+    for i, s in enumerate(sw):
+        row = [sim.add_host(f"h{i}_{j}") for j in range(hosts_per_switch)]
+        for h in row:
+            sim.connect(h, s, rate=rate, delay=delay, mtu=mtu)
+        hosts.append(row)
+    for i in range(n):
+        sim.connect(sw[i], sw[(i + 1) % n], rate=rate, delay=delay, mtu=mtu)
+    if clockwise:
+        for i in range(n):
+            nxt = sw[i].port_to(sw[(i + 1) % n])
+            for k in range(2, n):
+                for h in hosts[(i + k) % n]:
+                    set_route(sw[i], h, [nxt])
+    return Ring(sim, sw, hosts)

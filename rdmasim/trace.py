@@ -44,12 +44,14 @@ KIND_NAMES: dict[int, str] = {
 }
 #: DROP reason code -> name
 DROP_REASONS: dict[int, str] = {
-    0: "", 1: "loss", 2: "drop-list", 3: "unknown-qp", 4: "buffer-full", 5: "no-route",
+    0: "", 1: "loss", 2: "drop-list", 3: "unknown-qp", 4: "buffer-full", 5: "no-route", 6: "link-down",
 }
 #: DROP reason name -> code
 DROP_REASON_CODES: dict[str, int] = {name: code for code, name in DROP_REASONS.items() if name}
 #: RETRY cause code -> name
 RETRY_CAUSES: dict[int, str] = {0: "", 1: "timeout", 2: "NAK", 3: "RNR", 4: "implied NAK"}
+#: `node`/`peer` values of switches are this base | the switch index (hosts: their index)
+SWITCH_NODE_BASE = 0x8000
 #: node kind code -> name
 NODE_KINDS: dict[int, str] = {0: "host", 1: "switch", 255: ""}
 
@@ -157,6 +159,8 @@ class Trace:
         names = dict(self._names)
         if self.sim is not None:
             names.update({h.index: h.name for h in self.sim.hosts.values()})
+            names.update({SWITCH_NODE_BASE | sw.index: sw.name
+                          for sw in getattr(self.sim, "switches", {}).values()})
         return names
 
     def node_name(self, index: int) -> str:

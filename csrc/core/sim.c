@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/monitor.h"
+#include "net/pause.h"
+#include "net/pfc.h"
+#include "net/rxpipe.h"
 #include "rdmasim/ib.h"
 #include "rdmasim/trace.h"
 #include "transport/transport.h"
@@ -30,6 +34,11 @@ void rs_sim_free(rs_sim *sim)
         return;
     rs_sim_pcap_close(sim);
     rs_trace_disable(sim);
+    rs_fabric_free(sim);
+    for (uint32_t i = 0; i < sim->n_hosts; i++) {
+        rs_rxpipe_free(sim, sim->hosts[i]->rx);
+        sim->hosts[i]->rx = NULL;
+    }
     for (uint32_t i = 0; i < sim->n_hosts; i++)
         rs_host_free(sim->hosts[i]);
     for (uint32_t i = 0; i < sim->n_links; i++) {
@@ -117,8 +126,29 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_QP_CC:
         rs_cc_qp_timer(sim, tm->owner);
         break;
+    case RS_EV_QP_RESP_DRAIN:
+        rs_resp_drain_held(sim, tm->owner);
+        break;
     case RS_EV_NIC_PACE:
         rs_port_kick(sim, &((rs_host *)tm->owner)->port);
+        break;
+    case RS_EV_PORT_PAUSE_END:
+        rs_pause_expire(sim, tm->owner);
+        break;
+    case RS_EV_PFC_REFRESH:
+        rs_pfc_refresh(sim, tm->owner);
+        break;
+    case RS_EV_LINK_STATE:
+        rs_link_state_event(sim, tm->owner);
+        break;
+    case RS_EV_MONITOR:
+        rs_monitor_tick(sim, tm->owner);
+        break;
+    case RS_EV_RX_DRAIN:
+        rs_rxpipe_drain(sim, tm->owner);
+        break;
+    case RS_EV_RX_REFRESH:
+        rs_rxpipe_refresh(sim, tm->owner);
         break;
     default:
         break;
@@ -141,7 +171,10 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         sim->frame_stop = 0;
         return RS_RUN_STEP;
     }
+    rs_monitor_resume(sim);
     for (;;) {
+        if (sim->routes_dirty && rs_routes_compute(sim) != RS_OK)
+            sim->failed = 1;
         if (sim->failed)
             return RS_RUN_ERROR;
         int64_t t = rs_eventq_peek_time(&sim->evq);
@@ -195,7 +228,7 @@ int rs_host_add(rs_sim *sim)
     return (int)sim->n_hosts++;
 }
 
-static rs_link *new_link(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, int64_t delay_ps)
+rs_link *rs_link_new(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, int64_t delay_ps)
 {
     rs_link *l = calloc(1, sizeof(*l));
     if (!l)
@@ -207,6 +240,8 @@ static rs_link *new_link(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_b
     l->delay_ps = delay_ps;
     l->arrival.owner = l;
     l->arrival.kind = RS_EV_LINK_ARRIVAL;
+    l->state_change.owner = l;
+    l->state_change.kind = RS_EV_LINK_STATE;
     /* stream id: 1<<32 | link id, disjoint from the host streams */
     rs_rng_seed(&l->rng, sim->seed, (1ull << 32) | (uint64_t)l->id);
     from->tx = l;
@@ -228,8 +263,8 @@ int rs_link_connect(rs_sim *sim, int a, int b, int64_t rate_bps, int64_t delay_p
     if (!nl)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     sim->links = nl;
-    rs_link *ab = new_link(sim, pa, pb, rate_bps, delay_ps);
-    rs_link *ba = ab ? new_link(sim, pb, pa, rate_bps, delay_ps) : NULL;
+    rs_link *ab = rs_link_new(sim, pa, pb, rate_bps, delay_ps);
+    rs_link *ba = ab ? rs_link_new(sim, pb, pa, rate_bps, delay_ps) : NULL;
     if (!ab || !ba)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     return ab->id;
@@ -248,6 +283,21 @@ int rs_link_set_loss(rs_sim *sim, int link, double p)
     if (!(p >= 0.0 && p <= 1.0))
         return rs_sim_fail(sim, RS_ERR_INVAL, "loss probability %g outside [0, 1]", p);
     l->loss_prob = p;
+    return RS_OK;
+}
+
+int rs_link_set_gilbert(rs_sim *sim, int link, double p_good_bad, double p_bad_good, double loss_good,
+                        double loss_bad)
+{
+    rs_link *l = get_link(sim, link);
+    if (!l)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
+    const double v[4] = {p_good_bad, p_bad_good, loss_good, loss_bad};
+    for (int i = 0; i < 4; i++)
+        if (!(v[i] >= 0.0 && v[i] <= 1.0))
+            return rs_sim_fail(sim, RS_ERR_INVAL, "Gilbert-Elliott probability %g outside [0, 1]", v[i]);
+    l->gilbert = (rs_gilbert){.enabled = 1, .p_good_bad = p_good_bad, .p_bad_good = p_bad_good,
+                              .loss_good = loss_good, .loss_bad = loss_bad};
     return RS_OK;
 }
 

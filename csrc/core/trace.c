@@ -4,6 +4,7 @@
  * and never beyond the record cap.  A record that cannot be kept (cap reached, or
  * out of memory growing the buffer) is counted in `lost`; the run goes on. */
 #include "core/trace.h"
+#include "net/switch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,7 @@ void rs_trace_rec_frame(rs_sim *sim, uint8_t kind, const rs_pkt *p, int link, in
     r->node_kind = node < 0 ? RS_TR_NODE_NONE : RS_TR_NODE_HOST;
     r->peer_kind = peer < 0 ? RS_TR_NODE_NONE : RS_TR_NODE_HOST;
     r->reason = reason;
+
     r->pkt_kind = (uint8_t)p->kind;
     r->priority = p->priority;
     if (p->kind == RS_PKT_PFC) {
@@ -120,15 +122,29 @@ void rs_trace_rec_frame(rs_sim *sim, uint8_t kind, const rs_pkt *p, int link, in
 
 /* The node at each end of a link direction.  Only host ports exist today; a switch port
  * (no host) would report its own node id and RS_TR_NODE_SWITCH here. */
-static int port_node(const rs_port *port) { return port && port->host ? port->host->id : -1; }
+/* The one place a link end becomes a (node kind, node index). */
+static int port_node(const rs_port *port, uint8_t *node_kind)
+{
+    if (port && port->owner_kind == RS_NODE_SWITCH && port->sw) {
+        *node_kind = RS_TR_NODE_SWITCH;
+        return RS_TR_SWITCH_NODE_BASE | port->sw->id; /* switches have their own index space */
+    }
+    *node_kind = port && port->host ? RS_TR_NODE_HOST : RS_TR_NODE_NONE;
+    return port && port->host ? port->host->id : -1;
+}
 
 void rs_trace_rec_link(rs_sim *sim, uint8_t kind, const rs_pkt *p, const rs_link *l, uint8_t reason)
 {
-    int from = port_node(l->from), to = port_node(l->to);
-    if (kind == RS_TR_RX)
-        rs_trace_rec_frame(sim, kind, p, l->id, to, from, reason);
-    else
-        rs_trace_rec_frame(sim, kind, p, l->id, from, to, reason);
+    uint8_t from_kind, to_kind;
+    int from = port_node(l->from, &from_kind), to = port_node(l->to, &to_kind);
+    size_t before = sim->trace ? sim->trace->n : 0;
+    int rx = kind == RS_TR_RX;
+    rs_trace_rec_frame(sim, kind, p, l->id, rx ? to : from, rx ? from : to, reason);
+    if (sim->trace && sim->trace->n > before) { /* recorded: set the real node kinds */
+        rs_trace_rec *r = &sim->trace->recs[sim->trace->n - 1];
+        r->node_kind = rx ? to_kind : from_kind;
+        r->peer_kind = rx ? from_kind : to_kind;
+    }
 }
 
 void rs_trace_rec_qp(rs_sim *sim, uint8_t kind, const rs_qp *qp, uint64_t wr_id, uint32_t len,

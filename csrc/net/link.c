@@ -2,6 +2,9 @@
 #include "core/sim_impl.h"
 #include "core/trace.h"
 
+#include "net/pause.h"
+#include "net/rxpipe.h"
+#include "net/switch.h"
 #include "rdmasim/ib.h"
 #include "transport/transport.h"
 
@@ -19,6 +22,12 @@ static int should_drop(rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
             r->remaining--;
             return RS_TR_DROP_LIST;
         }
+    }
+    if (l->gilbert.enabled) {
+        rs_gilbert *g = &l->gilbert;
+        double u = rs_rng_uniform(&l->rng);
+        g->bad = g->bad ? !(u < g->p_bad_good) : (u < g->p_good_bad);
+        return rs_rng_uniform(&l->rng) < (g->bad ? g->loss_bad : g->loss_good) ? RS_TR_DROP_LOSS : 0;
     }
     /* Draw only when loss is configured, so the RNG stream is untouched otherwise. */
     return (l->loss_prob > 0.0 && rs_rng_uniform(&l->rng) < l->loss_prob) ? RS_TR_DROP_LOSS : 0;
@@ -40,7 +49,7 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
         rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file");
     }
     rs_trace_tx(sim, l, pkt);
-    int drop = should_drop(l, pkt, index);
+    int drop = l->down ? RS_TR_DROP_LINK_DOWN : should_drop(l, pkt, index);
     if (drop) {
         l->stats.dropped++;
         rs_trace_link_drop(sim, l, pkt, drop);
@@ -73,5 +82,13 @@ void rs_link_arrival(rs_sim *sim, rs_link *l)
     pkt->next = NULL;
     l->stats.delivered++;
     rs_trace_rx(sim, l, pkt);
-    rs_nic_receive(sim, l->to->host, pkt);
+    rs_port *to = l->to;
+    if (pkt->kind == RS_PKT_PFC)
+        rs_pause_receive(sim, to, pkt); /* acts on this port; never forwarded */
+    else if (to->owner_kind == RS_NODE_HOST && to->host->rx)
+        rs_rxpipe_receive(sim, to->host->rx, pkt); /* slow receiver: buffer, drain, maybe pause */
+    else if (to->owner_kind == RS_NODE_HOST)
+        rs_nic_receive(sim, to->host, pkt);
+    else
+        rs_switch_receive(sim, to->sw, to, pkt);
 }

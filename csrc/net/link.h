@@ -21,6 +21,17 @@ typedef struct rs_drop_rule {
     uint64_t value;     /* frame index or PSN */
 } rs_drop_rule;
 
+/* Gilbert-Elliott loss: a two-state Markov chain stepped once per frame; each state has its
+ * own loss probability (bursts of loss in the bad state). */
+typedef struct rs_gilbert {
+    int enabled;
+    int bad;             /* current state */
+    double p_good_bad;   /* per-frame transition probabilities */
+    double p_bad_good;
+    double loss_good;
+    double loss_bad;
+} rs_gilbert;
+
 typedef struct rs_link {
     int id;
     struct rs_port *from;
@@ -28,12 +39,16 @@ typedef struct rs_link {
     int64_t rate_bps;
     int64_t delay_ps;
     double loss_prob;
+    rs_gilbert gilbert;  /* bursty loss: replaces loss_prob when enabled */
     rs_rng rng;
     rs_drop_rule *drops; /* small array, grown on the control path */
     uint32_t n_drops;
     rs_pkt *fifo_head;   /* frames in flight, oldest first */
     rs_pkt *fifo_tail;
     rs_timer arrival;    /* fires when fifo_head reaches `to` */
+    int down;            /* failed: frames put on it are dropped (counted in stats.dropped) */
+    int pending_up;      /* state to apply when state_change fires */
+    rs_timer state_change;
     rs_link_stats stats;
 } rs_link;
 

@@ -1,14 +1,43 @@
 /* Port transmit loop: one frame at a time, pulled from the owner when idle. */
 #include "core/sim_impl.h"
+#include "net/switch.h"
+
+void rs_port_init(rs_port *port, int owner_kind, rs_host *host, rs_switch *sw, uint16_t index)
+{
+    port->owner_kind = (uint16_t)owner_kind;
+    port->index = index;
+    port->host = host;
+    port->sw = sw;
+    port->tx_done.owner = port;
+    port->tx_done.kind = RS_EV_PORT_TX_DONE;
+    port->pause_end.owner = port;
+    port->pause_end.kind = RS_EV_PORT_PAUSE_END;
+}
 
 void rs_port_kick(rs_sim *sim, rs_port *port)
 {
+    if (port->pulling) {
+        /* the owner queued something while we ask it for a frame: ask again if it had none */
+        port->kick_again = 1;
+        return;
+    }
     if (port->busy || !port->tx)
         return;
-    rs_pkt *pkt = rs_nic_next_frame(sim, port->host);
+    rs_pkt *pkt;
+    port->pulling = 1;
+    do {
+        port->kick_again = 0;
+        if (port->owner_kind == RS_NODE_HOST) {
+            pkt = rs_nic_next_frame(sim, port->host);
+            if (pkt)
+                pkt->ip_id = port->next_ip_id++; /* a switch forwards the sender's IP ID unchanged */
+        } else {
+            pkt = rs_switch_next_frame(sim, port->sw, port);
+        }
+    } while (!pkt && port->kick_again);
+    port->pulling = 0;
     if (!pkt)
         return;
-    pkt->ip_id = port->next_ip_id++;
     int64_t ser_ps = rs_link_transmit(sim, port->tx, pkt);
     port->busy = 1;
     rs_sim_arm(sim, &port->tx_done, sim->now_ps + ser_ps);

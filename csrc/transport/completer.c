@@ -118,11 +118,20 @@ void rs_comp_rto(rs_sim *sim, rs_qp *qp)
     retry(sim, qp, RS_TR_RETRY_TIMEOUT);
 }
 
+static void implied_nak(rs_sim *sim, rs_qp *qp);
+
 static void on_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
 {
     /* a NAK for p implicitly acknowledges every PSN before p */
     if (rs_psn_diff(psn, qp->comp_psn) > 0)
         rs_comp_ack_through(sim, qp, (psn - 1) & RS_PSN_MASK);
+    if (qp->sq_count) { /* a NAK past a READ/atomic still unanswered: its response was lost (rxe check_psn) */
+        rs_swqe *w = rs_qp_swqe(qp, 0);
+        if (w->started && rs_wr_is_rd_atomic(w->opcode) && rs_psn_diff(psn, last_psn(w)) > 0) {
+            implied_nak(sim, qp);
+            return;
+        }
+    }
     switch (syndrome) {
     case RS_AETH_NAK_PSN_SEQ:
         qp->stats.naks_rcvd++;

@@ -16,9 +16,9 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     for (int i = 0; i < 6; i++)
         h->mac[i] = mac[i];
     h->ip = (10u << 24) | (n & 0xFFFFFF);
-    h->port.host = h;
-    h->port.tx_done.owner = &h->port;
-    h->port.tx_done.kind = RS_EV_PORT_TX_DONE;
+    rs_port_init(&h->port, RS_NODE_HOST, h, NULL, 0);
+    for (int i = 0; i < 64; i++)
+        h->dscp_to_prio[i] = rs_dscp_default_prio((uint8_t)i);
     h->next_iova = 0x100000;
     h->pace.owner = h;
     h->pace.kind = RS_EV_NIC_PACE;

@@ -12,6 +12,7 @@
 #include "transport/qp.h"
 
 struct rs_sim;
+struct rs_rxpipe;
 
 #define RS_QPN_BASE 0x11u
 
@@ -37,6 +38,8 @@ typedef struct rs_host {
     int scripted;            /* frames go to Python (peer.c), not to the transport */
     rs_pkt *peer_head;       /* received frames waiting for Python */
     rs_pkt *peer_tail;
+    uint8_t dscp_to_prio[64]; /* PFC priority of what the NIC sends, by DSCP (default: rs_dscp_default_prio) */
+    struct rs_rxpipe *rx;    /* slow-receiver pipeline (net/rxpipe.c); NULL: frames handled on arrival */
     uint64_t rx_unknown_qp;  /* frames for a QPN that does not exist (dropped, counted) */
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
 } rs_host;

@@ -23,6 +23,7 @@ rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
     memcpy(p->src_mac, h->mac, 6);
     memcpy(p->dst_mac, qp->dst_mac, 6);
     p->tos = (uint8_t)((qp->attr.traffic_class & 0xFC) | 0x02); /* ECT(0): ECN-capable transport */
+    p->priority = h->dscp_to_prio[p->tos >> 2];                 /* PFC class of everything the QP sends */
     p->ttl = 64;
     p->src_ip = h->ip;
     p->dst_ip = qp->dst_ip;
@@ -93,31 +94,48 @@ void rs_nic_forget(rs_host *h, rs_qp *qp)
         ring_remove(h, qp);
 }
 
+static int qp_paused(const rs_port *port, const rs_qp *qp)
+{
+    return (port->paused_mask >> qp->host->dscp_to_prio[(qp->attr.traffic_class >> 2) & 63u]) & 1u;
+}
+
+/* Control frames first (the oldest whose priority is not paused), then data round robin over QPs,
+ * skipping QPs whose priority a received PFC frame has paused (they keep their place in the ring). */
 rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
 {
     rs_port *port = &h->port;
-    if (port->ctrl_head) {
-        rs_pkt *p = port->ctrl_head;
-        port->ctrl_head = p->next;
-        if (!port->ctrl_head)
-            port->ctrl_tail = NULL;
+    rs_pkt *prev = NULL;
+    for (rs_pkt *p = port->ctrl_head; p; prev = p, p = p->next) {
+        if (p->kind != RS_PKT_PFC && ((port->paused_mask >> p->priority) & 1u))
+            continue; /* pause frames are never paused */
+        if (prev)
+            prev->next = p->next;
+        else
+            port->ctrl_head = p->next;
+        if (port->ctrl_tail == p)
+            port->ctrl_tail = prev;
         p->next = NULL;
         return p;
     }
-    rs_qp *first_held = NULL;  /* first QP skipped because its rate limiter holds it */
+    rs_qp *first_skipped = NULL; /* first QP passed over: paused by PFC or held by its rate limiter */
     int64_t wake_at = 0;
     while (h->act_head) {
         rs_qp *qp = h->act_head;
-        if (qp == first_held)
-            break; /* went round the ring: every QP with work is held */
+        if (qp == first_skipped)
+            break; /* went round the ring: every QP with work is paused or held */
         if (!has_work(sim, qp)) {
             ring_remove(h, qp);
             continue;
         }
         h->act_head = qp->act_next; /* round robin: the next QP goes first next time */
+        if (port->paused_mask && qp_paused(port, qp)) {
+            if (!first_skipped)
+                first_skipped = qp;
+            continue;
+        }
         if (!qp->respq_head && rs_req_paced(sim, qp)) {
-            if (!first_held)
-                first_held = qp;
+            if (!first_skipped)
+                first_skipped = qp;
             if (!wake_at || qp->next_tx_ps < wake_at)
                 wake_at = qp->next_tx_ps;
             continue;

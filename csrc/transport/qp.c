@@ -82,6 +82,8 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     qp->rnr_timer.kind = RS_EV_QP_RNR;
     qp->cc_timer.owner = qp;
     qp->cc_timer.kind = RS_EV_QP_CC;
+    qp->drain_timer.owner = qp;
+    qp->drain_timer.kind = RS_EV_QP_RESP_DRAIN;
     qp->last_cnp_ps = -1;
     scq->users++;
     if (rcq != scq)
@@ -111,6 +113,7 @@ int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
     h->qps[qpn - RS_QPN_BASE] = NULL; /* frames still in flight to it are counted as unknown-QP drops */
     rs_respq_clear(sim, qp);
     rs_irn_free(qp);
+    rs_resp_release_held(sim, qp);
     free(qp->res);
     free(qp->sq);
     free(qp->sq_sge);
@@ -191,6 +194,7 @@ void rs_qp_to_error(rs_sim *sim, rs_qp *qp)
     qp->state = RS_QPS_ERR;
     rs_nic_forget(qp->host, qp);
     rs_respq_clear(sim, qp);
+    rs_resp_release_held(sim, qp);
     qp->rd_outstanding = 0;
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
@@ -222,6 +226,7 @@ void rs_qp_reset(rs_sim *sim, rs_qp *qp)
     qp->sq_draining = 0;
     qp->retry_started = 0;
     rs_respq_clear(sim, qp);
+    rs_resp_release_held(sim, qp);
     for (uint32_t i = 0; i < qp->res_cap; i++)
         qp->res[i].valid = 0;
     qp->res_next = 0;

@@ -116,6 +116,12 @@ typedef struct rs_qp {
      * RS_PKT_JOB entries (READ responses, built packet by packet) and ready ACK frames */
     struct rs_pkt *respq_head;
     struct rs_pkt *respq_tail;
+    uint32_t respq_jobs;    /* READ jobs in respq */
+    /* requests that arrived while a READ response was still being generated: executed in PSN
+     * order after it, as rxe does (a later WRITE must not change the data an earlier READ returns) */
+    struct rs_pkt *held_head;
+    struct rs_pkt *held_tail;
+    rs_timer drain_timer;
 
     /* congestion control (cc_qp.c): reaction-point state and the QP's pacing */
     const rs_cc_algo *cc;   /* NULL: line rate */

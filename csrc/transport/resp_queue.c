@@ -61,6 +61,7 @@ int rs_respq_add_read(rs_sim *sim, rs_qp *qp, uint32_t res, uint64_t va, uint32_
     job->job_res = res;
     job->se = 1;
     push(qp, job);
+    qp->respq_jobs++;
     rs_nic_wake(sim, qp);
     return RS_OK;
 }
@@ -77,6 +78,7 @@ void rs_respq_drop_jobs_for(rs_sim *sim, rs_qp *qp, uint32_t res)
             if (qp->respq_tail == p)
                 qp->respq_tail = prev;
             rs_pkt_release(&sim->pool, p);
+            qp->respq_jobs--;
         } else {
             prev = p;
             link = &p->next;
@@ -88,6 +90,7 @@ void rs_respq_clear(rs_sim *sim, rs_qp *qp)
 {
     while (qp->respq_head)
         rs_pkt_release(&sim->pool, pop(qp));
+    qp->respq_jobs = 0;
 }
 
 /* Next READ response packet of `job`; NULL if the region became unreadable (QP then in ERR). */
@@ -139,8 +142,12 @@ static rs_pkt *build_read_response(rs_sim *sim, rs_qp *qp, rs_pkt *job)
     job->reth_len -= len;
     job->psn = (job->psn + 1) & RS_PSN_MASK;
     qp->stats.read_resp_sent++;
-    if (last)
+    if (last) {
         rs_pkt_release(&sim->pool, pop(qp));
+        /* requests held behind this READ run next; from an event, not from inside the port's pull */
+        if (--qp->respq_jobs == 0 && qp->held_head)
+            rs_sim_arm(sim, &qp->drain_timer, sim->now_ps);
+    }
     return p;
 }
 

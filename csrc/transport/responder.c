@@ -107,8 +107,8 @@ static int exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
-    if (rc == -2) { /* receive WQE with a bad lkey */
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_PROT_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+    if (rc == -2) { /* receive WQE with a bad lkey: malformed WQE (rxe class A, LOC_QP_OP_ERR) */
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
         fatal_nak(sim, qp, RS_AETH_NAK_REM_OP, pkt->psn);
         return -1;
     }
@@ -228,15 +228,19 @@ static void send_atomic_ack(rs_sim *sim, rs_qp *qp, uint32_t psn, uint64_t orig)
 /* COMPARE_SWAP / FETCH_ADD at the expected PSN: executed once, result kept for duplicates. */
 static int exec_atomic(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
-    if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_ATOMIC) || qp->attr.max_dest_rd_atomic == 0 ||
-        (pkt->atomic_va & 7u)) { /* rxe: misaligned atomic is an invalid request */
+    if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_ATOMIC) || qp->attr.max_dest_rd_atomic == 0) {
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
+    /* rxe order: the rkey/range check first, then alignment (misaligned = invalid request) */
     uint8_t *mem = rs_mr_resolve(qp->host, pkt->atomic_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_ATOMIC,
                                  pkt->atomic_va, 8);
     if (!mem) {
         fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        return -1;
+    }
+    if (pkt->atomic_va & 7u) {
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
     uint64_t orig, next;
@@ -322,15 +326,65 @@ void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     }
 }
 
+static void process(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+
+static void hold(rs_qp *qp, rs_pkt *pkt)
+{
+    pkt->next = NULL;
+    if (qp->held_tail)
+        qp->held_tail->next = pkt;
+    else
+        qp->held_head = pkt;
+    qp->held_tail = pkt;
+}
+
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
-    if (qp->recovery == RS_RECOVERY_IRN)
-        return rs_irn_resp_receive(sim, qp, pkt);
     if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
         qp->host->rx_bad_state++;
         rs_pkt_release(&sim->pool, pkt);
         return;
     }
+    /* rxe finishes a READ's responses before it looks at the next request */
+    if (qp->respq_jobs || qp->held_head) {
+        hold(qp, pkt);
+        return;
+    }
+    process(sim, qp, pkt);
+}
+
+void rs_resp_drain_held(rs_sim *sim, rs_qp *qp)
+{
+    while (qp->held_head && !qp->respq_jobs) {
+        rs_pkt *pkt = qp->held_head;
+        qp->held_head = pkt->next;
+        if (!qp->held_head)
+            qp->held_tail = NULL;
+        pkt->next = NULL;
+        if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
+            qp->host->rx_bad_state++;
+            rs_pkt_release(&sim->pool, pkt);
+            continue;
+        }
+        process(sim, qp, pkt);
+    }
+}
+
+void rs_resp_release_held(rs_sim *sim, rs_qp *qp)
+{
+    while (qp->held_head) {
+        rs_pkt *pkt = qp->held_head;
+        qp->held_head = pkt->next;
+        rs_pkt_release(&sim->pool, pkt);
+    }
+    qp->held_tail = NULL;
+    rs_timer_cancel(&qp->drain_timer);
+}
+
+static void process(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+{
+    if (qp->recovery == RS_RECOVERY_IRN)
+        return rs_irn_resp_receive(sim, qp, pkt);
     int32_t d = rs_psn_diff(pkt->psn, qp->resp_psn);
     if (d > 0) {
         qp->stats.ooo_dropped++;

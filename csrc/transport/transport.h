@@ -40,6 +40,8 @@ void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);
 /* A request before the expected PSN (the packet is not released). */
 void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);
 int rs_resp_length_ok(const rs_qp *qp, uint8_t op, uint32_t len);
+void rs_resp_drain_held(rs_sim *sim, rs_qp *qp);
+void rs_resp_release_held(rs_sim *sim, rs_qp *qp);
 
 /* resp_queue.c: responder output in PSN order (READ responses built lazily) */
 void rs_resp_send_ctrl(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);

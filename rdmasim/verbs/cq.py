@@ -11,7 +11,8 @@ class CQ:
     """A completion queue with ``cqe`` entries (``ibv_create_cq``).
 
     ``poll(n)`` returns ``(count, [WC, ...])`` like pyverbs. To let simulated time pass until
-    completions arrive, use ``sim.wait_for(cq, n)``.
+    completions arrive, use ``sim.wait_for(cq, n)``. ``cq_context``, ``channel`` and
+    ``comp_vector`` are accepted for pyverbs compatibility and ignored (no completion events).
     """
 
     def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,

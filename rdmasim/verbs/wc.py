@@ -23,6 +23,7 @@ class WC:
 
     @property
     def ok(self) -> bool:
+        """True when ``status`` is IBV_WC_SUCCESS."""
         return self.status == e.IBV_WC_SUCCESS
 
     def __repr__(self) -> str:

@@ -16,6 +16,7 @@ class SGE:
         self.lkey = int(lkey)
 
     def as_tuple(self) -> tuple[int, int, int]:
+        """``(addr, length, lkey)``."""
         return self.addr, self.length, self.lkey
 
     def __repr__(self) -> str:
@@ -53,6 +54,7 @@ class SendWR:
         self.swap = int(swap)
 
     def chain(self) -> Iterator[SendWR]:
+        """This WR and every WR linked after it through ``next_wr``."""
         wr: SendWR | None = self
         while wr is not None:
             yield wr
@@ -77,6 +79,7 @@ class RecvWR:
         self.next_wr = next_wr
 
     def chain(self) -> Iterator[RecvWR]:
+        """This WR and every WR linked after it through ``next_wr``."""
         wr: RecvWR | None = self
         while wr is not None:
             yield wr

@@ -61,6 +61,9 @@ int rs_host_add(rs_sim *sim);
  * b->a is that id + 1. */
 int rs_link_connect(rs_sim *sim, int host_a, int host_b, int64_t rate_bps, int64_t delay_ps);
 int rs_link_set_loss(rs_sim *sim, int link, double loss_prob);
+/* Gilbert-Elliott bursty loss (replaces i.i.d. loss on this direction). */
+int rs_link_set_gilbert(rs_sim *sim, int link, double p_good_bad, double p_bad_good, double loss_good,
+                        double loss_bad);
 
 enum rs_drop_match {
     RS_DROP_NTH = 0, /* the n-th frame (0-based) transmitted in this direction */

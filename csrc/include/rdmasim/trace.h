@@ -33,6 +33,7 @@ enum rs_trace_drop_reason {
     RS_TR_DROP_UNKNOWN_QP = 3, /* arrived at a NIC for a QPN that does not exist */
     RS_TR_DROP_BUFFER = 4,     /* reserved: switch buffer full (lossy class) */
     RS_TR_DROP_NO_ROUTE = 5,   /* reserved: switch has no route */
+    RS_TR_DROP_LINK_DOWN = 6,  /* sent on a failed link */
 };
 
 /* cause of a RETRY record (stored in `reason`) */
@@ -47,6 +48,11 @@ enum rs_trace_node_kind {
     RS_TR_NODE_HOST = 0,
     RS_TR_NODE_SWITCH = 1,
     RS_TR_NODE_NONE = 255, /* no node (e.g. the peer of a verbs event) */
+};
+
+/* `node`/`peer` of a switch: this base | the switch index (hosts use their index as is). */
+enum {
+    RS_TR_SWITCH_NODE_BASE = 0x8000,
 };
 
 /* flags */

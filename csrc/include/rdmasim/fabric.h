@@ -1,0 +1,154 @@
+/* Public C API of switched fabrics (issue 4): switches, links between any two
+ * nodes, routing (shortest paths + ECMP), the shared-buffer MMU, PFC and ECN.
+ *
+ * A node is a host (kind RS_NODE_HOST, index from rs_host_add) or a switch
+ * (kind RS_NODE_SWITCH, index from rs_switch_add).  Routes are recomputed
+ * lazily, at the start of the next rs_sim_run after the graph changed.
+ * Control path only; every call returns RS_OK / an id, or a negative rs_err
+ * with the reason in rs_sim_errmsg. */
+#ifndef RDMASIM_FABRIC_H
+#define RDMASIM_FABRIC_H
+
+#include <stdint.h>
+
+#include "rdmasim/sim.h"
+
+#define RS_NPRIO 8
+
+enum rs_node_kind { RS_NODE_HOST = 0, RS_NODE_SWITCH = 1 };
+
+/* Why a switch dropped a packet (counted on the ingress port). */
+enum rs_sw_drop {
+    RS_SWDROP_NO_ROUTE = 0,        /* no path to the destination host */
+    RS_SWDROP_LOSSY_THRESHOLD = 1, /* lossy class: egress queue over its threshold */
+    RS_SWDROP_BUFFER_FULL = 2,     /* lossy class: shared buffer exhausted */
+    RS_SWDROP_HEADROOM = 3,        /* lossless class: PFC headroom overflowed (mis-sized headroom) */
+    RS_SWDROP_WATCHDOG = 4,        /* reserved: PFC watchdog dropping a stormed queue */
+    RS_SWDROP__COUNT = 5,
+};
+
+typedef struct rs_switch_cfg {
+    uint32_t n_ports;              /* 1..4096 */
+    /* MMU (protocol.md 6.3) */
+    uint64_t buffer_bytes;         /* shared buffer size */
+    uint32_t reserve_bytes;        /* guaranteed per (ingress port, priority) */
+    uint32_t headroom_bytes;       /* PFC headroom per (ingress port, lossless priority) */
+    uint32_t dynamic;              /* 1: T = free shared >> alpha_shift; 0: T = xoff_bytes */
+    uint32_t alpha_shift;          /* 0..16 */
+    uint64_t xoff_bytes;           /* static threshold: shared bytes of one ingress queue */
+    uint32_t resume_offset_bytes;  /* XON when shared + offset <= T (hysteresis) */
+    uint64_t lossy_limit_bytes;    /* lossy egress queue cap; 0: dynamic (free shared >> alpha_shift) */
+    /* classes */
+    uint8_t pfc_mask;              /* bit p: priority p lossless (PFC on); others lossy */
+    uint16_t pfc_quanta;           /* pause time put in XOFF frames (1..65535) */
+    uint8_t dscp_to_prio[64];
+    /* scheduling: 0 strict priority (7 highest), 1 weighted round robin (packets) */
+    uint32_t wrr;
+    uint8_t wrr_weight[RS_NPRIO];  /* 1..255 */
+    /* ECN (protocol.md 7), per priority; kmax 0 = off */
+    uint64_t ecn_kmin[RS_NPRIO];
+    uint64_t ecn_kmax[RS_NPRIO];
+    double ecn_pmax[RS_NPRIO];
+    uint32_t ecn_on_dequeue;       /* 0: mark on enqueue (ASICs); 1: on dequeue (HPCC ns-3) */
+    uint64_t ecmp_seed;            /* XORed with the switch id: per-switch hash */
+} rs_switch_cfg;
+
+/* Defaults: 32 ports, 12 MB buffer, 4 KB reserve, 64 KB headroom, dynamic alpha 1/8, 3 KB resume
+ * offset, priority 3 lossless, XOFF 65535 quanta, every DSCP -> 3 except 48 (CNP) -> 6, strict
+ * priority, ECN off, enqueue marking. */
+void rs_switch_cfg_default(rs_switch_cfg *cfg);
+int rs_switch_add(rs_sim *sim, const rs_switch_cfg *cfg);
+
+/* Full-duplex link between two nodes; a switch uses its next free port.  Returns the id of the
+ * a->b direction (b->a is id + 1). */
+int rs_fabric_connect(rs_sim *sim, int kind_a, int a, int kind_b, int b, int64_t rate_bps, int64_t delay_ps);
+/* The switch port a link direction starts from (or -1 for a host end). */
+int rs_link_ends(const rs_sim *sim, int link, int *from_kind, int *from_node, int *from_port,
+                 int *to_kind, int *to_node, int *to_port);
+/* Take both directions of a link down (frames sent are dropped and counted) or up; routes are
+ * recomputed before the next event after the change. */
+int rs_link_set_up(rs_sim *sim, int link, int up);
+/* Schedule rs_link_set_up at an absolute time. */
+int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps);
+
+typedef struct rs_swport_stats {
+    uint64_t rx_pkts, rx_bytes;        /* arrived at this port (data; PFC frames not included) */
+    uint64_t tx_pkts, tx_bytes;        /* sent from this port (data + PFC) */
+    uint64_t drops[RS_SWDROP__COUNT];  /* by reason, counted on the ingress port */
+    uint64_t ecn_marked;               /* CE set on packets leaving this port */
+    uint64_t pfc_xoff_sent, pfc_xon_sent; /* pause frames this port sent upstream (XOFF incl. refresh) */
+    uint64_t q_bytes_peak[RS_NPRIO];   /* egress queue peak */
+    uint64_t in_bytes_peak[RS_NPRIO];  /* ingress (port, priority) occupancy peak incl. headroom */
+    uint64_t hdrm_bytes_peak[RS_NPRIO];
+    uint64_t in_bytes_at_first_xoff[RS_NPRIO]; /* occupancy when the first XOFF was decided (0: none) */
+    uint64_t wd_storms;                /* PFC watchdog: stormed-queue detections on this egress port */
+    /* per queue (priority) */
+    uint64_t q_tx_pkts[RS_NPRIO], q_tx_bytes[RS_NPRIO]; /* data sent from egress queue (port, prio) */
+    uint64_t q_ecn_marked[RS_NPRIO];
+    uint64_t q_drops[RS_NPRIO];        /* drops (any reason) of packets that arrived here in prio */
+} rs_swport_stats;
+
+/* Counters of the receive side of PFC, for any port (host NIC or switch). */
+typedef struct rs_pause_stats {
+    uint64_t pfc_rx_frames;
+    uint64_t pfc_rx_xoff;        /* per-class pause requests (quanta > 0) */
+    uint64_t pfc_rx_xon;         /* per-class resumes (quanta 0) */
+    int64_t paused_ps[RS_NPRIO]; /* total time each priority was paused (up to now) */
+    uint32_t paused_mask;        /* priorities paused now */
+} rs_pause_stats;
+
+int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out);
+/* Queue bytes now: egress queue and ingress occupancy of (port, priority). */
+int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress, uint64_t *ingress);
+/* Test hook: act on a PFC frame at a port now, as if it had just arrived on its link. */
+int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8]);
+int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out);
+/* Equal-cost next-hop ports of switch `sw` towards host `dst` (routes computed if needed). */
+int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap);
+/* The port ECMP picks for a 5-tuple (test hook: same hash the data path uses). */
+int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport);
+
+/* Slow receiver (net/rxpipe.c): host frames wait in a buffer of buf_bytes drained at rate_bps
+ * (0 = stuck); XOFF for the priorities in prio_mask at >= xoff_bytes, XON at <= xon_bytes.
+ * enable 0 removes it (only while its buffer is empty). */
+int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,
+                   uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta);
+typedef struct rs_host_rx_stats {
+    uint64_t pfc_xoff_sent, pfc_xon_sent, dropped, peak_bytes, bytes;
+} rs_host_rx_stats;
+int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out);
+
+/* The host NIC's DSCP -> priority table (which PFC priority pauses which QP); map[64] values 0..7. */
+int rs_host_set_dscp_map(rs_sim *sim, int host, const uint8_t *map);
+
+/* Static route: pin the next hops of switch `sw` towards host `dst` to ports[0..n) (ECMP among them);
+ * n = 0 removes the pin (back to shortest paths).  Pins survive route recomputation. */
+int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n);
+
+/* PFC watchdog on every switch (protocol.md 6.4): every poll_ps, an egress queue that is paused, holds
+ * packets and sent nothing for detect_ps is declared stormed: its packets and those arriving for it
+ * are dropped (counted as RS_SWDROP_WATCHDOG) and pause is ignored for restore_ps.  poll_ps 0 = off. */
+int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps);
+
+/* Deadlock detector: every period_ps, look for a cycle of paused egress queues (switch, port,
+ * priority), each waiting on a downstream ingress queue that is pausing it and whose packets sit in
+ * the next paused egress queue of the cycle.  0 = off. */
+int rs_deadlock_detector(rs_sim *sim, int64_t period_ps);
+typedef struct rs_queue_ref {
+    int32_t sw;
+    int32_t port;
+    int32_t prio;
+} rs_queue_ref;
+/* Opt-in sampled time series: every period_ps record egress bytes, ingress bytes and the paused
+ * state of each probe queue, up to max_samples rows (preallocated here; later samples are counted
+ * as missed).  Reconfiguring discards earlier samples. */
+int rs_sampler_config(rs_sim *sim, int64_t period_ps, const rs_queue_ref *probes, uint32_t n_probes,
+                      uint32_t max_samples);
+/* Copy the rows so far (t[n], egress/ingress/paused[n * n_probes]); returns n. */
+int rs_sampler_read(const rs_sim *sim, int64_t *t, uint64_t *egress, uint64_t *ingress, uint8_t *paused,
+                    uint64_t *missed);
+
+/* First deadlock found: returns the cycle length (0: none yet), fills *t_ps and up to cap entries. */
+int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap);
+
+#endif

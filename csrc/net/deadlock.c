@@ -1,0 +1,165 @@
+/* PFC deadlock detector, run by the monitor timer.
+ *
+ * A wait-for graph over egress queues that are paused (by a pause they obey) and hold packets:
+ * E = (S, p, prio) waits on E' = (S', x, prio) when S' is the switch at the far end of port p, S' is
+ * pausing that ingress queue (its PFC machine sent XOFF) and E' holds a packet that came in on it.
+ * A cycle is a deadlock: nothing in it can move again.  Depth-first search with an explicit stack;
+ * the first cycle found is kept with its time. */
+#include <stdlib.h>
+
+#include "core/sim_impl.h"
+#include "net/monitor.h"
+#include "net/switch.h"
+
+static int scratch(rs_sim *sim, rs_monitor *m)
+{
+    uint32_t n = 0;
+    uint32_t *base = realloc(m->node_base, (sim->n_switches + 1) * sizeof(uint32_t));
+    if (!base)
+        return -1;
+    m->node_base = base;
+    for (uint32_t s = 0; s < sim->n_switches; s++) {
+        base[s] = n;
+        n += sim->switches[s]->cfg.n_ports * RS_NPRIO;
+    }
+    base[sim->n_switches] = n;
+    if (n == m->n_nodes && m->color)
+        return 0;
+    free(m->color);
+    free(m->parent);
+    free(m->stack_node);
+    free(m->stack_next);
+    m->color = malloc(n + 1);
+    m->parent = malloc((n + 1) * sizeof(int32_t));
+    m->stack_node = malloc((n + 1) * sizeof(uint32_t));
+    m->stack_next = malloc((n + 1) * sizeof(uint32_t));
+    m->n_nodes = n;
+    return (m->color && m->parent && m->stack_node && m->stack_next) ? 0 : -1;
+}
+
+static void node_ref(const rs_sim *sim, const rs_monitor *m, uint32_t v, uint32_t *s, uint32_t *p, uint32_t *i)
+{
+    uint32_t k = 0;
+    while (k + 1 < sim->n_switches && m->node_base[k + 1] <= v)
+        k++;
+    *s = k;
+    *p = (v - m->node_base[k]) / RS_NPRIO;
+    *i = (v - m->node_base[k]) % RS_NPRIO;
+}
+
+/* A node of the wait-for graph: egress queue paused (by a pause it obeys) and holding packets. */
+static int blocked(const rs_switch *sw, uint32_t p, uint32_t i)
+{
+    const rs_swport *sp = &sw->ports[p];
+    return (sp->port.paused_mask & (1u << i)) && sp->q_head[i] != NULL;
+}
+
+static int holds_from(const rs_swport *sp, uint32_t prio, uint16_t in_port)
+{
+    for (const rs_pkt *q = sp->q_head[prio]; q; q = q->next)
+        if (q->sw_in_port == in_port)
+            return 1;
+    return 0;
+}
+
+/* Successor of node v number `k` onwards: returns the node, or -1; *k advances. */
+static int64_t next_succ(rs_sim *sim, rs_monitor *m, uint32_t v, uint32_t *k)
+{
+    uint32_t s, p, i;
+    node_ref(sim, m, v, &s, &p, &i);
+    const rs_port *port = &sim->switches[s]->ports[p].port;
+    if (!port->tx || port->tx->to->owner_kind != RS_NODE_SWITCH)
+        return -1;
+    const rs_port *peer = port->tx->to;
+    rs_switch *ds = peer->sw;
+    if (!ds->ports[peer->index].pfc[i].pausing)
+        return -1;
+    for (; *k < ds->n_used; (*k)++) {
+        uint32_t x = *k;
+        if (blocked(ds, x, i) && holds_from(&ds->ports[x], i, peer->index)) {
+            (*k)++;
+            return (int64_t)m->node_base[ds->id] + x * RS_NPRIO + i;
+        }
+    }
+    return -1;
+}
+
+static void record(rs_sim *sim, rs_monitor *m, uint32_t from, uint32_t to)
+{
+    /* back edge from -> to: the cycle is to ... from along the parent chain */
+    uint32_t chain[RS_DEADLOCK_MAX_CYCLE];
+    int n = 0;
+    for (int64_t v = from; n < RS_DEADLOCK_MAX_CYCLE; v = m->parent[v]) {
+        chain[n++] = (uint32_t)v;
+        if ((uint32_t)v == to || m->parent[v] < 0)
+            break;
+    }
+    m->dl_time_ps = sim->now_ps;
+    m->dl_len = n;
+    for (int j = 0; j < n; j++) {
+        uint32_t s, p, i;
+        node_ref(sim, m, chain[n - 1 - j], &s, &p, &i);
+        m->dl_cycle[j] = (rs_queue_ref){(int32_t)s, (int32_t)p, (int32_t)i};
+    }
+}
+
+void rs_deadlock_check(rs_sim *sim, rs_monitor *m)
+{
+    if (!sim->n_switches)
+        return;
+    if (scratch(sim, m) != 0) {
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory in the deadlock detector");
+        return;
+    }
+    for (uint32_t v = 0; v < m->n_nodes; v++) {
+        m->color[v] = 0;
+        m->parent[v] = -1;
+    }
+    for (uint32_t s = 0; s < sim->n_switches; s++) {
+        rs_switch *sw = sim->switches[s];
+        for (uint32_t p = 0; p < sw->n_used; p++) {
+            for (uint32_t i = 0; i < RS_NPRIO; i++) {
+                uint32_t root = m->node_base[s] + p * RS_NPRIO + i;
+                if (m->color[root] || !blocked(sw, p, i))
+                    continue;
+                uint32_t top = 0;
+                m->stack_node[0] = root;
+                m->stack_next[0] = 0;
+                m->color[root] = 1;
+                while (1) {
+                    uint32_t v = m->stack_node[top];
+                    int64_t w = next_succ(sim, m, v, &m->stack_next[top]);
+                    if (w < 0) {
+                        m->color[v] = 2;
+                        if (top == 0)
+                            break;
+                        top--;
+                        continue;
+                    }
+                    if (m->color[w] == 1) {
+                        record(sim, m, v, (uint32_t)w);
+                        return;
+                    }
+                    if (m->color[w] == 0) {
+                        m->color[w] = 1;
+                        m->parent[w] = (int32_t)v;
+                        m->stack_node[++top] = (uint32_t)w;
+                        m->stack_next[top] = 0;
+                    }
+                }
+            }
+        }
+    }
+}
+
+int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap)
+{
+    const rs_monitor *m = sim->monitor;
+    if (!m || m->dl_time_ps < 0)
+        return 0;
+    *t_ps = m->dl_time_ps;
+    for (int i = 0; i < m->dl_len && i < cap; i++)
+        cycle[i] = m->dl_cycle[i];
+    return m->dl_len;
+}

@@ -1,0 +1,84 @@
+/* Receive side of PFC: per-priority pause timers of one port.
+ *
+ * Per priority i the port is RUNNING or PAUSED:
+ *   RUNNING --frame, time[i] > 0--> PAUSED until now + time[i] x 512 / rate
+ *   PAUSED  --frame, time[i] > 0--> PAUSED, deadline restarted from now
+ *   PAUSED  --frame, time[i] = 0--> RUNNING (kick the owner's transmit loop)
+ *   PAUSED  --deadline reached---> RUNNING (kick)
+ * One timer per port fires at the earliest deadline of the paused priorities. */
+#include "net/pause.h"
+
+#include "core/sim_impl.h"
+
+int64_t rs_pause_quanta_ps(uint32_t quanta, int64_t rate_bps)
+{
+    /* ceil(bits * 10^12 / rate) without overflowing 64 bits (bits * 10^12 does for 65535 quanta):
+     * a = bits * 10^6, then a * 10^6 / rate by long division (exact for rates up to 9 Tb/s) */
+    int64_t a = (int64_t)quanta * 512 * 1000000;
+    int64_t q1 = a / rate_bps, r1 = a % rate_bps;
+    int64_t num = r1 * 1000000;
+    return q1 * 1000000 + num / rate_bps + (num % rate_bps != 0);
+}
+
+static void resume(rs_port *port, int prio, int64_t now_ps)
+{
+    port->paused_mask &= (uint8_t)~(1u << prio);
+    port->pause.paused_ps[prio] += now_ps - port->pause_start_ps[prio];
+}
+
+static void rearm(rs_sim *sim, rs_port *port)
+{
+    int64_t next = INT64_MAX;
+    for (int i = 0; i < RS_NPRIO; i++)
+        if ((port->paused_mask & (1u << i)) && port->pause_until_ps[i] < next)
+            next = port->pause_until_ps[i];
+    if (next == INT64_MAX)
+        rs_timer_cancel(&port->pause_end);
+    else if (!port->pause_end.armed || port->pause_end.when_ps != next)
+        rs_sim_arm(sim, &port->pause_end, next);
+}
+
+void rs_pause_receive(rs_sim *sim, rs_port *port, rs_pkt *pkt)
+{
+    int64_t rate = port->tx ? port->tx->rate_bps : 0;
+    uint8_t was = port->paused_mask;
+    port->pause.pfc_rx_frames++;
+    for (int i = 0; i < RS_NPRIO; i++) {
+        if (!(pkt->pfc_class_enable & (1u << i)))
+            continue;
+        if (pkt->pfc_quanta[i] == 0 || rate <= 0) {
+            port->pause.pfc_rx_xon++;
+            if (port->paused_mask & (1u << i))
+                resume(port, i, sim->now_ps);
+            continue;
+        }
+        port->pause.pfc_rx_xoff++;
+        if (!(port->paused_mask & (1u << i))) {
+            port->paused_mask |= (uint8_t)(1u << i);
+            port->pause_start_ps[i] = sim->now_ps;
+        }
+        port->pause_until_ps[i] = sim->now_ps + rs_pause_quanta_ps(pkt->pfc_quanta[i], rate);
+    }
+    rs_pkt_release(&sim->pool, pkt);
+    rearm(sim, port);
+    if (port->paused_mask != was)
+        rs_port_kick(sim, port);
+}
+
+void rs_pause_expire(rs_sim *sim, rs_port *port)
+{
+    for (int i = 0; i < RS_NPRIO; i++)
+        if ((port->paused_mask & (1u << i)) && port->pause_until_ps[i] <= sim->now_ps)
+            resume(port, i, sim->now_ps);
+    rearm(sim, port);
+    rs_port_kick(sim, port);
+}
+
+void rs_pause_stats_now(const rs_port *port, int64_t now_ps, rs_pause_stats *out)
+{
+    *out = port->pause;
+    out->paused_mask = port->paused_mask;
+    for (int i = 0; i < RS_NPRIO; i++)
+        if (port->paused_mask & (1u << i))
+            out->paused_ps[i] += now_ps - port->pause_start_ps[i];
+}

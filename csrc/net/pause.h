@@ -1,0 +1,24 @@
+/* Receive side of 802.1Qbb PFC (protocol.md 6.1): a port that receives a PFC
+ * frame stops sending the enabled priorities for time[i] x 512 bit times at
+ * its own transmit rate (a new frame restarts the timer; time 0 resumes at
+ * once).  Works the same for host NIC ports and switch ports.  PFC frames are
+ * consumed here: never forwarded, never queued behind data. */
+#ifndef RDMASIM_NET_PAUSE_H
+#define RDMASIM_NET_PAUSE_H
+
+#include <stdint.h>
+
+#include "net/port.h"
+
+struct rs_sim;
+
+/* A PFC frame arrived at `port`; takes ownership of pkt. */
+void rs_pause_receive(struct rs_sim *sim, rs_port *port, rs_pkt *pkt);
+/* The pause_end timer fired: resume priorities whose time is up. */
+void rs_pause_expire(struct rs_sim *sim, rs_port *port);
+/* Picoseconds of `quanta` x 512 bit times at rate_bps, rounded up. */
+int64_t rs_pause_quanta_ps(uint32_t quanta, int64_t rate_bps);
+/* Stats with time paused accounted up to `now_ps`. */
+void rs_pause_stats_now(const rs_port *port, int64_t now_ps, rs_pause_stats *out);
+
+#endif

@@ -1,0 +1,93 @@
+/* Send side of PFC: the per-(ingress port, priority) XOFF/XON machine (see pfc.h). */
+#include "net/pfc.h"
+
+#include "core/sim_impl.h"
+#include "net/pause.h"
+#include "net/switch.h"
+
+void rs_pfc_init(rs_pfc_queue *q, rs_switch *sw, uint16_t port, uint8_t prio)
+{
+    q->sw = sw;
+    q->port = port;
+    q->prio = prio;
+    q->pausing = 0;
+    q->refresh.owner = q;
+    q->refresh.kind = RS_EV_PFC_REFRESH;
+}
+
+static void send_frame(rs_sim *sim, rs_pfc_queue *q, uint16_t quanta)
+{
+    rs_swport *sp = &q->sw->ports[q->port];
+    rs_port *port = &sp->port;
+    if (!port->tx)
+        return;
+    rs_pkt *p = rs_pkt_alloc(&sim->pool);
+    if (!p) {
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
+        return;
+    }
+    static const uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+    uint8_t src[6] = {0x02, 0x10, (uint8_t)(q->sw->id >> 8), (uint8_t)q->sw->id,
+                      (uint8_t)(q->port >> 8), (uint8_t)q->port};
+    p->kind = RS_PKT_PFC;
+    for (int i = 0; i < 6; i++) {
+        p->dst_mac[i] = dst[i];
+        p->src_mac[i] = src[i];
+    }
+    p->pfc_class_enable = (uint16_t)(1u << q->prio);
+    p->pfc_quanta[q->prio] = quanta;
+    p->priority = 7;
+    p->next = NULL;
+    if (port->ctrl_tail)
+        port->ctrl_tail->next = p;
+    else
+        port->ctrl_head = p;
+    port->ctrl_tail = p;
+    if (quanta)
+        sp->stats.pfc_xoff_sent++;
+    else
+        sp->stats.pfc_xon_sent++;
+    rs_port_kick(sim, port);
+}
+
+static void send_xoff(rs_sim *sim, rs_pfc_queue *q)
+{
+    rs_port *port = &q->sw->ports[q->port].port;
+    uint16_t quanta = q->sw->cfg.pfc_quanta;
+    send_frame(sim, q, quanta);
+    if (port->tx) {
+        int64_t half = rs_pause_quanta_ps(quanta, port->tx->rate_bps) / 2;
+        rs_sim_arm(sim, &q->refresh, sim->now_ps + (half > 0 ? half : 1));
+    }
+}
+
+void rs_pfc_on_enqueue(rs_sim *sim, rs_pfc_queue *q)
+{
+    rs_switch *sw = q->sw;
+    if (q->pausing || !(sw->cfg.pfc_mask & (1u << q->prio)))
+        return;
+    if (!rs_mmu_should_pause(&sw->mmu, q->port, q->prio))
+        return;
+    rs_swport_stats *st = &sw->ports[q->port].stats;
+    if (!st->in_bytes_at_first_xoff[q->prio])
+        st->in_bytes_at_first_xoff[q->prio] = sw->mmu.in_bytes[q->port * RS_NPRIO + q->prio] +
+                                              sw->mmu.hdrm_bytes[q->port * RS_NPRIO + q->prio];
+    q->pausing = 1;
+    send_xoff(sim, q);
+}
+
+void rs_pfc_on_dequeue(rs_sim *sim, rs_pfc_queue *q)
+{
+    if (!q->pausing || !rs_mmu_should_resume(&q->sw->mmu, q->port, q->prio))
+        return;
+    q->pausing = 0;
+    rs_timer_cancel(&q->refresh);
+    send_frame(sim, q, 0);
+}
+
+void rs_pfc_refresh(rs_sim *sim, rs_pfc_queue *q)
+{
+    if (q->pausing)
+        send_xoff(sim, q);
+}

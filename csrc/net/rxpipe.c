@@ -1,0 +1,173 @@
+/* Slow-receiver NIC pipeline (see rxpipe.h). */
+#include "net/rxpipe.h"
+
+#include <stdlib.h>
+
+#include "core/sim_impl.h"
+#include "net/pause.h"
+#include "rdmasim/fabric.h"
+#include "transport/host.h"
+
+static int64_t drain_ps(const rs_rxpipe *rx, const rs_pkt *p)
+{
+    uint64_t bits = (uint64_t)rs_frame_len(p) * 8;
+    return (int64_t)((bits * 1000000000000ull + (uint64_t)rx->rate_bps - 1) / (uint64_t)rx->rate_bps);
+}
+
+static void send_pfc(rs_sim *sim, rs_rxpipe *rx, uint16_t quanta)
+{
+    rs_port *port = &rx->host->port;
+    if (!port->tx)
+        return;
+    rs_pkt *p = rs_pkt_alloc(&sim->pool);
+    if (!p) {
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
+        return;
+    }
+    static const uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+    p->kind = RS_PKT_PFC;
+    for (int i = 0; i < 6; i++) {
+        p->dst_mac[i] = dst[i];
+        p->src_mac[i] = rx->host->mac[i];
+    }
+    p->pfc_class_enable = rx->prio_mask;
+    for (int i = 0; i < RS_NPRIO; i++)
+        if (rx->prio_mask & (1u << i))
+            p->pfc_quanta[i] = quanta;
+    p->priority = 7;
+    if (quanta) {
+        rx->pfc_xoff_sent++;
+        int64_t half = rs_pause_quanta_ps(quanta, port->tx->rate_bps) / 2;
+        rs_sim_arm(sim, &rx->refresh, sim->now_ps + (half > 0 ? half : 1));
+    } else {
+        rx->pfc_xon_sent++;
+        rs_timer_cancel(&rx->refresh);
+    }
+    rs_nic_send_ctrl(sim, rx->host, p);
+}
+
+static void arm_drain(rs_sim *sim, rs_rxpipe *rx)
+{
+    if (rx->head && rx->rate_bps > 0 && !rx->drain.armed)
+        rs_sim_arm(sim, &rx->drain, sim->now_ps + drain_ps(rx, rx->head));
+}
+
+void rs_rxpipe_receive(rs_sim *sim, rs_rxpipe *rx, rs_pkt *pkt)
+{
+    uint32_t len = (uint32_t)rs_frame_len(pkt);
+    if (rx->bytes + len > rx->buf_bytes) {
+        rx->dropped++;
+        rs_pkt_release(&sim->pool, pkt);
+        return;
+    }
+    pkt->next = NULL;
+    if (rx->tail)
+        rx->tail->next = pkt;
+    else
+        rx->head = pkt;
+    rx->tail = pkt;
+    rx->bytes += len;
+    if (rx->bytes > rx->peak_bytes)
+        rx->peak_bytes = rx->bytes;
+    if (!rx->pausing && rx->prio_mask && rx->bytes >= rx->xoff_bytes) {
+        rx->pausing = 1;
+        send_pfc(sim, rx, rx->quanta);
+    }
+    arm_drain(sim, rx);
+}
+
+void rs_rxpipe_drain(rs_sim *sim, rs_rxpipe *rx)
+{
+    rs_pkt *p = rx->head;
+    if (!p)
+        return;
+    rx->head = p->next;
+    if (!rx->head)
+        rx->tail = NULL;
+    p->next = NULL;
+    rx->bytes -= rs_frame_len(p);
+    if (rx->pausing && rx->bytes <= rx->xon_bytes) {
+        rx->pausing = 0;
+        send_pfc(sim, rx, 0);
+    }
+    arm_drain(sim, rx);
+    rs_nic_receive(sim, rx->host, p);
+}
+
+void rs_rxpipe_refresh(rs_sim *sim, rs_rxpipe *rx)
+{
+    if (rx->pausing)
+        send_pfc(sim, rx, rx->quanta);
+}
+
+void rs_rxpipe_free(rs_sim *sim, rs_rxpipe *rx)
+{
+    if (!rx)
+        return;
+    rs_pkt *p = rx->head;
+    while (p) {
+        rs_pkt *n = p->next;
+        rs_pkt_release(&sim->pool, p);
+        p = n;
+    }
+    free(rx);
+}
+
+/* ---- control path ---- */
+
+int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,
+                   uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)sim->n_hosts - 1);
+    rs_host *h = sim->hosts[host];
+    if (!enable) {
+        if (h->rx && h->rx->head)
+            return rs_sim_fail(sim, RS_ERR_BUSY, "host %d: receive buffer still holds %llu bytes", host,
+                               (unsigned long long)h->rx->bytes);
+        rs_rxpipe_free(sim, h->rx);
+        h->rx = NULL;
+        return RS_OK;
+    }
+    if (rate_bps < 0 || xon_bytes > xoff_bytes || xoff_bytes > buf_bytes || quanta == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "receiver: need rate >= 0 (0 = stuck), xon (%llu) <= xoff (%llu) <= buffer (%llu), "
+                           "quanta 1..65535", (unsigned long long)xon_bytes, (unsigned long long)xoff_bytes,
+                           (unsigned long long)buf_bytes);
+    if (!h->rx) {
+        h->rx = calloc(1, sizeof(*h->rx));
+        if (!h->rx)
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        h->rx->host = h;
+        h->rx->drain.owner = h->rx;
+        h->rx->drain.kind = RS_EV_RX_DRAIN;
+        h->rx->refresh.owner = h->rx;
+        h->rx->refresh.kind = RS_EV_RX_REFRESH;
+    }
+    rs_rxpipe *rx = h->rx;
+    rx->rate_bps = rate_bps;
+    rx->buf_bytes = buf_bytes;
+    rx->xoff_bytes = xoff_bytes;
+    rx->xon_bytes = xon_bytes;
+    rx->prio_mask = prio_mask;
+    rx->quanta = quanta;
+    rs_timer_cancel(&rx->drain); /* the new rate applies from the next frame */
+    if (rx->head && rate_bps > 0) {
+        uint64_t bits = (uint64_t)rs_frame_len(rx->head) * 8;
+        rs_sim_arm(sim, &rx->drain, sim->now_ps + (int64_t)((bits * 1000000000000ull + (uint64_t)rate_bps - 1) /
+                                                            (uint64_t)rate_bps));
+    }
+    return RS_OK;
+}
+
+int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return RS_ERR_INVAL;
+    const rs_rxpipe *rx = sim->hosts[host]->rx;
+    *out = (rs_host_rx_stats){0};
+    if (rx)
+        *out = (rs_host_rx_stats){rx->pfc_xoff_sent, rx->pfc_xon_sent, rx->dropped, rx->peak_bytes, rx->bytes};
+    return RS_OK;
+}

@@ -1,0 +1,257 @@
+/* Switch data path: classify, route, admit, enqueue; schedule and dequeue (see switch.h). */
+#include "net/switch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sim_impl.h"
+#include "net/ecn.h"
+
+void rs_switch_cfg_default(rs_switch_cfg *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->n_ports = 32;
+    c->buffer_bytes = 12u * 1024 * 1024;
+    c->reserve_bytes = 4096;
+    c->headroom_bytes = 64 * 1024;
+    c->dynamic = 1;
+    c->alpha_shift = 3;
+    c->xoff_bytes = 256 * 1024;
+    c->resume_offset_bytes = 3 * 1024;
+    c->lossy_limit_bytes = 0;
+    c->pfc_mask = 1u << 3;
+    c->pfc_quanta = 0xFFFF;
+    for (int i = 0; i < 64; i++)
+        c->dscp_to_prio[i] = 3;
+    c->dscp_to_prio[48] = 6; /* CNP */
+    c->wrr = 0;
+    for (int i = 0; i < RS_NPRIO; i++)
+        c->wrr_weight[i] = 1;
+    c->ecn_on_dequeue = 0;
+    c->ecmp_seed = 0x5eed;
+}
+
+rs_switch *rs_switch_new(rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err)
+{
+    *err = 0;
+    rs_switch *sw = calloc(1, sizeof(*sw));
+    if (!sw)
+        return NULL;
+    sw->id = id;
+    sw->sim = sim;
+    sw->cfg = *cfg;
+    sw->ports = calloc(cfg->n_ports, sizeof(*sw->ports));
+    int mrc = sw->ports ? rs_mmu_init(&sw->mmu, &sw->cfg) : -1;
+    if (mrc != 0) {
+        *err = mrc;
+        free(sw->ports);
+        free(sw);
+        return NULL;
+    }
+    for (uint32_t p = 0; p < cfg->n_ports; p++) {
+        rs_swport *sp = &sw->ports[p];
+        rs_port_init(&sp->port, RS_NODE_SWITCH, NULL, sw, (uint16_t)p);
+        for (int i = 0; i < RS_NPRIO; i++)
+            sp->wd_stalled_since[i] = -1;
+        for (int i = 0; i < RS_NPRIO; i++)
+            rs_pfc_init(&sp->pfc[i], sw, (uint16_t)p, (uint8_t)i);
+        sp->wrr_left = cfg->wrr_weight[0];
+    }
+    rs_rng_seed(&sw->rng, sim->seed, (2ull << 32) | (uint64_t)id);
+    /* splitmix-style scramble so neighbouring ids get unrelated hash seeds */
+    uint64_t z = cfg->ecmp_seed ^ ((uint64_t)id * 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    sw->hash_seed = z ^ (z >> 27);
+    return sw;
+}
+
+static void free_list(rs_sim *sim, rs_pkt *p)
+{
+    while (p) {
+        rs_pkt *n = p->next;
+        rs_pkt_release(&sim->pool, p);
+        p = n;
+    }
+}
+
+void rs_switch_free(rs_sim *sim, rs_switch *sw)
+{
+    if (!sw)
+        return;
+    for (uint32_t p = 0; p < sw->cfg.n_ports; p++) {
+        free_list(sim, sw->ports[p].port.ctrl_head);
+        for (int i = 0; i < RS_NPRIO; i++)
+            free_list(sim, sw->ports[p].q_head[i]);
+    }
+    rs_mmu_free(&sw->mmu);
+    for (uint32_t i = 0; i < sw->n_pins; i++)
+        free(sw->pins[i].ports);
+    free(sw->pins);
+    free(sw->nh);
+    free(sw->nh_cnt);
+    free(sw->ports);
+    free(sw);
+}
+
+/* MurmurHash3 fmix64-style mixing of (sip, dip, sport | dport << 16) with the switch seed. */
+uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, uint16_t sport)
+{
+    uint64_t h = sw->hash_seed;
+    uint64_t words[3] = {sip, dip, (uint64_t)sport | (4791ull << 16)};
+    for (int i = 0; i < 3; i++) {
+        h ^= words[i];
+        h ^= h >> 33;
+        h *= 0xFF51AFD7ED558CCDull;
+        h ^= h >> 33;
+        h *= 0xC4CEB9FE1A85EC53ull;
+        h ^= h >> 33;
+    }
+    return (uint32_t)(h >> 32);
+}
+
+static void drop(rs_sim *sim, rs_swport *in, rs_pkt *pkt, int reason)
+{
+    in->stats.drops[reason]++;
+    in->stats.q_drops[pkt->priority & 7u]++;
+    rs_pkt_release(&sim->pool, pkt);
+}
+
+static void peak(uint64_t *slot, uint64_t v)
+{
+    if (v > *slot)
+        *slot = v;
+}
+
+void rs_switch_receive(rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt)
+{
+    rs_swport *in = &sw->ports[port->index];
+    uint32_t bytes = (uint32_t)rs_frame_len(pkt);
+    in->stats.rx_pkts++;
+    in->stats.rx_bytes += bytes;
+    uint32_t prio = sw->cfg.dscp_to_prio[pkt->tos >> 2] & 7u;
+    pkt->priority = (uint8_t)prio;
+    uint32_t d = pkt->dst_node;
+    uint32_t n = (sw->nh_cnt && d < sw->n_dst) ? sw->nh_cnt[d] : 0;
+    if (n == 0) {
+        drop(sim, in, pkt, RS_SWDROP_NO_ROUTE);
+        return;
+    }
+    const uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
+    uint32_t out_idx = n == 1 ? hops[0] : hops[rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n];
+    rs_swport *out = &sw->ports[out_idx];
+    if (out->wd_storm_until[prio] > sim->now_ps) {
+        drop(sim, in, pkt, RS_SWDROP_WATCHDOG);
+        return;
+    }
+    int why = rs_mmu_admit(&sw->mmu, port->index, out_idx, prio, bytes);
+    if (why >= 0) {
+        drop(sim, in, pkt, why);
+        return;
+    }
+    size_t qi = (size_t)out_idx * RS_NPRIO + prio, ii = (size_t)port->index * RS_NPRIO + prio;
+    peak(&out->stats.q_bytes_peak[prio], sw->mmu.eg_bytes[qi]);
+    peak(&in->stats.in_bytes_peak[prio], sw->mmu.in_bytes[ii] + sw->mmu.hdrm_bytes[ii]);
+    peak(&in->stats.hdrm_bytes_peak[prio], sw->mmu.hdrm_bytes[ii]);
+    if (!sw->cfg.ecn_on_dequeue &&
+        rs_ecn_maybe_mark(pkt, sw->mmu.eg_bytes[qi] - bytes, sw->cfg.ecn_kmin[prio], sw->cfg.ecn_kmax[prio],
+                          sw->cfg.ecn_pmax[prio], &sw->rng)) {
+        out->stats.ecn_marked++;
+        out->stats.q_ecn_marked[prio]++;
+    }
+    pkt->sw_in_port = port->index;
+    pkt->next = NULL;
+    if (out->q_tail[prio])
+        out->q_tail[prio]->next = pkt;
+    else
+        out->q_head[prio] = pkt;
+    out->q_tail[prio] = pkt;
+    rs_pfc_on_enqueue(sim, &in->pfc[prio]);
+    rs_port_kick(sim, &out->port);
+}
+
+static rs_pkt *pop_ctrl(rs_port *port)
+{
+    rs_pkt *p = port->ctrl_head;
+    if (p) {
+        port->ctrl_head = p->next;
+        if (!port->ctrl_head)
+            port->ctrl_tail = NULL;
+        p->next = NULL;
+    }
+    return p;
+}
+
+/* The priority to serve next, or -1. */
+static int pick(rs_switch *sw, rs_swport *sp)
+{
+    uint8_t ready = 0;
+    for (int i = 0; i < RS_NPRIO; i++)
+        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->sim->now_ps))
+            ready |= (uint8_t)(1u << i);
+    if (!ready)
+        return -1;
+    if (!sw->cfg.wrr) {
+        for (int i = RS_NPRIO - 1; i >= 0; i--)
+            if (ready & (1u << i))
+                return i;
+    }
+    for (int k = 0; k <= RS_NPRIO; k++) {
+        if ((ready & (1u << sp->wrr_prio)) && sp->wrr_left > 0) {
+            sp->wrr_left--;
+            return sp->wrr_prio;
+        }
+        sp->wrr_prio = (uint8_t)((sp->wrr_prio + 1) % RS_NPRIO);
+        sp->wrr_left = sw->cfg.wrr_weight[sp->wrr_prio];
+    }
+    return -1;
+}
+
+rs_pkt *rs_switch_next_frame(rs_sim *sim, rs_switch *sw, rs_port *port)
+{
+    rs_swport *sp = &sw->ports[port->index];
+    rs_pkt *p = pop_ctrl(port);
+    if (p) {
+        sp->stats.tx_pkts++;
+        sp->stats.tx_bytes += RS_ETH_MIN_FRAME_NOFCS;
+        return p;
+    }
+    int prio = pick(sw, sp);
+    if (prio < 0)
+        return NULL;
+    p = sp->q_head[prio];
+    sp->q_head[prio] = p->next;
+    if (!sp->q_head[prio])
+        sp->q_tail[prio] = NULL;
+    p->next = NULL;
+    uint32_t bytes = (uint32_t)rs_frame_len(p);
+    rs_mmu_release(&sw->mmu, p->sw_in_port, port->index, (uint32_t)prio, bytes);
+    if (sw->cfg.ecn_on_dequeue &&
+        rs_ecn_maybe_mark(p, sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio], sw->cfg.ecn_kmin[prio],
+                          sw->cfg.ecn_kmax[prio], sw->cfg.ecn_pmax[prio], &sw->rng)) {
+        sp->stats.ecn_marked++;
+        sp->stats.q_ecn_marked[prio]++;
+    }
+    sp->stats.tx_pkts++;
+    sp->stats.tx_bytes += bytes;
+    sp->stats.q_tx_pkts[prio]++;
+    sp->stats.q_tx_bytes[prio] += bytes;
+    rs_pfc_on_dequeue(sim, &sw->ports[p->sw_in_port].pfc[prio]);
+    return p;
+}
+
+void rs_switch_flush_queue(rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t prio, int reason)
+{
+    rs_swport *sp = &sw->ports[port];
+    rs_pkt *p = sp->q_head[prio];
+    sp->q_head[prio] = sp->q_tail[prio] = NULL;
+    while (p) {
+        rs_pkt *next = p->next;
+        uint16_t in = p->sw_in_port;
+        rs_mmu_release(&sw->mmu, in, port, prio, (uint32_t)rs_frame_len(p));
+        sw->ports[in].stats.drops[reason]++;
+        sw->ports[in].stats.q_drops[prio]++;
+        rs_pkt_release(&sim->pool, p);
+        rs_pfc_on_dequeue(sim, &sw->ports[in].pfc[prio]);
+        p = next;
+    }
+}

@@ -1,0 +1,75 @@
+/* A switch: N ports, each with 8 priority egress FIFOs and a control queue
+ * (PFC frames, sent first and never paused), a shared-buffer MMU (mmu.h), the
+ * PFC ingress machines (pfc.h), ECN marking (ecn.h) and a forwarding table
+ * by destination host with equal-cost next hops (route.c).
+ *
+ * Packet path: link arrival -> rs_switch_receive (classify DSCP -> priority,
+ * route + ECMP hash, MMU admission or counted drop, ECN on enqueue, PFC XOFF
+ * check, enqueue, kick egress) ... egress port idle -> rs_switch_next_frame
+ * (control queue, then strict priority or WRR over unpaused priorities;
+ * MMU release, ECN on dequeue, PFC XON check). */
+#ifndef RDMASIM_NET_SWITCH_H
+#define RDMASIM_NET_SWITCH_H
+
+#include <stdint.h>
+
+#include "net/mmu.h"
+#include "net/pfc.h"
+#include "net/port.h"
+#include "rdmasim/fabric.h"
+#include "rdmasim/rng.h"
+
+struct rs_sim;
+
+typedef struct rs_swport {
+    rs_port port;
+    rs_pkt *q_head[RS_NPRIO];
+    rs_pkt *q_tail[RS_NPRIO];
+    rs_pfc_queue pfc[RS_NPRIO]; /* ingress PFC machine per priority */
+    uint8_t wrr_prio;           /* WRR: priority whose turn it is */
+    uint8_t wrr_left;           /* WRR: packets left in that turn */
+    /* PFC watchdog (monitor.c) per egress priority */
+    uint64_t wd_last_tx[RS_NPRIO];
+    int64_t wd_stalled_since[RS_NPRIO]; /* -1: not stalled */
+    int64_t wd_storm_until[RS_NPRIO];   /* drop this queue's packets and ignore pause until then */
+    rs_swport_stats stats;
+} rs_swport;
+
+typedef struct rs_route_pin {
+    uint32_t dst;
+    uint16_t n;
+    uint16_t *ports;
+} rs_route_pin;
+
+typedef struct rs_switch {
+    int id;
+    struct rs_sim *sim;
+    rs_switch_cfg cfg;
+    uint32_t n_used;           /* ports connected so far (0..cfg.n_ports) */
+    rs_swport *ports;
+    rs_mmu mmu;
+    rs_rng rng;                /* ECN draws: stream (2 << 32) | id */
+    uint64_t hash_seed;
+    /* routes: next hops of destination host d are nh[d * n_ports .. + nh_cnt[d]) */
+    uint32_t n_dst;
+    uint16_t *nh;
+    uint16_t *nh_cnt;
+    rs_route_pin *pins;        /* static routes, applied over the computed table */
+    uint32_t n_pins;
+} rs_switch;
+
+rs_switch *rs_switch_new(struct rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err);
+void rs_switch_free(struct rs_sim *sim, rs_switch *sw);
+/* A frame (not PFC) arrived on `port`; takes ownership. */
+void rs_switch_receive(struct rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt);
+/* The egress port is idle: the next frame to send, or NULL. */
+rs_pkt *rs_switch_next_frame(struct rs_sim *sim, rs_switch *sw, rs_port *port);
+/* Drop every packet queued at egress (port, prio), counting `reason` on each packet's ingress port. */
+void rs_switch_flush_queue(struct rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t prio, int reason);
+/* ECMP choice among n next hops for the packet's 5-tuple. */
+uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, uint16_t sport);
+
+/* route.c: recompute every switch's table over links that are up. */
+int rs_routes_compute(struct rs_sim *sim);
+
+#endif

@@ -1,0 +1,259 @@
+# Switched fabrics: the control-path calls of csrc/include/rdmasim/fabric.h (switches, links between
+# any two nodes, link failure, counters).  Bound to a SimCore; Python never runs per packet.
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+import numpy as np
+
+cdef extern from "rdmasim/fabric.h" nogil:
+    ctypedef struct rs_switch_cfg:
+        uint32_t n_ports
+        uint64_t buffer_bytes
+        uint32_t reserve_bytes
+        uint32_t headroom_bytes
+        uint32_t dynamic
+        uint32_t alpha_shift
+        uint64_t xoff_bytes
+        uint32_t resume_offset_bytes
+        uint64_t lossy_limit_bytes
+        uint8_t pfc_mask
+        uint16_t pfc_quanta
+        uint8_t dscp_to_prio[64]
+        uint32_t wrr
+        uint8_t wrr_weight[8]
+        uint64_t ecn_kmin[8]
+        uint64_t ecn_kmax[8]
+        double ecn_pmax[8]
+        uint32_t ecn_on_dequeue
+        uint64_t ecmp_seed
+    ctypedef struct rs_swport_stats:
+        uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes
+        uint64_t drops[5]
+        uint64_t ecn_marked
+        uint64_t pfc_xoff_sent, pfc_xon_sent
+        uint64_t q_bytes_peak[8]
+        uint64_t in_bytes_peak[8]
+        uint64_t hdrm_bytes_peak[8]
+        uint64_t in_bytes_at_first_xoff[8]
+        uint64_t wd_storms
+        uint64_t q_tx_pkts[8]
+        uint64_t q_tx_bytes[8]
+        uint64_t q_ecn_marked[8]
+        uint64_t q_drops[8]
+    ctypedef struct rs_pause_stats:
+        uint64_t pfc_rx_frames
+        uint64_t pfc_rx_xoff
+        uint64_t pfc_rx_xon
+        int64_t paused_ps[8]
+        uint32_t paused_mask
+
+    void rs_switch_cfg_default(rs_switch_cfg *cfg)
+    int rs_switch_add(rs_sim *sim, const rs_switch_cfg *cfg)
+    int rs_fabric_connect(rs_sim *sim, int kind_a, int a, int kind_b, int b, int64_t rate_bps,
+                          int64_t delay_ps)
+    int rs_link_ends(const rs_sim *sim, int link, int *from_kind, int *from_node, int *from_port,
+                     int *to_kind, int *to_node, int *to_port)
+    int rs_link_set_up(rs_sim *sim, int link, int up)
+    int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
+    int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
+    int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress,
+                              uint64_t *ingress)
+    int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable,
+                           const uint16_t quanta[8])
+    int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
+    ctypedef struct rs_queue_ref:
+        int sw
+        int port
+        int prio
+    ctypedef struct rs_host_rx_stats:
+        uint64_t pfc_xoff_sent, pfc_xon_sent, dropped, peak_bytes, bytes
+    int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes,
+                       uint64_t xoff_bytes, uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
+    int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out)
+    int rs_host_set_dscp_map(rs_sim *sim, int host, const uint8_t *map)
+    int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n)
+    int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
+    int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
+    int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap)
+    int rs_sampler_config(rs_sim *sim, int64_t period_ps, const rs_queue_ref *probes, uint32_t n_probes,
+                          uint32_t max_samples)
+    int rs_sampler_read(const rs_sim *sim, int64_t *t, uint64_t *egress, uint64_t *ingress, uint8_t *paused,
+                        uint64_t *missed)
+    int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
+    int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
+
+SWITCH_DROP_REASONS = ("no_route", "lossy_threshold", "buffer_full", "headroom_overflow", "watchdog")
+_SCALAR_CFG = ("n_ports", "buffer_bytes", "reserve_bytes", "headroom_bytes", "dynamic", "alpha_shift",
+               "xoff_bytes", "resume_offset_bytes", "lossy_limit_bytes", "pfc_mask", "pfc_quanta", "wrr",
+               "ecn_on_dequeue", "ecmp_seed")
+_ARRAY_CFG = ("dscp_to_prio", "wrr_weight", "ecn_kmin", "ecn_kmax", "ecn_pmax")
+
+
+def switch_cfg_default():
+    """The C defaults of rs_switch_cfg as a dict (scalars, and lists for the per-DSCP/priority arrays)."""
+    cdef rs_switch_cfg c
+    rs_switch_cfg_default(&c)
+    d = c  # Cython converts the struct to a dict (fixed arrays to lists)
+    d = dict(d)
+    for k in _ARRAY_CFG:
+        d[k] = list(d[k])
+    return d
+
+
+cdef class FabricCore:
+    """Fabric calls on one SimCore. Used by rdmasim.fabric; not a public API."""
+    cdef SimCore core
+
+    def __cinit__(self, SimCore core):
+        self.core = core
+
+    def switch_add(self, dict cfg):
+        cdef rs_switch_cfg c
+        cdef int i
+        rs_switch_cfg_default(&c)
+        c.n_ports = cfg["n_ports"]
+        c.buffer_bytes = cfg["buffer_bytes"]
+        c.reserve_bytes = cfg["reserve_bytes"]
+        c.headroom_bytes = cfg["headroom_bytes"]
+        c.dynamic = cfg["dynamic"]
+        c.alpha_shift = cfg["alpha_shift"]
+        c.xoff_bytes = cfg["xoff_bytes"]
+        c.resume_offset_bytes = cfg["resume_offset_bytes"]
+        c.lossy_limit_bytes = cfg["lossy_limit_bytes"]
+        c.pfc_mask = cfg["pfc_mask"]
+        c.pfc_quanta = cfg["pfc_quanta"]
+        c.wrr = cfg["wrr"]
+        c.ecn_on_dequeue = cfg["ecn_on_dequeue"]
+        c.ecmp_seed = cfg["ecmp_seed"]
+        for i in range(64):
+            c.dscp_to_prio[i] = cfg["dscp_to_prio"][i]
+        for i in range(8):
+            c.wrr_weight[i] = cfg["wrr_weight"][i]
+            c.ecn_kmin[i] = cfg["ecn_kmin"][i]
+            c.ecn_kmax[i] = cfg["ecn_kmax"][i]
+            c.ecn_pmax[i] = cfg["ecn_pmax"][i]
+        return self.core._check(rs_switch_add(self.core.sim, &c))
+
+    def connect(self, int kind_a, int a, int kind_b, int b, int64_t rate_bps, int64_t delay_ps):
+        return self.core._check(rs_fabric_connect(self.core.sim, kind_a, a, kind_b, b, rate_bps, delay_ps))
+
+    def link_ends(self, int link):
+        cdef int fk, fn, fp, tk, tn, tp
+        self.core._check(rs_link_ends(self.core.sim, link, &fk, &fn, &fp, &tk, &tn, &tp))
+        return (fk, fn, fp), (tk, tn, tp)
+
+    def link_set_up(self, int link, bint up):
+        self.core._check(rs_link_set_up(self.core.sim, link, up))
+
+    def link_schedule_up(self, int link, bint up, int64_t t_ps):
+        self.core._check(rs_link_schedule_up(self.core.sim, link, up, t_ps))
+
+    def port_stats(self, int sw, int port):
+        cdef rs_swport_stats s
+        self.core._check(rs_switch_port_stats(self.core.sim, sw, port, &s))
+        d = {"rx_pkts": s.rx_pkts, "rx_bytes": s.rx_bytes, "tx_pkts": s.tx_pkts, "tx_bytes": s.tx_bytes,
+             "ecn_marked": s.ecn_marked, "pfc_xoff_sent": s.pfc_xoff_sent, "pfc_xon_sent": s.pfc_xon_sent,
+             "drops": {SWITCH_DROP_REASONS[i]: s.drops[i] for i in range(5)},
+             "egress_peak_bytes": [s.q_bytes_peak[i] for i in range(8)],
+             "ingress_peak_bytes": [s.in_bytes_peak[i] for i in range(8)],
+             "headroom_peak_bytes": [s.hdrm_bytes_peak[i] for i in range(8)],
+             "ingress_bytes_at_first_xoff": [s.in_bytes_at_first_xoff[i] for i in range(8)],
+             "watchdog_storms": s.wd_storms,
+             "queue_tx_pkts": [s.q_tx_pkts[i] for i in range(8)],
+             "queue_tx_bytes": [s.q_tx_bytes[i] for i in range(8)],
+             "queue_ecn_marked": [s.q_ecn_marked[i] for i in range(8)],
+             "queue_drops": [s.q_drops[i] for i in range(8)]}
+        return d
+
+    def queue_bytes(self, int sw, int port, int prio):
+        cdef uint64_t eg, ing
+        self.core._check(rs_switch_queue_bytes(self.core.sim, sw, port, prio, &eg, &ing))
+        return eg, ing
+
+    def pause_stats(self, int kind, int node, int port):
+        cdef rs_pause_stats s
+        self.core._check(rs_port_pause_stats(self.core.sim, kind, node, port, &s))
+        return {"pfc_rx_frames": s.pfc_rx_frames, "pfc_rx_xoff": s.pfc_rx_xoff, "pfc_rx_xon": s.pfc_rx_xon,
+                "paused_ps": [s.paused_ps[i] for i in range(8)], "paused_mask": s.paused_mask}
+
+    def inject_pfc(self, int kind, int node, int port, uint16_t class_enable, quanta):
+        cdef uint16_t q[8]
+        cdef int i
+        for i in range(8):
+            q[i] = quanta[i]
+        self.core._check(rs_port_inject_pfc(self.core.sim, kind, node, port, class_enable, q))
+
+    def next_hops(self, int sw, int dst):
+        cdef uint16_t buf[4096]
+        n = self.core._check(rs_switch_next_hops(self.core.sim, sw, dst, buf, 4096))
+        return [buf[i] for i in range(n)]
+
+    def ecmp_port(self, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport):
+        return self.core._check(rs_switch_ecmp_port(self.core.sim, sw, dst, sip, dip, sport))
+
+    def set_route(self, int sw, int dst, ports):
+        cdef uint16_t buf[4096]
+        cdef int i
+        n = len(ports)
+        if n > 4096:
+            raise ValueError(f"at most 4096 next hops, got {n}")
+        for i in range(n):
+            buf[i] = ports[i]
+        self.core._check(rs_switch_set_route(self.core.sim, sw, dst, buf, n))
+
+    def pfc_watchdog(self, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps):
+        self.core._check(rs_pfc_watchdog(self.core.sim, poll_ps, detect_ps, restore_ps))
+
+    def deadlock_detector(self, int64_t period_ps):
+        self.core._check(rs_deadlock_detector(self.core.sim, period_ps))
+
+    def deadlock_result(self):
+        cdef rs_queue_ref cyc[64]
+        cdef int64_t t = 0
+        n = rs_deadlock_result(self.core.sim, &t, cyc, 64)
+        if n == 0:
+            return None
+        return t, [(cyc[i].sw, cyc[i].port, cyc[i].prio) for i in range(n)]
+
+    def host_set_rx(self, int host, bint enable, int64_t rate_bps, uint64_t buf, uint64_t xoff, uint64_t xon,
+                    uint8_t prio_mask, uint16_t quanta):
+        self.core._check(rs_host_set_rx(self.core.sim, host, enable, rate_bps, buf, xoff, xon, prio_mask, quanta))
+
+    def host_rx_stats(self, int host):
+        cdef rs_host_rx_stats s
+        self.core._check(rs_host_rx_stats_get(self.core.sim, host, &s))
+        return {"pfc_xoff_sent": s.pfc_xoff_sent, "pfc_xon_sent": s.pfc_xon_sent, "dropped": s.dropped,
+                "peak_bytes": s.peak_bytes, "bytes": s.bytes}
+
+    def sampler_config(self, int64_t period_ps, probes, uint32_t max_samples):
+        cdef uint32_t n = len(probes)
+        cdef rs_queue_ref *buf = <rs_queue_ref *>malloc((n if n else 1) * sizeof(rs_queue_ref))
+        cdef uint32_t k
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            for k in range(n):
+                buf[k].sw, buf[k].port, buf[k].prio = probes[k]
+            self.core._check(rs_sampler_config(self.core.sim, period_ps, buf, n, max_samples))
+        finally:
+            free(buf)
+
+    def sampler_read(self, uint32_t n_probes, uint32_t max_samples):
+        t = np.zeros(max_samples, dtype=np.int64)
+        eg = np.zeros((max_samples, n_probes), dtype=np.uint64)
+        ing = np.zeros((max_samples, n_probes), dtype=np.uint64)
+        pa = np.zeros((max_samples, n_probes), dtype=np.uint8)
+        cdef int64_t[::1] tv = t
+        cdef uint64_t[:, ::1] ev = eg
+        cdef uint64_t[:, ::1] iv = ing
+        cdef uint8_t[:, ::1] pv = pa
+        cdef uint64_t missed = 0
+        n = rs_sampler_read(self.core.sim, &tv[0], &ev[0, 0], &iv[0, 0], &pv[0, 0], &missed)
+        return t[:n], eg[:n], ing[:n], pa[:n].astype(bool), missed
+
+    def host_set_dscp_map(self, int host, table):
+        cdef uint8_t m[64]
+        cdef int i
+        for i in range(64):
+            m[i] = table[i]
+        self.core._check(rs_host_set_dscp_map(self.core.sim, host, m))

@@ -1,0 +1,326 @@
+"""Switched fabrics: switches and their configuration, links between any two nodes, counters.
+
+A switch has N ports with 8 priority egress queues, a shared-buffer MMU, PFC per (ingress port,
+lossless priority) and RED ECN marking per egress queue; it forwards by destination host over the
+shortest paths, hashing the 5-tuple (UDP source port = per-QP entropy) over equal-cost next hops.
+Everything per packet runs in C (csrc/net/); this module only configures and reads counters.
+
+Build graphs with ``sim.add_switch(name, **config)`` and ``sim.connect(a, b, rate=..., delay=...)``
+(hosts or switches), or use the builders in :mod:`rdmasim.topology`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from rdmasim import _core
+from rdmasim.units import parse_size, parse_time
+
+if TYPE_CHECKING:
+    from rdmasim.sim import Host, Link, Simulator
+
+NODE_HOST = 0
+NODE_SWITCH = 1
+DROP_REASONS = _core.SWITCH_DROP_REASONS
+
+_U32 = 2**32 - 1
+_U64 = 2**64 - 1
+
+
+def _int_in(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an int in {lo}..{hi}, got {value!r}")
+    return value
+
+
+def _size_in(name: str, value: Any, hi: int) -> int:
+    try:
+        n = parse_size(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    if n > hi:
+        raise ValueError(f"{name} must be at most {hi} bytes, got {value!r}")
+    return n
+
+
+def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str | int = "4KB",
+                  headroom: str | int = "64KB", threshold: str | int = "dynamic", alpha_shift: int = 3,
+                  resume_offset: str | int = "3KB", lossy_limit: str | int | None = None,
+                  lossless: Iterable[int] = (3,), pfc_quanta: int = 0xFFFF,
+                  dscp_map: Mapping[int, int] | None = None, scheduler: str = "strict",
+                  wrr_weights: Iterable[int] | None = None, ecn: Mapping[str, Any] | None = None,
+                  ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED) -> dict[str, Any]:
+    """Validate switch settings and return the dict the C core takes.
+
+    ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
+    ``headroom``: PFC headroom per (ingress port, lossless priority); ``threshold``: ``"dynamic"``
+    (T = free shared buffer >> ``alpha_shift``, HPCC) or a static XOFF size (shared bytes of one
+    ingress queue); ``resume_offset``: XON hysteresis (XON when shared + offset <= T);
+    ``lossy_limit``: egress queue cap of lossy classes (None: the dynamic threshold);
+    ``lossless``: priorities with PFC on (the others are lossy: drop when over threshold);
+    ``pfc_quanta``: pause time of XOFF frames; ``dscp_map``: DSCP -> priority overrides of the
+    default (all -> 3, 48 -> 6); ``scheduler``: ``"strict"`` (7 highest) or ``"wrr"`` (packets,
+    ``wrr_weights`` 1..255 per priority); ``ecn``: ``{"kmin": size, "kmax": size, "pmax": p,
+    "priorities": (3,)}`` RED marking; ``ecn_mark``: ``"enqueue"`` or ``"dequeue"``.
+    """
+    cfg = _core.switch_cfg_default()
+    cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
+    cfg["buffer_bytes"] = _size_in("buffer", buffer, _U64)
+    cfg["reserve_bytes"] = _size_in("reserve", reserve, _U32)
+    cfg["headroom_bytes"] = _size_in("headroom", headroom, _U32)
+    if threshold == "dynamic":
+        cfg["dynamic"] = 1
+        cfg["alpha_shift"] = _int_in("alpha_shift", alpha_shift, 0, 16)
+    else:
+        cfg["dynamic"] = 0
+        cfg["xoff_bytes"] = _size_in("threshold", threshold, _U64)
+    cfg["resume_offset_bytes"] = _size_in("resume_offset", resume_offset, _U32)
+    cfg["lossy_limit_bytes"] = 0 if lossy_limit is None else _size_in("lossy_limit", lossy_limit, _U64)
+    if cfg["lossy_limit_bytes"] == 0 and lossy_limit is not None:
+        raise ValueError("lossy_limit must be > 0 (or None for the dynamic threshold)")
+    mask = 0
+    for p in lossless:
+        mask |= 1 << _int_in("lossless priority", p, 0, 7)
+    cfg["pfc_mask"] = mask
+    cfg["pfc_quanta"] = _int_in("pfc_quanta", pfc_quanta, 1, 0xFFFF)
+    for dscp, prio in (dscp_map or {}).items():
+        cfg["dscp_to_prio"][_int_in("dscp_map key (DSCP)", dscp, 0, 63)] = _int_in(
+            f"dscp_map[{dscp}] (priority)", prio, 0, 7)
+    if scheduler not in ("strict", "wrr"):
+        raise ValueError(f"scheduler must be 'strict' or 'wrr', got {scheduler!r}")
+    cfg["wrr"] = int(scheduler == "wrr")
+    if wrr_weights is not None:
+        w = list(wrr_weights)
+        if len(w) != 8:
+            raise ValueError(f"wrr_weights needs 8 weights (priorities 0..7), got {len(w)}")
+        cfg["wrr_weight"] = [_int_in(f"wrr_weights[{i}]", x, 1, 255) for i, x in enumerate(w)]
+    if ecn is not None:
+        unknown = set(ecn) - {"kmin", "kmax", "pmax", "priorities"}
+        if unknown:
+            raise ValueError(f"ecn: unknown keys {sorted(unknown)} (allowed: kmin, kmax, pmax, priorities)")
+        kmin = _size_in("ecn kmin", ecn.get("kmin", "5KB"), _U64)
+        kmax = _size_in("ecn kmax", ecn.get("kmax", "200KB"), _U64)
+        pmax = ecn.get("pmax", 0.01)
+        if kmax <= kmin:
+            raise ValueError(f"ecn kmax ({kmax} B) must be greater than kmin ({kmin} B)")
+        if isinstance(pmax, bool) or not isinstance(pmax, (int, float)) or not 0.0 <= pmax <= 1.0:
+            raise ValueError(f"ecn pmax must be a probability in [0, 1], got {pmax!r}")
+        for p in ecn.get("priorities", (3,)):
+            p = _int_in("ecn priority", p, 0, 7)
+            cfg["ecn_kmin"][p], cfg["ecn_kmax"][p], cfg["ecn_pmax"][p] = kmin, kmax, float(pmax)
+    if ecn_mark not in ("enqueue", "dequeue"):
+        raise ValueError(f"ecn_mark must be 'enqueue' or 'dequeue', got {ecn_mark!r}")
+    cfg["ecn_on_dequeue"] = int(ecn_mark == "dequeue")
+    cfg["ecmp_seed"] = _int_in("ecmp_seed", ecmp_seed, 0, _U64)
+    return cfg
+
+
+class Switch:
+    """A switch in the fabric. ``ports[i]`` is the Link on port i (ports fill up in connect order)."""
+
+    def __init__(self, sim: Simulator, index: int, name: str, config: dict[str, Any]) -> None:
+        self.sim = sim
+        self.index = index
+        self.name = name
+        self.config = config
+        self.ports: list[Link] = []
+
+    @property
+    def _fab(self) -> Any:
+        return self.sim._fabric_core()
+
+    def _check_port(self, port: int) -> None:
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < len(self.ports):
+            raise ValueError(f"{self.name}: port must be in 0..{len(self.ports) - 1} "
+                             f"(connected ports), got {port!r}")
+
+    def port_to(self, node: Host | Switch) -> int:
+        """The first port of this switch whose link leads to ``node``."""
+        for i, link in enumerate(self.ports):
+            if link.a is node or link.b is node:
+                return i
+        raise ValueError(f"{self.name} has no link to {node.name}")
+
+    def port_stats(self, port: int) -> dict[str, Any]:
+        """Counters of one port: rx/tx packets and bytes, drops by reason (counted where the packet
+        arrived), ECN marks (on packets leaving), PFC frames sent upstream (XOFF incl. refreshes,
+        XON) and received (``pfc_rx_*``), time each priority was paused (``paused_ps``), queue peaks;
+        per queue (lists indexed by priority): ``queue_tx_pkts``, ``queue_tx_bytes``,
+        ``queue_ecn_marked``, ``queue_drops`` (packets that arrived on this port in that priority)."""
+        self._check_port(port)
+        d = self._fab.port_stats(self.index, port)
+        d.update(self._fab.pause_stats(NODE_SWITCH, self.index, port))
+        return d
+
+    def stats(self) -> list[dict[str, Any]]:
+        """``port_stats`` of every connected port."""
+        return [self.port_stats(i) for i in range(len(self.ports))]
+
+    def totals(self) -> dict[str, int]:
+        """Sums over ports: packets, drops (total and by reason), ECN marks, PFC frames."""
+        t: dict[str, int] = {"rx_pkts": 0, "tx_pkts": 0, "ecn_marked": 0, "pfc_xoff_sent": 0,
+                             "pfc_xon_sent": 0, "pfc_rx_frames": 0, "drops": 0}
+        t.update({f"drops_{r}": 0 for r in DROP_REASONS})
+        for s in self.stats():
+            for k in ("rx_pkts", "tx_pkts", "ecn_marked", "pfc_xoff_sent", "pfc_xon_sent", "pfc_rx_frames"):
+                t[k] += s[k]
+            for r, n in s["drops"].items():
+                t[f"drops_{r}"] += n
+                t["drops"] += n
+        return t
+
+    def queue_bytes(self, port: int, priority: int = 3) -> tuple[int, int]:
+        """Bytes now in (egress queue, ingress accounting incl. headroom) of (port, priority)."""
+        self._check_port(port)
+        _int_in("priority", priority, 0, 7)
+        return self._fab.queue_bytes(self.index, port, priority)
+
+    def next_hops(self, dst: Host) -> list[int]:
+        """Equal-cost next-hop ports towards host ``dst``."""
+        return self._fab.next_hops(self.index, dst.index)
+
+    def ecmp_port(self, src: Host, dst: Host, udp_sport: int) -> int:
+        """The egress port this switch picks for a flow (same hash as the data path)."""
+        import ipaddress
+        return self._fab.ecmp_port(self.index, dst.index, int(ipaddress.IPv4Address(src.ip)),
+                                   int(ipaddress.IPv4Address(dst.ip)), udp_sport)
+
+    def __repr__(self) -> str:
+        return f"Switch({self.name!r}, ports={len(self.ports)}/{self.config['n_ports']})"
+
+
+def node_ref(node: Host | Switch) -> tuple[int, int]:
+    """(kind, index) of a node for the C core."""
+    return (NODE_SWITCH, node.index) if isinstance(node, Switch) else (NODE_HOST, node.index)
+
+
+def set_link_state(link: Link, up: bool, at: str | int | None) -> None:
+    """Take a link down or up now (``at=None``) or at an absolute time; routes are recomputed."""
+    fab = link.sim._fabric_core()
+    if at is None:
+        fab.link_set_up(link.ab.link_id, up)
+    else:
+        t = parse_time(at)
+        if t < link.sim.now:
+            raise ValueError(f"at={at!r} is before now ({link.sim.now} ps)")
+        fab.link_schedule_up(link.ab.link_id, up, t)
+
+
+def inject_pfc(node: Host | Switch, quanta: Mapping[int, int], port: int = 0) -> None:
+    """Test hook: make ``node``'s ``port`` act now on a PFC frame carrying ``quanta``
+    ({priority: pause quanta, 0 = resume}) as if it had just arrived on its link."""
+    enable = 0
+    q = [0] * 8
+    for prio, n in quanta.items():
+        enable |= 1 << _int_in("priority", prio, 0, 7)
+        q[prio] = _int_in(f"quanta[{prio}]", n, 0, 0xFFFF)
+    kind, idx = node_ref(node)
+    node.sim._fabric_core().inject_pfc(kind, idx, port, enable, q)
+
+
+def set_route(switch: Switch, dst: Host, ports: Iterable[int]) -> None:
+    """Static route: ``switch`` sends traffic for host ``dst`` out of ``ports`` (ECMP among them),
+    overriding shortest paths and surviving recomputation; ``ports=()`` removes the pin."""
+    plist = list(ports)
+    for p in plist:
+        switch._check_port(p)
+    switch._fab.set_route(switch.index, dst.index, plist)
+
+
+def enable_pfc_watchdog(sim: Simulator, poll: str | int = "100us", detect: str | int = "200us",
+                        restore: str | int = "200us") -> None:
+    """PFC watchdog on every switch (SONiC-style, protocol.md 6.4; real defaults are 100/200/200 ms):
+    a lossless egress queue paused with packets and no progress for ``detect`` is declared stormed;
+    its packets are dropped (``drops["watchdog"]``) and pause ignored for ``restore``."""
+    poll_ps, detect_ps, restore_ps = parse_time(poll), parse_time(detect), parse_time(restore)
+    if poll_ps <= 0 or detect_ps < poll_ps or restore_ps <= 0:
+        raise ValueError(f"watchdog needs poll > 0, detect >= poll, restore > 0; got poll={poll!r}, "
+                         f"detect={detect!r}, restore={restore!r}")
+    sim._fabric_core().pfc_watchdog(poll_ps, detect_ps, restore_ps)
+
+
+def enable_deadlock_detector(sim: Simulator, period: str | int = "10us") -> None:
+    """Check every ``period`` for a cycle of mutually paused egress queues; see :func:`deadlock`."""
+    period_ps = parse_time(period)
+    if period_ps <= 0:
+        raise ValueError(f"deadlock check period must be > 0, got {period!r}")
+    sim._fabric_core().deadlock_detector(period_ps)
+
+
+def deadlock(sim: Simulator) -> tuple[int, list[tuple[str, int, int]]] | None:
+    """The first PFC deadlock found: (time in ps, cycle of (switch name, port, priority)), or None."""
+    r = sim._fabric_core().deadlock_result()
+    if r is None:
+        return None
+    t, cycle = r
+    names = {s.index: s.name for s in sim.switches.values()}
+    return t, [(names[s], p, prio) for s, p, prio in cycle]
+
+
+def slow_receiver(host: Host, rate: str | int | None = "10Gbps", *, buffer: str | int = "256KB",
+                  xoff: str | int = "128KB", xon: str | int = "64KB", priorities: Iterable[int] = (3,),
+                  quanta: int = 0xFFFF) -> None:
+    """Make ``host``'s NIC drain received frames at ``rate`` (0 = a stuck receiver) from a ``buffer``;
+    it sends PFC XOFF for ``priorities`` upstream when ``xoff`` bytes wait and XON at ``xon``.
+    ``rate=None`` restores an infinitely fast receiver (its buffer must be empty)."""
+    from rdmasim.units import parse_rate
+    fab = host.sim._fabric_core()
+    if rate is None:
+        fab.host_set_rx(host.index, False, 0, 0, 0, 0, 0, 1)
+        return
+    rate_bps = 0 if rate in (0, "0") else parse_rate(rate)
+    buf, xo, xn = (_size_in(n, v, _U64) for n, v in (("buffer", buffer), ("xoff", xoff), ("xon", xon)))
+    if not xn <= xo <= buf:
+        raise ValueError(f"slow_receiver needs xon <= xoff <= buffer, got xon={xon!r}, xoff={xoff!r}, "
+                         f"buffer={buffer!r}")
+    mask = 0
+    for p in priorities:
+        mask |= 1 << _int_in("priority", p, 0, 7)
+    fab.host_set_rx(host.index, True, rate_bps, buf, xo, xn, mask, _int_in("quanta", quanta, 1, 0xFFFF))
+
+
+def receiver_stats(host: Host) -> dict[str, int]:
+    """Slow-receiver counters of ``host``: PFC XOFF/XON it sent, frames dropped (buffer full),
+    peak and current buffered bytes (all 0 without :func:`slow_receiver`)."""
+    return dict(host.sim._fabric_core().host_rx_stats(host.index))
+
+
+class QueueSampler:
+    """Opt-in time series of switch queues, recorded in C every ``period`` into preallocated arrays.
+
+    ``probes``: (switch, port, priority) triples. :meth:`arrays` returns numpy arrays ``t_ps`` (n,),
+    ``egress_bytes`` / ``ingress_bytes`` (n, probes) and ``paused`` (n, probes, bool: the egress obeys
+    a pause for that priority). Samples due after ``max_samples`` are counted in ``missed``.
+    """
+
+    def __init__(self, sim: Simulator, probes: Iterable[tuple[Switch, int, int]], period: str | int = "1us",
+                 max_samples: int = 100_000) -> None:
+        self.sim = sim
+        self.probes = [(sw, port, prio) for sw, port, prio in probes]
+        if not self.probes:
+            raise ValueError("QueueSampler needs at least one (switch, port, priority) probe")
+        refs = []
+        for sw, port, prio in self.probes:
+            sw._check_port(port)
+            refs.append((sw.index, port, _int_in("priority", prio, 0, 7)))
+        period_ps = parse_time(period)
+        if period_ps <= 0:
+            raise ValueError(f"sampling period must be > 0, got {period!r}")
+        self.max_samples = _int_in("max_samples", max_samples, 1, 2**31 // len(refs))
+        sim._fabric_core().sampler_config(period_ps, refs, self.max_samples)
+
+    def arrays(self) -> dict[str, Any]:
+        t, eg, ing, paused, missed = self.sim._fabric_core().sampler_read(len(self.probes), self.max_samples)
+        return {"t_ps": t, "egress_bytes": eg, "ingress_bytes": ing, "paused": paused, "missed": missed}
+
+
+def host_dscp_map(host: Host, dscp_map: Mapping[int, int]) -> None:
+    """Set ``host``'s NIC DSCP -> priority overrides (default: all -> 3, 48 -> 6): the priority a
+    QP's frames carry (from its traffic_class >> 2) and hence which received pause stops them.
+    Keep it consistent with the switches' ``dscp_map``."""
+    table = list(_core.switch_cfg_default()["dscp_to_prio"])
+    for dscp, prio in dscp_map.items():
+        key = _int_in("dscp_map key (DSCP)", dscp, 0, 63)
+        table[key] = _int_in(f"dscp_map[{dscp}] (priority)", prio, 0, 7)
+    host.sim._fabric_core().host_set_dscp_map(host.index, table)

@@ -1,0 +1,154 @@
+"""Issue 5 evidence: DCQCN on a switched fabric (incast onto one 100 Gb/s bottleneck).
+
+Setup (tests/cc/dcqcn_util.py): N senders -> 1 switch -> 1 receiver, 100 Gb/s links of 1 us, MTU
+1024 (1082 B per data packet in the switch queue), ECN RED 5 KB / 200 KB / 1 % on enqueue (the
+paper's profile), PFC on priority 3 with a static XOFF threshold of 64 KB per ingress queue.
+Numbers quoted below are seed 1 (the default of the topology builders); docs/validation-dcqcn.md
+reports the same runs for seeds 1-3 (``python docs/gen_dcqcn.py``).
+
+Durations. With the paper's parameters alpha relaxes with time constant K/g = 55 us x 256 = 14 ms
+from its initial 1, so the first ~30 ms are a transient; the queue then sits in a limit cycle of
+period 0.7-2.5 ms (it drains to 0 once a period, as protocol.md §8.5 expects for a fluid model
+with feedback delay). Jain's index is taken over the second half of the run, which must hold
+many periods: 60 ms for N = 4 and 8 (second half 30 ms, measured Jain 0.993 / 0.998), 150 ms for
+N = 2 (fewest CNPs per flow; 100 ms is borderline: 0.998 on seed 1, but N=4 shows second-half Jain
+wanders 0.984-0.998 across seeds even at 100 ms), 100 ms for N = 16.
+"""
+
+from __future__ import annotations
+
+import pytest
+from dcqcn_util import KMAX, LINE_BPS, XOFF, Result, queue_period_us, run_incast
+
+from rdmasim.analytic import dcqcn_fixed_point
+from rdmasim.cc import DcqcnParams
+from rdmasim.units import parse_size
+
+RESERVE = 4096                      # switch_config default reserve per (ingress port, priority)
+XOFF_BYTES = parse_size(XOFF)
+
+DURATION_US = {2: 150_000, 4: 60_000, 8: 60_000, 16: 100_000}
+NOCC_US = 4_000                     # without CC the queue is at the PFC threshold within ~100 us
+
+_cache: dict[tuple, Result] = {}
+
+
+def run(n: int, cc: str | None, duration_us: int, params: DcqcnParams | None = None,
+        key: str = "paper") -> Result:
+    k = (n, cc, duration_us, key)
+    if k not in _cache:
+        _cache[k] = run_incast(n, cc, params, duration_us)
+    return _cache[k]
+
+
+def check_sane(r: Result, params: DcqcnParams) -> None:
+    """Rates in [R_min, line], the NP's CNP spacing respected, the link used."""
+    min_bps = 1e6  # paper preset's min_rate
+    for s in r.dcqcn:
+        assert min_bps - 1 <= s["rc_bps"] <= LINE_BPS + 1, s
+        assert s["rc_bps"] <= s["rt_bps"] + 1 or not params.clamp_tgt_rate, s
+    interval_us = 50 if params.cnp_interval == "50us" else 4
+    for c in r.cnps:  # at most one CNP per interval per QP
+        assert c <= r.duration_us / interval_us + 1, (c, r.cnps)
+    # 1024 B payload in 1102 B on the wire (1082 B + preamble/IFG): ~92.9 Gb/s of payload at most
+    assert r.sum_gbps > 0.97 * 100 * 1024 / 1102, r.rates_gbps
+
+
+def slow_for(n: int) -> list:
+    return [pytest.mark.slow] if n in (2, 16) else []
+
+
+NS = [pytest.param(n, marks=slow_for(n), id=f"N{n}") for n in (2, 4, 8, 16)]
+
+
+# ---------------------------------------------------------------------------------------- (a)
+@pytest.mark.parametrize("n", NS)
+def test_dcqcn_converges_to_fair_share(n: int) -> None:
+    r = run(n, "dcqcn", DURATION_US[n])
+    check_sane(r, DcqcnParams.paper())
+    fair = r.sum_gbps / n
+    assert r.jain >= 0.99, (r.jain, r.rates_gbps)
+    assert all(0.7 * fair <= x <= 1.3 * fair for x in r.rates_gbps), r.rates_gbps
+
+
+# ---------------------------------------------------------------------------------------- (b)
+@pytest.mark.parametrize("n", NS)
+def test_queue_near_fluid_fixed_point_not_at_pfc_threshold(n: int) -> None:
+    """Tolerance: the time-averaged queue over the second half within [0.7, 1.5] x q*.
+
+    Measured (seed 1): mean/q* = 1.21 (N=2), 1.12 (4), 1.21 (8), 1.35 (16). The fluid model is
+    continuous, has no hyper increase and its fixed point is stable, while the emulated queue is
+    a limit cycle (drains to 0, peaks 60-210 KB, period 0.7-2.5 ms) whose time average lies above
+    q* (the marking curve is convex in the cycle: queue excursions above q* cost little marking
+    until Kmax). 1.5 x q* leaves room for that; the bound that matters for the issue is that the
+    queue stays far below the PFC threshold the no-CC run sits at (checked below).
+    """
+    r = run(n, "dcqcn", DURATION_US[n])
+    fp = dcqcn_fixed_point(100e9, n, round(r.wire_bytes_per_pkt))
+    ratio = r.queue_mean / fp.queue_bytes
+    sel = r.t_us >= r.duration_us / 2
+    period = queue_period_us(r.t_us[sel], r.queue_bytes[sel])
+    print(f"N={n}: queue mean {r.queue_mean / 1e3:.1f} KB (q* {fp.queue_bytes / 1e3:.1f} KB, "
+          f"ratio {ratio:.2f}), "
+          f"range {r.queue_min / 1e3:.1f}-{r.queue_max / 1e3:.1f} KB, period {period:.0f} us")
+    assert 0.7 <= ratio <= 1.5, (r.queue_mean, fp.queue_bytes)
+    assert r.queue_max < KMAX + 20_000        # never past Kmax (p = 1) for long
+    assert r.queue_mean < 0.25 * n * (XOFF_BYTES + RESERVE)
+    assert 100 <= period <= 5_000             # a limit cycle of ~ms period, as protocol.md §8.5
+
+    base = run(n, None, NOCC_US)
+    at_pfc = n * (XOFF_BYTES + RESERVE)       # every ingress queue held at reserve + XOFF
+    print(f"N={n} no CC: queue mean {base.queue_mean / 1e3:.1f} KB "
+          f"(N x (XOFF+reserve) = {at_pfc / 1e3:.0f} KB), "
+          f"{base.pause_frames} XOFF frames in {NOCC_US} us")
+    assert base.queue_mean >= 0.8 * at_pfc, (base.queue_mean, at_pfc)
+    assert base.pause_frames >= 50
+    assert base.queue_mean > 5 * r.queue_mean
+
+
+# ---------------------------------------------------------------------------------------- (c)
+def test_incast_pause_frames_far_fewer_with_dcqcn() -> None:
+    """8:1 incast for 10 ms: DCQCN pauses only during the first ~RTTs (every flow starts at line
+    rate); without CC PFC is what holds the queue the whole time.
+    Measured (seed 1): 81 vs 1928 XOFF frames."""
+    n, dur = 8, 10_000
+    with_cc = run(n, "dcqcn", dur)
+    without = run(n, None, dur)
+    print(f"XOFF frames sent by the switch in {dur} us: DCQCN {with_cc.pause_frames}, "
+          f"no CC {without.pause_frames}")
+    assert without.pause_frames >= 10 * max(1, with_cc.pause_frames)
+    # and none of DCQCN's pauses is in the second half: the queue never reaches the threshold again
+    assert with_cc.queue_max < n * (XOFF_BYTES + RESERVE) / 2
+
+
+# ---------------------------------------------------------------------------------------- (d)
+NVIDIA_US = 40_000
+
+
+def test_nvidia_preset_stays_in_bounds_and_uses_the_link() -> None:
+    """Firmware defaults (F = 1, byte counter 32767 B, R_AI 5 / R_HAI 50 Mb/s, timer 300 us, CNPs
+    every 4 us, decrease checked every 4 us) with the paper's ECN profile, N = 4, 40 ms. This is
+    outside the fluid model (hyper increase from the first byte-counter event). Asserted: every
+    Rc in [R_min, line], the bottleneck fully used; the fairness claim is the xfail below."""
+    r = run(4, "dcqcn", NVIDIA_US, DcqcnParams.nvidia(), key="nvidia")
+    print(f"NVIDIA preset N=4: rates {[round(x, 2) for x in r.rates_gbps]} Gb/s, Jain {r.jain:.3f}, "
+          f"queue mean {r.queue_mean / 1e3:.0f} KB range {r.queue_min / 1e3:.0f}-{r.queue_max / 1e3:.0f} KB, "
+          f"XOFF {r.pause_frames}, CNPs {r.cnps}")
+    for s in r.dcqcn:
+        assert 1e6 - 1 <= s["rc_bps"] <= LINE_BPS + 1, s
+    for c in r.cnps:
+        assert c <= NVIDIA_US / 4 + 1
+    assert r.sum_gbps > 0.97 * 100 * 1024 / 1102
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "FINDING (parameter regime, not shown to be an emulator bug): NVIDIA preset + paper ECN profile "
+    "(Kmax 200 KB) does not converge: the queue sits at ~200 KB (p = 1 at Kmax), every flow gets a CNP "
+    "about every 4-17 us regardless of rate, while the 32767 B byte counter gives increase events in "
+    "proportion to rate (hyper increase, F = 1): rich-get-richer. Seed 1, 40 ms: rates 30.6/30.6/0.9/30.6 "
+    "Gb/s, Jain 0.76; N = 8: Jain 0.56"))
+def test_nvidia_preset_fair_share() -> None:
+    r = run(4, "dcqcn", NVIDIA_US, DcqcnParams.nvidia(), key="nvidia")
+    fair = r.sum_gbps / 4
+    assert min(r.rates_gbps) >= 0.5 * fair, r.rates_gbps
+    assert r.jain >= 0.95, r.jain
