@@ -613,6 +613,66 @@ def test_irn_beats_gbn_without_pfc(p: float) -> None:
         assert irn["goodput"] > 1.15 * gbn["goodput"], (irn, gbn)
 
 
+# ---------------------------------------------------------------------------------------------
+# "RoCE needs PFC, IRN does not": an 8:1 incast through one switch, with and without PFC
+# ---------------------------------------------------------------------------------------------
+
+INCAST_SIZE = 2 << 20  # one 2 MiB WRITE per sender
+INCAST_GBN_TIMEOUT = 8  # 1.05 ms
+
+
+def incast(recovery: str, pfc: bool, buffer: str = "1MB", n: int = 8) -> dict[str, float]:
+    """n senders each WRITE INCAST_SIZE to one receiver through one 100 Gb/s switch (1 us links,
+    shared buffer ``buffer``, dynamic threshold); PFC on priority 3 (all RoCE traffic) or no
+    lossless class at all (the switch drops). Returns the time until every WRITE completed, it
+    relative to the bottleneck's line rate, and the counters."""
+    from rdmasim import topology
+
+    cfg = {"buffer": buffer, "lossless": (3,) if pfc else ()}
+    topo = topology.incast(n, rate="100Gbps", delay="1us", mtu=1024, seed=1, switch_config=cfg)
+    sim = topo.sim
+    ctx_r = Context(topo.receiver)
+    pd_r = PD(ctx_r)
+    cq_r = CQ(ctx_r, n)
+    dst = MR(pd_r, INCAST_SIZE * n, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    cqs, qps = [], []
+    for i, h in enumerate(topo.senders):
+        ctx = Context(h)
+        pd = PD(ctx)
+        cq = CQ(ctx, 1)
+        src = MR(pd, INCAST_SIZE, e.IBV_ACCESS_LOCAL_WRITE)
+        src.array[:] = np.arange(INCAST_SIZE, dtype=np.uint32).astype(np.uint8) ^ (i + 1)
+        qp = QP(pd, QPInitAttr(scq=cq, rcq=cq, cap=QPCap()))
+        qr = QP(pd_r, QPInitAttr(scq=cq_r, rcq=cq_r, cap=QPCap()))
+        connect_qps(qp, qr, path_mtu=1024, timeout=INCAST_GBN_TIMEOUT, recovery=recovery)
+        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, INCAST_SIZE, src.lkey)])
+        wr.set_wr_rdma(dst.rkey, dst.buf + i * INCAST_SIZE)
+        qp.post_send(wr)
+        cqs.append(cq)
+        qps.append(qp)
+    for cq in cqs:
+        assert sim.wait_for(cq, 1, timeout="1s")[0].ok
+    pattern = np.arange(INCAST_SIZE, dtype=np.uint32).astype(np.uint8)
+    for i in range(n):
+        assert np.array_equal(dst.array[i * INCAST_SIZE:(i + 1) * INCAST_SIZE], pattern ^ (i + 1))
+    stats = [q.stats() for q in qps]
+    tot = topo.switch.totals()
+    ideal_ps = n * INCAST_SIZE * 8 / gbn_eff.RATE * 1e12 * (1106 / 1024)  # payload + headers at line rate
+    return {"time_us": sim.now / 1e6, "vs_line_rate": ideal_ps / sim.now,
+            "retx": sum(st["pkts_retx"] for st in stats), "timeouts": sum(st["timeouts"] for st in stats),
+            "drops": tot["drops"], "pause_frames": tot["pfc_xoff_sent"]}
+
+
+def test_irn_without_pfc_close_to_roce_with_pfc() -> None:
+    gbn_pfc, gbn_lossy = incast("gbn", True), incast("gbn", False)
+    irn_lossy, irn_pfc = incast("irn", False), incast("irn", True)
+    assert gbn_pfc["drops"] == irn_pfc["drops"] == 0 and gbn_pfc["pause_frames"] > 0
+    assert gbn_pfc["vs_line_rate"] > 0.99
+    assert gbn_lossy["drops"] > 0 and gbn_lossy["time_us"] > 2 * gbn_pfc["time_us"], gbn_lossy
+    assert irn_lossy["drops"] > 0 and irn_lossy["retx"] == irn_lossy["drops"], irn_lossy  # only the lost
+    assert irn_lossy["time_us"] < 1.15 * gbn_pfc["time_us"], (irn_lossy, gbn_pfc)
+
+
 def main() -> None:
     m = gbn_eff.pipe_packets()
     print(f"one {COMPARE_SIZE >> 20} MiB WRITE, 100 Gb/s, 1 us, MTU {gbn_eff.MTU}, no PFC; pipe m = {m}, "
@@ -624,6 +684,16 @@ def main() -> None:
         print(f"{p:>7g} | {g['efficiency']:7.4f} {gbn_expected(p):6.4f} {g['goodput']:8.4f} "
               f"{g['timeouts']:6d} | {i['efficiency']:7.4f} {i['goodput']:8.4f} {i['timeouts']:6d} "
               f"{i['retx']:8d}")
+    print(f"\n8:1 incast, one {INCAST_SIZE >> 20} MiB WRITE per sender, 100 Gb/s, 1 us links, one switch "
+          f"(dynamic threshold), GBN timeout {INCAST_GBN_TIMEOUT}")
+    print(f"{'buffer':>6} {'recovery':>8} {'PFC':>4} | {'time us':>8} {'vs line':>7} {'drops':>6} "
+          f"{'resent':>6} {'TOs':>4} {'pauses':>6}")
+    for buffer in ("1MB", "4MB"):
+        for rec, pfc in (("gbn", True), ("gbn", False), ("irn", False), ("irn", True)):
+            r = incast(rec, pfc, buffer)
+            print(f"{buffer:>6} {rec:>8} {'on' if pfc else 'off':>4} | {r['time_us']:8.1f} "
+                  f"{r['vs_line_rate']:7.3f} {r['drops']:6d} {r['retx']:6d} {r['timeouts']:4d} "
+                  f"{r['pause_frames']:6d}")
 
 
 if __name__ == "__main__":
