@@ -174,7 +174,8 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
     if facts["placeholder"]:
         label = f"rdmasim PLACEHOLDER b2b 1 sender: {how}"
     else:
-        label = f"rdmasim incast-{senders} RC {how}, PFC, cc={facts['cc'].split()[0]}"
+        cc_name = "DCQCN" if facts["cc"] == "dcqcn" else "no CC"
+        label = f"rdmasim incast-{senders} RC {how}, PFC, {cc_name}"
     payload = PAYLOAD if mode == "write1000" else MTU
     return {
         "simulator": "rdmasim",
