@@ -25,6 +25,7 @@ reported separately).
 
 from __future__ import annotations
 
+import gc
 import inspect
 import math
 import os
@@ -210,6 +211,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args()
     for i in range(a.repeat):
+        gc.collect()  # free the previous run's reference cycles before timing the next
         r = run(a.senders, a.packets_per_sender, a.mode, a.topology, a.cc, a.seed)
         r["repeat_index"] = i
         emit(r)
