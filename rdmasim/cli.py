@@ -55,10 +55,10 @@ def _trace(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     """Check a scenario file: print "ok" (exit 0) or every problem (exit 2)."""
-    from rdmasim.scenario import ScenarioError, load
+    from rdmasim.scenario import ScenarioError, build, load
 
     try:
-        load(args.file)
+        build(load(args.file))  # building also checks the links impairments name
     except ScenarioError as exc:
         for p in exc.problems:
             print(p, file=sys.stderr)

@@ -211,3 +211,42 @@ def test_unknown_impairment_link_reported() -> None:
         ScenarioError, match=r"s.toml: impairments.loss\[0\].link = \['a', 'z'\]: no such link"
     ):
         run_scenario(sc, out_dir="", progress=False)
+
+
+def test_validate_reports_missing_impairment_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "s.toml"
+    f.write_text(MINIMAL + "[[impairments.failures]]\nlink = ['a', 'q']\nat = '1us'\n")
+    assert main(["validate", str(f)]) == 2
+    assert (
+        "impairments.failures[0].link = ['a', 'q']: no such link (allowed: links: a-b)"
+        in capsys.readouterr().err
+    )
+
+
+def test_progress_line_and_incomplete_flows(tmp_path: Path) -> None:
+    import io
+
+    text = MINIMAL.replace("64KiB", "8MiB") + "[simulation]\nduration = '50us'\n"
+    stream = io.StringIO()
+    res = run_scenario(loads(text), out_dir="", progress=True, stream=stream)
+    line = stream.getvalue()
+    assert "sim" in line and "events/s" in line and "ETA" in line and "flows 0/1" in line
+    (f,) = res.flows
+    assert f.status == "incomplete" and f.finish_ps is None and f.fct_ps is None
+    assert res.sim_time_ps == 50 * 10**6
+    out = tmp_path / "o"
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    assert main(["run", str(p), "--out", str(out), "--quiet"]) == 1  # not every flow completed
+    (row,) = list(csv.DictReader(open(out / "flows.csv", newline="")))
+    assert row["status"] == "incomplete" and row["fct_ps"] == ""
+
+
+def test_link_failure_and_recovery_in_time(tmp_path: Path) -> None:
+    base = MINIMAL.replace("64KiB", "1MiB") + "[qp]\ntimeout = 4\n"
+    healthy = run_scenario(loads(base), out_dir="", progress=False).flows[0]
+    cut = base + "[[impairments.failures]]\nlink = ['a', 'b']\nat = '20us'\nrecover = '200us'\n"
+    hurt = run_scenario(loads(cut), out_dir="", progress=False).flows[0]
+    assert healthy.status == hurt.status == "ok"
+    assert hurt.fct_ps > healthy.fct_ps + 100 * 10**6  # waited out the outage
+    assert hurt.retx_pkts > 0
