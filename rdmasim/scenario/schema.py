@@ -53,12 +53,16 @@ class Opt:
             "table": "a table",
         }.get(self.kind, self.kind)
         if self.lo is not None or self.hi is not None:
-            lo = "" if self.lo is None else f"{self.lo:g}"
-            hi = "" if self.hi is None else f"{self.hi:g}"
+            lo = "" if self.lo is None else _num(self.lo)
+            hi = "" if self.hi is None else _num(self.hi)
             rng = f"{lo}..{hi}" if lo and hi else (f">= {lo}" if lo else f"<= {hi}")
             unit = {"time": " ps", "size": " bytes", "rate": " b/s"}.get(self.kind, "")
             return f"{kind} in {rng}{unit}"
         return kind
+
+
+def _num(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"
 
 
 MTUS = (256, 512, 1024, 2048, 4096)
