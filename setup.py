@@ -22,11 +22,16 @@ if os.environ.get("RDMASIM_SANITIZE"):
     extra_compile += flags
     extra_link += flags
 
+# RDMASIM_MUTANTS=1 compiles in the deliberately wrong behaviours of rdmasim.testing.mutants (testing only).
+macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+if os.environ.get("RDMASIM_MUTANTS"):
+    macros.append(("RDMASIM_MUTANTS", "1"))
+
 ext = Extension(
     "rdmasim._core",
     sources=["rdmasim/_core.pyx", *C_SOURCES],
     include_dirs=["csrc/include", "csrc", numpy.get_include()],
-    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    define_macros=macros,
     extra_compile_args=extra_compile,
     extra_link_args=extra_link,
 )

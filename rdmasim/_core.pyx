@@ -9,6 +9,7 @@ Each area of the C API has its own include file, so that each stays small:
   _sim.pxi     simulation, hosts, links, memory regions, CQs, QPs (csrc/core, csrc/net, csrc/transport)
   _trace.pxi   packet/event trace drained into numpy arrays (csrc/core/trace.c)
   _fabric.pxi  switches, links between any nodes, link failure, fabric counters (csrc/net)
+  _mutants.pxi testing-only mutants (RDMASIM_MUTANTS=1 builds; rdmasim.testing.mutants)
 Python never runs per packet: these are control-path calls and bulk reads.
 """
 
@@ -19,3 +20,4 @@ include "_cc.pxi"
 include "_sim.pxi"
 include "_trace.pxi"
 include "_fabric.pxi"
+include "_mutants.pxi"

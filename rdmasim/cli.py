@@ -1,4 +1,4 @@
-"""Command line: ``rdmasim demo`` and ``rdmasim trace``."""
+"""Command line: ``rdmasim demo``, ``rdmasim trace``, ``rdmasim run`` and ``rdmasim validate``."""
 
 from __future__ import annotations
 
@@ -54,6 +54,41 @@ def _trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _validate(args: argparse.Namespace) -> int:
+    """Check a scenario file: print "ok" (exit 0) or every problem (exit 2)."""
+    from rdmasim.scenario import ScenarioError, build, load
+
+    try:
+        build(load(args.file))  # building also checks the links impairments name
+    except ScenarioError as exc:
+        for p in exc.problems:
+            print(p, file=sys.stderr)
+        print(f"{args.file}: {len(exc.problems)} problem(s)", file=sys.stderr)
+        return 2
+    print(f"{args.file}: ok")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run a scenario file: progress on stderr, summary table, results folder."""
+    from rdmasim.scenario import ScenarioError, load, run_scenario
+
+    try:
+        sc = load(args.file)
+        if args.seed is not None:
+            sc.values["simulation.seed"] = args.seed
+        res = run_scenario(sc, out_dir=args.out, progress=False if args.quiet else None)
+    except ScenarioError as exc:
+        for p in exc.problems:
+            print(p, file=sys.stderr)
+        return 2
+    print(f"rdmasim {__version__} run {args.file} (seed {res.seed})")
+    print(res.summary())
+    for kind, path in res.files.items():
+        print(f"  {kind}: {path}")
+    return 0 if all(f.status == "ok" for f in res.flows) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
     p.add_argument("--version", action="version", version=f"rdmasim {__version__}")
@@ -92,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--save", metavar="PATH", help="also save the trace (.npz) for `rdmasim trace FILE`")
     t.add_argument("--pcap", metavar="PATH", help="also capture the run to a pcap file")
     t.set_defaults(func=_trace)
+    r = sub.add_parser("run", help="run a scenario file (TOML): summary table and results folder")
+    r.add_argument("file", help="scenario file (see docs/scenarios.md)")
+    r.add_argument("--out", default=None, help="results folder (default: [outputs] dir)")
+    r.add_argument("--seed", type=int, default=None, help="override [simulation] seed")
+    r.add_argument("--quiet", action="store_true", help="no progress line")
+    r.set_defaults(func=_run)
+    v = sub.add_parser("validate", help="check a scenario file; exit 2 listing every problem")
+    v.add_argument("file", help="scenario file")
+    v.set_defaults(func=_validate)
     return p
 
 

@@ -172,7 +172,8 @@ def build_events(records: np.ndarray) -> list[Event]:
 
 
 def _records(trace: tr.Trace | np.ndarray) -> np.ndarray:
-    return trace.to_numpy() if isinstance(trace, tr.Trace) else np.asarray(trace)
+    recs = trace.to_numpy() if isinstance(trace, tr.Trace) else np.asarray(trace)
+    return recs[(recs["kind"] != tr.ACCEPT) & (recs["kind"] != tr.PFC)]  # invariant-checker records
 
 
 def _names(trace: tr.Trace | np.ndarray, names: dict[int, str] | None) -> dict[int, str]:

@@ -13,7 +13,11 @@ Event kinds:
 * ``COMPLETE``: a work request retired (``status``, ``verb_op`` = WC opcode, flag ``CQE``);
 * ``TIMEOUT``: the retransmit timer fired (``psn`` = oldest unacknowledged PSN);
 * ``RETRY``: the requester went back to ``psn`` (``reason``: timeout / NAK / RNR;
-  ``aux``: retries left).
+  ``aux``: retries left);
+* ``ACCEPT``: the responder accepted request ``psn`` in order (``aux``: the PSN it expects next);
+* ``PFC``: a switch decided to pause (``flags`` 1, XOFF) or resume (0, XON) ingress port ``msn``,
+  ``priority``; ``len`` = shared bytes of that queue, ``psn`` = its headroom bytes, ``aux`` = the
+  XOFF threshold at that moment.
 
 Memory is bounded by ``max_records``: records beyond the cap are not kept but counted
 (:attr:`Trace.not_recorded`).
@@ -35,12 +39,12 @@ if TYPE_CHECKING:
 #: numpy dtype of one record
 TRACE_DTYPE: np.dtype = _core.TRACE_DTYPE
 
-TX, DROP, RX, POST_SEND, POST_RECV, COMPLETE, TIMEOUT, RETRY = range(1, 9)
+TX, DROP, RX, POST_SEND, POST_RECV, COMPLETE, TIMEOUT, RETRY, ACCEPT, PFC = range(1, 11)
 
 #: event kind -> name
 KIND_NAMES: dict[int, str] = {
     TX: "TX", DROP: "DROP", RX: "RX", POST_SEND: "POST_SEND", POST_RECV: "POST_RECV",
-    COMPLETE: "COMPLETE", TIMEOUT: "TIMEOUT", RETRY: "RETRY",
+    COMPLETE: "COMPLETE", TIMEOUT: "TIMEOUT", RETRY: "RETRY", ACCEPT: "ACCEPT", PFC: "PFC",
 }
 #: DROP reason code -> name
 DROP_REASONS: dict[int, str] = {

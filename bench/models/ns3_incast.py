@@ -14,6 +14,7 @@ which JIT-compiles the ns-3 headers) and building the topology from Python.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -134,6 +135,7 @@ def main() -> None:
                    help="device queue limit in packets (default: the whole burst, so nothing drops)")
     a = p.parse_args()
     for i in range(a.repeat):
+        gc.collect()  # free the previous run's reference cycles before timing the next
         r = run(a.senders, a.packets_per_sender, a.queue)
         r["repeat_index"] = i
         emit(r)

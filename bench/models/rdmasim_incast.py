@@ -25,6 +25,7 @@ reported separately).
 
 from __future__ import annotations
 
+import gc
 import inspect
 import math
 import os
@@ -174,7 +175,8 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
     if facts["placeholder"]:
         label = f"rdmasim PLACEHOLDER b2b 1 sender: {how}"
     else:
-        label = f"rdmasim incast-{senders} RC {how}, PFC, cc={facts['cc'].split()[0]}"
+        cc_name = "DCQCN" if facts["cc"] == "dcqcn" else "no CC"
+        label = f"rdmasim incast-{senders} RC {how}, PFC, {cc_name}"
     payload = PAYLOAD if mode == "write1000" else MTU
     return {
         "simulator": "rdmasim",
@@ -209,6 +211,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args()
     for i in range(a.repeat):
+        gc.collect()  # free the previous run's reference cycles before timing the next
         r = run(a.senders, a.packets_per_sender, a.mode, a.topology, a.cc, a.seed)
         r["repeat_index"] = i
         emit(r)

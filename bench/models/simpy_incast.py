@@ -17,6 +17,7 @@ Timed: model construction + ``env.run()`` (construction is negligible). Import t
 from __future__ import annotations
 
 import collections
+import gc
 import os
 import sys
 import time
@@ -108,6 +109,7 @@ def main() -> None:
                    help="switch FIFO: simpy.Store (list, default) or a deque-backed Store")
     a = p.parse_args()
     for i in range(a.repeat):
+        gc.collect()  # free the previous run's reference cycles before timing the next
         r = run(a.senders, a.packets_per_sender, a.fifo)
         r["repeat_index"] = i
         emit(r)

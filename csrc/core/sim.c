@@ -337,3 +337,13 @@ int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip)
     *ip = sim->hosts[host]->ip;
     return RS_OK;
 }
+
+#ifdef RDMASIM_MUTANTS
+int rs_sim_set_mutant(rs_sim *sim, int mutant)
+{
+    if (mutant < 0 || mutant >= RS_MUT__COUNT)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "unknown mutant %d", mutant);
+    sim->mutant = mutant;
+    return RS_OK;
+}
+#endif

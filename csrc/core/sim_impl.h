@@ -7,6 +7,7 @@
 #include "net/link.h"
 #include "rdmasim/codec.h"
 #include "rdmasim/eventq.h"
+#include "rdmasim/mutants.h"
 #include "rdmasim/pool.h"
 #include "rdmasim/sim.h"
 #include "transport/host.h"
@@ -51,6 +52,9 @@ struct rs_sim {
     int stop_after_frame; /* step-through: armed by rs_sim_stop_after_next_frame */
     int frame_stop;       /* set when that frame went out */
     char errmsg[256];
+#ifdef RDMASIM_MUTANTS
+    int mutant; /* enum rs_mutant: testing only (rdmasim/mutants.h) */
+#endif
 };
 
 /* Record a failure reason; returns `code` for tail calls. */

@@ -172,3 +172,37 @@ void rs_trace_rec_qp(rs_sim *sim, uint8_t kind, const rs_qp *qp, uint64_t wr_id,
         r->aux = qp->retry_left;
     }
 }
+
+void rs_trace_patch_last(rs_sim *sim, uint32_t psn, uint32_t aux)
+{
+    rs_trace *tr = sim->trace;
+    if (!tr || !tr->n || tr->recs[tr->n - 1].t_ps != sim->now_ps)
+        return;
+    tr->recs[tr->n - 1].psn = psn;
+    tr->recs[tr->n - 1].aux = aux;
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+    return v > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)v;
+}
+
+void rs_trace_rec_pfc(rs_sim *sim, int sw, uint32_t port, uint32_t prio, int xoff, uint64_t shared,
+                      uint64_t hdrm, uint64_t threshold)
+{
+    rs_trace_rec *r = slot(sim);
+    if (!r)
+        return;
+    r->kind = RS_TR_PFC;
+    r->link = -1;
+    r->node = (uint16_t)(RS_TR_SWITCH_NODE_BASE | sw);
+    r->node_kind = RS_TR_NODE_SWITCH;
+    r->peer = 0xFFFF;
+    r->peer_kind = RS_TR_NODE_NONE;
+    r->msn = port;
+    r->priority = (uint8_t)prio;
+    r->flags = (uint8_t)(xoff ? 1 : 0);
+    r->len = clamp32(shared);
+    r->psn = clamp32(hdrm);
+    r->aux = clamp32(threshold);
+}

@@ -27,8 +27,22 @@ typedef struct rs_trace {
 void rs_trace_rec_frame(rs_sim *sim, uint8_t kind, const rs_pkt *p, int link, int node, int peer,
                         uint8_t reason);
 void rs_trace_rec_link(rs_sim *sim, uint8_t kind, const rs_pkt *p, const rs_link *l, uint8_t reason);
+/* set psn and aux of the record just written (if one was kept) */
+void rs_trace_patch_last(rs_sim *sim, uint32_t psn, uint32_t aux);
 void rs_trace_rec_qp(rs_sim *sim, uint8_t kind, const rs_qp *qp, uint64_t wr_id, uint32_t len,
                      uint8_t status, uint8_t verb_op, uint8_t flags, uint8_t reason);
+
+void rs_trace_rec_pfc(rs_sim *sim, int sw, uint32_t port, uint32_t prio, int xoff, uint64_t shared,
+                      uint64_t hdrm, uint64_t threshold);
+
+/* the responder accepted request PSN psn; next is the PSN it expects now */
+static inline void rs_trace_accept(rs_sim *sim, const rs_qp *qp, uint32_t psn, uint32_t next)
+{
+    if (sim->trace) {
+        rs_trace_rec_qp(sim, RS_TR_ACCEPT, qp, 0, 0, 0, 0, 0, 0);
+        rs_trace_patch_last(sim, psn, next);
+    }
+}
 
 /* a frame put on link l (TX), lost on it (DROP with a reason), or delivered by it (RX) */
 static inline void rs_trace_tx(rs_sim *sim, const rs_link *l, const rs_pkt *p)

@@ -2,6 +2,7 @@
 #include "net/pfc.h"
 
 #include "core/sim_impl.h"
+#include "core/trace.h"
 #include "net/pause.h"
 #include "net/switch.h"
 
@@ -62,6 +63,15 @@ static void send_xoff(rs_sim *sim, rs_pfc_queue *q)
     }
 }
 
+static void trace_decision(rs_sim *sim, const rs_pfc_queue *q, int xoff)
+{
+    if (sim->trace) {
+        const rs_mmu *m = &q->sw->mmu;
+        rs_trace_rec_pfc(sim, (int)q->sw->id, q->port, q->prio, xoff, rs_mmu_shared_of(m, q->port, q->prio),
+                         m->hdrm_bytes[q->port * RS_NPRIO + q->prio], rs_mmu_threshold(m));
+    }
+}
+
 void rs_pfc_on_enqueue(rs_sim *sim, rs_pfc_queue *q)
 {
     rs_switch *sw = q->sw;
@@ -73,14 +83,22 @@ void rs_pfc_on_enqueue(rs_sim *sim, rs_pfc_queue *q)
     if (!st->in_bytes_at_first_xoff[q->prio])
         st->in_bytes_at_first_xoff[q->prio] = sw->mmu.in_bytes[q->port * RS_NPRIO + q->prio] +
                                               sw->mmu.hdrm_bytes[q->port * RS_NPRIO + q->prio];
+    trace_decision(sim, q, 1);
     q->pausing = 1;
     send_xoff(sim, q);
 }
 
 void rs_pfc_on_dequeue(rs_sim *sim, rs_pfc_queue *q)
 {
-    if (!q->pausing || !rs_mmu_should_resume(&q->sw->mmu, q->port, q->prio))
+    if (!q->pausing)
         return;
+    int resume = rs_mmu_should_resume(&q->sw->mmu, q->port, q->prio);
+#ifdef RDMASIM_MUTANTS /* pfc_early_xon: resume at the first dequeue */
+    resume = resume || RS_MUTANT(sim, RS_MUT_PFC_EARLY_XON);
+#endif
+    if (!resume)
+        return;
+    trace_decision(sim, q, 0);
     q->pausing = 0;
     rs_timer_cancel(&q->refresh);
     send_frame(sim, q, 0);

@@ -111,6 +111,9 @@ uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, ui
 
 static void drop(rs_sim *sim, rs_swport *in, rs_pkt *pkt, int reason)
 {
+#ifdef RDMASIM_MUTANTS /* drop_uncounted: lossy-threshold drops vanish from the counters */
+    if (!(RS_MUTANT(sim, RS_MUT_DROP_UNCOUNTED) && reason == RS_SWDROP_LOSSY_THRESHOLD))
+#endif
     in->stats.drops[reason]++;
     in->stats.q_drops[pkt->priority & 7u]++;
     rs_pkt_release(&sim->pool, pkt);
@@ -144,6 +147,13 @@ void rs_switch_receive(rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt)
         return;
     }
     int why = rs_mmu_admit(&sw->mmu, port->index, out_idx, prio, bytes);
+#ifdef RDMASIM_MUTANTS /* lossless_drop: a lossless class over XOFF is dropped like a lossy one */
+    if (why < 0 && RS_MUTANT(sim, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> prio & 1u) &&
+        rs_mmu_should_pause(&sw->mmu, port->index, prio)) {
+        rs_mmu_release(&sw->mmu, port->index, out_idx, prio, bytes);
+        why = RS_SWDROP_LOSSY_THRESHOLD;
+    }
+#endif
     if (why >= 0) {
         drop(sim, in, pkt, why);
         return;

@@ -51,7 +51,12 @@ void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp)
     qp->stats.cnps_rcvd++;
     if (!qp->cc)
         return;
-    qp->cc->on_cnp(qp->cc_state, &qp->host->cc.dcqcn, sim->now_ps);
+    rs_dcqcn_params p = qp->host->cc.dcqcn;
+#ifdef RDMASIM_MUTANTS /* dcqcn_no_floor: the rate cut forgets the min-rate clamp */
+    if (RS_MUTANT(sim, RS_MUT_DCQCN_NO_FLOOR))
+        p.min_rate_bps = 0.0;
+#endif
+    qp->cc->on_cnp(qp->cc_state, &p, sim->now_ps);
     rearm(sim, qp);
 }
 
@@ -77,7 +82,11 @@ void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp)
     qp->stats.ce_rcvd++;
     if (!c->np_enabled)
         return;
-    if (qp->last_cnp_ps >= 0 && sim->now_ps - qp->last_cnp_ps < c->cnp_interval_ps)
+    int64_t interval = c->cnp_interval_ps;
+#ifdef RDMASIM_MUTANTS /* cnp_half_interval: shift off by one */
+    interval = RS_MUTANT(sim, RS_MUT_CNP_HALF_INTERVAL) ? interval >> 1 : interval;
+#endif
+    if (qp->last_cnp_ps >= 0 && sim->now_ps - qp->last_cnp_ps < interval)
         return;
     rs_pkt *cnp = rs_nic_new_packet(sim, qp, RS_OP_CNP, 0);
     if (!cnp)

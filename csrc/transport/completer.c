@@ -87,6 +87,10 @@ static void fail_head(rs_sim *sim, rs_qp *qp, uint32_t status)
     if (qp->sq_count)
         rs_qp_complete_head(sim, qp, status);
     rs_qp_to_error(sim, qp);
+#ifdef RDMASIM_MUTANTS /* retry_to_reset: the failed QP lands in RESET, not ERR */
+    if (RS_MUTANT(sim, RS_MUT_RETRY_TO_RESET))
+        qp->state = RS_QPS_RESET;
+#endif
 }
 
 /* One Go-Back-N retry from comp_psn, if retry_cnt allows; cause: rs_trace_retry_cause. */

@@ -464,6 +464,7 @@ static void receive_in_order(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         qp->resp_psn = psn_next(qp->resp_psn);
         passed++;
     }
+    rs_trace_accept(sim, qp, pkt->psn, qp->resp_psn); /* accepted, and the placed ones after it */
     if (passed)
         send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0, 0);
 }

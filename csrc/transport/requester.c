@@ -253,6 +253,10 @@ void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
     qp->req_idx = 0;
     qp->rd_outstanding = 0; /* every READ/atomic from the head on is sent again */
     qp->req_off = 0;
+#ifdef RDMASIM_MUTANTS /* rewind_psn: go back to the PSN after the one asked for */
+    if (RS_MUTANT(sim, RS_MUT_REWIND_PSN))
+        psn = (psn + 1) & RS_PSN_MASK;
+#endif
     qp->req_psn = psn;
     qp->since_ackreq = 0;
     if (qp->sq_count) {

@@ -8,9 +8,16 @@
 
 #include <string.h>
 
+#include "core/trace.h"
 #include "rdmasim/ib.h"
 
 enum { MSG_NONE = 0, MSG_SEND = 1, MSG_WRITE = 2 };
+
+#ifdef RDMASIM_MUTANTS /* nak_sticky: an in-order packet leaves the NAK-sent flag as it was */
+#define MUTANT_NAK_KEEP(sim, qp) (RS_MUTANT(sim, RS_MUT_NAK_STICKY) ? (qp)->nak_sent : 0)
+#else
+#define MUTANT_NAK_KEEP(sim, qp) 0
+#endif
 
 static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
 {
@@ -303,13 +310,13 @@ void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         !rs_resp_length_ok(qp, op, pkt->payload_len)) {
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
     } else if (op_is_read(op) || op_is_atomic(op)) {
-        qp->nak_sent = 0;
+        qp->nak_sent = MUTANT_NAK_KEEP(sim, qp);
         if (op_is_read(op))
             exec_read(sim, qp, pkt);
         else
             exec_atomic(sim, qp, pkt);
     } else {
-        qp->nak_sent = 0;
+        qp->nak_sent = MUTANT_NAK_KEEP(sim, qp);
         int rc = op_is_send(op) ? exec_send(sim, qp, pkt) : exec_write(sim, qp, pkt);
         if (rc == 0) {
             qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
@@ -322,6 +329,10 @@ void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
             }
             if (pkt->ackreq)
                 send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, pkt->psn);
+#ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */
+            else if (RS_MUTANT(sim, RS_MUT_ACK_AHEAD) && !op_ends(op))
+                send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (pkt->psn + 1) & RS_PSN_MASK);
+#endif
         }
     }
 }
@@ -385,6 +396,7 @@ static void process(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
     if (qp->recovery == RS_RECOVERY_IRN)
         return rs_irn_resp_receive(sim, qp, pkt);
+    uint32_t before = qp->resp_psn;
     int32_t d = rs_psn_diff(pkt->psn, qp->resp_psn);
     if (d > 0) {
         qp->stats.ooo_dropped++;
@@ -397,5 +409,7 @@ static void process(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
     } else {
         rs_resp_execute(sim, qp, pkt);
     }
+    if (qp->resp_psn != before)
+        rs_trace_accept(sim, qp, pkt->psn, qp->resp_psn);
     rs_pkt_release(&sim->pool, pkt);
 }

@@ -3,16 +3,17 @@
 Setup (tests/cc/dcqcn_util.py): N senders -> 1 switch -> 1 receiver, 100 Gb/s links of 1 us, MTU
 1024 (1082 B per data packet in the switch queue), ECN RED 5 KB / 200 KB / 1 % on enqueue (the
 paper's profile), PFC on priority 3 with a static XOFF threshold of 64 KB per ingress queue.
-Numbers quoted below are seed 1 (the default of the topology builders); docs/validation-dcqcn.md
-reports the same runs for seeds 1-3 (``python docs/gen_dcqcn.py``).
+(a) and (b) run seeds 1, 2 and 3; docs/validation-dcqcn.md tabulates the same runs
+(``python docs/gen_dcqcn.py --seeds 1 2 3``).
 
 Durations. With the paper's parameters alpha relaxes with time constant K/g = 55 us x 256 = 14 ms
 from its initial 1, so the first ~30 ms are a transient; the queue then sits in a limit cycle of
 period 0.7-2.5 ms (it drains to 0 once a period, as protocol.md §8.5 expects for a fluid model
 with feedback delay). Jain's index is taken over the second half of the run, which must hold
-many periods: 60 ms for N = 4 and 8 (second half 30 ms, measured Jain 0.993 / 0.998), 150 ms for
-N = 2 (fewest CNPs per flow; 100 ms is borderline: 0.998 on seed 1, but N=4 shows second-half Jain
-wanders 0.984-0.998 across seeds even at 100 ms), 100 ms for N = 16.
+many periods: 60 ms for N = 4 and 8 (Jain 0.991-0.995 / 0.993-0.998 over seeds 1-3), 150 ms for
+N = 2 (fewest CNPs per flow; 0.991-0.997), 100 ms for N = 16 (0.997). Second-half Jain is not
+monotone in the run length (flows wander +-10-15 % around C/N for ms): N = 4 seed 2 at 100 ms gives
+0.984, so these durations are the ones where all three seeds clear 0.99, not a convergence time.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ _cache: dict[tuple, Result] = {}
 
 
 def run(n: int, cc: str | None, duration_us: int, params: DcqcnParams | None = None,
-        key: str = "paper") -> Result:
-    k = (n, cc, duration_us, key)
+        key: str = "paper", seed: int = 1) -> Result:
+    k = (n, cc, duration_us, key, seed)
     if k not in _cache:
-        _cache[k] = run_incast(n, cc, params, duration_us)
+        _cache[k] = run_incast(n, cc, params, duration_us, seed=seed)
     return _cache[k]
 
 
@@ -54,17 +55,20 @@ def check_sane(r: Result, params: DcqcnParams) -> None:
     assert r.sum_gbps > 0.97 * 100 * 1024 / 1102, r.rates_gbps
 
 
-def slow_for(n: int) -> list:
-    return [pytest.mark.slow] if n in (2, 16) else []
+def slow_for(n: int, seed: int = 1) -> list:
+    """N = 2 and 16 (long runs) and the extra seeds are slow; the default run has N = 4, 8 seed 1."""
+    return [pytest.mark.slow] if n in (2, 16) or seed != 1 else []
 
 
-NS = [pytest.param(n, marks=slow_for(n), id=f"N{n}") for n in (2, 4, 8, 16)]
+# three seeds each (ECN marking is random): the claim is not one lucky run
+NS = [pytest.param(n, seed, marks=slow_for(n, seed), id=f"N{n}-seed{seed}")
+      for n in (2, 4, 8, 16) for seed in (1, 2, 3)]
 
 
 # ---------------------------------------------------------------------------------------- (a)
-@pytest.mark.parametrize("n", NS)
-def test_dcqcn_converges_to_fair_share(n: int) -> None:
-    r = run(n, "dcqcn", DURATION_US[n])
+@pytest.mark.parametrize(("n", "seed"), NS)
+def test_dcqcn_converges_to_fair_share(n: int, seed: int) -> None:
+    r = run(n, "dcqcn", DURATION_US[n], seed=seed)
     check_sane(r, DcqcnParams.paper())
     fair = r.sum_gbps / n
     assert r.jain >= 0.99, (r.jain, r.rates_gbps)
@@ -72,18 +76,19 @@ def test_dcqcn_converges_to_fair_share(n: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------- (b)
-@pytest.mark.parametrize("n", NS)
-def test_queue_near_fluid_fixed_point_not_at_pfc_threshold(n: int) -> None:
+@pytest.mark.parametrize(("n", "seed"), NS)
+def test_queue_near_fluid_fixed_point_not_at_pfc_threshold(n: int, seed: int) -> None:
     """Tolerance: the time-averaged queue over the second half within [0.7, 1.5] x q*.
 
-    Measured (seed 1): mean/q* = 1.21 (N=2), 1.12 (4), 1.21 (8), 1.35 (16). The fluid model is
-    continuous, has no hyper increase and its fixed point is stable, while the emulated queue is
-    a limit cycle (drains to 0, peaks 60-210 KB, period 0.7-2.5 ms) whose time average lies above
-    q* (the marking curve is convex in the cycle: queue excursions above q* cost little marking
-    until Kmax). 1.5 x q* leaves room for that; the bound that matters for the issue is that the
-    queue stays far below the PFC threshold the no-CC run sits at (checked below).
+    Measured (seeds 1-3): mean/q* = 1.21-1.22 (N=2), 1.12-1.20 (4), 1.21-1.36 (8), 1.33-1.35 (16).
+    The fluid model is continuous, has no hyper increase and its fixed point is an equilibrium,
+    while the emulated queue is a limit cycle (drains to 0, peaks 60-210 KB, period 1.1-1.8 ms)
+    whose time average need not equal the equilibrium; alpha is also still 11-33 % above alpha*
+    at the end (14 ms time constant from 1). 1.5 x q* covers the measured 1.36 with a margin; the
+    bound that matters for the issue is that the queue stays far below the PFC threshold the
+    no-CC run sits at (checked below).
     """
-    r = run(n, "dcqcn", DURATION_US[n])
+    r = run(n, "dcqcn", DURATION_US[n], seed=seed)
     fp = dcqcn_fixed_point(100e9, n, round(r.wire_bytes_per_pkt))
     ratio = r.queue_mean / fp.queue_bytes
     sel = r.t_us >= r.duration_us / 2

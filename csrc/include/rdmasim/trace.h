@@ -24,6 +24,9 @@ enum rs_trace_kind {
     RS_TR_COMPLETE = 6,  /* WQE retired: wr_id, status, verb_op = ibv_wc_opcode, flags CQE/RECV */
     RS_TR_TIMEOUT = 7,   /* retransmit timer fired with PSNs outstanding: psn = oldest unacked */
     RS_TR_RETRY = 8,     /* requester rewound (Go-Back-N): psn = restart PSN, aux = retries left */
+    RS_TR_ACCEPT = 9,    /* responder accepted a request packet: psn, aux = next expected PSN */
+    RS_TR_PFC = 10,      /* switch PFC decision: node = switch, msn = ingress port, priority, flags 1 = XOFF
+                          * 0 = XON, len = shared bytes, psn = headroom bytes, aux = XOFF threshold */
 };
 
 enum rs_trace_drop_reason {

@@ -1,0 +1,183 @@
+"""Results of a scenario run: the per-flow table, switch counters, and how to reproduce them.
+
+:meth:`RunResult.write` puts into a folder: ``flows.csv`` (and ``flows.parquet`` if pyarrow is
+importable), ``switch_counters.json``, ``scenario.toml`` (the file as run) and ``metadata.json``
+(seed, rdmasim version, simulated time, events, wall time).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import platform
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rdmasim.units import format_time
+
+
+@dataclass
+class FlowRecord:
+    """One flow's outcome. Times in picoseconds; ``finish_ps``/``fct_ps``/``slowdown`` are None for
+    flows that did not complete; ``slowdown`` = FCT / ideal FCT (ideal: size at line rate plus a
+    round trip of propagation delay)."""
+
+    flow_id: int
+    src: str
+    dst: str
+    verb: str
+    size: int
+    priority: int
+    start_ps: int
+    finish_ps: int | None
+    fct_ps: int | None
+    ideal_fct_ps: int
+    slowdown: float | None
+    bytes_delivered: int
+    retx_pkts: int
+    cnps: int
+    status: str
+
+
+FLOW_COLUMNS: list[str] = [f.name for f in fields(FlowRecord)]
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+@dataclass
+class RunResult:
+    """Everything a scenario run produced."""
+
+    flows: list[FlowRecord]
+    switches: dict[str, Any]
+    seed: int
+    sim_time_ps: int
+    events: int
+    wall_s: float
+    scenario_text: str = ""
+    scenario_file: str = ""
+    name: str = ""
+    files: dict[str, str] = field(default_factory=dict)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The per-flow table as a list of dicts (column order: :data:`FLOW_COLUMNS`)."""
+        return [asdict(f) for f in self.flows]
+
+    def to_pandas(self) -> Any:
+        """The per-flow table as a pandas DataFrame (needs pandas)."""
+        import pandas as pd  # not a dependency
+
+        return pd.DataFrame(self.rows(), columns=FLOW_COLUMNS)
+
+    def flows_csv(self) -> str:
+        """The per-flow table as CSV text."""
+        import io
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(FLOW_COLUMNS)
+        for r in self.rows():
+            w.writerow([_cell(r[c]) for c in FLOW_COLUMNS])
+        return buf.getvalue()
+
+    def metadata(self) -> dict[str, Any]:
+        """What is needed to reproduce the run, and how long it took."""
+        from rdmasim import __version__
+
+        return {
+            "rdmasim_version": __version__,
+            "seed": self.seed,
+            "name": self.name,
+            "scenario_file": self.scenario_file,
+            "scenario": "scenario.toml",
+            "sim_time_ps": self.sim_time_ps,
+            "events": self.events,
+            "wall_s": self.wall_s,
+            "python": platform.python_version(),
+            "flows": len(self.flows),
+            "completed": sum(f.status == "ok" for f in self.flows),
+        }
+
+    def write(
+        self,
+        out_dir: str | Path,
+        formats: list[str] | None = None,
+        switch_counters: bool = True,
+        trace: np.ndarray | None = None,
+    ) -> dict[str, str]:
+        """Write the result files into ``out_dir``; returns {kind: path}."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        files: dict[str, str] = {}
+        (out / "flows.csv").write_text(self.flows_csv())
+        files["flows_csv"] = str(out / "flows.csv")
+        if "parquet" in (formats or []):
+            try:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+            except ImportError:
+                pass
+            else:
+                table = pa.Table.from_pylist(self.rows())
+                pq.write_table(table, out / "flows.parquet")
+                files["flows_parquet"] = str(out / "flows.parquet")
+        if switch_counters:
+            (out / "switch_counters.json").write_text(json.dumps(self.switches, indent=1, sort_keys=True))
+            files["switch_counters"] = str(out / "switch_counters.json")
+        if trace is not None:
+            np.savez_compressed(out / "trace.npz", records=trace)
+            files["trace"] = str(out / "trace.npz")
+        (out / "scenario.toml").write_text(self.scenario_text)
+        files["scenario"] = str(out / "scenario.toml")
+        (out / "metadata.json").write_text(json.dumps(self.metadata(), indent=2))
+        files["metadata"] = str(out / "metadata.json")
+        self.files = files
+        return files
+
+    def summary(self) -> str:
+        """A readable summary table: one line per flow (at most 20) and the totals."""
+        head = (
+            f"  {'id':>4} {'src':>8} {'dst':>8} {'verb':>5} {'size':>10} {'FCT':>12} {'slowdown':>8} "
+            f"{'retx':>6} {'CNPs':>6}  status"
+        )
+        lines = [head]
+        for f in self.flows[:20]:
+            fct = format_time(f.fct_ps) if f.fct_ps is not None else "-"
+            sd = f"{f.slowdown:.2f}" if f.slowdown is not None else "-"
+            lines.append(
+                f"  {f.flow_id:>4} {f.src:>8} {f.dst:>8} {f.verb:>5} {f.size:>10,} {fct:>12} {sd:>8} "
+                f"{f.retx_pkts:>6} {f.cnps:>6}  {f.status}"
+            )
+        if len(self.flows) > 20:
+            lines.append(f"  ... {len(self.flows) - 20} more flows")
+        sds = sorted(f.slowdown for f in self.flows if f.slowdown is not None)
+        ok = sum(f.status == "ok" for f in self.flows)
+        lines.append(
+            f"  flows completed: {ok}/{len(self.flows)}; simulated time {format_time(self.sim_time_ps)}; "
+            f"{self.events:,} events in {self.wall_s:.2f} s"
+        )
+        if sds:
+            p99 = sds[min(len(sds) - 1, int(0.99 * len(sds)))]
+            lines.append(f"  slowdown: median {sds[len(sds) // 2]:.2f}, p99 {p99:.2f}, max {sds[-1]:.2f}")
+        for name, sw in self.switches.items():
+            t = sw["totals"]
+            lines.append(
+                f"  switch {name}: {t['tx_pkts']:,} pkts out, {t['drops']:,} drops, "
+                f"{t['ecn_marked']:,} ECN marks, {t['pfc_xoff_sent']:,} PFC XOFF"
+            )
+        return "\n".join(lines)
+
+
+def read_flows_csv(path: str | Path) -> list[dict[str, str]]:
+    """Rows of a ``flows.csv`` as dicts of strings."""
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))

@@ -1,0 +1,475 @@
+"""Load and validate scenario files against :data:`rdmasim.scenario.schema.SCHEMA`.
+
+All problems are collected and reported at once, each naming the file, the key path, the value
+and what is allowed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from rdmasim.scenario.schema import ARRAYS, SCHEMA, TABLES, Opt
+from rdmasim.units import parse_rate, parse_size, parse_time
+
+_MISSING = object()
+
+#: topology kind -> the topology.* parameters it takes
+KIND_PARAMS: dict[str, tuple[str, ...]] = {
+    "back_to_back": (),
+    "star": ("n",),
+    "incast": ("n_senders",),
+    "dumbbell": ("n_left", "n_right", "bottleneck_rate"),
+    "leaf_spine": ("leaves", "spines", "hosts_per_leaf", "fabric_rate"),
+    "fat_tree": ("k",),
+    "explicit": ("hosts", "switches", "links"),
+}
+
+_NVIDIA_NAMES = (
+    "rpg_time_reset",
+    "rpg_byte_reset",
+    "rpg_threshold",
+    "rpg_ai_rate",
+    "rpg_hai_rate",
+    "rpg_gd",
+    "rpg_min_dec_fac",
+    "rpg_min_rate",
+    "rpg_max_rate",
+    "rate_to_set_on_first_cnp",
+    "dce_tcp_g",
+    "dce_tcp_rtt",
+    "initial_alpha_value",
+    "rate_reduce_monitor_period",
+    "min_time_between_cnps",
+    "clamp_tgt_rate",
+    "clamp_tgt_rate_after_time_inc",
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation error."""
+
+    file: str
+    path: str
+    message: str
+    value: Any = _MISSING
+    allowed: str = ""
+
+    def __str__(self) -> str:
+        val = "" if self.value is _MISSING else f" = {self.value!r}"
+        allowed = f" (allowed: {self.allowed})" if self.allowed else ""
+        return f"{self.file}: {self.path}{val}: {self.message}{allowed}"
+
+
+class ScenarioError(ValueError):
+    """A scenario file is invalid; ``problems`` lists every error found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass
+class Scenario:
+    """A validated scenario: ``values`` maps every scalar key path to its (parsed) value, defaults
+    filled in; ``arrays`` maps each array section (``flows``, ``impairments.loss``, ...) to its rows
+    (dicts of parsed values, defaults filled in)."""
+
+    file: str
+    text: str
+    values: dict[str, Any]
+    arrays: dict[str, list[dict[str, Any]]]
+    has_incast: bool = False
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, path: str) -> Any:
+        return self.values[path]
+
+
+def _fmt_path(path: str) -> str:
+    return path
+
+
+def _check_value(opt: Opt, value: Any) -> tuple[Any, str | None]:
+    """Parsed value, or an error message."""
+    k = opt.kind
+    parsed: Any = value
+    if k == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return None, f"expected an integer, got {type(value).__name__}"
+    elif k == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None, f"expected a number, got {type(value).__name__}"
+        parsed = float(value)
+    elif k == "bool":
+        if not isinstance(value, bool):
+            return None, f"expected true or false, got {type(value).__name__}"
+    elif k == "str":
+        if not isinstance(value, str):
+            return None, f"expected a string, got {type(value).__name__}"
+    elif k in ("time", "rate", "size", "time?"):
+        if k == "time?" and value == "never":
+            return None, None
+        fn = {"time": parse_time, "time?": parse_time, "rate": parse_rate, "size": parse_size}[k]
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            return None, f"expected a string with a unit or an integer, got {type(value).__name__}"
+        try:
+            parsed = fn(value)
+        except (TypeError, ValueError) as exc:
+            return None, str(exc)
+    elif k in ("list[int]", "list[str]", "node_pair"):
+        want = int if k == "list[int]" else str
+        if not isinstance(value, list) or any(isinstance(x, bool) or not isinstance(x, want) for x in value):
+            return None, f"expected a list of {want.__name__}s"
+        if k == "node_pair" and (len(value) != 2 or value[0] == value[1]):
+            return None, "expected two different node names"
+        items = value
+        if opt.choices is not None and any(x not in opt.choices for x in items):
+            return None, "not an allowed value"
+        if (
+            opt.lo is not None
+            and any(x < opt.lo for x in items)
+            or opt.hi is not None
+            and any(x > opt.hi for x in items)
+        ):
+            return None, "out of range"
+        return list(value), None
+    elif k == "table":
+        if not isinstance(value, dict):
+            return None, f"expected a table, got {type(value).__name__}"
+        return dict(value), None
+    if opt.choices is not None and parsed not in opt.choices:
+        return None, "not an allowed value"
+    if (opt.lo is not None and parsed < opt.lo) or (opt.hi is not None and parsed > opt.hi):
+        return None, "out of range"
+    return parsed, None
+
+
+def _default(opt: Opt) -> Any:
+    if opt.kind == "time?" and opt.default == "never":
+        return None
+    if opt.kind == "node_pair":
+        return list(opt.default)
+    parsed, err = _check_value(opt, opt.default)
+    assert err is None, (opt, err)
+    return parsed
+
+
+def _suggest(name: str, candidates: list[str]) -> str:
+    near = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _children(prefix: str) -> list[str]:
+    """Names allowed directly under ``prefix`` ('' = top level; 'flows[]' = a flows row)."""
+    names: set[str] = set()
+    dot = prefix + "." if prefix else ""
+    for full in list(SCHEMA) + list(TABLES) + [a + "[]" for a in ARRAYS]:
+        if full.startswith(dot) and full != prefix:
+            rest = full[len(dot) :]
+            names.add(rest.split(".")[0].removesuffix("[]"))
+    return sorted(names)
+
+
+def _walk(
+    table: dict[str, Any],
+    prefix: str,
+    shown: str,
+    file: str,
+    out: dict[str, Any],
+    arrays: dict[str, list[dict[str, Any]]],
+    problems: list[Problem],
+) -> None:
+    for key, value in table.items():
+        path = f"{prefix}.{key}" if prefix else key
+        where = f"{shown}.{key}" if shown else key
+        if path in TABLES:
+            if not isinstance(value, dict):
+                problems.append(
+                    Problem(file, where, f"expected a table [{path}], got {type(value).__name__}", value)
+                )
+                continue
+            _walk(value, path, where, file, out, arrays, problems)
+        elif path in ARRAYS:
+            if not isinstance(value, list) or any(not isinstance(r, dict) for r in value):
+                problems.append(Problem(file, where, f"expected an array of tables [[{path}]]", value))
+                continue
+            rows = []
+            for i, row in enumerate(value):
+                vals: dict[str, Any] = {}
+                _walk(row, path + "[]", f"{where}[{i}]", file, vals, arrays, problems)
+                full = {}
+                for opt_path, opt in SCHEMA.items():
+                    if opt_path.startswith(path + "[]."):
+                        name = opt_path[len(path) + 3 :]
+                        full[name] = vals.get(opt_path, _default(opt))
+                full["_given"] = {p[len(path) + 3 :] for p in vals}
+                rows.append(full)
+            arrays[path] = rows
+        elif path in SCHEMA:
+            opt = SCHEMA[path]
+            parsed, err = _check_value(opt, value)
+            if err is not None:
+                problems.append(Problem(file, where, err, value, opt.allowed()))
+            else:
+                out[path] = parsed
+        else:
+            siblings = _children(prefix)
+            problems.append(
+                Problem(
+                    file,
+                    where,
+                    "unknown key" + _suggest(str(key), siblings),
+                    value,
+                    "keys here: " + ", ".join(siblings),
+                )
+            )
+
+
+def host_names(values: dict[str, Any]) -> list[str]:
+    """Host names the topology will have (builders name hosts deterministically)."""
+    kind = values["topology.kind"]
+    if kind == "back_to_back":
+        return ["a", "b"]
+    if kind == "star":
+        return [f"h{i}" for i in range(values["topology.n"])]
+    if kind == "incast":
+        return [f"h{i}" for i in range(values["topology.n_senders"] + 1)]
+    if kind == "dumbbell":
+        return [f"l{i}" for i in range(values["topology.n_left"])] + [
+            f"r{i}" for i in range(values["topology.n_right"])
+        ]
+    if kind == "leaf_spine":
+        return [f"h{i}" for i in range(values["topology.leaves"] * values["topology.hosts_per_leaf"])]
+    if kind == "fat_tree":
+        h = values["topology.k"] // 2
+        return [f"h{p}_{i}_{j}" for p in range(values["topology.k"]) for i in range(h) for j in range(h)]
+    return list(values["topology.hosts"])
+
+
+def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
+    v, file = sc.values, sc.file
+    kind = v["topology.kind"]
+    allowed = KIND_PARAMS[kind]
+    for p in sorted(given):
+        if (
+            p.startswith("topology.")
+            and p != "topology.kind"
+            and p.split(".")[1].removesuffix("[]") not in allowed
+        ):
+            problems.append(
+                Problem(
+                    file,
+                    p,
+                    f"does not apply to topology kind {kind!r}",
+                    v.get(p, _MISSING),
+                    f"parameters of {kind!r}: " + (", ".join(allowed) or "none"),
+                )
+            )
+    if "topology.links" in sc.arrays and kind != "explicit":
+        problems.append(
+            Problem(
+                file,
+                "topology.links",
+                f"does not apply to topology kind {kind!r}",
+                allowed="only with kind = 'explicit'",
+            )
+        )
+    if kind == "fat_tree" and v["topology.k"] % 2:
+        problems.append(
+            Problem(file, "topology.k", "fat_tree needs an even k", v["topology.k"], "even ints 2..64")
+        )
+    for p in ("topology.bottleneck_rate", "topology.fabric_rate"):
+        if v[p]:
+            try:
+                parse_rate(v[p])
+            except ValueError as exc:
+                problems.append(Problem(file, p, str(exc), v[p], SCHEMA["link.rate"].allowed()))
+    nodes = set(host_names(v))
+    if kind == "explicit":
+        hosts, switches = v["topology.hosts"], v["topology.switches"]
+        if len(hosts) < 2:
+            problems.append(
+                Problem(
+                    file,
+                    "topology.hosts",
+                    "an explicit topology needs at least 2 hosts",
+                    hosts,
+                    "a list of >= 2 unique names",
+                )
+            )
+        dup = sorted({n for n in hosts + switches if (hosts + switches).count(n) > 1})
+        if dup:
+            problems.append(Problem(file, "topology.hosts", f"duplicate node names {dup}", hosts + switches))
+        nodes |= set(switches)
+        for i, row in enumerate(sc.arrays.get("topology.links", [])):
+            for end in ("a", "b"):
+                if row[end] not in nodes:
+                    problems.append(
+                        Problem(
+                            file,
+                            f"topology.links[{i}].{end}",
+                            "unknown node" + _suggest(row[end], sorted(nodes)),
+                            row[end],
+                            "a name in topology.hosts or topology.switches",
+                        )
+                    )
+            for key, fn in (("rate", parse_rate), ("delay", parse_time)):
+                if row[key]:
+                    try:
+                        fn(row[key])
+                    except ValueError as exc:
+                        problems.append(Problem(file, f"topology.links[{i}].{key}", str(exc), row[key]))
+    if v["qp.mtu"] > v["link.mtu"]:
+        problems.append(
+            Problem(
+                file, "qp.mtu", f"larger than link.mtu ({v['link.mtu']})", v["qp.mtu"], f"<= {v['link.mtu']}"
+            )
+        )
+    if v["switch.ecn.kmax"] <= v["switch.ecn.kmin"]:
+        problems.append(
+            Problem(
+                file,
+                "switch.ecn.kmax",
+                f"must be greater than kmin ({v['switch.ecn.kmin']} B)",
+                v["switch.ecn.kmax"],
+                f"> {v['switch.ecn.kmin']} bytes",
+            )
+        )
+    if v["switch.threshold"] != "dynamic":
+        try:
+            parse_size(v["switch.threshold"])
+        except ValueError as exc:
+            problems.append(
+                Problem(
+                    file,
+                    "switch.threshold",
+                    str(exc),
+                    v["switch.threshold"],
+                    "'dynamic' or a size like '100KB'",
+                )
+            )
+    ov = v["congestion_control.overrides"]
+    if ov:
+        from rdmasim.cc import DcqcnParams
+
+        names = (
+            list(_NVIDIA_NAMES) if v["congestion_control.preset"] == "nvidia" else DcqcnParams.field_names()
+        )
+        bad = [k for k in ov if k not in names]
+        for k in bad:
+            problems.append(
+                Problem(
+                    file,
+                    f"congestion_control.overrides.{k}",
+                    "unknown parameter" + _suggest(k, names),
+                    ov[k],
+                    ", ".join(names),
+                )
+            )
+        if not bad:
+            try:
+                if v["congestion_control.preset"] == "nvidia":
+                    DcqcnParams.nvidia(**ov)
+                else:
+                    DcqcnParams.paper(**ov)
+            except (TypeError, ValueError) as exc:
+                problems.append(Problem(file, "congestion_control.overrides", str(exc), ov))
+    hosts = host_names(v)
+    for i, row in enumerate(sc.arrays.get("flows", [])):
+        for end in ("src", "dst"):
+            if end not in row["_given"]:
+                problems.append(
+                    Problem(file, f"flows[{i}].{end}", "missing (required)", allowed="a host name")
+                )
+            elif row[end] not in hosts:
+                problems.append(
+                    Problem(
+                        file,
+                        f"flows[{i}].{end}",
+                        "unknown host" + _suggest(row[end], hosts),
+                        row[end],
+                        _host_list(hosts),
+                    )
+                )
+        if row["src"] == row["dst"] and "src" in row["_given"]:
+            problems.append(
+                Problem(file, f"flows[{i}].dst", "same host as src", row["dst"], "a host other than src")
+            )
+    if sc.has_incast:
+        rx = v["traffic.incast.receiver"]
+        if rx and rx not in hosts:
+            problems.append(
+                Problem(
+                    file,
+                    "traffic.incast.receiver",
+                    "unknown host" + _suggest(rx, hosts),
+                    rx,
+                    _host_list(hosts),
+                )
+            )
+        for j, s in enumerate(v["traffic.incast.senders"]):
+            if s not in hosts or s == (rx or hosts[-1]):
+                problems.append(
+                    Problem(
+                        file,
+                        f"traffic.incast.senders[{j}]",
+                        "unknown host or the receiver" + _suggest(s, hosts),
+                        s,
+                        _host_list(hosts),
+                    )
+                )
+    if not sc.arrays.get("flows") and not sc.has_incast:
+        problems.append(
+            Problem(file, "flows", "no traffic", allowed="at least one [[flows]] or a [traffic.incast]")
+        )
+    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
+        for i, row in enumerate(sc.arrays.get(sec, [])):
+            if "link" not in row["_given"]:
+                problems.append(
+                    Problem(
+                        file,
+                        f"{sec}[{i}].link",
+                        "missing (required)",
+                        allowed="two node names, e.g. ['h0', 's0']",
+                    )
+                )
+
+
+def _host_list(hosts: list[str]) -> str:
+    return ", ".join(hosts) if len(hosts) <= 12 else ", ".join(hosts[:12]) + f", ... ({len(hosts)} hosts)"
+
+
+def loads(text: str, file: str = "<string>") -> Scenario:
+    """Validate scenario TOML ``text``; raise :class:`ScenarioError` listing every problem."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError([Problem(file, "(syntax)", f"not valid TOML: {exc}")]) from None
+    problems: list[Problem] = []
+    given: dict[str, Any] = {}
+    arrays: dict[str, list[dict[str, Any]]] = {}
+    _walk(raw, "", "", file, given, arrays, problems)
+    values = {p: given.get(p, _default(o)) for p, o in SCHEMA.items() if "[]" not in p}
+    has_incast = isinstance(raw.get("traffic"), dict) and isinstance(raw["traffic"].get("incast"), dict)
+    sc = Scenario(file, text, values, arrays, has_incast, raw)
+    if not problems:  # semantic checks need well-typed values
+        _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
+    if problems:
+        raise ScenarioError(problems)
+    return sc
+
+
+def load(path: str | Path) -> Scenario:
+    """Read and validate a scenario file."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
+    return loads(text, str(p))

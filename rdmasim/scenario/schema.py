@@ -1,0 +1,243 @@
+"""The scenario file schema, as data.
+
+Every option is one :class:`Opt` row keyed by its key path (``section.key``; ``[]`` marks an array
+of tables, e.g. ``flows[].size``). Validation, defaults and the reference in docs/scenarios.md are
+all derived from :data:`SCHEMA`; nothing else lists options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: value kinds: int, float, bool, str, time ("1us" or int ps), rate ("100Gbps" or int b/s),
+#: size ("1MiB" or int bytes), list[int], list[str], table (free-form, checked elsewhere),
+#: time? (a time or "never"), node_pair (two node names)
+KINDS = (
+    "int",
+    "float",
+    "bool",
+    "str",
+    "time",
+    "rate",
+    "size",
+    "list[int]",
+    "list[str]",
+    "table",
+    "time?",
+    "node_pair",
+)
+
+
+@dataclass(frozen=True)
+class Opt:
+    """One scenario option: its kind, default, allowed values and documentation."""
+
+    kind: str
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+    lo: float | None = None
+    hi: float | None = None
+
+    def allowed(self) -> str:
+        """Human-readable allowed values."""
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        kind = {
+            "time": "a time like '1us' (or int ps)",
+            "rate": "a rate like '100Gbps' (or int b/s)",
+            "size": "a size like '1MiB' (or int bytes)",
+            "time?": "a time like '1ms' or 'never'",
+            "node_pair": "two node names, e.g. ['h0', 's0']",
+            "table": "a table",
+        }.get(self.kind, self.kind)
+        if self.lo is not None or self.hi is not None:
+            lo = "" if self.lo is None else _num(self.lo)
+            hi = "" if self.hi is None else _num(self.hi)
+            rng = f"{lo}..{hi}" if lo and hi else (f">= {lo}" if lo else f"<= {hi}")
+            unit = {"time": " ps", "size": " bytes", "rate": " b/s"}.get(self.kind, "")
+            return f"{kind} in {rng}{unit}"
+        return kind
+
+
+def _num(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
+MTUS = (256, 512, 1024, 2048, 4096)
+TOPOLOGY_KINDS = ("back_to_back", "star", "incast", "dumbbell", "leaf_spine", "fat_tree", "explicit")
+VERBS = ("WRITE", "READ", "SEND")
+DIRECTIONS = ("both", "forward", "reverse")
+U63 = 2**63 - 1
+
+#: section -> one-line description (order = docs order)
+SECTIONS: dict[str, str] = {
+    "simulation": "Run control: seed, how long, progress output.",
+    "topology": "The fabric: a builder from rdmasim.topology and its parameters, or an explicit graph "
+    '(`kind = "explicit"` with `hosts`, `switches` and `[[topology.links]]`). '
+    "Host names: back_to_back `a`, `b`; star/incast `h0..`; dumbbell `l0..`, `r0..`; "
+    "leaf_spine `h0..`; fat_tree `h{pod}_{edge}_{i}`.",
+    "topology.links[]": "Links of an explicit graph (rate/delay default to [link]).",
+    "link": "Defaults for every link.",
+    "switch": "Every switch (rdmasim.fabric.switch_config).",
+    "switch.ecn": "RED ECN marking on egress queues.",
+    "congestion_control": "NIC congestion control of every host.",
+    "qp": "RC queue-pair attributes of every flow.",
+    "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
+    "impairments.gilbert[]": "Bursty (Gilbert-Elliott) loss on one link.",
+    "impairments.failures[]": "A link going down (and optionally back up) at given times.",
+    "flows[]": "Explicit flows. `src` is where the data is, `dst` where it goes: WRITE and SEND are "
+    "posted by `src`, READ by `dst`.",
+    "traffic.incast": "Incast generator: every sender sends `size` to `receiver` at `start`.",
+    "outputs": "What is written and where.",
+}
+
+SCHEMA: dict[str, Opt] = {
+    # simulation
+    "simulation.name": Opt("str", "", "A label written into the results metadata."),
+    "simulation.seed": Opt("int", 1, "Seed of every random choice (loss, ECN marks, ECMP).", lo=0, hi=U63),
+    "simulation.duration": Opt(
+        "time",
+        "1s",
+        "Stop at this simulated time even if flows are unfinished (they get status `incomplete`).",
+        lo=1,
+        hi=U63,
+    ),
+    "simulation.progress": Opt(
+        "bool", True, "Print a progress line (simulated time, events/s, ETA) on stderr."
+    ),
+    # topology
+    "topology.kind": Opt("str", "back_to_back", "Topology builder.", choices=TOPOLOGY_KINDS),
+    "topology.n": Opt("int", 2, "star: number of hosts.", lo=2, hi=4096),
+    "topology.n_senders": Opt(
+        "int", 8, "incast: number of senders (receiver is the last host).", lo=1, hi=4095
+    ),
+    "topology.n_left": Opt("int", 1, "dumbbell: hosts on the left switch.", lo=1, hi=4095),
+    "topology.n_right": Opt("int", 1, "dumbbell: hosts on the right switch.", lo=1, hi=4095),
+    "topology.bottleneck_rate": Opt(
+        "str", "", "dumbbell: rate of the switch-switch link ('' = [link] rate)."
+    ),
+    "topology.leaves": Opt("int", 2, "leaf_spine: number of leaves.", lo=1, hi=2048),
+    "topology.spines": Opt("int", 2, "leaf_spine: number of spines.", lo=1, hi=2048),
+    "topology.hosts_per_leaf": Opt("int", 2, "leaf_spine: hosts per leaf.", lo=1, hi=2048),
+    "topology.fabric_rate": Opt("str", "", "leaf_spine: leaf-spine link rate ('' = [link] rate)."),
+    "topology.k": Opt("int", 4, "fat_tree: arity (even).", lo=2, hi=64),
+    "topology.hosts": Opt("list[str]", [], "explicit: host names."),
+    "topology.switches": Opt("list[str]", [], "explicit: switch names."),
+    "topology.links[].a": Opt("str", "", "One end (a host or switch name)."),
+    "topology.links[].b": Opt("str", "", "The other end."),
+    "topology.links[].rate": Opt("str", "", "Rate ('' = [link] rate)."),
+    "topology.links[].delay": Opt("str", "", "Propagation delay ('' = [link] delay)."),
+    # link
+    "link.rate": Opt("rate", "100Gbps", "Line rate.", lo=1, hi=U63),
+    "link.delay": Opt("time", "1us", "Propagation delay.", lo=0, hi=U63),
+    "link.mtu": Opt("int", 4096, "Largest RoCE path MTU the links carry.", choices=MTUS),
+    "link.loss": Opt(
+        "float", 0.0, "i.i.d. frame loss probability in each direction of every link.", lo=0.0, hi=1.0
+    ),
+    # switch
+    "switch.buffer": Opt("size", "12MB", "Shared buffer.", lo=1, hi=2**64 - 1),
+    "switch.reserve": Opt(
+        "size", "4KB", "Guaranteed bytes per (ingress port, priority).", lo=0, hi=2**32 - 1
+    ),
+    "switch.headroom": Opt(
+        "size", "64KB", "PFC headroom per (ingress port, lossless priority).", lo=0, hi=2**32 - 1
+    ),
+    "switch.threshold": Opt(
+        "str",
+        "dynamic",
+        "PFC XOFF threshold: 'dynamic' (free buffer >> alpha_shift) or a static size such as '100KB'.",
+    ),
+    "switch.alpha_shift": Opt("int", 3, "Dynamic threshold shift.", lo=0, hi=16),
+    "switch.resume_offset": Opt("size", "3KB", "XON hysteresis.", lo=0, hi=2**32 - 1),
+    "switch.lossless": Opt("list[int]", [3], "Priorities with PFC (the others drop when full).", lo=0, hi=7),
+    "switch.pfc_quanta": Opt("int", 0xFFFF, "Pause time of XOFF frames (quanta).", lo=1, hi=0xFFFF),
+    "switch.scheduler": Opt("str", "strict", "Egress scheduler.", choices=("strict", "wrr")),
+    "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
+    "switch.ecn.enabled": Opt("bool", True, "Mark ECN (needed by DCQCN)."),
+    "switch.ecn.kmin": Opt("size", "5KB", "RED Kmin.", lo=0, hi=2**64 - 1),
+    "switch.ecn.kmax": Opt("size", "200KB", "RED Kmax (> kmin).", lo=1, hi=2**64 - 1),
+    "switch.ecn.pmax": Opt("float", 0.01, "RED marking probability at Kmax.", lo=0.0, hi=1.0),
+    "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked.", lo=0, hi=7),
+    # congestion control
+    "congestion_control.algorithm": Opt("str", "none", "NIC congestion control.", choices=("none", "dcqcn")),
+    "congestion_control.preset": Opt(
+        "str", "paper", "DCQCN parameter preset (DcqcnParams.paper/nvidia).", choices=("paper", "nvidia")
+    ),
+    "congestion_control.notification_point": Opt("bool", True, "Receivers send CNPs for CE-marked packets."),
+    "congestion_control.overrides": Opt(
+        "table",
+        {},
+        "Parameter overrides: DcqcnParams field names (preset paper) or mlxconfig names (preset nvidia).",
+    ),
+    # qp
+    "qp.mtu": Opt("int", 1024, "Path MTU of every QP (<= link.mtu).", choices=MTUS),
+    "qp.timeout": Opt("int", 14, "Local ACK timeout exponent: 4.096us * 2^timeout.", lo=1, hi=31),
+    "qp.retry_cnt": Opt("int", 7, "Retransmission retries before the QP errors out.", lo=0, hi=7),
+    "qp.rnr_retry": Opt("int", 7, "RNR retries (7 = infinite).", lo=0, hi=7),
+    # impairments
+    "impairments.loss[].link": Opt("node_pair", [], "The link, by its two end names."),
+    "impairments.loss[].direction": Opt(
+        "str", "both", "'forward' = first name to second.", choices=DIRECTIONS
+    ),
+    "impairments.loss[].probability": Opt("float", 0.0, "Frame loss probability.", lo=0.0, hi=1.0),
+    "impairments.gilbert[].link": Opt("node_pair", [], "The link, by its two end names."),
+    "impairments.gilbert[].direction": Opt(
+        "str", "both", "'forward' = first name to second.", choices=DIRECTIONS
+    ),
+    "impairments.gilbert[].p_good_to_bad": Opt(
+        "float", 0.0, "Per-frame good->bad probability.", lo=0.0, hi=1.0
+    ),
+    "impairments.gilbert[].p_bad_to_good": Opt(
+        "float", 1.0, "Per-frame bad->good probability.", lo=0.0, hi=1.0
+    ),
+    "impairments.gilbert[].loss_in_good": Opt(
+        "float", 0.0, "Loss probability in the good state.", lo=0.0, hi=1.0
+    ),
+    "impairments.gilbert[].loss_in_bad": Opt(
+        "float", 1.0, "Loss probability in the bad state.", lo=0.0, hi=1.0
+    ),
+    "impairments.failures[].link": Opt("node_pair", [], "The link, by its two end names."),
+    "impairments.failures[].at": Opt("time", 0, "When it goes down.", lo=0, hi=U63),
+    "impairments.failures[].recover": Opt("time?", "never", "When it comes back up ('never')."),
+    # flows
+    "flows[].src": Opt("str", "", "Host the data comes from."),
+    "flows[].dst": Opt("str", "", "Host the data goes to."),
+    "flows[].size": Opt("size", "1MiB", "Message size.", lo=1, hi=2**31 - 1),
+    "flows[].start": Opt("time", 0, "When the work request is posted.", lo=0, hi=U63),
+    "flows[].verb": Opt("str", "WRITE", "RC verb.", choices=VERBS),
+    "flows[].priority": Opt("int", 3, "Priority (traffic class DSCP 8 x priority).", lo=0, hi=7),
+    # incast generator
+    "traffic.incast.receiver": Opt("str", "", "Receiving host ('' = the last host)."),
+    "traffic.incast.senders": Opt("list[str]", [], "Sending hosts ([] = every other host)."),
+    "traffic.incast.size": Opt("size", "1MiB", "Bytes per sender.", lo=1, hi=2**31 - 1),
+    "traffic.incast.start": Opt("time", 0, "Start time of every sender.", lo=0, hi=U63),
+    "traffic.incast.verb": Opt("str", "WRITE", "RC verb.", choices=VERBS),
+    "traffic.incast.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
+    # outputs
+    "outputs.dir": Opt("str", "results", "Results folder (relative paths: to the current directory)."),
+    "outputs.pcap": Opt("bool", False, "Write capture.pcap of every frame."),
+    "outputs.trace": Opt("bool", False, "Save the event trace (trace.npz)."),
+    "outputs.formats": Opt(
+        "list[str]", ["csv"], "Per-flow table formats ('parquet' needs pyarrow).", choices=("csv", "parquet")
+    ),
+    "outputs.switch_counters": Opt("bool", True, "Write switch_counters.json."),
+}
+
+#: array-of-tables sections (their rows are validated against ``name[].*``)
+ARRAYS = ("topology.links", "impairments.loss", "impairments.gilbert", "impairments.failures", "flows")
+#: sub-tables that may appear (possibly empty)
+TABLES = (
+    "simulation",
+    "topology",
+    "link",
+    "switch",
+    "switch.ecn",
+    "congestion_control",
+    "qp",
+    "impairments",
+    "traffic",
+    "traffic.incast",
+    "outputs",
+)
