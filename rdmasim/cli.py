@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from rdmasim import __version__
 from rdmasim.units import parse_size
@@ -29,7 +30,10 @@ def _trace(args: argparse.Namespace) -> int:
     from rdmasim import ladder
     from rdmasim.trace import load
 
-    if args.file:
+    if args.file and str(args.file).endswith(".toml"):
+        t = _trace_scenario(args.file)
+        title = f"rdmasim trace {args.file}"
+    elif args.file:
         t = load(args.file)
         title = f"rdmasim trace {args.file}"
     else:
@@ -52,6 +56,21 @@ def _trace(args: argparse.Namespace) -> int:
     if args.pcap and not args.file:
         print(f"  pcap: {args.pcap}")
     return 0
+
+
+def _trace_scenario(path: str) -> Any:
+    """Run a scenario file with tracing on (results in a temporary folder) and return its trace."""
+    import tempfile
+
+    from rdmasim.scenario import load as load_scenario
+    from rdmasim.scenario import run_scenario
+    from rdmasim.trace import load
+
+    sc = load_scenario(path)
+    sc.values["outputs.trace"] = True
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run_scenario(sc, tmp, progress=False)
+        return load(result.files["trace"])
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -186,8 +186,34 @@ class Switch:
         return self._fab.ecmp_port(self.index, dst.index, int(ipaddress.IPv4Address(src.ip)),
                                    int(ipaddress.IPv4Address(dst.ip)), udp_sport)
 
+    def inspect_port(self, port: int) -> dict[str, Any]:
+        """What a port holds now: egress and ingress bytes per priority, paused priorities (pause
+        received from the peer), and the node at the other end."""
+        self._check_port(port)
+        link = self.ports[port]
+        peer = link.b if link.a is self else link.a
+        queues = [self._fab.queue_bytes(self.index, port, prio) for prio in range(8)]
+        mask = int(self._fab.pause_stats(NODE_SWITCH, self.index, port)["paused_mask"])
+        return {"peer": peer.name, "egress_bytes": [q[0] for q in queues],
+                "ingress_bytes": [q[1] for q in queues],
+                "paused_priorities": [p for p in range(8) if mask >> p & 1]}
+
+    def explain(self) -> str:
+        """The switch's state in words, for teaching: per port what is queued and what is paused."""
+        lines = [f"Switch {self.name}: {len(self.ports)} port(s) connected."]
+        for i in range(len(self.ports)):
+            q = self.inspect_port(i)
+            busy = [f"prio {p}: {b} B out" for p, b in enumerate(q["egress_bytes"]) if b]
+            held = [f"prio {p}: {b} B in" for p, b in enumerate(q["ingress_bytes"]) if b]
+            paused = (f"; paused by {q['peer']} on priority {', '.join(map(str, q['paused_priorities']))}"
+                      if q["paused_priorities"] else "")
+            lines.append(f"  port {i} -> {q['peer']}: " + (", ".join(busy + held) or "empty") + paused)
+        return "\n".join(lines)
+
     def __repr__(self) -> str:
-        return f"Switch({self.name!r}, ports={len(self.ports)}/{self.config['n_ports']})"
+        queued = sum(sum(self.inspect_port(i)["egress_bytes"]) for i in range(len(self.ports)))
+        return (f"Switch({self.name!r}, ports={len(self.ports)}/{self.config['n_ports']}, "
+                f"queued={queued} B)")
 
 
 def node_ref(node: Host | Switch) -> tuple[int, int]:

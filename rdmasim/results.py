@@ -113,6 +113,7 @@ class RunResult:
         formats: list[str] | None = None,
         switch_counters: bool = True,
         trace: np.ndarray | None = None,
+        node_names: dict[int, str] | None = None,
     ) -> dict[str, str]:
         """Write the result files into ``out_dir``; returns {kind: path}."""
         out = Path(out_dir)
@@ -134,7 +135,11 @@ class RunResult:
             (out / "switch_counters.json").write_text(json.dumps(self.switches, indent=1, sort_keys=True))
             files["switch_counters"] = str(out / "switch_counters.json")
         if trace is not None:
-            np.savez_compressed(out / "trace.npz", records=trace)
+            names = node_names or {}
+            idx = np.array(sorted(names), dtype=np.int64)
+            # the layout rdmasim.trace.load reads (records + node names)
+            np.savez_compressed(out / "trace.npz", records=trace, node_index=idx,
+                                node_name=np.array([names[i] for i in idx], dtype=str))
             files["trace"] = str(out / "trace.npz")
         (out / "scenario.toml").write_text(self.scenario_text)
         files["scenario"] = str(out / "scenario.toml")

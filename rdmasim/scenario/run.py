@@ -432,6 +432,7 @@ def run_scenario(
             formats=v["outputs.formats"],
             switch_counters=v["outputs.switch_counters"],
             trace=trace_records if keep_trace else None,
+            node_names=trace.node_names,
         )
     return result
 

@@ -32,3 +32,13 @@ def test_demo_rejects_bad_input_with_exit_2(tmp_path: Path) -> None:
                            "--size", "12 parsecs"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "cannot read size '12 parsecs'" in proc.stderr
+
+
+def test_trace_of_a_scenario_file_prints_its_ladder(capsys) -> None:
+    root = Path(__file__).resolve().parents[2]
+    rc = main(["trace", str(root / "examples" / "incast.toml"), "--max-lines", "8", "--ascii"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "rdmasim trace" in out or "ladder of" in out
+    assert "s0" in out  # the switch hop is a lane of its own
+    assert "WRITE" in out

@@ -59,3 +59,25 @@ def test_step_events() -> None:
     before = t.sim.events
     t.sim.step(3)
     assert t.sim.events == before + 3
+
+
+def test_switch_explains_queues_and_pauses() -> None:
+    t = rdmasim.incast(2, mtu=1024)
+    cr = Context(t.receiver)
+    pr, cqr = PD(cr), CQ(cr, 10)
+    for h in t.senders:
+        c = Context(h)
+        p, cq = PD(c), CQ(c, 10)
+        src = MR(p, 1 << 20, e.IBV_ACCESS_LOCAL_WRITE)
+        dst = MR(pr, 1 << 20, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+        qa, qb = QP(p, QPInitAttr(scq=cq, rcq=cq)), QP(pr, QPInitAttr(scq=cqr, rcq=cqr))
+        connect_qps(qa, qb)
+        wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 1 << 20, src.lkey)])
+        wr.set_wr_rdma(dst.rkey, dst.buf)
+        qa.post_send(wr)
+    t.sim.run("20us")  # two senders at line rate into one port: the egress queue builds
+    out = t.switch.port_to(t.receiver)
+    q = t.switch.inspect_port(out)
+    assert q["peer"] == t.receiver.name and q["egress_bytes"][3] > 50_000
+    assert f"port {out} -> {t.receiver.name}: prio 3:" in t.switch.explain()
+    assert "queued=" in repr(t.switch)
