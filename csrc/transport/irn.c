@@ -37,6 +37,7 @@
  * (the responder NAKs a READ/atomic ahead of the expected PSN once per gap, as Go-Back-N).
  * Completions stay in send-queue order (cumulative ACKs complete WQEs, rs_comp_ack_through). */
 #include "transport/transport.h"
+#include "transport/opcodes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,24 +53,6 @@ static inline void bset(uint8_t *m, uint32_t i) { m[i >> 3] |= (uint8_t)(1u << (
 static inline void bclr(uint8_t *m, uint32_t i) { m[i >> 3] &= (uint8_t)~(1u << (i & 7)); }
 static inline uint32_t psn_next(uint32_t psn) { return (psn + 1) & RS_PSN_MASK; }
 
-static int op_is_send(uint8_t op) { return op <= RS_OP_SEND_ONLY_IMM; }
-static int op_is_write(uint8_t op) { return op >= RS_OP_WRITE_FIRST && op <= RS_OP_WRITE_ONLY_IMM; }
-static int op_starts(uint8_t op)
-{
-    return op == RS_OP_SEND_FIRST || op == RS_OP_SEND_ONLY || op == RS_OP_SEND_ONLY_IMM ||
-           op == RS_OP_WRITE_FIRST || op == RS_OP_WRITE_ONLY || op == RS_OP_WRITE_ONLY_IMM;
-}
-static int op_ends(uint8_t op)
-{
-    return op == RS_OP_SEND_LAST || op == RS_OP_SEND_LAST_IMM || op == RS_OP_SEND_ONLY ||
-           op == RS_OP_SEND_ONLY_IMM || op == RS_OP_WRITE_LAST || op == RS_OP_WRITE_LAST_IMM ||
-           op == RS_OP_WRITE_ONLY || op == RS_OP_WRITE_ONLY_IMM;
-}
-static int op_has_imm(uint8_t op)
-{
-    return op == RS_OP_SEND_LAST_IMM || op == RS_OP_SEND_ONLY_IMM || op == RS_OP_WRITE_LAST_IMM ||
-           op == RS_OP_WRITE_ONLY_IMM;
-}
 /* Work requests that consume a receive WQE at the responder (and so get a WQE number). */
 static int wr_uses_recv(uint32_t wr_op)
 {
@@ -371,13 +354,13 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
     if (!rs_resp_length_ok(qp, op, len))
         return -1;
     const rs_rwqe *r = NULL;
-    if (op_is_send(op) || (op_has_imm(op) && op_ends(op))) {
+    if (rs_op_is_send(op) || (rs_op_has_imm(op) && rs_op_ends(op))) {
         uint32_t k = pkt->x_seq - qp->rq_done; /* the receive WQE it lands in, from the head */
         if (k >= qp->rq_count)
             return -1;
         r = &qp->rq[(qp->rq_head + k) % qp->init.max_recv_wr];
     }
-    if (op_is_send(op)) {
+    if (rs_op_is_send(op)) {
         if (pkt->x_off + len > r->length)
             return -1;
         if (len && rs_scatter_sges(qp->host, qp->init.pd, r->sge, r->num_sge, pkt->x_off, pkt->payload, len))
@@ -423,27 +406,27 @@ static void receive_ooo(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 static void pass_placed(rs_sim *sim, rs_qp *qp, const rs_irn_slot *s)
 {
     uint8_t op = s->opcode;
-    if (!op_ends(op)) {
-        qp->in_msg = op_is_send(op) ? 1 : 2; /* inside a SEND / a WRITE */
+    if (!rs_op_ends(op)) {
+        qp->in_msg = rs_op_is_send(op) ? 1 : 2; /* inside a SEND / a WRITE */
         return;
     }
     qp->msn = (qp->msn + 1) & 0xFFFFFF;
     qp->in_msg = 0;
-    if (op_is_send(op))
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, s->byte_len, op_has_imm(op), s->imm);
-    else if (op_has_imm(op))
+    if (rs_op_is_send(op))
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, s->byte_len, rs_op_has_imm(op), s->imm);
+    else if (rs_op_has_imm(op))
         rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, s->byte_len, 1, s->imm);
 }
 
 static void receive_in_order(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
-    if (pkt->x_valid && !op_starts(op)) {
+    if (pkt->x_valid && !rs_op_starts(op)) {
         /* earlier packets of this message may have been placed out of order: the message
          * cursor Go-Back-N keeps comes from this packet's IRN header */
-        if (op_is_send(op)) {
+        if (rs_op_is_send(op)) {
             qp->recv_off = pkt->x_off;
-        } else if (op_is_write(op)) {
+        } else if (rs_op_is_write(op)) {
             qp->write_va = pkt->x_va;
             qp->write_rkey = pkt->x_rkey;
             qp->write_len = pkt->x_len;
@@ -493,7 +476,7 @@ void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         rs_resp_duplicate(sim, qp, pkt);
     else if (d == 0)
         receive_in_order(sim, qp, pkt);
-    else if ((op_is_send(op) || op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn.cap)
+    else if ((rs_op_is_send(op) || rs_op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn.cap)
         receive_ooo(sim, qp, pkt);
     else
         ooo_not_kept(sim, qp);

@@ -5,6 +5,7 @@
  *   psn <  expected  -> duplicate: re-ACK the last accepted PSN, drop
  * Errors that the spec sends to ERR (bad rkey, invalid request) NAK first. */
 #include "transport/transport.h"
+#include "transport/opcodes.h"
 
 #include <string.h>
 
@@ -41,49 +42,29 @@ static void fatal_nak(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
     send_aeth(sim, qp, syndrome, psn);
 }
 
-static int op_is_send(uint8_t op) { return op <= RS_OP_SEND_ONLY_IMM; }
-static int op_is_read(uint8_t op) { return op == RS_OP_READ_REQUEST; }
-static int op_is_atomic(uint8_t op) { return op == RS_OP_COMPARE_SWAP || op == RS_OP_FETCH_ADD; }
-static int op_is_write(uint8_t op) { return op >= RS_OP_WRITE_FIRST && op <= RS_OP_WRITE_ONLY_IMM; }
-static int op_starts(uint8_t op)
-{
-    return op == RS_OP_SEND_FIRST || op == RS_OP_SEND_ONLY || op == RS_OP_SEND_ONLY_IMM ||
-           op == RS_OP_WRITE_FIRST || op == RS_OP_WRITE_ONLY || op == RS_OP_WRITE_ONLY_IMM;
-}
-static int op_ends(uint8_t op)
-{
-    return op == RS_OP_SEND_LAST || op == RS_OP_SEND_LAST_IMM || op == RS_OP_SEND_ONLY ||
-           op == RS_OP_SEND_ONLY_IMM || op == RS_OP_WRITE_LAST || op == RS_OP_WRITE_LAST_IMM ||
-           op == RS_OP_WRITE_ONLY || op == RS_OP_WRITE_ONLY_IMM;
-}
-static int op_has_imm(uint8_t op)
-{
-    return op == RS_OP_SEND_LAST_IMM || op == RS_OP_SEND_ONLY_IMM || op == RS_OP_WRITE_LAST_IMM ||
-           op == RS_OP_WRITE_ONLY_IMM;
-}
 
 /* Opcode sequence (C9-?): a message continues with MIDDLE/LAST of its own kind only. */
 static int sequence_ok(const rs_qp *qp, uint8_t op)
 {
     if (qp->in_msg == MSG_NONE)
-        return op_starts(op) || op_is_read(op) || op_is_atomic(op);
-    if (op_is_read(op) || op_is_atomic(op))
+        return rs_op_starts(op) || rs_op_is_read(op) || rs_op_is_atomic(op);
+    if (rs_op_is_read(op) || rs_op_is_atomic(op))
         return 0;
-    if (op_starts(op))
+    if (rs_op_starts(op))
         return 0;
-    return qp->in_msg == MSG_SEND ? op_is_send(op) : op_is_write(op);
+    return qp->in_msg == MSG_SEND ? rs_op_is_send(op) : rs_op_is_write(op);
 }
 
 /* rxe check_length: FIRST/MIDDLE carry exactly PMTU, LAST 1..PMTU, ONLY 0..PMTU. */
 int rs_resp_length_ok(const rs_qp *qp, uint8_t op, uint32_t len)
 {
-    if (op_is_read(op) || op_is_atomic(op))
+    if (rs_op_is_read(op) || rs_op_is_atomic(op))
         return len == 0;
     if (len > qp->pmtu)
         return 0;
-    if (op_starts(op) && op_ends(op))
+    if (rs_op_starts(op) && rs_op_ends(op))
         return 1;
-    if (op_ends(op))
+    if (rs_op_ends(op))
         return len >= 1;
     return len == qp->pmtu;
 }
@@ -101,7 +82,7 @@ static int scatter(rs_qp *qp, const uint8_t *data, uint32_t len)
 static int exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
-    if (op_starts(op)) {
+    if (rs_op_starts(op)) {
         if (qp->rq_count == 0) { /* receiver not ready: RNR NAK, the requester retries later */
             send_aeth(sim, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
             return -1;
@@ -120,9 +101,9 @@ static int exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         return -1;
     }
     qp->recv_off += pkt->payload_len;
-    if (op_ends(op))
+    if (rs_op_ends(op))
         rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, (uint32_t)qp->recv_off,
-                            op_has_imm(op), pkt->imm);
+                            rs_op_has_imm(op), pkt->imm);
     return 0;
 }
 
@@ -131,7 +112,7 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     uint32_t len = pkt->payload_len;
-    if (op_starts(op)) {
+    if (rs_op_starts(op)) {
         if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_WRITE)) {
             fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
             return -1;
@@ -146,11 +127,11 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
             return -1;
         }
     }
-    if (len > qp->write_left || (op_ends(op) && len != qp->write_left)) {
+    if (len > qp->write_left || (rs_op_ends(op) && len != qp->write_left)) {
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
-    if (op_has_imm(op) && qp->rq_count == 0) {
+    if (rs_op_has_imm(op) && qp->rq_count == 0) {
         send_aeth(sim, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
         return -1;
     }
@@ -169,7 +150,7 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         qp->write_va += len;
         qp->write_left -= len;
     }
-    if (op_has_imm(op))
+    if (rs_op_has_imm(op))
         rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, qp->write_len, 1,
                             pkt->imm);
     return 0;
@@ -282,12 +263,12 @@ void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     qp->stats.dup_rcvd++;
     uint8_t op = pkt->opcode;
-    if (!op_is_read(op) && !op_is_atomic(op)) { /* SEND/WRITE: ACK the last accepted PSN again (C9-105) */
+    if (!rs_op_is_read(op) && !rs_op_is_atomic(op)) { /* SEND/WRITE: ACK the last accepted PSN again (C9-105) */
         send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK);
         return;
     }
     rs_rdres *r = find_resource(qp, pkt->psn);
-    if (!r || (uint32_t)(r->is_atomic) != (uint32_t)op_is_atomic(op))
+    if (!r || (uint32_t)(r->is_atomic) != (uint32_t)rs_op_is_atomic(op))
         return; /* unknown: dropped */
     if (r->is_atomic) { /* replay the saved result, never execute twice */
         if (pkt->psn == r->first_psn)
@@ -306,31 +287,31 @@ void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
-    if (!(op_is_send(op) || op_is_write(op) || op_is_read(op) || op_is_atomic(op)) || !sequence_ok(qp, op) ||
+    if (!(rs_op_is_send(op) || rs_op_is_write(op) || rs_op_is_read(op) || rs_op_is_atomic(op)) || !sequence_ok(qp, op) ||
         !rs_resp_length_ok(qp, op, pkt->payload_len)) {
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
-    } else if (op_is_read(op) || op_is_atomic(op)) {
+    } else if (rs_op_is_read(op) || rs_op_is_atomic(op)) {
         qp->nak_sent = MUTANT_NAK_KEEP(sim, qp);
-        if (op_is_read(op))
+        if (rs_op_is_read(op))
             exec_read(sim, qp, pkt);
         else
             exec_atomic(sim, qp, pkt);
     } else {
         qp->nak_sent = MUTANT_NAK_KEEP(sim, qp);
-        int rc = op_is_send(op) ? exec_send(sim, qp, pkt) : exec_write(sim, qp, pkt);
+        int rc = rs_op_is_send(op) ? exec_send(sim, qp, pkt) : exec_write(sim, qp, pkt);
         if (rc == 0) {
             qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
             qp->stats.bytes_rcvd += pkt->payload_len;
-            if (op_ends(op)) {
+            if (rs_op_ends(op)) {
                 qp->msn = (qp->msn + 1) & 0xFFFFFF;
                 qp->in_msg = MSG_NONE;
             } else {
-                qp->in_msg = op_is_send(op) ? MSG_SEND : MSG_WRITE;
+                qp->in_msg = rs_op_is_send(op) ? MSG_SEND : MSG_WRITE;
             }
             if (pkt->ackreq)
                 send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, pkt->psn);
 #ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */
-            else if (RS_MUTANT(sim, RS_MUT_ACK_AHEAD) && !op_ends(op))
+            else if (RS_MUTANT(sim, RS_MUT_ACK_AHEAD) && !rs_op_ends(op))
                 send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (pkt->psn + 1) & RS_PSN_MASK);
 #endif
         }
