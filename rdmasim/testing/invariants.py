@@ -180,8 +180,10 @@ def responder_order(r: RunResult) -> list[Violation]:
         ]
         # the ACK of a packet goes out inside the call that accepts it: order ACCEPT first
         mine = mine[np.lexsort((mine["kind"] != T.ACCEPT, mine["t_ps"]))]
-        gaps: dict[int, int] = {}  # expected PSN -> first time a packet past it arrived
-        resent: set[int] = set()  # gaps whose expected PSN arrived after the gap was seen
+        # expected PSN -> (since when it was expected, first time a packet past it arrived)
+        gaps: dict[int, tuple[int, int]] = {}
+        rx_time: dict[int, int] = {}  # PSN -> when a request with it last arrived
+        since = 0  # when `expected` took its current value
         naks: list[tuple[int, int]] = []
         for x in mine:
             k, t, psn = int(x["kind"]), int(x["t_ps"]), int(x["psn"])
@@ -192,14 +194,16 @@ def responder_order(r: RunResult) -> list[Violation]:
                             "responder_order", f"accepted PSN {psn} while expecting {expected}", where, t
                         )
                     )
-                if psn in gaps and psn not in resent:
-                    del gaps[psn]  # it had arrived before the gap was seen, held behind a READ
+                # it had arrived before the gap was seen (held behind a READ): not a real gap.
+                # (ACCEPT sorts before the RX of the same instant, so rx_time is an earlier arrival.)
+                if psn in gaps and rx_time.get(psn, gaps[psn][1]) < gaps[psn][1]:
+                    del gaps[psn]
                 expected = int(x["aux"])
+                since = t
             elif k == T.RX and int(x["opcode"]) in _REQUEST_OPS and int(x["pkt_kind"]) == 0:
                 if 0 < psn_diff(psn, expected) < 2**22:
-                    gaps.setdefault(expected, t)
-                elif psn in gaps:
-                    resent.add(psn)
+                    gaps.setdefault(expected, (since, t))
+                rx_time[psn] = t
             elif k == T.TX:
                 syn = int(x["syndrome"])
                 if syn & 0x60 == 0 and psn_diff(psn, expected) >= 0:
@@ -222,8 +226,10 @@ def responder_order(r: RunResult) -> list[Violation]:
         )
         if fatal:
             continue
-        for e_psn, t in gaps.items():
-            if not any(tn >= t and psn_diff(p, e_psn) >= 0 for tn, p in naks):
+        # the one NAK of a gap may precede the RX that shows it to us (requests held behind a
+        # READ are processed later), but never the moment its PSN became the expected one
+        for e_psn, (t_since, t) in gaps.items():
+            if not any(tn >= t_since and psn_diff(p, e_psn) >= 0 for tn, p in naks):
                 out.append(
                     Violation(
                         "responder_order", f"sequence gap at expected PSN {e_psn} never NAKed", where, t
