@@ -58,36 +58,28 @@ def parse_rate(value: str | int | float) -> int:
     return bps
 
 
+def _parse_count(value: str | int, what: str, units: dict[str, int], example: str, unit: str) -> int:
+    """A non-negative whole number of ``unit``: an int as is, or a string with a unit from ``units``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        n, text = value, str(value)
+    elif isinstance(value, str):
+        num, scale = _split(value, what, units, example)
+        n, text = _exact(num, scale, value, what, unit), value
+    else:
+        raise TypeError(f"{what} must be a string like {example!r} or an int of {unit}, not {value!r}")
+    if n < 0:
+        raise ValueError(f"{what} {text!r} must not be negative")
+    return n
+
+
 def parse_time(value: str | int) -> int:
     """Time in picoseconds: ``"1us"``, ``"500 ns"``, ``"2.5ms"``, or an int already in ps."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        ps = value
-        text = str(value)
-    elif isinstance(value, str):
-        num, scale = _split(value, "time", _TIME_UNITS, "1us")
-        ps = _exact(num, scale, value, "time", "picoseconds")
-        text = value
-    else:
-        raise TypeError(f"time must be a string like '1us' or an int of picoseconds, not {value!r}")
-    if ps < 0:
-        raise ValueError(f"time {text!r} must not be negative")
-    return ps
+    return _parse_count(value, "time", _TIME_UNITS, "1us", "picoseconds")
 
 
 def parse_size(value: str | int) -> int:
     """Size in bytes: ``"4KiB"``, ``"10MB"``, ``"1500"`` or an int."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        n = value
-        text = str(value)
-    elif isinstance(value, str):
-        num, scale = _split(value, "size", _SIZE_UNITS, "10MB")
-        n = _exact(num, scale, value, "size", "bytes")
-        text = value
-    else:
-        raise TypeError(f"size must be a string like '10MB' or an int of bytes, not {value!r}")
-    if n < 0:
-        raise ValueError(f"size {text!r} must not be negative")
-    return n
+    return _parse_count(value, "size", _SIZE_UNITS, "10MB", "bytes")
 
 
 def format_time(ps: int) -> str:
