@@ -14,7 +14,8 @@ totals) so two builds can be checked for identical behaviour.
 directory holding an `rdmasim` package with its built extension), N times each, and prints the
 median packets/s of each and the ratio B/A: a wall-clock A/B measured in one run.
 `--callgrind DIR` runs it once under `valgrind --tool=callgrind` with that PYTHONPATH and prints
-the instruction count of the whole process and per data packet (setup included).
+the instruction count of the whole process and per data packet (setup and Python start-up included),
+and the instructions inside rs_sim_run (the event loop, inclusive) per data packet.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def parse_size(s: str) -> int:
 def run_once(size: int, msg: int, senders: int = 8, seed: int = 1, pcap: str | None = None,
              loss: float = 0.0, cc: str = "dcqcn") -> dict:
     t0 = time.perf_counter()
+    c0 = time.process_time()
     sys.path.insert(0, os.path.join(HERE, "models"))
     import rdmasim_incast as m
     from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
@@ -86,11 +88,13 @@ def run_once(size: int, msg: int, senders: int = 8, seed: int = 1, pcap: str | N
         if not all(w.ok for w in wcs):
             raise RuntimeError(f"WRITE failed: {wcs!r}")
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     if pcap:
         sim.close_capture()
     pkts = sum(qp.stats()["pkts_sent"] for _cq, qp in state)
     totals = {k: int(v) for k, v in topo.switch.totals().items()} if hasattr(topo, "switch") else {}
     return {"packets": pkts, "events": sim.events, "wall_s": wall, "pkts_per_s": pkts / wall,
+            "cpu_s": cpu, "pkts_per_cpu_s": pkts / cpu,
             "events_per_pkt": sim.events / pkts, "sim_now_ps": sim.now, "switch_totals": totals}
 
 
@@ -118,15 +122,20 @@ def main() -> None:
     run_args = ["--size", a.size, "--msg", a.msg]
     if a.ab:
         rates: dict[str, list[float]] = {d: [] for d in a.ab}
+        cpu_rates: dict[str, list[float]] = {d: [] for d in a.ab}
         fp = {}
         for r in range(a.rounds):
             for d in (a.ab if r % 2 == 0 else a.ab[::-1]):  # ABBA order
                 res = last_json(child(d, run_args).stdout)
                 rates[d].append(res["pkts_per_s"])
+                cpu_rates[d].append(res["pkts_per_cpu_s"])
                 fp.setdefault(d, {k: res[k] for k in ("packets", "events", "sim_now_ps", "switch_totals")})
         med = {d: statistics.median(v) for d, v in rates.items()}
+        cmed = {d: statistics.median(v) for d, v in cpu_rates.items()}
         out = {"a": a.ab[0], "b": a.ab[1], "median_pkts_per_s_a": med[a.ab[0]],
                "median_pkts_per_s_b": med[a.ab[1]], "ratio_b_over_a": med[a.ab[1]] / med[a.ab[0]],
+               "cpu_ratio_b_over_a": cmed[a.ab[1]] / cmed[a.ab[0]],
+               "max_pkts_per_s_a": max(rates[a.ab[0]]), "max_pkts_per_s_b": max(rates[a.ab[1]]),
                "rates_a": rates[a.ab[0]], "rates_b": rates[a.ab[1]],
                "same_behaviour": fp[a.ab[0]] == fp[a.ab[1]], "fingerprint_a": fp[a.ab[0]],
                "fingerprint_b": fp[a.ab[1]]}
@@ -139,7 +148,12 @@ def main() -> None:
             res = last_json(cp.stdout)
             m = re.search(r"Collected\s*:\s*(\d+)", cp.stderr)
             ir = int(m.group(1)) if m else -1
-        res.update(callgrind_ir=ir, ir_per_pkt=ir / res["packets"], pythonpath=a.callgrind)
+            ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", outf], capture_output=True,
+                                 text=True).stdout
+            m = re.search(r"^\s*([\d,]+)\s.*:rs_sim_run\b", ann, re.M)
+            run_ir = int(m.group(1).replace(",", "")) if m else -1
+        res.update(callgrind_ir=ir, ir_per_pkt=ir / res["packets"], run_ir=run_ir,
+                   run_ir_per_pkt=run_ir / res["packets"], pythonpath=a.callgrind)
         print(json.dumps(res))
         return
     print(json.dumps(run_once(parse_size(a.size), parse_size(a.msg), pcap=a.pcap, loss=a.loss, cc=a.cc)))

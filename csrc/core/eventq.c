@@ -89,7 +89,7 @@ int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
     return 0;
 }
 
-static void pop_head(rs_eventq *q)
+void rs_eventq_drop_head(rs_eventq *q)
 {
     q->len--;
     if (q->len > 0) {
@@ -104,7 +104,7 @@ int rs_eventq_pop(rs_eventq *q, rs_event *out)
 {
     while (q->len > 0) {
         rs_event head = q->heap[0];
-        pop_head(q);
+        rs_eventq_drop_head(q);
         if (is_live(&head)) {
             head.timer->armed = 0;
             *out = head;
@@ -118,7 +118,7 @@ int rs_eventq_pop(rs_eventq *q, rs_event *out)
 int64_t rs_eventq_peek_time(rs_eventq *q)
 {
     while (q->len > 0 && !is_live(&q->heap[0])) {
-        pop_head(q);
+        rs_eventq_drop_head(q);
         q->stale++;
     }
     return q->len > 0 ? q->heap[0].t_ps : INT64_MAX;

@@ -162,9 +162,20 @@ static int cq_reached(rs_sim *sim, const rs_run_args *a)
     return rs_cq_count(sim, a->watch_host, a->watch_cq) >= (int)a->watch_count;
 }
 
+/* The watched CQ's completion count, read once per event without a lookup: CQs are created
+ * and destroyed only on the control path, never while the loop runs. */
+static const uint32_t *watched_count(const rs_sim *sim, const rs_run_args *a)
+{
+    if (a->watch_host < 0 || (uint32_t)a->watch_host >= sim->n_hosts)
+        return NULL;
+    const rs_host *h = sim->hosts[a->watch_host];
+    if (a->watch_cq < 0 || (uint32_t)a->watch_cq >= h->n_cqs || !h->cqs[a->watch_cq].ring)
+        return NULL;
+    return &h->cqs[a->watch_cq].count;
+}
+
 int rs_sim_run(rs_sim *sim, const rs_run_args *a)
 {
-    uint64_t n = 0;
     if (cq_reached(sim, a))
         return RS_RUN_CQ;
     if (sim->frame_stop) { /* the awaited frame already went out (posting kicked an idle port) */
@@ -172,43 +183,50 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         return RS_RUN_STEP;
     }
     rs_monitor_resume(sim);
+    const uint32_t *watch = watched_count(sim, a);
+    const uint32_t watch_n = a->watch_count;
+    const int64_t until = a->until_ps;
+    /* stop after this many more events (max_events 0: never) */
+    uint64_t left = a->max_events ? a->max_events : UINT64_MAX;
+    rs_eventq *q = &sim->evq;
     for (;;) {
         if (sim->routes_dirty && rs_routes_compute(sim) != RS_OK)
             sim->failed = 1;
         if (sim->failed)
             return RS_RUN_ERROR;
-        int64_t t = rs_eventq_peek_time(&sim->evq);
-        if (t == INT64_MAX) {
+        const rs_event *head = rs_eventq_head(q);
+        if (!head) {
             /* run(until=T) ends at T even when the network went quiet earlier; a run
              * waiting for completions reports idle instead (they can never come) */
-            if (a->watch_host < 0 && a->until_ps != INT64_MAX && a->until_ps > sim->now_ps) {
-                sim->now_ps = a->until_ps;
+            if (a->watch_host < 0 && until != INT64_MAX && until > sim->now_ps) {
+                sim->now_ps = until;
                 return RS_RUN_UNTIL;
             }
             return RS_RUN_IDLE;
         }
-        if (t > a->until_ps) {
-            if (a->until_ps > sim->now_ps)
-                sim->now_ps = a->until_ps;
+        if (head->t_ps > until) {
+            if (until > sim->now_ps)
+                sim->now_ps = until;
             return RS_RUN_UNTIL;
         }
-        if (a->max_events && n >= a->max_events)
+        if (!left)
             return RS_RUN_MAX_EVENTS;
-        rs_event ev;
-        rs_eventq_pop(&sim->evq, &ev);
+        rs_event ev = *head;
+        rs_eventq_drop_head(q);
+        ev.timer->armed = 0;
         sim->now_ps = ev.t_ps;
         dispatch(sim, &ev);
-        n++;
+        left--;
         sim->events++;
-        if (sim->peer_stop) {
-            sim->peer_stop = 0;
-            return RS_RUN_PEER;
-        }
-        if (sim->frame_stop) {
+        if (sim->peer_stop | sim->frame_stop) {
+            if (sim->peer_stop) {
+                sim->peer_stop = 0;
+                return RS_RUN_PEER;
+            }
             sim->frame_stop = 0;
             return RS_RUN_STEP;
         }
-        if (a->watch_host >= 0 && cq_reached(sim, a))
+        if (watch && (int)*watch >= (int)watch_n) /* as cq_reached */
             return RS_RUN_CQ;
     }
 }

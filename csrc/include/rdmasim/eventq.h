@@ -49,6 +49,21 @@ static inline void rs_timer_cancel(rs_timer *tm)
 
 /* Pop the earliest live event into *out. Returns 1, or 0 when empty. Disarms its timer. */
 int rs_eventq_pop(rs_eventq *q, rs_event *out);
+/* Remove the heap's first entry (live or not) without touching its timer. */
+void rs_eventq_drop_head(rs_eventq *q);
+/* The earliest live entry (stale heads are dropped first), or NULL when empty.  The caller may
+ * copy it, rs_eventq_drop_head() and clear its timer's `armed`: rs_eventq_pop in two steps. */
+static inline const rs_event *rs_eventq_head(rs_eventq *q)
+{
+    while (q->len > 0) {
+        const rs_event *e = &q->heap[0];
+        if (e->timer->armed && e->gen == e->timer->gen)
+            return e;
+        rs_eventq_drop_head(q);
+        q->stale++;
+    }
+    return NULL;
+}
 /* Time of the earliest entry (maybe stale), or INT64_MAX when empty; drops stale heads first. */
 int64_t rs_eventq_peek_time(rs_eventq *q);
 
