@@ -1,5 +1,5 @@
 # Test handles over the engine's building blocks (csrc/core): the event queue (4-ary heap with
-# generation-based lazy timer cancellation) and the seeded RNG streams.  Used by the unit tests
+# lazy timer cancellation) and the seeded RNG streams.  Used by the unit tests
 # only; the simulation itself never calls into Python per event.
 from libc.stdint cimport int64_t, intptr_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
@@ -8,7 +8,7 @@ from libc.stdlib cimport calloc, free
 cdef extern from "rdmasim/eventq.h" nogil:
     ctypedef struct rs_timer:
         void *owner
-        uint32_t gen
+        uint64_t seq
         uint16_t kind
         uint16_t armed
         int64_t when_ps
@@ -17,7 +17,6 @@ cdef extern from "rdmasim/eventq.h" nogil:
         int64_t t_ps
         uint64_t seq
         rs_timer *timer
-        uint32_t gen
 
     ctypedef struct rs_eventq:
         size_t len

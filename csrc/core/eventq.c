@@ -1,14 +1,8 @@
-/* 4-ary min-heap of (time, seq) with lazy cancellation through rs_timer generations. */
+/* 4-ary min-heap of (time, seq) with lazy cancellation: an entry is live while its timer is armed
+ * with the entry's sequence number (see rdmasim/eventq.h). */
 #include "rdmasim/eventq.h"
 
 #include <stdlib.h>
-
-#define ARITY 4
-
-static inline int ev_less(const rs_event *a, const rs_event *b)
-{
-    return a->t_ps < b->t_ps || (a->t_ps == b->t_ps && a->seq < b->seq);
-}
 
 int rs_eventq_init(rs_eventq *q, size_t initial_cap)
 {
@@ -30,94 +24,74 @@ void rs_eventq_free(rs_eventq *q)
     q->len = q->cap = 0;
 }
 
-static void sift_up(rs_event *h, size_t i)
+int rs_eventq_grow(rs_eventq *q)
 {
-    rs_event e = h[i];
+    /* Amortised growth: the heap is bounded by live timers plus stale entries. */
+    size_t ncap = q->cap ? q->cap * 2 : 16;
+    rs_event *nh = realloc(q->heap, ncap * sizeof(rs_event));
+    if (!nh)
+        return -1;
+    q->heap = nh;
+    q->cap = ncap;
+    return 0;
+}
+
+/* Remove the root: move the hole down along the smallest children to a leaf, then sift the last
+ * entry up from there (Floyd).  The last entry is one of the latest events, so it nearly always
+ * belongs at the bottom and the usual "is it smaller than the children" test at every level is
+ * saved. */
+void rs_eventq_drop_head(rs_eventq *q)
+{
+    size_t n = --q->len;
+    if (n == 0)
+        return;
+    rs_event *h = q->heap;
+    const rs_event last = h[n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 4 * i + 1;
+        if (c + 4 <= n) { /* all four children: a tournament of three comparisons */
+            size_t a = rs_event_less(&h[c + 1], &h[c]) ? c + 1 : c;
+            size_t b = rs_event_less(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
+            size_t best = rs_event_less(&h[b], &h[a]) ? b : a;
+            h[i] = h[best];
+            i = best;
+        } else if (c < n) {
+            size_t best = c;
+            for (size_t k = c + 1; k < n; k++)
+                if (rs_event_less(&h[k], &h[best]))
+                    best = k;
+            h[i] = h[best];
+            i = best;
+            break; /* a partial group has no children */
+        } else {
+            break;
+        }
+    }
     while (i > 0) {
-        size_t parent = (i - 1) / ARITY;
-        if (!ev_less(&e, &h[parent]))
+        size_t parent = (i - 1) >> 2;
+        if (!rs_event_less(&last, &h[parent]))
             break;
         h[i] = h[parent];
         i = parent;
     }
-    h[i] = e;
+    h[i] = last;
 }
-
-static void sift_down(rs_event *h, size_t len, size_t i)
-{
-    rs_event e = h[i];
-    for (;;) {
-        size_t first = i * ARITY + 1;
-        if (first >= len)
-            break;
-        size_t best = first;
-        size_t last = first + ARITY < len ? first + ARITY : len;
-        for (size_t c = first + 1; c < last; c++)
-            if (ev_less(&h[c], &h[best]))
-                best = c;
-        if (!ev_less(&h[best], &e))
-            break;
-        h[i] = h[best];
-        i = best;
-    }
-    h[i] = e;
-}
-
-int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
-{
-    if (q->len == q->cap) {
-        /* Amortised growth: the heap is bounded by live timers plus stale entries. */
-        size_t ncap = q->cap * 2;
-        rs_event *nh = realloc(q->heap, ncap * sizeof(rs_event));
-        if (!nh)
-            return -1;
-        q->heap = nh;
-        q->cap = ncap;
-    }
-    tm->gen++;
-    tm->armed = 1;
-    tm->when_ps = t_ps;
-    rs_event *e = &q->heap[q->len];
-    e->t_ps = t_ps;
-    e->seq = q->next_seq++;
-    e->timer = tm;
-    e->gen = tm->gen;
-    e->_pad = 0;
-    sift_up(q->heap, q->len);
-    q->len++;
-    q->pushed++;
-    return 0;
-}
-
-void rs_eventq_drop_head(rs_eventq *q)
-{
-    q->len--;
-    if (q->len > 0) {
-        q->heap[0] = q->heap[q->len];
-        sift_down(q->heap, q->len, 0);
-    }
-}
-
-static inline int is_live(const rs_event *e) { return e->timer->armed && e->gen == e->timer->gen; }
 
 int rs_eventq_pop(rs_eventq *q, rs_event *out)
 {
-    while (q->len > 0) {
-        rs_event head = q->heap[0];
-        rs_eventq_drop_head(q);
-        if (is_live(&head)) {
-            head.timer->armed = 0;
-            *out = head;
-            return 1;
-        }
-        q->stale++;
-    }
-    return 0;
+    const rs_event *head = rs_eventq_head(q);
+    if (!head)
+        return 0;
+    *out = *head;
+    rs_eventq_drop_head(q);
+    out->timer->armed = 0;
+    return 1;
 }
 
 int64_t rs_eventq_peek_time(rs_eventq *q)
 {
-    while (q->len > 0 && !is_live(&q->heap[0])) {
+    while (q->len > 0 && !rs_event_live(&q->heap[0])) {
         rs_eventq_drop_head(q);
         q->stale++;
     }

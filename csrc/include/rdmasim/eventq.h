@@ -1,9 +1,11 @@
 /* Event queue: a 4-ary min-heap ordered by (time, insertion sequence).
  *
  * Every event belongs to an rs_timer (an "event source": a port's transmit
- * slot, a link's arrival, a QP's retransmit timer ...).  Cancelling a timer
- * bumps its generation; stale heap entries are skipped when popped (lazy,
- * O(1) cancel).  Ties break by insertion order, so runs are deterministic. */
+ * slot, a link's arrival, a QP's retransmit timer ...).  A heap entry is live
+ * while its timer is armed and still remembers the entry's sequence number;
+ * re-arming or cancelling a timer leaves its old entry stale, and stale
+ * entries are skipped when they reach the top (lazy, O(1) cancel).  Ties
+ * break by insertion order, so runs are deterministic. */
 #ifndef RDMASIM_EVENTQ_H
 #define RDMASIM_EVENTQ_H
 
@@ -12,18 +14,17 @@
 
 typedef struct rs_timer {
     void *owner;     /* object the event is for */
-    uint32_t gen;    /* bumped by cancel: heap entries with an older gen are stale */
+    uint64_t seq;    /* sequence number of the live heap entry (valid when armed) */
+    int64_t when_ps; /* time of the live entry (valid when armed) */
     uint16_t kind;   /* what to do when it fires (enum rs_event_kind in sim.h) */
     uint16_t armed;  /* 1 while a live entry is in the heap */
-    int64_t when_ps; /* time of the live entry (valid when armed) */
 } rs_timer;
 
+/* 24 bytes: the key (time, seq) and the timer; liveness is checked against the timer. */
 typedef struct rs_event {
     int64_t t_ps;
     uint64_t seq;
     rs_timer *timer;
-    uint32_t gen;
-    uint32_t _pad;
 } rs_event;
 
 typedef struct rs_eventq {
@@ -38,14 +39,44 @@ typedef struct rs_eventq {
 int rs_eventq_init(rs_eventq *q, size_t initial_cap);
 void rs_eventq_free(rs_eventq *q);
 
-/* Arm `tm` to fire at t_ps (any earlier live arming is cancelled). Returns 0, or -1 on out of memory. */
-int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps);
-/* Cancel `tm` (no-op if not armed). */
-static inline void rs_timer_cancel(rs_timer *tm)
+/* Grow the heap (out of line: rare). Returns 0, or -1 on out of memory. */
+int rs_eventq_grow(rs_eventq *q);
+
+/* (a.t, a.seq) < (b.t, b.seq) */
+static inline int rs_event_less(const rs_event *a, const rs_event *b)
 {
-    tm->gen++;
-    tm->armed = 0;
+    return a->t_ps < b->t_ps || (a->t_ps == b->t_ps && a->seq < b->seq);
 }
+
+/* Arm `tm` to fire at t_ps (any earlier live arming is cancelled). Returns 0, or -1 on out of memory. */
+static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
+{
+    if (q->len == q->cap && rs_eventq_grow(q) != 0)
+        return -1;
+    uint64_t seq = q->next_seq++;
+    tm->seq = seq;
+    tm->armed = 1;
+    tm->when_ps = t_ps;
+    rs_event e = {t_ps, seq, tm};
+    /* sift up: a new entry is usually among the latest, so this loop rarely runs */
+    rs_event *h = q->heap;
+    size_t i = q->len++;
+    while (i > 0) {
+        size_t parent = (i - 1) >> 2;
+        if (!rs_event_less(&e, &h[parent]))
+            break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = e;
+    q->pushed++;
+    return 0;
+}
+
+/* Cancel `tm` (no-op if not armed). */
+static inline void rs_timer_cancel(rs_timer *tm) { tm->armed = 0; }
+
+static inline int rs_event_live(const rs_event *e) { return e->timer->armed && e->timer->seq == e->seq; }
 
 /* Pop the earliest live event into *out. Returns 1, or 0 when empty. Disarms its timer. */
 int rs_eventq_pop(rs_eventq *q, rs_event *out);
@@ -57,7 +88,7 @@ static inline const rs_event *rs_eventq_head(rs_eventq *q)
 {
     while (q->len > 0) {
         const rs_event *e = &q->heap[0];
-        if (e->timer->armed && e->gen == e->timer->gen)
+        if (rs_event_live(e))
             return e;
         rs_eventq_drop_head(q);
         q->stale++;
