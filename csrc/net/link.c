@@ -35,7 +35,10 @@ static int should_drop(rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
 
 int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
 {
-    size_t frame = rs_frame_len(pkt);
+    /* a frame a switch forwards kept the length its ingress link computed (switches change
+     * neither header sizes nor payload); anything else is measured here */
+    size_t frame = l->from->owner_kind == RS_NODE_SWITCH && pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
+    pkt->frame_len = (uint16_t)frame;
     int64_t ser_ps = rs_link_ser_ps(l, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
     uint64_t index = l->stats.frames++;
     if (sim->stop_after_frame) { /* step-through: hand control back once this event is done */

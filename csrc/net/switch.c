@@ -128,7 +128,7 @@ static void peak(uint64_t *slot, uint64_t v)
 void rs_switch_receive(rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt)
 {
     rs_swport *in = &sw->ports[port->index];
-    uint32_t bytes = (uint32_t)rs_frame_len(pkt);
+    uint32_t bytes = pkt->frame_len; /* rs_frame_len, set by the link that brought it */
     in->stats.rx_pkts++;
     in->stats.rx_bytes += bytes;
     uint32_t prio = sw->cfg.dscp_to_prio[pkt->tos >> 2] & 7u;
@@ -233,7 +233,7 @@ rs_pkt *rs_switch_next_frame(rs_sim *sim, rs_switch *sw, rs_port *port)
     if (!sp->q_head[prio])
         sp->q_tail[prio] = NULL;
     p->next = NULL;
-    uint32_t bytes = (uint32_t)rs_frame_len(p);
+    uint32_t bytes = p->frame_len;
     rs_mmu_release(&sw->mmu, p->sw_in_port, port->index, (uint32_t)prio, bytes);
     if (sw->cfg.ecn_on_dequeue &&
         rs_ecn_maybe_mark(p, sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio], sw->cfg.ecn_kmin[prio],
@@ -257,7 +257,7 @@ void rs_switch_flush_queue(rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t p
     while (p) {
         rs_pkt *next = p->next;
         uint16_t in = p->sw_in_port;
-        rs_mmu_release(&sw->mmu, in, port, prio, (uint32_t)rs_frame_len(p));
+        rs_mmu_release(&sw->mmu, in, port, prio, p->frame_len);
         sw->ports[in].stats.drops[reason]++;
         sw->ports[in].stats.q_drops[prio]++;
         rs_pkt_release(&sim->pool, p);
