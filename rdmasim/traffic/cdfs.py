@@ -32,16 +32,9 @@ class SizeCDF:
             raise ValueError(f"{where}: sizes and cdf must be 1-D and of equal, non-zero length "
                              f"(got {s.shape} and {p.shape})")
         for i in range(s.size):
-            if not (np.isfinite(s[i]) and 0 <= s[i] <= MAX_FLOW_SIZE):
-                raise ValueError(f"{where}: point {i}: size {s[i]} is outside [0, {MAX_FLOW_SIZE}]")
-            if not (np.isfinite(p[i]) and 0.0 <= p[i] <= 1.0):
-                raise ValueError(f"{where}: point {i}: cdf {p[i]} is outside [0, 1]")
-            if i and s[i] < s[i - 1]:
-                raise ValueError(f"{where}: point {i}: size {s[i]} is below the previous size {s[i - 1]}")
-            if i and p[i] < p[i - 1]:
-                raise ValueError(f"{where}: point {i}: cdf {p[i]} is below the previous cdf {p[i - 1]}")
-        if p[-1] != 1.0:
-            raise ValueError(f"{where}: the last cdf value must be 1.0, got {p[-1]}")
+            problem = _point_problem(s, p, i)
+            if problem:
+                raise ValueError(f"{where}: point {i}: {problem}")
         object.__setattr__(self, "sizes", tuple(float(x) for x in s))
         object.__setattr__(self, "cdf", tuple(float(x) for x in p))
 
@@ -52,16 +45,14 @@ class SizeCDF:
         """Inverse CDF (linear between points) of probabilities ``u`` in [0, 1), as float bytes."""
         s, p = self._arrays()
         u = np.asarray(u, dtype=float)
-        k = np.searchsorted(p, u, side="right")  # p[k-1] <= u < p[k]; k == 0: below the first point
-        k = np.clip(k, 1, len(p) - 1) if len(p) > 1 else np.zeros_like(k)
-        if len(p) == 1:
+        if len(p) == 1:  # a single point: all mass at that size
             return np.full(u.shape, s[0])
-        lo_p, hi_p = p[k - 1], p[k]
-        width = hi_p - lo_p
-        frac = np.where(width > 0, (u - lo_p) / np.where(width > 0, width, 1.0), 0.0)
-        frac = np.clip(frac, 0.0, 1.0)
+        k = np.clip(np.searchsorted(p, u, side="right"), 1, len(p) - 1)  # p[k-1] <= u < p[k] inside
+        lo_p, width = p[k - 1], p[k] - p[k - 1]
+        safe = np.where(width > 0, width, 1.0)
+        frac = np.clip((u - lo_p) / safe, 0.0, 1.0)
         out = s[k - 1] + frac * (s[k] - s[k - 1])
-        return np.where(u < p[0], s[0], out)
+        return np.where(u < p[0], s[0], out)  # below the first point: the point mass at sizes[0]
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` sizes (uint64 bytes, >= 1) drawn by inverse CDF from ``rng``."""
@@ -82,8 +73,7 @@ class SizeCDF:
         line and the value.
         """
         path = os.fspath(path)
-        sizes: list[float] = []
-        probs: list[float] = []
+        rows: list[tuple[int, float, float]] = []
         seen_content = False
         with open(path, newline="") as fh:
             for lineno, line in enumerate(fh, start=1):
@@ -96,23 +86,38 @@ class SizeCDF:
                 if len(fields) != 2:
                     raise ValueError(f"{path}:{lineno}: expected two columns size,cdf, got {len(fields)}: "
                                      f"{text!r}")
-                try:
-                    size, prob = float(fields[0]), float(fields[1])
-                except ValueError:
+                bad = [f for f in fields if not _is_float(f)]
+                if bad:
                     if first:
                         continue  # a header
-                    bad = fields[0] if not _is_float(fields[0]) else fields[1]
-                    raise ValueError(f"{path}:{lineno}: {bad!r} is not a number") from None
-                sizes.append(size)
-                probs.append(prob)
-        if not sizes:
+                    raise ValueError(f"{path}:{lineno}: {bad[0]!r} is not a number")
+                rows.append((lineno, float(fields[0]), float(fields[1])))
+        if not rows:
             raise ValueError(f"{path}: no size,cdf rows found")
-        if probs[-1] == 100.0:
-            probs = [q / 100.0 for q in probs]
-        try:
-            return cls(tuple(sizes), tuple(probs), name or os.path.basename(path))
-        except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from None
+        s = np.array([r[1] for r in rows])
+        p = np.array([r[2] for r in rows])
+        if p[-1] == 100.0:
+            p = p / 100.0
+        for i, (lineno, _, _) in enumerate(rows):
+            problem = _point_problem(s, p, i)
+            if problem:
+                raise ValueError(f"{path}:{lineno}: {problem}")
+        return cls(tuple(s.tolist()), tuple(p.tolist()), name or os.path.basename(path))
+
+
+def _point_problem(s: np.ndarray, p: np.ndarray, i: int) -> str | None:
+    """What is wrong with point ``i`` of a CDF given as ``sizes`` ``s`` and probabilities ``p`` (or None)."""
+    if not (np.isfinite(s[i]) and 0 <= s[i] <= MAX_FLOW_SIZE):
+        return f"size {s[i]:g} is outside [0, {MAX_FLOW_SIZE}]"
+    if not (np.isfinite(p[i]) and 0.0 <= p[i] <= 1.0):
+        return f"cdf {p[i]:g} is outside [0, 1]"
+    if i and s[i] < s[i - 1]:
+        return f"size {s[i]:g} is below the previous size {s[i - 1]:g} (sizes must not decrease)"
+    if i and p[i] < p[i - 1]:
+        return f"cdf {p[i]:g} is below the previous cdf {p[i - 1]:g} (the cdf must not decrease)"
+    if i == len(s) - 1 and p[i] != 1.0:
+        return f"the last cdf value must be 1.0 (or 100 for percentages), got {p[i]:g}"
+    return None
 
 
 def _is_float(text: str) -> bool:
