@@ -52,12 +52,14 @@ class SizeCDF:
         safe = np.where(width > 0, width, 1.0)
         frac = np.clip((u - lo_p) / safe, 0.0, 1.0)
         out = s[k - 1] + frac * (s[k] - s[k - 1])
-        return np.where(u < p[0], s[0], out)  # below the first point: the point mass at sizes[0]
+        result: np.ndarray = np.where(u < p[0], s[0], out)  # below the first point: the mass at sizes[0]
+        return result
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` sizes (uint64 bytes, >= 1) drawn by inverse CDF from ``rng``."""
         raw = self.quantile(rng.random(n))
-        return np.maximum(np.rint(raw), 1).astype(np.uint64)
+        out: np.ndarray = np.maximum(np.rint(raw), 1).astype(np.uint64)
+        return out
 
     def mean(self) -> float:
         """Mean size in bytes under the piecewise-linear CDF (what :meth:`sample` draws, before rounding)."""

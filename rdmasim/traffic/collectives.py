@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from rdmasim.traffic._common import Hosts, build, flow_size, host_array, size_bytes, time_ps
-from rdmasim.traffic.table import FlowTable
+from rdmasim.traffic.table import MAX_FLOW_SIZE, FlowTable
 
 PS_PER_S = 10**12
 
@@ -110,6 +110,9 @@ def halving_doubling_allreduce(
     steps = 2 * k
     dst = np.concatenate(partners)
     sizes = np.concatenate(sent)
+    if int(sizes.max()) > MAX_FLOW_SIZE:
+        raise ValueError(f"size = {int(prefix[-1])} bytes: the first halving step sends {int(sizes.max())} "
+                         f"bytes in one flow, over the largest flow ({MAX_FLOW_SIZE} bytes)")
     prev = np.arange(steps - 1, dtype=np.int64)[:, None] * n
     deps = np.stack([(prev + rank).reshape(-1), (prev + np.stack(partners[:-1])).reshape(-1)], axis=1)
     ptr, dd = _csr(steps * n, n, deps)

@@ -27,7 +27,7 @@ MAX_FLOW_SIZE = 2**31 - 1
 _INT32_MAX = 2**31 - 1
 
 
-def verb_code(verb: str | int) -> int:
+def verb_code(verb: str | int | np.integer[Any]) -> int:
     """The code of ``verb`` (a name from :data:`VERB_CODES`, any case, or a code 0..2)."""
     if isinstance(verb, str):
         code = VERB_CODES.get(verb.upper())
@@ -78,6 +78,11 @@ class FlowTable:
     dep_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     deps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     groups: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # FlowTable(flows) with the default (empty) dependencies: one zero per flow, plus one
+        if len(self.dep_ptr) == 1 and len(self.deps) == 0 and len(self.flows) > 0:
+            self.dep_ptr = np.zeros(len(self.flows) + 1, dtype=np.int64)
 
     # ------------------------------------------------------------------ construction
     @classmethod

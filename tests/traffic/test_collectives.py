@@ -190,3 +190,8 @@ def test_collectives_concat_keep_their_labels() -> None:
     assert t.groups == ["ring-allreduce", "halving-doubling-allreduce"]
     assert set(t.flows["group"][:24].tolist()) == {0} and set(t.flows["group"][24:].tolist()) == {1}
     assert t.deps.min() >= 0 and t.deps[len(ring_allreduce(4, 400).deps):].min() >= 24
+
+
+def test_halving_doubling_rejects_a_first_step_over_the_largest_flow() -> None:
+    with pytest.raises(ValueError, match="first halving step sends 2147483648 bytes"):
+        halving_doubling_allreduce(4, 2**32)

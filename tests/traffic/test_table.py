@@ -161,3 +161,9 @@ def test_shifted_moves_start_only() -> None:
     assert s.flows["start_ps"].tolist() == [1000, 1000, 1000]
     assert t.flows["start_ps"].tolist() == [0, 0, 0]
     assert s.deps.tolist() == t.deps.tolist() and s.dep_ptr.tolist() == t.dep_ptr.tolist()
+
+
+def test_flows_alone_get_no_dependencies() -> None:
+    t = FlowTable(_table(3).flows)
+    assert t.dep_ptr.tolist() == [0, 0, 0, 0]
+    t.validate(3)
