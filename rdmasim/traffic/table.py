@@ -167,7 +167,7 @@ class FlowTable:
             g = flows["group"][flow_off:flow_off + len(t)]
             g[g >= 0] += len(groups)
             ptrs.append(np.asarray(t.dep_ptr[1:], dtype=np.int64) - int(t.dep_ptr[0]) + dep_off)
-            deps.append(np.asarray(t.deps, dtype=np.int64) + flow_off)
+            deps.append(np.asarray(t.deps[t.dep_ptr[0]:t.dep_ptr[-1]], dtype=np.int64) + flow_off)
             groups.extend(t.groups)
             flow_off += len(t)
             dep_off += int(t.dep_ptr[-1] - t.dep_ptr[0])
