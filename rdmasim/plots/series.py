@@ -55,18 +55,19 @@ def goodput(series: Any, bin_ps: int | None = None) -> dict[str, Any]:
 
     ``series``: long-format table with ``t_ps``, ``flow_id`` and cumulative ``bytes_acked``. A flow's
     acknowledged bytes at a bin edge are those of its last sample at or before the edge (0 before its
-    first sample), so a bin's goodput is the bytes acknowledged within it over its width and every byte
-    is counted once. ``bin_ps`` defaults to the median spacing of the distinct sample times (one bin
-    per sample for a periodic sampler), widened so that there are at most 2000 bins.
-    Returns ``t_ps`` (bin starts), ``bin_ps``, ``flows`` ``{flow_id: Gb/s per bin}`` and
-    ``aggregate`` (Gb/s per bin, all flows).
+    first sample), so a bin's goodput is the bytes acknowledged within it over its width, and every
+    byte acknowledged after the first sample time is counted once. ``bin_ps`` defaults to the median
+    spacing of the distinct sample times (one bin per sample for a periodic sampler), widened so that
+    there are at most 2000 bins; the last bin ends at the last sample (it may be narrower).
+    Returns ``t_ps`` (bin starts), ``edges_ps`` (bin edges), ``bin_ps``, ``flows``
+    ``{flow_id: Gb/s per bin}`` and ``aggregate`` (Gb/s per bin, all flows).
     """
     cols = as_columns(series)
     require(cols, ["t_ps", "flow_id", "bytes_acked"], "flow time series")
     per = _by_flow(cols, "bytes_acked")
     if not per:
-        return {"t_ps": np.zeros(0, dtype=np.int64), "bin_ps": bin_ps or 0, "flows": {},
-                "aggregate": np.zeros(0)}
+        return {"t_ps": np.zeros(0, dtype=np.int64), "edges_ps": np.zeros(1, dtype=np.int64),
+                "bin_ps": bin_ps or 0, "flows": {}, "aggregate": np.zeros(0)}
     times = np.unique(cols["t_ps"].astype(np.int64))
     t0, t1 = int(times[0]), int(times[-1])
     span = max(1, t1 - t0)
@@ -77,14 +78,16 @@ def goodput(series: Any, bin_ps: int | None = None) -> dict[str, Any]:
     if bin_ps <= 0:
         raise ValueError(f"bin_ps must be > 0, got {bin_ps}")
     nbins = max(1, -(-span // bin_ps))
-    edges = t0 + bin_ps * np.arange(nbins + 1, dtype=np.int64)
+    edges = np.minimum(t0 + bin_ps * np.arange(nbins + 1, dtype=np.int64), t1 if t1 > t0 else t0 + 1)
+    width_s = np.diff(edges) * 1e-12
     rates: dict[int, np.ndarray] = {}
     for fid, (t, acked) in per.items():
         idx = np.searchsorted(t, edges, side="right") - 1
         cum = np.where(idx >= 0, acked[np.clip(idx, 0, None)], 0.0)
-        rates[fid] = np.diff(cum) * 8.0 / (bin_ps * 1e-12) / 1e9
+        rates[fid] = np.diff(cum) * 8.0 / width_s / 1e9
     aggregate = np.sum(np.vstack(list(rates.values())), axis=0)
-    return {"t_ps": edges[:-1], "bin_ps": int(bin_ps), "flows": rates, "aggregate": aggregate}
+    return {"t_ps": edges[:-1], "edges_ps": edges, "bin_ps": int(bin_ps), "flows": rates,
+            "aggregate": aggregate}
 
 
 def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[int] | int | None = None,
@@ -100,8 +103,8 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
     fig, (ax,) = new_figure(figsize=(9.0, 4.5))
     shown = _pick(list(data["flows"]), flows)
     t = data["t_ps"]
-    unit, scale = time_unit(float(t[-1] + data["bin_ps"] - t[0])) if len(t) else ("µs", 1e6)
-    edges = np.r_[t, t[-1] + data["bin_ps"]] / scale if len(t) else np.zeros(1)
+    unit, scale = time_unit(float(data["edges_ps"][-1]))
+    edges = data["edges_ps"] / scale
     for fid, color in zip(shown, flow_colors(len(shown)), strict=True):
         ax.stairs(data["flows"][fid], edges, color=color, lw=1.0, label=f"flow {fid}")
     if aggregate and len(t):

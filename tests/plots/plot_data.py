@@ -54,8 +54,11 @@ def flow_table(n: int = 400, seed: int = 1, unfinished: int = 17) -> np.ndarray:
 
 
 def as_dict(table: np.ndarray) -> dict[str, Any]:
-    """The structured table as a dict of columns, unfinished values as None (object columns)."""
+    """The structured table as a dict of columns; a flow table's unfinished values become None
+    (object columns)."""
     out: dict[str, Any] = {name: table[name].copy() for name in table.dtype.names or ()}
+    if "status" not in out:
+        return out
     lost = table["status"] != "ok"
     for name in ("finish_ps", "fct_ps", "slowdown"):
         col = out[name].astype(object)
@@ -111,7 +114,10 @@ def queue_samples(
         q = 0.0
         on = False
         for k in range(n):
-            q = max(0.0, q + (30_000 if (k // (60 + 20 * j)) % 2 == 0 else -45_000) * (0.5 + 0.25 * j))
+            # bursts arrive faster than the 12.5 KB/µs egress drains; a pause stops the arrivals
+            burst = (k // (60 + 20 * j)) % 2 == 0
+            arriving = 0.0 if on or not burst else 20_000.0 * (1 + 0.5 * j)
+            q = max(0.0, q + arriving - 12_500.0)
             if not on and q > 200_000:
                 on = True
                 spans[j].append((int(t[k]), -1))
