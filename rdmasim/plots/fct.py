@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from rdmasim.plots._common import (
     Columns,
@@ -172,10 +173,10 @@ def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None 
     stats = {name: slowdown_buckets(cols, edges) for name, cols in tables.items()}
     first = next(iter(stats.values()))
     nb = len(first["labels"])
-    fig, (ax,) = new_figure(figsize=(max(7.0, 1.5 * nb + 2), 4.5))
+    fig, (ax,) = new_figure(figsize=(min(12.0, max(7.0, 1.2 * nb + 2.5)), 4.8))
     x = np.arange(nb, dtype=float)
     colors = flow_colors(len(stats))
-    width = 0.3 / max(1, len(stats) - 1) if len(stats) > 1 else 0.0
+    width = 0.2 / (len(stats) - 1) if len(stats) > 1 else 0.0
     for k, ((name, st), color) in enumerate(zip(stats.items(), colors, strict=True)):
         xs = x + (k - (len(stats) - 1) / 2) * width
         prefix = f"{name}: " if len(stats) > 1 else ""
@@ -183,6 +184,9 @@ def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None 
         ax.plot(xs, st["p99"], "--^", color=color, label=f"{prefix}p99")
     ax.axhline(1.0, color="0.6", lw=0.8, zorder=0)
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ticks = []
     for i in range(nb):
         counts = " / ".join(str(int(st["count"][i])) for st in stats.values())

@@ -106,9 +106,10 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
     unit, scale = time_unit(float(data["edges_ps"][-1]))
     edges = data["edges_ps"] / scale
     for fid, color in zip(shown, flow_colors(len(shown)), strict=True):
-        ax.stairs(data["flows"][fid], edges, color=color, lw=1.0, label=f"flow {fid}")
+        ax.stairs(data["flows"][fid], edges, baseline=None, color=color, lw=1.0, label=f"flow {fid}")
     if aggregate and len(t):
-        ax.stairs(data["aggregate"], edges, color="black", lw=2.0, label="aggregate (all flows)")
+        ax.stairs(data["aggregate"], edges, baseline=None, color="black", lw=2.0,
+                  label="aggregate (all flows)")
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("goodput (Gb/s)")
     ax.set_ylim(bottom=0)
