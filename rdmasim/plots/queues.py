@@ -80,6 +80,9 @@ def queue_timeline(samples: Mapping[str, Any], labels: Sequence[str], ingress: b
         bars = [(s / scale, (e - s) / scale) for s, e in spans[j]]
         if bars:
             axp.broken_barh(bars, (j - 0.4, 0.8), color=colors[j])
+        else:
+            axp.text(0.01, j, "never paused", transform=axp.get_yaxis_transform(), va="center",
+                     fontsize="x-small", color="0.4")
     ax.set_ylabel(f"egress queue ({sunit})" + (" — ingress dashed" if ingress else ""))
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)

@@ -43,6 +43,10 @@ def test_queue_timeline_checks_shapes_and_notes_missed_samples() -> None:
         queue_timeline(bad, labels)
     fig = queue_timeline(dict(samples, missed=12), labels)
     assert "12 samples missed" in fig.axes[0].get_title()
+    calm = dict(samples, paused=np.zeros_like(samples["paused"]))
+    fig = queue_timeline(calm, labels)
+    assert [t.get_text() for t in fig.axes[1].texts] == ["never paused"] * 2
+    assert fig.rdmasim_data["paused_ps"] == [0, 0]  # type: ignore[attr-defined]
 
 
 def _times() -> tuple[list[float], list[np.ndarray]]:
