@@ -75,7 +75,8 @@ def open_executor(
         return client.get_executor(pure=False), f"Dask ({where})"
     if executor is None or executor == "process":
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=max_workers))
-        return pool, f"{max_workers or os.cpu_count()} worker processes"
+        n = max_workers or os.cpu_count() or 1
+        return pool, f"{n} worker process" + ("es" if n != 1 else "")
     if executor == "thread":
         from concurrent.futures import ThreadPoolExecutor
 

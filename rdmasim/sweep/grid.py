@@ -43,7 +43,8 @@ def split_values(text: str) -> list[str]:
     """Split ``text`` at the commas outside brackets, braces and quotes: ``"[1,2],3"`` ->
     ``["[1,2]", "3"]``."""
     out: list[str] = []
-    depth, quote, cur = 0, "", []
+    depth, quote = 0, ""
+    cur: list[str] = []
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote

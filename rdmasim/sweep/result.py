@@ -36,7 +36,7 @@ def _columns(records: list[dict[str, Any]], names: Sequence[str]) -> dict[str, n
 
 def _table(records: list[dict[str, Any]], names: Sequence[str]) -> Any:
     try:
-        import pandas as pd
+        import pandas as pd  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         return _columns(records, names)
     return pd.DataFrame.from_records(records, columns=list(names))

@@ -7,7 +7,8 @@ from pathlib import Path
 import distributed  # the test extra has dask[distributed]: this path must be tested, not skipped
 from sweep_helpers import FLOWS_PER_RUN, GRID, LOSSY
 
-from rdmasim.sweep import run_sweep
+from rdmasim.cli import main
+from rdmasim.sweep import load_sweep, run_sweep
 
 
 def _fcts(res: object) -> list[tuple[object, ...]]:
@@ -31,3 +32,12 @@ def test_dask_local_cluster_matches_the_process_pool(tmp_path: Path) -> None:
     assert len(res.flows_records()) == 8 * FLOWS_PER_RUN
     assert _fcts(res) == _fcts(local) == _fcts(res2)
     assert len({f[2] for f in _fcts(res)}) > FLOWS_PER_RUN  # the runs differ
+
+
+def test_cli_dask_local_creates_and_closes_its_cluster(tmp_path: Path) -> None:
+    argv = ["sweep", str(LOSSY), "--param", "flows[].size=8KiB,16KiB", "--dask-local", "--workers", "2",
+            "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 0
+    res = load_sweep(tmp_path)
+    assert len(res.flows_records()) == 2 * FLOWS_PER_RUN
+    assert [r["runs"] for r in res.summary_rows()] == [1, 1]
