@@ -18,8 +18,9 @@ from rdmasim.sweep.store import STORE_NAME, SweepStore
 
 
 def _read_scenario(scenario: str | Path) -> tuple[str, str]:
-    """(text, file name) of a scenario given as a path or as TOML text."""
-    if isinstance(scenario, Path) or ("\n" not in scenario and Path(scenario).is_file()):
+    """(text, file name) of a scenario given as a path or as TOML text (which has a newline or
+    an ``=``)."""
+    if isinstance(scenario, Path) or ("\n" not in scenario and "=" not in scenario):
         p = Path(scenario)
         try:
             return p.read_text(), str(p)

@@ -11,6 +11,7 @@ from sweep_helpers import LOSSY
 from rdmasim.cli import main
 from rdmasim.scenario import ScenarioError, load
 from rdmasim.scenario.load import Problem, parse_override_value
+from rdmasim.sweep import run_sweep
 
 
 def problems(overrides: dict[str, Any]) -> list[Problem]:
@@ -78,3 +79,15 @@ def test_cli_bad_param_exits_2_with_every_problem(tmp_path: Path, capsys: pytest
     assert not (tmp_path / "s" / "sweep.sqlite").exists()  # nothing ran
     assert main(["sweep", str(LOSSY), "--param", "link.loss", "--out", str(tmp_path / "s")]) == 2
     assert "expected key=value" in capsys.readouterr().err
+
+
+def test_run_sweep_validates_every_run_before_running_any(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as info:
+        run_sweep(LOSSY, {"qp.mtu": [1024, 4096], "link.mtu": [1024, 4096]}, tmp_path, progress=False)
+    (p,) = info.value.problems  # qp.mtu 4096 with link.mtu 1024: one problem, reported once
+    assert (p.path, p.value) == ("qp.mtu", 4096)
+    assert not (tmp_path / "sweep.sqlite").exists()
+    with pytest.raises(ScenarioError, match="cannot read"):
+        run_sweep(tmp_path / "missing.toml", None, tmp_path, progress=False)
+    with pytest.raises(ScenarioError, match="cannot read"):
+        run_sweep("missing.toml", None, tmp_path, progress=False)
