@@ -108,6 +108,48 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(f.status == "ok" for f in res.flows) else 1
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    """Run a scenario over a parameter grid into one SQLite store; print a table per combination."""
+    from pathlib import Path
+
+    from rdmasim.scenario import ScenarioError
+    from rdmasim.sweep import run_sweep
+    from rdmasim.sweep.grid import normalize_params
+
+    try:
+        params = normalize_params(args.param or [])
+        res = run_sweep(
+            args.file,
+            params,
+            args.out or str(Path("sweeps") / Path(args.file).stem),
+            seeds=args.seeds,
+            executor="dask" if args.dask_local else None,
+            scheduler=args.scheduler,
+            max_workers=args.workers,
+            resume=not args.no_resume,
+            keep_runs=args.keep_runs,
+            progress=not args.quiet,
+        )
+    except ScenarioError as exc:
+        for p in exc.problems:
+            print(p, file=sys.stderr)
+        print(f"{args.file}: {len(exc.problems)} problem(s)", file=sys.stderr)
+        return 2
+    runs = res.runs_records()
+    failed = [r for r in runs if r["status"] != "ok"]
+    where = f" on {res.executor}" if res.executor else ""
+    print(
+        f"rdmasim {__version__} sweep {args.file}: {len(runs)} runs: {res.ran} ran{where}, "
+        f"{res.skipped} already in the store, {len(failed)} failed"
+    )
+    print(res.summary())
+    for r in failed[:5]:
+        last = (r["error"] or "").strip().splitlines()[-1:] or ["?"]
+        print(f"  failed run {r['run_key']}: {last[0]}")
+    print(f"  store: {res.store_path}")
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
     p.add_argument("--version", action="version", version=f"rdmasim {__version__}")
@@ -155,6 +197,24 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check a scenario file; exit 2 listing every problem")
     v.add_argument("file", help="scenario file")
     v.set_defaults(func=_validate)
+    sw = sub.add_parser("sweep", help="run a scenario over a parameter grid; results in one SQLite store")
+    sw.add_argument("file", help="scenario file")
+    sw.add_argument("--param", action="append", metavar="KEY=V1,V2",
+                    help="a key path and its values (TOML syntax), e.g. link.loss=0,0.01 or "
+                    "flows[].size=64KiB,1MiB; repeat for a grid (the cartesian product)")
+    sw.add_argument("--seeds", type=int, default=None, metavar="N",
+                    help="N replicates of each combination: simulation.seed = 1..N")
+    sw.add_argument("--out", default=None, help="sweep folder (default: sweeps/<file stem>)")
+    sw.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDR",
+                       help="run on this Dask scheduler (tcp://host:port; its workers need rdmasim)")
+    where.add_argument("--dask-local", action="store_true", help="run on a local Dask cluster")
+    sw.add_argument("--no-resume", action="store_true",
+                    help="run every run again, even those the store has as ok")
+    sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
+    sw.add_argument("--quiet", action="store_true", help="no progress line")
+    sw.set_defaults(func=_sweep)
     return p
 
 
