@@ -242,7 +242,11 @@ def run_flows(sim: Simulator, until: str | int | None = None, *, sample_every: s
             reason = sim._core.run(stop_at, chunk_events if progress else 0)
             if progress and reason == _core.RUN_MAX_EVENTS:
                 progress(sim.now, sim.events, fc.counts())
-            if reason in (_core.RUN_FLOWS_DONE, _core.RUN_IDLE):
+            if reason == _core.RUN_FLOWS_DONE:
+                # the last flow's QP pair is freed by a flow event at this same instant
+                sim._core.run(sim.now)
+                break
+            if reason == _core.RUN_IDLE:
                 break
             if reason == _core.RUN_UNTIL and sim.now >= until_ps:
                 break
