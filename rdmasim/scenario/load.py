@@ -21,6 +21,9 @@ from rdmasim.units import parse_rate, parse_size, parse_time
 
 _MISSING = object()
 
+#: the [traffic.*] generator tables, in the order their flows are numbered
+GENERATORS = ("incast", "permutation", "all_to_all", "poisson", "collective")
+
 #: topology kind -> the topology.* parameters it takes
 KIND_PARAMS: dict[str, tuple[str, ...]] = {
     "back_to_back": (),
@@ -91,6 +94,12 @@ class Scenario:
     raw: dict[str, Any] = field(default_factory=dict)
     #: the overrides applied on top of ``text`` (key path -> value as given), see :func:`loads`
     overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def generators(self) -> tuple[str, ...]:
+        """The ``[traffic.*]`` generator tables the file has (``incast``, ``poisson``, ...)."""
+        t = self.raw.get("traffic")
+        return tuple(g for g in GENERATORS if isinstance(t, dict) and isinstance(t.get(g), dict))
 
     def __getitem__(self, path: str) -> Any:
         return self.values[path]
@@ -429,9 +438,19 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                         _host_list(hosts),
                     )
                 )
-    if not sc.arrays.get("flows") and not sc.has_incast:
+    for gen in sc.generators:
+        if gen == "incast":
+            continue
+        for j, s in enumerate(v[f"traffic.{gen}.hosts"]):
+            if s not in hosts:
+                problems.append(
+                    Problem(file, f"traffic.{gen}.hosts[{j}]", "unknown host" + _suggest(s, hosts), s,
+                            _host_list(hosts))
+                )
+    if not sc.arrays.get("flows") and not sc.generators:
         problems.append(
-            Problem(file, "flows", "no traffic", allowed="at least one [[flows]] or a [traffic.incast]")
+            Problem(file, "flows", "no traffic",
+                    allowed="[[flows]] or a [traffic.*] generator (" + ", ".join(GENERATORS) + ")")
         )
     for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
         for i, row in enumerate(sc.arrays.get(sec, [])):
@@ -609,6 +628,13 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
     sc = Scenario(file, text, values, arrays, has_incast, raw, dict(overrides or {}))
     if not problems:  # semantic checks need well-typed values
         _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
+    if not problems:  # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
+        from rdmasim.scenario.traffic import traffic_table
+
+        try:
+            traffic_table(sc)
+        except ScenarioError as exc:
+            problems += exc.problems
     if problems:
         if overrides:
             problems = [
