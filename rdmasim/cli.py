@@ -22,7 +22,29 @@ def _demo(args: argparse.Namespace) -> int:
     summary = run_demo(args.out, cfg, plot=not args.no_plot)
     print(format_summary(summary))
     print(f"  open the capture with: wireshark {summary['pcap']}   (or tshark -r ...)")
-    return 0 if summary["data_intact"] and list(summary["completions"]) == ["IBV_WC_SUCCESS"] else 1
+    ok = summary["data_intact"] and list(summary["completions"]) == ["IBV_WC_SUCCESS"]
+    if not args.no_scenarios:
+        ok = _demo_scenarios(args.out) and ok
+    return 0 if ok else 1
+
+
+def _demo_scenarios(out: str) -> bool:
+    from pathlib import Path
+
+    from rdmasim.demo_scenarios import BUNDLED, run_bundled
+    from rdmasim.units import format_time
+
+    print(f"\nbundled scenarios ({len(BUNDLED)}), each into {Path(out) / 'scenarios'}/<name>/:")
+    all_ok = True
+    for r in run_bundled(Path(out) / "scenarios"):
+        all_ok = all_ok and r["completed"] == r["flows"]
+        sd = "-" if r["median_slowdown"] is None else f"{r['median_slowdown']:.2f} / {r['p99_slowdown']:.2f}"
+        print(f"  {r['name']}: {r['what']}")
+        print(f"    flows {r['completed']}/{r['flows']} completed, FCT slowdown median/p99 {sd}, "
+              f"simulated {format_time(r['sim_time_ps'])} in {r['wall_s']:.2f} s ({r['events']:,} events)")
+        plots = sorted(v for k, v in r["files"].items() if k.startswith("plot_"))
+        print(f"    {r['files']['flows_csv']}; plots: {', '.join(Path(p).name for p in plots)}")
+    return all_ok
 
 
 def _trace(args: argparse.Namespace) -> int:
@@ -154,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
     p.add_argument("--version", action="version", version=f"rdmasim {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="run a lossy back-to-back RDMA WRITE: summary, plot, pcap")
+    d = sub.add_parser("demo", help="a lossy back-to-back RDMA WRITE (summary, plot, pcap), then the "
+                       "bundled scenarios (tables, time series, plots)")
     d.add_argument("--out", default="rdmasim-demo", help="output folder (default: rdmasim-demo)")
     d.add_argument("--size", default="4MiB", help="total bytes to write (default 4MiB)")
     d.add_argument("--messages", type=int, default=4, help="number of WRITE work requests (default 4)")
@@ -166,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="QP local ACK timeout exponent: 4.096us * 2^t (default 10 = 4.2 ms)")
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
+    d.add_argument("--no-scenarios", action="store_true",
+                   help="skip the bundled scenarios (incast with DCQCN, ring all-reduce, web-search)")
     d.set_defaults(func=_demo)
     t = sub.add_parser("trace", help="ladder diagram of a small teaching run (or of a saved trace)")
     t.add_argument("file", nargs="?", help="a trace saved with Trace.save / --save (.npz); "
