@@ -63,7 +63,8 @@ def test_poisson_with_a_csv_size_distribution(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "flows"), [("ring_allreduce", 2 * 4 * 3), ("halving_doubling_allreduce", 16), ("moe_all_to_all", 12)]
+    ("kind", "flows"),
+    [("ring_allreduce", 2 * 4 * 3), ("halving_doubling_allreduce", 16), ("moe_all_to_all", 12)],
 )
 def test_collectives_run_and_their_steps_wait_for_each_other(kind: str, flows: int) -> None:
     res = _run(f'[traffic.collective]\nkind = "{kind}"\nsize = "1MiB"\n', n=4)
