@@ -46,6 +46,11 @@ class FlowRecord:
 
 
 FLOW_COLUMNS: list[str] = [f.name for f in fields(FlowRecord)]
+#: columns of :meth:`RunResult.port_rows` (ports.csv)
+PORT_COLUMNS: list[str] = [
+    "node", "kind", "port", "rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes", "drops", "ecn_marked",
+    "pfc_xoff_sent", "pfc_rx_frames", "paused_ps", "egress_peak_bytes", "ingress_peak_bytes",
+]
 
 
 def _cell(v: Any) -> str:
@@ -74,6 +79,51 @@ class RunResult:
     flow_samples: Any = None
     #: switch queue samples (QueueSampler.arrays() plus "labels") when sample_interval > 0
     queue_samples: dict[str, Any] | None = None
+    #: per host NIC: PFC pause received and frames sent / received (see :meth:`port_rows`)
+    nics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def port_rows(self) -> list[dict[str, Any]]:
+        """Per-port counters as rows: one per switch port and one per host NIC, with the columns of
+        :data:`PORT_COLUMNS` (priority arrays summed or maxed over priorities)."""
+        rows: list[dict[str, Any]] = []
+        for name, sw in self.switches.items():
+            for port, c in enumerate(sw["ports"]):
+                rows.append({
+                    "node": name, "kind": "switch", "port": port, "rx_pkts": c["rx_pkts"],
+                    "tx_pkts": c["tx_pkts"], "rx_bytes": c["rx_bytes"], "tx_bytes": c["tx_bytes"],
+                    "drops": sum(c["drops"].values()), "ecn_marked": c["ecn_marked"],
+                    "pfc_xoff_sent": c["pfc_xoff_sent"], "pfc_rx_frames": c["pfc_rx_frames"],
+                    "paused_ps": sum(c["paused_ps"]), "egress_peak_bytes": max(c["egress_peak_bytes"]),
+                    "ingress_peak_bytes": max(c["ingress_peak_bytes"]),
+                })
+        for name, n in self.nics.items():
+            rows.append({
+                "node": name, "kind": "host", "port": 0, "rx_pkts": n["rx_frames"], "tx_pkts": n["tx_frames"],
+                "rx_bytes": n["rx_bytes"], "tx_bytes": n["tx_bytes"], "drops": n["tx_dropped"],
+                "ecn_marked": 0,
+                "pfc_xoff_sent": 0, "pfc_rx_frames": n["pfc_rx_frames"], "paused_ps": sum(n["paused_ps"]),
+                "egress_peak_bytes": 0, "ingress_peak_bytes": 0,
+            })
+        return rows
+
+    def frames(self) -> dict[str, Any]:
+        """Every table as a pandas DataFrame (needs pandas): ``flows``, ``ports``, and with time series
+        ``flow_samples`` (t_ps, flow_id, bytes_acked, rate_bps) and ``queue_samples`` (long format:
+        t_ps, probe, egress_bytes, ingress_bytes, paused)."""
+        import pandas as pd  # not a dependency
+
+        out = {"flows": self.to_pandas(), "ports": pd.DataFrame(self.port_rows(), columns=PORT_COLUMNS)}
+        if self.flow_samples is not None:
+            out["flow_samples"] = pd.DataFrame(self.flow_samples.as_dict())
+        q = self.queue_samples
+        if q is not None:
+            n, k = q["egress_bytes"].shape
+            out["queue_samples"] = pd.DataFrame({
+                "t_ps": np.repeat(q["t_ps"][:n], k), "probe": np.tile(np.array(q["labels"], dtype=object), n),
+                "egress_bytes": q["egress_bytes"].ravel(), "ingress_bytes": q["ingress_bytes"].ravel(),
+                "paused": q["paused"].ravel(),
+            })
+        return out
 
     def rows(self) -> list[dict[str, Any]]:
         """The per-flow table as a list of dicts (column order: :data:`FLOW_COLUMNS`)."""
@@ -128,6 +178,11 @@ class RunResult:
         files: dict[str, str] = {}
         (out / "flows.csv").write_text(self.flows_csv())
         files["flows_csv"] = str(out / "flows.csv")
+        with open(out / "ports.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, PORT_COLUMNS, lineterminator="\n")
+            w.writeheader()
+            w.writerows(self.port_rows())
+        files["ports_csv"] = str(out / "ports.csv")
         if "parquet" in (formats or []):
             try:
                 import pyarrow as pa

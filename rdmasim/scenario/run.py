@@ -277,6 +277,16 @@ def run_scenario(
         name=v["simulation.name"],
     )
     result.flow_samples = samples
+    for h in sim.hosts.values():
+        tx = h.link.direction(h.name).stats() if h.link else {}
+        rx = (h.link.ba if h.link.a is h else h.link.ab).stats() if h.link else {}
+        ps = h.pause_stats()
+        result.nics[h.name] = {
+            "tx_frames": tx.get("frames", 0), "tx_bytes": tx.get("bytes", 0),
+            "tx_dropped": tx.get("dropped", 0),
+            "rx_frames": rx.get("delivered", 0), "rx_bytes": rx.get("bytes", 0),
+            "pfc_rx_frames": ps["pfc_rx_frames"], "paused_ps": ps["paused_ps"],
+        }
     if qs is not None:
         result.queue_samples = {**qs[0].arrays(), "labels": qs[1]}
     if outdir:

@@ -101,3 +101,23 @@ def test_same_seed_same_results_different_seed_different_traffic() -> None:
     other = loads(STAR.format(n=4).replace("seed = 3", "seed = 4") + text)
     c = run_scenario(other, out_dir="", progress=False)
     assert [r["size"] for r in c.rows()] != [r["size"] for r in a]
+
+
+def test_results_as_dataframes_and_port_counters(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    text = '[traffic.incast]\nsize = "256KiB"\nsenders = ["h0", "h1", "h2"]\nreceiver = "h3"\n'
+    text += '[outputs]\nsample_interval = "2us"\nplots = false\n'
+    res = run_scenario(loads(STAR.format(n=4) + text, "df.toml"), out_dir=str(tmp_path), progress=False)
+    frames = res.frames()
+    assert isinstance(frames["flows"], pd.DataFrame) and len(frames["flows"]) == 3
+    ports = frames["ports"]
+    # every byte a sender NIC sent crossed the switch: switch rx bytes = host tx bytes, per link
+    hosts = ports[ports.kind == "host"].set_index("node")
+    sw = ports[ports.kind == "switch"]
+    assert sw.rx_bytes.sum() == hosts.tx_bytes.sum()
+    assert hosts.loc["h3", "rx_pkts"] == sw.tx_pkts.sum() - hosts.loc[["h0", "h1", "h2"], "rx_pkts"].sum()
+    assert set(frames["flow_samples"].columns) == {"t_ps", "flow_id", "bytes_acked", "rate_bps"}
+    q = frames["queue_samples"]
+    assert q.egress_bytes.max() > 0 and q.probe.nunique() == 4
+    assert (tmp_path / "ports.csv").read_text().startswith("node,kind,port,")
+    assert (tmp_path / "timeseries.npz").stat().st_size > 0
