@@ -10,6 +10,7 @@ Each area of the C API has its own include file, so that each stays small:
   _trace.pxi   packet/event trace drained into numpy arrays (csrc/core/trace.c)
   _fabric.pxi  switches, links between any nodes, link failure, fabric counters (csrc/net)
   _mutants.pxi testing-only mutants (RDMASIM_MUTANTS=1 builds; rdmasim.testing.mutants)
+  _flows.pxi   bulk flows from arrays, per-flow results (csrc/workload)
 Python never runs per packet: these are control-path calls and bulk reads.
 """
 
@@ -21,3 +22,4 @@ include "_sim.pxi"
 include "_trace.pxi"
 include "_fabric.pxi"
 include "_mutants.pxi"
+include "_flows.pxi"

@@ -22,7 +22,29 @@ def _demo(args: argparse.Namespace) -> int:
     summary = run_demo(args.out, cfg, plot=not args.no_plot)
     print(format_summary(summary))
     print(f"  open the capture with: wireshark {summary['pcap']}   (or tshark -r ...)")
-    return 0 if summary["data_intact"] and list(summary["completions"]) == ["IBV_WC_SUCCESS"] else 1
+    ok = summary["data_intact"] and list(summary["completions"]) == ["IBV_WC_SUCCESS"]
+    if not args.no_scenarios:
+        ok = _demo_scenarios(args.out) and ok
+    return 0 if ok else 1
+
+
+def _demo_scenarios(out: str) -> bool:
+    from pathlib import Path
+
+    from rdmasim.demo_scenarios import BUNDLED, run_bundled
+    from rdmasim.units import format_time
+
+    print(f"\nbundled scenarios ({len(BUNDLED)}), each into {Path(out) / 'scenarios'}/<name>/:")
+    all_ok = True
+    for r in run_bundled(Path(out) / "scenarios"):
+        all_ok = all_ok and r["completed"] == r["flows"]
+        sd = "-" if r["median_slowdown"] is None else f"{r['median_slowdown']:.2f} / {r['p99_slowdown']:.2f}"
+        print(f"  {r['name']}: {r['what']}")
+        print(f"    flows {r['completed']}/{r['flows']} completed, FCT slowdown median/p99 {sd}, "
+              f"simulated {format_time(r['sim_time_ps'])} in {r['wall_s']:.2f} s ({r['events']:,} events)")
+        plots = sorted(v for k, v in r["files"].items() if k.startswith("plot_"))
+        print(f"    {r['files']['flows_csv']}; plots: {', '.join(Path(p).name for p in plots)}")
+    return all_ok
 
 
 def _trace(args: argparse.Namespace) -> int:
@@ -108,11 +130,54 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(f.status == "ok" for f in res.flows) else 1
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    """Run a scenario over a parameter grid into one SQLite store; print a table per combination."""
+    from pathlib import Path
+
+    from rdmasim.scenario import ScenarioError
+    from rdmasim.sweep import run_sweep
+    from rdmasim.sweep.grid import normalize_params
+
+    try:
+        params = normalize_params(args.param or [])
+        res = run_sweep(
+            args.file,
+            params,
+            args.out or str(Path("sweeps") / Path(args.file).stem),
+            seeds=args.seeds,
+            executor="dask" if args.dask_local else None,
+            scheduler=args.scheduler,
+            max_workers=args.workers,
+            resume=not args.no_resume,
+            keep_runs=args.keep_runs,
+            progress=not args.quiet,
+        )
+    except ScenarioError as exc:
+        for p in exc.problems:
+            print(p, file=sys.stderr)
+        print(f"{args.file}: {len(exc.problems)} problem(s)", file=sys.stderr)
+        return 2
+    runs = res.runs_records()
+    failed = [r for r in runs if r["status"] != "ok"]
+    where = f" on {res.executor}" if res.executor else ""
+    print(
+        f"rdmasim {__version__} sweep {args.file}: {len(runs)} runs: {res.ran} ran{where}, "
+        f"{res.skipped} already in the store, {len(failed)} failed"
+    )
+    print(res.summary())
+    for r in failed[:5]:
+        last = (r["error"] or "").strip().splitlines()[-1:] or ["?"]
+        print(f"  failed run {r['run_key']}: {last[0]}")
+    print(f"  store: {res.store_path}")
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
     p.add_argument("--version", action="version", version=f"rdmasim {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="run a lossy back-to-back RDMA WRITE: summary, plot, pcap")
+    d = sub.add_parser("demo", help="a lossy back-to-back RDMA WRITE (summary, plot, pcap), then the "
+                       "bundled scenarios (tables, time series, plots)")
     d.add_argument("--out", default="rdmasim-demo", help="output folder (default: rdmasim-demo)")
     d.add_argument("--size", default="4MiB", help="total bytes to write (default 4MiB)")
     d.add_argument("--messages", type=int, default=4, help="number of WRITE work requests (default 4)")
@@ -124,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="QP local ACK timeout exponent: 4.096us * 2^t (default 10 = 4.2 ms)")
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
+    d.add_argument("--no-scenarios", action="store_true",
+                   help="skip the bundled scenarios (incast with DCQCN, ring all-reduce, web-search)")
     d.set_defaults(func=_demo)
     t = sub.add_parser("trace", help="ladder diagram of a small teaching run (or of a saved trace)")
     t.add_argument("file", nargs="?", help="a trace saved with Trace.save / --save (.npz); "
@@ -155,6 +222,24 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check a scenario file; exit 2 listing every problem")
     v.add_argument("file", help="scenario file")
     v.set_defaults(func=_validate)
+    sw = sub.add_parser("sweep", help="run a scenario over a parameter grid; results in one SQLite store")
+    sw.add_argument("file", help="scenario file")
+    sw.add_argument("--param", action="append", metavar="KEY=V1,V2",
+                    help="a key path and its values (TOML syntax), e.g. link.loss=0,0.01 or "
+                    "flows[].size=64KiB,1MiB; repeat for a grid (the cartesian product)")
+    sw.add_argument("--seeds", type=int, default=None, metavar="N",
+                    help="N replicates of each combination: simulation.seed = 1..N")
+    sw.add_argument("--out", default=None, help="sweep folder (default: sweeps/<file stem>)")
+    sw.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDR",
+                       help="run on this Dask scheduler (tcp://host:port; its workers need rdmasim)")
+    where.add_argument("--dask-local", action="store_true", help="run on a local Dask cluster")
+    sw.add_argument("--no-resume", action="store_true",
+                    help="run every run again, even those the store has as ok")
+    sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
+    sw.add_argument("--quiet", action="store_true", help="no progress line")
+    sw.set_defaults(func=_sweep)
     return p
 
 

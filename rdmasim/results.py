@@ -23,7 +23,8 @@ from rdmasim.units import format_time
 class FlowRecord:
     """One flow's outcome. Times in picoseconds; ``finish_ps``/``fct_ps``/``slowdown`` are None for
     flows that did not complete; ``slowdown`` = FCT / ideal FCT (ideal: size at line rate plus a
-    round trip of propagation delay)."""
+    round trip of propagation delay); ``pause_ps``: time the source NIC was paused (PFC) on the
+    flow's priority while the flow ran; ``group``: the generator or collective it came from."""
 
     flow_id: int
     src: str
@@ -40,9 +41,16 @@ class FlowRecord:
     retx_pkts: int
     cnps: int
     status: str
+    pause_ps: int = 0
+    group: str = ""
 
 
 FLOW_COLUMNS: list[str] = [f.name for f in fields(FlowRecord)]
+#: columns of :meth:`RunResult.port_rows` (ports.csv)
+PORT_COLUMNS: list[str] = [
+    "node", "kind", "port", "rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes", "drops", "ecn_marked",
+    "pfc_xoff_sent", "pfc_rx_frames", "paused_ps", "egress_peak_bytes", "ingress_peak_bytes",
+]
 
 
 def _cell(v: Any) -> str:
@@ -67,6 +75,55 @@ class RunResult:
     scenario_file: str = ""
     name: str = ""
     files: dict[str, str] = field(default_factory=dict)
+    #: per-flow time series (rdmasim.flows.FlowSamples) when [outputs] sample_interval > 0
+    flow_samples: Any = None
+    #: switch queue samples (QueueSampler.arrays() plus "labels") when sample_interval > 0
+    queue_samples: dict[str, Any] | None = None
+    #: per host NIC: PFC pause received and frames sent / received (see :meth:`port_rows`)
+    nics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def port_rows(self) -> list[dict[str, Any]]:
+        """Per-port counters as rows: one per switch port and one per host NIC, with the columns of
+        :data:`PORT_COLUMNS` (priority arrays summed or maxed over priorities)."""
+        rows: list[dict[str, Any]] = []
+        for name, sw in self.switches.items():
+            for port, c in enumerate(sw["ports"]):
+                rows.append({
+                    "node": name, "kind": "switch", "port": port, "rx_pkts": c["rx_pkts"],
+                    "tx_pkts": c["tx_pkts"], "rx_bytes": c["rx_bytes"], "tx_bytes": c["tx_bytes"],
+                    "drops": sum(c["drops"].values()), "ecn_marked": c["ecn_marked"],
+                    "pfc_xoff_sent": c["pfc_xoff_sent"], "pfc_rx_frames": c["pfc_rx_frames"],
+                    "paused_ps": sum(c["paused_ps"]), "egress_peak_bytes": max(c["egress_peak_bytes"]),
+                    "ingress_peak_bytes": max(c["ingress_peak_bytes"]),
+                })
+        for name, n in self.nics.items():
+            rows.append({
+                "node": name, "kind": "host", "port": 0, "rx_pkts": n["rx_frames"], "tx_pkts": n["tx_frames"],
+                "rx_bytes": n["rx_bytes"], "tx_bytes": n["tx_bytes"], "drops": n["tx_dropped"],
+                "ecn_marked": 0,
+                "pfc_xoff_sent": 0, "pfc_rx_frames": n["pfc_rx_frames"], "paused_ps": sum(n["paused_ps"]),
+                "egress_peak_bytes": 0, "ingress_peak_bytes": 0,
+            })
+        return rows
+
+    def frames(self) -> dict[str, Any]:
+        """Every table as a pandas DataFrame (needs pandas): ``flows``, ``ports``, and with time series
+        ``flow_samples`` (t_ps, flow_id, bytes_acked, rate_bps) and ``queue_samples`` (long format:
+        t_ps, probe, egress_bytes, ingress_bytes, paused)."""
+        import pandas as pd  # not a dependency
+
+        out = {"flows": self.to_pandas(), "ports": pd.DataFrame(self.port_rows(), columns=PORT_COLUMNS)}
+        if self.flow_samples is not None:
+            out["flow_samples"] = pd.DataFrame(self.flow_samples.as_dict())
+        q = self.queue_samples
+        if q is not None:
+            n, k = q["egress_bytes"].shape
+            out["queue_samples"] = pd.DataFrame({
+                "t_ps": np.repeat(q["t_ps"][:n], k), "probe": np.tile(np.array(q["labels"], dtype=object), n),
+                "egress_bytes": q["egress_bytes"].ravel(), "ingress_bytes": q["ingress_bytes"].ravel(),
+                "paused": q["paused"].ravel(),
+            })
+        return out
 
     def rows(self) -> list[dict[str, Any]]:
         """The per-flow table as a list of dicts (column order: :data:`FLOW_COLUMNS`)."""
@@ -121,6 +178,11 @@ class RunResult:
         files: dict[str, str] = {}
         (out / "flows.csv").write_text(self.flows_csv())
         files["flows_csv"] = str(out / "flows.csv")
+        with open(out / "ports.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, PORT_COLUMNS, lineterminator="\n")
+            w.writeheader()
+            w.writerows(self.port_rows())
+        files["ports_csv"] = str(out / "ports.csv")
         if "parquet" in (formats or []):
             try:
                 import pyarrow as pa
@@ -141,12 +203,53 @@ class RunResult:
             np.savez_compressed(out / "trace.npz", records=trace, node_index=idx,
                                 node_name=np.array([names[i] for i in idx], dtype=str))
             files["trace"] = str(out / "trace.npz")
+        if self.flow_samples is not None or self.queue_samples is not None:
+            ts: dict[str, Any] = {}
+            if self.flow_samples is not None:
+                ts.update({f"flow_{k}": v for k, v in self.flow_samples.as_dict().items()})
+            if self.queue_samples is not None:
+                q = self.queue_samples
+                ts.update(queue_t_ps=q["t_ps"], queue_egress_bytes=q["egress_bytes"],
+                          queue_paused=q["paused"], queue_labels=np.array(q["labels"], dtype=str))
+            np.savez_compressed(out / "timeseries.npz", **ts)
+            files["timeseries"] = str(out / "timeseries.npz")
         (out / "scenario.toml").write_text(self.scenario_text)
         files["scenario"] = str(out / "scenario.toml")
         (out / "metadata.json").write_text(json.dumps(self.metadata(), indent=2))
         files["metadata"] = str(out / "metadata.json")
         self.files = files
         return files
+
+    def plot(self, out_dir: str | Path, formats: tuple[str, ...] = ("png", "svg")) -> dict[str, str]:
+        """Draw the run's plots into ``out_dir``: FCT slowdown by size, and with time series,
+        goodput and DCQCN rates over time and the busiest switch queues with their pauses.
+        Returns {plot name: path of the PNG}."""
+        from rdmasim import plots
+
+        out = Path(out_dir)
+        made: dict[str, str] = {}
+        rows = self.rows()
+
+        def keep(name: str, fig: Any) -> None:
+            paths = plots.save(fig, out / name, formats=formats)
+            made[f"plot_{name}"] = str(paths[0])
+
+        if any(r["finish_ps"] is not None for r in rows):
+            title = f"{self.name or 'run'}: FCT slowdown"
+            keep("fct_slowdown", plots.fct_slowdown_by_size(rows, title=title))
+        s = self.flow_samples
+        if s is not None and len(s.t_ps):
+            keep("goodput", plots.goodput_over_time(s.as_dict()))
+            if (s.rate_bps > 0).any():
+                keep("dcqcn_rates", plots.dcqcn_rates(s.as_dict()))
+        q = self.queue_samples
+        if q is not None and len(q["t_ps"]):
+            top = np.argsort(q["egress_bytes"].max(axis=0))[::-1][:8]
+            sub = {"t_ps": q["t_ps"], "egress_bytes": q["egress_bytes"][:, top],
+                   "ingress_bytes": q["ingress_bytes"][:, top], "paused": q["paused"][:, top],
+                   "missed": q["missed"]}
+            keep("queues", plots.queue_timeline(sub, [q["labels"][i] for i in top]))
+        return made
 
     def summary(self) -> str:
         """A readable summary table: one line per flow (at most 20) and the totals."""

@@ -178,8 +178,26 @@ class Simulator:
         self.links: list[Link] = []
         self.switches: dict[str, Switch] = {}
         self._fabric: Any = None
+        self._flows: Any = None
         self._pcap: str | None = None
         self._trace: Trace | None = None
+
+    def _flows_core(self) -> Any:
+        if self._flows is None:
+            self._flows = _core.FlowsCore(self._core)
+        return self._flows
+
+    def add_flows(self, table: Any, **qp_attrs: Any) -> Any:
+        """Hand many flows to the C core at once (see :func:`rdmasim.flows.add_flows`)."""
+        from rdmasim.flows import add_flows
+
+        return add_flows(self, table, **qp_attrs)
+
+    def run_flows(self, until: str | int | None = None, **kw: Any) -> Any:
+        """Run until every bulk flow finished (see :func:`rdmasim.flows.run_flows`)."""
+        from rdmasim.flows import run_flows
+
+        return run_flows(self, until, **kw)
 
     def _fabric_core(self) -> Any:
         if self._fabric is None:

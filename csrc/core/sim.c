@@ -13,6 +13,7 @@
 #include "rdmasim/ib.h"
 #include "rdmasim/trace.h"
 #include "transport/transport.h"
+#include "workload/flows_impl.h"
 
 rs_sim *rs_sim_new(uint64_t seed)
 {
@@ -35,6 +36,7 @@ void rs_sim_free(rs_sim *sim)
     rs_sim_pcap_close(sim);
     rs_trace_disable(sim);
     rs_fabric_free(sim);
+    rs_flows_free(sim->flows);
     for (uint32_t i = 0; i < sim->n_hosts; i++) {
         rs_rxpipe_free(sim, sim->hosts[i]->rx);
         sim->hosts[i]->rx = NULL;
@@ -150,6 +152,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_RX_REFRESH:
         rs_rxpipe_refresh(sim, tm->owner);
         break;
+    case RS_EV_FLOWS:
+        rs_flows_event(sim, tm->owner);
+        break;
     default:
         break;
     }
@@ -218,13 +223,17 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         dispatch(sim, &ev);
         left--;
         sim->events++;
-        if (sim->peer_stop | sim->frame_stop) {
+        if (sim->peer_stop | sim->frame_stop | sim->flows_stop) {
             if (sim->peer_stop) {
                 sim->peer_stop = 0;
                 return RS_RUN_PEER;
             }
-            sim->frame_stop = 0;
-            return RS_RUN_STEP;
+            if (sim->frame_stop) {
+                sim->frame_stop = 0;
+                return RS_RUN_STEP;
+            }
+            sim->flows_stop = 0;
+            return RS_RUN_FLOWS_DONE;
         }
         if (watch && (int)*watch >= (int)watch_n) /* as cq_reached */
             return RS_RUN_CQ;

@@ -26,10 +26,12 @@ enum rs_event_kind {
     RS_EV_QP_CC = 11,        /* owner: rs_qp, congestion-control timer */
     RS_EV_NIC_PACE = 12,     /* owner: rs_host, a paced QP may send */
     RS_EV_QP_RESP_DRAIN = 13, /* owner: rs_qp, run requests held behind a finished READ */
+    RS_EV_FLOWS = 14,        /* owner: rs_flows, start due flows, free finished ones (workload/flows.c) */
 };
 
 struct rs_switch;
 struct rs_monitor;
+struct rs_flows;
 
 struct rs_sim {
     int64_t now_ps;
@@ -47,6 +49,8 @@ struct rs_sim {
     struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
     rs_pcap *pcap;  /* NULL: capture off */
     struct rs_trace *trace; /* NULL: tracing off (core/trace.h) */
+    struct rs_flows *flows; /* NULL: no bulk flows (workload/flows.c) */
+    int flows_stop; /* every bulk flow finished: return to Python after this event */
     int failed;     /* set on an internal failure (out of memory) */
     int peer_stop;  /* a scripted peer got a frame: return to Python after this event */
     int stop_after_frame; /* step-through: armed by rs_sim_stop_after_next_frame */

@@ -194,7 +194,8 @@ static void on_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
             fail_head(sim, qp, RS_WC_STATUS_LOC_PROT_ERR);
             return;
         }
-        memcpy(dst, &pkt->atomic_orig, 8);
+        if (dst != RS_MR_NO_BYTES)
+            memcpy(dst, &pkt->atomic_orig, 8);
     } else if (pkt->payload_len) {
         uint64_t off = (uint64_t)(uint32_t)rs_psn_diff(pkt->psn, w->first_psn) * qp->pmtu;
         if (off + pkt->payload_len > w->length || rs_scatter_sges(qp->host, qp->init.pd, w->sge, w->num_sge, off,

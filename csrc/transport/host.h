@@ -31,6 +31,7 @@ typedef struct rs_host {
     uint32_t n_cqs;
     rs_qp **qps;             /* index = qpn - RS_QPN_BASE; NULL when destroyed */
     uint32_t n_qps;
+    uint32_t qps_cap;
 
     rs_qp *act_head;         /* round-robin ring of QPs with data to send */
     rs_cc_config cc;         /* congestion control for QPs created afterwards */

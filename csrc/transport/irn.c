@@ -374,7 +374,9 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
                                          pkt->x_va, len);
             if (!dst)
                 return -1;
-            if (pkt->payload)
+            if (dst == RS_MR_NO_BYTES)
+                ; /* size-only region: nothing to place */
+            else if (pkt->payload)
                 memcpy(dst, pkt->payload, len);
             else
                 memset(dst, 0, len);

@@ -24,21 +24,41 @@ uint8_t *rs_mr_resolve(rs_host *h, uint32_t key, int remote, uint32_t pd, uint32
     if (idx >= h->n_mrs)
         return NULL;
     rs_mr *mr = &h->mrs[idx];
-    if (!mr->base || (remote ? mr->rkey : mr->lkey) != key || mr->pd != pd || (mr->access & need) != need)
+    if ((!mr->base && !mr->size_only) || (remote ? mr->rkey : mr->lkey) != key || mr->pd != pd ||
+        (mr->access & need) != need)
         return NULL;
     if (addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len)
         return NULL;
-    return mr->base + (addr - mr->iova);
+    return mr->size_only ? RS_MR_NO_BYTES : mr->base + (addr - mr->iova);
 }
+
+static int mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+                  uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
 
 int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
               uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
 {
+    if (!base || length == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "memory region must have a buffer of at least 1 byte");
+    return mr_reg(sim, host, pd, base, length, access, iova, lkey, rkey);
+}
+
+int rs_mr_reg_size_only(rs_sim *sim, int host, uint32_t pd, uint64_t length, uint32_t access, uint64_t *iova,
+                        uint32_t *lkey, uint32_t *rkey)
+{
+    if (length == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "memory region must be at least 1 byte long");
+    if (access & RS_ACCESS_REMOTE_ATOMIC)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "a size-only region cannot take atomics (they need real memory)");
+    return mr_reg(sim, host, pd, NULL, length, access, iova, lkey, rkey);
+}
+
+static int mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+                  uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
+{
     rs_host *h = get_host(sim, host);
     if (!h)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
-    if (!base || length == 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "memory region must have a buffer of at least 1 byte");
     if (access & ~(uint32_t)KNOWN_ACCESS)
         return rs_sim_fail(sim, RS_ERR_INVAL, "unknown access flag bits 0x%x", access & ~(uint32_t)KNOWN_ACCESS);
     if ((access & (RS_ACCESS_REMOTE_WRITE | RS_ACCESS_REMOTE_ATOMIC)) && !(access & RS_ACCESS_LOCAL_WRITE))
@@ -46,7 +66,7 @@ int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length
                            "IBV_ACCESS_REMOTE_WRITE and IBV_ACCESS_REMOTE_ATOMIC require IBV_ACCESS_LOCAL_WRITE "
                            "(as ibv_reg_mr answers EINVAL)");
     uint32_t idx = 0;
-    while (idx < h->n_mrs && h->mrs[idx].base)
+    while (idx < h->n_mrs && (h->mrs[idx].base || h->mrs[idx].size_only))
         idx++;
     if (idx >= (1u << 24))
         return rs_sim_fail(sim, RS_ERR_NOMEM, "too many memory regions on host %d", host);
@@ -62,6 +82,7 @@ int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length
     /* deterministic, page-aligned addresses with a guard page between regions */
     uint64_t pages = (length + RS_PAGE - 1) / RS_PAGE;
     mr->base = base;
+    mr->size_only = base == NULL;
     mr->iova = h->next_iova;
     h->next_iova += (pages + 1) * RS_PAGE;
     mr->length = length;
@@ -112,7 +133,7 @@ static const char *mr_user(rs_host *h, const rs_mr *mr, uint32_t *qpn)
 int rs_mr_dereg(rs_sim *sim, int host, int idx)
 {
     rs_host *h = get_host(sim, host);
-    if (!h || idx < 0 || (uint32_t)idx >= h->n_mrs || !h->mrs[idx].base)
+    if (!h || idx < 0 || (uint32_t)idx >= h->n_mrs || (!h->mrs[idx].base && !h->mrs[idx].size_only))
         return rs_sim_fail(sim, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
     uint32_t qpn = 0;
     const char *user = mr_user(h, &h->mrs[idx], &qpn);
@@ -121,6 +142,7 @@ int rs_mr_dereg(rs_sim *sim, int host, int idx)
                            "memory region lkey=0x%x is still in use by %s on QP 0x%x: wait for its "
                            "completion (or move the QP to ERR, which flushes it) before deregistering",
                            h->mrs[idx].lkey, user, qpn);
+    h->mrs[idx].size_only = 0;
     h->mrs[idx].base = NULL; /* keys kept so a re-registration of the slot gets a new key */
     return RS_OK;
 }
@@ -138,12 +160,14 @@ int rs_scatter_sges(rs_host *h, uint32_t pd, const rs_sge *sge, uint32_t n, uint
         uint8_t *dst = rs_mr_resolve(h, s->lkey, 0, pd, RS_ACCESS_LOCAL_WRITE, s->addr + off, k);
         if (!dst)
             return -1;
-        if (data) {
-            memcpy(dst, data, k);
-            data += k;
-        } else {
-            memset(dst, 0, k);
+        if (dst != RS_MR_NO_BYTES) {
+            if (data)
+                memcpy(dst, data, k);
+            else
+                memset(dst, 0, k);
         }
+        if (data)
+            data += k;
         len -= k;
         off = 0;
     }

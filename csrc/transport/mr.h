@@ -7,20 +7,28 @@
 
 #include <stdint.h>
 
+struct rs_sim;
+
 typedef struct rs_mr {
-    uint8_t *base;     /* caller's buffer; NULL when the slot is free */
+    uint8_t *base;     /* caller's buffer; NULL when the slot is free (or size_only) */
     uint64_t iova;
     uint64_t length;
     uint32_t lkey;
     uint32_t rkey;
     uint32_t access;
     uint32_t pd;
+    uint32_t size_only; /* registered without bytes: packets carry lengths only (bulk flows) */
 } rs_mr;
+
+/* What rs_mr_resolve returns for a size-only region: the access is valid, there are no bytes to
+ * move.  Never dereferenced: every copy site compares against it. */
+#define RS_MR_NO_BYTES ((uint8_t *)(uintptr_t)1)
 
 struct rs_host;
 
 /* Resolve [addr, addr+len) under `key` for `need` access (0 = local read).
- * Returns a pointer into the buffer, or NULL if the key, PD, access or range is wrong. */
+ * Returns a pointer into the buffer, RS_MR_NO_BYTES for a size-only region, or NULL if the key,
+ * PD, access or range is wrong. */
 uint8_t *rs_mr_resolve(struct rs_host *h, uint32_t key, int remote, uint32_t pd, uint32_t need,
                        uint64_t addr, uint64_t len);
 
@@ -29,5 +37,10 @@ uint8_t *rs_mr_resolve(struct rs_host *h, uint32_t key, int remote, uint32_t pd,
 struct rs_sge;
 int rs_scatter_sges(struct rs_host *h, uint32_t pd, const struct rs_sge *sge, uint32_t n, uint64_t off,
                     const uint8_t *data, uint32_t len);
+
+/* Register a region of `length` bytes that has no memory behind it (rdmasim/flows.h): every rule
+ * of rs_mr_reg applies; REMOTE_ATOMIC is refused (an atomic needs a real word). */
+int rs_mr_reg_size_only(struct rs_sim *sim, int host, uint32_t pd, uint64_t length, uint32_t access,
+                        uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "core/trace.h"
 #include "rdmasim/ib.h"
+#include "workload/flows_impl.h"
 
 #define RS_MAX_WR (1u << 16)
 #define RS_MAX_SGE 32u
@@ -43,10 +44,14 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
                            in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
     if (h->n_qps >= RS_QPN_MASK - RS_QPN_BASE)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "no QP numbers left on host %d", host);
-    rs_qp **nq = realloc(h->qps, (h->n_qps + 1) * sizeof(*nq));
-    if (!nq)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    h->qps = nq;
+    if (h->n_qps == h->qps_cap) { /* doubling: bulk flows create QPs by the hundred thousand */
+        uint32_t cap = h->qps_cap ? 2 * h->qps_cap : 16;
+        rs_qp **nq = realloc(h->qps, cap * sizeof(*nq));
+        if (!nq)
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        h->qps = nq;
+        h->qps_cap = cap;
+    }
     rs_qp *qp = calloc(1, sizeof(*qp));
     if (!qp)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
@@ -102,11 +107,19 @@ int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
                            "QP 0x%x still has %u send and %u receive work request(s) outstanding: wait for "
                            "their completions, or move it to ERR (they complete with IBV_WC_WR_FLUSH_ERR)",
                            qpn, qp->sq_count, qp->rq_count);
+    rs_qp_release(sim, qp);
+    return RS_OK;
+}
+
+void rs_qp_release(rs_sim *sim, rs_qp *qp)
+{
     rs_host *h = qp->host;
+    uint32_t qpn = qp->qpn;
     rs_nic_forget(h, qp);
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
     rs_timer_cancel(&qp->cc_timer);
+    rs_timer_cancel(&qp->drain_timer);
     h->cqs[qp->init.send_cq].users--;
     if (qp->init.recv_cq != qp->init.send_cq)
         h->cqs[qp->init.recv_cq].users--;
@@ -120,7 +133,6 @@ int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
     free(qp->rq);
     free(qp->rq_sge);
     free(qp);
-    return RS_OK;
 }
 
 static uint32_t wc_opcode_of(uint32_t wr_op)
@@ -147,7 +159,9 @@ void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
     int signaled = qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED);
     int cqe = status != RS_WC_STATUS_SUCCESS || signaled;
     rs_trace_complete(sim, qp, w->wr_id, status, wc_opcode_of(w->opcode), (uint32_t)w->length, cqe ? RS_TRF_CQE : 0);
-    if (cqe) {
+    if (qp->flow_ref)
+        rs_flows_on_complete(sim, qp, status); /* a bulk flow: its table records it, no CQE */
+    else if (cqe) {
         rs_wc wc = {.wr_id = w->wr_id,
                     .status = status,
                     .opcode = wc_opcode_of(w->opcode),
@@ -183,7 +197,8 @@ void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcod
                 .qp_num = qp->qpn,
                 .src_qp = qp->attr.dest_qp_num};
     rs_trace_complete(sim, qp, r->wr_id, status, opcode, byte_len, RS_TRF_CQE | RS_TRF_RECV);
-    rs_cq_push(&qp->host->cqs[qp->init.recv_cq], &wc);
+    if (!qp->flow_ref)
+        rs_cq_push(&qp->host->cqs[qp->init.recv_cq], &wc);
     qp->rq_head = (qp->rq_head + 1) % qp->init.max_recv_wr;
     qp->rq_count--;
     qp->rq_done++;

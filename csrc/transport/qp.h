@@ -43,6 +43,7 @@ typedef struct rs_swqe {
     uint32_t npkts;       /* max(1, ceil(length / pmtu)) */
     uint32_t started;
     uint32_t irn_recv_seq; /* IRN: receive WQE sequence number (SEND / WRITE_WITH_IMM) */
+    uint32_t no_bytes;    /* every SGE is on a size-only region: packets carry no payload bytes */
     rs_sge *sge;          /* points into the QP's SGE array */
 } rs_swqe;
 
@@ -140,6 +141,7 @@ typedef struct rs_qp {
     rs_irn irn;
 
     rs_qp_stats stats;
+    uint64_t flow_ref;      /* bulk flow (workload/flows.c) this QP carries: id + 1; 0 = a verbs QP */
 } rs_qp;
 
 static inline rs_swqe *rs_qp_swqe(rs_qp *qp, uint32_t idx_from_head)

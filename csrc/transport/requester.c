@@ -74,7 +74,8 @@ static uint8_t pick_opcode(uint32_t wr_op, uint32_t index, uint32_t npkts)
     return RS_OP_WRITE_MIDDLE;
 }
 
-/* Copy `len` bytes at message offset `off` out of the WQE's SGEs; 0 or -1 on a bad lkey/range. */
+/* Copy `len` bytes at message offset `off` out of the WQE's SGEs (dst NULL: only check that they
+ * resolve, for size-only regions); 0 or -1 on a bad lkey/range. */
 static int gather(rs_qp *qp, const rs_swqe *w, uint64_t off, uint32_t len, uint8_t *dst)
 {
     for (uint32_t i = 0; i < w->num_sge && len > 0; i++) {
@@ -87,8 +88,13 @@ static int gather(rs_qp *qp, const rs_swqe *w, uint64_t off, uint32_t len, uint8
         const uint8_t *src = rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, 0, s->addr + off, n);
         if (!src)
             return -1;
-        memcpy(dst, src, n);
-        dst += n;
+        if (dst) {
+            if (src == RS_MR_NO_BYTES)
+                memset(dst, 0, n); /* mixed with real regions: the size-only part reads as zeros */
+            else
+                memcpy(dst, src, n);
+            dst += n;
+        }
         len -= n;
         off = 0;
     }
@@ -97,13 +103,17 @@ static int gather(rs_qp *qp, const rs_swqe *w, uint64_t off, uint32_t len, uint8
 
 /* Every SGE of the WQE must resolve before anything is sent (IBV_WC_LOC_PROT_ERR otherwise).
  * READ and atomic results are written into them, so those need LOCAL_WRITE. */
-static int check_sges(rs_qp *qp, const rs_swqe *w)
+static int check_sges(rs_qp *qp, rs_swqe *w)
 {
     uint32_t need = rs_wr_is_rd_atomic(w->opcode) ? RS_ACCESS_LOCAL_WRITE : 0;
+    w->no_bytes = w->num_sge > 0;
     for (uint32_t i = 0; i < w->num_sge; i++) {
         const rs_sge *s = &w->sge[i];
-        if (s->length && !rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, need, s->addr, s->length))
+        const uint8_t *p = s->length ? rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, need, s->addr, s->length)
+                                     : RS_MR_NO_BYTES;
+        if (!p)
             return -1;
+        w->no_bytes &= p == RS_MR_NO_BYTES;
     }
     return 0;
 }
@@ -204,7 +214,15 @@ rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp)
     rs_pkt *p = rs_nic_new_packet(sim, qp, pick_opcode(w->opcode, index, w->npkts), qp->req_psn);
     if (!p)
         return NULL;
-    if (len) {
+    if (len && w->no_bytes) {
+        /* size-only source (bulk flows): the packet carries its length, not bytes; SGEs are
+         * still resolved per packet as for real memory (a deregistered region fails the same) */
+        if (gather(qp, w, qp->req_off, len, NULL) != 0) {
+            rs_pkt_release(&sim->pool, p);
+            local_error(sim, qp);
+            return NULL;
+        }
+    } else if (len) {
         if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
             rs_pkt_release(&sim->pool, p);
             sim->failed = 1;

@@ -123,7 +123,7 @@ static rs_pkt *build_read_response(rs_sim *sim, rs_qp *qp, rs_pkt *job)
     rs_pkt *p = rs_nic_new_packet(sim, qp, op, job->psn);
     if (!p)
         return NULL;
-    if (len) {
+    if (len && src != RS_MR_NO_BYTES) {
         if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
             rs_pkt_release(&sim->pool, p);
             sim->failed = 1;

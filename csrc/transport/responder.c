@@ -143,7 +143,9 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
             fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
             return -1;
         }
-        if (pkt->payload)
+        if (dst == RS_MR_NO_BYTES)
+            ; /* size-only region: nothing to place */
+        else if (pkt->payload)
             memcpy(dst, pkt->payload, len);
         else
             memset(dst, 0, len);

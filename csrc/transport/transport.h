@@ -82,6 +82,8 @@ void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp);              /* responder saw CE: m
 /* qp.c */
 /* Move the QP to ERR: cancel timers, flush both queues with IBV_WC_WR_FLUSH_ERR. */
 void rs_qp_to_error(rs_sim *sim, rs_qp *qp);
+/* Free a QP now, whatever it still holds (rs_qp_destroy after its checks; bulk flows). */
+void rs_qp_release(rs_sim *sim, rs_qp *qp);
 /* Complete the oldest send WQE with `status` and remove it from the send queue. */
 void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status);
 /* Complete the oldest receive WQE and remove it. */

@@ -20,9 +20,18 @@ $ rdmasim run examples/incast.toml        # progress on stderr, summary table, r
 
 `rdmasim run` writes into `[outputs] dir`: `flows.csv` (one row per flow: id, src, dst, verb,
 size, priority, start, finish, FCT, ideal FCT, slowdown, bytes delivered, retransmitted packets,
-CNPs, status; `flows.parquet` too when `formats` has `"parquet"` and pyarrow is installed),
-`switch_counters.json`, `scenario.toml` (the file as run) and `metadata.json` (seed and rdmasim
-version) so a result can be reproduced. Times are picoseconds in the tables.
+CNPs, status, PFC pause time seen, generator group; `flows.parquet` too when `formats` has
+`"parquet"` and pyarrow is installed), `ports.csv` (counters of every switch port and host NIC),
+`switch_counters.json`, `timeseries.npz` (with
+`sample_interval`: per-flow bytes and paced rate, switch queues and pause state), `plots/` (PNG
+and SVG), `scenario.toml` (the file as run) and `metadata.json` (seed and rdmasim version) so a
+result can be reproduced. Times are picoseconds in the tables. In Python, `RunResult.frames()`
+gives every table as a pandas DataFrame.
+
+Flows go to the C core as arrays (`rdmasim.flows`): each runs as one RC work request on its own
+QP pair, created at its start time and freed when it completes; packets carry lengths, not
+payload bytes. Collectives are flows with dependencies (a flow starts when the flows it waits for
+have finished).
 
 The ideal FCT is a lower bound: `size` at the slower NIC's line rate plus a round trip of
 propagation delay on the lowest-delay path. Slowdown = FCT / ideal FCT.

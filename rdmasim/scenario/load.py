@@ -6,7 +6,10 @@ and what is allowed.
 
 from __future__ import annotations
 
+import copy
 import difflib
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,9 @@ from rdmasim.scenario.schema import ARRAYS, SCHEMA, TABLES, Opt
 from rdmasim.units import parse_rate, parse_size, parse_time
 
 _MISSING = object()
+
+#: the [traffic.*] generator tables, in the order their flows are numbered
+GENERATORS = ("incast", "permutation", "all_to_all", "poisson", "collective")
 
 #: topology kind -> the topology.* parameters it takes
 KIND_PARAMS: dict[str, tuple[str, ...]] = {
@@ -86,6 +92,14 @@ class Scenario:
     arrays: dict[str, list[dict[str, Any]]]
     has_incast: bool = False
     raw: dict[str, Any] = field(default_factory=dict)
+    #: the overrides applied on top of ``text`` (key path -> value as given), see :func:`loads`
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def generators(self) -> tuple[str, ...]:
+        """The ``[traffic.*]`` generator tables the file has (``incast``, ``poisson``, ...)."""
+        t = self.raw.get("traffic")
+        return tuple(g for g in GENERATORS if isinstance(t, dict) and isinstance(t.get(g), dict))
 
     def __getitem__(self, path: str) -> Any:
         return self.values[path]
@@ -424,9 +438,19 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                         _host_list(hosts),
                     )
                 )
-    if not sc.arrays.get("flows") and not sc.has_incast:
+    for gen in sc.generators:
+        if gen == "incast":
+            continue
+        for j, s in enumerate(v[f"traffic.{gen}.hosts"]):
+            if s not in hosts:
+                problems.append(
+                    Problem(file, f"traffic.{gen}.hosts[{j}]", "unknown host" + _suggest(s, hosts), s,
+                            _host_list(hosts))
+                )
+    if not sc.arrays.get("flows") and not sc.generators:
         problems.append(
-            Problem(file, "flows", "no traffic", allowed="at least one [[flows]] or a [traffic.incast]")
+            Problem(file, "flows", "no traffic",
+                    allowed="[[flows]] or a [traffic.*] generator (" + ", ".join(GENERATORS) + ")")
         )
     for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
         for i, row in enumerate(sc.arrays.get(sec, [])):
@@ -445,31 +469,189 @@ def _host_list(hosts: list[str]) -> str:
     return ", ".join(hosts) if len(hosts) <= 12 else ", ".join(hosts[:12]) + f", ... ({len(hosts)} hosts)"
 
 
-def loads(text: str, file: str = "<string>") -> Scenario:
-    """Validate scenario TOML ``text``; raise :class:`ScenarioError` listing every problem."""
+#: one key-path segment of an override: ``name``, ``name[3]`` (row 3) or ``name[]`` (every row)
+_SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d*)\])?$")
+
+
+def parse_override_value(text: str, path: str = "") -> Any:
+    """An override value given as text (e.g. on the command line), read with TOML value syntax:
+    ``"0.01"`` -> 0.01, ``"[3]"`` -> [3], ``"true"`` -> True, ``"'x'"`` -> 'x'; anything that is no
+    TOML value (``1us``, ``dcqcn``) stays the bare string. For a string option (by ``path``) the
+    text is kept as it is, so ``simulation.name=3`` is the name "3"."""
+    s = text.strip()
+    opt = SCHEMA.get(re.sub(r"\[\d*\]", "[]", path))
+    try:
+        value = tomllib.loads(f"v = {s}")["v"]
+    except tomllib.TOMLDecodeError:
+        return s
+    if opt is not None and opt.kind == "str" and not isinstance(value, str):
+        return s
+    return value
+
+
+def _override_target(path: str) -> tuple[str, list[tuple[str, int | None]], str | None]:
+    """Resolve override key ``path`` against the schema: (schema path, segments, problem).
+
+    A segment is (name, row): row None for a table key, -1 for ``[]`` (every row), else the row
+    index. The problem is None if ``path`` names an option or an array, "" if it is unknown."""
+    segs: list[tuple[str, int | None]] = []
+    for part in path.split("."):
+        m = _SEGMENT.match(part)
+        if m is None:
+            return "", [], "not a key path (write section.key; rows as flows[0].size or flows[].size)"
+        idx = m.group(2)
+        segs.append((m.group(1), None if idx is None else (-1 if idx == "" else int(idx))))
+    schema_path = ".".join(n + ("" if i is None else "[]") for n, i in segs)
+    for k, (_, idx) in enumerate(segs):
+        prefix = ".".join(n for n, _ in segs[: k + 1])
+        if idx is not None and prefix not in ARRAYS:
+            return schema_path, segs, f"{prefix} is not an array of tables"
+        if idx is None and prefix in ARRAYS and k < len(segs) - 1:
+            key = segs[k + 1][0]
+            return schema_path, segs, f"name the row: {prefix}[0].{key} (or {prefix}[].{key}: every row)"
+    if schema_path in SCHEMA or schema_path in ARRAYS:
+        return schema_path, segs, None
+    if schema_path in TABLES:
+        return schema_path, segs, "is a table: override its keys one by one"
+    return schema_path, segs, ""
+
+
+def _unknown_override(where: str, path: str, schema_path: str, value: Any) -> Problem:
+    parent = schema_path.rsplit(".", 1)[0] if "." in schema_path else ""
+    known = parent == "" or parent in TABLES or parent.removesuffix("[]") in ARRAYS
+    siblings = _children(parent) if known else []
+    allowed = "keys here: " + ", ".join(siblings) if siblings else "a key path of docs/scenarios.md"
+    candidates = list(SCHEMA) + list(ARRAYS)
+    return Problem(where, path, "unknown key" + _suggest(schema_path, candidates), value, allowed)
+
+
+def _override_tables(
+    raw: dict[str, Any], segs: list[tuple[str, int | None]]
+) -> tuple[list[dict[str, Any]], str]:
+    """The tables (of ``raw``, created if missing) an override sets its last key in, or a problem."""
+    targets: list[dict[str, Any]] = [raw]
+    names: list[str] = []
+    for name, idx in segs[:-1]:
+        names.append(name)
+        section = ".".join(names)
+        nxt: list[dict[str, Any]] = []
+        for t in targets:
+            child = t.setdefault(name, {} if idx is None else [])
+            if idx is None:
+                if not isinstance(child, dict):
+                    return [], f"{section} is not a table in the file"
+                nxt.append(child)
+                continue
+            rows = [r for r in child if isinstance(r, dict)] if isinstance(child, list) else []
+            if idx == -1 and not rows:
+                return [], f"the file has no [[{section}]] rows"
+            if idx >= len(rows):
+                return [], f"no such row: the file has {len(rows)} [[{section}]] row(s)"
+            nxt.extend(rows if idx == -1 else [rows[idx]])
+        targets = nxt
+    return targets, ""
+
+
+def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], file: str) -> list[Problem]:
+    """Set each ``key path -> value`` of ``overrides`` in the parsed TOML ``raw`` (in place).
+
+    Key paths are those of the schema (``link.loss``, ``switch.ecn.kmin``); a row of an array of
+    tables is named by its index (``flows[0].size``) or by ``[]`` for every row (``flows[].size``).
+    Returns the problems (unknown keys with a did-you-mean, missing rows, values of the wrong kind
+    or out of range), each naming ``FILE (override)``, the key path, the value and what is allowed;
+    an override with a problem is not applied."""
+    where = f"{file} (override)"
+    problems: list[Problem] = []
+    for path, value in overrides.items():
+        schema_path, segs, err = _override_target(path)
+        if err == "":
+            problems.append(_unknown_override(where, path, schema_path, value))
+            continue
+        if err:
+            problems.append(Problem(where, path, err, value))
+            continue
+        opt = SCHEMA.get(schema_path)
+        if opt is not None:
+            _, bad = _check_value(opt, value)
+            if bad is not None:
+                problems.append(Problem(where, path, bad, value, opt.allowed()))
+                continue
+        targets, err = _override_tables(raw, segs)
+        if err:
+            problems.append(Problem(where, path, err, value))
+            continue
+        for t in targets:
+            t[segs[-1][0]] = copy.deepcopy(value)
+    return problems
+
+
+def _rows_of(raw: dict[str, Any], names: list[str]) -> list[Any]:
+    node: Any = raw
+    for n in names:
+        node = node.get(n) if isinstance(node, dict) else None
+    return node if isinstance(node, list) else []
+
+
+def _override_paths(overrides: Mapping[str, Any], raw: dict[str, Any]) -> dict[str, str]:
+    """Problem path (as _walk shows it) -> override key, so file-level problems caused by an
+    override name it."""
+    out: dict[str, str] = {}
+    for path in overrides:
+        out[path] = path
+        if "[]" in path:
+            head, tail = path.split("[]", 1)
+            for i in range(len(_rows_of(raw, head.split(".")))):
+                out[f"{head}[{i}]{tail}"] = path
+    return out
+
+
+def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Validate scenario TOML ``text``; raise :class:`ScenarioError` listing every problem.
+
+    ``overrides`` (key path -> value, see :func:`apply_overrides`) are set before validation, so a
+    bad override is reported like a bad value in the file, its file shown as ``FILE (override)``."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError([Problem(file, "(syntax)", f"not valid TOML: {exc}")]) from None
     problems: list[Problem] = []
+    if overrides:
+        problems += apply_overrides(raw, overrides, file)
+        if problems:
+            raise ScenarioError(problems)
+        shown = _override_paths(overrides, raw)
     given: dict[str, Any] = {}
     arrays: dict[str, list[dict[str, Any]]] = {}
     _walk(raw, "", "", file, given, arrays, problems)
     values = {p: given.get(p, _default(o)) for p, o in SCHEMA.items() if "[]" not in p}
     has_incast = isinstance(raw.get("traffic"), dict) and isinstance(raw["traffic"].get("incast"), dict)
-    sc = Scenario(file, text, values, arrays, has_incast, raw)
+    sc = Scenario(file, text, values, arrays, has_incast, raw, dict(overrides or {}))
     if not problems:  # semantic checks need well-typed values
         _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
+    if not problems:  # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
+        from rdmasim.scenario.traffic import traffic_table
+
+        try:
+            traffic_table(sc)
+        except ScenarioError as exc:
+            problems += exc.problems
     if problems:
+        if overrides:
+            problems = [
+                Problem(f"{file} (override)", shown[p.path], p.message, p.value, p.allowed)
+                if p.path in shown
+                else p
+                for p in problems
+            ]
         raise ScenarioError(problems)
     return sc
 
 
-def load(path: str | Path) -> Scenario:
-    """Read and validate a scenario file."""
+def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Read and validate a scenario file (with ``overrides`` applied, see :func:`loads`)."""
     p = Path(path)
     try:
         text = p.read_text()
     except OSError as exc:
         raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
-    return loads(text, str(p))
+    return loads(text, str(p), overrides)

@@ -1,68 +1,23 @@
-"""Build a scenario's fabric, post its flows at their start times, run, collect per-flow results."""
+"""Build a scenario's fabric, hand its flows to the C core as arrays, run, collect results."""
 
 from __future__ import annotations
 
-import heapq
 import sys
 import time
-from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TextIO
 
 import numpy as np
 
 from rdmasim import topology
+from rdmasim.flows import VERB_NAMES, FlowSamples, describe_status
 from rdmasim.results import FlowRecord, RunResult
-from rdmasim.scenario.load import Problem, Scenario, ScenarioError, host_names
-from rdmasim.sim import Host, Link, Simulator
-from rdmasim.trace import COMPLETE, FLAG_CQE, FLAG_RECV
+from rdmasim.scenario.ideal import ideal_fct_ps
+from rdmasim.scenario.load import Problem, Scenario, ScenarioError
+from rdmasim.scenario.traffic import sim_host_indices, traffic_table
+from rdmasim.sim import Link, Simulator
 from rdmasim.units import format_time
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
-from rdmasim.verbs import enums as e
-
-_ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
-_OPCODES = {"WRITE": e.IBV_WR_RDMA_WRITE, "READ": e.IBV_WR_RDMA_READ, "SEND": e.IBV_WR_SEND}
-
-
-@dataclass
-class FlowSpec:
-    """One flow to run: data moves from ``src`` to ``dst``."""
-
-    flow_id: int
-    src: str
-    dst: str
-    size: int
-    start_ps: int
-    verb: str
-    priority: int
-
-
-def flow_specs(sc: Scenario) -> list[FlowSpec]:
-    """Explicit flows then generated ones, numbered in that order."""
-    out: list[FlowSpec] = []
-    for row in sc.arrays.get("flows", []):
-        out.append(
-            FlowSpec(
-                len(out), row["src"], row["dst"], row["size"], row["start"], row["verb"], row["priority"]
-            )
-        )
-    if sc.has_incast:
-        v = sc.values
-        hosts = host_names(v)
-        rx = v["traffic.incast.receiver"] or hosts[-1]
-        senders = v["traffic.incast.senders"] or [h for h in hosts if h != rx]
-        for s in senders:
-            out.append(
-                FlowSpec(
-                    len(out),
-                    s,
-                    rx,
-                    v["traffic.incast.size"],
-                    v["traffic.incast.start"],
-                    v["traffic.incast.verb"],
-                    v["traffic.incast.priority"],
-                )
-            )
-    return out
 
 
 def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
@@ -206,49 +161,6 @@ def _impair(sc: Scenario, sim: Simulator) -> None:
         raise ScenarioError(problems)
 
 
-def _prop_from(sim: Simulator, src: Host) -> dict[int, int]:
-    """Lowest propagation delay (ps) from ``src`` to every node (by ``id``); hosts do not forward."""
-    adj: dict[int, list[tuple[Any, int]]] = {}
-    for link in sim.links:
-        adj.setdefault(id(link.a), []).append((link.b, link.delay_ps))
-        adj.setdefault(id(link.b), []).append((link.a, link.delay_ps))
-    dist: dict[int, int] = {id(src): 0}
-    heap: list[tuple[int, int, Any]] = [(0, 0, src)]
-    n = 1
-    while heap:
-        d, _, node = heapq.heappop(heap)
-        if d > dist.get(id(node), d) or (isinstance(node, Host) and node is not src):
-            continue
-        for nxt, w in adj.get(id(node), []):
-            if d + w < dist.get(id(nxt), 1 << 62):
-                dist[id(nxt)] = d + w
-                n += 1
-                heapq.heappush(heap, (d + w, n, nxt))
-    return dist
-
-
-def ideal_fct_ps(
-    sim: Simulator, src: Host, dst: Host, size: int, cache: dict[str, dict[int, int]] | None = None
-) -> int:
-    """A lower bound on the FCT: size at the slower NIC's line rate plus a round trip of
-    propagation delay over the lowest-delay path (headers and store-and-forward excluded).
-    ``cache`` (src name -> delays) avoids recomputing paths for many flows."""
-    cache = {} if cache is None else cache
-    if src.name not in cache:
-        cache[src.name] = _prop_from(sim, src)
-    prop = cache[src.name].get(id(dst), 0)
-    rate = min(src.link.rate_bps if src.link else 1, dst.link.rate_bps if dst.link else 1)
-    return -(-size * 8 * 10**12 // rate) + 2 * prop
-
-
-class _Flow:
-    def __init__(self, spec: FlowSpec, req: QP, resp: QP, req_host: Host, cq: CQ) -> None:
-        self.spec, self.req, self.resp, self.req_host, self.cq = spec, req, resp, req_host, cq
-        self.finish_ps: int | None = None
-        self.status = "incomplete"
-        self.byte_len = 0
-
-
 class _Progress:
     def __init__(self, enabled: bool, end_ps: int, stream: TextIO) -> None:
         self.enabled, self.end_ps, self.stream = enabled, end_ps, stream
@@ -279,8 +191,21 @@ class _Progress:
             self.stream.flush()
 
 
-class _Stop(Exception):
-    pass
+def _queue_sampler(sim: Simulator, priorities: set[int], period_ps: int) -> tuple[Any, list[str]] | None:
+    """A QueueSampler on every switch egress port at the flows' priorities (None: no switches)."""
+    from rdmasim.fabric import QueueSampler
+
+    probes, labels = [], []
+    for name, sw in sim.switches.items():
+        for port, link in enumerate(sw.ports):
+            peer = link.b if link.a is sw else link.a
+            for prio in sorted(priorities):
+                probes.append((sw, port, prio))
+                labels.append(f"{name}:{port}->{peer.name} p{prio}")
+    if not probes:
+        return None
+    cap = max(16, min(100_000, 20_000_000 // len(probes)))
+    return QueueSampler(sim, probes, period=period_ps, max_samples=cap), labels
 
 
 def run_scenario(
@@ -289,131 +214,56 @@ def run_scenario(
     """Run ``sc`` and return its results (also written to ``out_dir`` or ``[outputs] dir``
     unless ``out_dir`` is ``""``)."""
     v = sc.values
+    table, names = traffic_table(sc)
     sim = build(sc)
-    specs = flow_specs(sc)
     outdir = v["outputs.dir"] if out_dir is None else out_dir
     if outdir:
-        from pathlib import Path
-
         Path(outdir).mkdir(parents=True, exist_ok=True)
         if v["outputs.pcap"]:
             sim.capture(str(Path(outdir) / "capture.pcap"))
     keep_trace = bool(outdir) and v["outputs.trace"]
-    trace = sim.trace()
-    # per-host verbs objects and one buffer per host big enough for its largest flow
-    need: dict[str, int] = {}
-    for s in specs:
-        for h in (s.src, s.dst):
-            need[h] = max(need.get(h, 0), s.size)
-    ctx = {h: Context(sim.hosts[h]) for h in need}
-    pds = {h: PD(c) for h, c in ctx.items()}
-    mrs = {h: MR(pds[h], n, _ACCESS) for h, n in need.items()}
-    flows: list[_Flow] = []
-    for s in specs:
-        req_name, resp_name = (s.dst, s.src) if s.verb == "READ" else (s.src, s.dst)
-        cq_req, cq_resp = CQ(ctx[req_name], 4), CQ(ctx[resp_name], 4)
-        req = QP(pds[req_name], QPInitAttr(scq=cq_req, rcq=cq_req, cap=QPCap(max_send_wr=2, max_recv_wr=1)))
-        resp = QP(
-            pds[resp_name], QPInitAttr(scq=cq_resp, rcq=cq_resp, cap=QPCap(max_send_wr=1, max_recv_wr=2))
-        )
-        connect_qps(
-            req,
-            resp,
-            path_mtu=v["qp.mtu"],
-            timeout=v["qp.timeout"],
-            retry_cnt=v["qp.retry_cnt"],
-            rnr_retry=v["qp.rnr_retry"],
-            traffic_class=(8 * s.priority) << 2,
-        )
-        flows.append(_Flow(s, req, resp, sim.hosts[req_name], cq_req))
-    by_key = {(f.req_host.index, f.req.qp_num, f.spec.flow_id): f for f in flows}
+    trace = sim.trace() if keep_trace else None
+    to_sim = sim_host_indices(names, sim.hosts)
+    flows = table.flows
+    cols = {
+        "src": to_sim[flows["src"]], "dst": to_sim[flows["dst"]], "size": flows["size"],
+        "start_ps": flows["start_ps"], "verb": flows["verb"], "priority": flows["priority"],
+    }
+    # the table with hosts mapped to the simulator's indices
+    mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
+    fs = sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
+                       rnr_retry=v["qp.rnr_retry"])
     end_ps = v["simulation.duration"]
+    interval = v["outputs.sample_interval"]
+    qs = _queue_sampler(sim, {int(p) for p in np.unique(flows["priority"])}, interval) if interval else None
     prog = _Progress(
         v["simulation.progress"] if progress is None else progress,
         end_ps,
         stream if stream is not None else sys.stderr,
     )
     kept: list[np.ndarray] = []
-    done = 0
 
-    def drain() -> None:
-        nonlocal done
-        rec = trace.drain()
-        if keep_trace:
-            kept.append(rec)
-        c = rec[
-            (rec["kind"] == COMPLETE) & ((rec["flags"] & FLAG_CQE) != 0) & ((rec["flags"] & FLAG_RECV) == 0)
-        ]
-        for r in c:
-            f = by_key.get((int(r["node"]), int(r["qpn"]), int(r["wr_id"])))
-            if f is not None and f.finish_ps is None:
-                f.finish_ps = int(r["t_ps"])
-                f.status = (
-                    "ok" if int(r["status"]) == e.IBV_WC_SUCCESS else e.wc_status_to_str(int(r["status"]))
-                )
-                f.byte_len = int(r["len"])
-                done += 1
+    def cb(now: int, events: int, counts: dict[str, int]) -> None:
+        if trace is not None:
+            kept.append(trace.drain())
+        prog.show(now, events, counts["finished"], counts["total"])
 
-    def cb(now: int, events: int) -> None:
-        drain()
-        prog.show(now, events, done, len(flows))
-        if done == len(flows) and now >= last_start:
-            raise _Stop
-
-    order = sorted(flows, key=lambda f: (f.spec.start_ps, f.spec.flow_id))
-    last_start = order[-1].spec.start_ps if order else 0
     wall0 = time.perf_counter()
-    i = 0
-    try:
-        while i < len(order) and order[i].spec.start_ps <= end_ps:
-            t = order[i].spec.start_ps
-            if t > sim.now:
-                sim.run(until=t, progress=cb, chunk_events=200_000)
-            while i < len(order) and order[i].spec.start_ps == t:
-                _post(order[i], mrs)
-                i += 1
-        # then run until each flow's requester CQ has its completion (exact stop at the last one)
-        for f in flows:
-            if f.finish_ps is None and sim.now < end_ps:
-                _run_until_cq(sim, f.cq, end_ps, cb)
-    except _Stop:
-        pass
-    drain()
-    prog.show(sim.now, sim.events, done, len(flows), force=True)
+    samples = sim.run_flows(until=end_ps, sample_every=interval or None, progress=cb)
+    if trace is not None:
+        kept.append(trace.drain())
+    c = sim._flows_core().counts()
+    prog.show(sim.now, sim.events, c["finished"], c["total"], force=True)
     prog.close()
     wall = time.perf_counter() - wall0
     if outdir and v["outputs.pcap"]:
         sim.close_capture()
     trace_records = np.concatenate(kept) if kept else None
-    trace.stop()
-    records = []
-    paths: dict[str, dict[int, int]] = {}
-    for f in flows:
-        s = f.spec
-        src_stats = (f.resp if s.verb == "READ" else f.req).stats()
-        dst_stats = (f.req if s.verb == "READ" else f.resp).stats()
-        ideal = ideal_fct_ps(sim, sim.hosts[s.src], sim.hosts[s.dst], s.size, paths)
-        fct = None if f.finish_ps is None else f.finish_ps - s.start_ps
-        delivered = int(dst_stats["bytes_rcvd"]) if s.verb != "READ" else f.byte_len
-        records.append(
-            FlowRecord(
-                flow_id=s.flow_id,
-                src=s.src,
-                dst=s.dst,
-                verb=s.verb,
-                size=s.size,
-                priority=s.priority,
-                start_ps=s.start_ps,
-                finish_ps=f.finish_ps,
-                fct_ps=fct,
-                ideal_fct_ps=ideal,
-                slowdown=None if fct is None else fct / ideal,
-                bytes_delivered=delivered,
-                retx_pkts=int(f.req.stats()["pkts_retx"]) + int(f.resp.stats()["pkts_retx"]),
-                cnps=int(src_stats["cnps_rcvd"]) + int(dst_stats["cnps_rcvd"]),
-                status=f.status,
-            )
-        )
+    if trace is not None:
+        trace.stop()
+    res = fs.results()
+    ideal = ideal_fct_ps(sim, res["src"], res["dst"], res["size"])
+    records = _records(res, ideal, names, to_sim, flows["group"], table.groups)
     switches = {name: {"totals": sw.totals(), "ports": sw.stats()} for name, sw in sim.switches.items()}
     result = RunResult(
         flows=records,
@@ -426,43 +276,54 @@ def run_scenario(
         scenario_file=sc.file,
         name=v["simulation.name"],
     )
+    result.flow_samples = samples
+    for h in sim.hosts.values():
+        tx = h.link.direction(h.name).stats() if h.link else {}
+        rx = (h.link.ba if h.link.a is h else h.link.ab).stats() if h.link else {}
+        ps = h.pause_stats()
+        result.nics[h.name] = {
+            "tx_frames": tx.get("frames", 0), "tx_bytes": tx.get("bytes", 0),
+            "tx_dropped": tx.get("dropped", 0),
+            "rx_frames": rx.get("delivered", 0), "rx_bytes": rx.get("bytes", 0),
+            "pfc_rx_frames": ps["pfc_rx_frames"], "paused_ps": ps["paused_ps"],
+        }
+    if qs is not None:
+        result.queue_samples = {**qs[0].arrays(), "labels": qs[1]}
     if outdir:
         result.write(
             outdir,
             formats=v["outputs.formats"],
             switch_counters=v["outputs.switch_counters"],
             trace=trace_records if keep_trace else None,
-            node_names=trace.node_names,
+            node_names=trace.node_names if trace is not None else None,
         )
+        if v["outputs.plots"]:
+            result.files.update(result.plot(Path(outdir) / "plots"))
     return result
 
 
-def _run_until_cq(sim: Simulator, cq: CQ, end_ps: int, cb: Any) -> None:
-    """Like Simulator.wait_for(cq, 1) without polling, calling ``cb`` every chunk of events."""
-    from rdmasim import _core
-
-    while True:
-        reason = sim._core.run(end_ps, 200_000, cq._host.index, cq._handle, 1)
-        if reason in (_core.RUN_PEER, _core.RUN_STEP):
-            continue
-        if reason != _core.RUN_MAX_EVENTS:
-            return
-        cb(sim.now, sim.events)
-
-
-def _post(f: _Flow, mrs: dict[str, MR]) -> None:
-    s = f.spec
-    src_mr, dst_mr = mrs[s.src], mrs[s.dst]
-    if s.verb == "WRITE":
-        wr = SendWR(wr_id=s.flow_id, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src_mr.buf, s.size, src_mr.lkey)])
-        wr.set_wr_rdma(dst_mr.rkey, dst_mr.buf)
-    elif s.verb == "READ":
-        wr = SendWR(wr_id=s.flow_id, opcode=e.IBV_WR_RDMA_READ, sg=[SGE(dst_mr.buf, s.size, dst_mr.lkey)])
-        wr.set_wr_rdma(src_mr.rkey, src_mr.buf)
-    else:
-        f.resp.post_recv(RecvWR(wr_id=s.flow_id, sg=[SGE(dst_mr.buf, s.size, dst_mr.lkey)]))
-        wr = SendWR(wr_id=s.flow_id, opcode=e.IBV_WR_SEND, sg=[SGE(src_mr.buf, s.size, src_mr.lkey)])
-    f.req.post_send(wr)
+def _records(res: np.ndarray, ideal: np.ndarray, names: list[str], to_sim: np.ndarray, group: np.ndarray,
+             groups: list[str]) -> list[FlowRecord]:
+    name_of = {int(i): n for i, n in zip(to_sim, names, strict=True)}
+    out = []
+    for k, r in enumerate(res.tolist()):
+        row = dict(zip(res.dtype.names or (), r, strict=True))
+        done = row["finish_ps"] >= 0
+        fct = row["fct_ps"] if done else None
+        g = int(group[k])
+        out.append(FlowRecord(
+            flow_id=row["flow_id"], src=name_of[row["src"]], dst=name_of[row["dst"]],
+            verb=VERB_NAMES[row["verb"]],
+            size=row["size"], priority=row["priority"],
+            # when it actually started (later than planned when it waited for dependencies)
+            start_ps=row["started_ps"] if row["started_ps"] >= 0 else row["start_ps"],
+            finish_ps=row["finish_ps"] if done else None, fct_ps=fct, ideal_fct_ps=int(ideal[k]),
+            slowdown=None if fct is None else fct / int(ideal[k]), bytes_delivered=row["bytes_delivered"],
+            retx_pkts=row["retx_pkts"], cnps=row["cnps"],
+            status="incomplete" if not done else describe_status(row["status"]),
+            pause_ps=row["pause_ps"], group=groups[g] if 0 <= g < len(groups) else "",
+        ))
+    return out
 
 
-__all__ = ["FlowSpec", "build", "flow_specs", "ideal_fct_ps", "run_scenario"]
+__all__ = ["FlowSamples", "build", "ideal_fct_ps", "run_scenario"]

@@ -90,6 +90,14 @@ SECTIONS: dict[str, str] = {
     "flows[]": "Explicit flows. `src` is where the data is, `dst` where it goes: WRITE and SEND are "
     "posted by `src`, READ by `dst`.",
     "traffic.incast": "Incast generator: every sender sends `size` to `receiver` at `start`.",
+    "traffic.permutation": "Permutation: every host sends `size` to exactly one other host and receives from "
+    "exactly one (a random derangement drawn from the seed).",
+    "traffic.all_to_all": "All-to-all: every host sends `size` to every other host (n(n-1) flows).",
+    "traffic.poisson": "Poisson arrivals per host at `load` of its link rate, sizes drawn from `cdf` "
+    "(`web_search` (DCTCP), `data_mining` (VL2), or a CSV file of `size,cdf` rows), random destinations.",
+    "traffic.collective": "A collective built on flows with dependencies: `ring_allreduce` or "
+    "`halving_doubling_allreduce` of a `size`-byte buffer, or `moe_all_to_all` of `size` bytes per host pair "
+    "for `rounds` rounds.",
     "outputs": "What is written and where.",
 }
 
@@ -215,6 +223,42 @@ SCHEMA: dict[str, Opt] = {
     "traffic.incast.start": Opt("time", 0, "Start time of every sender.", lo=0, hi=U63),
     "traffic.incast.verb": Opt("str", "WRITE", "RC verb.", choices=VERBS),
     "traffic.incast.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
+    # permutation / all-to-all / poisson / collective generators ([] hosts = every host)
+    "traffic.permutation.hosts": Opt("list[str]", [], "Hosts taking part ([] = every host)."),
+    "traffic.permutation.size": Opt("size", "1MiB", "Bytes per flow.", lo=1, hi=2**31 - 1),
+    "traffic.permutation.start": Opt("time", 0, "Start time of every flow.", lo=0, hi=U63),
+    "traffic.permutation.verb": Opt("str", "WRITE", "RC verb.", choices=VERBS),
+    "traffic.permutation.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
+    "traffic.all_to_all.hosts": Opt("list[str]", [], "Hosts taking part ([] = every host)."),
+    "traffic.all_to_all.size": Opt("size", "64KiB", "Bytes per ordered host pair.", lo=1, hi=2**31 - 1),
+    "traffic.all_to_all.start": Opt("time", 0, "Start time of the first round.", lo=0, hi=U63),
+    "traffic.all_to_all.stagger": Opt(
+        "time", 0, "Delay between rounds (round r starts at start + r x stagger).", lo=0, hi=U63
+    ),
+    "traffic.all_to_all.verb": Opt("str", "WRITE", "RC verb.", choices=VERBS),
+    "traffic.all_to_all.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
+    "traffic.poisson.hosts": Opt("list[str]", [], "Hosts sending and receiving ([] = every host)."),
+    "traffic.poisson.load": Opt("float", 0.5, "Offered load per host link (fraction of its rate).",
+                                lo=1e-6, hi=1.0),
+    "traffic.poisson.cdf": Opt(
+        "str", "web_search", "Flow sizes: 'web_search', 'data_mining' or a CSV path (relative to the file)."
+    ),
+    "traffic.poisson.duration": Opt("time", "1ms", "Arrivals happen in [start, start + duration).", lo=1,
+                                    hi=U63),
+    "traffic.poisson.start": Opt("time", 0, "First possible arrival.", lo=0, hi=U63),
+    "traffic.poisson.verb": Opt("str", "WRITE", "RC verb.", choices=VERBS),
+    "traffic.poisson.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
+    "traffic.collective.kind": Opt(
+        "str", "ring_allreduce", "Which collective.",
+        choices=("ring_allreduce", "halving_doubling_allreduce", "moe_all_to_all"),
+    ),
+    "traffic.collective.hosts": Opt("list[str]", [], "Ranks in order ([] = every host)."),
+    "traffic.collective.size": Opt("size", "8MiB", "All-reduce buffer bytes, or bytes per pair (MoE).", lo=1,
+                                   hi=2**31 - 1),
+    "traffic.collective.rounds": Opt("int", 1, "moe_all_to_all: rounds (each waits for the previous).",
+                                     lo=1, hi=1024),
+    "traffic.collective.start": Opt("time", 0, "Start time.", lo=0, hi=U63),
+    "traffic.collective.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
     # outputs
     "outputs.dir": Opt("str", "results", "Results folder (relative paths: to the current directory)."),
     "outputs.pcap": Opt("bool", False, "Write capture.pcap of every frame."),
@@ -223,6 +267,11 @@ SCHEMA: dict[str, Opt] = {
         "list[str]", ["csv"], "Per-flow table formats ('parquet' needs pyarrow).", choices=("csv", "parquet")
     ),
     "outputs.switch_counters": Opt("bool", True, "Write switch_counters.json."),
+    "outputs.sample_interval": Opt(
+        "time", 0, "Record time series every this much simulated time (0 = off): per-flow bytes delivered "
+        "and paced rate, switch egress queues and pause state (timeseries.npz).", lo=0, hi=U63
+    ),
+    "outputs.plots": Opt("bool", True, "Draw the plots (PNG and SVG) of the results into the folder."),
 }
 
 #: array-of-tables sections (their rows are validated against ``name[].*``)
@@ -239,5 +288,9 @@ TABLES = (
     "impairments",
     "traffic",
     "traffic.incast",
+    "traffic.permutation",
+    "traffic.all_to_all",
+    "traffic.poisson",
+    "traffic.collective",
     "outputs",
 )

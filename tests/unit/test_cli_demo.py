@@ -13,7 +13,8 @@ from rdmasim.cli import main
 
 def test_demo_writes_summary_pcap_and_plot(tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    rc = main(["demo", "--out", str(out), "--size", "256KiB", "--messages", "2", "--loss", "0.01"])
+    rc = main(["demo", "--out", str(out), "--size", "256KiB", "--messages", "2", "--loss", "0.01",
+               "--no-scenarios"])
     assert rc == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["data_intact"] is True
@@ -25,6 +26,28 @@ def test_demo_writes_summary_pcap_and_plot(tmp_path: Path) -> None:
     data = [f for f in frames if f.fields["opcode"] != 0x11]
     assert len(data) == summary["packets_sent"]
     assert summary["packets_retransmitted"] > 0  # 1 % loss over 256 packets: recovery happened
+
+
+def test_demo_runs_the_bundled_scenarios_into_its_folder(tmp_path: Path, capsys) -> None:
+    from rdmasim.demo_scenarios import BUNDLED
+    from rdmasim.results import read_flows_csv
+
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--size", "64KiB", "--messages", "1"]) == 0
+    printed = capsys.readouterr().out
+    for name in BUNDLED:
+        folder = out / "scenarios" / name
+        assert name in printed
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        assert {"flows.csv", "metadata.json", "scenario.toml", "fct_slowdown.png", "fct_slowdown.svg",
+                "goodput.png", "queues.png", "timeseries.npz"} <= {p.name for p in files}, name
+        assert all(p.stat().st_size > 0 for p in files), name
+        rows = read_flows_csv(folder / "flows.csv")
+        assert rows and all(r["status"] == "ok" for r in rows)
+        # bytes are conserved: every flow delivered exactly its size
+        assert all(r["bytes_delivered"] == r["size"] for r in rows)
+    for top in ("demo.pcap", "summary.json", "psn.png"):
+        assert (out / top).stat().st_size > 0
 
 
 def test_demo_rejects_bad_input_with_exit_2(tmp_path: Path) -> None:

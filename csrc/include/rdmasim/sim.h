@@ -34,6 +34,7 @@ enum rs_run_reason {
     RS_RUN_ERROR = 4,      /* internal failure (out of memory): see rs_sim_errmsg */
     RS_RUN_PEER = 5,       /* a scripted peer received a frame: Python handles it, then runs on */
     RS_RUN_STEP = 6,       /* stopped after the next frame went on a link (rs_sim_stop_after_next_frame) */
+    RS_RUN_FLOWS_DONE = 7, /* every bulk flow finished (rdmasim/flows.h, rs_flows_stop_when_done) */
 };
 
 typedef struct rs_run_args {

@@ -1,0 +1,77 @@
+/* Bulk flows: traffic handed to the C core as arrays, not as per-flow Python objects.
+ *
+ * A flow moves `size` bytes from host `src` to host `dst` with one RC work request (WRITE and
+ * SEND posted by src, READ posted by dst).  At its start time the core creates a connected QP
+ * pair for it (RESET->INIT->RTR->RTS through the same state machine verbs users drive), posts
+ * the work request on a size-only memory region (packets carry lengths, not bytes), and when
+ * the requester completes it records the finish time and counters, releases the flows that
+ * depend on it, and destroys the QP pair.  So memory follows the flows in flight, not the
+ * number of flows, and 100k flows are set up without any Python per flow.
+ *
+ * Dependencies make collectives: a flow starts at max(its start time, the finish of every
+ * flow it depends on). */
+#ifndef RDMASIM_FLOWS_H
+#define RDMASIM_FLOWS_H
+
+#include <stdint.h>
+
+#include "rdmasim/sim.h"
+
+enum rs_flow_verb { RS_FLOW_WRITE = 0, RS_FLOW_READ = 1, RS_FLOW_SEND = 2 };
+
+/* Flow status (rs_flow_result.status): an ibv_wc_status once finished, else one of these. */
+#define RS_FLOW_WAITING 0x100u /* not started (start time or dependencies pending) */
+#define RS_FLOW_RUNNING 0x101u /* its work request is outstanding */
+
+/* QP attributes of every flow in one rs_flows_add batch. */
+typedef struct rs_flow_cfg {
+    uint32_t path_mtu;      /* ibv_mtu enum 1..5 */
+    uint32_t timeout;       /* local ACK timeout exponent */
+    uint32_t retry_cnt;
+    uint32_t rnr_retry;
+    uint32_t min_rnr_timer;
+    uint32_t max_rd_atomic; /* READ credits (max_rd_atomic = max_dest_rd_atomic) */
+    rs_recovery_params recovery;
+} rs_flow_cfg;
+
+/* Add n flows; ids continue from earlier batches (the first id is returned, or a negative
+ * rs_err with the reason in rs_sim_errmsg; nothing is added on error).  Arrays have n entries;
+ * dep_ptr has n+1 (dep_ptr[0] = 0) and deps[dep_ptr[i] .. dep_ptr[i+1]) are the indices,
+ * within this batch, of the flows flow i waits for (dep_ptr/deps NULL: none).  A start time
+ * earlier than now means now. */
+int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
+                     const int64_t *start_ps, const uint8_t *verb, const uint8_t *priority,
+                     const int64_t *dep_ptr, const int32_t *deps, const rs_flow_cfg *cfg);
+
+typedef struct rs_flow_result {
+    int64_t start_ps;         /* when its work request was posted (-1: not yet) */
+    int64_t finish_ps;        /* when the requester completed it (-1: not yet) */
+    uint64_t bytes_delivered; /* payload bytes accepted at the data's destination */
+    uint64_t retx_pkts;       /* packets resent by either QP of the flow */
+    uint64_t cnps;            /* CNPs received by the data sender */
+    int64_t pause_ps;         /* time the src NIC was paused on the flow's priority while it ran */
+    uint32_t status;          /* ibv_wc_status, or RS_FLOW_WAITING / RS_FLOW_RUNNING */
+    uint32_t req_host;        /* the QP pair while running (0 qpn: none) */
+    uint32_t req_qpn;
+    uint32_t resp_qpn;
+} rs_flow_result;
+
+/* Results of flows [first, first + n): running flows show their live counters. */
+int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out);
+
+typedef struct rs_flows_counts {
+    uint64_t total;
+    uint64_t started;
+    uint64_t finished; /* ok or failed */
+    uint64_t failed;
+} rs_flows_counts;
+void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out);
+
+/* Make rs_sim_run return RS_RUN_FLOWS_DONE once every flow added so far has finished. */
+void rs_flows_stop_when_done(rs_sim *sim, int on);
+
+/* Running flows now: their ids, payload bytes delivered so far and the rate their data sender
+ * is paced at (0: line rate).  Returns how many were written (at most cap). */
+uint32_t rs_flows_sample(const rs_sim *sim, uint32_t cap, uint64_t *ids, uint64_t *bytes, double *rate_bps);
+
+#endif

@@ -1,0 +1,485 @@
+/* Bulk flows (rdmasim/flows.h): start at their time or when their dependencies finish, run as
+ * one RC work request on a fresh QP pair, record results, free the pair.
+ *
+ * One timer drives the table: it fires at the earliest start time among flows that are ready
+ * (dependencies done), starts every flow due, destroys the QP pairs of flows that finished
+ * since (never from inside the completer, which is still using the QP), and re-arms. */
+#include "workload/flows_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/pause.h"
+#include "rdmasim/ib.h"
+#include "transport/transport.h"
+
+/* Protection domain number of the flows' QPs and regions: above any PD Python hands out. */
+#define FLOW_PD 0x80000000u
+#define FLOW_ACCESS (RS_ACCESS_LOCAL_WRITE | RS_ACCESS_REMOTE_WRITE | RS_ACCESS_REMOTE_READ)
+/* a size-only region big enough for any flow (sizes are < 2^31) */
+#define FLOW_MR_BYTES (1ull << 40)
+
+/* ---- ready heap: (start time, id), earliest first; ties by id so runs are deterministic ---- */
+
+static int heap_less(const rs_flows *fs, uint64_t a, uint64_t b)
+{
+    int64_t ta = fs->heap_t[a], tb = fs->heap_t[b];
+    return ta < tb || (ta == tb && fs->heap_id[a] < fs->heap_id[b]);
+}
+
+static void heap_swap(rs_flows *fs, uint64_t a, uint64_t b)
+{
+    int64_t t = fs->heap_t[a];
+    fs->heap_t[a] = fs->heap_t[b];
+    fs->heap_t[b] = t;
+    uint64_t i = fs->heap_id[a];
+    fs->heap_id[a] = fs->heap_id[b];
+    fs->heap_id[b] = i;
+}
+
+static void heap_push(rs_flows *fs, int64_t t, uint64_t id)
+{
+    uint64_t i = fs->heap_len++;
+    fs->heap_t[i] = t;
+    fs->heap_id[i] = id;
+    while (i > 0 && heap_less(fs, i, (i - 1) / 2)) {
+        heap_swap(fs, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_pop(rs_flows *fs)
+{
+    fs->heap_len--;
+    heap_swap(fs, 0, fs->heap_len);
+    uint64_t i = 0;
+    for (;;) {
+        uint64_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < fs->heap_len && heap_less(fs, l, m))
+            m = l;
+        if (r < fs->heap_len && heap_less(fs, r, m))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(fs, i, m);
+        i = m;
+    }
+}
+
+static void arm(rs_sim *sim, rs_flows *fs)
+{
+    int64_t t = fs->reap_head ? sim->now_ps : (fs->heap_len ? fs->heap_t[0] : -1);
+    if (t < 0) {
+        rs_timer_cancel(&fs->timer);
+        return;
+    }
+    if (t < sim->now_ps)
+        t = sim->now_ps;
+    if (!fs->timer.armed || fs->timer.when_ps != t)
+        rs_sim_arm(sim, &fs->timer, t);
+}
+
+/* ---- per-host resources: one CQ (flow QPs never push completions) and one size-only MR ---- */
+
+static int host_ready(rs_sim *sim, rs_flows *fs, int host)
+{
+    if ((uint32_t)host >= fs->n_hostres) {
+        uint32_t n = sim->n_hosts;
+        rs_flow_hostres *nr = realloc(fs->hostres, n * sizeof(*nr));
+        if (!nr)
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        memset(nr + fs->n_hostres, 0, (n - fs->n_hostres) * sizeof(*nr));
+        fs->hostres = nr;
+        fs->n_hostres = n;
+    }
+    rs_flow_hostres *hr = &fs->hostres[host];
+    if (hr->ready)
+        return RS_OK;
+    int cq = rs_cq_create(sim, host, 1);
+    if (cq < 0)
+        return cq;
+    int mr = rs_mr_reg_size_only(sim, host, FLOW_PD, FLOW_MR_BYTES, FLOW_ACCESS, &hr->iova, &hr->lkey, &hr->rkey);
+    if (mr < 0)
+        return mr;
+    hr->cq = cq;
+    hr->ready = 1;
+    return RS_OK;
+}
+
+/* ---- starting a flow ---- */
+
+static int connect_side(rs_sim *sim, int host, uint32_t qpn, int peer, uint32_t peer_qpn, const rs_flow *f,
+                        const rs_flow_cfg *c)
+{
+    if (c->recovery.mode != RS_RECOVERY_GBN) {
+        int rc = rs_qp_set_recovery(sim, host, qpn, &c->recovery);
+        if (rc < 0)
+            return rc;
+    }
+    rs_qp_attr a = {0};
+    a.qp_state = RS_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = FLOW_ACCESS;
+    int rc = rs_qp_modify(sim, host, qpn, &a, RS_QP_STATE | RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_ACCESS_FLAGS);
+    if (rc < 0)
+        return rc;
+    a.qp_state = RS_QPS_RTR;
+    a.dest_host = peer;
+    a.traffic_class = (uint32_t)(8u * f->prio) << 2;
+    a.path_mtu = c->path_mtu;
+    a.dest_qp_num = peer_qpn;
+    a.max_dest_rd_atomic = c->max_rd_atomic;
+    a.min_rnr_timer = c->min_rnr_timer;
+    rc = rs_qp_modify(sim, host, qpn, &a,
+                      RS_QP_STATE | RS_QP_AV | RS_QP_PATH_MTU | RS_QP_DEST_QPN | RS_QP_RQ_PSN |
+                          RS_QP_MAX_DEST_RD_ATOMIC | RS_QP_MIN_RNR_TIMER);
+    if (rc < 0)
+        return rc;
+    a.qp_state = RS_QPS_RTS;
+    a.timeout = c->timeout;
+    a.retry_cnt = c->retry_cnt;
+    a.rnr_retry = c->rnr_retry;
+    a.max_rd_atomic = c->max_rd_atomic;
+    return rs_qp_modify(sim, host, qpn, &a,
+                        RS_QP_STATE | RS_QP_TIMEOUT | RS_QP_RETRY_CNT | RS_QP_RNR_RETRY | RS_QP_SQ_PSN |
+                            RS_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int64_t src_paused_ps(rs_sim *sim, const rs_flow *f)
+{
+    rs_host *h = sim->hosts[f->src];
+    rs_pause_stats st;
+    rs_pause_stats_now(&h->port, sim->now_ps, &st);
+    return st.paused_ps[h->dscp_to_prio[(8u * f->prio) & 63u]];
+}
+
+static int start_flow(rs_sim *sim, rs_flows *fs, uint64_t id)
+{
+    rs_flow *f = &fs->f[id];
+    const rs_flow_cfg *c = &fs->cfgs[f->cfg];
+    int req = f->verb == RS_FLOW_READ ? f->dst : f->src;
+    int resp = f->verb == RS_FLOW_READ ? f->src : f->dst;
+    int rc;
+    if ((rc = host_ready(sim, fs, req)) < 0 || (rc = host_ready(sim, fs, resp)) < 0)
+        return rc;
+    const rs_flow_hostres *hq = &fs->hostres[req], *hp = &fs->hostres[resp];
+    rs_qp_init in = {.pd = FLOW_PD, .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1};
+    in.send_cq = in.recv_cq = hq->cq;
+    int qa = rs_qp_create(sim, req, &in);
+    if (qa < 0)
+        return qa;
+    in.send_cq = in.recv_cq = hp->cq;
+    int qb = rs_qp_create(sim, resp, &in);
+    if (qb < 0)
+        return qb;
+    if ((rc = connect_side(sim, req, (uint32_t)qa, resp, (uint32_t)qb, f, c)) < 0 ||
+        (rc = connect_side(sim, resp, (uint32_t)qb, req, (uint32_t)qa, f, c)) < 0)
+        return rc;
+    rs_host_qp(sim->hosts[req], (uint32_t)qa)->flow_ref = id + 1;
+    rs_host_qp(sim->hosts[resp], (uint32_t)qb)->flow_ref = id + 1;
+    f->r.req_host = (uint32_t)req;
+    f->r.req_qpn = (uint32_t)qa;
+    f->r.resp_qpn = (uint32_t)qb;
+    f->r.start_ps = sim->now_ps;
+    f->r.status = RS_FLOW_RUNNING;
+    f->pause0 = src_paused_ps(sim, f);
+    fs->started++;
+    f->run_next = fs->run_head;
+    f->run_prev = 0;
+    if (fs->run_head)
+        fs->f[fs->run_head - 1].run_prev = id + 1;
+    fs->run_head = id + 1;
+    rs_sge local = {.addr = hq->iova, .length = (uint32_t)f->size, .lkey = hq->lkey};
+    if (f->verb == RS_FLOW_SEND) {
+        rs_sge rsg = {.addr = hp->iova, .length = (uint32_t)f->size, .lkey = hp->lkey};
+        rs_recv_wr rwr = {.wr_id = id, .num_sge = 1, .sg_list = &rsg};
+        if ((rc = rs_post_recv(sim, resp, (uint32_t)qb, &rwr)) < 0)
+            return rc;
+    }
+    static const uint32_t opcode[] = {RS_WR_RDMA_WRITE, RS_WR_RDMA_READ, RS_WR_SEND};
+    rs_send_wr wr = {.wr_id = id,
+                     .opcode = opcode[f->verb],
+                     .num_sge = 1,
+                     .sg_list = &local,
+                     .remote_addr = hp->iova,
+                     .rkey = hp->rkey};
+    return rs_post_send(sim, req, (uint32_t)qa, &wr);
+}
+
+/* ---- finishing ---- */
+
+static void live_counters(const rs_sim *sim, const rs_flow *f, rs_flow_result *r)
+{
+    int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
+    const rs_qp *qa = rs_host_qp(sim->hosts[req], f->r.req_qpn);
+    const rs_qp *qb = rs_host_qp(sim->hosts[resp], f->r.resp_qpn);
+    if (!qa || !qb)
+        return;
+    const rs_qp *data_src = f->verb == RS_FLOW_READ ? qb : qa;
+    r->retx_pkts = qa->stats.pkts_retx + qb->stats.pkts_retx;
+    r->cnps = data_src->stats.cnps_rcvd;
+    if (f->verb != RS_FLOW_READ) {
+        r->bytes_delivered = qb->stats.bytes_rcvd;
+    } else if (qa->sq_count && qa->sq[qa->sq_head].started) {
+        /* READ: response bytes acknowledged in order at the requester */
+        const rs_swqe *w = &qa->sq[qa->sq_head];
+        uint64_t got = (uint64_t)(uint32_t)rs_psn_diff(qa->comp_psn, w->first_psn) * qa->pmtu;
+        r->bytes_delivered = got < f->size ? got : f->size;
+    }
+}
+
+void rs_flows_on_complete(rs_sim *sim, rs_qp *qp, uint32_t status)
+{
+    rs_flows *fs = sim->flows;
+    uint64_t id = qp->flow_ref - 1;
+    rs_flow *f = &fs->f[id];
+    if (f->r.status != RS_FLOW_RUNNING)
+        return; /* a flush after the flow already ended */
+    live_counters(sim, f, &f->r);
+    if (f->verb == RS_FLOW_READ && status == RS_WC_STATUS_SUCCESS)
+        f->r.bytes_delivered = f->size;
+    f->r.status = status;
+    f->r.finish_ps = sim->now_ps;
+    f->r.pause_ps = src_paused_ps(sim, f) - f->pause0;
+    fs->finished++;
+    if (f->run_prev)
+        fs->f[f->run_prev - 1].run_next = f->run_next;
+    else
+        fs->run_head = f->run_next;
+    if (f->run_next)
+        fs->f[f->run_next - 1].run_prev = f->run_prev;
+    if (status != RS_WC_STATUS_SUCCESS)
+        fs->failed++;
+    /* the QP pair is destroyed at the next flow event, outside the completer */
+    f->reap_next = fs->reap_head;
+    fs->reap_head = id + 1;
+    for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
+        rs_flow *d = &fs->f[fs->rdeps[k]];
+        if (--d->n_wait == 0)
+            heap_push(fs, d->start_ps > sim->now_ps ? d->start_ps : sim->now_ps, fs->rdeps[k]);
+    }
+    arm(sim, fs);
+    if (fs->stop_when_done && fs->finished == fs->n)
+        sim->flows_stop = 1;
+}
+
+static void reap(rs_sim *sim, rs_flows *fs)
+{
+    while (fs->reap_head) {
+        rs_flow *f = &fs->f[fs->reap_head - 1];
+        fs->reap_head = f->reap_next;
+        int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
+        rs_qp *qa = rs_host_qp(sim->hosts[req], f->r.req_qpn);
+        rs_qp *qb = rs_host_qp(sim->hosts[resp], f->r.resp_qpn);
+        if (qa)
+            rs_qp_release(sim, qa);
+        if (qb)
+            rs_qp_release(sim, qb);
+        f->r.req_qpn = f->r.resp_qpn = 0;
+    }
+}
+
+void rs_flows_event(rs_sim *sim, rs_flows *fs)
+{
+    reap(sim, fs);
+    while (fs->heap_len && fs->heap_t[0] <= sim->now_ps) {
+        uint64_t id = fs->heap_id[0];
+        heap_pop(fs);
+        if (start_flow(sim, fs, id) < 0) {
+            sim->failed = 1; /* the reason is in errmsg */
+            return;
+        }
+    }
+    arm(sim, fs);
+}
+
+/* ---- adding flows ---- */
+
+static int grow(void **p, uint64_t n, size_t elem)
+{
+    void *q = realloc(*p, (size_t)n * elem);
+    if (!q && n)
+        return -1;
+    *p = q;
+    return 0;
+}
+
+static int check_batch(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
+                       const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps,
+                       const rs_flow_cfg *c)
+{
+    if (rs_mtu_bytes((int)c->path_mtu) == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow path_mtu enum %u outside 1..5", c->path_mtu);
+    for (uint32_t i = 0; i < n; i++) {
+        for (int end = 0; end < 2; end++) {
+            int32_t h = end ? dst[i] : src[i];
+            if (h < 0 || (uint32_t)h >= sim->n_hosts)
+                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: %s host %d outside 0..%u", i, end ? "dst" : "src",
+                                   h, sim->n_hosts - 1);
+            if (!sim->hosts[h]->port.tx)
+                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: host %d has no link", i, h);
+            if (sim->hosts[h]->scripted)
+                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: host %d is a scripted peer", i, h);
+        }
+        if (src[i] == dst[i])
+            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: src and dst are both host %d", i, src[i]);
+        if (size[i] < 1 || size[i] > 0x7FFFFFFFu)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: size %llu outside 1..2147483647", i,
+                               (unsigned long long)size[i]);
+        if (verb[i] > RS_FLOW_SEND)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: verb %u outside 0..2 (WRITE, READ, SEND)", i, verb[i]);
+        if (prio[i] > 7)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: priority %u outside 0..7", i, prio[i]);
+        if (dep_ptr) {
+            if (dep_ptr[i + 1] < dep_ptr[i])
+                return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr decreases at flow %u", i);
+            for (int64_t k = dep_ptr[i]; k < dep_ptr[i + 1]; k++)
+                if (deps[k] < 0 || (uint32_t)deps[k] >= n || (uint32_t)deps[k] == i)
+                    return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: dependency %d is not another flow of the batch",
+                                       i, deps[k]);
+        }
+    }
+    if (dep_ptr && dep_ptr[0] != 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr[0] must be 0");
+    return RS_OK;
+}
+
+static rs_flows *flows_of(rs_sim *sim)
+{
+    if (!sim->flows) {
+        sim->flows = calloc(1, sizeof(rs_flows));
+        if (sim->flows) {
+            sim->flows->timer.owner = sim->flows;
+            sim->flows->timer.kind = RS_EV_FLOWS;
+        }
+    }
+    return sim->flows;
+}
+
+int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
+                     const int64_t *start_ps, const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr,
+                     const int32_t *deps, const rs_flow_cfg *cfg)
+{
+    int rc = check_batch(sim, n, src, dst, size, verb, prio, dep_ptr, deps, cfg);
+    if (rc < 0)
+        return rc;
+    rs_flows *fs = flows_of(sim);
+    if (!fs)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    uint64_t base = fs->n, total = fs->n + n;
+    uint64_t n_deps = dep_ptr ? (uint64_t)dep_ptr[n] : 0;
+    if (grow((void **)&fs->f, total, sizeof(rs_flow)) || grow((void **)&fs->heap_t, total, sizeof(int64_t)) ||
+        grow((void **)&fs->heap_id, total, sizeof(uint64_t)) ||
+        grow((void **)&fs->rdeps, fs->n_rdeps + n_deps, sizeof(uint64_t)) ||
+        grow((void **)&fs->cfgs, fs->n_cfgs + 1, sizeof(rs_flow_cfg)))
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for %u flows", n);
+    fs->cfgs[fs->n_cfgs] = *cfg;
+    for (uint32_t i = 0; i < n; i++) {
+        rs_flow *f = &fs->f[base + i];
+        memset(f, 0, sizeof(*f));
+        f->src = src[i];
+        f->dst = dst[i];
+        f->size = size[i];
+        f->start_ps = start_ps[i];
+        f->verb = verb[i];
+        f->prio = prio[i];
+        f->cfg = fs->n_cfgs;
+        f->n_wait = dep_ptr ? (uint32_t)(dep_ptr[i + 1] - dep_ptr[i]) : 0;
+        f->r.start_ps = f->r.finish_ps = -1;
+        f->r.status = RS_FLOW_WAITING;
+    }
+    /* reverse edges (who waits for flow j), laid out per flow in rdeps */
+    if (n_deps) {
+        for (uint64_t k = 0; k < n_deps; k++)
+            fs->f[base + (uint32_t)deps[k]].rdep_n++;
+        uint64_t at = fs->n_rdeps;
+        for (uint32_t j = 0; j < n; j++) {
+            fs->f[base + j].rdep_begin = at;
+            at += fs->f[base + j].rdep_n;
+            fs->f[base + j].rdep_n = 0;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            for (int64_t k = dep_ptr[i]; k < dep_ptr[i + 1]; k++) {
+                rs_flow *d = &fs->f[base + (uint32_t)deps[k]];
+                fs->rdeps[d->rdep_begin + d->rdep_n++] = base + i;
+            }
+        fs->n_rdeps += n_deps;
+    }
+    fs->n_cfgs++;
+    fs->n = total;
+    for (uint32_t i = 0; i < n; i++)
+        if (fs->f[base + i].n_wait == 0)
+            heap_push(fs, start_ps[i] > sim->now_ps ? start_ps[i] : sim->now_ps, base + i);
+    arm(sim, fs);
+    return sim->failed ? RS_ERR_NOMEM : (int64_t)base;
+}
+
+/* ---- reading ---- */
+
+int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)
+{
+    const rs_flows *fs = sim->flows;
+    uint64_t have = fs ? fs->n : 0;
+    if (first > have || n > have - first)
+        return rs_sim_fail((rs_sim *)sim, RS_ERR_INVAL, "flows %llu..%llu: only %llu flows",
+                           (unsigned long long)first, (unsigned long long)(first + n), (unsigned long long)have);
+    for (uint32_t i = 0; i < n; i++) {
+        const rs_flow *f = &fs->f[first + i];
+        out[i] = f->r;
+        if (f->r.status == RS_FLOW_RUNNING) {
+            live_counters(sim, f, &out[i]);
+            rs_pause_stats st;
+            const rs_host *h = sim->hosts[f->src];
+            rs_pause_stats_now(&h->port, sim->now_ps, &st);
+            out[i].pause_ps = st.paused_ps[h->dscp_to_prio[(8u * f->prio) & 63u]] - f->pause0;
+        }
+    }
+    return RS_OK;
+}
+
+void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out)
+{
+    const rs_flows *fs = sim->flows;
+    *out = (rs_flows_counts){0};
+    if (fs)
+        *out = (rs_flows_counts){fs->n, fs->started, fs->finished, fs->failed};
+}
+
+void rs_flows_stop_when_done(rs_sim *sim, int on)
+{
+    rs_flows *fs = flows_of(sim);
+    if (fs)
+        fs->stop_when_done = on;
+}
+
+uint32_t rs_flows_sample(const rs_sim *sim, uint32_t cap, uint64_t *ids, uint64_t *bytes, double *rate_bps)
+{
+    const rs_flows *fs = sim->flows;
+    uint32_t k = 0;
+    for (uint64_t at = fs ? fs->run_head : 0; at && k < cap; at = fs->f[at - 1].run_next) {
+        uint64_t i = at - 1;
+        const rs_flow *f = &fs->f[i];
+        rs_flow_result r = f->r;
+        live_counters(sim, f, &r);
+        int data_host = f->src;
+        uint32_t data_qpn = f->verb == RS_FLOW_READ ? f->r.resp_qpn : f->r.req_qpn;
+        ids[k] = i;
+        bytes[k] = r.bytes_delivered;
+        rate_bps[k] = rs_qp_rate_bps(sim, data_host, data_qpn);
+        k++;
+    }
+    return k;
+}
+
+void rs_flows_free(rs_flows *fs)
+{
+    if (!fs)
+        return;
+    free(fs->f);
+    free(fs->heap_t);
+    free(fs->heap_id);
+    free(fs->rdeps);
+    free(fs->cfgs);
+    free(fs->hostres);
+    free(fs);
+}

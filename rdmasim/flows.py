@@ -1,0 +1,302 @@
+"""Bulk flows: traffic handed to the C core as arrays (many flows, no Python per flow or packet).
+
+A flow moves ``size`` bytes from host ``src`` to host ``dst`` with one RC work request (WRITE and
+SEND are posted by ``src``, READ by ``dst``). At its start time the core creates a connected QP
+pair for it through the same QP state machine verbs users drive, posts the work request on a
+*size-only* memory region (packets carry lengths and headers, not payload bytes), and when the
+requester completes it, records the finish time and counters, starts the flows that waited for
+it, and destroys the pair. Memory therefore follows the flows in flight, not the flows in total.
+
+A flow with dependencies starts at ``max(start, finish of each dependency)``: collectives
+(:mod:`rdmasim.traffic`) are tables of flows with dependencies.
+
+Example::
+
+    sim = topology.incast(8).sim
+    flows = sim.add_flows({"src": range(8), "dst": [8] * 8, "size": [1 << 20] * 8})
+    sim.run_flows()
+    res = flows.results()          # numpy structured array, one row per flow
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rdmasim import _core
+from rdmasim.units import format_time, parse_time
+
+if TYPE_CHECKING:
+    from rdmasim.sim import Simulator
+
+VERB_CODES: dict[str, int] = {"WRITE": 0, "READ": 1, "SEND": 2}
+VERB_NAMES: tuple[str, ...] = ("WRITE", "READ", "SEND")
+_MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+_RECOVERY = {"gbn": 0, "irn": 1}
+
+#: columns of :meth:`FlowSet.results` (times in ps; -1 where not reached)
+RESULT_DTYPE = np.dtype(
+    [
+        ("flow_id", "<i8"),
+        ("src", "<i4"),
+        ("dst", "<i4"),
+        ("verb", "u1"),
+        ("priority", "u1"),
+        ("size", "<u8"),
+        ("start_ps", "<i8"),
+        ("started_ps", "<i8"),
+        ("finish_ps", "<i8"),
+        ("fct_ps", "<i8"),
+        ("bytes_delivered", "<u8"),
+        ("retx_pkts", "<u8"),
+        ("cnps", "<u8"),
+        ("pause_ps", "<i8"),
+        ("status", "<u4"),
+    ]
+)
+
+#: ``status`` values besides the ibv_wc_status codes of finished flows
+WAITING = _core.FLOW_WAITING
+RUNNING = _core.FLOW_RUNNING
+
+
+def _column(cols: Any, name: str, n: int | None, default: Any = None) -> np.ndarray | None:
+    names = cols.dtype.names if isinstance(cols, np.ndarray) else tuple(cols)
+    if name not in names:
+        if default is None:
+            return None
+        return np.full(n if n is not None else 0, default)
+    v = cols[name]
+    if isinstance(v, (str, int, np.integer)):
+        return np.full(n if n is not None else 1, v)
+    return np.asarray(v)
+
+
+def _verbs(v: np.ndarray) -> np.ndarray:
+    if v.dtype.kind in "US" or v.dtype == object:
+        bad = sorted({str(x) for x in v} - set(VERB_CODES))
+        if bad:
+            raise ValueError(f"flow verb {bad[0]!r}: allowed one of WRITE, READ, SEND")
+        return np.array([VERB_CODES[str(x)] for x in v], dtype=np.uint8)
+    return v.astype(np.uint8)
+
+
+@dataclass
+class FlowSet:
+    """Flows added by one :meth:`Simulator.add_flows` call: ids ``first .. first + n - 1``."""
+
+    sim: Simulator
+    first: int
+    src: np.ndarray
+    dst: np.ndarray
+    size: np.ndarray
+    start_ps: np.ndarray
+    verb: np.ndarray
+    priority: np.ndarray
+    group: np.ndarray | None = None
+    groups: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def results(self) -> np.ndarray:
+        """One row per flow (:data:`RESULT_DTYPE`); running flows show their live counters."""
+        raw = self.sim._flows_core().results(self.first, len(self))
+        out = np.zeros(len(self), dtype=RESULT_DTYPE)
+        out["flow_id"] = np.arange(self.first, self.first + len(self))
+        for name, col in (("src", self.src), ("dst", self.dst), ("verb", self.verb),
+                          ("priority", self.priority), ("size", self.size), ("start_ps", self.start_ps)):
+            out[name] = col
+        out["started_ps"] = raw["start_ps"]
+        out["finish_ps"] = raw["finish_ps"]
+        done = raw["finish_ps"] >= 0
+        out["fct_ps"] = np.where(done, raw["finish_ps"] - raw["start_ps"], -1)
+        for name in ("bytes_delivered", "retx_pkts", "cnps", "pause_ps", "status"):
+            out[name] = raw[name]
+        return out
+
+
+def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: int = 14, retry_cnt: int = 7,
+              rnr_retry: int = 7, min_rnr_timer: int = 12, max_rd_atomic: int = 1, recovery: str = "gbn",
+              irn_window: int | None = None, rto_low: str | int = "100us", rto_high: str | int = "320us",
+              rto_low_packets: int = 3) -> FlowSet:
+    """Add flows to ``sim`` (see the module docstring); returns their :class:`FlowSet`.
+
+    ``table``: a :class:`rdmasim.traffic.FlowTable`, a numpy structured array, or a mapping of
+    columns. Columns: ``src``, ``dst`` (host indices or names), ``size`` (bytes), and optionally
+    ``start_ps`` (default 0), ``verb`` (0/1/2 or "WRITE"/"READ"/"SEND", default WRITE),
+    ``priority`` (0..7, default 3; DSCP 8 x priority). Dependencies come from a FlowTable's
+    ``dep_ptr``/``deps`` (CSR, indices within the table). QP attributes apply to every flow of
+    the call: ``mtu`` in bytes (default: the smallest link MTU), ``timeout`` etc. as in
+    :func:`rdmasim.verbs.connect_qps`; ``recovery`` "gbn" or "irn".
+    """
+    cols = getattr(table, "flows", table)
+    if isinstance(cols, Mapping):
+        cols = {k: cols[k] for k in cols}
+    src = _column(cols, "src", None)
+    dst = _column(cols, "dst", None)
+    size = _column(cols, "size", None)
+    if src is None or dst is None or size is None:
+        raise ValueError("flows need at least the columns src, dst and size")
+    n = len(src)
+    src, dst = _hosts(sim, src, "src"), _hosts(sim, dst, "dst")
+    start = _column(cols, "start_ps", n, 0)
+    assert start is not None
+    verb = _verbs(_column(cols, "verb", n, 0))  # type: ignore[arg-type]
+    prio = _column(cols, "priority", n, 3)
+    assert prio is not None
+    size_a = np.asarray(size, dtype=np.int64)
+    lengths = {len(x) for x in (dst, size_a, start, verb, prio)}
+    if lengths != {n}:
+        raise ValueError(f"flow columns have different lengths: src has {n}, others {sorted(lengths)}")
+    dep_ptr = getattr(table, "dep_ptr", None)
+    deps = getattr(table, "deps", None)
+    if dep_ptr is not None and len(dep_ptr) and int(dep_ptr[-1]) == 0:
+        dep_ptr = deps = None
+    if mtu is None:
+        mtu = min((link.mtu for link in sim.links), default=1024)
+    if mtu not in _MTU_ENUM:
+        raise ValueError(f"mtu={mtu}: allowed one of {sorted(_MTU_ENUM)}")
+    if recovery not in _RECOVERY:
+        raise ValueError(f"recovery={recovery!r}: allowed one of {sorted(_RECOVERY)}")
+    cfg: dict[str, Any] = {
+        "path_mtu": _MTU_ENUM[mtu], "timeout": timeout, "retry_cnt": retry_cnt, "rnr_retry": rnr_retry,
+        "min_rnr_timer": min_rnr_timer, "max_rd_atomic": max_rd_atomic, "recovery_mode": _RECOVERY[recovery],
+    }
+    if recovery == "irn":
+        from rdmasim.verbs.qp import irn_bdp_window
+
+        first_link = next(iter(sim.links), None)
+        cfg.update(window=irn_window if irn_window is not None else irn_bdp_window(first_link, mtu),
+                   rto_low_pkts=rto_low_packets, rto_low_ps=parse_time(rto_low),
+                   rto_high_ps=parse_time(rto_high))
+    first = sim._flows_core().add(src, dst, size_a.astype(np.uint64), start, verb, prio, dep_ptr, deps, cfg)
+    has_group = getattr(cols, "dtype", None) is not None and "group" in (cols.dtype.names or ())
+    return FlowSet(sim, int(first), src, dst, size_a.astype(np.uint64), np.asarray(start, dtype=np.int64),
+                   verb, np.asarray(prio, dtype=np.uint8), np.asarray(cols["group"]) if has_group else None,
+                   list(getattr(table, "groups", [])))
+
+
+def _hosts(sim: Simulator, col: np.ndarray, name: str) -> np.ndarray:
+    if col.dtype.kind in "US" or col.dtype == object:
+        try:
+            return np.array([sim.hosts[str(h)].index for h in col], dtype=np.int32)
+        except KeyError as exc:
+            names = ", ".join(list(sim.hosts)[:10]) + (" ..." if len(sim.hosts) > 10 else "")
+            raise ValueError(f"flow {name}: no host named {exc.args[0]!r} (hosts: {names})") from None
+    return col.astype(np.int32)
+
+
+@dataclass
+class FlowSamples:
+    """Time series of running flows, one row per (sample time, flow): ``t_ps``, ``flow_id``,
+    ``bytes_acked`` (payload bytes delivered so far) and ``rate_bps`` (the data sender's paced
+    rate; 0 = line rate, no limit)."""
+
+    t_ps: np.ndarray
+    flow_id: np.ndarray
+    bytes_acked: np.ndarray
+    rate_bps: np.ndarray
+    missed: int = 0
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """The columns as a dict (what rdmasim.plots and pandas.DataFrame take)."""
+        return {"t_ps": self.t_ps, "flow_id": self.flow_id, "bytes_acked": self.bytes_acked,
+                "rate_bps": self.rate_bps}
+
+
+def run_flows(sim: Simulator, until: str | int | None = None, *, sample_every: str | int | None = None,
+              progress: Callable[[int, int, dict[str, int]], Any] | None = None,
+              chunk_events: int = 200_000, max_samples: int = 10_000_000) -> FlowSamples | None:
+    """Run until every flow added so far has finished (or ``until``). With ``sample_every``
+    (simulated time), records :class:`FlowSamples` of the running flows and returns them (at
+    most ``max_samples`` rows; later samples are dropped and counted in ``missed``).
+    ``progress(now_ps, events, counts)`` is called every ``chunk_events`` events and at the end.
+    """
+    fc = sim._flows_core()
+    until_ps = _core.INT64_MAX if until is None else parse_time(until)
+    period = None if sample_every is None else parse_time(sample_every)
+    if period is not None and period <= 0:
+        raise ValueError(f"sample_every must be > 0, got {sample_every!r}")
+    parts: list[tuple[np.ndarray, ...]] = []
+    n_samples = missed = 0
+    fc.stop_when_done(True)
+    try:
+        next_sample = sim.now if period is not None else _core.INT64_MAX
+        while True:
+            counts = fc.counts()
+            if counts["finished"] == counts["total"]:
+                break
+            if next_sample <= sim.now and period is not None:
+                ids, nbytes, rate = fc.sample(max(0, counts["started"] - counts["finished"]))
+                if n_samples + len(ids) <= max_samples:
+                    parts.append((np.full(len(ids), sim.now, dtype=np.int64), ids, nbytes, rate))
+                    n_samples += len(ids)
+                else:
+                    missed += len(ids)
+                next_sample = sim.now + period
+            stop_at = min(until_ps, next_sample)
+            reason = sim._core.run(stop_at, chunk_events if progress else 0)
+            if progress and reason == _core.RUN_MAX_EVENTS:
+                progress(sim.now, sim.events, fc.counts())
+            if reason == _core.RUN_FLOWS_DONE:
+                # the last flow's QP pair is freed by a flow event at this same instant
+                sim._core.run(sim.now)
+                break
+            if reason == _core.RUN_IDLE:
+                break
+            if reason == _core.RUN_UNTIL and sim.now >= until_ps:
+                break
+    finally:
+        fc.stop_when_done(False)
+    if progress:
+        progress(sim.now, sim.events, fc.counts())
+    if period is None:
+        return None
+    if not parts:
+        z = np.zeros(0, dtype=np.int64)
+        return FlowSamples(z, z.astype(np.uint64), z.astype(np.uint64), z.astype(np.float64), missed)
+    cat = [np.concatenate([p[i] for p in parts]) for i in range(4)]
+    return FlowSamples(cat[0], cat[1], cat[2], cat[3], missed)
+
+
+def describe_status(status: int) -> str:
+    """``"ok"``, ``"waiting"``, ``"running"`` or the ibv_wc_status name of a failed flow."""
+    from rdmasim.verbs import enums as e
+
+    if status == WAITING:
+        return "waiting"
+    if status == RUNNING:
+        return "running"
+    return "ok" if status == 0 else e.wc_status_to_str(int(status))
+
+
+def summarize(results: np.ndarray) -> dict[str, Any]:
+    """Counts and FCT statistics (ps) of a :meth:`FlowSet.results` array."""
+    ok = results[(results["status"] == 0) & (results["finish_ps"] >= 0)]
+    fct = ok["fct_ps"].astype(np.float64)
+    return {
+        "flows": int(len(results)),
+        "completed": int(len(ok)),
+        "failed": int(np.count_nonzero((results["status"] < WAITING) & (results["status"] != 0))),
+        "bytes_delivered": int(results["bytes_delivered"].sum()),
+        "mean_fct_ps": float(fct.mean()) if len(fct) else float("nan"),
+        "p99_fct_ps": float(np.percentile(fct, 99)) if len(fct) else float("nan"),
+        "retx_pkts": int(results["retx_pkts"].sum()),
+    }
+
+
+def format_progress(now_ps: int, events: int, counts: Mapping[str, int], wall_s: float) -> str:
+    """One progress line: simulated time, events/s, flows done."""
+    rate = events / wall_s if wall_s > 0 else 0.0
+    return (f"sim {format_time(now_ps):>12}  {rate / 1e6:6.2f} M events/s  "
+            f"flows {counts['finished']}/{counts['total']}")
+
+
+__all__: Sequence[str] = [
+    "FlowSamples", "FlowSet", "RESULT_DTYPE", "RUNNING", "VERB_CODES", "VERB_NAMES", "WAITING", "add_flows",
+    "describe_status", "format_progress", "run_flows", "summarize",
+]

@@ -1,0 +1,103 @@
+"""A scenario's traffic as one :class:`~rdmasim.traffic.FlowTable`: explicit ``[[flows]]`` first,
+then each ``[traffic.*]`` generator in :data:`~rdmasim.scenario.load.GENERATORS` order.
+
+Hosts in the table are positions in :func:`~rdmasim.scenario.load.host_names` (the builder's
+naming order); :func:`run_scenario` maps them to the simulator's host indices. Generator errors
+(e.g. halving-doubling on 6 hosts, an unreadable CSV) become :class:`ScenarioError` problems
+naming the generator's table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rdmasim import traffic as tr
+from rdmasim.scenario.load import Problem, Scenario, ScenarioError, host_names
+
+_CDFS = {"web_search": tr.WEB_SEARCH, "data_mining": tr.DATA_MINING}
+
+
+def _size_cdf(sc: Scenario) -> tr.SizeCDF:
+    name = sc.values["traffic.poisson.cdf"]
+    if name in _CDFS:
+        return _CDFS[name]
+    path = Path(name)
+    if not path.is_absolute() and sc.file and not sc.file.startswith("<"):
+        path = Path(sc.file).parent / path
+    try:
+        return tr.SizeCDF.from_csv(path)
+    except (OSError, ValueError) as exc:
+        raise ScenarioError(
+            [Problem(sc.file, "traffic.poisson.cdf", f"cannot use as a size distribution: {exc}", name,
+                     "'web_search', 'data_mining' or a CSV file of size,cdf rows")]
+        ) from None
+
+
+def _generator(sc: Scenario, gen: str, names: list[str], index: dict[str, int]) -> tr.FlowTable:
+    v = sc.values
+    p = f"traffic.{gen}."
+    seed = v["simulation.seed"]
+
+    def hosts() -> list[int]:
+        return [index[h] for h in (v[p + "hosts"] or names)]
+
+    if gen == "incast":
+        rx = v[p + "receiver"] or names[-1]
+        senders = v[p + "senders"] or [h for h in names if h != rx]
+        return tr.incast([index[s] for s in senders], index[rx], v[p + "size"], start=v[p + "start"],
+                         verb=v[p + "verb"], priority=v[p + "priority"])
+    if gen == "permutation":
+        return tr.permutation(hosts(), v[p + "size"], seed=seed, start=v[p + "start"], verb=v[p + "verb"],
+                              priority=v[p + "priority"])
+    if gen == "all_to_all":
+        return tr.all_to_all(hosts(), v[p + "size"], start=v[p + "start"], stagger_ps=v[p + "stagger"],
+                             verb=v[p + "verb"], priority=v[p + "priority"])
+    if gen == "poisson":
+        # a stream of its own so adding a generator does not reshuffle the others
+        return tr.poisson(hosts(), v[p + "load"], v["link.rate"], v[p + "duration"], _size_cdf(sc),
+                          seed=seed * 1_000_003 + 7, start=v[p + "start"], verb=v[p + "verb"],
+                          priority=v[p + "priority"])
+    kind = v[p + "kind"]
+    common: dict[str, Any] = {"start": v[p + "start"], "priority": v[p + "priority"]}
+    if kind == "ring_allreduce":
+        return tr.ring_allreduce(hosts(), v[p + "size"], **common)
+    if kind == "halving_doubling_allreduce":
+        return tr.halving_doubling_allreduce(hosts(), v[p + "size"], **common)
+    return tr.moe_all_to_all(hosts(), v[p + "size"], rounds=v[p + "rounds"], **common)
+
+
+def traffic_table(sc: Scenario) -> tuple[tr.FlowTable, list[str]]:
+    """The scenario's flows and the host names their ``src``/``dst`` positions refer to."""
+    names = host_names(sc.values)
+    index = {h: i for i, h in enumerate(names)}
+    rows = sc.arrays.get("flows", [])
+    parts: list[tr.FlowTable] = []
+    if rows:
+        parts.append(tr.FlowTable.from_columns(
+            src=[index[r["src"]] for r in rows], dst=[index[r["dst"]] for r in rows],
+            size=[r["size"] for r in rows], start_ps=[r["start"] for r in rows],
+            verb=[r["verb"] for r in rows], priority=[r["priority"] for r in rows],
+            group=0, groups=["flows"]))
+    problems: list[Problem] = []
+    for gen in sc.generators:
+        try:
+            parts.append(_generator(sc, gen, names, index))
+        except ScenarioError as exc:
+            problems += exc.problems
+        except ValueError as exc:
+            problems.append(Problem(sc.file, f"traffic.{gen}", str(exc)))
+    if problems:
+        raise ScenarioError(problems)
+    table = tr.FlowTable.concat(*parts) if parts else tr.FlowTable.empty()
+    return table, names
+
+
+def sim_host_indices(names: list[str], sim_hosts: dict[str, Any]) -> np.ndarray:
+    """Position in ``names`` -> the simulator's host index."""
+    return np.array([sim_hosts[h].index for h in names], dtype=np.int32)
+
+
+__all__ = ["sim_host_indices", "traffic_table"]

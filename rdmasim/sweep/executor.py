@@ -1,0 +1,89 @@
+"""Where the runs of a sweep execute: the worker function and the executor choice.
+
+A worker gets plain, picklable arguments (scenario text, file name, overrides, output folder)
+and returns a plain dict, so any :class:`concurrent.futures.Executor` can run it: a process pool,
+a thread pool, or a Dask cluster through ``distributed.Client.get_executor()``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import traceback
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+
+def run_one(text: str, file: str, overrides: dict[str, Any], out_dir: str = "") -> dict[str, Any]:
+    """Run the scenario ``text`` with ``overrides``; never raises.
+
+    Returns ``{"status": "ok", "seed", "sim_time_ps", "events", "wall_s", "flows": [row dicts]}``
+    or ``{"status": "error", "error": text}``. ``out_dir`` (if not "") gets the run's result files
+    and ``overrides.json``."""
+    from rdmasim.scenario.load import loads
+    from rdmasim.scenario.run import run_scenario
+
+    try:
+        sc = loads(text, file, overrides)
+        res = run_scenario(sc, out_dir, progress=False)
+        if out_dir:
+            (Path(out_dir) / "overrides.json").write_text(json.dumps(overrides, indent=1, sort_keys=True))
+        return {
+            "status": "ok",
+            "seed": res.seed,
+            "sim_time_ps": res.sim_time_ps,
+            "events": res.events,
+            "wall_s": res.wall_s,
+            "flows": res.rows(),
+        }
+    except Exception as exc:  # reported in the store; the sweep goes on
+        return {"status": "error", "error": "".join(traceback.format_exception(exc)).strip()}
+
+
+def _dask_client(address: str | None, max_workers: int | None) -> Any:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise RuntimeError(
+            "a Dask executor needs the distributed package: pip install 'dask[distributed]'"
+        ) from None
+    if address:
+        return Client(address)
+    n = max_workers or os.cpu_count() or 1
+    return Client(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+
+
+def open_executor(
+    stack: ExitStack,
+    executor: Executor | str | Any | None = None,
+    scheduler: str | None = None,
+    max_workers: int | None = None,
+) -> tuple[Executor, str]:
+    """The executor to run on and a description of it; whatever is created here is shut down when
+    ``stack`` closes (an executor passed in is left as it is).
+
+    ``executor``: None (a new ProcessPoolExecutor of ``max_workers``), an Executor, ``"process"``,
+    ``"thread"``, ``"dask"`` (a new local Dask cluster of ``max_workers`` single-threaded worker
+    processes, or the scheduler at ``scheduler``), or a ``distributed.Client``."""
+    if scheduler is not None and executor not in (None, "dask"):
+        raise ValueError("give either an executor or a Dask scheduler address, not both")
+    if executor == "dask" or scheduler is not None:
+        client = stack.enter_context(_dask_client(scheduler, max_workers))
+        where = scheduler or "a local Dask cluster"
+        return client.get_executor(pure=False), f"Dask ({where})"
+    if executor is None or executor == "process":
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=max_workers))
+        n = max_workers or os.cpu_count() or 1
+        return pool, f"{n} worker process" + ("es" if n != 1 else "")
+    if executor == "thread":
+        from concurrent.futures import ThreadPoolExecutor
+
+        tpool = stack.enter_context(ThreadPoolExecutor(max_workers=max_workers))
+        return tpool, "a thread pool"
+    if isinstance(executor, Executor):
+        return executor, type(executor).__name__
+    if hasattr(executor, "get_executor"):  # a distributed.Client
+        return executor.get_executor(pure=False), "Dask"
+    raise ValueError(f"executor: expected an Executor, 'process', 'thread' or 'dask', got {executor!r}")

@@ -1,0 +1,133 @@
+"""Parameter grids: ``key=v1,v2`` specs -> the cartesian product of override dicts, each run named
+by a stable ``run_key``."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rdmasim.scenario.load import parse_override_value
+
+#: the key seeds=N replicates vary
+SEED_KEY = "simulation.seed"
+
+ParamsLike = Mapping[str, Any] | Iterable[str] | None
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: the overrides it applies to the scenario and its stable key."""
+
+    index: int
+    run_key: str
+    overrides: dict[str, Any]
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys and no spaces: the same text for equal values."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+
+
+def run_key(scenario_text: str, overrides: Mapping[str, Any]) -> str:
+    """16 hex digits of SHA-256 over the canonical JSON of ``overrides`` and the scenario text:
+    equal for the same run whatever the order the overrides were given in."""
+    blob = canonical_json({"overrides": dict(overrides), "scenario": scenario_text})
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def split_values(text: str) -> list[str]:
+    """Split ``text`` at the commas outside brackets, braces and quotes: ``"[1,2],3"`` ->
+    ``["[1,2]", "3"]``."""
+    out: list[str] = []
+    depth, quote = 0, ""
+    cur: list[str] = []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
+def parse_param(spec: str) -> tuple[str, list[Any]]:
+    """``"link.loss=0,0.01"`` -> ``("link.loss", [0, 0.01])``; values are read as TOML values
+    (:func:`rdmasim.scenario.load.parse_override_value`). Raises ValueError if malformed."""
+    key, sep, rest = spec.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"--param {spec!r}: expected key=value[,value...], e.g. link.loss=0,0.01")
+    values = split_values(rest)
+    if any(v == "" for v in values):
+        raise ValueError(f"--param {spec!r}: empty value")
+    return key, [parse_override_value(v, key) for v in values]
+
+
+def normalize_params(params: ParamsLike) -> dict[str, list[Any]]:
+    """Params as {key: [values]} in the order given: from a mapping (a scalar value is one value)
+    or from ``key=v1,v2`` strings."""
+    if params is None:
+        return {}
+    out: dict[str, list[Any]] = {}
+    if isinstance(params, Mapping):
+        for key, vals in params.items():
+            seq = list(vals) if isinstance(vals, (list, tuple, range)) else [vals]
+            if not seq:
+                raise ValueError(f"parameter {key!r}: no values")
+            out[str(key)] = seq
+        return out
+    for spec in params:
+        key, vals = parse_param(spec)
+        if key in out:
+            raise ValueError(f"--param {key!r} given twice: list every value in one --param")
+        out[key] = vals
+    return out
+
+
+def expand(params: ParamsLike, seeds: int | None = None) -> list[dict[str, Any]]:
+    """The cartesian product of ``params`` as override dicts, first key slowest, in value order;
+    ``seeds=N`` adds ``simulation.seed`` = 1..N (innermost: the replicates of a combination are
+    adjacent). Duplicate combinations are dropped."""
+    grid = normalize_params(params)
+    if seeds is not None:
+        if seeds < 1:
+            raise ValueError(f"seeds must be >= 1, got {seeds}")
+        if SEED_KEY in grid:
+            raise ValueError(f"give either seeds or a {SEED_KEY} parameter, not both")
+        grid[SEED_KEY] = list(range(1, seeds + 1))
+    keys = list(grid)
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for combo in itertools.product(*(grid[k] for k in keys)):
+        ov = dict(zip(keys, combo, strict=True))
+        c = canonical_json(ov)
+        if c not in seen:
+            seen.add(c)
+            out.append(ov)
+    return out
+
+
+def plan(scenario_text: str, params: ParamsLike, seeds: int | None = None) -> list[RunSpec]:
+    """The runs of a sweep, in a deterministic order, each with its :func:`run_key`."""
+    return [RunSpec(i, run_key(scenario_text, ov), ov) for i, ov in enumerate(expand(params, seeds))]
+
+
+def param_keys(specs: Sequence[RunSpec]) -> list[str]:
+    """The override keys of ``specs`` in first-seen order."""
+    keys: dict[str, None] = {}
+    for s in specs:
+        keys.update(dict.fromkeys(s.overrides))
+    return list(keys)

@@ -1,0 +1,141 @@
+"""Run a sweep: validate every run up front, skip the runs the store already has, run the rest on
+an executor and write each result into the store as soon as it arrives."""
+
+from __future__ import annotations
+
+import sys
+import time
+from concurrent.futures import Future, as_completed
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+from rdmasim.scenario.load import Problem, ScenarioError, loads
+from rdmasim.sweep.executor import open_executor, run_one
+from rdmasim.sweep.grid import ParamsLike, param_keys, plan
+from rdmasim.sweep.result import SweepResult
+from rdmasim.sweep.store import STORE_NAME, SweepStore
+
+
+def _read_scenario(scenario: str | Path) -> tuple[str, str]:
+    """(text, file name) of a scenario given as a path or as TOML text (which has a newline or
+    an ``=``)."""
+    if isinstance(scenario, Path) or ("\n" not in scenario and "=" not in scenario):
+        p = Path(scenario)
+        try:
+            return p.read_text(), str(p)
+        except OSError as exc:
+            raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
+    return scenario, "<string>"
+
+
+class _Progress:
+    """``sweep: 3/8 runs (2 skipped, 0 failed), 1.2 s, ETA 4 s`` on ``stream``."""
+
+    def __init__(self, enabled: bool, stream: TextIO, total: int, skipped: int) -> None:
+        self.enabled, self.stream, self.total, self.skipped = enabled, stream, total, skipped
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def show(self, done: int, failed: int, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not force and now - self.last < (0.2 if self.tty else 5.0):
+            return
+        self.last = now
+        el = now - self.t0
+        todo = self.total - self.skipped
+        eta = f", ETA {el / done * (todo - done):.0f} s" if 0 < done < todo else ""
+        line = (
+            f"sweep: {self.skipped + done}/{self.total} runs ({self.skipped} skipped, {failed} failed), "
+            f"{el:.1f} s{eta}"
+        )
+        self.stream.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run_sweep(
+    scenario: str | Path,
+    params: ParamsLike = None,
+    out_dir: str | Path = "sweep",
+    *,
+    seeds: int | None = None,
+    executor: Any = None,
+    scheduler: str | None = None,
+    max_workers: int | None = None,
+    resume: bool = True,
+    keep_runs: bool = False,
+    progress: bool | None = None,
+    stream: TextIO | None = None,
+) -> SweepResult:
+    """Run ``scenario`` (a file path or TOML text) once per point of the ``params`` grid.
+
+    ``params``: {key path: [values]} or ``"key=v1,v2"`` strings (values in TOML syntax); the runs are
+    their cartesian product, times ``seeds`` replicates (``simulation.seed`` = 1..seeds). Every run
+    is validated before any starts (:class:`ScenarioError` lists the problems). Results go into
+    ``out_dir/sweep.sqlite`` (:mod:`rdmasim.sweep.store`) as each run finishes.
+
+    ``executor``: None (a ProcessPoolExecutor of ``max_workers``), any
+    :class:`concurrent.futures.Executor`, ``"thread"``, ``"dask"`` (a local Dask cluster) or a
+    ``distributed.Client``; ``scheduler="tcp://host:port"`` runs on a Dask scheduler (its workers
+    need rdmasim installed). ``resume``: skip the runs the store has as ``ok`` (failed ones are run
+    again); with ``resume=False`` every run is run and replaces its stored result. ``keep_runs``:
+    also write each run's result files to ``out_dir/runs/<run_key>/``. ``progress`` (default: when
+    ``stream``, stderr by default, is a terminal): a runs done/total and ETA line."""
+    text, file = _read_scenario(scenario)
+    specs = plan(text, params, seeds)
+    problems: dict[str, Problem] = {}
+    for s in specs:
+        try:
+            loads(text, file, s.overrides)
+        except ScenarioError as exc:
+            for p in exc.problems:
+                problems.setdefault(str(p), p)
+    if problems:
+        raise ScenarioError(list(problems.values()))
+    out = Path(out_dir)
+    stream = sys.stderr if stream is None else stream
+    keys = param_keys(specs)
+    with ExitStack() as stack:
+        store = stack.enter_context(SweepStore(out / STORE_NAME))
+        stored_keys = store.get_meta("param_keys", [])
+        store.set_meta("param_keys", list(dict.fromkeys([*stored_keys, *keys])))
+        store.set_meta("scenario_file", file)
+        store.set_meta("scenario_text", text)
+        done_keys = store.ok_keys() if resume else set()
+        todo = [s for s in specs if s.run_key not in done_keys]
+        result = SweepResult(out, [s.run_key for s in specs], keys, skipped=len(specs) - len(todo))
+        show = getattr(stream, "isatty", lambda: False)() if progress is None else progress
+        prog = _Progress(show, stream, len(specs), result.skipped)
+        if not todo:
+            return result
+        ex, result.executor = open_executor(stack, executor, scheduler, max_workers)
+        futures: dict[Future[dict[str, Any]], Any] = {}
+        try:
+            for s in todo:
+                run_dir = str(out / "runs" / s.run_key) if keep_runs else ""
+                futures[ex.submit(run_one, text, file, s.overrides, run_dir)] = s
+            prog.show(0, 0, force=True)
+            for fut in as_completed(futures):
+                s = futures.pop(fut)
+                try:
+                    outcome = fut.result()
+                except Exception as exc:  # the worker died (e.g. a broken process pool)
+                    outcome = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+                store.record(s.run_key, s.overrides, outcome)
+                result.ran += 1
+                result.failed += outcome.get("status") != "ok"
+                prog.show(result.ran, result.failed)
+        finally:
+            for fut in futures:
+                fut.cancel()
+            prog.show(result.ran, result.failed, force=True)
+            prog.close()
+    return result

@@ -1,0 +1,38 @@
+"""Traffic generators: pure numpy, each returning a :class:`FlowTable` for the C engine to run.
+
+A :class:`FlowTable` is one structured array of flows (:data:`FLOW_DTYPE`: ``src``, ``dst``, ``size``,
+``start_ps``, ``verb``, ``priority``, ``group``) with CSR dependencies: flow ``i`` starts at
+``max(start_ps, finish of each dependency)``. ``src``/``dst`` are host indices; data always moves
+``src -> dst`` whatever the verb.
+
+Patterns (``hosts`` is an int ``n`` for hosts ``0..n-1``, or the host indices to use)::
+
+    from rdmasim import traffic as tr
+    t = tr.FlowTable.concat(
+        tr.poisson(16, load=0.4, link_rate_bps="100Gbps", duration_ps="1ms", size_cdf=tr.WEB_SEARCH, seed=1),
+        tr.incast(range(1, 9), 0, "64KiB", start="100us"),
+        tr.ring_allreduce(8, "8MiB", start="200us"),
+    )
+    t.validate(n_hosts=16)
+
+- :func:`incast`, :func:`permutation`, :func:`all_to_all`, :func:`poisson` (generators)
+- :func:`ring_allreduce`, :func:`halving_doubling_allreduce`, :func:`moe_all_to_all` (collectives, with
+  dependencies), :func:`ideal_ring_allreduce_ps` (analytical bound for validation)
+- :class:`SizeCDF` with :data:`WEB_SEARCH` (DCTCP) and :data:`DATA_MINING` (VL2) flow-size distributions
+"""
+
+from rdmasim.traffic.cdfs import DATA_MINING, WEB_SEARCH, SizeCDF
+from rdmasim.traffic.collectives import (
+    halving_doubling_allreduce,
+    ideal_ring_allreduce_ps,
+    moe_all_to_all,
+    ring_allreduce,
+)
+from rdmasim.traffic.generators import all_to_all, incast, permutation, poisson
+from rdmasim.traffic.table import FLOW_DTYPE, MAX_FLOW_SIZE, VERB_CODES, FlowTable, verb_code
+
+__all__ = [
+    "DATA_MINING", "FLOW_DTYPE", "MAX_FLOW_SIZE", "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
+    "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",
+    "permutation", "poisson", "ring_allreduce", "verb_code",
+]

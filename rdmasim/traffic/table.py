@@ -1,0 +1,264 @@
+"""The flow table: the one structure every traffic generator returns and the C side consumes.
+
+A table is a numpy structured array of flows plus a CSR list of dependencies. Flow ``i`` starts at
+``max(start_ps[i], finish time of every flow in deps[dep_ptr[i]:dep_ptr[i+1]])``. ``src`` is where the data
+is and ``dst`` where it goes, whatever the verb (a READ is posted by ``dst`` but still moves ``src -> dst``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FLOW_DTYPE = np.dtype([("src", "<i4"), ("dst", "<i4"), ("size", "<u8"), ("start_ps", "<i8"),
+                       ("verb", "u1"), ("priority", "u1"), ("group", "<i4")])
+"""One row per flow; ``src``/``dst`` are host indices; ``group`` indexes ``FlowTable.groups`` (-1: none)."""
+
+VERB_CODES: dict[str, int] = {"WRITE": 0, "READ": 1, "SEND": 2}
+"""Verb name -> the code stored in ``FLOW_DTYPE['verb']``."""
+
+MAX_FLOW_SIZE = 2**31 - 1
+"""Largest flow size in bytes (one RDMA message)."""
+
+_INT32_MAX = 2**31 - 1
+
+
+def verb_code(verb: str | int | np.integer[Any]) -> int:
+    """The code of ``verb`` (a name from :data:`VERB_CODES`, any case, or a code 0..2)."""
+    if isinstance(verb, str):
+        code = VERB_CODES.get(verb.upper())
+        if code is None:
+            raise ValueError(f"unknown verb {verb!r}: expected one of {sorted(VERB_CODES)}")
+        return code
+    if isinstance(verb, (int, np.integer)) and not isinstance(verb, bool) and 0 <= int(verb) <= 2:
+        return int(verb)
+    raise ValueError(f"verb {verb!r} is neither a verb name {sorted(VERB_CODES)} nor a code 0..2")
+
+
+def _verb_column(verb: Any) -> npt.NDArray[np.int64]:
+    """Verb names or codes (scalar or array) -> int64 codes (range-checked later by validate)."""
+    if isinstance(verb, (str, int, np.integer)):
+        return np.asarray(verb_code(verb), dtype=np.int64)
+    arr = np.asarray(verb)
+    if arr.dtype.kind in "US":
+        names, inverse = np.unique(arr.astype(str), return_inverse=True)
+        codes = np.array([verb_code(str(n)) for n in names], dtype=np.int64)
+        return codes[inverse].reshape(arr.shape)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"verb must be names or integer codes, got an array of dtype {arr.dtype}")
+    return arr.astype(np.int64)
+
+
+def _int_column(name: str, value: Any) -> npt.NDArray[np.int64]:
+    arr = np.asarray(value)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
+    return arr.astype(np.int64)
+
+
+def _first_bad(mask: npt.NDArray[np.bool_]) -> tuple[int, int]:
+    """Index of the first True in ``mask`` and how many are True."""
+    bad = np.flatnonzero(mask)
+    return int(bad[0]), int(bad.size)
+
+
+def _more(count: int) -> str:
+    return f" (and {count - 1} more)" if count > 1 else ""
+
+
+@dataclass
+class FlowTable:
+    """Flows plus their dependencies (CSR) and group labels. See the module docstring for semantics."""
+
+    flows: np.ndarray
+    dep_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    deps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    groups: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # FlowTable(flows) with the default (empty) dependencies: one zero per flow, plus one
+        if len(self.dep_ptr) == 1 and len(self.deps) == 0 and len(self.flows) > 0:
+            self.dep_ptr = np.zeros(len(self.flows) + 1, dtype=np.int64)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def empty(cls) -> FlowTable:
+        """A table with no flows."""
+        return cls(np.zeros(0, dtype=FLOW_DTYPE))
+
+    @classmethod
+    def from_columns(
+        cls,
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        size: npt.ArrayLike,
+        start_ps: npt.ArrayLike = 0,
+        verb: Any = "WRITE",
+        priority: npt.ArrayLike = 3,
+        group: npt.ArrayLike = -1,
+        *,
+        groups: Sequence[str] = (),
+        dep_ptr: npt.ArrayLike | None = None,
+        deps: npt.ArrayLike | None = None,
+    ) -> FlowTable:
+        """Build a table from columns; each is a scalar (broadcast) or a 1-D array of one common length.
+
+        ``verb`` takes names (``"WRITE"``, ``"READ"``, ``"SEND"``) or codes. ``dep_ptr``/``deps`` give the
+        CSR dependencies (both or neither; default: none). Values are range-checked only by :meth:`validate`,
+        except that they must fit the column types.
+        """
+        cols = {
+            "src": _int_column("src", src), "dst": _int_column("dst", dst), "size": _int_column("size", size),
+            "start_ps": _int_column("start_ps", start_ps), "verb": _verb_column(verb),
+            "priority": _int_column("priority", priority), "group": _int_column("group", group),
+        }
+        for name, col in cols.items():
+            if col.ndim > 1:
+                raise ValueError(f"{name} must be a scalar or a 1-D array, got shape {col.shape}")
+        try:
+            bcast = np.broadcast_arrays(*cols.values())
+        except ValueError:
+            lengths = {k: v.shape[0] for k, v in cols.items() if v.ndim == 1}
+            raise ValueError(f"columns have different lengths: {lengths}") from None
+        n = bcast[0].size if bcast[0].ndim else 1
+        flows = np.zeros(n, dtype=FLOW_DTYPE)
+        limits = {"src": (-(2**31), _INT32_MAX), "dst": (-(2**31), _INT32_MAX), "size": (0, 2**63 - 1),
+                  "verb": (0, 255), "priority": (0, 255), "group": (-(2**31), _INT32_MAX)}
+        for (name, _), col in zip(cols.items(), bcast, strict=True):
+            col = col.reshape(-1)
+            lo, hi = limits.get(name, (-(2**63), 2**63 - 1))
+            out = (col < lo) | (col > hi)
+            if out.any():
+                i, count = _first_bad(out)
+                raise ValueError(f"flow {i}{_more(count)}: {name} = {int(col[i])} does not fit its column "
+                                 f"[{lo}, {hi}]")
+            flows[name] = col
+        if (dep_ptr is None) != (deps is None):
+            raise ValueError("give both dep_ptr and deps, or neither")
+        if dep_ptr is None:
+            ptr = np.zeros(n + 1, dtype=np.int64)
+            dd = np.zeros(0, dtype=np.int32)
+        else:
+            ptr = np.asarray(dep_ptr, dtype=np.int64)
+            dd = np.asarray(deps, dtype=np.int32)
+        return cls(flows, ptr, dd, list(groups))
+
+    @classmethod
+    def concat(cls, *tables: FlowTable) -> FlowTable:
+        """One table holding ``tables`` in order; dependency indices and group ids are offset to match.
+
+        Groups are not merged: two tables that both use the label ``"ring-allreduce"`` keep two group ids.
+        """
+        if not tables:
+            return cls.empty()
+        flows = np.concatenate([t.flows for t in tables]).astype(FLOW_DTYPE, copy=False)
+        ptrs = [np.zeros(1, dtype=np.int64)]
+        deps = []
+        groups: list[str] = []
+        flow_off = 0
+        dep_off = 0
+        for i, t in enumerate(tables):
+            if len(t.dep_ptr) != len(t) + 1:
+                raise ValueError(f"table {i}: dep_ptr has length {len(t.dep_ptr)}, expected {len(t) + 1}")
+            g = flows["group"][flow_off:flow_off + len(t)]
+            g[g >= 0] += len(groups)
+            ptrs.append(np.asarray(t.dep_ptr[1:], dtype=np.int64) - int(t.dep_ptr[0]) + dep_off)
+            deps.append(np.asarray(t.deps[t.dep_ptr[0]:t.dep_ptr[-1]], dtype=np.int64) + flow_off)
+            groups.extend(t.groups)
+            flow_off += len(t)
+            dep_off += int(t.dep_ptr[-1] - t.dep_ptr[0])
+        all_deps = np.concatenate(deps)
+        if flow_off > _INT32_MAX:
+            raise ValueError(f"{flow_off} flows do not fit int32 dependency indices")
+        return cls(flows, np.concatenate(ptrs), all_deps.astype(np.int32), groups)
+
+    def shifted(self, dt_ps: int) -> FlowTable:
+        """A copy with every ``start_ps`` moved by ``dt_ps`` (dependencies and groups unchanged)."""
+        flows = self.flows.copy()
+        flows["start_ps"] += np.int64(dt_ps)
+        return FlowTable(flows, self.dep_ptr.copy(), self.deps.copy(), list(self.groups))
+
+    # ------------------------------------------------------------------ queries
+    def __len__(self) -> int:
+        return int(self.flows.shape[0])
+
+    def deps_of(self, i: int) -> np.ndarray:
+        """The flows that must finish before flow ``i`` starts."""
+        return self.deps[self.dep_ptr[i]:self.dep_ptr[i + 1]]
+
+    @property
+    def total_bytes(self) -> int:
+        """Sum of all flow sizes."""
+        return int(self.flows["size"].sum(dtype=np.uint64))
+
+    def topological_order(self) -> np.ndarray:
+        """Flow indices in an order where every flow comes after its dependencies.
+
+        Raises ValueError naming a cycle if there is none. Level-by-level Kahn in numpy: O(n + e) work.
+        """
+        from rdmasim.traffic._graph import topological_order
+
+        return topological_order(len(self), self.dep_ptr, self.deps)
+
+    # ------------------------------------------------------------------ checking
+    def validate(self, n_hosts: int) -> FlowTable:
+        """Check every field against the contract; raise ValueError naming flow, field, value and range.
+
+        Returns ``self`` so it can be chained.
+        """
+        f = self.flows
+        if not isinstance(f, np.ndarray) or f.dtype != FLOW_DTYPE or f.ndim != 1:
+            raise ValueError(f"flows must be a 1-D array of FLOW_DTYPE, got {getattr(f, 'dtype', type(f))}")
+        n = len(f)
+        checks: list[tuple[str, np.ndarray, int, int]] = [
+            ("src", f["src"], 0, n_hosts - 1), ("dst", f["dst"], 0, n_hosts - 1),
+            ("size", f["size"], 1, MAX_FLOW_SIZE), ("verb", f["verb"], 0, 2),
+            ("priority", f["priority"], 0, 7), ("group", f["group"], -1, len(self.groups) - 1),
+        ]
+        for name, col, lo, hi in checks:
+            bad = (col < lo) | (col > hi)
+            if bad.any():
+                i, count = _first_bad(bad)
+                raise ValueError(f"flow {i}{_more(count)}: {name} = {int(col[i])} is outside [{lo}, {hi}]"
+                                 + (f" (n_hosts = {n_hosts})" if name in ("src", "dst") else ""))
+        neg = f["start_ps"] < 0
+        if neg.any():
+            i, count = _first_bad(neg)
+            raise ValueError(f"flow {i}{_more(count)}: start_ps = {int(f['start_ps'][i])} must be >= 0")
+        same = f["src"] == f["dst"]
+        if same.any():
+            i, count = _first_bad(same)
+            raise ValueError(f"flow {i}{_more(count)}: src = dst = {int(f['src'][i])}; "
+                             "a flow needs two different hosts")
+        self._validate_deps(n)
+        return self
+
+    def _validate_deps(self, n: int) -> None:
+        ptr = np.asarray(self.dep_ptr)
+        deps = np.asarray(self.deps)
+        if ptr.ndim != 1 or len(ptr) != n + 1:
+            raise ValueError(f"dep_ptr must have length len(flows) + 1 = {n + 1}, got shape {ptr.shape}")
+        if deps.ndim != 1 or deps.dtype.kind not in "iu":
+            raise ValueError(f"deps must be a 1-D integer array, got shape {deps.shape} dtype {deps.dtype}")
+        if ptr[0] != 0 or ptr[-1] != len(deps):
+            raise ValueError(f"dep_ptr must start at 0 and end at len(deps) = {len(deps)}, "
+                             f"got {int(ptr[0])} .. {int(ptr[-1])}")
+        counts = np.diff(ptr)
+        if (counts < 0).any():
+            i, _ = _first_bad(counts < 0)
+            raise ValueError(f"flow {i}: dep_ptr decreases ({int(ptr[i])} -> {int(ptr[i + 1])})")
+        owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+        out = (deps < 0) | (deps >= n)
+        if out.any():
+            e, count = _first_bad(out)
+            raise ValueError(f"flow {int(owner[e])}{_more(count)}: dependency {int(deps[e])} is outside "
+                             f"[0, {n - 1}]")
+        selfdep = deps == owner
+        if selfdep.any():
+            e, count = _first_bad(selfdep)
+            raise ValueError(f"flow {int(owner[e])}{_more(count)}: depends on itself")
+        self.topological_order()

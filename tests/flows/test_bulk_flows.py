@@ -1,0 +1,148 @@
+"""Bulk flows handed to the C core as arrays (rdmasim.flows, csrc/workload/flows.c)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rdmasim import topology, traffic
+from rdmasim.flows import RUNNING, WAITING, describe_status, summarize
+from rdmasim.units import parse_time
+
+
+def _incast(n: int = 4, **kw: object):
+    return topology.incast(n, rate="100Gbps", delay="1us", mtu=1024, **kw).sim
+
+
+def test_every_verb_completes_and_delivers_its_bytes() -> None:
+    sim = _incast(6)
+    size = np.array([1, 1000, 1024, 5000, 1 << 20, 300_000])
+    fs = sim.add_flows({"src": np.arange(6), "dst": np.full(6, 6), "size": size,
+                        "verb": ["WRITE", "READ", "SEND", "WRITE", "READ", "SEND"]})
+    sim.run_flows()
+    r = fs.results()
+    assert [describe_status(s) for s in r["status"]] == ["ok"] * 6
+    assert (r["bytes_delivered"] == size).all()
+    assert (r["finish_ps"] > r["started_ps"]).all() and (r["started_ps"] == 0).all()
+    # nothing is faster than the bytes at line rate
+    assert (r["fct_ps"] >= size * 8 * 10**12 // 100_000_000_000).all()
+    # QP pairs are freed once flows finish
+    assert (sim._flows_core().results(0, 6)["req_qpn"] == 0).all()
+
+
+def test_start_times_and_dependencies() -> None:
+    sim = _incast(3)
+    t = traffic.FlowTable.from_columns(src=[0, 1, 2], dst=[3, 3, 3], size=[100_000, 100_000, 50_000],
+                                       start_ps=[parse_time("5us"), 0, 0],
+                                       dep_ptr=[0, 0, 0, 2], deps=[0, 1])
+    fs = sim.add_flows(t)
+    sim.run_flows()
+    r = fs.results()
+    assert r["started_ps"][0] == parse_time("5us")
+    assert r["started_ps"][1] == 0
+    # flow 2 starts exactly when the later of its two dependencies finishes
+    assert r["started_ps"][2] == max(r["finish_ps"][0], r["finish_ps"][1])
+
+
+def test_waiting_and_running_status_before_the_end() -> None:
+    sim = _incast(2)
+    fs = sim.add_flows({"src": [0, 1], "dst": [2, 2], "size": [1 << 20, 1000],
+                        "start_ps": [0, parse_time("1ms")]})
+    sim.run_flows(until="20us")
+    r = fs.results()
+    assert r["status"][0] == RUNNING and 0 < r["bytes_delivered"][0] < 1 << 20
+    assert r["status"][1] == WAITING and r["started_ps"][1] == -1
+    sim.run_flows()
+    assert (fs.results()["status"] == 0).all()
+
+
+def test_ring_allreduce_time_against_the_analytical_bound() -> None:
+    n, size = 8, 8 << 20
+    sim = topology.star(n, rate="100Gbps", delay="1us", mtu=4096).sim
+    fs = sim.add_flows(traffic.ring_allreduce(n, size), mtu=4096)
+    sim.run_flows()
+    r = fs.results()
+    assert (r["status"] == 0).all() and len(r) == 2 * n * (n - 1)
+    took = int(r["finish_ps"].max())
+    ideal = traffic.ideal_ring_allreduce_ps(n, size, 100e9, 2 * parse_time("1us"))
+    # headers (~2 % at MTU 4096) and per-step ACK round trips on top of the fluid bound
+    assert ideal <= took <= 1.15 * ideal, (took, ideal)
+
+
+def test_loss_is_recovered_with_size_only_packets() -> None:
+    sim = topology.back_to_back(rate="100Gbps", delay="1us", mtu=1024, seed=3).sim
+    for link in sim.links:
+        link.ab.set_loss(0.01)
+        link.ba.set_loss(0.01)
+    fs = sim.add_flows({"src": [0, 1, 0], "dst": [1, 0, 1], "size": [1 << 20] * 3,
+                        "verb": ["WRITE", "READ", "SEND"]})
+    sim.run_flows()
+    r = fs.results()
+    assert (r["status"] == 0).all()
+    assert (r["bytes_delivered"] == 1 << 20).all()
+    assert r["retx_pkts"].sum() > 0
+
+
+def test_runs_are_deterministic_for_a_seed() -> None:
+    def once() -> np.ndarray:
+        sim = topology.leaf_spine(2, 2, 4, host_rate="100Gbps", fabric_rate="100Gbps", delay="1us",
+                                  mtu=1024, seed=7).sim
+        for link in sim.links:
+            link.ab.set_loss(0.002)
+        small = traffic.SizeCDF([1000, 64_000], [0.0, 1.0], "small")
+        fs = sim.add_flows(traffic.poisson(8, 0.5, "100Gbps", "200us", size_cdf=small, seed=2))
+        sim.run_flows()
+        return fs.results()
+
+    a, b = once(), once()
+    assert len(a) > 10
+    assert (a == b).all()
+
+
+def test_samples_show_progress_and_rates() -> None:
+    from rdmasim.cc import DcqcnParams
+
+    sim = _incast(4)
+    for h in sim.hosts.values():
+        h.set_congestion_control("dcqcn", DcqcnParams.paper())
+    fs = sim.add_flows({"src": np.arange(4), "dst": np.full(4, 4), "size": np.full(4, 2 << 20)})
+    s = sim.run_flows(sample_every="5us")
+    assert s is not None and len(s.t_ps) > 50
+    for fid in range(4):
+        m = s.flow_id == fid
+        assert (np.diff(s.bytes_acked[m].astype(np.int64)) >= 0).all()
+        assert s.bytes_acked[m].max() <= 2 << 20
+    assert (s.rate_bps > 0).any(), "DCQCN should have cut some rate below line rate"
+    assert summarize(fs.results())["completed"] == 4
+
+
+@pytest.mark.parametrize(
+    ("cols", "match"),
+    [
+        ({"src": [0], "dst": [9], "size": [1]}, "dst host 9"),
+        ({"src": [0], "dst": [0], "size": [1]}, "src and dst are both host 0"),
+        ({"src": [0], "dst": [1], "size": [0]}, "size 0 outside 1..2147483647"),
+        ({"src": [0], "dst": [1], "size": [1], "verb": [7]}, "verb 7"),
+        ({"src": [0], "dst": [1], "size": [1], "priority": [8]}, "priority 8"),
+        ({"src": ["h0"], "dst": ["nope"], "size": [1]}, "no host named 'nope'"),
+        ({"src": [0], "dst": [1], "size": [1], "verb": ["PUT"]}, "'PUT'"),
+    ],
+)
+def test_bad_flows_are_refused_with_the_reason(cols: dict, match: str) -> None:
+    sim = _incast(2)
+    with pytest.raises(Exception, match=match):
+        sim.add_flows(cols)
+    assert sim._flows_core().counts()["total"] == 0
+
+
+def test_hundred_thousand_flows_set_up_from_arrays() -> None:
+    sim = topology.leaf_spine(4, 2, 8, host_rate="100Gbps", fabric_rate="100Gbps", delay="1us",
+                              mtu=1024).sim
+    small = traffic.SizeCDF([1000, 64_000], [0.0, 1.0], "small")
+    t = traffic.poisson(32, 0.3, "100Gbps", "30ms", size_cdf=small, seed=1)
+    assert len(t) >= 100_000
+    fs = sim.add_flows(t)
+    assert sim._flows_core().counts()["total"] == len(fs) == len(t)
+    sim.run_flows(until="200us")
+    c = sim._flows_core().counts()
+    assert 0 < c["finished"] < c["started"] <= c["total"]

@@ -1,0 +1,93 @@
+"""Sweeps on a process pool and on a thread pool passed in: one store, the right rows, resume."""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from sweep_helpers import FLOWS_PER_RUN, GRID, LOSSY, query
+
+from rdmasim.cli import main
+from rdmasim.results import FLOW_COLUMNS
+from rdmasim.sweep import STORE_NAME, load_sweep, plan, run_sweep
+
+
+def test_process_pool_sweep_2x2_into_one_store(tmp_path: Path) -> None:
+    res = run_sweep(LOSSY, GRID, tmp_path, max_workers=2, progress=False)
+    assert (res.ran, res.skipped, res.failed) == (4, 0, 0)
+    db = tmp_path / STORE_NAME
+    assert db.is_file() and not (tmp_path / "runs").exists()  # run folders only with keep_runs
+    keys = [s.run_key for s in plan(LOSSY.read_text(), GRID)]
+    assert sorted(r[0] for r in query(db, "SELECT run_key FROM runs WHERE status = 'ok'")) == sorted(keys)
+    counts = dict(query(db, "SELECT run_key, count(*) FROM flows GROUP BY run_key"))
+    assert counts == {k: FLOWS_PER_RUN for k in keys}
+    assert query(db, "PRAGMA journal_mode") == [("wal",)]
+    cols = [r[1] for r in query(db, "PRAGMA table_info(flows)")]
+    assert cols == ["run_key", *FLOW_COLUMNS]
+
+    flows = res.flows()
+    assert len(flows) == 4 * FLOWS_PER_RUN
+    assert list(flows.columns[:3]) == ["run_key", "flows[].size", "impairments.loss[0].probability"]
+    assert set(flows.groupby("flows[].size")["size"].unique().map(tuple)) == {(8192,), (32768,)}
+    assert (flows["status"] == "ok").all()
+    runs = res.runs()
+    assert list(runs["status"]) == ["ok"] * 4 and set(runs["seed"]) == {7}  # the file's seed
+    rows = res.summary_rows()
+    assert [(r["flows[].size"], r["impairments.loss[0].probability"]) for r in rows] == [
+        ("8KiB", 0.0), ("8KiB", 0.05), ("32KiB", 0.0), ("32KiB", 0.05)]
+    assert all(r["runs"] == 1 and r["completed"] == FLOWS_PER_RUN and r["p99_fct_ps"] > 0 for r in rows)
+
+    again = run_sweep(LOSSY, GRID, tmp_path, max_workers=2, progress=False)
+    assert (again.ran, again.skipped) == (0, 4)
+    assert len(load_sweep(tmp_path).flows()) == 4 * FLOWS_PER_RUN
+
+
+def test_thread_pool_passed_in_seeds_and_a_failing_run(tmp_path: Path) -> None:
+    grid = {"flows[].size": ["8KiB"], "impairments.loss[0].link": [["a", "b"], ["a", "zz"]]}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        res = run_sweep(str(LOSSY), grid, tmp_path, seeds=2, executor=pool, progress=False)
+        assert (res.ran, res.failed) == (4, 2)  # the unknown link fails when the fabric is built
+        runs = res.runs_records()
+        bad = [r for r in runs if r["status"] == "error"]
+        assert len(bad) == 2 and all("zz" in r["error"] for r in bad)
+        assert sorted(r["simulation.seed"] for r in runs if r["status"] == "ok") == [1, 2]
+        assert len(res.flows_records()) == 2 * FLOWS_PER_RUN  # a failed run has no flow rows
+        (row,) = [r for r in res.summary_rows() if r["failed"]]
+        assert row["runs"] == 0 and row["flows"] == 0
+        # resume: the ok runs are kept, the failed ones run again
+        res2 = run_sweep(str(LOSSY), grid, tmp_path, seeds=2, executor=pool, progress=False)
+        assert (res2.ran, res2.skipped, res2.failed) == (2, 2, 2)
+        pool.submit(int).result()  # the pool passed in is not shut down
+        # no resume: everything again, replacing the stored rows
+        res3 = run_sweep(str(LOSSY), grid, tmp_path, seeds=2, executor="thread", resume=False,
+                         progress=False)
+        assert (res3.ran, res3.skipped) == (4, 0)
+        assert len(res3.flows_records()) == 2 * FLOWS_PER_RUN
+
+
+def test_without_pandas_tables_are_numpy_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_sweep(LOSSY, {"flows[].size": ["8KiB", "16KiB"]}, tmp_path, executor="thread", progress=False)
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas -> ImportError
+    flows = load_sweep(tmp_path).flows()
+    assert isinstance(flows, dict)
+    assert flows["fct_ps"].dtype.kind == "i" and len(flows["fct_ps"]) == 2 * FLOWS_PER_RUN
+    assert sorted(set(flows["flows[].size"])) == ["16KiB", "8KiB"]
+    assert load_sweep(tmp_path).runs()["status"].tolist() == ["ok", "ok"]
+
+
+def test_cli_sweep_prints_a_row_per_combination(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s"
+    argv = ["sweep", str(LOSSY), "--param", "flows[].size=8KiB,16KiB", "--seeds", "2", "--workers", "2",
+            "--out", str(out), "--quiet", "--keep-runs"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "4 runs: 4 ran on 2 worker processes, 0 already in the store, 0 failed" in text
+    lines = [ln for ln in text.splitlines() if ln.strip().startswith(("8KiB", "16KiB"))]
+    assert len(lines) == 2 and all(ln.split()[1:3] == ["2", "0"] and ln.endswith("6/6") for ln in lines)
+    assert len(list((out / "runs").glob("*/flows.csv"))) == 4
+    assert main(argv) == 0
+    assert "0 ran, 4 already in the store" in capsys.readouterr().out
+    with pytest.raises(FileNotFoundError):
+        load_sweep(tmp_path / "nothing")
