@@ -37,9 +37,15 @@ void rs_sim_free(rs_sim *sim)
     rs_trace_disable(sim);
     rs_fabric_free(sim);
     rs_flows_free(sim->flows);
+    while (sim->qp_spare) {
+        rs_qp *qp = sim->qp_spare;
+        sim->qp_spare = qp->act_next;
+        free(qp);
+    }
     for (uint32_t i = 0; i < sim->n_hosts; i++) {
         rs_rxpipe_free(sim, sim->hosts[i]->rx);
-        sim->hosts[i]->rx = NULL;
+        rs_rxpipe_free(sim, sim->hosts[i]->rx_off);
+        sim->hosts[i]->rx = sim->hosts[i]->rx_off = NULL;
     }
     for (uint32_t i = 0; i < sim->n_hosts; i++)
         rs_host_free(sim->hosts[i]);

@@ -2,6 +2,7 @@
 #include "net/rxpipe.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/sim_impl.h"
 #include "net/pause.h"
@@ -126,8 +127,12 @@ int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t
         if (h->rx && h->rx->head)
             return rs_sim_fail(sim, RS_ERR_BUSY, "host %d: receive buffer still holds %llu bytes", host,
                                (unsigned long long)h->rx->bytes);
-        rs_rxpipe_free(sim, h->rx);
-        h->rx = NULL;
+        if (h->rx) { /* kept, not freed: stale heap entries of its timers may still point at it */
+            rs_timer_cancel(&h->rx->drain);
+            rs_timer_cancel(&h->rx->refresh);
+            h->rx_off = h->rx;
+            h->rx = NULL;
+        }
         return RS_OK;
     }
     if (rate_bps < 0 || xon_bytes > xoff_bytes || xoff_bytes > buf_bytes || quanta == 0)
@@ -135,10 +140,17 @@ int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t
                            "receiver: need rate >= 0 (0 = stuck), xon (%llu) <= xoff (%llu) <= buffer (%llu), "
                            "quanta 1..65535", (unsigned long long)xon_bytes, (unsigned long long)xoff_bytes,
                            (unsigned long long)buf_bytes);
+    if (!h->rx && h->rx_off) { /* re-enable: the same memory, reset */
+        h->rx = h->rx_off;
+        h->rx_off = NULL;
+        memset(h->rx, 0, sizeof(*h->rx));
+    }
     if (!h->rx) {
         h->rx = calloc(1, sizeof(*h->rx));
         if (!h->rx)
             return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    }
+    if (!h->rx->host) {
         h->rx->host = h;
         h->rx->drain.owner = h->rx;
         h->rx->drain.kind = RS_EV_RX_DRAIN;

@@ -52,9 +52,13 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
         h->qps = nq;
         h->qps_cap = cap;
     }
-    rs_qp *qp = calloc(1, sizeof(*qp));
-    if (!qp)
+    rs_qp *qp = sim->qp_spare;
+    if (qp) { /* reuse a destroyed QP's memory (see rs_sim.qp_spare) */
+        sim->qp_spare = qp->act_next;
+        memset(qp, 0, sizeof(*qp));
+    } else if (!(qp = calloc(1, sizeof(*qp)))) {
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    }
     qp->sq = calloc(in->max_send_wr, sizeof(rs_swqe));
     qp->sq_sge = calloc((size_t)in->max_send_wr * in->max_send_sge, sizeof(rs_sge));
     qp->rq = calloc(in->max_recv_wr, sizeof(rs_rwqe));
@@ -64,7 +68,8 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
         free(qp->sq_sge);
         free(qp->rq);
         free(qp->rq_sge);
-        free(qp);
+        qp->act_next = sim->qp_spare;
+        sim->qp_spare = qp;
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
     for (uint32_t i = 0; i < in->max_send_wr; i++)
@@ -132,7 +137,9 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
     free(qp->sq_sge);
     free(qp->rq);
     free(qp->rq_sge);
-    free(qp);
+    qp->host = NULL;
+    qp->act_next = sim->qp_spare; /* not freed: its timers may have stale heap entries */
+    sim->qp_spare = qp;
 }
 
 static uint32_t wc_opcode_of(uint32_t wr_op)
