@@ -50,6 +50,7 @@ def summarize(res: RunResult) -> dict[str, Any]:
     out["paused_us"] = sum(f.pause_ps for f in res.flows) / 1e6
     out["cnps"] = sum(f.cnps for f in res.flows)
     q = res.queue_samples
+    assert q is not None, "the scenario samples queues ([outputs] sample_interval)"
     col = list(q["labels"]).index(BOTTLENECK)
     t, qb = np.asarray(q["t_ps"]), np.asarray(q["egress_bytes"])[:, col].astype(float)
     late = t > STARTUP_PS
