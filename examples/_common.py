@@ -22,6 +22,8 @@ from rdmasim.scenario import Scenario, load
 HERE = Path(__file__).resolve().parent
 #: where the figures go unless ``--out`` says otherwise (relative to the current directory)
 DEFAULT_OUT = "examples-out"
+#: PNG resolution: the figures stay under ~100 KB (docs/img/examples)
+DPI = 84
 
 
 def parse_args(description: str, argv: Sequence[str] | None) -> argparse.Namespace:
@@ -61,8 +63,8 @@ def figure(ncols: int = 1, nrows: int = 1,
 
 
 def save(fig: Figure, out: str | Path, name: str) -> list[Path]:
-    """Write ``out/name.png`` (96 dpi, small enough to commit) and ``out/name.svg``; return the paths."""
-    paths: list[Path] = plots.save(fig, Path(out) / name, formats=("png", "svg"), dpi=96)
+    """Write ``out/name.png`` (:data:`DPI`, small enough to commit) and ``out/name.svg``; return the paths."""
+    paths: list[Path] = plots.save(fig, Path(out) / name, formats=("png", "svg"), dpi=DPI)
     for p in paths:
         print(f"wrote {p}")
     return paths

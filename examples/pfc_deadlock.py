@@ -59,7 +59,7 @@ def run(watchdog: bool, duration: str, sample: str) -> dict[str, Any]:
     q = sampler.arrays()
     paused = np.asarray(q["paused"], dtype=bool)
     t = np.asarray(q["t_ps"])
-    free: np.ndarray = ~paused.all(axis=1)  # samples where some ring queue was not paused
+    free = np.logical_not(paused.all(axis=1))  # samples where some ring queue was not paused
     found = fabric.deadlock(sim)
     totals = [sw.totals() for sw in sim.switches.values()]
     gp = plots.goodput(series.as_dict(), bin_ps=GOODPUT_BIN_PS) if series is not None else None
