@@ -1,0 +1,150 @@
+"""The examples in examples/: each ``--quick`` run writes its figure and shows the classic effect.
+
+The examples are scripts, not a package: their folder is put on ``sys.path`` and each one's
+``main(argv)`` is called in this process (it returns the numbers it prints). One test runs a script
+and ``run_all.py`` as a user would, in a subprocess. The full-size runs are ``@slow``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def example(name: str) -> ModuleType:
+    """Import examples/<name>.py (and its sibling _common.py)."""
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    return importlib.import_module(name)
+
+
+def run(name: str, out: Path, quick: bool = True) -> dict[str, Any]:
+    """Run one example's main into ``out`` and check the figure files it reports."""
+    res: dict[str, Any] = example(name).main(["--out", str(out), *(["--quick"] if quick else [])])
+    files = sorted(Path(f) for f in res["files"])
+    assert [f.name for f in files] == [f"{name}.png", f"{name}.svg"]
+    png, svg = files
+    assert png.read_bytes().startswith(PNG_MAGIC) and png.stat().st_size > 10_000
+    assert png.stat().st_size < 200_000
+    assert "<svg" in svg.read_text()[:1000]
+    return res
+
+
+def check_gbn_loss(r: dict[str, Any]) -> None:
+    """Goodput falls with loss (within noise) and collapses at 5 %; IRN holds up better there."""
+    g = np.array(r["goodput"])
+    assert r["loss"][0] == 0 and r["loss"][-1] == pytest.approx(0.05)
+    assert np.all(np.diff(g) <= 0.02), g          # monotone within 2 % of line rate
+    assert g[0] > 0.9 and g[-1] < 0.1 * g[0], g      # header-limited at 0, collapsed at 5 %
+    assert r["irn_goodput"][-1] > 3 * g[-1]
+    # where timeouts are rare, the Leung formula is close
+    low = [i for i, p in enumerate(r["loss"]) if 0 < p <= 1e-3]
+    for i in low:
+        assert g[i] == pytest.approx(r["leung"][i], rel=0.05)
+
+
+def check_incast_dcqcn(r: dict[str, Any]) -> None:
+    """DCQCN: far fewer pauses, a short queue after start-up, short flows close to ideal."""
+    none, dcqcn = r["none"], r["dcqcn"]
+    assert none["unfinished"] == 0 and dcqcn["unfinished"] == 0
+    assert none["cnps"] == 0 and dcqcn["cnps"] > 0
+    assert dcqcn["xoff_frames"] * 5 < none["xoff_frames"]
+    assert dcqcn["queue_mean_kb"] * 5 < none["queue_mean_kb"]
+    assert dcqcn["queue_max_after_startup_kb"] * 5 < none["queue_max_after_startup_kb"]
+    assert dcqcn["queue_max_kb"] <= none["queue_max_kb"]
+    assert dcqcn["short_slowdown_median"] * 2 < none["short_slowdown_median"]
+
+
+def check_pfc_victim(r: dict[str, Any]) -> None:
+    """The victim is paused and slowed with PFC, and runs at its own pace without PFC."""
+    alone, pfc, no_pfc = r["alone"], r["pfc"], r["no_pfc"]
+    assert alone["victim_paused_us"] == 0 and alone["victim_gbps"] > 80
+    assert pfc["victim_paused_us"] > 50
+    assert pfc["victim_gbps"] < 0.7 * alone["victim_gbps"]
+    assert pfc["xoff_left"] > 0 and pfc["drops"] == 0
+    assert no_pfc["victim_gbps"] == pytest.approx(alone["victim_gbps"], rel=0.05)
+    assert no_pfc["drops"] > 0 and no_pfc["incast_retx_pkts"] > 0
+
+
+def check_pfc_deadlock(r: dict[str, Any]) -> None:
+    """Without the watchdog: a detected cycle, every ring queue paused for good, no progress, no
+    drops. With it: the watchdog drops and every WRITE completes."""
+    dead, wd = r["no watchdog"], r["watchdog"]
+    assert dead["completed"] == 0 and dead["bytes_delivered"] < dead["bytes_total"]
+    assert dead["bytes_after_100us"] == 0
+    assert dead["deadlock_at_us"] is not None and len(dead["deadlock_cycle"]) == 5
+    assert dead["all_paused_since_us"] is not None and dead["all_paused_since_us"] < 100
+    assert dead["drops"] == 0
+    assert wd["completed"] == wd["flows"] == 5 and wd["watchdog_drops"] > 0
+
+
+def check_ring_allreduce(r: dict[str, Any]) -> None:
+    """Never faster than the ideal bound; slower with loss; near the bound and faster with rate."""
+    ideal = r["ideal_ps"]
+    for times in r["loss_times_ps"]:
+        assert min(times) >= ideal
+    means = np.array(r["loss_mean_ps"])
+    assert np.all(np.diff(means) >= 0), means
+    assert means[-1] > 2 * means[0]
+    rt, ri = np.array(r["rate_times_ps"]), np.array(r["ideal_rate_ps"])
+    assert np.all(rt >= ri) and np.all(rt < 1.3 * ri)
+    assert np.all(np.diff(rt) < 0)
+
+
+CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "gbn_loss": check_gbn_loss,
+    "incast_dcqcn": check_incast_dcqcn,
+    "pfc_victim": check_pfc_victim,
+    "pfc_deadlock": check_pfc_deadlock,
+    "ring_allreduce": check_ring_allreduce,
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_quick(name: str, tmp_path: Path) -> None:
+    CHECKS[name](run(name, tmp_path))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_full(name: str, tmp_path: Path) -> None:
+    CHECKS[name](run(name, tmp_path, quick=False))
+
+
+def test_every_example_has_a_scenario_file_that_validates() -> None:
+    from rdmasim.scenario import load
+
+    for name in CHECKS:
+        load(EXAMPLES / f"{name}.toml")  # raises ScenarioError on any problem
+
+
+def test_scripts_run_from_the_command_line(tmp_path: Path) -> None:
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+
+    def script(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=120)
+
+    one = script(str(EXAMPLES / "pfc_victim.py"), "--quick", "--out", str(tmp_path / "a"))
+    assert one.returncode == 0, one.stderr
+    assert "victim l1->r1 throughput" in one.stdout
+    assert (tmp_path / "a" / "pfc_victim.png").stat().st_size > 0
+    every = script(str(EXAMPLES / "run_all.py"), "--quick", "--only", "pfc_deadlock",
+                   "--out", str(tmp_path / "b"))
+    assert every.returncode == 0, every.stderr
+    assert "pfc_deadlock     ok" in every.stdout
+    assert (tmp_path / "b" / "pfc_deadlock.svg").stat().st_size > 0
