@@ -48,6 +48,7 @@ def run_once(size: int, msg: int, senders: int = 8, seed: int = 1, pcap: str | N
     c0 = time.process_time()
     sys.path.insert(0, os.path.join(HERE, "models"))
     import rdmasim_incast as m
+
     from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
     from rdmasim.verbs import enums as e
 
