@@ -184,6 +184,10 @@ SCHEMA: dict[str, Opt] = {
     "qp.timeout": Opt("int", 14, "Local ACK timeout exponent: 4.096us * 2^timeout.", lo=1, hi=31),
     "qp.retry_cnt": Opt("int", 7, "Retransmission retries before the QP errors out.", lo=0, hi=7),
     "qp.rnr_retry": Opt("int", 7, "RNR retries (7 = infinite).", lo=0, hi=7),
+    "qp.recovery": Opt(
+        "str", "gbn", "Loss recovery: 'gbn' (Go-Back-N, as RoCEv2 NICs) or 'irn' (IRN selective repeat; "
+        "window = the path's bandwidth-delay product).", choices=("gbn", "irn"),
+    ),
     # impairments
     "impairments.loss[].link": Opt("node_pair", [], "The link, by its two end names."),
     "impairments.loss[].direction": Opt(

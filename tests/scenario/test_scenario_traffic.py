@@ -121,3 +121,15 @@ def test_results_as_dataframes_and_port_counters(tmp_path: Path) -> None:
     assert q.egress_bytes.max() > 0 and q.probe.nunique() == 4
     assert (tmp_path / "ports.csv").read_text().startswith("node,kind,port,")
     assert (tmp_path / "timeseries.npz").stat().st_size > 0
+
+
+def test_irn_recovery_resends_less_than_go_back_n_under_loss() -> None:
+    text = ('[traffic.permutation]\nsize = "2MiB"\n[[impairments.loss]]\nlink = ["h0", "s0"]\n'
+            'probability = 0.01\n[[impairments.loss]]\nlink = ["h1", "s0"]\nprobability = 0.01\n')
+    retx = {}
+    for mode in ("gbn", "irn"):
+        star = STAR.format(n=4).replace("timeout = 8", f'timeout = 8\nrecovery = "{mode}"')
+        res = run_scenario(loads(star + text, f"{mode}.toml"), out_dir="", progress=False)
+        assert all(f.status == "ok" and f.bytes_delivered == f.size for f in res.flows)
+        retx[mode] = sum(f.retx_pkts for f in res.flows)
+    assert 0 < retx["irn"] < retx["gbn"], retx
