@@ -79,6 +79,8 @@ class RunResult:
     flow_samples: Any = None
     #: switch queue samples (QueueSampler.arrays() plus "labels") when sample_interval > 0
     queue_samples: dict[str, Any] | None = None
+    #: the first PFC deadlock found ([switch] deadlock_check): (time ps, [(switch, port, priority)])
+    deadlock: Any = None
     #: per host NIC: PFC pause received and frames sent / received (see :meth:`port_rows`)
     nics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -162,6 +164,8 @@ class RunResult:
             "python": platform.python_version(),
             "flows": len(self.flows),
             "completed": sum(f.status == "ok" for f in self.flows),
+            "deadlock": None if self.deadlock is None else {
+                "at_ps": self.deadlock[0], "cycle": [list(c) for c in self.deadlock[1]]},
         }
 
     def write(
@@ -276,6 +280,10 @@ class RunResult:
         if sds:
             p99 = sds[min(len(sds) - 1, int(0.99 * len(sds)))]
             lines.append(f"  slowdown: median {sds[len(sds) // 2]:.2f}, p99 {p99:.2f}, max {sds[-1]:.2f}")
+        if self.deadlock is not None:
+            t_ps, cycle = self.deadlock
+            ring = " -> ".join(f"{s}:{p}/p{pr}" for s, p, pr in cycle)
+            lines.append(f"  PFC DEADLOCK at {format_time(t_ps)}: {ring}")
         for name, sw in self.switches.items():
             t = sw["totals"]
             lines.append(

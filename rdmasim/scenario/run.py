@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from rdmasim import topology
+from rdmasim import fabric, topology
 from rdmasim.flows import VERB_NAMES, FlowSamples, describe_status
 from rdmasim.results import FlowRecord, RunResult
 from rdmasim.scenario.ideal import ideal_fct_ps
@@ -95,6 +95,11 @@ def build(sc: Scenario) -> Simulator:
                 nodes[r["a"]], nodes[r["b"]], rate=r["rate"] or rate, delay=r["delay"] or delay, mtu=mtu
             )
     _impair(sc, sim)
+    if sim.switches and v["switch.watchdog.enabled"]:
+        fabric.enable_pfc_watchdog(sim, v["switch.watchdog.poll"], v["switch.watchdog.detect"],
+                                   v["switch.watchdog.restore"])
+    if sim.switches and v["switch.deadlock_check"]:
+        fabric.enable_deadlock_detector(sim, v["switch.deadlock_check"])
     algo = v["congestion_control.algorithm"]
     if algo == "dcqcn":
         from rdmasim.cc import DcqcnParams
@@ -277,6 +282,8 @@ def run_scenario(
         name=v["simulation.name"],
     )
     result.flow_samples = samples
+    if sim.switches and v["switch.deadlock_check"]:
+        result.deadlock = fabric.deadlock(sim)
     for h in sim.hosts.values():
         tx = h.link.direction(h.name).stats() if h.link else {}
         rx = (h.link.ba if h.link.a is h else h.link.ab).stats() if h.link else {}

@@ -82,6 +82,7 @@ SECTIONS: dict[str, str] = {
     "link": "Defaults for every link.",
     "switch": "Every switch (rdmasim.fabric.switch_config).",
     "switch.ecn": "RED ECN marking on egress queues.",
+    "switch.watchdog": "PFC watchdog (rdmasim.fabric.enable_pfc_watchdog).",
     "congestion_control": "NIC congestion control of every host.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
@@ -163,6 +164,14 @@ SCHEMA: dict[str, Opt] = {
     "switch.pfc_quanta": Opt("int", 0xFFFF, "Pause time of XOFF frames (quanta).", lo=1, hi=0xFFFF),
     "switch.scheduler": Opt("str", "strict", "Egress scheduler.", choices=("strict", "wrr")),
     "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
+    "switch.watchdog.enabled": Opt("bool", False, "PFC watchdog on every switch (SONiC-style): a lossless "
+                                   "queue paused with no progress for `detect` drops its packets and ignores "
+                                   "pause for `restore`."),
+    "switch.watchdog.poll": Opt("time", "100us", "Watchdog polling period.", lo=1, hi=U63),
+    "switch.watchdog.detect": Opt("time", "200us", "Stall that declares a storm (>= poll).", lo=1, hi=U63),
+    "switch.watchdog.restore": Opt("time", "200us", "Time pause is ignored after a storm.", lo=1, hi=U63),
+    "switch.deadlock_check": Opt("time", 0, "Look for a cycle of mutually paused queues (a PFC deadlock) "
+                                 "this often (0 = off); the first found is in metadata.json.", lo=0, hi=U63),
     "switch.ecn.enabled": Opt("bool", True, "Mark ECN (needed by DCQCN)."),
     "switch.ecn.kmin": Opt("size", "5KB", "RED Kmin.", lo=0, hi=2**64 - 1),
     "switch.ecn.kmax": Opt("size", "200KB", "RED Kmax (> kmin).", lo=1, hi=2**64 - 1),
@@ -287,6 +296,7 @@ TABLES = (
     "link",
     "switch",
     "switch.ecn",
+    "switch.watchdog",
     "congestion_control",
     "qp",
     "impairments",

@@ -133,3 +133,20 @@ def test_irn_recovery_resends_less_than_go_back_n_under_loss() -> None:
         assert all(f.status == "ok" and f.bytes_delivered == f.size for f in res.flows)
         retx[mode] = sum(f.retx_pkts for f in res.flows)
     assert 0 < retx["irn"] < retx["gbn"], retx
+
+
+def test_deadlock_is_reported_and_the_watchdog_breaks_it() -> None:
+    from rdmasim.scenario import load
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "pfc_deadlock.toml"
+    stuck = run_scenario(load(path), out_dir="", progress=False)
+    assert stuck.deadlock is not None and len(stuck.deadlock[1]) >= 2
+    assert all(f.status == "incomplete" for f in stuck.flows)
+    assert "PFC DEADLOCK" in stuck.summary()
+    freed = run_scenario(load(path, overrides={"switch.watchdog.enabled": True,
+                                               "switch.watchdog.poll": "10us",
+                                               "switch.watchdog.detect": "50us",
+                                               "switch.watchdog.restore": "50us"}),
+                         out_dir="", progress=False)
+    assert all(f.status == "ok" for f in freed.flows)
+    assert sum(sw["totals"]["drops_watchdog"] for sw in freed.switches.values()) > 0
