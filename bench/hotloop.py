@@ -152,6 +152,8 @@ def main() -> None:
             ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", outf], capture_output=True,
                                  text=True).stdout
             m = re.search(r"^\s*([\d,]+)\s.*:rs_sim_run\b", ann, re.M)
+            if not m:  # rs_sim_run inlined into its one caller: the Cython SimCore.run wrapper (+~6k Ir)
+                m = re.search(r"^\s*([\d,]+)\s.*:__pyx_pw_\w*SimCore_\d*run\b", ann, re.M)
             run_ir = int(m.group(1).replace(",", "")) if m else -1
         res.update(callgrind_ir=ir, ir_per_pkt=ir / res["packets"], run_ir=run_ir,
                    run_ir_per_pkt=run_ir / res["packets"], pythonpath=a.callgrind)

@@ -14,6 +14,7 @@ int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     q->next_seq = 0;
     q->pushed = 0;
     q->stale = 0;
+    q->hole = 0;
     return q->heap ? 0 : -1;
 }
 
@@ -22,6 +23,7 @@ void rs_eventq_free(rs_eventq *q)
     free(q->heap);
     q->heap = NULL;
     q->len = q->cap = 0;
+    q->hole = 0;
 }
 
 int rs_eventq_grow(rs_eventq *q)
@@ -36,17 +38,12 @@ int rs_eventq_grow(rs_eventq *q)
     return 0;
 }
 
-/* Remove the root: move the hole down along the smallest children to a leaf, then sift the last
- * entry up from there (Floyd).  The last entry is one of the latest events, so it nearly always
- * belongs at the bottom and the usual "is it smaller than the children" test at every level is
- * saved. */
-void rs_eventq_drop_head(rs_eventq *q)
+/* Fill the hole at the root of h[0..n) with e: move the hole down along the smallest children to a
+ * leaf, then sift e up from there (Floyd).  e is nearly always one of the latest events (the last
+ * leaf, or a timer just armed for the future), so it belongs at the bottom and the usual "is it
+ * smaller than the children" test at every level is saved. */
+void rs_eventq_fill_root(rs_event *h, size_t n, rs_event e)
 {
-    size_t n = --q->len;
-    if (n == 0)
-        return;
-    rs_event *h = q->heap;
-    const rs_event last = h[n];
     size_t i = 0;
     for (;;) {
         size_t c = 4 * i + 1;
@@ -70,12 +67,47 @@ void rs_eventq_drop_head(rs_eventq *q)
     }
     while (i > 0) {
         size_t parent = (i - 1) >> 2;
-        if (!rs_event_less(&last, &h[parent]))
+        if (!rs_event_less(&e, &h[parent]))
             break;
         h[i] = h[parent];
         i = parent;
     }
-    h[i] = last;
+    h[i] = e;
+}
+
+/* Fill the hole at the root of h[0..n) with a newly armed e, top-down: stop at the first level
+ * where e is not later than the smallest child.  New timers are often among the earliest (a
+ * port's next transmit-done), so this usually ends near the root. */
+void rs_eventq_put_root(rs_event *h, size_t n, rs_event e)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t c = 4 * i + 1, best;
+        if (c + 4 <= n) {
+            size_t a = rs_event_less(&h[c + 1], &h[c]) ? c + 1 : c;
+            size_t b = rs_event_less(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
+            best = rs_event_less(&h[b], &h[a]) ? b : a;
+        } else if (c < n) {
+            best = c;
+            for (size_t k = c + 1; k < n; k++)
+                if (rs_event_less(&h[k], &h[best]))
+                    best = k;
+        } else {
+            break;
+        }
+        if (!rs_event_less(&h[best], &e))
+            break;
+        h[i] = h[best];
+        i = best;
+    }
+    h[i] = e;
+}
+
+void rs_eventq_drop_head(rs_eventq *q)
+{
+    size_t n = --q->len;
+    if (n > 0)
+        rs_eventq_fill_root(q->heap, n, q->heap[n]);
 }
 
 int rs_eventq_pop(rs_eventq *q, rs_event *out)
@@ -91,6 +123,7 @@ int rs_eventq_pop(rs_eventq *q, rs_event *out)
 
 int64_t rs_eventq_peek_time(rs_eventq *q)
 {
+    rs_eventq_settle(q);
     while (q->len > 0 && !rs_event_live(&q->heap[0])) {
         rs_eventq_drop_head(q);
         q->stale++;

@@ -223,7 +223,7 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         if (!left)
             return RS_RUN_MAX_EVENTS;
         rs_event ev = *head;
-        rs_eventq_drop_head(q);
+        rs_eventq_consume_head(q); /* the first timer the handler arms takes its slot */
         ev.timer->armed = 0;
         sim->now_ps = ev.t_ps;
         dispatch(sim, &ev);

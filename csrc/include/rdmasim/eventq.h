@@ -34,6 +34,9 @@ typedef struct rs_eventq {
     uint64_t next_seq;
     uint64_t pushed;    /* statistics */
     uint64_t stale;
+    /* 1: heap[0] is an entry already handed out (rs_eventq_consume_head) and still in `len`; the
+     * next arm takes its place (one sift instead of a pop and a push), anything else removes it */
+    int hole;
 } rs_eventq;
 
 int rs_eventq_init(rs_eventq *q, size_t initial_cap);
@@ -48,16 +51,27 @@ static inline int rs_event_less(const rs_event *a, const rs_event *b)
     return a->t_ps < b->t_ps || (a->t_ps == b->t_ps && a->seq < b->seq);
 }
 
+/* Put `e` into the hole at heap[0] of the n entries heap[0..n): Floyd (bottom-up, for an entry
+ * that belongs near the bottom) and top-down (out of line: eventq.c). */
+void rs_eventq_fill_root(rs_event *h, size_t n, rs_event e);
+void rs_eventq_put_root(rs_event *h, size_t n, rs_event e);
+
 /* Arm `tm` to fire at t_ps (any earlier live arming is cancelled). Returns 0, or -1 on out of memory. */
 static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
 {
-    if (q->len == q->cap && rs_eventq_grow(q) != 0)
+    if (!q->hole && q->len == q->cap && rs_eventq_grow(q) != 0)
         return -1;
     uint64_t seq = q->next_seq++;
     tm->seq = seq;
     tm->armed = 1;
     tm->when_ps = t_ps;
     rs_event e = {t_ps, seq, tm};
+    if (q->hole) { /* the event being handled left its slot at the root: fill it */
+        q->hole = 0;
+        rs_eventq_put_root(q->heap, q->len, e);
+        q->pushed++;
+        return 0;
+    }
     /* sift up: a new entry is usually among the latest, so this loop rarely runs */
     rs_event *h = q->heap;
     size_t i = q->len++;
@@ -82,10 +96,23 @@ static inline int rs_event_live(const rs_event *e) { return e->timer->armed && e
 int rs_eventq_pop(rs_eventq *q, rs_event *out);
 /* Remove the heap's first entry (live or not) without touching its timer. */
 void rs_eventq_drop_head(rs_eventq *q);
+/* Remove a pending hole (see `hole`). */
+static inline void rs_eventq_settle(rs_eventq *q)
+{
+    if (q->hole) {
+        q->hole = 0;
+        rs_eventq_drop_head(q);
+    }
+}
+/* Hand out the head returned by rs_eventq_head: it stays in place as a hole until the next arm
+ * fills it or the next head/peek/pop removes it.  The caller copies it first and clears its
+ * timer's `armed`. */
+static inline void rs_eventq_consume_head(rs_eventq *q) { q->hole = 1; }
 /* The earliest live entry (stale heads are dropped first), or NULL when empty.  The caller may
- * copy it, rs_eventq_drop_head() and clear its timer's `armed`: rs_eventq_pop in two steps. */
+ * copy it, rs_eventq_consume_head() and clear its timer's `armed`: rs_eventq_pop in two steps. */
 static inline const rs_event *rs_eventq_head(rs_eventq *q)
 {
+    rs_eventq_settle(q);
     while (q->len > 0) {
         const rs_event *e = &q->heap[0];
         if (rs_event_live(e))
