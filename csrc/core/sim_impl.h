@@ -96,6 +96,9 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h);
 void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt);
 /* Queue a control frame (ACK/NAK) and kick the port. */
 void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt);
+/* After a frame that ends at free_ps: 1 if nothing can be sent before the NIC's pace timer (which is
+ * then armed, not before free_ps), so the port needs no transmit-done event; 0 otherwise. */
+int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps);
 /* The QP may have a packet to send: put it on the round-robin ring and kick the port. */
 void rs_nic_wake(rs_sim *sim, rs_qp *qp);
 /* peer.c: keep a frame that reached a scripted host for Python. */

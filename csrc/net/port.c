@@ -23,6 +23,12 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
     }
     if (port->busy || !port->tx)
         return;
+    if (sim->now_ps < port->busy_until) {
+        /* still serialising a frame that went out without a transmit-done event: come back then */
+        port->busy = 1;
+        rs_sim_arm(sim, &port->tx_done, port->busy_until);
+        return;
+    }
     rs_pkt *pkt;
     port->pulling = 1;
     do {
@@ -39,8 +45,14 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
     if (!pkt)
         return;
     int64_t ser_ps = rs_link_transmit(sim, port->tx, pkt);
+    port->busy_until = sim->now_ps + ser_ps;
+    /* A NIC whose remaining work is all held by its rate limiter until after this frame gets no
+     * transmit-done event: its pace timer brings the port back (one event per paced packet, not
+     * two); anything that turns up sooner kicks the port, which then waits for busy_until. */
+    if (port->owner_kind == RS_NODE_HOST && rs_nic_idle_after(sim, port->host, port->busy_until))
+        return;
     port->busy = 1;
-    rs_sim_arm(sim, &port->tx_done, sim->now_ps + ser_ps);
+    rs_sim_arm(sim, &port->tx_done, port->busy_until);
 }
 
 void rs_port_tx_done(rs_sim *sim, rs_port *port)

@@ -26,6 +26,7 @@ typedef struct rs_port {
     struct rs_switch *sw;     /* owning switch (owner_kind RS_NODE_SWITCH) */
     struct rs_link *tx;       /* link direction this port sends on (NULL: unconnected) */
     int busy;                 /* serialising a frame until tx_done fires */
+    int64_t busy_until;       /* end of the frame being serialised (a host port may send without tx_done) */
     uint8_t pulling;          /* inside the owner's next-frame call (re-entrant kicks are deferred) */
     uint8_t kick_again;
     rs_timer tx_done;

@@ -149,6 +149,35 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
     return NULL;
 }
 
+/* Only a few QPs are examined (the common case of one or a few per NIC); with more, the port keeps
+ * its transmit-done event. */
+#define IDLE_SCAN_QPS 4
+
+int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
+{
+    const rs_port *port = &h->port;
+    if (port->ctrl_head)
+        return 0;
+    int64_t wake = INT64_MAX;
+    rs_qp *qp = h->act_head;
+    for (int n = 0; qp; n++) {
+        if (n == IDLE_SCAN_QPS)
+            return 0;
+        if (has_work(sim, qp) && !(port->paused_mask && qp_paused(port, qp))) { /* pause end kicks */
+            if (qp->respq_head || qp->next_tx_ps <= free_ps)
+                return 0; /* it can go when the port is free */
+            if (qp->next_tx_ps < wake)
+                wake = qp->next_tx_ps;
+        }
+        qp = qp->act_next;
+        if (qp == h->act_head)
+            break;
+    }
+    if (wake != INT64_MAX && (!h->pace.armed || h->pace.when_ps > wake))
+        rs_sim_arm(sim, &h->pace, wake);
+    return 1;
+}
+
 static int is_response(uint8_t op)
 {
     return op >= RS_OP_READ_RESP_FIRST && op <= RS_OP_ATOMIC_ACK;
