@@ -1,0 +1,37 @@
+"""bench/scaling.py --quick runs end to end and writes every section (a smoke test, no timing asserts)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTIONS = ("packets", "qps", "hosts", "setup", "tracing")
+
+
+def test_scaling_quick_writes_every_section(tmp_path: Path) -> None:
+    cmd = [sys.executable, str(ROOT / "bench" / "scaling.py"), "--quick", "--out", str(tmp_path)]
+    proc = subprocess.run(cmd,
+                          capture_output=True, text=True, timeout=120, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    files = list(tmp_path.glob("scaling-*-quick.json"))
+    assert len(files) == 1, files
+    res = json.loads(files[0].read_text())
+    assert set(SECTIONS) <= set(res["sections"])
+    assert res["machine"]["cpus"] >= 1
+    for name in ("packets", "qps", "hosts", "setup"):
+        rows = res["sections"][name]
+        assert rows and all("error" not in r for r in rows), rows
+    for r in res["sections"]["packets"] + res["sections"]["qps"] + res["sections"]["hosts"]:
+        assert r["complete"] and r["flows"]["finished"] == r["flows"]["total"] and r["flows_failed"] == 0
+        assert r["data_pkts"] == r["expected_pkts"] and r["events"] > r["data_pkts"]
+        assert r["peak_rss_mb"] > 0 and r["run_s"] > 0 and r["setup_s"] > 0
+    assert all(r["n_flows"] > 1000 for r in res["sections"]["setup"])
+    tr = res["sections"]["tracing"]
+    assert {x["mode"] for x in tr["runs"]} == {"off", "trace", "pcap"}
+    assert all(x["trace_records"] > 0 for x in tr["runs"] if x["mode"] == "trace")
+    assert all(x["pcap_bytes"] > 0 for x in tr["runs"] if x["mode"] == "pcap")
+    assert set(tr["ratio_vs_off"]) == {"trace", "pcap"}
+    assert len(res["plots"]) == 3 and all(Path(p).is_file() for p in res["plots"])
