@@ -51,6 +51,7 @@ void rs_host_free(rs_host *h)
     for (uint32_t i = 0; i < h->n_cqs; i++)
         free(h->cqs[i].ring);
     free(h->qps);
+    free(h->pace_heap);
     free(h->cqs);
     free(h->mrs);
     free(h);

@@ -33,7 +33,11 @@ typedef struct rs_host {
     uint32_t n_qps;
     uint32_t qps_cap;
 
-    rs_qp *act_head;         /* round-robin ring of QPs with data to send */
+    rs_qp *ring[8];          /* per PFC priority: round-robin ring of QPs with data to send (nic.c) */
+    uint8_t rr_prio;         /* the priority whose ring goes first next time */
+    rs_qp **pace_heap;       /* QPs held by their rate limiter, earliest next_tx_ps first */
+    uint32_t pace_len;
+    uint32_t pace_cap;
     rs_cc_config cc;         /* congestion control for QPs created afterwards */
     rs_timer pace;           /* wakes the port when a paced QP may send again */
     int scripted;            /* frames go to Python (peer.c), not to the transport */

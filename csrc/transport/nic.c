@@ -2,6 +2,7 @@
  * scheduler (control frames first, then data round-robin over QPs). */
 #include "transport/transport.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/trace.h"
@@ -47,18 +48,134 @@ void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt)
     rs_port_kick(sim, port);
 }
 
-static void ring_remove(rs_host *h, rs_qp *qp)
+/* ---- the transmit scheduler ----
+ * A QP with something to send waits in exactly one place (qp->active, enum rs_sched):
+ *   RS_SCHED_RING    the round-robin ring of its PFC priority (can send unless that priority is
+ *                    paused by a received PFC frame: a paused ring is skipped as a whole)
+ *   RS_SCHED_PACED   the pace heap, until its rate limiter's next_tx_ps (h->pace fires then)
+ * Rings take turns packet by packet, as a NIC's traffic classes under equal weights.  Picking a
+ * frame costs O(log QPs) however many QPs are paused or rate limited, not a walk over them. */
+enum rs_sched { RS_SCHED_IDLE = 0, RS_SCHED_RING = 1, RS_SCHED_PACED = 2 };
+
+/* circular doubly-linked ring through act_next/act_prev */
+static void ring_add_tail(rs_qp **head, rs_qp *qp)
+{
+    if (!*head) {
+        qp->act_next = qp->act_prev = qp;
+        *head = qp;
+        return;
+    }
+    rs_qp *h = *head;
+    qp->act_prev = h->act_prev;
+    qp->act_next = h;
+    h->act_prev->act_next = qp;
+    h->act_prev = qp;
+}
+
+static void ring_remove(rs_qp **head, rs_qp *qp)
 {
     if (qp->act_next == qp) {
-        h->act_head = NULL;
+        *head = NULL;
     } else {
         qp->act_prev->act_next = qp->act_next;
         qp->act_next->act_prev = qp->act_prev;
-        if (h->act_head == qp)
-            h->act_head = qp->act_next;
+        if (*head == qp)
+            *head = qp->act_next;
     }
     qp->act_next = qp->act_prev = NULL;
-    qp->active = 0;
+}
+
+/* pace heap: binary min-heap on (next_tx_ps, qpn); pace_pos is each QP's index + 1 */
+static int pace_less(const rs_qp *a, const rs_qp *b)
+{
+    return a->next_tx_ps < b->next_tx_ps || (a->next_tx_ps == b->next_tx_ps && a->qpn < b->qpn);
+}
+
+static void pace_place(rs_host *h, uint32_t i, rs_qp *qp)
+{
+    h->pace_heap[i] = qp;
+    qp->pace_pos = i + 1;
+}
+
+static void pace_sift(rs_host *h, uint32_t i)
+{
+    rs_qp *qp = h->pace_heap[i];
+    while (i > 0 && pace_less(qp, h->pace_heap[(i - 1) / 2])) {
+        pace_place(h, i, h->pace_heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->pace_len)
+            break;
+        if (c + 1 < h->pace_len && pace_less(h->pace_heap[c + 1], h->pace_heap[c]))
+            c++;
+        if (!pace_less(h->pace_heap[c], qp))
+            break;
+        pace_place(h, i, h->pace_heap[c]);
+        i = c;
+    }
+    pace_place(h, i, qp);
+}
+
+static void pace_remove(rs_host *h, rs_qp *qp)
+{
+    uint32_t i = qp->pace_pos - 1;
+    qp->pace_pos = 0;
+    if (--h->pace_len != i) {
+        pace_place(h, i, h->pace_heap[h->pace_len]);
+        pace_sift(h, i);
+    }
+}
+
+static void arm_pace(rs_sim *sim, rs_host *h)
+{
+    if (h->pace_len) {
+        int64_t t = h->pace_heap[0]->next_tx_ps;
+        if (!h->pace.armed || h->pace.when_ps > t)
+            rs_sim_arm(sim, &h->pace, t);
+    }
+}
+
+static int prio_of(const rs_qp *qp)
+{
+    return qp->host->dscp_to_prio[(qp->attr.traffic_class >> 2) & 63u];
+}
+
+static void to_ring(rs_host *h, rs_qp *qp)
+{
+    qp->ring_prio = (uint8_t)prio_of(qp);
+    ring_add_tail(&h->ring[qp->ring_prio], qp);
+    qp->active = RS_SCHED_RING;
+}
+
+/* A QP its rate limiter holds: from its ring to the pace heap. 0, or RS_ERR_NOMEM. */
+static int to_pace(rs_sim *sim, rs_host *h, rs_qp *qp)
+{
+    if (h->pace_len == h->pace_cap) { /* grows with QPs held at once (rare) */
+        uint32_t cap = h->pace_cap ? 2 * h->pace_cap : 16;
+        rs_qp **n = realloc(h->pace_heap, cap * sizeof(*n));
+        if (!n) {
+            sim->failed = 1;
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the NIC pace heap");
+        }
+        h->pace_heap = n;
+        h->pace_cap = cap;
+    }
+    ring_remove(&h->ring[qp->ring_prio], qp);
+    qp->active = RS_SCHED_PACED;
+    pace_place(h, h->pace_len++, qp);
+    pace_sift(h, h->pace_len - 1);
+    return RS_OK;
+}
+
+static void unschedule(rs_host *h, rs_qp *qp)
+{
+    if (qp->active == RS_SCHED_RING)
+        ring_remove(&h->ring[qp->ring_prio], qp);
+    else if (qp->active == RS_SCHED_PACED)
+        pace_remove(h, qp);
+    qp->active = RS_SCHED_IDLE;
 }
 
 /* Responses (READ data, ACKs queued behind it) go before the QP's own requests. */
@@ -70,37 +187,43 @@ static int has_work(const rs_sim *sim, const rs_qp *qp)
 void rs_nic_wake(rs_sim *sim, rs_qp *qp)
 {
     rs_host *h = qp->host;
-    if (!qp->active && has_work(sim, qp)) {
-        /* insert at the tail of the ring (just before the head) */
-        if (!h->act_head) {
-            qp->act_next = qp->act_prev = qp;
-            h->act_head = qp;
-        } else {
-            rs_qp *head = h->act_head;
-            qp->act_prev = head->act_prev;
-            qp->act_next = head;
-            head->act_prev->act_next = qp;
-            head->act_prev = qp;
-        }
-        qp->active = 1;
+    if (qp->active == RS_SCHED_PACED && qp->respq_head) { /* responses are not rate limited */
+        pace_remove(h, qp);
+        to_ring(h, qp);
+    } else if (qp->active == RS_SCHED_IDLE && has_work(sim, qp)) {
+        to_ring(h, qp);
     }
     rs_port_kick(sim, &h->port);
 }
 
 /* Called by rs_qp_to_error / destroy so the scheduler never sees a dead QP. */
-void rs_nic_forget(rs_host *h, rs_qp *qp)
+void rs_nic_forget(rs_host *h, rs_qp *qp) { unschedule(h, qp); }
+
+/* The next frame of the ring of priority p (its QPs without work leave, rate-limited ones go to the
+ * pace heap), or NULL when the ring has none now. */
+static rs_pkt *ring_next(rs_sim *sim, rs_host *h, int p)
 {
-    if (qp->active)
-        ring_remove(h, qp);
+    while (h->ring[p]) {
+        rs_qp *qp = h->ring[p];
+        if (!has_work(sim, qp)) {
+            unschedule(h, qp);
+            continue;
+        }
+        if (!qp->respq_head && rs_req_paced(sim, qp)) {
+            if (to_pace(sim, h, qp) != RS_OK)
+                return NULL;
+            continue;
+        }
+        h->ring[p] = qp->act_next; /* round robin: the next QP goes first next time */
+        rs_pkt *out = qp->respq_head ? rs_respq_next(sim, qp) : rs_req_build(sim, qp);
+        if (out)
+            return out;
+    }
+    return NULL;
 }
 
-static int qp_paused(const rs_port *port, const rs_qp *qp)
-{
-    return (port->paused_mask >> qp->host->dscp_to_prio[(qp->attr.traffic_class >> 2) & 63u]) & 1u;
-}
-
-/* Control frames first (the oldest whose priority is not paused), then data round robin over QPs,
- * skipping QPs whose priority a received PFC frame has paused (they keep their place in the ring). */
+/* Control frames first (the oldest whose priority is not paused), then data: the rings of the
+ * priorities not paused take turns, round robin over QPs within each. */
 rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
 {
     rs_port *port = &h->port;
@@ -117,40 +240,26 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
         p->next = NULL;
         return p;
     }
-    rs_qp *first_skipped = NULL; /* first QP passed over: paused by PFC or held by its rate limiter */
-    int64_t wake_at = 0;
-    while (h->act_head) {
-        rs_qp *qp = h->act_head;
-        if (qp == first_skipped)
-            break; /* went round the ring: every QP with work is paused or held */
-        if (!has_work(sim, qp)) {
-            ring_remove(h, qp);
-            continue;
-        }
-        h->act_head = qp->act_next; /* round robin: the next QP goes first next time */
-        if (port->paused_mask && qp_paused(port, qp)) {
-            if (!first_skipped)
-                first_skipped = qp;
-            continue;
-        }
-        if (!qp->respq_head && rs_req_paced(sim, qp)) {
-            if (!first_skipped)
-                first_skipped = qp;
-            if (!wake_at || qp->next_tx_ps < wake_at)
-                wake_at = qp->next_tx_ps;
-            continue;
-        }
-        rs_pkt *p = qp->respq_head ? rs_respq_next(sim, qp) : rs_req_build(sim, qp);
-        if (p)
-            return p;
+    while (h->pace_len && h->pace_heap[0]->next_tx_ps <= sim->now_ps) { /* rate limiters that let go */
+        rs_qp *qp = h->pace_heap[0];
+        pace_remove(h, qp);
+        to_ring(h, qp);
     }
-    if (wake_at && (!h->pace.armed || h->pace.when_ps > wake_at))
-        rs_sim_arm(sim, &h->pace, wake_at);
-    return NULL;
+    rs_pkt *out = NULL;
+    for (int k = 0; k < 8 && !out && !sim->failed; k++) {
+        int p = (h->rr_prio + k) & 7;
+        if (h->ring[p] && !((port->paused_mask >> p) & 1u)) {
+            out = ring_next(sim, h, p);
+            if (out)
+                h->rr_prio = (uint8_t)((p + 1) & 7);
+        }
+    }
+    arm_pace(sim, h);
+    return out;
 }
 
-/* Only a few QPs are examined (the common case of one or a few per NIC); with more, the port keeps
- * its transmit-done event. */
+/* Only a few QPs of the rings are examined (the common case of one or a few per NIC); with more,
+ * the port keeps its transmit-done event. */
 #define IDLE_SCAN_QPS 4
 
 int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
@@ -158,23 +267,27 @@ int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
     const rs_port *port = &h->port;
     if (port->ctrl_head)
         return 0;
-    int64_t wake = INT64_MAX;
-    rs_qp *qp = h->act_head;
-    for (int n = 0; qp; n++) {
-        if (n == IDLE_SCAN_QPS)
-            return 0;
-        if (has_work(sim, qp) && !(port->paused_mask && qp_paused(port, qp))) { /* pause end kicks */
+    int scanned = 0;
+    for (int p = 0; p < 8; p++) {
+        if ((port->paused_mask >> p) & 1u)
+            continue; /* the pause's end kicks the port */
+        while (h->ring[p]) {
+            rs_qp *qp = h->ring[p];
+            if (++scanned > IDLE_SCAN_QPS)
+                return 0;
+            if (!has_work(sim, qp)) {
+                unschedule(h, qp);
+                continue;
+            }
             if (qp->respq_head || qp->next_tx_ps <= free_ps)
                 return 0; /* it can go when the port is free */
-            if (qp->next_tx_ps < wake)
-                wake = qp->next_tx_ps;
+            if (to_pace(sim, h, qp) != RS_OK) /* held past free_ps */
+                return 0;
         }
-        qp = qp->act_next;
-        if (qp == h->act_head)
-            break;
     }
-    if (wake != INT64_MAX && (!h->pace.armed || h->pace.when_ps > wake))
-        rs_sim_arm(sim, &h->pace, wake);
+    if (h->pace_len && h->pace_heap[0]->next_tx_ps <= free_ps)
+        return 0;
+    arm_pace(sim, h);
     return 1;
 }
 

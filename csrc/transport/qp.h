@@ -131,10 +131,14 @@ typedef struct rs_qp {
     int64_t next_tx_ps;     /* the rate limiter lets the next request packet go at this time */
     int64_t last_cnp_ps;    /* notification point: last CNP sent for this QP (-1: none) */
 
-    /* NIC scheduling: round-robin ring of QPs with something to send */
+    /* NIC scheduling (nic.c): where the QP waits to send. RS_SCHED_RING: in the round-robin ring
+     * of its PFC priority (ring_prio; act_next/act_prev link it); RS_SCHED_PACED: in the host's
+     * pace heap until next_tx_ps. */
     struct rs_qp *act_next;
     struct rs_qp *act_prev;
-    int active;
+    int active;             /* enum rs_sched; 0 = idle (nothing to send, or not yet looked at) */
+    uint32_t pace_pos;      /* RS_SCHED_PACED: index in the pace heap + 1 */
+    uint8_t ring_prio;      /* RS_SCHED_RING: which ring */
 
     /* loss recovery: RS_RECOVERY_GBN (requester/responder/completer.c) or RS_RECOVERY_IRN (irn.c) */
     uint32_t recovery;
