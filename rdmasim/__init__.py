@@ -9,6 +9,16 @@ Quick start::
 
 __version__ = "0.1.0"
 
+import os as _os
+import sys as _sys
+
+# rdmasim does no linear algebra, but numpy's OpenBLAS starts a thread per core that spins after
+# import and competes with the simulation for the CPU (measured: 7 % of samples on 2 cores, up to
+# 20 % slower runs under load; docs/performance.md). Only when numpy is not imported yet and the
+# variable is unset: set OPENBLAS_NUM_THREADS yourself (or import numpy first) to keep your own.
+if "numpy" not in _sys.modules:
+    _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from rdmasim.fabric import Switch  # noqa: E402
 from rdmasim.sim import Host, Link, Simulator  # noqa: E402
 from rdmasim.topology import (  # noqa: E402

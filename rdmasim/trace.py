@@ -108,13 +108,16 @@ class Trace:
         """True while the C core is recording into this trace."""
         return self._active
 
-    def drain(self) -> np.ndarray:
-        """Move the records waiting in the C buffer into this trace and return just those."""
+    def drain(self, keep: bool = True) -> np.ndarray:
+        """Move the records waiting in the C buffer into this trace and return just those.
+
+        ``keep=False`` returns them without keeping them in the trace: a long run streaming its
+        records elsewhere (to a file, or reduced as it goes) then holds only one chunk at a time."""
         if not self._active or self.sim is None:
             return np.empty(0, TRACE_DTYPE)
         new = _core.trace_drain(self.sim._core)
         self._counts = _core.trace_counts(self.sim._core)
-        if len(new):
+        if len(new) and keep:
             self._chunks.append(new)
         return new
 

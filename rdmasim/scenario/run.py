@@ -250,13 +250,13 @@ def run_scenario(
 
     def cb(now: int, events: int, counts: dict[str, int]) -> None:
         if trace is not None:
-            kept.append(trace.drain())
+            kept.append(trace.drain(keep=False))
         prog.show(now, events, counts["finished"], counts["total"])
 
     wall0 = time.perf_counter()
     samples = sim.run_flows(until=end_ps, sample_every=interval or None, progress=cb)
     if trace is not None:
-        kept.append(trace.drain())
+        kept.append(trace.drain(keep=False))
     c = sim._flows_core().counts()
     prog.show(sim.now, sim.events, c["finished"], c["total"], force=True)
     prog.close()

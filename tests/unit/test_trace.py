@@ -244,3 +244,17 @@ def test_to_pandas_names_columns() -> None:
     assert "RDMA_WRITE_FIRST" in set(df["opcode_name"])
     assert "drop-list" in set(df["reason_name"])
     assert set(df.loc[df.kind_name == "TX", "node_name"]) == {"a", "b"}
+
+
+def test_drain_without_keeping_streams_records() -> None:
+    from rdmasim import topology
+
+    sim = topology.back_to_back(rate="100Gbps", delay="1us", mtu=1024).sim
+    tr = sim.trace()
+    sim.add_flows({"src": [0], "dst": [1], "size": [64 * 1024]})
+    sim.run_flows(until="5us")
+    first = tr.drain(keep=False)
+    sim.run_flows()
+    rest = tr.drain(keep=False)
+    assert len(first) > 0 and len(rest) > 0
+    assert len(tr.to_numpy()) == 0  # nothing kept inside the trace
