@@ -37,7 +37,7 @@ from _common import N_SENDERS, PAYLOAD, RESULT_PREFIX  # noqa: E402
 
 SIMULATORS = ("rdmasim", "simpy", "ns3")
 IMPORTS = {"rdmasim": "rdmasim", "simpy": "simpy", "ns3": "ns"}  # module whose absence means "skip"
-RDMASIM_MODES = ("write1000", "write1MiB")
+RDMASIM_MODES = ("write1000", "write1MiB", "flows")
 
 
 def parse_size(text: str) -> int:

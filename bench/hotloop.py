@@ -117,7 +117,8 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--callgrind", metavar="DIR")
     p.add_argument("--pcap", help="capture every frame to this file (to compare two builds byte for byte)")
-    p.add_argument("--cc", choices=["dcqcn", "none"], default="dcqcn", help="congestion control (default dcqcn)")
+    p.add_argument("--cc", choices=["dcqcn", "none"], default="dcqcn",
+                   help="congestion control (default dcqcn)")
     p.add_argument("--loss", type=float, default=0.0, help="i.i.d. loss on every link (default 0)")
     a = p.parse_args()
     run_args = ["--size", a.size, "--msg", a.msg]
@@ -145,7 +146,8 @@ def main() -> None:
     if a.callgrind:
         with tempfile.TemporaryDirectory() as td:
             outf = os.path.join(td, "cg.out")
-            cp = child(a.callgrind, run_args, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={outf}"])
+            valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={outf}"]
+            cp = child(a.callgrind, run_args, valgrind)
             res = last_json(cp.stdout)
             m = re.search(r"Collected\s*:\s*(\d+)", cp.stderr)
             ir = int(m.group(1)) if m else -1
