@@ -146,7 +146,15 @@ static void to_ring(rs_host *h, rs_qp *qp)
 {
     qp->ring_prio = (uint8_t)prio_of(qp);
     ring_add_tail(&h->ring[qp->ring_prio], qp);
+    h->ring_mask |= (uint8_t)(1u << qp->ring_prio);
     qp->active = RS_SCHED_RING;
+}
+
+static void off_ring(rs_host *h, rs_qp *qp)
+{
+    ring_remove(&h->ring[qp->ring_prio], qp);
+    if (!h->ring[qp->ring_prio])
+        h->ring_mask &= (uint8_t)~(1u << qp->ring_prio);
 }
 
 /* A QP its rate limiter holds: from its ring to the pace heap. 0, or RS_ERR_NOMEM. */
@@ -162,7 +170,7 @@ static int to_pace(rs_sim *sim, rs_host *h, rs_qp *qp)
         h->pace_heap = n;
         h->pace_cap = cap;
     }
-    ring_remove(&h->ring[qp->ring_prio], qp);
+    off_ring(h, qp);
     qp->active = RS_SCHED_PACED;
     pace_place(h, h->pace_len++, qp);
     pace_sift(h, h->pace_len - 1);
@@ -172,7 +180,7 @@ static int to_pace(rs_sim *sim, rs_host *h, rs_qp *qp)
 static void unschedule(rs_host *h, rs_qp *qp)
 {
     if (qp->active == RS_SCHED_RING)
-        ring_remove(&h->ring[qp->ring_prio], qp);
+        off_ring(h, qp);
     else if (qp->active == RS_SCHED_PACED)
         pace_remove(h, qp);
     qp->active = RS_SCHED_IDLE;
@@ -246,13 +254,14 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
         to_ring(h, qp);
     }
     rs_pkt *out = NULL;
-    for (int k = 0; k < 8 && !out && !sim->failed; k++) {
-        int p = (h->rr_prio + k) & 7;
-        if (h->ring[p] && !((port->paused_mask >> p) & 1u)) {
-            out = ring_next(sim, h, p);
-            if (out)
-                h->rr_prio = (uint8_t)((p + 1) & 7);
-        }
+    unsigned ready = h->ring_mask & ~(unsigned)port->paused_mask;
+    /* rotate so that bit 0 is rr_prio: the rings take turns from there */
+    unsigned rot = ((ready | ready << 8) >> h->rr_prio) & 0xFFu;
+    for (; rot && !out && !sim->failed; rot &= rot - 1) {
+        int p = (h->rr_prio + __builtin_ctz(rot)) & 7;
+        out = ring_next(sim, h, p);
+        if (out)
+            h->rr_prio = (uint8_t)((p + 1) & 7);
     }
     arm_pace(sim, h);
     return out;
@@ -268,26 +277,29 @@ int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
     if (port->ctrl_head)
         return 0;
     int scanned = 0;
-    for (int p = 0; p < 8; p++) {
-        if ((port->paused_mask >> p) & 1u)
-            continue; /* the pause's end kicks the port */
-        while (h->ring[p]) {
-            rs_qp *qp = h->ring[p];
+    int64_t wake = INT64_MAX; /* a held QP stays in its ring (no heap traffic for a few QPs) */
+    /* the rings of priorities not paused (a pause's end kicks the port) */
+    for (unsigned m = h->ring_mask & ~(unsigned)port->paused_mask; m; m &= m - 1) {
+        int p = __builtin_ctz(m);
+        rs_qp *qp = h->ring[p];
+        do {
             if (++scanned > IDLE_SCAN_QPS)
                 return 0;
-            if (!has_work(sim, qp)) {
-                unschedule(h, qp);
-                continue;
+            if (has_work(sim, qp)) {
+                if (qp->respq_head || qp->next_tx_ps <= free_ps)
+                    return 0; /* it can go when the port is free */
+                if (qp->next_tx_ps < wake)
+                    wake = qp->next_tx_ps;
             }
-            if (qp->respq_head || qp->next_tx_ps <= free_ps)
-                return 0; /* it can go when the port is free */
-            if (to_pace(sim, h, qp) != RS_OK) /* held past free_ps */
-                return 0;
-        }
+            qp = qp->act_next;
+        } while (qp != h->ring[p]);
     }
-    if (h->pace_len && h->pace_heap[0]->next_tx_ps <= free_ps)
+    if (h->pace_len && h->pace_heap[0]->next_tx_ps < wake)
+        wake = h->pace_heap[0]->next_tx_ps;
+    if (wake <= free_ps)
         return 0;
-    arm_pace(sim, h);
+    if (wake != INT64_MAX && (!h->pace.armed || h->pace.when_ps > wake))
+        rs_sim_arm(sim, &h->pace, wake);
     return 1;
 }
 
