@@ -37,7 +37,8 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
 {
     /* a frame a switch forwards kept the length its ingress link computed (switches change
      * neither header sizes nor payload); anything else is measured here */
-    size_t frame = l->from->owner_kind == RS_NODE_SWITCH && pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
+    /* cached by the requester that built it or by the link that carried it into a switch (0: not) */
+    size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
     pkt->frame_len = (uint16_t)frame;
     int64_t ser_ps = rs_link_ser_ps(l, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
     uint64_t index = l->stats.frames++;

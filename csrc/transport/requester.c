@@ -129,10 +129,12 @@ static void local_error(rs_sim *sim, rs_qp *qp)
     rs_qp_to_error(sim, qp);
 }
 
-/* Bytes the packet occupies on the wire (frame, FCS, preamble and gap): what the pacer meters. */
-static uint32_t wire_bytes(const rs_pkt *p)
+/* Bytes the packet occupies on the wire (frame, FCS, preamble and gap): what the pacer meters.
+ * The packet is complete here, so its frame length is kept for the link (rs_pkt.frame_len). */
+static uint32_t wire_bytes(rs_pkt *p)
 {
-    return (uint32_t)rs_frame_len(p) + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES;
+    p->frame_len = (uint16_t)rs_frame_len(p);
+    return (uint32_t)p->frame_len + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES;
 }
 
 static void count_sent(rs_qp *qp, uint32_t len)

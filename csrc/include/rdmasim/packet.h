@@ -45,7 +45,7 @@ typedef struct rs_pkt {
     uint16_t src_node;    /* host index of the sender, for routing and traces */
     uint16_t dst_node;    /* host index of the destination */
     uint8_t priority;     /* traffic class 0..7 */
-    uint16_t frame_len;   /* rs_frame_len, cached by the link that carried it into a switch (0: unset) */
+    uint16_t frame_len;   /* rs_frame_len, cached by the requester or a link into a switch (0: unset) */
     uint16_t sw_in_port;  /* switch port it arrived on, while queued in a switch */
 
     /* Ethernet */
