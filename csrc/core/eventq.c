@@ -65,14 +65,7 @@ void rs_eventq_fill_root(rs_event *h, size_t n, rs_event e)
             break;
         }
     }
-    while (i > 0) {
-        size_t parent = (i - 1) >> 2;
-        if (!rs_event_less(&e, &h[parent]))
-            break;
-        h[i] = h[parent];
-        i = parent;
-    }
-    h[i] = e;
+    rs_eventq_sift_up(h, i, e);
 }
 
 /* Fill the hole at the root of h[0..n) with a newly armed e, top-down: stop at the first level

@@ -57,6 +57,19 @@ void rs_eventq_fill_root(rs_event *h, size_t n, rs_event e);
 void rs_eventq_put_root(rs_event *h, size_t n, rs_event e);
 
 /* Arm `tm` to fire at t_ps (any earlier live arming is cancelled). Returns 0, or -1 on out of memory. */
+/* Place e at slot i of heap h or above it (moving later parents down). */
+static inline void rs_eventq_sift_up(rs_event *h, size_t i, rs_event e)
+{
+    while (i > 0) {
+        size_t parent = (i - 1) >> 2;
+        if (!rs_event_less(&e, &h[parent]))
+            break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = e;
+}
+
 static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
 {
     if (!q->hole && q->len == q->cap && rs_eventq_grow(q) != 0)
@@ -72,17 +85,8 @@ static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
         q->pushed++;
         return 0;
     }
-    /* sift up: a new entry is usually among the latest, so this loop rarely runs */
-    rs_event *h = q->heap;
-    size_t i = q->len++;
-    while (i > 0) {
-        size_t parent = (i - 1) >> 2;
-        if (!rs_event_less(&e, &h[parent]))
-            break;
-        h[i] = h[parent];
-        i = parent;
-    }
-    h[i] = e;
+    /* a new entry is usually among the latest, so the sift rarely moves */
+    rs_eventq_sift_up(q->heap, q->len++, e);
     q->pushed++;
     return 0;
 }
