@@ -146,3 +146,24 @@ def test_hundred_thousand_flows_set_up_from_arrays() -> None:
     sim.run_flows(until="200us")
     c = sim._flows_core().counts()
     assert 0 < c["finished"] < c["started"] <= c["total"]
+
+
+def test_a_paused_priority_does_not_hold_up_another_on_the_same_nic() -> None:
+    from rdmasim import fabric
+
+    cfg = {"lossless": (3,), "threshold": "32KB", "dscp_map": {8: 1, 24: 3}}
+    sim = topology.star(4, rate="100Gbps", delay="1us", mtu=1024, switch_config=cfg).sim
+    for h in sim.hosts.values():
+        fabric.host_dscp_map(h, {8: 1, 24: 3})  # priority p is sent with DSCP 8p
+    # h0 and h1 overload h3 on priority 3 (PFC pauses them); h0 also sends on priority 1 to h2
+    n = 40
+    fs = sim.add_flows({"src": [0] * n + [1] * n + [0], "dst": [3] * (2 * n) + [2],
+                        "size": [256 << 10] * (2 * n) + [4 << 20], "priority": [3] * (2 * n) + [1]})
+    sim.run_flows()
+    r = fs.results()
+    assert (r["status"] == 0).all()
+    assert sim.hosts["h0"].pause_stats()["paused_ps"][3] > 0
+    # h0's priority-1 flow went on while priority 3 was paused: it finished before h0's priority-3
+    # flows, well inside the time h0's uplink needed for everything
+    assert r["finish_ps"][-1] < r["finish_ps"][:n].max()
+    assert r["fct_ps"][-1] < 3 * (4 << 20) * 8 * 10**12 // 100_000_000_000
