@@ -131,9 +131,6 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_QP_RNR:
         rs_req_rnr_done(sim, tm->owner);
         break;
-    case RS_EV_QP_CC:
-        rs_cc_qp_timer(sim, tm->owner);
-        break;
     case RS_EV_QP_RESP_DRAIN:
         rs_resp_drain_held(sim, tm->owner);
         break;

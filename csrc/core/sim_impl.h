@@ -23,7 +23,7 @@ enum rs_event_kind {
     RS_EV_MONITOR = 8,      /* owner: rs_monitor, PFC watchdog / deadlock detector (net/monitor.c) */
     RS_EV_RX_DRAIN = 9,     /* owner: rs_rxpipe, a slow receiver takes its next frame (net/rxpipe.c) */
     RS_EV_RX_REFRESH = 10,  /* owner: rs_rxpipe, re-send XOFF while its buffer is full */
-    RS_EV_QP_CC = 11,        /* owner: rs_qp, congestion-control timer */
+    /* 11 was the per-QP congestion-control timer: CC timers now run lazily (transport/cc_qp.c) */
     RS_EV_NIC_PACE = 12,     /* owner: rs_host, a paced QP may send */
     RS_EV_QP_RESP_DRAIN = 13, /* owner: rs_qp, run requests held behind a finished READ */
     RS_EV_FLOWS = 14,        /* owner: rs_flows, start due flows, free finished ones (workload/flows.c) */

@@ -3,7 +3,15 @@
  * Reaction point: CNPs and sent bytes go to the algorithm; its rate paces the QP's request
  * packets (each packet delays the next by its wire time at that rate; at line rate nothing
  * is delayed).  Notification point: a CE-marked packet arriving for a QP makes the
- * responder send one CNP to the sending QP, at most once per cnp_interval. */
+ * responder send one CNP to the sending QP, at most once per cnp_interval.
+ *
+ * The algorithm's timers run lazily, without events: before anything reads or changes its state
+ * (a packet sent, a CNP, a query) the deadlines that have passed are applied, in time order
+ * (rs_cc_algo.on_timer takes every deadline up to `now`).  That is exact because a timer changes
+ * only the algorithm's state, which nothing else sees in between: the pacer computes a packet's
+ * release time when the packet before it goes, from the rate at that moment.  A tie between a
+ * deadline and a CNP or a send at the same picosecond applies the deadline first.  So a QP costs no
+ * events while rate limited, however many QPs there are. */
 #include "transport/transport.h"
 
 #include "rdmasim/ib.h"
@@ -14,17 +22,20 @@ static double line_rate(const rs_qp *qp)
     return port->tx ? (double)port->tx->rate_bps : 0.0;
 }
 
-static void rearm(rs_sim *sim, rs_qp *qp)
+/* Apply the algorithm's deadlines up to now (see the file comment). */
+static void catch_up(int64_t now_ps, rs_qp *qp)
 {
-    int64_t t = qp->cc ? qp->cc->next_timer_ps(qp->cc_state) : 0;
-    if (!t) {
-        rs_timer_cancel(&qp->cc_timer);
-        return;
-    }
-    if (t < sim->now_ps)
-        t = sim->now_ps;
-    if (!qp->cc_timer.armed || qp->cc_timer.when_ps != t)
-        rs_sim_arm(sim, &qp->cc_timer, t);
+    int64_t t = qp->cc->next_timer_ps(qp->cc_state);
+    if (t && t <= now_ps)
+        qp->cc->on_timer(qp->cc_state, &qp->host->cc.dcqcn, now_ps);
+}
+
+double rs_cc_rate_now(const rs_sim *sim, rs_qp *qp)
+{
+    if (!qp->cc)
+        return 0.0;
+    catch_up(sim->now_ps, qp);
+    return qp->cc->rate_bps(qp->cc_state);
 }
 
 void rs_cc_qp_start(rs_sim *sim, rs_qp *qp)
@@ -34,16 +45,6 @@ void rs_cc_qp_start(rs_sim *sim, rs_qp *qp)
     qp->next_tx_ps = 0;
     if (qp->cc)
         qp->cc->init(qp->cc_state, &h->cc.dcqcn, line_rate(qp));
-    rs_timer_cancel(&qp->cc_timer);
-}
-
-void rs_cc_qp_timer(rs_sim *sim, rs_qp *qp)
-{
-    if (!qp->cc)
-        return;
-    qp->cc->on_timer(qp->cc_state, &qp->host->cc.dcqcn, sim->now_ps);
-    rearm(sim, qp);
-    rs_nic_wake(sim, qp); /* a rate increase may let it send earlier */
 }
 
 void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp)
@@ -56,14 +57,15 @@ void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp)
     if (RS_MUTANT(sim, RS_MUT_DCQCN_NO_FLOOR))
         p.min_rate_bps = 0.0;
 #endif
+    catch_up(sim->now_ps, qp);
     qp->cc->on_cnp(qp->cc_state, &p, sim->now_ps);
-    rearm(sim, qp);
 }
 
 void rs_cc_on_request_sent(rs_sim *sim, rs_qp *qp, uint32_t wire_bytes)
 {
     if (!qp->cc)
         return;
+    catch_up(sim->now_ps, qp);
     qp->cc->on_sent(qp->cc_state, &qp->host->cc.dcqcn, wire_bytes, sim->now_ps);
     double rate = qp->cc->rate_bps(qp->cc_state), line = line_rate(qp);
     if (rate <= 0 || rate >= line) {
@@ -73,7 +75,6 @@ void rs_cc_on_request_sent(rs_sim *sim, rs_qp *qp, uint32_t wire_bytes)
         int64_t start = qp->next_tx_ps > sim->now_ps ? qp->next_tx_ps : sim->now_ps;
         qp->next_tx_ps = start + (int64_t)((double)wire_bytes * 8.0 * 1e12 / rate + 0.5);
     }
-    rearm(sim, qp);
 }
 
 void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp)
@@ -128,12 +129,15 @@ double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
 {
     rs_host *h = get_host(sim, host);
     rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
-    return qp && qp->cc ? qp->cc->rate_bps(qp->cc_state) : 0.0;
+    return qp ? rs_cc_rate_now(sim, qp) : 0.0;
 }
 
 const void *rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn)
 {
     rs_host *h = get_host(sim, host);
     rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
-    return qp && qp->cc ? qp->cc_state : NULL;
+    if (!qp || !qp->cc)
+        return NULL;
+    catch_up(sim->now_ps, qp);
+    return qp->cc_state;
 }

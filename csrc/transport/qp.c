@@ -90,8 +90,6 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     qp->rto.kind = RS_EV_QP_RTO;
     qp->rnr_timer.owner = qp;
     qp->rnr_timer.kind = RS_EV_QP_RNR;
-    qp->cc_timer.owner = qp;
-    qp->cc_timer.kind = RS_EV_QP_CC;
     qp->drain_timer.owner = qp;
     qp->drain_timer.kind = RS_EV_QP_RESP_DRAIN;
     qp->last_cnp_ps = -1;
@@ -123,7 +121,6 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
     rs_nic_forget(h, qp);
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
-    rs_timer_cancel(&qp->cc_timer);
     rs_timer_cancel(&qp->drain_timer);
     h->cqs[qp->init.send_cq].users--;
     if (qp->init.recv_cq != qp->init.send_cq)
@@ -220,7 +217,6 @@ void rs_qp_to_error(rs_sim *sim, rs_qp *qp)
     qp->rd_outstanding = 0;
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
-    rs_timer_cancel(&qp->cc_timer);
     qp->rto_deadline_ps = 0;
     while (qp->sq_count)
         rs_qp_complete_head(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR);
@@ -411,7 +407,7 @@ int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *
         .rto_deadline_ps = qp->rto_deadline_ps,
         .rnr_until_ps = qp->rnr_until_ps,
         .next_tx_ps = qp->next_tx_ps,
-        .rate_bps = qp->cc ? qp->cc->rate_bps(qp->cc_state) : 0.0,
+        .rate_bps = rs_cc_rate_now(sim, qp),
         .resp_queued = queued,
         .recovery = qp->recovery,
         .irn_in_recovery = qp->irn.in_recovery,

@@ -127,7 +127,6 @@ typedef struct rs_qp {
     /* congestion control (cc_qp.c): reaction-point state and the QP's pacing */
     const rs_cc_algo *cc;   /* NULL: line rate */
     _Alignas(8) uint8_t cc_state[RS_CC_STATE_BYTES];
-    rs_timer cc_timer;
     int64_t next_tx_ps;     /* the rate limiter lets the next request packet go at this time */
     int64_t last_cnp_ps;    /* notification point: last CNP sent for this QP (-1: none) */
 

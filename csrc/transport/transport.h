@@ -74,7 +74,8 @@ void rs_irn_free(rs_qp *qp);
 
 /* cc_qp.c: congestion control of one QP (the NIC side of rdmasim/cc.h) */
 void rs_cc_qp_start(rs_sim *sim, rs_qp *qp);             /* entering RTS */
-void rs_cc_qp_timer(rs_sim *sim, rs_qp *qp);
+/* The QP's paced rate now (its algorithm's passed deadlines applied first); 0 = line rate. */
+double rs_cc_rate_now(const rs_sim *sim, rs_qp *qp);
 void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp);
 void rs_cc_on_request_sent(rs_sim *sim, rs_qp *qp, uint32_t wire_bytes);
 void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp);              /* responder saw CE: maybe send a CNP */

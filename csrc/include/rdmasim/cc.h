@@ -75,7 +75,10 @@ int64_t rs_dcqcn_next_timer(const rs_dcqcn_rp *rp);
  * What an algorithm sees: CNPs for its QP, ACKs (with an RTT sample and whether the acknowledged
  * packet was CE-marked), bytes sent, and its own timer.  What it sets: the QP's rate (bits/s; the
  * NIC paces the QP's packets at it) and when it next wants on_timer.  `state` is RS_CC_STATE_BYTES
- * of per-QP storage; `params` points to the host's parameters for this algorithm. */
+ * of per-QP storage; `params` points to the host's parameters for this algorithm.
+ * Timers run lazily (transport/cc_qp.c): on_timer(now) is called before any other callback or
+ * query once next_timer_ps has passed, with `now` at or after it, and must apply every deadline up
+ * to `now` in time order.  So a timer may change only the algorithm's own state. */
 #define RS_CC_STATE_BYTES 192
 
 typedef struct rs_cc_algo {
