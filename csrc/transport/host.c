@@ -41,10 +41,7 @@ void rs_host_free(rs_host *h)
     for (uint32_t i = 0; i < h->n_qps; i++) {
         rs_qp *qp = h->qps[i];
         if (qp) {
-            free(qp->sq);
-            free(qp->sq_sge);
-            free(qp->rq);
-            free(qp->rq_sge);
+            free(qp->sq); /* the block with rq and both SGE arrays */
             free(qp);
         }
     }

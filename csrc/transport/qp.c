@@ -59,19 +59,21 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     } else if (!(qp = calloc(1, sizeof(*qp)))) {
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     }
-    qp->sq = calloc(in->max_send_wr, sizeof(rs_swqe));
-    qp->sq_sge = calloc((size_t)in->max_send_wr * in->max_send_sge, sizeof(rs_sge));
-    qp->rq = calloc(in->max_recv_wr, sizeof(rs_rwqe));
-    qp->rq_sge = calloc((size_t)in->max_recv_wr * in->max_recv_sge, sizeof(rs_sge));
-    if (!qp->sq || !qp->sq_sge || !qp->rq || !qp->rq_sge) {
-        free(qp->sq);
-        free(qp->sq_sge);
-        free(qp->rq);
-        free(qp->rq_sge);
+    /* the send and receive rings and their SGE arrays in one block (one allocation per QP; bulk
+     * flows create and free QPs by the hundred thousand); qp->sq is the block's base */
+    size_t n_sq = in->max_send_wr, n_rq = in->max_recv_wr;
+    size_t n_sq_sge = n_sq * in->max_send_sge, n_rq_sge = n_rq * in->max_recv_sge;
+    size_t bytes = n_sq * sizeof(rs_swqe) + n_rq * sizeof(rs_rwqe) + (n_sq_sge + n_rq_sge) * sizeof(rs_sge);
+    uint8_t *block = calloc(1, bytes);
+    if (!block) {
         qp->act_next = sim->qp_spare;
         sim->qp_spare = qp;
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
+    qp->sq = (rs_swqe *)block;
+    qp->rq = (rs_rwqe *)(block + n_sq * sizeof(rs_swqe));
+    qp->sq_sge = (rs_sge *)(block + n_sq * sizeof(rs_swqe) + n_rq * sizeof(rs_rwqe));
+    qp->rq_sge = qp->sq_sge + n_sq_sge;
     for (uint32_t i = 0; i < in->max_send_wr; i++)
         qp->sq[i].sge = &qp->sq_sge[(size_t)i * in->max_send_sge];
     for (uint32_t i = 0; i < in->max_recv_wr; i++)
@@ -130,10 +132,7 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
     rs_irn_free(qp);
     rs_resp_release_held(sim, qp);
     free(qp->res);
-    free(qp->sq);
-    free(qp->sq_sge);
-    free(qp->rq);
-    free(qp->rq_sge);
+    free(qp->sq); /* the block with rq and both SGE arrays */
     qp->host = NULL;
     qp->act_next = sim->qp_spare; /* not freed: its timers may have stale heap entries */
     sim->qp_spare = qp;
