@@ -687,3 +687,16 @@ def test_every_prefix(op: int) -> None:
     pfc = codec.encode({"kind": 1, "pfc_class_enable": 1})
     for n in range(len(pfc)):
         decode_or_error(pfc[:n])
+
+
+def test_crc32_matches_zlib_across_the_eight_byte_steps() -> None:
+    import zlib
+
+    import numpy as np
+
+    from rdmasim import codec
+
+    rng = np.random.default_rng(5)
+    for n in list(range(0, 40)) + [1023, 1024, 1025, 4096 + 3]:
+        data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+        assert codec.crc32(data) == zlib.crc32(data), n
