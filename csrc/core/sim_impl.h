@@ -76,6 +76,8 @@ void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps);
 /* Start sending if the port is idle and has something to send. */
 void rs_port_kick(rs_sim *sim, rs_port *port);
 void rs_port_tx_done(rs_sim *sim, rs_port *port);
+/* Queue a control frame (ACK/NAK, CNP, PFC) on the port, ahead of data, and kick it. */
+void rs_port_send_ctrl(rs_sim *sim, rs_port *port, rs_pkt *pkt);
 void rs_link_arrival(rs_sim *sim, rs_link *link);
 /* New link direction from -> to (sim->links must have room). */
 rs_link *rs_link_new(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, int64_t delay_ps);

@@ -10,6 +10,28 @@
 
 #include "core/sim_impl.h"
 
+rs_pkt *rs_pfc_frame_new(rs_sim *sim, const uint8_t src_mac[6], uint8_t class_mask, uint16_t quanta)
+{
+    static const uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}; /* MAC control multicast */
+    rs_pkt *p = rs_pkt_alloc(&sim->pool);
+    if (!p) {
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
+        return NULL;
+    }
+    p->kind = RS_PKT_PFC;
+    for (int i = 0; i < 6; i++) {
+        p->dst_mac[i] = dst[i];
+        p->src_mac[i] = src_mac[i];
+    }
+    p->pfc_class_enable = class_mask;
+    for (int i = 0; i < RS_NPRIO; i++)
+        if (class_mask & (1u << i))
+            p->pfc_quanta[i] = quanta;
+    p->priority = 7;
+    return p;
+}
+
 int64_t rs_pause_quanta_ps(uint32_t quanta, int64_t rate_bps)
 {
     /* ceil(bits * 10^12 / rate) without overflowing 64 bits (bits * 10^12 does for 65535 quanta):

@@ -22,34 +22,16 @@ static void send_frame(rs_sim *sim, rs_pfc_queue *q, uint16_t quanta)
     rs_port *port = &sp->port;
     if (!port->tx)
         return;
-    rs_pkt *p = rs_pkt_alloc(&sim->pool);
-    if (!p) {
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
-        return;
-    }
-    static const uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
     uint8_t src[6] = {0x02, 0x10, (uint8_t)(q->sw->id >> 8), (uint8_t)q->sw->id,
                       (uint8_t)(q->port >> 8), (uint8_t)q->port};
-    p->kind = RS_PKT_PFC;
-    for (int i = 0; i < 6; i++) {
-        p->dst_mac[i] = dst[i];
-        p->src_mac[i] = src[i];
-    }
-    p->pfc_class_enable = (uint16_t)(1u << q->prio);
-    p->pfc_quanta[q->prio] = quanta;
-    p->priority = 7;
-    p->next = NULL;
-    if (port->ctrl_tail)
-        port->ctrl_tail->next = p;
-    else
-        port->ctrl_head = p;
-    port->ctrl_tail = p;
+    rs_pkt *p = rs_pfc_frame_new(sim, src, (uint8_t)(1u << q->prio), quanta);
+    if (!p)
+        return;
     if (quanta)
         sp->stats.pfc_xoff_sent++;
     else
         sp->stats.pfc_xon_sent++;
-    rs_port_kick(sim, port);
+    rs_port_send_ctrl(sim, port, p);
 }
 
 static void send_xoff(rs_sim *sim, rs_pfc_queue *q)

@@ -55,6 +55,17 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
     rs_sim_arm(sim, &port->tx_done, port->busy_until);
 }
 
+void rs_port_send_ctrl(rs_sim *sim, rs_port *port, rs_pkt *pkt)
+{
+    pkt->next = NULL;
+    if (port->ctrl_tail)
+        port->ctrl_tail->next = pkt;
+    else
+        port->ctrl_head = pkt;
+    port->ctrl_tail = pkt;
+    rs_port_kick(sim, port);
+}
+
 void rs_port_tx_done(rs_sim *sim, rs_port *port)
 {
     port->busy = 0;

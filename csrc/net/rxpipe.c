@@ -20,23 +20,9 @@ static void send_pfc(rs_sim *sim, rs_rxpipe *rx, uint16_t quanta)
     rs_port *port = &rx->host->port;
     if (!port->tx)
         return;
-    rs_pkt *p = rs_pkt_alloc(&sim->pool);
-    if (!p) {
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
+    rs_pkt *p = rs_pfc_frame_new(sim, rx->host->mac, rx->prio_mask, quanta);
+    if (!p)
         return;
-    }
-    static const uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
-    p->kind = RS_PKT_PFC;
-    for (int i = 0; i < 6; i++) {
-        p->dst_mac[i] = dst[i];
-        p->src_mac[i] = rx->host->mac[i];
-    }
-    p->pfc_class_enable = rx->prio_mask;
-    for (int i = 0; i < RS_NPRIO; i++)
-        if (rx->prio_mask & (1u << i))
-            p->pfc_quanta[i] = quanta;
-    p->priority = 7;
     if (quanta) {
         rx->pfc_xoff_sent++;
         int64_t half = rs_pause_quanta_ps(quanta, port->tx->rate_bps) / 2;

@@ -36,17 +36,7 @@ rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
     return p;
 }
 
-void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt)
-{
-    rs_port *port = &h->port;
-    pkt->next = NULL;
-    if (port->ctrl_tail)
-        port->ctrl_tail->next = pkt;
-    else
-        port->ctrl_head = pkt;
-    port->ctrl_tail = pkt;
-    rs_port_kick(sim, port);
-}
+void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt) { rs_port_send_ctrl(sim, &h->port, pkt); }
 
 /* ---- the transmit scheduler ----
  * A QP with something to send waits in exactly one place (qp->active, enum rs_sched):
