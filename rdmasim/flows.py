@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rdmasim import _core
-from rdmasim.units import format_time, parse_time
+from rdmasim.traffic.table import VERB_CODES, verb_column
+from rdmasim.units import parse_time
 
 if TYPE_CHECKING:
     from rdmasim.sim import Simulator
 
-VERB_CODES: dict[str, int] = {"WRITE": 0, "READ": 1, "SEND": 2}
-VERB_NAMES: tuple[str, ...] = ("WRITE", "READ", "SEND")
+#: verb code -> name (the codes are rdmasim.traffic.VERB_CODES)
+VERB_NAMES: tuple[str, ...] = tuple(sorted(VERB_CODES, key=VERB_CODES.__getitem__))
 _MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 _RECOVERY = {"gbn": 0, "irn": 1}
 
@@ -73,15 +74,6 @@ def _column(cols: Any, name: str, n: int | None, default: Any = None) -> np.ndar
     if isinstance(v, (str, int, np.integer)):
         return np.full(n if n is not None else 1, v)
     return np.asarray(v)
-
-
-def _verbs(v: np.ndarray) -> np.ndarray:
-    if v.dtype.kind in "US" or v.dtype == object:
-        bad = sorted({str(x) for x in v} - set(VERB_CODES))
-        if bad:
-            raise ValueError(f"flow verb {bad[0]!r}: allowed one of WRITE, READ, SEND")
-        return np.array([VERB_CODES[str(x)] for x in v], dtype=np.uint8)
-    return v.astype(np.uint8)
 
 
 @dataclass
@@ -145,7 +137,7 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     src, dst = _hosts(sim, src, "src"), _hosts(sim, dst, "dst")
     start = _column(cols, "start_ps", n, 0)
     assert start is not None
-    verb = _verbs(_column(cols, "verb", n, 0))  # type: ignore[arg-type]
+    verb = verb_column(_column(cols, "verb", n, 0)).astype(np.uint8)
     prio = _column(cols, "priority", n, 3)
     assert prio is not None
     size_a = np.asarray(size, dtype=np.int64)
@@ -289,14 +281,7 @@ def summarize(results: np.ndarray) -> dict[str, Any]:
     }
 
 
-def format_progress(now_ps: int, events: int, counts: Mapping[str, int], wall_s: float) -> str:
-    """One progress line: simulated time, events/s, flows done."""
-    rate = events / wall_s if wall_s > 0 else 0.0
-    return (f"sim {format_time(now_ps):>12}  {rate / 1e6:6.2f} M events/s  "
-            f"flows {counts['finished']}/{counts['total']}")
-
-
 __all__: Sequence[str] = [
     "FlowSamples", "FlowSet", "RESULT_DTYPE", "RUNNING", "VERB_CODES", "VERB_NAMES", "WAITING", "add_flows",
-    "describe_status", "format_progress", "run_flows", "summarize",
+    "describe_status", "run_flows", "summarize",
 ]

@@ -39,7 +39,7 @@ def verb_code(verb: str | int | np.integer[Any]) -> int:
     raise ValueError(f"verb {verb!r} is neither a verb name {sorted(VERB_CODES)} nor a code 0..2")
 
 
-def _verb_column(verb: Any) -> npt.NDArray[np.int64]:
+def verb_column(verb: Any) -> npt.NDArray[np.int64]:
     """Verb names or codes (scalar or array) -> int64 codes (range-checked later by validate)."""
     if isinstance(verb, (str, int, np.integer)):
         return np.asarray(verb_code(verb), dtype=np.int64)
@@ -113,7 +113,7 @@ class FlowTable:
         """
         cols = {
             "src": _int_column("src", src), "dst": _int_column("dst", dst), "size": _int_column("size", size),
-            "start_ps": _int_column("start_ps", start_ps), "verb": _verb_column(verb),
+            "start_ps": _int_column("start_ps", start_ps), "verb": verb_column(verb),
             "priority": _int_column("priority", priority), "group": _int_column("group", group),
         }
         for name, col in cols.items():
