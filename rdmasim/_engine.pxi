@@ -21,6 +21,9 @@ cdef extern from "rdmasim/eventq.h" nogil:
     ctypedef struct rs_eventq:
         size_t len
         size_t cap
+        size_t far_len
+        int64_t far_after_ps
+        int64_t far_from_ps
         uint64_t next_seq
         uint64_t pushed
         uint64_t stale
@@ -47,6 +50,7 @@ cdef class EventQueueForTest:
     ``arm(i, t_ps)`` (re)arms timer i (cancelling its earlier arming), ``cancel(i)`` disarms it,
     ``pop()`` returns ``(t_ps, seq, i)`` of the earliest live event or None, ``peek_time()`` the
     time of the earliest live event or None, ``len()`` the number of live (armed) timers.
+    ``far_after_ps`` sets the horizon beyond which entries go to the far heap (default 50 us).
     """
     cdef rs_eventq q
     cdef rs_timer *timers
@@ -54,7 +58,7 @@ cdef class EventQueueForTest:
     cdef Py_ssize_t live
     cdef bint inited
 
-    def __cinit__(self, Py_ssize_t n_timers, Py_ssize_t initial_cap=16):
+    def __cinit__(self, Py_ssize_t n_timers, Py_ssize_t initial_cap=16, far_after_ps=None):
         self.timers = NULL
         self.inited = False
         self.live = 0
@@ -70,6 +74,11 @@ cdef class EventQueueForTest:
         if rs_eventq_init(&self.q, initial_cap if initial_cap > 0 else 0) != 0:
             raise MemoryError()
         self.inited = True
+        if far_after_ps is not None:
+            if far_after_ps < 0:
+                raise ValueError(f"far_after_ps must be >= 0, got {far_after_ps}")
+            self.q.far_after_ps = far_after_ps
+            self.q.far_from_ps = far_after_ps
 
     def __dealloc__(self):
         if self.inited:
@@ -107,13 +116,14 @@ cdef class EventQueueForTest:
 
     def peek_time(self):
         cdef int64_t t = rs_eventq_peek_time(&self.q)
-        if self.q.len == 0:
+        if self.q.len + self.q.far_len == 0:
             return None
         return t
 
     def heap_stats(self):
         """Raw heap entries (live + stale), entries pushed and stale entries skipped so far."""
-        return {"heap_len": self.q.len, "pushed": self.q.pushed, "stale": self.q.stale}
+        return {"heap_len": self.q.len + self.q.far_len, "far_len": self.q.far_len, "pushed": self.q.pushed,
+                "stale": self.q.stale}
 
     def __len__(self):
         return self.live

@@ -1,4 +1,4 @@
-/* 4-ary min-heap of (time, seq) with lazy cancellation: an entry is live while its timer is armed
+/* 4-ary min-heaps (near and far) of (time, seq) with lazy cancellation: an entry is live while its timer is armed
  * with the entry's sequence number (see rdmasim/eventq.h). */
 #include "rdmasim/eventq.h"
 
@@ -15,14 +15,20 @@ int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     q->pushed = 0;
     q->stale = 0;
     q->hole = 0;
+    q->far = NULL;
+    q->far_len = q->far_cap = 0;
+    q->far_after_ps = RS_EVENTQ_FAR_PS;
+    q->far_from_ps = RS_EVENTQ_FAR_PS;
+    q->head_far = 0;
     return q->heap ? 0 : -1;
 }
 
 void rs_eventq_free(rs_eventq *q)
 {
     free(q->heap);
-    q->heap = NULL;
-    q->len = q->cap = 0;
+    free(q->far);
+    q->heap = q->far = NULL;
+    q->len = q->cap = q->far_len = q->far_cap = 0;
     q->hole = 0;
 }
 
@@ -103,23 +109,42 @@ void rs_eventq_drop_head(rs_eventq *q)
         rs_eventq_fill_root(q->heap, n, q->heap[n]);
 }
 
+int rs_eventq_push_far(rs_eventq *q, rs_event e)
+{
+    if (q->far_len == q->far_cap) {
+        size_t ncap = q->far_cap ? q->far_cap * 2 : 64;
+        rs_event *nh = realloc(q->far, ncap * sizeof(rs_event));
+        if (!nh)
+            return -1;
+        q->far = nh;
+        q->far_cap = ncap;
+    }
+    rs_eventq_sift_up(q->far, q->far_len++, e);
+    q->pushed++;
+    return 0;
+}
+
+void rs_eventq_drop_far_head(rs_eventq *q)
+{
+    size_t n = --q->far_len;
+    if (n > 0)
+        rs_eventq_fill_root(q->far, n, q->far[n]);
+}
+
 int rs_eventq_pop(rs_eventq *q, rs_event *out)
 {
     const rs_event *head = rs_eventq_head(q);
     if (!head)
         return 0;
     *out = *head;
-    rs_eventq_drop_head(q);
+    rs_eventq_consume_head(q);
+    rs_eventq_settle(q);
     out->timer->armed = 0;
     return 1;
 }
 
 int64_t rs_eventq_peek_time(rs_eventq *q)
 {
-    rs_eventq_settle(q);
-    while (q->len > 0 && !rs_event_live(&q->heap[0])) {
-        rs_eventq_drop_head(q);
-        q->stale++;
-    }
-    return q->len > 0 ? q->heap[0].t_ps : INT64_MAX;
+    const rs_event *head = rs_eventq_head(q);
+    return head ? head->t_ps : INT64_MAX;
 }

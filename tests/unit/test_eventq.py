@@ -81,8 +81,12 @@ op = st.one_of(
 )
 
 
-def apply_ops(ops, n_timers: int = N_TIMERS):
-    q = _core.EventQueueForTest(n_timers)
+# Horizon of the far heap: default (50 us), everything far, a narrow near band, almost nothing far.
+far_horizons = st.sampled_from([None, 0, 10, 10**9])
+
+
+def apply_ops(ops, n_timers: int = N_TIMERS, far_after_ps: int | None = None):
+    q = _core.EventQueueForTest(n_timers, far_after_ps=far_after_ps)
     ref = RefQueue(n_timers)
     pops = 0
     for o in ops:
@@ -106,9 +110,10 @@ def apply_ops(ops, n_timers: int = N_TIMERS):
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(op, max_size=120))
-def test_random_schedule_matches_reference(ops):
-    q, ref, pops = apply_ops(ops)
+@given(st.lists(op, max_size=120), far_horizons)
+def test_random_schedule_matches_reference(ops, far_after_ps):
+    """Pops and peeks match the reference for any split of entries between the near and far heaps."""
+    q, ref, pops = apply_ops(ops, far_after_ps=far_after_ps)
     check_heap_accounting(q, pops)
     # Drain: exactly the live events, in (time, insertion) order, then nothing (no stale entry).
     drained = []
@@ -165,7 +170,7 @@ def test_peek_skips_stale_heads():
     assert q.peek_time() == 40
     assert q.pop() == (40, 3, 1)
     assert q.peek_time() is None and q.pop() is None
-    assert q.heap_stats() == {"heap_len": 0, "pushed": 4, "stale": 3}
+    assert q.heap_stats() == {"heap_len": 0, "far_len": 0, "pushed": 4, "stale": 3}
 
 
 def test_pop_disarms_and_timer_can_be_rearmed():
@@ -339,3 +344,17 @@ def test_rng_uniform_distribution(seed, stream):
     m = mean
     cov = sum((xs[i] - m) * (xs[i + 1] - m) for i in range(n - 1)) / (n - 1)
     assert abs(cov / (1 / 12)) < 0.02
+
+
+def test_far_heap_holds_distant_timers_and_keeps_the_order():
+    """Entries beyond the horizon wait in the far heap; the head is the earlier of both roots."""
+    q = _core.EventQueueForTest(4, far_after_ps=100)
+    q.arm(0, 1_000)  # far
+    q.arm(1, 50)  # near
+    q.arm(2, 1_000)  # far, same time as timer 0: after it (insertion order)
+    assert q.heap_stats()["far_len"] == 2
+    assert q.pop() == (50, 1, 1)
+    q.arm(3, 120)  # within 100 of the last event (50) -> near; still before the far entries
+    assert q.heap_stats()["far_len"] == 2
+    assert [q.pop(), q.pop(), q.pop()] == [(120, 3, 3), (1_000, 0, 0), (1_000, 2, 2)]
+    assert q.pop() is None and q.heap_stats()["heap_len"] == 0

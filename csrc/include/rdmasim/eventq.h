@@ -1,11 +1,17 @@
-/* Event queue: a 4-ary min-heap ordered by (time, insertion sequence).
+/* Event queue: 4-ary min-heaps ordered by (time, insertion sequence).
  *
  * Every event belongs to an rs_timer (an "event source": a port's transmit
  * slot, a link's arrival, a QP's retransmit timer ...).  A heap entry is live
  * while its timer is armed and still remembers the entry's sequence number;
  * re-arming or cancelling a timer leaves its old entry stale, and stale
  * entries are skipped when they reach the top (lazy, O(1) cancel).  Ties
- * break by insertion order, so runs are deterministic. */
+ * break by insertion order, so runs are deterministic.
+ *
+ * Two heaps: an entry due more than `far_after_ps` after the last event handed out goes to the
+ * `far` heap, the rest to the near one, and the head is the earlier of the two roots (the same
+ * total order as one heap).  Far entries are mostly retransmit timers that are re-armed or
+ * cancelled long before they fire: with 100k QPs they would make the near heap 100k deep and
+ * every packet event pay ~8 cache-missing levels; apart they cost nothing per packet. */
 #ifndef RDMASIM_EVENTQ_H
 #define RDMASIM_EVENTQ_H
 
@@ -27,10 +33,18 @@ typedef struct rs_event {
     rs_timer *timer;
 } rs_event;
 
+#define RS_EVENTQ_FAR_PS 50000000 /* 50 us: beyond link delays, pause quanta and transmit slots */
+
 typedef struct rs_eventq {
-    rs_event *heap;
+    rs_event *heap; /* near heap */
     size_t len;
     size_t cap;
+    rs_event *far;  /* far heap (see above) */
+    size_t far_len;
+    size_t far_cap;
+    int64_t far_after_ps; /* horizon: RS_EVENTQ_FAR_PS unless a test sets it */
+    int64_t far_from_ps;  /* entries at or after this time go to the far heap */
+    int head_far;         /* the entry rs_eventq_head returned is the far root */
     uint64_t next_seq;
     uint64_t pushed;    /* statistics */
     uint64_t stale;
@@ -42,8 +56,12 @@ typedef struct rs_eventq {
 int rs_eventq_init(rs_eventq *q, size_t initial_cap);
 void rs_eventq_free(rs_eventq *q);
 
-/* Grow the heap (out of line: rare). Returns 0, or -1 on out of memory. */
+/* Grow the near heap (out of line: rare). Returns 0, or -1 on out of memory. */
 int rs_eventq_grow(rs_eventq *q);
+/* Insert into the far heap (out of line: once per retransmit timer arming, not per packet). */
+int rs_eventq_push_far(rs_eventq *q, rs_event e);
+/* Remove the far heap's first entry (live or not). */
+void rs_eventq_drop_far_head(rs_eventq *q);
 
 /* (a.t, a.seq) < (b.t, b.seq) */
 static inline int rs_event_less(const rs_event *a, const rs_event *b)
@@ -72,6 +90,15 @@ static inline void rs_eventq_sift_up(rs_event *h, size_t i, rs_event e)
 
 static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
 {
+    if (t_ps >= q->far_from_ps) {
+        rs_event e = {t_ps, q->next_seq, tm};
+        if (rs_eventq_push_far(q, e) != 0)
+            return -1;
+        tm->seq = q->next_seq++;
+        tm->armed = 1;
+        tm->when_ps = t_ps;
+        return 0;
+    }
     if (!q->hole && q->len == q->cap && rs_eventq_grow(q) != 0)
         return -1;
     uint64_t seq = q->next_seq++;
@@ -108,23 +135,43 @@ static inline void rs_eventq_settle(rs_eventq *q)
         rs_eventq_drop_head(q);
     }
 }
-/* Hand out the head returned by rs_eventq_head: it stays in place as a hole until the next arm
- * fills it or the next head/peek/pop removes it.  The caller copies it first and clears its
- * timer's `armed`. */
-static inline void rs_eventq_consume_head(rs_eventq *q) { q->hole = 1; }
+/* Hand out the head returned by rs_eventq_head: a near head stays in place as a hole until the
+ * next arm fills it or the next head/peek/pop removes it; a far head leaves its heap now.  The
+ * caller copies it first and clears its timer's `armed`.  Its time is the new "now" of the far
+ * horizon (saturating: times near INT64_MAX are legal keys). */
+static inline void rs_eventq_consume_head(rs_eventq *q)
+{
+    int64_t t = q->head_far ? q->far[0].t_ps : q->heap[0].t_ps;
+    q->far_from_ps = t > INT64_MAX - q->far_after_ps ? INT64_MAX : t + q->far_after_ps;
+    if (q->head_far)
+        rs_eventq_drop_far_head(q);
+    else
+        q->hole = 1;
+}
+/* Drop stale entries from the top of the far heap. */
+static inline void rs_eventq_clean_far(rs_eventq *q)
+{
+    while (q->far_len > 0 && !rs_event_live(&q->far[0])) {
+        rs_eventq_drop_far_head(q);
+        q->stale++;
+    }
+}
 /* The earliest live entry (stale heads are dropped first), or NULL when empty.  The caller may
  * copy it, rs_eventq_consume_head() and clear its timer's `armed`: rs_eventq_pop in two steps. */
 static inline const rs_event *rs_eventq_head(rs_eventq *q)
 {
     rs_eventq_settle(q);
-    while (q->len > 0) {
-        const rs_event *e = &q->heap[0];
-        if (rs_event_live(e))
-            return e;
+    while (q->len > 0 && !rs_event_live(&q->heap[0])) {
         rs_eventq_drop_head(q);
         q->stale++;
     }
-    return NULL;
+    rs_eventq_clean_far(q);
+    if (q->far_len > 0 && (q->len == 0 || rs_event_less(&q->far[0], &q->heap[0]))) {
+        q->head_far = 1;
+        return &q->far[0];
+    }
+    q->head_far = 0;
+    return q->len > 0 ? &q->heap[0] : NULL;
 }
 /* Time of the earliest entry (maybe stale), or INT64_MAX when empty; drops stale heads first. */
 int64_t rs_eventq_peek_time(rs_eventq *q);
