@@ -26,6 +26,7 @@ rs_sim *rs_sim_new(uint64_t seed)
         return NULL;
     }
     rs_pool_init(&sim->pool);
+    rs_slab_init(&sim->qp_slab, sizeof(rs_qp), _Alignof(rs_qp), 16);
     return sim;
 }
 
@@ -37,11 +38,6 @@ void rs_sim_free(rs_sim *sim)
     rs_trace_disable(sim);
     rs_fabric_free(sim);
     rs_flows_free(sim->flows);
-    while (sim->qp_spare) {
-        rs_qp *qp = sim->qp_spare;
-        sim->qp_spare = qp->act_next;
-        free(qp);
-    }
     for (uint32_t i = 0; i < sim->n_hosts; i++) {
         rs_rxpipe_free(sim, sim->hosts[i]->rx);
         rs_rxpipe_free(sim, sim->hosts[i]->rx_off);
@@ -57,6 +53,7 @@ void rs_sim_free(rs_sim *sim)
     free(sim->links);
     rs_eventq_free(&sim->evq);
     rs_pool_free(&sim->pool);
+    rs_slab_destroy(&sim->qp_slab);
     free(sim);
 }
 

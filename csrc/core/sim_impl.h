@@ -50,11 +50,11 @@ struct rs_sim {
     rs_pcap *pcap;  /* NULL: capture off */
     struct rs_trace *trace; /* NULL: tracing off (core/trace.h) */
     struct rs_flows *flows; /* NULL: no bulk flows (workload/flows.c) */
-    /* Destroyed QPs, kept for reuse and freed with the simulation: event-queue entries of their
-     * timers may still be in the heap (lazy cancel), and reading such an entry's timer must find
-     * memory of a QP, never freed memory.  A reused QP's timers get new sequence numbers, so old
-     * entries stay stale (rdmasim/eventq.h). */
-    struct rs_qp *qp_spare;
+    /* Every QP's memory.  A destroyed QP goes back to the slab for reuse and is freed only with the
+     * simulation: event-queue entries of its timers may still be in the heap (lazy cancel), and
+     * reading such an entry's timer must find memory of a QP, never freed memory.  A reused QP's
+     * timers get new sequence numbers, so old entries stay stale (rdmasim/eventq.h). */
+    rs_slab qp_slab;
     int flows_stop; /* every bulk flow finished: return to Python after this event */
     int failed;     /* set on an internal failure (out of memory) */
     int peer_stop;  /* a scripted peer got a frame: return to Python after this event */

@@ -40,10 +40,8 @@ void rs_host_free(rs_host *h)
     }
     for (uint32_t i = 0; i < h->n_qps; i++) {
         rs_qp *qp = h->qps[i];
-        if (qp) {
-            free(qp->sq); /* the block with rq and both SGE arrays */
-            free(qp);
-        }
+        if (qp)
+            rs_qp_free_storage(qp); /* the QP itself is in sim->qp_slab */
     }
     for (uint32_t i = 0; i < h->n_cqs; i++)
         free(h->cqs[i].ring);

@@ -52,28 +52,25 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
         h->qps = nq;
         h->qps_cap = cap;
     }
-    rs_qp *qp = sim->qp_spare;
-    if (qp) { /* reuse a destroyed QP's memory (see rs_sim.qp_spare) */
-        sim->qp_spare = qp->act_next;
-        memset(qp, 0, sizeof(*qp));
-    } else if (!(qp = calloc(1, sizeof(*qp)))) {
+    rs_qp *qp = rs_slab_alloc(&sim->qp_slab); /* a destroyed QP's memory first (see rs_sim.qp_slab) */
+    if (!qp)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    }
-    /* the send and receive rings and their SGE arrays in one block (one allocation per QP; bulk
-     * flows create and free QPs by the hundred thousand); qp->sq is the block's base */
+    memset(qp, 0, sizeof(*qp));
+    /* the send and receive rings and their SGE arrays in one block: inside the QP when they fit
+     * (bulk flows create and free QPs by the hundred thousand), else one allocation; qp->sq is
+     * the block's base */
     size_t n_sq = in->max_send_wr, n_rq = in->max_recv_wr;
     size_t n_sq_sge = n_sq * in->max_send_sge, n_rq_sge = n_rq * in->max_recv_sge;
     size_t bytes = n_sq * sizeof(rs_swqe) + n_rq * sizeof(rs_rwqe) + (n_sq_sge + n_rq_sge) * sizeof(rs_sge);
-    uint8_t *block = calloc(1, bytes);
+    uint8_t *block = bytes <= sizeof(qp->ring_inline) ? qp->ring_inline : calloc(1, bytes);
     if (!block) {
-        qp->act_next = sim->qp_spare;
-        sim->qp_spare = qp;
+        rs_slab_put(&sim->qp_slab, qp);
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
-    qp->sq = (rs_swqe *)block;
-    qp->rq = (rs_rwqe *)(block + n_sq * sizeof(rs_swqe));
-    qp->sq_sge = (rs_sge *)(block + n_sq * sizeof(rs_swqe) + n_rq * sizeof(rs_rwqe));
-    qp->rq_sge = qp->sq_sge + n_sq_sge;
+    qp->sq = (rs_swqe *)block; /* then its SGEs (a one-WQE send queue's lines together), rq, rq's SGEs */
+    qp->sq_sge = (rs_sge *)(block + n_sq * sizeof(rs_swqe));
+    qp->rq = (rs_rwqe *)(qp->sq_sge + n_sq_sge);
+    qp->rq_sge = (rs_sge *)(qp->rq + n_rq);
     for (uint32_t i = 0; i < in->max_send_wr; i++)
         qp->sq[i].sge = &qp->sq_sge[(size_t)i * in->max_send_sge];
     for (uint32_t i = 0; i < in->max_recv_wr; i++)
@@ -129,13 +126,21 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
         h->cqs[qp->init.recv_cq].users--;
     h->qps[qpn - RS_QPN_BASE] = NULL; /* frames still in flight to it are counted as unknown-QP drops */
     rs_respq_clear(sim, qp);
-    rs_irn_free(qp);
     rs_resp_release_held(sim, qp);
-    free(qp->res);
-    free(qp->sq); /* the block with rq and both SGE arrays */
+    rs_qp_free_storage(qp);
     qp->host = NULL;
-    qp->act_next = sim->qp_spare; /* not freed: its timers may have stale heap entries */
-    sim->qp_spare = qp;
+    rs_slab_put(&sim->qp_slab, qp); /* not freed: its timers may have stale heap entries */
+}
+
+void rs_qp_free_storage(rs_qp *qp)
+{
+    rs_irn_free(qp);
+    if (qp->res != &qp->res_inline)
+        free(qp->res);
+    if (qp->sq != (rs_swqe *)qp->ring_inline)
+        free(qp->sq); /* the block with rq and both SGE arrays */
+    qp->res = NULL;
+    qp->sq = NULL;
 }
 
 static uint32_t wc_opcode_of(uint32_t wr_op)

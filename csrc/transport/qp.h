@@ -4,6 +4,7 @@
 #ifndef RDMASIM_TRANSPORT_QP_H
 #define RDMASIM_TRANSPORT_QP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rdmasim/cc.h"
@@ -54,28 +55,51 @@ typedef struct rs_rwqe {
     rs_sge *sge;
 } rs_rwqe;
 
+/* Rings of a QP with one send and one receive WQE of one SGE each (every bulk flow's pair) fit
+ * inside the QP: no allocation per flow, and the WQE sits next to the QP's other hot lines. */
+#define RS_QP_INLINE_RING (sizeof(rs_swqe) + sizeof(rs_rwqe) + 2 * sizeof(rs_sge))
+
+/* Field order is for the cache: with 100k QPs each packet's QP is a cache miss per line touched,
+ * so everything the scheduler, requester, completer and responder read or write per packet sits
+ * in the first lines (`hot`), per-packet counters next, and what is used per message, per
+ * connection or on errors only after them (`cold`).  Allocated 64-byte aligned (qp.c). */
 typedef struct rs_qp {
+    /* ---- hot: every packet sent or received ---- */
     struct rs_host *host;
     uint32_t qpn;
     uint32_t state;       /* ibv_qp_state */
-    rs_qp_init init;
-    rs_qp_attr attr;
+    uint32_t recovery;    /* RS_RECOVERY_GBN (requester/responder/completer.c) or RS_RECOVERY_IRN (irn.c) */
     uint32_t pmtu;        /* path MTU in bytes */
+
+    /* NIC scheduling (nic.c): where the QP waits to send. RS_SCHED_RING: in the round-robin ring
+     * of its PFC priority (ring_prio; act_next/act_prev link it); RS_SCHED_PACED: in the host's
+     * pace heap until next_tx_ps. */
+    struct rs_qp *act_next;
+    struct rs_qp *act_prev;
+    int active;             /* enum rs_sched; 0 = idle (nothing to send, or not yet looked at) */
+    uint32_t pace_pos;      /* RS_SCHED_PACED: index in the pace heap + 1 */
+    uint8_t ring_prio;      /* RS_SCHED_RING: which ring */
     uint16_t udp_sport;
     uint8_t dst_mac[6];
     uint32_t dst_ip;
-    int64_t rto_ps;       /* 4.096 us * 2^timeout; 0 = no timer */
+    /* congestion control (cc_qp.c): the rate limiter lets the next request packet go at next_tx_ps */
+    const rs_cc_algo *cc;   /* NULL: line rate */
+    int64_t next_tx_ps;
+    /* responses that must leave in PSN order behind a READ response still being sent:
+     * RS_PKT_JOB entries (READ responses, built packet by packet) and ready ACK frames */
+    struct rs_pkt *respq_head;
+    struct rs_pkt *respq_tail;
+    uint32_t respq_jobs;    /* READ jobs in respq */
 
     /* send queue ring: [sq_head, sq_head + sq_count) are posted and not completed */
     rs_swqe *sq;
     rs_sge *sq_sge;
     uint32_t sq_head;
     uint32_t sq_count;
-
     /* requester: the next packet to send is WQE sq[req_idx] at byte offset req_off, PSN req_psn */
     uint32_t req_idx;     /* ring offset from sq_head (0 .. sq_count) */
-    uint64_t req_off;
     uint32_t req_psn;
+    uint64_t req_off;
     uint32_t max_sent_psn_next; /* one past the highest PSN ever sent: below it = retransmission */
     uint32_t since_ackreq;      /* packets since the last one with the A bit */
     int64_t rnr_until_ps;       /* requester paused by an RNR NAK until then */
@@ -86,10 +110,28 @@ typedef struct rs_qp {
     uint32_t comp_psn;    /* oldest PSN not yet acknowledged */
     uint32_t retry_left;
     uint32_t rnr_left;
-    rs_timer rto;         /* fires at or before rto_deadline_ps; re-armed lazily */
-    int64_t rto_deadline_ps; /* 0 = not armed */
-    rs_timer rnr_timer;
     int retry_started;    /* an implied-NAK retry is under way: ignore later out-of-order responses */
+    int64_t rto_ps;       /* 4.096 us * 2^timeout; 0 = no timer */
+    int64_t rto_deadline_ps; /* 0 = not armed; the rto timer fires at or before it (re-armed lazily) */
+
+    rs_qp_init init;
+    rs_qp_attr attr;
+
+    /* responder */
+    uint32_t resp_psn;      /* expected PSN */
+    uint32_t msn;
+    int nak_sent;           /* one NAK per PSN gap */
+    int in_msg;             /* 0 none, 1 inside a SEND, 2 inside a WRITE */
+    uint64_t write_va;      /* WRITE: where the next payload byte goes (resolved per packet) */
+    uint64_t write_left;
+    uint32_t write_rkey;
+    uint32_t write_len;     /* RETH length of the current WRITE (WC byte_len for WRITE_WITH_IMM) */
+    uint64_t recv_off;      /* SEND: bytes placed in the current receive WQE */
+    int recv_active;        /* SEND: the head receive WQE is in use by a multi-packet message */
+    /* requests that arrived while a READ response was still being generated: executed in PSN
+     * order after it, as rxe does (a later WRITE must not change the data an earlier READ returns) */
+    struct rs_pkt *held_head;
+    struct rs_pkt *held_tail;
 
     /* receive queue ring */
     rs_rwqe *rq;
@@ -98,54 +140,41 @@ typedef struct rs_qp {
     uint32_t rq_count;
     uint32_t rq_done;     /* receive WQEs completed since RESET (IRN numbers them) */
 
-    /* responder */
-    uint32_t resp_psn;      /* expected PSN */
-    uint32_t msn;
-    int nak_sent;           /* one NAK per PSN gap */
-    int in_msg;             /* 0 none, 1 inside a SEND, 2 inside a WRITE */
-    uint64_t write_va;      /* WRITE: where the next payload byte goes (resolved per packet) */
-    uint32_t write_rkey;
-    uint64_t write_left;
-    uint32_t write_len;     /* RETH length of the current WRITE (WC byte_len for WRITE_WITH_IMM) */
-    uint64_t recv_off;      /* SEND: bytes placed in the current receive WQE */
-    int recv_active;        /* SEND: the head receive WQE is in use by a multi-packet message */
+    uint64_t flow_ref;    /* bulk flow (workload/flows.c) this QP carries: id + 1; 0 = a verbs QP */
 
-    rs_rdres *res;          /* ring of max(1, max_dest_rd_atomic) entries */
-    uint32_t res_cap;
-    uint32_t res_next;
-    /* responses that must leave in PSN order behind a READ response still being sent:
-     * RS_PKT_JOB entries (READ responses, built packet by packet) and ready ACK frames */
-    struct rs_pkt *respq_head;
-    struct rs_pkt *respq_tail;
-    uint32_t respq_jobs;    /* READ jobs in respq */
-    /* requests that arrived while a READ response was still being generated: executed in PSN
-     * order after it, as rxe does (a later WRITE must not change the data an earlier READ returns) */
-    struct rs_pkt *held_head;
-    struct rs_pkt *held_tail;
-    rs_timer drain_timer;
+    /* the send/receive rings and SGE arrays when they fit (qp->sq points here), else malloc'd */
+    _Alignas(64) uint8_t ring_inline[RS_QP_INLINE_RING];
 
-    /* congestion control (cc_qp.c): reaction-point state and the QP's pacing */
-    const rs_cc_algo *cc;   /* NULL: line rate */
-    _Alignas(8) uint8_t cc_state[RS_CC_STATE_BYTES];
-    int64_t next_tx_ps;     /* the rate limiter lets the next request packet go at this time */
+    /* ---- per-packet counters (sent, acknowledged, received first) ---- */
+    _Alignas(64) rs_qp_stats stats;
+
+    /* ---- congestion control state: per packet only while a CC algorithm runs ---- */
+    _Alignas(64) uint8_t cc_state[RS_CC_STATE_BYTES];
     int64_t last_cnp_ps;    /* notification point: last CNP sent for this QP (-1: none) */
 
-    /* NIC scheduling (nic.c): where the QP waits to send. RS_SCHED_RING: in the round-robin ring
-     * of its PFC priority (ring_prio; act_next/act_prev link it); RS_SCHED_PACED: in the host's
-     * pace heap until next_tx_ps. */
-    struct rs_qp *act_next;
-    struct rs_qp *act_prev;
-    int active;             /* enum rs_sched; 0 = idle (nothing to send, or not yet looked at) */
-    uint32_t pace_pos;      /* RS_SCHED_PACED: index in the pace heap + 1 */
-    uint8_t ring_prio;      /* RS_SCHED_RING: which ring */
-
-    /* loss recovery: RS_RECOVERY_GBN (requester/responder/completer.c) or RS_RECOVERY_IRN (irn.c) */
-    uint32_t recovery;
+    /* ---- cold: per message, per connection, on loss ---- */
+    rs_timer rto;
+    rs_timer rnr_timer;
+    rs_timer drain_timer;
+    rs_rdres *res;          /* ring of max(1, max_dest_rd_atomic) entries: &res_inline when 1 */
+    uint32_t res_cap;
+    uint32_t res_next;
+    rs_rdres res_inline;
     rs_irn irn;
-
-    rs_qp_stats stats;
-    uint64_t flow_ref;      /* bulk flow (workload/flows.c) this QP carries: id + 1; 0 = a verbs QP */
 } rs_qp;
+
+/* Start loading the lines the QP's next packet touches: the hot fields, the inline rings and the
+ * first line of counters.  With thousands of QPs served round robin each visit would otherwise
+ * wait for memory line by line; the NIC scheduler and the link know the next QP well ahead. */
+static inline void rs_qp_prefetch(const rs_qp *qp)
+{
+    const char *b = (const char *)qp;
+    for (size_t off = 0; off < offsetof(rs_qp, stats) + 64; off += 64)
+        __builtin_prefetch(b + off);
+}
+
+/* Free what a QP allocated beside itself (rings, responder resources, IRN state); qp.c. */
+void rs_qp_free_storage(rs_qp *qp);
 
 static inline rs_swqe *rs_qp_swqe(rs_qp *qp, uint32_t idx_from_head)
 {

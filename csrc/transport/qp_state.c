@@ -196,10 +196,13 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
     if (mask & RS_QP_MAX_DEST_RD_ATOMIC) { /* responder resources, sized before anything changes */
         uint32_t cap = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;
         if (cap != qp->res_cap) {
-            rs_rdres *r = calloc(cap, sizeof(*r));
+            rs_rdres *r = cap == 1 ? &qp->res_inline : calloc(cap, sizeof(*r));
             if (!r)
                 return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for %u responder resources", cap);
-            free(qp->res);
+            if (r == &qp->res_inline)
+                memset(r, 0, sizeof(*r));
+            if (qp->res != &qp->res_inline)
+                free(qp->res);
             qp->res = r;
             qp->res_cap = cap;
             qp->res_next = 0;

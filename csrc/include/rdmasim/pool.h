@@ -1,7 +1,7 @@
 /* Packet pool: fixed-size rs_pkt slots and, separately, RS_MAX_PAYLOAD-byte
- * payload buffers (only packets that carry real bytes take one).  Both grow
- * in chunks that are never moved or freed until the pool is destroyed, so a
- * steady run allocates nothing: memory follows the peak of packets in flight. */
+ * payload buffers (only packets that carry real bytes take one), each a slab
+ * (rdmasim/slab.h): a steady run allocates nothing, memory follows the peak of
+ * packets in flight. */
 #ifndef RDMASIM_POOL_H
 #define RDMASIM_POOL_H
 
@@ -9,15 +9,11 @@
 #include <stdint.h>
 
 #include "rdmasim/packet.h"
-
-typedef struct rs_chunk {
-    struct rs_chunk *next;
-} rs_chunk;
+#include "rdmasim/slab.h"
 
 typedef struct rs_pool {
-    rs_pkt *free_pkts;
-    void *free_payloads;   /* singly linked through the first word of each buffer */
-    rs_chunk *chunks;      /* every block malloc'd, for rs_pool_free */
+    rs_slab pkts;          /* rs_pkt slots, 64-byte aligned */
+    rs_slab payloads;      /* RS_MAX_PAYLOAD-byte buffers */
     size_t pkts_total;     /* slots created */
     size_t pkts_in_use;
     size_t pkts_peak;

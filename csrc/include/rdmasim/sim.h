@@ -224,27 +224,28 @@ int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr);
 
 /* Per-QP counters (see docs/design.md for their exact meaning). */
 typedef struct rs_qp_stats {
+    /* the counters updated per packet first: one cache line (see rs_qp) */
     uint64_t pkts_sent;        /* request packets put on the wire, retransmissions included */
     uint64_t bytes_sent;       /* payload bytes of those */
+    uint64_t acks_rcvd;
+    uint64_t acks_sent;        /* responder: ACKs sent */
+    uint64_t bytes_rcvd;       /* responder: payload bytes accepted */
+    uint64_t ce_rcvd;          /* packets received with ECN CE */
+    uint64_t cnps_sent;        /* notification point: CNPs sent for CE-marked packets */
+    uint64_t cnps_rcvd;        /* reaction point: CNPs received */
     uint64_t pkts_retx;        /* request packets resent (Go-Back-N or IRN) */
     uint64_t bytes_retx;
-    uint64_t acks_rcvd;
     uint64_t naks_rcvd;        /* PSN sequence error NAKs received */
     uint64_t rnr_naks_rcvd;
     uint64_t timeouts;         /* local ACK timeouts that started a retry */
-    uint64_t acks_sent;        /* responder: ACKs sent */
     uint64_t naks_sent;        /* responder: NAKs (any kind) sent */
     uint64_t dup_rcvd;         /* responder: duplicate requests */
     uint64_t ooo_dropped;      /* responder: out-of-sequence requests dropped */
-    uint64_t bytes_rcvd;       /* responder: payload bytes accepted */
     uint64_t msgs_completed;   /* requester: WQEs completed successfully */
     uint64_t read_resp_sent;   /* responder: READ response packets sent (replays included) */
     uint64_t atomics_executed; /* responder: atomics executed (duplicates are replayed, not counted) */
     uint64_t implied_naks;     /* requester: retries started by a response that skipped PSNs */
     uint64_t bad_responses;    /* requester: responses for no outstanding request (dropped) */
-    uint64_t cnps_sent;        /* notification point: CNPs sent for CE-marked packets */
-    uint64_t cnps_rcvd;        /* reaction point: CNPs received */
-    uint64_t ce_rcvd;          /* packets received with ECN CE */
     uint64_t ooo_placed;       /* responder (IRN): out-of-order packets kept and placed */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
