@@ -57,14 +57,4 @@ static inline rs_qp *rs_host_qp(rs_host *h, uint32_t qpn)
     return (qpn >= RS_QPN_BASE && i < h->n_qps) ? h->qps[i] : NULL;
 }
 
-/* A RoCE frame for this host is next on its link: start loading its QP (rs_qp_prefetch). */
-static inline void rs_host_prefetch_rx(rs_host *h, const rs_pkt *pkt)
-{
-    if (pkt->kind == RS_PKT_ROCE) {
-        const rs_qp *qp = rs_host_qp(h, pkt->dest_qpn);
-        if (qp)
-            rs_qp_prefetch(qp);
-    }
-}
-
 #endif

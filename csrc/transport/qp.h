@@ -4,7 +4,6 @@
 #ifndef RDMASIM_TRANSPORT_QP_H
 #define RDMASIM_TRANSPORT_QP_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "rdmasim/cc.h"
@@ -162,16 +161,6 @@ typedef struct rs_qp {
     rs_rdres res_inline;
     rs_irn irn;
 } rs_qp;
-
-/* Start loading the lines the QP's next packet touches: the hot fields, the inline rings and the
- * first line of counters.  With thousands of QPs served round robin each visit would otherwise
- * wait for memory line by line; the NIC scheduler and the link know the next QP well ahead. */
-static inline void rs_qp_prefetch(const rs_qp *qp)
-{
-    const char *b = (const char *)qp;
-    for (size_t off = 0; off < offsetof(rs_qp, stats) + 64; off += 64)
-        __builtin_prefetch(b + off);
-}
 
 /* Free what a QP allocated beside itself (rings, responder resources, IRN state); qp.c. */
 void rs_qp_free_storage(rs_qp *qp);
