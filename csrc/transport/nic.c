@@ -253,7 +253,11 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
         if (out)
             h->rr_prio = (uint8_t)((p + 1) & 7);
     }
-    arm_pace(sim, h);
+    /* With a frame, the port asks rs_nic_idle_after next: it arms the pace timer only if the port
+     * goes idle after this frame (else the transmit-done pulls released QPs; a pace event while
+     * the port is busy would do nothing). */
+    if (!out)
+        arm_pace(sim, h);
     return out;
 }
 
