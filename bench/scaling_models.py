@@ -17,7 +17,9 @@ prints one line ``RESULT {json}``. Kinds:
   ``chunk_events`` events) or a pcap capture on, alternating the modes for ``rounds`` rounds.
 
 Data packets = sum over flows of ceil(size / MTU) + retransmitted packets (for a run stopped by
-its wall-time budget: ceil(bytes_delivered / MTU) per flow + retransmissions).
+its wall-time budget: ceil(bytes_delivered / MTU) per flow + retransmissions).  Frames = every frame
+the hosts sent (data, ACK/NAK, CNP, PFC): with DCQCN and many QPs, CNPs approach one per data packet
+(one per QP per 50 us while its packets arrive marked), work a simulator must do.
 """
 
 from __future__ import annotations
@@ -76,10 +78,15 @@ def data_packets(res: np.ndarray) -> int:
     return int(((sent + MTU - 1) // MTU).sum() + res["retx_pkts"].astype(np.int64).sum())
 
 
+def host_frames(sim: Any) -> int:
+    """Frames the hosts' NICs put on their links: data, ACK/NAK, CNP and PFC."""
+    return sum(h.link.direction(h).stats()["frames"] for h in sim.hosts.values() if h.link is not None)
+
+
 def run_measured(sim: Any, fs: Any, budget_s: float | None, chunk_events: int = 100_000,
                  on_chunk: Callable[[], None] | None = None) -> dict[str, Any]:
     """run_flows to the end (or until ``budget_s`` of wall time); the run's figures."""
-    ev0, now0 = sim.events, sim.now
+    ev0, now0, frames0 = sim.events, sim.now, host_frames(sim)
     t0 = time.perf_counter()
 
     def progress(now_ps: int, events: int, counts: dict[str, int]) -> None:
@@ -99,6 +106,7 @@ def run_measured(sim: Any, fs: Any, budget_s: float | None, chunk_events: int = 
     pkts = data_packets(res)
     events = sim.events - ev0
     sim_ps = sim.now - now0
+    frames = host_frames(sim) - frames0
     done = res[res["finish_ps"] >= 0]
     return {
         "complete": complete,
@@ -110,6 +118,9 @@ def run_measured(sim: Any, fs: Any, budget_s: float | None, chunk_events: int = 
         "pkts_per_s": pkts / run_s if run_s > 0 else None,
         "events_per_s": events / run_s if run_s > 0 else None,
         "events_per_pkt": events / pkts if pkts else None,
+        "frames": frames,
+        "frames_per_s": frames / run_s if run_s > 0 else None,
+        "events_per_frame": events / frames if frames else None,
         "sim_s_per_wall_s": sim_ps / 1e12 / run_s if run_s > 0 else None,
         "flows": counts,
         "flows_failed": int(np.count_nonzero(done["status"] != 0)),
