@@ -232,6 +232,8 @@ rs_pkt *rs_switch_next_frame(rs_sim *sim, rs_switch *sw, rs_port *port)
     sp->q_head[prio] = p->next;
     if (!sp->q_head[prio])
         sp->q_tail[prio] = NULL;
+    else /* it leaves next, one frame time from now; behind a deep queue it is no longer cached */
+        __builtin_prefetch(sp->q_head[prio]);
     p->next = NULL;
     uint32_t bytes = p->frame_len;
     rs_mmu_release(&sw->mmu, p->sw_in_port, port->index, (uint32_t)prio, bytes);
