@@ -44,6 +44,23 @@ int rs_eventq_grow(rs_eventq *q)
     return 0;
 }
 
+/* (t, seq) as one unsigned 128-bit number (t's sign bit flipped): one compare, no branch. */
+static inline unsigned __int128 key(const rs_event *e)
+{
+    return (unsigned __int128)((uint64_t)e->t_ps ^ (1ull << 63)) << 64 | e->seq;
+}
+
+/* Index of the earliest of h[c..c+3]: a tournament of three comparisons whose winners are chosen
+ * by arithmetic, not branches (which child wins is a coin toss to the branch predictor: as
+ * conditional jumps these three were over a third of all mispredictions of an incast run). */
+static inline size_t min_of_four(const rs_event *h, size_t c)
+{
+    size_t a = c + (size_t)(key(&h[c + 1]) < key(&h[c]));
+    size_t b = c + 2 + (size_t)(key(&h[c + 3]) < key(&h[c + 2]));
+    size_t b_wins = (size_t)(key(&h[b]) < key(&h[a]));
+    return a + ((b - a) & (0 - b_wins));
+}
+
 /* Fill the hole at the root of h[0..n) with e: move the hole down along the smallest children to a
  * leaf, then sift e up from there (Floyd).  e is nearly always one of the latest events (the last
  * leaf, or a timer just armed for the future), so it belongs at the bottom and the usual "is it
@@ -54,9 +71,7 @@ void rs_eventq_fill_root(rs_event *h, size_t n, rs_event e)
     for (;;) {
         size_t c = 4 * i + 1;
         if (c + 4 <= n) { /* all four children: a tournament of three comparisons */
-            size_t a = rs_event_less(&h[c + 1], &h[c]) ? c + 1 : c;
-            size_t b = rs_event_less(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
-            size_t best = rs_event_less(&h[b], &h[a]) ? b : a;
+            size_t best = min_of_four(h, c);
             h[i] = h[best];
             i = best;
         } else if (c < n) {
@@ -83,9 +98,7 @@ void rs_eventq_put_root(rs_event *h, size_t n, rs_event e)
     for (;;) {
         size_t c = 4 * i + 1, best;
         if (c + 4 <= n) {
-            size_t a = rs_event_less(&h[c + 1], &h[c]) ? c + 1 : c;
-            size_t b = rs_event_less(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
-            best = rs_event_less(&h[b], &h[a]) ? b : a;
+            best = min_of_four(h, c);
         } else if (c < n) {
             best = c;
             for (size_t k = c + 1; k < n; k++)
