@@ -169,13 +169,16 @@ typedef struct rs_qp_init {
 } rs_qp_init;
 
 typedef struct rs_qp_attr {
+    /* what every packet the QP sends reads first (one cache line of rs_qp with its neighbours) */
+    uint32_t dest_qp_num;
+    int dest_host;              /* address vector: the destination host (its GID/IP/MAC) */
+    uint32_t traffic_class;     /* DSCP << 2 (ECN bits come from the NIC) */
     uint32_t qp_state;
     uint32_t cur_qp_state;
     uint32_t path_mtu;          /* ibv_mtu enum 1..5 */
     uint32_t qp_access_flags;
     uint32_t pkey_index;
     uint32_t port_num;
-    uint32_t dest_qp_num;
     uint32_t rq_psn;
     uint32_t sq_psn;
     uint32_t max_rd_atomic;
@@ -184,8 +187,6 @@ typedef struct rs_qp_attr {
     uint32_t timeout;
     uint32_t retry_cnt;
     uint32_t rnr_retry;
-    int dest_host;              /* address vector: the destination host (its GID/IP/MAC) */
-    uint32_t traffic_class;     /* DSCP << 2 (ECN bits come from the NIC) */
 } rs_qp_attr;
 
 /* Returns the QPN. */
