@@ -256,12 +256,13 @@ def tables(res: dict[str, Any]) -> str:
     t = s.get("tracing")
     if t and "error" not in t:
         lines += [f"### Tracing cost (incast-8, {t['pkts_per_sender'] * 8:,} data packets, "
-                  f"{len(t['runs']) // 3} rounds alternating)", "",
+                  f"{len(t['runs']) // len(t['median_run_s'])} rounds alternating)", "",
                   "| mode | median run s | ratio to off | per-round ratios | output |",
                   "|---|---|---|---|---|"]
-        out = {"off": "", "trace": f"{max(x['trace_records'] for x in t['runs']):,} records",
-               "pcap": f"{max(x['pcap_bytes'] for x in t['runs']) / 1e6:.1f} MB pcap"}
-        for m in ("off", "trace", "pcap"):
+        out = {"off": "", "trace": f"{max(x['trace_records'] for x in t['runs']):,} records"}
+        for m in ("pcap", "pcap128"):
+            out[m] = f"{max(x['pcap_bytes'] for x in t['runs'] if x['mode'] == m) / 1e6:.1f} MB pcap"
+        for m in t["median_run_s"]:
             ratio = 1.0 if m == "off" else t["ratio_vs_off"][m]
             per = "" if m == "off" else ", ".join(f"{x:.2f}" for x in t["ratio_per_round"][m])
             lines.append(f"| {m} | {t['median_run_s'][m]:.3f} | {ratio:.2f} | {per} | {out[m]} |")

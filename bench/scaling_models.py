@@ -14,7 +14,8 @@ prints one line ``RESULT {json}``. Kinds:
 * ``hosts``: a k-ary fat tree (k^3/4 hosts), a random permutation of ``size`` bytes per host.
 * ``setup``: ``traffic.poisson`` on a 32-host leaf-spine, then ``add_flows``: the time of each.
 * ``tracing``: the 80k-packet incast-8 run with nothing, ``sim.trace()`` (drained every
-  ``chunk_events`` events) or a pcap capture on, alternating the modes for ``rounds`` rounds.
+  ``chunk_events`` events), a pcap capture of whole frames or of 128 bytes per frame on,
+  alternating the modes for ``rounds`` rounds.
 
 Data packets = sum over flows of ceil(size / MTU) + retransmitted packets (for a run stopped by
 its wall-time budget: ceil(bytes_delivered / MTU) per flow + retransmissions).  Frames = every frame
@@ -226,11 +227,12 @@ def point_setup(spec: dict[str, Any]) -> dict[str, Any]:
 def point_tracing(spec: dict[str, Any]) -> dict[str, Any]:
     per_sender = int(spec["pkts_per_sender"])
     rounds = int(spec.get("rounds", 3))
-    modes = ["off", "trace", "pcap"]
+    modes = ["off", "trace", "pcap", "pcap128"]  # pcap128: sim.capture(snaplen=128), headers only
     runs: list[dict[str, Any]] = []
     tmpdir = tempfile.mkdtemp(prefix="rdmasim-scaling-")
     for r in range(rounds):
-        order = modes[r % 3:] + modes[:r % 3]  # rotate so no mode always runs first
+        k = r % len(modes)
+        order = modes[k:] + modes[:k]  # rotate so no mode always runs first
         for mode in order:
             sim = incast8()
             fs = sim.add_flows({"src": np.arange(SENDERS), "dst": np.full(SENDERS, SENDERS),
@@ -245,8 +247,8 @@ def point_tracing(spec: dict[str, Any]) -> dict[str, Any]:
                 def on_chunk(tr: Any = trace, count: list[int] = drained) -> None:
                     count[0] += len(tr.drain())
                     tr._chunks.clear()  # drop what was drained (Trace keeps drained records otherwise)
-            elif mode == "pcap":
-                sim.capture(pcap)
+            elif mode in ("pcap", "pcap128"):
+                sim.capture(pcap, snaplen=128 if mode == "pcap128" else None)
             out = run_measured(sim, fs, None, chunk_events=int(spec.get("chunk_events", 200_000)),
                                on_chunk=on_chunk)
             if trace is not None:
@@ -254,7 +256,7 @@ def point_tracing(spec: dict[str, Any]) -> dict[str, Any]:
                 trace._chunks.clear()
                 trace.stop()
             pcap_bytes = 0
-            if mode == "pcap":
+            if mode in ("pcap", "pcap128"):
                 sim.close_capture()
                 pcap_bytes = os.path.getsize(pcap)
                 os.remove(pcap)
@@ -265,11 +267,11 @@ def point_tracing(spec: dict[str, Any]) -> dict[str, Any]:
     med = {m: float(np.median([x["run_s"] for x in runs if x["mode"] == m])) for m in modes}
     per_round = {m: [x["run_s"] / y["run_s"] for x in runs for y in runs
                      if x["mode"] == m and y["mode"] == "off" and x["round"] == y["round"]]
-                 for m in ("trace", "pcap")}
+                 for m in modes[1:]}
     return {
         "runs": runs,
         "median_run_s": med,
-        "ratio_vs_off": {m: med[m] / med["off"] for m in ("trace", "pcap")},
+        "ratio_vs_off": {m: med[m] / med["off"] for m in modes[1:]},
         "ratio_per_round": per_round,
         "pkts_per_sender": per_sender,
     }

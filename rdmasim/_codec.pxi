@@ -76,7 +76,7 @@ cdef extern from "rdmasim/codec.h":
     int rs_decode(const uint8_t *buf, size_t len, rs_pkt *p)
     uint32_t rs_icrc(const uint8_t *frame, size_t len)
     uint32_t rs_crc32(uint32_t crc, const uint8_t *data, size_t len)
-    int rs_pcap_open(rs_pcap *pc, const char *path)
+    int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
     int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps)
     int rs_pcap_close(rs_pcap *pc)
 
@@ -302,16 +302,18 @@ cdef class PcapWriter:
         self.pc.fp = NULL
         self.pc.frames = 0
 
-    def __init__(self, path=None):
+    def __init__(self, path=None, snaplen=0):
         if path is not None:
-            self.open(path)
+            self.open(path, snaplen)
 
-    def open(self, path):
-        """Create/truncate `path` and write the pcap file header."""
+    def open(self, path, snaplen=0):
+        """Create/truncate `path` and write the pcap file header (`snaplen` 0: whole frames)."""
         if self.pc.fp != NULL:
             raise ValueError("PcapWriter is already open")
+        if not 0 <= snaplen <= 65535:
+            raise ValueError(f"snaplen {snaplen}: allowed 1..65535 bytes, or 0 for whole frames")
         cdef bytes bpath = os.fsencode(path)
-        if rs_pcap_open(&self.pc, bpath) != 0:
+        if rs_pcap_open(&self.pc, bpath, snaplen) != 0:
             e = errno
             raise OSError(e, os.strerror(e) if e else "pcap open failed", str(path))
         return self

@@ -113,7 +113,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_sim_run(rs_sim *sim, const rs_run_args *args)
     uint64_t rs_sim_events(const rs_sim *sim)
     void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
-    int rs_sim_pcap_open(rs_sim *sim, const char *path)
+    int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
     int rs_sim_pcap_close(rs_sim *sim)
     int rs_host_add(rs_sim *sim)
     int rs_host_set_scripted(rs_sim *sim, int host, int on)
@@ -239,8 +239,8 @@ cdef class SimCore:
             raise MemoryError(rs_sim_errmsg(self.sim).decode("utf-8", "replace"))
         return r
 
-    def pcap_open(self, str path):
-        self._check(rs_sim_pcap_open(self.sim, path.encode()))
+    def pcap_open(self, str path, uint32_t snaplen=0):
+        self._check(rs_sim_pcap_open(self.sim, path.encode(), snaplen))
 
     def pcap_close(self):
         self._check(rs_sim_pcap_close(self.sim))

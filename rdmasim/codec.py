@@ -95,10 +95,11 @@ class PcapWriter(_core.PcapWriter):
     """Writes frames to a nanosecond pcap file (LINKTYPE_ETHERNET, readable by tshark).
 
     ``with PcapWriter(path) as w: w.write(fields, t_ps)``; timestamps are picoseconds,
-    truncated to nanoseconds."""
+    truncated to nanoseconds. ``snaplen`` 1..65535 keeps the first bytes of each frame (the
+    record keeps its real length), 0 whole frames."""
 
-    def __init__(self, path: str | PathLike[str] | None = None) -> None:
-        super().__init__(path)
+    def __init__(self, path: str | PathLike[str] | None = None, snaplen: int = 0) -> None:
+        super().__init__(path, snaplen)
 
 
 __all__ = [

@@ -271,9 +271,18 @@ class Simulator:
         raise ValueError(f"no host has GID {gid!r} (known: {[h.gid for h in self.hosts.values()]})")
 
     # ---- capture ----
-    def capture(self, path: str) -> None:
-        """Write every frame put on any link to a pcap file (nanosecond timestamps)."""
-        self._core.pcap_open(str(path))
+    def capture(self, path: str, snaplen: int | None = None) -> None:
+        """Write every frame put on any link to a pcap file (nanosecond timestamps).
+
+        ``snaplen`` (1..65535 bytes) keeps only the first bytes of each frame, as ``tcpdump -s``
+        does: each record still carries the frame's real length, and Wireshark decodes the headers
+        (e.g. 128 keeps Ethernet, IP, UDP, BTH and every extension header). It costs far less than
+        whole frames: no payload copy and no ICRC for the bytes left out. ``None``: whole frames.
+        """
+        if snaplen is not None and (isinstance(snaplen, bool) or not isinstance(snaplen, int)
+                                    or not 1 <= snaplen <= 65535):
+            raise ValueError(f"capture snaplen={snaplen!r}: allowed 1..65535 bytes, or None for whole frames")
+        self._core.pcap_open(str(path), snaplen or 0)
         self._pcap = str(path)
 
     def close_capture(self) -> None:

@@ -7,7 +7,6 @@
 #include "rdmasim/codec.h"
 
 #define PCAP_MAGIC_NS 0xa1b23c4du
-#define PCAP_SNAPLEN 65535u
 #define LINKTYPE_ETHERNET 1u
 #define PS_PER_NS 1000
 #define NS_PER_S 1000000000
@@ -24,10 +23,16 @@ static void put_le32(uint8_t *b, uint32_t v)
     put_le16(b + 2, (uint16_t)(v >> 16));
 }
 
-int rs_pcap_open(rs_pcap *pc, const char *path)
+int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
 {
     uint8_t hdr[24];
     pc->frames = 0;
+    if (snaplen > RS_PCAP_SNAPLEN_MAX) {
+        pc->fp = NULL;
+        errno = EINVAL;
+        return -1;
+    }
+    pc->snaplen = snaplen ? snaplen : RS_PCAP_SNAPLEN_MAX;
     pc->fp = fopen(path, "wb");
     if (!pc->fp)
         return -1;
@@ -36,7 +41,7 @@ int rs_pcap_open(rs_pcap *pc, const char *path)
     put_le16(hdr + 6, 4);
     put_le32(hdr + 8, 0);  /* thiszone: timestamps are UTC */
     put_le32(hdr + 12, 0); /* sigfigs */
-    put_le32(hdr + 16, PCAP_SNAPLEN);
+    put_le32(hdr + 16, pc->snaplen);
     put_le32(hdr + 20, LINKTYPE_ETHERNET);
     if (fwrite(hdr, 1, sizeof hdr, pc->fp) != sizeof hdr) {
         int e = errno;
@@ -56,17 +61,18 @@ int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps)
     int64_t sec = ns / NS_PER_S;
     if (sec > (int64_t)UINT32_MAX) /* ts_sec is 32 bits: beyond year 2106 */
         return -1;
-    int n = rs_encode(p, pc->buf, sizeof pc->buf);
+    size_t frame = 0;
+    int n = rs_encode_prefix(p, pc->buf, sizeof pc->buf, pc->snaplen, &frame);
     if (n < 0)
         return -1;
+    size_t incl = frame < pc->snaplen ? frame : pc->snaplen; /* (size_t)n >= incl */
 
     uint8_t rec[16];
     put_le32(rec, (uint32_t)sec);
     put_le32(rec + 4, (uint32_t)(ns % NS_PER_S));
-    put_le32(rec + 8, (uint32_t)n);  /* incl_len */
-    put_le32(rec + 12, (uint32_t)n); /* orig_len: never truncated (n < snaplen) */
-    if (fwrite(rec, 1, sizeof rec, pc->fp) != sizeof rec ||
-        fwrite(pc->buf, 1, (size_t)n, pc->fp) != (size_t)n)
+    put_le32(rec + 8, (uint32_t)incl);   /* incl_len: bytes stored */
+    put_le32(rec + 12, (uint32_t)frame); /* orig_len: the frame on the wire (without FCS) */
+    if (fwrite(rec, 1, sizeof rec, pc->fp) != sizeof rec || fwrite(pc->buf, 1, incl, pc->fp) != incl)
         return -1;
     pc->frames++;
     return 0;

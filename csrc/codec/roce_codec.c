@@ -1,5 +1,6 @@
 /* RoCEv2 frame codec: rs_pkt <-> Ethernet II / IPv4 / UDP 4791 / BTH / ext headers /
  * payload / pad / ICRC (protocol.md 1.1-1.6).  PFC frames are delegated to pfc.c. */
+#include <stdint.h>
 #include <string.h>
 
 #include "rdmasim/codec.h"
@@ -194,8 +195,17 @@ static void put_icrc(uint8_t *b, uint32_t crc)
 
 int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap)
 {
-    if (p->kind == RS_PKT_PFC)
-        return rs_pfc_encode(p, out, cap);
+    return rs_encode_prefix(p, out, cap, SIZE_MAX, NULL);
+}
+
+int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, size_t *frame_len)
+{
+    if (p->kind == RS_PKT_PFC) { /* 60 bytes: always whole */
+        int n = rs_pfc_encode(p, out, cap);
+        if (frame_len && n >= 0)
+            *frame_len = (size_t)n;
+        return n;
+    }
     if (p->kind != RS_PKT_ROCE)
         return RS_CODEC_ERR_BAD_FIELD;
 
@@ -204,6 +214,8 @@ int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap)
     if (st != RS_CODEC_OK)
         return st;
     size_t total = l.frame < RS_ETH_MIN_FRAME_NOFCS ? RS_ETH_MIN_FRAME_NOFCS : l.frame;
+    if (frame_len)
+        *frame_len = total;
     if (cap < total)
         return RS_CODEC_ERR_SHORT;
 
@@ -215,6 +227,15 @@ int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap)
 
     uint8_t *b = out + HDRS_TO_BTH;
     b += put_ext(p, l.flags, b);
+    size_t hdrs = (size_t)(b - out);
+    if (want <= hdrs + p->payload_len) { /* the prefix ends in the payload: no pad, no ICRC */
+        size_t n = want > hdrs ? want - hdrs : 0;
+        if (n && p->payload)
+            memcpy(b, p->payload, n);
+        else if (n)
+            memset(b, 0, n);
+        return (int)(hdrs + n);
+    }
     if (p->payload_len) {
         if (p->payload)
             memcpy(b, p->payload, p->payload_len);

@@ -88,13 +88,16 @@ void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps)
 
 void rs_sim_stop_after_next_frame(rs_sim *sim) { sim->stop_after_frame = 1; }
 
-int rs_sim_pcap_open(rs_sim *sim, const char *path)
+int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
 {
+    if (snaplen > RS_PCAP_SNAPLEN_MAX)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "pcap snaplen %u: allowed 1..%u bytes, or 0 for whole frames",
+                           snaplen, RS_PCAP_SNAPLEN_MAX);
     rs_sim_pcap_close(sim);
     rs_pcap *pc = malloc(sizeof(*pc));
     if (!pc)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    if (rs_pcap_open(pc, path) != 0) {
+    if (rs_pcap_open(pc, path, snaplen) != 0) {
         free(pc);
         return rs_sim_fail(sim, RS_ERR_IO, "cannot open pcap file '%s' for writing", path);
     }

@@ -225,7 +225,7 @@ def run_scenario(
     if outdir:
         Path(outdir).mkdir(parents=True, exist_ok=True)
         if v["outputs.pcap"]:
-            sim.capture(str(Path(outdir) / "capture.pcap"))
+            sim.capture(str(Path(outdir) / "capture.pcap"), snaplen=v["outputs.pcap_snaplen"] or None)
     keep_trace = bool(outdir) and v["outputs.trace"]
     trace = sim.trace() if keep_trace else None
     to_sim = sim_host_indices(names, sim.hosts)

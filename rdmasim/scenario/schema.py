@@ -275,6 +275,10 @@ SCHEMA: dict[str, Opt] = {
     # outputs
     "outputs.dir": Opt("str", "results", "Results folder (relative paths: to the current directory)."),
     "outputs.pcap": Opt("bool", False, "Write capture.pcap of every frame."),
+    "outputs.pcap_snaplen": Opt(
+        "int", 0, "Bytes of each frame kept in capture.pcap (0 = whole frames; 128 keeps every header and "
+        "costs far less).", lo=0, hi=65535
+    ),
     "outputs.trace": Opt("bool", False, "Save the event trace (trace.npz)."),
     "outputs.formats": Opt(
         "list[str]", ["csv"], "Per-flow table formats ('parquet' needs pyarrow).", choices=("csv", "parquet")

@@ -30,8 +30,10 @@ def test_scaling_quick_writes_every_section(tmp_path: Path) -> None:
         assert r["peak_rss_mb"] > 0 and r["run_s"] > 0 and r["setup_s"] > 0
     assert all(r["n_flows"] > 1000 for r in res["sections"]["setup"])
     tr = res["sections"]["tracing"]
-    assert {x["mode"] for x in tr["runs"]} == {"off", "trace", "pcap"}
+    assert {x["mode"] for x in tr["runs"]} == {"off", "trace", "pcap", "pcap128"}
     assert all(x["trace_records"] > 0 for x in tr["runs"] if x["mode"] == "trace")
-    assert all(x["pcap_bytes"] > 0 for x in tr["runs"] if x["mode"] == "pcap")
-    assert set(tr["ratio_vs_off"]) == {"trace", "pcap"}
+    assert all(x["pcap_bytes"] > 0 for x in tr["runs"] if x["mode"] in ("pcap", "pcap128"))
+    whole = max(x["pcap_bytes"] for x in tr["runs"] if x["mode"] == "pcap")
+    assert all(x["pcap_bytes"] < whole / 4 for x in tr["runs"] if x["mode"] == "pcap128")
+    assert set(tr["ratio_vs_off"]) == {"trace", "pcap", "pcap128"}
     assert len(res["plots"]) == 3 and all(Path(p).is_file() for p in res["plots"])

@@ -633,6 +633,65 @@ def test_pcap_file_format(tmp_path) -> None:
         codec.PcapWriter(tmp_path / "no" / "such" / "dir.pcap")
 
 
+def read_pcap(path) -> tuple[tuple, list[tuple[int, int, int, int, bytes]]]:
+    """File header and records (ts_sec, ts_ns, incl_len, orig_len, bytes) of a classic pcap."""
+    data = path.read_bytes()
+    hdr = struct.unpack("<IHHiIII", data[:24])
+    recs, off = [], 24
+    while off < len(data):
+        sec, ns, incl, orig = struct.unpack("<IIII", data[off:off + 16])
+        recs.append((sec, ns, incl, orig, data[off + 16:off + 16 + incl]))
+        off += 16 + incl
+    return hdr, recs
+
+
+def write_pcap(path, pkts: list[dict], snaplen: int = 0) -> None:
+    with codec.PcapWriter(path, snaplen) as w:
+        for i, p in enumerate(pkts):
+            w.write(p, i * 1_234_567)
+
+
+@pytest.mark.parametrize("snaplen", [1, 14, 60, 82, 128, 1000, 65535])
+def test_pcap_snaplen_keeps_each_frames_prefix(tmp_path, snaplen: int) -> None:
+    """A snaplen capture stores exactly the first snaplen bytes of what a whole capture stores
+    (no ICRC computed for bytes left out, yet the same bytes), with the frame's real length."""
+    pkts = tshark_pcap_packets()
+    write_pcap(tmp_path / "full.pcap", pkts)
+    write_pcap(tmp_path / "snap.pcap", pkts, snaplen)
+    hf, full = read_pcap(tmp_path / "full.pcap")
+    hs, snap = read_pcap(tmp_path / "snap.pcap")
+    assert (hf[5], hs[5]) == (65535, snaplen)
+    assert len(full) == len(snap) == len(pkts)
+    for f, s in zip(full, snap, strict=True):
+        assert s[:2] == f[:2] and s[3] == f[3] == f[2] == len(f[4])
+        assert s[2] == min(snaplen, f[3]) and s[4] == f[4][:s[2]]
+
+
+def test_pcap_snaplen_out_of_range(tmp_path) -> None:
+    for bad in (-1, 65536):
+        with pytest.raises(ValueError, match="allowed 1..65535"):
+            codec.PcapWriter(tmp_path / "x.pcap", bad)
+
+
+@pytest.mark.tshark
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not on PATH")
+def test_tshark_decodes_headers_of_a_snaplen_capture(tmp_path) -> None:
+    """128 bytes hold every RoCEv2 header: tshark reads the same header fields from the truncated
+    capture as from the whole one (it flags the frames as malformed: its InfiniBand dissector looks
+    for the ICRC at the frame's end, which the snaplen left out)."""
+    pkts = tshark_pcap_packets()
+    fields = [f for f in TSHARK_FIELDS if not f.startswith("_ws.")] + ["frame.len"]
+    rows = {}
+    for name, snap in (("full", 0), ("snap", 128)):
+        path = tmp_path / f"{name}.pcap"
+        write_pcap(path, pkts, snap)
+        cmd = ["tshark", "-r", str(path), "-T", "fields", "-E", "occurrence=f"]
+        for f in fields:
+            cmd += ["-e", f]
+        rows[name] = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=120).stdout
+    assert rows["snap"] == rows["full"] and len(rows["full"].splitlines()) == len(pkts)
+
+
 # --- robustness: decode never crashes ---------------------------------------------------------
 
 

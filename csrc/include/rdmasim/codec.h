@@ -42,6 +42,11 @@ size_t rs_frame_len(const rs_pkt *p);
 /* Encode `p` into `out` (capacity `cap`). Returns the frame length, or a negative
  * rs_codec_status. Computes the IPv4 header checksum, pad count and ICRC. */
 int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap);
+/* The first `want` bytes of the frame rs_encode would write (all of it when `want` >= its length):
+ * headers always, payload bytes up to `want`, the ICRC only when `want` reaches it (a capture of
+ * headers skips the copy and the CRC).  Returns the bytes valid in `out` (>= min(want, frame),
+ * headers may be more), or a negative rs_codec_status; *frame_len gets the full frame length. */
+int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, size_t *frame_len);
 
 /* Decode a frame into `p`. p->payload points into `buf` (not copied; NULL when
  * payload_len is 0). `p` is zeroed first, including next and simulator metadata.
@@ -64,11 +69,16 @@ uint32_t rs_crc32(uint32_t crc, const uint8_t *data, size_t len);
 typedef struct rs_pcap {
     FILE *fp;
     uint64_t frames;
+    uint32_t snaplen; /* bytes kept per frame (RS_PCAP_SNAPLEN_MAX: whole frames) */
     uint8_t buf[RS_MAX_PAYLOAD + 256]; /* encode scratch */
 } rs_pcap;
 
-/* Open `path` for writing and write the file header. Returns 0 or -1 (errno set). */
-int rs_pcap_open(rs_pcap *pc, const char *path);
+#define RS_PCAP_SNAPLEN_MAX 65535u
+
+/* Open `path` for writing and write the file header. `snaplen` 1..RS_PCAP_SNAPLEN_MAX keeps the
+ * first `snaplen` bytes of each frame (tcpdump -s; the record keeps the frame's real length), 0
+ * keeps whole frames. Returns 0 or -1 (errno set; EINVAL for a snaplen out of range). */
+int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen);
 /* Encode `p` and append it with timestamp `t_ps` (picoseconds, truncated to ns).
  * Returns 0, or -1 (not open, negative time, encode error, write error). */
 int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps);

@@ -52,7 +52,7 @@ uint64_t rs_sim_events(const rs_sim *sim);
 void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4]);
 
 /* pcap capture of every frame put on any link (at its transmit start). */
-int rs_sim_pcap_open(rs_sim *sim, const char *path);
+int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen); /* snaplen 0: whole frames */
 int rs_sim_pcap_close(rs_sim *sim);
 
 /* ---- topology ---- */
