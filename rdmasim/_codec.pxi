@@ -74,6 +74,7 @@ cdef extern from "rdmasim/codec.h":
     size_t rs_frame_len(const rs_pkt *p)
     int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap)
     int rs_decode(const uint8_t *buf, size_t len, rs_pkt *p)
+    int rs_decode_captured(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
     uint32_t rs_icrc(const uint8_t *frame, size_t len)
     uint32_t rs_crc32(uint32_t crc, const uint8_t *data, size_t len)
     int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
@@ -102,7 +103,7 @@ _PKT_INT_FIELDS = (
 )
 _PKT_KEYS = frozenset(_PKT_INT_FIELDS + ("payload", "dst_mac", "src_mac", "pfc_quanta"))
 # Keys decode() adds that encode() accepts and ignores, so decode output feeds encode.
-_DECODE_ONLY_KEYS = frozenset(("icrc_ok",))
+_DECODE_ONLY_KEYS = frozenset(("icrc_ok", "truncated"))
 # Encode buffer: largest frame is headers (54) + 32 B ext + 4096 payload + 3 pad + ICRC.
 cdef enum:
     _FRAME_CAP = 4352
@@ -251,19 +252,30 @@ def encode(fields):
     return bytes(buf[:n])
 
 
-def decode(frame):
+def decode(frame, orig_len=None):
     """Decode frame bytes to a dict of rs_pkt fields plus "payload" (bytes) and "icrc_ok".
 
     A frame whose ICRC mismatches decodes with icrc_ok False (PFC frames have no ICRC:
-    always True); any other codec error raises ValueError naming the rs_codec_status."""
+    always True); any other codec error raises ValueError naming the rs_codec_status.
+    ``orig_len`` > len(frame): the bytes are the start of a longer frame (a pcap record cut by a
+    snaplen): the headers decode, "payload" holds the payload bytes captured, "payload_len" is the
+    frame's, "icrc_ok" is None (not checked) and "truncated" is True."""
     cdef bytes data = bytes(frame)
     cdef const uint8_t *base = <const uint8_t *><const unsigned char *>data
     cdef rs_pkt p
-    cdef int st = rs_decode(base, <size_t>len(data), &p)
+    cdef size_t n = <size_t>len(data)
+    cdef size_t wire = n if orig_len is None or orig_len < 0 or <size_t>orig_len < n else <size_t>orig_len
+    cdef int st = rs_decode_captured(base, n, wire, &p)
     if st != RS_CODEC_OK and st != RS_CODEC_ERR_BAD_ICRC:
         raise _codec_error(st, "decode failed")
     d = _pkt_to_dict(&p, base, data)
-    d["icrc_ok"] = st == RS_CODEC_OK
+    d["truncated"] = wire > n
+    if wire > n:
+        start = 54 + rs_opcode_ext_bytes(p.opcode)  # Ethernet + IPv4 + UDP + BTH + extensions
+        d["payload"] = data[start:start + p.payload_len]
+        d["icrc_ok"] = None
+    else:
+        d["icrc_ok"] = st == RS_CODEC_OK
     return d
 
 

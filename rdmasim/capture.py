@@ -25,7 +25,9 @@ class Frame:
 def read_pcap(path: str | Path) -> Iterator[Frame]:
     """Yield every frame of a classic pcap file (ns or us resolution), decoded.
 
-    Frames the codec cannot decode raise ValueError naming the frame number.
+    Records cut by a snaplen (``sim.capture(path, snaplen=N)``) decode their headers; their
+    fields have ``truncated`` True and ``payload`` holds the bytes captured. Frames the codec
+    cannot decode raise ValueError naming the frame number.
     """
     data = Path(path).read_bytes()
     if len(data) < 24:
@@ -37,13 +39,13 @@ def read_pcap(path: str | Path) -> Iterator[Frame]:
     off = 24
     n = 0
     while off + 16 <= len(data):
-        sec, frac, incl, _orig = struct.unpack_from("<IIII", data, off)
+        sec, frac, incl, orig = struct.unpack_from("<IIII", data, off)
         off += 16
         frame = data[off:off + incl]
         off += incl
         n += 1
         try:
-            fields = codec.decode(frame)
+            fields = codec.decode(frame, orig)
         except ValueError as exc:
             raise ValueError(f"{path}: frame {n}: {exc}") from None
         yield Frame(sec * 1_000_000_000 + frac * scale, fields)

@@ -63,11 +63,16 @@ def encode(fields: Fields) -> bytes:
     return _core.encode(fields)
 
 
-def decode(frame: bytes) -> dict[str, Any]:
-    """Decode a frame to a dict of every rs_pkt field plus ``payload`` (bytes, without pad)
-    and ``icrc_ok`` (bool). Raises ValueError naming the status (SHORT, NOT_ROCE, BAD_OPCODE,
-    BAD_LENGTH, BAD_FIELD) if the frame is not a well-formed RoCEv2 or PFC frame."""
-    return _core.decode(frame)
+def decode(frame: bytes, orig_len: int | None = None) -> dict[str, Any]:
+    """Decode a frame to a dict of every rs_pkt field plus ``payload`` (bytes, without pad),
+    ``icrc_ok`` (bool) and ``truncated`` (False). Raises ValueError naming the status (SHORT,
+    NOT_ROCE, BAD_OPCODE, BAD_LENGTH, BAD_FIELD) if the frame is not a well-formed RoCEv2 or PFC
+    frame.
+
+    ``orig_len`` greater than ``len(frame)``: the bytes are the start of a longer frame (a pcap
+    record of a capture with a snaplen). Every header must be there; ``payload`` is the part
+    captured, ``payload_len`` the frame's, ``icrc_ok`` None (not checkable), ``truncated`` True."""
+    return _core.decode(frame, orig_len)
 
 
 def icrc(frame_without_icrc: bytes) -> int:

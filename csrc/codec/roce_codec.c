@@ -281,7 +281,9 @@ static void get_ext(const uint8_t *b, uint16_t f, rs_pkt *p)
 }
 
 /* IPv4 / UDP 4791 / BTH checks, then fields. buf[0..len) holds at least the Ethernet header. */
-static int decode_roce(const uint8_t *buf, size_t len, rs_pkt *p)
+/* `wire_len` > `len`: buf holds the first `len` bytes of a `wire_len`-byte frame (a capture with
+ * a snaplen): the headers must be there; the payload and the ICRC are not checked. */
+static int decode_roce(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
 {
     const uint8_t *ip = buf + RS_ETH_HDR_BYTES;
     if (len < RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES)
@@ -300,7 +302,7 @@ static int decode_roce(const uint8_t *buf, size_t len, rs_pkt *p)
     if (ip_len < HDRS_TO_BTH - RS_ETH_HDR_BYTES + RS_ICRC_BYTES)
         return RS_CODEC_ERR_BAD_LENGTH;
     /* Bytes past the IP datagram (Ethernet padding, trailers) are allowed and ignored. */
-    if (RS_ETH_HDR_BYTES + ip_len > len)
+    if (RS_ETH_HDR_BYTES + ip_len > wire_len)
         return RS_CODEC_ERR_SHORT;
     if (rs_get16(udp + 4) != ip_len - RS_IPV4_HDR_BYTES)
         return RS_CODEC_ERR_BAD_LENGTH;
@@ -312,6 +314,8 @@ static int decode_roce(const uint8_t *buf, size_t len, rs_pkt *p)
     if ((bth[1] & 0x0F) != 0) /* TVer */
         return RS_CODEC_ERR_BAD_FIELD;
     size_t ext = ext_bytes(f);
+    if (HDRS_TO_BTH + ext > len) /* a capture too short for the headers */
+        return RS_CODEC_ERR_SHORT;
     size_t pad = (bth[1] >> 4) & 3u;
     size_t fixed = HDRS_TO_BTH - RS_ETH_HDR_BYTES + ext + RS_ICRC_BYTES;
     if (ip_len < fixed || ip_len - fixed < pad)
@@ -341,9 +345,11 @@ static int decode_roce(const uint8_t *buf, size_t len, rs_pkt *p)
     p->ackreq = (bth[8] >> 7) & 1u;
     p->psn = rs_get24(bth + 9);
     get_ext(bth + RS_BTH_BYTES, f, p);
+    p->payload_len = (uint32_t)payload_len;
+    if (RS_ETH_HDR_BYTES + ip_len > len) /* truncated capture: no payload pointer, no ICRC */
+        return RS_CODEC_OK;
     /* Cast away const: rs_pkt.payload is mutable for pool-owned packets; decode never writes. */
     p->payload = payload_len ? (uint8_t *)(uintptr_t)(bth + RS_BTH_BYTES + ext) : NULL;
-    p->payload_len = (uint32_t)payload_len;
 
     const uint8_t *icrc = buf + RS_ETH_HDR_BYTES + ip_len - RS_ICRC_BYTES;
     uint32_t wire = (uint32_t)icrc[0] | ((uint32_t)icrc[1] << 8) | ((uint32_t)icrc[2] << 16) |
@@ -360,8 +366,20 @@ int rs_decode(const uint8_t *buf, size_t len, rs_pkt *p)
         return RS_CODEC_ERR_SHORT;
     uint16_t ethertype = rs_get16(buf + 12);
     if (ethertype == RS_ETHERTYPE_IPV4)
-        return decode_roce(buf, len, p);
+        return decode_roce(buf, len, len, p);
     if (ethertype == RS_ETHERTYPE_MAC_CONTROL)
         return rs_pfc_decode(buf, len, p);
     return RS_CODEC_ERR_NOT_ROCE;
+}
+
+int rs_decode_captured(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
+{
+    if (wire_len <= len)
+        return rs_decode(buf, len, p);
+    memset(p, 0, sizeof *p);
+    if (len < RS_ETH_HDR_BYTES)
+        return RS_CODEC_ERR_SHORT;
+    if (rs_get16(buf + 12) != RS_ETHERTYPE_IPV4) /* a PFC frame cut short: nothing to decode */
+        return rs_get16(buf + 12) == RS_ETHERTYPE_MAC_CONTROL ? RS_CODEC_ERR_SHORT : RS_CODEC_ERR_NOT_ROCE;
+    return decode_roce(buf, len, wire_len, p);
 }

@@ -673,6 +673,31 @@ def test_pcap_snaplen_out_of_range(tmp_path) -> None:
             codec.PcapWriter(tmp_path / "x.pcap", bad)
 
 
+def test_decode_a_frame_cut_short() -> None:
+    """The start of a frame (a snaplen record) decodes its headers like the whole frame; the
+    payload is what was captured, payload_len the frame's, the ICRC unchecked."""
+    for p in tshark_pcap_packets():
+        whole = codec.encode(p)
+        full = codec.decode(whole)
+        assert full["truncated"] is False and full["icrc_ok"] is True
+        if p.get("kind") == 1:  # a PFC frame cut short has nothing to decode
+            with pytest.raises(ValueError, match="SHORT"):
+                codec.decode(whole[:40], len(whole))
+            continue
+        hdrs = 54 + codec.opcode_ext_bytes(p["opcode"])
+        for cut in sorted({hdrs, hdrs + 1, hdrs + 100, len(whole) - 1}):
+            if cut >= len(whole):
+                continue
+            got = codec.decode(whole[:cut], len(whole))
+            assert got["truncated"] is True and got["icrc_ok"] is None
+            assert got["payload"] == full["payload"][:max(0, cut - hdrs)]
+            assert {k: v for k, v in got.items() if k not in ("payload", "icrc_ok", "truncated")} == \
+                {k: v for k, v in full.items() if k not in ("payload", "icrc_ok", "truncated")}
+        with pytest.raises(ValueError, match="SHORT"):
+            codec.decode(whole[:hdrs - 1], len(whole))
+        assert codec.decode(whole, len(whole)) == full  # orig_len == len: an ordinary decode
+
+
 @pytest.mark.tshark
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not on PATH")
 def test_tshark_decodes_headers_of_a_snaplen_capture(tmp_path) -> None:

@@ -55,6 +55,11 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
  * The IPv4 header checksum is not checked (the ICRC covers everything else).
  * Never reads outside buf[0..len). */
 int rs_decode(const uint8_t *buf, size_t len, rs_pkt *p);
+/* rs_decode of a captured frame: `buf` holds the first `len` bytes of a `wire_len`-byte frame
+ * (a pcap record's incl_len and orig_len).  Cut short (wire_len > len), every header must be in
+ * buf; the fields are filled, payload_len is the frame's, payload is NULL and the ICRC is not
+ * checked.  Otherwise exactly rs_decode. */
+int rs_decode_captured(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p);
 
 /* ICRC of a RoCEv2 frame (Ethernet + IPv4 or IPv6 ... up to, not including, the ICRC):
  * `len` excludes the 4 ICRC bytes. Returns the CRC value; on the wire it is
