@@ -8,7 +8,6 @@ still in the pcap (the sender did transmit it) but never reaches the far end.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,22 +15,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from verbs_pair import CapturedPair
 
-import rdmasim
 from rdmasim import codec
 from rdmasim.capture import read_pcap
 from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
     SGE,
-    Context,
-    QPCap,
-    QPInitAttr,
     RecvWR,
     SendWR,
-    connect_qps,
 )
 from rdmasim.verbs import enums as e
 
@@ -83,34 +74,12 @@ class Pkt:
             raise AttributeError(name) from None
 
 
-class Pair:
-    """Two connected RC QPs a -> b on a captured back-to-back link."""
+class Pair(CapturedPair):
+    """Two connected RC QPs a -> b (Go-Back-N) on a captured back-to-back link."""
 
-    def __init__(self, tmp_path: Path, *, mtu: int = 1024, path_mtu: int | None = None,
-                 psn: int = 0, timeout: int = 8, retry_cnt: int = 7, size: int = 1 << 20,
-                 n_wr: int = 64, rate: str = "100Gbps", delay: str = "1us", seed: int = 7) -> None:
-        self.t = rdmasim.back_to_back(rate=rate, delay=delay, mtu=mtu, seed=seed)
-        self.sim = self.t.sim
-        self.pcap = tmp_path / "cap.pcap"
-        self.sim.capture(str(self.pcap))
-        ctx_a, ctx_b = Context(self.t.a), Context(self.t.b)
-        pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-        self.cq_a, self.cq_b = CQ(ctx_a, 4 * n_wr), CQ(ctx_b, 4 * n_wr)
-        rng = np.random.default_rng(seed)
-        self.src = MR(pd_a, size, e.IBV_ACCESS_LOCAL_WRITE)
-        self.src.array[:] = rng.integers(0, 256, size, dtype=np.uint8)
-        self.dst = MR(pd_b, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-        self.qa = QP(pd_a, QPInitAttr(scq=self.cq_a, rcq=self.cq_a,
-                                      cap=QPCap(max_send_wr=n_wr, max_recv_wr=n_wr)))
-        self.qb = QP(pd_b, QPInitAttr(scq=self.cq_b, rcq=self.cq_b,
-                                      cap=QPCap(max_send_wr=n_wr, max_recv_wr=n_wr)))
-        connect_qps(self.qa, self.qb, path_mtu=path_mtu, psn_a=psn, timeout=timeout,
-                    retry_cnt=retry_cnt)
-        self.psn = psn
-        self.a_ip = int(ipaddress.IPv4Address(self.t.a.ip))
-        self.b_ip = int(ipaddress.IPv4Address(self.t.b.ip))
-        self.n_posted = 0
-        self.delay_ns = self.t.link.delay_ps / 1000
+    def __init__(self, tmp_path: Path, *, path_mtu: int | None = None, timeout: int = 8,
+                 retry_cnt: int = 7, **kw: Any) -> None:
+        super().__init__(tmp_path, path_mtu=path_mtu, timeout=timeout, retry_cnt=retry_cnt, **kw)
 
     def post(self, length: int, offset: int = 0, opcode: int = e.IBV_WR_RDMA_WRITE,
              imm: int = 0) -> None:

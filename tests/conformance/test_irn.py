@@ -12,7 +12,6 @@ computed in test_gbn_efficiency.py. Run this file as a script to print the goodp
 from __future__ import annotations
 
 import importlib.util
-import ipaddress
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from verbs_pair import CapturedPair
 
 import rdmasim
 from rdmasim.capture import read_pcap
@@ -66,31 +66,11 @@ def psn_add(psn: int, n: int) -> int:
     return (psn + n) % PSN_MOD
 
 
-class Pair:
+class Pair(CapturedPair):
     """Two RC QPs a -> b using IRN on a captured back-to-back link."""
 
-    def __init__(self, tmp_path: Path, *, mtu: int = 1024, psn: int = 0, size: int = 1 << 20,
-                 n_wr: int = 64, delay: str = "1us", seed: int = 7, recovery: str = "irn",
-                 **irn: Any) -> None:
-        self.t = rdmasim.back_to_back(rate="100Gbps", delay=delay, mtu=mtu, seed=seed)
-        self.sim = self.t.sim
-        self.pcap = tmp_path / "cap.pcap"
-        self.sim.capture(str(self.pcap))
-        ctx_a, ctx_b = Context(self.t.a), Context(self.t.b)
-        pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-        self.cq_a, self.cq_b = CQ(ctx_a, 4 * n_wr), CQ(ctx_b, 4 * n_wr)
-        rng = np.random.default_rng(seed)
-        self.src = MR(pd_a, size, e.IBV_ACCESS_LOCAL_WRITE)
-        self.src.array[:] = rng.integers(0, 256, size, dtype=np.uint8)
-        self.dst = MR(pd_b, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-        self.qa = QP(pd_a, QPInitAttr(scq=self.cq_a, rcq=self.cq_a,
-                                      cap=QPCap(max_send_wr=n_wr, max_recv_wr=n_wr)))
-        self.qb = QP(pd_b, QPInitAttr(scq=self.cq_b, rcq=self.cq_b,
-                                      cap=QPCap(max_send_wr=n_wr, max_recv_wr=n_wr)))
-        connect_qps(self.qa, self.qb, psn_a=psn, recovery=recovery, **irn)
-        self.psn = psn
-        self.a_ip = int(ipaddress.IPv4Address(self.t.a.ip))
-        self.n_posted = 0
+    def __init__(self, tmp_path: Path, *, recovery: str = "irn", **kw: Any) -> None:
+        super().__init__(tmp_path, recovery=recovery, **kw)
         self.recv_expect: list[tuple[int, int, int, int]] = []  # (wr_id, opcode, byte_len, imm)
 
     def post(self, length: int, offset: int = 0, opcode: int = e.IBV_WR_RDMA_WRITE, imm: int = 0,
