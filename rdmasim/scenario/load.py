@@ -90,7 +90,6 @@ class Scenario:
     text: str
     values: dict[str, Any]
     arrays: dict[str, list[dict[str, Any]]]
-    has_incast: bool = False
     raw: dict[str, Any] = field(default_factory=dict)
     #: the overrides applied on top of ``text`` (key path -> value as given), see :func:`loads`
     overrides: dict[str, Any] = field(default_factory=dict)
@@ -100,6 +99,11 @@ class Scenario:
         """The ``[traffic.*]`` generator tables the file has (``incast``, ``poisson``, ...)."""
         t = self.raw.get("traffic")
         return tuple(g for g in GENERATORS if isinstance(t, dict) and isinstance(t.get(g), dict))
+
+    @property
+    def has_incast(self) -> bool:
+        """The file has a ``[traffic.incast]`` table."""
+        return "incast" in self.generators
 
     def __getitem__(self, path: str) -> Any:
         return self.values[path]
@@ -624,8 +628,7 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
     arrays: dict[str, list[dict[str, Any]]] = {}
     _walk(raw, "", "", file, given, arrays, problems)
     values = {p: given.get(p, _default(o)) for p, o in SCHEMA.items() if "[]" not in p}
-    has_incast = isinstance(raw.get("traffic"), dict) and isinstance(raw["traffic"].get("incast"), dict)
-    sc = Scenario(file, text, values, arrays, has_incast, raw, dict(overrides or {}))
+    sc = Scenario(file, text, values, arrays, raw, dict(overrides or {}))
     if not problems:  # semantic checks need well-typed values
         _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
     if not problems:  # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
