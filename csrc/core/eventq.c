@@ -92,8 +92,9 @@ void rs_eventq_fill_root(rs_event *h, size_t n, rs_event e)
 /* Fill the hole at the root of h[0..n) with a newly armed e, top-down: stop at the first level
  * where e is not later than the smallest child.  New timers are often among the earliest (a
  * port's next transmit-done), so this usually ends near the root. */
-void rs_eventq_put_root(rs_event *h, size_t n, rs_event e)
+void rs_eventq_put_root(rs_event *h, size_t n, int64_t t_ps, uint64_t seq, rs_timer *tm)
 {
+    const rs_event e = {t_ps, seq, tm};
     size_t i = 0;
     for (;;) {
         size_t c = 4 * i + 1, best;

@@ -72,7 +72,10 @@ static inline int rs_event_less(const rs_event *a, const rs_event *b)
 /* Put `e` into the hole at heap[0] of the n entries heap[0..n): Floyd (bottom-up, for an entry
  * that belongs near the bottom) and top-down (out of line: eventq.c). */
 void rs_eventq_fill_root(rs_event *h, size_t n, rs_event e);
-void rs_eventq_put_root(rs_event *h, size_t n, rs_event e);
+/* put_root takes the entry as scalars, in registers: a 24-byte struct argument goes through the
+ * stack, written as 8-byte stores and read back 16 bytes at a time, a store-forwarding stall that
+ * was most of rs_sim_arm's time. */
+void rs_eventq_put_root(rs_event *h, size_t n, int64_t t_ps, uint64_t seq, rs_timer *tm);
 
 /* Arm `tm` to fire at t_ps (any earlier live arming is cancelled). Returns 0, or -1 on out of memory. */
 /* Place e at slot i of heap h or above it (moving later parents down). */
@@ -108,7 +111,7 @@ static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
     rs_event e = {t_ps, seq, tm};
     if (q->hole) { /* the event being handled left its slot at the root: fill it */
         q->hole = 0;
-        rs_eventq_put_root(q->heap, q->len, e);
+        rs_eventq_put_root(q->heap, q->len, t_ps, seq, tm);
         q->pushed++;
         return 0;
     }
