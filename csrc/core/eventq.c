@@ -32,17 +32,19 @@ void rs_eventq_free(rs_eventq *q)
     q->hole = 0;
 }
 
-int rs_eventq_grow(rs_eventq *q)
+/* Double a heap's storage (amortised: a heap is bounded by live timers plus stale entries). */
+static int grow(rs_event **heap, size_t *cap, size_t first)
 {
-    /* Amortised growth: the heap is bounded by live timers plus stale entries. */
-    size_t ncap = q->cap ? q->cap * 2 : 16;
-    rs_event *nh = realloc(q->heap, ncap * sizeof(rs_event));
+    size_t ncap = *cap ? *cap * 2 : first;
+    rs_event *nh = realloc(*heap, ncap * sizeof(rs_event));
     if (!nh)
         return -1;
-    q->heap = nh;
-    q->cap = ncap;
+    *heap = nh;
+    *cap = ncap;
     return 0;
 }
+
+int rs_eventq_grow(rs_eventq *q) { return grow(&q->heap, &q->cap, 16); }
 
 /* (t, seq) as one unsigned 128-bit number (t's sign bit flipped): one compare, no branch. */
 static inline unsigned __int128 key(const rs_event *e)
@@ -125,14 +127,8 @@ void rs_eventq_drop_head(rs_eventq *q)
 
 int rs_eventq_push_far(rs_eventq *q, rs_event e)
 {
-    if (q->far_len == q->far_cap) {
-        size_t ncap = q->far_cap ? q->far_cap * 2 : 64;
-        rs_event *nh = realloc(q->far, ncap * sizeof(rs_event));
-        if (!nh)
-            return -1;
-        q->far = nh;
-        q->far_cap = ncap;
-    }
+    if (q->far_len == q->far_cap && grow(&q->far, &q->far_cap, 64) != 0)
+        return -1;
     rs_eventq_sift_up(q->far, q->far_len++, e);
     q->pushed++;
     return 0;
