@@ -22,13 +22,18 @@ class Frame:
     fields: dict[str, Any]
 
 
-def read_pcap(path: str | Path) -> Iterator[Frame]:
-    """Yield every frame of a classic pcap file (ns or us resolution), decoded.
+@dataclass(frozen=True)
+class Record:
+    """One pcap record as stored: timestamp (ns), the frame's length on the wire (without FCS) and
+    the bytes captured (fewer than ``orig_len`` when a snaplen cut the frame)."""
 
-    Records cut by a snaplen (``sim.capture(path, snaplen=N)``) decode their headers; their
-    fields have ``truncated`` True and ``payload`` holds the bytes captured. Frames the codec
-    cannot decode raise ValueError naming the frame number.
-    """
+    t_ns: int
+    orig_len: int
+    data: bytes
+
+
+def read_records(path: str | Path) -> tuple[int, list[Record]]:
+    """The file header's snaplen and every record of a classic little-endian pcap (ns or us)."""
     data = Path(path).read_bytes()
     if len(data) < 24:
         raise ValueError(f"{path}: too short for a pcap file")
@@ -36,16 +41,27 @@ def read_pcap(path: str | Path) -> Iterator[Frame]:
     if magic not in (_MAGIC_NS, _MAGIC_US):
         raise ValueError(f"{path}: not a little-endian classic pcap (magic 0x{magic:08x})")
     scale = 1 if magic == _MAGIC_NS else 1000
+    snaplen = struct.unpack_from("<I", data, 16)[0]
+    records = []
     off = 24
-    n = 0
     while off + 16 <= len(data):
         sec, frac, incl, orig = struct.unpack_from("<IIII", data, off)
         off += 16
-        frame = data[off:off + incl]
+        records.append(Record(sec * 1_000_000_000 + frac * scale, orig, data[off:off + incl]))
         off += incl
-        n += 1
+    return snaplen, records
+
+
+def read_pcap(path: str | Path) -> Iterator[Frame]:
+    """Yield every frame of a classic pcap file (ns or us resolution), decoded.
+
+    Records cut by a snaplen (``sim.capture(path, snaplen=N)``) decode their headers; their
+    fields have ``truncated`` True and ``payload`` holds the bytes captured. Frames the codec
+    cannot decode raise ValueError naming the frame number.
+    """
+    for n, rec in enumerate(read_records(path)[1], start=1):
         try:
-            fields = codec.decode(frame, orig)
+            fields = codec.decode(rec.data, rec.orig_len)
         except ValueError as exc:
             raise ValueError(f"{path}: frame {n}: {exc}") from None
-        yield Frame(sec * 1_000_000_000 + frac * scale, fields)
+        yield Frame(rec.t_ns, fields)

@@ -5,30 +5,17 @@ capture of the same run holds: data, ACK, CNP and PFC frames alike."""
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rdmasim import topology
-from rdmasim.capture import read_pcap as decode_pcap
+from rdmasim.capture import read_pcap, read_records
 from rdmasim.cc import DcqcnParams
 from rdmasim.scenario import loads, run_scenario
 
 ECN = {"kmin": "5KB", "kmax": "50KB", "pmax": 0.2}
-
-
-def read_pcap(path: Path) -> tuple[int, list[tuple[int, int, int, int, bytes]]]:
-    """The header's snaplen and the records (ts_sec, ts_ns, incl_len, orig_len, bytes)."""
-    data = path.read_bytes()
-    snaplen = struct.unpack("<I", data[16:20])[0]
-    recs, off = [], 24
-    while off < len(data):
-        sec, ns, incl, orig = struct.unpack("<IIII", data[off:off + 16])
-        recs.append((sec, ns, incl, orig, data[off + 16:off + 16 + incl]))
-        off += 16 + incl
-    return snaplen, recs
 
 
 def incast_run(path: Path, snaplen: int | None) -> None:
@@ -46,20 +33,19 @@ def incast_run(path: Path, snaplen: int | None) -> None:
 def test_snaplen_capture_is_the_prefix_of_the_whole_capture(tmp_path: Path) -> None:
     incast_run(tmp_path / "full.pcap", None)
     incast_run(tmp_path / "snap.pcap", 100)
-    snap_full, full = read_pcap(tmp_path / "full.pcap")
-    snap_hdr, snap = read_pcap(tmp_path / "snap.pcap")
-    assert (snap_full, snap_hdr) == (65535, 100)
-    assert len(full) == len(snap) > 1000
-    ethertypes = set()
-    for f, s in zip(full, snap, strict=True):
-        assert s[:2] == f[:2] and s[3] == f[3] == f[2]  # same time, same real length
-        assert s[2] == min(100, f[3]) and s[4] == f[4][:s[2]]
-        ethertypes.add(f[4][12:14])
+    snap_full, full = read_records(tmp_path / "full.pcap")
+    snap_cut, cut = read_records(tmp_path / "snap.pcap")
+    assert (snap_full, snap_cut) == (65535, 100)
+    assert len(full) == len(cut) > 1000
+    for f, c in zip(full, cut, strict=True):
+        assert c.t_ns == f.t_ns and c.orig_len == f.orig_len == len(f.data)  # same time, real length
+        assert c.data == f.data[:100]
+    ethertypes = {f.data[12:14] for f in full}
     assert ethertypes == {b"\x08\x00", b"\x88\x08"}  # RoCEv2 over IPv4 and PFC (MAC control)
     assert (tmp_path / "snap.pcap").stat().st_size < (tmp_path / "full.pcap").stat().st_size / 5
     # rdmasim's own reader decodes the headers of the cut records like the whole ones
     skip = ("payload", "icrc_ok", "truncated")
-    for fw, fs in zip(decode_pcap(tmp_path / "full.pcap"), decode_pcap(tmp_path / "snap.pcap"), strict=True):
+    for fw, fs in zip(read_pcap(tmp_path / "full.pcap"), read_pcap(tmp_path / "snap.pcap"), strict=True):
         assert fw.t_ns == fs.t_ns and fs.fields["truncated"] == (fw.fields.get("payload_len", 0) > 0)
         assert {k: v for k, v in fw.fields.items() if k not in skip} == \
             {k: v for k, v in fs.fields.items() if k not in skip}
@@ -85,5 +71,5 @@ pcap_snaplen = 64
 plots = false
 """
     run_scenario(loads(text), progress=False)
-    snaplen, recs = read_pcap(tmp_path / "o" / "capture.pcap")
-    assert snaplen == 64 and recs and all(r[2] == min(64, r[3]) for r in recs)
+    snaplen, recs = read_records(tmp_path / "o" / "capture.pcap")
+    assert snaplen == 64 and recs and all(len(r.data) == min(64, r.orig_len) for r in recs)

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rdmasim import codec
+from rdmasim.capture import read_records
 
 # --- an independent statement of protocol.md 1.5 (which headers each opcode carries) ----------
 
@@ -633,18 +634,6 @@ def test_pcap_file_format(tmp_path) -> None:
         codec.PcapWriter(tmp_path / "no" / "such" / "dir.pcap")
 
 
-def read_pcap(path) -> tuple[tuple, list[tuple[int, int, int, int, bytes]]]:
-    """File header and records (ts_sec, ts_ns, incl_len, orig_len, bytes) of a classic pcap."""
-    data = path.read_bytes()
-    hdr = struct.unpack("<IHHiIII", data[:24])
-    recs, off = [], 24
-    while off < len(data):
-        sec, ns, incl, orig = struct.unpack("<IIII", data[off:off + 16])
-        recs.append((sec, ns, incl, orig, data[off + 16:off + 16 + incl]))
-        off += 16 + incl
-    return hdr, recs
-
-
 def write_pcap(path, pkts: list[dict], snaplen: int = 0) -> None:
     with codec.PcapWriter(path, snaplen) as w:
         for i, p in enumerate(pkts):
@@ -658,13 +647,13 @@ def test_pcap_snaplen_keeps_each_frames_prefix(tmp_path, snaplen: int) -> None:
     pkts = tshark_pcap_packets()
     write_pcap(tmp_path / "full.pcap", pkts)
     write_pcap(tmp_path / "snap.pcap", pkts, snaplen)
-    hf, full = read_pcap(tmp_path / "full.pcap")
-    hs, snap = read_pcap(tmp_path / "snap.pcap")
-    assert (hf[5], hs[5]) == (65535, snaplen)
-    assert len(full) == len(snap) == len(pkts)
-    for f, s in zip(full, snap, strict=True):
-        assert s[:2] == f[:2] and s[3] == f[3] == f[2] == len(f[4])
-        assert s[2] == min(snaplen, f[3]) and s[4] == f[4][:s[2]]
+    snap_full, full = read_records(tmp_path / "full.pcap")
+    snap_cut, cut = read_records(tmp_path / "snap.pcap")
+    assert (snap_full, snap_cut) == (65535, snaplen)
+    assert len(full) == len(cut) == len(pkts)
+    for f, c in zip(full, cut, strict=True):
+        assert c.t_ns == f.t_ns and c.orig_len == f.orig_len == len(f.data)
+        assert c.data == f.data[:snaplen]
 
 
 def test_pcap_snaplen_out_of_range(tmp_path) -> None:
