@@ -95,6 +95,8 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *link, rs_pkt *pkt);
 /* The NIC's next frame for its port: a control frame, else a data frame round-robin over QPs. */
 rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h);
 /* A frame arrived at the host's port. Takes ownership of pkt. */
+/* A frame for host h was just put on its link: start loading what its arrival reads (nic.c). */
+void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt);
 void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt);
 /* Queue a control frame (ACK/NAK) and kick the port. */
 void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt);

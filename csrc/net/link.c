@@ -70,6 +70,8 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
         rs_sim_arm(sim, &l->arrival, pkt->t_arrive_ps);
     }
     l->fifo_tail = pkt;
+    if (l->to->owner_kind == RS_NODE_HOST) /* it arrives a link delay from now: time to load its QP */
+        rs_nic_frame_coming(l->to->host, pkt);
     return ser_ps;
 }
 

@@ -36,6 +36,7 @@ typedef struct rs_host {
     rs_qp *ring[8];          /* per PFC priority: round-robin ring of QPs with data to send (nic.c) */
     uint8_t rr_prio;         /* the priority whose ring goes first next time */
     uint8_t ring_mask;       /* bit p: ring[p] is not empty */
+    uint32_t ring_len[8];    /* QPs in each ring (rs_nic_idle_after decides from it with many) */
     rs_qp **pace_heap;       /* QPs held by their rate limiter, earliest next_tx_ps first */
     uint32_t pace_len;
     uint32_t pace_cap;

@@ -136,6 +136,7 @@ static void to_ring(rs_host *h, rs_qp *qp)
 {
     qp->ring_prio = (uint8_t)prio_of(qp);
     ring_add_tail(&h->ring[qp->ring_prio], qp);
+    h->ring_len[qp->ring_prio]++;
     h->ring_mask |= (uint8_t)(1u << qp->ring_prio);
     qp->active = RS_SCHED_RING;
 }
@@ -143,6 +144,7 @@ static void to_ring(rs_host *h, rs_qp *qp)
 static void off_ring(rs_host *h, rs_qp *qp)
 {
     ring_remove(&h->ring[qp->ring_prio], qp);
+    h->ring_len[qp->ring_prio]--;
     if (!h->ring[qp->ring_prio])
         h->ring_mask &= (uint8_t)~(1u << qp->ring_prio);
 }
@@ -213,6 +215,7 @@ static rs_pkt *ring_next(rs_sim *sim, rs_host *h, int p)
             continue;
         }
         h->ring[p] = qp->act_next; /* round robin: the next QP goes first next time */
+        rs_qp_prefetch_requester(qp->act_next);
         rs_pkt *out = qp->respq_head ? rs_respq_next(sim, qp) : rs_req_build(sim, qp);
         if (out)
             return out;
@@ -262,7 +265,8 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
 }
 
 /* Only a few QPs of the rings are examined (the common case of one or a few per NIC); with more,
- * the port keeps its transmit-done event. */
+ * the port keeps its transmit-done event, decided from the ring sizes without touching a QP (the
+ * next QP's lines, prefetched by ring_next, are still loading). */
 #define IDLE_SCAN_QPS 4
 
 int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
@@ -270,15 +274,18 @@ int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
     const rs_port *port = &h->port;
     if (port->ctrl_head)
         return 0;
-    int scanned = 0;
-    int64_t wake = INT64_MAX; /* a held QP stays in its ring (no heap traffic for a few QPs) */
     /* the rings of priorities not paused (a pause's end kicks the port) */
-    for (unsigned m = h->ring_mask & ~(unsigned)port->paused_mask; m; m &= m - 1) {
+    unsigned rings = h->ring_mask & ~(unsigned)port->paused_mask;
+    uint32_t queued = 0;
+    for (unsigned m = rings; m; m &= m - 1)
+        queued += h->ring_len[__builtin_ctz(m)];
+    if (queued > IDLE_SCAN_QPS)
+        return 0;
+    int64_t wake = INT64_MAX; /* a held QP stays in its ring (no heap traffic for a few QPs) */
+    for (unsigned m = rings; m; m &= m - 1) {
         int p = __builtin_ctz(m);
         rs_qp *qp = h->ring[p];
         do {
-            if (++scanned > IDLE_SCAN_QPS)
-                return 0;
             if (has_work(sim, qp)) {
                 if (qp->respq_head || qp->next_tx_ps <= free_ps)
                     return 0; /* it can go when the port is free */
@@ -295,6 +302,15 @@ int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
     if (wake != INT64_MAX && (!h->pace.armed || h->pace.when_ps > wake))
         rs_sim_arm(sim, &h->pace, wake);
     return 1;
+}
+
+void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt)
+{
+    if (pkt->kind == RS_PKT_ROCE) {
+        const rs_qp *qp = rs_host_qp(h, pkt->dest_qpn);
+        if (qp)
+            rs_qp_prefetch_responder(qp);
+    }
 }
 
 static int is_response(uint8_t op)

@@ -162,6 +162,33 @@ typedef struct rs_qp {
     rs_irn irn;
 } rs_qp;
 
+/* Start loading the lines a QP's next request packet touches (scheduler, requester cursor, ring
+ * size and destination, the WQE when the ring is inline, the per-packet counters).  With
+ * thousands of QPs served round robin each visit otherwise waits for memory line by line; the
+ * NIC knows its next QP one frame ahead (nic.c). */
+static inline void rs_qp_prefetch_requester(const rs_qp *qp)
+{
+    __builtin_prefetch(&qp->host);
+    __builtin_prefetch(&qp->respq_head);
+    __builtin_prefetch(&qp->req_idx);
+    __builtin_prefetch(&qp->init);
+    __builtin_prefetch(qp->ring_inline);
+    __builtin_prefetch(qp->ring_inline + 64);
+    __builtin_prefetch(&qp->stats);
+}
+
+/* The same for a request arriving at the responder (state, hold queues, PD, expected PSN and
+ * message cursor, counters): a link knows the frame's QP one link delay ahead (link.c). */
+static inline void rs_qp_prefetch_responder(const rs_qp *qp)
+{
+    __builtin_prefetch(&qp->host);
+    __builtin_prefetch(&qp->respq_jobs);
+    __builtin_prefetch(&qp->init);
+    __builtin_prefetch(&qp->resp_psn);
+    __builtin_prefetch(&qp->held_head);
+    __builtin_prefetch(&qp->stats.bytes_rcvd);
+}
+
 /* Free what a QP allocated beside itself (rings, responder resources, IRN state); qp.c. */
 void rs_qp_free_storage(rs_qp *qp);
 

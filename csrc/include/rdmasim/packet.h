@@ -33,43 +33,46 @@ enum rs_pkt_kind {
 #define RS_ETH_MIN_FRAME_NOFCS 60u
 #define RS_MAX_PAYLOAD 4096u
 
+/* The first cache line holds what links, switches (ECMP hash, ECN, PFC class, buffer
+ * accounting) and the receiving NIC's dispatch read per frame; the rest of the headers are read
+ * where a packet is built, by the codec and by the transport on the packet kinds that carry
+ * them.  With many QPs a frame waits in a deep switch queue long enough for its other lines to
+ * leave the caches.  Pool packets are 64-byte aligned (pool.c). */
 typedef struct rs_pkt {
+    /* ---- line 0 ---- */
     struct rs_pkt *next;  /* intrusive list link (pool, queues, link FIFO) */
     int64_t t_arrive_ps;  /* when it reaches the far end of the link it is on */
     uint8_t *payload;     /* pool-owned bytes, or NULL: payload_len zero bytes */
     uint32_t payload_len; /* payload bytes, without pad */
-
-    /* simulator metadata: not on the wire */
-    uint32_t kind;        /* enum rs_pkt_kind */
-    uint32_t src_qpn;     /* sending QP (BTH carries only the destination QP) */
+    uint32_t kind;        /* enum rs_pkt_kind (simulator metadata, as the fields up to dst_node) */
+    uint32_t dest_qpn;    /* BTH */
+    uint32_t psn;         /* BTH */
+    uint32_t src_ip;      /* IPv4 */
+    uint32_t dst_ip;
     uint16_t src_node;    /* host index of the sender, for routing and traces */
     uint16_t dst_node;    /* host index of the destination */
-    uint8_t priority;     /* traffic class 0..7 */
     uint16_t frame_len;   /* rs_frame_len, cached by the requester or a link into a switch (0: unset) */
     uint16_t sw_in_port;  /* switch port it arrived on, while queued in a switch */
+    uint16_t udp_sport;   /* UDP (dst port is always 4791) */
+    uint16_t ip_id;       /* IPv4 */
+    uint8_t priority;     /* traffic class 0..7 */
+    uint8_t tos;          /* IPv4 DSCP << 2 | ECN */
+    uint8_t opcode;       /* BTH */
+    uint8_t ackreq;       /* BTH A bit */
 
+    /* ---- the rest of the headers ---- */
+    uint32_t src_qpn;     /* sending QP (BTH carries only the destination QP) */
     /* Ethernet */
     uint8_t dst_mac[6];
     uint8_t src_mac[6];
     /* IPv4 */
-    uint8_t tos; /* DSCP << 2 | ECN */
     uint8_t ttl;
-    uint16_t ip_id;
-    uint32_t src_ip;
-    uint32_t dst_ip;
-    /* UDP (dst port is always 4791) */
-    uint16_t udp_sport;
-
     /* BTH */
-    uint8_t opcode;
     uint8_t se;     /* solicited event */
     uint8_t mig;    /* MigReq */
     uint8_t fecn;
     uint8_t becn;
-    uint8_t ackreq; /* A bit */
     uint16_t pkey;
-    uint32_t dest_qpn;
-    uint32_t psn;
 
     /* RETH */
     uint64_t reth_va;
