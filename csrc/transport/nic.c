@@ -304,18 +304,22 @@ int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
     return 1;
 }
 
-void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt)
-{
-    if (pkt->kind == RS_PKT_ROCE) {
-        const rs_qp *qp = rs_host_qp(h, pkt->dest_qpn);
-        if (qp)
-            rs_qp_prefetch_responder(qp);
-    }
-}
-
 static int is_response(uint8_t op)
 {
     return op >= RS_OP_READ_RESP_FIRST && op <= RS_OP_ATOMIC_ACK;
+}
+
+void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt)
+{
+    if (pkt->kind != RS_PKT_ROCE)
+        return;
+    const rs_qp *qp = rs_host_qp(h, pkt->dest_qpn);
+    if (!qp)
+        return;
+    if (is_response(pkt->opcode) || pkt->opcode == RS_OP_CNP)
+        rs_qp_prefetch_requester(qp);
+    else
+        rs_qp_prefetch_responder(qp, (pkt->tos & 3u) == 3u);
 }
 
 void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)

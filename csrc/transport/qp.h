@@ -162,10 +162,12 @@ typedef struct rs_qp {
     rs_irn irn;
 } rs_qp;
 
-/* Start loading the lines a QP's next request packet touches (scheduler, requester cursor, ring
- * size and destination, the WQE when the ring is inline, the per-packet counters).  With
+/* Start loading the lines the send side of a QP touches for its next request packet, or for an
+ * ACK or CNP it receives (scheduler, requester and completer cursors, ring size and destination,
+ * the WQE when the ring is inline, the per-packet counters, the congestion control state).  With
  * thousands of QPs served round robin each visit otherwise waits for memory line by line; the
- * NIC knows its next QP one frame ahead (nic.c). */
+ * NIC knows its next QP one frame ahead (nic.c), a link the QP of an arriving frame one link
+ * delay ahead (link.c). */
 static inline void rs_qp_prefetch_requester(const rs_qp *qp)
 {
     __builtin_prefetch(&qp->host);
@@ -175,11 +177,15 @@ static inline void rs_qp_prefetch_requester(const rs_qp *qp)
     __builtin_prefetch(qp->ring_inline);
     __builtin_prefetch(qp->ring_inline + 64);
     __builtin_prefetch(&qp->stats);
+    if (qp->cc) { /* predictable: all QPs of a run have CC or none do */
+        __builtin_prefetch(qp->cc_state);
+        __builtin_prefetch(qp->cc_state + 64);
+    }
 }
 
 /* The same for a request arriving at the responder (state, hold queues, PD, expected PSN and
- * message cursor, counters): a link knows the frame's QP one link delay ahead (link.c). */
-static inline void rs_qp_prefetch_responder(const rs_qp *qp)
+ * message cursor, counters; the CNP pacing time when the frame is CE-marked). */
+static inline void rs_qp_prefetch_responder(const rs_qp *qp, int ce)
 {
     __builtin_prefetch(&qp->host);
     __builtin_prefetch(&qp->respq_jobs);
@@ -187,6 +193,8 @@ static inline void rs_qp_prefetch_responder(const rs_qp *qp)
     __builtin_prefetch(&qp->resp_psn);
     __builtin_prefetch(&qp->held_head);
     __builtin_prefetch(&qp->stats.bytes_rcvd);
+    if (ce)
+        __builtin_prefetch(&qp->last_cnp_ps);
 }
 
 /* Free what a QP allocated beside itself (rings, responder resources, IRN state); qp.c. */
