@@ -70,13 +70,13 @@ static int rd_atomic_phase(const rs_qp *qp)
 
 static uint32_t in_flight(const rs_qp *qp)
 {
-    int32_t n = rs_psn_diff(qp->req_psn, qp->comp_psn) - (int32_t)qp->irn.sacked_count;
+    int32_t n = rs_psn_diff(qp->req_psn, qp->comp_psn) - (int32_t)qp->irn->sacked_count;
     return n > 0 ? (uint32_t)n : 0;
 }
 
 static int has_retx(const rs_qp *qp)
 {
-    const rs_irn *x = &qp->irn;
+    const rs_irn *x = qp->irn;
     return x->in_recovery && rs_psn_diff(x->retx_psn, x->lost_below) < 0 &&
            rs_psn_diff(x->retx_psn, qp->req_psn) < 0;
 }
@@ -84,7 +84,7 @@ static int has_retx(const rs_qp *qp)
 /* retx_psn moves past acknowledged and SACKed PSNs: it then names the next lost one, if any. */
 static void advance_retx(rs_qp *qp)
 {
-    rs_irn *x = &qp->irn;
+    rs_irn *x = qp->irn;
     if (rs_psn_diff(x->retx_psn, qp->comp_psn) < 0)
         x->retx_psn = qp->comp_psn;
     while (rs_psn_diff(x->retx_psn, x->lost_below) < 0 && rs_psn_diff(x->retx_psn, qp->req_psn) < 0 &&
@@ -95,7 +95,7 @@ static void advance_retx(rs_qp *qp)
 /* The running timer's deadline: RTO_low or RTO_high after its start, by what is in flight now. */
 static void set_deadline(rs_sim *sim, rs_qp *qp)
 {
-    const rs_irn *x = &qp->irn;
+    const rs_irn *x = qp->irn;
     int64_t t = x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
     if (t < sim->now_ps)
         t = sim->now_ps;
@@ -107,7 +107,7 @@ static void set_deadline(rs_sim *sim, rs_qp *qp)
 void rs_irn_arm_rto(rs_sim *sim, rs_qp *qp)
 {
     if (!qp->rto_deadline_ps)
-        qp->irn.rto_start_ps = sim->now_ps;
+        qp->irn->rto_start_ps = sim->now_ps;
     set_deadline(sim, qp);
 }
 
@@ -121,7 +121,7 @@ int rs_irn_req_can_send(const rs_sim *sim, const rs_qp *qp)
         return 1;
     if (qp->req_idx >= qp->sq_count)
         return 0;
-    if (rs_psn_diff(qp->req_psn, qp->comp_psn) >= (int32_t)qp->irn.window)
+    if (rs_psn_diff(qp->req_psn, qp->comp_psn) >= (int32_t)qp->irn->window)
         return 0; /* BDP cap */
     /* READ/atomics and SEND/WRITEs are never outstanding together: a READ/atomic phase runs
      * Go-Back-N, a SEND/WRITE phase IRN (rd_phase: the outstanding WQEs are READ/atomics) */
@@ -172,7 +172,7 @@ static uint32_t ack_step(const rs_irn *x) { return x->window >= 16 ? x->window /
 
 static rs_pkt *retransmit(rs_sim *sim, rs_qp *qp, uint32_t idx, uint64_t off)
 {
-    rs_irn *x = &qp->irn;
+    rs_irn *x = qp->irn;
     uint32_t psn = x->retx_psn;
     uint32_t save_idx = qp->req_idx, save_psn = qp->req_psn, save_ack = qp->since_ackreq;
     uint64_t save_off = qp->req_off;
@@ -198,7 +198,7 @@ static rs_pkt *retransmit(rs_sim *sim, rs_qp *qp, uint32_t idx, uint64_t off)
 
 rs_pkt *rs_irn_req_build(rs_sim *sim, rs_qp *qp)
 {
-    rs_irn *x = &qp->irn;
+    rs_irn *x = qp->irn;
     if (has_retx(qp)) {
         uint32_t idx;
         uint64_t off;
@@ -229,7 +229,7 @@ rs_pkt *rs_irn_req_build(rs_sim *sim, rs_qp *qp)
 
 int rs_irn_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
 {
-    rs_irn *x = &qp->irn;
+    rs_irn *x = qp->irn;
     if (rd_atomic_phase(qp) || rs_psn_diff(psn, qp->req_psn) >= 0) {
         x->in_recovery = 0; /* Go-Back-N: a READ/atomic alone in flight, or skipping forward */
         return 0;
@@ -248,7 +248,7 @@ int rs_irn_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
 /* The cumulative ACK (comp_psn) may have moved: clear the SACK bits behind it, end recovery. */
 static void on_cumulative(rs_sim *sim, rs_qp *qp)
 {
-    rs_irn *x = &qp->irn;
+    rs_irn *x = qp->irn;
     int32_t d = rs_psn_diff(qp->comp_psn, x->snd_base);
     if (d < 0 || (uint32_t)d >= x->cap) {
         memset(x->sacked, 0, x->cap / 8);
@@ -270,7 +270,7 @@ static void on_cumulative(rs_sim *sim, rs_qp *qp)
 
 static void on_sack(rs_sim *sim, rs_qp *qp, uint32_t sack)
 {
-    rs_irn *x = &qp->irn;
+    rs_irn *x = qp->irn;
     if (rs_psn_diff(sack, qp->comp_psn) < 0 || rs_psn_diff(sack, qp->req_psn) >= 0)
         return;
     uint32_t i = bidx(x, sack);
@@ -390,7 +390,7 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
 
 static void receive_ooo(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
-    rs_irn *x = &qp->irn;
+    rs_irn *x = qp->irn;
     uint32_t i = bidx(x, pkt->psn);
     if (!bget(x->rcvd, i)) {
         if (place(qp, pkt, &x->slot[i]) != 0) {
@@ -435,7 +435,7 @@ static void receive_in_order(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
             qp->write_left = pkt->x_off <= pkt->x_len ? pkt->x_len - pkt->x_off : 0;
         }
     }
-    rs_irn *x = &qp->irn;
+    rs_irn *x = qp->irn;
     if (bget(x->rcvd, bidx(x, psn_next(pkt->psn))))
         pkt->ackreq = 0; /* it fills a hole: the ACK after the placed packets covers it */
     uint32_t before = qp->resp_psn;
@@ -478,7 +478,7 @@ void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         rs_resp_duplicate(sim, qp, pkt);
     else if (d == 0)
         receive_in_order(sim, qp, pkt);
-    else if ((rs_op_is_send(op) || rs_op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn.cap)
+    else if ((rs_op_is_send(op) || rs_op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn->cap)
         receive_ooo(sim, qp, pkt);
     else
         ooo_not_kept(sim, qp);
@@ -489,8 +489,8 @@ void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 
 void rs_irn_reset(rs_qp *qp)
 {
-    rs_irn *x = &qp->irn;
-    if (!x->cap)
+    rs_irn *x = qp->irn;
+    if (!x)
         return;
     memset(x->sacked, 0, x->cap / 8);
     memset(x->rcvd, 0, x->cap / 8);
@@ -507,17 +507,20 @@ void rs_irn_reset(rs_qp *qp)
 uint32_t rs_irn_held(const rs_qp *qp)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < qp->irn.cap; i++)
-        n += (uint32_t)bget(qp->irn.rcvd, i);
+    for (uint32_t i = 0; qp->irn && i < qp->irn->cap; i++)
+        n += (uint32_t)bget(qp->irn->rcvd, i);
     return n;
 }
 
 void rs_irn_free(rs_qp *qp)
 {
-    free(qp->irn.sacked);
-    free(qp->irn.rcvd);
-    free(qp->irn.slot);
-    memset(&qp->irn, 0, sizeof(qp->irn));
+    if (!qp->irn)
+        return;
+    free(qp->irn->sacked);
+    free(qp->irn->rcvd);
+    free(qp->irn->slot);
+    free(qp->irn);
+    qp->irn = NULL;
 }
 
 static rs_qp *find_qp(const rs_sim *sim, int host, uint32_t qpn)
@@ -556,14 +559,16 @@ int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_pa
         cap <<= 1;
     uint8_t *sacked = calloc(cap / 8, 1), *rcvd = calloc(cap / 8, 1);
     rs_irn_slot *slot = calloc(cap, sizeof(*slot));
-    if (!sacked || !rcvd || !slot) {
+    rs_irn *x = calloc(1, sizeof(*x));
+    if (!sacked || !rcvd || !slot || !x) {
         free(sacked);
         free(rcvd);
         free(slot);
+        free(x);
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for IRN bitmaps of %u packets", cap);
     }
     rs_irn_free(qp);
-    rs_irn *x = &qp->irn;
+    qp->irn = x;
     x->window = p->window;
     x->rto_low_pkts = p->rto_low_pkts;
     x->rto_low_ps = p->rto_low_ps;
@@ -582,10 +587,12 @@ int rs_qp_get_recovery(const rs_sim *sim, int host, uint32_t qpn, rs_recovery_pa
     const rs_qp *qp = find_qp(sim, host, qpn);
     if (!qp)
         return RS_ERR_INVAL;
-    *out = (rs_recovery_params){.mode = qp->recovery,
-                                .window = qp->irn.window,
-                                .rto_low_pkts = qp->irn.rto_low_pkts,
-                                .rto_low_ps = qp->irn.rto_low_ps,
-                                .rto_high_ps = qp->irn.rto_high_ps};
+    *out = (rs_recovery_params){.mode = qp->recovery};
+    if (qp->irn) {
+        out->window = qp->irn->window;
+        out->rto_low_pkts = qp->irn->rto_low_pkts;
+        out->rto_low_ps = qp->irn->rto_low_ps;
+        out->rto_high_ps = qp->irn->rto_high_ps;
+    }
     return RS_OK;
 }

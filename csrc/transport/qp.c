@@ -414,8 +414,8 @@ int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *
         .rate_bps = rs_cc_rate_now(sim, qp),
         .resp_queued = queued,
         .recovery = qp->recovery,
-        .irn_in_recovery = qp->irn.in_recovery,
-        .irn_sacked = qp->irn.sacked_count,
+        .irn_in_recovery = qp->irn ? qp->irn->in_recovery : 0,
+        .irn_sacked = qp->irn ? qp->irn->sacked_count : 0,
         .irn_ooo_held = rs_irn_held(qp),
     };
     return RS_OK;

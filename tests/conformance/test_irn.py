@@ -470,9 +470,15 @@ def test_irn_many_small_messages_near_wrap(sc: dict[str, Any]) -> None:
 @given(transfers.scenarios(max_msgs=6, max_size=200_000), st.sampled_from((1, 2, 3, 5, 8, 9, 100, 4000)),
        st.sampled_from(("5us", "100us")), st.sampled_from((0, 1, 3, 50)))
 def test_irn_any_window_and_timers(sc: dict[str, Any], window: int, rto_low: str, n: int) -> None:
-    """Windows from stop-and-wait to far beyond the BDP; RTO_low of a few round trips; any N."""
+    """Windows from stop-and-wait to far beyond the BDP; RTO_low of a few round trips; any N.
+
+    RTO_low = 5 us can expire with no loss: the responder acknowledges a message at its end (or
+    every 64 packets), and a 34-packet WRITE plus the round trip takes longer (hypothesis found
+    window 4000, N 50). The retransmission is then a duplicate the responder drops; data,
+    completions and final states are still checked."""
     transfers.check_transfer(sc, transfers.run_transfer(**sc, recovery="irn", irn_window=window,
-                                                        rto_low=rto_low, rto_low_packets=n))
+                                                        rto_low=rto_low, rto_low_packets=n),
+                             spurious_retx_ok=rto_low == "5us")
 
 
 OP_KINDS = ("write", "send", "read", "fadd", "cswap")

@@ -10,6 +10,7 @@ from rdmasim.cc import DcqcnParams
 from rdmasim.peer import ScriptedPeer
 from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR
 from rdmasim.verbs import enums as e
+from rdmasim.verbs.qp import QPAttr
 
 US = 1_000_000
 
@@ -88,3 +89,30 @@ def test_rate_recovers_to_line_rate_after_cnps_stop() -> None:
     assert qp.rate_bps < 100e9
     topo.sim.run(20_000 * US)  # fast recovery, additive increase: back to line rate
     assert qp.rate_bps == pytest.approx(100e9)
+
+
+def test_cc_state_is_per_qp_and_starts_fresh_after_reset_and_reuse() -> None:
+    """A reset QP and a QP that reuses a destroyed one's memory (the QP slab) both start at line
+    rate with no DCQCN history; a QP reaching RTS after CC was turned off has no state."""
+    topo, peer, qp, cq, mr = setup(DcqcnParams.paper(byte_counter=0))
+    cnp = peer.template()
+    cnp.update(opcode=0x81, becn=1, psn=0)
+    peer.send(cnp)
+    topo.sim.run(10 * US)
+    assert qp.dcqcn_state()["cnps"] == 1 and qp.rate_bps == pytest.approx(50e9)
+
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+    peer.connect(qp)
+    assert qp.dcqcn_state()["cnps"] == 0 and qp.rate_bps == pytest.approx(100e9)
+
+    pd = qp.pd
+    cq2 = CQ(pd.ctx, 8)
+    qp.close()
+    reused = QP(pd, QPInitAttr(scq=cq2, rcq=cq2, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
+    peer.connect(reused)
+    assert reused.dcqcn_state()["cnps"] == 0 and reused.rate_bps == pytest.approx(100e9)
+
+    topo.a.set_congestion_control(None)  # QPs that reach RTS afterwards run at line rate, no state
+    plain = QP(pd, QPInitAttr(scq=cq2, rcq=cq2, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
+    peer.connect(plain)
+    assert plain.dcqcn_state() is None and plain.rate_bps == 0.0
