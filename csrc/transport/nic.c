@@ -215,7 +215,9 @@ static rs_pkt *ring_next(rs_sim *sim, rs_host *h, int p)
             continue;
         }
         h->ring[p] = qp->act_next; /* round robin: the next QP goes first next time */
-        rs_qp_prefetch_requester(qp->act_next, h->cc.kind != RS_CC_NONE);
+        rs_qp_prefetch_requester(qp->act_next);
+        if (h->cc.kind != RS_CC_NONE)
+            rs_qp_prefetch_cc(qp->act_next);
         rs_pkt *out = qp->respq_head ? rs_respq_next(sim, qp) : rs_req_build(sim, qp);
         if (out)
             return out;
@@ -316,10 +318,13 @@ void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt)
     const rs_qp *qp = rs_host_qp(h, pkt->dest_qpn);
     if (!qp)
         return;
-    if (is_response(pkt->opcode) || pkt->opcode == RS_OP_CNP)
-        rs_qp_prefetch_requester(qp, h->cc.kind != RS_CC_NONE);
-    else
+    if (is_response(pkt->opcode) || pkt->opcode == RS_OP_CNP) {
+        rs_qp_prefetch_requester(qp);
+        if (h->cc.kind != RS_CC_NONE)
+            rs_qp_prefetch_cc(qp);
+    } else {
         rs_qp_prefetch_responder(qp, (pkt->tos & 3u) == 3u);
+    }
 }
 
 void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
