@@ -11,6 +11,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 C_SOURCES = sorted(
     os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "csrc", "**", "*.c"), recursive=True)
 )
+# Headers and .pxi files: a change to one rebuilds the extension (setuptools looks only at sources
+# otherwise, and a header-only edit such as a struct layout left a stale build).
+DEPENDS = sorted(
+    os.path.relpath(p, HERE)
+    for pattern in ("csrc/**/*.h", "csrc/**/*.def", "rdmasim/*.pxi", "rdmasim/*.pxd")
+    for p in glob.glob(os.path.join(HERE, pattern), recursive=True)
+)
 
 # RDMASIM_SANITIZE=1 builds with ASan/UBSan (CI sanitizer step); RDMASIM_DEBUG=1 with -O0 -g.
 extra_compile = ["-std=c11", "-O3", "-Wall", "-Wextra", "-Wno-unused-parameter"]
@@ -36,6 +43,7 @@ if os.environ.get("RDMASIM_MUTANTS"):
 ext = Extension(
     "rdmasim._core",
     sources=["rdmasim/_core.pyx", *C_SOURCES],
+    depends=DEPENDS,
     include_dirs=["csrc/include", "csrc", numpy.get_include()],
     define_macros=macros,
     extra_compile_args=extra_compile,
