@@ -199,6 +199,10 @@ void rs_nic_wake(rs_sim *sim, rs_qp *qp)
 /* Called by rs_qp_to_error / destroy so the scheduler never sees a dead QP. */
 void rs_nic_forget(rs_host *h, rs_qp *qp) { unschedule(h, qp); }
 
+/* Below this many QPs on a host theirs stay in the caches and prefetching them costs more than it
+ * saves (8 DCQCN flows: 0.171 -> 0.182 s with it, 5 alternating rounds). */
+#define PREFETCH_MIN_QPS 64
+
 /* The next frame of the ring of priority p (its QPs without work leave, rate-limited ones go to the
  * pace heap), or NULL when the ring has none now. */
 static rs_pkt *ring_next(rs_sim *sim, rs_host *h, int p)
@@ -215,9 +219,11 @@ static rs_pkt *ring_next(rs_sim *sim, rs_host *h, int p)
             continue;
         }
         h->ring[p] = qp->act_next; /* round robin: the next QP goes first next time */
-        rs_qp_prefetch_requester(qp->act_next);
-        if (h->cc.kind != RS_CC_NONE)
-            rs_qp_prefetch_cc(qp->act_next);
+        if (h->n_qps > PREFETCH_MIN_QPS) {
+            rs_qp_prefetch_requester(qp->act_next);
+            if (h->cc.kind != RS_CC_NONE)
+                rs_qp_prefetch_cc(qp->act_next);
+        }
         rs_pkt *out = qp->respq_head ? rs_respq_next(sim, qp) : rs_req_build(sim, qp);
         if (out)
             return out;
@@ -313,7 +319,7 @@ static int is_response(uint8_t op)
 
 void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt)
 {
-    if (pkt->kind != RS_PKT_ROCE)
+    if (pkt->kind != RS_PKT_ROCE || h->n_qps <= PREFETCH_MIN_QPS)
         return;
     const rs_qp *qp = rs_host_qp(h, pkt->dest_qpn);
     if (!qp)
