@@ -179,7 +179,7 @@ def _median_by(rows: list[dict[str, Any]], *keys: str) -> list[dict[str, Any]]:
     for rs in groups.values():
         m = dict(rs[0])
         for f in ("setup_s", "run_s", "pkts_per_s", "events_per_s", "frames_per_s", "peak_rss_mb",
-                  "generate_s", "add_flows_s"):
+                  "generate_s", "add_flows_s", "user_s", "sys_s"):
             if all(isinstance(x.get(f), (int, float)) for x in rs):
                 m[f] = statistics.median(x[f] for x in rs)
         for f in ("pkts_per_s", "frames_per_s"):
@@ -213,10 +213,11 @@ def tables(res: dict[str, Any]) -> str:
     if "qps" in s:
         lines += ["### Concurrent QPs (incast-8, same total bytes, all flows start at 0)", "",
                   "Frames: everything the hosts sent (data, ACK/NAK, CNP, PFC). Median of the repeats; "
-                  "best = the fastest repeat.", "",
-                  "| CC | flows = QP pairs | repeats | complete | data packets | frames | run s | "
-                  "data packets/s | best | frames/s | best | events/frame | peak RSS MiB |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "best = the fastest repeat. user s / sys s: CPU time of the run in the process and in "
+                  "the kernel (mostly zeroing memory touched for the first time).", "",
+                  "| CC | flows = QP pairs | repeats | complete | data packets | frames | run s | user s | "
+                  "sys s | data packets/s | best | frames/s | best | events/frame | peak RSS MiB |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in s["qps"]:
             if "error" in r:
                 lines.append(f"| {r['spec'].get('cc')} | {r['spec']['flows']} | ERROR {r['error']} |")
@@ -224,7 +225,8 @@ def tables(res: dict[str, Any]) -> str:
             lines.append(f"| {'DCQCN' if r['spec']['cc'] else 'none'} | {r['qp_pairs']:,} | {r['repeats']} | "
                          f"{'yes' if r['complete'] else 'no'} | {r['data_pkts']:,} | "
                          f"{r.get('frames', 0):,} | "
-                         f"{_f(r['run_s'])} | {_f(r['pkts_per_s'])} | {_f(r.get('best_pkts_per_s'))} | "
+                         f"{_f(r['run_s'])} | {_f(r.get('user_s'))} | {_f(r.get('sys_s'))} | "
+                         f"{_f(r['pkts_per_s'])} | {_f(r.get('best_pkts_per_s'))} | "
                          f"{_f(r.get('frames_per_s'))} | {_f(r.get('best_frames_per_s'))} | "
                          f"{_f(r.get('events_per_frame'))} | {r['peak_rss_mb']:.1f} |")
         lines.append("")
