@@ -27,6 +27,8 @@ rs_sim *rs_sim_new(uint64_t seed)
     }
     rs_pool_init(&sim->pool);
     rs_slab_init(&sim->qp_slab, sizeof(rs_qp), _Alignof(rs_qp), 16);
+    rs_slab_init(&sim->qp_cc_slab, sizeof(rs_qp) + RS_CC_STATE_BYTES, _Alignof(rs_qp), 16);
+    rs_slab_init(&sim->cc_slab, RS_CC_STATE_BYTES, 64, 16);
     return sim;
 }
 
@@ -54,6 +56,8 @@ void rs_sim_free(rs_sim *sim)
     rs_eventq_free(&sim->evq);
     rs_pool_free(&sim->pool);
     rs_slab_destroy(&sim->qp_slab);
+    rs_slab_destroy(&sim->qp_cc_slab);
+    rs_slab_destroy(&sim->cc_slab);
     free(sim);
 }
 

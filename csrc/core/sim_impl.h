@@ -55,6 +55,8 @@ struct rs_sim {
      * reading such an entry's timer must find memory of a QP, never freed memory.  A reused QP's
      * timers get new sequence numbers, so old entries stay stale (rdmasim/eventq.h). */
     rs_slab qp_slab;
+    rs_slab qp_cc_slab; /* QPs created on a host that runs CC: rs_qp plus RS_CC_STATE_BYTES (qp.h) */
+    rs_slab cc_slab;    /* CC state of a QP created before its host turned CC on (cc_qp.c) */
     int flows_stop; /* every bulk flow finished: return to Python after this event */
     int failed;     /* set on an internal failure (out of memory) */
     int peer_stop;  /* a scripted peer got a frame: return to Python after this event */

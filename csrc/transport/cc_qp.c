@@ -38,6 +38,22 @@ double rs_cc_rate_now(const rs_sim *sim, rs_qp *qp)
     return qp->cc->rate_bps(qp->cc_state);
 }
 
+int rs_cc_qp_reserve(rs_sim *sim, rs_qp *qp)
+{
+    if (qp->cc_state || !rs_cc_algo_get(qp->host->cc.kind))
+        return RS_OK;
+    if (qp->has_cc_room) {
+        qp->cc_state = qp->cc_room;
+        return RS_OK;
+    }
+    /* created before its host turned CC on: a block of its own (no prefetch for it) */
+    qp->cc_state = rs_slab_alloc(&sim->cc_slab);
+    if (!qp->cc_state)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the congestion control state of QP 0x%x",
+                           qp->qpn);
+    return RS_OK;
+}
+
 void rs_cc_qp_start(rs_sim *sim, rs_qp *qp)
 {
     const rs_host *h = qp->host;
@@ -45,6 +61,14 @@ void rs_cc_qp_start(rs_sim *sim, rs_qp *qp)
     qp->next_tx_ps = 0;
     if (qp->cc)
         qp->cc->init(qp->cc_state, &h->cc.dcqcn, line_rate(qp));
+}
+
+void rs_cc_qp_release(rs_sim *sim, rs_qp *qp)
+{
+    if (qp->cc_state && qp->cc_state != qp->cc_room)
+        rs_slab_put(&sim->cc_slab, qp->cc_state);
+    qp->cc_state = NULL;
+    qp->cc = NULL;
 }
 
 void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp)

@@ -52,10 +52,13 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
         h->qps = nq;
         h->qps_cap = cap;
     }
-    rs_qp *qp = rs_slab_alloc(&sim->qp_slab); /* a destroyed QP's memory first (see rs_sim.qp_slab) */
+    /* a destroyed QP's memory first (see rs_sim.qp_slab); with room for CC state if the host runs CC */
+    int cc_room = rs_cc_algo_get(h->cc.kind) != NULL;
+    rs_qp *qp = rs_slab_alloc(cc_room ? &sim->qp_cc_slab : &sim->qp_slab);
     if (!qp)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     memset(qp, 0, sizeof(*qp));
+    qp->has_cc_room = (uint8_t)cc_room;
     /* the send and receive rings and their SGE arrays in one block: inside the QP when they fit
      * (bulk flows create and free QPs by the hundred thousand), else one allocation; qp->sq is
      * the block's base */
@@ -64,7 +67,7 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     size_t bytes = n_sq * sizeof(rs_swqe) + n_rq * sizeof(rs_rwqe) + (n_sq_sge + n_rq_sge) * sizeof(rs_sge);
     uint8_t *block = bytes <= sizeof(qp->ring_inline) ? qp->ring_inline : calloc(1, bytes);
     if (!block) {
-        rs_slab_put(&sim->qp_slab, qp);
+        rs_slab_put(cc_room ? &sim->qp_cc_slab : &sim->qp_slab, qp);
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
     qp->sq = (rs_swqe *)block; /* then its SGEs (a one-WQE send queue's lines together), rq, rq's SGEs */
@@ -127,9 +130,11 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
     h->qps[qpn - RS_QPN_BASE] = NULL; /* frames still in flight to it are counted as unknown-QP drops */
     rs_respq_clear(sim, qp);
     rs_resp_release_held(sim, qp);
+    rs_cc_qp_release(sim, qp);
     rs_qp_free_storage(qp);
     qp->host = NULL;
-    rs_slab_put(&sim->qp_slab, qp); /* not freed: its timers may have stale heap entries */
+    /* not freed: its timers may have stale heap entries */
+    rs_slab_put(qp->has_cc_room ? &sim->qp_cc_slab : &sim->qp_slab, qp);
 }
 
 void rs_qp_free_storage(rs_qp *qp)

@@ -86,8 +86,8 @@ typedef struct rs_qp {
     int64_t next_tx_ps;
     /* responses that must leave in PSN order behind a READ response still being sent:
      * RS_PKT_JOB entries (READ responses, built packet by packet) and ready ACK frames */
-    struct rs_pkt *respq_head;
-    struct rs_pkt *respq_tail;
+    struct rs_pkt *respq_head; /* (respq_tail is with the cold fields: used only to append) */
+    uint8_t *cc_state;      /* the algorithm's state while cc is set: cc_room, or a block of sim->cc_slab */
     uint32_t respq_jobs;    /* READ jobs in respq */
 
     /* send queue ring: [sq_head, sq_head + sq_count) are posted and not completed */
@@ -147,9 +147,6 @@ typedef struct rs_qp {
     /* ---- per-packet counters (sent, acknowledged, received first) ---- */
     _Alignas(64) rs_qp_stats stats;
 
-    /* ---- congestion control state: per packet only while a CC algorithm runs (inline: a
-     * separate block measured 20 % slower at 100k DCQCN QPs, one more dependent load) ---- */
-    _Alignas(64) uint8_t cc_state[RS_CC_STATE_BYTES];
     int64_t last_cnp_ps;    /* notification point: last CNP sent for this QP (-1: none) */
 
     /* ---- cold: per message, per connection, on loss ---- */
@@ -161,6 +158,14 @@ typedef struct rs_qp {
     uint32_t res_next;
     rs_rdres res_inline;
     rs_irn *irn;            /* IRN state (irn.c): set by rs_qp_set_recovery, NULL under Go-Back-N */
+    struct rs_pkt *respq_tail;
+    uint8_t has_cc_room;    /* allocated from sim->qp_cc_slab: cc_room below is usable */
+
+    /* ---- RS_CC_STATE_BYTES of congestion control state, only in QPs created on a host that runs
+     * CC (sim->qp_cc_slab; the others, from sim->qp_slab, end here): right after the QP, so its
+     * address is known without a load (rs_qp_prefetch_cc).  A block of its own measured 20 %
+     * slower at 100k DCQCN QPs (one more dependent load per packet). ---- */
+    _Alignas(64) uint8_t cc_room[];
 } rs_qp;
 
 /* Start loading the lines the send side of a QP touches for its next request packet, or for an
@@ -185,8 +190,8 @@ static inline void rs_qp_prefetch_requester(const rs_qp *qp)
  * at -O2 dropped every prefetch of rs_qp_prefetch_requester when this was a branch inside it. */
 static inline void rs_qp_prefetch_cc(const rs_qp *qp)
 {
-    __builtin_prefetch(qp->cc_state);
-    __builtin_prefetch(qp->cc_state + 64);
+    __builtin_prefetch(qp->cc_room);
+    __builtin_prefetch(qp->cc_room + 64);
 }
 
 /* The same for a request arriving at the responder (state, hold queues, PD, expected PSN and

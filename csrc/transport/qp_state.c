@@ -208,6 +208,8 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
             qp->res_next = 0;
         }
     }
+    if (from == RS_QPS_RTR && to == RS_QPS_RTS && (rc = rs_cc_qp_reserve(sim, qp)) != RS_OK)
+        return rc;
     apply(qp, a, mask);
     if (to == RS_QPS_RESET) {
         rs_qp_reset(sim, qp);

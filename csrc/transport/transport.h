@@ -73,7 +73,9 @@ uint32_t rs_irn_held(const rs_qp *qp); /* responder: out-of-order packets placed
 void rs_irn_free(rs_qp *qp);
 
 /* cc_qp.c: congestion control of one QP (the NIC side of rdmasim/cc.h) */
+int rs_cc_qp_reserve(rs_sim *sim, rs_qp *qp);            /* RTR -> RTS, before anything changes: storage */
 void rs_cc_qp_start(rs_sim *sim, rs_qp *qp);             /* entering RTS */
+void rs_cc_qp_release(rs_sim *sim, rs_qp *qp);           /* released: a separate state block goes back */
 /* The QP's paced rate now (its algorithm's passed deadlines applied first); 0 = line rate. */
 double rs_cc_rate_now(const rs_sim *sim, rs_qp *qp);
 void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp);

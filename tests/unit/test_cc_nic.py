@@ -116,3 +116,20 @@ def test_cc_state_is_per_qp_and_starts_fresh_after_reset_and_reuse() -> None:
     plain = QP(pd, QPInitAttr(scq=cq2, rcq=cq2, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
     peer.connect(plain)
     assert plain.dcqcn_state() is None and plain.rate_bps == 0.0
+
+
+def test_qp_created_before_cc_was_turned_on_gets_it_at_rts() -> None:
+    """CC state sits after the QP when the host ran CC at creation; a QP created before gets a
+    block of its own when it reaches RTS, and works the same (rate cut by a CNP)."""
+    topo, peer, qp, cq, mr = setup(algorithm=None)
+    early = QP(qp.pd, QPInitAttr(scq=cq, rcq=cq, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
+    qp.close()
+    topo.a.set_congestion_control("dcqcn", DcqcnParams.paper(byte_counter=0))
+    peer.connect(early)
+    assert early.dcqcn_state()["cnps"] == 0 and early.rate_bps == pytest.approx(100e9)
+    cnp = peer.template()
+    cnp.update(opcode=0x81, becn=1, psn=0)
+    peer.send(cnp)
+    topo.sim.run(10 * US)
+    assert early.dcqcn_state()["cnps"] == 1 and early.rate_bps == pytest.approx(50e9)
+    early.close()
