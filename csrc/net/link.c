@@ -60,14 +60,19 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
         rs_pkt_release(&sim->pool, pkt);
         return ser_ps;
     }
-    /* the last bit reaches the far end after serialisation plus propagation */
-    pkt->t_arrive_ps = sim->now_ps + ser_ps + l->delay_ps;
+    /* the last bit reaches the far end after serialisation plus propagation.  While on the link a
+     * frame's t_arrive_ps holds the arrival of the frame behind it (0: none yet), written now,
+     * when the one ahead was put on the wire a frame time ago and is still in the cache: its
+     * arrival then arms the next without loading a frame that waited a link delay (rs_link_arrival) */
+    int64_t t_arrive = sim->now_ps + ser_ps + l->delay_ps;
+    pkt->t_arrive_ps = 0;
     pkt->next = NULL;
     if (l->fifo_tail) {
+        l->fifo_tail->t_arrive_ps = t_arrive;
         l->fifo_tail->next = pkt;
     } else {
         l->fifo_head = pkt;
-        rs_sim_arm(sim, &l->arrival, pkt->t_arrive_ps);
+        rs_sim_arm(sim, &l->arrival, t_arrive);
     }
     l->fifo_tail = pkt;
     if (l->to->owner_kind == RS_NODE_HOST) /* it arrives a link delay from now: time to load its QP */
@@ -84,7 +89,8 @@ void rs_link_arrival(rs_sim *sim, rs_link *l)
     if (!l->fifo_head)
         l->fifo_tail = NULL;
     else
-        rs_sim_arm(sim, &l->arrival, l->fifo_head->t_arrive_ps);
+        rs_sim_arm(sim, &l->arrival, pkt->t_arrive_ps); /* the next frame's (rs_link_transmit) */
+    pkt->t_arrive_ps = sim->now_ps;
     pkt->next = NULL;
     l->stats.delivered++;
     rs_trace_rx(sim, l, pkt);

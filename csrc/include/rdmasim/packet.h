@@ -41,7 +41,7 @@ enum rs_pkt_kind {
 typedef struct rs_pkt {
     /* ---- line 0 ---- */
     struct rs_pkt *next;  /* intrusive list link (pool, queues, link FIFO) */
-    int64_t t_arrive_ps;  /* when it reaches the far end of the link it is on */
+    int64_t t_arrive_ps;  /* when it reached the far end of its last link (on a link: see link.c) */
     uint8_t *payload;     /* pool-owned bytes, or NULL: payload_len zero bytes */
     uint32_t payload_len; /* payload bytes, without pad */
     uint32_t kind;        /* enum rs_pkt_kind (simulator metadata, as the fields up to dst_node) */
