@@ -4,7 +4,7 @@
 Each area of the C API has its own include file, so that each stays small:
   _enums.pxi   verbs enum table (csrc/include/rdmasim/ib_enums.def)
   _codec.pxi   RoCEv2 encode/decode, ICRC, pcap (csrc/codec)
-  _engine.pxi  event queue and RNG test handles (csrc/core)
+  _engine.pxi  event queue, RNG and QP-number table test handles (csrc/core, transport/qpn.h)
   _cc.pxi      congestion-control test handles (csrc/cc)
   _sim.pxi     simulation, hosts, links, memory regions, CQs, QPs (csrc/core, csrc/net, csrc/transport)
   _trace.pxi   packet/event trace drained into numpy arrays (csrc/core/trace.c)

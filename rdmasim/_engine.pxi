@@ -1,6 +1,7 @@
 # Test handles over the engine's building blocks (csrc/core): the event queue (4-ary heap with
-# lazy timer cancellation) and the seeded RNG streams.  Used by the unit tests
-# only; the simulation itself never calls into Python per event.
+# lazy timer cancellation) and the seeded RNG streams; and a host's QP-number table
+# (csrc/transport/qpn.h).  Used by the unit tests only; the simulation itself never calls into
+# Python per event.
 from libc.stdint cimport int64_t, intptr_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 
@@ -147,3 +148,55 @@ def rng_u64_stream(uint64_t seed, uint64_t stream, Py_ssize_t n):
         raise ValueError(f"n must be >= 0, got {n}")
     rs_rng_seed(&r, seed, stream)
     return [rs_rng_next(&r) for i in range(n)]
+
+
+cdef extern from "transport/qpn.h" nogil:
+    ctypedef struct rs_qpn_table:
+        uint32_t live
+        uint32_t mask
+        uint32_t next
+        uint32_t limit
+    void rs_qpn_init(rs_qpn_table *t, uint32_t limit)
+    void rs_qpn_free(rs_qpn_table *t)
+    int rs_qpn_add(rs_qpn_table *t, void *qp, uint32_t *qpn)
+    void rs_qpn_remove(rs_qpn_table *t, uint32_t qpn)
+    void *rs_qpn_find(const rs_qpn_table *t, uint32_t qpn)
+    size_t rs_qpn_slots(const rs_qpn_table *t)
+
+
+cdef class QpnTableForTest:
+    """A host's QP-number table over numbers 0x11..``limit``, holding tokens (ints >= 1) in place
+    of QPs: ``add(token)`` returns the number given, ``remove(qpn)``, ``find(qpn)`` the token or
+    None; ``live`` and ``slots`` (the table's size)."""
+    cdef rs_qpn_table t
+
+    def __cinit__(self, uint32_t limit=0xFFFFFF):
+        if limit < 0x11 or limit > 0xFFFFFF:
+            raise ValueError(f"limit 0x{limit:x} outside 0x11..0xffffff")
+        rs_qpn_init(&self.t, limit)
+
+    def __dealloc__(self):
+        rs_qpn_free(&self.t)
+
+    def add(self, Py_ssize_t token):
+        cdef uint32_t qpn
+        if token < 1:
+            raise ValueError(f"token must be >= 1, got {token}")
+        if rs_qpn_add(&self.t, <void *>token, &qpn) != 0:
+            raise MemoryError("no QP numbers left" if qpn == 0 else "out of memory")
+        return qpn
+
+    def remove(self, uint32_t qpn):
+        rs_qpn_remove(&self.t, qpn)
+
+    def find(self, uint32_t qpn):
+        cdef void *p = rs_qpn_find(&self.t, qpn)
+        return None if p == NULL else <Py_ssize_t>p
+
+    @property
+    def live(self):
+        return self.t.live
+
+    @property
+    def slots(self):
+        return rs_qpn_slots(&self.t)

@@ -111,6 +111,10 @@ class FlowSet:
         return out
 
 
+FLOW_COLUMNS = ("src", "dst", "size", "start_ps", "verb", "priority", "group")
+"""Columns add_flows reads (``group``, a FlowTable's grouping, is carried and not used here)."""
+
+
 def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: int = 14, retry_cnt: int = 7,
               rnr_retry: int = 7, min_rnr_timer: int = 12, max_rd_atomic: int = 1, recovery: str = "gbn",
               irn_window: int | None = None, rto_low: str | int = "100us", rto_high: str | int = "320us",
@@ -128,6 +132,11 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     cols = getattr(table, "flows", table)
     if isinstance(cols, Mapping):
         cols = {k: cols[k] for k in cols}
+    names = cols.dtype.names if isinstance(cols, np.ndarray) else tuple(cols)
+    unknown = [c for c in (names or ()) if c not in FLOW_COLUMNS]
+    if unknown:  # a misspelt column would otherwise fall back to its default without a word
+        raise ValueError(f"unknown flow column(s) {', '.join(map(repr, unknown))}; the columns are "
+                         f"{', '.join(FLOW_COLUMNS)}")
     src = _column(cols, "src", None)
     dst = _column(cols, "dst", None)
     size = _column(cols, "size", None)

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "rdmasim/ib.h"
+
 rs_host *rs_host_new(rs_sim *sim, int id)
 {
     rs_host *h = calloc(1, sizeof(*h));
@@ -20,6 +22,7 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     for (int i = 0; i < 64; i++)
         h->dscp_to_prio[i] = rs_dscp_default_prio((uint8_t)i);
     h->next_iova = 0x100000;
+    rs_qpn_init(&h->qpns, RS_QPN_MASK);
     h->pace.owner = h;
     h->pace.kind = RS_EV_NIC_PACE;
     /* congestion control off by default; NVIDIA's CNP defaults when turned on */
@@ -38,14 +41,14 @@ void rs_host_free(rs_host *h)
         rs_pkt_release(&h->sim->pool, p);
         p = next;
     }
-    for (uint32_t i = 0; i < h->n_qps; i++) {
-        rs_qp *qp = h->qps[i];
+    for (size_t i = 0; i < rs_qpn_slots(&h->qpns); i++) {
+        rs_qp *qp = h->qpns.slot[i].qp;
         if (qp)
             rs_qp_free_storage(qp); /* the QP itself is in sim->qp_slab */
     }
     for (uint32_t i = 0; i < h->n_cqs; i++)
         free(h->cqs[i].ring);
-    free(h->qps);
+    rs_qpn_free(&h->qpns);
     free(h->pace_heap);
     free(h->cqs);
     free(h->mrs);

@@ -10,11 +10,10 @@
 #include "transport/cq.h"
 #include "transport/mr.h"
 #include "transport/qp.h"
+#include "transport/qpn.h"
 
 struct rs_sim;
 struct rs_rxpipe;
-
-#define RS_QPN_BASE 0x11u
 
 typedef struct rs_host {
     struct rs_sim *sim;
@@ -29,9 +28,7 @@ typedef struct rs_host {
     uint32_t n_mrs;
     rs_cq *cqs;
     uint32_t n_cqs;
-    rs_qp **qps;             /* index = qpn - RS_QPN_BASE; NULL when destroyed */
-    uint32_t n_qps;
-    uint32_t qps_cap;
+    rs_qpn_table qpns;       /* the live QPs by number (qpn.h) */
 
     rs_qp *ring[8];          /* per PFC priority: round-robin ring of QPs with data to send (nic.c) */
     uint8_t rr_prio;         /* the priority whose ring goes first next time */
@@ -52,10 +49,6 @@ typedef struct rs_host {
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
 } rs_host;
 
-static inline rs_qp *rs_host_qp(rs_host *h, uint32_t qpn)
-{
-    uint32_t i = qpn - RS_QPN_BASE;
-    return (qpn >= RS_QPN_BASE && i < h->n_qps) ? h->qps[i] : NULL;
-}
+static inline rs_qp *rs_host_qp(rs_host *h, uint32_t qpn) { return rs_qpn_find(&h->qpns, qpn); }
 
 #endif

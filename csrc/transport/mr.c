@@ -104,8 +104,8 @@ static int mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t le
  * WRITE being received or a READ response being sent under its rkey. */
 static const char *mr_user(rs_host *h, const rs_mr *mr, uint32_t *qpn)
 {
-    for (uint32_t q = 0; q < h->n_qps; q++) {
-        rs_qp *qp = h->qps[q];
+    for (size_t q = 0; q < rs_qpn_slots(&h->qpns); q++) {
+        rs_qp *qp = h->qpns.slot[q].qp;
         if (!qp)
             continue;
         *qpn = qp->qpn;

@@ -219,7 +219,7 @@ static rs_pkt *ring_next(rs_sim *sim, rs_host *h, int p)
             continue;
         }
         h->ring[p] = qp->act_next; /* round robin: the next QP goes first next time */
-        if (h->n_qps > PREFETCH_MIN_QPS) {
+        if (h->qpns.live > PREFETCH_MIN_QPS) {
             rs_qp_prefetch_requester(qp->act_next);
             if (h->cc.kind != RS_CC_NONE)
                 rs_qp_prefetch_cc(qp->act_next);
@@ -319,7 +319,7 @@ static int is_response(uint8_t op)
 
 void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt)
 {
-    if (pkt->kind != RS_PKT_ROCE || h->n_qps <= PREFETCH_MIN_QPS)
+    if (pkt->kind != RS_PKT_ROCE || h->qpns.live <= PREFETCH_MIN_QPS)
         return;
     const rs_qp *qp = rs_host_qp(h, pkt->dest_qpn);
     if (!qp)

@@ -29,7 +29,7 @@ int rs_host_set_scripted(rs_sim *sim, int host, int on)
     rs_host *h = get_host(sim, host);
     if (!h)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
-    if (on && h->n_qps)
+    if (on && h->qpns.live)
         return rs_sim_fail(sim, RS_ERR_STATE, "host %d already has QPs: a scripted peer replaces its transport",
                            host);
     h->scripted = on != 0;

@@ -42,16 +42,6 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
         in->max_recv_sge > RS_MAX_SGE)
         return rs_sim_fail(sim, RS_ERR_INVAL, "max_send_sge=%u, max_recv_sge=%u: each must be in 1..%u",
                            in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
-    if (h->n_qps >= RS_QPN_MASK - RS_QPN_BASE)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "no QP numbers left on host %d", host);
-    if (h->n_qps == h->qps_cap) { /* doubling: bulk flows create QPs by the hundred thousand */
-        uint32_t cap = h->qps_cap ? 2 * h->qps_cap : 16;
-        rs_qp **nq = realloc(h->qps, cap * sizeof(*nq));
-        if (!nq)
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-        h->qps = nq;
-        h->qps_cap = cap;
-    }
     /* a destroyed QP's memory first (see rs_sim.qp_slab); with room for CC state if the host runs CC */
     int cc_room = rs_cc_algo_get(h->cc.kind) != NULL;
     rs_qp *qp = rs_slab_alloc(cc_room ? &sim->qp_cc_slab : &sim->qp_slab);
@@ -59,6 +49,14 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     memset(qp, 0, sizeof(*qp));
     qp->has_cc_room = (uint8_t)cc_room;
+    uint32_t qpn;
+    if (rs_qpn_add(&h->qpns, qp, &qpn) != RS_OK) {
+        rs_slab_put(cc_room ? &sim->qp_cc_slab : &sim->qp_slab, qp);
+        if (!qpn)
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "no QP numbers left on host %d: all %u are in use", host,
+                               h->qpns.limit - RS_QPN_BASE + 1);
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    }
     /* the send and receive rings and their SGE arrays in one block: inside the QP when they fit
      * (bulk flows create and free QPs by the hundred thousand), else one allocation; qp->sq is
      * the block's base */
@@ -67,6 +65,7 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     size_t bytes = n_sq * sizeof(rs_swqe) + n_rq * sizeof(rs_rwqe) + (n_sq_sge + n_rq_sge) * sizeof(rs_sge);
     uint8_t *block = bytes <= sizeof(qp->ring_inline) ? qp->ring_inline : calloc(1, bytes);
     if (!block) {
+        rs_qpn_remove(&h->qpns, qpn);
         rs_slab_put(cc_room ? &sim->qp_cc_slab : &sim->qp_slab, qp);
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
@@ -79,7 +78,7 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     for (uint32_t i = 0; i < in->max_recv_wr; i++)
         qp->rq[i].sge = &qp->rq_sge[(size_t)i * in->max_recv_sge];
     qp->host = h;
-    qp->qpn = RS_QPN_BASE + h->n_qps;
+    qp->qpn = qpn;
     qp->init = *in;
     qp->state = RS_QPS_RESET;
     qp->attr.dest_host = -1;
@@ -98,7 +97,6 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     scq->users++;
     if (rcq != scq)
         rcq->users++; /* users counts QPs, not attachments */
-    h->qps[h->n_qps++] = qp;
     return (int)qp->qpn;
 }
 
@@ -127,7 +125,7 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
     h->cqs[qp->init.send_cq].users--;
     if (qp->init.recv_cq != qp->init.send_cq)
         h->cqs[qp->init.recv_cq].users--;
-    h->qps[qpn - RS_QPN_BASE] = NULL; /* frames still in flight to it are counted as unknown-QP drops */
+    rs_qpn_remove(&h->qpns, qpn); /* frames still in flight to it are counted as unknown-QP drops */
     rs_respq_clear(sim, qp);
     rs_resp_release_held(sim, qp);
     rs_cc_qp_release(sim, qp);

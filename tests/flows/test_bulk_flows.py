@@ -126,6 +126,7 @@ def test_samples_show_progress_and_rates() -> None:
         ({"src": [0], "dst": [1], "size": [1], "priority": [8]}, "priority 8"),
         ({"src": ["h0"], "dst": ["nope"], "size": [1]}, "no host named 'nope'"),
         ({"src": [0], "dst": [1], "size": [1], "verb": ["PUT"]}, "'PUT'"),
+        ({"src": [0], "dst": [1], "size": [1], "start": [5]}, "unknown flow column.*'start'.*start_ps"),
     ],
 )
 def test_bad_flows_are_refused_with_the_reason(cols: dict, match: str) -> None:

@@ -1,0 +1,66 @@
+/* QP numbers: cyclic allocation and the table of live QPs (qpn.h). */
+#include "transport/qpn.h"
+
+#include <stdlib.h>
+
+#include "rdmasim/sim.h"
+
+#define MIN_SLOTS 64u
+
+void rs_qpn_init(rs_qpn_table *t, uint32_t limit)
+{
+    *t = (rs_qpn_table){.next = RS_QPN_BASE, .limit = limit};
+}
+
+void rs_qpn_free(rs_qpn_table *t)
+{
+    free(t->slot);
+    *t = (rs_qpn_table){.next = t->next, .limit = t->limit};
+}
+
+static uint32_t after(const rs_qpn_table *t, uint32_t qpn) { return qpn == t->limit ? RS_QPN_BASE : qpn + 1; }
+
+/* Double the table: live numbers that differ in their low bits still do with one bit more, so
+ * every QP keeps a slot of its own.  Never past a slot per possible number (no sharing then). */
+static int grow(rs_qpn_table *t)
+{
+    size_t slots = rs_qpn_slots(t), n = slots ? 2 * slots : MIN_SLOTS;
+    if (slots > t->limit)
+        return RS_ERR_NOMEM; /* cannot happen: at limit + 1 slots no two numbers share one */
+    rs_qpn_slot *ns = calloc(n, sizeof(*ns));
+    if (!ns)
+        return RS_ERR_NOMEM;
+    for (size_t i = 0; i < slots; i++)
+        if (t->slot[i].qp)
+            ns[t->slot[i].qpn & (n - 1)] = t->slot[i];
+    free(t->slot);
+    t->slot = ns;
+    t->mask = (uint32_t)(n - 1);
+    return RS_OK;
+}
+
+int rs_qpn_add(rs_qpn_table *t, struct rs_qp *qp, uint32_t *qpn)
+{
+    *qpn = 0;
+    if (t->live > t->limit - RS_QPN_BASE) /* every number in use */
+        return RS_ERR_NOMEM;
+    uint32_t n = t->next;
+    while (rs_qpn_find(t, n)) /* still in use since the range last went round */
+        n = after(t, n);
+    *qpn = n;
+    while (!t->slot || t->slot[n & t->mask].qp) /* its slot holds an older live number */
+        if (grow(t) != RS_OK)
+            return RS_ERR_NOMEM;
+    t->slot[n & t->mask] = (rs_qpn_slot){.qpn = n, .qp = qp};
+    t->live++;
+    t->next = after(t, n);
+    return RS_OK;
+}
+
+void rs_qpn_remove(rs_qpn_table *t, uint32_t qpn)
+{
+    if (!rs_qpn_find(t, qpn))
+        return;
+    t->slot[qpn & t->mask] = (rs_qpn_slot){0};
+    t->live--;
+}
