@@ -5,6 +5,7 @@
  *   completer.c  ACK/NAK/RNR handling, completions in order, retransmit timer, retry counts
  *   qp_state.c   the QP state machine and its attribute masks
  *   qp.c         create/destroy, post_send/post_recv, entering ERR (flush)
+ *   qpn.c        QP numbers (cyclic, as rxe) and the table of live QPs by number
  *   irn.c        IRN selective repeat (RS_RECOVERY_IRN): SACK bitmap, recovery mode, RTO_low/high,
  *                out-of-order placement; the Go-Back-N entry points branch to it in one line */
 #ifndef RDMASIM_TRANSPORT_H
