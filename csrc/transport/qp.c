@@ -27,6 +27,9 @@ static rs_cq *host_cq(rs_host *h, int cq)
     return (cq >= 0 && (uint32_t)cq < h->n_cqs && h->cqs[cq].ring) ? &h->cqs[cq] : NULL;
 }
 
+/* The slab a QP comes from and goes back to: with room for CC state after it, or without. */
+static rs_slab *qp_slab(rs_sim *sim, int cc_room) { return cc_room ? &sim->qp_cc_slab : &sim->qp_slab; }
+
 int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
 {
     rs_host *h = get_host(sim, host);
@@ -44,14 +47,14 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
                            in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
     /* a destroyed QP's memory first (see rs_sim.qp_slab); with room for CC state if the host runs CC */
     int cc_room = rs_cc_algo_get(h->cc.kind) != NULL;
-    rs_qp *qp = rs_slab_alloc(cc_room ? &sim->qp_cc_slab : &sim->qp_slab);
+    rs_qp *qp = rs_slab_alloc(qp_slab(sim, cc_room));
     if (!qp)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     memset(qp, 0, sizeof(*qp));
     qp->has_cc_room = (uint8_t)cc_room;
     uint32_t qpn;
     if (rs_qpn_add(&h->qpns, qp, &qpn) != RS_OK) {
-        rs_slab_put(cc_room ? &sim->qp_cc_slab : &sim->qp_slab, qp);
+        rs_slab_put(qp_slab(sim, cc_room), qp);
         if (!qpn)
             return rs_sim_fail(sim, RS_ERR_NOMEM, "no QP numbers left on host %d: all %u are in use", host,
                                h->qpns.limit - RS_QPN_BASE + 1);
@@ -66,7 +69,7 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     uint8_t *block = bytes <= sizeof(qp->ring_inline) ? qp->ring_inline : calloc(1, bytes);
     if (!block) {
         rs_qpn_remove(&h->qpns, qpn);
-        rs_slab_put(cc_room ? &sim->qp_cc_slab : &sim->qp_slab, qp);
+        rs_slab_put(qp_slab(sim, cc_room), qp);
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
     qp->sq = (rs_swqe *)block; /* then its SGEs (a one-WQE send queue's lines together), rq, rq's SGEs */
@@ -132,7 +135,7 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
     rs_qp_free_storage(qp);
     qp->host = NULL;
     /* not freed: its timers may have stale heap entries */
-    rs_slab_put(qp->has_cc_room ? &sim->qp_cc_slab : &sim->qp_slab, qp);
+    rs_slab_put(qp_slab(sim, qp->has_cc_room), qp);
 }
 
 void rs_qp_free_storage(rs_qp *qp)

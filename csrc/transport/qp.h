@@ -168,13 +168,18 @@ typedef struct rs_qp {
     _Alignas(64) uint8_t cc_room[];
 } rs_qp;
 
+/* The prefetch helpers below must be inlined: GCC's pure-const analysis takes a function that
+ * only prefetches for one without effects and deletes the calls (GCC 12 -O2: a helper it did not
+ * inline left 8 prefetch instructions in the extension instead of 25). */
+#define RS_PREFETCH_HELPER static inline __attribute__((always_inline)) void
+
 /* Start loading the lines the send side of a QP touches for its next request packet, or for an
  * ACK or CNP it receives (scheduler, requester and completer cursors, ring size and destination,
  * the WQE when the ring is inline, the per-packet counters, the congestion control state).  With
  * thousands of QPs served round robin each visit otherwise waits for memory line by line; the
  * NIC knows its next QP one frame ahead (nic.c), a link the QP of an arriving frame one link
  * delay ahead (link.c). */
-static inline void rs_qp_prefetch_requester(const rs_qp *qp)
+RS_PREFETCH_HELPER rs_qp_prefetch_requester(const rs_qp *qp)
 {
     __builtin_prefetch(&qp->host);
     __builtin_prefetch(&qp->respq_head);
@@ -186,9 +191,8 @@ static inline void rs_qp_prefetch_requester(const rs_qp *qp)
 }
 
 /* The congestion control state's lines, for callers that know CC is on (their host's setting:
- * testing qp->cc here would wait for the line being loaded).  A separate function because GCC 12
- * at -O2 dropped every prefetch of rs_qp_prefetch_requester when this was a branch inside it. */
-static inline void rs_qp_prefetch_cc(const rs_qp *qp)
+ * testing qp->cc here would wait for the line being loaded). */
+RS_PREFETCH_HELPER rs_qp_prefetch_cc(const rs_qp *qp)
 {
     __builtin_prefetch(qp->cc_room);
     __builtin_prefetch(qp->cc_room + 64);
@@ -196,7 +200,7 @@ static inline void rs_qp_prefetch_cc(const rs_qp *qp)
 
 /* The same for a request arriving at the responder (state, hold queues, PD, expected PSN and
  * message cursor, counters; the CNP pacing time when the frame is CE-marked). */
-static inline void rs_qp_prefetch_responder(const rs_qp *qp, int ce)
+RS_PREFETCH_HELPER rs_qp_prefetch_responder(const rs_qp *qp, int ce)
 {
     __builtin_prefetch(&qp->host);
     __builtin_prefetch(&qp->respq_jobs);
