@@ -23,6 +23,7 @@ cdef extern from "rdmasim/eventq.h" nogil:
         size_t len
         size_t cap
         size_t far_len
+        size_t fifo_len
         int64_t far_after_ps
         int64_t far_from_ps
         uint64_t next_seq
@@ -117,13 +118,16 @@ cdef class EventQueueForTest:
 
     def peek_time(self):
         cdef int64_t t = rs_eventq_peek_time(&self.q)
-        if self.q.len + self.q.far_len == 0:
+        if self.q.len + self.q.far_len + self.q.fifo_len == 0:
             return None
         return t
 
     def heap_stats(self):
-        """Raw heap entries (live + stale), entries pushed and stale entries skipped so far."""
-        return {"heap_len": self.q.len + self.q.far_len, "far_len": self.q.far_len, "pushed": self.q.pushed,
+        """Raw entries (live + stale) in all three parts, of them in the far heap and the far FIFO,
+        entries pushed and stale entries skipped so far."""
+        return {"heap_len": self.q.len + self.q.far_len + self.q.fifo_len,
+                "far_len": self.q.far_len + self.q.fifo_len, "far_heap_len": self.q.far_len,
+                "fifo_len": self.q.fifo_len, "pushed": self.q.pushed,
                 "stale": self.q.stale}
 
     def __len__(self):

@@ -1,4 +1,4 @@
-/* 4-ary min-heaps (near and far) of (time, seq) with lazy cancellation: an entry is live while its timer is armed
+/* 4-ary min-heaps (near and far) and the far FIFO of (time, seq) with lazy cancellation: an entry is live while its timer is armed
  * with the entry's sequence number (see rdmasim/eventq.h). */
 #include "rdmasim/eventq.h"
 
@@ -17,6 +17,9 @@ int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     q->hole = 0;
     q->far = NULL;
     q->far_len = q->far_cap = 0;
+    q->fifo = NULL;
+    q->fifo_first = q->fifo_len = q->fifo_cap = 0;
+    q->far_first = NULL;
     q->far_after_ps = RS_EVENTQ_FAR_PS;
     q->far_from_ps = RS_EVENTQ_FAR_PS;
     q->head_far = 0;
@@ -27,8 +30,11 @@ void rs_eventq_free(rs_eventq *q)
 {
     free(q->heap);
     free(q->far);
-    q->heap = q->far = NULL;
+    free(q->fifo);
+    q->heap = q->far = q->fifo = NULL;
     q->len = q->cap = q->far_len = q->far_cap = 0;
+    q->fifo_first = q->fifo_len = q->fifo_cap = 0;
+    q->far_first = NULL;
     q->hole = 0;
 }
 
@@ -125,20 +131,58 @@ void rs_eventq_drop_head(rs_eventq *q)
         rs_eventq_fill_root(q->heap, n, q->heap[n]);
 }
 
+/* Double the FIFO ring, moving its entries to the front of the new storage in order. */
+static int grow_fifo(rs_eventq *q)
+{
+    size_t ncap = q->fifo_cap ? q->fifo_cap * 2 : 64;
+    rs_event *nf = malloc(ncap * sizeof(rs_event));
+    if (!nf)
+        return -1;
+    for (size_t i = 0; i < q->fifo_len; i++)
+        nf[i] = q->fifo[(q->fifo_first + i) & (q->fifo_cap - 1)];
+    free(q->fifo);
+    q->fifo = nf;
+    q->fifo_cap = ncap;
+    q->fifo_first = 0;
+    return 0;
+}
+
+/* Point far_first at the earlier of the FIFO's first entry and the far heap's root. */
+static void update_far_first(rs_eventq *q)
+{
+    const rs_event *f = q->fifo_len ? &q->fifo[q->fifo_first] : NULL;
+    const rs_event *h = q->far_len ? &q->far[0] : NULL;
+    q->far_first = !f ? h : !h ? f : rs_event_less(h, f) ? h : f;
+}
+
 int rs_eventq_push_far(rs_eventq *q, rs_event e)
 {
-    if (q->far_len == q->far_cap && grow(&q->far, &q->far_cap, 64) != 0)
-        return -1;
-    rs_eventq_sift_up(q->far, q->far_len++, e);
+    const rs_event *last = q->fifo_len ? &q->fifo[(q->fifo_first + q->fifo_len - 1) & (q->fifo_cap - 1)] : NULL;
+    if (!last || !rs_event_less(&e, last)) { /* in order: append */
+        if (q->fifo_len == q->fifo_cap && grow_fifo(q) != 0)
+            return -1;
+        q->fifo[(q->fifo_first + q->fifo_len++) & (q->fifo_cap - 1)] = e;
+    } else {
+        if (q->far_len == q->far_cap && grow(&q->far, &q->far_cap, 64) != 0)
+            return -1;
+        rs_eventq_sift_up(q->far, q->far_len++, e);
+    }
+    update_far_first(q); /* the storage may have moved */
     q->pushed++;
     return 0;
 }
 
-void rs_eventq_drop_far_head(rs_eventq *q)
+void rs_eventq_drop_far_first(rs_eventq *q)
 {
-    size_t n = --q->far_len;
-    if (n > 0)
-        rs_eventq_fill_root(q->far, n, q->far[n]);
+    if (q->fifo_len && q->far_first == &q->fifo[q->fifo_first]) {
+        q->fifo_first = (q->fifo_first + 1) & (q->fifo_cap - 1);
+        q->fifo_len--;
+    } else {
+        size_t n = --q->far_len;
+        if (n > 0)
+            rs_eventq_fill_root(q->far, n, q->far[n]);
+    }
+    update_far_first(q);
 }
 
 int rs_eventq_pop(rs_eventq *q, rs_event *out)

@@ -170,7 +170,7 @@ def test_peek_skips_stale_heads():
     assert q.peek_time() == 40
     assert q.pop() == (40, 3, 1)
     assert q.peek_time() is None and q.pop() is None
-    assert q.heap_stats() == {"heap_len": 0, "far_len": 0, "pushed": 4, "stale": 3}
+    assert q.heap_stats() == {"heap_len": 0, "far_len": 0, "far_heap_len": 0, "fifo_len": 0, "pushed": 4, "stale": 3}
 
 
 def test_pop_disarms_and_timer_can_be_rearmed():
@@ -358,3 +358,38 @@ def test_far_heap_holds_distant_timers_and_keeps_the_order():
     assert q.heap_stats()["far_len"] == 2
     assert [q.pop(), q.pop(), q.pop()] == [(120, 3, 3), (1_000, 0, 0), (1_000, 2, 2)]
     assert q.pop() is None and q.heap_stats()["heap_len"] == 0
+
+
+def test_far_entries_in_time_order_queue_in_the_fifo_and_late_comers_in_the_heap():
+    """Far entries armed in (time, seq) order append to the FIFO; one earlier than the FIFO's last
+    goes to the far heap; pops interleave both (and the near heap) in (time, seq) order."""
+    q = _core.EventQueueForTest(8, far_after_ps=100)
+    for i, t in enumerate([1_000, 1_000, 2_000, 3_000]):
+        q.arm(i, t)
+    assert q.heap_stats()["fifo_len"] == 4 and q.heap_stats()["far_heap_len"] == 0
+    q.arm(4, 1_500)  # earlier than the FIFO's last (3_000): far heap
+    q.arm(5, 3_000)  # equal time, later seq: in order
+    q.arm(6, 10)  # near
+    q.cancel(2)  # stale entry in the FIFO: skipped
+    hs = q.heap_stats()
+    assert (hs["fifo_len"], hs["far_heap_len"], hs["far_len"]) == (5, 1, 6)
+    got = [q.pop() for _ in range(6)]
+    assert got == [(10, 6, 6), (1_000, 0, 0), (1_000, 1, 1), (1_500, 4, 4), (3_000, 3, 3), (3_000, 5, 5)]
+    assert q.pop() is None and q.heap_stats()["heap_len"] == 0
+
+
+def test_far_fifo_grows_and_wraps_around_in_order():
+    """Many far timers armed in order while earlier ones pop: the ring wraps and doubles, order kept."""
+    n = 300
+    q = _core.EventQueueForTest(n, far_after_ps=0)
+    out = []
+    t = 0
+    for i in range(n):
+        q.arm(i, t + 1_000)  # every timer far, armed in time order
+        t += 7
+        if i % 3 == 2:  # pop one for every three armed: the ring's start moves on
+            out.append(q.pop())
+    while (ev := q.pop()) is not None:
+        out.append(ev)
+    assert [ev[2] for ev in out] == list(range(n))
+    assert [ev[0] for ev in out] == sorted(ev[0] for ev in out)
