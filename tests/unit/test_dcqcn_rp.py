@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -187,3 +188,46 @@ def test_nvidia_names_map_to_parameters() -> None:
         DcqcnParams.nvidia(rpg_bogus=1)
     with pytest.raises(ValueError, match="g=0"):
         DcqcnParams(g=0)
+
+
+def advance_deadline_by_deadline(c: _core.DcqcnRpForTest, now: int) -> None:
+    """Visit the reaction point at each of its deadlines up to `now`, then at `now`."""
+    while 0 < (t := c.next_timer_ps) <= now:
+        c.advance(t)
+    c.advance(now)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.just("cnp"), st.just(0)),
+    st.tuples(st.just("wait"), st.integers(1, 30_000 * US)),
+    st.tuples(st.just("sent"), st.integers(1, 3_000_000)),
+), min_size=1, max_size=30),
+       st.sampled_from(["paper", "paper-bytes", "nvidia", "nvidia-paper-alpha"]))
+def test_one_late_visit_equals_a_visit_at_every_deadline(events, preset: str) -> None:
+    """A QP the NIC visits after a long gap catches up every period that passed (rs_dcqcn_on_timer
+    runs the rate and alpha periods in loops of their own): its state must be bit for bit the state
+    of a QP visited at each deadline, across recoveries, deferred decreases and both alpha modes
+    (alpha to 1e-12: idle periods decay it by one power, (1-g)^n, which rounds differently from n
+    multiplications)."""
+    p = {"paper": DcqcnParams.paper(byte_counter=0),
+         "paper-bytes": DcqcnParams.paper(byte_counter=100_000),
+         "nvidia": DcqcnParams.nvidia(),
+         "nvidia-paper-alpha": dataclasses.replace(DcqcnParams.nvidia(), alpha_update_on_timer=False)}[preset]
+    late = _core.DcqcnRpForTest(p.to_c(), LINE)
+    each = _core.DcqcnRpForTest(p.to_c(), LINE)
+    now = 0
+    for kind, value in events:
+        if kind == "wait":
+            now += value
+            late.advance(now)
+            advance_deadline_by_deadline(each, now)
+        elif kind == "cnp":
+            for c in (late, each):
+                c.cnp(now)
+        else:
+            for c in (late, each):
+                c.sent(value)
+        a, b = dict(late.state), dict(each.state)
+        assert a.pop("alpha") == pytest.approx(b.pop("alpha"), rel=1e-12, abs=1e-300), (kind, value, now)
+        assert a == b, (kind, value, now)
