@@ -170,7 +170,8 @@ def test_peek_skips_stale_heads():
     assert q.peek_time() == 40
     assert q.pop() == (40, 3, 1)
     assert q.peek_time() is None and q.pop() is None
-    assert q.heap_stats() == {"heap_len": 0, "far_len": 0, "far_heap_len": 0, "fifo_len": 0, "pushed": 4, "stale": 3}
+    assert q.heap_stats() == {"heap_len": 0, "far_len": 0, "far_heap_len": 0, "fifo_len": 0,
+                              "pushed": 4, "stale": 3}
 
 
 def test_pop_disarms_and_timer_can_be_rearmed():
