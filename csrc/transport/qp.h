@@ -88,7 +88,6 @@ typedef struct rs_qp {
      * RS_PKT_JOB entries (READ responses, built packet by packet) and ready ACK frames */
     struct rs_pkt *respq_head; /* (respq_tail is with the cold fields: used only to append) */
     uint8_t *cc_state;      /* the algorithm's state while cc is set: cc_room, or a block of sim->cc_slab */
-    uint32_t respq_jobs;    /* READ jobs in respq */
 
     /* send queue ring: [sq_head, sq_head + sq_count) are posted and not completed */
     rs_swqe *sq;
@@ -121,6 +120,7 @@ typedef struct rs_qp {
     uint32_t msn;
     int nak_sent;           /* one NAK per PSN gap */
     int in_msg;             /* 0 none, 1 inside a SEND, 2 inside a WRITE */
+    uint32_t respq_jobs;    /* READ jobs in respq: read per request received (responder.c), so here */
     uint64_t write_va;      /* WRITE: where the next payload byte goes (resolved per packet) */
     uint64_t write_left;
     uint32_t write_rkey;
@@ -203,7 +203,6 @@ RS_PREFETCH_HELPER rs_qp_prefetch_cc(const rs_qp *qp)
 RS_PREFETCH_HELPER rs_qp_prefetch_responder(const rs_qp *qp, int ce)
 {
     __builtin_prefetch(&qp->host);
-    __builtin_prefetch(&qp->respq_jobs);
     __builtin_prefetch(&qp->init);
     __builtin_prefetch(&qp->resp_psn);
     __builtin_prefetch(&qp->held_head);
