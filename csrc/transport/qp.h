@@ -4,6 +4,7 @@
 #ifndef RDMASIM_TRANSPORT_QP_H
 #define RDMASIM_TRANSPORT_QP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rdmasim/cc.h"
@@ -183,12 +184,17 @@ RS_PREFETCH_HELPER rs_qp_prefetch_requester(const rs_qp *qp)
 {
     __builtin_prefetch(&qp->host);
     __builtin_prefetch(&qp->respq_head);
-    __builtin_prefetch(&qp->req_idx);
+    __builtin_prefetch(&qp->req_off);
     __builtin_prefetch(&qp->init);
     __builtin_prefetch(qp->ring_inline);
     __builtin_prefetch(qp->ring_inline + 64);
     __builtin_prefetch(&qp->stats);
 }
+
+/* the requester's first four lines, one field named in each above */
+_Static_assert(offsetof(rs_qp, respq_head) / 64 == 1 && offsetof(rs_qp, req_off) / 64 == 2 &&
+                   offsetof(rs_qp, init) / 64 == 3,
+               "rs_qp_prefetch_requester must name a field in each of the QP's first four lines");
 
 /* The congestion control state's lines, for callers that know CC is on (their host's setting:
  * testing qp->cc here would wait for the line being loaded). */
