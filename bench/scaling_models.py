@@ -34,7 +34,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
+# one OpenBLAS thread, as `import rdmasim` would set had it come first: otherwise numpy's idle
+# worker spins on the second CPU and its time lands in the point's user_s
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 MTU = 1024
 SENDERS = 8
