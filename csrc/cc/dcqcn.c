@@ -157,10 +157,10 @@ void rs_dcqcn_on_timer(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now)
 {
     /* Deadlines take effect in time order; ties: decrease, alpha, rate.  Between two decreases
      * the alpha and rate periods do not read each other's state, so each runs in a loop of its own
-     * (a QP visited after a long gap catches up hundreds of periods; one loop picking the earliest
-     * deadline each time was 40 % of a 100k-QP DCQCN run), with one coupling: recovery to the
-     * maximum rate stops the alpha timer, so alpha periods end with the rate period that recovered
-     * (inclusive: alpha goes first at a tie). */
+     * with the state in registers (a QP visited after a long gap catches up hundreds of periods;
+     * one loop picking the earliest deadline each time, state in memory, was 40 % of a 100k-QP
+     * DCQCN run), with one coupling: recovery to the maximum rate stops the alpha timer, so alpha
+     * periods end with the rate period that recovered (inclusive: alpha goes first at a tie). */
     const double cap = max_rate(rp, p);
     for (;;) {
         int64_t t = rs_dcqcn_next_timer(rp);

@@ -1,5 +1,5 @@
-/* 4-ary min-heaps (near and far) and the far FIFO of (time, seq) with lazy cancellation: an entry is live while its timer is armed
- * with the entry's sequence number (see rdmasim/eventq.h). */
+/* 4-ary min-heaps (near and far) and the far FIFO of (time, seq) with lazy cancellation: an entry
+ * is live while its timer is armed with the entry's sequence number (see rdmasim/eventq.h). */
 #include "rdmasim/eventq.h"
 
 #include <stdlib.h>
