@@ -145,13 +145,17 @@ def test_scripted_sequence_matches_the_equations() -> None:
     replay(events, p)
 
 
+def rp_events(max_wait_ps: int, max_size: int) -> st.SearchStrategy:
+    """Scripts for a reaction point: ("cnp", 0), ("wait", ps) and ("sent", bytes) steps."""
+    return st.lists(st.one_of(
+        st.tuples(st.just("cnp"), st.just(0)),
+        st.tuples(st.just("wait"), st.integers(1, max_wait_ps)),
+        st.tuples(st.just("sent"), st.integers(1, 3_000_000)),
+    ), min_size=1, max_size=max_size)
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(
-    st.tuples(st.just("cnp"), st.just(0)),
-    st.tuples(st.just("wait"), st.integers(1, 400 * US)),
-    st.tuples(st.just("sent"), st.integers(1, 3_000_000)),
-), min_size=1, max_size=40),
-       st.sampled_from([0, 100_000, 1_000_000]), st.integers(1, 6))
+@given(rp_events(400 * US, 40), st.sampled_from([0, 100_000, 1_000_000]), st.integers(1, 6))
 def test_random_sequences_match_the_equations(events, byte_counter: int, f: int) -> None:
     replay(events, DcqcnParams.paper(byte_counter=byte_counter, fast_recovery_steps=f))
 
@@ -198,12 +202,7 @@ def advance_deadline_by_deadline(c: _core.DcqcnRpForTest, now: int) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(
-    st.tuples(st.just("cnp"), st.just(0)),
-    st.tuples(st.just("wait"), st.integers(1, 30_000 * US)),
-    st.tuples(st.just("sent"), st.integers(1, 3_000_000)),
-), min_size=1, max_size=30),
-       st.sampled_from(["paper", "paper-bytes", "nvidia", "nvidia-paper-alpha"]))
+@given(rp_events(30_000 * US, 30), st.sampled_from(["paper", "paper-bytes", "nvidia", "nvidia-paper-alpha"]))
 def test_one_late_visit_equals_a_visit_at_every_deadline(events, preset: str) -> None:
     """A QP the NIC visits after a long gap catches up every period that passed (rs_dcqcn_on_timer
     runs the rate and alpha periods in loops of their own): its state must be bit for bit the state
