@@ -1,13 +1,17 @@
 /* A host's QP numbers and the table that finds a QP by its number (qpn.c).
  *
  * Numbers are handed out in order, cyclically over [RS_QPN_BASE, limit] (limit = RS_QPN_MASK: the
- * 24-bit BTH field), skipping those still in use, as rxe allocates its QP indices: a number comes
+ * 24-bit BTH field), skipping those still in use, as rxe allocates its QP indices (and those the
+ * table below cannot place): a number comes
  * back only after the whole range went round, so frames still in flight to a destroyed QP do not
  * reach a new one, and a host can create QPs without end (a bulk flow creates one per host).
  * The table is indexed by the number's low bits, so a lookup is one load and QPs created one after
- * another sit side by side; it doubles whenever two live numbers would share a slot, so its size
- * follows the span between the oldest and the newest live number (at most 2^24 slots), not the
- * count of QPs ever created.  Each slot keeps the number beside the pointer: a lookup reads no QP. */
+ * another sit side by side.  It is kept at most 7/8 full (doubling when a QP would fill more),
+ * and a number whose slot holds an older live one is passed over like a number in use: its size
+ * follows the most QPs alive at once, not the QPs ever created nor the span between the oldest
+ * and the newest live number (one long-lived QP among millions of short ones made a table of the
+ * whole 24-bit range when slots were doubled until two numbers no longer shared one).  Each slot
+ * keeps the number beside the pointer: a lookup reads no QP. */
 #ifndef RDMASIM_TRANSPORT_QPN_H
 #define RDMASIM_TRANSPORT_QPN_H
 
