@@ -45,7 +45,7 @@ int rs_qpn_add(rs_qpn_table *t, struct rs_qp *qp, uint32_t *qpn)
     if (t->live > t->limit - RS_QPN_BASE) /* every number in use */
         return RS_ERR_NOMEM;
     /* at most 7/8 full (until there is a slot per number): a free slot is then never far on, and
-     * 100k QPs numbered one after another fill 2^17 slots (a table twice that size measured slower) */
+     * 100k QPs numbered one after another fill 2^17 slots, as many as the span rule gave them */
     while (rs_qpn_slots(t) <= t->limit && (size_t)t->live + 1 > rs_qpn_slots(t) - rs_qpn_slots(t) / 8)
         if (grow(t) != RS_OK) {
             *qpn = t->next;

@@ -2,9 +2,9 @@
  *
  * Numbers are handed out in order, cyclically over [RS_QPN_BASE, limit] (limit = RS_QPN_MASK: the
  * 24-bit BTH field), skipping those still in use, as rxe allocates its QP indices (and those the
- * table below cannot place): a number comes
- * back only after the whole range went round, so frames still in flight to a destroyed QP do not
- * reach a new one, and a host can create QPs without end (a bulk flow creates one per host).
+ * table below cannot place): a number comes back only after the whole range went round, so frames
+ * still in flight to a destroyed QP do not reach a new one, and a host can create QPs without end
+ * (a bulk flow creates one per host).
  * The table is indexed by the number's low bits, so a lookup is one load and QPs created one after
  * another sit side by side.  It is kept at most 7/8 full (doubling when a QP would fill more),
  * and a number whose slot holds an older live one is passed over like a number in use: its size
