@@ -7,7 +7,7 @@ events per second and events per data packet. See docs/scaling.md for the result
 
     python bench/scaling.py                       # everything (about 25 minutes on 2 cores)
     python bench/scaling.py --quick               # smoke version (seconds)
-    python bench/scaling.py --only packets,qps    # some sections: packets,qps,hosts,setup,tracing
+    python bench/scaling.py --only packets,qps    # some sections: packets,qps,qps_long,hosts,setup,tracing
     python bench/scaling.py --plots-dir docs/img/scaling
 
 Writes ``bench/results/scaling-<timestamp>.json`` (git-ignored) and PNG plots next to it, and prints
@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 WORKER = HERE / "scaling_models.py"
 RESULT_PREFIX = "RESULT "
-SECTIONS = ("packets", "qps", "hosts", "setup", "tracing")
+SECTIONS = ("packets", "qps", "qps_long", "hosts", "setup", "tracing")
 
 # (full, quick) plans; every point is one subprocess
 PLAN: dict[str, dict[str, Any]] = {
@@ -40,6 +40,13 @@ PLAN: dict[str, dict[str, Any]] = {
                     "repeat_max_pkts": 1_000_000, "budget_s": 900},
         "qps": {"flows": [1, 8, 100, 1_000, 10_000, 100_000], "total_pkts": 800_000, "budget_s": 300,
                 "cc": [True, False], "repeat": 3},
+        # the same with at least 64 packets per QP pair (one ACK request per flow, as rxe asks every
+        # 64 packets): per-packet cost at many QPs, per-flow setup spread thin.  At 100 k pairs a QP
+        # sends once per ~8.8 ms, so its 64 packets span ~0.56 s: timeout 18 (1.07 s) keeps the
+        # default 67 ms ACK timer from firing while the ACK request is still queued behind the others
+        "qps_long": {"flows": [8, 100, 1_000, 10_000, 100_000], "total_pkts": 800_000,
+                     "min_pkts_per_flow": 64, "timeout": 18, "budget_s": 300, "cc": [False, True],
+                     "repeat": 3},
         "hosts": {"k": [4, 8, 16], "size": 1_000_000, "budget_s": 900},
         "setup": {"duration": ["30ms", "300ms"], "repeat": 3},
         "tracing": {"pkts_per_sender": 10_000, "rounds": 5},
@@ -47,6 +54,8 @@ PLAN: dict[str, dict[str, Any]] = {
     "quick": {
         "packets": {"pkts_per_sender": [1_000, 10_000], "repeat": 1, "repeat_max_pkts": 0, "budget_s": 20},
         "qps": {"flows": [1, 10, 100], "total_pkts": 8_000, "budget_s": 10, "cc": [True], "repeat": 1},
+        "qps_long": {"flows": [10, 100], "total_pkts": 1_000, "min_pkts_per_flow": 64, "timeout": 18,
+                     "budget_s": 10, "cc": [False], "repeat": 1},
         "hosts": {"k": [4], "size": 100_000, "budget_s": 20},
         "setup": {"duration": ["3ms"], "repeat": 1},
         "tracing": {"pkts_per_sender": 1_000, "rounds": 1},
@@ -99,19 +108,24 @@ def section_packets(p: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def section_qps(p: dict[str, Any]) -> list[dict[str, Any]]:
+def section_qps(p: dict[str, Any], name: str = "qps") -> list[dict[str, Any]]:
     """Rounds over all points (not repeats of one point in a row): a noisy spell of the machine
     then hits every point once instead of one point three times."""
     out = []
+    extra = {k: p[k] for k in ("min_pkts_per_flow", "timeout") if k in p}
     for i in range(p.get("repeat", 1)):
         for cc in p["cc"]:
             for n in p["flows"]:
                 spec = {"kind": "qps", "flows": n, "total_pkts": p["total_pkts"], "budget_s": p["budget_s"],
-                        "cc": cc, "repeat_index": i}
+                        "cc": cc, "repeat_index": i, **extra}
                 r = run_point(spec, p["budget_s"] + 300)
-                _say(f"qps {n:>7} cc={'dcqcn' if cc else 'none'} #{i}: {_brief(r)}")
+                _say(f"{name} {n:>7} cc={'dcqcn' if cc else 'none'} #{i}: {_brief(r)}")
                 out.append(r)
     return out
+
+
+def section_qps_long(p: dict[str, Any]) -> list[dict[str, Any]]:
+    return section_qps(p, "qps_long")
 
 
 def section_hosts(p: dict[str, Any]) -> list[dict[str, Any]]:
@@ -195,6 +209,33 @@ def _f(x: Any, fmt: str = ".3g") -> str:
     return "n/a" if x is None else format(x, fmt)
 
 
+def _qps_table(rows: list[dict[str, Any]], title: str) -> list[str]:
+    lines = [title, "",
+             "Frames: everything the hosts sent (data, ACK/NAK, CNP, PFC). Median of the repeats; "
+             "best = the fastest repeat. user s / sys s: CPU time of the run in the process and in "
+             "the kernel (mostly zeroing memory touched for the first time); frames per user s leaves "
+             "the kernel's share out.", "",
+             "| CC | flows = QP pairs | repeats | complete | data packets | frames | run s | user s | "
+             "sys s | data packets/s | best | frames/s | best | frames / user s | events/frame | "
+             "peak RSS MiB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['spec'].get('cc')} | {r['spec']['flows']} | ERROR {r['error']} |")
+    for r in _median_by(rows, "cc", "flows"):
+        user = r.get("user_s")
+        per_user = r.get("frames", 0) / user if user else None
+        lines.append(f"| {'DCQCN' if r['spec']['cc'] else 'none'} | {r['qp_pairs']:,} | {r['repeats']} | "
+                     f"{'yes' if r['complete'] else 'no'} | {r['data_pkts']:,} | "
+                     f"{r.get('frames', 0):,} | "
+                     f"{_f(r['run_s'])} | {_f(user)} | {_f(r.get('sys_s'))} | "
+                     f"{_f(r['pkts_per_s'])} | {_f(r.get('best_pkts_per_s'))} | "
+                     f"{_f(r.get('frames_per_s'))} | {_f(r.get('best_frames_per_s'))} | {_f(per_user)} | "
+                     f"{_f(r.get('events_per_frame'))} | {r['peak_rss_mb']:.1f} |")
+    lines.append("")
+    return lines
+
+
 def tables(res: dict[str, Any]) -> str:
     s = res["sections"]
     lines: list[str] = []
@@ -210,26 +251,9 @@ def tables(res: dict[str, Any]) -> str:
                          f"{_f(r['sim_s_per_wall_s'])} | {r['peak_rss_mb']:.1f} | "
                          f"{r['rss_after_import_mb']:.1f} | {r['pool']['pkts_peak']} |")
         lines.append("")
-    if "qps" in s:
-        lines += ["### Concurrent QPs (incast-8, same total bytes, all flows start at 0)", "",
-                  "Frames: everything the hosts sent (data, ACK/NAK, CNP, PFC). Median of the repeats; "
-                  "best = the fastest repeat. user s / sys s: CPU time of the run in the process and in "
-                  "the kernel (mostly zeroing memory touched for the first time).", "",
-                  "| CC | flows = QP pairs | repeats | complete | data packets | frames | run s | user s | "
-                  "sys s | data packets/s | best | frames/s | best | events/frame | peak RSS MiB |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for r in s["qps"]:
-            if "error" in r:
-                lines.append(f"| {r['spec'].get('cc')} | {r['spec']['flows']} | ERROR {r['error']} |")
-        for r in _median_by(s["qps"], "cc", "flows"):
-            lines.append(f"| {'DCQCN' if r['spec']['cc'] else 'none'} | {r['qp_pairs']:,} | {r['repeats']} | "
-                         f"{'yes' if r['complete'] else 'no'} | {r['data_pkts']:,} | "
-                         f"{r.get('frames', 0):,} | "
-                         f"{_f(r['run_s'])} | {_f(r.get('user_s'))} | {_f(r.get('sys_s'))} | "
-                         f"{_f(r['pkts_per_s'])} | {_f(r.get('best_pkts_per_s'))} | "
-                         f"{_f(r.get('frames_per_s'))} | {_f(r.get('best_frames_per_s'))} | "
-                         f"{_f(r.get('events_per_frame'))} | {r['peak_rss_mb']:.1f} |")
-        lines.append("")
+    for key, title in (("qps", "same total data"), ("qps_long", "at least 64 packets per QP pair")):
+        if key in s:
+            lines += _qps_table(s[key], f"### Concurrent QPs (incast-8, {title}, all flows start at 0)")
     if "hosts" in s:
         lines += ["### Hosts (fat tree, permutation, DCQCN + PFC)", "",
                   "| k | hosts | switches | complete | data packets | setup s | run s | sim time | "
@@ -318,16 +342,18 @@ def plots(res: dict[str, Any], out_dir: Path, stem: str) -> list[str]:
         rows = sorted(_median_by(s["packets"], "pkts_per_sender"), key=lambda r: r["data_pkts"])
         fig("packets", "incast-8: run length", "data packets",
             [("incast-8", rows, "data_pkts", "pkts_per_s")])
-    if "qps" in s:
+    for key, what in (("qps", "same data"), ("qps_long", ">= 64 packets per pair")):
+        if key not in s:
+            continue
         series: list[Series] = []
         for cc in (True, False):
-            rows = sorted((r for r in _median_by(s["qps"], "cc", "flows") if r["spec"]["cc"] == cc),
+            rows = sorted((r for r in _median_by(s[key], "cc", "flows") if r["spec"]["cc"] == cc),
                           key=lambda r: r["qp_pairs"])
             if rows:
                 name = "DCQCN" if cc else "no CC"
                 series += [(f"{name}: frames", rows, "qp_pairs", "best_frames_per_s"),
                            (f"{name}: data packets", rows, "qp_pairs", "best_pkts_per_s")]
-        fig("qps", "incast-8: concurrent QP pairs, same data (best repeat; hollow: stopped at the budget)",
+        fig(key, f"incast-8: concurrent QP pairs, {what} (best repeat; hollow: stopped at the budget)",
             "concurrent flows (QP pairs)", series, ylabel="per wall s")
     if "hosts" in s:
         rows = [r for r in s["hosts"] if "error" not in r]
@@ -353,8 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     plan = PLAN["quick" if a.quick else "full"]
     res: dict[str, Any] = {"quick": a.quick, "plan": {k: plan[k] for k in only}, "machine": machine(),
                            "sections": {}}
-    runners = {"packets": section_packets, "qps": section_qps, "hosts": section_hosts, "setup": section_setup,
-               "tracing": section_tracing}
+    runners = {"packets": section_packets, "qps": section_qps, "qps_long": section_qps_long,
+               "hosts": section_hosts, "setup": section_setup, "tracing": section_tracing}
     t0 = time.perf_counter()
     for name in SECTIONS:
         if name in only:

@@ -10,7 +10,9 @@ prints one line ``RESULT {json}``. Kinds:
   DCQCN + ECN), ``pkts_per_sender`` data packets per sender in flows of at most ``max_flow_pkts``
   packets chained one after the other (dependencies), so one flow per sender is in flight.
 * ``qps``: the same incast-8, ``total_pkts`` data packets split over ``flows`` flows that all start
-  at 0 (round robin over the 8 senders): one QP pair per flow in flight at once.
+  at 0 (round robin over the 8 senders): one QP pair per flow in flight at once.  Optional
+  ``min_pkts_per_flow`` raises the total to at least that many packets per flow, and ``timeout``
+  sets the QPs' local ACK timeout exponent (default 14, 67 ms).
 * ``hosts``: a k-ary fat tree (k^3/4 hosts), a random permutation of ``size`` bytes per host.
 * ``setup``: ``traffic.poisson`` on a 32-host leaf-spine, then ``add_flows``: the time of each.
 * ``tracing``: the 80k-packet incast-8 run with nothing, ``sim.trace()`` (drained every
@@ -169,13 +171,18 @@ def point_packets(spec: dict[str, Any]) -> dict[str, Any]:
 
 def point_qps(spec: dict[str, Any]) -> dict[str, Any]:
     n = int(spec["flows"])
-    total = int(spec["total_pkts"])
+    # min_pkts_per_flow (optional): more data when the split would leave fewer packets per flow,
+    # so per-flow setup and teardown are paid over at least that many packets
+    total = max(int(spec["total_pkts"]), n * int(spec.get("min_pkts_per_flow", 0)))
     t0 = time.perf_counter()
     sim = incast8(cc=spec.get("cc", True))
     per, extra = divmod(total, n)
+    assert (per + 1) * MTU <= MAX_FLOW_BYTES, "use more flows or fewer packets: a flow is < 2 GiB"
     pkts = np.full(n, per, dtype=np.int64)
     pkts[:extra] += 1
-    fs = sim.add_flows({"src": np.arange(n) % SENDERS, "dst": np.full(n, SENDERS), "size": pkts * MTU})
+    qp_attrs = {"timeout": int(spec["timeout"])} if "timeout" in spec else {}
+    fs = sim.add_flows({"src": np.arange(n) % SENDERS, "dst": np.full(n, SENDERS), "size": pkts * MTU},
+                       **qp_attrs)
     setup_s = time.perf_counter() - t0
     out = run_measured(sim, fs, spec.get("budget_s"), chunk_events=int(spec.get("chunk_events", 50_000)))
     out.update(setup_s=setup_s, qp_pairs=n, expected_pkts=total)
