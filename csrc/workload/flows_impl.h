@@ -37,7 +37,10 @@ typedef struct rs_flows {
     uint32_t n_cfgs;
     rs_flow_hostres *hostres;
     uint32_t n_hostres;
-    int64_t *heap_t;      /* ready flows by start time */
+    int64_t *fifo_t;      /* ready flows that came in (start time, id) order */
+    uint64_t *fifo_id;
+    uint64_t fifo_head, fifo_tail;
+    int64_t *heap_t;      /* ready flows that came out of order, by (start time, id) */
     uint64_t *heap_id;
     uint64_t heap_len;
     uint64_t reap_head;
