@@ -2,9 +2,12 @@
 
 * event queue (``rdmasim._core.EventQueueForTest``): a "hold" operation — pop the earliest event
   and re-arm its timer a pseudo-random delay later — with 16, 1k and 1M events pending;
+* packet pool (``rdmasim._core.PacketPoolForTest.churn``, a loop in C): release the oldest packet
+  and take a new one, with 1k and 100k packets in flight;
 * codec (``rdmasim.codec``): encode and decode one RDMA_WRITE_MIDDLE frame with a 1024-byte payload;
-* scenarios: a back-to-back RDMA WRITE at MTU 1024, and incast-8 through bench/models/rdmasim_incast.py
-  (the back_to_back placeholder on an rdmasim without rdmasim.topology.incast; extra_info says which).
+* scenarios: a back-to-back RDMA WRITE at MTU 1024, incast-8 through bench/models/rdmasim_incast.py
+  (the back_to_back placeholder on an rdmasim without rdmasim.topology.incast; extra_info says which),
+  and a random permutation on a 32-host leaf-spine (bulk flows, PFC, ECN and DCQCN).
 
 All of these are driven from Python, so the micro-benches include one Python -> C call per operation:
 they bound the Python-visible cost, not the C hot loop alone. Rates go to ``extra_info``; nothing
@@ -25,6 +28,13 @@ from rdmasim import _core, codec
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "models"))
 
 import rdmasim_incast  # noqa: E402
+
+
+def _median_s(benchmark) -> float:
+    """The median round in seconds; NaN when benchmarking is off (--benchmark-disable, the
+    default of this repository's pytest configuration: each bench then runs once as a test)."""
+    return benchmark.stats.stats.median if benchmark.stats else float("nan")
+
 
 HOLD_OPS = 10_000  # hold operations per benchmark round
 
@@ -51,8 +61,22 @@ def test_eventq_hold(benchmark, pending: int) -> None:
     benchmark.pedantic(hold, rounds=20, iterations=1, warmup_rounds=1)
     assert len(q) == pending
     benchmark.extra_info["pending"] = pending
-    benchmark.extra_info["hold_ops_per_s"] = HOLD_OPS / benchmark.stats.stats.median
+    benchmark.extra_info["hold_ops_per_s"] = HOLD_OPS / _median_s(benchmark)
     benchmark.extra_info["heap"] = q.heap_stats()
+
+
+POOL_OPS = 1_000_000
+
+
+@pytest.mark.parametrize("in_flight", [1_000, 100_000], ids=["1k", "100k"])
+def test_pool_churn(benchmark, in_flight: int) -> None:
+    """One release and one allocation per operation, the oldest packet out first (a link's FIFO)."""
+    pool = _core.PacketPoolForTest()
+    benchmark.pedantic(pool.churn, args=(POOL_OPS, in_flight), rounds=5, iterations=1, warmup_rounds=1)
+    assert pool.in_use == 0
+    benchmark.extra_info["in_flight"] = in_flight
+    benchmark.extra_info["packet_bytes"] = pool.size
+    benchmark.extra_info["ops_per_s"] = POOL_OPS / _median_s(benchmark)
 
 
 WRITE_MIDDLE = {
@@ -71,7 +95,7 @@ WRITE_MIDDLE = {
 def test_codec_encode_write_middle(benchmark) -> None:
     frame = benchmark(codec.encode, WRITE_MIDDLE)
     benchmark.extra_info["frame_bytes"] = len(frame)
-    benchmark.extra_info["frames_per_s"] = 1 / benchmark.stats.stats.median
+    benchmark.extra_info["frames_per_s"] = 1 / _median_s(benchmark)
 
 
 def test_codec_decode_write_middle(benchmark) -> None:
@@ -79,7 +103,7 @@ def test_codec_decode_write_middle(benchmark) -> None:
     fields = benchmark(codec.decode, frame)
     assert fields["opcode"] == 0x07 and fields["icrc_ok"] and len(fields["payload"]) == 1024
     benchmark.extra_info["frame_bytes"] = len(frame)
-    benchmark.extra_info["frames_per_s"] = 1 / benchmark.stats.stats.median
+    benchmark.extra_info["frames_per_s"] = 1 / _median_s(benchmark)
 
 
 def _b2b_write(size: int) -> tuple[int, float]:
@@ -109,7 +133,7 @@ def test_b2b_write_8MiB(benchmark) -> None:
     """One 8 MiB WRITE at MTU 1024 (8192 packets), setup included."""
     packets, _ = benchmark.pedantic(_b2b_write, args=(8 << 20,), rounds=5, iterations=1)
     benchmark.extra_info["data_packets"] = packets
-    benchmark.extra_info["packets_per_wall_s"] = packets / benchmark.stats.stats.median
+    benchmark.extra_info["packets_per_wall_s"] = packets / _median_s(benchmark)
 
 
 @pytest.mark.parametrize("mode", ["write1000", "write1MiB"])
@@ -117,4 +141,32 @@ def test_incast8_80k(benchmark, mode: str) -> None:
     """incast-8, 10k packets per sender, as bench/compare.py runs it (PFC on, DCQCN when available)."""
     r = benchmark.pedantic(rdmasim_incast.run, args=(8, 10_000, mode), rounds=3, iterations=1)
     benchmark.extra_info.update({k: r[k] for k in ("label", "placeholder", "topology", "cc", "packets")})
-    benchmark.extra_info["packets_per_wall_s"] = r["packets"] / benchmark.stats.stats.median
+    benchmark.extra_info["packets_per_wall_s"] = r["packets"] / _median_s(benchmark)
+
+
+def _leaf_spine_permutation(size: int) -> tuple[int, int, float]:
+    from rdmasim import topology, traffic
+    from rdmasim.cc import DcqcnParams
+
+    t0 = time.perf_counter()
+    ecn = {"kmin": "5KB", "kmax": "200KB", "pmax": 0.01}
+    sim = topology.leaf_spine(4, 4, 8, host_rate="100Gbps", fabric_rate="100Gbps", delay="1us", mtu=1024,
+                              seed=1, switch_config={"ecn": ecn}).sim
+    for h in sim.hosts.values():
+        h.set_congestion_control("dcqcn", DcqcnParams.paper())
+    fs = sim.add_flows(traffic.permutation(len(sim.hosts), size, seed=1))
+    sim.run_flows()
+    r = fs.results()
+    assert (r["status"] == 0).all()
+    packets = int(((r["size"] + 1023) // 1024).sum() + r["retx_pkts"].sum())
+    return packets, sim.now, time.perf_counter() - t0
+
+
+def test_leaf_spine_permutation_32(benchmark) -> None:
+    """32 hosts on 4 leaves and 4 spines (100 Gb/s, 1 us), each sending 4 MB to another (random
+    permutation), MTU 1024, PFC, RED ECN and DCQCN; setup included."""
+    packets, sim_ps, _ = benchmark.pedantic(_leaf_spine_permutation, args=(4_000_000,), rounds=3,
+                                            iterations=1)
+    benchmark.extra_info["data_packets"] = packets
+    benchmark.extra_info["packets_per_wall_s"] = packets / _median_s(benchmark)
+    benchmark.extra_info["sim_s_per_wall_s"] = sim_ps / 1e12 / _median_s(benchmark)

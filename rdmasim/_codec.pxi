@@ -54,6 +54,14 @@ cdef extern from "rdmasim/packet.h":
         uint64_t atomic_orig
         uint16_t pfc_class_enable
         uint16_t pfc_quanta[8]
+        uint8_t x_valid
+        uint32_t x_rkey
+        uint32_t x_len
+        uint32_t x_seq
+        uint32_t x_sack_psn
+        uint64_t x_va
+        uint64_t x_off
+        uint32_t job_res
 
 
 cdef extern from "rdmasim/codec.h":

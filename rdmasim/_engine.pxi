@@ -1,6 +1,6 @@
 # Test handles over the engine's building blocks (csrc/core): the event queue (4-ary heap with
-# lazy timer cancellation) and the seeded RNG streams; and a host's QP-number table
-# (csrc/transport/qpn.h).  Used by the unit tests only; the simulation itself never calls into
+# lazy timer cancellation), the seeded RNG streams and the packet pool; and a host's QP-number
+# table (csrc/transport/qpn.h).  Used by the unit tests only; the simulation itself never calls into
 # Python per event.
 from libc.stdint cimport int64_t, intptr_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
@@ -204,3 +204,116 @@ cdef class QpnTableForTest:
     @property
     def slots(self):
         return rs_qpn_slots(&self.t)
+
+
+cdef extern from "rdmasim/pool.h" nogil:
+    ctypedef struct rs_pool:
+        size_t pkts_in_use
+        size_t pkts_total
+    void rs_pool_init(rs_pool *p)
+    void rs_pool_free(rs_pool *p)
+    rs_pkt *rs_pkt_alloc(rs_pool *p)
+    void rs_pkt_release(rs_pool *p, rs_pkt *pkt)
+
+
+cdef class PacketPoolForTest:
+    """The packet pool (csrc/core/pool.c), its packets held by handle: ``alloc()`` returns a
+    handle, ``set(handle, **fields)`` writes fields (the integer fields of rdmasim.codec's packet
+    dicts, plus ``x_valid``, ``x_rkey``, ``x_len``, ``x_seq``, ``x_sack_psn``, ``x_va``, ``x_off`` and
+    ``job_res``), ``release(handle)``; ``zero_bytes(handle)`` counts the packet's bytes that are 0
+    (``size`` of them for a packet fresh from ``alloc``).  ``churn(ops, in_flight)`` runs the
+    pool's steady state in C for the benchmarks: ``in_flight`` packets out, then ``ops`` times
+    the oldest back and a new one out."""
+    cdef rs_pool pool
+    cdef dict held
+    cdef Py_ssize_t next_handle
+
+    def __cinit__(self):
+        rs_pool_init(&self.pool)
+        self.held = {}
+        self.next_handle = 1
+
+    def __dealloc__(self):
+        rs_pool_free(&self.pool)
+
+    cdef rs_pkt *_get(self, Py_ssize_t handle) except NULL:
+        if handle not in self.held:
+            raise KeyError(f"no packet with handle {handle}")
+        return <rs_pkt *><intptr_t>self.held[handle]
+
+    def alloc(self):
+        cdef rs_pkt *p = rs_pkt_alloc(&self.pool)
+        if p == NULL:
+            raise MemoryError("out of memory")
+        h = self.next_handle
+        self.next_handle += 1
+        self.held[h] = <intptr_t>p
+        return h
+
+    def set(self, Py_ssize_t handle, **fields):
+        cdef rs_pkt *p = self._get(handle)
+        for name, v in fields.items():
+            if name == "x_valid": p.x_valid = v
+            elif name == "x_rkey": p.x_rkey = v
+            elif name == "x_len": p.x_len = v
+            elif name == "x_seq": p.x_seq = v
+            elif name == "x_sack_psn": p.x_sack_psn = v
+            elif name == "x_va": p.x_va = v
+            elif name == "x_off": p.x_off = v
+            elif name == "job_res": p.job_res = v
+            else:
+                _set_int(p, name, v)
+
+    def release(self, Py_ssize_t handle):
+        cdef rs_pkt *p = self._get(handle)
+        del self.held[handle]
+        rs_pkt_release(&self.pool, p)
+
+    def zero_bytes(self, Py_ssize_t handle):
+        cdef const uint8_t *b = <const uint8_t *>self._get(handle)
+        cdef size_t i, n = 0
+        for i in range(sizeof(rs_pkt)):
+            n += b[i] == 0
+        return n
+
+    def churn(self, size_t ops, size_t in_flight):
+        if in_flight < 1:
+            raise ValueError(f"in_flight={in_flight}: must be at least 1")
+        cdef rs_pkt **ring = <rs_pkt **>calloc(in_flight, sizeof(rs_pkt *))
+        if ring == NULL:
+            raise MemoryError("out of memory")
+        cdef size_t i, k = 0
+        cdef int failed = 0
+        with nogil:
+            for i in range(in_flight):
+                ring[i] = rs_pkt_alloc(&self.pool)
+                if ring[i] == NULL:
+                    failed = 1
+                    break
+            if not failed:
+                for i in range(ops):  # release the oldest, take a new one in its place
+                    rs_pkt_release(&self.pool, ring[k])
+                    ring[k] = rs_pkt_alloc(&self.pool)
+                    if ring[k] == NULL:
+                        failed = 1
+                        break
+                    ring[k].psn = <uint32_t>i  # the transport writes every packet it takes
+                    k = k + 1 if k + 1 < in_flight else 0
+            for i in range(in_flight):
+                if ring[i] != NULL:
+                    rs_pkt_release(&self.pool, ring[i])
+        free(ring)
+        if failed:
+            raise MemoryError("out of memory")
+
+    @property
+    def size(self):
+        return sizeof(rs_pkt)
+
+    @property
+    def in_use(self):
+        return self.pool.pkts_in_use
+
+    @property
+    def allocated(self):
+        return self.pool.pkts_total
