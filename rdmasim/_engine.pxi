@@ -1,7 +1,7 @@
 # Test handles over the engine's building blocks (csrc/core): the event queue (4-ary heap with
 # lazy timer cancellation), the seeded RNG streams and the packet pool; and a host's QP-number
-# table (csrc/transport/qpn.h).  Used by the unit tests only; the simulation itself never calls into
-# Python per event.
+# table (csrc/transport/qpn.h).  Used by the unit tests and the benches in bench/ only; the
+# simulation itself never calls into Python per event.
 from libc.stdint cimport int64_t, intptr_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 
