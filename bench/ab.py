@@ -64,6 +64,11 @@ def run_point(tree: Path, spec: dict[str, Any], timeout_s: float) -> dict[str, A
     sys.exit(f"{tree}: no result (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
 
 
+def ratio(b: float, a: float) -> str:
+    """b / a, or "n/a" when a is 0 (CPU time of a very short run can read 0: clock ticks)."""
+    return f"{b / a:.3f}" if a > 0 else "n/a"
+
+
 def summarize(runs: list[dict[str, Any]], key: str) -> tuple[float, float]:
     xs = [r[key] for r in runs]
     return min(xs), statistics.median(xs)
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("run_s", "user_s"):
         (amin, amed), (bmin, bmed) = summarize(runs["A"], key), summarize(runs["B"], key)
         print(f"{key:7} A min {amin:.4f} median {amed:.4f} | B min {bmin:.4f} median {bmed:.4f} | "
-              f"B/A min {bmin / amin:.3f} median {bmed / amed:.3f}")
+              f"B/A min {ratio(bmin, amin)} median {ratio(bmed, amed)}")
     same = all({tuple(r.get(k) for k in FINGERPRINT) for r in runs[n]} ==
                {tuple(runs["A"][0].get(k) for k in FINGERPRINT)} for n in runs)
     print("same simulated results (events, sim time, data packets, frames):", "yes" if same else "NO")

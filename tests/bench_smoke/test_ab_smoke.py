@@ -21,6 +21,13 @@ def test_same_tree_twice_reports_both_and_same_results() -> None:
     assert proc.stderr.count("round ") == 4
 
 
+def test_a_zero_baseline_gives_no_ratio_instead_of_failing() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import ab
+
+    assert ab.ratio(0.5, 0.0) == "n/a" and ab.ratio(0.5, 0.25) == "2.000"
+
+
 def test_a_directory_that_is_no_source_tree_is_refused(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(AB), str(tmp_path), str(ROOT), "--spec", SPEC],
                           capture_output=True, text=True, timeout=60)
