@@ -158,6 +158,15 @@ cdef int _set_int(rs_pkt *p, str name, object v) except -1:
     elif name == "atomic_compare": p.atomic_compare = v
     elif name == "atomic_orig": p.atomic_orig = v
     elif name == "pfc_class_enable": p.pfc_class_enable = v
+    # simulator metadata, never on the wire (PacketPoolForTest writes them; encode does not take them)
+    elif name == "x_valid": p.x_valid = v
+    elif name == "x_rkey": p.x_rkey = v
+    elif name == "x_len": p.x_len = v
+    elif name == "x_seq": p.x_seq = v
+    elif name == "x_sack_psn": p.x_sack_psn = v
+    elif name == "x_va": p.x_va = v
+    elif name == "x_off": p.x_off = v
+    elif name == "job_res": p.job_res = v
     else:
         raise KeyError(name)
     return 0

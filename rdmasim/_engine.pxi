@@ -253,16 +253,7 @@ cdef class PacketPoolForTest:
     def set(self, Py_ssize_t handle, **fields):
         cdef rs_pkt *p = self._get(handle)
         for name, v in fields.items():
-            if name == "x_valid": p.x_valid = v
-            elif name == "x_rkey": p.x_rkey = v
-            elif name == "x_len": p.x_len = v
-            elif name == "x_seq": p.x_seq = v
-            elif name == "x_sack_psn": p.x_sack_psn = v
-            elif name == "x_va": p.x_va = v
-            elif name == "x_off": p.x_off = v
-            elif name == "job_res": p.job_res = v
-            else:
-                _set_int(p, name, v)
+            _set_int(p, name, v)
 
     def release(self, Py_ssize_t handle):
         cdef rs_pkt *p = self._get(handle)
