@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 WORKER = HERE / "scaling_models.py"
 RESULT_PREFIX = "RESULT "
-SECTIONS = ("packets", "qps", "qps_long", "hosts", "setup", "tracing")
+SECTIONS = ("packets", "qps", "qps_long", "qps_one_sender", "hosts", "setup", "tracing")
 
 # (full, quick) plans; every point is one subprocess
 PLAN: dict[str, dict[str, Any]] = {
@@ -47,6 +47,11 @@ PLAN: dict[str, dict[str, Any]] = {
         "qps_long": {"flows": [8, 100, 1_000, 10_000, 100_000], "total_pkts": 800_000,
                      "min_pkts_per_flow": 64, "timeout": 18, "budget_s": 300, "cc": [False, True],
                      "repeat": 3},
+        # the number of QPs alone: every flow from one sender to the receiver (no queue, no PFC,
+        # no CNP at any point), at least 64 packets per pair as in qps_long
+        "qps_one_sender": {"flows": [1, 8, 100, 1_000, 10_000, 100_000], "total_pkts": 800_000,
+                           "min_pkts_per_flow": 64, "timeout": 18, "senders": 1, "budget_s": 300,
+                           "cc": [False, True], "repeat": 3},
         "hosts": {"k": [4, 8, 16], "size": 1_000_000, "budget_s": 900},
         "setup": {"duration": ["30ms", "300ms"], "repeat": 3},
         "tracing": {"pkts_per_sender": 10_000, "rounds": 5},
@@ -56,6 +61,8 @@ PLAN: dict[str, dict[str, Any]] = {
         "qps": {"flows": [1, 10, 100], "total_pkts": 8_000, "budget_s": 10, "cc": [True], "repeat": 1},
         "qps_long": {"flows": [10, 100], "total_pkts": 1_000, "min_pkts_per_flow": 64, "timeout": 18,
                      "budget_s": 10, "cc": [False], "repeat": 1},
+        "qps_one_sender": {"flows": [1, 10], "total_pkts": 1_000, "min_pkts_per_flow": 64, "timeout": 18,
+                           "senders": 1, "budget_s": 10, "cc": [True], "repeat": 1},
         "hosts": {"k": [4], "size": 100_000, "budget_s": 20},
         "setup": {"duration": ["3ms"], "repeat": 1},
         "tracing": {"pkts_per_sender": 1_000, "rounds": 1},
@@ -112,7 +119,7 @@ def section_qps(p: dict[str, Any], name: str = "qps") -> list[dict[str, Any]]:
     """Rounds over all points (not repeats of one point in a row): a noisy spell of the machine
     then hits every point once instead of one point three times."""
     out = []
-    extra = {k: p[k] for k in ("min_pkts_per_flow", "timeout") if k in p}
+    extra = {k: p[k] for k in ("min_pkts_per_flow", "timeout", "senders") if k in p}
     for i in range(p.get("repeat", 1)):
         for cc in p["cc"]:
             for n in p["flows"]:
@@ -126,6 +133,10 @@ def section_qps(p: dict[str, Any], name: str = "qps") -> list[dict[str, Any]]:
 
 def section_qps_long(p: dict[str, Any]) -> list[dict[str, Any]]:
     return section_qps(p, "qps_long")
+
+
+def section_qps_one_sender(p: dict[str, Any]) -> list[dict[str, Any]]:
+    return section_qps(p, "qps_one_sender")
 
 
 def section_hosts(p: dict[str, Any]) -> list[dict[str, Any]]:
@@ -214,23 +225,39 @@ def _qps_table(rows: list[dict[str, Any]], title: str) -> list[str]:
              "Frames: everything the hosts sent (data, ACK/NAK, CNP, PFC). Median of the repeats; "
              "best = the fastest repeat. user s / sys s: CPU time of the run in the process and in "
              "the kernel (mostly zeroing memory touched for the first time); frames per user s leaves "
-             "the kernel's share out.", "",
+             "the kernel's share out. vs first: best frames/s and median frames / user s against the "
+             "point with the fewest QP pairs of the same CC.", "",
              "| CC | flows = QP pairs | repeats | complete | data packets | frames | run s | user s | "
-             "sys s | data packets/s | best | frames/s | best | frames / user s | events/frame | "
-             "peak RSS MiB |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "sys s | data packets/s | best | frames/s | best | frames / user s | vs first: best | "
+             "vs first: per user s | events/frame | peak RSS MiB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['spec'].get('cc')} | {r['spec']['flows']} | ERROR {r['error']} |")
-    for r in _median_by(rows, "cc", "flows"):
+    medians = _median_by(rows, "cc", "flows")
+    first: dict[Any, dict[str, Any]] = {}
+    for r in sorted(medians, key=lambda r: r["qp_pairs"]):
+        first.setdefault(r["spec"]["cc"], r)
+
+    def per_user_s(r: dict[str, Any]) -> float | None:
         user = r.get("user_s")
-        per_user = r.get("frames", 0) / user if user else None
+        return r.get("frames", 0) / user if user else None
+
+    def ratio(a: float | None, b: float | None) -> str:
+        return "n/a" if a is None or not b else f"{100 * a / b:.0f} %"
+
+    for r in medians:
+        user = r.get("user_s")
+        per_user = per_user_s(r)
+        base = first[r["spec"]["cc"]]
         lines.append(f"| {'DCQCN' if r['spec']['cc'] else 'none'} | {r['qp_pairs']:,} | {r['repeats']} | "
                      f"{'yes' if r['complete'] else 'no'} | {r['data_pkts']:,} | "
                      f"{r.get('frames', 0):,} | "
                      f"{_f(r['run_s'])} | {_f(user)} | {_f(r.get('sys_s'))} | "
                      f"{_f(r['pkts_per_s'])} | {_f(r.get('best_pkts_per_s'))} | "
                      f"{_f(r.get('frames_per_s'))} | {_f(r.get('best_frames_per_s'))} | {_f(per_user)} | "
+                     f"{ratio(r.get('best_frames_per_s'), base.get('best_frames_per_s'))} | "
+                     f"{ratio(per_user, per_user_s(base))} | "
                      f"{_f(r.get('events_per_frame'))} | {r['peak_rss_mb']:.1f} |")
     lines.append("")
     return lines
@@ -251,9 +278,12 @@ def tables(res: dict[str, Any]) -> str:
                          f"{_f(r['sim_s_per_wall_s'])} | {r['peak_rss_mb']:.1f} | "
                          f"{r['rss_after_import_mb']:.1f} | {r['pool']['pkts_peak']} |")
         lines.append("")
-    for key, title in (("qps", "same total data"), ("qps_long", "at least 64 packets per QP pair")):
+    qps_titles = (("qps", "incast-8, same total data"),
+                  ("qps_long", "incast-8, at least 64 packets per QP pair"),
+                  ("qps_one_sender", "one sender to the incast-8 receiver, at least 64 packets per QP pair"))
+    for key, title in qps_titles:
         if key in s:
-            lines += _qps_table(s[key], f"### Concurrent QPs (incast-8, {title}, all flows start at 0)")
+            lines += _qps_table(s[key], f"### Concurrent QPs ({title}, all flows start at 0)")
     if "hosts" in s:
         lines += ["### Hosts (fat tree, permutation, DCQCN + PFC)", "",
                   "| k | hosts | switches | complete | data packets | setup s | run s | sim time | "
@@ -342,7 +372,9 @@ def plots(res: dict[str, Any], out_dir: Path, stem: str) -> list[str]:
         rows = sorted(_median_by(s["packets"], "pkts_per_sender"), key=lambda r: r["data_pkts"])
         fig("packets", "incast-8: run length", "data packets",
             [("incast-8", rows, "data_pkts", "pkts_per_s")])
-    for key, what in (("qps", "same data"), ("qps_long", ">= 64 packets per pair")):
+    for key, what in (("qps", "incast-8: concurrent QP pairs, same data"),
+                      ("qps_long", "incast-8: concurrent QP pairs, >= 64 packets per pair"),
+                      ("qps_one_sender", "one sender: concurrent QP pairs, >= 64 packets per pair")):
         if key not in s:
             continue
         series: list[Series] = []
@@ -353,7 +385,7 @@ def plots(res: dict[str, Any], out_dir: Path, stem: str) -> list[str]:
                 name = "DCQCN" if cc else "no CC"
                 series += [(f"{name}: frames", rows, "qp_pairs", "best_frames_per_s"),
                            (f"{name}: data packets", rows, "qp_pairs", "best_pkts_per_s")]
-        fig(key, f"incast-8: concurrent QP pairs, {what} (best repeat; hollow: stopped at the budget)",
+        fig(key, f"{what} (best repeat; hollow: stopped at the budget)",
             "concurrent flows (QP pairs)", series, ylabel="per wall s")
     if "hosts" in s:
         rows = [r for r in s["hosts"] if "error" not in r]
@@ -380,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     res: dict[str, Any] = {"quick": a.quick, "plan": {k: plan[k] for k in only}, "machine": machine(),
                            "sections": {}}
     runners = {"packets": section_packets, "qps": section_qps, "qps_long": section_qps_long,
-               "hosts": section_hosts, "setup": section_setup, "tracing": section_tracing}
+               "qps_one_sender": section_qps_one_sender, "hosts": section_hosts, "setup": section_setup,
+               "tracing": section_tracing}
     t0 = time.perf_counter()
     for name in SECTIONS:
         if name in only:

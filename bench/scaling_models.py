@@ -11,8 +11,10 @@ prints one line ``RESULT {json}``. Kinds:
   packets chained one after the other (dependencies), so one flow per sender is in flight.
 * ``qps``: the same incast-8, ``total_pkts`` data packets split over ``flows`` flows that all start
   at 0 (round robin over the 8 senders): one QP pair per flow in flight at once.  Optional
-  ``min_pkts_per_flow`` raises the total to at least that many packets per flow, and ``timeout``
-  sets the QPs' local ACK timeout exponent (default 14, 67 ms).
+  ``min_pkts_per_flow`` raises the total to at least that many packets per flow, ``timeout``
+  sets the QPs' local ACK timeout exponent (default 14, 67 ms), and ``senders`` (default 8) uses
+  only the first that many senders: with 1, every flow goes from one host to the receiver, so
+  no queue builds and only the number of QPs changes from point to point.
 * ``hosts``: a k-ary fat tree (k^3/4 hosts), a random permutation of ``size`` bytes per host.
 * ``setup``: ``traffic.poisson`` on a 32-host leaf-spine, then ``add_flows``: the time of each.
 * ``tracing``: the 80k-packet incast-8 run with nothing, ``sim.trace()`` (drained every
@@ -181,11 +183,13 @@ def point_qps(spec: dict[str, Any]) -> dict[str, Any]:
     pkts = np.full(n, per, dtype=np.int64)
     pkts[:extra] += 1
     qp_attrs = {"timeout": int(spec["timeout"])} if "timeout" in spec else {}
-    fs = sim.add_flows({"src": np.arange(n) % SENDERS, "dst": np.full(n, SENDERS), "size": pkts * MTU},
+    senders = int(spec.get("senders", SENDERS))
+    assert 1 <= senders <= SENDERS, f"senders must be 1..{SENDERS}"
+    fs = sim.add_flows({"src": np.arange(n) % senders, "dst": np.full(n, SENDERS), "size": pkts * MTU},
                        **qp_attrs)
     setup_s = time.perf_counter() - t0
     out = run_measured(sim, fs, spec.get("budget_s"), chunk_events=int(spec.get("chunk_events", 50_000)))
-    out.update(setup_s=setup_s, qp_pairs=n, expected_pkts=total)
+    out.update(setup_s=setup_s, qp_pairs=n, expected_pkts=total, senders=senders)
     return out
 
 

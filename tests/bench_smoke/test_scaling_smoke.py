@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SECTIONS = ("packets", "qps", "qps_long", "hosts", "setup", "tracing")
+SECTIONS = ("packets", "qps", "qps_long", "qps_one_sender", "hosts", "setup", "tracing")
 
 
 def test_scaling_quick_writes_every_section(tmp_path: Path) -> None:
@@ -21,13 +21,16 @@ def test_scaling_quick_writes_every_section(tmp_path: Path) -> None:
     res = json.loads(files[0].read_text())
     assert set(SECTIONS) <= set(res["sections"])
     assert res["machine"]["cpus"] >= 1
-    for name in ("packets", "qps", "qps_long", "hosts", "setup"):
+    for name in ("packets", "qps", "qps_long", "qps_one_sender", "hosts", "setup"):
         rows = res["sections"][name]
         assert rows and all("error" not in r for r in rows), rows
     for r in res["sections"]["qps_long"]:  # the total is raised to 64 packets per QP pair
         assert r["expected_pkts"] == max(r["spec"]["total_pkts"], 64 * r["qp_pairs"])
     assert max(r["data_pkts"] for r in res["sections"]["qps_long"]) > res["plan"]["qps_long"]["total_pkts"]
-    rows = [r for name in ("packets", "qps", "qps_long", "hosts") for r in res["sections"][name]]
+    one = res["sections"]["qps_one_sender"]  # every flow from the first sender
+    assert all(r["senders"] == 1 for r in one) and {r["qp_pairs"] for r in one} == {1, 10}
+    assert all(r["expected_pkts"] == max(r["spec"]["total_pkts"], 64 * r["qp_pairs"]) for r in one)
+    rows = [r for name in ("packets", "qps", "qps_long", "qps_one_sender", "hosts") for r in res["sections"][name]]
     for r in rows:
         assert r["complete"] and r["flows"]["finished"] == r["flows"]["total"] and r["flows_failed"] == 0
         assert r["data_pkts"] == r["expected_pkts"] and r["events"] > r["data_pkts"]
@@ -40,4 +43,7 @@ def test_scaling_quick_writes_every_section(tmp_path: Path) -> None:
     whole = max(x["pcap_bytes"] for x in tr["runs"] if x["mode"] == "pcap")
     assert all(x["pcap_bytes"] < whole / 4 for x in tr["runs"] if x["mode"] == "pcap128")
     assert set(tr["ratio_vs_off"]) == {"trace", "pcap", "pcap128"}
-    assert len(res["plots"]) == 4 and all(Path(p).is_file() for p in res["plots"])
+    # the QP tables compare each point with the section's fewest QP pairs (itself: 100 %)
+    assert "### Concurrent QPs (one sender" in proc.stdout and "vs first: best" in proc.stdout
+    assert proc.stdout.count("| 100 % | 100 % |") >= 3
+    assert len(res["plots"]) == 5 and all(Path(p).is_file() for p in res["plots"])
