@@ -14,7 +14,8 @@ prints one line ``RESULT {json}``. Kinds:
   ``min_pkts_per_flow`` raises the total to at least that many packets per flow, ``timeout``
   sets the QPs' local ACK timeout exponent (default 14, 67 ms), and ``senders`` (default 8) uses
   only the first that many senders: with 1, every flow goes from one host to the receiver, so
-  no queue builds and only the number of QPs changes from point to point.
+  no queue builds and only the number of QPs changes from point to point.  ``dcqcn``:
+  ``"paper"`` (default) or ``"nvidia"``, the parameter preset when ``cc`` is on.
 * ``hosts``: a k-ary fat tree (k^3/4 hosts), a random permutation of ``size`` bytes per host.
 * ``setup``: ``traffic.poisson`` on a 32-host leaf-spine, then ``add_flows``: the time of each.
 * ``tracing``: the 80k-packet incast-8 run with nothing, ``sim.trace()`` (drained every
@@ -60,22 +61,25 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _dcqcn(sim: Any, on: bool) -> None:
+def _dcqcn(sim: Any, on: bool, preset: str = "paper") -> None:
     from rdmasim.cc import DcqcnParams
 
     if on:
-        params = DcqcnParams.paper()
+        if preset not in ("paper", "nvidia"):
+            raise ValueError(f"dcqcn preset {preset!r}: use 'paper' or 'nvidia'")
+        params = getattr(DcqcnParams, preset)()
         for h in sim.hosts.values():
             h.set_congestion_control("dcqcn", params)
 
 
-def incast8(cc: bool = True, seed: int = 1) -> Any:
-    """The incast-8 fabric of issue 8; returns the Simulator."""
+def incast8(cc: bool = True, seed: int = 1, preset: str = "paper") -> Any:
+    """The incast-8 fabric of issue 8 (DCQCN with the paper's or NVIDIA's parameters when cc);
+    returns the Simulator."""
     from rdmasim import topology
 
     cfg: dict[str, Any] = {"ecn": ECN} if cc else {}
     sim = topology.incast(SENDERS, rate="100Gbps", delay="1us", mtu=MTU, seed=seed, switch_config=cfg).sim
-    _dcqcn(sim, cc)
+    _dcqcn(sim, cc, preset)
     return sim
 
 
@@ -177,7 +181,7 @@ def point_qps(spec: dict[str, Any]) -> dict[str, Any]:
     # so per-flow setup and teardown are paid over at least that many packets
     total = max(int(spec["total_pkts"]), n * int(spec.get("min_pkts_per_flow", 0)))
     t0 = time.perf_counter()
-    sim = incast8(cc=spec.get("cc", True))
+    sim = incast8(cc=spec.get("cc", True), preset=spec.get("dcqcn", "paper"))
     per, extra = divmod(total, n)
     assert (per + 1) * MTU <= MAX_FLOW_BYTES, "use more flows or fewer packets: a flow is < 2 GiB"
     pkts = np.full(n, per, dtype=np.int64)

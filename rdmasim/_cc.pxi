@@ -35,11 +35,13 @@ cdef extern from "rdmasim/cc.h" nogil:
         uint64_t cnps
         uint64_t decreases
         uint64_t increases
+        uint64_t alpha_decays
     void rs_dcqcn_init(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double line_bps)
     void rs_dcqcn_on_cnp(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now_ps)
     void rs_dcqcn_on_sent(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, uint64_t nbytes)
     void rs_dcqcn_on_timer(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now_ps)
     int64_t rs_dcqcn_next_timer(const rs_dcqcn_rp *rp)
+    double rs_dcqcn_alpha(const rs_dcqcn_rp *rp, const rs_dcqcn_params *p)
 
 
 cdef class DcqcnRpForTest:
@@ -66,4 +68,8 @@ cdef class DcqcnRpForTest:
 
     @property
     def state(self):
-        return self.rp
+        """The reaction point's fields; ``alpha`` is the current value (the stored one decayed by
+        ``alpha_decays`` periods)."""
+        cdef dict d = self.rp
+        d["alpha"] = rs_dcqcn_alpha(&self.rp, &self.p)
+        return d

@@ -25,6 +25,18 @@ void rs_dcqcn_init(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double line_bps)
     rp->alpha = p->initial_alpha;
 }
 
+double rs_dcqcn_alpha(const rs_dcqcn_rp *rp, const rs_dcqcn_params *p)
+{
+    return rp->alpha_decays ? rp->alpha * pow(1.0 - p->g, (double)rp->alpha_decays) : rp->alpha;
+}
+
+/* alpha <- (1 - g) alpha + g: the decays counted so far are applied first */
+static void alpha_raise(rs_dcqcn_rp *rp, const rs_dcqcn_params *p)
+{
+    rp->alpha = (1.0 - p->g) * rs_dcqcn_alpha(rp, p) + p->g;
+    rp->alpha_decays = 0;
+}
+
 static void decrease(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now)
 {
     if (!rp->ever_cut && p->rate_on_first_cnp > 0)
@@ -33,12 +45,12 @@ static void decrease(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now)
     if (clamp || !rp->ever_cut)
         rp->rt_bps = rp->rc_bps;
     double old = rp->rc_bps;
-    double next = old * (1.0 - rp->alpha * p->decrease_scale);
+    double next = old * (1.0 - rs_dcqcn_alpha(rp, p) * p->decrease_scale);
     if (next < old * p->min_dec_factor)
         next = old * p->min_dec_factor;
     rp->rc_bps = next > p->min_rate_bps ? next : p->min_rate_bps;
     if (!p->alpha_update_on_timer)
-        rp->alpha = (1.0 - p->g) * rp->alpha + p->g;
+        alpha_raise(rp, p);
     rp->ever_cut = 1;
     rp->timer_events = rp->byte_events = 0;
     rp->bytes_since = 0;
@@ -55,7 +67,7 @@ static void catch_up_alpha(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t no
     if (rp->reacting || !rp->last_alpha_ps || now < rp->last_alpha_ps)
         return;
     int64_t periods = (now - rp->last_alpha_ps) / p->alpha_timer_ps;
-    rp->alpha *= pow(1.0 - p->g, (double)periods);
+    rp->alpha_decays += (uint64_t)periods;
     rp->last_alpha_ps += periods * p->alpha_timer_ps;
 }
 
@@ -128,26 +140,21 @@ void rs_dcqcn_on_sent(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, uint64_t bytes)
     }
 }
 
-/* Alpha periods ending at or before `until`, in order (alpha in a register: one multiply each). */
+/* Alpha periods ending at or before `until` (the first one at next_alpha_ps). */
 static void alpha_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t until)
 {
     int64_t t = rp->next_alpha_ps;
     if (!t || t > until)
         return;
-    const double keep = 1.0 - p->g;
-    double alpha = rp->alpha;
+    uint64_t n = (uint64_t)((until - t) / p->alpha_timer_ps) + 1;
+    int64_t last = t + (int64_t)(n - 1) * p->alpha_timer_ps;
     /* timer mode samples "a CNP was seen" in the first period only (cnp_seen is cleared after it);
      * the paper's mode reaches a period's end only without a CNP */
-    if (p->alpha_update_on_timer && rp->cnp_seen)
-        alpha = keep * alpha + p->g;
-    else
-        alpha = keep * alpha;
-    int64_t last = t;
-    for (t += p->alpha_timer_ps; t <= until; t += p->alpha_timer_ps) {
-        alpha = keep * alpha;
-        last = t;
+    if (p->alpha_update_on_timer && rp->cnp_seen) {
+        alpha_raise(rp, p);
+        n--;
     }
-    rp->alpha = alpha;
+    rp->alpha_decays += n;
     rp->cnp_seen = 0;
     rp->last_alpha_ps = last;
     rp->next_alpha_ps = rp->reacting ? last + p->alpha_timer_ps : 0;
@@ -156,11 +163,12 @@ static void alpha_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t unt
 void rs_dcqcn_on_timer(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now)
 {
     /* Deadlines take effect in time order; ties: decrease, alpha, rate.  Between two decreases
-     * the alpha and rate periods do not read each other's state, so each runs in a loop of its own
-     * with the state in registers (a QP visited after a long gap catches up hundreds of periods;
-     * one loop picking the earliest deadline each time, state in memory, was 40 % of a 100k-QP
-     * DCQCN run), with one coupling: recovery to the maximum rate stops the alpha timer, so alpha
-     * periods end with the rate period that recovered (inclusive: alpha goes first at a tie). */
+     * the alpha and rate periods do not read each other's state, so the rate periods run in a
+     * loop of their own with the state in registers (a QP visited after a long gap catches up
+     * hundreds of periods; one loop picking the earliest deadline each time, state in memory, was
+     * 40 % of a 100k-QP DCQCN run) and the alpha periods are counted at once (alpha_decays), with
+     * one coupling: recovery to the maximum rate stops the alpha timer, so alpha periods end with
+     * the rate period that recovered (inclusive: alpha goes first at a tie). */
     const double cap = max_rate(rp, p);
     for (;;) {
         int64_t t = rs_dcqcn_next_timer(rp);

@@ -43,7 +43,7 @@ typedef struct rs_dcqcn_params {
 typedef struct rs_dcqcn_rp {
     double rc_bps;          /* current rate */
     double rt_bps;          /* target rate */
-    double alpha;
+    double alpha;           /* with alpha_decays: alpha (1 - g)^alpha_decays is the value (rs_dcqcn_alpha) */
     double line_bps;
     uint32_t timer_events;  /* i: rate-timer expiries since the last decrease */
     uint32_t byte_events;   /* j: byte-counter expiries since the last decrease */
@@ -61,6 +61,11 @@ typedef struct rs_dcqcn_rp {
     uint64_t cnps;          /* statistics */
     uint64_t decreases;
     uint64_t increases;
+    /* alpha periods that ended without a CNP since alpha was last set: kept as a count, so a QP
+     * visited after n periods pays one power, not n multiplies (with a 1 us alpha timer and 10 k
+     * QPs the multiplies were half of a run), and its state is the same whether it was visited
+     * at every period or once */
+    uint64_t alpha_decays;
 } rs_dcqcn_rp;
 
 void rs_dcqcn_init(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double line_bps);
@@ -70,6 +75,8 @@ void rs_dcqcn_on_sent(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, uint64_t bytes)
 void rs_dcqcn_on_timer(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now_ps);
 /* Earliest pending timer deadline, or 0 when none. */
 int64_t rs_dcqcn_next_timer(const rs_dcqcn_rp *rp);
+/* Current alpha: rp->alpha decayed by the periods counted in rp->alpha_decays. */
+double rs_dcqcn_alpha(const rs_dcqcn_rp *rp, const rs_dcqcn_params *p);
 
 /* ---- the algorithm interface ----
  * What an algorithm sees: CNPs for its QP, ACKs (with an RTT sample and whether the acknowledged
