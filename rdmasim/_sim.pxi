@@ -145,7 +145,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
                        int64_t cnp_interval_ps, uint32_t cnp_dscp)
     double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
-    const void *rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn)
+    int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *out)
     int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps)
     int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
     int rs_link_connect(rs_sim *sim, int host_a, int host_b, int64_t rate_bps, int64_t delay_ps)
@@ -262,10 +262,10 @@ cdef class SimCore:
         return rs_qp_rate_bps(self.sim, host, qpn)
 
     def qp_dcqcn_state(self, int host, uint32_t qpn):
-        cdef const rs_dcqcn_rp *rp = <const rs_dcqcn_rp *> rs_qp_cc_state(self.sim, host, qpn)
-        if rp == NULL:
+        cdef rs_dcqcn_rp rp
+        if not rs_qp_dcqcn_state(self.sim, host, qpn, &rp):
             return None
-        return rp[0]
+        return rp
 
     def stop_after_next_frame(self):
         rs_sim_stop_after_next_frame(self.sim)

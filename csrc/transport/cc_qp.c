@@ -156,12 +156,14 @@ double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
     return qp ? rs_cc_rate_now(sim, qp) : 0.0;
 }
 
-const void *rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn)
+int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *out)
 {
     rs_host *h = get_host(sim, host);
     rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
-    if (!qp || !qp->cc)
-        return NULL;
+    if (!qp || qp->cc != rs_cc_algo_get(RS_CC_DCQCN))
+        return 0;
     catch_up(sim->now_ps, qp);
-    return qp->cc_state;
+    *out = *(const rs_dcqcn_rp *)qp->cc_state;
+    out->alpha = rs_dcqcn_alpha(out, &h->cc.dcqcn);
+    return 1;
 }

@@ -91,6 +91,23 @@ def test_rate_recovers_to_line_rate_after_cnps_stop() -> None:
     assert qp.rate_bps == pytest.approx(100e9)
 
 
+def test_qp_state_shows_alpha_decayed_by_the_periods_without_a_cnp() -> None:
+    """qp.dcqcn_state()["alpha"] is the current alpha: the stored value decayed by the alpha
+    periods counted since (alpha_decays), (1 - g) per period, not the value at the last CNP."""
+    p = DcqcnParams.paper(byte_counter=0, rate_timer="1s")  # the rate stays cut: alpha keeps running
+    topo, peer, qp, cq, mr = setup(p)
+    cnp = peer.template()
+    cnp.update(opcode=0x81, becn=1, psn=0)
+    peer.send(cnp)
+    topo.sim.run(1 * US)
+    after_cnp = qp.dcqcn_state()
+    assert after_cnp["alpha"] == pytest.approx(1.0) and after_cnp["alpha_decays"] == 0
+    topo.sim.run(topo.sim.now + (10 * 55 + 20) * US)  # ten alpha periods (K = 55 us), no CNP
+    st = qp.dcqcn_state()
+    assert st["alpha_decays"] == 10
+    assert st["alpha"] == pytest.approx((1 - p.g) ** 10, rel=1e-12)
+
+
 def test_cc_state_is_per_qp_and_starts_fresh_after_reset_and_reuse() -> None:
     """A reset QP and a QP that reuses a destroyed one's memory (the QP slab) both start at line
     rate with no DCQCN history; a QP reaching RTS after CC was turned off has no state."""

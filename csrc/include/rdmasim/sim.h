@@ -116,9 +116,12 @@ int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *
  * kind: enum rs_cc_kind; params: rs_dcqcn_params (may be NULL for RS_CC_NONE). */
 int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
                    int64_t cnp_interval_ps, uint32_t cnp_dscp);
-/* Current rate (bits/s) the QP is paced at (0 = line rate, no limit) and its CC state fields. */
+/* Current rate (bits/s) the QP is paced at (0 = line rate, no limit). */
 double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn);
-const void *rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn);
+/* The QP's DCQCN reaction point as of now, copied to *out with `alpha` the current value (the
+ * stored one decayed by alpha_decays periods): 1, or 0 when the QP runs no DCQCN. */
+struct rs_dcqcn_rp;
+int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, struct rs_dcqcn_rp *out);
 
 /* ---- scripted peer (tests and teaching: per-packet Python, deliberately) ----
  * A scripted host has no transport: frames it receives are kept for Python, which
