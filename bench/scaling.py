@@ -33,6 +33,11 @@ WORKER = HERE / "scaling_models.py"
 RESULT_PREFIX = "RESULT "
 SECTIONS = ("packets", "qps", "qps_long", "qps_one_sender", "hosts", "setup", "tracing")
 
+# the QP series: what each holds fixed (table headings and plot titles)
+QP_SERIES = {"qps": "incast-8, same total data",
+             "qps_long": "incast-8, at least 64 packets per QP pair",
+             "qps_one_sender": "one sender to the incast-8 receiver, at least 64 packets per QP pair"}
+
 # (full, quick) plans; every point is one subprocess
 PLAN: dict[str, dict[str, Any]] = {
     "full": {
@@ -278,10 +283,7 @@ def tables(res: dict[str, Any]) -> str:
                          f"{_f(r['sim_s_per_wall_s'])} | {r['peak_rss_mb']:.1f} | "
                          f"{r['rss_after_import_mb']:.1f} | {r['pool']['pkts_peak']} |")
         lines.append("")
-    qps_titles = (("qps", "incast-8, same total data"),
-                  ("qps_long", "incast-8, at least 64 packets per QP pair"),
-                  ("qps_one_sender", "one sender to the incast-8 receiver, at least 64 packets per QP pair"))
-    for key, title in qps_titles:
+    for key, title in QP_SERIES.items():
         if key in s:
             lines += _qps_table(s[key], f"### Concurrent QPs ({title}, all flows start at 0)")
     if "hosts" in s:
@@ -372,9 +374,7 @@ def plots(res: dict[str, Any], out_dir: Path, stem: str) -> list[str]:
         rows = sorted(_median_by(s["packets"], "pkts_per_sender"), key=lambda r: r["data_pkts"])
         fig("packets", "incast-8: run length", "data packets",
             [("incast-8", rows, "data_pkts", "pkts_per_s")])
-    for key, what in (("qps", "incast-8: concurrent QP pairs, same data"),
-                      ("qps_long", "incast-8: concurrent QP pairs, >= 64 packets per pair"),
-                      ("qps_one_sender", "one sender: concurrent QP pairs, >= 64 packets per pair")):
+    for key, what in QP_SERIES.items():
         if key not in s:
             continue
         series: list[Series] = []
@@ -385,7 +385,7 @@ def plots(res: dict[str, Any], out_dir: Path, stem: str) -> list[str]:
                 name = "DCQCN" if cc else "no CC"
                 series += [(f"{name}: frames", rows, "qp_pairs", "best_frames_per_s"),
                            (f"{name}: data packets", rows, "qp_pairs", "best_pkts_per_s")]
-        fig(key, f"{what} (best repeat; hollow: stopped at the budget)",
+        fig(key, f"QP pairs, {what} (best repeat; hollow: stopped at the budget)",
             "concurrent flows (QP pairs)", series, ylabel="per wall s")
     if "hosts" in s:
         rows = [r for r in s["hosts"] if "error" not in r]
