@@ -227,3 +227,28 @@ def test_one_late_visit_equals_a_visit_at_every_deadline(events, preset: str) ->
             for c in (late, each):
                 c.sent(value)
         assert late.state == each.state, (kind, value, now)
+
+
+@pytest.mark.parametrize("sent", [0, 40_000])
+def test_long_gap_below_the_cap_equals_a_visit_at_every_deadline(sent: int) -> None:
+    """The catch-up's run of equal increases (Rt below the cap, the same R_AI or (j - F + 1) R_HAI
+    every period), which the random scripts above seldom reach: NVIDIA's preset clamps Rt to Rc at
+    a cut after a timer increase; with no bytes sent the periods are additive (j = 0 < F = 1), with
+    one byte event they are hyper at j = 1."""
+    p = DcqcnParams.nvidia()
+    late = _core.DcqcnRpForTest(p.to_c(), LINE)
+    each = _core.DcqcnRpForTest(p.to_c(), LINE)
+    for c in (late, each):
+        c.cnp(0)
+        advance_deadline_by_deadline(c, 1000 * US)
+        c.cnp(1000 * US)
+        if sent:
+            c.sent(sent)
+    end = 21_000 * US
+    late.advance(end)
+    advance_deadline_by_deadline(each, end)
+    s = late.state
+    assert s == each.state
+    # the periods ran below the cap, in the stage the test is about
+    assert s["rt_bps"] < LINE and s["timer_events"] == 66 and s["byte_events"] == (1 if sent else 0)
+    assert s["rt_bps"] - s["rc_bps"] < 100e6
