@@ -151,7 +151,7 @@ static int rate_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double cap, i
         const uint32_t stage = i + 1;
         if (tr + step > until) {
             /* one period left (a QP visited often): straight to rate_step */
-        } else if (rt >= cap && rt_stays_at_cap) {
+        } else if (rt == cap && rt_stays_at_cap) {
             double next;
             while (tr <= until && (next = (cap + rc) / 2.0) < cap) {
                 rc = next;
