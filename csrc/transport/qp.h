@@ -196,13 +196,17 @@ _Static_assert(offsetof(rs_qp, respq_head) / 64 == 1 && offsetof(rs_qp, req_off)
                    offsetof(rs_qp, init) / 64 == 3,
                "rs_qp_prefetch_requester must name a field in each of the QP's first four lines");
 
-/* The congestion control state's lines, for callers that know CC is on (their host's setting:
- * testing qp->cc here would wait for the line being loaded). */
+/* The congestion control state's lines, all three, for callers that know CC is on (their host's
+ * setting: testing qp->cc here would wait for the line being loaded).  DCQCN's third line holds its
+ * counters and alpha_decays, read and written at every CNP and rate catch-up: without it 100 k
+ * DCQCN QP pairs ran 4 % slower. */
 RS_PREFETCH_HELPER rs_qp_prefetch_cc(const rs_qp *qp)
 {
     __builtin_prefetch(qp->cc_room);
     __builtin_prefetch(qp->cc_room + 64);
+    __builtin_prefetch(qp->cc_room + 128);
 }
+_Static_assert(RS_CC_STATE_BYTES <= 3 * 64, "rs_qp_prefetch_cc must load every line of the CC state");
 
 /* The same for a request arriving at the responder (state, hold queues, PD, expected PSN and
  * message cursor, counters; the CNP pacing time when the frame is CE-marked). */
