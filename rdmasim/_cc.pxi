@@ -62,6 +62,10 @@ cdef class DcqcnRpForTest:
     def advance(self, int64_t now_ps):
         rs_dcqcn_on_timer(&self.rp, &self.p, now_ps)
 
+    def set_current_rate(self, double rc_bps):
+        """Put Rc at an exact value (tests of the rate catch-up at chosen distances from the cap)."""
+        self.rp.rc_bps = rc_bps
+
     @property
     def next_timer_ps(self):
         return rs_dcqcn_next_timer(&self.rp)

@@ -8,6 +8,8 @@
  *                                      min(i,j) < F <= max   additive        Rt += R_AI, Rc <- (Rt + Rc)/2
  *                                      min(i,j) >= F         hyper           Rt += (min(i,j) - F + 1) R_HAI, ...
  * Rates are capped at the maximum (line) rate; at the maximum the reaction point goes idle. */
+#include <string.h>
+
 #include "rdmasim/cc.h"
 
 static double max_rate(const rs_dcqcn_rp *rp, const rs_dcqcn_params *p)
@@ -128,6 +130,38 @@ static inline int rate_step(double *rt, double *rc, uint32_t i, uint32_t j, cons
     return *rc >= cap && *rt >= cap;
 }
 
+static uint64_t double_bits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+static double bits_double(uint64_t b)
+{
+    double x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+/* How many halvings Rc <- (cap + Rc)/2 take Rc to the cap, found without doing them; 0 when Rc is
+ * outside the cap's binade.  Inside it the gap in units of the cap's last place is
+ * G = bits(cap) - bits(Rc); a halving rounds the sum 2 cap - G to a multiple of two units, ties to
+ * even, so with the cap's significand even an odd G becomes its even neighbour of G/2, and G
+ * reaches 0 after n + (G >= ceil(2^(n+1) / 3)) halvings, n the bit length of G (checked against the
+ * floating-point loop in tests/unit/test_dcqcn_rp.py).  With an odd significand G goes to its odd
+ * neighbour instead and stops at 1 (Rc never reaches the cap), within n halvings: after the count
+ * returned here Rc is one unit below the cap either way, which is all the caller relies on. */
+static uint64_t halvings_to_cap(double cap, double rc)
+{
+    const uint64_t cb = double_bits(cap), rb = double_bits(rc), exp = cb >> 52;
+    if (exp == 0 || exp >= 0x7ff || rb >> 52 != exp || rb >= cb)
+        return 0;
+    const uint64_t g = cb - rb;
+    const int n = 64 - __builtin_clzll(g);
+    return (uint64_t)n + (g >= ((UINT64_C(1) << (n + 1)) + 2) / 3);
+}
+
 /* The rate periods from next_rate_ps up to `until`, with Rt, Rc and the timer stage in registers.
  * Returns 1 when a period recovered (its time in *recovered_at; the periods stop there).
  * Two runs of periods skip rate_step's branches, doing its arithmetic in the same order (bit for
@@ -152,11 +186,27 @@ static int rate_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double cap, i
         if (tr + step > until) {
             /* one period left (a QP visited often): straight to rate_step */
         } else if (rt == cap && rt_stays_at_cap) {
+            /* below the cap's binade a few halvings one by one; then the k - 1 halvings before
+             * the one that recovers at once when they all fall before `until` (Rc is then one
+             * unit below the cap; rate_step does the last) */
+            const double binade = bits_double(double_bits(cap) & ~((UINT64_C(1) << 52) - 1));
             double next;
-            while (tr <= until && (next = (cap + rc) / 2.0) < cap) {
+            while (tr <= until && rc < binade && (next = (cap + rc) / 2.0) < cap) {
                 rc = next;
                 i++;
                 tr += step;
+            }
+            const uint64_t k = tr <= until ? halvings_to_cap(cap, rc) : 0;
+            if (k > 1 && (uint64_t)((until - tr) / step) >= k - 2) {
+                rc = bits_double(double_bits(cap) - 1);
+                i += (uint32_t)(k - 1);
+                tr += (int64_t)(k - 1) * step;
+            } else {
+                while (tr <= until && (next = (cap + rc) / 2.0) < cap) {
+                    rc = next;
+                    i++;
+                    tr += step;
+                }
             }
         } else if (stage >= f && (j < f || j <= stage) && rc <= cap) {
             const double d = j < f ? p->ai_bps : (double)(j - f + 1) * p->hai_bps;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import struct
 
 import pytest
 from hypothesis import given, settings
@@ -252,3 +253,67 @@ def test_long_gap_below_the_cap_equals_a_visit_at_every_deadline(sent: int) -> N
     # the periods ran below the cap, in the stage the test is about
     assert s["rt_bps"] < LINE and s["timer_events"] == 66 and s["byte_events"] == (1 if sent else 0)
     assert s["rt_bps"] - s["rc_bps"] < 100e6
+
+
+def _below(x: float, units: int) -> float:
+    """x lowered by `units` units in its last place (within x's binade)."""
+    return struct.unpack("<d", struct.pack("<Q", struct.unpack("<Q", struct.pack("<d", x))[0] - units))[0]
+
+
+def _halvings_to(cap: float, rc: float, limit: int = 200) -> int | None:
+    """Rate periods until Rc <- (cap + Rc)/2 reaches the cap, counted in Python's doubles."""
+    for k in range(1, limit + 1):
+        rc = (cap + rc) / 2.0
+        if rc >= cap:
+            return k
+    return None
+
+
+# the gaps (in units of the cap's last place) where the count of halvings steps up, and their
+# neighbours: ceil(2^(n+1) / 3) for every bit length n, plus every gap up to 300
+_GAPS = sorted({g for n in range(1, 52) for t in [((1 << (n + 1)) + 2) // 3] for g in (t - 1, t, t + 1)
+                if g > 0} | set(range(1, 301)))
+
+
+@pytest.mark.parametrize("line", [100e9, 25e9, 400e9, 2**36 + 2**-16])
+def test_recovery_from_any_gap_takes_the_periods_of_the_halving_loop(line: float) -> None:
+    """A late visit finds how many periods Rc takes to reach the cap without doing them
+    (dcqcn.c, halvings_to_cap); it must name the same period as a visit at every deadline and as
+    the halving done in Python's doubles, at each gap where that count steps up. The last line rate
+    has an odd significand: there Rc stops one unit below the cap and never recovers."""
+    p = DcqcnParams.paper(byte_counter=0)
+    end = 300 * 55 * US
+    for gap in _GAPS:
+        late = _core.DcqcnRpForTest(p.to_c(), line)
+        each = _core.DcqcnRpForTest(p.to_c(), line)
+        for c in (late, each):
+            c.cnp(0)
+            c.set_current_rate(_below(line, gap))
+        late.advance(end)
+        advance_deadline_by_deadline(each, end)
+        s = late.state
+        assert s == each.state, gap
+        k = _halvings_to(line, _below(line, gap))
+        if k is None:
+            assert s["reacting"] == 1 and line - s["rc_bps"] > 0, gap
+        else:
+            assert s["reacting"] == 0 and s["increases"] == k, (gap, k, s["increases"])
+
+
+@pytest.mark.parametrize("line", [100e9, 2**36 + 2**-16])
+def test_a_late_visit_ending_near_the_recovery_equals_a_visit_at_every_deadline(line: float) -> None:
+    """The same, visited at every period count around the recovery: the count of halvings may
+    only be used when the recovering period is before the visit. With an odd significand the gap
+    rounds the other way but reaches one unit within that count, so the state is the same."""
+    p = DcqcnParams.paper(byte_counter=0)
+    for gap in [g for g in _GAPS if g <= 2**12]:
+        for periods in range(1, 16):
+            end = periods * 55 * US + 1
+            late = _core.DcqcnRpForTest(p.to_c(), line)
+            each = _core.DcqcnRpForTest(p.to_c(), line)
+            for c in (late, each):
+                c.cnp(0)
+                c.set_current_rate(_below(line, gap))
+            late.advance(end)
+            advance_deadline_by_deadline(each, end)
+            assert late.state == each.state, (gap, periods)
