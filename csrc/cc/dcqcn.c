@@ -168,7 +168,8 @@ static uint64_t halvings_to_cap(double cap, double rc)
  * bit), because a QP visited after a long gap spends them here (at 100 k paper-preset QP pairs the
  * loop was 19 % of a run):
  *   - Rt at the cap: every stage's increase is clamped back to it, so only Rc <- (cap + Rc)/2 moves,
- *     up to the period that reaches the cap (that one goes through rate_step: it recovers);
+ *     up to the period that reaches the cap (that one goes through rate_step: it recovers); when
+ *     that period is before `until` the halvings before it are counted, not done (halvings_to_cap);
  *   - the same increase d every period (additive stage, or hyper with the byte stage j fixed at or
  *     below the timer stage) while Rt + d stays below the cap: Rt += d, Rc <- (Rt + Rc)/2. */
 static int rate_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double cap, int64_t until,
