@@ -275,24 +275,29 @@ _GAPS = sorted({g for n in range(1, 52) for t in [((1 << (n + 1)) + 2) // 3] for
                 if g > 0} | set(range(1, 301)))
 
 
+def _cut_then_visit(line: float, gap: int, end: int) -> tuple[dict, dict]:
+    """Paper preset: a CNP at 0, Rc put `gap` units below the cap (Rt is at the cap), then the
+    state at `end` of a reaction point visited once and of one visited at every deadline."""
+    p = DcqcnParams.paper(byte_counter=0)
+    late = _core.DcqcnRpForTest(p.to_c(), line)
+    each = _core.DcqcnRpForTest(p.to_c(), line)
+    for c in (late, each):
+        c.cnp(0)
+        c.set_current_rate(_below(line, gap))
+    late.advance(end)
+    advance_deadline_by_deadline(each, end)
+    return late.state, each.state
+
+
 @pytest.mark.parametrize("line", [100e9, 25e9, 400e9, 2**36 + 2**-16])
 def test_recovery_from_any_gap_takes_the_periods_of_the_halving_loop(line: float) -> None:
     """A late visit finds how many periods Rc takes to reach the cap without doing them
     (dcqcn.c, halvings_to_cap); it must name the same period as a visit at every deadline and as
     the halving done in Python's doubles, at each gap where that count steps up. The last line rate
     has an odd significand: there Rc stops one unit below the cap and never recovers."""
-    p = DcqcnParams.paper(byte_counter=0)
-    end = 300 * 55 * US
     for gap in _GAPS:
-        late = _core.DcqcnRpForTest(p.to_c(), line)
-        each = _core.DcqcnRpForTest(p.to_c(), line)
-        for c in (late, each):
-            c.cnp(0)
-            c.set_current_rate(_below(line, gap))
-        late.advance(end)
-        advance_deadline_by_deadline(each, end)
-        s = late.state
-        assert s == each.state, gap
+        s, s_each = _cut_then_visit(line, gap, 300 * 55 * US)
+        assert s == s_each, gap
         k = _halvings_to(line, _below(line, gap))
         if k is None:
             assert s["reacting"] == 1 and line - s["rc_bps"] > 0, gap
@@ -305,15 +310,7 @@ def test_a_late_visit_ending_near_the_recovery_equals_a_visit_at_every_deadline(
     """The same, visited at every period count around the recovery: the count of halvings may
     only be used when the recovering period is before the visit. With an odd significand the gap
     rounds the other way but reaches one unit within that count, so the state is the same."""
-    p = DcqcnParams.paper(byte_counter=0)
     for gap in [g for g in _GAPS if g <= 2**12]:
         for periods in range(1, 16):
-            end = periods * 55 * US + 1
-            late = _core.DcqcnRpForTest(p.to_c(), line)
-            each = _core.DcqcnRpForTest(p.to_c(), line)
-            for c in (late, each):
-                c.cnp(0)
-                c.set_current_rate(_below(line, gap))
-            late.advance(end)
-            advance_deadline_by_deadline(each, end)
-            assert late.state == each.state, (gap, periods)
+            s, s_each = _cut_then_visit(line, gap, periods * 55 * US + 1)
+            assert s == s_each, (gap, periods)
