@@ -41,8 +41,9 @@ static double bits_double(uint64_t b)
 
 /* x^n by squaring: at most 2 log2(n) multiplies (a decrease usually finds n of 0 to a few; libm's
  * pow at every decrease made 1 k DCQCN QP pairs 6 % slower) and the same value on every machine.
- * A bit of n that is 0 multiplies by 1 (exact) instead of branching: n's bits are as good as
- * random, and the mispredictions were most of the loop with NVIDIA's 1 us alpha timer. */
+ * A bit of n that is 0 multiplies by 1 (exact) instead of branching: with NVIDIA's 1 us alpha
+ * timer n is in the thousands and its bits are as good as random, so the branch mispredicted
+ * about every other bit (perf at 100 k QP pairs: algo_cnp 5.2 -> 3.6 % of samples). */
 static double pow_n(double x, uint64_t n)
 {
     const uint64_t one = double_bits(1.0);
