@@ -188,7 +188,8 @@ def point_qps(spec: dict[str, Any]) -> dict[str, Any]:
     pkts[:extra] += 1
     qp_attrs = {"timeout": int(spec["timeout"])} if "timeout" in spec else {}
     senders = int(spec.get("senders", SENDERS))
-    assert 1 <= senders <= SENDERS, f"senders must be 1..{SENDERS}"
+    if not 1 <= senders <= SENDERS:
+        raise ValueError(f"qps point: senders={senders}, allowed 1..{SENDERS}")
     fs = sim.add_flows({"src": np.arange(n) % senders, "dst": np.full(n, SENDERS), "size": pkts * MTU},
                        **qp_attrs)
     setup_s = time.perf_counter() - t0
