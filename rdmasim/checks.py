@@ -1,0 +1,82 @@
+"""Checked conversions for values that enter the C core.
+
+Every integer or time that crosses into C goes through one of these, so a value is either exactly
+what the user wrote or refused with a message naming it: never cast to a narrower type, never
+rounded, never wrapped. ``what`` names the argument, column, key or field as the user wrote it
+(``"add_flows: column 'src', row 3"``, ``"incast.toml: link.delay"``).
+
+Times are integer picoseconds in C (``int64``); ``MAX_TIME_PS`` leaves headroom so that adding
+any two checked times (a start plus a duration, a deadline plus a timeout) cannot wrap.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+#: Latest simulated time a value may name: 2^62 ps (about 53 days). Sums of two such times stay
+#: below 2^63, the int64 limit of the core's clock.
+MAX_TIME_PS = 1 << 62
+
+UINT8_MAX = (1 << 8) - 1
+UINT16_MAX = (1 << 16) - 1
+UINT32_MAX = (1 << 32) - 1
+UINT64_MAX = (1 << 64) - 1
+INT64_MAX = (1 << 63) - 1
+
+
+def check_int(what: str, value: Any, lo: int, hi: int) -> int:
+    """``value`` as a Python int in ``[lo, hi]``, or ValueError/TypeError naming ``what``.
+
+    Accepts ints and numpy integers (not bools, not floats, not even integral ones: a float in an
+    integer field is almost always a unit mistake).
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{what} must be an integer in [{lo}, {hi}], not {value!r} ({type(value).__name__})")
+    v = int(value)
+    if not lo <= v <= hi:
+        raise ValueError(f"{what} = {v} is out of range: allowed [{lo}, {hi}]")
+    return v
+
+
+def check_real(
+    what: str, value: Any, lo: float, hi: float, *, lo_open: bool = False, hi_open: bool = False
+) -> float:
+    """``value`` as a finite float in the interval, else an error naming ``what``; NaN never passes."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{what} must be a number, not {value!r} ({type(value).__name__})")
+    v = float(value)
+    below = v <= lo if lo_open else v < lo
+    above = v >= hi if hi_open else v > hi
+    if math.isnan(v) or below or above:
+        interval = f"{'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
+        raise ValueError(f"{what} = {value!r} is out of range: allowed {interval}")
+    return v
+
+
+def check_time_ps(what: str, value: Any, lo: int = 0, hi: int = MAX_TIME_PS) -> int:
+    """A time in integer picoseconds in ``[lo, hi]`` (default: 0 .. ``MAX_TIME_PS``)."""
+    return check_int(f"{what} (picoseconds)", value, lo, hi)
+
+
+def check_int_array(what: str, values: Any, lo: int, hi: int, dtype: Any) -> np.ndarray:
+    """A 1-D array of integers in ``[lo, hi]`` converted to ``dtype`` exactly.
+
+    Refuses float arrays (even integral ones), bools and object arrays, and names the first
+    offending row and its value.
+    """
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"{what} must hold integers in [{lo}, {hi}], got dtype {arr.dtype}")
+    if arr.size:
+        as_obj = arr.astype(object) if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 else arr
+        bad = np.flatnonzero((as_obj < lo) | (as_obj > hi))
+        if bad.size:
+            row = int(bad[0])
+            raise ValueError(f"{what}: row {row} = {int(arr[row])} is out of range: allowed [{lo}, {hi}]")
+    return arr.astype(dtype, copy=False)
