@@ -341,7 +341,8 @@ cdef class PcapWriter:
             raise ValueError("PcapWriter is already open")
         if not 0 <= snaplen <= 65535:
             raise ValueError(f"snaplen {snaplen}: allowed 1..65535 bytes, or 0 for whole frames")
-        cdef bytes bpath = os.fsencode(path)
+        from rdmasim.checks import check_path
+        cdef bytes bpath = check_path("pcap path", path)
         if rs_pcap_open(&self.pc, bpath, snaplen) != 0:
             e = errno
             raise OSError(e, os.strerror(e) if e else "pcap open failed", str(path))

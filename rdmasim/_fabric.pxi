@@ -79,8 +79,23 @@ cdef extern from "rdmasim/fabric.h" nogil:
                           uint32_t max_samples)
     int rs_sampler_read(const rs_sim *sim, int64_t *t, uint64_t *egress, uint64_t *ingress, uint8_t *paused,
                         uint64_t *missed)
+    ctypedef struct rs_drop_spec:
+        uint32_t fields
+        uint32_t skip
+        uint32_t count
+        uint32_t psn
+        uint32_t dest_qp
+        uint64_t nth
+        uint64_t opcodes[4]
+    int rs_link_add_drop_rule(rs_sim *sim, int link, const rs_drop_spec *spec)
+    int64_t rs_link_drops_pending(const rs_sim *sim, int link)
+    int rs_link_schedule_loss(rs_sim *sim, int link, double loss_prob, int64_t t_ps)
+    int rs_sim_pcap_links(rs_sim *sim, const int *links, uint32_t n)
+    int rs_sim_pcap_status(const rs_sim *sim, uint64_t *frames, int *err)
     int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
+
+DROPF_NTH, DROPF_PSN, DROPF_OPCODE, DROPF_DEST_QP = 1, 2, 4, 8
 
 SWITCH_DROP_REASONS = ("no_route", "lossy_threshold", "buffer_full", "headroom_overflow", "watchdog")
 _SCALAR_CFG = ("n_ports", "buffer_bytes", "reserve_bytes", "headroom_bytes", "dynamic", "alpha_shift",
@@ -257,3 +272,41 @@ cdef class FabricCore:
         for i in range(64):
             m[i] = table[i]
         self.core._check(rs_host_set_dscp_map(self.core.sim, host, m))
+
+    def link_add_drop_rule(self, int link, uint32_t fields, uint32_t skip, uint32_t count, uint32_t psn,
+                           uint32_t dest_qp, uint64_t nth, opcodes):
+        cdef rs_drop_spec spec
+        cdef int i
+        spec.fields, spec.skip, spec.count, spec.psn, spec.dest_qp, spec.nth = fields, skip, count, psn, dest_qp, nth
+        for i in range(4):
+            spec.opcodes[i] = 0
+        for o in opcodes:
+            spec.opcodes[o >> 6] |= (<uint64_t>1) << (o & 63)
+        self.core._check(rs_link_add_drop_rule(self.core.sim, link, &spec))
+
+    def link_drops_pending(self, int link):
+        return self.core._check(rs_link_drops_pending(self.core.sim, link))
+
+    def link_schedule_loss(self, int link, double p, int64_t t_ps):
+        self.core._check(rs_link_schedule_loss(self.core.sim, link, p, t_ps))
+
+    def pcap_links(self, links):
+        """Capture only these link directions (None: all, also those added later)."""
+        cdef uint32_t n = 0 if links is None else len(links)
+        cdef int *buf = <int *>malloc((n if n else 1) * sizeof(int))
+        cdef uint32_t k
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            for k in range(n):
+                buf[k] = links[k]
+            self.core._check(rs_sim_pcap_links(self.core.sim, NULL if links is None else buf, n))
+        finally:
+            free(buf)
+
+    def pcap_status(self):
+        """(open, frames, errno) of the capture."""
+        cdef uint64_t frames = 0
+        cdef int err = 0
+        closed = rs_sim_pcap_status(self.core.sim, &frames, &err)
+        return not closed, frames, err

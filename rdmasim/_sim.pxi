@@ -1,6 +1,7 @@
 # Simulation handle: the control-path calls of csrc/include/rdmasim/sim.h.
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
+from libc.errno cimport EIO, errno
 from libc.string cimport memset
 
 cdef extern from "rdmasim/sim.h" nogil:
@@ -191,6 +192,7 @@ cdef class SimCore:
     """Owner of one C simulation (rs_sim). Used by rdmasim.Simulator; not a public API."""
     cdef rs_sim *sim
     cdef readonly object _buffers  # mr index per host -> buffer object kept alive while registered
+    cdef readonly object pcap_path  # the open capture's file (None: no capture)
 
     def __cinit__(self, uint64_t seed):
         self.sim = rs_sim_new(seed)
@@ -237,13 +239,40 @@ cdef class SimCore:
             r = rs_sim_run(self.sim, &a)
         if r == RUN_ERROR:
             raise MemoryError(rs_sim_errmsg(self.sim).decode("utf-8", "replace"))
+        if self.pcap_path is not None:
+            self._pcap_raise()
         return r
 
-    def pcap_open(self, str path, uint32_t snaplen=0):
-        self._check(rs_sim_pcap_open(self.sim, path.encode(), snaplen))
+    def pcap_open(self, path, uint32_t snaplen=0):
+        from rdmasim.checks import check_path
+        cdef bytes bpath = check_path("capture path", path)
+        cdef int rc = rs_sim_pcap_open(self.sim, bpath, snaplen)
+        if rc == -5:  # RS_ERR_IO: the file cannot be created or its header written
+            e = errno or EIO
+            raise OSError(e, f"{os.strerror(e)}: cannot write a capture there", os.fsdecode(bpath))
+        self._check(rc)
+        self.pcap_path = os.fsdecode(bpath)
+
+    def _pcap_raise(self):
+        """A write error stopped the capture: close it and raise OSError naming the file."""
+        cdef uint64_t frames = 0
+        cdef int err = 0
+        rs_sim_pcap_status(self.sim, &frames, &err)
+        if err == 0:
+            return
+        path, self.pcap_path = self.pcap_path, None
+        rs_sim_pcap_close(self.sim)
+        raise OSError(err, f"{os.strerror(err)}: the capture stopped at the first write error and is "
+                      f"closed; the file holds its first {frames} frames (the simulation itself ran on, "
+                      f"now t={rs_sim_now(self.sim)} ps)", path)
 
     def pcap_close(self):
-        self._check(rs_sim_pcap_close(self.sim))
+        if self.pcap_path is not None:
+            self._pcap_raise()
+        path, self.pcap_path = self.pcap_path, None
+        if rs_sim_pcap_close(self.sim) != 0:  # the last block failed to write; errno says why
+            e = errno or EIO
+            raise OSError(e, f"{os.strerror(e)}: writing the end of the capture failed", path)
 
     def host_add(self):
         return self._check(rs_host_add(self.sim))

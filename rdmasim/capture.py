@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rdmasim import codec
+
+if TYPE_CHECKING:
+    from rdmasim.sim import Simulator
 
 _MAGIC_NS = 0xA1B23C4D
 _MAGIC_US = 0xA1B2C3D4
@@ -65,3 +68,40 @@ def read_pcap(path: str | Path) -> Iterator[Frame]:
         except ValueError as exc:
             raise ValueError(f"{path}: frame {n}: {exc}") from None
         yield Frame(rec.t_ns, fields)
+
+
+def link_ids(sim: Simulator, links: Iterable[Any]) -> list[int]:
+    """The C link-direction ids a ``sim.capture(path, links=...)`` selection names.
+
+    Each item is a ``Link`` (both directions), a ``LinkDirection`` (``link.ab`` / ``link.ba``: the
+    frames sent that way), a ``Host`` (its NIC's link, both directions) or a ``(switch, port)``
+    pair (the link on that switch port, both directions). Anything else, an object of another
+    simulation or an empty selection is a ValueError naming it.
+    """
+    from rdmasim.fabric import Switch
+    from rdmasim.sim import Host, Link, LinkDirection
+
+    if isinstance(links, (str, bytes)) or not isinstance(links, Iterable):
+        raise TypeError(f"capture links must be an iterable of links, link directions, hosts or "
+                        f"(switch, port) pairs, not {links!r}")
+    ids: list[int] = []
+    for item in links:
+        if isinstance(item, LinkDirection) and item.link.sim is sim:
+            ids.append(item.link_id)
+        elif isinstance(item, Link) and item.sim is sim:
+            ids += [item.ab.link_id, item.ba.link_id]
+        elif isinstance(item, Host) and item.sim is sim:
+            if item.link is None:
+                raise ValueError(f"capture links: host {item.name!r} has no link")
+            ids += [item.link.ab.link_id, item.link.ba.link_id]
+        elif (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Switch)
+              and item[0].sim is sim):
+            sw, port = item
+            sw._check_port(port)
+            ids += [sw.ports[port].ab.link_id, sw.ports[port].ba.link_id]
+        else:
+            raise ValueError(f"capture links: {item!r} is not a link, link direction, host or "
+                             f"(switch, port) of this simulator")
+    if not ids:
+        raise ValueError("capture links: empty selection (use links=None to capture every link)")
+    return sorted(set(ids))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -80,3 +81,19 @@ def check_int_array(what: str, values: Any, lo: int, hi: int, dtype: Any) -> np.
             row = int(bad[0])
             raise ValueError(f"{what}: row {row} = {int(arr[row])} is out of range: allowed [{lo}, {hi}]")
     return arr.astype(dtype, copy=False)
+
+
+def check_path(what: str, value: Any) -> bytes:
+    """A file path for the C core as bytes (``os.fsencode``), or an error naming ``what``.
+
+    Every path that reaches C goes through here: C strings end at the first NUL byte, so a path
+    holding one would silently name another file; it is refused instead (ValueError).
+    """
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what} must be a str or path-like, not {value!r} ({type(value).__name__})")
+    raw = os.fsencode(value)
+    if not raw:
+        raise ValueError(f"{what} is empty")
+    if b"\0" in raw:
+        raise ValueError(f"{what} {os.fsdecode(raw)!r} contains a NUL byte: not a valid file name")
+    return raw

@@ -271,18 +271,31 @@ class Simulator:
         raise ValueError(f"no host has GID {gid!r} (known: {[h.gid for h in self.hosts.values()]})")
 
     # ---- capture ----
-    def capture(self, path: str, snaplen: int | None = None) -> None:
-        """Write every frame put on any link to a pcap file (nanosecond timestamps).
+    def capture(self, path: str, snaplen: int | None = None, links: Any = None) -> None:
+        """Write frames put on links to a pcap file (nanosecond timestamps, at transmit start).
+
+        ``links=None`` (the default) records every link direction, including links connected later:
+        in a switched fabric a frame then appears once per hop. ``links=[...]`` records only the
+        chosen ones, each frame once per chosen direction it crosses: ``Link`` objects (both
+        directions), ``link.ab`` / ``link.ba`` (one), hosts (their NIC link) or ``(switch, port)``
+        pairs (see :func:`rdmasim.capture.link_ids`).
 
         ``snaplen`` (1..65535 bytes) keeps only the first bytes of each frame, as ``tcpdump -s``
         does: each record still carries the frame's real length, and Wireshark decodes the headers
         (e.g. 128 keeps Ethernet, IP, UDP, BTH and every extension header). It costs far less than
         whole frames: no payload copy and no ICRC for the bytes left out. ``None``: whole frames.
+
+        A file that cannot be written raises OSError naming it; a write error during a run (a full
+        disk) stops the capture, which then holds exactly the frames written, and the run raises
+        OSError when it returns (the simulation itself is not affected).
         """
         if snaplen is not None and (isinstance(snaplen, bool) or not isinstance(snaplen, int)
                                     or not 1 <= snaplen <= 65535):
             raise ValueError(f"capture snaplen={snaplen!r}: allowed 1..65535 bytes, or None for whole frames")
-        self._core.pcap_open(str(path), snaplen or 0)
+        from rdmasim.capture import link_ids
+        ids = None if links is None else link_ids(self, links)
+        self._core.pcap_open(path, snaplen or 0)
+        self._fabric_core().pcap_links(ids)
         self._pcap = str(path)
 
     def close_capture(self) -> None:

@@ -1,8 +1,11 @@
 /* Classic pcap writer: magic 0xa1b23c4d (nanosecond timestamps), version 2.4,
  * LINKTYPE_ETHERNET.  Everything is written little-endian explicitly, so the file
  * is the same on any host; readers detect the byte order from the magic. */
+#define _POSIX_C_SOURCE 200809L /* fileno, ftruncate */
 #include <errno.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "rdmasim/codec.h"
 
@@ -10,6 +13,10 @@
 #define LINKTYPE_ETHERNET 1u
 #define PS_PER_NS 1000
 #define NS_PER_S 1000000000
+#define PCAP_REC_HDR 16
+
+_Static_assert(sizeof(((rs_pcap *)0)->wbuf) >= PCAP_REC_HDR + sizeof(((rs_pcap *)0)->buf),
+               "a whole record must fit in the write buffer");
 
 static void put_le16(uint8_t *b, uint16_t v)
 {
@@ -23,10 +30,40 @@ static void put_le32(uint8_t *b, uint32_t v)
     put_le16(b + 2, (uint16_t)(v >> 16));
 }
 
+/* Stop on the first write error: forget the records not written and cut a partly written one, so
+ * the file holds exactly `frames` whole records (ftruncate fails harmlessly on devices). */
+static void pcap_fail(rs_pcap *pc, int e)
+{
+    pc->err = e ? e : EIO;
+    pc->frames -= pc->pending;
+    pc->pending = 0;
+    pc->wlen = 0;
+    if (ftruncate(fileno(pc->fp), (off_t)pc->file_bytes) != 0)
+        errno = pc->err;
+}
+
+static int pcap_flush(rs_pcap *pc)
+{
+    if (!pc->wlen)
+        return 0;
+    errno = 0;
+    size_t put = fwrite(pc->wbuf, 1, pc->wlen, pc->fp); /* unbuffered stream: straight to the file */
+    if (put != pc->wlen) {
+        pcap_fail(pc, errno);
+        return -1;
+    }
+    pc->file_bytes += put;
+    pc->wlen = 0;
+    pc->pending = 0;
+    return 0;
+}
+
 int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
 {
     uint8_t hdr[24];
-    pc->frames = 0;
+    pc->frames = pc->pending = pc->file_bytes = 0;
+    pc->wlen = 0;
+    pc->err = 0;
     if (snaplen > RS_PCAP_SNAPLEN_MAX) {
         pc->fp = NULL;
         errno = EINVAL;
@@ -36,6 +73,7 @@ int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
     pc->fp = fopen(path, "wb");
     if (!pc->fp)
         return -1;
+    setvbuf(pc->fp, NULL, _IONBF, 0); /* wbuf is the buffer: we know which records reached the file */
     put_le32(hdr, PCAP_MAGIC_NS);
     put_le16(hdr + 4, 2); /* version 2.4 */
     put_le16(hdr + 6, 4);
@@ -43,37 +81,46 @@ int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
     put_le32(hdr + 12, 0); /* sigfigs */
     put_le32(hdr + 16, pc->snaplen);
     put_le32(hdr + 20, LINKTYPE_ETHERNET);
+    errno = 0;
     if (fwrite(hdr, 1, sizeof hdr, pc->fp) != sizeof hdr) {
-        int e = errno;
+        int e = errno ? errno : EIO;
         fclose(pc->fp);
         pc->fp = NULL;
         errno = e;
         return -1;
     }
+    pc->file_bytes = sizeof hdr;
     return 0;
 }
 
 int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps)
 {
-    if (!pc->fp || t_ps < 0)
+    if (!pc->fp || pc->err || t_ps < 0)
         return -1;
     int64_t ns = t_ps / PS_PER_NS;
     int64_t sec = ns / NS_PER_S;
-    if (sec > (int64_t)UINT32_MAX) /* ts_sec is 32 bits: beyond year 2106 */
+    if (sec > (int64_t)UINT32_MAX) { /* ts_sec is 32 bits: beyond year 2106 */
+        errno = EOVERFLOW;
         return -1;
+    }
     size_t frame = 0;
     int n = rs_encode_prefix(p, pc->buf, sizeof pc->buf, pc->snaplen, &frame);
-    if (n < 0)
+    if (n < 0) {
+        errno = EINVAL;
         return -1;
+    }
     size_t incl = frame < pc->snaplen ? frame : pc->snaplen; /* (size_t)n >= incl */
 
-    uint8_t rec[16];
+    if (pc->wlen + PCAP_REC_HDR + incl > sizeof pc->wbuf && pcap_flush(pc) != 0)
+        return -1;
+    uint8_t *rec = pc->wbuf + pc->wlen;
     put_le32(rec, (uint32_t)sec);
     put_le32(rec + 4, (uint32_t)(ns % NS_PER_S));
     put_le32(rec + 8, (uint32_t)incl);   /* incl_len: bytes stored */
     put_le32(rec + 12, (uint32_t)frame); /* orig_len: the frame on the wire (without FCS) */
-    if (fwrite(rec, 1, sizeof rec, pc->fp) != sizeof rec || fwrite(pc->buf, 1, incl, pc->fp) != incl)
-        return -1;
+    memcpy(rec + PCAP_REC_HDR, pc->buf, incl);
+    pc->wlen += PCAP_REC_HDR + incl;
+    pc->pending++;
     pc->frames++;
     return 0;
 }
@@ -81,8 +128,12 @@ int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps)
 int rs_pcap_close(rs_pcap *pc)
 {
     if (!pc->fp)
-        return 0;
-    int rc = fclose(pc->fp); /* flushes; the stream is gone even if that fails */
+        return pc->err ? -1 : 0;
+    if (!pc->err)
+        pcap_flush(pc);
+    errno = 0;
+    if (fclose(pc->fp) != 0 && !pc->err) /* the stream is gone even if that fails */
+        pc->err = errno ? errno : EIO;
     pc->fp = NULL;
-    return rc == 0 ? 0 : -1;
+    return pc->err ? -1 : 0;
 }

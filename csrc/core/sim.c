@@ -2,6 +2,7 @@
  * and runs the event loop. */
 #include "core/sim_impl.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "net/pause.h"
 #include "net/pfc.h"
 #include "net/rxpipe.h"
+#include "rdmasim/fabric.h"
 #include "rdmasim/ib.h"
 #include "rdmasim/trace.h"
 #include "transport/transport.h"
@@ -49,6 +51,7 @@ void rs_sim_free(rs_sim *sim)
         rs_host_free(sim->hosts[i]);
     for (uint32_t i = 0; i < sim->n_links; i++) {
         free(sim->links[i]->drops);
+        free(sim->links[i]->loss_changes);
         free(sim->links[i]);
     }
     free(sim->hosts);
@@ -102,11 +105,14 @@ int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
     if (!pc)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     if (rs_pcap_open(pc, path, snaplen) != 0) {
+        int e = errno;
         free(pc);
-        return rs_sim_fail(sim, RS_ERR_IO, "cannot open pcap file '%s' for writing", path);
+        rs_sim_fail(sim, RS_ERR_IO, "cannot open pcap file '%s' for writing: %s", path, strerror(e));
+        errno = e; /* for the caller's OSError */
+        return RS_ERR_IO;
     }
     sim->pcap = pc;
-    return RS_OK;
+    return rs_sim_pcap_links(sim, NULL, 0); /* every link until told otherwise */
 }
 
 int rs_sim_pcap_close(rs_sim *sim)
@@ -114,9 +120,14 @@ int rs_sim_pcap_close(rs_sim *sim)
     if (!sim->pcap)
         return RS_OK;
     int rc = rs_pcap_close(sim->pcap);
+    int err = sim->pcap->err;
     free(sim->pcap);
     sim->pcap = NULL;
-    return rc == 0 ? RS_OK : rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file");
+    if (rc == 0)
+        return RS_OK;
+    rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file: %s", strerror(err));
+    errno = err; /* for the caller's OSError */
+    return RS_ERR_IO;
 }
 
 static void dispatch(rs_sim *sim, const rs_event *ev)
@@ -272,6 +283,7 @@ rs_link *rs_link_new(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, 
     l->to = to;
     l->rate_bps = rate_bps;
     l->delay_ps = delay_ps;
+    l->capture = sim->pcap_all;
     l->arrival.owner = l;
     l->arrival.kind = RS_EV_LINK_ARRIVAL;
     l->state_change.owner = l;
@@ -337,21 +349,13 @@ int rs_link_set_gilbert(rs_sim *sim, int link, double p_good_bad, double p_bad_g
 
 int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t count)
 {
-    rs_link *l = get_link(sim, link);
-    if (!l)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
     if (match != RS_DROP_NTH && match != RS_DROP_PSN)
         return rs_sim_fail(sim, RS_ERR_INVAL, "unknown drop match %d", match);
     if (match == RS_DROP_PSN && value > RS_PSN_MASK)
         return rs_sim_fail(sim, RS_ERR_INVAL, "PSN %llu outside 0..16777215", (unsigned long long)value);
-    if (count == 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "drop count must be >= 1");
-    rs_drop_rule *nd = realloc(l->drops, (l->n_drops + 1) * sizeof(*nd));
-    if (!nd)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    l->drops = nd;
-    nd[l->n_drops++] = (rs_drop_rule){.match = (uint32_t)match, .remaining = count, .value = value};
-    return RS_OK;
+    rs_drop_spec spec = {.fields = match == RS_DROP_NTH ? RS_DROPF_NTH : RS_DROPF_PSN, .count = count,
+                         .nth = value, .psn = (uint32_t)(match == RS_DROP_PSN ? value : 0)};
+    return rs_link_add_drop_rule(sim, link, &spec); /* net/link.c */
 }
 
 int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out)

@@ -48,6 +48,7 @@ struct rs_sim {
     int routes_dirty; /* graph changed: recompute routes before the next event */
     struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
     rs_pcap *pcap;  /* NULL: capture off */
+    int pcap_all;   /* the capture takes every link direction, also those added later (net/link.c) */
     struct rs_trace *trace; /* NULL: tracing off (core/trace.h) */
     struct rs_flows *flows; /* NULL: no bulk flows (workload/flows.c) */
     /* Every QP's memory.  A destroyed QP goes back to the slab for reuse and is freed only with the

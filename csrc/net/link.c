@@ -3,25 +3,52 @@
 #include "core/trace.h"
 
 #include "net/pause.h"
+#include "rdmasim/fabric.h"
 #include "net/rxpipe.h"
 #include "net/switch.h"
 #include "rdmasim/ib.h"
 #include "transport/transport.h"
 
-/* Explicit drop list first (teaching and tests), then i.i.d. loss.
+#include <stdlib.h>
+#include <string.h>
+
+static int rule_hits(const rs_drop_rule *r, const rs_pkt *pkt, uint64_t frame_index)
+{
+    if ((r->fields & RS_DROPF_NTH) && r->nth != frame_index)
+        return 0;
+    if (r->fields & (RS_DROPF_PSN | RS_DROPF_OPCODE | RS_DROPF_DEST_QP)) {
+        if (pkt->kind != RS_PKT_ROCE)
+            return 0;
+        if ((r->fields & RS_DROPF_PSN) && r->psn != pkt->psn)
+            return 0;
+        if ((r->fields & RS_DROPF_DEST_QP) && r->dest_qp != pkt->dest_qpn)
+            return 0;
+        if ((r->fields & RS_DROPF_OPCODE) && !(r->opcodes[pkt->opcode >> 6] >> (pkt->opcode & 63) & 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* Drop rules first (teaching and conformance tests), then i.i.d. or bursty loss.
  * Returns 0 (keep) or the rs_trace_drop_reason. */
-static int should_drop(rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
+static int should_drop(rs_sim *sim, rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
 {
     for (uint32_t i = 0; i < l->n_drops; i++) {
         rs_drop_rule *r = &l->drops[i];
-        if (!r->remaining)
+        if (!r->remaining || !rule_hits(r, pkt, frame_index))
             continue;
-        int hit = (r->match == RS_DROP_NTH && r->value == frame_index) ||
-                  (r->match == RS_DROP_PSN && pkt->kind == RS_PKT_ROCE && r->value == pkt->psn);
-        if (hit) {
-            r->remaining--;
-            return RS_TR_DROP_LIST;
+        if (r->skip) {
+            r->skip--;
+            continue;
         }
+        r->remaining--;
+        return RS_TR_DROP_LIST;
+    }
+    /* scheduled loss changes due by now (a frame's fate is decided when it goes on the wire) */
+    while (l->n_loss_changes && l->loss_changes[0].t_ps <= sim->now_ps) {
+        l->loss_prob = l->loss_changes[0].loss_prob;
+        l->n_loss_changes--;
+        memmove(l->loss_changes, l->loss_changes + 1, l->n_loss_changes * sizeof(*l->loss_changes));
     }
     if (l->gilbert.enabled) {
         rs_gilbert *g = &l->gilbert;
@@ -31,6 +58,95 @@ static int should_drop(rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
     }
     /* Draw only when loss is configured, so the RNG stream is untouched otherwise. */
     return (l->loss_prob > 0.0 && rs_rng_uniform(&l->rng) < l->loss_prob) ? RS_TR_DROP_LOSS : 0;
+}
+
+static rs_link *link_get(const rs_sim *sim, int link)
+{
+    return (link >= 0 && (uint32_t)link < sim->n_links) ? sim->links[link] : NULL;
+}
+
+int rs_link_add_drop_rule(rs_sim *sim, int link, const rs_drop_spec *spec)
+{
+    rs_link *l = link_get(sim, link);
+    if (!l)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
+    const uint32_t known = RS_DROPF_NTH | RS_DROPF_PSN | RS_DROPF_OPCODE | RS_DROPF_DEST_QP;
+    if (!spec->fields || (spec->fields & ~known))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "drop rule fields 0x%x: allowed a non-empty set of 0x%x",
+                           spec->fields, known);
+    if (spec->count == 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "drop count must be >= 1");
+    if ((spec->fields & RS_DROPF_PSN) && spec->psn > RS_PSN_MASK)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "drop psn %u outside 0..16777215", spec->psn);
+    if ((spec->fields & RS_DROPF_DEST_QP) && spec->dest_qp > RS_PSN_MASK)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "drop dest_qp %u outside 0..16777215", spec->dest_qp);
+    if ((spec->fields & RS_DROPF_OPCODE) &&
+        !(spec->opcodes[0] | spec->opcodes[1] | spec->opcodes[2] | spec->opcodes[3]))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "drop rule on opcode with an empty opcode set");
+    rs_drop_rule *nd = realloc(l->drops, (l->n_drops + 1) * sizeof(*nd));
+    if (!nd)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    l->drops = nd;
+    rs_drop_rule r = {.fields = spec->fields, .skip = spec->skip, .remaining = spec->count,
+                      .psn = spec->psn, .dest_qp = spec->dest_qp, .nth = spec->nth};
+    memcpy(r.opcodes, spec->opcodes, sizeof r.opcodes);
+    nd[l->n_drops++] = r;
+    return RS_OK;
+}
+
+int64_t rs_link_drops_pending(const rs_sim *sim, int link)
+{
+    const rs_link *l = link_get(sim, link);
+    if (!l)
+        return RS_ERR_INVAL;
+    int64_t n = 0;
+    for (uint32_t i = 0; i < l->n_drops; i++)
+        n += l->drops[i].remaining;
+    return n;
+}
+
+int rs_link_schedule_loss(rs_sim *sim, int link, double loss_prob, int64_t t_ps)
+{
+    rs_link *l = link_get(sim, link);
+    if (!l)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
+    if (!(loss_prob >= 0.0 && loss_prob <= 1.0))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "loss probability %g outside [0, 1]", loss_prob);
+    if (t_ps < sim->now_ps)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "loss change at %lld ps is before now (%lld ps)",
+                           (long long)t_ps, (long long)sim->now_ps);
+    rs_loss_change *nc = realloc(l->loss_changes, (l->n_loss_changes + 1) * sizeof(*nc));
+    if (!nc)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    l->loss_changes = nc;
+    uint32_t i = l->n_loss_changes; /* keep sorted by time; equal times in the order scheduled */
+    while (i > 0 && nc[i - 1].t_ps > t_ps) {
+        nc[i] = nc[i - 1];
+        i--;
+    }
+    nc[i] = (rs_loss_change){.t_ps = t_ps, .loss_prob = loss_prob};
+    l->n_loss_changes++;
+    return RS_OK;
+}
+
+int rs_sim_pcap_status(const rs_sim *sim, uint64_t *frames, int *err)
+{
+    *frames = sim->pcap ? sim->pcap->frames : 0;
+    *err = sim->pcap ? sim->pcap->err : 0;
+    return sim->pcap ? 0 : 1;
+}
+
+int rs_sim_pcap_links(rs_sim *sim, const int *links, uint32_t n)
+{
+    for (uint32_t i = 0; links && i < n; i++)
+        if (!link_get(sim, links[i]))
+            return rs_sim_fail(sim, RS_ERR_INVAL, "capture: no link direction %d", links[i]);
+    sim->pcap_all = links == NULL;
+    for (uint32_t i = 0; i < sim->n_links; i++)
+        sim->links[i]->capture = links == NULL;
+    for (uint32_t i = 0; links && i < n; i++)
+        sim->links[links[i]]->capture = 1;
+    return RS_OK;
 }
 
 int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
@@ -48,12 +164,10 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
     }
     l->stats.bytes += frame;
     l->stats.busy_ps += ser_ps;
-    if (sim->pcap && rs_pcap_write(sim->pcap, pkt, sim->now_ps) != 0) {
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file");
-    }
+    if (sim->pcap && l->capture)
+        rs_pcap_write(sim->pcap, pkt, sim->now_ps); /* a write error stops the capture, not the run */
     rs_trace_tx(sim, l, pkt);
-    int drop = l->down ? RS_TR_DROP_LINK_DOWN : should_drop(l, pkt, index);
+    int drop = l->down ? RS_TR_DROP_LINK_DOWN : should_drop(sim, l, pkt, index);
     if (drop) {
         l->stats.dropped++;
         rs_trace_link_drop(sim, l, pkt, drop);

@@ -15,11 +15,22 @@
 
 struct rs_port;
 
+/* A drop rule (rdmasim/fabric.h, rs_drop_spec): every field named in `fields` must match. */
 typedef struct rs_drop_rule {
-    uint32_t match;     /* enum rs_drop_match */
-    uint32_t remaining; /* frames still to drop */
-    uint64_t value;     /* frame index or PSN */
+    uint32_t fields;        /* RS_DROPF_* bits */
+    uint32_t skip;          /* matching frames still to let through before dropping */
+    uint32_t remaining;     /* matching frames still to drop */
+    uint32_t psn;
+    uint32_t dest_qp;
+    uint64_t nth;           /* index of the frame in this direction (0-based) */
+    uint64_t opcodes[4];    /* RoCE BTH opcodes matched (bit set over 0..255) */
 } rs_drop_rule;
+
+/* A loss probability that takes effect for frames put on the wire at or after t_ps. */
+typedef struct rs_loss_change {
+    int64_t t_ps;
+    double loss_prob;
+} rs_loss_change;
 
 /* Gilbert-Elliott loss: a two-state Markov chain stepped once per frame; each state has its
  * own loss probability (bursts of loss in the bad state). */
@@ -43,6 +54,9 @@ typedef struct rs_link {
     rs_rng rng;
     rs_drop_rule *drops; /* small array, grown on the control path */
     uint32_t n_drops;
+    uint32_t n_loss_changes;        /* scheduled loss changes not yet applied, ... */
+    rs_loss_change *loss_changes;   /* ... sorted by time (oldest first) */
+    int capture;                    /* frames put on this direction go to sim->pcap (when open) */
     rs_pkt *fifo_head;   /* frames in flight, oldest first */
     rs_pkt *fifo_tail;
     rs_timer arrival;    /* fires when fifo_head reaches `to` */

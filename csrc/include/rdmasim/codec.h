@@ -70,12 +70,19 @@ uint32_t rs_icrc(const uint8_t *frame, size_t len);
 /* CRC-32 (IEEE 802.3 / zlib) continuing from `crc` (start with 0). */
 uint32_t rs_crc32(uint32_t crc, const uint8_t *data, size_t len);
 
-/* pcap writer: nanosecond-resolution pcap (magic 0xa1b23c4d), LINKTYPE_ETHERNET. */
+/* pcap writer: nanosecond-resolution pcap (magic 0xa1b23c4d), LINKTYPE_ETHERNET.  Records are
+ * gathered in `wbuf` and written in blocks; the first write error stops the writer (`err`) and cuts
+ * the file back to its last whole record, so the file always holds exactly `frames` records. */
 typedef struct rs_pcap {
     FILE *fp;
-    uint64_t frames;
-    uint32_t snaplen; /* bytes kept per frame (RS_PCAP_SNAPLEN_MAX: whole frames) */
+    uint64_t frames;     /* records accepted: in the file or in wbuf (after an error: in the file) */
+    uint64_t pending;    /* of which still in wbuf */
+    uint64_t file_bytes; /* bytes written to the file */
+    size_t wlen;         /* bytes in wbuf */
+    int err;             /* errno of the first write error; 0: none */
+    uint32_t snaplen;    /* bytes kept per frame (RS_PCAP_SNAPLEN_MAX: whole frames) */
     uint8_t buf[RS_MAX_PAYLOAD + 256]; /* encode scratch */
+    uint8_t wbuf[1u << 16];            /* records not yet written */
 } rs_pcap;
 
 #define RS_PCAP_SNAPLEN_MAX 65535u
@@ -85,9 +92,10 @@ typedef struct rs_pcap {
  * keeps whole frames. Returns 0 or -1 (errno set; EINVAL for a snaplen out of range). */
 int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen);
 /* Encode `p` and append it with timestamp `t_ps` (picoseconds, truncated to ns).
- * Returns 0, or -1 (not open, negative time, encode error, write error). */
+ * Returns 0, or -1 (not open, stopped by an earlier error, negative time, encode error, write
+ * error: then `err` holds the errno). */
 int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps);
-/* Flush and close; safe to call twice. */
+/* Flush and close; safe to call twice. Returns -1 when the writer stopped on an error (`err`). */
 int rs_pcap_close(rs_pcap *pc);
 
 #endif

@@ -71,6 +71,38 @@ int rs_link_set_up(rs_sim *sim, int link, int up);
 /* Schedule rs_link_set_up at an absolute time. */
 int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps);
 
+/* Drop rules on one link direction (checked in C per frame put on it; no cost when none are set).
+ * A rule names the fields that must match (RS_DROPF_* in `fields`); among the frames that match, it
+ * lets `skip` through, then drops `count`.  Rules are tried in the order added; a frame dropped by
+ * one is not seen by the later ones.  Non-RoCE frames (PFC) match only rules on `nth` alone. */
+enum rs_drop_field {
+    RS_DROPF_NTH = 1u << 0,     /* the nth frame put on this direction (0-based, every kind) */
+    RS_DROPF_PSN = 1u << 1,     /* BTH PSN */
+    RS_DROPF_OPCODE = 1u << 2,  /* BTH opcode in the set `opcodes` */
+    RS_DROPF_DEST_QP = 1u << 3, /* BTH destination QP */
+};
+typedef struct rs_drop_spec {
+    uint32_t fields;
+    uint32_t skip;
+    uint32_t count;       /* >= 1 */
+    uint32_t psn;         /* 0 .. 2^24-1 */
+    uint32_t dest_qp;     /* 0 .. 2^24-1 */
+    uint64_t nth;
+    uint64_t opcodes[4];  /* bit o of opcodes[o / 64]: opcode o; at least one bit with RS_DROPF_OPCODE */
+} rs_drop_spec;
+int rs_link_add_drop_rule(rs_sim *sim, int link, const rs_drop_spec *spec);
+/* Matching frames the rules of a link direction have still to drop (sum of their counts left). */
+int64_t rs_link_drops_pending(const rs_sim *sim, int link);
+/* Change the i.i.d. loss probability of a link direction for the frames put on it at or after
+ * t_ps (>= now); changes at the same time apply in the order scheduled. */
+int rs_link_schedule_loss(rs_sim *sim, int link, double loss_prob, int64_t t_ps);
+/* Which link directions a capture (rs_sim_pcap_open) records: all (links NULL: also directions
+ * added later) or exactly links[0..n). */
+int rs_sim_pcap_links(rs_sim *sim, const int *links, uint32_t n);
+/* The open capture: records accepted so far (after a write error: exactly those in the file) and
+ * the errno of the write error that stopped it (0: none).  Returns 0, or 1 when no capture is open. */
+int rs_sim_pcap_status(const rs_sim *sim, uint64_t *frames, int *err);
+
 typedef struct rs_swport_stats {
     uint64_t rx_pkts, rx_bytes;        /* arrived at this port (data; PFC frames not included) */
     uint64_t tx_pkts, tx_bytes;        /* sent from this port (data + PFC) */
