@@ -15,10 +15,11 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rdmasim import _core
+from rdmasim.checks import UINT32_MAX, check_int, check_real
 from rdmasim.units import parse_size, parse_time
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Host, Link, Simulator
+    from rdmasim.sim import Host, Link, LinkDirection, Simulator
 
 NODE_HOST = 0
 NODE_SWITCH = 1
@@ -350,3 +351,69 @@ def host_dscp_map(host: Host, dscp_map: Mapping[int, int]) -> None:
         key = _int_in("dscp_map key (DSCP)", dscp, 0, 63)
         table[key] = _int_in(f"dscp_map[{dscp}] (priority)", prio, 0, 7)
     host.sim._fabric_core().host_set_dscp_map(host.index, table)
+
+
+def _opcode_set(opcode: Any) -> list[int]:
+    from rdmasim.codec import OPCODE_NAMES
+
+    by_name = {name: code for code, name in OPCODE_NAMES.items()}
+    items = [opcode] if isinstance(opcode, (str, int)) else list(opcode)
+    if not items:
+        raise ValueError("drop opcode: empty set (give a name, a number 0..255 or several)")
+    out = []
+    for o in items:
+        if isinstance(o, str):
+            if o not in by_name:
+                raise ValueError(f"drop opcode {o!r}: unknown; allowed names: {', '.join(sorted(by_name))} "
+                                 f"(or a number 0..255)")
+            out.append(by_name[o])
+        else:
+            out.append(check_int("drop opcode", o, 0, 255))
+    return out
+
+
+def add_drop_rule(direction: LinkDirection, *, nth: int | None = None, psn: int | None = None,
+                  opcode: Any = None, dest_qp: int | None = None, skip: int = 0, count: int = 1) -> None:
+    """Drop frames put on one link direction that match every field given (checked in C per frame).
+
+    ``nth``: the frame's index in this direction (0-based, every kind of frame counts); ``psn``:
+    BTH PSN; ``opcode``: a BTH opcode name (``"ATOMIC_ACKNOWLEDGE"``, names of
+    :data:`rdmasim.codec.OPCODE_NAMES`), a number 0..255 or several of them; ``dest_qp``: BTH
+    destination QP. Of the frames that match, the first ``skip`` pass and the next ``count`` are
+    dropped. Rules apply in the order added; a frame one rule drops is not seen by later ones.
+    Drops are counted in the direction's ``stats()["dropped"]`` and traced as ``drop-list``.
+    """
+    fields = 0
+    n = p = q = 0
+    ops: list[int] = []
+    if nth is not None:
+        n, fields = check_int("drop nth", nth, 0, 2**64 - 1), fields | _core.DROPF_NTH
+    if psn is not None:
+        p, fields = check_int("drop psn", psn, 0, 2**24 - 1), fields | _core.DROPF_PSN
+    if dest_qp is not None:
+        q, fields = check_int("drop dest_qp", dest_qp, 0, 2**24 - 1), fields | _core.DROPF_DEST_QP
+    if opcode is not None:
+        ops, fields = _opcode_set(opcode), fields | _core.DROPF_OPCODE
+    if not fields:
+        raise ValueError("drop: give at least one of nth=, psn=, opcode=, dest_qp=")
+    sk = check_int("drop skip", skip, 0, UINT32_MAX)
+    c = check_int("drop count", count, 1, UINT32_MAX)
+    direction.link.sim._fabric_core().link_add_drop_rule(direction.link_id, fields, sk, c, p, q, n, ops)
+
+
+def drops_pending(direction: LinkDirection) -> int:
+    """Frames the drop rules of ``direction`` have still to drop."""
+    return int(direction.link.sim._fabric_core().link_drops_pending(direction.link_id))
+
+
+def schedule_loss(direction: LinkDirection, probability: float, at: str | int) -> None:
+    """From simulated time ``at`` (absolute, not before now), drop each frame put on ``direction``
+    with ``probability`` (i.i.d.). Several changes apply in time order."""
+    what = f"loss probability for {direction.src.name}->{direction.dst.name}"
+    prob = check_real(what, probability, 0.0, 1.0)
+    t = parse_time(at)
+    sim = direction.link.sim
+    if t < sim.now:
+        raise ValueError(f"loss change at={at!r} ({t} ps) is before now ({sim.now} ps)")
+    check_int("loss change at (picoseconds)", t, 0, 1 << 62)
+    sim._fabric_core().link_schedule_loss(direction.link_id, prob, t)

@@ -78,9 +78,15 @@ class LinkDirection:
     src: Host
     dst: Host
 
-    def set_loss(self, probability: float) -> None:
-        """Drop each frame in this direction independently with ``probability`` (0..1)."""
-        if not isinstance(probability, (int, float)) or not 0.0 <= probability <= 1.0:
+    def set_loss(self, probability: float, at: str | int | None = None) -> None:
+        """Drop each frame in this direction independently with ``probability`` (0..1): now, or
+        for frames put on the wire from simulated time ``at`` (e.g. ``"20us"``) on."""
+        if at is not None:
+            from rdmasim.fabric import schedule_loss
+            schedule_loss(self, probability, at)
+            return
+        if (isinstance(probability, bool) or not isinstance(probability, (int, float))
+                or not 0.0 <= probability <= 1.0):
             raise ValueError(
                 f"loss probability for {self.src.name}->{self.dst.name} must be in [0, 1], "
                 f"got {probability!r}"
@@ -101,22 +107,15 @@ class LinkDirection:
         self.link.sim._core.link_set_gilbert(self.link_id, float(p_good_to_bad), float(p_bad_to_good),
                                              float(loss_in_good), float(loss_in_bad))
 
-    def drop(self, *, nth: int | None = None, psn: int | None = None, count: int = 1) -> None:
-        """Drop a chosen frame: the ``nth`` frame sent in this direction (0-based, ACKs count),
-        or the next ``count`` frames carrying BTH PSN ``psn``."""
-        if (nth is None) == (psn is None):
-            raise ValueError("give exactly one of nth= or psn=")
-        if count < 1:
-            raise ValueError(f"count must be >= 1, got {count}")
-        if nth is not None:
-            if nth < 0:
-                raise ValueError(f"nth must be >= 0 (0 = first frame), got {nth}")
-            self.link.sim._core.link_add_drop(self.link_id, DROP_NTH, nth, count if count else 1)
-        else:
-            assert psn is not None
-            if not 0 <= psn < 2**24:
-                raise ValueError(f"psn {psn} outside 0..16777215 (24 bits)")
-            self.link.sim._core.link_add_drop(self.link_id, DROP_PSN, psn, count)
+    def drop(self, *, nth: int | None = None, psn: int | None = None, opcode: Any = None,
+             dest_qp: int | None = None, skip: int = 0, count: int = 1) -> None:
+        """Drop chosen frames in this direction: those matching every field given (``nth`` frame
+        sent here, 0-based, ACKs count; BTH ``psn``; ``opcode`` name(s) or number(s); BTH
+        ``dest_qp``), letting the first ``skip`` matches pass and dropping the next ``count``.
+        E.g. ``link.ba.drop(opcode="ATOMIC_ACKNOWLEDGE", dest_qp=0x12)`` drops the first atomic
+        acknowledgement to QP 0x12 (see :func:`rdmasim.fabric.add_drop_rule`)."""
+        from rdmasim.fabric import add_drop_rule
+        add_drop_rule(self, nth=nth, psn=psn, opcode=opcode, dest_qp=dest_qp, skip=skip, count=count)
 
     def stats(self) -> dict[str, int]:
         """Frames, bytes, dropped, delivered and busy time (ps) in this direction."""
