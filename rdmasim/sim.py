@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rdmasim import _core
 from rdmasim import errors as _errors  # noqa: F401  (registers the C error classes)
+from rdmasim.trace import DEFAULT_MAX_RECORDS
 from rdmasim.units import format_time, parse_rate, parse_time
 
 if TYPE_CHECKING:
@@ -303,14 +304,18 @@ class Simulator:
         self._pcap = None
 
     # ---- trace ----
-    def trace(self, max_records: int | None = None) -> Trace:
+    def trace(self, max_records: int | None = DEFAULT_MAX_RECORDS) -> Trace:
         """Start recording packet and verbs events (see rdmasim.trace); returns the Trace.
 
-        ``max_records`` caps the records kept (memory is 64 bytes each); events past the cap are
-        counted in ``Trace.not_recorded``. Starting a new trace ends the previous one.
+        ``max_records`` caps the records kept (memory is 64 bytes each; default
+        ``rdmasim.trace.DEFAULT_MAX_RECORDS``, 2 million); events past the cap are counted in
+        ``Trace.not_recorded`` and a ``TraceRecordsNotKept`` warning says how many. ``None``: no
+        cap (memory grows with the run). Starting a new trace ends the previous one.
         """
         from rdmasim.trace import Trace
 
+        if max_records is not None and (isinstance(max_records, bool) or not isinstance(max_records, int)):
+            raise TypeError(f"max_records must be an int >= 1 or None (no cap), not {max_records!r}")
         if self._trace is not None:
             self._trace.stop()
         self._trace = Trace(self, max_records)

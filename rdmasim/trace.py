@@ -19,12 +19,16 @@ Event kinds:
   ``priority``; ``len`` = shared bytes of that queue, ``psn`` = its headroom bytes, ``aux`` = the
   XOFF threshold at that moment.
 
-Memory is bounded by ``max_records``: records beyond the cap are not kept but counted
-(:attr:`Trace.not_recorded`).
+Memory is bounded by ``max_records`` (default :data:`DEFAULT_MAX_RECORDS`, 64 bytes each): the
+first ``max_records`` records are kept, the events after them are counted
+(:attr:`Trace.not_recorded`) and a :class:`TraceRecordsNotKept` warning says how many. Pass
+``max_records=None`` for no cap, or stream: ``drain(keep=False)`` returns each chunk without
+keeping it (the cap still counts every record since the trace started).
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +42,14 @@ if TYPE_CHECKING:
 
 #: numpy dtype of one record
 TRACE_DTYPE: np.dtype = _core.TRACE_DTYPE
+
+#: Records a trace keeps unless told otherwise (``sim.trace(max_records=...)``): 2 million, 128 MB.
+DEFAULT_MAX_RECORDS = 2_000_000
+
+
+class TraceRecordsNotKept(UserWarning):
+    """A trace reached its ``max_records`` cap (or ran out of memory): later events were counted,
+    not kept."""
 
 TX, DROP, RX, POST_SEND, POST_RECV, COMPLETE, TIMEOUT, RETRY, ACCEPT, PFC = range(1, 11)
 
@@ -96,6 +108,7 @@ class Trace:
         self._names = dict(node_names or {})
         self._active = False
         self._counts = (0 if records is None else len(records), 0, max_records or 0)
+        self._warned = 0  # not_recorded count the last warning reported
         if sim is not None:
             if max_records is not None and max_records < 1:
                 raise ValueError(f"max_records must be >= 1 or None (no cap), got {max_records}")
@@ -119,7 +132,19 @@ class Trace:
         self._counts = _core.trace_counts(self.sim._core)
         if len(new) and keep:
             self._chunks.append(new)
+        if self._counts[1] and not self._warned:
+            self._warn()
         return new
+
+    def _warn(self) -> None:
+        lost = int(self._counts[1])
+        cap = f"its cap of max_records={self.max_records}" if self.max_records else "no memory left"
+        warnings.warn(
+            f"trace: {lost} event(s) so far were not recorded: {cap} was reached after "
+            f"{int(self._counts[0])} records (the first ones are kept; Trace.not_recorded counts the "
+            f"rest). Pass a larger max_records, or max_records=None and drain(keep=False) to stream.",
+            TraceRecordsNotKept, stacklevel=3)
+        self._warned = lost
 
     def stop(self) -> None:
         """Drain what is left and stop recording (the C buffer is freed)."""
@@ -128,6 +153,8 @@ class Trace:
             self._names.update(self.node_names)
             _core.trace_disable(self.sim._core)
             self._active = False
+            if self._counts[1] > self._warned:  # the final count, if more were lost since the warning
+                self._warn()
 
     def __enter__(self) -> Trace:
         return self
@@ -210,7 +237,8 @@ class Trace:
 
     def __repr__(self) -> str:
         state = "recording" if self._active else "stopped"
-        return f"Trace({len(self)} records, {state}, cap={self.max_records})"
+        lost = f", {self.not_recorded} not recorded" if self._counts[1] else ""
+        return f"Trace({len(self)} records, {state}, cap={self.max_records}{lost})"
 
 
 def load(path: str | Path) -> Trace:

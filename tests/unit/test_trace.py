@@ -166,10 +166,45 @@ def test_cap_is_honoured_and_the_rest_counted() -> None:
     total = full.recorded
     assert total > 50 and full.not_recorded == 0
     capped = Run(max_records=20).workload().trace
-    a = capped.to_numpy()
+    with pytest.warns(tr.TraceRecordsNotKept, match=rf"{total - 20} event\(s\) so far were not recorded: "
+                      r"its cap of max_records=20 was reached after 20 records"):
+        a = capped.to_numpy()
     assert len(a) == 20 == capped.recorded
     assert capped.not_recorded == total - 20
     assert np.array_equal(a, full.to_numpy()[:20])
+    assert f"{total - 20} not recorded" in repr(capped)
+
+
+def test_a_trace_is_bounded_by_default() -> None:
+    import inspect
+
+    from rdmasim import Simulator
+
+    assert inspect.signature(Simulator.trace).parameters["max_records"].default == tr.DEFAULT_MAX_RECORDS
+    sim = rdmasim.back_to_back().sim
+    trace = sim.trace()
+    assert trace.max_records == tr.DEFAULT_MAX_RECORDS
+    assert _core.trace_counts(sim._core)[2] == tr.DEFAULT_MAX_RECORDS  # the C buffer's cap
+    unbounded = Run().sim.trace(max_records=None)
+    assert unbounded.max_records is None
+    with pytest.raises(TypeError, match="max_records"):
+        Run().sim.trace(max_records=2.5)  # type: ignore[arg-type]
+
+
+def test_the_final_count_is_reported_when_the_trace_stops() -> None:
+    run = Run(max_records=5)
+    run.write(1, 0, 2000)
+    run.sim.run_until_idle()
+    with pytest.warns(tr.TraceRecordsNotKept) as first:
+        run.trace.drain()
+    so_far = run.trace.not_recorded
+    run.write(2, 0, 20_000)
+    run.sim.run_until_idle()
+    with pytest.warns(tr.TraceRecordsNotKept) as final:
+        run.trace.stop()
+    assert len(first) == 1 and len(final) == 1
+    assert f"{run.trace.not_recorded} event(s)" in str(final[0].message)
+    assert run.trace.not_recorded > so_far and len(run.trace) == 5
 
 
 def test_draining_in_chunks_gives_the_same_records() -> None:
