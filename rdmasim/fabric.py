@@ -357,7 +357,13 @@ def _opcode_set(opcode: Any) -> list[int]:
     from rdmasim.codec import OPCODE_NAMES
 
     by_name = {name: code for code, name in OPCODE_NAMES.items()}
-    items = [opcode] if isinstance(opcode, (str, int)) else list(opcode)
+    if isinstance(opcode, (str, int)):
+        items = [opcode]
+    elif isinstance(opcode, (list, tuple, set, frozenset)):
+        items = list(opcode)
+    else:
+        raise TypeError(f"drop opcode must be a name, a number 0..255 or a list/tuple/set of them, "
+                        f"not {opcode!r} ({type(opcode).__name__})")
     if not items:
         raise ValueError("drop opcode: empty set (give a name, a number 0..255 or several)")
     out = []

@@ -38,6 +38,7 @@ def _tshark_rows(path: Path) -> list[tuple[str, ...]]:
     return [tuple(line.split("\t")) for line in out.splitlines() if line]
 
 
+@pytest.mark.tshark
 @pytest.mark.skipif(TSHARK is None, reason="needs tshark")
 def test_per_link_capture_holds_each_frame_of_that_link_once(tmp_path: Path) -> None:
     whole = tmp_path / "whole.pcap"
@@ -59,6 +60,7 @@ def test_per_link_capture_holds_each_frame_of_that_link_once(tmp_path: Path) -> 
     assert {r[0] for r in rows_mid} == {t.left[0].ip, t.left[1].ip, t.right[0].ip, t.right[1].ip}
 
 
+@pytest.mark.tshark
 @pytest.mark.skipif(TSHARK is None, reason="needs tshark")
 def test_capture_of_one_direction_and_of_a_switch_port(tmp_path: Path) -> None:
     t = topology.dumbbell(2, 2, mtu=1024, seed=5)
