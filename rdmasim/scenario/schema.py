@@ -279,7 +279,8 @@ SCHEMA: dict[str, Opt] = {
         "int", 0, "Bytes of each frame kept in capture.pcap (0 = whole frames; 128 keeps every header and "
         "costs far less).", lo=0, hi=65535
     ),
-    "outputs.trace": Opt("bool", False, "Save the event trace (trace.npz)."),
+    "outputs.trace": Opt("bool", False, "Save the event trace (trace.npz): at most 2 million records "
+                         "(128 MB); events past that are counted and a warning gives the count."),
     "outputs.formats": Opt(
         "list[str]", ["csv"], "Per-flow table formats ('parquet' needs pyarrow).", choices=("csv", "parquet")
     ),
