@@ -246,6 +246,8 @@ cdef class SimCore:
     def pcap_open(self, path, uint32_t snaplen=0):
         from rdmasim.checks import check_path
         cdef bytes bpath = check_path("capture path", path)
+        if self.pcap_path is not None:
+            self.pcap_close()  # the previous capture's write error, if any, is not lost
         cdef int rc = rs_sim_pcap_open(self.sim, bpath, snaplen)
         if rc == -5:  # RS_ERR_IO: the file cannot be created or its header written
             e = errno or EIO

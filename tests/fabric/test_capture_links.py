@@ -3,6 +3,7 @@ that cannot be written raise OSError naming them; NUL bytes in paths are refused
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -149,7 +150,7 @@ def test_write_error_during_a_run_stops_the_capture_with_the_frames_written(tmp_
     import errno
     path = tmp_path / "cut.pcap"
     out = subprocess.run([sys.executable, "-c", _FILL, str(path)], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(ROOT)}, check=True).stdout.splitlines()
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout.splitlines()
     assert int(out[0]) == errno.EFBIG and out[1] == str(path)
     assert int(out[2]) > 0
     n = int(out[3].split("holds its first ")[1].split()[0])
