@@ -158,3 +158,36 @@ def test_write_error_during_a_run_stops_the_capture_with_the_frames_written(tmp_
     assert len(records) == n > 0  # counted only when written; no cut record at the end
     assert path.stat().st_size == 24 + sum(16 + len(r.data) for r in records) <= 200_000
     assert out[-1] == "True"
+
+
+_FULL_DISK = _FILL.replace("resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))\n", "") + """
+import os
+from rdmasim.capture import read_records
+recs = read_records(sys.argv[1])[1]
+print(len(recs), os.path.getsize(sys.argv[1]) == 24 + sum(16 + len(r.data) for r in recs))
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare")
+def test_full_filesystem_during_a_run_is_enospc_naming_the_file(tmp_path: Path) -> None:
+    """A 128 KiB tmpfs (mounted in a private user and mount namespace) fills up mid-run."""
+    import errno
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    script = tmp_path / "fill.py"
+    script.write_text(_FULL_DISK)
+    path = mnt / "cap.pcap"
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=128k tmpfs {mnt}"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no user/mount namespaces here to mount a tiny tmpfs")
+    proc = subprocess.run(
+        ["unshare", "-rm", "sh", "-c",
+         f'mount -t tmpfs -o size=128k tmpfs "{mnt}" && "{sys.executable}" "{script}" "{path}"'],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert int(out[0]) == errno.ENOSPC and out[1] == str(path)
+    n = int(out[3].split("holds its first ")[1].split()[0])
+    assert n > 0 and out[4] == "True"  # the simulation ran on: the flow finished
+    assert out[5] == f"{n} True"  # the file holds exactly n whole records, nothing cut
