@@ -336,7 +336,9 @@ void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         if (rs_psn_diff(psn, qp->comp_psn) >= 0)
             on_nak(sim, qp, psn, syndrome);
         break;
-    default:
-        break; /* reserved syndrome: ignored */
+    default: /* reserved AETH type: not an acknowledgement; a bad response (rxe check_ack: COMPST_ERROR) */
+        qp->stats.bad_responses++;
+        fail_head(sim, qp, RS_WC_STATUS_BAD_RESP_ERR);
+        break;
     }
 }

@@ -182,12 +182,17 @@ def test_fatal_nak_fails_the_wr_and_flushes_the_rest(syndrome: int, status: int)
     assert c.qp.qp_state == e.IBV_QPS_ERR
 
 
-def test_ack_with_reserved_syndrome_is_ignored() -> None:
-    c = PeerCase(timeout=8, retry_cnt=0)
+@pytest.mark.parametrize("syndrome", [0x40, 0x5F])
+def test_ack_with_reserved_aeth_type_is_bad_response(syndrome: int) -> None:
+    """AETH type 0b10 is reserved: not an acknowledgement (rxe check_ack: COMPST_ERROR); the WR
+    fails at once with IBV_WC_BAD_RESP_ERR and the rest flush."""
+    c = PeerCase(timeout=14, retry_cnt=7)
     c.post(e.IBV_WR_RDMA_WRITE, 100, wr_id=1)
-    c.peer.run(lambda p, pkt: c.respond(OP_ACK, pkt["psn"], syndrome=0x40))
-    assert c.sent() == [(WRITE_ONLY, 100)]
-    assert c.statuses() == [(1, e.IBV_WC_RETRY_EXC_ERR)]  # nothing acknowledged it
+    c.post(e.IBV_WR_RDMA_WRITE, 100, wr_id=2, off=4096)
+    c.peer.run(lambda p, pkt: c.respond(OP_ACK, pkt["psn"], syndrome=syndrome) if pkt["psn"] == 100 else None)
+    assert c.sent() == [(WRITE_ONLY, 100), (WRITE_ONLY, 101)]
+    assert c.statuses() == [(1, e.IBV_WC_BAD_RESP_ERR), (2, e.IBV_WC_WR_FLUSH_ERR)]
+    assert c.qp.qp_state == e.IBV_QPS_ERR and c.qp.stats()["timeouts"] == 0
 
 
 @pytest.mark.parametrize("retry_cnt", [0, 2, 7])
@@ -428,3 +433,25 @@ def test_read_response_opcodes_at_the_responder() -> None:
     c.peer.run()
     got = [(p["opcode"], p["psn"], len(p["payload"])) for p in c.peer.received]
     assert got == [(READ_ONLY, 0, 1024), (READ_FIRST, 1, 1024), (READ_LAST, 2, 1)]
+
+
+def test_ack_during_timeout_resend_skips_acknowledged_psns() -> None:
+    """The responder got all 64 packets but its ACKs were lost: after the timeout the requester
+    resends from the oldest unacknowledged PSN; the cumulative ACK that the first resent packet
+    draws arrives mid-resend and the requester stops there (rxe would go on resending up to 163:
+    rdmasim differs, see docs/rc-semantics.md)."""
+    c = PeerCase(timeout=1, retry_cnt=3)  # 8.192 us; 64 packets take ~5.5 us at 100 Gb/s
+    c.post(e.IBV_WR_RDMA_WRITE, 64 * 1024, wr_id=1)
+    seen: list[int] = []
+
+    def handler(peer: ScriptedPeer, pkt: dict) -> None:
+        seen.append(pkt["psn"])
+        if len(seen) == 65:  # the first resent packet: answer with the ACK that was lost
+            c.respond(OP_ACK, 163)
+
+    c.peer.run(handler)
+    first, again = seen[:64], seen[64:]
+    assert first == list(range(100, 164))
+    assert again == list(range(100, 100 + len(again))) and 1 < len(again) < 64
+    assert c.statuses() == [(1, e.IBV_WC_SUCCESS)]
+    assert c.qp.stats()["timeouts"] == 1
