@@ -195,40 +195,123 @@ def test_ack_with_reserved_aeth_type_is_bad_response(syndrome: int) -> None:
     assert c.qp.qp_state == e.IBV_QPS_ERR and c.qp.stats()["timeouts"] == 0
 
 
+@pytest.mark.parametrize("start", [100, MAX_PSN])
 @pytest.mark.parametrize("retry_cnt", [0, 2, 7])
-def test_retry_cnt_timeouts_then_retry_exc_err(retry_cnt: int) -> None:
+def test_retry_cnt_timeouts_then_retry_exc_err(retry_cnt: int, start: int) -> None:
     """A silent responder: the WRITE goes 1 + retry_cnt times, one timeout apart, then
     IBV_WC_RETRY_EXC_ERR.  retry_cnt 7 is seven retries (IBA; rxe never counts 7 down)."""
-    c = PeerCase(timeout=1, retry_cnt=retry_cnt)  # 8.192 us
+    c = PeerCase(qp_psn=start, timeout=1, retry_cnt=retry_cnt)  # 8.192 us
     c.post(e.IBV_WR_RDMA_WRITE, 100, wr_id=1)
     c.post(e.IBV_WR_RDMA_WRITE, 100, wr_id=2, off=4096)
     c.peer.run()
     # both WRITEs go each round (Go-Back-N from the oldest unacknowledged PSN)
-    assert c.sent() == [(WRITE_ONLY, 100), (WRITE_ONLY, 101)] * (1 + retry_cnt)
+    assert c.sent() == [(WRITE_ONLY, start), (WRITE_ONLY, psn(start, 1))] * (1 + retry_cnt)
     assert c.statuses() == [(1, e.IBV_WC_RETRY_EXC_ERR), (2, e.IBV_WC_WR_FLUSH_ERR)]
     assert c.qp.stats()["timeouts"] == 1 + retry_cnt
-    t = [p["t_ps"] for p in c.peer.received if p["psn"] == 100]
+    t = [p["t_ps"] for p in c.peer.received if p["psn"] == start]
     gaps = {b - a for a, b in zip(t, t[1:], strict=False)}
     assert len(gaps) <= 1 and all(g >= 8_192_000 for g in gaps)
 
 
+@pytest.mark.parametrize("start", [100, MAX_PSN])
 @pytest.mark.parametrize("rnr_retry", [0, 3])
-def test_rnr_retry_limit(rnr_retry: int) -> None:
+def test_rnr_retry_limit(rnr_retry: int, start: int) -> None:
     """Each RNR NAK waits its timer and resends the NAKed PSN; rnr_retry of them are allowed, the
     next one is IBV_WC_RNR_RETRY_EXC_ERR.  An RNR NAK for a later PSN acknowledges the ones before."""
-    c = PeerCase(rnr_retry=rnr_retry)
+    c = PeerCase(qp_psn=start, rnr_retry=rnr_retry)
     c.post(e.IBV_WR_RDMA_WRITE, 100, wr_id=1)
     c.post(e.IBV_WR_SEND, 100, wr_id=2, off=4096)
 
     def handler(peer: ScriptedPeer, pkt: dict) -> None:
         if pkt["opcode"] == WRITE_ONLY:
-            return  # acknowledged implicitly by the RNR NAK for 101
-        c.respond(OP_ACK, 101, syndrome=0x20 | 1)  # RNR, 10 us
+            return  # acknowledged implicitly by the RNR NAK for the SEND
+        c.respond(OP_ACK, psn(start, 1), syndrome=0x20 | 1)  # RNR, 10 us
 
     c.peer.run(handler)
-    assert c.sent() == [(WRITE_ONLY, 100)] + [(SEND_ONLY, 101)] * (1 + rnr_retry)
+    assert c.sent() == [(WRITE_ONLY, start)] + [(SEND_ONLY, psn(start, 1))] * (1 + rnr_retry)
     assert c.statuses() == [(1, e.IBV_WC_SUCCESS), (2, e.IBV_WC_RNR_RETRY_EXC_ERR)]
     assert c.qp.stats()["rnr_naks_rcvd"] == 1 + rnr_retry and c.qp.qp_state == e.IBV_QPS_ERR
+
+
+@pytest.mark.parametrize("start", [100, MAX_PSN])
+def test_implied_nak_retry_limit_exceeded(start: int) -> None:
+    """The READ's response never comes; the ACK of the WRITE behind it is an implied NAK (one per
+    retry sequence), later rounds end by timeout: 1 + retry_cnt rounds, then IBV_WC_RETRY_EXC_ERR."""
+    c = PeerCase(qp_psn=start, timeout=1, retry_cnt=2)
+    c.post(e.IBV_WR_RDMA_READ, 64, wr_id=1)
+    c.post(e.IBV_WR_RDMA_WRITE, 64, wr_id=2, off=4096)
+    before = c.mem(0, 64)
+
+    def handler(peer: ScriptedPeer, pkt: dict) -> None:
+        if pkt["opcode"] == WRITE_ONLY:
+            c.respond(OP_ACK, pkt["psn"])
+
+    c.peer.run(handler)
+    assert c.sent() == [(READ_REQ, start), (WRITE_ONLY, psn(start, 1))] * 3
+    assert c.statuses() == [(1, e.IBV_WC_RETRY_EXC_ERR), (2, e.IBV_WC_WR_FLUSH_ERR)]
+    s = c.qp.stats()
+    assert (s["implied_naks"], s["timeouts"]) == (1, 2) and c.mem(0, 64) == before
+
+
+@pytest.mark.parametrize("start", [100, MAX_PSN])
+def test_implied_nak_retry_limit_not_exceeded(start: int) -> None:
+    """The first READ response is lost; the WRITE's ACK implies it: the READ is re-issued at once
+    (no timeout) and both WRs complete, in order."""
+    c = PeerCase(qp_psn=start, timeout=14, retry_cnt=1)
+    c.post(e.IBV_WR_RDMA_READ, 64, wr_id=1)
+    c.post(e.IBV_WR_RDMA_WRITE, 64, wr_id=2, off=4096)
+    data = pattern(64, seed=61)
+    reads: list[int] = []
+
+    def handler(peer: ScriptedPeer, pkt: dict) -> None:
+        if pkt["opcode"] == READ_REQ:
+            reads.append(pkt["psn"])
+            if len(reads) > 1:
+                c.respond(READ_ONLY, pkt["psn"], data)
+        elif pkt["ackreq"]:
+            c.respond(OP_ACK, pkt["psn"])
+
+    c.peer.run(handler)
+    assert c.sent() == [(READ_REQ, start), (WRITE_ONLY, psn(start, 1))] * 2
+    assert c.statuses() == [(1, e.IBV_WC_SUCCESS), (2, e.IBV_WC_SUCCESS)]
+    assert c.mem(0, 64) == data
+    s = c.qp.stats()
+    assert (s["implied_naks"], s["timeouts"]) == (1, 0)
+
+
+@pytest.mark.parametrize("start", [100, MAX_PSN])
+def test_local_ack_timeout_retry_limit_not_exceeded(start: int) -> None:
+    """The first transmission goes unanswered: one timeout later the WRITE is resent from its first
+    PSN and completes."""
+    c = PeerCase(qp_psn=start, timeout=1, retry_cnt=1)
+    c.post(e.IBV_WR_RDMA_WRITE, 2048, wr_id=1)
+
+    def handler(peer: ScriptedPeer, pkt: dict) -> None:
+        if len(c.peer.received) > 2 and pkt["ackreq"]:
+            c.respond(OP_ACK, pkt["psn"])
+
+    c.peer.run(handler)
+    assert c.sent() == [(WRITE_FIRST, start), (WRITE_LAST, psn(start, 1))] * 2
+    assert c.statuses() == [(1, e.IBV_WC_SUCCESS)] and c.qp.stats()["timeouts"] == 1
+
+
+@pytest.mark.parametrize("start", [100, MAX_PSN])
+def test_atomic_across_the_psn_wrap(start: int) -> None:
+    c = PeerCase(qp_psn=start)
+    c.post_atomic(e.IBV_WR_ATOMIC_CMP_AND_SWP, wr_id=1, compare_add=5, swap=9)
+    c.post(e.IBV_WR_RDMA_WRITE, 8, wr_id=2, off=4096)
+
+    def handler(peer: ScriptedPeer, pkt: dict) -> None:
+        if pkt["opcode"] == 0x13:
+            assert (pkt["atomic_compare"], pkt["atomic_swap_add"]) == (5, 9)
+            c.respond(ATOMIC_ACK, pkt["psn"], atomic_orig=0x0102030405060708)
+        elif pkt["ackreq"]:
+            c.respond(OP_ACK, pkt["psn"])
+
+    c.peer.run(handler)
+    assert c.sent() == [(0x13, start), (WRITE_ONLY, psn(start, 1))]
+    assert c.statuses() == [(1, e.IBV_WC_SUCCESS), (2, e.IBV_WC_SUCCESS)]
+    assert struct.unpack("<Q", c.mem(0, 8))[0] == 0x0102030405060708
 
 
 @pytest.mark.parametrize("start", [100, WRAP])
