@@ -538,3 +538,34 @@ def test_ack_during_timeout_resend_skips_acknowledged_psns() -> None:
     assert again == list(range(100, 100 + len(again))) and 1 < len(again) < 64
     assert c.statuses() == [(1, e.IBV_WC_SUCCESS)]
     assert c.qp.stats()["timeouts"] == 1
+
+
+def test_ack_request_count_runs_across_a_retry() -> None:
+    """rxe counts packets without the A bit over everything it transmits (`noack_pkts`, reset only
+    by an A bit): a Go-Back-N rewind does not restart the count, so in the transmitted sequence,
+    resends included, a packet inside a message asks for an ACK exactly 66 packets after the
+    previous one that asked."""
+    c = PeerCase(mtu=256)
+    c.post(e.IBV_WR_RDMA_WRITE, 200 * 256, wr_id=1)  # PSNs 100..299
+    naked: list[int] = []
+
+    def handler(peer: ScriptedPeer, pkt: dict) -> None:
+        if pkt["psn"] == 150 and not naked:
+            naked.append(len(c.peer.received) - 1)
+            c.respond(OP_ACK, 140, syndrome=NAK_SEQ)  # 100..139 arrived, resend from 140
+        elif naked and pkt["ackreq"]:
+            c.respond(OP_ACK, pkt["psn"])
+
+    c.peer.run(handler)
+    sent = c.peer.received
+    rewind = next(i for i in range(naked[0] + 1, len(sent)) if sent[i]["psn"] == 140)
+    abits = [i for i, p in enumerate(sent) if p["ackreq"]]
+    prev = -1
+    for i in abits:
+        if sent[i]["opcode"] != WRITE_LAST:
+            assert i - prev == 66, (i, prev, sent[i]["psn"])
+        prev = i
+    # the count did not restart at the rewind: the first A bit after it comes sooner than 66
+    first_after = next(i for i in abits if i >= rewind)
+    assert first_after - rewind < 65
+    assert sent[-1]["psn"] == 299 and c.statuses() == [(1, e.IBV_WC_SUCCESS)]
