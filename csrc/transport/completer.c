@@ -93,14 +93,20 @@ static void fail_head(rs_sim *sim, rs_qp *qp, uint32_t status)
 #endif
 }
 
-/* One Go-Back-N retry from comp_psn, if retry_cnt allows; cause: rs_trace_retry_cause. */
+/* One Go-Back-N retry from comp_psn, if retry_cnt allows; cause: rs_trace_retry_cause.
+ * Once a retry sequence has started, later NAKs and implied NAKs caused by the packets that were
+ * already in flight behind the lost one do not start another (and do not use retry_cnt) until
+ * forward progress ends the sequence; only a timeout does (rxe_comp.c `started_retry`). */
 static void retry(rs_sim *sim, rs_qp *qp, int cause)
 {
+    if (qp->retry_started && cause != RS_TR_RETRY_TIMEOUT)
+        return;
     if (qp->retry_left == 0) {
         fail_head(sim, qp, RS_WC_STATUS_RETRY_EXC_ERR);
         return;
     }
     qp->retry_left--;
+    qp->retry_started = 1;
     qp->rto_deadline_ps = 0;
     rs_trace_retry(sim, qp, cause);
     rs_req_rewind(sim, qp, qp->comp_psn);
@@ -178,12 +184,11 @@ static void implied_nak(rs_sim *sim, rs_qp *qp)
 {
     if (qp->retry_started)
         return;
-    qp->retry_started = 1;
     qp->stats.implied_naks++;
     retry(sim, qp, RS_TR_RETRY_IMPLIED_NAK);
 }
 
-/* A READ response or atomic acknowledgement for the head WQE, at the expected PSN. */
+/* A READ response or atomic acknowledgement for the head WQE, at the expected PSN, checked. */
 static void on_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
     rs_swqe *w = rs_qp_swqe(qp, 0);
@@ -198,13 +203,12 @@ static void on_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
             memcpy(dst, &pkt->atomic_orig, 8);
     } else if (pkt->payload_len) {
         uint64_t off = (uint64_t)(uint32_t)rs_psn_diff(pkt->psn, w->first_psn) * qp->pmtu;
-        if (off + pkt->payload_len > w->length || rs_scatter_sges(qp->host, qp->init.pd, w->sge, w->num_sge, off,
-                                                                 pkt->payload, pkt->payload_len) != 0) {
+        if (rs_scatter_sges(qp->host, qp->init.pd, w->sge, w->num_sge, off, pkt->payload, pkt->payload_len) != 0) {
             fail_head(sim, qp, RS_WC_STATUS_LOC_PROT_ERR);
             return;
         }
     }
-    int done = pkt->psn == last_psn(w);
+    int done = pkt->psn == last_psn(w); /* the packet that ends the message (checked by the caller) */
     qp->comp_psn = (pkt->psn + 1) & RS_PSN_MASK;
     qp->retry_started = 0;
     qp->retry_left = qp->attr.retry_cnt;
@@ -217,6 +221,27 @@ static void on_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 
 static int is_read_response(uint8_t op) { return op >= RS_OP_READ_RESP_FIRST && op <= RS_OP_READ_RESP_ONLY; }
 
+/* Does READ response `pkt` fit PSN pkt->psn of READ `w`?  By position: FIRST at the first PSN,
+ * MIDDLE inside, LAST at the last PSN (ONLY when there is one), so a READ re-issued for its tail
+ * resumes with MIDDLE/LAST as the responder answers it (rxe check_ack sequence rule); FIRST and
+ * MIDDLE carry exactly one PMTU, LAST/ONLY the rest of the message; AETH (all but MIDDLE) is an
+ * ACK.  A READ completes only on the packet that ends it (rxe do_read: END mask). */
+static int read_response_fits(const rs_qp *qp, const rs_swqe *w, const rs_pkt *pkt)
+{
+    uint32_t idx = (uint32_t)rs_psn_diff(pkt->psn, w->first_psn);
+    int first = idx == 0, last = idx + 1 == w->npkts;
+    uint8_t want = first && last ? RS_OP_READ_RESP_ONLY
+                   : first       ? RS_OP_READ_RESP_FIRST
+                   : last        ? RS_OP_READ_RESP_LAST
+                                 : RS_OP_READ_RESP_MIDDLE;
+    if (pkt->opcode != want)
+        return 0;
+    if (want != RS_OP_READ_RESP_MIDDLE && (pkt->aeth_syndrome & RS_AETH_TYPE_MASK) != RS_AETH_ACK)
+        return 0;
+    uint64_t len = last ? w->length - (uint64_t)idx * qp->pmtu : qp->pmtu;
+    return pkt->payload_len == len;
+}
+
 static void on_read_or_atomic_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
 {
     uint32_t psn = pkt->psn;
@@ -226,21 +251,40 @@ static void on_read_or_atomic_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
     if (!qp->sq_count)
         return;
     rs_swqe *w = rs_qp_swqe(qp, 0);
-    int kind_ok = pkt->opcode == RS_OP_ATOMIC_ACK ? (w->opcode == RS_WR_ATOMIC_CMP_AND_SWP ||
-                                                     w->opcode == RS_WR_ATOMIC_FETCH_AND_ADD)
-                                                  : w->opcode == RS_WR_RDMA_READ;
     if (w->started && rs_wr_is_rd_atomic(w->opcode) && rs_psn_diff(psn, last_psn(w)) > 0) {
         implied_nak(sim, qp); /* an answer to a later request: the head's response was lost */
         return;
     }
-    if (!w->started || !kind_ok || rs_psn_diff(psn, w->first_psn) < 0 || rs_psn_diff(psn, last_psn(w)) > 0) {
-        qp->stats.bad_responses++; /* not an answer to the head WQE: dropped */
+    if (!w->started || rs_psn_diff(psn, w->first_psn) < 0 || rs_psn_diff(psn, last_psn(w)) > 0) {
+        qp->stats.bad_responses++; /* not for a PSN of the head WQE: dropped */
+        return;
+    }
+    /* A response of the wrong kind for the request at its PSN ends the QP at once (rxe check_ack):
+     * a READ response for anything but a READ is IBV_WC_FATAL_ERR as in rxe; an ATOMIC_ACKNOWLEDGE
+     * for anything but an atomic IBV_WC_BAD_RESP_ERR (rxe sets no status there). */
+    if (is_read_response(pkt->opcode) && w->opcode != RS_WR_RDMA_READ) {
+        qp->stats.bad_responses++;
+        fail_head(sim, qp, RS_WC_STATUS_FATAL_ERR);
+        return;
+    }
+    if (pkt->opcode == RS_OP_ATOMIC_ACK && w->opcode != RS_WR_ATOMIC_CMP_AND_SWP &&
+        w->opcode != RS_WR_ATOMIC_FETCH_AND_ADD) {
+        qp->stats.bad_responses++;
+        fail_head(sim, qp, RS_WC_STATUS_BAD_RESP_ERR);
         return;
     }
     if (rs_psn_diff(qp->comp_psn, w->first_psn) < 0) /* SEND/WRITE before it implicitly acknowledged */
         qp->comp_psn = w->first_psn;
     if (psn != qp->comp_psn) {
         implied_nak(sim, qp);
+        return;
+    }
+    /* at the expected PSN: an opcode, length or AETH that does not fit is a bad response */
+    int fits = pkt->opcode == RS_OP_ATOMIC_ACK ? (pkt->aeth_syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK
+                                               : read_response_fits(qp, w, pkt);
+    if (!fits) {
+        qp->stats.bad_responses++;
+        fail_head(sim, qp, RS_WC_STATUS_BAD_RESP_ERR);
         return;
     }
     on_response(sim, qp, pkt);
@@ -292,7 +336,9 @@ void rs_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         if (rs_psn_diff(psn, qp->comp_psn) >= 0)
             on_nak(sim, qp, psn, syndrome);
         break;
-    default:
-        break; /* reserved syndrome: ignored */
+    default: /* reserved AETH type: not an acknowledgement; a bad response (rxe check_ack: COMPST_ERROR) */
+        qp->stats.bad_responses++;
+        fail_head(sim, qp, RS_WC_STATUS_BAD_RESP_ERR);
+        break;
     }
 }

@@ -10,9 +10,11 @@
 
 #include "rdmasim/ib.h"
 
-/* rxe: stop when this many PSNs are unacknowledged (RXE_MAX_UNACKED_PSNS) */
+/* rxe_req.c: a request may start at PSN req_psn while req_psn - comp_psn <= RXE_MAX_UNACKED_PSNS
+ * (`psn_compare(req.psn, comp.psn + RXE_MAX_UNACKED_PSNS) > 0` waits): 129 PSNs in flight */
 #define RS_MAX_UNACKED_PSNS 128
-/* rxe: set the A bit at least every this many packets (RXE_MAX_PKT_PER_ACK) */
+/* rxe_req.c: a packet that does not end its message asks for an ACK when
+ * `noack_pkts++ > RXE_MAX_PKT_PER_ACK`: every 66th in a row; the count runs across retries */
 #define RS_MAX_PKT_PER_ACK 64
 
 int rs_req_may_start(const rs_qp *qp, const rs_swqe *w)
@@ -38,7 +40,7 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
         return 0;
     if (qp->rnr_until_ps > sim->now_ps)
         return 0;
-    if (rs_psn_diff(qp->req_psn, qp->comp_psn) >= RS_MAX_UNACKED_PSNS)
+    if (rs_psn_diff(qp->req_psn, qp->comp_psn) > RS_MAX_UNACKED_PSNS)
         return 0;
     const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
     if (qp->req_off == 0 && !rs_req_may_start(qp, w)) /* about to start a WQE */
@@ -246,7 +248,7 @@ rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp)
     if (last && has_imm(w->opcode))
         p->imm = w->imm_data;
     p->se = last && (w->send_flags & RS_SEND_SOLICITED) && (is_send(w->opcode) || has_imm(w->opcode));
-    if (last || ++qp->since_ackreq >= RS_MAX_PKT_PER_ACK) {
+    if (last || qp->since_ackreq++ > RS_MAX_PKT_PER_ACK) {
         p->ackreq = 1;
         qp->since_ackreq = 0;
     }
@@ -277,8 +279,7 @@ void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
     if (RS_MUTANT(sim, RS_MUT_REWIND_PSN))
         psn = (psn + 1) & RS_PSN_MASK;
 #endif
-    qp->req_psn = psn;
-    qp->since_ackreq = 0;
+    qp->req_psn = psn; /* since_ackreq runs on across the retry, as rxe's noack_pkts */
     if (qp->sq_count) {
         rs_swqe *w = rs_qp_swqe(qp, 0);
         int32_t npsn = rs_psn_diff(psn, w->first_psn);

@@ -96,13 +96,17 @@ def test_read_response_skipping_psns_is_an_implied_nak() -> None:
     assert wcs[0].ok and wcs[0].opcode == e.IBV_WC_RDMA_READ and mr.read(3072, 0) == data
 
 
-def test_response_of_the_wrong_kind_is_dropped_and_counted() -> None:
+def test_response_of_the_wrong_kind_fails_the_wr_at_once() -> None:
+    """A READ response answering a WRITE: rxe check_ack ends the WR with IBV_WC_FATAL_ERR, QP to ERR
+    (no timeout, no retry)."""
     topo, peer, qp, cq, mr = setup(timeout=8, retry_cnt=0)
     post_write(qp, mr, 100)
     peer.run(lambda p, pkt: p.send(p.reply(pkt, opcode=OP_READ_LAST, aeth_syndrome=ACK, payload=b"x" * 4)),
              until="50us")
-    assert qp.stats()["bad_responses"] == 1
-    assert cq.poll(1)[0] == 0
+    assert qp.stats()["bad_responses"] == 1 and qp.stats()["timeouts"] == 0
+    n, wcs = cq.poll(2)
+    assert n == 1 and wcs[0].status == e.IBV_WC_FATAL_ERR and wcs[0].wr_id == 1
+    assert qp.qp_state == e.IBV_QPS_ERR
 
 
 @pytest.mark.parametrize("opcode", [0x01, 0x07, 0x02])  # MIDDLE/LAST with no message started
