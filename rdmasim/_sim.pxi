@@ -326,10 +326,10 @@ cdef class SimCore:
         return s
 
     def mr_reg(self, int host, uint32_t pd, object buf, uint32_t access):
-        cdef unsigned char[::1] view = buf
+        cdef const unsigned char[::1] view = buf  # read-only only without write access (verbs/mr.py)
         cdef uint64_t iova
         cdef uint32_t lkey, rkey
-        idx = self._check(rs_mr_reg(self.sim, host, pd, &view[0], view.shape[0], access,
+        idx = self._check(rs_mr_reg(self.sim, host, pd, <uint8_t *>&view[0], view.shape[0], access,
                                     &iova, &lkey, &rkey))
         self._buffers[(host, idx)] = buf
         return idx, iova, lkey, rkey

@@ -39,7 +39,7 @@ class Context:
         from rdmasim.sim import Host, Simulator
 
         if isinstance(host, Simulator):
-            if name is None or name not in host.hosts:
+            if not isinstance(name, str) or name not in host.hosts:
                 raise PyverbsUserError(f"no host named {name!r}; hosts: {list(host.hosts)}")
             host = host.hosts[name]
         if not isinstance(host, Host):
@@ -91,6 +91,10 @@ class PD:
         self._children: set[object] = set()  # open MRs and QPs
         self.closed = False
         ctx._children.add(self)
+
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise PyverbsUserError(f"{what}: {self!r} is deallocated")
 
     def close(self) -> None:
         """Deallocate the PD; refused (EBUSY, as ibv_dealloc_pd) while MRs or QPs use it."""
