@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 import weakref
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rdmasim import checks
@@ -56,16 +55,21 @@ def same_sim(what: str, sim: Simulator, other: Simulator) -> None:
         raise PyverbsUserError(f"{what} belongs to another simulation")
 
 
-def no_cycle(what: str, chain: Iterable[T]) -> list[T]:
-    """The work requests of a ``next_wr`` chain, refusing a chain that loops back on itself."""
+def wr_chain(what: str, first: Any, cls: type[T]) -> list[T]:
+    """The work requests of a ``next_wr`` chain from ``first``, each checked to be a ``cls``;
+    a chain that loops back on itself is refused."""
     seen: set[int] = set()
     out: list[T] = []
-    for wr in chain:
+    wr = first
+    while wr is not None:
+        where = f"{what}: work request" if not out else f"{what}: next_wr of work request {len(out) - 1}"
+        instance(where, wr, cls)
         if id(wr) in seen:
             raise PyverbsUserError(f"{what}: the next_wr chain loops back to work request {len(out)} "
                                    f"({wr!r})")
         seen.add(id(wr))
         out.append(wr)
+        wr = getattr(wr, "next_wr", None)
     return out
 
 

@@ -16,8 +16,8 @@ from rdmasim.verbs._checks import (
     instance,
     int_in,
     key,
-    no_cycle,
     same_sim,
+    wr_chain,
 )
 from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import PD
@@ -292,11 +292,9 @@ class QP:
         ``bad_wr`` (if given) and nothing after it is posted."""
         from rdmasim.verbs.wr import SendWR
 
-        instance("post_send send_wr", send_wr, SendWR)
         self._check_alive("post_send")
-        for i, wr in enumerate(no_cycle("post_send", send_wr.chain())):
+        for i, wr in enumerate(wr_chain("post_send", send_wr, SendWR)):
             try:
-                instance(f"post_send: next_wr of work request {i - 1}", wr, SendWR)
                 what = f"post_send work request {i}"
                 args = (int_in(f"{what}: wr_id", wr.wr_id, 0, U64),
                         int_in(f"{what}: opcode", wr.opcode, 0, U32),
@@ -334,11 +332,9 @@ class QP:
         """Post one receive work request or a chain."""
         from rdmasim.verbs.wr import RecvWR
 
-        instance("post_recv recv_wr", recv_wr, RecvWR)
         self._check_alive("post_recv")
-        for i, wr in enumerate(no_cycle("post_recv", recv_wr.chain())):
+        for i, wr in enumerate(wr_chain("post_recv", recv_wr, RecvWR)):
             try:
-                instance(f"post_recv: next_wr of work request {i - 1}", wr, RecvWR)
                 what = f"post_recv work request {i}"
                 wr_id = int_in(f"{what}: wr_id", wr.wr_id, 0, U64)
                 sges = self._sges(what, wr.sg, wr.num_sge)
