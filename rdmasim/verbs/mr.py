@@ -25,28 +25,36 @@ def _byte_view(buffer: Any, access: int) -> np.ndarray:
     """The bytes of ``buffer`` as a flat uint8 array (a view), or PyverbsUserError saying why the
     buffer cannot be a memory region: only plain, contiguous memory of fixed-size values whose
     bytes the NIC may read (and write, with a write access) without breaking Python objects."""
-    if isinstance(buffer, np.ndarray) and buffer.dtype.hasobject:
-        raise PyverbsUserError(
-            f"buffer is a numpy array of dtype {buffer.dtype}: it holds Python object pointers, not "
-            "data; register a buffer of fixed-size values (e.g. dtype=np.uint8)")
-    try:
-        view = memoryview(buffer)
-    except TypeError:
-        raise PyverbsUserError(f"buffer {type(buffer).__name__} does not expose memory "
-                               "(use a bytearray, a numpy array or a memoryview)") from None
-    if not isinstance(buffer, np.ndarray) and ("O" in view.format or "P" in view.format):
-        raise PyverbsUserError(f"buffer of format {view.format!r} holds pointers, not data")
-    if not view.c_contiguous:
+    if isinstance(buffer, np.ndarray):
+        if buffer.dtype.hasobject:
+            raise PyverbsUserError(
+                f"buffer is a numpy array of dtype {buffer.dtype}: it holds Python object pointers, not "
+                "data; register a buffer of fixed-size values (e.g. dtype=np.uint8)")
+        contiguous, nbytes, readonly = buffer.flags.c_contiguous, buffer.nbytes, not buffer.flags.writeable
+    else:
+        try:
+            view = memoryview(buffer)
+        except (TypeError, ValueError):
+            raise PyverbsUserError(f"buffer {type(buffer).__name__} does not expose memory "
+                                   "(use a bytearray, a numpy array or a memoryview)") from None
+        if "O" in view.format or "P" in view.format:
+            raise PyverbsUserError(f"buffer of format {view.format!r} holds pointers, not data")
+        contiguous, nbytes, readonly = view.c_contiguous, view.nbytes, view.readonly
+    if not contiguous:
         raise PyverbsUserError("buffer must be C-contiguous (a strided view cannot be registered: copy it)")
-    if view.nbytes == 0:
+    if nbytes == 0:
         raise PyverbsUserError("buffer is empty: an MR needs at least 1 byte")
-    if view.readonly:
+    if readonly:
         wants = [n for n, b in _WRITE_ACCESS.items() if access & b]
         if wants:
             raise PyverbsUserError(f"buffer is read-only but access asks for {' | '.join(wants)}: "
                                    "register writable memory (bytearray, numpy) or drop the write access")
-    arr = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view, dtype=np.uint8)
-    return arr
+    if isinstance(buffer, np.ndarray):
+        return buffer.reshape(-1).view(np.uint8)
+    try:
+        return np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view, dtype=np.uint8)
+    except (TypeError, ValueError) as exc:
+        raise PyverbsUserError(f"buffer of format {view.format!r} cannot be seen as bytes: {exc}") from None
 
 
 class MR:

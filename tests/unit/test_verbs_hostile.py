@@ -70,7 +70,8 @@ def test_mr_over_an_object_array_is_refused() -> None:
         MR(p.pd_b, access=RW, buffer=structured_with_obj)
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint32, np.float64, np.complex64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint32, np.float64, np.complex64, "datetime64[ns]",
+                                   [("a", "u4"), ("b", "f4")]])
 def test_mr_over_fixed_size_values_is_accepted(dtype: Any) -> None:
     p = Pair().connect()
     buf = np.zeros(32, dtype=dtype)
