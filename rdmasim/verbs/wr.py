@@ -29,7 +29,12 @@ class SGE:
         return self.addr, self.length, self.lkey
 
     def __repr__(self) -> str:
-        return f"SGE(addr=0x{self.addr:x}, length={self.length}, lkey=0x{self.lkey:x})"
+        return f"SGE(addr={_hex(self.addr)}, length={self.length!r}, lkey={_hex(self.lkey)})"
+
+
+def _hex(v: Any) -> str:
+    """0x... for an int; any other value (a field set to something wrong) as its repr."""
+    return f"0x{v:x}" if isinstance(v, int) else repr(v)
 
 
 def _sges(what: str, sg: Any) -> list[SGE]:
@@ -85,7 +90,7 @@ class SendWR:
             op = e.ibv_wr_opcode(self.opcode).name
         except ValueError:
             op = str(self.opcode)
-        return f"SendWR(wr_id={self.wr_id}, opcode={op}, sg={self.sg}, send_flags={self.send_flags})"
+        return f"SendWR(wr_id={self.wr_id!r}, opcode={op}, sg={self.sg!r}, send_flags={self.send_flags!r})"
 
 
 class RecvWR:
@@ -106,4 +111,4 @@ class RecvWR:
             wr = wr.next_wr
 
     def __repr__(self) -> str:
-        return f"RecvWR(wr_id={self.wr_id}, sg={self.sg})"
+        return f"RecvWR(wr_id={self.wr_id!r}, sg={self.sg!r})"
