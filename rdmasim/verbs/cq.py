@@ -45,7 +45,9 @@ class CQ:
         return len(wcs), wcs
 
     def __len__(self) -> int:
-        """Completions waiting to be polled."""
+        """Completions waiting to be polled (0 once destroyed)."""
+        if self._closed:
+            return 0
         return int(self._host.sim._core.cq_count(self._host.index, self._handle))
 
     def close(self) -> None:

@@ -51,7 +51,12 @@ class Context:
         self._children: set[object] = set()  # open PDs and CQs
 
     def query_gid(self, port_num: int = 1, index: int = 0) -> str:
-        """The RoCEv2 GID of the port (IPv4-mapped IPv6)."""
+        """The RoCEv2 GID of the port (IPv4-mapped IPv6); the NIC has port 1, every index names it."""
+        from rdmasim.verbs._checks import U16, int_in
+
+        if int_in("query_gid port_num", port_num, 0, 255) != 1:
+            raise PyverbsRDMAError(f"query_gid: port_num={port_num}: the NIC has one port, 1", errno.EINVAL)
+        int_in("query_gid index", index, 0, U16)
         return self.host.gid
 
     def rx_counters(self) -> dict[str, int]:

@@ -271,6 +271,8 @@ class QP:
 
     def query(self, attr_mask: int = 0) -> tuple[QPAttr, QPInitAttr]:
         """``ibv_query_qp``: current attributes and the creation attributes."""
+        int_in("QP.query attr_mask", attr_mask, 0, U32)
+        self._check_alive("query")
         raw = self._sim._core.qp_query(self._host.index, self.qp_num)
         attr = QPAttr(**{k: int(raw[k]) for k in _SIMPLE_FIELDS})
         if raw["dest_host"] >= 0:
@@ -284,6 +286,7 @@ class QP:
     @property
     def qp_state(self) -> int:
         """Current state (an IBV_QPS_* value)."""
+        self._check_alive("qp_state")
         return int(self._sim._core.qp_query(self._host.index, self.qp_num)["qp_state"])
 
     # ---- data path ----
@@ -346,11 +349,13 @@ class QP:
 
     def stats(self) -> dict[str, int]:
         """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ..."""
+        self._check_alive("stats")
         return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
 
     def inspect(self) -> dict[str, Any]:
         """Transport state now: PSNs (requester next / oldest unacknowledged / responder expected),
         MSN, work outstanding, retries left, timers (ps, 0 = stopped), rate."""
+        self._check_alive("inspect")
         d = dict(self._sim._core.qp_inspect(self._host.index, self.qp_num))
         d["state"] = e.ibv_qp_state(d["state"]).name
         d["recovery"] = {v: k for k, v in RECOVERY_MODES.items()}.get(int(d["recovery"]), str(d["recovery"]))
@@ -421,6 +426,7 @@ class QP:
     def recovery(self) -> dict[str, Any]:
         """Loss recovery: ``mode`` ("gbn"/"irn"), and for IRN ``window``, ``rto_low_packets``,
         ``rto_low_ps``, ``rto_high_ps``."""
+        self._check_alive("recovery")
         raw = dict(self._sim._core.qp_get_recovery(self._host.index, self.qp_num))
         names = {v: k for k, v in RECOVERY_MODES.items()}
         raw["mode"] = names.get(int(raw["mode"]), str(raw["mode"]))
@@ -429,10 +435,12 @@ class QP:
     @property
     def rate_bps(self) -> float:
         """The rate its congestion control paces it at (bits/s); 0 when it runs at line rate."""
+        self._check_alive("rate_bps")
         return float(self._sim._core.qp_rate_bps(self._host.index, self.qp_num))
 
     def dcqcn_state(self) -> dict[str, Any] | None:
         """DCQCN reaction-point state (rc_bps, rt_bps, alpha, counters), or None without DCQCN."""
+        self._check_alive("dcqcn_state")
         return self._sim._core.qp_dcqcn_state(self._host.index, self.qp_num)
 
     def close(self) -> None:
