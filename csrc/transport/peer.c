@@ -153,6 +153,10 @@ int rs_peer_send_raw(rs_sim *sim, int host, const uint8_t *frame, size_t len, in
         p->dst_ip = ((uint32_t)ip[16] << 24) | ((uint32_t)ip[17] << 16) | ((uint32_t)ip[18] << 8) | ip[19];
         p->priority = h->dscp_to_prio[p->tos >> 2];
     }
+    /* for traces: the opcode the bytes claim, if they reach a BTH; else 0xFF (no RoCE opcode) */
+    p->opcode = ipv4 && len > RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES
+                    ? frame[RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES]
+                    : 0xFF;
     p->src_node = (uint16_t)h->id;
     if (dst_host < 0 && (!ipv4 || host_of_ip(sim, p->dst_ip) < 0)) {
         rs_pkt_release(&sim->pool, p);

@@ -186,3 +186,29 @@ def test_auto_msn_counts_each_request_message_once() -> None:
             if s.get("opcode") == OP_ACK and s["aeth_syndrome"] == 0x1F]
     assert acks == [(101, 1), (103, 2), (105, 3)]
     assert qp.stats()["acks_rcvd"] == 3
+
+
+def test_a_dropped_middle_packet_is_a_gap_nak_sequence_error_for_its_psn() -> None:
+    """WRITE FIRST (psn 0), MIDDLE with a bad ICRC (psn 1, dropped), LAST (psn 2): the responder sees
+    PSN 2 while expecting 1 and answers one NAK sequence error carrying PSN 1; FIRST's bytes are
+    placed, nothing after it; resending 1 and 2 completes the message."""
+    topo, peer, ctx, qp, mr = setup()
+    data = bytes(range(256)) * 12  # 3 x 1024
+    first = write_frame(peer, mr, data[:1024])
+    first.update(opcode=0x06, reth_len=len(data), ackreq=0)
+    middle = peer.template()
+    middle.update(opcode=0x07, psn=1, payload=data[1024:2048])
+    last = peer.template()
+    last.update(opcode=0x08, psn=2, ackreq=1, payload=data[2048:])
+    peer.send(first)
+    peer.send(middle, bad_icrc=True)
+    peer.send(last)
+    peer.run(until="50us")
+    assert [(p["opcode"], p["psn"], p["aeth_syndrome"]) for p in peer.received] == [(OP_ACK, 1, 0x60)]
+    assert ctx.rx_counters()["bad_icrc"] == 1
+    assert mr.read(1024) == data[:1024] and mr.read(2048, 1024) == bytes(2048)
+    peer.send(middle)
+    peer.send(last)
+    peer.run(until="100us")
+    assert [(p["opcode"], p["psn"], p["aeth_syndrome"]) for p in peer.received[1:]] == [(OP_ACK, 2, 0x1F)]
+    assert mr.read(len(data)) == data
