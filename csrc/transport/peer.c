@@ -74,8 +74,8 @@ static int dest_of(const rs_sim *sim, int dst_host, uint32_t dst_ip)
 /* A frame that decoded (possibly with a wrong ICRC), carried parsed.  A wrong ICRC is kept as the
  * xor between the one sent and the right one: the receiving NIC drops the packet and a capture
  * shows the same wrong value (rs_encode applies it). */
-static int send_parsed(rs_sim *sim, rs_host *h, const uint8_t *frame, const rs_pkt *parsed, int icrc_bad,
-                       int dst_host)
+static int send_parsed(rs_sim *sim, rs_host *h, const uint8_t *frame, size_t len, const rs_pkt *parsed,
+                       int icrc_bad, int dst_host)
 {
     rs_pkt *p = rs_pkt_alloc(&sim->pool);
     if (!p)
@@ -91,15 +91,20 @@ static int send_parsed(rs_sim *sim, rs_host *h, const uint8_t *frame, const rs_p
         memcpy(p->payload, parsed->payload, parsed->payload_len);
     }
     if (icrc_bad && parsed->kind == RS_PKT_ROCE) {
-        /* the decoder accepted the lengths: the ICRC is the last 4 bytes of the IP datagram */
-        size_t ip_len = ((size_t)frame[RS_ETH_HDR_BYTES + 2] << 8) | frame[RS_ETH_HDR_BYTES + 3];
-        const uint8_t *icrc = frame + RS_ETH_HDR_BYTES + ip_len - RS_ICRC_BYTES;
-        uint32_t wire = (uint32_t)icrc[0] | ((uint32_t)icrc[1] << 8) | ((uint32_t)icrc[2] << 16) |
-                        ((uint32_t)icrc[3] << 24);
         p->icrc_bad = 1;
-        p->icrc_xor = wire ^ rs_icrc(frame, (size_t)(icrc - frame));
-        if (!p->icrc_xor)
-            p->icrc_xor = 0xFFFFFFFFu;
+        p->icrc_xor = 0xFFFFFFFFu; /* unless the ICRC sent can be found (IPv4: it ends the datagram) */
+        size_t ip_len = len >= RS_ETH_HDR_BYTES + 4
+                            ? ((size_t)frame[RS_ETH_HDR_BYTES + 2] << 8) | frame[RS_ETH_HDR_BYTES + 3]
+                            : 0;
+        if (frame[12] == 0x08 && frame[13] == 0x00 && ip_len >= RS_IPV4_HDR_BYTES + RS_ICRC_BYTES &&
+            RS_ETH_HDR_BYTES + ip_len <= len) {
+            const uint8_t *icrc = frame + RS_ETH_HDR_BYTES + ip_len - RS_ICRC_BYTES;
+            uint32_t wire = (uint32_t)icrc[0] | ((uint32_t)icrc[1] << 8) | ((uint32_t)icrc[2] << 16) |
+                            ((uint32_t)icrc[3] << 24);
+            uint32_t x = wire ^ rs_icrc(frame, (size_t)(icrc - frame));
+            if (x)
+                p->icrc_xor = x;
+        }
     }
     p->src_node = (uint16_t)h->id;
     p->dst_node = (uint16_t)dest_of(sim, dst_host, p->dst_ip);
@@ -119,7 +124,7 @@ int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
                            "frame does not decode as RoCEv2/PFC (codec status %d); send it unchecked with "
                            "send_raw",
                            rc);
-    return send_parsed(sim, h, frame, &parsed, rc == RS_CODEC_ERR_BAD_ICRC, -1);
+    return send_parsed(sim, h, frame, len, &parsed, rc == RS_CODEC_ERR_BAD_ICRC, -1);
 }
 
 int rs_peer_send_raw(rs_sim *sim, int host, const uint8_t *frame, size_t len, int dst_host)
@@ -134,7 +139,7 @@ int rs_peer_send_raw(rs_sim *sim, int host, const uint8_t *frame, size_t len, in
     rs_pkt parsed;
     int rc = rs_decode(frame, len, &parsed);
     if (rc == RS_CODEC_OK || rc == RS_CODEC_ERR_BAD_ICRC)
-        return send_parsed(sim, h, frame, &parsed, rc == RS_CODEC_ERR_BAD_ICRC, dst_host);
+        return send_parsed(sim, h, frame, len, &parsed, rc == RS_CODEC_ERR_BAD_ICRC, dst_host);
     /* Not decodable: carried as bytes.  Only routing metadata is set; the IPv4 destination and
      * DSCP are read if the bytes hold them (else the frame goes to dst_host, priority 0). */
     rs_pkt *p = rs_pkt_alloc(&sim->pool);
@@ -160,7 +165,8 @@ int rs_peer_send_raw(rs_sim *sim, int host, const uint8_t *frame, size_t len, in
     p->src_node = (uint16_t)h->id;
     if (dst_host < 0 && (!ipv4 || host_of_ip(sim, p->dst_ip) < 0)) {
         rs_pkt_release(&sim->pool, p);
-        return rs_sim_fail(sim, RS_ERR_INVAL, "raw frame has no IPv4 destination of a host: give its destination host");
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "raw frame has no IPv4 destination of a host: give its destination host");
     }
     p->dst_node = (uint16_t)dest_of(sim, dst_host, p->dst_ip);
     rs_nic_send_ctrl(sim, h, p);
