@@ -80,7 +80,12 @@ class ScriptedPeer:
         Extra keyword arguments go to the QP attributes (timeout, retry_cnt, ...).
         """
         from rdmasim.verbs import enums as e
-        from rdmasim.verbs.qp import AHAttr, GlobalRoute, QPAttr
+        from rdmasim.verbs.qp import QP, AHAttr, GlobalRoute, QPAttr
+
+        if not isinstance(qp, QP) or qp._sim is not self.sim:
+            raise ValueError(f"connect needs a QP of this simulation, got {qp!r}")
+        peer_psn = check_int("connect peer_psn", peer_psn, 0, 2**24 - 1)
+        qp_psn = check_int("connect qp_psn", qp_psn, 0, 2**24 - 1)
 
         mtu = path_mtu if path_mtu is not None else (qp._host.link.mtu if qp._host.link else 1024)
         defaults: dict[str, Any] = dict(
@@ -162,6 +167,8 @@ class ScriptedPeer:
 
     def ack(self, psn: int, syndrome: int = 0x1F) -> None:
         """Send an ACKNOWLEDGE for ``psn`` (syndrome 0x1F = ACK, 0x60.. = NAK, 0x20|t = RNR NAK)."""
+        psn = check_int("ack psn", psn, 0, 2**24 - 1)
+        syndrome = check_int("ack syndrome", syndrome, 0, 0xFF)
         self.send(self.reply({"psn": psn}, opcode=0x11, aeth_syndrome=syndrome))
 
     # ---- running ----

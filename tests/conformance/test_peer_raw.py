@@ -212,3 +212,16 @@ def test_a_dropped_middle_packet_is_a_gap_nak_sequence_error_for_its_psn() -> No
     peer.run(until="100us")
     assert [(p["opcode"], p["psn"], p["aeth_syndrome"]) for p in peer.received[1:]] == [(OP_ACK, 2, 0x1F)]
     assert mr.read(len(data)) == data
+
+
+def test_peer_arguments_are_checked() -> None:
+    topo, peer, ctx, qp, mr = setup()
+    with pytest.raises(ValueError, match="ack psn"):
+        peer.ack(-1)
+    with pytest.raises(ValueError, match="ack syndrome"):
+        peer.ack(0, 0x100)
+    other = rdmasim.back_to_back()
+    with pytest.raises(ValueError, match="not a host of this simulation"):
+        ScriptedPeer(topo.sim, other.b)
+    with pytest.raises(ValueError, match="not a host of this simulation"):
+        peer.send_raw(b"\0" * 60, dest=other.a)
