@@ -149,6 +149,8 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *out)
     int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps)
     int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
+    int rs_peer_send_raw(rs_sim *sim, int host, const uint8_t *frame, size_t len, int dst_host)
+    int rs_host_rx_counters(const rs_sim *sim, int host, uint64_t out[4])
     int rs_link_connect(rs_sim *sim, int host_a, int host_b, int64_t rate_bps, int64_t delay_ps)
     int rs_link_set_loss(rs_sim *sim, int link, double loss_prob)
     int rs_link_set_gilbert(rs_sim *sim, int link, double p_good_bad, double p_bad_good, double loss_good,
@@ -321,6 +323,15 @@ cdef class SimCore:
     def peer_send(self, int host, bytes frame):
         self._check(rs_peer_send(self.sim, host, frame, len(frame)))
 
+    def peer_send_raw(self, int host, bytes frame, int dst_host):
+        self._check(rs_peer_send_raw(self.sim, host, frame, len(frame), dst_host))
+
+    def host_rx_counters(self, int host):
+        """A NIC's receive drops by reason (rs_host_rx_counters)."""
+        cdef uint64_t out[4]
+        self._check(rs_host_rx_counters(self.sim, host, out))
+        return {"unknown_qp": out[0], "bad_state": out[1], "bad_icrc": out[2], "malformed": out[3]}
+
     def host_info(self, int host):
         cdef uint8_t mac[6]
         cdef uint32_t ip
@@ -346,10 +357,10 @@ cdef class SimCore:
         return s
 
     def mr_reg(self, int host, uint32_t pd, object buf, uint32_t access):
-        cdef unsigned char[::1] view = buf
+        cdef const unsigned char[::1] view = buf  # read-only only without write access (verbs/mr.py)
         cdef uint64_t iova
         cdef uint32_t lkey, rkey
-        idx = self._check(rs_mr_reg(self.sim, host, pd, &view[0], view.shape[0], access,
+        idx = self._check(rs_mr_reg(self.sim, host, pd, <uint8_t *>&view[0], view.shape[0], access,
                                     &iova, &lkey, &rkey))
         self._buffers[(host, idx)] = buf
         return idx, iova, lkey, rkey

@@ -383,8 +383,14 @@ class Simulator:
         Raises TimeoutError if ``timeout`` of simulated time passes first, and RuntimeError if
         the network goes idle with fewer completions (nothing more can happen).
         """
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        from rdmasim.verbs._checks import U32, instance, int_in, same_sim
+        from rdmasim.verbs.cq import CQ
+
+        instance("wait_for cq", cq, CQ)
+        same_sim("wait_for cq", cq._host.sim, self)
+        n = int_in("wait_for n", n, 1, U32)
+        if cq._closed:
+            raise _errors.PyverbsUserError(f"wait_for: {cq!r} is destroyed")
         start = self.now
         deadline = INT64_MAX if timeout is None else start + parse_time(timeout)
         reason = self._core.run(deadline, 0, cq._host.index, cq._handle, n)

@@ -101,6 +101,8 @@ size_t rs_frame_len(const rs_pkt *p)
     struct layout l;
     if (p->kind == RS_PKT_PFC)
         return p->pfc_class_enable > 0xFFu ? 0 : RS_ETH_MIN_FRAME_NOFCS;
+    if (p->kind == RS_PKT_RAW) /* the bytes as sent, padded by the MAC to the minimum */
+        return p->payload_len < RS_ETH_MIN_FRAME_NOFCS ? RS_ETH_MIN_FRAME_NOFCS : p->payload_len;
     if (p->kind != RS_PKT_ROCE || roce_layout(p, &l) != RS_CODEC_OK)
         return 0;
     return l.frame < RS_ETH_MIN_FRAME_NOFCS ? RS_ETH_MIN_FRAME_NOFCS : l.frame;
@@ -206,6 +208,18 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
             *frame_len = (size_t)n;
         return n;
     }
+    if (p->kind == RS_PKT_RAW) { /* undecodable bytes (scripted peer): exactly as sent */
+        size_t total = rs_frame_len(p);
+        if (frame_len)
+            *frame_len = total;
+        size_t n = want < total ? want : total;
+        if (!p->payload || cap < n)
+            return RS_CODEC_ERR_SHORT;
+        size_t k = n < p->payload_len ? n : p->payload_len;
+        memcpy(out, p->payload, k);
+        memset(out + k, 0, n - k);
+        return (int)n;
+    }
     if (p->kind != RS_PKT_ROCE)
         return RS_CODEC_ERR_BAD_FIELD;
 
@@ -245,7 +259,9 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
     }
     memset(b, 0, l.pad);
     b += l.pad;
-    put_icrc(b, rs_icrc(out, (size_t)(b - out)));
+    /* a packet known to carry a wrong ICRC keeps it wrong on the wire (rs_pkt.icrc_xor) */
+    uint32_t bad = p->icrc_bad ? (p->icrc_xor ? p->icrc_xor : 0xFFFFFFFFu) : 0u;
+    put_icrc(b, rs_icrc(out, (size_t)(b - out)) ^ bad);
     b += RS_ICRC_BYTES;
     memset(b, 0, total - l.frame); /* Ethernet minimum-size padding, outside IP */
     return (int)total;

@@ -54,3 +54,15 @@ void rs_host_free(rs_host *h)
     free(h->mrs);
     free(h);
 }
+
+int rs_host_rx_counters(const rs_sim *sim, int host, uint64_t out[RS_HOST_RX_COUNTERS])
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return rs_sim_fail((rs_sim *)sim, RS_ERR_INVAL, "no host %d", host);
+    const rs_host *h = sim->hosts[host];
+    out[0] = h->rx_unknown_qp;
+    out[1] = h->rx_bad_state;
+    out[2] = h->rx_bad_icrc;
+    out[3] = h->rx_malformed;
+    return RS_OK;
+}

@@ -47,6 +47,8 @@ typedef struct rs_host {
     struct rs_rxpipe *rx_off; /* a disabled pipeline, kept for reuse: its timers may have heap entries */
     uint64_t rx_unknown_qp;  /* frames for a QPN that does not exist (dropped, counted) */
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
+    uint64_t rx_bad_icrc;    /* frames whose ICRC is wrong (dropped, counted) */
+    uint64_t rx_malformed;   /* frames that do not parse as RoCEv2 or PFC (dropped, counted) */
 } rs_host;
 
 static inline rs_qp *rs_host_qp(rs_host *h, uint32_t qpn) { return rs_qpn_find(&h->qpns, qpn); }

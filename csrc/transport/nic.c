@@ -337,6 +337,18 @@ void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt)
 
 void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
 {
+    /* What the NIC cannot parse, and frames whose ICRC is wrong, are dropped silently and counted
+     * before any transport state is looked at (IBA 9.7.8: no response for an invalid packet; rxe
+     * rxe_recv.c: a failed header check or rxe_icrc_check drops it).  The scripted peer's NIC
+     * too: what it receives passed the same checks. */
+    if (pkt->kind == RS_PKT_RAW || pkt->icrc_bad) {
+        if (pkt->kind == RS_PKT_RAW)
+            h->rx_malformed++;
+        else
+            h->rx_bad_icrc++;
+        rs_pkt_release(&sim->pool, pkt);
+        return;
+    }
     if (h->scripted) {
         rs_peer_deliver(sim, h, pkt);
         return;

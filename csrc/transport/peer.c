@@ -62,6 +62,56 @@ static int host_of_ip(const rs_sim *sim, uint32_t ip)
     return ((ip >> 24) == 10 && n >= 1 && n <= sim->n_hosts) ? (int)n - 1 : -1;
 }
 
+/* Where a frame from the peer goes: `dst_host` if valid, else the host its IPv4 destination names. */
+static int dest_of(const rs_sim *sim, int dst_host, uint32_t dst_ip)
+{
+    if (dst_host >= 0 && (uint32_t)dst_host < sim->n_hosts)
+        return dst_host;
+    int dst = host_of_ip(sim, dst_ip);
+    return dst >= 0 ? dst : 0;
+}
+
+/* A frame that decoded (possibly with a wrong ICRC), carried parsed.  A wrong ICRC is kept as the
+ * xor between the one sent and the right one: the receiving NIC drops the packet and a capture
+ * shows the same wrong value (rs_encode applies it). */
+static int send_parsed(rs_sim *sim, rs_host *h, const uint8_t *frame, size_t len, const rs_pkt *parsed,
+                       int icrc_bad, int dst_host)
+{
+    rs_pkt *p = rs_pkt_alloc(&sim->pool);
+    if (!p)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    *p = *parsed;
+    p->next = NULL;
+    p->payload = NULL;
+    if (parsed->payload_len) {
+        if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
+            rs_pkt_release(&sim->pool, p);
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        }
+        memcpy(p->payload, parsed->payload, parsed->payload_len);
+    }
+    if (icrc_bad && parsed->kind == RS_PKT_ROCE) {
+        p->icrc_bad = 1;
+        p->icrc_xor = 0xFFFFFFFFu; /* unless the ICRC sent can be found (IPv4: it ends the datagram) */
+        size_t ip_len = len >= RS_ETH_HDR_BYTES + 4
+                            ? ((size_t)frame[RS_ETH_HDR_BYTES + 2] << 8) | frame[RS_ETH_HDR_BYTES + 3]
+                            : 0;
+        if (frame[12] == 0x08 && frame[13] == 0x00 && ip_len >= RS_IPV4_HDR_BYTES + RS_ICRC_BYTES &&
+            RS_ETH_HDR_BYTES + ip_len <= len) {
+            const uint8_t *icrc = frame + RS_ETH_HDR_BYTES + ip_len - RS_ICRC_BYTES;
+            uint32_t wire = (uint32_t)icrc[0] | ((uint32_t)icrc[1] << 8) | ((uint32_t)icrc[2] << 16) |
+                            ((uint32_t)icrc[3] << 24);
+            uint32_t x = wire ^ rs_icrc(frame, (size_t)(icrc - frame));
+            if (x)
+                p->icrc_xor = x;
+        }
+    }
+    p->src_node = (uint16_t)h->id;
+    p->dst_node = (uint16_t)dest_of(sim, dst_host, p->dst_ip);
+    rs_nic_send_ctrl(sim, h, p);
+    return RS_OK;
+}
+
 int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
 {
     rs_host *h = get_host(sim, host);
@@ -70,23 +120,55 @@ int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
     rs_pkt parsed;
     int rc = rs_decode(frame, len, &parsed);
     if (rc != RS_CODEC_OK && rc != RS_CODEC_ERR_BAD_ICRC)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "frame does not decode as RoCEv2/PFC (codec status %d)", rc);
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "frame does not decode as RoCEv2/PFC (codec status %d); send it unchecked with "
+                           "send_raw",
+                           rc);
+    return send_parsed(sim, h, frame, len, &parsed, rc == RS_CODEC_ERR_BAD_ICRC, -1);
+}
+
+int rs_peer_send_raw(rs_sim *sim, int host, const uint8_t *frame, size_t len, int dst_host)
+{
+    rs_host *h = get_host(sim, host);
+    if (!h)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
+    if (dst_host >= 0 && (uint32_t)dst_host >= sim->n_hosts)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no destination host %d", dst_host);
+    if (len < 1 || len > RS_MAX_PAYLOAD)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "raw frame of %zu bytes: allowed 1..%u", len, RS_MAX_PAYLOAD);
+    rs_pkt parsed;
+    int rc = rs_decode(frame, len, &parsed);
+    if (rc == RS_CODEC_OK || rc == RS_CODEC_ERR_BAD_ICRC)
+        return send_parsed(sim, h, frame, len, &parsed, rc == RS_CODEC_ERR_BAD_ICRC, dst_host);
+    /* Not decodable: carried as bytes.  Only routing metadata is set; the IPv4 destination and
+     * DSCP are read if the bytes hold them (else the frame goes to dst_host, priority 0). */
     rs_pkt *p = rs_pkt_alloc(&sim->pool);
-    if (!p)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    *p = parsed;
-    p->next = NULL;
-    p->payload = NULL;
-    if (parsed.payload_len) {
-        if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
+    if (!p || rs_pkt_attach_payload(&sim->pool, p) != 0) {
+        if (p)
             rs_pkt_release(&sim->pool, p);
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-        }
-        memcpy(p->payload, parsed.payload, parsed.payload_len);
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     }
+    p->kind = RS_PKT_RAW;
+    memcpy(p->payload, frame, len);
+    p->payload_len = (uint32_t)len;
+    int ipv4 = len >= RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES && frame[12] == 0x08 && frame[13] == 0x00;
+    if (ipv4) {
+        const uint8_t *ip = frame + RS_ETH_HDR_BYTES;
+        p->tos = ip[1];
+        p->dst_ip = ((uint32_t)ip[16] << 24) | ((uint32_t)ip[17] << 16) | ((uint32_t)ip[18] << 8) | ip[19];
+        p->priority = h->dscp_to_prio[p->tos >> 2];
+    }
+    /* for traces: the opcode the bytes claim, if they reach a BTH; else 0xFF (no RoCE opcode) */
+    p->opcode = ipv4 && len > RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES
+                    ? frame[RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES]
+                    : 0xFF;
     p->src_node = (uint16_t)h->id;
-    int dst = host_of_ip(sim, p->dst_ip);
-    p->dst_node = (uint16_t)(dst >= 0 ? dst : 0);
+    if (dst_host < 0 && (!ipv4 || host_of_ip(sim, p->dst_ip) < 0)) {
+        rs_pkt_release(&sim->pool, p);
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "raw frame has no IPv4 destination of a host: give its destination host");
+    }
+    p->dst_node = (uint16_t)dest_of(sim, dst_host, p->dst_ip);
     rs_nic_send_ctrl(sim, h, p);
     return RS_OK;
 }

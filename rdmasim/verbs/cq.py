@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from rdmasim.errors import PyverbsUserError
+from rdmasim.verbs import enums as e
+from rdmasim.verbs._checks import INT32_MAX, U32, imm_from_wire, instance, int_in
 from rdmasim.verbs.device import Context
 from rdmasim.verbs.wc import WC
 
@@ -17,23 +19,35 @@ class CQ:
 
     def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,
                  channel: object = None, comp_vector: int = 0) -> None:
-        if not isinstance(ctx, Context):
-            raise PyverbsUserError(f"CQ needs a Context, got {ctx!r}")
+        instance("CQ ctx", ctx, Context)
+        ctx._check_open("CQ")
+        self.cqe = int_in("CQ cqe", cqe, 0, U32)  # 0 and too many: the core's EINVAL
+        int_in("CQ comp_vector", comp_vector, 0, INT32_MAX)
         self.ctx = ctx
         self._host = ctx.host
-        self.cqe = int(cqe)
         self._handle = self._host.sim._core.cq_create(self._host.index, self.cqe)
         self._closed = False
         ctx._children.add(self)
 
     def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
         """Take up to ``num_entries`` completions (``ibv_poll_cq``)."""
-        raw = self._host.sim._core.cq_poll(self._host.index, self._handle, int(num_entries))
-        wcs = [WC(**{k: int(v) for k, v in w.items()}) for w in raw]
+        n = int_in("CQ.poll num_entries", num_entries, 0, INT32_MAX)
+        if self._closed:
+            raise PyverbsUserError(f"CQ.poll: {self!r} is destroyed")
+        n = min(n, len(self))  # never more than are waiting: no buffer sized by the caller's number
+        raw = self._host.sim._core.cq_poll(self._host.index, self._handle, n) if n else []
+        wcs = []
+        for w in raw:
+            d = {k: int(v) for k, v in w.items()}
+            if d["wc_flags"] & e.IBV_WC_WITH_IMM:
+                d["imm_data"] = imm_from_wire(d["imm_data"])
+            wcs.append(WC(**d))
         return len(wcs), wcs
 
     def __len__(self) -> int:
-        """Completions waiting to be polled."""
+        """Completions waiting to be polled (0 once destroyed)."""
+        if self._closed:
+            return 0
         return int(self._host.sim._core.cq_count(self._host.index, self._handle))
 
     def close(self) -> None:
@@ -50,4 +64,6 @@ class CQ:
         self.close()
 
     def __repr__(self) -> str:
+        if self._closed:
+            return f"CQ(host={self._host.name}, cqe={self.cqe}, destroyed)"
         return f"CQ(host={self._host.name}, cqe={self.cqe}, pending={len(self)})"

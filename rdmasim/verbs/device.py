@@ -4,12 +4,29 @@ from __future__ import annotations
 
 import errno
 import itertools
+import weakref
 from typing import TYPE_CHECKING
 
-from rdmasim.errors import PyverbsUserError
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 
 if TYPE_CHECKING:
     from rdmasim.sim import Host, Simulator
+
+
+# PD numbers are per host (the core checks an MR's or QP's PD by number on its host), so that PDs
+# of two Contexts opened on one host never share a number: each PD is its own protection domain.
+_PD_IDS: weakref.WeakKeyDictionary[Host, itertools.count[int]] = weakref.WeakKeyDictionary()
+_PD_MAX = (1 << 32) - 1
+
+
+def _next_pd_handle(host: Host) -> int:
+    ids = _PD_IDS.get(host)
+    if ids is None:
+        ids = _PD_IDS[host] = itertools.count(1)
+    handle = next(ids)
+    if handle > _PD_MAX:
+        raise PyverbsRDMAError(f"no PD numbers left on host {host.name}", errno.ENOMEM)
+    return handle
 
 
 class Context:
@@ -22,7 +39,7 @@ class Context:
         from rdmasim.sim import Host, Simulator
 
         if isinstance(host, Simulator):
-            if name is None or name not in host.hosts:
+            if not isinstance(name, str) or name not in host.hosts:
                 raise PyverbsUserError(f"no host named {name!r}; hosts: {list(host.hosts)}")
             host = host.hosts[name]
         if not isinstance(host, Host):
@@ -30,13 +47,27 @@ class Context:
         self.host = host
         self.sim = host.sim
         self.name = f"rxe_{host.name}"
-        self._pd_ids = itertools.count(1)
         self.closed = False
         self._children: set[object] = set()  # open PDs and CQs
 
     def query_gid(self, port_num: int = 1, index: int = 0) -> str:
-        """The RoCEv2 GID of the port (IPv4-mapped IPv6)."""
+        """The RoCEv2 GID of the port (IPv4-mapped IPv6); the NIC has port 1, every index names it."""
+        from rdmasim.verbs._checks import U16, int_in
+
+        if int_in("query_gid port_num", port_num, 0, 255) != 1:
+            raise PyverbsRDMAError(f"query_gid: port_num={port_num}: the NIC has one port, 1", errno.EINVAL)
+        int_in("query_gid index", index, 0, U16)
         return self.host.gid
+
+    def rx_counters(self) -> dict[str, int]:
+        """Frames the NIC dropped on receive, by reason: ``unknown_qp`` (no such QPN),
+        ``bad_state`` (the QP's state refuses them), ``bad_icrc`` (wrong ICRC) and ``malformed``
+        (not parseable as RoCEv2 or PFC). All are dropped silently, as IBA and rxe do."""
+        return {k: int(v) for k, v in self.sim._core.host_rx_counters(self.host.index).items()}
+
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise PyverbsUserError(f"{what}: {self!r} is closed")
 
     def close(self) -> None:
         """Close the device; refused while PDs or CQs created on it are still open."""
@@ -59,11 +90,16 @@ class PD:
     def __init__(self, ctx: Context) -> None:
         if not isinstance(ctx, Context):
             raise PyverbsUserError(f"PD needs a Context, got {ctx!r}")
+        ctx._check_open("PD")
         self.ctx = ctx
-        self.handle = next(ctx._pd_ids)
+        self.handle = _next_pd_handle(ctx.host)
         self._children: set[object] = set()  # open MRs and QPs
         self.closed = False
         ctx._children.add(self)
+
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise PyverbsUserError(f"{what}: {self!r} is deallocated")
 
     def close(self) -> None:
         """Deallocate the PD; refused (EBUSY, as ibv_dealloc_pd) while MRs or QPs use it."""

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rdmasim.errors import PyverbsUserError
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums as e
+from rdmasim.verbs._checks import (
+    U8,
+    U16,
+    U32,
+    U64,
+    flags_in,
+    imm_to_wire,
+    instance,
+    int_in,
+    key,
+    same_sim,
+    wr_chain,
+)
 from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import PD
 
@@ -44,11 +57,11 @@ class QPCap:
 
     def __init__(self, max_send_wr: int = 1, max_recv_wr: int = 10, max_send_sge: int = 1,
                  max_recv_sge: int = 1, max_inline_data: int = 0) -> None:
-        self.max_send_wr = int(max_send_wr)
-        self.max_recv_wr = int(max_recv_wr)
-        self.max_send_sge = int(max_send_sge)
-        self.max_recv_sge = int(max_recv_sge)
-        self.max_inline_data = int(max_inline_data)
+        self.max_send_wr = int_in("QPCap max_send_wr", max_send_wr, 0, U32)
+        self.max_recv_wr = int_in("QPCap max_recv_wr", max_recv_wr, 0, U32)
+        self.max_send_sge = int_in("QPCap max_send_sge", max_send_sge, 0, U32)
+        self.max_recv_sge = int_in("QPCap max_recv_sge", max_recv_sge, 0, U32)
+        self.max_inline_data = int_in("QPCap max_inline_data", max_inline_data, 0, U32)
 
     def __repr__(self) -> str:
         return (f"QPCap(max_send_wr={self.max_send_wr}, max_recv_wr={self.max_recv_wr}, "
@@ -61,13 +74,13 @@ class QPInitAttr:
     def __init__(self, qp_type: int = e.IBV_QPT_RC, qp_context: object = None,
                  scq: CQ | None = None, rcq: CQ | None = None, srq: object = None,
                  cap: QPCap | None = None, sq_sig_all: int = 1) -> None:
-        self.qp_type = int(qp_type)
+        self.qp_type = int_in("QPInitAttr qp_type", qp_type, 0, U32)
         self.qp_context = qp_context
         self.send_cq = scq
         self.recv_cq = rcq
         self.srq = srq
         self.cap = cap if cap is not None else QPCap()
-        self.sq_sig_all = int(sq_sig_all)
+        self.sq_sig_all = _sig_all(sq_sig_all)
 
 
 class GlobalRoute:
@@ -75,11 +88,11 @@ class GlobalRoute:
 
     def __init__(self, dgid: str = "", flow_label: int = 0, sgid_index: int = 0,
                  hop_limit: int = 64, traffic_class: int = 0) -> None:
-        self.dgid = dgid
-        self.flow_label = flow_label
-        self.sgid_index = sgid_index
-        self.hop_limit = hop_limit
-        self.traffic_class = int(traffic_class)
+        self.dgid = instance("GlobalRoute dgid", dgid, str)
+        self.flow_label = int_in("GlobalRoute flow_label", flow_label, 0, (1 << 20) - 1)
+        self.sgid_index = int_in("GlobalRoute sgid_index", sgid_index, 0, U8)
+        self.hop_limit = int_in("GlobalRoute hop_limit", hop_limit, 0, U8)
+        self.traffic_class = int_in("GlobalRoute traffic_class", traffic_class, 0, U8)
 
 
 class AHAttr:
@@ -90,11 +103,11 @@ class AHAttr:
 
     def __init__(self, gr: GlobalRoute | None = None, is_global: int = 1, port_num: int = 1,
                  dlid: int = 0, sl: int = 0, dest: Host | None = None) -> None:
-        self.gr = gr
-        self.is_global = is_global
-        self.port_num = port_num
-        self.dlid = dlid
-        self.sl = sl
+        self.gr = None if gr is None else instance("AHAttr gr", gr, GlobalRoute)
+        self.is_global = int_in("AHAttr is_global", is_global, 0, 1)
+        self.port_num = int_in("AHAttr port_num", port_num, 0, U8)
+        self.dlid = int_in("AHAttr dlid", dlid, 0, U16)
+        self.sl = int_in("AHAttr sl", sl, 0, 15)
         self.dest = dest
 
 
@@ -107,22 +120,14 @@ class QPAttr:
                  max_rd_atomic: int = 1, max_dest_rd_atomic: int = 1, min_rnr_timer: int = 12,
                  timeout: int = 14, retry_cnt: int = 7, rnr_retry: int = 7,
                  ah_attr: AHAttr | None = None) -> None:
-        self.qp_state = qp_state
-        self.cur_qp_state = cur_qp_state
-        self.port_num = port_num
-        self.path_mtu = path_mtu
-        self.qp_access_flags = qp_access_flags
-        self.pkey_index = pkey_index
-        self.dest_qp_num = dest_qp_num
-        self.rq_psn = rq_psn
-        self.sq_psn = sq_psn
-        self.max_rd_atomic = max_rd_atomic
-        self.max_dest_rd_atomic = max_dest_rd_atomic
-        self.min_rnr_timer = min_rnr_timer
-        self.timeout = timeout
-        self.retry_cnt = retry_cnt
-        self.rnr_retry = rnr_retry
-        self.ah_attr = ah_attr
+        values = dict(qp_state=qp_state, cur_qp_state=cur_qp_state, port_num=port_num, path_mtu=path_mtu,
+                      qp_access_flags=qp_access_flags, pkey_index=pkey_index, dest_qp_num=dest_qp_num,
+                      rq_psn=rq_psn, sq_psn=sq_psn, max_rd_atomic=max_rd_atomic,
+                      max_dest_rd_atomic=max_dest_rd_atomic, min_rnr_timer=min_rnr_timer,
+                      timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry)
+        for k, v in values.items():
+            setattr(self, k, _attr_value(k, v))
+        self.ah_attr = None if ah_attr is None else instance("QPAttr ah_attr", ah_attr, AHAttr)
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if k != "ah_attr")
@@ -133,6 +138,32 @@ _SIMPLE_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pk
                   "port_num", "dest_qp_num", "rq_psn", "sq_psn", "max_rd_atomic",
                   "max_dest_rd_atomic", "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry")
 
+# The C type of each struct ibv_qp_attr field: a value that does not fit it is malformed
+# (PyverbsUserError); one that fits but is out of the verbs range is the NIC's EINVAL
+# (PyverbsRDMAError, from the core's checks).
+_FIELD_MAX = {"qp_state": U32, "cur_qp_state": U32, "path_mtu": U32, "qp_access_flags": U32,
+              "pkey_index": U16, "port_num": U8, "dest_qp_num": U32, "rq_psn": U32, "sq_psn": U32,
+              "max_rd_atomic": U8, "max_dest_rd_atomic": U8, "min_rnr_timer": U8, "timeout": U8,
+              "retry_cnt": U8, "rnr_retry": U8}
+
+
+def _attr_value(name: str, value: Any) -> int:
+    if name == "qp_access_flags":
+        return flags_in("QPAttr qp_access_flags", value, _ACCESS_FLAGS)
+    return int_in(f"QPAttr {name}", value, 0, _FIELD_MAX[name])
+
+
+def _sig_all(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    return int_in("QPInitAttr sq_sig_all", value, 0, 1)
+
+
+_ACCESS_FLAGS = {n: int(v) for n, v in e.ibv_access_flags.__members__.items()}
+_MASK_FLAGS = {n: int(v) for n, v in e.ibv_qp_attr_mask.__members__.items()}
+_SEND_FLAGS = {n: int(v) for n, v in e.ibv_send_flags.__members__.items()}
+_MAX_SGE_PER_WR = 32  # what the core's work requests hold (the QP's max_*_sge is at most this)
+
 
 class QP:
     """A reliable-connected queue pair (``ibv_create_qp``), created in RESET.
@@ -142,8 +173,10 @@ class QP:
     """
 
     def __init__(self, pd: PD, init_attr: QPInitAttr, qp_attr: QPAttr | None = None) -> None:
-        if not isinstance(pd, PD):
-            raise PyverbsUserError(f"QP needs a PD, got {pd!r}")
+        instance("QP pd", pd, PD)
+        pd._check_open("QP")
+        instance("QP init_attr", init_attr, QPInitAttr)
+        int_in("QPInitAttr qp_type", init_attr.qp_type, 0, U32)
         if init_attr.qp_type != e.IBV_QPT_RC:
             raise PyverbsUserError(
                 f"qp_type {init_attr.qp_type}: only IBV_QPT_RC ({e.IBV_QPT_RC}) is emulated"
@@ -153,12 +186,18 @@ class QP:
         for name, cq in (("scq", init_attr.send_cq), ("rcq", init_attr.recv_cq)):
             if not isinstance(cq, CQ):
                 raise PyverbsUserError(f"QPInitAttr.{name} must be a CQ, got {cq!r}")
+            same_sim(f"QPInitAttr.{name}", cq.ctx.sim, pd.ctx.sim)
             if cq.ctx.host is not pd.ctx.host:
                 raise PyverbsUserError(f"QPInitAttr.{name} belongs to another host's context")
+            if cq._closed:
+                raise PyverbsUserError(f"QPInitAttr.{name} {cq!r} is destroyed")
         self.pd = pd
         self._host = pd.ctx.host
         self._sim = self._host.sim
-        cap = init_attr.cap
+        cap = instance("QPInitAttr cap", init_attr.cap, QPCap)
+        caps = {k: int_in(f"QPCap {k}", getattr(cap, k), 0, U32)
+                for k in ("max_send_wr", "max_recv_wr", "max_send_sge", "max_recv_sge")}
+        sig_all = _sig_all(init_attr.sq_sig_all)
         self.cap = cap
         self.send_cq = init_attr.send_cq
         self.recv_cq = init_attr.recv_cq
@@ -167,8 +206,8 @@ class QP:
         assert self.send_cq is not None and self.recv_cq is not None
         self.qp_num = self._sim._core.qp_create(
             self._host.index, pd.handle, self.send_cq._handle, self.recv_cq._handle,
-            cap.max_send_wr, cap.max_recv_wr, cap.max_send_sge, cap.max_recv_sge,
-            bool(init_attr.sq_sig_all),
+            caps["max_send_wr"], caps["max_recv_wr"], caps["max_send_sge"], caps["max_recv_sge"],
+            bool(sig_all),
         )
         self._closed = False
         pd._children.add(self)
@@ -177,25 +216,40 @@ class QP:
 
     # ---- state machine ----
     def _attr_dict(self, attr: QPAttr, mask: int) -> dict[str, Any]:
-        d = {k: int(getattr(attr, k)) for k in _SIMPLE_FIELDS}
+        instance("qp_attr", attr, QPAttr)
+        d = {k: _attr_value(k, getattr(attr, k)) for k in _SIMPLE_FIELDS}
         if mask & e.IBV_QP_AV:
+            from rdmasim.sim import Host
+
             ah = attr.ah_attr
             if ah is None:
                 raise PyverbsUserError("IBV_QP_AV is in the mask but QPAttr.ah_attr is None")
+            instance("QPAttr ah_attr", ah, AHAttr)
+            gr = None if ah.gr is None else instance("AHAttr gr", ah.gr, GlobalRoute)
             if ah.dest is not None:
-                dest = ah.dest
-            elif ah.gr is not None and ah.gr.dgid:
-                dest = self._sim.host_by_gid(ah.gr.dgid)
+                dest = instance("AHAttr dest", ah.dest, Host)
+                same_sim(f"AHAttr dest {dest.name}", dest.sim, self._sim)
+            elif gr is not None and gr.dgid:
+                instance("GlobalRoute dgid", gr.dgid, str)
+                try:
+                    dest = self._sim.host_by_gid(gr.dgid)
+                except (KeyError, ValueError) as exc:
+                    raise PyverbsUserError(f"GlobalRoute dgid {gr.dgid!r}: {exc}") from None
             else:
                 raise PyverbsUserError("ah_attr needs gr=GlobalRoute(dgid=<peer GID>) or dest=<Host>")
             d["dest_host"] = dest.index
-            d["traffic_class"] = ah.gr.traffic_class if ah.gr is not None else 0
+            d["traffic_class"] = int_in("GlobalRoute traffic_class", gr.traffic_class, 0, U8) if gr else 0
         return d
 
     def modify(self, qp_attr: QPAttr, attr_mask: int) -> None:
         """``ibv_modify_qp``: the mask must hold exactly what the transition requires/allows."""
-        self._sim._core.qp_modify(self._host.index, self.qp_num,
-                                  self._attr_dict(qp_attr, int(attr_mask)), int(attr_mask))
+        mask = flags_in("attr_mask", attr_mask, _MASK_FLAGS)
+        self._check_alive("modify")
+        self._sim._core.qp_modify(self._host.index, self.qp_num, self._attr_dict(qp_attr, mask), mask)
+
+    def _check_alive(self, what: str) -> None:
+        if self._closed:  # its number may belong to a newer QP by now: never reach the core with it
+            raise PyverbsRDMAError(f"QP.{what}: QP 0x{self.qp_num:x} is destroyed")
 
     def to_init(self, qp_attr: QPAttr) -> None:
         """RESET→INIT with pkey_index, port_num and qp_access_flags from ``qp_attr``."""
@@ -217,6 +271,8 @@ class QP:
 
     def query(self, attr_mask: int = 0) -> tuple[QPAttr, QPInitAttr]:
         """``ibv_query_qp``: current attributes and the creation attributes."""
+        int_in("QP.query attr_mask", attr_mask, 0, U32)
+        self._check_alive("query")
         raw = self._sim._core.qp_query(self._host.index, self.qp_num)
         attr = QPAttr(**{k: int(raw[k]) for k in _SIMPLE_FIELDS})
         if raw["dest_host"] >= 0:
@@ -230,33 +286,62 @@ class QP:
     @property
     def qp_state(self) -> int:
         """Current state (an IBV_QPS_* value)."""
+        self._check_alive("qp_state")
         return int(self._sim._core.qp_query(self._host.index, self.qp_num)["qp_state"])
 
     # ---- data path ----
     def post_send(self, send_wr: SendWR, bad_wr: list[SendWR] | None = None) -> None:
         """Post one work request or a chain (``next_wr``). On error the failing WR goes to
         ``bad_wr`` (if given) and nothing after it is posted."""
-        for wr in send_wr.chain():
-            sges = [s.as_tuple() for s in wr.sg[: wr.num_sge]]
-            if wr.num_sge > len(wr.sg):
-                raise PyverbsUserError(f"num_sge={wr.num_sge} but only {len(wr.sg)} SGEs given")
+        from rdmasim.verbs.wr import SendWR
+
+        self._check_alive("post_send")
+        for i, wr in enumerate(wr_chain("post_send", send_wr, SendWR)):
             try:
-                self._sim._core.post_send(self._host.index, self.qp_num, wr.wr_id, wr.opcode,
-                                          wr.send_flags, wr.imm_data, sges, wr.remote_addr,
-                                          wr.rkey, wr.compare_add, wr.swap)
+                what = f"post_send work request {i}"
+                args = (int_in(f"{what}: wr_id", wr.wr_id, 0, U64),
+                        int_in(f"{what}: opcode", wr.opcode, 0, U32),
+                        flags_in(f"{what}: send_flags", wr.send_flags, _SEND_FLAGS),
+                        imm_to_wire(int_in(f"{what}: imm_data", wr.imm_data, 0, U32)),
+                        self._sges(what, wr.sg, wr.num_sge),
+                        int_in(f"{what}: remote_addr", wr.remote_addr, 0, U64),
+                        key(f"{what}: rkey", wr.rkey, self._sim),
+                        int_in(f"{what}: compare_add", wr.compare_add, 0, U64),
+                        int_in(f"{what}: swap", wr.swap, 0, U64))
+                self._sim._core.post_send(self._host.index, self.qp_num, *args)
             except Exception:
                 if bad_wr is not None:
                     bad_wr.append(wr)
                 raise
 
+    def _sges(self, what: str, sg: Any, num_sge: Any) -> list[tuple[int, int, int]]:
+        """The first ``num_sge`` SGEs of a work request as checked (addr, length, lkey) tuples."""
+        from rdmasim.verbs.wr import SGE
+
+        if not isinstance(sg, (list, tuple)):
+            raise PyverbsUserError(f"{what}: sg must be a list of SGE, got {sg!r}")
+        n = int_in(f"{what}: num_sge", num_sge, 0, len(sg))
+        if n > _MAX_SGE_PER_WR:  # as ibv_post_send: more than the QP can take is EINVAL
+            raise PyverbsRDMAError(f"{what}: num_sge={n} exceeds the QP's max ({_MAX_SGE_PER_WR} at most)")
+        out = []
+        for k, s in enumerate(sg[:n]):
+            instance(f"{what}: sg[{k}]", s, SGE)
+            out.append((int_in(f"{what}: sg[{k}].addr", s.addr, 0, U64),
+                        int_in(f"{what}: sg[{k}].length", s.length, 0, U32),
+                        key(f"{what}: sg[{k}].lkey", s.lkey, self._sim)))
+        return out
+
     def post_recv(self, recv_wr: RecvWR, bad_wr: list[RecvWR] | None = None) -> None:
         """Post one receive work request or a chain."""
-        for wr in recv_wr.chain():
-            if wr.num_sge > len(wr.sg):
-                raise PyverbsUserError(f"num_sge={wr.num_sge} but only {len(wr.sg)} SGEs given")
-            sges = [s.as_tuple() for s in wr.sg[: wr.num_sge]]
+        from rdmasim.verbs.wr import RecvWR
+
+        self._check_alive("post_recv")
+        for i, wr in enumerate(wr_chain("post_recv", recv_wr, RecvWR)):
             try:
-                self._sim._core.post_recv(self._host.index, self.qp_num, wr.wr_id, sges)
+                what = f"post_recv work request {i}"
+                wr_id = int_in(f"{what}: wr_id", wr.wr_id, 0, U64)
+                sges = self._sges(what, wr.sg, wr.num_sge)
+                self._sim._core.post_recv(self._host.index, self.qp_num, wr_id, sges)
             except Exception:
                 if bad_wr is not None:
                     bad_wr.append(wr)
@@ -264,11 +349,13 @@ class QP:
 
     def stats(self) -> dict[str, int]:
         """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ..."""
+        self._check_alive("stats")
         return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
 
     def inspect(self) -> dict[str, Any]:
         """Transport state now: PSNs (requester next / oldest unacknowledged / responder expected),
         MSN, work outstanding, retries left, timers (ps, 0 = stopped), rate."""
+        self._check_alive("inspect")
         d = dict(self._sim._core.qp_inspect(self._host.index, self.qp_num))
         d["state"] = e.ibv_qp_state(d["state"]).name
         d["recovery"] = {v: k for k, v in RECOVERY_MODES.items()}.get(int(d["recovery"]), str(d["recovery"]))
@@ -311,15 +398,25 @@ class QP:
         the retransmit timer is ``rto_low`` while fewer than ``rto_low_packets`` are in flight,
         else ``rto_high`` (the QP's ``timeout`` attribute is not used).
         """
+        from rdmasim.checks import MAX_TIME_PS
         from rdmasim.units import parse_time
 
-        if recovery not in RECOVERY_MODES:
+        if not isinstance(recovery, str) or recovery not in RECOVERY_MODES:
             raise PyverbsUserError(f"recovery={recovery!r}: choose one of {sorted(RECOVERY_MODES)}")
+        self._check_alive("set_recovery")
         if window is None:
             window = irn_bdp_window(self._host.link, self._path_mtu_bytes())
+        times = []
+        for name, t in (("rto_low", rto_low), ("rto_high", rto_high)):
+            if isinstance(t, bool) or not isinstance(t, (str, int)):
+                raise PyverbsUserError(f"{name}={t!r}: a time such as '100us' or integer picoseconds")
+            try:
+                times.append(int_in(name, parse_time(t), 0, MAX_TIME_PS))
+            except ValueError as exc:
+                raise PyverbsUserError(f"{name}={t!r}: {exc}") from None
         self._sim._core.qp_set_recovery(self._host.index, self.qp_num, RECOVERY_MODES[recovery],
-                                        int(window), int(rto_low_packets), parse_time(rto_low),
-                                        parse_time(rto_high))
+                                        int_in("window", window, 0, U32),
+                                        int_in("rto_low_packets", rto_low_packets, 0, U32), *times)
 
     def _path_mtu_bytes(self) -> int:
         raw = self._sim._core.qp_query(self._host.index, self.qp_num)
@@ -329,6 +426,7 @@ class QP:
     def recovery(self) -> dict[str, Any]:
         """Loss recovery: ``mode`` ("gbn"/"irn"), and for IRN ``window``, ``rto_low_packets``,
         ``rto_low_ps``, ``rto_high_ps``."""
+        self._check_alive("recovery")
         raw = dict(self._sim._core.qp_get_recovery(self._host.index, self.qp_num))
         names = {v: k for k, v in RECOVERY_MODES.items()}
         raw["mode"] = names.get(int(raw["mode"]), str(raw["mode"]))
@@ -337,10 +435,12 @@ class QP:
     @property
     def rate_bps(self) -> float:
         """The rate its congestion control paces it at (bits/s); 0 when it runs at line rate."""
+        self._check_alive("rate_bps")
         return float(self._sim._core.qp_rate_bps(self._host.index, self.qp_num))
 
     def dcqcn_state(self) -> dict[str, Any] | None:
         """DCQCN reaction-point state (rc_bps, rt_bps, alpha, counters), or None without DCQCN."""
+        self._check_alive("dcqcn_state")
         return self._sim._core.qp_dcqcn_state(self._host.index, self.qp_num)
 
     def close(self) -> None:
@@ -380,13 +480,30 @@ def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int =
     ``recovery`` is ``"gbn"`` (Go-Back-N) or ``"irn"`` (selective repeat, set on both QPs; see
     ``QP.set_recovery`` for ``irn_window``, ``rto_low``, ``rto_high``, ``rto_low_packets``).
     """
+    instance("connect_qps qp_a", qp_a, QP)
+    instance("connect_qps qp_b", qp_b, QP)
+    same_sim("connect_qps: qp_b", qp_b._sim, qp_a._sim)
+    qp_a._check_alive("connect_qps")
+    qp_b._check_alive("connect_qps")
     host_a, host_b = qp_a._host, qp_b._host
     if path_mtu is None:
         link = host_a.link
         path_mtu = link.mtu if link is not None else 1024
-    mtu = e.mtu_enum(path_mtu)
-    if recovery not in RECOVERY_MODES:
+    int_in("connect_qps path_mtu", path_mtu, 0, U32)
+    try:
+        mtu = e.mtu_enum(path_mtu)
+    except ValueError as exc:
+        raise PyverbsUserError(f"connect_qps: {exc}") from None
+    if not isinstance(recovery, str) or recovery not in RECOVERY_MODES:
         raise PyverbsUserError(f"recovery={recovery!r}: choose one of {sorted(RECOVERY_MODES)}")
+    for name, v, hi in (("psn_a", psn_a, (1 << 24) - 1), ("psn_b", psn_b, (1 << 24) - 1),
+                        ("timeout", timeout, U8), ("retry_cnt", retry_cnt, U8), ("rnr_retry", rnr_retry, U8),
+                        ("min_rnr_timer", min_rnr_timer, U8), ("max_rd_atomic", max_rd_atomic, U8),
+                        ("traffic_class", traffic_class, U8)):
+        int_in(f"connect_qps {name}", v, 0, hi)
+    flags_in("connect_qps access", access, _ACCESS_FLAGS)
+    if irn_window is not None:
+        int_in("connect_qps irn_window", irn_window, 0, U32)
     window = irn_bdp_window(host_a.link, path_mtu) if irn_window is None else irn_window
     for qp in (qp_a, qp_b):
         if recovery != "gbn" or qp.recovery["mode"] != "gbn":

@@ -3,24 +3,49 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from rdmasim.errors import PyverbsUserError
 from rdmasim.verbs import enums as e
+from rdmasim.verbs._checks import U32, U64, MRKey, instance, int_in
+
+
+def _key(what: str, value: Any) -> int:
+    """A key checked to 32 bits, kept as the MRKey it may be (post_send checks its simulation)."""
+    v = int_in(what, value, 0, U32)
+    return value if isinstance(value, MRKey) else v
 
 
 class SGE:
     """A scatter/gather element: ``addr`` (an MR's ``buf`` + offset), ``length``, ``lkey``."""
 
     def __init__(self, addr: int, length: int, lkey: int) -> None:
-        self.addr = int(addr)
-        self.length = int(length)
-        self.lkey = int(lkey)
+        self.addr = int_in("SGE addr", addr, 0, U64)
+        self.length = int_in("SGE length", length, 0, U32)
+        self.lkey = _key("SGE lkey", lkey)
 
     def as_tuple(self) -> tuple[int, int, int]:
         """``(addr, length, lkey)``."""
         return self.addr, self.length, self.lkey
 
     def __repr__(self) -> str:
-        return f"SGE(addr=0x{self.addr:x}, length={self.length}, lkey=0x{self.lkey:x})"
+        return f"SGE(addr={_hex(self.addr)}, length={self.length!r}, lkey={_hex(self.lkey)})"
+
+
+def _hex(v: Any) -> str:
+    """0x... for an int; any other value (a field set to something wrong) as its repr."""
+    return f"0x{v:x}" if isinstance(v, int) else repr(v)
+
+
+def _sges(what: str, sg: Any) -> list[SGE]:
+    if sg is None:
+        return []
+    if not isinstance(sg, (list, tuple)):
+        raise PyverbsUserError(f"{what} must be a list of SGE, got {sg!r} ({type(sg).__name__})")
+    out = list(sg)
+    for i, s in enumerate(out):
+        instance(f"{what}[{i}]", s, SGE)
+    return out
 
 
 class SendWR:
@@ -29,13 +54,13 @@ class SendWR:
     def __init__(self, wr_id: int = 0, opcode: int = e.IBV_WR_SEND, num_sge: int | None = None,
                  imm_data: int = 0, sg: list[SGE] | None = None,
                  send_flags: int = e.IBV_SEND_SIGNALED, next_wr: SendWR | None = None) -> None:
-        self.wr_id = int(wr_id)
-        self.opcode = int(opcode)
-        self.sg = list(sg or [])
-        self.num_sge = len(self.sg) if num_sge is None else int(num_sge)
-        self.imm_data = int(imm_data)
-        self.send_flags = int(send_flags)
-        self.next_wr = next_wr
+        self.wr_id = int_in("SendWR wr_id", wr_id, 0, U64)
+        self.opcode = int_in("SendWR opcode", opcode, 0, U32)
+        self.sg = _sges("SendWR sg", sg)
+        self.num_sge = len(self.sg) if num_sge is None else int_in("SendWR num_sge", num_sge, 0, len(self.sg))
+        self.imm_data = int_in("SendWR imm_data", imm_data, 0, U32)
+        self.send_flags = int_in("SendWR send_flags", send_flags, 0, U32)
+        self.next_wr = None if next_wr is None else instance("SendWR next_wr", next_wr, SendWR)
         self.remote_addr = 0
         self.rkey = 0
         self.compare_add = 0
@@ -43,15 +68,15 @@ class SendWR:
 
     def set_wr_rdma(self, rkey: int, addr: int) -> None:
         """Target of an RDMA WRITE/READ: the remote MR's ``rkey`` and an address in it."""
-        self.rkey = int(rkey)
-        self.remote_addr = int(addr)
+        self.rkey = _key("set_wr_rdma rkey", rkey)
+        self.remote_addr = int_in("set_wr_rdma addr", addr, 0, U64)
 
     def set_wr_atomic(self, rkey: int, addr: int, compare_add: int, swap: int = 0) -> None:
         """Target and operands of an atomic operation."""
-        self.rkey = int(rkey)
-        self.remote_addr = int(addr)
-        self.compare_add = int(compare_add)
-        self.swap = int(swap)
+        self.rkey = _key("set_wr_atomic rkey", rkey)
+        self.remote_addr = int_in("set_wr_atomic addr", addr, 0, U64)
+        self.compare_add = int_in("set_wr_atomic compare_add", compare_add, 0, U64)
+        self.swap = int_in("set_wr_atomic swap", swap, 0, U64)
 
     def chain(self) -> Iterator[SendWR]:
         """This WR and every WR linked after it through ``next_wr``."""
@@ -65,7 +90,7 @@ class SendWR:
             op = e.ibv_wr_opcode(self.opcode).name
         except ValueError:
             op = str(self.opcode)
-        return f"SendWR(wr_id={self.wr_id}, opcode={op}, sg={self.sg}, send_flags={self.send_flags})"
+        return f"SendWR(wr_id={self.wr_id!r}, opcode={op}, sg={self.sg!r}, send_flags={self.send_flags!r})"
 
 
 class RecvWR:
@@ -73,10 +98,10 @@ class RecvWR:
 
     def __init__(self, wr_id: int = 0, num_sge: int | None = None, sg: list[SGE] | None = None,
                  next_wr: RecvWR | None = None) -> None:
-        self.wr_id = int(wr_id)
-        self.sg = list(sg or [])
-        self.num_sge = len(self.sg) if num_sge is None else int(num_sge)
-        self.next_wr = next_wr
+        self.wr_id = int_in("RecvWR wr_id", wr_id, 0, U64)
+        self.sg = _sges("RecvWR sg", sg)
+        self.num_sge = len(self.sg) if num_sge is None else int_in("RecvWR num_sge", num_sge, 0, len(self.sg))
+        self.next_wr = None if next_wr is None else instance("RecvWR next_wr", next_wr, RecvWR)
 
     def chain(self) -> Iterator[RecvWR]:
         """This WR and every WR linked after it through ``next_wr``."""
@@ -86,4 +111,4 @@ class RecvWR:
             wr = wr.next_wr
 
     def __repr__(self) -> str:
-        return f"RecvWR(wr_id={self.wr_id}, sg={self.sg})"
+        return f"RecvWR(wr_id={self.wr_id!r}, sg={self.sg!r})"

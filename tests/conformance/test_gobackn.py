@@ -9,6 +9,7 @@ still in the pcap (the sender did transmit it) but never reaches the far end.
 from __future__ import annotations
 
 import math
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -178,7 +179,7 @@ def test_write_segmentation(tmp_path: Path, length: int, mtu: int, path_mtu: int
 def test_other_opcodes_segmentation(tmp_path: Path, verb: int, length: int) -> None:
     mtu = 512
     pair = Pair(tmp_path, mtu=mtu, psn=PSN_MOD - 1, size=4096)
-    pair.post(length, opcode=verb, imm=0x12345678)
+    pair.post(length, opcode=verb, imm=socket.htonl(0x12345678))  # imm_data is __be32
     data, acks = pair.finish()
     n = max(1, math.ceil(length / mtu))
     ops = [p.opcode for p in data]

@@ -13,6 +13,8 @@ enum rs_pkt_kind {
     RS_PKT_ROCE = 0, /* Ethernet / IPv4 / UDP 4791 / BTH ... / ICRC */
     RS_PKT_PFC = 1,  /* 802.1Qbb MAC control frame (issue 4) */
     RS_PKT_JOB = 2,  /* never on the wire: a queued RDMA READ response job (responder) */
+    RS_PKT_RAW = 3,  /* bytes that do not decode (sent unchecked by a scripted peer): the whole frame
+                      * is the payload, no field is valid but the routing metadata; NICs drop it */
 };
 
 /* Header bytes of the frame up to and including BTH: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12. */
@@ -72,6 +74,7 @@ typedef struct rs_pkt {
     uint8_t mig;    /* MigReq */
     uint8_t fecn;
     uint8_t becn;
+    uint8_t icrc_bad; /* the frame's ICRC is wrong (by icrc_xor): the receiving NIC drops it */
     uint16_t pkey;
 
     /* RETH */
@@ -81,8 +84,12 @@ typedef struct rs_pkt {
     /* AETH */
     uint8_t aeth_syndrome;
     uint32_t aeth_msn;
-    /* ImmDt (value as the verbs user sees it: host order of the 32-bit field) */
+    /* ImmDt: the 32-bit field as it reads on the wire (big-endian).  verbs' imm_data is __be32:
+     * rdmasim.verbs converts between the two (a value filled with htonl(x) is x here). */
     uint32_t imm;
+    /* icrc_bad: the encoder writes the correct ICRC xor this (nonzero), so a capture shows the
+     * wrong ICRC that was sent */
+    uint32_t icrc_xor;
     /* AtomicETH / AtomicAckETH */
     uint64_t atomic_va;
     uint32_t atomic_rkey;

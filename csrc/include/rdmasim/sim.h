@@ -130,8 +130,17 @@ int rs_host_set_scripted(rs_sim *sim, int host, int on);
 /* Oldest received frame as exact bytes (encoded by the codec): returns its length, 0 when
  * none is waiting, or a negative rs_err (buffer too small). */
 int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps);
-/* Transmit a frame (exact bytes; decoded, so it must be a valid RoCEv2 or PFC frame). */
+/* Transmit a frame (exact bytes; decoded, so it must be a valid RoCEv2 or PFC frame).  A frame
+ * whose ICRC is wrong is sent as such: the receiving NIC drops it. */
 int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len);
+/* Transmit 1..4096 bytes unchecked: a frame that decodes travels as rs_peer_send's; one that does
+ * not (reserved opcode, cut short, not RoCE) travels as bytes to `dst_host` (-1: the host its IPv4
+ * destination names), and the receiving NIC drops it. */
+int rs_peer_send_raw(rs_sim *sim, int host, const uint8_t *frame, size_t len, int dst_host);
+/* A NIC's receive drops: frames for an unknown QPN, for a QP whose state refuses them, with a wrong
+ * ICRC, and frames that do not parse. */
+#define RS_HOST_RX_COUNTERS 4
+int rs_host_rx_counters(const rs_sim *sim, int host, uint64_t out[RS_HOST_RX_COUNTERS]);
 
 /* ---- memory regions ---- */
 /* Register [base, base+length) of caller-owned memory (kept alive by the caller).
