@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 
 import tomllib
 
+from rdmasim.checks import check_int, check_real
 from rdmasim.scenario.schema import ARRAYS, SCHEMA, TABLES, Opt
 from rdmasim.units import parse_rate, parse_size, parse_time
 
@@ -93,6 +96,8 @@ class Scenario:
     raw: dict[str, Any] = field(default_factory=dict)
     #: the overrides applied on top of ``text`` (key path -> value as given), see :func:`loads`
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: things that will not stop the run but are not what the file asks (shown by validate and run)
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def generators(self) -> tuple[str, ...]:
@@ -123,6 +128,8 @@ def _check_value(opt: Opt, value: Any) -> tuple[Any, str | None]:
     elif k == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None, f"expected a number, got {type(value).__name__}"
+        if math.isnan(value) or math.isinf(value):
+            return None, "not a finite number"
         parsed = float(value)
     elif k == "bool":
         if not isinstance(value, bool):
@@ -163,8 +170,16 @@ def _check_value(opt: Opt, value: Any) -> tuple[Any, str | None]:
         return dict(value), None
     if opt.choices is not None and parsed not in opt.choices:
         return None, "not an allowed value"
-    if (opt.lo is not None and parsed < opt.lo) or (opt.hi is not None and parsed > opt.hi):
-        return None, "out of range"
+    if opt.lo is not None or opt.hi is not None:
+        lo = -math.inf if opt.lo is None else opt.lo
+        hi = math.inf if opt.hi is None else opt.hi
+        try:  # the shared checked conversions: NaN and values past the range never pass
+            if isinstance(parsed, int) and not isinstance(parsed, bool):
+                check_int("value", parsed, int(max(lo, -(2**64))), int(min(hi, 2**64)))
+            else:
+                check_real("value", parsed, lo, hi)
+        except (TypeError, ValueError):
+            return None, "out of range"
     return parsed, None
 
 
@@ -270,8 +285,70 @@ def host_names(values: dict[str, Any]) -> list[str]:
     return list(values["topology.hosts"])
 
 
+def _schema_path(shown: str) -> str:
+    """A problem's path as the schema names it: ``flows[2].size`` -> ``flows[].size``."""
+    return re.sub(r"\[\d+\]", "[]", shown.split(" ")[0])
+
+
+def switch_ports(sc: Scenario) -> list[int]:
+    """The port count of each switch the topology will have (builders' layout; explicit graphs:
+    each switch's number of links, at least 1)."""
+    v = sc.values
+    kind = v["topology.kind"]
+    if kind == "star":
+        return [v["topology.n"]]
+    if kind == "incast":
+        return [v["topology.n_senders"] + 1]
+    if kind == "dumbbell":
+        return [v["topology.n_left"] + 1, v["topology.n_right"] + 1]
+    if kind == "leaf_spine":
+        return ([v["topology.hosts_per_leaf"] + v["topology.spines"]] * v["topology.leaves"]
+                + [v["topology.leaves"]] * v["topology.spines"])
+    if kind == "fat_tree":
+        k = v["topology.k"]
+        return [k] * (5 * k * k // 4)
+    if kind == "explicit":
+        degree: Counter[str] = Counter()
+        for r in sc.arrays.get("topology.links", []):
+            degree[r["a"]] += 1
+            degree[r["b"]] += 1
+        return [max(1, degree[s]) for s in v["topology.switches"]]
+    return []
+
+
+def _switch_buffer(sc: Scenario, given: bool, problems: list[Problem]) -> None:
+    """``switch.buffer`` given: it must hold the reserve and headroom of the largest switch.
+    Not given: the default scales with the port count (rdmasim.topology.default_buffer)."""
+    from rdmasim.topology import buffer_needed, default_buffer
+
+    v = sc.values
+    ports = max(switch_ports(sc), default=0)
+    if not ports:
+        return
+    args = (ports, v["switch.reserve"], v["switch.headroom"], len(set(v["switch.lossless"])))
+    need = buffer_needed(*args)
+    if not given:
+        v["switch.buffer"] = default_buffer(*args)
+    elif v["switch.buffer"] < need:
+        problems.append(Problem(
+            sc.file, "switch.buffer",
+            f"smaller than what the largest switch ({ports} ports) sets aside: reserve {v['switch.reserve']} B x 8 "
+            f"priorities + headroom {v['switch.headroom']} B x {args[3]} lossless priorities, per port",
+            v["switch.buffer"], f">= {need} bytes (or lower switch.reserve / switch.headroom)"))
+
+
 def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
+    """The checks that relate several keys. A check whose keys already had a problem (wrong type,
+    out of range) is skipped, so one mistake is reported once, and every other one with it."""
     v, file = sc.values, sc.file
+    bad = {_schema_path(p.path) for p in problems}
+
+    def ok(*prefixes: str) -> bool:
+        return not any(b.startswith(prefixes) for b in bad)
+
+    if not ok("topology"):
+        _semantic_rest(sc, problems, ok, topology_ok=False)
+        return
     kind = v["topology.kind"]
     allowed = KIND_PARAMS[kind]
     for p in sorted(given):
@@ -308,48 +385,20 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 parse_rate(v[p])
             except ValueError as exc:
                 problems.append(Problem(file, p, str(exc), v[p], SCHEMA["link.rate"].allowed()))
-    nodes = set(host_names(v))
     if kind == "explicit":
-        hosts, switches = v["topology.hosts"], v["topology.switches"]
-        if len(hosts) < 2:
-            problems.append(
-                Problem(
-                    file,
-                    "topology.hosts",
-                    "an explicit topology needs at least 2 hosts",
-                    hosts,
-                    "a list of >= 2 unique names",
-                )
-            )
-        dup = sorted({n for n in hosts + switches if (hosts + switches).count(n) > 1})
-        if dup:
-            problems.append(Problem(file, "topology.hosts", f"duplicate node names {dup}", hosts + switches))
-        nodes |= set(switches)
-        for i, row in enumerate(sc.arrays.get("topology.links", [])):
-            for end in ("a", "b"):
-                if row[end] not in nodes:
-                    problems.append(
-                        Problem(
-                            file,
-                            f"topology.links[{i}].{end}",
-                            "unknown node" + _suggest(row[end], sorted(nodes)),
-                            row[end],
-                            "a name in topology.hosts or topology.switches",
-                        )
-                    )
-            for key, fn in (("rate", parse_rate), ("delay", parse_time)):
-                if row[key]:
-                    try:
-                        fn(row[key])
-                    except ValueError as exc:
-                        problems.append(Problem(file, f"topology.links[{i}].{key}", str(exc), row[key]))
-    if v["qp.mtu"] > v["link.mtu"]:
+        _explicit(sc, problems)
+    _semantic_rest(sc, problems, ok, topology_ok=True)
+
+
+def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: bool) -> None:
+    v, file = sc.values, sc.file
+    if ok("qp.mtu", "link.mtu") and v["qp.mtu"] > v["link.mtu"]:
         problems.append(
             Problem(
                 file, "qp.mtu", f"larger than link.mtu ({v['link.mtu']})", v["qp.mtu"], f"<= {v['link.mtu']}"
             )
         )
-    if v["switch.ecn.kmax"] <= v["switch.ecn.kmin"]:
+    if ok("switch.ecn.kmin", "switch.ecn.kmax") and v["switch.ecn.kmax"] <= v["switch.ecn.kmin"]:
         problems.append(
             Problem(
                 file,
@@ -359,7 +408,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 f"> {v['switch.ecn.kmin']} bytes",
             )
         )
-    if v["switch.threshold"] != "dynamic":
+    if ok("switch.threshold") and v["switch.threshold"] != "dynamic":
         try:
             parse_size(v["switch.threshold"])
         except ValueError as exc:
@@ -373,7 +422,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 )
             )
     ov = v["congestion_control.overrides"]
-    if ov:
+    if ov and ok("congestion_control"):
         from rdmasim.cc import DcqcnParams
 
         names = (
@@ -398,14 +447,31 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                     DcqcnParams.paper(**ov)
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "congestion_control.overrides", str(exc), ov))
+    for i, row in enumerate(sc.arrays.get("impairments.failures", [])):
+        if row["recover"] is not None and row["recover"] <= row["at"] and ok("impairments.failures"):
+            problems.append(
+                Problem(file, f"impairments.failures[{i}].recover", f"not after `at` ({row['at']} ps): the link "
+                        "would never come back", row["recover"], f"a time > {row['at']} ps, or 'never'")
+            )
+    if "parquet" in v["outputs.formats"] and ok("outputs.formats"):
+        import importlib.util
+
+        if importlib.util.find_spec("pyarrow") is None:
+            p = Problem(file, "outputs.formats", "'parquet' needs pyarrow, which is not installed: no "
+                        "flows.parquet will be written", v["outputs.formats"], "'csv', or install pyarrow")
+            # with csv also asked for, the run still writes what was asked first: a warning
+            (sc.warnings if "csv" in v["outputs.formats"] else problems).append(p)
+    if not topology_ok:
+        return
     hosts = host_names(v)
+    hset = set(hosts)
     for i, row in enumerate(sc.arrays.get("flows", [])):
         for end in ("src", "dst"):
             if end not in row["_given"]:
                 problems.append(
                     Problem(file, f"flows[{i}].{end}", "missing (required)", allowed="a host name")
                 )
-            elif row[end] not in hosts:
+            elif row[end] not in hset:
                 problems.append(
                     Problem(
                         file,
@@ -421,7 +487,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
             )
     if sc.has_incast:
         rx = v["traffic.incast.receiver"]
-        if rx and rx not in hosts:
+        if rx and rx not in hset:
             problems.append(
                 Problem(
                     file,
@@ -432,7 +498,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 )
             )
         for j, s in enumerate(v["traffic.incast.senders"]):
-            if s not in hosts or s == (rx or hosts[-1]):
+            if s not in hset or s == (rx or hosts[-1]):
                 problems.append(
                     Problem(
                         file,
@@ -446,7 +512,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
         if gen == "incast":
             continue
         for j, s in enumerate(v[f"traffic.{gen}.hosts"]):
-            if s not in hosts:
+            if s not in hset:
                 problems.append(
                     Problem(file, f"traffic.{gen}.hosts[{j}]", "unknown host" + _suggest(s, hosts), s,
                             _host_list(hosts))
@@ -467,6 +533,83 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                         allowed="two node names, e.g. ['h0', 's0']",
                     )
                 )
+
+
+def _explicit(sc: Scenario, problems: list[Problem]) -> None:
+    """An explicit graph: unique names, links between known nodes, no self-loops, exactly one link
+    per host (a host has one NIC port), and flows only between hosts that are connected."""
+    v, file = sc.values, sc.file
+    hosts, switches = v["topology.hosts"], v["topology.switches"]
+    if len(hosts) < 2:
+        problems.append(Problem(file, "topology.hosts", "an explicit topology needs at least 2 hosts", hosts,
+                                "a list of >= 2 unique names"))
+    counts = Counter(hosts + switches)
+    dup = sorted(n for n, c in counts.items() if c > 1)
+    if dup:
+        problems.append(Problem(file, "topology.hosts", f"duplicate node names {dup[:10]}"
+                                + (f" and {len(dup) - 10} more" if len(dup) > 10 else ""),
+                                allowed="unique names across hosts and switches"))
+    host_set, nodes = set(hosts), set(hosts) | set(switches)
+    host_link: dict[str, int] = {}
+    parent: dict[str, str] = {n: n for n in nodes}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for i, row in enumerate(sc.arrays.get("topology.links", [])):
+        known = True
+        for end in ("a", "b"):
+            if row[end] not in nodes:
+                known = False
+                problems.append(Problem(file, f"topology.links[{i}].{end}",
+                                        "unknown node" + _suggest(row[end], sorted(nodes)[:2000]), row[end],
+                                        "a name in topology.hosts or topology.switches"))
+        for key, fn in (("rate", parse_rate), ("delay", parse_time)):
+            if row[key]:
+                try:
+                    fn(row[key])
+                except ValueError as exc:
+                    problems.append(Problem(file, f"topology.links[{i}].{key}", str(exc), row[key]))
+        if row["a"] == row["b"]:
+            problems.append(Problem(file, f"topology.links[{i}]", "a link from a node to itself", row["a"],
+                                    "two different node names"))
+            continue
+        if not known:
+            continue
+        for end in ("a", "b"):
+            n = row[end]
+            if n in host_set:
+                if n in host_link:
+                    problems.append(Problem(
+                        file, f"topology.links[{i}].{end}",
+                        f"host already has a link (topology.links[{host_link[n]}]): a host has one port",
+                        n, "one link per host; connect more links to a switch"))
+                else:
+                    host_link[n] = i
+        parent[root(row["a"])] = root(row["b"])
+    unlinked = [h for h in dict.fromkeys(hosts) if h not in host_link]
+    if unlinked and len(hosts) >= 2:
+        problems.append(Problem(file, "topology.hosts", f"host(s) with no link: {unlinked[:10]}"
+                                + (f" and {len(unlinked) - 10} more" if len(unlinked) > 10 else ""),
+                                allowed="every host has exactly one [[topology.links]] row"))
+        return
+    for i, row in enumerate(sc.arrays.get("flows", [])):
+        s, d = row["src"], row["dst"]
+        if s in host_set and d in host_set and s != d and root(s) != root(d):
+            problems.append(Problem(file, f"flows[{i}]", f"no path from {s!r} to {d!r} in the explicit topology",
+                                    [s, d], "hosts connected through [[topology.links]]"))
+    for gen in sc.generators:
+        key = f"traffic.{gen}.receiver" if gen == "incast" else f"traffic.{gen}.hosts"
+        used = v[f"traffic.{gen}.hosts"] if gen != "incast" else v["traffic.incast.senders"]
+        used = [h for h in (used or hosts) if h in host_set]
+        if gen == "incast" and v["traffic.incast.receiver"] in host_set:
+            used.append(v["traffic.incast.receiver"])
+        if len({root(h) for h in used}) > 1:
+            problems.append(Problem(file, key, "its hosts are not all connected to each other", allowed=(
+                "hosts connected through [[topology.links]]")))
 
 
 def _host_list(hosts: list[str]) -> str:
@@ -618,6 +761,9 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError([Problem(file, "(syntax)", f"not valid TOML: {exc}")]) from None
+    except RecursionError:
+        raise ScenarioError([Problem(file, "(syntax)", "arrays or tables nested too deeply to read",
+                                     allowed="nesting a scenario file uses: a few levels")]) from None
     problems: list[Problem] = []
     if overrides:
         problems += apply_overrides(raw, overrides, file)
@@ -629,9 +775,13 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
     _walk(raw, "", "", file, given, arrays, problems)
     values = {p: given.get(p, _default(o)) for p, o in SCHEMA.items() if "[]" not in p}
     sc = Scenario(file, text, values, arrays, raw, dict(overrides or {}))
-    if not problems:  # semantic checks need well-typed values
-        _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
-    if not problems:  # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
+    # every check runs; those whose keys already had a problem are skipped (see _semantic)
+    _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
+    if not problems:
+        _switch_buffer(sc, "switch.buffer" in given, problems)
+    traffic_keys = ("topology", "flows", "traffic", "link", "simulation")
+    if not any(_schema_path(p.path).startswith(traffic_keys) for p in problems):
+        # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
         from rdmasim.scenario.traffic import traffic_table
 
         try:
@@ -650,11 +800,22 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
     return sc
 
 
-def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
-    """Read and validate a scenario file (with ``overrides`` applied, see :func:`loads`)."""
+def read_text(path: str | Path) -> str:
+    """The text of a scenario file, or :class:`ScenarioError` naming it (unreadable, a folder,
+    not UTF-8: the byte offset of the first bad byte)."""
     p = Path(path)
     try:
-        text = p.read_text()
+        data = p.read_bytes()
     except OSError as exc:
         raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
-    return loads(text, str(p), overrides)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ScenarioError([Problem(str(p), "(file)", f"not UTF-8 text: byte {data[exc.start]:#04x} at offset "
+                                     f"{exc.start} (line {line})", allowed="a UTF-8 TOML file")]) from None
+
+
+def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Read and validate a scenario file (with ``overrides`` applied, see :func:`loads`)."""
+    return loads(read_text(path), str(path), overrides)
