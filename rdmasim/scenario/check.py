@@ -36,7 +36,7 @@ _TRACE_BYTES = 390
 #: a memory-resident base: the interpreter, numpy and the core
 _BASE_BYTES = 150_000_000
 #: rough speed of this machine class, for the time estimate
-_EVENTS_PER_S = 3e6
+_EVENTS_PER_S = 10e6
 _OPS_PER_S = 2e8
 #: runs estimated longer than this get a warning
 _LONG_S = 3600.0
