@@ -101,8 +101,9 @@ def _load_trace(path: str, load: Any) -> Any:
     except OSError as exc:
         raise UserInputError(f"trace file {path!r}: cannot read: {exc.strerror or exc}") from None
     except (EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-        raise UserInputError(f"trace file {path!r}: not a trace saved by rdmasim ({type(exc).__name__}: "
-                             f"{exc}) (allowed: a .npz written by --save or Trace.save, or a scenario .toml)") from None
+        raise UserInputError(
+            f"trace file {path!r}: not a trace saved by rdmasim ({type(exc).__name__}: {exc}) "
+            "(allowed: a .npz written by --save or Trace.save, or a scenario .toml)") from None
 
 
 def _trace_scenario(path: str) -> Any:
@@ -249,7 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "bundled scenarios (tables, time series, plots)")
     d.add_argument("--out", default="rdmasim-demo", help="output folder (default: rdmasim-demo)")
     d.add_argument("--size", default="4MiB", help="total bytes to write (default 4MiB)")
-    d.add_argument("--messages", type=_int_arg(1, 1 << 20), default=4, help="number of WRITE work requests (default 4)")
+    d.add_argument("--messages", type=_int_arg(1, 1 << 20), default=4,
+                   help="number of WRITE work requests (default 4)")
     d.add_argument("--mtu", type=int, default=1024, choices=[256, 512, 1024, 2048, 4096])
     d.add_argument("--rate", default="100Gbps", help="link rate (default 100Gbps)")
     d.add_argument("--delay", default="1us", help="propagation delay (default 1us)")
@@ -276,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--recovery", default="gbn", choices=["gbn", "irn"],
                    help="loss recovery: Go-Back-N (default) or IRN selective repeat")
     t.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
-    t.add_argument("--max-lines", type=_int_arg(0, (1 << 31) - 1), default=None, help="print at most this many events")
+    t.add_argument("--max-lines", type=_int_arg(0, (1 << 31) - 1), default=None,
+                   help="print at most this many events")
     t.add_argument("--svg", metavar="PATH", help="also write the ladder as SVG")
     t.add_argument("--html", metavar="PATH", help="also write the ladder as a self-contained HTML page")
     t.add_argument("--save", metavar="PATH", help="also save the trace (.npz) for `rdmasim trace FILE`")
@@ -303,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--seeds", type=_int_arg(1, MAX_RUNS), default=None, metavar="N",
                     help="N replicates of each combination: simulation.seed = 1..N")
     sw.add_argument("--out", default=None, help="sweep folder (default: sweeps/<file stem>)")
-    sw.add_argument("--workers", type=_int_arg(1, 1024), default=None, help="worker processes (default: one per core)")
+    sw.add_argument("--workers", type=_int_arg(1, 1024), default=None,
+                    help="worker processes (default: one per core)")
     where = sw.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDR",
                        help="run on this Dask scheduler (tcp://host:port; its workers need rdmasim)")
@@ -339,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:  # the environment: a folder, a file, a full disk
-        where = f"{exc.filename}: " if exc.filename and str(exc.filename) not in str(exc.strerror or "") else ""
+        named = exc.filename and str(exc.filename) not in str(exc.strerror or "")
+        where = f"{exc.filename}: " if named else ""
         print(f"{prog}: error: {where}{_one_line(exc.strerror or str(exc))}", file=sys.stderr)
     except sqlite3.Error as exc:
         print(f"{prog}: error: sweep store: {_one_line(str(exc))}", file=sys.stderr)

@@ -40,8 +40,8 @@ def stage_out_dir(out_dir: str | Path) -> Path:
     :class:`~rdmasim.errors.UserInputError`, an unwritable place with OSError naming it."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise UserInputError(f"results folder {str(out)!r}: exists and is not a folder (allowed: a new, empty "
-                             "or previous results folder)")
+        raise UserInputError(f"results folder {str(out)!r}: exists and is not a folder "
+                             "(allowed: a new, empty or previous results folder)")
     if out.is_dir():
         other = sorted(p.name for p in out.iterdir())
         if other and not (out / _MARKER).is_file():
@@ -270,35 +270,46 @@ class RunResult:
         trace: np.ndarray | None = None,
         node_names: dict[int, str] | None = None,
     ) -> dict[str, str]:
-        """Write the result files into the existing folder ``out`` as they are (no staging)."""
+        """Write the result files into the existing folder ``out`` as they are (no staging). An
+        OSError names the file whose write failed."""
         files: dict[str, str] = {}
-        (out / "flows.csv").write_text(self.flows_csv())
-        files["flows_csv"] = str(out / "flows.csv")
-        with open(out / "ports.csv", "w", newline="") as fh:
-            w = csv.DictWriter(fh, PORT_COLUMNS, lineterminator="\n")
-            w.writeheader()
-            w.writerows(self.port_rows())
-        files["ports_csv"] = str(out / "ports.csv")
+
+        def put(kind: str, name: str, write: Any) -> None:
+            path = out / name
+            try:
+                write(path)
+            except OSError as exc:
+                if exc.filename is None:  # a failed write() names no file: name it
+                    raise OSError(exc.errno, exc.strerror, str(path)) from exc
+                raise
+            files[kind] = str(path)
+
+        def ports(path: Path) -> None:
+            with open(path, "w", newline="") as fh:
+                w = csv.DictWriter(fh, PORT_COLUMNS, lineterminator="\n")
+                w.writeheader()
+                w.writerows(self.port_rows())
+
+        put("flows_csv", "flows.csv", lambda p: p.write_text(self.flows_csv()))
+        put("ports_csv", "ports.csv", ports)
         if "parquet" in (formats or []):
             try:
                 import pyarrow as pa
                 import pyarrow.parquet as pq
-            except ImportError:
+            except ImportError:  # validation says so (outputs.formats)
                 pass
             else:
                 table = pa.Table.from_pylist(self.rows())
-                pq.write_table(table, out / "flows.parquet")
-                files["flows_parquet"] = str(out / "flows.parquet")
+                put("flows_parquet", "flows.parquet", lambda p: pq.write_table(table, p))
         if switch_counters:
-            (out / "switch_counters.json").write_text(json.dumps(self.switches, indent=1, sort_keys=True))
-            files["switch_counters"] = str(out / "switch_counters.json")
+            put("switch_counters", "switch_counters.json",
+                lambda p: p.write_text(json.dumps(self.switches, indent=1, sort_keys=True)))
         if trace is not None:
             names = node_names or {}
             idx = np.array(sorted(names), dtype=np.int64)
             # the layout rdmasim.trace.load reads (records + node names)
-            np.savez_compressed(out / "trace.npz", records=trace, node_index=idx,
-                                node_name=np.array([names[i] for i in idx], dtype=str))
-            files["trace"] = str(out / "trace.npz")
+            put("trace", "trace.npz", lambda p: np.savez_compressed(
+                p, records=trace, node_index=idx, node_name=np.array([names[i] for i in idx], dtype=str)))
         if self.flow_samples is not None or self.queue_samples is not None:
             ts: dict[str, Any] = {}
             if self.flow_samples is not None:
@@ -307,12 +318,9 @@ class RunResult:
                 q = self.queue_samples
                 ts.update(queue_t_ps=q["t_ps"], queue_egress_bytes=q["egress_bytes"],
                           queue_paused=q["paused"], queue_labels=np.array(q["labels"], dtype=str))
-            np.savez_compressed(out / "timeseries.npz", **ts)
-            files["timeseries"] = str(out / "timeseries.npz")
-        (out / "scenario.toml").write_text(self.scenario_text)
-        files["scenario"] = str(out / "scenario.toml")
-        (out / "metadata.json").write_text(json.dumps(self.metadata(), indent=2))
-        files["metadata"] = str(out / "metadata.json")
+            put("timeseries", "timeseries.npz", lambda p: np.savez_compressed(p, **ts))
+        put("scenario", "scenario.toml", lambda p: p.write_text(self.scenario_text))
+        put("metadata", "metadata.json", lambda p: p.write_text(json.dumps(self.metadata(), indent=2)))
         self.files = files
         return files
 

@@ -41,8 +41,15 @@ _OPS_PER_S = 2e8
 #: runs estimated longer than this get a warning
 _LONG_S = 3600.0
 
-_HOPS = {"back_to_back": 1, "star": 2, "incast": 2, "dumbbell": 3, "leaf_spine": 4, "fat_tree": 6,
-         "explicit": 4}
+_HOPS = {
+    "back_to_back": 1,
+    "star": 2,
+    "incast": 2,
+    "dumbbell": 3,
+    "leaf_spine": 4,
+    "fat_tree": 6,
+    "explicit": 4,
+}
 
 
 @dataclass
@@ -61,8 +68,10 @@ class Estimate:
 
         top = sorted(self.parts.items(), key=lambda kv: -kv[1])[:3]
         parts = ", ".join(f"{k} {_mb(v)}" for k, v in top if v)
-        return (f"estimated memory {_mb(self.memory_bytes)} ({parts}); ~{format_time(self.sim_time_ps)} "
-                f"simulated, ~{self.events:,} events, ~{_dur(self.wall_s)}")
+        return (
+            f"estimated memory {_mb(self.memory_bytes)} ({parts}); ~{format_time(self.sim_time_ps)} "
+            f"simulated, ~{self.events:,} events, ~{_dur(self.wall_s)}"
+        )
 
 
 def _mb(n: float) -> str:
@@ -100,7 +109,9 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
     if n_flows:
         size = flows["size"].astype(np.float64)
         start = flows["start_ps"].astype(np.float64)
-        per_host = max(np.bincount(flows["src"], weights=size).max(), np.bincount(flows["dst"], weights=size).max())
+        per_host = max(
+            np.bincount(flows["src"], weights=size).max(), np.bincount(flows["dst"], weights=size).max()
+        )
         busy = per_host * 8 / rate * 1e12
         sim_ps = float(start.max()) + busy + 2 * 10 * v["link.delay"] + 10_000_000
         packets = int(np.ceil(size / v["qp.mtu"]).sum())
@@ -122,8 +133,9 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
         rows = min(steps * n_flows, _MAX_SAMPLE_ROWS)
         probes = total_ports * max(1, len(np.unique(flows["priority"]))) if n_flows else 0
         qcap = max(16, min(100_000, 20_000_000 // probes)) if probes else 0
-        parts["time series"] = int(steps * _SAMPLE_STEP_BYTES + rows * _SAMPLE_ROW_BYTES
-                                   + min(steps, qcap) * probes * 17)
+        parts["time series"] = int(
+            steps * _SAMPLE_STEP_BYTES + rows * _SAMPLE_ROW_BYTES + min(steps, qcap) * probes * 17
+        )
         wall += steps * 2e-6
     check = v["switch.deadlock_check"]
     if check and ports:
@@ -134,8 +146,9 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
     return Estimate(int(mem), events, wall, int(sim_ps), parts)
 
 
-def check_resources(sc: Scenario, est: Estimate, max_memory: int | None = None) -> tuple[list[Problem],
-                                                                                           list[Problem]]:
+def check_resources(
+    sc: Scenario, est: Estimate, max_memory: int | None = None
+) -> tuple[list[Problem], list[Problem]]:
     """(problems, warnings) of ``est``: more memory than ``max_memory`` (default: this machine's
     RAM) is a problem naming what takes it; an estimated wall time over an hour is a warning."""
     limit = physical_memory() if max_memory is None else max_memory
@@ -144,19 +157,39 @@ def check_resources(sc: Scenario, est: Estimate, max_memory: int | None = None) 
     v, file = sc.values, sc.file
     if limit and est.memory_bytes > limit:
         key, big = max(est.parts.items(), key=lambda kv: kv[1])
-        where = {"routing tables": "topology", "time series": "outputs.sample_interval",
-                 "trace": "outputs.trace", "flows": "flows"}.get(key, "topology")
-        value = {"outputs.sample_interval": v["outputs.sample_interval"],
-                 "outputs.trace": v["outputs.trace"]}.get(where, v["topology.kind"])
-        problems.append(Problem(file, where, f"the run would need about {_mb(est.memory_bytes)} of memory, "
-                                f"{_mb(big)} of it for the {key}", value,
-                                f"runs that fit in {_mb(limit)} (--max-memory)"))
+        where = {
+            "routing tables": "topology",
+            "time series": "outputs.sample_interval",
+            "trace": "outputs.trace",
+            "flows": "flows",
+        }.get(key, "topology")
+        value = {
+            "outputs.sample_interval": v["outputs.sample_interval"],
+            "outputs.trace": v["outputs.trace"],
+        }.get(where, v["topology.kind"])
+        problems.append(
+            Problem(
+                file,
+                where,
+                f"the run would need about {_mb(est.memory_bytes)} of memory, {_mb(big)} of it for the {key}",
+                value,
+                f"runs that fit in {_mb(limit)} (--max-memory)",
+            )
+        )
     if est.wall_s > _LONG_S:
-        what = "switch.deadlock_check" if v["switch.deadlock_check"] else (
-            "outputs.sample_interval" if v["outputs.sample_interval"] else "flows")
-        warnings.append(Problem(file, what, f"the run may take {_dur(est.wall_s)} or more "
-                                f"(~{est.events:,} events)", allowed="a larger period, fewer flows or a shorter "
-                                "simulation.duration"))
+        what = (
+            "switch.deadlock_check"
+            if v["switch.deadlock_check"]
+            else ("outputs.sample_interval" if v["outputs.sample_interval"] else "flows")
+        )
+        warnings.append(
+            Problem(
+                file,
+                what,
+                f"the run may take {_dur(est.wall_s)} or more (~{est.events:,} events)",
+                allowed="a larger period, fewer flows or a shorter simulation.duration",
+            )
+        )
     return problems, warnings
 
 
@@ -174,7 +207,9 @@ def check_build(sc: Scenario) -> list[Problem]:
     return []
 
 
-def validate(sc: Scenario, max_memory: int | None = None, *, build: bool = True) -> tuple[Estimate, list[Problem]]:
+def validate(
+    sc: Scenario, max_memory: int | None = None, *, build: bool = True
+) -> tuple[Estimate, list[Problem]]:
     """Every problem of a loaded scenario beyond the schema (resources, then the fabric if the
     resources fit); raises :class:`ScenarioError` listing them. Returns the estimate and the
     warnings."""

@@ -332,7 +332,8 @@ def _switch_buffer(sc: Scenario, given: bool, problems: list[Problem]) -> None:
     elif v["switch.buffer"] < need:
         problems.append(Problem(
             sc.file, "switch.buffer",
-            f"smaller than what the largest switch ({ports} ports) sets aside: reserve {v['switch.reserve']} B x 8 "
+            f"smaller than what the largest switch ({ports} ports) sets aside: "
+            f"reserve {v['switch.reserve']} B x 8 "
             f"priorities + headroom {v['switch.headroom']} B x {args[3]} lossless priorities, per port",
             v["switch.buffer"], f">= {need} bytes (or lower switch.reserve / switch.headroom)"))
 
@@ -450,7 +451,8 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
     for i, row in enumerate(sc.arrays.get("impairments.failures", [])):
         if row["recover"] is not None and row["recover"] <= row["at"] and ok("impairments.failures"):
             problems.append(
-                Problem(file, f"impairments.failures[{i}].recover", f"not after `at` ({row['at']} ps): the link "
+                Problem(file, f"impairments.failures[{i}].recover",
+                        f"not after `at` ({row['at']} ps): the link "
                         "would never come back", row["recover"], f"a time > {row['at']} ps, or 'never'")
             )
     if "parquet" in v["outputs.formats"] and ok("outputs.formats"):
@@ -599,7 +601,8 @@ def _explicit(sc: Scenario, problems: list[Problem]) -> None:
     for i, row in enumerate(sc.arrays.get("flows", [])):
         s, d = row["src"], row["dst"]
         if s in host_set and d in host_set and s != d and root(s) != root(d):
-            problems.append(Problem(file, f"flows[{i}]", f"no path from {s!r} to {d!r} in the explicit topology",
+            problems.append(Problem(file, f"flows[{i}]",
+                                    f"no path from {s!r} to {d!r} in the explicit topology",
                                     [s, d], "hosts connected through [[topology.links]]"))
     for gen in sc.generators:
         key = f"traffic.{gen}.receiver" if gen == "incast" else f"traffic.{gen}.hosts"
@@ -812,7 +815,8 @@ def read_text(path: str | Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ScenarioError([Problem(str(p), "(file)", f"not UTF-8 text: byte {data[exc.start]:#04x} at offset "
+        raise ScenarioError([Problem(str(p), "(file)",
+                                     f"not UTF-8 text: byte {data[exc.start]:#04x} at offset "
                                      f"{exc.start} (line {line})", allowed="a UTF-8 TOML file")]) from None
 
 

@@ -238,7 +238,8 @@ def run_scenario(
         if staging is not None:
             commit_out_dir(staging, outdir)
             staging_files = result.files
-            result.files = {k: str(Path(outdir) / Path(p).relative_to(staging)) for k, p in staging_files.items()}
+            result.files = {k: str(Path(outdir) / Path(p).relative_to(staging))
+                            for k, p in staging_files.items()}
     except OSError as exc:
         discard_staging(staging)
         raise write_error(outdir, exc) from exc

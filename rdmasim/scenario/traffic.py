@@ -32,12 +32,14 @@ def _size_cdf(sc: Scenario) -> tr.SizeCDF:
         cdf = tr.SizeCDF.from_csv(path)
     except (OSError, ValueError) as exc:
         raise ScenarioError(
-            [Problem(sc.file, "traffic.poisson.cdf", f"cannot use as a size distribution: {exc}", name, allowed)]
+            [Problem(sc.file, "traffic.poisson.cdf", f"cannot use as a size distribution: {exc}", name,
+                     allowed)]
         ) from None
     mean = cdf.mean()
     if not mean >= 1.0:  # the arrival rate is load / mean size
-        raise ScenarioError([Problem(sc.file, "traffic.poisson.cdf", f"{path}: the mean flow size is {mean:g} "
-                                     "bytes", name, allowed + " with a mean of at least 1 byte")])
+        raise ScenarioError([Problem(sc.file, "traffic.poisson.cdf",
+                                     f"{path}: the mean flow size is {mean:g} bytes", name,
+                                     allowed + " with a mean of at least 1 byte")])
     return cdf
 
 

@@ -34,11 +34,26 @@ def _alive(pid: int) -> bool:
 
 
 def test_sigkill_of_a_sweep_ends_its_workers(tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "rdmasim.cli", "sweep", str(LOSSY), "--seeds", "50", "--workers", "2",
-            "--out", str(tmp_path / "sweep"), "--quiet", "--param", "flows[].size=32MiB"]
+    argv = [
+        sys.executable,
+        "-m",
+        "rdmasim.cli",
+        "sweep",
+        str(LOSSY),
+        "--seeds",
+        "50",
+        "--workers",
+        "2",
+        "--out",
+        str(tmp_path / "sweep"),
+        "--quiet",
+        "--param",
+        "flows[].size=32MiB",
+    ]
     # its own session, so that whatever is left can be cleaned up below
-    proc = subprocess.Popen(argv, env=env(), start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        argv, env=env(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 60

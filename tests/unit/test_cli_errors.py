@@ -50,7 +50,9 @@ def _write(tmp_path: Path, text: str, name: str = "s.toml") -> str:
 
 
 def test_self_loop_and_a_host_with_two_links(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    f = _write(tmp_path, EXPLICIT.format(links=_links(("s", "s"), ("a", "s"), ("a", "s"), ("b", "s"), ("c", "s"))))
+    f = _write(
+        tmp_path, EXPLICIT.format(links=_links(("s", "s"), ("a", "s"), ("a", "s"), ("b", "s"), ("c", "s")))
+    )
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 2
     assert any(ln.startswith(f"{f}: topology.links[0] = 's': a link from a node to itself") for ln in lines)
@@ -62,14 +64,18 @@ def test_a_flow_from_a_host_with_no_link(tmp_path: Path, capsys: pytest.CaptureF
     f = _write(tmp_path, EXPLICIT.format(links=_links(("a", "s"), ("b", "s"))))
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 2
-    assert lines[0] == (f"{f}: topology.hosts: host(s) with no link: ['c'] "
-                        "(allowed: every host has exactly one [[topology.links]] row)")
+    assert lines[0] == (
+        f"{f}: topology.hosts: host(s) with no link: ['c'] "
+        "(allowed: every host has exactly one [[topology.links]] row)"
+    )
 
 
-def test_hosts_in_two_islands_cannot_reach_each_other(tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_hosts_in_two_islands_cannot_reach_each_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = EXPLICIT.format(links=_links(("a", "s"), ("b", "s"), ("c", "t"))).replace(
-        'switches = ["s"]', 'switches = ["s", "t"]')
+        'switches = ["s"]', 'switches = ["s", "t"]'
+    )
     rc, lines = _cli(capsys, "validate", _write(tmp_path, text))
     assert rc == 2
     assert "flows[0] = ['a', 'c']: no path from 'a' to 'c'" in lines[0]
@@ -87,7 +93,10 @@ def test_a_size_cdf_of_zero_sizes(tmp_path: Path, capsys: pytest.CaptureFixture[
     f = _write(tmp_path, '[topology]\nkind = "star"\nn = 3\n[traffic.poisson]\ncdf = "z.csv"\n')
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 2
-    assert lines[0].startswith(f"{f}: traffic.poisson.cdf = 'z.csv': ") and "mean flow size is 0 bytes" in lines[0]
+    assert (
+        lines[0].startswith(f"{f}: traffic.poisson.cdf = 'z.csv': ")
+        and "mean flow size is 0 bytes" in lines[0]
+    )
 
 
 def test_a_file_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,29 +105,43 @@ def test_a_file_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[s
     for cmd in ("validate", "run"):
         rc, lines = _cli(capsys, cmd, str(p))
         assert rc == 2
-        assert lines[0] == f"{p}: (file): not UTF-8 text: byte 0xff at offset 21 (line 2) (allowed: a UTF-8 TOML file)"
+        assert (
+            lines[0]
+            == f"{p}: (file): not UTF-8 text: byte 0xff at offset 21 (line 2) (allowed: a UTF-8 TOML file)"
+        )
 
 
 def test_every_problem_of_a_file_in_one_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a bad value, two relations between keys and an unknown host: four problems, one round
-    text = ('[link]\nloss = "lots"\n[switch.ecn]\nkmin = "300KB"\nkmax = "200KB"\n'
-            '[[flows]]\nsrc = "a"\ndst = "b"\n[[flows]]\nsrc = "a"\ndst = "zz"\n'
-            '[[impairments.failures]]\nlink = ["a", "b"]\nat = "10us"\nrecover = "5us"\n')
+    text = (
+        '[link]\nloss = "lots"\n[switch.ecn]\nkmin = "300KB"\nkmax = "200KB"\n'
+        '[[flows]]\nsrc = "a"\ndst = "b"\n[[flows]]\nsrc = "a"\ndst = "zz"\n'
+        '[[impairments.failures]]\nlink = ["a", "b"]\nat = "10us"\nrecover = "5us"\n'
+    )
     f = _write(tmp_path, text)
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 2
     assert [ln.split(" = ")[0] for ln in lines[:-1]] == [
-        f"{f}: link.loss", f"{f}: switch.ecn.kmax", f"{f}: impairments.failures[0].recover", f"{f}: flows[1].dst"]
+        f"{f}: link.loss",
+        f"{f}: switch.ecn.kmax",
+        f"{f}: impairments.failures[0].recover",
+        f"{f}: flows[1].dst",
+    ]
     assert lines[-1] == f"{f}: 4 problem(s)"
 
 
-@pytest.mark.parametrize("key,table", [
-    ("loss", "[link]"), ("pmax", "[switch.ecn]"),
-    ("p_good_to_bad", '[[impairments.gilbert]]\nlink = ["a", "b"]'),
-    ("probability", '[[impairments.loss]]\nlink = ["a", "b"]'),
-])
-def test_nan_never_passes_a_range_check(tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str,
-                                        table: str) -> None:
+@pytest.mark.parametrize(
+    "key,table",
+    [
+        ("loss", "[link]"),
+        ("pmax", "[switch.ecn]"),
+        ("p_good_to_bad", '[[impairments.gilbert]]\nlink = ["a", "b"]'),
+        ("probability", '[[impairments.loss]]\nlink = ["a", "b"]'),
+    ],
+)
+def test_nan_never_passes_a_range_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, table: str
+) -> None:
     f = _write(tmp_path, f'[[flows]]\nsrc = "a"\ndst = "b"\n{table}\n{key} = nan\n')
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 2
@@ -126,8 +149,11 @@ def test_nan_never_passes_a_range_check(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_recover_before_at_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    f = _write(tmp_path, '[[flows]]\nsrc = "a"\ndst = "b"\n[[impairments.failures]]\nlink = ["a", "b"]\n'
-                         'at = "10us"\nrecover = "10us"\n')
+    f = _write(
+        tmp_path,
+        '[[flows]]\nsrc = "a"\ndst = "b"\n[[impairments.failures]]\nlink = ["a", "b"]\n'
+        'at = "10us"\nrecover = "10us"\n',
+    )
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 2
     assert lines[0].startswith(f"{f}: impairments.failures[0].recover = 10000000: not after `at`")
@@ -140,8 +166,12 @@ def test_parquet_without_pyarrow(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert rc == 2
     assert lines[0].startswith(f"{f}: outputs.formats = ['parquet']: 'parquet' needs pyarrow")
     # asked together with csv: a warning, and the run writes the csv
-    f = _write(tmp_path, '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\n[outputs]\nformats = ["csv", "parquet"]\n'
-                         'plots = false\n', "w.toml")
+    f = _write(
+        tmp_path,
+        '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\n[outputs]\nformats = ["csv", "parquet"]\n'
+        "plots = false\n",
+        "w.toml",
+    )
     rc, lines = _cli(capsys, "run", f, "--out", str(tmp_path / "o"), "--quiet")
     assert rc == 0
     assert lines[0].startswith(f"warning: {f}: outputs.formats = ['csv', 'parquet']: 'parquet' needs pyarrow")
@@ -154,8 +184,10 @@ def test_out_that_is_a_file_or_under_a_file(tmp_path: Path, capsys: pytest.Captu
     afile.write_text("mine")
     rc, lines = _cli(capsys, "run", f, "--out", str(afile), "--quiet")
     assert rc == 2 and len(lines) == 1
-    assert lines[0] == (f"rdmasim run: error: results folder '{afile}': exists and is not a folder "
-                        "(allowed: a new, empty or previous results folder)")
+    assert lines[0] == (
+        f"rdmasim run: error: results folder '{afile}': exists and is not a folder "
+        "(allowed: a new, empty or previous results folder)"
+    )
     rc, lines = _cli(capsys, "run", f, "--out", str(afile / "sub"), "--quiet")
     assert rc == 2 and len(lines) == 1 and f"results folder '{afile / 'sub'}': cannot write in" in lines[0]
     assert afile.read_text() == "mine"
@@ -165,23 +197,36 @@ def test_an_unusable_sweep_store(tmp_path: Path, capsys: pytest.CaptureFixture[s
     f = _write(tmp_path, '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\n')
     (tmp_path / "sw").mkdir()
     (tmp_path / "sw" / "sweep.sqlite").write_text("not a database, but mine\n" * 100)
-    rc, lines = _cli(capsys, "sweep", f, "--seeds", "1", "--out", str(tmp_path / "sw"), "--quiet",
-                     "--workers", "1")
+    rc, lines = _cli(
+        capsys, "sweep", f, "--seeds", "1", "--out", str(tmp_path / "sw"), "--quiet", "--workers", "1"
+    )
     assert rc == 2 and len(lines) == 1
-    assert lines[0].startswith(f"rdmasim sweep: error: sweep store '{tmp_path / 'sw' / 'sweep.sqlite'}': not a "
-                               "usable rdmasim sweep store")
+    assert lines[0].startswith(
+        f"rdmasim sweep: error: sweep store '{tmp_path / 'sw' / 'sweep.sqlite'}': not a "
+        "usable rdmasim sweep store"
+    )
 
 
-@pytest.mark.parametrize("argv,shown", [
-    (["run", "X", "--seed", str(2**64)], f"argument --seed: {2**64} is out of range (allowed: 0..{2**63 - 1})"),
-    (["run", "X", "--seed", "-1"], f"argument --seed: -1 is out of range (allowed: 0..{2**63 - 1})"),
-    (["sweep", "X", "--seeds", str(10**8)], f"argument --seeds: {10**8} is out of range (allowed: 1..100000)"),
-    (["sweep", "X", "--workers", "0"], "argument --workers: 0 is out of range (allowed: 1..1024)"),
-    (["demo", "--loss", "nan"], "argument --loss: 'nan' is not a probability (allowed: 0..1)"),
-    (["trace", "--timeout", "99"], "argument --timeout: 99 is out of range (allowed: 0..31)"),
-])
-def test_numeric_arguments_are_range_checked(capsys: pytest.CaptureFixture[str], argv: list[str],
-                                             shown: str) -> None:
+@pytest.mark.parametrize(
+    "argv,shown",
+    [
+        (
+            ["run", "X", "--seed", str(2**64)],
+            f"argument --seed: {2**64} is out of range (allowed: 0..{2**63 - 1})",
+        ),
+        (["run", "X", "--seed", "-1"], f"argument --seed: -1 is out of range (allowed: 0..{2**63 - 1})"),
+        (
+            ["sweep", "X", "--seeds", str(10**8)],
+            f"argument --seeds: {10**8} is out of range (allowed: 1..100000)",
+        ),
+        (["sweep", "X", "--workers", "0"], "argument --workers: 0 is out of range (allowed: 1..1024)"),
+        (["demo", "--loss", "nan"], "argument --loss: 'nan' is not a probability (allowed: 0..1)"),
+        (["trace", "--timeout", "99"], "argument --timeout: 99 is out of range (allowed: 0..31)"),
+    ],
+)
+def test_numeric_arguments_are_range_checked(
+    capsys: pytest.CaptureFixture[str], argv: list[str], shown: str
+) -> None:
     rc, lines = _cli(capsys, *argv)
     assert rc == 2
     assert lines == [f"rdmasim {argv[0]}: error: {shown} (see rdmasim {argv[0]} --help)"]
@@ -190,8 +235,17 @@ def test_numeric_arguments_are_range_checked(capsys: pytest.CaptureFixture[str],
 def test_a_grid_too_large_for_one_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = _write(tmp_path, '[[flows]]\nsrc = "a"\ndst = "b"\n')
     values = ",".join(str(i) for i in range(1, 1001))
-    rc, lines = _cli(capsys, "sweep", f, "--seeds", "1000", "--param", f"simulation.duration={values}",
-                     "--out", str(tmp_path / "sw"))
+    rc, lines = _cli(
+        capsys,
+        "sweep",
+        f,
+        "--seeds",
+        "1000",
+        "--param",
+        f"simulation.duration={values}",
+        "--out",
+        str(tmp_path / "sw"),
+    )
     assert rc == 2 and len(lines) == 1
     assert "the grid has 1,000,000 runs" in lines[0] and "at most 100,000 runs per sweep" in lines[0]
     assert not (tmp_path / "sw").exists()
@@ -203,22 +257,30 @@ def test_trace_of_a_file_that_is_no_trace(capsys: pytest.CaptureFixture[str]) ->
     assert lines[0].startswith("rdmasim trace: error: trace file '/dev/null': not a trace saved by rdmasim")
 
 
-def test_star_of_many_hosts_runs_with_the_default_switch(tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    text = ('[topology]\nkind = "star"\nn = 300\n[[flows]]\nsrc = "h0"\ndst = "h299"\nsize = "8KiB"\n'
-            '[outputs]\nplots = false\n')
+def test_star_of_many_hosts_runs_with_the_default_switch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (
+        '[topology]\nkind = "star"\nn = 300\n[[flows]]\nsrc = "h0"\ndst = "h299"\nsize = "8KiB"\n'
+        "[outputs]\nplots = false\n"
+    )
     f = _write(tmp_path, text)
     assert _cli(capsys, "run", f, "--out", str(tmp_path / "o"), "--quiet")[0] == 0
     # a buffer given too small is named, with the smallest that works
     f = _write(tmp_path, text + '[switch]\nbuffer = "12MB"\n', "small.toml")
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 2
-    assert lines[0].startswith(f"{f}: switch.buffer = 12000000: smaller than what the largest switch (300 ports)")
-    assert lines[0].endswith(f"(allowed: >= {300 * (8 * 4000 + 64000)} bytes (or lower switch.reserve / "
-                             "switch.headroom))")
+    assert lines[0].startswith(
+        f"{f}: switch.buffer = 12000000: smaller than what the largest switch (300 ports)"
+    )
+    assert lines[0].endswith(
+        f"(allowed: >= {300 * (8 * 4000 + 64000)} bytes (or lower switch.reserve / switch.headroom))"
+    )
 
 
-def test_a_fabric_that_cannot_fit_in_memory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_fabric_that_cannot_fit_in_memory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = _write(tmp_path, '[topology]\nkind = "fat_tree"\nk = 64\n[[flows]]\nsrc = "h0_0_0"\ndst = "h1_0_0"\n')
     rc, lines = _cli(capsys, "validate", f, "--max-memory", "16GB")
     assert rc == 2
@@ -226,7 +288,11 @@ def test_a_fabric_that_cannot_fit_in_memory_is_refused(tmp_path: Path, capsys: p
     assert "of it for the routing tables (allowed: runs that fit in 16.0 GB (--max-memory))" in lines[0]
     rc, lines = _cli(capsys, "run", f, "--max-memory", "16GB", "--out", str(tmp_path / "o"))
     assert rc == 2 and not (tmp_path / "o").exists()
-    f = _write(tmp_path, '[topology]\nkind = "fat_tree"\nk = 8\n[[flows]]\nsrc = "h0_0_0"\ndst = "h1_0_0"\n', "k8.toml")
+    f = _write(
+        tmp_path,
+        '[topology]\nkind = "fat_tree"\nk = 8\n[[flows]]\nsrc = "h0_0_0"\ndst = "h1_0_0"\n',
+        "k8.toml",
+    )
     assert _cli(capsys, "validate", f, "--max-memory", "16GB")[0] == 0
 
 
@@ -238,10 +304,14 @@ def test_sampling_every_picosecond_is_refused(tmp_path: Path, capsys: pytest.Cap
     assert "of it for the time series" in lines[0]
 
 
-def test_a_deadlock_check_every_picosecond_is_a_warning(tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    f = _write(tmp_path, '[topology]\nkind = "star"\nn = 64\n[traffic.all_to_all]\nsize = "1MiB"\n'
-                         '[switch]\ndeadlock_check = 1\n')
+def test_a_deadlock_check_every_picosecond_is_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = _write(
+        tmp_path,
+        '[topology]\nkind = "star"\nn = 64\n[traffic.all_to_all]\nsize = "1MiB"\n'
+        "[switch]\ndeadlock_check = 1\n",
+    )
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 0
     assert lines[0].startswith(f"warning: {f}: switch.deadlock_check: the run may take ")
@@ -268,9 +338,11 @@ def test_a_genuine_bug_still_shows_its_traceback(tmp_path: Path, monkeypatch: py
 def test_cli_subprocess_error_is_one_line(tmp_path: Path) -> None:
     p = tmp_path / "bin.toml"
     p.write_bytes(b"\xff")
-    proc = subprocess.run([sys.executable, "-m", "rdmasim.cli", "run", str(p)], capture_output=True, text=True,
-                          cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rdmasim.cli", "run", str(p)], capture_output=True, text=True, cwd=tmp_path
+    )
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         f"{p}: (file): not UTF-8 text: byte 0xff at offset 0 (line 1) (allowed: a UTF-8 TOML file)",
-        f"{p}: 1 problem(s)"]
+        f"{p}: 1 problem(s)",
+    ]
