@@ -326,13 +326,21 @@ def _one_line(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rdmasim`` command: the one error boundary (see the module docs)."""
+    args = build_parser().parse_args(argv)
+    prog = f"rdmasim {args.command}"
+    try:
+        return _dispatch(args, prog)
+    except KeyboardInterrupt:  # a second Ctrl-C, or one while an error is shown
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _dispatch(args: argparse.Namespace, prog: str) -> int:
     import sqlite3
 
     from rdmasim.errors import PyverbsError
     from rdmasim.scenario import ScenarioError
 
-    args = build_parser().parse_args(argv)
-    prog = f"rdmasim {args.command}"
     try:
         return int(args.func(args))
     except ScenarioError as exc:

@@ -264,6 +264,25 @@ def _walk(
             )
 
 
+#: most hosts a topology may have (a fat tree of k = 64)
+MAX_HOSTS = 65_536
+
+
+def host_count(values: dict[str, Any]) -> int:
+    """How many hosts the topology will have, computed without naming them."""
+    kind = values["topology.kind"]
+    n = {
+        "back_to_back": lambda: 2,
+        "star": lambda: values["topology.n"],
+        "incast": lambda: values["topology.n_senders"] + 1,
+        "dumbbell": lambda: values["topology.n_left"] + values["topology.n_right"],
+        "leaf_spine": lambda: values["topology.leaves"] * values["topology.hosts_per_leaf"],
+        "fat_tree": lambda: values["topology.k"] ** 3 // 4,
+        "explicit": lambda: len(values["topology.hosts"]),
+    }[kind]
+    return int(n())
+
+
 def host_names(values: dict[str, Any]) -> list[str]:
     """Host names the topology will have (builders name hosts deterministically)."""
     kind = values["topology.kind"]
@@ -347,6 +366,13 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
     def ok(*prefixes: str) -> bool:
         return not any(b.startswith(prefixes) for b in bad)
 
+    if ok("topology") and host_count(v) > MAX_HOSTS:
+        kind = v["topology.kind"]
+        keys = KIND_PARAMS[kind]
+        params = ", ".join(f"{k} = {v['topology.' + k]}" for k in keys
+                           if isinstance(v["topology." + k], int))
+        problems.append(Problem(file, "topology", f"{kind} with {params} has {host_count(v):,} hosts", kind,
+                                f"at most {MAX_HOSTS:,} hosts"))
     if not ok("topology"):
         _semantic_rest(sc, problems, ok, topology_ok=False)
         return
@@ -784,6 +810,8 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
         _switch_buffer(sc, "switch.buffer" in given, problems)
     traffic_keys = ("topology", "flows", "traffic", "link", "simulation")
     if not any(_schema_path(p.path).startswith(traffic_keys) for p in problems):
+        _flow_counts(sc, problems)
+    if not any(_schema_path(p.path).startswith(traffic_keys) for p in problems):
         # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
         from rdmasim.scenario.traffic import traffic_table
 
@@ -801,6 +829,42 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
             ]
         raise ScenarioError(problems)
     return sc
+
+
+#: most flows one scenario may have (each costs about 2 KB through the run and its results)
+MAX_FLOWS = 10_000_000
+
+
+def _flow_counts(sc: Scenario, problems: list[Problem]) -> None:
+    """Refuse a generator that would make more than :data:`MAX_FLOWS` flows, before making them."""
+    v = sc.values
+    n_all = host_count(v)
+    for gen in sc.generators:
+        p = f"traffic.{gen}."
+        if gen == "incast":
+            continue  # at most one flow per host
+        n = len(v[p + "hosts"]) or n_all
+        if gen == "permutation":
+            count = float(n)
+        elif gen == "all_to_all":
+            count = float(n * (n - 1))
+        elif gen == "poisson":
+            from rdmasim.scenario.traffic import _size_cdf
+
+            try:
+                mean = _size_cdf(sc).mean()
+            except ScenarioError as exc:
+                problems += exc.problems
+                continue
+            count = n * v[p + "load"] * v["link.rate"] / 8 / mean * v[p + "duration"] / 1e12
+        else:
+            rounds = v[p + "rounds"] if v[p + "kind"] == "moe_all_to_all" else 2
+            count = float(n * max(n - 1, 1) * rounds)
+        if count > MAX_FLOWS:
+            problems.append(Problem(sc.file, f"traffic.{gen}", f"would make about {count:,.0f} flows",
+                                    allowed=f"at most {MAX_FLOWS:,} flows per scenario (fewer hosts, "
+                                    "a shorter "
+                                    "duration or a lower load)"))
 
 
 def read_text(path: str | Path) -> str:

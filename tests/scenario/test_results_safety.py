@@ -130,7 +130,7 @@ def test_ctrl_c_stops_the_run_and_keeps_the_flows_so_far(tmp_path: Path) -> None
         deadline = time.monotonic() + 120
         assert proc.stderr is not None
         seen = b""
-        while b"flows" not in seen:  # the first progress line: the simulation is running
+        while b"ETA" not in seen:  # the first progress line: the simulation is running
             assert time.monotonic() < deadline and proc.poll() is None
             seen += os.read(proc.stderr.fileno(), 256)
         proc.send_signal(signal.SIGINT)

@@ -346,3 +346,23 @@ def test_cli_subprocess_error_is_one_line(tmp_path: Path) -> None:
         f"{p}: (file): not UTF-8 text: byte 0xff at offset 0 (line 1) (allowed: a UTF-8 TOML file)",
         f"{p}: 1 problem(s)",
     ]
+
+
+def test_topologies_and_generators_too_large_are_refused_before_they_are_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = _write(
+        tmp_path,
+        '[topology]\nkind = "leaf_spine"\nleaves = 2048\nspines = 2048\nhosts_per_leaf = 2048\n'
+        '[[flows]]\nsrc = "h0"\ndst = "h1"\n',
+    )
+    rc, lines = _cli(capsys, "validate", f)
+    assert rc == 2
+    assert lines[0] == (
+        f"{f}: topology = 'leaf_spine': leaf_spine with leaves = 2048, spines = 2048, hosts_per_leaf = 2048 "
+        "has 4,194,304 hosts (allowed: at most 65,536 hosts)"
+    )
+    f = _write(tmp_path, '[topology]\nkind = "star"\nn = 4096\n[traffic.all_to_all]\n', "a2a.toml")
+    rc, lines = _cli(capsys, "validate", f)
+    assert rc == 2
+    assert lines[0].startswith(f"{f}: traffic.all_to_all: would make about 16,773,120 flows (allowed:")
