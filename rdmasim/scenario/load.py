@@ -10,6 +10,7 @@ import copy
 import difflib
 import math
 import re
+import reprlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -70,9 +71,23 @@ class Problem:
     allowed: str = ""
 
     def __str__(self) -> str:
-        val = "" if self.value is _MISSING else f" = {self.value!r}"
+        val = "" if self.value is _MISSING else f" = {_REPR.repr(self.value)}"
         allowed = f" (allowed: {self.allowed})" if self.allowed else ""
-        return f"{self.file}: {self.path}{val}: {self.message}{allowed}"
+        return _printable(f"{self.file}: {self.path}{val}: {self.message}{allowed}")
+
+
+def _printable(text: str) -> str:
+    """``text`` on one line: control characters (a key may hold any) escaped as in a repr."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+#: values in messages: long lists and strings shortened, deep nesting cut
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlist = _REPR.maxdict = 12
+_REPR.maxlevel = 4
 
 
 class ScenarioError(ValueError):
