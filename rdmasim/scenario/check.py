@@ -67,9 +67,10 @@ class Estimate:
         from rdmasim.units import format_time
 
         top = sorted(self.parts.items(), key=lambda kv: -kv[1])[:3]
-        parts = ", ".join(f"{k} {_mb(v)}" for k, v in top if v)
+        parts = ", ".join(f"{k} {_mb(v)}" for k, v in top if v >= 1e6)
         return (
-            f"estimated memory {_mb(self.memory_bytes)} ({parts}); ~{format_time(self.sim_time_ps)} "
+            f"estimated memory {_mb(self.memory_bytes)}{f' ({parts})' if parts else ''}; "
+            f"~{format_time(self.sim_time_ps)} "
             f"simulated, ~{self.events:,} events, ~{_dur(self.wall_s)}"
         )
 
