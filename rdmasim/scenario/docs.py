@@ -46,7 +46,7 @@ key, the value and what is allowed, and exits with status 2:
 
 ```text
 incast.toml: link.loss = nan: not a finite number (allowed: float in 0..1)
-incast.toml: impairments.failures[0].recover = 5000000: not after `at` (10000000 ps): the link would never come back (allowed: a time > 10000000 ps, or 'never')
+incast.toml: flows[1].dst = 'h9': unknown host (allowed: h0, h1, h2)
 incast.toml: 2 problem(s)
 ```
 
