@@ -209,6 +209,8 @@ def _default(opt: Opt) -> Any:
 
 
 def _suggest(name: str, candidates: list[str]) -> str:
+    if len(candidates) > 5000:  # difflib is linear in the candidates: no guess among so many names
+        return ""
     near = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return f"; did you mean {near[0]!r}?" if near else ""
 
@@ -385,10 +387,12 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
         kind = v["topology.kind"]
         keys = KIND_PARAMS[kind]
         params = ", ".join(f"{k} = {v['topology.' + k]}" for k in keys
-                           if isinstance(v["topology." + k], int))
-        problems.append(Problem(file, "topology", f"{kind} with {params} has {host_count(v):,} hosts", kind,
+                           if isinstance(v.get("topology." + k), int))
+        what = f"{kind} with {params}" if params else f"the {kind} topology"
+        problems.append(Problem(file, "topology", f"{what} has {host_count(v):,} hosts", kind,
                                 f"at most {MAX_HOSTS:,} hosts"))
-    if not ok("topology"):
+    too_many = ok("topology") and host_count(v) > MAX_HOSTS and v["topology.kind"] != "explicit"
+    if not ok("topology") or too_many:  # no checks that name every host of a huge topology
         _semantic_rest(sc, problems, ok, topology_ok=False)
         return
     kind = v["topology.kind"]

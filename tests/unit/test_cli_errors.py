@@ -366,3 +366,20 @@ def test_topologies_and_generators_too_large_are_refused_before_they_are_made(
     rc, lines = _cli(capsys, "validate", f)
     assert rc == 2
     assert lines[0].startswith(f"{f}: traffic.all_to_all: would make about 16,773,120 flows (allowed:")
+
+
+def test_an_explicit_topology_of_many_hosts_is_checked_by_name_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 70,000 names: over the host limit, and two duplicates among them found (a linear check)
+    hosts = [f"h{i}" for i in range(70_000)] + ["h5", "h6"]
+    text = f'[topology]\nkind = "explicit"\nhosts = {hosts!r}\nswitches = ["s"]\n[[flows]]\nsrc = "h0"\ndst = "h1"\n'
+    rc, lines = _cli(capsys, "validate", _write(tmp_path, text.replace("'", '"')))
+    assert rc == 2
+    assert (
+        "topology = 'explicit': the explicit topology has 70,002 hosts (allowed: at most 65,536 hosts)"
+        in lines[0]
+    )
+    assert lines[1].endswith(
+        "topology.hosts: duplicate node names ['h5', 'h6'] (allowed: unique names across hosts and switches)"
+    )
