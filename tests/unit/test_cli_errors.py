@@ -373,7 +373,8 @@ def test_an_explicit_topology_of_many_hosts_is_checked_by_name_once(
 ) -> None:
     # 70,000 names: over the host limit, and two duplicates among them found (a linear check)
     hosts = [f"h{i}" for i in range(70_000)] + ["h5", "h6"]
-    text = f'[topology]\nkind = "explicit"\nhosts = {hosts!r}\nswitches = ["s"]\n[[flows]]\nsrc = "h0"\ndst = "h1"\n'
+    text = f'[topology]\nkind = "explicit"\nhosts = {hosts!r}\nswitches = ["s"]\n'
+    text += '[[flows]]\nsrc = "h0"\ndst = "h1"\n'
     rc, lines = _cli(capsys, "validate", _write(tmp_path, text.replace("'", '"')))
     assert rc == 2
     assert (
