@@ -174,7 +174,8 @@ def check_resources(
                 where,
                 f"the run would need about {_mb(est.memory_bytes)} of memory, {_mb(big)} of it for the {key}",
                 value,
-                f"runs that fit in {_mb(limit)} (--max-memory)",
+                f"runs that fit in {_mb(limit)} "
+                + ("(--max-memory)" if max_memory else "(this machine's memory)"),
             )
         )
     if est.wall_s > _LONG_S:

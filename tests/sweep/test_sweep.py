@@ -91,3 +91,20 @@ def test_cli_sweep_prints_a_row_per_combination(tmp_path: Path, capsys: pytest.C
     assert "0 ran, 4 already in the store" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError):
         load_sweep(tmp_path / "nothing")
+
+
+def test_a_sweep_point_that_cannot_fit_in_memory_is_refused_before_any_run(tmp_path: Path) -> None:
+    from rdmasim.scenario import ScenarioError
+    from rdmasim.scenario.check import physical_memory
+
+    text = '[topology]\nkind = "fat_tree"\nk = 4\n[[flows]]\nsrc = "h0_0_0"\ndst = "h1_0_0"\nsize = "4KiB"\n'
+    # k = 64 needs tens of GB of routing tables; k = 4 is tiny
+    need = 64 if physical_memory() < 40e9 else None
+    if need is None:
+        pytest.skip("this machine has the memory for a fat tree of k = 64")
+    with pytest.raises(ScenarioError) as err:
+        run_sweep(text, {"topology.k": [4, 64]}, tmp_path / "sw", executor="thread", progress=False)
+    (p,) = err.value.problems
+    assert str(p).startswith("<string> (override): topology = 'fat_tree': the run would need about 4")
+    assert "of it for the routing tables (run topology.k = 64) (allowed: runs that fit in " in str(p)
+    assert not (tmp_path / "sw").exists()
