@@ -50,9 +50,8 @@ incast.toml: flows[1].dst = 'h9': unknown host (allowed: h0, h1, h2)
 incast.toml: 2 problem(s)
 ```
 
-(A check that relates several keys is skipped while one of its keys has a problem of its own, and
-a failure or loss row naming a link that does not exist is found once the rest of the file is
-valid.) Every other command reports what it cannot use the same way: one line naming the file,
+(A check that relates several keys is skipped while one of its keys has a problem of its own.)
+Every other command reports what it cannot use the same way: one line naming the file,
 folder, argument or key (`rdmasim run: error: argument --seed: ... (allowed: 0..9223372036854775807)`),
 exit status 2. A traceback means a bug in rdmasim.
 

@@ -571,6 +571,10 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
         )
     for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
         for i, row in enumerate(sc.arrays.get(sec, [])):
+            if "link" in row["_given"] and ok(sec) and not has_link(sc, *row["link"]):
+                problems.append(Problem(file, f"{sec}[{i}].link", "no such link", row["link"],
+                                        "two nodes a link joins (host and switch names as docs/scenarios.md "
+                                        "lists them)"))
             if "link" not in row["_given"]:
                 problems.append(
                     Problem(
@@ -580,6 +584,59 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                         allowed="two node names, e.g. ['h0', 's0']",
                     )
                 )
+
+
+def _num(name: str, prefix: str, n: int) -> int | None:
+    """``i`` if ``name`` is ``prefix{i}`` with 0 <= i < n, else None."""
+    m = re.fullmatch(re.escape(prefix) + r"(0|[1-9][0-9]*)", name)
+    return int(m.group(1)) if m and int(m.group(1)) < n else None
+
+
+def has_link(sc: Scenario, a: str, b: str) -> bool:
+    """Whether the topology has a link between nodes ``a`` and ``b`` (named as the builders of
+    :mod:`rdmasim.topology` name them), without building it."""
+    v = sc.values
+    kind = v["topology.kind"]
+    for x, y in ((a, b), (b, a)):
+        if kind == "back_to_back" and (x, y) == ("a", "b"):
+            return True
+        if kind in ("star", "incast"):
+            n = v["topology.n"] if kind == "star" else v["topology.n_senders"] + 1
+            if x == "s0" and _num(y, "h", n) is not None:
+                return True
+        if kind == "dumbbell":
+            if (x, y) == ("sl", "sr") or (x == "sl" and _num(y, "l", v["topology.n_left"]) is not None) or (
+                    x == "sr" and _num(y, "r", v["topology.n_right"]) is not None):
+                return True
+        if kind == "leaf_spine":
+            leaves, hpl = v["topology.leaves"], v["topology.hosts_per_leaf"]
+            leaf = _num(x, "leaf", leaves)
+            if leaf is not None and _num(y, "spine", v["topology.spines"]) is not None:
+                return True
+            h = _num(y, "h", leaves * hpl)
+            if leaf is not None and h is not None and h // hpl == leaf:
+                return True
+        if kind == "fat_tree":
+            half = v["topology.k"] // 2
+            m = re.fullmatch(r"(edge|agg)(\d+)_(\d+)", x)
+            if not m or int(m.group(2)) >= 2 * half or int(m.group(3)) >= half:
+                continue
+            pod, i = int(m.group(2)), int(m.group(3))
+            if m.group(1) == "edge":
+                hm = re.fullmatch(r"h(\d+)_(\d+)_(\d+)", y)
+                if hm and (int(hm.group(1)), int(hm.group(2))) == (pod, i) and int(hm.group(3)) < half:
+                    return True
+                am = re.fullmatch(r"agg(\d+)_(\d+)", y)
+                if am and int(am.group(1)) == pod and int(am.group(2)) < half:
+                    return True
+            else:
+                core = _num(y, "core", half * half)
+                if core is not None and core // half == i:
+                    return True
+        rows = sc.arrays.get("topology.links", [])
+        if kind == "explicit" and any({r["a"], r["b"]} == {x, y} for r in rows):
+            return True
+    return False
 
 
 def _explicit(sc: Scenario, problems: list[Problem]) -> None:
