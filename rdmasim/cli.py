@@ -151,7 +151,9 @@ def _run(args: argparse.Namespace) -> int:
     if res.interrupted:
         where = f"; partial results (metadata.json: \"complete\": false) in {res.files['metadata']}" if (
             "metadata" in res.files) else "; nothing written"
-        print(f"rdmasim run: interrupted at simulated time {res.sim_time_ps} ps: "
+        from rdmasim.units import format_time
+
+        print(f"rdmasim run: interrupted at simulated time {format_time(res.sim_time_ps)}: "
               f"{sum(f.status == 'ok' for f in res.flows)} of {len(res.flows)} flows finished{where}",
               file=sys.stderr)
         return EXIT_INTERRUPTED
