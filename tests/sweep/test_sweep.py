@@ -44,11 +44,23 @@ def test_process_pool_sweep_2x2_into_one_store(tmp_path: Path) -> None:
     assert len(load_sweep(tmp_path).flows()) == 4 * FLOWS_PER_RUN
 
 
-def test_thread_pool_passed_in_seeds_and_a_failing_run(tmp_path: Path) -> None:
-    grid = {"flows[].size": ["8KiB"], "impairments.loss[0].link": [["a", "b"], ["a", "zz"]]}
+def test_thread_pool_passed_in_seeds_and_a_failing_run(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import rdmasim.scenario.run as run_mod
+
+    real = run_mod.run_scenario
+
+    def failing(sc, *a, **k):  # type: ignore[no-untyped-def]
+        # a run that passes validation and fails while it runs (unknown links are refused up front)
+        if sc.values["link.delay"] == 3_000_000:
+            raise RuntimeError("zz: the run failed")
+        return real(sc, *a, **k)
+
+    monkeypatch.setattr(run_mod, "run_scenario", failing)
+    grid = {"flows[].size": ["8KiB"], "link.delay": ["1us", "3us"]}
     with ThreadPoolExecutor(max_workers=2) as pool:
         res = run_sweep(str(LOSSY), grid, tmp_path, seeds=2, executor=pool, progress=False)
-        assert (res.ran, res.failed) == (4, 2)  # the unknown link fails when the fabric is built
+        assert (res.ran, res.failed) == (4, 2)
         runs = res.runs_records()
         bad = [r for r in runs if r["status"] == "error"]
         assert len(bad) == 2 and all("zz" in r["error"] for r in bad)
