@@ -1,13 +1,25 @@
-"""Command line: ``rdmasim demo``, ``rdmasim trace``, ``rdmasim run`` and ``rdmasim validate``."""
+"""Command line: ``rdmasim demo``, ``rdmasim trace``, ``rdmasim run``, ``rdmasim validate`` and
+``rdmasim sweep``.
+
+Errors: :func:`main` is the one place where errors reach the user. A problem with what the user
+gave (a scenario file, a key, an argument, an output folder, a full disk) is printed as one line
+per problem, naming the file, key or argument, the value and what is allowed, and the exit status
+is 2; Ctrl-C exits with 130 after saying what was kept. Only a bug in rdmasim shows a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from rdmasim import __version__
+from rdmasim.errors import UserInputError
 from rdmasim.units import parse_size
+
+#: exit statuses
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -56,7 +68,7 @@ def _trace(args: argparse.Namespace) -> int:
         t = _trace_scenario(args.file)
         title = f"rdmasim trace {args.file}"
     elif args.file:
-        t = load(args.file)
+        t = _load_trace(args.file, load)
         title = f"rdmasim trace {args.file}"
     else:
         drops = [] if args.drop_psn is None or args.drop_psn < 0 else [args.drop_psn]
@@ -80,6 +92,20 @@ def _trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_trace(path: str, load: Any) -> Any:
+    """A saved trace, or a UserInputError naming the file (missing, empty, not a trace)."""
+    import zipfile
+
+    try:
+        return load(path)
+    except OSError as exc:
+        raise UserInputError(f"trace file {path!r}: cannot read: {exc.strerror or exc}") from None
+    except (EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise UserInputError(
+            f"trace file {path!r}: not a trace saved by rdmasim ({type(exc).__name__}: {exc}) "
+            "(allowed: a .npz written by --save or Trace.save, or a scenario .toml)") from None
+
+
 def _trace_scenario(path: str) -> Any:
     """Run a scenario file with tracing on (results in a temporary folder) and return its trace."""
     import tempfile
@@ -96,37 +122,41 @@ def _trace_scenario(path: str) -> Any:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    """Check a scenario file: print "ok" (exit 0) or every problem (exit 2)."""
-    from rdmasim.scenario import ScenarioError, build, load
+    """Check a scenario file: print "ok" with the estimate (exit 0) or every problem (exit 2)."""
+    from rdmasim.scenario import load
+    from rdmasim.scenario.check import validate
 
-    try:
-        build(load(args.file))  # building also checks the links impairments name
-    except ScenarioError as exc:
-        for p in exc.problems:
-            print(p, file=sys.stderr)
-        print(f"{args.file}: {len(exc.problems)} problem(s)", file=sys.stderr)
-        return 2
-    print(f"{args.file}: ok")
+    est, warnings = validate(load(args.file), args.max_memory)
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"{args.file}: ok; {est.describe()}")
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
     """Run a scenario file: progress on stderr, summary table, results folder."""
-    from rdmasim.scenario import ScenarioError, load, run_scenario
+    from rdmasim.scenario import load, run_scenario
+    from rdmasim.scenario.check import validate
 
-    try:
-        sc = load(args.file)
-        if args.seed is not None:
-            sc.values["simulation.seed"] = args.seed
-        res = run_scenario(sc, out_dir=args.out, progress=False if args.quiet else None)
-    except ScenarioError as exc:
-        for p in exc.problems:
-            print(p, file=sys.stderr)
-        return 2
+    overrides = {} if args.seed is None else {"simulation.seed": args.seed}
+    sc = load(args.file, overrides)
+    _, warnings = validate(sc, args.max_memory, build=False)
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    res = run_scenario(sc, out_dir=args.out, progress=False if args.quiet else None)
     print(f"rdmasim {__version__} run {args.file} (seed {res.seed})")
     print(res.summary())
     for kind, path in res.files.items():
         print(f"  {kind}: {path}")
+    if res.interrupted:
+        where = f"; partial results (metadata.json: \"complete\": false) in {res.files['metadata']}" if (
+            "metadata" in res.files) else "; nothing written"
+        from rdmasim.units import format_time
+
+        print(f"rdmasim run: interrupted at simulated time {format_time(res.sim_time_ps)}: "
+              f"{sum(f.status == 'ok' for f in res.flows)} of {len(res.flows)} flows finished{where}",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0 if all(f.status == "ok" for f in res.flows) else 1
 
 
@@ -134,29 +164,22 @@ def _sweep(args: argparse.Namespace) -> int:
     """Run a scenario over a parameter grid into one SQLite store; print a table per combination."""
     from pathlib import Path
 
-    from rdmasim.scenario import ScenarioError
     from rdmasim.sweep import run_sweep
     from rdmasim.sweep.grid import normalize_params
 
-    try:
-        params = normalize_params(args.param or [])
-        res = run_sweep(
-            args.file,
-            params,
-            args.out or str(Path("sweeps") / Path(args.file).stem),
-            seeds=args.seeds,
-            executor="dask" if args.dask_local else None,
-            scheduler=args.scheduler,
-            max_workers=args.workers,
-            resume=not args.no_resume,
-            keep_runs=args.keep_runs,
-            progress=not args.quiet,
-        )
-    except ScenarioError as exc:
-        for p in exc.problems:
-            print(p, file=sys.stderr)
-        print(f"{args.file}: {len(exc.problems)} problem(s)", file=sys.stderr)
-        return 2
+    params = normalize_params(args.param or [])
+    res = run_sweep(
+        args.file,
+        params,
+        args.out or str(Path("sweeps") / Path(args.file).stem),
+        seeds=args.seeds,
+        executor="dask" if args.dask_local else None,
+        scheduler=args.scheduler,
+        max_workers=args.workers,
+        resume=not args.no_resume,
+        keep_runs=args.keep_runs,
+        progress=not args.quiet,
+    )
     runs = res.runs_records()
     failed = [r for r in runs if r["status"] != "ok"]
     where = f" on {res.executor}" if res.executor else ""
@@ -172,22 +195,72 @@ def _sweep(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+U63 = (1 << 63) - 1
+
+
+def _int_arg(lo: int, hi: int) -> Any:
+    """An argparse type: an integer in [lo, hi] (argparse names the argument in its error)."""
+
+    def conv(text: str) -> int:
+        try:
+            v = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer (allowed: {lo}..{hi})") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{text} is out of range (allowed: {lo}..{hi})")
+        return v
+
+    conv.__name__ = "integer"
+    return conv
+
+
+def _prob_arg(text: str) -> float:
+    """An argparse type: a probability in [0, 1] (NaN refused)."""
+    from rdmasim.checks import check_real
+
+    try:
+        return check_real("value", float(text), 0.0, 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a probability (allowed: 0..1)") from None
+
+
+def _size_arg(text: str) -> int:
+    """An argparse type: a size like 8GB (or bytes)."""
+    try:
+        v = parse_size(text)
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (allowed: a size like 8GB)") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1 byte")
+    return v
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``rdmasim run: error: argument --seed: ... (see --help)``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
+    from rdmasim.sweep.grid import MAX_RUNS
+
+    p = _Parser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
     p.add_argument("--version", action="version", version=f"rdmasim {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="a lossy back-to-back RDMA WRITE (summary, plot, pcap), then the "
                        "bundled scenarios (tables, time series, plots)")
     d.add_argument("--out", default="rdmasim-demo", help="output folder (default: rdmasim-demo)")
     d.add_argument("--size", default="4MiB", help="total bytes to write (default 4MiB)")
-    d.add_argument("--messages", type=int, default=4, help="number of WRITE work requests (default 4)")
+    d.add_argument("--messages", type=_int_arg(1, 1 << 20), default=4,
+                   help="number of WRITE work requests (default 4)")
     d.add_argument("--mtu", type=int, default=1024, choices=[256, 512, 1024, 2048, 4096])
     d.add_argument("--rate", default="100Gbps", help="link rate (default 100Gbps)")
     d.add_argument("--delay", default="1us", help="propagation delay (default 1us)")
-    d.add_argument("--loss", type=float, default=0.001, help="i.i.d. loss per direction (default 0.001)")
-    d.add_argument("--timeout", type=int, default=10,
+    d.add_argument("--loss", type=_prob_arg, default=0.001, help="i.i.d. loss per direction (default 0.001)")
+    d.add_argument("--timeout", type=_int_arg(0, 31), default=10,
                    help="QP local ACK timeout exponent: 4.096us * 2^t (default 10 = 4.2 ms)")
-    d.add_argument("--seed", type=int, default=1)
+    d.add_argument("--seed", type=_int_arg(0, U63), default=1)
     d.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
     d.add_argument("--no-scenarios", action="store_true",
                    help="skip the bundled scenarios (incast with DCQCN, ring all-reduce, web-search)")
@@ -198,16 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--op", default="write", choices=["write", "send"], help="verb to run (default write)")
     t.add_argument("--size", default="3072", help="message bytes (default 3072: 3 packets at MTU 1024)")
     t.add_argument("--mtu", type=int, default=1024, choices=[256, 512, 1024, 2048, 4096])
-    t.add_argument("--drop-psn", type=int, default=1,
+    t.add_argument("--drop-psn", type=_int_arg(-1, (1 << 24) - 1), default=1,
                    help="drop the first transmission of this PSN a->b (default 1; -1: none)")
-    t.add_argument("--loss", type=float, default=0.0, help="i.i.d. loss per direction (default 0)")
-    t.add_argument("--timeout", type=int, default=10,
+    t.add_argument("--loss", type=_prob_arg, default=0.0, help="i.i.d. loss per direction (default 0)")
+    t.add_argument("--timeout", type=_int_arg(0, 31), default=10,
                    help="QP local ACK timeout exponent: 4.096us * 2^t (default 10)")
-    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--seed", type=_int_arg(0, U63), default=1)
     t.add_argument("--recovery", default="gbn", choices=["gbn", "irn"],
                    help="loss recovery: Go-Back-N (default) or IRN selective repeat")
     t.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
-    t.add_argument("--max-lines", type=int, default=None, help="print at most this many events")
+    t.add_argument("--max-lines", type=_int_arg(0, (1 << 31) - 1), default=None,
+                   help="print at most this many events")
     t.add_argument("--svg", metavar="PATH", help="also write the ladder as SVG")
     t.add_argument("--html", metavar="PATH", help="also write the ladder as a self-contained HTML page")
     t.add_argument("--save", metavar="PATH", help="also save the trace (.npz) for `rdmasim trace FILE`")
@@ -216,21 +290,26 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a scenario file (TOML): summary table and results folder")
     r.add_argument("file", help="scenario file (see docs/scenarios.md)")
     r.add_argument("--out", default=None, help="results folder (default: [outputs] dir)")
-    r.add_argument("--seed", type=int, default=None, help="override [simulation] seed")
+    r.add_argument("--seed", type=_int_arg(0, U63), default=None, help="override [simulation] seed")
+    r.add_argument("--max-memory", type=_size_arg, default=None, metavar="SIZE",
+                   help="refuse runs estimated to need more (default: this machine's RAM)")
     r.add_argument("--quiet", action="store_true", help="no progress line")
     r.set_defaults(func=_run)
     v = sub.add_parser("validate", help="check a scenario file; exit 2 listing every problem")
     v.add_argument("file", help="scenario file")
+    v.add_argument("--max-memory", type=_size_arg, default=None, metavar="SIZE",
+                   help="refuse runs estimated to need more (default: this machine's RAM)")
     v.set_defaults(func=_validate)
     sw = sub.add_parser("sweep", help="run a scenario over a parameter grid; results in one SQLite store")
     sw.add_argument("file", help="scenario file")
     sw.add_argument("--param", action="append", metavar="KEY=V1,V2",
                     help="a key path and its values (TOML syntax), e.g. link.loss=0,0.01 or "
                     "flows[].size=64KiB,1MiB; repeat for a grid (the cartesian product)")
-    sw.add_argument("--seeds", type=int, default=None, metavar="N",
+    sw.add_argument("--seeds", type=_int_arg(1, MAX_RUNS), default=None, metavar="N",
                     help="N replicates of each combination: simulation.seed = 1..N")
     sw.add_argument("--out", default=None, help="sweep folder (default: sweeps/<file stem>)")
-    sw.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    sw.add_argument("--workers", type=_int_arg(1, 1024), default=None,
+                    help="worker processes (default: one per core)")
     where = sw.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDR",
                        help="run on this Dask scheduler (tcp://host:port; its workers need rdmasim)")
@@ -243,14 +322,47 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rdmasim`` command."""
+    """Entry point of the ``rdmasim`` command: the one error boundary (see the module docs)."""
     args = build_parser().parse_args(argv)
+    prog = f"rdmasim {args.command}"
+    try:
+        return _dispatch(args, prog)
+    except KeyboardInterrupt:  # a second Ctrl-C, or one while an error is shown
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _dispatch(args: argparse.Namespace, prog: str) -> int:
+    import sqlite3
+
+    from rdmasim.errors import PyverbsError
+    from rdmasim.scenario import ScenarioError
+
     try:
         return int(args.func(args))
-    except (ValueError, TypeError) as exc:
-        print(f"rdmasim: error: {exc}", file=sys.stderr)
-        return 2
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            print(_one_line(str(problem)), file=sys.stderr)
+        print(f"{getattr(args, 'file', prog)}: {len(exc.problems)} problem(s)", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # the environment: a folder, a file, a full disk
+        named = exc.filename and str(exc.filename) not in str(exc.strerror or "")
+        where = f"{exc.filename}: " if named else ""
+        print(f"{prog}: error: {where}{_one_line(exc.strerror or str(exc))}", file=sys.stderr)
+    except sqlite3.Error as exc:
+        print(f"{prog}: error: sweep store: {_one_line(str(exc))}", file=sys.stderr)
+    except MemoryError:
+        print(f"{prog}: error: out of memory (see `rdmasim validate` for the estimate)", file=sys.stderr)
+    except (ValueError, TypeError, OverflowError, PyverbsError) as exc:  # what the user gave
+        print(f"{prog}: error: {_one_line(str(exc))}", file=sys.stderr)
+    return EXIT_USER_ERROR
 
 
 if __name__ == "__main__":

@@ -11,6 +11,16 @@ import errno
 from rdmasim import _core
 
 
+class UserInputError(ValueError):
+    """A file, key or command-line argument the user gave cannot be used; the message names it, the
+    value and what is allowed. The ``rdmasim`` command shows it as one line and exits with status 2."""
+
+
+class ResultsWriteError(OSError):
+    """Results could not be written (a full disk, a folder that went away); the message names the
+    folder, the file and what was kept. The ``rdmasim`` command shows it as one line (status 2)."""
+
+
 class PyverbsError(Exception):
     """Base class of every rdmasim verbs error."""
 

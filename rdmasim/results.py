@@ -3,20 +3,87 @@
 :meth:`RunResult.write` puts into a folder: ``flows.csv`` (and ``flows.parquet`` if pyarrow is
 importable), ``switch_counters.json``, ``scenario.toml`` (the file as run) and ``metadata.json``
 (seed, rdmasim version, simulated time, events, wall time).
+
+A results folder is written whole or not at all: the files go into a hidden sibling folder
+(``.NAME.partial-*``) that replaces the folder only once everything is written, so a failed
+write (a full disk) leaves the previous results as they were and no mix of old and new files.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import platform
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from rdmasim.errors import ResultsWriteError, UserInputError
 from rdmasim.units import format_time
+
+#: the file every results folder has; a folder with it may be replaced by a new run
+_MARKER = "metadata.json"
+
+
+def stage_out_dir(out_dir: str | Path) -> Path:
+    """Check that results can go to ``out_dir`` and make the hidden folder they are written into
+    first (see :func:`commit_out_dir`); called before a run so that an unusable folder is found
+    before the simulation, not after.
+
+    ``out_dir`` may be missing, empty or a previous run's results (it has ``metadata.json``; it
+    is replaced); anything else (a file, a folder of other files) is refused with
+    :class:`~rdmasim.errors.UserInputError`, an unwritable place with OSError naming it."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UserInputError(f"results folder {str(out)!r}: exists and is not a folder "
+                             "(allowed: a new, empty or previous results folder)")
+    if out.is_dir():
+        other = sorted(p.name for p in out.iterdir())
+        if other and not (out / _MARKER).is_file():
+            shown = ", ".join(other[:5]) + (", ..." if len(other) > 5 else "")
+            raise UserInputError(f"results folder {str(out)!r}: holds files that are not rdmasim results "
+                                 f"({shown}) (allowed: a new, empty or previous results folder)")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out.parent) else ""
+        raise ResultsWriteError(f"results folder {str(out)!r}: cannot write in {str(out.parent)!r}: "
+                                f"{exc.strerror or exc}{where}") from None
+
+
+def commit_out_dir(staging: Path, out_dir: str | Path) -> None:
+    """Put the finished ``staging`` folder in place of ``out_dir`` (the previous results, if any,
+    are removed only after the new ones are in place)."""
+    out = Path(out_dir)
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.replace(out, old / out.name)
+    try:
+        os.replace(staging, out)
+    except OSError:
+        if old is not None:
+            os.replace(old / out.name, out)
+            shutil.rmtree(old, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def discard_staging(staging: Path | None) -> None:
+    """Remove a staging folder of a run that did not finish writing."""
+    if staging is not None:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _moved(files: dict[str, str], staging: Path, out: Path) -> dict[str, str]:
+    return {k: str(out / Path(v).relative_to(staging)) for k, v in files.items()}
 
 
 @dataclass
@@ -83,6 +150,8 @@ class RunResult:
     deadlock: Any = None
     #: per host NIC: PFC pause received and frames sent / received (see :meth:`port_rows`)
     nics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the run was stopped (Ctrl-C) before its flows finished or simulation.duration was reached
+    interrupted: bool = False
 
     def port_rows(self) -> list[dict[str, Any]]:
         """Per-port counters as rows: one per switch port and one per host NIC, with the columns of
@@ -164,6 +233,7 @@ class RunResult:
             "python": platform.python_version(),
             "flows": len(self.flows),
             "completed": sum(f.status == "ok" for f in self.flows),
+            "complete": not self.interrupted,
             "deadlock": None if self.deadlock is None else {
                 "at_ps": self.deadlock[0], "cycle": [list(c) for c in self.deadlock[1]]},
         }
@@ -176,37 +246,70 @@ class RunResult:
         trace: np.ndarray | None = None,
         node_names: dict[int, str] | None = None,
     ) -> dict[str, str]:
-        """Write the result files into ``out_dir``; returns {kind: path}."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        """Write the result files into ``out_dir`` (whole or not at all: see the module docs);
+        returns {kind: path}. A write that fails raises :class:`~rdmasim.errors.ResultsWriteError`
+        and leaves ``out_dir`` as it was."""
+        staging = stage_out_dir(out_dir)
+        try:
+            files = self.write_into(staging, formats, switch_counters, trace, node_names)
+            commit_out_dir(staging, out_dir)
+        except OSError as exc:
+            discard_staging(staging)
+            raise write_error(out_dir, exc) from exc
+        except BaseException:
+            discard_staging(staging)
+            raise
+        self.files = _moved(files, staging, Path(out_dir))
+        return self.files
+
+    def write_into(
+        self,
+        out: Path,
+        formats: list[str] | None = None,
+        switch_counters: bool = True,
+        trace: np.ndarray | None = None,
+        node_names: dict[int, str] | None = None,
+    ) -> dict[str, str]:
+        """Write the result files into the existing folder ``out`` as they are (no staging). An
+        OSError names the file whose write failed."""
         files: dict[str, str] = {}
-        (out / "flows.csv").write_text(self.flows_csv())
-        files["flows_csv"] = str(out / "flows.csv")
-        with open(out / "ports.csv", "w", newline="") as fh:
-            w = csv.DictWriter(fh, PORT_COLUMNS, lineterminator="\n")
-            w.writeheader()
-            w.writerows(self.port_rows())
-        files["ports_csv"] = str(out / "ports.csv")
+
+        def put(kind: str, name: str, write: Any) -> None:
+            path = out / name
+            try:
+                write(path)
+            except OSError as exc:
+                if exc.filename is None:  # a failed write() names no file: name it
+                    raise OSError(exc.errno, exc.strerror, str(path)) from exc
+                raise
+            files[kind] = str(path)
+
+        def ports(path: Path) -> None:
+            with open(path, "w", newline="") as fh:
+                w = csv.DictWriter(fh, PORT_COLUMNS, lineterminator="\n")
+                w.writeheader()
+                w.writerows(self.port_rows())
+
+        put("flows_csv", "flows.csv", lambda p: p.write_text(self.flows_csv()))
+        put("ports_csv", "ports.csv", ports)
         if "parquet" in (formats or []):
             try:
                 import pyarrow as pa
                 import pyarrow.parquet as pq
-            except ImportError:
+            except ImportError:  # validation says so (outputs.formats)
                 pass
             else:
                 table = pa.Table.from_pylist(self.rows())
-                pq.write_table(table, out / "flows.parquet")
-                files["flows_parquet"] = str(out / "flows.parquet")
+                put("flows_parquet", "flows.parquet", lambda p: pq.write_table(table, p))
         if switch_counters:
-            (out / "switch_counters.json").write_text(json.dumps(self.switches, indent=1, sort_keys=True))
-            files["switch_counters"] = str(out / "switch_counters.json")
+            put("switch_counters", "switch_counters.json",
+                lambda p: p.write_text(json.dumps(self.switches, indent=1, sort_keys=True)))
         if trace is not None:
             names = node_names or {}
             idx = np.array(sorted(names), dtype=np.int64)
             # the layout rdmasim.trace.load reads (records + node names)
-            np.savez_compressed(out / "trace.npz", records=trace, node_index=idx,
-                                node_name=np.array([names[i] for i in idx], dtype=str))
-            files["trace"] = str(out / "trace.npz")
+            put("trace", "trace.npz", lambda p: np.savez_compressed(
+                p, records=trace, node_index=idx, node_name=np.array([names[i] for i in idx], dtype=str)))
         if self.flow_samples is not None or self.queue_samples is not None:
             ts: dict[str, Any] = {}
             if self.flow_samples is not None:
@@ -215,12 +318,9 @@ class RunResult:
                 q = self.queue_samples
                 ts.update(queue_t_ps=q["t_ps"], queue_egress_bytes=q["egress_bytes"],
                           queue_paused=q["paused"], queue_labels=np.array(q["labels"], dtype=str))
-            np.savez_compressed(out / "timeseries.npz", **ts)
-            files["timeseries"] = str(out / "timeseries.npz")
-        (out / "scenario.toml").write_text(self.scenario_text)
-        files["scenario"] = str(out / "scenario.toml")
-        (out / "metadata.json").write_text(json.dumps(self.metadata(), indent=2))
-        files["metadata"] = str(out / "metadata.json")
+            put("timeseries", "timeseries.npz", lambda p: np.savez_compressed(p, **ts))
+        put("scenario", "scenario.toml", lambda p: p.write_text(self.scenario_text))
+        put("metadata", "metadata.json", lambda p: p.write_text(json.dumps(self.metadata(), indent=2)))
         self.files = files
         return files
 
@@ -291,6 +391,13 @@ class RunResult:
                 f"{t['ecn_marked']:,} ECN marks, {t['pfc_xoff_sent']:,} PFC XOFF"
             )
         return "\n".join(lines)
+
+
+def write_error(out_dir: str | Path, exc: OSError) -> ResultsWriteError:
+    """The error of a failed results write: the folder, the file, why, and that nothing changed."""
+    what = f"{Path(exc.filename).name}: " if exc.filename else ""
+    return ResultsWriteError(f"cannot write the results to {str(out_dir)!r}: {what}{exc.strerror or exc} "
+                             f"(nothing written; {str(out_dir)!r} is as it was before the run)")
 
 
 def read_flows_csv(path: str | Path) -> list[dict[str, str]]:

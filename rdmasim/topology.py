@@ -7,7 +7,37 @@ from typing import Any
 
 from rdmasim.fabric import Switch
 from rdmasim.sim import Host, Link, Simulator
-from rdmasim.units import parse_rate
+from rdmasim.units import parse_rate, parse_size
+
+#: a switch's shared buffer when none is given (rdmasim.fabric.switch_config's default)
+DEFAULT_BUFFER = 12_000_000
+#: shared buffer kept beyond reserve and headroom when the default buffer would not hold them
+MIN_SHARED = 1_000_000
+
+
+def buffer_needed(ports: int, reserve: int = 4000, headroom: int = 64000, n_lossless: int = 1) -> int:
+    """Bytes a switch of ``ports`` ports sets aside before any sharing: ``reserve`` per (port,
+    priority) for 8 priorities plus ``headroom`` per (port, lossless priority). Its buffer must be at
+    least this."""
+    return ports * (8 * reserve + n_lossless * headroom)
+
+
+def default_buffer(ports: int, reserve: int = 4000, headroom: int = 64000, n_lossless: int = 1) -> int:
+    """The buffer a switch gets when none is given: 12 MB, or, when reserve and headroom of its
+    ports take more than 11 MB, those plus 1 MB of shared buffer (so the default holds any port
+    count the builders allow)."""
+    return max(DEFAULT_BUFFER, buffer_needed(ports, reserve, headroom, n_lossless) + MIN_SHARED)
+
+
+def _swcfg(switch_config: dict[str, Any] | None, ports: int) -> dict[str, Any]:
+    """add_switch keywords of a ``ports``-port switch: ``switch_config``, with a buffer that scales
+    with the port count when ``switch_config`` gives none (see :func:`default_buffer`)."""
+    cfg: dict[str, Any] = {"ports": ports, **(switch_config or {})}
+    if "buffer" not in cfg:
+        n_lossless = len(set(cfg.get("lossless", (3,))))
+        cfg["buffer"] = default_buffer(int(cfg["ports"]), parse_size(cfg.get("reserve", "4KB")),
+                                       parse_size(cfg.get("headroom", "64KB")), n_lossless)
+    return cfg
 
 
 @dataclass
@@ -67,7 +97,7 @@ def star(n: int, rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 4096:
         raise ValueError(f"star needs n in 2..4096 hosts, got {n!r}")
     sim = _sim(sim, seed)
-    sw = sim.add_switch("s0", **{"ports": n, **(switch_config or {})})
+    sw = sim.add_switch("s0", **_swcfg(switch_config, n))
     hosts = [sim.add_host(f"h{i}") for i in range(n)]
     links = [sim.connect(h, sw, rate=rate, delay=delay, mtu=mtu) for h in hosts]
     return Star(sim, hosts, sw, links)
@@ -101,9 +131,8 @@ def dumbbell(n_left: int, n_right: int, rate: str | int = "100Gbps", bottleneck_
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 4095:
             raise ValueError(f"dumbbell {name} must be in 1..4095, got {v!r}")
     sim = _sim(sim, seed)
-    cfg = switch_config or {}
-    sl = sim.add_switch("sl", **{"ports": n_left + 1, **cfg})
-    sr = sim.add_switch("sr", **{"ports": n_right + 1, **cfg})
+    sl = sim.add_switch("sl", **_swcfg(switch_config, n_left + 1))
+    sr = sim.add_switch("sr", **_swcfg(switch_config, n_right + 1))
     left = [sim.add_host(f"l{i}") for i in range(n_left)]
     right = [sim.add_host(f"r{i}") for i in range(n_right)]
     for h in left:
@@ -136,9 +165,8 @@ def leaf_spine(leaves: int, spines: int, hosts_per_leaf: int, host_rate: str | i
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2048:
             raise ValueError(f"leaf_spine {name} must be in 1..2048, got {v!r}")
     sim = _sim(sim, seed)
-    cfg = switch_config or {}
-    lv = [sim.add_switch(f"leaf{i}", **{"ports": hosts_per_leaf + spines, **cfg}) for i in range(leaves)]
-    sp = [sim.add_switch(f"spine{i}", **{"ports": leaves, **cfg}) for i in range(spines)]
+    lv = [sim.add_switch(f"leaf{i}", **_swcfg(switch_config, hosts_per_leaf + spines)) for i in range(leaves)]
+    sp = [sim.add_switch(f"spine{i}", **_swcfg(switch_config, leaves)) for i in range(spines)]
     by_leaf: list[list[Host]] = []
     hosts: list[Host] = []
     for i, leaf in enumerate(lv):
@@ -174,7 +202,7 @@ def fat_tree(k: int, rate: str | int = "100Gbps", delay: str | int = "1us", mtu:
     if isinstance(k, bool) or not isinstance(k, int) or k < 2 or k > 64 or k % 2:
         raise ValueError(f"fat_tree k must be an even int in 2..64, got {k!r}")
     sim = _sim(sim, seed)
-    cfg = {"ports": k, **(switch_config or {})}
+    cfg = _swcfg(switch_config, k)
     half = k // 2
     cores = [sim.add_switch(f"core{i}", **cfg) for i in range(half * half)]
     edges: list[Switch] = []
@@ -221,7 +249,7 @@ def ring(n: int, hosts_per_switch: int = 1, rate: str | int = "100Gbps", delay: 
     if isinstance(hosts_per_switch, bool) or not isinstance(hosts_per_switch, int) or hosts_per_switch < 1:
         raise ValueError(f"ring hosts_per_switch must be >= 1, got {hosts_per_switch!r}")
     sim = _sim(sim, seed)
-    cfg = {"ports": hosts_per_switch + 2, **(switch_config or {})}
+    cfg = _swcfg(switch_config, hosts_per_switch + 2)
     sw = [sim.add_switch(f"s{i}", **cfg) for i in range(n)]
     hosts = []
     for i, s in enumerate(sw):

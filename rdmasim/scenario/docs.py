@@ -39,6 +39,63 @@ propagation delay on the lowest-delay path. Slowdown = FCT / ideal FCT.
 Values with units: times `"1us"` (or an integer of ps), rates `"100Gbps"` (or b/s), sizes `"1MiB"`
 (or bytes). Every option below has the default shown; `[]` marks an array of tables (`[[flows]]`).
 
+## Errors
+
+`rdmasim validate` reports every problem of a file at once, one line each, naming the file, the
+key, the value and what is allowed, and exits with status 2:
+
+```text
+incast.toml: link.loss = nan: not a finite number (allowed: float in 0..1)
+incast.toml: flows[1].dst = 'h9': unknown host (allowed: h0, h1, h2)
+incast.toml: 2 problem(s)
+```
+
+(A check that relates several keys is skipped while one of its keys has a problem of its own.)
+Every other command reports what it cannot use the same way: one line naming the file,
+folder, argument or key (`rdmasim run: error: argument --seed: ... (allowed: 0..9223372036854775807)`),
+exit status 2. A traceback means a bug in rdmasim.
+
+Beyond the schema, a file is refused when an explicit topology has a link from a node to itself,
+a host with no link or with two (a host has one port), or flows between hosts no links connect;
+when a topology has more than 65,536 hosts or the generators would make more than 10,000,000
+flows; when `outputs.formats` is `["parquet"]` and pyarrow is not installed (with `"csv"` also
+listed it is a warning: no `flows.parquet` is written); and when `switch.buffer` is given smaller
+than what the largest switch sets aside (reserve x 8 priorities + headroom x lossless priorities,
+per port). When `switch.buffer` is not given it grows with the port count: 12 MB, or, when
+reserve and headroom of the largest switch take more than 11 MB, those plus 1 MB shared.
+
+## How big a run is
+
+`rdmasim validate` prints an estimate of the memory and time a run takes, and refuses a file
+whose estimate exceeds the machine's memory (`--max-memory SIZE` sets another limit; `rdmasim
+run` checks the same before it starts):
+
+```text
+examples/incast.toml: ok; estimated memory 150 MB; ~365.544 us simulated, ~6,144 events, ~0.0 s
+```
+
+The estimate adds up what grows with the input: the routing tables (2 bytes per destination host
+and port of every switch, so a `fat_tree` of `k = 64` needs about 44 GB), about 2 KB per switch
+port, 8 KB per host and 2 KB per flow, the time series of `outputs.sample_interval` (450 bytes per
+sampling step plus 32 bytes per flow sample, at most 10 M samples) and the event trace (about 390
+bytes per packet and hop). The simulated time it assumes is the busiest host's bytes at line rate
+after the last flow starts (at most `simulation.duration`); runs slowed by loss, congestion or
+PFC take longer and sample more. Events are about 2 x (hops + 1) per data packet, at roughly 10 M
+events/s. An estimated wall time over an hour is a warning (for example a `switch.deadlock_check`
+of 1 ps), not an error.
+
+## The results folder
+
+A run writes its files into a hidden folder beside `[outputs] dir` (`.NAME.partial-*`) and moves
+it into place when every file is written: the folder holds one run's results, whole. A folder
+that holds a previous run's results (it has `metadata.json`) is replaced; a file, or a folder of
+other files, is refused before the run starts, as is a place that cannot be written. A write that
+fails (a full disk) is reported as one line naming the file, and leaves the folder as it was.
+
+Ctrl-C during `rdmasim run` stops the simulation and writes the results so far: flows that had
+not finished are `incomplete`, `metadata.json` has `"complete": false`, and the command says so
+and exits with status 130. A second Ctrl-C while writing leaves the folder as it was.
+
 This page is generated from `rdmasim/scenario/schema.py` by `python -m rdmasim.scenario.docs`.
 """
 

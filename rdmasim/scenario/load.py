@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 import re
+import reprlib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +19,7 @@ from typing import Any
 
 import tomllib
 
+from rdmasim.checks import check_int, check_real
 from rdmasim.scenario.schema import ARRAYS, SCHEMA, TABLES, Opt
 from rdmasim.units import parse_rate, parse_size, parse_time
 
@@ -67,9 +71,23 @@ class Problem:
     allowed: str = ""
 
     def __str__(self) -> str:
-        val = "" if self.value is _MISSING else f" = {self.value!r}"
+        val = "" if self.value is _MISSING else f" = {_REPR.repr(self.value)}"
         allowed = f" (allowed: {self.allowed})" if self.allowed else ""
-        return f"{self.file}: {self.path}{val}: {self.message}{allowed}"
+        return _printable(f"{self.file}: {self.path}{val}: {self.message}{allowed}")
+
+
+def _printable(text: str) -> str:
+    """``text`` on one line: control characters (a key may hold any) escaped as in a repr."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+#: values in messages: long lists and strings shortened, deep nesting cut
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlist = _REPR.maxdict = 12
+_REPR.maxlevel = 4
 
 
 class ScenarioError(ValueError):
@@ -93,6 +111,8 @@ class Scenario:
     raw: dict[str, Any] = field(default_factory=dict)
     #: the overrides applied on top of ``text`` (key path -> value as given), see :func:`loads`
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: things that will not stop the run but are not what the file asks (shown by validate and run)
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def generators(self) -> tuple[str, ...]:
@@ -123,6 +143,8 @@ def _check_value(opt: Opt, value: Any) -> tuple[Any, str | None]:
     elif k == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None, f"expected a number, got {type(value).__name__}"
+        if math.isnan(value) or math.isinf(value):
+            return None, "not a finite number"
         parsed = float(value)
     elif k == "bool":
         if not isinstance(value, bool):
@@ -163,8 +185,16 @@ def _check_value(opt: Opt, value: Any) -> tuple[Any, str | None]:
         return dict(value), None
     if opt.choices is not None and parsed not in opt.choices:
         return None, "not an allowed value"
-    if (opt.lo is not None and parsed < opt.lo) or (opt.hi is not None and parsed > opt.hi):
-        return None, "out of range"
+    if opt.lo is not None or opt.hi is not None:
+        lo = -math.inf if opt.lo is None else opt.lo
+        hi = math.inf if opt.hi is None else opt.hi
+        try:  # the shared checked conversions: NaN and values past the range never pass
+            if isinstance(parsed, int) and not isinstance(parsed, bool):
+                check_int("value", parsed, int(max(lo, -(2**64))), int(min(hi, 2**64)))
+            else:
+                check_real("value", parsed, lo, hi)
+        except (TypeError, ValueError):
+            return None, "out of range"
     return parsed, None
 
 
@@ -179,6 +209,8 @@ def _default(opt: Opt) -> Any:
 
 
 def _suggest(name: str, candidates: list[str]) -> str:
+    if len(candidates) > 5000:  # difflib is linear in the candidates: no guess among so many names
+        return ""
     near = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return f"; did you mean {near[0]!r}?" if near else ""
 
@@ -249,6 +281,25 @@ def _walk(
             )
 
 
+#: most hosts a topology may have (a fat tree of k = 64)
+MAX_HOSTS = 65_536
+
+
+def host_count(values: dict[str, Any]) -> int:
+    """How many hosts the topology will have, computed without naming them."""
+    kind = values["topology.kind"]
+    n = {
+        "back_to_back": lambda: 2,
+        "star": lambda: values["topology.n"],
+        "incast": lambda: values["topology.n_senders"] + 1,
+        "dumbbell": lambda: values["topology.n_left"] + values["topology.n_right"],
+        "leaf_spine": lambda: values["topology.leaves"] * values["topology.hosts_per_leaf"],
+        "fat_tree": lambda: values["topology.k"] ** 3 // 4,
+        "explicit": lambda: len(values["topology.hosts"]),
+    }[kind]
+    return int(n())
+
+
 def host_names(values: dict[str, Any]) -> list[str]:
     """Host names the topology will have (builders name hosts deterministically)."""
     kind = values["topology.kind"]
@@ -270,8 +321,80 @@ def host_names(values: dict[str, Any]) -> list[str]:
     return list(values["topology.hosts"])
 
 
+def _schema_path(shown: str) -> str:
+    """A problem's path as the schema names it: ``flows[2].size`` -> ``flows[].size``."""
+    return re.sub(r"\[\d+\]", "[]", shown.split(" ")[0])
+
+
+def switch_ports(sc: Scenario) -> list[int]:
+    """The port count of each switch the topology will have (builders' layout; explicit graphs:
+    each switch's number of links, at least 1)."""
+    v = sc.values
+    kind = v["topology.kind"]
+    if kind == "star":
+        return [v["topology.n"]]
+    if kind == "incast":
+        return [v["topology.n_senders"] + 1]
+    if kind == "dumbbell":
+        return [v["topology.n_left"] + 1, v["topology.n_right"] + 1]
+    if kind == "leaf_spine":
+        return ([v["topology.hosts_per_leaf"] + v["topology.spines"]] * v["topology.leaves"]
+                + [v["topology.leaves"]] * v["topology.spines"])
+    if kind == "fat_tree":
+        k = v["topology.k"]
+        return [k] * (5 * k * k // 4)
+    if kind == "explicit":
+        degree: Counter[str] = Counter()
+        for r in sc.arrays.get("topology.links", []):
+            degree[r["a"]] += 1
+            degree[r["b"]] += 1
+        return [max(1, degree[s]) for s in v["topology.switches"]]
+    return []
+
+
+def _switch_buffer(sc: Scenario, given: bool, problems: list[Problem]) -> None:
+    """``switch.buffer`` given: it must hold the reserve and headroom of the largest switch.
+    Not given: the default scales with the port count (rdmasim.topology.default_buffer)."""
+    from rdmasim.topology import buffer_needed, default_buffer
+
+    v = sc.values
+    ports = max(switch_ports(sc), default=0)
+    if not ports:
+        return
+    args = (ports, v["switch.reserve"], v["switch.headroom"], len(set(v["switch.lossless"])))
+    need = buffer_needed(*args)
+    if not given:
+        v["switch.buffer"] = default_buffer(*args)
+    elif v["switch.buffer"] < need:
+        problems.append(Problem(
+            sc.file, "switch.buffer",
+            f"smaller than what the largest switch ({ports} ports) sets aside: "
+            f"reserve {v['switch.reserve']} B x 8 "
+            f"priorities + headroom {v['switch.headroom']} B x {args[3]} lossless priorities, per port",
+            v["switch.buffer"], f">= {need} bytes (or lower switch.reserve / switch.headroom)"))
+
+
 def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
+    """The checks that relate several keys. A check whose keys already had a problem (wrong type,
+    out of range) is skipped, so one mistake is reported once, and every other one with it."""
     v, file = sc.values, sc.file
+    bad = {_schema_path(p.path) for p in problems}
+
+    def ok(*prefixes: str) -> bool:
+        return not any(b.startswith(prefixes) for b in bad)
+
+    if ok("topology") and host_count(v) > MAX_HOSTS:
+        kind = v["topology.kind"]
+        keys = KIND_PARAMS[kind]
+        params = ", ".join(f"{k} = {v['topology.' + k]}" for k in keys
+                           if isinstance(v.get("topology." + k), int))
+        what = f"{kind} with {params}" if params else f"the {kind} topology"
+        problems.append(Problem(file, "topology", f"{what} has {host_count(v):,} hosts", kind,
+                                f"at most {MAX_HOSTS:,} hosts"))
+    too_many = ok("topology") and host_count(v) > MAX_HOSTS and v["topology.kind"] != "explicit"
+    if not ok("topology") or too_many:  # no checks that name every host of a huge topology
+        _semantic_rest(sc, problems, ok, topology_ok=False)
+        return
     kind = v["topology.kind"]
     allowed = KIND_PARAMS[kind]
     for p in sorted(given):
@@ -308,48 +431,20 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 parse_rate(v[p])
             except ValueError as exc:
                 problems.append(Problem(file, p, str(exc), v[p], SCHEMA["link.rate"].allowed()))
-    nodes = set(host_names(v))
     if kind == "explicit":
-        hosts, switches = v["topology.hosts"], v["topology.switches"]
-        if len(hosts) < 2:
-            problems.append(
-                Problem(
-                    file,
-                    "topology.hosts",
-                    "an explicit topology needs at least 2 hosts",
-                    hosts,
-                    "a list of >= 2 unique names",
-                )
-            )
-        dup = sorted({n for n in hosts + switches if (hosts + switches).count(n) > 1})
-        if dup:
-            problems.append(Problem(file, "topology.hosts", f"duplicate node names {dup}", hosts + switches))
-        nodes |= set(switches)
-        for i, row in enumerate(sc.arrays.get("topology.links", [])):
-            for end in ("a", "b"):
-                if row[end] not in nodes:
-                    problems.append(
-                        Problem(
-                            file,
-                            f"topology.links[{i}].{end}",
-                            "unknown node" + _suggest(row[end], sorted(nodes)),
-                            row[end],
-                            "a name in topology.hosts or topology.switches",
-                        )
-                    )
-            for key, fn in (("rate", parse_rate), ("delay", parse_time)):
-                if row[key]:
-                    try:
-                        fn(row[key])
-                    except ValueError as exc:
-                        problems.append(Problem(file, f"topology.links[{i}].{key}", str(exc), row[key]))
-    if v["qp.mtu"] > v["link.mtu"]:
+        _explicit(sc, problems)
+    _semantic_rest(sc, problems, ok, topology_ok=True)
+
+
+def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: bool) -> None:
+    v, file = sc.values, sc.file
+    if ok("qp.mtu", "link.mtu") and v["qp.mtu"] > v["link.mtu"]:
         problems.append(
             Problem(
                 file, "qp.mtu", f"larger than link.mtu ({v['link.mtu']})", v["qp.mtu"], f"<= {v['link.mtu']}"
             )
         )
-    if v["switch.ecn.kmax"] <= v["switch.ecn.kmin"]:
+    if ok("switch.ecn.kmin", "switch.ecn.kmax") and v["switch.ecn.kmax"] <= v["switch.ecn.kmin"]:
         problems.append(
             Problem(
                 file,
@@ -359,7 +454,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 f"> {v['switch.ecn.kmin']} bytes",
             )
         )
-    if v["switch.threshold"] != "dynamic":
+    if ok("switch.threshold") and v["switch.threshold"] != "dynamic":
         try:
             parse_size(v["switch.threshold"])
         except ValueError as exc:
@@ -373,7 +468,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 )
             )
     ov = v["congestion_control.overrides"]
-    if ov:
+    if ov and ok("congestion_control"):
         from rdmasim.cc import DcqcnParams
 
         names = (
@@ -398,14 +493,32 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                     DcqcnParams.paper(**ov)
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "congestion_control.overrides", str(exc), ov))
+    for i, row in enumerate(sc.arrays.get("impairments.failures", [])):
+        if row["recover"] is not None and row["recover"] <= row["at"] and ok("impairments.failures"):
+            problems.append(
+                Problem(file, f"impairments.failures[{i}].recover",
+                        f"not after `at` ({row['at']} ps): the link "
+                        "would never come back", row["recover"], f"a time > {row['at']} ps, or 'never'")
+            )
+    if "parquet" in v["outputs.formats"] and ok("outputs.formats"):
+        import importlib.util
+
+        if importlib.util.find_spec("pyarrow") is None:
+            p = Problem(file, "outputs.formats", "'parquet' needs pyarrow, which is not installed: no "
+                        "flows.parquet will be written", v["outputs.formats"], "'csv', or install pyarrow")
+            # with csv also asked for, the run still writes what was asked first: a warning
+            (sc.warnings if "csv" in v["outputs.formats"] else problems).append(p)
+    if not topology_ok:
+        return
     hosts = host_names(v)
+    hset = set(hosts)
     for i, row in enumerate(sc.arrays.get("flows", [])):
         for end in ("src", "dst"):
             if end not in row["_given"]:
                 problems.append(
                     Problem(file, f"flows[{i}].{end}", "missing (required)", allowed="a host name")
                 )
-            elif row[end] not in hosts:
+            elif row[end] not in hset:
                 problems.append(
                     Problem(
                         file,
@@ -421,7 +534,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
             )
     if sc.has_incast:
         rx = v["traffic.incast.receiver"]
-        if rx and rx not in hosts:
+        if rx and rx not in hset:
             problems.append(
                 Problem(
                     file,
@@ -432,7 +545,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 )
             )
         for j, s in enumerate(v["traffic.incast.senders"]):
-            if s not in hosts or s == (rx or hosts[-1]):
+            if s not in hset or s == (rx or hosts[-1]):
                 problems.append(
                     Problem(
                         file,
@@ -446,7 +559,7 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
         if gen == "incast":
             continue
         for j, s in enumerate(v[f"traffic.{gen}.hosts"]):
-            if s not in hosts:
+            if s not in hset:
                 problems.append(
                     Problem(file, f"traffic.{gen}.hosts[{j}]", "unknown host" + _suggest(s, hosts), s,
                             _host_list(hosts))
@@ -458,6 +571,10 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
         )
     for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
         for i, row in enumerate(sc.arrays.get(sec, [])):
+            if "link" in row["_given"] and ok(sec) and not has_link(sc, *row["link"]):
+                problems.append(Problem(file, f"{sec}[{i}].link", "no such link", row["link"],
+                                        "two nodes a link joins (host and switch names as docs/scenarios.md "
+                                        "lists them)"))
             if "link" not in row["_given"]:
                 problems.append(
                     Problem(
@@ -467,6 +584,137 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                         allowed="two node names, e.g. ['h0', 's0']",
                     )
                 )
+
+
+def _num(name: str, prefix: str, n: int) -> int | None:
+    """``i`` if ``name`` is ``prefix{i}`` with 0 <= i < n, else None."""
+    m = re.fullmatch(re.escape(prefix) + r"(0|[1-9][0-9]*)", name)
+    return int(m.group(1)) if m and int(m.group(1)) < n else None
+
+
+def has_link(sc: Scenario, a: str, b: str) -> bool:
+    """Whether the topology has a link between nodes ``a`` and ``b`` (named as the builders of
+    :mod:`rdmasim.topology` name them), without building it."""
+    v = sc.values
+    kind = v["topology.kind"]
+    for x, y in ((a, b), (b, a)):
+        if kind == "back_to_back" and (x, y) == ("a", "b"):
+            return True
+        if kind in ("star", "incast"):
+            n = v["topology.n"] if kind == "star" else v["topology.n_senders"] + 1
+            if x == "s0" and _num(y, "h", n) is not None:
+                return True
+        if kind == "dumbbell":
+            if (x, y) == ("sl", "sr") or (x == "sl" and _num(y, "l", v["topology.n_left"]) is not None) or (
+                    x == "sr" and _num(y, "r", v["topology.n_right"]) is not None):
+                return True
+        if kind == "leaf_spine":
+            leaves, hpl = v["topology.leaves"], v["topology.hosts_per_leaf"]
+            leaf = _num(x, "leaf", leaves)
+            if leaf is not None and _num(y, "spine", v["topology.spines"]) is not None:
+                return True
+            h = _num(y, "h", leaves * hpl)
+            if leaf is not None and h is not None and h // hpl == leaf:
+                return True
+        if kind == "fat_tree":
+            half = v["topology.k"] // 2
+            m = re.fullmatch(r"(edge|agg)(\d+)_(\d+)", x)
+            if not m or int(m.group(2)) >= 2 * half or int(m.group(3)) >= half:
+                continue
+            pod, i = int(m.group(2)), int(m.group(3))
+            if m.group(1) == "edge":
+                hm = re.fullmatch(r"h(\d+)_(\d+)_(\d+)", y)
+                if hm and (int(hm.group(1)), int(hm.group(2))) == (pod, i) and int(hm.group(3)) < half:
+                    return True
+                am = re.fullmatch(r"agg(\d+)_(\d+)", y)
+                if am and int(am.group(1)) == pod and int(am.group(2)) < half:
+                    return True
+            else:
+                core = _num(y, "core", half * half)
+                if core is not None and core // half == i:
+                    return True
+        rows = sc.arrays.get("topology.links", [])
+        if kind == "explicit" and any({r["a"], r["b"]} == {x, y} for r in rows):
+            return True
+    return False
+
+
+def _explicit(sc: Scenario, problems: list[Problem]) -> None:
+    """An explicit graph: unique names, links between known nodes, no self-loops, exactly one link
+    per host (a host has one NIC port), and flows only between hosts that are connected."""
+    v, file = sc.values, sc.file
+    hosts, switches = v["topology.hosts"], v["topology.switches"]
+    if len(hosts) < 2:
+        problems.append(Problem(file, "topology.hosts", "an explicit topology needs at least 2 hosts", hosts,
+                                "a list of >= 2 unique names"))
+    counts = Counter(hosts + switches)
+    dup = sorted(n for n, c in counts.items() if c > 1)
+    if dup:
+        problems.append(Problem(file, "topology.hosts", f"duplicate node names {dup[:10]}"
+                                + (f" and {len(dup) - 10} more" if len(dup) > 10 else ""),
+                                allowed="unique names across hosts and switches"))
+    host_set, nodes = set(hosts), set(hosts) | set(switches)
+    host_link: dict[str, int] = {}
+    parent: dict[str, str] = {n: n for n in nodes}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for i, row in enumerate(sc.arrays.get("topology.links", [])):
+        known = True
+        for end in ("a", "b"):
+            if row[end] not in nodes:
+                known = False
+                problems.append(Problem(file, f"topology.links[{i}].{end}",
+                                        "unknown node" + _suggest(row[end], sorted(nodes)[:2000]), row[end],
+                                        "a name in topology.hosts or topology.switches"))
+        for key, fn in (("rate", parse_rate), ("delay", parse_time)):
+            if row[key]:
+                try:
+                    fn(row[key])
+                except ValueError as exc:
+                    problems.append(Problem(file, f"topology.links[{i}].{key}", str(exc), row[key]))
+        if row["a"] == row["b"]:
+            problems.append(Problem(file, f"topology.links[{i}]", "a link from a node to itself", row["a"],
+                                    "two different node names"))
+            continue
+        if not known:
+            continue
+        for end in ("a", "b"):
+            n = row[end]
+            if n in host_set:
+                if n in host_link:
+                    problems.append(Problem(
+                        file, f"topology.links[{i}].{end}",
+                        f"host already has a link (topology.links[{host_link[n]}]): a host has one port",
+                        n, "one link per host; connect more links to a switch"))
+                else:
+                    host_link[n] = i
+        parent[root(row["a"])] = root(row["b"])
+    unlinked = [h for h in dict.fromkeys(hosts) if h not in host_link]
+    if unlinked and len(hosts) >= 2:
+        problems.append(Problem(file, "topology.hosts", f"host(s) with no link: {unlinked[:10]}"
+                                + (f" and {len(unlinked) - 10} more" if len(unlinked) > 10 else ""),
+                                allowed="every host has exactly one [[topology.links]] row"))
+        return
+    for i, row in enumerate(sc.arrays.get("flows", [])):
+        s, d = row["src"], row["dst"]
+        if s in host_set and d in host_set and s != d and root(s) != root(d):
+            problems.append(Problem(file, f"flows[{i}]",
+                                    f"no path from {s!r} to {d!r} in the explicit topology",
+                                    [s, d], "hosts connected through [[topology.links]]"))
+    for gen in sc.generators:
+        key = f"traffic.{gen}.receiver" if gen == "incast" else f"traffic.{gen}.hosts"
+        used = v[f"traffic.{gen}.hosts"] if gen != "incast" else v["traffic.incast.senders"]
+        used = [h for h in (used or hosts) if h in host_set]
+        if gen == "incast" and v["traffic.incast.receiver"] in host_set:
+            used.append(v["traffic.incast.receiver"])
+        if len({root(h) for h in used}) > 1:
+            problems.append(Problem(file, key, "its hosts are not all connected to each other", allowed=(
+                "hosts connected through [[topology.links]]")))
 
 
 def _host_list(hosts: list[str]) -> str:
@@ -618,6 +866,9 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError([Problem(file, "(syntax)", f"not valid TOML: {exc}")]) from None
+    except RecursionError:
+        raise ScenarioError([Problem(file, "(syntax)", "arrays or tables nested too deeply to read",
+                                     allowed="nesting a scenario file uses: a few levels")]) from None
     problems: list[Problem] = []
     if overrides:
         problems += apply_overrides(raw, overrides, file)
@@ -629,9 +880,15 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
     _walk(raw, "", "", file, given, arrays, problems)
     values = {p: given.get(p, _default(o)) for p, o in SCHEMA.items() if "[]" not in p}
     sc = Scenario(file, text, values, arrays, raw, dict(overrides or {}))
-    if not problems:  # semantic checks need well-typed values
-        _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
-    if not problems:  # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
+    # every check runs; those whose keys already had a problem are skipped (see _semantic)
+    _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
+    if not problems:
+        _switch_buffer(sc, "switch.buffer" in given, problems)
+    traffic_keys = ("topology", "flows", "traffic", "link", "simulation")
+    if not any(_schema_path(p.path).startswith(traffic_keys) for p in problems):
+        _flow_counts(sc, problems)
+    if not any(_schema_path(p.path).startswith(traffic_keys) for p in problems):
+        # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
         from rdmasim.scenario.traffic import traffic_table
 
         try:
@@ -650,11 +907,59 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
     return sc
 
 
-def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
-    """Read and validate a scenario file (with ``overrides`` applied, see :func:`loads`)."""
+#: most flows one scenario may have (each costs about 2 KB through the run and its results)
+MAX_FLOWS = 10_000_000
+
+
+def _flow_counts(sc: Scenario, problems: list[Problem]) -> None:
+    """Refuse a generator that would make more than :data:`MAX_FLOWS` flows, before making them."""
+    v = sc.values
+    n_all = host_count(v)
+    for gen in sc.generators:
+        p = f"traffic.{gen}."
+        if gen == "incast":
+            continue  # at most one flow per host
+        n = len(v[p + "hosts"]) or n_all
+        if gen == "permutation":
+            count = float(n)
+        elif gen == "all_to_all":
+            count = float(n * (n - 1))
+        elif gen == "poisson":
+            from rdmasim.scenario.traffic import _size_cdf
+
+            try:
+                mean = _size_cdf(sc).mean()
+            except ScenarioError as exc:
+                problems += exc.problems
+                continue
+            count = n * v[p + "load"] * v["link.rate"] / 8 / mean * v[p + "duration"] / 1e12
+        else:
+            rounds = v[p + "rounds"] if v[p + "kind"] == "moe_all_to_all" else 2
+            count = float(n * max(n - 1, 1) * rounds)
+        if count > MAX_FLOWS:
+            problems.append(Problem(sc.file, f"traffic.{gen}", f"would make about {count:,.0f} flows",
+                                    allowed=f"at most {MAX_FLOWS:,} flows per scenario (fewer hosts, "
+                                    "a shorter "
+                                    "duration or a lower load)"))
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a scenario file, or :class:`ScenarioError` naming it (unreadable, a folder,
+    not UTF-8: the byte offset of the first bad byte)."""
     p = Path(path)
     try:
-        text = p.read_text()
+        data = p.read_bytes()
     except OSError as exc:
         raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
-    return loads(text, str(p), overrides)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ScenarioError([Problem(str(p), "(file)",
+                                     f"not UTF-8 text: byte {data[exc.start]:#04x} at offset "
+                                     f"{exc.start} (line {line})", allowed="a UTF-8 TOML file")]) from None
+
+
+def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Read and validate a scenario file (with ``overrides`` applied, see :func:`loads`)."""
+    return loads(read_text(path), str(path), overrides)

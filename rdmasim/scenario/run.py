@@ -12,7 +12,14 @@ import numpy as np
 
 from rdmasim import fabric, topology
 from rdmasim.flows import VERB_NAMES, FlowSamples, describe_status
-from rdmasim.results import FlowRecord, RunResult
+from rdmasim.results import (
+    FlowRecord,
+    RunResult,
+    commit_out_dir,
+    discard_staging,
+    stage_out_dir,
+    write_error,
+)
 from rdmasim.scenario.ideal import ideal_fct_ps
 from rdmasim.scenario.load import Problem, Scenario, ScenarioError
 from rdmasim.scenario.traffic import sim_host_indices, traffic_table
@@ -217,16 +224,39 @@ def run_scenario(
     sc: Scenario, out_dir: str | None = None, *, progress: bool | None = None, stream: TextIO | None = None
 ) -> RunResult:
     """Run ``sc`` and return its results (also written to ``out_dir`` or ``[outputs] dir``
-    unless ``out_dir`` is ``""``)."""
+    unless ``out_dir`` is ``""``).
+
+    The results folder is checked before the run (a file, a folder of other files or an
+    unwritable place is an error then, not after the simulation) and written whole or not at all
+    (:mod:`rdmasim.results`). Ctrl-C (KeyboardInterrupt) during the simulation stops it: the
+    flows so far are written, unfinished ones ``incomplete``, with ``"complete": false`` in
+    metadata.json, and ``RunResult.interrupted`` is True."""
+    outdir = sc.values["outputs.dir"] if out_dir is None else out_dir
+    staging = stage_out_dir(outdir) if outdir else None
+    try:
+        result = _run(sc, staging, progress, stream)
+        if staging is not None:
+            commit_out_dir(staging, outdir)
+            staging_files = result.files
+            result.files = {k: str(Path(outdir) / Path(p).relative_to(staging))
+                            for k, p in staging_files.items()}
+    except OSError as exc:
+        discard_staging(staging)
+        raise write_error(outdir, exc) from exc
+    except BaseException:
+        discard_staging(staging)
+        raise
+    return result
+
+
+def _run(sc: Scenario, staging: Path | None, progress: bool | None,
+         stream: TextIO | None) -> RunResult:
     v = sc.values
     table, names = traffic_table(sc)
     sim = build(sc)
-    outdir = v["outputs.dir"] if out_dir is None else out_dir
-    if outdir:
-        Path(outdir).mkdir(parents=True, exist_ok=True)
-        if v["outputs.pcap"]:
-            sim.capture(str(Path(outdir) / "capture.pcap"), snaplen=v["outputs.pcap_snaplen"] or None)
-    keep_trace = bool(outdir) and v["outputs.trace"]
+    if staging is not None and v["outputs.pcap"]:
+        sim.capture(str(staging / "capture.pcap"), snaplen=v["outputs.pcap_snaplen"] or None)
+    keep_trace = staging is not None and v["outputs.trace"]
     trace = sim.trace() if keep_trace else None
     to_sim = sim_host_indices(names, sim.hosts)
     flows = table.flows
@@ -254,14 +284,18 @@ def run_scenario(
         prog.show(now, events, counts["finished"], counts["total"])
 
     wall0 = time.perf_counter()
-    samples = sim.run_flows(until=end_ps, sample_every=interval or None, progress=cb)
+    interrupted = False
+    try:
+        samples = sim.run_flows(until=end_ps, sample_every=interval or None, progress=cb)
+    except KeyboardInterrupt:  # stop here; the flows so far are results (marked incomplete)
+        interrupted, samples = True, None
     if trace is not None:
         kept.append(trace.drain(keep=False))
     c = sim._flows_core().counts()
     prog.show(sim.now, sim.events, c["finished"], c["total"], force=True)
     prog.close()
     wall = time.perf_counter() - wall0
-    if outdir and v["outputs.pcap"]:
+    if staging is not None and v["outputs.pcap"]:
         sim.close_capture()
     trace_records = np.concatenate(kept) if kept else None
     if trace is not None:
@@ -282,6 +316,7 @@ def run_scenario(
         name=v["simulation.name"],
     )
     result.flow_samples = samples
+    result.interrupted = interrupted
     if sim.switches and v["switch.deadlock_check"]:
         result.deadlock = fabric.deadlock(sim)
     for h in sim.hosts.values():
@@ -296,16 +331,16 @@ def run_scenario(
         }
     if qs is not None:
         result.queue_samples = {**qs[0].arrays(), "labels": qs[1]}
-    if outdir:
-        result.write(
-            outdir,
+    if staging is not None:
+        result.write_into(
+            staging,
             formats=v["outputs.formats"],
             switch_counters=v["outputs.switch_counters"],
             trace=trace_records if keep_trace else None,
             node_names=trace.node_names if trace is not None else None,
         )
         if v["outputs.plots"]:
-            result.files.update(result.plot(Path(outdir) / "plots"))
+            result.files.update(result.plot(staging / "plots"))
     return result
 
 

@@ -146,7 +146,8 @@ SCHEMA: dict[str, Opt] = {
         "float", 0.0, "i.i.d. frame loss probability in each direction of every link.", lo=0.0, hi=1.0
     ),
     # switch
-    "switch.buffer": Opt("size", "12MB", "Shared buffer.", lo=1, hi=2**64 - 1),
+    "switch.buffer": Opt("size", "12MB", "Shared buffer of every switch (not given: 12 MB, more for switches "
+                         "with many ports, see Errors above).", lo=1, hi=2**64 - 1),
     "switch.reserve": Opt(
         "size", "4KB", "Guaranteed bytes per (ingress port, priority).", lo=0, hi=2**32 - 1
     ),

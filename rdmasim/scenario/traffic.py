@@ -27,13 +27,20 @@ def _size_cdf(sc: Scenario) -> tr.SizeCDF:
     path = Path(name)
     if not path.is_absolute() and sc.file and not sc.file.startswith("<"):
         path = Path(sc.file).parent / path
+    allowed = "'web_search', 'data_mining' or a CSV file of size,cdf rows"
     try:
-        return tr.SizeCDF.from_csv(path)
+        cdf = tr.SizeCDF.from_csv(path)
     except (OSError, ValueError) as exc:
         raise ScenarioError(
             [Problem(sc.file, "traffic.poisson.cdf", f"cannot use as a size distribution: {exc}", name,
-                     "'web_search', 'data_mining' or a CSV file of size,cdf rows")]
+                     allowed)]
         ) from None
+    mean = cdf.mean()
+    if not mean >= 1.0:  # the arrival rate is load / mean size
+        raise ScenarioError([Problem(sc.file, "traffic.poisson.cdf",
+                                     f"{path}: the mean flow size is {mean:g} bytes", name,
+                                     allowed + " with a mean of at least 1 byte")])
+    return cdf
 
 
 def _generator(sc: Scenario, gen: str, names: list[str], index: dict[str, int]) -> tr.FlowTable:

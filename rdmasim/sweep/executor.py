@@ -42,6 +42,37 @@ def run_one(text: str, file: str, overrides: dict[str, Any], out_dir: str = "") 
         return {"status": "error", "error": "".join(traceback.format_exception(exc)).strip()}
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Process-pool initializer: end this worker when the sweep process that started it dies, even
+    by SIGKILL (which runs no cleanup). Linux: the kernel sends SIGKILL when the parent goes
+    (prctl PR_SET_PDEATHSIG); everywhere: a daemon thread that checks once a second that the parent
+    is still this process's parent."""
+    import signal
+    import sys
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="rdmasim-parent-watch", daemon=True).start()
+
+
 def _dask_client(address: str | None, max_workers: int | None) -> Any:
     try:
         from distributed import Client
@@ -74,7 +105,8 @@ def open_executor(
         where = scheduler or "a local Dask cluster"
         return client.get_executor(pure=False), f"Dask ({where})"
     if executor is None or executor == "process":
-        pool = stack.enter_context(ProcessPoolExecutor(max_workers=max_workers))
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=max_workers, initializer=_die_with_parent,
+                                                       initargs=(os.getpid(),)))
         n = max_workers or os.cpu_count() or 1
         return pool, f"{n} worker process" + ("es" if n != 1 else "")
     if executor == "thread":

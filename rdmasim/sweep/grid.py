@@ -14,6 +14,8 @@ from rdmasim.scenario.load import parse_override_value
 
 #: the key seeds=N replicates vary
 SEED_KEY = "simulation.seed"
+#: most runs one sweep may have (every run is validated up front and has a row in the store)
+MAX_RUNS = 100_000
 
 ParamsLike = Mapping[str, Any] | Iterable[str] | None
 
@@ -103,12 +105,18 @@ def expand(params: ParamsLike, seeds: int | None = None) -> list[dict[str, Any]]
     adjacent). Duplicate combinations are dropped."""
     grid = normalize_params(params)
     if seeds is not None:
-        if seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {seeds}")
+        if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_RUNS:
+            raise ValueError(f"seeds = {seeds!r} is out of range (allowed: 1..{MAX_RUNS})")
         if SEED_KEY in grid:
             raise ValueError(f"give either seeds or a {SEED_KEY} parameter, not both")
         grid[SEED_KEY] = list(range(1, seeds + 1))
     keys = list(grid)
+    n = 1
+    for k in keys:
+        n *= len(grid[k])
+    if n > MAX_RUNS:
+        sizes = " x ".join(f"{len(grid[k])} ({k})" for k in keys)
+        raise ValueError(f"the grid has {n:,} runs ({sizes}) (allowed: at most {MAX_RUNS:,} runs per sweep)")
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for combo in itertools.product(*(grid[k] for k in keys)):

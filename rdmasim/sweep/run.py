@@ -10,6 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
+from rdmasim.scenario.check import check_resources, estimate
 from rdmasim.scenario.load import Problem, ScenarioError, loads
 from rdmasim.sweep.executor import open_executor, run_one
 from rdmasim.sweep.grid import ParamsLike, param_keys, plan
@@ -94,10 +95,16 @@ def run_sweep(
     problems: dict[str, Problem] = {}
     for s in specs:
         try:
-            loads(text, file, s.overrides)
+            sc = loads(text, file, s.overrides)
         except ScenarioError as exc:
             for p in exc.problems:
                 problems.setdefault(str(p), p)
+            continue
+        # a run that cannot fit in this machine's memory is refused before any run starts
+        for p in check_resources(sc, estimate(sc))[0]:
+            run = ", ".join(f"{k} = {v!r}" for k, v in s.overrides.items())
+            p = Problem(f"{file} (override)", p.path, f"{p.message} (run {run})", p.value, p.allowed)
+            problems.setdefault(str(p), p)
     if problems:
         raise ScenarioError(list(problems.values()))
     out = Path(out_dir)

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rdmasim.errors import UserInputError
 from rdmasim.results import FLOW_COLUMNS, FlowRecord
 
 STORE_NAME = "sweep.sqlite"
@@ -64,11 +65,22 @@ class SweepStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.parent.exists() and not self.path.parent.is_dir():
+            raise UserInputError(f"sweep folder {str(self.path.parent)!r}: exists and is not a folder "
+                                 "(allowed: a new folder or a previous sweep's)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self._create()
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        except sqlite3.Error as exc:
+            raise UserInputError(f"sweep store {str(self.path)!r}: cannot open: {exc}") from None
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self._create()
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise UserInputError(f"sweep store {str(self.path)!r}: not a usable rdmasim sweep store ({exc}) "
+                                 "(allowed: a new folder or one a previous sweep wrote)") from None
 
     def _create(self) -> None:
         self.db.execute(

@@ -24,7 +24,7 @@ def test_seeds_are_innermost_replicates_and_exclusive_with_a_seed_param() -> Non
     assert expand(None) == [{}]
     with pytest.raises(ValueError, match="not both"):
         expand({"simulation.seed": [1]}, seeds=2)
-    with pytest.raises(ValueError, match=">= 1"):
+    with pytest.raises(ValueError, match=r"out of range \(allowed: 1\.\."):
         expand(None, seeds=0)
 
 

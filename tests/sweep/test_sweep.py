@@ -44,11 +44,23 @@ def test_process_pool_sweep_2x2_into_one_store(tmp_path: Path) -> None:
     assert len(load_sweep(tmp_path).flows()) == 4 * FLOWS_PER_RUN
 
 
-def test_thread_pool_passed_in_seeds_and_a_failing_run(tmp_path: Path) -> None:
-    grid = {"flows[].size": ["8KiB"], "impairments.loss[0].link": [["a", "b"], ["a", "zz"]]}
+def test_thread_pool_passed_in_seeds_and_a_failing_run(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import rdmasim.scenario.run as run_mod
+
+    real = run_mod.run_scenario
+
+    def failing(sc, *a, **k):  # type: ignore[no-untyped-def]
+        # a run that passes validation and fails while it runs (unknown links are refused up front)
+        if sc.values["link.delay"] == 3_000_000:
+            raise RuntimeError("zz: the run failed")
+        return real(sc, *a, **k)
+
+    monkeypatch.setattr(run_mod, "run_scenario", failing)
+    grid = {"flows[].size": ["8KiB"], "link.delay": ["1us", "3us"]}
     with ThreadPoolExecutor(max_workers=2) as pool:
         res = run_sweep(str(LOSSY), grid, tmp_path, seeds=2, executor=pool, progress=False)
-        assert (res.ran, res.failed) == (4, 2)  # the unknown link fails when the fabric is built
+        assert (res.ran, res.failed) == (4, 2)
         runs = res.runs_records()
         bad = [r for r in runs if r["status"] == "error"]
         assert len(bad) == 2 and all("zz" in r["error"] for r in bad)
@@ -91,3 +103,20 @@ def test_cli_sweep_prints_a_row_per_combination(tmp_path: Path, capsys: pytest.C
     assert "0 ran, 4 already in the store" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError):
         load_sweep(tmp_path / "nothing")
+
+
+def test_a_sweep_point_that_cannot_fit_in_memory_is_refused_before_any_run(tmp_path: Path) -> None:
+    from rdmasim.scenario import ScenarioError
+    from rdmasim.scenario.check import physical_memory
+
+    text = '[topology]\nkind = "fat_tree"\nk = 4\n[[flows]]\nsrc = "h0_0_0"\ndst = "h1_0_0"\nsize = "4KiB"\n'
+    # k = 64 needs tens of GB of routing tables; k = 4 is tiny
+    need = 64 if physical_memory() < 40e9 else None
+    if need is None:
+        pytest.skip("this machine has the memory for a fat tree of k = 64")
+    with pytest.raises(ScenarioError) as err:
+        run_sweep(text, {"topology.k": [4, 64]}, tmp_path / "sw", executor="thread", progress=False)
+    (p,) = err.value.problems
+    assert str(p).startswith("<string> (override): topology = 'fat_tree': the run would need about 4")
+    assert "of it for the routing tables (run topology.k = 64) (allowed: runs that fit in " in str(p)
+    assert not (tmp_path / "sw").exists()

@@ -1,0 +1,153 @@
+"""Finished results are never lost or mixed: the folder is checked before the run, written whole
+or not at all (a full disk leaves the previous results as they were), and Ctrl-C stops a run
+cleanly, keeping the flows so far marked incomplete."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rdmasim.errors import ResultsWriteError, UserInputError
+from rdmasim.results import read_flows_csv
+from rdmasim.scenario import loads, run_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\n[outputs]\nplots = false\n'
+#: 64 flows: a flows.csv of several kB
+MANY = (
+    '[topology]\nkind = "star"\nn = 8\n[traffic.all_to_all]\nsize = "4KiB"\n'
+    "[outputs]\nplots = false\n[simulation]\nprogress = false\n"
+)
+
+
+def _env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [e.get("PYTHONPATH")])])
+    return e
+
+
+def _siblings(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+def test_an_unusable_folder_is_found_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import rdmasim.scenario.run as run_mod
+
+    def no_build(*a: object, **k: object) -> None:
+        raise AssertionError("the simulation was built although its results cannot be written")
+
+    monkeypatch.setattr(run_mod, "build", no_build)
+    afile = tmp_path / "f"
+    afile.write_text("x")
+    with pytest.raises(
+        ResultsWriteError, match=f"results folder '{afile / 'out'}': cannot write in '{afile}'"
+    ):
+        run_scenario(loads(SMALL), out_dir=str(afile / "out"), progress=False)
+    with pytest.raises(UserInputError, match="exists and is not a folder"):
+        run_scenario(loads(SMALL), out_dir=str(afile), progress=False)
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(UserInputError, match=r"holds files that are not rdmasim results \(notes.txt\)"):
+        run_scenario(loads(SMALL), out_dir=str(other), progress=False)
+    assert (other / "notes.txt").read_text() == "keep me" and afile.read_text() == "x"
+
+
+def test_a_second_run_replaces_the_first_whole(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = run_scenario(loads(SMALL + "pcap = true\ntrace = true\n"), out_dir=str(out), progress=False)
+    assert {"capture.pcap", "trace.npz"} <= {p.name for p in out.iterdir()}
+    second = run_scenario(loads(MANY), out_dir=str(out), progress=False)
+    names = {p.name for p in out.iterdir()}
+    # nothing of the first run is left beside the second
+    assert "capture.pcap" not in names and "trace.npz" not in names
+    assert names == {Path(p).name for p in second.files.values()}
+    assert len(read_flows_csv(out / "flows.csv")) == len(second.flows) == 56 != len(first.flows)
+    assert json.loads((out / "metadata.json").read_text())["flows"] == 56
+    assert _siblings(out) == []
+
+
+def test_a_write_that_fails_leaves_the_previous_results(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_scenario(loads(SMALL), out_dir=str(out), progress=False)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    (tmp_path / "many.toml").write_text(MANY)
+
+    def small_files() -> None:  # a disk that takes 1,500 bytes per file: a write that fails part way
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1500, 1500))
+
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rdmasim.cli",
+            "run",
+            str(tmp_path / "many.toml"),
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        preexec_fn=small_files,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"rdmasim run: error: cannot write the results to '{out}': flows.csv: File too large "
+        "(nothing written; "
+        f"'{out}' is as it was before the run)"
+    ]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert _siblings(out) == []
+
+
+def test_ctrl_c_stops_the_run_and_keeps_the_flows_so_far(tmp_path: Path) -> None:
+    scenario = tmp_path / "long.toml"
+    # a run of minutes: Ctrl-C comes long before its end
+    scenario.write_text(
+        '[simulation]\nduration = "10s"\n[topology]\nkind = "star"\nn = 8\n'
+        '[traffic.poisson]\nload = 0.9\nduration = "200ms"\n[outputs]\nplots = false\n'
+    )
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdmasim.cli", "run", str(scenario), "--out", str(out)],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        assert proc.stderr is not None
+        seen = b""
+        while b"ETA" not in seen:  # the first progress line: the simulation is running
+            assert time.monotonic() < deadline and proc.poll() is None
+            seen += os.read(proc.stderr.fileno(), 256)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = (seen + stderr).decode()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("rdmasim run: interrupted at simulated time ")
+    assert f'partial results (metadata.json: "complete": false) in {out / "metadata.json"}' in last
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["complete"] is False
+    rows = read_flows_csv(out / "flows.csv")
+    assert len(rows) == meta["flows"] > meta["completed"]
+    assert {r["status"] for r in rows} <= {"ok", "incomplete"}
+    assert f"{meta['completed']} of {meta['flows']} flows finished" in last
+    assert _siblings(out) == []
