@@ -71,6 +71,14 @@ def check_int_array(what: str, values: Any, lo: int, hi: int, dtype: Any) -> np.
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind == "O":  # Python ints too large for int64, or mixed objects
+        for row, v in enumerate(arr):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
+                raise TypeError(f"{what}: row {row} = {v!r} ({type(v).__name__}) is not an integer "
+                                f"in [{lo}, {hi}]")
+            if not lo <= int(v) <= hi:
+                raise ValueError(f"{what}: row {row} = {int(v)} is out of range: allowed [{lo}, {hi}]")
+        return np.array([int(v) for v in arr], dtype=dtype)
     if arr.size and arr.dtype.kind not in "iu":
         raise TypeError(f"{what} must hold integers in [{lo}, {hi}], got dtype {arr.dtype}")
     if arr.size:
