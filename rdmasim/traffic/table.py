@@ -27,6 +27,7 @@ MAX_FLOW_SIZE = 2**31 - 1
 """Largest flow size in bytes (one RDMA message)."""
 
 _INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
 
 
 def verb_code(verb: str | int | np.integer[Any]) -> int:
@@ -59,6 +60,8 @@ def _int_column(name: str, value: Any) -> npt.NDArray[np.int64]:
     arr = np.asarray(value)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > _INT64_MAX:  # astype would wrap it negative
+        raise ValueError(f"{name} = {int(arr.max())} does not fit its column (at most {_INT64_MAX})")
     return arr.astype(np.int64)
 
 
