@@ -217,11 +217,14 @@ cdef int _set_int(rs_pkt *p, str name, object v) except -1:
     return 0
 
 
-cdef object _ip_int(object v):
+cdef object _ip_int(str name, object v):
     # Accept "10.0.0.1" as well as an int.
     if isinstance(v, str):
         import ipaddress
-        return int(ipaddress.IPv4Address(v))
+        try:
+            return int(ipaddress.IPv4Address(v))
+        except ValueError as exc:
+            raise ValueError(f"encode: field {name} = {v!r} is not an IPv4 address: {exc}") from None
     return v
 
 
@@ -238,7 +241,7 @@ cdef bytes _fill_pkt(rs_pkt *p, object fields):
         if name in fields:
             v = fields[name]
             if name in ("src_ip", "dst_ip"):
-                v = _ip_int(v)
+                v = _ip_int(name, v)
             _set_int(p, name, _checked_field(name, v))
     for name in ("dst_mac", "src_mac"):
         if name in fields:

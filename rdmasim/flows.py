@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rdmasim import _core
-from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_int_array, check_time_ps
+from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_int_array, check_time_ps, exact_array
 from rdmasim.traffic.table import MAX_FLOW_SIZE, VERB_CODES, check_deps, verb_column
 from rdmasim.units import parse_time
 
@@ -75,7 +75,7 @@ def _column(cols: Any, name: str, n: int | None, default: Any = None) -> np.ndar
     if isinstance(v, str) or np.ndim(v) == 0:  # a scalar applies to every flow
         huge = isinstance(v, int) and not -(1 << 63) <= v < (1 << 63)  # kept exact, refused by its check
         return np.full(n if n is not None else 1, v, dtype=object if huge else None)
-    return np.asarray(v)
+    return exact_array(v)
 
 
 @dataclass
