@@ -290,6 +290,8 @@ def run_flows(sim: Simulator, until: str | int | None = None, *, sample_every: s
                 else:
                     missed += len(ids)
                 next_sample = sim.now + period
+                if next_sample > MAX_TIME_PS:  # no time may pass the limit: no samples after it
+                    next_sample = _core.INT64_MAX
             stop_at = min(until_ps, next_sample)
             reason = sim._core.run(stop_at, chunk_events if progress else 0)
             if progress and reason == _core.RUN_MAX_EVENTS:

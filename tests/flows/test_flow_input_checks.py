@@ -183,3 +183,13 @@ def test_flow_table_validate_refuses_start_past_the_time_limit() -> None:
         t.validate(2)
     with pytest.raises(ValueError, match="start_ps"):
         traffic.incast([1], 0, 100).shifted(2**63 - 5)
+
+
+def test_sampling_flows_that_run_past_the_time_limit() -> None:
+    sim = _sim()
+    t = FlowTable.from_columns([0, 1], [2, 2], 100_000, start_ps=MAX_TIME_PS - 2_000_000)
+    fs = sim.add_flows(t)
+    samples = sim.run_flows(sample_every="1us")
+    assert fs.results()["status"].tolist() == [0, 0]
+    assert fs.results()["finish_ps"].max() > MAX_TIME_PS  # the flows ran past the limit, the clock too
+    assert len(samples.t_ps) and samples.t_ps.max() <= MAX_TIME_PS  # samples stop at the limit
