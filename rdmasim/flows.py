@@ -277,11 +277,26 @@ def run_flows(sim: Simulator, until: str | int | None = None, *, sample_every: s
     n_samples = missed = 0
     fc.stop_when_done(True)
     try:
+        origin = sim.now
         next_sample = sim.now if period is not None else _core.INT64_MAX
         while True:
             counts = fc.counts()
             if counts["finished"] == counts["total"]:
                 break
+            if period is not None and counts["started"] == counts["finished"]:
+                # Nothing runs, so each sample until a flow starts would be empty: go event by event
+                # to the next start rather than stop at every period (flows a day away, sampled every
+                # microsecond, looped 10^11 times). Then back on the sample grid, as if stopped on it.
+                reason = sim._core.run(until_ps, 1)
+                if reason == _core.RUN_MAX_EVENTS:
+                    sim._core.run(sim.now)  # the rest of this instant, as a stop at a period does
+                    next_sample = origin + -(-(sim.now - origin) // period) * period
+                    if next_sample > MAX_TIME_PS:
+                        next_sample = _core.INT64_MAX
+                    continue
+                if reason == _core.RUN_IDLE or (reason == _core.RUN_UNTIL and sim.now >= until_ps):
+                    break
+                continue
             if next_sample <= sim.now and period is not None:
                 ids, nbytes, rate = fc.sample(max(0, counts["started"] - counts["finished"]))
                 if n_samples + len(ids) <= max_samples:
