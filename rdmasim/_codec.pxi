@@ -73,6 +73,10 @@ cdef extern from "rdmasim/codec.h":
         RS_CODEC_ERR_BAD_LENGTH
         RS_CODEC_ERR_BAD_ICRC
         RS_CODEC_ERR_BAD_FIELD
+        RS_CODEC_ERR_BAD_IP_CSUM
+        RS_CODEC_ERR_IP_FRAGMENT
+        RS_CODEC_ERR_PFC_DST
+        RS_CODEC_ERR_RUNT
 
     ctypedef struct rs_pcap:
         FILE *fp
@@ -98,7 +102,39 @@ _CODEC_STATUS = {
     RS_CODEC_ERR_BAD_LENGTH: "BAD_LENGTH",
     RS_CODEC_ERR_BAD_ICRC: "BAD_ICRC",
     RS_CODEC_ERR_BAD_FIELD: "BAD_FIELD",
+    RS_CODEC_ERR_BAD_IP_CSUM: "BAD_IP_CSUM",
+    RS_CODEC_ERR_IP_FRAGMENT: "IP_FRAGMENT",
+    RS_CODEC_ERR_PFC_DST: "PFC_DST",
+    RS_CODEC_ERR_RUNT: "RUNT",
 }
+CODEC_STATUS_NAMES = dict(_CODEC_STATUS)
+
+
+class CodecError(ValueError):
+    """The codec refused a frame or a packet: ``status`` is the rs_codec_status name (``"SHORT"``,
+    ``"BAD_IP_CSUM"``, ...), ``code`` its negative value."""
+
+    def __init__(self, msg, status, code):
+        super().__init__(msg)
+        self.status = status
+        self.code = code
+
+# Allowed values of each scalar field encode() takes: the width of its header field on the wire
+# (BTH PSN and QPN 24 bits, SE 1 bit, ...), or of the rs_pkt member for simulator metadata.
+_U = lambda bits: (0, (1 << bits) - 1)  # noqa: E731
+_FIELD_RANGE = {
+    "t_arrive_ps": (0, (1 << 63) - 1), "payload_len": (0, RS_MAX_PAYLOAD), "kind": (0, 1),
+    "src_qpn": _U(24), "src_node": _U(16), "dst_node": _U(16), "priority": (0, 7),
+    "tos": _U(8), "ttl": _U(8), "ip_id": _U(16), "src_ip": _U(32), "dst_ip": _U(32), "udp_sport": _U(16),
+    "opcode": _U(8), "se": _U(1), "mig": _U(1), "fecn": _U(1), "becn": _U(1), "ackreq": _U(1),
+    "pkey": _U(16), "dest_qpn": _U(24), "psn": _U(24),
+    "reth_va": _U(64), "reth_rkey": _U(32), "reth_len": _U(32),
+    "aeth_syndrome": _U(8), "aeth_msn": _U(24), "imm": _U(32),
+    "atomic_va": _U(64), "atomic_rkey": _U(32), "atomic_swap_add": _U(64), "atomic_compare": _U(64),
+    "atomic_orig": _U(64),
+    "pfc_class_enable": _U(8),  # the class-enable vector's high octet is reserved (0)
+}
+_ONE_BIT = frozenset(("se", "mig", "fecn", "becn", "ackreq"))
 
 # Scalar rs_pkt fields, in struct order; "payload", the MACs and pfc_quanta are handled apart.
 _PKT_INT_FIELDS = (
@@ -119,7 +155,16 @@ cdef enum:
 
 def _codec_error(int status, str what):
     name = _CODEC_STATUS.get(status, str(status))
-    return ValueError(f"{what}: RS_CODEC_ERR_{name} ({status})")
+    return CodecError(f"{what}: RS_CODEC_ERR_{name} ({status})", name, status)
+
+
+cdef object _checked_field(str name, object v):
+    """The field's value as a Python int within its range, or a TypeError/ValueError naming it."""
+    from rdmasim.checks import check_int
+    if name in _ONE_BIT and isinstance(v, bool):  # a flag given as a bool is unambiguous
+        v = int(v)
+    lo, hi = _FIELD_RANGE[name]
+    return check_int(f"encode: field {name}", v, lo, hi)
 
 
 cdef int _set_int(rs_pkt *p, str name, object v) except -1:
@@ -172,11 +217,14 @@ cdef int _set_int(rs_pkt *p, str name, object v) except -1:
     return 0
 
 
-cdef object _ip_int(object v):
+cdef object _ip_int(str name, object v):
     # Accept "10.0.0.1" as well as an int.
     if isinstance(v, str):
         import ipaddress
-        return int(ipaddress.IPv4Address(v))
+        try:
+            return int(ipaddress.IPv4Address(v))
+        except ValueError as exc:
+            raise ValueError(f"encode: field {name} = {v!r} is not an IPv4 address: {exc}") from None
     return v
 
 
@@ -193,13 +241,12 @@ cdef bytes _fill_pkt(rs_pkt *p, object fields):
         if name in fields:
             v = fields[name]
             if name in ("src_ip", "dst_ip"):
-                v = _ip_int(v)
-            try:
-                _set_int(p, name, v)
-            except OverflowError:
-                raise ValueError(f"field {name}={v!r} out of range for its C type") from None
+                v = _ip_int(name, v)
+            _set_int(p, name, _checked_field(name, v))
     for name in ("dst_mac", "src_mac"):
         if name in fields:
+            if not isinstance(fields[name], (bytes, bytearray, memoryview)):  # bytes(6) is six zeros
+                raise TypeError(f"encode: field {name} must be 6 bytes, not {fields[name]!r}")
             mac = bytes(fields[name])
             if len(mac) != 6:
                 raise ValueError(f"{name} must be 6 bytes, got {len(mac)}")
@@ -212,13 +259,16 @@ cdef bytes _fill_pkt(rs_pkt *p, object fields):
         q = list(fields["pfc_quanta"])
         if len(q) != 8:
             raise ValueError(f"pfc_quanta must have 8 entries, got {len(q)}")
+        from rdmasim.checks import check_int
         for i in range(8):
-            if not 0 <= q[i] <= 0xFFFF:
-                raise ValueError(f"pfc_quanta[{i}]={q[i]!r} out of range 0..65535")
-            p.pfc_quanta[i] = q[i]
+            p.pfc_quanta[i] = check_int(f"encode: field pfc_quanta[{i}]", q[i], 0, 0xFFFF)
     cdef bytes payload = None
     if fields.get("payload") is not None:
+        if not isinstance(fields["payload"], (bytes, bytearray, memoryview)):  # bytes(5) is five zeros
+            raise TypeError(f"encode: field payload must be bytes, not {type(fields['payload']).__name__}")
         payload = bytes(fields["payload"])
+        if len(payload) > RS_MAX_PAYLOAD:
+            raise ValueError(f"encode: field payload has {len(payload)} bytes: allowed 0..{RS_MAX_PAYLOAD}")
         if "payload_len" in fields and fields["payload_len"] != len(payload):
             raise ValueError(
                 f"payload_len={fields['payload_len']} but len(payload)={len(payload)}")
@@ -281,7 +331,10 @@ def decode(frame, orig_len=None):
     cdef const uint8_t *base = <const uint8_t *><const unsigned char *>data
     cdef rs_pkt p
     cdef size_t n = <size_t>len(data)
-    cdef size_t wire = n if orig_len is None or orig_len < 0 or <size_t>orig_len < n else <size_t>orig_len
+    if orig_len is not None:
+        from rdmasim.checks import check_int
+        orig_len = check_int("decode: orig_len", orig_len, 0, 0xFFFFFFFF)  # a pcap record's 32-bit field
+    cdef size_t wire = n if orig_len is None or <size_t>orig_len < n else <size_t>orig_len
     cdef int st = rs_decode_captured(base, n, wire, &p)
     if st != RS_CODEC_OK and st != RS_CODEC_ERR_BAD_ICRC:
         raise _codec_error(st, "decode failed")

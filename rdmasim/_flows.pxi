@@ -1,6 +1,9 @@
 # Bulk flows: arrays in, per-flow results out (csrc/include/rdmasim/flows.h).
 
 cdef extern from "rdmasim/flows.h" nogil:
+    enum:
+        RS_FLOW_MAX_RD_ATOMIC
+        RS_FLOW_MAX_IRN_WINDOW
     ctypedef struct rs_flow_cfg:
         uint32_t path_mtu
         uint32_t timeout
@@ -28,13 +31,15 @@ cdef extern from "rdmasim/flows.h" nogil:
     int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst,
                          const uint64_t *size, const int64_t *start_ps, const uint8_t *verb,
                          const uint8_t *priority, const int64_t *dep_ptr, const int32_t *deps,
-                         const rs_flow_cfg *cfg)
+                         uint64_t n_deps, const rs_flow_cfg *cfg)
     int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)
     void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out)
     void rs_flows_stop_when_done(rs_sim *sim, int on)
     uint32_t rs_flows_sample(const rs_sim *sim, uint32_t cap, uint64_t *ids, uint64_t *bytes, double *rate_bps)
 
 RUN_FLOWS_DONE = 7
+FLOW_MAX_RD_ATOMIC = RS_FLOW_MAX_RD_ATOMIC
+FLOW_MAX_IRN_WINDOW = RS_FLOW_MAX_IRN_WINDOW
 FLOW_WAITING = 0x100
 FLOW_RUNNING = 0x101
 
@@ -54,27 +59,37 @@ cdef class FlowsCore:
         self.core = core
 
     def add(self, src, dst, size, start_ps, verb, priority, dep_ptr, deps, dict cfg):
-        """Columns as contiguous numpy arrays of the C types; dep_ptr/deps may be None."""
-        cdef const int32_t[::1] a_src = _np.ascontiguousarray(src, dtype=_np.int32)
-        cdef const int32_t[::1] a_dst = _np.ascontiguousarray(dst, dtype=_np.int32)
-        cdef const uint64_t[::1] a_size = _np.ascontiguousarray(size, dtype=_np.uint64)
-        cdef const int64_t[::1] a_start = _np.ascontiguousarray(start_ps, dtype=_np.int64)
-        cdef const uint8_t[::1] a_verb = _np.ascontiguousarray(verb, dtype=_np.uint8)
-        cdef const uint8_t[::1] a_prio = _np.ascontiguousarray(priority, dtype=_np.uint8)
+        """Columns as numpy arrays of the C types (rdmasim.flows.add_flows checked their values);
+        dep_ptr/deps may be None. The C side checks everything again and a refusal is a ValueError."""
+        cols = [_np.ascontiguousarray(col, dtype=typ) for col, typ in
+                ((src, _np.int32), (dst, _np.int32), (size, _np.uint64), (start_ps, _np.int64),
+                 (verb, _np.uint8), (priority, _np.uint8))]
+        if any(col.ndim != 1 for col in cols) or len({col.shape[0] for col in cols}) != 1:
+            raise ValueError("flow columns must be one-dimensional and all of the same length")
+        if cols[0].shape[0] > 0xFFFFFFFF:
+            raise ValueError(f"{cols[0].shape[0]} flows in one call: at most {0xFFFFFFFF}")
+        cdef const int32_t[::1] a_src = cols[0]
+        cdef const int32_t[::1] a_dst = cols[1]
+        cdef const uint64_t[::1] a_size = cols[2]
+        cdef const int64_t[::1] a_start = cols[3]
+        cdef const uint8_t[::1] a_verb = cols[4]
+        cdef const uint8_t[::1] a_prio = cols[5]
         cdef const int64_t[::1] a_ptr
         cdef const int32_t[::1] a_deps
         cdef const int64_t *p_ptr = NULL
         cdef const int32_t *p_deps = NULL
+        cdef uint64_t n_deps = 0
         cdef uint32_t n = <uint32_t>a_src.shape[0]
-        if not (a_dst.shape[0] == a_size.shape[0] == a_start.shape[0] == a_verb.shape[0] == a_prio.shape[0] == n):
-            raise ValueError("flow columns must all have the same length")
+        if (dep_ptr is None) != (deps is None):
+            raise ValueError("dep_ptr and deps go together: give both or neither")
         if dep_ptr is not None:
             a_ptr = _np.ascontiguousarray(dep_ptr, dtype=_np.int64)
             a_deps = _np.ascontiguousarray(deps, dtype=_np.int32)
-            if a_ptr.shape[0] != n + 1 or (n and a_ptr[n] != a_deps.shape[0]):
-                raise ValueError("dep_ptr must have len(flows)+1 entries ending at len(deps)")
+            if a_ptr.shape[0] != <Py_ssize_t>n + 1:  # C reads dep_ptr[0 .. n]
+                raise ValueError(f"dep_ptr has {a_ptr.shape[0]} entries: it needs len(flows) + 1 = {n + 1}")
             p_ptr = &a_ptr[0]
-            p_deps = &a_deps[0] if a_deps.shape[0] else NULL
+            n_deps = <uint64_t>a_deps.shape[0]
+            p_deps = &a_deps[0] if n_deps else NULL
         cdef rs_flow_cfg c
         memset(&c, 0, sizeof(c))
         c.path_mtu = cfg["path_mtu"]
@@ -88,17 +103,14 @@ cdef class FlowsCore:
         c.recovery.rto_low_pkts = cfg.get("rto_low_pkts", 0)
         c.recovery.rto_low_ps = cfg.get("rto_low_ps", 0)
         c.recovery.rto_high_ps = cfg.get("rto_high_ps", 0)
-        cdef int32_t dummy32 = 0
-        cdef uint64_t dummy64 = 0
-        cdef int64_t dummyi64 = 0
-        cdef uint8_t dummy8 = 0
         cdef int64_t first
         if n == 0:
-            first = rs_flows_add(self.core.sim, 0, &dummy32, &dummy32, &dummy64, &dummyi64, &dummy8, &dummy8,
-                                 NULL, NULL, &c)
+            first = rs_flows_add(self.core.sim, 0, NULL, NULL, NULL, NULL, NULL, NULL, p_ptr, p_deps, n_deps, &c)
         else:
             first = rs_flows_add(self.core.sim, n, &a_src[0], &a_dst[0], &a_size[0], &a_start[0], &a_verb[0],
-                                 &a_prio[0], p_ptr, p_deps, &c)
+                                 &a_prio[0], p_ptr, p_deps, n_deps, &c)
+        if first == -1:  # RS_ERR_INVAL: a value the core refuses is the caller's mistake, not the NIC's
+            raise ValueError("add_flows: " + rs_sim_errmsg(self.core.sim).decode("utf-8", "replace"))
         if first < 0:
             self.core._check(<int>first)
         return first

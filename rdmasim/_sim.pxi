@@ -228,9 +228,13 @@ cdef class SimCore:
         return {"pkts_in_use": out[0], "pkts_peak": out[1], "pkts_allocated": out[2],
                 "payload_buffers_allocated": out[3]}
 
-    def run(self, int64_t until_ps=INT64_MAX, uint64_t max_events=0, int watch_host=-1,
+    def run(self, until_ps=INT64_MAX, uint64_t max_events=0, int watch_host=-1,
             int watch_cq=-1, uint32_t watch_count=0):
         cdef rs_run_args a
+        # INT64_MAX: no limit; else a time within MAX_TIME_PS (or now: the clock may be past it)
+        if until_ps != INT64_MAX and until_ps != rs_sim_now(self.sim):
+            from rdmasim.checks import check_time_ps
+            until_ps = check_time_ps("run: until", until_ps)
         a.until_ps = until_ps
         a.max_events = max_events
         a.watch_host = watch_host

@@ -63,15 +63,41 @@ def check_time_ps(what: str, value: Any, lo: int = 0, hi: int = MAX_TIME_PS) -> 
     return check_int(f"{what} (picoseconds)", value, lo, hi)
 
 
+def exact_array(values: Any) -> np.ndarray:
+    """``np.asarray(values)``, except that a sequence with ints that numpy would turn into floats
+    (``[1, 2**63]`` mixes int64 and uint64: float64, rounded; ``[1, 0.5]``) keeps its elements as
+    given, in an object array, so each is judged (and named) on its own."""
+    arr = np.asarray(values)
+    if (arr.dtype.kind == "f" and not isinstance(values, np.ndarray) and arr.ndim == 1
+            and any(isinstance(v, (numbers.Integral, np.integer)) for v in values)):
+        out = np.empty(len(arr), dtype=object)
+        out[:] = list(values)
+        return out
+    return arr
+
+
 def check_int_array(what: str, values: Any, lo: int, hi: int, dtype: Any) -> np.ndarray:
     """A 1-D array of integers in ``[lo, hi]`` converted to ``dtype`` exactly.
 
     Refuses float arrays (even integral ones), bools and object arrays, and names the first
     offending row and its value.
     """
-    arr = np.asarray(values)
+    arr = exact_array(values)
     if arr.ndim != 1:
         raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind == "O":  # Python ints too large for int64, or mixed objects
+        for row, v in enumerate(arr):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
+                raise TypeError(f"{what}: row {row} = {v!r} ({type(v).__name__}) is not an integer "
+                                f"in [{lo}, {hi}]")
+            if not lo <= int(v) <= hi:
+                raise ValueError(f"{what}: row {row} = {int(v)} is out of range: allowed [{lo}, {hi}]")
+        return np.array([int(v) for v in arr], dtype=dtype)
+    if arr.size and arr.dtype.kind == "f":  # name the first float given (or that is not whole)
+        odd = np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))
+        row = int(odd[0]) if odd.size else 0
+        raise TypeError(f"{what}: row {row} = {float(arr[row])!r} is not an integer in [{lo}, {hi}] "
+                        f"(the column holds {arr.dtype}, it must hold integers)")
     if arr.size and arr.dtype.kind not in "iu":
         raise TypeError(f"{what} must hold integers in [{lo}, {hi}], got dtype {arr.dtype}")
     if arr.size:

@@ -53,21 +53,35 @@ OPCODE_NAMES: dict[int, str] = {
 
 Fields = Mapping[str, Any]
 
+CodecError = _core.CodecError
+"""The ValueError every codec refusal raises; ``.status`` is the rs_codec_status name."""
+
+#: rs_codec_status value -> name (``0: "OK"``, ``-1: "SHORT"``, ...)
+STATUS_NAMES: dict[int, str] = dict(_core.CODEC_STATUS_NAMES)
+
 
 def encode(fields: Fields) -> bytes:
     """Encode a packet to frame bytes (min 60 bytes, no FCS).
 
     Missing keys default to kind 0 (RoCE), tos 0x02 (ECT(0)), ttl 64, pkey 0xFFFF, MACs zero,
     everything else 0. ``payload`` is bytes; with only ``payload_len`` the payload is zeros.
-    Raises ValueError (naming the codec status) for an unencodable packet."""
+
+    Every field is an int within the width of its header field (``psn``, ``dest_qpn``,
+    ``aeth_msn``, ``src_qpn`` 0..2^24-1; ``se``, ``mig``, ``fecn``, ``becn``, ``ackreq`` 0..1 or a
+    bool; ``pkey``, ``ip_id``, ``udp_sport`` 16 bits; ``pfc_class_enable`` 0..255; ``payload_len``
+    0..4096; ...): anything else (``psn=7.9``, ``se=2``) raises TypeError/ValueError naming the
+    field and its range, never a truncated value. A packet the C encoder refuses raises
+    :class:`CodecError` naming the codec status."""
     return _core.encode(fields)
 
 
 def decode(frame: bytes, orig_len: int | None = None) -> dict[str, Any]:
     """Decode a frame to a dict of every rs_pkt field plus ``payload`` (bytes, without pad),
-    ``icrc_ok`` (bool) and ``truncated`` (False). Raises ValueError naming the status (SHORT,
-    NOT_ROCE, BAD_OPCODE, BAD_LENGTH, BAD_FIELD) if the frame is not a well-formed RoCEv2 or PFC
-    frame.
+    ``icrc_ok`` (bool) and ``truncated`` (False). Raises :class:`CodecError` (a ValueError) with
+    ``.status`` if the frame is not a well-formed RoCEv2 or PFC frame: SHORT, NOT_ROCE, BAD_OPCODE,
+    BAD_LENGTH, BAD_FIELD, BAD_IP_CSUM (IPv4 header checksum wrong), IP_FRAGMENT (MF or a fragment
+    offset: RoCEv2 is never fragmented), PFC_DST (a PFC frame not sent to 01:80:C2:00:00:01) or
+    RUNT (a PFC frame under 60 bytes). A wrong ICRC is not an error: ``icrc_ok`` is False.
 
     ``orig_len`` greater than ``len(frame)``: the bytes are the start of a longer frame (a pcap
     record of a capture with a snaplen). Every header must be there; ``payload`` is the part
@@ -108,6 +122,8 @@ class PcapWriter(_core.PcapWriter):
 
 
 __all__ = [
+    "STATUS_NAMES",
+    "CodecError",
     "OPCODE_NAMES",
     "PKT_PFC",
     "PKT_ROCE",

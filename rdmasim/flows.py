@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rdmasim import _core
-from rdmasim.traffic.table import VERB_CODES, verb_column
+from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_int_array, check_time_ps, exact_array
+from rdmasim.traffic.table import MAX_FLOW_SIZE, VERB_CODES, check_deps, verb_column
 from rdmasim.units import parse_time
 
 if TYPE_CHECKING:
@@ -71,9 +72,10 @@ def _column(cols: Any, name: str, n: int | None, default: Any = None) -> np.ndar
             return None
         return np.full(n if n is not None else 0, default)
     v = cols[name]
-    if isinstance(v, (str, int, np.integer)):
-        return np.full(n if n is not None else 1, v)
-    return np.asarray(v)
+    if isinstance(v, str) or np.ndim(v) == 0:  # a scalar applies to every flow
+        huge = isinstance(v, int) and not -(1 << 63) <= v < (1 << 63)  # kept exact, refused by its check
+        return np.full(n if n is not None else 1, v, dtype=object if huge else None)
+    return exact_array(v)
 
 
 @dataclass
@@ -122,16 +124,26 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     """Add flows to ``sim`` (see the module docstring); returns their :class:`FlowSet`.
 
     ``table``: a :class:`rdmasim.traffic.FlowTable`, a numpy structured array, or a mapping of
-    columns. Columns: ``src``, ``dst`` (host indices or names), ``size`` (bytes), and optionally
-    ``start_ps`` (default 0), ``verb`` (0/1/2 or "WRITE"/"READ"/"SEND", default WRITE),
-    ``priority`` (0..7, default 3; DSCP 8 x priority). Dependencies come from a FlowTable's
-    ``dep_ptr``/``deps`` (CSR, indices within the table). QP attributes apply to every flow of
-    the call: ``mtu`` in bytes (default: the smallest link MTU), ``timeout`` etc. as in
-    :func:`rdmasim.verbs.connect_qps`; ``recovery`` "gbn" or "irn".
+    columns. Columns: ``src``, ``dst`` (host indices or names), ``size`` (bytes, 1..2^31-1), and
+    optionally ``start_ps`` (integer ps, 0..:data:`rdmasim.checks.MAX_TIME_PS`, default 0),
+    ``verb`` (0/1/2 or "WRITE"/"READ"/"SEND", default WRITE), ``priority`` (0..7, default 3; DSCP
+    8 x priority). Dependencies come from a FlowTable's ``dep_ptr``/``deps`` (CSR, indices within
+    the table; no cycles). QP attributes apply to every flow of the call: ``mtu`` in bytes
+    (default: the smallest link MTU), ``timeout`` (0..31), ``retry_cnt`` (0..7), ``rnr_retry``
+    (0..7), ``min_rnr_timer`` (0..31), ``max_rd_atomic`` (1..128) as in
+    :func:`rdmasim.verbs.connect_qps`; ``recovery`` "gbn" or "irn" (``irn_window`` 1..65536 packets,
+    ``0 < rto_low <= rto_high``, ``rto_low_packets`` 0..2^32-1).
+
+    Every value is checked before anything is added: an integer column holding a float, a value
+    outside its range or a dependency cycle raises TypeError/ValueError naming the column, the row
+    and the allowed range, and leaves ``sim`` as it was.
     """
     cols = getattr(table, "flows", table)
     if isinstance(cols, Mapping):
         cols = {k: cols[k] for k in cols}
+    elif not (isinstance(cols, np.ndarray) and cols.dtype.names):
+        raise TypeError(f"add_flows: the table must be a FlowTable, a structured numpy array or a mapping of "
+                        f"columns, not {type(table).__name__}")
     names = cols.dtype.names if isinstance(cols, np.ndarray) else tuple(cols)
     unknown = [c for c in (names or ()) if c not in FLOW_COLUMNS]
     if unknown:  # a misspelt column would otherwise fall back to its default without a word
@@ -142,53 +154,93 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     size = _column(cols, "size", None)
     if src is None or dst is None or size is None:
         raise ValueError("flows need at least the columns src, dst and size")
+    if src.ndim != 1:
+        raise ValueError(f"add_flows: column 'src' must be one-dimensional, got shape {src.shape}")
     n = len(src)
+    if n > UINT32_MAX:
+        raise ValueError(f"add_flows: {n} flows in one call, at most {UINT32_MAX}")
     src, dst = _hosts(sim, src, "src"), _hosts(sim, dst, "dst")
     start = _column(cols, "start_ps", n, 0)
-    assert start is not None
-    verb = verb_column(_column(cols, "verb", n, 0)).astype(np.uint8)
+    verb_raw = _column(cols, "verb", n, 0)
     prio = _column(cols, "priority", n, 3)
-    assert prio is not None
-    size_a = np.asarray(size, dtype=np.int64)
-    lengths = {len(x) for x in (dst, size_a, start, verb, prio)}
-    if lengths != {n}:
-        raise ValueError(f"flow columns have different lengths: src has {n}, others {sorted(lengths)}")
+    assert start is not None and verb_raw is not None and prio is not None
+    verb = verb_column(verb_raw) if np.asarray(verb_raw).dtype.kind in "US" else verb_raw
+    size_a = check_int_array("add_flows: column 'size'", size, 1, MAX_FLOW_SIZE, np.uint64)
+    start_a = check_int_array("add_flows: column 'start_ps'", start, 0, MAX_TIME_PS, np.int64)
+    verb_a = check_int_array("add_flows: column 'verb' (0 WRITE, 1 READ, 2 SEND)", verb, 0, 2, np.uint8)
+    prio_a = check_int_array("add_flows: column 'priority'", prio, 0, 7, np.uint8)
+    lengths = {"dst": len(dst), "size": len(size_a), "start_ps": len(start_a), "verb": len(verb_a),
+               "priority": len(prio_a)}
+    if set(lengths.values()) != {n}:
+        raise ValueError(f"add_flows: flow columns have different lengths: src has {n}, "
+                         + ", ".join(f"{k} {v}" for k, v in lengths.items()))
+    same = np.flatnonzero(src == dst)
+    if same.size:
+        raise ValueError(f"add_flows: row {int(same[0])}: src and dst are both host {int(src[same[0]])}; "
+                         "a flow needs two different hosts")
     dep_ptr = getattr(table, "dep_ptr", None)
     deps = getattr(table, "deps", None)
-    if dep_ptr is not None and len(dep_ptr) and int(dep_ptr[-1]) == 0:
-        dep_ptr = deps = None
+    if (dep_ptr is None) != (deps is None):
+        raise ValueError("add_flows: the table has only one of dep_ptr and deps; give both or neither")
+    if dep_ptr is not None:
+        dep_ptr, deps = check_deps(n, dep_ptr, deps, "add_flows")
+        if not len(deps):
+            dep_ptr = deps = None
+    cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,
+                    min_rnr_timer=min_rnr_timer, max_rd_atomic=max_rd_atomic, recovery=recovery,
+                    irn_window=irn_window, rto_low=rto_low, rto_high=rto_high,
+                    rto_low_packets=rto_low_packets)
+    first = sim._flows_core().add(src, dst, size_a, start_a, verb_a, prio_a, dep_ptr, deps, cfg)
+    has_group = getattr(cols, "dtype", None) is not None and "group" in (cols.dtype.names or ())
+    return FlowSet(sim, int(first), src, dst, size_a, start_a, verb_a, prio_a,
+                   np.asarray(cols["group"]) if has_group else None, list(getattr(table, "groups", [])))
+
+
+def _flow_cfg(sim: Simulator, *, mtu: int | None, timeout: int, retry_cnt: int, rnr_retry: int,
+              min_rnr_timer: int, max_rd_atomic: int, recovery: str, irn_window: int | None,
+              rto_low: str | int, rto_high: str | int, rto_low_packets: int) -> dict[str, Any]:
+    """The QP knobs of add_flows, checked against the ranges the QP state machine enforces (which
+    would otherwise refuse them only when the first flow starts, inside run_flows)."""
     if mtu is None:
         mtu = min((link.mtu for link in sim.links), default=1024)
-    if mtu not in _MTU_ENUM:
-        raise ValueError(f"mtu={mtu}: allowed one of {sorted(_MTU_ENUM)}")
-    if recovery not in _RECOVERY:
-        raise ValueError(f"recovery={recovery!r}: allowed one of {sorted(_RECOVERY)}")
+    if isinstance(mtu, bool) or mtu not in _MTU_ENUM:
+        raise ValueError(f"add_flows: mtu = {mtu!r}: allowed one of {sorted(_MTU_ENUM)}")
+    if not isinstance(recovery, str) or recovery not in _RECOVERY:
+        raise ValueError(f"add_flows: recovery = {recovery!r}: allowed one of {sorted(_RECOVERY)}")
     cfg: dict[str, Any] = {
-        "path_mtu": _MTU_ENUM[mtu], "timeout": timeout, "retry_cnt": retry_cnt, "rnr_retry": rnr_retry,
-        "min_rnr_timer": min_rnr_timer, "max_rd_atomic": max_rd_atomic, "recovery_mode": _RECOVERY[recovery],
+        "path_mtu": _MTU_ENUM[mtu],
+        "timeout": check_int("add_flows: timeout", timeout, 0, 31),
+        "retry_cnt": check_int("add_flows: retry_cnt", retry_cnt, 0, 7),
+        "rnr_retry": check_int("add_flows: rnr_retry", rnr_retry, 0, 7),
+        "min_rnr_timer": check_int("add_flows: min_rnr_timer", min_rnr_timer, 0, 31),
+        "max_rd_atomic": check_int("add_flows: max_rd_atomic", max_rd_atomic, 1, _core.FLOW_MAX_RD_ATOMIC),
+        "recovery_mode": _RECOVERY[recovery],
     }
     if recovery == "irn":
         from rdmasim.verbs.qp import irn_bdp_window
 
         first_link = next(iter(sim.links), None)
-        cfg.update(window=irn_window if irn_window is not None else irn_bdp_window(first_link, mtu),
-                   rto_low_pkts=rto_low_packets, rto_low_ps=parse_time(rto_low),
-                   rto_high_ps=parse_time(rto_high))
-    first = sim._flows_core().add(src, dst, size_a.astype(np.uint64), start, verb, prio, dep_ptr, deps, cfg)
-    has_group = getattr(cols, "dtype", None) is not None and "group" in (cols.dtype.names or ())
-    return FlowSet(sim, int(first), src, dst, size_a.astype(np.uint64), np.asarray(start, dtype=np.int64),
-                   verb, np.asarray(prio, dtype=np.uint8), np.asarray(cols["group"]) if has_group else None,
-                   list(getattr(table, "groups", [])))
+        window = irn_window if irn_window is not None else irn_bdp_window(first_link, mtu)
+        low = check_time_ps("add_flows: rto_low", parse_time(rto_low), 1)
+        cfg.update(window=check_int("add_flows: irn_window", window, 1, _core.FLOW_MAX_IRN_WINDOW),
+                   rto_low_pkts=check_int("add_flows: rto_low_packets", rto_low_packets, 0, UINT32_MAX),
+                   rto_low_ps=low, rto_high_ps=check_time_ps("add_flows: rto_high (>= rto_low)",
+                                                             parse_time(rto_high), low))
+    return cfg
 
 
 def _hosts(sim: Simulator, col: np.ndarray, name: str) -> np.ndarray:
-    if col.dtype.kind in "US" or col.dtype == object:
+    if col.dtype.kind in "US" or (col.dtype == object and all(isinstance(h, str) for h in col)):
         try:
             return np.array([sim.hosts[str(h)].index for h in col], dtype=np.int32)
         except KeyError as exc:
             names = ", ".join(list(sim.hosts)[:10]) + (" ..." if len(sim.hosts) > 10 else "")
-            raise ValueError(f"flow {name}: no host named {exc.args[0]!r} (hosts: {names})") from None
-    return col.astype(np.int32)
+            raise ValueError(f"add_flows: column {name!r}: no host named {exc.args[0]!r} "
+                             f"(hosts: {names})") from None
+    n_hosts = len(sim.hosts)
+    if n_hosts == 0:
+        raise ValueError(f"add_flows: column {name!r}: the simulation has no hosts")
+    return check_int_array(f"add_flows: column {name!r}", col, 0, n_hosts - 1, np.int32)
 
 
 @dataclass
@@ -218,19 +270,33 @@ def run_flows(sim: Simulator, until: str | int | None = None, *, sample_every: s
     ``progress(now_ps, events, counts)`` is called every ``chunk_events`` events and at the end.
     """
     fc = sim._flows_core()
-    until_ps = _core.INT64_MAX if until is None else parse_time(until)
-    period = None if sample_every is None else parse_time(sample_every)
-    if period is not None and period <= 0:
-        raise ValueError(f"sample_every must be > 0, got {sample_every!r}")
+    until_ps = _core.INT64_MAX if until is None else check_time_ps("run_flows: until", parse_time(until))
+    period = (None if sample_every is None
+              else check_time_ps("run_flows: sample_every", parse_time(sample_every), 1))
     parts: list[tuple[np.ndarray, ...]] = []
     n_samples = missed = 0
     fc.stop_when_done(True)
     try:
+        origin = sim.now
         next_sample = sim.now if period is not None else _core.INT64_MAX
         while True:
             counts = fc.counts()
             if counts["finished"] == counts["total"]:
                 break
+            if period is not None and counts["started"] == counts["finished"]:
+                # Nothing runs, so each sample until a flow starts would be empty: go event by event
+                # to the next start rather than stop at every period (flows a day away, sampled every
+                # microsecond, looped 10^11 times). Then back on the sample grid, as if stopped on it.
+                reason = sim._core.run(until_ps, 1)
+                if reason == _core.RUN_MAX_EVENTS:
+                    sim._core.run(sim.now)  # the rest of this instant, as a stop at a period does
+                    next_sample = origin + -(-(sim.now - origin) // period) * period
+                    if next_sample > MAX_TIME_PS:
+                        next_sample = _core.INT64_MAX
+                    continue
+                if reason == _core.RUN_IDLE or (reason == _core.RUN_UNTIL and sim.now >= until_ps):
+                    break
+                continue
             if next_sample <= sim.now and period is not None:
                 ids, nbytes, rate = fc.sample(max(0, counts["started"] - counts["finished"]))
                 if n_samples + len(ids) <= max_samples:
@@ -239,6 +305,8 @@ def run_flows(sim: Simulator, until: str | int | None = None, *, sample_every: s
                 else:
                     missed += len(ids)
                 next_sample = sim.now + period
+                if next_sample > MAX_TIME_PS:  # no time may pass the limit: no samples after it
+                    next_sample = _core.INT64_MAX
             stop_at = min(until_ps, next_sample)
             reason = sim._core.run(stop_at, chunk_events if progress else 0)
             if progress and reason == _core.RUN_MAX_EVENTS:

@@ -34,8 +34,10 @@ int rs_pfc_decode(const uint8_t *buf, size_t len, rs_pkt *p)
     /* Legacy 802.3x PAUSE (0x0001) and other MAC Control opcodes are not ours. */
     if (rs_get16(buf + 14) != RS_MAC_CONTROL_PFC)
         return RS_CODEC_ERR_NOT_ROCE;
-    if (len < RS_PFC_BODY_BYTES)
-        return RS_CODEC_ERR_SHORT;
+    if (len < RS_ETH_MIN_FRAME_NOFCS) /* a MAC discards runts before looking at them */
+        return RS_CODEC_ERR_RUNT;
+    if (memcmp(buf, pfc_dst_mac, sizeof pfc_dst_mac) != 0) /* 802.1Qbb: only this address */
+        return RS_CODEC_ERR_PFC_DST;
 
     p->kind = RS_PKT_PFC;
     memcpy(p->dst_mac, buf, 6);

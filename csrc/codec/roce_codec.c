@@ -308,6 +308,10 @@ static int decode_roce(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *
         return RS_CODEC_ERR_NOT_ROCE;
     if ((ip[0] & 0x0F) != 5) /* IP options: never sent by RoCE NICs, not supported */
         return RS_CODEC_ERR_BAD_FIELD;
+    if (ipv4_checksum(ip) != 0) /* summed with its checksum field, a good header gives 0 */
+        return RS_CODEC_ERR_BAD_IP_CSUM;
+    if (rs_get16(ip + 6) & (RS_IPV4_FLAG_MF | RS_IPV4_FRAG_OFFSET_MASK))
+        return RS_CODEC_ERR_IP_FRAGMENT;
     if (len < RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES)
         return RS_CODEC_ERR_SHORT;
     const uint8_t *udp = ip + RS_IPV4_HDR_BYTES;

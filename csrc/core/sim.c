@@ -87,6 +87,12 @@ int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...)
 
 void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps)
 {
+    if (t_ps < sim->now_ps) { /* a time sum wrapped (or a past time): the clock must never go back */
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_INVAL, "timer armed at %lld ps, before now (%lld ps): a time overflowed",
+                    (long long)t_ps, (long long)sim->now_ps);
+        return;
+    }
     if (rs_timer_arm(&sim->evq, tm, t_ps) != 0) {
         sim->failed = 1;
         rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory growing the event queue");
@@ -199,6 +205,13 @@ static const uint32_t *watched_count(const rs_sim *sim, const rs_run_args *a)
 
 int rs_sim_run(rs_sim *sim, const rs_run_args *a)
 {
+    /* until: no limit (INT64_MAX), a checked time, or now (the clock may have run past the limit) */
+    const int64_t u = a->until_ps;
+    if (u != INT64_MAX && (u < 0 || (u > RS_MAX_TIME_PS && u > sim->now_ps))) {
+        rs_sim_fail(sim, RS_ERR_INVAL, "run until %lld ps: allowed 0..%lld, or no limit", (long long)a->until_ps,
+                    (long long)RS_MAX_TIME_PS);
+        return RS_RUN_ERROR;
+    }
     if (cq_reached(sim, a))
         return RS_RUN_CQ;
     if (sim->frame_stop) { /* the awaited frame already went out (posting kicked an idle port) */

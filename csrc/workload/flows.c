@@ -357,18 +357,57 @@ static int grow(void **p, uint64_t n, size_t elem)
     return 0;
 }
 
-static int check_batch(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
-                       const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps,
-                       const rs_flow_cfg *c)
+/* Same ranges as rs_qp_modify / rs_qp_set_recovery: a knob they would refuse when the flow
+ * starts (inside run, where the error could only stop the simulation) is refused here. */
+static int check_cfg(rs_sim *sim, const rs_flow_cfg *c)
 {
     if (rs_mtu_bytes((int)c->path_mtu) == 0)
         return rs_sim_fail(sim, RS_ERR_INVAL, "flow path_mtu enum %u outside 1..5", c->path_mtu);
+    if (c->timeout > 31)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow timeout %u outside 0..31", c->timeout);
+    if (c->retry_cnt > 7)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow retry_cnt %u outside 0..7", c->retry_cnt);
+    if (c->rnr_retry > 7)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow rnr_retry %u outside 0..7", c->rnr_retry);
+    if (c->min_rnr_timer > 31)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow min_rnr_timer %u outside 0..31", c->min_rnr_timer);
+    if (c->max_rd_atomic < 1 || c->max_rd_atomic > RS_FLOW_MAX_RD_ATOMIC)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow max_rd_atomic %u outside 1..%u", c->max_rd_atomic,
+                           RS_FLOW_MAX_RD_ATOMIC);
+    const rs_recovery_params *r = &c->recovery;
+    if (r->mode == RS_RECOVERY_GBN)
+        return RS_OK;
+    if (r->mode != RS_RECOVERY_IRN)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow recovery mode %u: 0 = Go-Back-N, 1 = IRN", r->mode);
+    if (r->window < 1 || r->window > RS_FLOW_MAX_IRN_WINDOW)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow IRN window %u outside 1..%u", r->window,
+                           RS_FLOW_MAX_IRN_WINDOW);
+    if (r->rto_low_ps <= 0 || r->rto_low_ps > RS_MAX_TIME_PS || r->rto_high_ps < r->rto_low_ps ||
+        r->rto_high_ps > RS_MAX_TIME_PS)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow IRN rto_low %lld ps, rto_high %lld ps: need 0 < rto_low <= "
+                           "rto_high <= %lld", (long long)r->rto_low_ps, (long long)r->rto_high_ps,
+                           (long long)RS_MAX_TIME_PS);
+    return RS_OK;
+}
+
+/* Every array is checked before anything else reads it, in an order where each read is within
+ * what the earlier checks proved: dep_ptr[0 .. n] first (within 0 .. n_deps, non-decreasing),
+ * only then deps[dep_ptr[i] .. dep_ptr[i+1]). */
+static int check_batch(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
+                       const int64_t *start_ps, const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr,
+                       const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *c)
+{
+    int rc = check_cfg(sim, c);
+    if (rc < 0)
+        return rc;
+    if (n && (!src || !dst || !size || !start_ps || !verb || !prio))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "flow columns missing (NULL) for %u flows", n);
     for (uint32_t i = 0; i < n; i++) {
         for (int end = 0; end < 2; end++) {
             int32_t h = end ? dst[i] : src[i];
             if (h < 0 || (uint32_t)h >= sim->n_hosts)
-                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: %s host %d outside 0..%u", i, end ? "dst" : "src",
-                                   h, sim->n_hosts - 1);
+                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: %s host %d outside 0..%d", i, end ? "dst" : "src",
+                                   h, (int)sim->n_hosts - 1);
             if (!sim->hosts[h]->port.tx)
                 return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: host %d has no link", i, h);
             if (sim->hosts[h]->scripted)
@@ -379,22 +418,76 @@ static int check_batch(rs_sim *sim, uint32_t n, const int32_t *src, const int32_
         if (size[i] < 1 || size[i] > 0x7FFFFFFFu)
             return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: size %llu outside 1..2147483647", i,
                                (unsigned long long)size[i]);
+        if (start_ps[i] < 0 || start_ps[i] > RS_MAX_TIME_PS)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: start %lld ps outside 0..%lld", i,
+                               (long long)start_ps[i], (long long)RS_MAX_TIME_PS);
         if (verb[i] > RS_FLOW_SEND)
             return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: verb %u outside 0..2 (WRITE, READ, SEND)", i, verb[i]);
         if (prio[i] > 7)
             return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: priority %u outside 0..7", i, prio[i]);
-        if (dep_ptr) {
-            if (dep_ptr[i + 1] < dep_ptr[i])
-                return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr decreases at flow %u", i);
-            for (int64_t k = dep_ptr[i]; k < dep_ptr[i + 1]; k++)
-                if (deps[k] < 0 || (uint32_t)deps[k] >= n || (uint32_t)deps[k] == i)
-                    return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: dependency %d is not another flow of the batch",
-                                       i, deps[k]);
+    }
+    if (!dep_ptr)
+        return n_deps ? rs_sim_fail(sim, RS_ERR_INVAL, "%llu dependencies but no dep_ptr",
+                                    (unsigned long long)n_deps)
+                      : RS_OK;
+    if (n_deps && !deps)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr names %llu dependencies but deps is NULL",
+                           (unsigned long long)n_deps);
+    if (n_deps > (uint64_t)INT64_MAX)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "%llu dependencies: too many", (unsigned long long)n_deps);
+    if (dep_ptr[0] != 0)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr[0] = %lld: must be 0", (long long)dep_ptr[0]);
+    for (uint32_t i = 0; i < n; i++)
+        if (dep_ptr[i + 1] < dep_ptr[i] || dep_ptr[i + 1] > (int64_t)n_deps)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be within dep_ptr[%u] = %lld .. %llu",
+                               i + 1, (long long)dep_ptr[i + 1], i, (long long)dep_ptr[i],
+                               (unsigned long long)n_deps);
+    if ((uint64_t)dep_ptr[n] != n_deps)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be the number of dependencies, %llu", n,
+                           (long long)dep_ptr[n], (unsigned long long)n_deps);
+    for (uint32_t i = 0; i < n; i++)
+        for (int64_t k = dep_ptr[i]; k < dep_ptr[i + 1]; k++)
+            if (deps[k] < 0 || (uint32_t)deps[k] >= n || (uint32_t)deps[k] == i)
+                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: dependency %d is not another flow of the batch",
+                                   i, deps[k]);
+    return RS_OK;
+}
+
+/* Kahn's algorithm over the batch just laid out in fs->f[base ..] and its reverse edges: a flow
+ * on a cycle would wait forever, so the batch is refused.  Scratch memory only at add time. */
+static int check_acyclic(rs_sim *sim, const rs_flows *fs, uint64_t base, uint32_t n)
+{
+    uint32_t *wait = malloc((size_t)n * sizeof(*wait)), *queue = malloc((size_t)n * sizeof(*queue));
+    if (!wait || !queue) {
+        free(wait);
+        free(queue);
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory checking %u flows for dependency cycles", n);
+    }
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        wait[i] = fs->f[base + i].n_wait;
+        if (!wait[i])
+            queue[tail++] = i;
+    }
+    while (head < tail) {
+        const rs_flow *f = &fs->f[base + queue[head++]];
+        for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
+            uint32_t d = (uint32_t)(fs->rdeps[k] - base);
+            if (--wait[d] == 0)
+                queue[tail++] = d;
         }
     }
-    if (dep_ptr && dep_ptr[0] != 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr[0] must be 0");
-    return RS_OK;
+    int rc = RS_OK;
+    if (tail < n) {
+        uint32_t first = 0;
+        while (!wait[first])
+            first++;
+        rc = rs_sim_fail(sim, RS_ERR_INVAL, "dependency cycle: %u flows (the first is flow %u) wait for each other",
+                         n - tail, first);
+    }
+    free(wait);
+    free(queue);
+    return rc;
 }
 
 static rs_flows *flows_of(rs_sim *sim)
@@ -411,16 +504,17 @@ static rs_flows *flows_of(rs_sim *sim)
 
 int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
                      const int64_t *start_ps, const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr,
-                     const int32_t *deps, const rs_flow_cfg *cfg)
+                     const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *cfg)
 {
-    int rc = check_batch(sim, n, src, dst, size, verb, prio, dep_ptr, deps, cfg);
+    if (!sim || !cfg)
+        return RS_ERR_INVAL;
+    int rc = check_batch(sim, n, src, dst, size, start_ps, verb, prio, dep_ptr, deps, n_deps, cfg);
     if (rc < 0)
         return rc;
     rs_flows *fs = flows_of(sim);
     if (!fs)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     uint64_t base = fs->n, total = fs->n + n;
-    uint64_t n_deps = dep_ptr ? (uint64_t)dep_ptr[n] : 0;
     if (grow((void **)&fs->f, total, sizeof(rs_flow)) || grow((void **)&fs->heap_t, total, sizeof(int64_t)) ||
         grow((void **)&fs->heap_id, total, sizeof(uint64_t)) || grow((void **)&fs->fifo_t, total, sizeof(int64_t)) ||
         grow((void **)&fs->fifo_id, total, sizeof(uint64_t)) ||
@@ -457,6 +551,9 @@ int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t 
                 rs_flow *d = &fs->f[base + (uint32_t)deps[k]];
                 fs->rdeps[d->rdep_begin + d->rdep_n++] = base + i;
             }
+        /* nothing is committed yet (fs->n, n_rdeps, n_cfgs unchanged): refusing leaves no trace */
+        if ((rc = check_acyclic(sim, fs, base, n)) < 0)
+            return rc;
         fs->n_rdeps += n_deps;
     }
     fs->n_cfgs++;

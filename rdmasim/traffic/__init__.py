@@ -28,11 +28,18 @@ from rdmasim.traffic.collectives import (
     moe_all_to_all,
     ring_allreduce,
 )
-from rdmasim.traffic.generators import all_to_all, incast, permutation, poisson
+from rdmasim.traffic.generators import (
+    POISSON_MAX_FLOWS,
+    all_to_all,
+    incast,
+    permutation,
+    poisson,
+)
 from rdmasim.traffic.table import FLOW_DTYPE, MAX_FLOW_SIZE, VERB_CODES, FlowTable, verb_code
 
 __all__ = [
-    "DATA_MINING", "FLOW_DTYPE", "MAX_FLOW_SIZE", "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
+    "DATA_MINING", "FLOW_DTYPE", "MAX_FLOW_SIZE", "POISSON_MAX_FLOWS",
+    "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
     "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",
     "permutation", "poisson", "ring_allreduce", "verb_code",
 ]

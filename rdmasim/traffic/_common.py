@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from rdmasim.checks import MAX_TIME_PS, check_time_ps
 from rdmasim.traffic.table import MAX_FLOW_SIZE, FlowTable, verb_code
 from rdmasim.units import parse_rate, parse_size, parse_time
 
@@ -50,11 +51,23 @@ def flow_size(size: int | str, what: str = "size") -> int:
 
 
 def time_ps(value: int | str, what: str) -> int:
-    """A time in ps (an int or a string like ``"2us"``), not negative."""
+    """A time in ps (an int or a string like ``"2us"``) in ``[0, MAX_TIME_PS]``."""
     try:
-        return parse_time(value)
+        t = parse_time(value)
     except ValueError as exc:
         raise ValueError(f"{what}: {exc}") from None
+    return check_time_ps(what, t)
+
+
+def last_time_ps(what: str, start: int, step: int, count: int) -> int:
+    """``start + step * (count - 1)`` computed in Python ints: the latest of ``count`` evenly spaced
+    start times, refused (never wrapped in int64) if past ``MAX_TIME_PS``."""
+    last = start + step * max(count - 1, 0)
+    if last > MAX_TIME_PS:
+        raise ValueError(f"{what}: the last of {count} start times, {start} + {step} x {count - 1} = "
+                         f"{last} ps, is past the latest time allowed, {MAX_TIME_PS} ps "
+                         "(MAX_TIME_PS, about 53 days)")
+    return last
 
 
 def rate_bps(value: int | float | str, what: str = "link_rate_bps") -> int:

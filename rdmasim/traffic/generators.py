@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from rdmasim.checks import check_int
 from rdmasim.traffic._common import (
     Hosts,
     build,
     flow_size,
     host_array,
+    last_time_ps,
     make_rng,
     rate_bps,
     time_ps,
@@ -23,6 +25,10 @@ from rdmasim.traffic.cdfs import WEB_SEARCH, SizeCDF
 from rdmasim.traffic.table import FlowTable
 
 PS_PER_S = 10**12
+
+POISSON_MAX_FLOWS = 10_000_000
+"""Default cap on the expected number of flows of one :func:`poisson` call (about 2 GB to generate)."""
+_BYTES_PER_FLOW = 200
 
 
 def incast(
@@ -45,6 +51,7 @@ def incast(
     if (src == receiver).any():
         raise ValueError(f"receiver {receiver} is also one of the senders")
     t0, step = time_ps(start, "start"), time_ps(stagger_ps, "stagger_ps")
+    last_time_ps("incast: start + stagger_ps", t0, step, src.size)  # so the int64 arithmetic cannot wrap
     starts = t0 + step * np.arange(src.size, dtype=np.int64)
     return build(src, int(receiver), flow_size(size), starts, verb, priority, group)
 
@@ -94,6 +101,7 @@ def all_to_all(
     k = np.repeat(np.arange(1, n, dtype=np.int64), n)
     i = np.tile(np.arange(n, dtype=np.int64), n - 1)
     t0, step = time_ps(start, "start"), time_ps(stagger_ps, "stagger_ps")
+    last_time_ps("all_to_all: start + stagger_ps per round", t0, step, n - 1)  # int64 below cannot wrap
     return build(h[i], h[(i + k) % n], flow_size(size), t0 + (k - 1) * step, verb, priority, group)
 
 
@@ -110,12 +118,18 @@ def poisson(
     verb: str | int = "WRITE",
     priority: int = 3,
     group: str | None = "poisson",
+    max_flows: int = POISSON_MAX_FLOWS,
 ) -> FlowTable:
     """Open-loop Poisson flow arrivals at every host for ``duration_ps``, sizes from ``size_cdf``.
 
     Each host starts flows at rate ``load * link_rate_bps / (8 * size_cdf.mean())`` per second, so the
     offered load on its link is ``load`` (0 < load <= 1) of the link rate; each flow goes to a host drawn
     uniformly from the others. Flows are sorted by start time (``start`` + arrival time).
+
+    The expected number of flows (``load * link_rate_bps / (8 * mean size) * duration`` per host) is
+    computed first and refused above ``max_flows`` (default :data:`POISSON_MAX_FLOWS`), since
+    generating takes about 200 bytes per flow. ``start + duration_ps`` must not pass
+    :data:`rdmasim.checks.MAX_TIME_PS`.
 
     Vectorised: per host a Poisson count, then that many uniform arrival times (the order statistics of
     uniforms are exactly a Poisson process's arrival times given the count).
@@ -128,9 +142,19 @@ def poisson(
     if duration <= 0:
         raise ValueError(f"duration_ps = {duration} must be positive")
     t0 = time_ps(start, "start")
-    gen = make_rng(seed, rng)
+    last_time_ps("poisson: start + duration_ps", t0, duration, 2)  # arrivals are < start + duration
+    max_flows = check_int("poisson: max_flows", max_flows, 1, 2**40)
     n = h.size
-    flows_per_ps = float(load) * rate / (8.0 * size_cdf.mean()) / PS_PER_S
+    mean_size = max(size_cdf.mean(), 1.0)  # sample() never draws below 1 byte
+    flows_per_ps = float(load) * rate / (8.0 * mean_size) / PS_PER_S
+    expected = flows_per_ps * duration * n  # the mean number of flows: refuse before allocating any
+    if expected > max_flows:
+        raise ValueError(
+            f"poisson: load = {load}, link_rate_bps = {rate}, duration_ps = {duration} over {n} hosts with "
+            f"mean flow size {mean_size:.0f} B is about {expected:.3g} flows (rate x duration), over "
+            f"max_flows = {max_flows} (about {_BYTES_PER_FLOW} bytes each while generating): shorten the "
+            f"duration, lower the load, or raise max_flows")
+    gen = make_rng(seed, rng)
     counts = gen.poisson(flows_per_ps * duration, size=n)
     src_pos = np.repeat(np.arange(n, dtype=np.int64), counts)
     arrival = np.floor(gen.random(src_pos.size) * duration).astype(np.int64)

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rdmasim.checks import MAX_TIME_PS
+
 FLOW_DTYPE = np.dtype([("src", "<i4"), ("dst", "<i4"), ("size", "<u8"), ("start_ps", "<i8"),
                        ("verb", "u1"), ("priority", "u1"), ("group", "<i4")])
 """One row per flow; ``src``/``dst`` are host indices; ``group`` indexes ``FlowTable.groups`` (-1: none)."""
@@ -25,6 +27,7 @@ MAX_FLOW_SIZE = 2**31 - 1
 """Largest flow size in bytes (one RDMA message)."""
 
 _INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
 
 
 def verb_code(verb: str | int | np.integer[Any]) -> int:
@@ -57,6 +60,8 @@ def _int_column(name: str, value: Any) -> npt.NDArray[np.int64]:
     arr = np.asarray(value)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > _INT64_MAX:  # astype would wrap it negative
+        raise ValueError(f"{name} = {int(arr.max())} does not fit its column (at most {_INT64_MAX})")
     return arr.astype(np.int64)
 
 
@@ -179,6 +184,11 @@ class FlowTable:
     def shifted(self, dt_ps: int) -> FlowTable:
         """A copy with every ``start_ps`` moved by ``dt_ps`` (dependencies and groups unchanged)."""
         flows = self.flows.copy()
+        if len(flows):  # in Python ints: a shift past the time limit is refused, never wrapped
+            lo, hi = int(flows["start_ps"].min()) + int(dt_ps), int(flows["start_ps"].max()) + int(dt_ps)
+            if lo < 0 or hi > MAX_TIME_PS:
+                raise ValueError(f"shifted({dt_ps}): start_ps would span {lo} .. {hi}, "
+                                 f"outside [0, {MAX_TIME_PS}]")
         flows["start_ps"] += np.int64(dt_ps)
         return FlowTable(flows, self.dep_ptr.copy(), self.deps.copy(), list(self.groups))
 
@@ -225,10 +235,11 @@ class FlowTable:
                 i, count = _first_bad(bad)
                 raise ValueError(f"flow {i}{_more(count)}: {name} = {int(col[i])} is outside [{lo}, {hi}]"
                                  + (f" (n_hosts = {n_hosts})" if name in ("src", "dst") else ""))
-        neg = f["start_ps"] < 0
-        if neg.any():
-            i, count = _first_bad(neg)
-            raise ValueError(f"flow {i}{_more(count)}: start_ps = {int(f['start_ps'][i])} must be >= 0")
+        bad_start = (f["start_ps"] < 0) | (f["start_ps"] > MAX_TIME_PS)
+        if bad_start.any():
+            i, count = _first_bad(bad_start)
+            raise ValueError(f"flow {i}{_more(count)}: start_ps = {int(f['start_ps'][i])} is outside "
+                             f"[0, {MAX_TIME_PS}] (MAX_TIME_PS)")
         same = f["src"] == f["dst"]
         if same.any():
             i, count = _first_bad(same)
@@ -238,27 +249,53 @@ class FlowTable:
         return self
 
     def _validate_deps(self, n: int) -> None:
-        ptr = np.asarray(self.dep_ptr)
-        deps = np.asarray(self.deps)
-        if ptr.ndim != 1 or len(ptr) != n + 1:
-            raise ValueError(f"dep_ptr must have length len(flows) + 1 = {n + 1}, got shape {ptr.shape}")
-        if deps.ndim != 1 or deps.dtype.kind not in "iu":
-            raise ValueError(f"deps must be a 1-D integer array, got shape {deps.shape} dtype {deps.dtype}")
-        if ptr[0] != 0 or ptr[-1] != len(deps):
-            raise ValueError(f"dep_ptr must start at 0 and end at len(deps) = {len(deps)}, "
-                             f"got {int(ptr[0])} .. {int(ptr[-1])}")
-        counts = np.diff(ptr)
-        if (counts < 0).any():
-            i, _ = _first_bad(counts < 0)
-            raise ValueError(f"flow {i}: dep_ptr decreases ({int(ptr[i])} -> {int(ptr[i + 1])})")
-        owner = np.repeat(np.arange(n, dtype=np.int64), counts)
-        out = (deps < 0) | (deps >= n)
-        if out.any():
-            e, count = _first_bad(out)
-            raise ValueError(f"flow {int(owner[e])}{_more(count)}: dependency {int(deps[e])} is outside "
-                             f"[0, {n - 1}]")
-        selfdep = deps == owner
-        if selfdep.any():
-            e, count = _first_bad(selfdep)
-            raise ValueError(f"flow {int(owner[e])}{_more(count)}: depends on itself")
-        self.topological_order()
+        check_deps(n, self.dep_ptr, self.deps)
+
+
+def check_deps(n: int, dep_ptr: Any, deps: Any, what: str = "flows") -> tuple[np.ndarray, np.ndarray]:
+    """``dep_ptr``/``deps`` checked as the CSR dependencies of ``n`` flows, as (int64, int32) arrays.
+
+    Every value is checked before any is used as an index: integer dtypes, ``dep_ptr`` of length
+    ``n + 1`` starting at 0, non-decreasing and ending at ``len(deps)``, each dependency another flow
+    in ``[0, n - 1]``, and no cycle (a flow on one would wait forever). Errors are ValueError or
+    TypeError naming ``what``, the column, the row and the allowed range.
+    """
+    from rdmasim.checks import check_int_array
+    from rdmasim.traffic._graph import topological_order
+
+    raw_ptr = np.asarray(dep_ptr)
+    raw_deps = np.asarray(deps)
+    if raw_deps.ndim != 1:
+        raise ValueError(f"{what}: column 'deps' must be one-dimensional, got shape {raw_deps.shape}")
+    n_deps = raw_deps.shape[0]
+    ptr = check_int_array(f"{what}: column 'dep_ptr'", raw_ptr, 0, n_deps, np.int64)
+    if ptr.shape[0] != n + 1:
+        raise ValueError(f"{what}: column 'dep_ptr' has {ptr.shape[0]} entries, "
+                         f"it needs len(flows) + 1 = {n + 1}")
+    if ptr[0] != 0 or ptr[-1] != n_deps:
+        row, val, want = (0, int(ptr[0]), 0) if ptr[0] != 0 else (n, int(ptr[-1]), n_deps)
+        raise ValueError(f"{what}: column 'dep_ptr', row {row} = {val}: must be {want} (dep_ptr starts at 0 "
+                         f"and ends at len(deps) = {n_deps})")
+    counts = np.diff(ptr)
+    if (counts < 0).any():
+        i, _ = _first_bad(counts < 0)
+        raise ValueError(f"{what}: column 'dep_ptr', row {i + 1} = {int(ptr[i + 1])} is below row {i} = "
+                         f"{int(ptr[i])}: dep_ptr must not decrease")
+    dd = check_int_array(f"{what}: column 'deps'", raw_deps, -(2**63), 2**63 - 1, np.int64)
+    owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+    out = (dd < 0) | (dd >= n)
+    if out.any():
+        e, count = _first_bad(out)
+        raise ValueError(f"{what}: column 'deps', row {e} = {int(dd[e])}: flow {int(owner[e])}{_more(count)} "
+                         f"depends on a flow outside [0, {n - 1}]")
+    dd = dd.astype(np.int32)
+    selfdep = dd == owner
+    if selfdep.any():
+        e, count = _first_bad(selfdep)
+        raise ValueError(f"{what}: column 'deps', row {e} = {int(dd[e])}: flow {int(owner[e])}"
+                         f"{_more(count)} depends on itself")
+    try:
+        topological_order(n, ptr, dd)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    return ptr, dd

@@ -69,7 +69,7 @@ def test_from_columns_rejects_mismatched_lengths_and_unknown_verbs() -> None:
         ("dst", 7, r"flow 2: dst = 7 is outside \[0, 2\]"),
         ("size", 0, r"flow 2: size = 0 is outside \[1, 2147483647\]"),
         ("size", 2**31, r"flow 2: size = 2147483648 is outside \[1, 2147483647\]"),
-        ("start_ps", -5, r"flow 2: start_ps = -5 must be >= 0"),
+        ("start_ps", -5, r"flow 2: start_ps = -5 is outside \[0, 4611686018427387904\]"),
         ("verb", 3, r"flow 2: verb = 3 is outside \[0, 2\]"),
         ("priority", 8, r"flow 2: priority = 8 is outside \[0, 7\]"),
         ("group", 0, r"flow 2: group = 0 is outside \[-1, -1\]"),
@@ -95,11 +95,11 @@ def test_validate_src_equals_dst() -> None:
 
 
 def test_validate_dependency_out_of_range_and_self() -> None:
-    with pytest.raises(ValueError, match=r"flow 2: dependency 4 is outside \[0, 3\]"):
+    with pytest.raises(ValueError, match=r"'deps', row 1 = 4: flow 2 depends on a flow outside \[0, 3\]"):
         _with_deps(4, [[], [0], [4], []]).validate(3)
-    with pytest.raises(ValueError, match=r"flow 1: dependency -1 is outside"):
+    with pytest.raises(ValueError, match=r"row 0 = -1: flow 1 depends on a flow outside"):
         _with_deps(4, [[], [-1], [], []]).validate(3)
-    with pytest.raises(ValueError, match=r"flow 3: depends on itself"):
+    with pytest.raises(ValueError, match=r"row 3 = 3: flow 3 depends on itself"):
         _with_deps(4, [[], [0], [1], [0, 3]]).validate(3)
 
 
@@ -111,11 +111,11 @@ def test_validate_finds_and_names_a_cycle() -> None:
 
 def test_validate_checks_csr_shape() -> None:
     t = _table(3)
-    with pytest.raises(ValueError, match="dep_ptr must have length len\\(flows\\) \\+ 1 = 4"):
+    with pytest.raises(ValueError, match="'dep_ptr' has 3 entries, it needs len\\(flows\\) \\+ 1 = 4"):
         FlowTable(t.flows, np.zeros(3, dtype=np.int64), t.deps).validate(3)
-    with pytest.raises(ValueError, match="end at len\\(deps\\) = 1"):
+    with pytest.raises(ValueError, match="row 3 = 0: must be 1 .*ends at len\\(deps\\) = 1"):
         FlowTable(t.flows, np.zeros(4, dtype=np.int64), np.zeros(1, dtype=np.int32)).validate(3)
-    with pytest.raises(ValueError, match="flow 1: dep_ptr decreases"):
+    with pytest.raises(ValueError, match="row 2 = 1 is below row 1 = 2: dep_ptr must not decrease"):
         FlowTable(t.flows, np.array([0, 2, 1, 2]), np.array([1, 2], dtype=np.int32)).validate(3)
     with pytest.raises(ValueError, match="FLOW_DTYPE"):
         FlowTable(np.zeros(2, dtype=[("src", "<i4")])).validate(3)

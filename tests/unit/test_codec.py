@@ -225,12 +225,24 @@ def test_icrc_mismatch_still_decodes() -> None:
     bad[-1] ^= 1
     d = codec.decode(bytes(bad))
     assert not d["icrc_ok"] and d["opcode"] == 0x81
-    # Variant fields are masked: changing ECN, TTL or FECN keeps the ICRC valid.
+    # Variant fields are masked: changing ECN, TTL or FECN keeps the ICRC valid (a router that
+    # changes ECN or TTL updates the IPv4 header checksum, which the ICRC does not cover).
     var = bytearray(CNP_VECTOR + CNP_ICRC_WIRE)
     var[14 + 1] = 0x03
     var[14 + 8] = 1
     var[14 + 28 + 4] = 0x80
-    assert codec.decode(bytes(var))["icrc_ok"]
+    assert codec.decode(bytes(_with_ip_checksum(var)))["icrc_ok"]
+
+
+def _with_ip_checksum(frame: bytes | bytearray) -> bytes:
+    """``frame`` with its IPv4 header checksum (bytes 24..26) recomputed (RFC 1071)."""
+    f = bytearray(frame)
+    f[24:26] = b"\0\0"
+    total = sum(int.from_bytes(f[i:i + 2], "big") for i in range(14, 34, 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    f[24:26] = (~total & 0xFFFF).to_bytes(2, "big")
+    return bytes(f)
 
 
 def test_crc32_matches_zlib() -> None:
@@ -287,11 +299,12 @@ def test_ip_checksum_valid() -> None:
     [
         ({"opcode": 0x15}, "BAD_OPCODE"),
         ({"opcode": 0x11, "payload": b"x"}, "BAD_FIELD"),
-        ({"opcode": 0x04, "payload_len": 4097}, "BAD_FIELD"),
-        ({"opcode": 0x04, "psn": 1 << 24}, "BAD_FIELD"),
-        ({"opcode": 0x04, "dest_qpn": 1 << 24}, "BAD_FIELD"),
-        ({"kind": 1, "pfc_class_enable": 0x100}, "BAD_FIELD"),
-        ({"kind": 7}, "BAD_FIELD"),
+        # out of their header field's width: refused by name before the C encoder sees them
+        ({"opcode": 0x04, "payload_len": 4097}, r"field payload_len = 4097 .*allowed \[0, 4096\]"),
+        ({"opcode": 0x04, "psn": 1 << 24}, r"field psn = 16777216 .*allowed \[0, 16777215\]"),
+        ({"opcode": 0x04, "dest_qpn": 1 << 24}, r"field dest_qpn = 16777216 .*allowed \[0, 16777215\]"),
+        ({"kind": 1, "pfc_class_enable": 0x100}, r"field pfc_class_enable = 256 .*allowed \[0, 255\]"),
+        ({"kind": 7}, r"field kind = 7 .*allowed \[0, 1\]"),
     ],
 )
 def test_encode_rejects(fields: dict, status: str) -> None:
@@ -773,3 +786,79 @@ def test_crc32_matches_zlib_across_the_eight_byte_steps() -> None:
     for n in list(range(0, 40)) + [1023, 1024, 1025, 4096 + 3]:
         data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
         assert codec.crc32(data) == zlib.crc32(data), n
+
+
+# ---- hostile frames and fields: a distinct status for each malformation, no silent truncation ----
+
+
+def _roce_frame(**fields: object) -> bytes:
+    return codec.encode({"opcode": 0x04, "payload": b"abcd", "psn": 5, **fields})
+
+
+def _decode_status(frame: bytes) -> str:
+    with pytest.raises(codec.CodecError) as info:
+        codec.decode(frame)
+    assert isinstance(info.value, ValueError)
+    assert codec.STATUS_NAMES[info.value.code] == info.value.status
+    assert f"RS_CODEC_ERR_{info.value.status}" in str(info.value)
+    return info.value.status
+
+
+def test_decode_refuses_a_bad_ipv4_header_checksum() -> None:
+    good = _roce_frame()
+    bad = bytearray(good)
+    bad[24] ^= 0x01  # the checksum itself
+    assert _decode_status(bytes(bad)) == "BAD_IP_CSUM"
+    ttl = bytearray(good)
+    ttl[22] = 7  # TTL is not covered by the ICRC: only the header checksum catches this
+    assert _decode_status(bytes(ttl)) == "BAD_IP_CSUM"
+    assert codec.decode(_with_ip_checksum(ttl))["ttl"] == 7
+
+
+@pytest.mark.parametrize("flags_frag", [0x2000, 0x0001, 0x4000 | 0x0B9F, 0x2000 | 0x0010])
+def test_decode_refuses_ipv4_fragments(flags_frag: int) -> None:
+    f = bytearray(_roce_frame())
+    f[20:22] = flags_frag.to_bytes(2, "big")
+    assert _decode_status(_with_ip_checksum(f)) == "IP_FRAGMENT"
+
+
+def test_decode_refuses_pfc_to_a_unicast_address_and_runts() -> None:
+    pfc = codec.encode({"kind": codec.PKT_PFC, "src_mac": b"\x02\0\0\0\0\x01", "pfc_class_enable": 8,
+                        "pfc_quanta": [0, 0, 0, 0xFFFF, 0, 0, 0, 0]})
+    assert codec.decode(pfc)["pfc_quanta"][3] == 0xFFFF
+    unicast = b"\x02\x00\x00\x00\x00\x07" + pfc[6:]
+    assert _decode_status(unicast) == "PFC_DST"
+    other_group = b"\x01\x80\xc2\x00\x00\x02" + pfc[6:]
+    assert _decode_status(other_group) == "PFC_DST"
+    for n in (34, 40, 59):  # all of the PFC body is there, but a MAC drops frames under 60 bytes
+        assert _decode_status(pfc[:n]) == "RUNT"
+    assert _decode_status(pfc[:20]) == "RUNT"
+
+
+@pytest.mark.parametrize(
+    ("fields", "exc", "match"),
+    [
+        ({"psn": 7.9}, TypeError, r"field psn must be an integer in \[0, 16777215\]"),
+        ({"psn": 7.0}, TypeError, r"field psn"),
+        ({"se": 2}, ValueError, r"field se = 2 .*allowed \[0, 1\]"),
+        ({"ackreq": -1}, ValueError, r"field ackreq = -1 .*allowed \[0, 1\]"),
+        ({"fecn": 1.0}, TypeError, r"field fecn"),
+        ({"tos": 256}, ValueError, r"field tos = 256 .*allowed \[0, 255\]"),
+        ({"pkey": 1 << 16}, ValueError, r"field pkey = 65536 .*allowed \[0, 65535\]"),
+        ({"aeth_msn": 1 << 24, "opcode": 0x11, "payload": b""}, ValueError, r"field aeth_msn"),
+        ({"reth_va": 1 << 64}, ValueError, r"field reth_va = 18446744073709551616"),
+        ({"imm": "5"}, TypeError, r"field imm"),
+        ({"udp_sport": None}, TypeError, r"field udp_sport"),
+        ({"src_mac": 6}, TypeError, r"field src_mac must be 6 bytes"),
+        ({"payload": 5}, TypeError, r"field payload must be bytes"),
+        ({"kind": 1, "pfc_quanta": [0, 0, 0, 1.5, 0, 0, 0, 0]}, TypeError, r"field pfc_quanta\[3\]"),
+    ],
+)
+def test_encode_refuses_fields_outside_their_header_width(fields: dict, exc: type, match: str) -> None:
+    with pytest.raises(exc, match=match):
+        _roce_frame(**fields)
+
+
+def test_encode_takes_flags_as_bools_and_decodes_them_back() -> None:
+    d = codec.decode(_roce_frame(se=True, ackreq=False, becn=1))
+    assert (d["se"], d["ackreq"], d["becn"]) == (1, 0, 1)

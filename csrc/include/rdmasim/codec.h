@@ -19,6 +19,11 @@ enum rs_codec_status {
     RS_CODEC_ERR_BAD_LENGTH = -4, /* IP/UDP lengths inconsistent with the frame */
     RS_CODEC_ERR_BAD_ICRC = -5,   /* decoded, but the ICRC does not match */
     RS_CODEC_ERR_BAD_FIELD = -6,  /* field out of range (e.g. payload > 4096) */
+    /* decode only: frames a RoCE NIC or a PFC-capable MAC drops on receive */
+    RS_CODEC_ERR_BAD_IP_CSUM = -7, /* IPv4 header checksum does not match the header */
+    RS_CODEC_ERR_IP_FRAGMENT = -8, /* an IPv4 fragment (MF set or offset nonzero): RoCEv2 is never fragmented */
+    RS_CODEC_ERR_PFC_DST = -9,     /* a PFC frame not sent to 01:80:C2:00:00:01 (802.1Qbb) */
+    RS_CODEC_ERR_RUNT = -10,       /* a whole PFC frame shorter than the 60-byte Ethernet minimum */
 };
 
 /* Field conventions (both directions):
@@ -52,8 +57,10 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
  * payload_len is 0). `p` is zeroed first, including next and simulator metadata.
  * Returns RS_CODEC_OK, or a negative status; with RS_CODEC_ERR_BAD_ICRC the
  * fields are filled. Bytes after the IP datagram (Ethernet padding) are ignored.
- * The IPv4 header checksum is not checked (the ICRC covers everything else).
- * Never reads outside buf[0..len). */
+ * The IPv4 header checksum is checked (RS_CODEC_ERR_BAD_IP_CSUM; the ICRC does not cover the
+ * header's variant fields), fragments are refused (RS_CODEC_ERR_IP_FRAGMENT), and a PFC frame
+ * must go to the 802.1Qbb multicast address (RS_CODEC_ERR_PFC_DST) and be at least 60 bytes
+ * (RS_CODEC_ERR_RUNT).  Never reads outside buf[0..len). */
 int rs_decode(const uint8_t *buf, size_t len, rs_pkt *p);
 /* rs_decode of a captured frame: `buf` holds the first `len` bytes of a `wire_len`-byte frame
  * (a pcap record's incl_len and orig_len).  Cut short (wire_len > len), every header must be in

@@ -23,6 +23,10 @@ enum rs_flow_verb { RS_FLOW_WRITE = 0, RS_FLOW_READ = 1, RS_FLOW_SEND = 2 };
 #define RS_FLOW_WAITING 0x100u /* not started (start time or dependencies pending) */
 #define RS_FLOW_RUNNING 0x101u /* its work request is outstanding */
 
+/* Limits of the QP attributes below (as rs_qp_modify and rs_qp_set_recovery check them). */
+#define RS_FLOW_MAX_RD_ATOMIC 128u
+#define RS_FLOW_MAX_IRN_WINDOW 65536u
+
 /* QP attributes of every flow in one rs_flows_add batch. */
 typedef struct rs_flow_cfg {
     uint32_t path_mtu;      /* ibv_mtu enum 1..5 */
@@ -36,12 +40,15 @@ typedef struct rs_flow_cfg {
 
 /* Add n flows; ids continue from earlier batches (the first id is returned, or a negative
  * rs_err with the reason in rs_sim_errmsg; nothing is added on error).  Arrays have n entries;
- * dep_ptr has n+1 (dep_ptr[0] = 0) and deps[dep_ptr[i] .. dep_ptr[i+1]) are the indices,
- * within this batch, of the flows flow i waits for (dep_ptr/deps NULL: none).  A start time
+ * dep_ptr has n+1 (dep_ptr[0] = 0, dep_ptr[n] = n_deps, non-decreasing) and deps (n_deps
+ * entries) [dep_ptr[i] .. dep_ptr[i+1]) are the indices, within this batch, of the flows flow i
+ * waits for (dep_ptr/deps NULL, n_deps 0: none).  Every value is checked before use (hosts,
+ * size 1..2^31-1, start 0..RS_MAX_TIME_PS, verb, priority 0..7, each cfg field, dependencies in
+ * the batch and acyclic): whatever the arrays hold, nothing is read outside them.  A start time
  * earlier than now means now. */
 int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
                      const int64_t *start_ps, const uint8_t *verb, const uint8_t *priority,
-                     const int64_t *dep_ptr, const int32_t *deps, const rs_flow_cfg *cfg);
+                     const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *cfg);
 
 typedef struct rs_flow_result {
     int64_t start_ps;         /* when its work request was posted (-1: not yet) */

@@ -20,6 +20,10 @@ enum rs_err {
     RS_ERR_IO = -5,      /* file error */
 };
 
+/* Latest time a value entering the core may name (rdmasim.checks.MAX_TIME_PS): 2^62 ps, so the
+ * sum of two such times (a start plus a delay) cannot wrap the int64 clock. */
+#define RS_MAX_TIME_PS ((int64_t)1 << 62)
+
 /* ---- simulation ---- */
 rs_sim *rs_sim_new(uint64_t seed);
 void rs_sim_free(rs_sim *sim);
