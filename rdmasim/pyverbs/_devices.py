@@ -107,6 +107,33 @@ class DeviceAttr:
 
 
 @dataclass(frozen=True)
+class OdpCaps:
+    """``struct ibv_odp_caps``: no on-demand paging (rxe has none either)."""
+
+    general_caps: int = 0
+    rc_odp_caps: int = 0
+    uc_odp_caps: int = 0
+    ud_odp_caps: int = 0
+
+
+@dataclass(frozen=True)
+class DeviceAttrEx:
+    """``struct ibv_device_attr_ex`` (``Context.query_device_ex()``): ``orig_attr`` plus the
+    extended capabilities, all absent (0) as on rxe except ``phys_port_cnt_ex``."""
+
+    orig_attr: DeviceAttr
+    odp_caps: OdpCaps = field(default_factory=OdpCaps)
+    xrc_odp_caps: int = 0
+    completion_timestamp_mask: int = 0
+    hca_core_clock: int = 0
+    device_cap_flags_ex: int = 0
+    raw_packet_caps: int = 0
+    max_wq_type_rq: int = 0
+    max_dm_size: int = 0
+    phys_port_cnt_ex: int = 1
+
+
+@dataclass(frozen=True)
 class PortAttr:
     """``struct ibv_port_attr`` of an emulated device's port 1 (``Context.query_port(1)``)."""
 
@@ -197,6 +224,11 @@ def device_attr(host: Host) -> DeviceAttr:
     guid = node_guid(host)
     return DeviceAttr(fw_version="0.0.0", node_guid=guid, sys_image_guid=guid,
                       atomic_caps=IBV_ATOMIC_HCA, device_cap_flags=0, values=dict(RXE_DEVICE_ATTR))
+
+
+def device_attr_ex(host: Host) -> DeviceAttrEx:
+    """``ibv_device_attr_ex`` of the device on ``host``."""
+    return DeviceAttrEx(orig_attr=device_attr(host))
 
 
 def port_attr(host: Host) -> PortAttr:

@@ -7,12 +7,12 @@ from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs import _devices
-from rdmasim.pyverbs._devices import DeviceAttr, PortAttr
+from rdmasim.pyverbs._devices import DeviceAttr, DeviceAttrEx, PortAttr
 from rdmasim.pyverbs.addr import GID
 from rdmasim.verbs import device as _device
 from rdmasim.verbs._checks import U16, int_in
 
-__all__ = ["Context", "Device", "DeviceAttr", "PortAttr", "get_device_list"]
+__all__ = ["Context", "Device", "DeviceAttr", "DeviceAttrEx", "PortAttr", "get_device_list"]
 
 
 class Device:
@@ -54,6 +54,11 @@ class Context(_device.Context):
         """``ibv_query_device``: Linux rxe's capabilities (see rdmasim.pyverbs._devices)."""
         self._check_open("query_device")
         return _devices.device_attr(self.host)
+
+    def query_device_ex(self) -> DeviceAttrEx:
+        """``ibv_query_device_ex``: ``orig_attr`` is ``query_device()``; no extended capabilities."""
+        self._check_open("query_device_ex")
+        return _devices.device_attr_ex(self.host)
 
     def query_port(self, port_num: int = 1) -> PortAttr:
         """``ibv_query_port``: the device has one port, 1."""

@@ -37,6 +37,8 @@ MODULES = {
     "libibverbs_enums": ["ibv_qp_type", "ibv_wc_status", "ibv_access_flags", "ibv_wr_opcode"],
     "enums": ["IBV_QPT_RC"],
     "base": ["PyverbsObject", "PyverbsRDMAErrno"],
+    "xrcd": ["XRCD", "XRCDInitAttr"],
+    "cm_enums": ["RDMA_PS_UDP", "RDMA_PS_TCP"],
 }
 
 # Values of libibverbs' verbs.h (rdma-core), the ABI every provider and pyverbs share.
@@ -165,6 +167,7 @@ def test_default_devices_and_queries() -> None:
                    (0x10000, 0x4000, 32, 32767, 256 * 1024, 128, 0x7FFC, 1)
             assert attr.max_srq == RXE_DEVICE_ATTR["max_srq"] == 960
             assert attr.node_guid == dev.guid
+            assert ctx.query_device_ex().orig_attr == attr
             port = ctx.query_port(1)
             assert port.state == e.IBV_PORT_ACTIVE and port.link_layer == e.IBV_LINK_LAYER_ETHERNET
             assert port.active_mtu == e.IBV_MTU_4096 and port.gid_tbl_len == 1024
@@ -277,6 +280,15 @@ def test_cq_and_mr_limits() -> None:
     assert exc.value.error_code == errno.EOPNOTSUPP
     with pytest.raises(PyverbsUserError, match="address"):
         MR(PD(ctx), 16, 1, address=0x1000)
+
+
+def test_xrcd_is_unsupported_as_on_rxe() -> None:
+    from rdmasim.pyverbs.device import Context
+    from rdmasim.pyverbs.xrcd import XRCD, XRCDInitAttr
+
+    with pytest.raises(PyverbsRDMAError) as exc:
+        XRCD(Context(name="rxe0"), XRCDInitAttr())
+    assert exc.value.error_code == errno.EOPNOTSUPP
 
 
 def test_qp_init_attr_defaults_to_ud() -> None:
