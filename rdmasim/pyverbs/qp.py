@@ -12,6 +12,7 @@ from rdmasim.verbs import enums as e
 from rdmasim.verbs import qp as _qp
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import PD, Context
+from rdmasim.verbs.wr import RecvWR, SendWR
 
 QPAttr = _qp.QPAttr
 QPCap = _qp.QPCap
@@ -66,3 +67,31 @@ class QP(_qp.QP):
                 raise PyverbsUserError("QPInitAttrEx pd belongs to another Context")
             creator = pd
         super().__init__(creator, init_attr, qp_attr)
+
+    def post_send(self, send_wr: SendWR, bad_wr: SendWR | list[SendWR] | None = None) -> None:
+        """Post a work request (or a ``next_wr`` chain). As in pyverbs, ``bad_wr`` may be a
+        ``SendWR``: on failure the failing request's fields are copied into it before the error
+        is raised. (A list, rdmasim.verbs' form, gets the failing request appended.)"""
+        if isinstance(bad_wr, SendWR):
+            failed: list[SendWR] = []
+            try:
+                super().post_send(send_wr, failed)
+            except Exception:
+                if failed:
+                    vars(bad_wr).update(vars(failed[0]))
+                raise
+            return
+        super().post_send(send_wr, bad_wr)
+
+    def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
+        """Post a receive work request (or a chain); ``bad_wr`` as in :meth:`post_send`."""
+        if isinstance(bad_wr, RecvWR):
+            failed: list[RecvWR] = []
+            try:
+                super().post_recv(recv_wr, failed)
+            except Exception:
+                if failed:
+                    vars(bad_wr).update(vars(failed[0]))
+                raise
+            return
+        super().post_recv(recv_wr, bad_wr)

@@ -261,6 +261,20 @@ def test_completion_channel_events() -> None:
     assert pmr.read(8, 0) == b"abcdefgh"
 
 
+def test_post_send_fills_a_sendwr_bad_wr() -> None:
+    from rdmasim.pyverbs import enums as e
+    from rdmasim.pyverbs.wr import SGE, SendWR
+
+    _, _, qp, mr, _ = _rc_pair(channel=False)
+    good = SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(mr.buf, 8, mr.lkey)])
+    bad = SendWR(wr_id=2, opcode=e.IBV_WR_SEND, sg=[SGE(mr.buf, 8, mr.lkey)] * 40)  # > max_sge
+    good.next_wr = bad
+    out = SendWR()
+    with pytest.raises(PyverbsRDMAError, match="num_sge=40"):
+        qp.post_send(good, out)
+    assert out.wr_id == 2 and out.num_sge == 40
+
+
 def test_cq_and_mr_limits() -> None:
     from rdmasim.pyverbs.cq import CQ
     from rdmasim.pyverbs.device import Context
