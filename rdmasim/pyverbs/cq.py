@@ -11,13 +11,13 @@ import errno
 
 from rdmasim import _core
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
-from rdmasim.pyverbs import _devices
+from rdmasim.pyverbs import _devices, libibverbs_enums
 from rdmasim.verbs import cq as _cq
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import Context
 from rdmasim.verbs.wc import WC
 
-__all__ = ["CQ", "WC", "CompChannel"]
+__all__ = ["CQ", "CQEX", "WC", "CompChannel", "CqInitAttrEx", "PollCqAttr"]
 
 _INT64_MAX = (1 << 63) - 1
 
@@ -112,3 +112,128 @@ class CQ(_cq.CQ):
 
     def __enter__(self) -> CQ:
         return self
+
+
+_CQ_WC = libibverbs_enums.ibv_create_cq_wc_flags
+IBV_WC_STANDARD_FLAGS = int(_CQ_WC.IBV_WC_STANDARD_FLAGS)
+
+
+class CqInitAttrEx:
+    """``struct ibv_cq_init_attr_ex``. ``wc_flags`` may ask for the standard fields
+    (IBV_WC_STANDARD_FLAGS); anything else (timestamps, ...) is EOPNOTSUPP, as on rxe."""
+
+    def __init__(self, cqe: int = 100, cq_context: object = None, channel: CompChannel | None = None,
+                 comp_vector: int = 0, wc_flags: int = 0, comp_mask: int = 0, flags: int = 0,
+                 parent_domain: object = None) -> None:
+        self.cqe = cqe
+        self.cq_context = cq_context
+        self.channel = channel
+        self.comp_vector = comp_vector
+        self.wc_flags = int_in("CqInitAttrEx wc_flags", wc_flags, 0, (1 << 64) - 1)
+        self.comp_mask = int_in("CqInitAttrEx comp_mask", comp_mask, 0, U32)
+        self.flags = int_in("CqInitAttrEx flags", flags, 0, U32)
+        if parent_domain is not None:
+            raise PyverbsUserError("CqInitAttrEx parent_domain: parent domains are not emulated")
+
+
+class PollCqAttr:
+    """``struct ibv_poll_cq_attr`` (no fields in use)."""
+
+    def __init__(self, comp_mask: int = 0) -> None:
+        self.comp_mask = int_in("PollCqAttr comp_mask", comp_mask, 0, U32)
+
+
+class CQEX(CQ):
+    """An extended CQ (``ibv_create_cq_ex``) read with ``start_poll`` / ``next_poll`` /
+    ``end_poll`` and the ``read_*`` accessors. It is a CQ: QPs take it as ``scq``/``rcq``."""
+
+    def __init__(self, context: Context, init_attr: CqInitAttrEx) -> None:
+        instance("CQEX init_attr", init_attr, CqInitAttrEx)
+        extra = init_attr.wc_flags & ~IBV_WC_STANDARD_FLAGS
+        if extra:
+            raise PyverbsRDMAError(f"CQEX wc_flags=0x{init_attr.wc_flags:x}: bits 0x{extra:x} (e.g. "
+                                   "completion timestamps) are not supported (nor by rxe)", errno.EOPNOTSUPP)
+        super().__init__(context, init_attr.cqe, init_attr.cq_context, init_attr.channel,
+                         init_attr.comp_vector)
+        self.wc_flags = init_attr.wc_flags
+        self._cur: WC | None = None
+
+    def _take(self) -> int:
+        n, wcs = self.poll(1)
+        if n == 0:
+            self._cur = None
+            return errno.ENOENT
+        self._cur = wcs[0]
+        return 0
+
+    def start_poll(self, attr: PollCqAttr) -> int:
+        """``ibv_start_poll``: 0 with the first completion current, or ENOENT when empty."""
+        instance("start_poll attr", attr, PollCqAttr)
+        return self._take()
+
+    def next_poll(self) -> int:
+        """``ibv_next_poll``: 0 with the next completion current, or ENOENT."""
+        return self._take()
+
+    def end_poll(self) -> None:
+        """``ibv_end_poll``: end the polling sequence."""
+        self._cur = None
+
+    def _wc(self, what: str) -> WC:
+        if self._cur is None:
+            raise PyverbsUserError(f"CQEX.{what}: no current completion "
+                                   "(start_poll/next_poll must have returned 0)")
+        return self._cur
+
+    @property
+    def status(self) -> int:
+        """The current completion's status."""
+        return self._wc("status").status
+
+    @property
+    def wr_id(self) -> int:
+        """The current completion's wr_id."""
+        return self._wc("wr_id").wr_id
+
+    def read_opcode(self) -> int:
+        """The current completion's opcode (IBV_WC_*)."""
+        return self._wc("read_opcode").opcode
+
+    def read_vendor_err(self) -> int:
+        """The current completion's vendor error."""
+        return self._wc("read_vendor_err").vendor_err
+
+    def read_byte_len(self) -> int:
+        """Bytes received (receive completions)."""
+        return self._wc("read_byte_len").byte_len
+
+    def read_imm_data(self) -> int:
+        """Immediate data (``__be32``, as WC.imm_data)."""
+        return self._wc("read_imm_data").imm_data
+
+    def read_qp_num(self) -> int:
+        """The local QP number."""
+        return self._wc("read_qp_num").qp_num
+
+    def read_src_qp(self) -> int:
+        """The remote QP number (UD)."""
+        return self._wc("read_src_qp").src_qp
+
+    def read_wc_flags(self) -> int:
+        """IBV_WC_* completion flags."""
+        return self._wc("read_wc_flags").wc_flags
+
+    def read_slid(self) -> int:
+        """Source LID: 0 on RoCE."""
+        self._wc("read_slid")
+        return 0
+
+    def read_sl(self) -> int:
+        """Service level: 0."""
+        self._wc("read_sl")
+        return 0
+
+    def read_dlid_path_bits(self) -> int:
+        """DLID path bits: 0 on RoCE."""
+        self._wc("read_dlid_path_bits")
+        return 0

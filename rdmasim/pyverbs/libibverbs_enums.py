@@ -51,10 +51,17 @@ ibv_atomic_cap: Any = IntEnum("ibv_atomic_cap", {"IBV_ATOMIC_NONE": 0, "IBV_ATOM
 ibv_port_cap_flags: Any = IntFlag("ibv_port_cap_flags", {"IBV_PORT_CM_SUP": 1 << 16,
                                                          "IBV_PORT_IP_BASED_GIDS": 1 << 26})
 
+_WC_EX = {"IBV_WC_EX_WITH_BYTE_LEN": 1 << 0, "IBV_WC_EX_WITH_IMM": 1 << 1,
+          "IBV_WC_EX_WITH_QP_NUM": 1 << 2, "IBV_WC_EX_WITH_SRC_QP": 1 << 3,
+          "IBV_WC_EX_WITH_SLID": 1 << 4, "IBV_WC_EX_WITH_SL": 1 << 5,
+          "IBV_WC_EX_WITH_DLID_PATH_BITS": 1 << 6, "IBV_WC_EX_WITH_COMPLETION_TIMESTAMP": 1 << 7}
+ibv_create_cq_wc_flags: Any = IntFlag("ibv_create_cq_wc_flags", {
+    **_WC_EX, "IBV_WC_STANDARD_FLAGS": sum(v for v in _WC_EX.values() if v < 1 << 7)})
+
 _CLASSES = [ibv_wr_opcode, ibv_wc_status, ibv_wc_opcode, ibv_qp_state, ibv_qp_type, ibv_access_flags,
             ibv_send_flags, ibv_mtu, ibv_qp_attr_mask, ibv_wc_flags, ibv_port_state, ibv_link_layer,
             ibv_gid_type, ibv_gid_type_sysfs, ibv_node_type, ibv_transport_type, ibv_atomic_cap,
-            ibv_port_cap_flags]
+            ibv_port_cap_flags, ibv_create_cq_wc_flags]
 for _cls in _CLASSES:
     globals().update({_name: _member for _name, _member in _cls.__members__.items()})
 del _cls

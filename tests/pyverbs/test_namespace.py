@@ -28,7 +28,7 @@ MODULES = {
     "device": ["Context", "get_device_list"],
     "pd": ["PD"],
     "mr": ["MR"],
-    "cq": ["CQ", "CompChannel", "WC"],
+    "cq": ["CQ", "CompChannel", "WC", "CQEX", "CqInitAttrEx", "PollCqAttr"],
     "qp": ["QP", "QPAttr", "QPCap", "QPInitAttr", "QPInitAttrEx"],
     "wr": ["SGE", "SendWR", "RecvWR"],
     "addr": ["AHAttr", "GlobalRoute", "AH", "GID"],
@@ -273,6 +273,52 @@ def test_post_send_fills_a_sendwr_bad_wr() -> None:
     with pytest.raises(PyverbsRDMAError, match="num_sge=40"):
         qp.post_send(good, out)
     assert out.wr_id == 2 and out.num_sge == 40
+
+
+def test_cqex_polls_completions_one_by_one() -> None:
+    from rdmasim.pyverbs import enums as e
+    from rdmasim.pyverbs.addr import AHAttr, GlobalRoute
+    from rdmasim.pyverbs.cq import CQ, CQEX, CqInitAttrEx, PollCqAttr
+    from rdmasim.pyverbs.device import Context
+    from rdmasim.pyverbs.mr import MR
+    from rdmasim.pyverbs.pd import PD
+    from rdmasim.pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+    from rdmasim.pyverbs.wr import SGE, SendWR
+
+    ctx, pctx = Context(name="rxe0"), Context(name="rxe1")
+    with pytest.raises(PyverbsRDMAError) as exc:
+        CQEX(ctx, CqInitAttrEx(wc_flags=e.IBV_WC_EX_WITH_COMPLETION_TIMESTAMP))
+    assert exc.value.error_code == errno.EOPNOTSUPP
+    cqex = CQEX(ctx, CqInitAttrEx(cqe=8, wc_flags=e.IBV_WC_STANDARD_FLAGS))
+    pcq = CQ(pctx, 8)
+    pd, ppd = PD(ctx), PD(pctx)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqex, rcq=cqex, cap=QPCap(max_send_wr=4)))
+    pqp = QP(ppd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=pcq, rcq=pcq))
+    for me, other, c in ((qp, pqp, pctx), (pqp, qp, ctx)):
+        a = QPAttr(qp_access_flags=e.IBV_ACCESS_REMOTE_WRITE, path_mtu=e.IBV_MTU_1024,
+                   dest_qp_num=other.qp_num)
+        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=c.query_gid(1, 0)))
+        me.to_init(a)
+        me.to_rtr(a)
+        me.to_rts(a)
+    mr = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    pmr = MR(ppd, 64, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    attr = PollCqAttr()
+    assert cqex.start_poll(attr) == errno.ENOENT
+    cqex.end_poll()
+    for i in (1, 2):
+        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(mr.buf, 8, mr.lkey)])
+        wr.set_wr_rdma(pmr.rkey, pmr.buf)
+        qp.post_send(wr)
+    ctx.sim.run_until_idle()
+    assert cqex.start_poll(attr) == 0
+    assert (cqex.wr_id, cqex.status, cqex.read_opcode(), cqex.read_qp_num()) == \
+        (1, e.IBV_WC_SUCCESS, e.IBV_WC_RDMA_WRITE, qp.qp_num)
+    assert cqex.next_poll() == 0 and cqex.wr_id == 2
+    assert cqex.next_poll() == errno.ENOENT
+    cqex.end_poll()
+    with pytest.raises(PyverbsUserError, match="no current completion"):
+        cqex.read_opcode()
 
 
 def test_cq_and_mr_limits() -> None:
