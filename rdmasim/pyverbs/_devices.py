@@ -83,6 +83,9 @@ IBV_PORT_ACTIVE = 4
 IBV_LINK_LAYER_ETHERNET = 2
 IBV_PORT_PHYS_STATE_LINK_UP = 5
 IBV_ATOMIC_HCA = 1
+# rxe's RXE_DEVICE_CAP_FLAGS, kept to what the emulator does: RNR NAKs and a system image GUID
+IBV_DEVICE_SYS_IMAGE_GUID = 2048
+IBV_DEVICE_RC_RNR_NAK_GEN = 4096
 IBV_NODE_CA = 1
 IBV_TRANSPORT_IB = 0
 _MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
@@ -117,12 +120,21 @@ class OdpCaps:
 
 
 @dataclass(frozen=True)
+class TSOCaps:
+    """``struct ibv_tso_caps``: no TSO."""
+
+    max_tso: int = 0
+    supported_qpts: int = 0
+
+
+@dataclass(frozen=True)
 class DeviceAttrEx:
     """``struct ibv_device_attr_ex`` (``Context.query_device_ex()``): ``orig_attr`` plus the
     extended capabilities, all absent (0) as on rxe except ``phys_port_cnt_ex``."""
 
     orig_attr: DeviceAttr
     odp_caps: OdpCaps = field(default_factory=OdpCaps)
+    tso_caps: TSOCaps = field(default_factory=TSOCaps)
     xrc_odp_caps: int = 0
     completion_timestamp_mask: int = 0
     hca_core_clock: int = 0
@@ -223,7 +235,9 @@ def device_attr(host: Host) -> DeviceAttr:
     """``ibv_device_attr`` of the device on ``host``."""
     guid = node_guid(host)
     return DeviceAttr(fw_version="0.0.0", node_guid=guid, sys_image_guid=guid,
-                      atomic_caps=IBV_ATOMIC_HCA, device_cap_flags=0, values=dict(RXE_DEVICE_ATTR))
+                      atomic_caps=IBV_ATOMIC_HCA,
+                      device_cap_flags=IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN,
+                      values=dict(RXE_DEVICE_ATTR))
 
 
 def device_attr_ex(host: Host) -> DeviceAttrEx:

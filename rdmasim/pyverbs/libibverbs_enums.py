@@ -17,7 +17,10 @@ ibv_wr_opcode: Any = _e.ibv_wr_opcode
 ibv_wc_status: Any = _e.ibv_wc_status
 ibv_wc_opcode: Any = _e.ibv_wc_opcode
 ibv_qp_state: Any = _e.ibv_qp_state
-ibv_qp_type: Any = _e.ibv_qp_type
+# the emulated types (rdmasim's C table) plus the rest of verbs.h's, which QP creation refuses
+ibv_qp_type: Any = IntEnum("ibv_qp_type", {**_e.ibv_qp_type.__members__, "IBV_QPT_RAW_PACKET": 8,
+                                           "IBV_QPT_XRC_SEND": 9, "IBV_QPT_XRC_RECV": 10,
+                                           "IBV_QPT_DRIVER": 0xFF})
 ibv_access_flags: Any = _e.ibv_access_flags
 ibv_send_flags: Any = _e.ibv_send_flags
 ibv_mtu: Any = _e.ibv_mtu
@@ -51,6 +54,38 @@ ibv_atomic_cap: Any = IntEnum("ibv_atomic_cap", {"IBV_ATOMIC_NONE": 0, "IBV_ATOM
 ibv_port_cap_flags: Any = IntFlag("ibv_port_cap_flags", {"IBV_PORT_CM_SUP": 1 << 16,
                                                          "IBV_PORT_IP_BASED_GIDS": 1 << 26})
 
+ibv_odp_general_caps: Any = IntFlag("ibv_odp_general_caps", {"IBV_ODP_SUPPORT": 1,
+                                                             "IBV_ODP_SUPPORT_IMPLICIT": 2})
+ibv_odp_transport_cap_bits: Any = IntFlag("ibv_odp_transport_cap_bits", {
+    "IBV_ODP_SUPPORT_SEND": 1, "IBV_ODP_SUPPORT_RECV": 2, "IBV_ODP_SUPPORT_WRITE": 4,
+    "IBV_ODP_SUPPORT_READ": 8, "IBV_ODP_SUPPORT_ATOMIC": 16, "IBV_ODP_SUPPORT_SRQ_RECV": 32})
+ibv_device_cap_flags: Any = IntFlag("ibv_device_cap_flags", {
+    "IBV_DEVICE_RESIZE_MAX_WR": 1, "IBV_DEVICE_BAD_PKEY_CNTR": 2, "IBV_DEVICE_BAD_QKEY_CNTR": 4,
+    "IBV_DEVICE_RAW_MULTI": 8, "IBV_DEVICE_AUTO_PATH_MIG": 16, "IBV_DEVICE_CHANGE_PHY_PORT": 32,
+    "IBV_DEVICE_UD_AV_PORT_ENFORCE": 64, "IBV_DEVICE_CURR_QP_STATE_MOD": 128,
+    "IBV_DEVICE_SHUTDOWN_PORT": 256, "IBV_DEVICE_INIT_TYPE": 512, "IBV_DEVICE_PORT_ACTIVE_EVENT": 1024,
+    "IBV_DEVICE_SYS_IMAGE_GUID": 2048, "IBV_DEVICE_RC_RNR_NAK_GEN": 4096,
+    "IBV_DEVICE_SRQ_RESIZE": 8192, "IBV_DEVICE_N_NOTIFY_CQ": 16384, "IBV_DEVICE_MEM_WINDOW": 1 << 17,
+    "IBV_DEVICE_UD_IP_CSUM": 1 << 18, "IBV_DEVICE_XRC": 1 << 20,
+    "IBV_DEVICE_MEM_MGT_EXTENSIONS": 1 << 21, "IBV_DEVICE_MEM_WINDOW_TYPE_2A": 1 << 23,
+    "IBV_DEVICE_MEM_WINDOW_TYPE_2B": 1 << 24, "IBV_DEVICE_RC_IP_CSUM": 1 << 25,
+    "IBV_DEVICE_RAW_IP_CSUM": 1 << 26, "IBV_DEVICE_MANAGED_FLOW_STEERING": 1 << 29})
+ibv_qp_init_attr_mask: Any = IntFlag("ibv_qp_init_attr_mask", {
+    "IBV_QP_INIT_ATTR_PD": 1, "IBV_QP_INIT_ATTR_XRCD": 2, "IBV_QP_INIT_ATTR_CREATE_FLAGS": 4,
+    "IBV_QP_INIT_ATTR_MAX_TSO_HEADER": 8, "IBV_QP_INIT_ATTR_IND_TABLE": 16,
+    "IBV_QP_INIT_ATTR_RX_HASH": 32, "IBV_QP_INIT_ATTR_SEND_OPS_FLAGS": 64})
+ibv_qp_create_flags: Any = IntFlag("ibv_qp_create_flags", {
+    "IBV_QP_CREATE_BLOCK_SELF_MCAST_LB": 2, "IBV_QP_CREATE_SCATTER_FCS": 256,
+    "IBV_QP_CREATE_CVLAN_STRIPPING": 512, "IBV_QP_CREATE_SOURCE_QPN": 1024,
+    "IBV_QP_CREATE_PCI_WRITE_END_PADDING": 2048})
+ibv_raw_packet_caps: Any = IntFlag("ibv_raw_packet_caps", {
+    "IBV_RAW_PACKET_CAP_CVLAN_STRIPPING": 1, "IBV_RAW_PACKET_CAP_SCATTER_FCS": 2,
+    "IBV_RAW_PACKET_CAP_IP_CSUM": 4, "IBV_RAW_PACKET_CAP_DELAY_DROP": 8})
+
+# device_cap_flags_ex bits beyond 32 bits, exposed with a leading underscore as pyverbs does
+_IBV_DEVICE_RAW_SCATTER_FCS = 1 << 34
+_IBV_DEVICE_PCI_WRITE_END_PADDING = 1 << 36
+
 _WC_EX = {"IBV_WC_EX_WITH_BYTE_LEN": 1 << 0, "IBV_WC_EX_WITH_IMM": 1 << 1,
           "IBV_WC_EX_WITH_QP_NUM": 1 << 2, "IBV_WC_EX_WITH_SRC_QP": 1 << 3,
           "IBV_WC_EX_WITH_SLID": 1 << 4, "IBV_WC_EX_WITH_SL": 1 << 5,
@@ -61,7 +96,8 @@ ibv_create_cq_wc_flags: Any = IntFlag("ibv_create_cq_wc_flags", {
 _CLASSES = [ibv_wr_opcode, ibv_wc_status, ibv_wc_opcode, ibv_qp_state, ibv_qp_type, ibv_access_flags,
             ibv_send_flags, ibv_mtu, ibv_qp_attr_mask, ibv_wc_flags, ibv_port_state, ibv_link_layer,
             ibv_gid_type, ibv_gid_type_sysfs, ibv_node_type, ibv_transport_type, ibv_atomic_cap,
-            ibv_port_cap_flags, ibv_create_cq_wc_flags]
+            ibv_port_cap_flags, ibv_create_cq_wc_flags, ibv_odp_general_caps, ibv_odp_transport_cap_bits,
+            ibv_device_cap_flags, ibv_qp_init_attr_mask, ibv_qp_create_flags, ibv_raw_packet_caps]
 for _cls in _CLASSES:
     globals().update({_name: _member for _name, _member in _cls.__members__.items()})
 del _cls

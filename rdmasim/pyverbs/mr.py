@@ -12,7 +12,7 @@ from rdmasim.verbs import mr as _mr
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import PD
 
-__all__ = ["MR"]
+__all__ = ["MR", "MW", "MWBindInfo"]
 
 # ibv_rereg_mr flags (verbs.h enum ibv_rereg_mr_flags)
 IBV_REREG_MR_CHANGE_TRANSLATION = 1
@@ -69,3 +69,19 @@ class MR(_mr.MR):
         array: np.ndarray = self._array
         self.close()
         _mr.MR.__init__(self, new_pd, None, new_access, array)
+
+
+class MWBindInfo:
+    """``struct ibv_mw_bind_info``."""
+
+    def __init__(self, mr: MR, addr: int, length: int, mw_access_flags: int) -> None:
+        self.mr, self.addr, self.length, self.mw_access_flags = mr, addr, length, mw_access_flags
+
+
+class MW:
+    """``ibv_alloc_mw``: memory windows are not supported by the device (``max_mw`` 0, as in
+    rxe_param.h): EOPNOTSUPP, on which rdma-core's tests skip."""
+
+    def __init__(self, pd: PD, mw_type: int) -> None:
+        raise PyverbsRDMAError("Failed to allocate MW: the device has no memory windows (max_mw 0)",
+                               errno.EOPNOTSUPP)

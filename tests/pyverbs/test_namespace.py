@@ -27,7 +27,7 @@ PROGRAM = HERE / "write_program.py"
 MODULES = {
     "device": ["Context", "get_device_list"],
     "pd": ["PD"],
-    "mr": ["MR"],
+    "mr": ["MR", "MW", "MWBindInfo"],
     "cq": ["CQ", "CompChannel", "WC", "CQEX", "CqInitAttrEx", "PollCqAttr"],
     "qp": ["QP", "QPAttr", "QPCap", "QPInitAttr", "QPInitAttrEx"],
     "wr": ["SGE", "SendWR", "RecvWR"],
@@ -55,6 +55,9 @@ VERBS_H = {
     "IBV_QP_STATE": 1, "IBV_QP_AV": 1 << 7, "IBV_QP_DEST_QPN": 1 << 20,
     "IBV_PORT_ACTIVE": 4, "IBV_LINK_LAYER_ETHERNET": 2, "IBV_GID_TYPE_SYSFS_ROCE_V2": 1,
     "IBV_WC_WITH_IMM": 2, "IBV_ATOMIC_HCA": 1,
+    "IBV_QPT_RAW_PACKET": 8, "IBV_DEVICE_MEM_WINDOW": 1 << 17, "IBV_DEVICE_RC_RNR_NAK_GEN": 4096,
+    "IBV_QP_INIT_ATTR_PD": 1, "IBV_QP_INIT_ATTR_CREATE_FLAGS": 4, "IBV_ODP_SUPPORT": 1,
+    "IBV_WC_EX_WITH_BYTE_LEN": 1, "IBV_WC_STANDARD_FLAGS": 127, "_IBV_DEVICE_RAW_SCATTER_FCS": 1 << 34,
 }
 ENUM_CLASS = {"IBV_QPT_RC": "ibv_qp_type", "IBV_WC_SUCCESS": "ibv_wc_status",
               "IBV_WR_SEND": "ibv_wr_opcode", "IBV_ACCESS_REMOTE_WRITE": "ibv_access_flags",
@@ -167,7 +170,10 @@ def test_default_devices_and_queries() -> None:
                    (0x10000, 0x4000, 32, 32767, 256 * 1024, 128, 0x7FFC, 1)
             assert attr.max_srq == RXE_DEVICE_ATTR["max_srq"] == 960
             assert attr.node_guid == dev.guid
-            assert ctx.query_device_ex().orig_attr == attr
+            ex = ctx.query_device_ex()
+            assert ex.orig_attr == attr and ex.odp_caps.general_caps == 0 and ex.tso_caps.max_tso == 0
+            assert attr.device_cap_flags & e.IBV_DEVICE_RC_RNR_NAK_GEN
+            assert not attr.device_cap_flags & e.IBV_DEVICE_MEM_WINDOW  # rxe_param.h: max_mw 0
             port = ctx.query_port(1)
             assert port.state == e.IBV_PORT_ACTIVE and port.link_layer == e.IBV_LINK_LAYER_ETHERNET
             assert port.active_mtu == e.IBV_MTU_4096 and port.gid_tbl_len == 1024
@@ -342,12 +348,18 @@ def test_cq_and_mr_limits() -> None:
         MR(PD(ctx), 16, 1, address=0x1000)
 
 
-def test_xrcd_is_unsupported_as_on_rxe() -> None:
+def test_xrcd_and_mw_are_unsupported_as_on_rxe() -> None:
     from rdmasim.pyverbs.device import Context
+    from rdmasim.pyverbs.mr import MW
+    from rdmasim.pyverbs.pd import PD
     from rdmasim.pyverbs.xrcd import XRCD, XRCDInitAttr
 
+    ctx = Context(name="rxe0")
     with pytest.raises(PyverbsRDMAError) as exc:
-        XRCD(Context(name="rxe0"), XRCDInitAttr())
+        XRCD(ctx, XRCDInitAttr())
+    assert exc.value.error_code == errno.EOPNOTSUPP
+    with pytest.raises(PyverbsRDMAError) as exc:
+        MW(PD(ctx), 1)
     assert exc.value.error_code == errno.EOPNOTSUPP
 
 
