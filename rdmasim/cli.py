@@ -1,5 +1,5 @@
-"""Command line: ``rdmasim demo``, ``rdmasim trace``, ``rdmasim run``, ``rdmasim validate`` and
-``rdmasim sweep``.
+"""Command line: ``rdmasim demo``, ``rdmasim trace``, ``rdmasim run``, ``rdmasim validate``,
+``rdmasim sweep`` and ``rdmasim pyverbs-run``.
 
 Errors: :func:`main` is the one place where errors reach the user. A problem with what the user
 gave (a scenario file, a key, an argument, an output folder, a full disk) is printed as one line

@@ -248,8 +248,10 @@ def device_attr_ex(host: Host) -> DeviceAttrEx:
 def port_attr(host: Host) -> PortAttr:
     """``ibv_port_attr`` of port 1 on ``host``: ACTIVE, Ethernet, the active MTU of its link."""
     link = host.link
-    mtu = link.mtu if link is not None else 1024
-    return PortAttr(state=IBV_PORT_ACTIVE, max_mtu=_MTU_ENUM[4096], active_mtu=_MTU_ENUM.get(mtu, 3),
+    mtu = link.mtu if link is not None else 4096
+    # as rxe: the largest IB MTU that fits the link's
+    active = max((v for b, v in _MTU_ENUM.items() if b <= mtu), default=_MTU_ENUM[256])
+    return PortAttr(state=IBV_PORT_ACTIVE, max_mtu=_MTU_ENUM[4096], active_mtu=active,
                     link_layer=IBV_LINK_LAYER_ETHERNET, phys_state=IBV_PORT_PHYS_STATE_LINK_UP,
                     port_cap_flags=0, values=dict(RXE_PORT_ATTR))
 

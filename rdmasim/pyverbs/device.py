@@ -42,6 +42,8 @@ class Context(_device.Context):
     def __init__(self, host: Any = None, name: str | bytes | None = None, **kwargs: Any) -> None:
         if kwargs:
             raise PyverbsUserError(f"Context: unsupported arguments {sorted(kwargs)}; give name=")
+        if isinstance(host, (str, bytes)):  # Context("rxe0"): the name given positionally
+            host, name = None, host if name is None else name
         if host is None:
             if name is None:
                 raise PyverbsUserError(f"Context needs name=, one of {_devices.device_names()}")

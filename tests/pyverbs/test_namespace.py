@@ -188,6 +188,7 @@ def test_default_devices_and_queries() -> None:
                 ctx.query_gid(1, 1024)
     with pytest.raises(PyverbsUserError, match=r"'mlx5_0'.*rxe0"):
         Context(name="mlx5_0")
+    assert Context("rxe1").host is hosts[1]
 
 
 def test_use_replaces_the_topology() -> None:
