@@ -1,5 +1,5 @@
-"""Command line: ``rdmasim demo``, ``rdmasim trace``, ``rdmasim run``, ``rdmasim validate`` and
-``rdmasim sweep``.
+"""Command line: ``rdmasim demo``, ``rdmasim trace``, ``rdmasim run``, ``rdmasim validate``,
+``rdmasim sweep`` and ``rdmasim pyverbs-run``.
 
 Errors: :func:`main` is the one place where errors reach the user. A problem with what the user
 gave (a scenario file, a key, an argument, an output folder, a full disk) is printed as one line
@@ -319,7 +319,31 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
     sw.add_argument("--quiet", action="store_true", help="no progress line")
     sw.set_defaults(func=_sweep)
+    pv = sub.add_parser("pyverbs-run", help="run an unmodified pyverbs program on the emulated devices "
+                        "(rxe0, rxe1: two hosts back to back)")
+    pv.add_argument("script", help="the pyverbs program (.py); `import pyverbs` loads rdmasim.pyverbs")
+    pv.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
+    pv.set_defaults(func=_pyverbs_run)
     return p
+
+
+def _pyverbs_run(args: argparse.Namespace) -> int:
+    """Run a pyverbs program as __main__ with ``pyverbs`` mapped to rdmasim.pyverbs."""
+    import os
+
+    from rdmasim.pyverbs import run_script
+
+    if not os.path.isfile(args.script):
+        raise FileNotFoundError(2, "no such file", args.script)
+    try:
+        run_script(args.script, list(args.args))
+    except SystemExit as exc:  # the program's own exit status
+        code = exc.code
+        if code is None or isinstance(code, int):
+            return int(code or 0)
+        print(code, file=sys.stderr)
+        return 1
+    return 0
 
 
 def _one_line(text: str) -> str:

@@ -1,0 +1,118 @@
+"""``pyverbs.addr``: GID, GlobalRoute, AHAttr and AH, with pyverbs' defaults."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from rdmasim.errors import PyverbsUserError
+from rdmasim.verbs import qp as _qp
+from rdmasim.verbs._checks import U8, U16, instance, int_in
+
+__all__ = ["AH", "AHAttr", "GID", "GlobalRoute"]
+
+
+class GID:
+    """A 16-byte GID (``union ibv_gid``); ``gid`` is its text, eight groups of four hex digits."""
+
+    def __init__(self, val: str | None = None) -> None:
+        self._addr = ipaddress.IPv6Address(0)
+        if val is not None:
+            self.gid = val
+
+    @property
+    def gid(self) -> str:
+        """The GID as pyverbs prints it (``0000:0000:0000:0000:0000:ffff:0a00:0001``)."""
+        p = self._addr.packed
+        return ":".join(p[i:i + 2].hex() for i in range(0, 16, 2))
+
+    @gid.setter
+    def gid(self, val: str) -> None:
+        if not isinstance(val, str):
+            raise PyverbsUserError(f"GID must be a str, got {val!r} ({type(val).__name__})")
+        try:
+            self._addr = ipaddress.IPv6Address(val)
+        except ValueError as exc:
+            raise PyverbsUserError(f"GID {val!r}: {exc}") from None
+
+    def _roce(self) -> str:
+        """The form rdmasim's hosts use (``::ffff:10.0.0.1``) for IPv4-mapped GIDs."""
+        v4 = self._addr.ipv4_mapped
+        return f"::ffff:{v4}" if v4 is not None else str(self._addr)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, GID):
+            return self._addr == other._addr
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._addr)
+
+    def __str__(self) -> str:
+        return self.gid
+
+    def __repr__(self) -> str:
+        return f"GID({self.gid})"
+
+
+def _dgid_text(dgid: Any) -> str:
+    if isinstance(dgid, GID):
+        return dgid._roce()
+    if isinstance(dgid, str):
+        return GID(dgid)._roce() if dgid else ""
+    raise PyverbsUserError(f"GlobalRoute dgid must be a GID, got {dgid!r} ({type(dgid).__name__})")
+
+
+class GlobalRoute(_qp.GlobalRoute):
+    """GRH fields of an address vector; ``dgid`` is a :class:`GID` (or its text)."""
+
+    def __init__(self, dgid: GID | str | None = None, flow_label: int = 0, sgid_index: int = 0,
+                 hop_limit: int = 1, traffic_class: int = 0) -> None:
+        super().__init__(dgid=_dgid_text(dgid) if dgid is not None else "", flow_label=flow_label,
+                         sgid_index=sgid_index, hop_limit=hop_limit, traffic_class=traffic_class)
+
+
+class AHAttr(_qp.AHAttr):
+    """Address vector with pyverbs' defaults: not global unless ``gr`` is given."""
+
+    def __init__(self, dlid: int = 0, sl: int = 0, src_path_bits: int = 0, static_rate: int = 0,
+                 is_global: int = 0, port_num: int = 1, gr: GlobalRoute | None = None) -> None:
+        if gr is not None:
+            instance("AHAttr gr", gr, _qp.GlobalRoute)
+            is_global = 1  # pyverbs sets is_global when a GlobalRoute is given
+        super().__init__(gr=gr, is_global=is_global, port_num=port_num, dlid=dlid, sl=sl)
+        self.src_path_bits = int_in("AHAttr src_path_bits", src_path_bits, 0, U8)
+        self.static_rate = int_in("AHAttr static_rate", static_rate, 0, U8)
+        int_in("AHAttr dlid", dlid, 0, U16)
+
+
+class AH:
+    """An address handle (``ibv_create_ah``) on a PD; ``attr`` is the address it holds.
+
+    The destination GID is resolved against the simulation when the AH is made, so an unknown
+    GID fails here (as on RoCE, where the neighbour must resolve), not at send time."""
+
+    def __init__(self, pd: Any, attr: AHAttr) -> None:
+        from rdmasim.verbs.device import PD
+
+        instance("AH pd", pd, PD)
+        pd._check_open("AH")
+        instance("AH attr", attr, _qp.AHAttr)
+        if attr.gr is None or not attr.gr.dgid:
+            raise PyverbsUserError("AH attr: RoCE needs a global route (gr=GlobalRoute(dgid=...))")
+        try:
+            self.dest = pd.ctx.sim.host_by_gid(attr.gr.dgid)
+        except ValueError as exc:
+            raise PyverbsUserError(f"AH attr dgid {attr.gr.dgid!r}: {exc}") from None
+        self.pd = pd
+        self.ah_attr = attr
+
+    def close(self) -> None:
+        """Destroy the address handle."""
+        self.pd = None
+
+    def __enter__(self) -> AH:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,239 @@
+"""``pyverbs.cq``: CQ, CompChannel and WC.
+
+A completion channel delivers one event per armed CQ: ``cq.req_notify()`` arms the CQ,
+``channel.get_cq_event(cq)`` waits for the next completion after arming (running the simulation
+until it arrives), ``cq.ack_events(n)`` acknowledges events.
+"""
+
+from __future__ import annotations
+
+import errno
+
+from rdmasim import _core
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.pyverbs import _devices, libibverbs_enums
+from rdmasim.verbs import cq as _cq
+from rdmasim.verbs._checks import U32, instance, int_in
+from rdmasim.verbs.device import Context
+from rdmasim.verbs.wc import WC
+
+__all__ = ["CQ", "CQEX", "WC", "CompChannel", "CqInitAttrEx", "PollCqAttr"]
+
+_INT64_MAX = (1 << 63) - 1
+
+
+class CompChannel:
+    """A completion event channel (``ibv_create_comp_channel``) on a Context."""
+
+    def __init__(self, ctx: Context) -> None:
+        instance("CompChannel ctx", ctx, Context)
+        ctx._check_open("CompChannel")
+        self.ctx = ctx
+        self.closed = False
+
+    def get_cq_event(self, cq: CQ) -> None:
+        """Wait for ``cq``'s next event: runs the simulation until a completion arrives on the
+        armed CQ. Refused (it would block forever) when the CQ is not armed, and a
+        PyverbsRDMAError (EIO) when the simulation goes idle with no completion to come."""
+        instance("get_cq_event cq", cq, CQ)
+        if self.closed:
+            raise PyverbsUserError("get_cq_event: the channel is closed")
+        if cq.channel is not self:
+            raise PyverbsUserError(f"get_cq_event: {cq!r} was not created on this channel")
+        if cq._armed_at is None:
+            raise PyverbsUserError("get_cq_event: the CQ is not armed (call cq.req_notify() first); "
+                                   "no event can come, so this would block forever")
+        sim = cq.ctx.sim
+        want = cq._armed_at + 1
+        while True:
+            have = len(cq)
+            if have >= want:
+                break
+            reason = sim._core.run(_INT64_MAX, 0, cq._host.index, cq._handle, want)
+            if reason in (_core.RUN_PEER, _core.RUN_STEP):
+                continue
+            if len(cq) < want and reason != _core.RUN_CQ:
+                raise PyverbsRDMAError(
+                    f"get_cq_event: the simulation went idle with no new completion on {cq!r}: "
+                    "nothing is in flight, so no event can come (was work posted?)", errno.EIO)
+        cq._armed_at = None
+        cq._events += 1
+
+    def close(self) -> None:
+        """Destroy the channel."""
+        self.closed = True
+
+    def __enter__(self) -> CompChannel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CQ(_cq.CQ):
+    """A completion queue; ``channel`` (a CompChannel) enables ``req_notify``.
+
+    ``cqe`` is limited by the device's ``max_cqe`` (rxe: 32767), EINVAL above it, as rxe."""
+
+    def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,
+                 channel: CompChannel | None = None, comp_vector: int = 0) -> None:
+        n = int_in("CQ cqe", cqe, 0, U32)
+        max_cqe = _devices.RXE_DEVICE_ATTR["max_cqe"]
+        if n > max_cqe:
+            raise PyverbsRDMAError(f"CQ cqe={n}: the device allows at most max_cqe={max_cqe}", errno.EINVAL)
+        if channel is not None:
+            instance("CQ channel", channel, CompChannel)
+        super().__init__(ctx, cqe, cq_context, None, comp_vector)
+        self.channel = channel
+        self.cq_context = cq_context
+        self._armed_at: int | None = None
+        self._events = 0
+        self._acked = 0
+
+    def req_notify(self, solicited_only: bool = False) -> None:
+        """``ibv_req_notify_cq``: arm the CQ for one event at its next completion."""
+        if self._closed:
+            raise PyverbsUserError(f"req_notify: {self!r} is destroyed")
+        if self.channel is None:
+            raise PyverbsRDMAError("req_notify: the CQ has no completion channel", errno.EINVAL)
+        self._armed_at = len(self)
+
+    def ack_events(self, num_events: int) -> None:
+        """``ibv_ack_cq_events``: acknowledge ``num_events`` of the events received."""
+        n = int_in("ack_events num_events", num_events, 0, U32)
+        if self._acked + n > self._events:
+            left = self._events - self._acked
+            raise PyverbsUserError(f"ack_events({n}): only {left} event(s) unacknowledged")
+        self._acked += n
+
+    def close(self) -> None:
+        """Destroy the CQ."""
+        super().close()
+
+    def __enter__(self) -> CQ:
+        return self
+
+
+_CQ_WC = libibverbs_enums.ibv_create_cq_wc_flags
+IBV_WC_STANDARD_FLAGS = int(_CQ_WC.IBV_WC_STANDARD_FLAGS)
+
+
+class CqInitAttrEx:
+    """``struct ibv_cq_init_attr_ex``. ``wc_flags`` may ask for the standard fields
+    (IBV_WC_STANDARD_FLAGS); anything else (timestamps, ...) is EOPNOTSUPP, as on rxe."""
+
+    def __init__(self, cqe: int = 100, cq_context: object = None, channel: CompChannel | None = None,
+                 comp_vector: int = 0, wc_flags: int = 0, comp_mask: int = 0, flags: int = 0,
+                 parent_domain: object = None) -> None:
+        self.cqe = cqe
+        self.cq_context = cq_context
+        self.channel = channel
+        self.comp_vector = comp_vector
+        self.wc_flags = int_in("CqInitAttrEx wc_flags", wc_flags, 0, (1 << 64) - 1)
+        self.comp_mask = int_in("CqInitAttrEx comp_mask", comp_mask, 0, U32)
+        self.flags = int_in("CqInitAttrEx flags", flags, 0, U32)
+        if parent_domain is not None:
+            raise PyverbsUserError("CqInitAttrEx parent_domain: parent domains are not emulated")
+
+
+class PollCqAttr:
+    """``struct ibv_poll_cq_attr`` (no fields in use)."""
+
+    def __init__(self, comp_mask: int = 0) -> None:
+        self.comp_mask = int_in("PollCqAttr comp_mask", comp_mask, 0, U32)
+
+
+class CQEX(CQ):
+    """An extended CQ (``ibv_create_cq_ex``) read with ``start_poll`` / ``next_poll`` /
+    ``end_poll`` and the ``read_*`` accessors. It is a CQ: QPs take it as ``scq``/``rcq``."""
+
+    def __init__(self, context: Context, init_attr: CqInitAttrEx) -> None:
+        instance("CQEX init_attr", init_attr, CqInitAttrEx)
+        extra = init_attr.wc_flags & ~IBV_WC_STANDARD_FLAGS
+        if extra:
+            raise PyverbsRDMAError(f"CQEX wc_flags=0x{init_attr.wc_flags:x}: bits 0x{extra:x} (e.g. "
+                                   "completion timestamps) are not supported (nor by rxe)", errno.EOPNOTSUPP)
+        super().__init__(context, init_attr.cqe, init_attr.cq_context, init_attr.channel,
+                         init_attr.comp_vector)
+        self.wc_flags = init_attr.wc_flags
+        self._cur: WC | None = None
+
+    def _take(self) -> int:
+        n, wcs = self.poll(1)
+        if n == 0:
+            self._cur = None
+            return errno.ENOENT
+        self._cur = wcs[0]
+        return 0
+
+    def start_poll(self, attr: PollCqAttr) -> int:
+        """``ibv_start_poll``: 0 with the first completion current, or ENOENT when empty."""
+        instance("start_poll attr", attr, PollCqAttr)
+        return self._take()
+
+    def next_poll(self) -> int:
+        """``ibv_next_poll``: 0 with the next completion current, or ENOENT."""
+        return self._take()
+
+    def end_poll(self) -> None:
+        """``ibv_end_poll``: end the polling sequence."""
+        self._cur = None
+
+    def _wc(self, what: str) -> WC:
+        if self._cur is None:
+            raise PyverbsUserError(f"CQEX.{what}: no current completion "
+                                   "(start_poll/next_poll must have returned 0)")
+        return self._cur
+
+    @property
+    def status(self) -> int:
+        """The current completion's status."""
+        return self._wc("status").status
+
+    @property
+    def wr_id(self) -> int:
+        """The current completion's wr_id."""
+        return self._wc("wr_id").wr_id
+
+    def read_opcode(self) -> int:
+        """The current completion's opcode (IBV_WC_*)."""
+        return self._wc("read_opcode").opcode
+
+    def read_vendor_err(self) -> int:
+        """The current completion's vendor error."""
+        return self._wc("read_vendor_err").vendor_err
+
+    def read_byte_len(self) -> int:
+        """Bytes received (receive completions)."""
+        return self._wc("read_byte_len").byte_len
+
+    def read_imm_data(self) -> int:
+        """Immediate data (``__be32``, as WC.imm_data)."""
+        return self._wc("read_imm_data").imm_data
+
+    def read_qp_num(self) -> int:
+        """The local QP number."""
+        return self._wc("read_qp_num").qp_num
+
+    def read_src_qp(self) -> int:
+        """The remote QP number (UD)."""
+        return self._wc("read_src_qp").src_qp
+
+    def read_wc_flags(self) -> int:
+        """IBV_WC_* completion flags."""
+        return self._wc("read_wc_flags").wc_flags
+
+    def read_slid(self) -> int:
+        """Source LID: 0 on RoCE."""
+        self._wc("read_slid")
+        return 0
+
+    def read_sl(self) -> int:
+        """Service level: 0."""
+        self._wc("read_sl")
+        return 0
+
+    def read_dlid_path_bits(self) -> int:
+        """DLID path bits: 0 on RoCE."""
+        self._wc("read_dlid_path_bits")
+        return 0
