@@ -15,9 +15,11 @@ The tests are not part of this repository: they ship in the PyPI sdist of ``pyve
 4. writes a Markdown table: per file, the number of tests that passed, were skipped, failed
    or raised, and each skip's reason.
 
-``base.RDMATestCase`` asks iproute2 (``rdma link show -j``) which netdev belongs to the device.
-rdmasim's devices have none, so the runs get an ``rdma`` command on ``PATH`` that reports no
-links (``[]``), which is what ``rdma`` prints on a host whose RDMA devices have no netdev.
+``base.RDMATestCase`` asks iproute2 (``rdma link show -j``) which netdev belongs to the device,
+and ``utils.get_pkey_from_kernel`` reads the P_Key table from sysfs with ``cat``. rdmasim's
+devices have neither a netdev nor a sysfs directory, so each run gets, first on ``PATH``, an
+``rdma`` that reports no links (``[]``) and a ``cat`` that answers for those sysfs P_Key files
+from the emulated device (``Context.query_pkey``) and is the real ``cat`` otherwise.
 
 Usage::
 
@@ -133,6 +135,27 @@ runpy.run_path(run_tests, run_name="__main__")
 '''
 
 _RDMA_SHIM = "#!/bin/sh\n# rdmasim's devices have no netdev: report no RDMA links.\necho '[]'\n"
+
+# utils.get_pkey_from_kernel() runs `cat /sys/class/infiniband/<dev>/ports/<port>/pkeys/<index>`.
+# For a device with no sysfs directory, answer as sysfs would ("0xffff"), asking the emulated
+# device itself (Context.query_pkey); everything else goes to the real cat.
+_CAT_SHIM = """#!/bin/sh
+case "$#:$1" in
+  1:/sys/class/infiniband/*/ports/*/pkeys/*)
+    if [ ! -e "$1" ]; then
+      exec "{python}" -c '
+import sys
+import rdmasim.pyverbs as ns
+ns.install()
+import pyverbs.device as d
+_, _, _, _, dev, _, port, _, idx = sys.argv[1].split("/")
+with d.Context(name=dev) as ctx:
+    print(hex(ctx.query_pkey(port_num=int(port), index=int(idx))))
+' "$1"
+    fi;;
+esac
+exec "{cat}" "$@"
+"""
 
 
 class SuiteUnavailable(RuntimeError):
@@ -267,7 +290,10 @@ def run_file(all_tests: Path, name: str, workroot: Path, dev: str | None, port: 
     bindir = run / "bin"
     bindir.mkdir()
     (bindir / "rdma").write_text(_RDMA_SHIM)
-    (bindir / "rdma").chmod(0o755)
+    real_cat = shutil.which("cat") or "/bin/cat"
+    (bindir / "cat").write_text(_CAT_SHIM.format(python=sys.executable, cat=real_cat))
+    for shim in ("rdma", "cat"):
+        (bindir / shim).chmod(0o755)
     (run / "bootstrap.py").write_text(_BOOTSTRAP)
     result_path = run / "result.json"
     cmd = [sys.executable, str(run / "bootstrap.py"), str(tdir / "run_tests.py"), "-v"]
