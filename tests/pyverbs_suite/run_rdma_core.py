@@ -91,16 +91,21 @@ try:
 except ModuleNotFoundError as exc:
     if exc.name not in ("rdmasim.pyverbs",):
         raise
-    json.dump({"namespace_missing": True}, open(out_path, "w"))
+    with open(out_path, "w") as fh:
+        json.dump({"namespace_missing": True}, fh)
     sys.exit(3)
 _ns.install()
 
 records = []
 
+def _save():
+    with open(out_path, "w") as fh:
+        json.dump({"tests": records}, fh)
+
 class _Recording(unittest.TextTestResult):
     def _rec(self, test, outcome, detail=""):
         records.append({"id": test.id(), "outcome": outcome, "detail": detail})
-        json.dump({"tests": records}, open(out_path, "w"))
+        _save()
 
     def addSuccess(self, test):
         super().addSuccess(test); self._rec(test, "pass")
@@ -127,10 +132,13 @@ class _Recording(unittest.TextTestResult):
             self._rec(subtest, kind, self._exc_info_to_string(err, test))
 
 unittest.TextTestRunner.resultclass = _Recording
-json.dump({"tests": records}, open(out_path, "w"))
+_save()
 run_tests = sys.argv[1]
 sys.argv = sys.argv[1:]
+# As when run_tests.py is the main script: its own directory first (for `args_parser`), then
+# the one holding `tests/`, ahead of PYTHONPATH (whose rdmasim checkout has its own tests/).
 sys.path[0] = os.path.dirname(run_tests)
+sys.path.insert(1, os.path.dirname(sys.path[0]))
 runpy.run_path(run_tests, run_name="__main__")
 '''
 
