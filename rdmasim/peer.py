@@ -95,7 +95,7 @@ class ScriptedPeer:
         )
         defaults.update(attrs)
         attr = QPAttr(path_mtu=e.mtu_enum(mtu), dest_qp_num=self.qpn, rq_psn=peer_psn, sq_psn=qp_psn,
-                      ah_attr=AHAttr(gr=GlobalRoute(dgid=self.host.gid)), **defaults)
+                      ah_attr=AHAttr(is_global=1, gr=GlobalRoute(dgid=self.host.gid)), **defaults)
         qp.to_init(attr)
         qp.to_rtr(attr)
         qp.to_rts(attr)
