@@ -186,6 +186,9 @@ class Simulator:
         self.auto_advance = True
         #: the most simulated time one ``CQ.poll()`` runs before it returns 0 (a poll loop goes on)
         self.poll_slice: str | int = "10ms"
+        #: polls of an empty CQ of an idle simulation, with nothing happening in between, after
+        #: which ``CQ.poll()`` raises instead of returning 0 (a loop waiting for nothing)
+        self.idle_poll_limit = 1000
 
     def _flows_core(self) -> Any:
         if self._flows is None:

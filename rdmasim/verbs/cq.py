@@ -33,7 +33,8 @@ class CQ:
         self._host = ctx.host
         self._handle = self._host.sim._core.cq_create(self._host.index, self.cqe)
         self._closed = False
-        self._idle_empty_at: int | None = None  # sim.events when a poll last found it empty and idle
+        self._idle_since: int | None = None  # sim.events when polls began finding it empty and idle
+        self._idle_polls = 0  # such polls in a row since then
         ctx._children.add(self)
 
     def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
@@ -56,24 +57,27 @@ class CQ:
     def _advance(self) -> None:
         """Run the simulation until a completion for this CQ is due, the simulation is idle or
         ``sim.poll_slice`` of simulated time has passed. Polling an empty CQ of an idle
-        simulation returns 0 once (as ``ibv_poll_cq``); polling it again with nothing having
-        happened in between is a program waiting for a completion that cannot come: an error,
-        not a hang."""
+        simulation returns 0 (as ``ibv_poll_cq``); ``sim.idle_poll_limit`` such polls in a row
+        with nothing happening in between are a program spinning on a completion that cannot
+        come: an error, not a hang."""
         from rdmasim import _core
         from rdmasim.units import parse_time
 
         sim = self._host.sim
         deadline = sim.now + parse_time(sim.poll_slice)
         reason, have = sim._run_until_cq(self, 1, deadline)
-        if have or reason != _core.RUN_IDLE:
-            self._idle_empty_at = None
+        if have or reason != _core.RUN_IDLE or self._idle_since != sim.events:
+            self._idle_since = sim.events if not have and reason == _core.RUN_IDLE else None
+            self._idle_polls = 1 if self._idle_since is not None else 0
             return
-        if self._idle_empty_at == sim.events:
+        self._idle_polls += 1
+        if self._idle_polls >= sim.idle_poll_limit:
+            self._idle_polls = 0
             raise PyverbsRDMAError(
                 f"CQ.poll: {self!r} is empty and the simulation is idle at "
                 f"{format_time(sim.now)}: nothing is in flight, so no completion can arrive "
-                "(was work posted, and signaled?)", errno.ETIMEDOUT)
-        self._idle_empty_at = sim.events
+                f"(polled {sim.idle_poll_limit} times with nothing happening; was work posted, "
+                "and signaled?)", errno.ETIMEDOUT)
 
     def __len__(self) -> int:
         """Completions waiting to be polled (0 once destroyed)."""

@@ -68,14 +68,35 @@ def test_poll_stops_at_the_first_completion_of_its_cq() -> None:
     assert len(cqb) < 4  # the other three were not yet due
 
 
-def test_poll_on_idle_empty_cq_returns_zero_once_then_raises() -> None:
-    _, (_, _, cqa, _, _), _ = rc_pair()
-    assert cqa.poll() == (0, [])  # as ibv_poll_cq on an empty CQ
+def test_poll_on_idle_empty_cq_returns_zero_then_a_spinning_loop_raises() -> None:
+    topo, (_, _, cqa, _, _), _ = rc_pair()
+    for _ in range(topo.sim.idle_poll_limit - 1):
+        assert cqa.poll() == (0, [])  # as ibv_poll_cq on an empty CQ
     with pytest.raises(PyverbsRDMAError, match="nothing is in flight") as exc:
         cqa.poll()
     assert "CQ(host=a" in str(exc.value)
     assert exc.value.error_code == errno.ETIMEDOUT
     assert isinstance(exc.value, PyverbsError)  # rdma-core's poll helpers catch PyverbsError
+
+
+def test_busy_poll_loop_waiting_for_nothing_fails_instead_of_hanging() -> None:
+    _, (_, _, cqa, _, _), _ = rc_pair()
+    with pytest.raises(PyverbsRDMAError, match="nothing is in flight"):
+        npolled = 0
+        while npolled == 0:
+            npolled, _ = cqa.poll()
+
+
+def test_idle_polls_count_only_while_nothing_happens() -> None:
+    topo, (_, _, cqa, qa, mra), (_, _, cqb, qb, mrb) = rc_pair()
+    topo.sim.idle_poll_limit = 3
+    assert cqb.poll() == (0, []) and cqb.poll() == (0, [])
+    qb.post_recv(RecvWR(wr_id=7, num_sge=1, sg=[SGE(mrb.buf, 4096, mrb.lkey)]))
+    qa.post_send(SendWR(wr_id=3, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(mra.buf, 8, mra.lkey)]))
+    assert busy_poll(cqb)[0].wr_id == 7  # progress resets the count
+    assert cqb.poll() == (0, []) and cqb.poll() == (0, [])
+    with pytest.raises(PyverbsRDMAError):
+        cqb.poll()
 
 
 def test_auto_advance_off_leaves_time_to_the_user() -> None:
