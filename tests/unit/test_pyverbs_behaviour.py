@@ -304,3 +304,11 @@ def test_post_recv_accepts_a_recvwr_as_bad_wr() -> None:
     with pytest.raises(PyverbsRDMAError, match="RESET"):
         q1.post_recv(RecvWR(wr_id=5, num_sge=1, sg=[SGE(mr.buf, 8, mr.lkey)]), bad)
     assert bad.wr_id == 5
+
+
+def test_a_scripted_peer_turns_auto_advance_off() -> None:
+    from rdmasim.peer import ScriptedPeer
+    topo = rdmasim.back_to_back()
+    assert topo.sim.auto_advance
+    ScriptedPeer(topo.sim, topo.b)
+    assert not topo.sim.auto_advance
