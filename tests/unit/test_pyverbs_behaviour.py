@@ -312,3 +312,19 @@ def test_a_scripted_peer_turns_auto_advance_off() -> None:
     assert topo.sim.auto_advance
     ScriptedPeer(topo.sim, topo.b)
     assert not topo.sim.auto_advance
+
+
+def test_loopback_bypasses_the_link_even_when_it_drops_everything() -> None:
+    topo, _, pd, cq, q1, q2 = one_device()
+    topo.link.ab.set_loss(1.0)
+    topo.link.ba.set_loss(1.0)
+    connect_qps(q1, q2)
+    mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(mr.buf, 2048, mr.lkey)])
+    wr.set_wr_rdma(mr.rkey, mr.buf + 2048)
+    q1.post_send(wr)
+    [wc] = busy_poll(cq)
+    assert wc.status == e.IBV_WC_SUCCESS
+    assert topo.link.ab.stats()["frames"] == 0 and topo.link.ba.stats()["frames"] == 0
+    st = q1.stats()
+    assert st["pkts_sent"] == 2 and st["pkts_retx"] == 0 and st["timeouts"] == 0
