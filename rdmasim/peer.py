@@ -51,7 +51,9 @@ class ScriptedPeer:
     """The remote end of RC connections, scripted in Python, on host ``host``.
 
     ``qpn`` is the QP number the peer claims; the real QP's dest_qp_num must be it.
-    Every received frame is kept in ``received`` (dicts with ``t_ps`` added).
+    Every received frame is kept in ``received`` (dicts with ``t_ps`` added). The script drives
+    time (``run``), so creating a peer turns the simulation's ``auto_advance`` off: ``CQ.poll()``
+    then takes only what is there (docs/pyverbs.md "Time").
     """
 
     def __init__(self, sim: Simulator, host: Host, qpn: int = 0x99, *, auto_msn: bool = False) -> None:
@@ -71,6 +73,7 @@ class ScriptedPeer:
         self._epsn: int | None = None  # auto_msn: the next request PSN expected
         self._mtu = 1024
         sim._core.set_scripted(host.index, True)
+        sim.auto_advance = False  # a poll must not run time without the script answering
 
     def connect(self, qp: Any, *, peer_psn: int = 0, qp_psn: int = 0, path_mtu: int | None = None,
                 **attrs: Any) -> None:
@@ -95,7 +98,7 @@ class ScriptedPeer:
         )
         defaults.update(attrs)
         attr = QPAttr(path_mtu=e.mtu_enum(mtu), dest_qp_num=self.qpn, rq_psn=peer_psn, sq_psn=qp_psn,
-                      ah_attr=AHAttr(gr=GlobalRoute(dgid=self.host.gid)), **defaults)
+                      ah_attr=AHAttr(is_global=1, gr=GlobalRoute(dgid=self.host.gid)), **defaults)
         qp.to_init(attr)
         qp.to_rtr(attr)
         qp.to_rts(attr)

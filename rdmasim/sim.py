@@ -181,6 +181,14 @@ class Simulator:
         self._flows: Any = None
         self._pcap: str | None = None
         self._trace: Trace | None = None
+        #: ``CQ.poll()`` on an empty CQ runs the simulation until a completion for it is due
+        #: (docs/pyverbs.md "Time"); False: poll never advances time, drive it with ``run``.
+        self.auto_advance = True
+        #: the most simulated time one ``CQ.poll()`` runs before it returns 0 (a poll loop goes on)
+        self.poll_slice: str | int = "10ms"
+        #: polls of an empty CQ of an idle simulation, with nothing happening in between, after
+        #: which ``CQ.poll()`` raises instead of returning 0 (a loop waiting for nothing)
+        self.idle_poll_limit = 1000
 
     def _flows_core(self) -> Any:
         if self._flows is None:
@@ -393,8 +401,7 @@ class Simulator:
             raise _errors.PyverbsUserError(f"wait_for: {cq!r} is destroyed")
         start = self.now
         deadline = INT64_MAX if timeout is None else start + parse_time(timeout)
-        reason = self._core.run(deadline, 0, cq._host.index, cq._handle, n)
-        have = self._core.cq_count(cq._host.index, cq._handle)
+        reason, have = self._run_until_cq(cq, n, deadline)
         if have < n:
             waited = format_time(self.now - start)
             if reason == _core.RUN_IDLE:
@@ -405,6 +412,16 @@ class Simulator:
             raise TimeoutError(f"waited {waited} of simulated time; {have} of {n} completions on {cq!r}")
         _, wcs = cq.poll(n)
         return wcs
+
+    def _run_until_cq(self, cq: CQ, n: int, deadline_ps: int) -> tuple[int, int]:
+        """Run until ``cq`` holds ``n`` completions, the simulation is idle or ``deadline_ps``
+        passes (the one way ``wait_for`` and ``CQ.poll`` let time pass). Returns the run's stop
+        reason (``_core.RUN_*``) and the completions the CQ holds."""
+        while True:
+            reason = self._core.run(deadline_ps, 0, cq._host.index, cq._handle, n)
+            if reason not in (_core.RUN_PEER, _core.RUN_STEP):
+                break
+        return reason, int(self._core.cq_count(cq._host.index, cq._handle))
 
     def pool_stats(self) -> dict[str, int]:
         """Packet pool use: packets in flight now, peak, and allocated slots."""

@@ -179,6 +179,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_FLOWS:
         rs_flows_event(sim, tm->owner);
         break;
+    case RS_EV_NIC_LOOPBACK:
+        rs_nic_loopback_arrival(sim, tm->owner);
+        break;
     default:
         break;
     }

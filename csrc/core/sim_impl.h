@@ -27,6 +27,7 @@ enum rs_event_kind {
     RS_EV_NIC_PACE = 12,     /* owner: rs_host, a paced QP may send */
     RS_EV_QP_RESP_DRAIN = 13, /* owner: rs_qp, run requests held behind a finished READ */
     RS_EV_FLOWS = 14,        /* owner: rs_flows, start due flows, free finished ones (workload/flows.c) */
+    RS_EV_NIC_LOOPBACK = 16, /* owner: rs_host, a frame the NIC looped back to itself is received (nic.c) */
 };
 
 struct rs_switch;
@@ -106,6 +107,11 @@ void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt);
 /* After a frame that ends at free_ps: 1 if nothing can be sent before the NIC's pace timer (which is
  * then armed, not before free_ps), so the port needs no transmit-done event; 0 otherwise. */
 int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps);
+/* RoCE loopback: is pkt for the NIC's own host; loop it (returns its serialisation time at the
+ * port link's rate; it reaches rs_nic_receive then, never the link); the loopback event. */
+int rs_nic_is_loopback(const rs_host *h, const rs_pkt *pkt);
+int64_t rs_nic_loopback(rs_sim *sim, rs_host *h, const rs_link *port_link, rs_pkt *pkt);
+void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h);
 /* The QP may have a packet to send: put it on the round-robin ring and kick the port. */
 void rs_nic_wake(rs_sim *sim, rs_qp *qp);
 /* peer.c: keep a frame that reached a scripted host for Python. */

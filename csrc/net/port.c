@@ -44,7 +44,10 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
     port->pulling = 0;
     if (!pkt)
         return;
-    int64_t ser_ps = rs_link_transmit(sim, port->tx, pkt);
+    /* a frame to the NIC's own host is looped inside the NIC, never put on the link (nic.c) */
+    int64_t ser_ps = port->owner_kind == RS_NODE_HOST && rs_nic_is_loopback(port->host, pkt)
+                         ? rs_nic_loopback(sim, port->host, port->tx, pkt)
+                         : rs_link_transmit(sim, port->tx, pkt);
     port->busy_until = sim->now_ps + ser_ps;
     /* A NIC whose remaining work is all held by its rate limiter until after this frame gets no
      * transmit-done event: its pace timer brings the port back (one event per paced packet, not

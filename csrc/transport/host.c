@@ -25,6 +25,8 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     rs_qpn_init(&h->qpns, RS_QPN_MASK);
     h->pace.owner = h;
     h->pace.kind = RS_EV_NIC_PACE;
+    h->loopback.owner = h;
+    h->loopback.kind = RS_EV_NIC_LOOPBACK;
     /* congestion control off by default; NVIDIA's CNP defaults when turned on */
     h->cc.kind = RS_CC_NONE;
     h->cc.cnp_interval_ps = 4000000;
@@ -37,6 +39,11 @@ void rs_host_free(rs_host *h)
 {
     rs_pkt *p = h->port.ctrl_head;
     while (p) {
+        rs_pkt *next = p->next;
+        rs_pkt_release(&h->sim->pool, p);
+        p = next;
+    }
+    for (p = h->lb_head; p;) {
         rs_pkt *next = p->next;
         rs_pkt_release(&h->sim->pool, p);
         p = next;

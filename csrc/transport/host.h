@@ -49,6 +49,10 @@ typedef struct rs_host {
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
     uint64_t rx_bad_icrc;    /* frames whose ICRC is wrong (dropped, counted) */
     uint64_t rx_malformed;   /* frames that do not parse as RoCEv2 or PFC (dropped, counted) */
+    rs_pkt *lb_head;         /* frames to the NIC's own host, looped inside it (nic.c), oldest first */
+    rs_pkt *lb_tail;
+    rs_timer loopback;       /* fires when lb_head reaches the NIC's receive path */
+    uint64_t lb_frames;      /* frames looped back so far */
 } rs_host;
 
 static inline rs_qp *rs_host_qp(rs_host *h, uint32_t qpn) { return rs_qpn_find(&h->qpns, qpn); }

@@ -373,3 +373,48 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
     else
         rs_resp_receive(sim, qp, pkt);
 }
+
+/* ---- RoCE loopback ----
+ * A QP whose address vector names its own host (rdma-core's tests connect two QPs of one device)
+ * sends frames that never appear on the link, as NICs and rxe loop them back internally (rxe:
+ * rxe_net.c hands a packet for a local address to its own receive path).  The frame still takes
+ * the transmit pipeline for its serialisation time at the port rate, so the scheduler, pacing
+ * and PFC priorities work as for any frame; it reaches the receive path when that time is over.
+ * It is neither captured nor traced (it is not on a link) and no link counter sees it. */
+int rs_nic_is_loopback(const rs_host *h, const rs_pkt *pkt)
+{
+    return pkt->kind == RS_PKT_ROCE && pkt->dst_node == (uint16_t)h->id;
+}
+
+int64_t rs_nic_loopback(rs_sim *sim, rs_host *h, const rs_link *port_link, rs_pkt *pkt)
+{
+    size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
+    pkt->frame_len = (uint16_t)frame;
+    int64_t ser_ps = rs_link_ser_ps(port_link, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
+    h->lb_frames++;
+    pkt->t_arrive_ps = sim->now_ps + ser_ps; /* one after another: the FIFO stays in time order */
+    pkt->next = NULL;
+    if (h->lb_tail) {
+        h->lb_tail->next = pkt;
+    } else {
+        h->lb_head = pkt;
+        rs_sim_arm(sim, &h->loopback, pkt->t_arrive_ps);
+    }
+    h->lb_tail = pkt;
+    return ser_ps;
+}
+
+void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h)
+{
+    rs_pkt *pkt = h->lb_head;
+    if (!pkt)
+        return;
+    h->lb_head = pkt->next;
+    if (!h->lb_head)
+        h->lb_tail = NULL;
+    else
+        rs_sim_arm(sim, &h->loopback, h->lb_head->t_arrive_ps);
+    pkt->next = NULL;
+    pkt->t_arrive_ps = sim->now_ps;
+    rs_nic_receive(sim, h, pkt); /* may loop more frames: the FIFO is consistent by now */
+}

@@ -105,9 +105,10 @@ static int check_ranges(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t ma
         return range_error(sim, qp, "pkey_index", a->pkey_index, "0 (default P_Key 0xFFFF)");
     if (mask & RS_QP_AV) {
         rs_sim *s = qp->host->sim;
-        if (a->dest_host < 0 || (uint32_t)a->dest_host >= s->n_hosts || a->dest_host == qp->host->id)
-            return range_error(sim, qp, "ah_attr destination host", (uint32_t)a->dest_host,
-                               "another host of this simulation");
+        /* the QP's own host is allowed: the NIC loops the frames back internally (nic.c) */
+        if (a->dest_host < 0 || (uint32_t)a->dest_host >= s->n_hosts)
+            return range_error(sim, qp, "ah_attr destination host index", (uint32_t)a->dest_host,
+                               "a host of this simulation");
         if (a->traffic_class > 255)
             return range_error(sim, qp, "traffic_class", a->traffic_class, "0..255");
     }

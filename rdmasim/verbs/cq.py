@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from rdmasim.errors import PyverbsUserError
+import errno
+
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.units import format_time
 from rdmasim.verbs import enums as e
 from rdmasim.verbs._checks import INT32_MAX, U32, imm_from_wire, instance, int_in
 from rdmasim.verbs.device import Context
@@ -12,8 +15,11 @@ from rdmasim.verbs.wc import WC
 class CQ:
     """A completion queue with ``cqe`` entries (``ibv_create_cq``).
 
-    ``poll(n)`` returns ``(count, [WC, ...])`` like pyverbs. To let simulated time pass until
-    completions arrive, use ``sim.wait_for(cq, n)``. ``cq_context``, ``channel`` and
+    ``poll(n)`` returns ``(count, [WC, ...])`` like pyverbs. On an empty CQ it first lets
+    simulated time pass until a completion for this CQ is due (at most ``sim.poll_slice`` per
+    call), so ``while npolled == 0: npolled, wcs = cq.poll()`` works as on hardware; set
+    ``sim.auto_advance = False`` to drive time yourself (docs/pyverbs.md "Time").
+    ``sim.wait_for(cq, n)`` waits for ``n`` completions at once. ``cq_context``, ``channel`` and
     ``comp_vector`` are accepted for pyverbs compatibility and ignored (no completion events).
     """
 
@@ -27,6 +33,8 @@ class CQ:
         self._host = ctx.host
         self._handle = self._host.sim._core.cq_create(self._host.index, self.cqe)
         self._closed = False
+        self._idle_since: int | None = None  # sim.events when polls began finding it empty and idle
+        self._idle_polls = 0  # such polls in a row since then
         ctx._children.add(self)
 
     def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
@@ -34,6 +42,8 @@ class CQ:
         n = int_in("CQ.poll num_entries", num_entries, 0, INT32_MAX)
         if self._closed:
             raise PyverbsUserError(f"CQ.poll: {self!r} is destroyed")
+        if n and self._host.sim.auto_advance and len(self) == 0:
+            self._advance()
         n = min(n, len(self))  # never more than are waiting: no buffer sized by the caller's number
         raw = self._host.sim._core.cq_poll(self._host.index, self._handle, n) if n else []
         wcs = []
@@ -43,6 +53,31 @@ class CQ:
                 d["imm_data"] = imm_from_wire(d["imm_data"])
             wcs.append(WC(**d))
         return len(wcs), wcs
+
+    def _advance(self) -> None:
+        """Run the simulation until a completion for this CQ is due, the simulation is idle or
+        ``sim.poll_slice`` of simulated time has passed. Polling an empty CQ of an idle
+        simulation returns 0 (as ``ibv_poll_cq``); ``sim.idle_poll_limit`` such polls in a row
+        with nothing happening in between are a program spinning on a completion that cannot
+        come: an error, not a hang."""
+        from rdmasim import _core
+        from rdmasim.units import parse_time
+
+        sim = self._host.sim
+        deadline = sim.now + parse_time(sim.poll_slice)
+        reason, have = sim._run_until_cq(self, 1, deadline)
+        if have or reason != _core.RUN_IDLE or self._idle_since != sim.events:
+            self._idle_since = sim.events if not have and reason == _core.RUN_IDLE else None
+            self._idle_polls = 1 if self._idle_since is not None else 0
+            return
+        self._idle_polls += 1
+        if self._idle_polls >= sim.idle_poll_limit:
+            self._idle_polls = 0
+            raise PyverbsRDMAError(
+                f"CQ.poll: {self!r} is empty and the simulation is idle at "
+                f"{format_time(sim.now)}: nothing is in flight, so no completion can arrive "
+                f"(polled {sim.idle_poll_limit} times with nothing happening; was work posted, "
+                "and signaled?)", errno.ETIMEDOUT)
 
     def __len__(self) -> int:
         """Completions waiting to be polled (0 once destroyed)."""

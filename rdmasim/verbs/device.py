@@ -70,8 +70,13 @@ class Context:
             raise PyverbsUserError(f"{what}: {self!r} is closed")
 
     def close(self) -> None:
-        """Close the device; refused while PDs or CQs created on it are still open."""
-        _refuse_if_in_use(self, "Context", self._children)
+        """Close the device and, first, everything opened on it (as pyverbs): its PDs (each
+        closing its QPs and MRs), then its CQs. Closing twice does nothing."""
+        if self.closed:
+            return
+        from rdmasim.verbs.cq import CQ
+
+        _close_children(self._children, (PD, CQ))
         self.closed = True
 
     def __enter__(self) -> Context:
@@ -102,10 +107,14 @@ class PD:
             raise PyverbsUserError(f"{what}: {self!r} is deallocated")
 
     def close(self) -> None:
-        """Deallocate the PD; refused (EBUSY, as ibv_dealloc_pd) while MRs or QPs use it."""
+        """Deallocate the PD and, first, its QPs and then its MRs (as pyverbs' ``PD.close``).
+        Closing twice does nothing."""
         if self.closed:
             return
-        _refuse_if_in_use(self, "PD", self._children)
+        from rdmasim.verbs.mr import MR
+        from rdmasim.verbs.qp import QP
+
+        _close_children(self._children, (QP, MR))
         self.closed = True
         self.ctx._children.discard(self)
 
@@ -119,13 +128,21 @@ class PD:
         return f"PD(handle={self.handle}, host={self.ctx.host.name})"
 
 
-def _refuse_if_in_use(obj: object, what: str, children: set[object]) -> None:
-    from rdmasim.errors import PyverbsRDMAError
+def _creation_order(obj: object) -> int:
+    """A deterministic closing order within one kind: by the number the NIC gave the object."""
+    for name in ("qp_num", "handle", "_handle", "_index"):
+        v = getattr(obj, name, None)
+        if isinstance(v, int):
+            return v
+    return 0
 
-    if children:
-        names = ", ".join(sorted(repr(c) for c in children)[:4])
-        more = f" and {len(children) - 4} more" if len(children) > 4 else ""
-        raise PyverbsRDMAError(
-            f"cannot close {what} {obj!r}: still used by {len(children)} object(s): {names}{more}; "
-            f"close them first", errno.EBUSY
-        )
+
+def _close_children(children: set[object], order: tuple[type, ...]) -> None:
+    """Close ``children`` kind by kind in ``order``, as pyverbs' close cascades: QPs before the
+    MRs and CQs they use, PDs before CQs; kinds not in ``order`` (added by extensions) last.
+    A child may define ``_cascade_close`` for what its parent's close does to it."""
+    kinds = [*order, object]
+    for kind in kinds:
+        for child in sorted((c for c in list(children) if isinstance(c, kind)), key=_creation_order):
+            if child in children:
+                getattr(child, "_cascade_close", child.close)()  # type: ignore[attr-defined]

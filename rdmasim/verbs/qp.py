@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from typing import TYPE_CHECKING, Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
@@ -98,28 +99,52 @@ class GlobalRoute:
 class AHAttr:
     """Address vector (``struct ibv_ah_attr``): where the QP's packets go.
 
-    Give ``gr=GlobalRoute(dgid=peer_gid)`` as with RoCE hardware, or ``dest=host`` directly.
+    As in pyverbs, ``is_global`` is 0 by default and ``gr`` counts only with ``is_global=1``:
+    RoCE addresses by GID, so modifying a QP to RTR with a non-global address is EINVAL (as
+    rdma-core's kernel check). Give ``AHAttr(is_global=1, gr=GlobalRoute(dgid=peer_gid))``, or
+    ``dest=host`` (rdmasim's shortcut, needs no GRH). The destination may be the QP's own
+    host (loopback through its own port, docs/pyverbs.md "Loopback").
     """
 
-    def __init__(self, gr: GlobalRoute | None = None, is_global: int = 1, port_num: int = 1,
-                 dlid: int = 0, sl: int = 0, dest: Host | None = None) -> None:
+    __slots__ = ("gr", "is_global", "port_num", "dlid", "sl", "src_path_bits", "static_rate", "dest")
+
+    def __init__(self, gr: GlobalRoute | None = None, is_global: int = 0, port_num: int = 1,
+                 dlid: int = 0, sl: int = 0, dest: Host | None = None, src_path_bits: int = 0,
+                 static_rate: int = 0) -> None:
         self.gr = None if gr is None else instance("AHAttr gr", gr, GlobalRoute)
         self.is_global = int_in("AHAttr is_global", is_global, 0, 1)
+        if self.is_global and self.gr is None:
+            raise PyverbsUserError("AHAttr is_global=1 needs gr=GlobalRoute(dgid=...)")
         self.port_num = int_in("AHAttr port_num", port_num, 0, U8)
         self.dlid = int_in("AHAttr dlid", dlid, 0, U16)
         self.sl = int_in("AHAttr sl", sl, 0, 15)
+        self.src_path_bits = int_in("AHAttr src_path_bits", src_path_bits, 0, U8)
+        self.static_rate = int_in("AHAttr static_rate", static_rate, 0, U8)
         self.dest = dest
 
 
 class QPAttr:
-    """Modify/query attributes (``struct ibv_qp_attr``), with rdma-core's field names."""
+    """Modify/query attributes (``struct ibv_qp_attr``), with rdma-core's field names.
+
+    As in pyverbs, a new QPAttr holds ``qp_state=IBV_QPS_INIT``, ``cur_qp_state=IBV_QPS_RESET``,
+    ``port_num=1`` and ``path_mtu=IBV_MTU_1024``; every other field is 0 (the zeroed C
+    struct): set what the transition needs (``timeout``, ``retry_cnt``, ... for RTS). Other
+    fields may be given as keywords too. Unknown attribute names raise AttributeError, so a
+    misspelt field (``attr.retry_count``) is never ignored silently.
+    """
+
+    __slots__ = ("qp_state", "cur_qp_state", "port_num", "path_mtu", "qp_access_flags", "pkey_index",
+                 "dest_qp_num", "rq_psn", "sq_psn", "max_rd_atomic", "max_dest_rd_atomic",
+                 "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry", "ah_attr", "qkey",
+                 "path_mig_state", "cap", "alt_ah_attr", "alt_pkey_index", "en_sqd_async_notify",
+                 "sq_draining", "alt_port_num", "alt_timeout", "rate_limit")
 
     def __init__(self, qp_state: int = e.IBV_QPS_INIT, cur_qp_state: int = e.IBV_QPS_RESET,
                  port_num: int = 1, path_mtu: int = e.IBV_MTU_1024, qp_access_flags: int = 0,
                  pkey_index: int = 0, dest_qp_num: int = 0, rq_psn: int = 0, sq_psn: int = 0,
-                 max_rd_atomic: int = 1, max_dest_rd_atomic: int = 1, min_rnr_timer: int = 12,
-                 timeout: int = 14, retry_cnt: int = 7, rnr_retry: int = 7,
-                 ah_attr: AHAttr | None = None) -> None:
+                 max_rd_atomic: int = 0, max_dest_rd_atomic: int = 0, min_rnr_timer: int = 0,
+                 timeout: int = 0, retry_cnt: int = 0, rnr_retry: int = 0,
+                 ah_attr: AHAttr | None = None, qkey: int = 0) -> None:
         values = dict(qp_state=qp_state, cur_qp_state=cur_qp_state, port_num=port_num, path_mtu=path_mtu,
                       qp_access_flags=qp_access_flags, pkey_index=pkey_index, dest_qp_num=dest_qp_num,
                       rq_psn=rq_psn, sq_psn=sq_psn, max_rd_atomic=max_rd_atomic,
@@ -128,9 +153,15 @@ class QPAttr:
         for k, v in values.items():
             setattr(self, k, _attr_value(k, v))
         self.ah_attr = None if ah_attr is None else instance("QPAttr ah_attr", ah_attr, AHAttr)
+        self.qkey = int_in("QPAttr qkey", qkey, 0, U32)
+        self.path_mig_state = 0
+        self.cap = None
+        self.alt_ah_attr = None
+        self.alt_pkey_index = self.en_sqd_async_notify = self.sq_draining = 0
+        self.alt_port_num = self.alt_timeout = self.rate_limit = 0
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if k != "ah_attr")
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in _SIMPLE_FIELDS)
         return f"QPAttr({fields})"
 
 
@@ -230,6 +261,10 @@ class QP:
                 dest = instance("AHAttr dest", ah.dest, Host)
                 same_sim(f"AHAttr dest {dest.name}", dest.sim, self._sim)
             elif gr is not None and gr.dgid:
+                if not int_in("AHAttr is_global", ah.is_global, 0, 1):
+                    raise PyverbsRDMAError(
+                        "ah_attr: is_global=0 but a RoCE address needs the GRH: give "
+                        "AHAttr(is_global=1, gr=GlobalRoute(dgid=<peer GID>))", errno.EINVAL)
                 instance("GlobalRoute dgid", gr.dgid, str)
                 try:
                     dest = self._sim.host_by_gid(gr.dgid)
@@ -258,13 +293,25 @@ class QP:
                     | e.IBV_QP_ACCESS_FLAGS)
 
     def to_rtr(self, qp_attr: QPAttr) -> None:
-        """INIT→RTR: address vector, path MTU, dest QPN, rq_psn, max_dest_rd_atomic, min_rnr_timer."""
+        """→RTR: address vector, path MTU, dest QPN, rq_psn, max_dest_rd_atomic, min_rnr_timer.
+
+        As pyverbs, a QP not in INIT is first moved to INIT (``to_init``), so RESET→INIT→RTR
+        takes one call."""
+        self._check_alive("to_rtr")
+        if self.qp_state != e.IBV_QPS_INIT:
+            self.to_init(qp_attr)
         qp_attr.qp_state = e.IBV_QPS_RTR
         self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
                     | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
 
     def to_rts(self, qp_attr: QPAttr) -> None:
-        """RTR→RTS: timeout, retry_cnt, rnr_retry, sq_psn, max_rd_atomic."""
+        """→RTS: timeout, retry_cnt, rnr_retry, sq_psn, max_rd_atomic.
+
+        As pyverbs, a QP not in RTR is first moved to RTR (``to_rtr``, which starts with
+        ``to_init`` from RESET), so RESET or INIT→...→RTS takes one call."""
+        self._check_alive("to_rts")
+        if self.qp_state != e.IBV_QPS_RTR:
+            self.to_rtr(qp_attr)
         qp_attr.qp_state = e.IBV_QPS_RTS
         self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT
                     | e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
@@ -277,8 +324,8 @@ class QP:
         attr = QPAttr(**{k: int(raw[k]) for k in _SIMPLE_FIELDS})
         if raw["dest_host"] >= 0:
             dest = self._sim.host_by_index(raw["dest_host"])
-            attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=dest.gid, traffic_class=raw["traffic_class"]),
-                                  dest=dest)
+            attr.ah_attr = AHAttr(is_global=1, dest=dest,
+                                  gr=GlobalRoute(dgid=dest.gid, traffic_class=raw["traffic_class"]))
         init = QPInitAttr(qp_type=self.qp_type, scq=self.send_cq, rcq=self.recv_cq, cap=self.cap,
                           sq_sig_all=self.sq_sig_all)
         return attr, init
@@ -290,9 +337,10 @@ class QP:
         return int(self._sim._core.qp_query(self._host.index, self.qp_num)["qp_state"])
 
     # ---- data path ----
-    def post_send(self, send_wr: SendWR, bad_wr: list[SendWR] | None = None) -> None:
-        """Post one work request or a chain (``next_wr``). On error the failing WR goes to
-        ``bad_wr`` (if given) and nothing after it is posted."""
+    def post_send(self, send_wr: SendWR, bad_wr: SendWR | list[SendWR] | None = None) -> None:
+        """Post one work request or a chain (``next_wr``). On error nothing after the failing
+        WR is posted and it is reported in ``bad_wr``: a SendWR (pyverbs' signature: the failing
+        WR is copied into it) or a list (it is appended)."""
         from rdmasim.verbs.wr import SendWR
 
         self._check_alive("post_send")
@@ -310,8 +358,7 @@ class QP:
                         int_in(f"{what}: swap", wr.swap, 0, U64))
                 self._sim._core.post_send(self._host.index, self.qp_num, *args)
             except Exception:
-                if bad_wr is not None:
-                    bad_wr.append(wr)
+                _report_bad_wr(bad_wr, wr)
                 raise
 
     def _sges(self, what: str, sg: Any, num_sge: Any) -> list[tuple[int, int, int]]:
@@ -331,8 +378,8 @@ class QP:
                         key(f"{what}: sg[{k}].lkey", s.lkey, self._sim)))
         return out
 
-    def post_recv(self, recv_wr: RecvWR, bad_wr: list[RecvWR] | None = None) -> None:
-        """Post one receive work request or a chain."""
+    def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
+        """Post one receive work request or a chain; ``bad_wr`` as in ``post_send``."""
         from rdmasim.verbs.wr import RecvWR
 
         self._check_alive("post_recv")
@@ -343,8 +390,7 @@ class QP:
                 sges = self._sges(what, wr.sg, wr.num_sge)
                 self._sim._core.post_recv(self._host.index, self.qp_num, wr_id, sges)
             except Exception:
-                if bad_wr is not None:
-                    bad_wr.append(wr)
+                _report_bad_wr(bad_wr, wr)
                 raise
 
     def stats(self) -> dict[str, int]:
@@ -444,11 +490,22 @@ class QP:
         return self._sim._core.qp_dcqcn_state(self._host.index, self.qp_num)
 
     def close(self) -> None:
-        """Destroy the QP (``ibv_destroy_qp``); refused while work requests are outstanding."""
+        """Destroy the QP (``ibv_destroy_qp``). Receive WRs still posted are dropped without
+        completions, as ``ibv_destroy_qp`` does; refused (EBUSY) while send WRs are outstanding
+        (their completions would be lost: wait for them or move the QP to ERR first)."""
         if not self._closed:
             self._sim._core.qp_destroy(self._host.index, self.qp_num)
             self._closed = True
             self.pd._children.discard(self)
+
+    def _cascade_close(self) -> None:
+        """Closing its PD or Context destroys the QP whatever it still holds (pyverbs): send
+        work outstanding is flushed first (moved to ERR)."""
+        if self._closed:
+            return
+        if self.inspect()["sq_outstanding"]:
+            self.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+        self.close()
 
     def __enter__(self) -> QP:
         return self
@@ -465,6 +522,17 @@ class QP:
                 f"outstanding_wrs={q['sq_outstanding']})")
 
 
+def _report_bad_wr(bad_wr: Any, wr: Any) -> None:
+    """Hand the work request that failed to the caller's ``bad_wr``: appended to a list, or
+    copied into a work request of the same type (pyverbs). Anything else is left alone, so
+    the error of the post itself is what the caller sees."""
+    if isinstance(bad_wr, list):
+        bad_wr.append(wr)
+    elif type(bad_wr) is type(wr):
+        for k, v in vars(wr).items():
+            setattr(bad_wr, k, v)
+
+
 def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int = 0, psn_b: int = 0,
                 access: int = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
                 | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC,
@@ -473,7 +541,8 @@ def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int =
                 recovery: str = "gbn", irn_window: int | None = None,
                 rto_low: str | int = IRN_RTO_LOW, rto_high: str | int = IRN_RTO_HIGH,
                 rto_low_packets: int = IRN_RTO_LOW_PACKETS) -> None:
-    """Walk two RC QPs (on different hosts) RESET→INIT→RTR→RTS, each pointing at the other.
+    """Walk two RC QPs RESET→INIT→RTR→RTS, each pointing at the other. They may be on one
+    host (loopback inside its NIC), or be one QP connected to itself.
 
     ``psn_a`` is the first PSN ``qp_a`` sends (and ``qp_b`` expects); likewise ``psn_b``.
     ``path_mtu`` is in bytes (default: the link MTU between the hosts).
@@ -505,16 +574,18 @@ def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int =
     if irn_window is not None:
         int_in("connect_qps irn_window", irn_window, 0, U32)
     window = irn_bdp_window(host_a.link, path_mtu) if irn_window is None else irn_window
-    for qp in (qp_a, qp_b):
+    for qp in (qp_a,) if qp_a is qp_b else (qp_a, qp_b):
         if recovery != "gbn" or qp.recovery["mode"] != "gbn":
             qp.set_recovery(recovery, window=window, rto_low=rto_low, rto_high=rto_high,
                             rto_low_packets=rto_low_packets)
-    for qp, peer, rq_psn, sq_psn in ((qp_a, qp_b, psn_b, psn_a), (qp_b, qp_a, psn_a, psn_b)):
+    pairs = [(qp_a, qp_b, psn_b, psn_a), (qp_b, qp_a, psn_a, psn_b)]
+    for qp, peer, rq_psn, sq_psn in pairs[:1] if qp_a is qp_b else pairs:  # a QP may talk to itself
         attr = QPAttr(qp_access_flags=access, path_mtu=mtu, dest_qp_num=peer.qp_num, rq_psn=rq_psn,
                       sq_psn=sq_psn, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,
                       min_rnr_timer=min_rnr_timer, max_rd_atomic=max_rd_atomic,
                       max_dest_rd_atomic=max_rd_atomic,
-                      ah_attr=AHAttr(gr=GlobalRoute(dgid=peer._host.gid, traffic_class=traffic_class)))
+                      ah_attr=AHAttr(is_global=1,
+                                     gr=GlobalRoute(dgid=peer._host.gid, traffic_class=traffic_class)))
         qp.to_init(attr)
         qp.to_rtr(attr)
         qp.to_rts(attr)

@@ -187,8 +187,10 @@ class Fuzzer:
             setattr(attr, field, self.draw(value(0, 8)))
         w = self.pick(self.worlds)
         attr.ah_attr = self.draw(st.sampled_from([
-            None, AHAttr(dest=self.pick(w.hosts)), AHAttr(gr=GlobalRoute(dgid=self.pick(w.hosts).gid)),
-            AHAttr(gr=GlobalRoute(dgid="::1"))]))
+            None, AHAttr(dest=self.pick(w.hosts)),
+            AHAttr(is_global=1, gr=GlobalRoute(dgid=self.pick(w.hosts).gid)),
+            AHAttr(gr=GlobalRoute(dgid=self.pick(w.hosts).gid)),
+            AHAttr(is_global=1, gr=GlobalRoute(dgid="::1"))]))
         qp.modify(attr, self.draw(st.one_of(st.sampled_from([
             e.IBV_QP_STATE, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS,
             e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN

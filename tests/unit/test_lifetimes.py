@@ -1,4 +1,5 @@
-"""Objects still in use cannot be destroyed; the error says what uses them."""
+"""Objects still in use by others cannot be destroyed (the error says what uses them);
+closing a parent closes its children first."""
 
 from __future__ import annotations
 
@@ -23,19 +24,15 @@ def pair(timeout: int = 10):
     return topo, (ca, pa, cqa, qa), (cb, pb, cqb, qb)
 
 
-def test_pd_with_mr_or_qp_cannot_be_closed() -> None:
+def test_pd_and_context_close_their_children_first() -> None:
+    """As pyverbs: PD.close closes its QPs and MRs, Context.close its PDs and then its CQs."""
     topo, (ca, pa, cqa, qa), _ = pair()
     mr = MR(pa, 4096, e.IBV_ACCESS_LOCAL_WRITE)
-    with pytest.raises(PyverbsRDMAError, match="still used by 2 object") as exc:
-        pa.close()
-    assert exc.value.error_code == errno.EBUSY
-    mr.close()
-    qa.close()
     pa.close()
-    with pytest.raises(PyverbsRDMAError, match="CQ"):
-        ca.close()
-    cqa.close()
+    assert qa._closed and mr._closed and pa.closed
+    assert not cqa._closed
     ca.close()
+    assert cqa._closed and ca.closed
 
 
 def test_cq_used_by_qp_cannot_be_destroyed() -> None:
@@ -76,7 +73,7 @@ def test_qp_with_outstanding_work_cannot_be_destroyed_until_flushed() -> None:
     wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 4096, src.lkey)])
     wr.set_wr_rdma(dst.rkey, dst.buf)
     qa.post_send(wr)
-    with pytest.raises(PyverbsRDMAError, match="1 send and 0 receive work request"):
+    with pytest.raises(PyverbsRDMAError, match="1 send work request"):
         qa.close()
     from rdmasim.verbs import QPAttr
 
