@@ -29,6 +29,8 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t src_qp
         uint32_t wc_flags
         uint32_t vendor_err
+        uint32_t pkey_index
+        uint32_t sl
     ctypedef struct rs_qp_init:
         uint32_t pd
         int send_cq
@@ -38,6 +40,7 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t max_send_sge
         uint32_t max_recv_sge
         int sq_sig_all
+        uint32_t qp_type
     ctypedef struct rs_qp_attr:
         uint32_t qp_state
         uint32_t cur_qp_state
@@ -56,6 +59,7 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t rnr_retry
         int dest_host
         uint32_t traffic_class
+        uint32_t qkey
     ctypedef struct rs_sge:
         uint64_t addr
         uint32_t length
@@ -71,6 +75,10 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t rkey
         uint64_t compare_add
         uint64_t swap
+        int ud_dest_host
+        uint32_t ud_traffic_class
+        uint32_t ud_remote_qpn
+        uint32_t ud_remote_qkey
     ctypedef struct rs_recv_wr:
         uint64_t wr_id
         uint32_t num_sge
@@ -98,6 +106,8 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t cnps_rcvd
         uint64_t ce_rcvd
         uint64_t ooo_placed
+        uint64_t ud_qkey_dropped
+        uint64_t ud_no_recv_dropped
     ctypedef struct rs_recovery_params:
         uint32_t mode
         uint32_t window
@@ -396,8 +406,12 @@ cdef class SimCore:
             free(out)
 
     def qp_create(self, int host, uint32_t pd, int send_cq, int recv_cq, uint32_t max_send_wr,
-                  uint32_t max_recv_wr, uint32_t max_send_sge, uint32_t max_recv_sge, bint sq_sig_all):
+                  uint32_t max_recv_wr, uint32_t max_send_sge, uint32_t max_recv_sge, bint sq_sig_all,
+                  uint32_t qp_type=2):
+        """qp_type: IBV_QPT_RC (2) or IBV_QPT_UD (4)."""
         cdef rs_qp_init init
+        memset(&init, 0, sizeof(init))
+        init.qp_type = qp_type
         init.pd = pd
         init.send_cq = send_cq
         init.recv_cq = recv_cq
@@ -433,6 +447,7 @@ cdef class SimCore:
             elif k == "rnr_retry": a.rnr_retry = v
             elif k == "dest_host": a.dest_host = v
             elif k == "traffic_class": a.traffic_class = v
+            elif k == "qkey": a.qkey = v
             else:
                 raise KeyError(f"unknown QP attribute {k!r}")
         self._check(rs_qp_modify(self.sim, host, qpn, &a, mask))
@@ -465,9 +480,15 @@ cdef class SimCore:
 
     def post_send(self, int host, uint32_t qpn, uint64_t wr_id, uint32_t opcode, uint32_t send_flags,
                   uint32_t imm_data, list sges, uint64_t remote_addr, uint32_t rkey,
-                  uint64_t compare_add=0, uint64_t swap=0):
-        """sges: list of (addr, length, lkey)."""
+                  uint64_t compare_add=0, uint64_t swap=0, int ud_dest_host=-1,
+                  uint32_t ud_traffic_class=0, uint32_t ud_remote_qpn=0, uint32_t ud_remote_qkey=0):
+        """sges: list of (addr, length, lkey); ud_*: a UD QP's address handle, remote QPN and Q_Key."""
         cdef rs_send_wr wr
+        memset(&wr, 0, sizeof(wr))
+        wr.ud_dest_host = ud_dest_host
+        wr.ud_traffic_class = ud_traffic_class
+        wr.ud_remote_qpn = ud_remote_qpn
+        wr.ud_remote_qkey = ud_remote_qkey
         cdef rs_sge sg[32]
         if len(sges) > 32:
             raise ValueError(f"{len(sges)} SGEs: at most 32 per work request")

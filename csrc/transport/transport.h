@@ -34,6 +34,9 @@ rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp);
 void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn);
 void rs_req_rnr_done(rs_sim *sim, rs_qp *qp);
 
+/* ud.c: a datagram for a UD QP (Q_Key, receive WQE, GRH area, completion); releases it */
+void rs_ud_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+
 /* responder.c */
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 /* A request at the expected PSN: check, execute, ACK (the packet is not released). */

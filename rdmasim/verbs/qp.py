@@ -119,12 +119,12 @@ class QPAttr:
                  pkey_index: int = 0, dest_qp_num: int = 0, rq_psn: int = 0, sq_psn: int = 0,
                  max_rd_atomic: int = 1, max_dest_rd_atomic: int = 1, min_rnr_timer: int = 12,
                  timeout: int = 14, retry_cnt: int = 7, rnr_retry: int = 7,
-                 ah_attr: AHAttr | None = None) -> None:
+                 ah_attr: AHAttr | None = None, qkey: int = 0) -> None:
         values = dict(qp_state=qp_state, cur_qp_state=cur_qp_state, port_num=port_num, path_mtu=path_mtu,
                       qp_access_flags=qp_access_flags, pkey_index=pkey_index, dest_qp_num=dest_qp_num,
                       rq_psn=rq_psn, sq_psn=sq_psn, max_rd_atomic=max_rd_atomic,
                       max_dest_rd_atomic=max_dest_rd_atomic, min_rnr_timer=min_rnr_timer,
-                      timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry)
+                      timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry, qkey=qkey)
         for k, v in values.items():
             setattr(self, k, _attr_value(k, v))
         self.ah_attr = None if ah_attr is None else instance("QPAttr ah_attr", ah_attr, AHAttr)
@@ -136,7 +136,7 @@ class QPAttr:
 
 _SIMPLE_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pkey_index",
                   "port_num", "dest_qp_num", "rq_psn", "sq_psn", "max_rd_atomic",
-                  "max_dest_rd_atomic", "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry")
+                  "max_dest_rd_atomic", "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry", "qkey")
 
 # The C type of each struct ibv_qp_attr field: a value that does not fit it is malformed
 # (PyverbsUserError); one that fits but is out of the verbs range is the NIC's EINVAL
@@ -144,7 +144,11 @@ _SIMPLE_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pk
 _FIELD_MAX = {"qp_state": U32, "cur_qp_state": U32, "path_mtu": U32, "qp_access_flags": U32,
               "pkey_index": U16, "port_num": U8, "dest_qp_num": U32, "rq_psn": U32, "sq_psn": U32,
               "max_rd_atomic": U8, "max_dest_rd_atomic": U8, "min_rnr_timer": U8, "timeout": U8,
-              "retry_cnt": U8, "rnr_retry": U8}
+              "retry_cnt": U8, "rnr_retry": U8, "qkey": U32}
+
+# UD QPs walk RESET→INIT→RTR→RTS with these masks (pyverbs does the same per qp_type).
+_UD_STEP_MASKS = {e.IBV_QPS_INIT: e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY,
+                  e.IBV_QPS_RTR: 0, e.IBV_QPS_RTS: e.IBV_QP_SQ_PSN}
 
 
 def _attr_value(name: str, value: Any) -> int:
@@ -177,9 +181,10 @@ class QP:
         pd._check_open("QP")
         instance("QP init_attr", init_attr, QPInitAttr)
         int_in("QPInitAttr qp_type", init_attr.qp_type, 0, U32)
-        if init_attr.qp_type != e.IBV_QPT_RC:
+        if init_attr.qp_type not in (e.IBV_QPT_RC, e.IBV_QPT_UD):
             raise PyverbsUserError(
-                f"qp_type {init_attr.qp_type}: only IBV_QPT_RC ({e.IBV_QPT_RC}) is emulated"
+                f"qp_type {init_attr.qp_type}: IBV_QPT_RC ({e.IBV_QPT_RC}) and IBV_QPT_UD ({e.IBV_QPT_UD})"
+                " are emulated"
             )
         if init_attr.srq is not None:
             raise PyverbsUserError("shared receive queues are not emulated")
@@ -207,7 +212,7 @@ class QP:
         self.qp_num = self._sim._core.qp_create(
             self._host.index, pd.handle, self.send_cq._handle, self.recv_cq._handle,
             caps["max_send_wr"], caps["max_recv_wr"], caps["max_send_sge"], caps["max_recv_sge"],
-            bool(sig_all),
+            bool(sig_all), init_attr.qp_type,
         )
         self._closed = False
         pd._children.add(self)
@@ -251,20 +256,30 @@ class QP:
         if self._closed:  # its number may belong to a newer QP by now: never reach the core with it
             raise PyverbsRDMAError(f"QP.{what}: QP 0x{self.qp_num:x} is destroyed")
 
+    def _ud_step(self, qp_attr: QPAttr, state: int) -> None:
+        qp_attr.qp_state = state
+        self.modify(qp_attr, e.IBV_QP_STATE | _UD_STEP_MASKS[state])
+
     def to_init(self, qp_attr: QPAttr) -> None:
         """RESET→INIT with pkey_index, port_num and qp_access_flags from ``qp_attr``."""
+        if self.qp_type == e.IBV_QPT_UD:
+            return self._ud_step(qp_attr, e.IBV_QPS_INIT)
         qp_attr.qp_state = e.IBV_QPS_INIT
         self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT
                     | e.IBV_QP_ACCESS_FLAGS)
 
     def to_rtr(self, qp_attr: QPAttr) -> None:
         """INIT→RTR: address vector, path MTU, dest QPN, rq_psn, max_dest_rd_atomic, min_rnr_timer."""
+        if self.qp_type == e.IBV_QPT_UD:
+            return self._ud_step(qp_attr, e.IBV_QPS_RTR)
         qp_attr.qp_state = e.IBV_QPS_RTR
         self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
                     | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
 
     def to_rts(self, qp_attr: QPAttr) -> None:
         """RTR→RTS: timeout, retry_cnt, rnr_retry, sq_psn, max_rd_atomic."""
+        if self.qp_type == e.IBV_QPT_UD:
+            return self._ud_step(qp_attr, e.IBV_QPS_RTS)
         qp_attr.qp_state = e.IBV_QPS_RTS
         self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT
                     | e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
@@ -308,7 +323,8 @@ class QP:
                         key(f"{what}: rkey", wr.rkey, self._sim),
                         int_in(f"{what}: compare_add", wr.compare_add, 0, U64),
                         int_in(f"{what}: swap", wr.swap, 0, U64))
-                self._sim._core.post_send(self._host.index, self.qp_num, *args)
+                ud = wr.ud_args(what, self._sim) if self.qp_type == e.IBV_QPT_UD else {}
+                self._sim._core.post_send(self._host.index, self.qp_num, *args, **ud)
             except Exception:
                 if bad_wr is not None:
                     bad_wr.append(wr)
