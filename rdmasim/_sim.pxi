@@ -41,6 +41,7 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t max_recv_sge
         int sq_sig_all
         uint32_t qp_type
+        uint32_t srq
     ctypedef struct rs_qp_attr:
         uint32_t qp_state
         uint32_t cur_qp_state
@@ -181,6 +182,9 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr)
     int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
+    int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge)
+    int rs_srq_destroy(rs_sim *sim, int host, uint32_t srq)
+    int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr)
     int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
 
 # rs_err codes -> Python exception classes (set by rdmasim.errors at import)
@@ -407,11 +411,12 @@ cdef class SimCore:
 
     def qp_create(self, int host, uint32_t pd, int send_cq, int recv_cq, uint32_t max_send_wr,
                   uint32_t max_recv_wr, uint32_t max_send_sge, uint32_t max_recv_sge, bint sq_sig_all,
-                  uint32_t qp_type=2):
-        """qp_type: IBV_QPT_RC (2) or IBV_QPT_UD (4)."""
+                  uint32_t qp_type=2, uint32_t srq=0):
+        """qp_type: IBV_QPT_RC (2) or IBV_QPT_UD (4); srq: an srq_create handle (0: none)."""
         cdef rs_qp_init init
         memset(&init, 0, sizeof(init))
         init.qp_type = qp_type
+        init.srq = srq
         init.pd = pd
         init.send_cq = send_cq
         init.recv_cq = recv_cq
@@ -521,6 +526,27 @@ cdef class SimCore:
         wr.num_sge = len(sges)
         wr.sg_list = sg
         self._check(rs_post_recv(self.sim, host, qpn, &wr))
+
+    def srq_create(self, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge):
+        """A shared receive queue; returns its handle (>= 1)."""
+        return self._check(rs_srq_create(self.sim, host, pd, max_wr, max_sge))
+
+    def srq_destroy(self, int host, uint32_t srq):
+        self._check(rs_srq_destroy(self.sim, host, srq))
+
+    def post_srq_recv(self, int host, uint32_t srq, uint64_t wr_id, list sges):
+        cdef rs_recv_wr wr
+        cdef rs_sge sg[32]
+        if len(sges) > 32:
+            raise ValueError(f"{len(sges)} SGEs: at most 32 per work request")
+        for i, (addr, length, lkey) in enumerate(sges):
+            sg[i].addr = addr
+            sg[i].length = length
+            sg[i].lkey = lkey
+        wr.wr_id = wr_id
+        wr.num_sge = len(sges)
+        wr.sg_list = sg
+        self._check(rs_post_srq_recv(self.sim, host, srq, &wr))
 
 
 def _register_error_classes(mapping):

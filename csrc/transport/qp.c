@@ -48,6 +48,19 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     if (in->qp_type != 0 && in->qp_type != RS_QPT_RC && in->qp_type != RS_QPT_UD)
         return rs_sim_fail(sim, RS_ERR_INVAL, "qp_type=%u: IBV_QPT_RC (%d) or IBV_QPT_UD (%d)", in->qp_type,
                            RS_QPT_RC, RS_QPT_UD);
+    rs_srq *srq = NULL;
+    rs_qp_init init = *in;
+    if (in->srq) {
+        srq = rs_host_srq(h, in->srq);
+        if (!srq)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "srq=%u: no such SRQ on host %d", in->srq, host);
+        if (srq->pd != in->pd)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ %u belongs to another PD than the QP", in->srq);
+        /* receive WQEs come from the SRQ one at a time: a ring of one, as wide as the SRQ's */
+        init.max_recv_wr = 1;
+        init.max_recv_sge = srq->max_sge;
+        in = &init;
+    }
     /* a destroyed QP's memory first (see rs_sim.qp_slab); with room for CC state if the host runs CC */
     int cc_room = rs_cc_algo_get(h->cc.kind) != NULL;
     rs_qp *qp = rs_slab_alloc(qp_slab(sim, cc_room));
@@ -88,6 +101,9 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     qp->init = *in;
     qp->state = RS_QPS_RESET;
     qp->is_ud = in->qp_type == RS_QPT_UD;
+    qp->srq = srq;
+    if (srq)
+        srq->users++;
     qp->attr.dest_host = -1;
     qp->attr.path_mtu = RS_MTU_1024;
     qp->pmtu = 1024;
@@ -132,6 +148,9 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
     h->cqs[qp->init.send_cq].users--;
     if (qp->init.recv_cq != qp->init.send_cq)
         h->cqs[qp->init.recv_cq].users--;
+    if (qp->srq)
+        qp->srq->users--;
+    qp->srq = NULL;
     rs_qpn_remove(&h->qpns, qpn); /* frames still in flight to it are counted as unknown-QP drops */
     rs_respq_clear(sim, qp);
     rs_resp_release_held(sim, qp);
@@ -377,6 +396,9 @@ int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
     rs_qp *qp = get_qp(sim, host, qpn);
     if (!qp)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    if (qp->srq)
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "post_recv on QP 0x%x, which takes its receive WQEs from an SRQ: post them to the SRQ", qpn);
     if (qp->state == RS_QPS_RESET)
         return rs_sim_fail(sim, RS_ERR_STATE,
                            "post_recv on QP 0x%x in RESET: receive work is accepted from INIT on", qpn);

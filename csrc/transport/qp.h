@@ -165,6 +165,7 @@ typedef struct rs_qp {
     rs_rdres res_inline;
     rs_irn *irn;            /* IRN state (irn.c): set by rs_qp_set_recovery, NULL under Go-Back-N */
     struct rs_pkt *respq_tail;
+    struct rs_srq *srq;     /* shared receive queue (srq.c); its WQEs come into rq one at a time */
     uint8_t has_cc_room;    /* allocated from sim->qp_cc_slab: cc_room below is usable */
 
     /* ---- RS_CC_STATE_BYTES of congestion control state, only in QPs created on a host that runs

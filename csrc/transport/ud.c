@@ -44,7 +44,7 @@ void rs_ud_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         qp->host->rx_bad_state++;
     } else if (pkt->deth_qkey != qp->attr.qkey) {
         qp->stats.ud_qkey_dropped++;
-    } else if (qp->rq_count == 0) {
+    } else if (qp->rq_count == 0 && !rs_srq_pull(qp)) {
         qp->stats.ud_no_recv_dropped++;
     } else {
         rs_rwqe *r = &qp->rq[qp->rq_head];

@@ -186,8 +186,14 @@ class QP:
                 f"qp_type {init_attr.qp_type}: IBV_QPT_RC ({e.IBV_QPT_RC}) and IBV_QPT_UD ({e.IBV_QPT_UD})"
                 " are emulated"
             )
+        srq_handle = 0
         if init_attr.srq is not None:
-            raise PyverbsUserError("shared receive queues are not emulated")
+            from rdmasim.verbs.srq import SRQ
+
+            srq = instance("QPInitAttr srq", init_attr.srq, SRQ)
+            if srq._closed or srq._host is not pd.ctx.host:
+                raise PyverbsUserError(f"QPInitAttr srq {srq!r} is destroyed or belongs to another host")
+            srq_handle = srq.handle
         for name, cq in (("scq", init_attr.send_cq), ("rcq", init_attr.recv_cq)):
             if not isinstance(cq, CQ):
                 raise PyverbsUserError(f"QPInitAttr.{name} must be a CQ, got {cq!r}")
@@ -212,7 +218,7 @@ class QP:
         self.qp_num = self._sim._core.qp_create(
             self._host.index, pd.handle, self.send_cq._handle, self.recv_cq._handle,
             caps["max_send_wr"], caps["max_recv_wr"], caps["max_send_sge"], caps["max_recv_sge"],
-            bool(sig_all), init_attr.qp_type,
+            bool(sig_all), init_attr.qp_type, srq_handle,
         )
         self._closed = False
         pd._children.add(self)

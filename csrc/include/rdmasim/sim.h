@@ -185,6 +185,7 @@ typedef struct rs_qp_init {
     uint32_t max_recv_sge;
     int sq_sig_all;
     uint32_t qp_type; /* ibv_qp_type: IBV_QPT_RC (2; 0 also means RC) or IBV_QPT_UD (4) */
+    uint32_t srq;     /* shared receive queue handle (rs_srq_create), 0: the QP's own receive queue */
 } rs_qp_init;
 
 typedef struct rs_qp_attr {
@@ -247,6 +248,12 @@ typedef struct rs_recv_wr {
 } rs_recv_wr;
 
 int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr);
+
+/* ---- shared receive queues (no limit / arm events) ---- */
+/* Returns the SRQ's handle (>= 1), given to rs_qp_init.srq. */
+int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge);
+int rs_srq_destroy(rs_sim *sim, int host, uint32_t srq);
+int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr);
 int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr);
 
 /* Per-QP counters (see docs/design.md for their exact meaning). */
