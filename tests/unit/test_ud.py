@@ -34,7 +34,6 @@ from rdmasim.verbs import (
 )
 from rdmasim.verbs import enums as e
 
-IBV_WC_GRH = 1
 QKEY = 0x11111111
 GRH = 40
 
@@ -130,7 +129,7 @@ def test_ud_send_recv_bytes_grh_area_and_wc_fields(tmp_path: Path) -> None:
     (rw,) = drain(u.cq_b)
     assert (rw.wr_id, rw.status, rw.opcode) == (70, e.IBV_WC_SUCCESS, e.IBV_WC_RECV)
     assert rw.byte_len == GRH + 200
-    assert rw.wc_flags == IBV_WC_GRH | e.IBV_WC_WITH_IMM
+    assert rw.wc_flags == e.IBV_WC_GRH | e.IBV_WC_WITH_IMM
     assert rw.imm_data == 0x1234ABCD
     assert rw.src_qp == u.qa.qp_num and rw.qp_num == u.qb.qp_num
     assert rw.pkey_index == 0 and rw.sl == 0
@@ -157,7 +156,7 @@ def test_ud_send_without_imm_and_psn_advances() -> None:
     u.qa.post_send(ud_send(u, 11, 64))
     u.sim.run_until_idle()
     assert [(w.wr_id, w.byte_len, w.wc_flags) for w in drain(u.cq_b)] == [
-        (1, GRH, IBV_WC_GRH), (2, GRH + 64, IBV_WC_GRH)]
+        (1, GRH, e.IBV_WC_GRH), (2, GRH + 64, e.IBV_WC_GRH)]
     assert u.qa.inspect()["req_psn"] == 0x102
     assert u.qa.stats()["pkts_sent"] == 2
 
