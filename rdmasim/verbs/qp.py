@@ -263,8 +263,16 @@ class QP:
             raise PyverbsRDMAError(f"QP.{what}: QP 0x{self.qp_num:x} is destroyed")
 
     def _ud_step(self, qp_attr: QPAttr, state: int) -> None:
-        qp_attr.qp_state = state
-        self.modify(qp_attr, e.IBV_QP_STATE | _UD_STEP_MASKS[state])
+        """UD: walk from the current state up to ``state`` (RESET→INIT→RTR→RTS) as pyverbs does."""
+        order = [e.IBV_QPS_INIT, e.IBV_QPS_RTR, e.IBV_QPS_RTS]
+        cur = self.qp_state
+        steps = [state]
+        if cur == e.IBV_QPS_RESET or (cur in order and order.index(cur) < order.index(state)):
+            first = 0 if cur == e.IBV_QPS_RESET else order.index(cur) + 1
+            steps = order[first:order.index(state) + 1]
+        for st in steps:
+            qp_attr.qp_state = st
+            self.modify(qp_attr, e.IBV_QP_STATE | _UD_STEP_MASKS[st])
 
     def to_init(self, qp_attr: QPAttr) -> None:
         """RESET→INIT with pkey_index, port_num and qp_access_flags from ``qp_attr``."""

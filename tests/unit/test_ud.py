@@ -114,6 +114,10 @@ def test_ud_state_machine_takes_ud_attributes_only() -> None:
         qp.modify(QPAttr(qp_state=e.IBV_QPS_RTS), e.IBV_QP_STATE)
     qp.modify(QPAttr(qp_state=e.IBV_QPS_RTS, sq_psn=3), e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
     assert qp.qp_state == e.IBV_QPS_RTS
+    # to_rts from RESET walks INIT -> RTR -> RTS with the UD attributes (as pyverbs)
+    qp2 = QP(PD(ctx), QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq))
+    qp2.to_rts(QPAttr(qkey=9, sq_psn=4))
+    assert qp2.qp_state == e.IBV_QPS_RTS and qp2.query()[0].qkey == 9
 
 
 def test_ud_send_recv_bytes_grh_area_and_wc_fields(tmp_path: Path) -> None:
