@@ -358,10 +358,6 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     uint64_t total = 0;
     if (validate_sges(sim, wr->sg_list, wr->num_sge, qp->init.max_send_sge, &total))
         return RS_ERR_INVAL;
-    if (qp->is_ud && total > qp->pmtu)
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "UD message of %llu bytes on QP 0x%x exceeds the path MTU (%u bytes): a UD message "
-                           "is one packet", (unsigned long long)total, qpn, qp->pmtu);
     rs_swqe *w = rs_qp_swqe(qp, qp->sq_count);
     rs_sge *sge = w->sge;
     *w = (rs_swqe){.wr_id = wr->wr_id,

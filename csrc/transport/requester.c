@@ -192,12 +192,22 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
     return p;
 }
 
-/* UD: the WQE's one datagram (length <= MTU, checked at post_send) to the address handle's host and
+/* UD: the WQE's one datagram (at most one MTU) to the address handle's host and
  * QPN, with a DETH.  No ACK comes: the send completes as the datagram is handed to the port, as in
  * rxe (its completer retires UD WQEs once sent). */
 static rs_pkt *build_ud(rs_sim *sim, rs_qp *qp)
 {
     rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
+    if (w->length > qp->pmtu) {
+        /* IBA C10-93.1.1: a UD message longer than the MTU emits no packet and raises no error; rxe
+         * completes it as sent and consumes its PSN.  Counted, so a user can see where it went. */
+        qp->stats.ud_too_long_dropped++;
+        qp->req_psn = (qp->req_psn + 1) & RS_PSN_MASK;
+        qp->max_sent_psn_next = qp->comp_psn = qp->req_psn;
+        qp->req_idx++;
+        rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+        return NULL;
+    }
     if (check_sges(qp, w) != 0) {
         local_error(sim, qp);
         return NULL;

@@ -26,7 +26,8 @@ static inline int rs_wr_is_rd_atomic(uint32_t wr_op)
 }
 /* May WQE w start now (SQD, fence, max_rd_atomic)? */
 int rs_req_may_start(const rs_qp *qp, const rs_swqe *w);
-/* Build the next request packet and advance; NULL if the QP failed (it is then in ERR). */
+/* Build the next request packet and advance; NULL if the QP failed (it is then in ERR) or its WQE
+ * completed without a packet (a UD message longer than the MTU). */
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp);
 /* Build the packet at the cursor (req_idx, req_off, req_psn) and advance the cursor. */
 rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp);

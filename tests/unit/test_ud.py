@@ -1,7 +1,7 @@
 """UD queue pairs (IBA ch. 9/10 over RoCEv2, Linux rxe as the reference): the UD state machine,
 SEND / SEND_WITH_IMM as one UD_SEND_ONLY datagram with a DETH, the receiver's Q_Key check, the
 40-byte GRH area in front of the payload, the receive completion's fields, silent counted drops
-(Q_Key mismatch, no receive posted) and messages longer than the MTU refused."""
+(Q_Key mismatch, no receive posted) and messages longer than the MTU (no packet, no error)."""
 
 from __future__ import annotations
 
@@ -214,13 +214,21 @@ def test_ud_receive_buffer_without_room_for_grh_completes_loc_len_err() -> None:
     assert u.qb.qp_state == e.IBV_QPS_RTS  # UD: the QP stays up (rxe, class D)
 
 
-def test_ud_message_longer_than_mtu_is_refused() -> None:
+def test_ud_message_longer_than_mtu_emits_nothing_and_raises_no_error(tmp_path: Path) -> None:
+    # IBA C10-93.1.1 (and rxe): no packet, no error; the WQE completes and its PSN is used
     u = make_ud()
-    with pytest.raises(PyverbsRDMAError, match="1025 bytes.*MTU \\(1024 bytes\\)"):
-        u.qa.post_send(ud_send(u, 1, 1025))
+    post_recv(u, 1, GRH + 2048)
+    pcap = tmp_path / "mtu.pcap"
+    u.sim.capture(str(pcap))
+    u.qa.post_send(ud_send(u, 1, 1025))
     u.qa.post_send(ud_send(u, 2, 1024))  # exactly one MTU is one packet
     u.sim.run_until_idle()
-    assert [(w.wr_id, w.status) for w in drain(u.cq_a)] == [(2, e.IBV_WC_SUCCESS)]
+    u.sim.close_capture()
+    assert [(w.wr_id, w.status) for w in drain(u.cq_a)] == [(1, e.IBV_WC_SUCCESS), (2, e.IBV_WC_SUCCESS)]
+    assert u.qa.stats()["ud_too_long_dropped"] == 1 and u.qa.stats()["pkts_sent"] == 1
+    frames = [f.fields for f in read_pcap(pcap)]
+    assert [(f["psn"], f["payload_len"]) for f in frames] == [(0x101, 1024)]
+    assert [(w.wr_id, w.byte_len) for w in drain(u.cq_b)] == [(1, GRH + 1024)]
 
 
 def test_ud_send_needs_send_opcode_and_an_address_handle() -> None:

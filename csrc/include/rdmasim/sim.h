@@ -283,6 +283,7 @@ typedef struct rs_qp_stats {
     uint64_t ooo_placed;       /* responder (IRN): out-of-order packets kept and placed */
     uint64_t ud_qkey_dropped;  /* UD receive: datagrams dropped for a Q_Key other than the QP's */
     uint64_t ud_no_recv_dropped; /* UD receive: datagrams dropped with no receive WQE posted (no RNR in UD) */
+    uint64_t ud_too_long_dropped; /* UD send: messages longer than the MTU, completed without a packet */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
 
