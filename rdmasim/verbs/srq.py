@@ -7,6 +7,7 @@ message arrives.  The SRQ limit and its ``IBV_EVENT_SRQ_LIMIT_REACHED`` event (`
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
@@ -47,8 +48,8 @@ class SRQ:
         max_wr = int_in("SrqAttr max_wr", attr.max_wr, 0, U32)
         max_sge = int_in("SrqAttr max_sge", attr.max_sge, 0, U32)
         if int_in("SrqAttr srq_limit", attr.srq_limit, 0, U32) != 0:
-            raise PyverbsUserError(f"SrqAttr srq_limit={attr.srq_limit}: the SRQ limit event is not "
-                                   "emulated (use 0)")
+            raise PyverbsRDMAError(f"SrqAttr srq_limit={attr.srq_limit}: the SRQ limit event is not "
+                                   "emulated (use 0)", errno.EOPNOTSUPP)
         self.pd = pd
         self._host = pd.ctx.host
         self._sim = self._host.sim
@@ -90,6 +91,13 @@ class SRQ:
     def query(self) -> SrqAttr:
         """``ibv_query_srq``: max_wr, max_sge (srq_limit 0)."""
         return SrqAttr(max_wr=self.max_wr, max_sge=self.max_sge)
+
+    def modify(self, attr: SrqAttr, comp_mask: int) -> None:
+        """``ibv_modify_srq`` (resize, limit): not emulated, refused with EOPNOTSUPP."""
+        instance("SRQ.modify attr", attr, SrqAttr)
+        int_in("SRQ.modify comp_mask", comp_mask, 0, U32)
+        raise PyverbsRDMAError("SRQ.modify: resizing an SRQ and the SRQ limit are not emulated",
+                               errno.EOPNOTSUPP)
 
     def close(self) -> None:
         """``ibv_destroy_srq``: refused (EBUSY) while QPs use it."""
