@@ -110,6 +110,7 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t ud_qkey_dropped
         uint64_t ud_no_recv_dropped
         uint64_t ud_too_long_dropped
+        uint64_t ud_len_dropped
     ctypedef struct rs_recovery_params:
         uint32_t mode
         uint32_t window

@@ -3,7 +3,9 @@
  *
  *   Q_Key other than the QP's          -> dropped, stats.ud_qkey_dropped
  *   no receive WQE posted              -> dropped, stats.ud_no_recv_dropped
- *   40 + payload longer than the WQE   -> completes IBV_WC_LOC_LEN_ERR, the QP stays up (class D)
+ *   40 + payload longer than the WQE   -> own receive queue: dropped, stats.ud_len_dropped, the WQE stays
+ *                                         (class D, rxe drop_msg); from an SRQ: the WQE completes
+ *                                         IBV_WC_REM_INV_REQ_ERR (class E); the QP stays up either way
  *   a receive SGE that does not resolve -> completes IBV_WC_LOC_QP_OP_ERR, the QP goes to ERR
  * Accepted: 40 bytes of GRH area (RoCEv2 over IPv4: 20 zero bytes, then the IPv4 header as
  * received, as rxe's build_rdma_network_hdr), then the payload; the WC carries IBV_WC_GRH, the
@@ -49,7 +51,10 @@ void rs_ud_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
     } else {
         rs_rwqe *r = &qp->rq[qp->rq_head];
         if ((uint64_t)RS_UD_GRH_BYTES + pkt->payload_len > r->length) {
-            complete_ud_recv(sim, qp, pkt, RS_WC_STATUS_LOC_LEN_ERR);
+            if (qp->srq)
+                complete_ud_recv(sim, qp, pkt, RS_WC_STATUS_REM_INV_REQ_ERR);
+            else
+                qp->stats.ud_len_dropped++;
         } else {
             uint8_t grh[RS_UD_GRH_BYTES] = {0};
             int rc = rs_encode_ipv4_header(pkt, grh + RS_UD_GRH_BYTES - RS_IPV4_HDR_BYTES) != 0;

@@ -154,6 +154,13 @@ def test_ud_qp_with_an_srq() -> None:
     _, wcs = cq_b.poll(4)
     assert [(w.wr_id, w.byte_len, w.src_qp) for w in wcs] == [(9, 48, qa.qp_num)]
     assert dst.read(8, 40) == b"datagram"
+    # longer than the SRQ's WQE: that WQE completes IBV_WC_REM_INV_REQ_ERR (rxe class E), QP stays up
+    srq.post_recv(RecvWR(wr_id=10, sg=[SGE(dst.buf, 44, dst.lkey)]))
+    qa.post_send(wr)
+    t.sim.run_until_idle()
+    _, wcs = cq_b.poll(4)
+    assert [(w.wr_id, w.status) for w in wcs] == [(10, e.IBV_WC_REM_INV_REQ_ERR)]
+    assert qb.qp_state == e.IBV_QPS_RTS
 
 
 def test_srq_rules() -> None:

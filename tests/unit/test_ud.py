@@ -205,13 +205,17 @@ def test_ud_without_receive_is_dropped_and_counted_no_rnr() -> None:
     assert drain(u.cq_b) == []
 
 
-def test_ud_receive_buffer_without_room_for_grh_completes_loc_len_err() -> None:
+def test_ud_datagram_longer_than_the_receive_wqe_is_dropped_and_the_wqe_kept() -> None:
+    # rxe class D (drop_msg): no completion, the receive WQE waits for a datagram that fits
     u = make_ud()
     post_recv(u, 3, GRH + 15)
     u.qa.post_send(ud_send(u, 1, 16))
     u.sim.run_until_idle()
-    assert [(w.wr_id, w.status) for w in drain(u.cq_b)] == [(3, e.IBV_WC_LOC_LEN_ERR)]
-    assert u.qb.qp_state == e.IBV_QPS_RTS  # UD: the QP stays up (rxe, class D)
+    assert drain(u.cq_b) == [] and u.qb.stats()["ud_len_dropped"] == 1
+    assert u.qb.qp_state == e.IBV_QPS_RTS
+    u.qa.post_send(ud_send(u, 2, 15))
+    u.sim.run_until_idle()
+    assert [(w.wr_id, w.status, w.byte_len) for w in drain(u.cq_b)] == [(3, e.IBV_WC_SUCCESS, GRH + 15)]
 
 
 def test_ud_message_longer_than_mtu_emits_nothing_and_raises_no_error(tmp_path: Path) -> None:

@@ -284,6 +284,7 @@ typedef struct rs_qp_stats {
     uint64_t ud_qkey_dropped;  /* UD receive: datagrams dropped for a Q_Key other than the QP's */
     uint64_t ud_no_recv_dropped; /* UD receive: datagrams dropped with no receive WQE posted (no RNR in UD) */
     uint64_t ud_too_long_dropped; /* UD send: messages longer than the MTU, completed without a packet */
+    uint64_t ud_len_dropped;   /* UD receive: datagrams longer than the receive WQE (own queue), dropped */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
 
