@@ -47,6 +47,7 @@ cdef extern from "rdmasim/packet.h":
         uint8_t aeth_syndrome
         uint32_t aeth_msn
         uint32_t imm
+        uint32_t deth_qkey
         uint64_t atomic_va
         uint32_t atomic_rkey
         uint64_t atomic_swap_add
@@ -129,7 +130,7 @@ _FIELD_RANGE = {
     "opcode": _U(8), "se": _U(1), "mig": _U(1), "fecn": _U(1), "becn": _U(1), "ackreq": _U(1),
     "pkey": _U(16), "dest_qpn": _U(24), "psn": _U(24),
     "reth_va": _U(64), "reth_rkey": _U(32), "reth_len": _U(32),
-    "aeth_syndrome": _U(8), "aeth_msn": _U(24), "imm": _U(32),
+    "aeth_syndrome": _U(8), "aeth_msn": _U(24), "imm": _U(32), "deth_qkey": _U(32),
     "atomic_va": _U(64), "atomic_rkey": _U(32), "atomic_swap_add": _U(64), "atomic_compare": _U(64),
     "atomic_orig": _U(64),
     "pfc_class_enable": _U(8),  # the class-enable vector's high octet is reserved (0)
@@ -141,7 +142,7 @@ _PKT_INT_FIELDS = (
     "t_arrive_ps", "payload_len", "kind", "src_qpn", "src_node", "dst_node", "priority",
     "tos", "ttl", "ip_id", "src_ip", "dst_ip", "udp_sport",
     "opcode", "se", "mig", "fecn", "becn", "ackreq", "pkey", "dest_qpn", "psn",
-    "reth_va", "reth_rkey", "reth_len", "aeth_syndrome", "aeth_msn", "imm",
+    "reth_va", "reth_rkey", "reth_len", "aeth_syndrome", "aeth_msn", "imm", "deth_qkey",
     "atomic_va", "atomic_rkey", "atomic_swap_add", "atomic_compare", "atomic_orig",
     "pfc_class_enable",
 )
@@ -197,6 +198,7 @@ cdef int _set_int(rs_pkt *p, str name, object v) except -1:
     elif name == "aeth_syndrome": p.aeth_syndrome = v
     elif name == "aeth_msn": p.aeth_msn = v
     elif name == "imm": p.imm = v
+    elif name == "deth_qkey": p.deth_qkey = v
     elif name == "atomic_va": p.atomic_va = v
     elif name == "atomic_rkey": p.atomic_rkey = v
     elif name == "atomic_swap_add": p.atomic_swap_add = v
@@ -291,6 +293,7 @@ cdef dict _pkt_to_dict(const rs_pkt *p, const uint8_t *base, bytes frame):
         "ackreq": p.ackreq, "pkey": p.pkey, "dest_qpn": p.dest_qpn, "psn": p.psn,
         "reth_va": p.reth_va, "reth_rkey": p.reth_rkey, "reth_len": p.reth_len,
         "aeth_syndrome": p.aeth_syndrome, "aeth_msn": p.aeth_msn, "imm": p.imm,
+        "deth_qkey": p.deth_qkey,
         "atomic_va": p.atomic_va, "atomic_rkey": p.atomic_rkey,
         "atomic_swap_add": p.atomic_swap_add, "atomic_compare": p.atomic_compare,
         "atomic_orig": p.atomic_orig,

@@ -29,6 +29,8 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t src_qp
         uint32_t wc_flags
         uint32_t vendor_err
+        uint32_t pkey_index
+        uint32_t sl
     ctypedef struct rs_qp_init:
         uint32_t pd
         int send_cq
@@ -38,6 +40,8 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t max_send_sge
         uint32_t max_recv_sge
         int sq_sig_all
+        uint32_t qp_type
+        uint32_t srq
     ctypedef struct rs_qp_attr:
         uint32_t qp_state
         uint32_t cur_qp_state
@@ -56,6 +60,7 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t rnr_retry
         int dest_host
         uint32_t traffic_class
+        uint32_t qkey
     ctypedef struct rs_sge:
         uint64_t addr
         uint32_t length
@@ -71,6 +76,10 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t rkey
         uint64_t compare_add
         uint64_t swap
+        int ud_dest_host
+        uint32_t ud_traffic_class
+        uint32_t ud_remote_qpn
+        uint32_t ud_remote_qkey
     ctypedef struct rs_recv_wr:
         uint64_t wr_id
         uint32_t num_sge
@@ -98,6 +107,10 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t cnps_rcvd
         uint64_t ce_rcvd
         uint64_t ooo_placed
+        uint64_t ud_qkey_dropped
+        uint64_t ud_no_recv_dropped
+        uint64_t ud_too_long_dropped
+        uint64_t ud_len_dropped
     ctypedef struct rs_recovery_params:
         uint32_t mode
         uint32_t window
@@ -171,6 +184,9 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr)
     int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
+    int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge)
+    int rs_srq_destroy(rs_sim *sim, int host, uint32_t srq)
+    int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr)
     int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
 
 # rs_err codes -> Python exception classes (set by rdmasim.errors at import)
@@ -396,8 +412,13 @@ cdef class SimCore:
             free(out)
 
     def qp_create(self, int host, uint32_t pd, int send_cq, int recv_cq, uint32_t max_send_wr,
-                  uint32_t max_recv_wr, uint32_t max_send_sge, uint32_t max_recv_sge, bint sq_sig_all):
+                  uint32_t max_recv_wr, uint32_t max_send_sge, uint32_t max_recv_sge, bint sq_sig_all,
+                  uint32_t qp_type=2, uint32_t srq=0):
+        """qp_type: IBV_QPT_RC (2) or IBV_QPT_UD (4); srq: an srq_create handle (0: none)."""
         cdef rs_qp_init init
+        memset(&init, 0, sizeof(init))
+        init.qp_type = qp_type
+        init.srq = srq
         init.pd = pd
         init.send_cq = send_cq
         init.recv_cq = recv_cq
@@ -433,6 +454,7 @@ cdef class SimCore:
             elif k == "rnr_retry": a.rnr_retry = v
             elif k == "dest_host": a.dest_host = v
             elif k == "traffic_class": a.traffic_class = v
+            elif k == "qkey": a.qkey = v
             else:
                 raise KeyError(f"unknown QP attribute {k!r}")
         self._check(rs_qp_modify(self.sim, host, qpn, &a, mask))
@@ -465,9 +487,15 @@ cdef class SimCore:
 
     def post_send(self, int host, uint32_t qpn, uint64_t wr_id, uint32_t opcode, uint32_t send_flags,
                   uint32_t imm_data, list sges, uint64_t remote_addr, uint32_t rkey,
-                  uint64_t compare_add=0, uint64_t swap=0):
-        """sges: list of (addr, length, lkey)."""
+                  uint64_t compare_add=0, uint64_t swap=0, int ud_dest_host=-1,
+                  uint32_t ud_traffic_class=0, uint32_t ud_remote_qpn=0, uint32_t ud_remote_qkey=0):
+        """sges: list of (addr, length, lkey); ud_*: a UD QP's address handle, remote QPN and Q_Key."""
         cdef rs_send_wr wr
+        memset(&wr, 0, sizeof(wr))
+        wr.ud_dest_host = ud_dest_host
+        wr.ud_traffic_class = ud_traffic_class
+        wr.ud_remote_qpn = ud_remote_qpn
+        wr.ud_remote_qkey = ud_remote_qkey
         cdef rs_sge sg[32]
         if len(sges) > 32:
             raise ValueError(f"{len(sges)} SGEs: at most 32 per work request")
@@ -500,6 +528,27 @@ cdef class SimCore:
         wr.num_sge = len(sges)
         wr.sg_list = sg
         self._check(rs_post_recv(self.sim, host, qpn, &wr))
+
+    def srq_create(self, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge):
+        """A shared receive queue; returns its handle (>= 1)."""
+        return self._check(rs_srq_create(self.sim, host, pd, max_wr, max_sge))
+
+    def srq_destroy(self, int host, uint32_t srq):
+        self._check(rs_srq_destroy(self.sim, host, srq))
+
+    def post_srq_recv(self, int host, uint32_t srq, uint64_t wr_id, list sges):
+        cdef rs_recv_wr wr
+        cdef rs_sge sg[32]
+        if len(sges) > 32:
+            raise ValueError(f"{len(sges)} SGEs: at most 32 per work request")
+        for i, (addr, length, lkey) in enumerate(sges):
+            sg[i].addr = addr
+            sg[i].length = length
+            sg[i].lkey = lkey
+        wr.wr_id = wr_id
+        wr.num_sge = len(sges)
+        wr.sg_list = sg
+        self._check(rs_post_srq_recv(self.sim, host, srq, &wr))
 
 
 def _register_error_classes(mapping):

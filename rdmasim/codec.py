@@ -33,7 +33,7 @@ _RC_UC_NAMES = {
     0x0B: "RDMA_WRITE_ONLY_WITH_IMMEDIATE",
 }
 
-#: BTH opcode -> name, for every opcode the codec knows (RC, UC with a ``UC_`` prefix, CNP).
+#: BTH opcode -> name, for every opcode the codec knows (RC, UC with a ``UC_`` prefix, UD SEND, CNP).
 OPCODE_NAMES: dict[int, str] = {
     **_RC_UC_NAMES,
     0x0C: "RDMA_READ_REQUEST",
@@ -48,6 +48,8 @@ OPCODE_NAMES: dict[int, str] = {
     0x16: "SEND_LAST_WITH_INVALIDATE",
     0x17: "SEND_ONLY_WITH_INVALIDATE",
     **{0x20 + op: "UC_" + name for op, name in _RC_UC_NAMES.items()},
+    0x64: "UD_SEND_ONLY",
+    0x65: "UD_SEND_ONLY_WITH_IMMEDIATE",
     0x81: "CNP",
 }
 

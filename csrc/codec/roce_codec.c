@@ -20,6 +20,7 @@ enum {
     EXT_IMM = 1u << 6,
     EXT_IETH = 1u << 7,
     EXT_CNP = 1u << 8, /* CNP's 16 reserved bytes */
+    EXT_DETH = 1u << 9, /* UD: Q_Key + source QPN, first after BTH */
 };
 
 #define SD (OP_KNOWN | OP_PAYLOAD)
@@ -30,8 +31,8 @@ enum {
     [(b) + 0x07] = SD, [(b) + 0x08] = SD, [(b) + 0x09] = SD | EXT_IMM,                     \
     [(b) + 0x0A] = SD | EXT_RETH, [(b) + 0x0B] = SD | EXT_RETH | EXT_IMM
 
-/* The one opcode table (protocol.md 1.5). Unlisted opcodes (UD, RD, reserved) are unknown:
- * UD would need a DETH, which rs_pkt does not carry. */
+/* The one opcode table (protocol.md 1.5). Unlisted opcodes (RD, UD other than SEND_ONLY, reserved)
+ * are unknown. */
 static const uint16_t op_table[256] = {
     SEND_WRITE_ROWS(0x00),
     [RS_OP_READ_REQUEST] = OP_KNOWN | EXT_RETH,
@@ -46,6 +47,8 @@ static const uint16_t op_table[256] = {
     [RS_OP_SEND_LAST_INV] = SD | EXT_IETH,
     [RS_OP_SEND_ONLY_INV] = SD | EXT_IETH,
     SEND_WRITE_ROWS(0x20),
+    [RS_OP_UD_SEND_ONLY] = SD | EXT_DETH,
+    [RS_OP_UD_SEND_ONLY_IMM] = SD | EXT_DETH | EXT_IMM,
     [RS_OP_CNP] = OP_KNOWN | EXT_CNP,
 };
 
@@ -59,6 +62,7 @@ static size_t ext_bytes(uint16_t f)
     n += (f & EXT_IMM) ? RS_IMMDT_BYTES : 0;
     n += (f & EXT_IETH) ? RS_IETH_BYTES : 0;
     n += (f & EXT_CNP) ? RS_CNP_PAD_BYTES : 0;
+    n += (f & EXT_DETH) ? RS_DETH_BYTES : 0;
     return n;
 }
 
@@ -140,6 +144,20 @@ static void put_ipv4_udp(const rs_pkt *p, const struct layout *l, uint8_t *ip)
     rs_put16(udp + 6, 0); /* optional for IPv4; masked out of the ICRC anyway */
 }
 
+int rs_encode_ipv4_header(const rs_pkt *p, uint8_t out[RS_IPV4_HDR_BYTES])
+{
+    struct layout l;
+    uint8_t ip_udp[RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES];
+    if (p->kind != RS_PKT_ROCE)
+        return RS_CODEC_ERR_BAD_FIELD;
+    int st = roce_layout(p, &l);
+    if (st != RS_CODEC_OK)
+        return st;
+    put_ipv4_udp(p, &l, ip_udp);
+    memcpy(out, ip_udp, RS_IPV4_HDR_BYTES);
+    return RS_CODEC_OK;
+}
+
 static void put_bth(const rs_pkt *p, const struct layout *l, uint8_t *b)
 {
     b[0] = p->opcode;
@@ -155,6 +173,12 @@ static void put_bth(const rs_pkt *p, const struct layout *l, uint8_t *b)
 static size_t put_ext(const rs_pkt *p, uint16_t f, uint8_t *b)
 {
     uint8_t *start = b;
+    if (f & EXT_DETH) { /* Q_Key, a reserved byte, the sending QP */
+        rs_put32(b, p->deth_qkey);
+        b[4] = 0;
+        rs_put24(b + 5, p->src_qpn & RS_QPN_MASK);
+        b += RS_DETH_BYTES;
+    }
     if (f & EXT_RETH) {
         rs_put64(b, p->reth_va);
         rs_put32(b + 8, p->reth_rkey);
@@ -269,6 +293,11 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
 
 static void get_ext(const uint8_t *b, uint16_t f, rs_pkt *p)
 {
+    if (f & EXT_DETH) {
+        p->deth_qkey = rs_get32(b);
+        p->src_qpn = rs_get24(b + 5);
+        b += RS_DETH_BYTES;
+    }
     if (f & EXT_RETH) {
         p->reth_va = rs_get64(b);
         p->reth_rkey = rs_get32(b + 8);

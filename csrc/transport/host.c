@@ -56,6 +56,7 @@ void rs_host_free(rs_host *h)
     for (uint32_t i = 0; i < h->n_cqs; i++)
         free(h->cqs[i].ring);
     rs_qpn_free(&h->qpns);
+    rs_host_free_srqs(h);
     free(h->pace_heap);
     free(h->cqs);
     free(h->mrs);

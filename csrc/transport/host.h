@@ -11,6 +11,7 @@
 #include "transport/mr.h"
 #include "transport/qp.h"
 #include "transport/qpn.h"
+#include "transport/srq.h"
 
 struct rs_sim;
 struct rs_rxpipe;
@@ -29,6 +30,8 @@ typedef struct rs_host {
     rs_cq *cqs;
     uint32_t n_cqs;
     rs_qpn_table qpns;       /* the live QPs by number (qpn.h) */
+    rs_srq **srqs;           /* shared receive queues by handle - 1 (NULL: destroyed) */
+    uint32_t n_srqs;
 
     rs_qp *ring[8];          /* per PFC priority: round-robin ring of QPs with data to send (nic.c) */
     uint8_t rr_prio;         /* the priority whose ring goes first next time */
@@ -54,6 +57,9 @@ typedef struct rs_host {
     rs_timer loopback;       /* fires when lb_head reaches the NIC's receive path */
     uint64_t lb_frames;      /* frames looped back so far */
 } rs_host;
+
+rs_srq *rs_host_srq(rs_host *h, uint32_t handle);
+void rs_host_free_srqs(rs_host *h);
 
 static inline rs_qp *rs_host_qp(rs_host *h, uint32_t qpn) { return rs_qpn_find(&h->qpns, qpn); }
 

@@ -368,6 +368,16 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
     }
     if ((pkt->tos & 3u) == 3u) /* ECN CE: congestion on the way here */
         rs_cc_np_on_ce(sim, qp);
+    int ud_op = pkt->opcode == RS_OP_UD_SEND_ONLY || pkt->opcode == RS_OP_UD_SEND_ONLY_IMM;
+    if (qp->is_ud || ud_op) { /* a QP takes its own transport's opcodes only (rxe check_type_state) */
+        if (qp->is_ud && ud_op) {
+            rs_ud_receive(sim, qp, pkt);
+        } else {
+            h->rx_bad_state++;
+            rs_pkt_release(&sim->pool, pkt);
+        }
+        return;
+    }
     if (is_response(pkt->opcode))
         rs_comp_receive(sim, qp, pkt);
     else

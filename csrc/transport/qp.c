@@ -45,6 +45,22 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
         in->max_recv_sge > RS_MAX_SGE)
         return rs_sim_fail(sim, RS_ERR_INVAL, "max_send_sge=%u, max_recv_sge=%u: each must be in 1..%u",
                            in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
+    if (in->qp_type != 0 && in->qp_type != RS_QPT_RC && in->qp_type != RS_QPT_UD)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "qp_type=%u: IBV_QPT_RC (%d) or IBV_QPT_UD (%d)", in->qp_type,
+                           RS_QPT_RC, RS_QPT_UD);
+    rs_srq *srq = NULL;
+    rs_qp_init init = *in;
+    if (in->srq) {
+        srq = rs_host_srq(h, in->srq);
+        if (!srq)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "srq=%u: no such SRQ on host %d", in->srq, host);
+        if (srq->pd != in->pd)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ %u belongs to another PD than the QP", in->srq);
+        /* receive WQEs come from the SRQ one at a time: a ring of one, as wide as the SRQ's */
+        init.max_recv_wr = 1;
+        init.max_recv_sge = srq->max_sge;
+        in = &init;
+    }
     /* a destroyed QP's memory first (see rs_sim.qp_slab); with room for CC state if the host runs CC */
     int cc_room = rs_cc_algo_get(h->cc.kind) != NULL;
     rs_qp *qp = rs_slab_alloc(qp_slab(sim, cc_room));
@@ -84,6 +100,10 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     qp->qpn = qpn;
     qp->init = *in;
     qp->state = RS_QPS_RESET;
+    qp->is_ud = in->qp_type == RS_QPT_UD;
+    qp->srq = srq;
+    if (srq)
+        srq->users++;
     qp->attr.dest_host = -1;
     qp->attr.path_mtu = RS_MTU_1024;
     qp->pmtu = 1024;
@@ -129,6 +149,9 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
     h->cqs[qp->init.send_cq].users--;
     if (qp->init.recv_cq != qp->init.send_cq)
         h->cqs[qp->init.recv_cq].users--;
+    if (qp->srq)
+        qp->srq->users--;
+    qp->srq = NULL;
     rs_qpn_remove(&h->qpns, qpn); /* frames still in flight to it are counted as unknown-QP drops */
     rs_respq_clear(sim, qp);
     rs_resp_release_held(sim, qp);
@@ -278,8 +301,29 @@ static int validate_sges(rs_sim *sim, const rs_sge *sg, uint32_t n, uint32_t max
     return 0;
 }
 
+/* UD send WR: SEND or SEND_WITH_IMM only, to an address handle of this simulation, one packet. */
+static int check_ud_wr(rs_sim *sim, const rs_qp *qp, const rs_send_wr *wr)
+{
+    if (wr->opcode != RS_WR_SEND && wr->opcode != RS_WR_SEND_WITH_IMM)
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "opcode %u on UD QP 0x%x: a UD QP sends IBV_WR_SEND (%d) or IBV_WR_SEND_WITH_IMM (%d) "
+                           "only", wr->opcode, qp->qpn, RS_WR_SEND, RS_WR_SEND_WITH_IMM);
+    /* the QP's own host is allowed: the NIC loops the datagram back (RoCE loopback, as RC) */
+    if (wr->ud_dest_host < 0 || (uint32_t)wr->ud_dest_host >= sim->n_hosts)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "UD work request: address handle destination host=%d is out of "
+                           "range (allowed: a host of this simulation)", wr->ud_dest_host);
+    if (wr->ud_remote_qpn > RS_QPN_MASK)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "UD work request: remote_qpn=%u is out of range (0..16777215)",
+                           wr->ud_remote_qpn);
+    if (wr->ud_traffic_class > 255)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "UD work request: traffic_class=%u is out of range (0..255)",
+                           wr->ud_traffic_class);
+    return RS_OK;
+}
+
 int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
 {
+    int rc;
     rs_qp *qp = get_qp(sim, host, qpn);
     if (!qp)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
@@ -304,6 +348,8 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     default:
         return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u is not supported on an RC QP", wr->opcode);
     }
+    if (qp->is_ud && (rc = check_ud_wr(sim, qp, wr)) != RS_OK)
+        return rc;
     if (rs_wr_is_rd_atomic(wr->opcode) && qp->state != RS_QPS_ERR && qp->attr.max_rd_atomic == 0)
         return rs_sim_fail(sim, RS_ERR_INVAL,
                            "RDMA READ/atomic on QP 0x%x whose max_rd_atomic is 0: it could never be sent "
@@ -326,10 +372,14 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
                    .compare_add = wr->compare_add,
                    .swap = wr->swap,
                    .num_sge = wr->num_sge,
-                   .sge = sge};
+                   .sge = sge,
+                   .ud_dest = wr->ud_dest_host,
+                   .ud_tclass = wr->ud_traffic_class,
+                   .ud_qpn = wr->ud_remote_qpn,
+                   .ud_qkey = wr->ud_remote_qkey};
     memcpy(sge, wr->sg_list, wr->num_sge * sizeof(rs_sge));
     /* packets (SEND/WRITE) or response PSNs (READ) the message occupies; atomics take one */
-    w->npkts = total && wr->opcode <= RS_WR_RDMA_READ ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
+    w->npkts = total && !qp->is_ud && wr->opcode <= RS_WR_RDMA_READ ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
     rs_trace_post_send(sim, qp, w, qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED));
     qp->sq_count++;
     if (qp->state == RS_QPS_ERR)
@@ -344,6 +394,9 @@ int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
     rs_qp *qp = get_qp(sim, host, qpn);
     if (!qp)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    if (qp->srq)
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "post_recv on QP 0x%x, which takes its receive WQEs from an SRQ: post them to the SRQ", qpn);
     if (qp->state == RS_QPS_RESET)
         return rs_sim_fail(sim, RS_ERR_STATE,
                            "post_recv on QP 0x%x in RESET: receive work is accepted from INIT on", qpn);

@@ -45,6 +45,10 @@ typedef struct rs_swqe {
     uint32_t started;
     uint32_t irn_recv_seq; /* IRN: receive WQE sequence number (SEND / WRITE_WITH_IMM) */
     uint32_t no_bytes;    /* every SGE is on a size-only region: packets carry no payload bytes */
+    int32_t ud_dest;      /* UD: destination host (address handle), its traffic class, QPN, Q_Key */
+    uint32_t ud_tclass;
+    uint32_t ud_qpn;
+    uint32_t ud_qkey;
     rs_sge *sge;          /* points into the QP's SGE array */
 } rs_swqe;
 
@@ -79,6 +83,7 @@ typedef struct rs_qp {
     int active;             /* enum rs_sched; 0 = idle (nothing to send, or not yet looked at) */
     uint32_t pace_pos;      /* RS_SCHED_PACED: index in the pace heap + 1 */
     uint8_t ring_prio;      /* RS_SCHED_RING: which ring */
+    uint8_t is_ud;          /* IBV_QPT_UD: datagrams (ud.c), no ACKs, no retries */
     uint16_t udp_sport;
     uint8_t dst_mac[6];
     uint32_t dst_ip;
@@ -160,6 +165,7 @@ typedef struct rs_qp {
     rs_rdres res_inline;
     rs_irn *irn;            /* IRN state (irn.c): set by rs_qp_set_recovery, NULL under Go-Back-N */
     struct rs_pkt *respq_tail;
+    struct rs_srq *srq;     /* shared receive queue (srq.c); its WQEs come into rq one at a time */
     uint8_t has_cc_room;    /* allocated from sim->qp_cc_slab: cc_room below is usable */
 
     /* ---- RS_CC_STATE_BYTES of congestion control state, only in QPs created on a host that runs

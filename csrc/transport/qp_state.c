@@ -40,6 +40,20 @@ static const qp_transition rc_transitions[] = {
     {ANY_STATE, RS_QPS_ERR, 0, 0},
 };
 
+/* UD (kernel qp_state_table, IB_QPT_UD): no address vector, PSN or retry attributes; the Q_Key. */
+static const qp_transition ud_transitions[] = {
+    {RS_QPS_RESET, RS_QPS_INIT, RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_QKEY, 0},
+    {RS_QPS_INIT, RS_QPS_INIT, 0, RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_QKEY},
+    {RS_QPS_INIT, RS_QPS_RTR, 0, RS_QP_PKEY_INDEX | RS_QP_QKEY},
+    {RS_QPS_RTR, RS_QPS_RTS, RS_QP_SQ_PSN, RS_QP_CUR_STATE | RS_QP_QKEY},
+    {RS_QPS_RTS, RS_QPS_RTS, 0, RS_QP_CUR_STATE | RS_QP_QKEY},
+    {RS_QPS_RTS, RS_QPS_SQD, 0, RS_QP_EN_SQD_ASYNC_NOTIFY},
+    {RS_QPS_SQD, RS_QPS_RTS, 0, RS_QP_CUR_STATE | RS_QP_QKEY},
+    {RS_QPS_SQD, RS_QPS_SQD, 0, RS_QP_PKEY_INDEX | RS_QP_QKEY},
+    {ANY_STATE, RS_QPS_RESET, 0, 0},
+    {ANY_STATE, RS_QPS_ERR, 0, 0},
+};
+
 const char *rs_qp_state_name(uint32_t s)
 {
     static const char *const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
@@ -61,10 +75,12 @@ static void mask_names(uint32_t mask, char *out, size_t cap)
     }
 }
 
-static const qp_transition *find_transition(uint32_t from, uint32_t to)
+static const qp_transition *find_transition(int ud, uint32_t from, uint32_t to)
 {
-    for (size_t i = 0; i < sizeof(rc_transitions) / sizeof(rc_transitions[0]); i++) {
-        const qp_transition *t = &rc_transitions[i];
+    const qp_transition *table = ud ? ud_transitions : rc_transitions;
+    size_t n = ud ? sizeof(ud_transitions) / sizeof(ud_transitions[0]) : sizeof(rc_transitions) / sizeof(rc_transitions[0]);
+    for (size_t i = 0; i < n; i++) {
+        const qp_transition *t = &table[i];
         if ((t->from == from || t->from == ANY_STATE) && t->to == to)
             return t;
     }
@@ -162,6 +178,8 @@ static void apply(rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
     }
     if (mask & RS_QP_MAX_QP_RD_ATOMIC)
         qp->attr.max_rd_atomic = a->max_rd_atomic;
+    if (mask & RS_QP_QKEY)
+        qp->attr.qkey = a->qkey;
 }
 
 int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
@@ -173,10 +191,10 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
     if ((mask & RS_QP_CUR_STATE) && a->cur_qp_state != from)
         return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: cur_qp_state=%s but the QP is in %s", qp->qpn,
                            rs_qp_state_name(a->cur_qp_state), rs_qp_state_name(from));
-    const qp_transition *t = find_transition(from, to);
+    const qp_transition *t = find_transition(qp->is_ud, from, to);
     if (!t || to == RS_QPS_SQE)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal RC transition", qp->qpn,
-                           rs_qp_state_name(from), rs_qp_state_name(to));
+        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal %s transition", qp->qpn,
+                           rs_qp_state_name(from), rs_qp_state_name(to), qp->is_ud ? "UD" : "RC");
     char names[512];
     uint32_t given = mask & ~(uint32_t)RS_QP_STATE;
     uint32_t missing = t->required & ~given;

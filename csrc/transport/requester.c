@@ -34,6 +34,8 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
 {
     if (qp->recovery == RS_RECOVERY_IRN)
         return rs_irn_req_can_send(sim, qp);
+    if (qp->is_ud) /* one packet per WQE, no PSN window (nothing is acknowledged); SQD starts none */
+        return qp->state == RS_QPS_RTS && qp->req_idx < qp->sq_count;
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 0;
     if (qp->req_idx >= qp->sq_count)
@@ -190,8 +192,78 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
     return p;
 }
 
+/* UD: the WQE's one datagram (at most one MTU) to the address handle's host and
+ * QPN, with a DETH.  No ACK comes: the send completes as the datagram is handed to the port, as in
+ * rxe (its completer retires UD WQEs once sent). */
+static rs_pkt *build_ud(rs_sim *sim, rs_qp *qp)
+{
+    rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
+    if (w->length > qp->pmtu) {
+        /* IBA C10-93.1.1: a UD message longer than the MTU emits no packet and raises no error; rxe
+         * completes it as sent and consumes its PSN.  Counted, so a user can see where it went. */
+        qp->stats.ud_too_long_dropped++;
+        qp->req_psn = (qp->req_psn + 1) & RS_PSN_MASK;
+        qp->max_sent_psn_next = qp->comp_psn = qp->req_psn;
+        qp->req_idx++;
+        rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+        return NULL;
+    }
+    if (check_sges(qp, w) != 0) {
+        local_error(sim, qp);
+        return NULL;
+    }
+    uint32_t len = (uint32_t)w->length;
+    int imm = w->opcode == RS_WR_SEND_WITH_IMM;
+    rs_pkt *p = rs_nic_new_packet(sim, qp, imm ? RS_OP_UD_SEND_ONLY_IMM : RS_OP_UD_SEND_ONLY, qp->req_psn);
+    if (!p)
+        return NULL;
+    if (len && w->no_bytes) {
+        if (gather(qp, w, 0, len, NULL) != 0) {
+            rs_pkt_release(&sim->pool, p);
+            local_error(sim, qp);
+            return NULL;
+        }
+    } else if (len) {
+        if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
+            rs_pkt_release(&sim->pool, p);
+            sim->failed = 1;
+            rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+            return NULL;
+        }
+        if (gather(qp, w, 0, len, p->payload) != 0) {
+            rs_pkt_release(&sim->pool, p);
+            local_error(sim, qp);
+            return NULL;
+        }
+    }
+    p->payload_len = len;
+    const rs_host *dst = sim->hosts[w->ud_dest];
+    p->dst_node = (uint16_t)w->ud_dest;
+    memcpy(p->dst_mac, dst->mac, 6);
+    p->dst_ip = dst->ip;
+    p->tos = (uint8_t)((w->ud_tclass & 0xFC) | 0x02);
+    p->priority = qp->host->dscp_to_prio[p->tos >> 2];
+    p->dest_qpn = w->ud_qpn;
+    p->deth_qkey = (w->ud_qkey & RS_QKEY_USE_QP) ? qp->attr.qkey : w->ud_qkey;
+    if (imm)
+        p->imm = w->imm_data;
+    p->se = (w->send_flags & RS_SEND_SOLICITED) != 0;
+    w->first_psn = qp->req_psn;
+    w->started = 1;
+    count_sent(qp, len);
+    qp->req_psn = (qp->req_psn + 1) & RS_PSN_MASK;
+    qp->max_sent_psn_next = qp->req_psn;
+    qp->comp_psn = qp->req_psn;
+    qp->req_idx++;
+    rs_cc_on_request_sent(sim, qp, wire_bytes(p));
+    rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+    return p;
+}
+
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
 {
+    if (qp->is_ud)
+        return build_ud(sim, qp);
     if (qp->recovery == RS_RECOVERY_IRN)
         return rs_irn_req_build(sim, qp);
     return rs_req_build_packet(sim, qp);

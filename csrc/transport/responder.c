@@ -83,6 +83,8 @@ static int exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     if (rs_op_starts(op)) {
+        if (qp->rq_count == 0 && qp->srq)
+            rs_srq_pull(qp);
         if (qp->rq_count == 0) { /* receiver not ready: RNR NAK, the requester retries later */
             send_aeth(sim, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
             return -1;
@@ -131,6 +133,8 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
+    if (rs_op_has_imm(op) && qp->rq_count == 0 && qp->srq)
+        rs_srq_pull(qp);
     if (rs_op_has_imm(op) && qp->rq_count == 0) {
         send_aeth(sim, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
         return -1;

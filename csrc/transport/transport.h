@@ -26,13 +26,17 @@ static inline int rs_wr_is_rd_atomic(uint32_t wr_op)
 }
 /* May WQE w start now (SQD, fence, max_rd_atomic)? */
 int rs_req_may_start(const rs_qp *qp, const rs_swqe *w);
-/* Build the next request packet and advance; NULL if the QP failed (it is then in ERR). */
+/* Build the next request packet and advance; NULL if the QP failed (it is then in ERR) or its WQE
+ * completed without a packet (a UD message longer than the MTU). */
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp);
 /* Build the packet at the cursor (req_idx, req_off, req_psn) and advance the cursor. */
 rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp);
 /* Go back to `psn` (== comp_psn): resend from the oldest unacknowledged packet. */
 void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn);
 void rs_req_rnr_done(rs_sim *sim, rs_qp *qp);
+
+/* ud.c: a datagram for a UD QP (Q_Key, receive WQE, GRH area, completion); releases it */
+void rs_ud_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 
 /* responder.c */
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);

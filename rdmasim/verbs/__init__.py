@@ -6,15 +6,18 @@ GlobalRoute, SendWR, RecvWR, SGE, WC) and the enums keep rdma-core's values.
 
 from rdmasim.errors import PyverbsError, PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums
+from rdmasim.verbs.ah import AH
 from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import PD, Context
 from rdmasim.verbs.mr import MR
 from rdmasim.verbs.qp import QP, AHAttr, GlobalRoute, QPAttr, QPCap, QPInitAttr, connect_qps
+from rdmasim.verbs.srq import SRQ, SrqAttr, SrqInitAttr
 from rdmasim.verbs.wc import WC
 from rdmasim.verbs.wr import SGE, RecvWR, SendWR
 
 __all__ = [
-    "AHAttr", "CQ", "Context", "GlobalRoute", "MR", "PD", "PyverbsError", "PyverbsRDMAError",
-    "PyverbsUserError", "QP", "QPAttr", "QPCap", "QPInitAttr", "RecvWR", "SGE", "SendWR", "WC",
+    "AH", "AHAttr", "CQ", "Context", "GlobalRoute", "MR", "PD", "PyverbsError", "PyverbsRDMAError",
+    "PyverbsUserError", "QP", "QPAttr", "QPCap", "QPInitAttr", "RecvWR", "SGE", "SRQ", "SendWR", "SrqAttr",
+    "SrqInitAttr", "WC",
     "connect_qps", "enums",
 ]

@@ -39,7 +39,8 @@ ibv_send_flags: Any = IntFlag("ibv_send_flags", _members["SEND"])
 ibv_mtu: Any = IntEnum("ibv_mtu", _members["MTU"])
 ibv_qp_attr_mask: Any = IntFlag("ibv_qp_attr_mask", _members["QP"])
 
-IBV_WC_WITH_IMM = 2  # ibv_wc_flags
+IBV_WC_GRH = 1  # ibv_wc_flags
+IBV_WC_WITH_IMM = 2
 
 # Module-level names, as pyverbs.enums exposes them (IBV_WR_RDMA_WRITE, IBV_QPS_RTS, ...).
 for _group, (_cls_name, _prefix, _flag) in _GROUPS.items():

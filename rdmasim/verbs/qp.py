@@ -149,7 +149,7 @@ class QPAttr:
                       qp_access_flags=qp_access_flags, pkey_index=pkey_index, dest_qp_num=dest_qp_num,
                       rq_psn=rq_psn, sq_psn=sq_psn, max_rd_atomic=max_rd_atomic,
                       max_dest_rd_atomic=max_dest_rd_atomic, min_rnr_timer=min_rnr_timer,
-                      timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry)
+                      timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry, qkey=qkey)
         for k, v in values.items():
             setattr(self, k, _attr_value(k, v))
         self.ah_attr = None if ah_attr is None else instance("QPAttr ah_attr", ah_attr, AHAttr)
@@ -167,7 +167,7 @@ class QPAttr:
 
 _SIMPLE_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pkey_index",
                   "port_num", "dest_qp_num", "rq_psn", "sq_psn", "max_rd_atomic",
-                  "max_dest_rd_atomic", "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry")
+                  "max_dest_rd_atomic", "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry", "qkey")
 
 # The C type of each struct ibv_qp_attr field: a value that does not fit it is malformed
 # (PyverbsUserError); one that fits but is out of the verbs range is the NIC's EINVAL
@@ -175,7 +175,11 @@ _SIMPLE_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pk
 _FIELD_MAX = {"qp_state": U32, "cur_qp_state": U32, "path_mtu": U32, "qp_access_flags": U32,
               "pkey_index": U16, "port_num": U8, "dest_qp_num": U32, "rq_psn": U32, "sq_psn": U32,
               "max_rd_atomic": U8, "max_dest_rd_atomic": U8, "min_rnr_timer": U8, "timeout": U8,
-              "retry_cnt": U8, "rnr_retry": U8}
+              "retry_cnt": U8, "rnr_retry": U8, "qkey": U32}
+
+# UD QPs walk RESET→INIT→RTR→RTS with these masks (pyverbs does the same per qp_type).
+_UD_STEP_MASKS = {e.IBV_QPS_INIT: e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY,
+                  e.IBV_QPS_RTR: 0, e.IBV_QPS_RTS: e.IBV_QP_SQ_PSN}
 
 
 def _attr_value(name: str, value: Any) -> int:
@@ -208,12 +212,19 @@ class QP:
         pd._check_open("QP")
         instance("QP init_attr", init_attr, QPInitAttr)
         int_in("QPInitAttr qp_type", init_attr.qp_type, 0, U32)
-        if init_attr.qp_type != e.IBV_QPT_RC:
+        if init_attr.qp_type not in (e.IBV_QPT_RC, e.IBV_QPT_UD):
             raise PyverbsUserError(
-                f"qp_type {init_attr.qp_type}: only IBV_QPT_RC ({e.IBV_QPT_RC}) is emulated"
+                f"qp_type {init_attr.qp_type}: IBV_QPT_RC ({e.IBV_QPT_RC}) and IBV_QPT_UD ({e.IBV_QPT_UD})"
+                " are emulated"
             )
+        srq_handle = 0
         if init_attr.srq is not None:
-            raise PyverbsUserError("shared receive queues are not emulated")
+            from rdmasim.verbs.srq import SRQ
+
+            srq = instance("QPInitAttr srq", init_attr.srq, SRQ)
+            if srq._closed or srq._host is not pd.ctx.host:
+                raise PyverbsUserError(f"QPInitAttr srq {srq!r} is destroyed or belongs to another host")
+            srq_handle = srq.handle
         for name, cq in (("scq", init_attr.send_cq), ("rcq", init_attr.recv_cq)):
             if not isinstance(cq, CQ):
                 raise PyverbsUserError(f"QPInitAttr.{name} must be a CQ, got {cq!r}")
@@ -238,7 +249,7 @@ class QP:
         self.qp_num = self._sim._core.qp_create(
             self._host.index, pd.handle, self.send_cq._handle, self.recv_cq._handle,
             caps["max_send_wr"], caps["max_recv_wr"], caps["max_send_sge"], caps["max_recv_sge"],
-            bool(sig_all),
+            bool(sig_all), init_attr.qp_type, srq_handle,
         )
         self._closed = False
         pd._children.add(self)
@@ -286,18 +297,35 @@ class QP:
         if self._closed:  # its number may belong to a newer QP by now: never reach the core with it
             raise PyverbsRDMAError(f"QP.{what}: QP 0x{self.qp_num:x} is destroyed")
 
+    def _ud_step(self, qp_attr: QPAttr, state: int) -> None:
+        """UD: walk from the current state up to ``state`` (RESET→INIT→RTR→RTS) as pyverbs does."""
+        order = [e.IBV_QPS_INIT, e.IBV_QPS_RTR, e.IBV_QPS_RTS]
+        cur = self.qp_state
+        steps = [state]
+        if cur == e.IBV_QPS_RESET or (cur in order and order.index(cur) < order.index(state)):
+            first = 0 if cur == e.IBV_QPS_RESET else order.index(cur) + 1
+            steps = order[first:order.index(state) + 1]
+        for st in steps:
+            qp_attr.qp_state = st
+            self.modify(qp_attr, e.IBV_QP_STATE | _UD_STEP_MASKS[st])
+
     def to_init(self, qp_attr: QPAttr) -> None:
         """RESET→INIT with pkey_index, port_num and qp_access_flags from ``qp_attr``."""
+        if self.qp_type == e.IBV_QPT_UD:
+            return self._ud_step(qp_attr, e.IBV_QPS_INIT)
         qp_attr.qp_state = e.IBV_QPS_INIT
         self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT
                     | e.IBV_QP_ACCESS_FLAGS)
 
     def to_rtr(self, qp_attr: QPAttr) -> None:
-        """→RTR: address vector, path MTU, dest QPN, rq_psn, max_dest_rd_atomic, min_rnr_timer.
+        """→RTR: address vector, path MTU, dest QPN, rq_psn, max_dest_rd_atomic, min_rnr_timer
+        (a UD QP: the state only).
 
         As pyverbs, a QP not in INIT is first moved to INIT (``to_init``), so RESET→INIT→RTR
         takes one call."""
         self._check_alive("to_rtr")
+        if self.qp_type == e.IBV_QPT_UD:
+            return self._ud_step(qp_attr, e.IBV_QPS_RTR)
         if self.qp_state != e.IBV_QPS_INIT:
             self.to_init(qp_attr)
         qp_attr.qp_state = e.IBV_QPS_RTR
@@ -305,11 +333,13 @@ class QP:
                     | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
 
     def to_rts(self, qp_attr: QPAttr) -> None:
-        """→RTS: timeout, retry_cnt, rnr_retry, sq_psn, max_rd_atomic.
+        """→RTS: timeout, retry_cnt, rnr_retry, sq_psn, max_rd_atomic (a UD QP: sq_psn).
 
         As pyverbs, a QP not in RTR is first moved to RTR (``to_rtr``, which starts with
         ``to_init`` from RESET), so RESET or INIT→...→RTS takes one call."""
         self._check_alive("to_rts")
+        if self.qp_type == e.IBV_QPT_UD:
+            return self._ud_step(qp_attr, e.IBV_QPS_RTS)
         if self.qp_state != e.IBV_QPS_RTR:
             self.to_rtr(qp_attr)
         qp_attr.qp_state = e.IBV_QPS_RTS
@@ -356,7 +386,8 @@ class QP:
                         key(f"{what}: rkey", wr.rkey, self._sim),
                         int_in(f"{what}: compare_add", wr.compare_add, 0, U64),
                         int_in(f"{what}: swap", wr.swap, 0, U64))
-                self._sim._core.post_send(self._host.index, self.qp_num, *args)
+                ud = wr.ud_args(what, self._sim) if self.qp_type == e.IBV_QPT_UD else {}
+                self._sim._core.post_send(self._host.index, self.qp_num, *args, **ud)
             except Exception:
                 _report_bad_wr(bad_wr, wr)
                 raise

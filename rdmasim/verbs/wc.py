@@ -20,6 +20,8 @@ class WC:
     qp_num: int = 0
     src_qp: int = 0
     wc_flags: int = 0
+    pkey_index: int = 0
+    sl: int = 0
 
     @property
     def ok(self) -> bool:

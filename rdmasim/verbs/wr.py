@@ -65,6 +65,9 @@ class SendWR:
         self.rkey = 0
         self.compare_add = 0
         self.swap = 0
+        self.ah: Any = None  # UD (set_wr_ud): an rdmasim.verbs.AH
+        self.remote_qpn = 0
+        self.remote_qkey = 0
 
     def set_wr_rdma(self, rkey: int, addr: int) -> None:
         """Target of an RDMA WRITE/READ: the remote MR's ``rkey`` and an address in it."""
@@ -77,6 +80,28 @@ class SendWR:
         self.remote_addr = int_in("set_wr_atomic addr", addr, 0, U64)
         self.compare_add = int_in("set_wr_atomic compare_add", compare_add, 0, U64)
         self.swap = int_in("set_wr_atomic swap", swap, 0, U64)
+
+    def set_wr_ud(self, ah: Any, rqpn: int, rqkey: int) -> None:
+        """UD destination: an address handle (``AH``), the remote QP number and its Q_Key (a Q_Key
+        with the high bit set means the sending QP's own qkey)."""
+        from rdmasim.verbs.ah import AH
+
+        self.ah = instance("set_wr_ud ah", ah, AH)
+        self.remote_qpn = int_in("set_wr_ud rqpn", rqpn, 0, 0xFFFFFF)
+        self.remote_qkey = int_in("set_wr_ud rqkey", rqkey, 0, U32)
+
+    def ud_args(self, what: str, sim: Any) -> dict[str, int]:
+        """The core's UD fields of this WR (post_send on a UD QP)."""
+        from rdmasim.verbs._checks import same_sim
+        from rdmasim.verbs.ah import AH
+
+        if self.ah is None:
+            raise PyverbsUserError(f"{what}: a UD QP needs wr.set_wr_ud(ah, rqpn, rqkey) first")
+        ah = instance(f"{what}: ah", self.ah, AH)
+        same_sim(f"{what}: ah", ah.pd.ctx.sim, sim)
+        return {"ud_dest_host": ah.dest.index, "ud_traffic_class": ah.traffic_class,
+                "ud_remote_qpn": int_in(f"{what}: remote_qpn", self.remote_qpn, 0, 0xFFFFFF),
+                "ud_remote_qkey": int_in(f"{what}: remote_qkey", self.remote_qkey, 0, U32)}
 
     def chain(self) -> Iterator[SendWR]:
         """This WR and every WR linked after it through ``next_wr``."""

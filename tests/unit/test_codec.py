@@ -25,6 +25,7 @@ RETH, AETH, IMM, IETH, ATOMIC, ATOMICACK, CNP = (
     "atomicack",
     "cnp",
 )
+DETH = "deth"
 # opcode -> (extension headers in wire order, carries payload)
 OPCODES: dict[int, tuple[tuple[str, ...], bool]] = {
     0x00: ((), True),
@@ -50,10 +51,13 @@ OPCODES: dict[int, tuple[tuple[str, ...], bool]] = {
     0x14: ((ATOMIC,), False),
     0x16: ((IETH,), True),
     0x17: ((IETH,), True),
+    0x64: ((DETH,), True),
+    0x65: ((DETH, IMM), True),
     0x81: ((CNP,), False),
 }
-EXT_SIZE = {RETH: 16, AETH: 4, IMM: 4, IETH: 4, ATOMIC: 28, ATOMICACK: 8, CNP: 16}
+EXT_SIZE = {DETH: 8, RETH: 16, AETH: 4, IMM: 4, IETH: 4, ATOMIC: 28, ATOMICACK: 8, CNP: 16}
 EXT_FIELDS = {
+    DETH: ("deth_qkey", "src_qpn"),
     RETH: ("reth_va", "reth_rkey", "reth_len"),
     AETH: ("aeth_syndrome", "aeth_msn"),
     IMM: ("imm",),
@@ -87,7 +91,9 @@ def ext_bytes(p: dict) -> bytes:
     """Extension headers packed by the test itself (struct), for comparison with the C encoder."""
     out = b""
     for h in OPCODES[p["opcode"]][0]:
-        if h == RETH:
+        if h == DETH:  # Q_Key, a reserved byte, the source QP
+            out += struct.pack("!II", p["deth_qkey"], p["src_qpn"])
+        elif h == RETH:
             out += struct.pack("!QII", p["reth_va"], p["reth_rkey"], p["reth_len"])
         elif h == AETH:
             out += struct.pack("!I", p["aeth_syndrome"] << 24 | p["aeth_msn"])
@@ -137,7 +143,7 @@ def roce_packets(draw, opcodes=tuple(OPCODES), max_payload: int = 4096) -> dict:
     }
     for h in OPCODES[op][0]:
         for name in EXT_FIELDS[h]:
-            bits = {"aeth_syndrome": 8, "aeth_msn": 24}.get(name)
+            bits = {"aeth_syndrome": 8, "aeth_msn": 24, "src_qpn": 24}.get(name)
             if bits is None:
                 bits = (
                     64
@@ -521,6 +527,8 @@ TSHARK_FIELDS = (
     "infiniband.aeth.msn",
     "infiniband.immdt",
     "infiniband.ieth",
+    "infiniband.deth.q_key",
+    "infiniband.deth.srcqp",
     "infiniband.atomiceth.swapdt",
     "infiniband.atomiceth.cmpdt",
     "infiniband.atomicacketh.origremdt",
@@ -555,6 +563,8 @@ def tshark_pcap_packets() -> list[dict]:
             "atomic_swap_add": 3 + i,
             "atomic_compare": 4 + i,
             "atomic_orig": 77 + i,
+            "deth_qkey": 0x80010000 + i,
+            "src_qpn": 0x12 + i * 3,
         }
         if op == 0x81:
             p["becn"] = 1
@@ -626,6 +636,9 @@ def test_tshark_decodes_our_pcap(tmp_path) -> None:
             assert int(row["infiniband.atomiceth.cmpdt"]) == p["atomic_compare"]
         if ATOMICACK in hdrs:
             assert int(row["infiniband.atomicacketh.origremdt"]) == p["atomic_orig"]
+        if DETH in hdrs:
+            assert int(row["infiniband.deth.q_key"], 0) == p["deth_qkey"]
+            assert int(row["infiniband.deth.srcqp"], 0) == p["src_qpn"]
 
 
 def test_pcap_file_format(tmp_path) -> None:

@@ -43,6 +43,8 @@ int rs_opcode_ext_bytes(uint8_t opcode);
 /* Length in bytes of the frame `p` encodes to (no FCS, padded to 60 B minimum),
  * or 0 if `p` cannot be encoded (unknown kind/opcode, field out of range). */
 size_t rs_frame_len(const rs_pkt *p);
+/* The 20-byte IPv4 header the encoder writes for RoCE packet p (UD receive: the GRH area). */
+int rs_encode_ipv4_header(const rs_pkt *p, uint8_t out[20]);
 
 /* Encode `p` into `out` (capacity `cap`). Returns the frame length, or a negative
  * rs_codec_status. Computes the IPv4 header checksum, pad count and ICRC. */

@@ -53,6 +53,8 @@ enum rs_bth_opcode {
     RS_OP_FETCH_ADD = 0x14,
     RS_OP_SEND_LAST_INV = 0x16,
     RS_OP_SEND_ONLY_INV = 0x17,
+    RS_OP_UD_SEND_ONLY = 0x64,     /* UD transport: BTH + DETH */
+    RS_OP_UD_SEND_ONLY_IMM = 0x65, /* BTH + DETH + ImmDt */
     RS_OP_CNP = 0x81,
 };
 
@@ -66,6 +68,12 @@ enum rs_bth_opcode {
 #define RS_AETH_NAK_INV_REQ 0x61u
 #define RS_AETH_NAK_REM_ACCESS 0x62u
 #define RS_AETH_NAK_REM_OP 0x63u
+
+/* ibv_wc_flags */
+#define RS_WC_FLAG_GRH 1u
+#define RS_WC_FLAG_WITH_IMM 2u
+/* Q_Key high bit in a UD send WR: use the QP's own qkey (IBA 10.2.5) */
+#define RS_QKEY_USE_QP 0x80000000u
 
 #define RS_PSN_MASK 0x00FFFFFFu
 #define RS_QPN_MASK 0x00FFFFFFu

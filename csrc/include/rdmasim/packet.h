@@ -25,6 +25,8 @@ enum rs_pkt_kind {
 #define RS_RETH_BYTES 16u
 #define RS_AETH_BYTES 4u
 #define RS_IMMDT_BYTES 4u
+#define RS_DETH_BYTES 8u /* Q_Key, reserved byte, source QPN (UD) */
+#define RS_UD_GRH_BYTES 40u /* GRH area before a UD receive's payload */
 #define RS_ATOMICETH_BYTES 28u
 #define RS_ATOMICACKETH_BYTES 8u
 #define RS_CNP_PAD_BYTES 16u
@@ -87,6 +89,8 @@ typedef struct rs_pkt {
     /* ImmDt: the 32-bit field as it reads on the wire (big-endian).  verbs' imm_data is __be32:
      * rdmasim.verbs converts between the two (a value filled with htonl(x) is x here). */
     uint32_t imm;
+    /* DETH (UD): Q_Key; its source QP is src_qpn above */
+    uint32_t deth_qkey;
     /* icrc_bad: the encoder writes the correct ICRC xor this (nonzero), so a capture shows the
      * wrong ICRC that was sent */
     uint32_t icrc_xor;

@@ -162,8 +162,10 @@ typedef struct rs_wc {
     uint32_t imm_data;
     uint32_t qp_num;
     uint32_t src_qp;
-    uint32_t wc_flags; /* IBV_WC_WITH_IMM = 2 */
+    uint32_t wc_flags; /* IBV_WC_GRH = 1, IBV_WC_WITH_IMM = 2 */
     uint32_t vendor_err;
+    uint32_t pkey_index; /* UD receive: the QP's P_Key index */
+    uint32_t sl;         /* UD receive: service level (0 on RoCE) */
 } rs_wc;
 
 int rs_cq_create(rs_sim *sim, int host, uint32_t cqe);
@@ -182,6 +184,8 @@ typedef struct rs_qp_init {
     uint32_t max_send_sge;
     uint32_t max_recv_sge;
     int sq_sig_all;
+    uint32_t qp_type; /* ibv_qp_type: IBV_QPT_RC (2; 0 also means RC) or IBV_QPT_UD (4) */
+    uint32_t srq;     /* shared receive queue handle (rs_srq_create), 0: the QP's own receive queue */
 } rs_qp_init;
 
 typedef struct rs_qp_attr {
@@ -203,6 +207,7 @@ typedef struct rs_qp_attr {
     uint32_t timeout;
     uint32_t retry_cnt;
     uint32_t rnr_retry;
+    uint32_t qkey;              /* UD: the Q_Key received datagrams must carry */
 } rs_qp_attr;
 
 /* Returns the QPN. */
@@ -228,6 +233,12 @@ typedef struct rs_send_wr {
     uint32_t rkey;
     uint64_t compare_add; /* atomics (issue 3) */
     uint64_t swap;
+    /* UD (wr.ud): address handle (destination host, its traffic class), remote QPN and Q_Key
+     * (high bit set: use the sending QP's own qkey, IBA 10.2.5) */
+    int ud_dest_host;
+    uint32_t ud_traffic_class;
+    uint32_t ud_remote_qpn;
+    uint32_t ud_remote_qkey;
 } rs_send_wr;
 
 typedef struct rs_recv_wr {
@@ -237,6 +248,12 @@ typedef struct rs_recv_wr {
 } rs_recv_wr;
 
 int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr);
+
+/* ---- shared receive queues (no limit / arm events) ---- */
+/* Returns the SRQ's handle (>= 1), given to rs_qp_init.srq. */
+int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge);
+int rs_srq_destroy(rs_sim *sim, int host, uint32_t srq);
+int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr);
 int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr);
 
 /* Per-QP counters (see docs/design.md for their exact meaning). */
@@ -264,6 +281,10 @@ typedef struct rs_qp_stats {
     uint64_t implied_naks;     /* requester: retries started by a response that skipped PSNs */
     uint64_t bad_responses;    /* requester: responses for no outstanding request (dropped) */
     uint64_t ooo_placed;       /* responder (IRN): out-of-order packets kept and placed */
+    uint64_t ud_qkey_dropped;  /* UD receive: datagrams dropped for a Q_Key other than the QP's */
+    uint64_t ud_no_recv_dropped; /* UD receive: datagrams dropped with no receive WQE posted (no RNR in UD) */
+    uint64_t ud_too_long_dropped; /* UD send: messages longer than the MTU, completed without a packet */
+    uint64_t ud_len_dropped;   /* UD receive: datagrams longer than the receive WQE (own queue), dropped */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
 

@@ -1,0 +1,118 @@
+"""Shared receive queues (``ibv_create_srq``), shaped like pyverbs' ``pyverbs.srq``.
+
+QPs created with ``QPInitAttr(srq=srq)`` take their receive WQEs from the SRQ, oldest first, when a
+message arrives.  The SRQ limit and its ``IBV_EVENT_SRQ_LIMIT_REACHED`` event (``srq_limit``,
+``modify``/``arm``) are not emulated.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.verbs._checks import U32, U64, instance, int_in, key, wr_chain
+from rdmasim.verbs.device import PD
+from rdmasim.verbs.wr import SGE, RecvWR
+
+_MAX_SGE_PER_WR = 32
+
+
+class SrqAttr:
+    """``struct ibv_srq_attr``: ``max_wr``, ``max_sge`` (``srq_limit`` must stay 0)."""
+
+    def __init__(self, max_wr: int = 100, max_sge: int = 1, srq_limit: int = 0) -> None:
+        self.max_wr = int_in("SrqAttr max_wr", max_wr, 0, U32)
+        self.max_sge = int_in("SrqAttr max_sge", max_sge, 0, U32)
+        self.srq_limit = int_in("SrqAttr srq_limit", srq_limit, 0, U32)
+
+    def __repr__(self) -> str:
+        return f"SrqAttr(max_wr={self.max_wr}, max_sge={self.max_sge}, srq_limit={self.srq_limit})"
+
+
+class SrqInitAttr:
+    """``struct ibv_srq_init_attr``: the SRQ's ``attr`` (an ``SrqAttr``)."""
+
+    def __init__(self, attr: SrqAttr | None = None) -> None:
+        self.attr = SrqAttr() if attr is None else instance("SrqInitAttr attr", attr, SrqAttr)
+
+
+class SRQ:
+    """A shared receive queue of a PD: ``SRQ(pd, SrqInitAttr(SrqAttr(max_wr, max_sge)))``."""
+
+    def __init__(self, pd: PD, init_attr: SrqInitAttr) -> None:
+        instance("SRQ pd", pd, PD)
+        pd._check_open("SRQ")
+        instance("SRQ init_attr", init_attr, SrqInitAttr)
+        attr = instance("SrqInitAttr attr", init_attr.attr, SrqAttr)
+        max_wr = int_in("SrqAttr max_wr", attr.max_wr, 0, U32)
+        max_sge = int_in("SrqAttr max_sge", attr.max_sge, 0, U32)
+        if int_in("SrqAttr srq_limit", attr.srq_limit, 0, U32) != 0:
+            raise PyverbsRDMAError(f"SrqAttr srq_limit={attr.srq_limit}: the SRQ limit event is not "
+                                   "emulated (use 0)", errno.EOPNOTSUPP)
+        self.pd = pd
+        self._host = pd.ctx.host
+        self._sim = self._host.sim
+        self.max_wr = max_wr
+        self.max_sge = max_sge
+        self.handle = int(self._sim._core.srq_create(self._host.index, pd.handle, max_wr, max_sge))
+        self._closed = False
+        pd._children.add(self)
+
+    def post_recv(self, wr: RecvWR, bad_wr: list[RecvWR] | None = None) -> None:
+        """``ibv_post_srq_recv``: one receive work request or a chain (``next_wr``)."""
+        if self._closed:
+            raise PyverbsRDMAError(f"SRQ.post_recv: {self!r} is destroyed")
+        for i, w in enumerate(wr_chain("SRQ.post_recv", wr, RecvWR)):
+            try:
+                what = f"SRQ.post_recv work request {i}"
+                sges = self._sges(what, w.sg, w.num_sge)
+                self._sim._core.post_srq_recv(self._host.index, self.handle,
+                                              int_in(f"{what}: wr_id", w.wr_id, 0, U64), sges)
+            except Exception:
+                if bad_wr is not None:
+                    bad_wr.append(w)
+                raise
+
+    def _sges(self, what: str, sg: Any, num_sge: Any) -> list[tuple[int, int, int]]:
+        if not isinstance(sg, (list, tuple)):
+            raise PyverbsUserError(f"{what}: sg must be a list of SGE, got {sg!r}")
+        n = int_in(f"{what}: num_sge", num_sge, 0, len(sg))
+        if n > _MAX_SGE_PER_WR:
+            raise PyverbsRDMAError(f"{what}: num_sge={n} exceeds the SRQ's max ({self.max_sge})")
+        out = []
+        for k, s in enumerate(sg[:n]):
+            instance(f"{what}: sg[{k}]", s, SGE)
+            out.append((int_in(f"{what}: sg[{k}].addr", s.addr, 0, U64),
+                        int_in(f"{what}: sg[{k}].length", s.length, 0, U32),
+                        key(f"{what}: sg[{k}].lkey", s.lkey, self._sim)))
+        return out
+
+    def query(self) -> SrqAttr:
+        """``ibv_query_srq``: max_wr, max_sge (srq_limit 0)."""
+        return SrqAttr(max_wr=self.max_wr, max_sge=self.max_sge)
+
+    def modify(self, attr: SrqAttr, comp_mask: int) -> None:
+        """``ibv_modify_srq`` (resize, limit): not emulated, refused with EOPNOTSUPP."""
+        instance("SRQ.modify attr", attr, SrqAttr)
+        int_in("SRQ.modify comp_mask", comp_mask, 0, U32)
+        raise PyverbsRDMAError("SRQ.modify: resizing an SRQ and the SRQ limit are not emulated",
+                               errno.EOPNOTSUPP)
+
+    def close(self) -> None:
+        """``ibv_destroy_srq``: refused (EBUSY) while QPs use it."""
+        if self._closed:
+            return
+        self._sim._core.srq_destroy(self._host.index, self.handle)
+        self._closed = True
+        self.pd._children.discard(self)
+
+    def __enter__(self) -> SRQ:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"SRQ(handle={self.handle}, max_wr={self.max_wr}, max_sge={self.max_sge}, "
+                f"host={self._host.name})")
