@@ -8,11 +8,18 @@ from typing import Any
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs import _devices
 from rdmasim.pyverbs._devices import DeviceAttr, DeviceAttrEx, PortAttr
+from rdmasim.pyverbs._unsupported import unsupported
 from rdmasim.pyverbs.addr import GID
 from rdmasim.verbs import device as _device
 from rdmasim.verbs._checks import U16, int_in
 
-__all__ = ["Context", "Device", "DeviceAttr", "DeviceAttrEx", "PortAttr", "get_device_list"]
+__all__ = ["DM", "AllocDmAttr", "Context", "Device", "DeviceAttr", "DeviceAttrEx", "FdArr", "PortAttr",
+           "get_device_list"]
+
+DM = unsupported("DM", "device memory is not supported (max_dm_size 0, as on rxe)", __name__)
+AllocDmAttr = unsupported("AllocDmAttr", "device memory is not supported (max_dm_size 0, as on rxe)",
+                          __name__)
+FdArr = unsupported("FdArr", "file-descriptor arrays serve mlx5 DEVX, which the device lacks", __name__)
 
 
 class Device:

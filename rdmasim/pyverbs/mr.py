@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.pyverbs._unsupported import unsupported
 from rdmasim.verbs import mr as _mr
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import PD
 
-__all__ = ["MR", "MW", "MWBindInfo"]
+__all__ = ["DMMR", "MR", "MW", "DmaBufMR", "MWBind", "MWBindInfo"]
 
 # ibv_rereg_mr flags (verbs.h enum ibv_rereg_mr_flags)
 IBV_REREG_MR_CHANGE_TRANSLATION = 1
@@ -85,3 +86,8 @@ class MW:
     def __init__(self, pd: PD, mw_type: int) -> None:
         raise PyverbsRDMAError("Failed to allocate MW: the device has no memory windows (max_mw 0)",
                                errno.EOPNOTSUPP)
+
+
+MWBind = unsupported("MWBind", "memory windows are not emulated (max_mw 0)", __name__)
+DMMR = unsupported("DMMR", "device memory is not supported (max_dm_size 0, as on rxe)", __name__)
+DmaBufMR = unsupported("DmaBufMR", "dma-buf memory regions are not supported (nor by rxe)", __name__)
