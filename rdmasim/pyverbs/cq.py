@@ -77,6 +77,8 @@ class CQ(_cq.CQ):
 
     def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,
                  channel: CompChannel | None = None, comp_vector: int = 0) -> None:
+        if isinstance(cqe, float) and cqe >= 0:
+            cqe = int(cqe)  # pyverbs converts cqe to a C int, which truncates a float
         n = int_in("CQ cqe", cqe, 0, U32)
         max_cqe = _devices.RXE_DEVICE_ATTR["max_cqe"]
         if n > max_cqe:
@@ -106,8 +108,18 @@ class CQ(_cq.CQ):
             raise PyverbsUserError(f"ack_events({n}): only {left} event(s) unacknowledged")
         self._acked += n
 
+    @property
+    def comp_channel(self) -> CompChannel | None:
+        """The completion channel given at creation (None without one), as pyverbs names it."""
+        return self.channel
+
     def close(self) -> None:
-        """Destroy the CQ."""
+        """Destroy the CQ, after the QPs that use it (pyverbs closes an object's users first)."""
+        if not self._closed:
+            for pd in list(self.ctx._children):
+                for child in list(getattr(pd, "_children", ())):
+                    if self in (getattr(child, "send_cq", None), getattr(child, "recv_cq", None)):
+                        child.close()
         super().close()
 
     def __enter__(self) -> CQ:

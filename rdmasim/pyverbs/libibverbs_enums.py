@@ -13,7 +13,9 @@ from typing import Any
 
 from rdmasim.verbs import enums as _e
 
-ibv_wr_opcode: Any = _e.ibv_wr_opcode
+# the emulated opcodes plus verbs.h's others (post_send refuses them)
+ibv_wr_opcode: Any = IntEnum("ibv_wr_opcode", {**_e.ibv_wr_opcode.__members__, "IBV_WR_DRIVER1": 11,
+                                               "IBV_WR_FLUSH": 14, "IBV_WR_ATOMIC_WRITE": 15})
 ibv_wc_status: Any = _e.ibv_wc_status
 ibv_wc_opcode: Any = _e.ibv_wc_opcode
 ibv_qp_state: Any = _e.ibv_qp_state
@@ -21,7 +23,11 @@ ibv_qp_state: Any = _e.ibv_qp_state
 ibv_qp_type: Any = IntEnum("ibv_qp_type", {**_e.ibv_qp_type.__members__, "IBV_QPT_RAW_PACKET": 8,
                                            "IBV_QPT_XRC_SEND": 9, "IBV_QPT_XRC_RECV": 10,
                                            "IBV_QPT_DRIVER": 0xFF})
-ibv_access_flags: Any = _e.ibv_access_flags
+# the emulated access bits plus verbs.h's others (IBV_ACCESS_RELAXED_ORDERING is the first
+# optional bit, IBV_ACCESS_OPTIONAL_FIRST)
+ibv_access_flags: Any = IntFlag("ibv_access_flags", {
+    **_e.ibv_access_flags.__members__, "IBV_ACCESS_HUGETLB": 1 << 7, "IBV_ACCESS_FLUSH_GLOBAL": 1 << 8,
+    "IBV_ACCESS_FLUSH_PERSISTENT": 1 << 9, "IBV_ACCESS_RELAXED_ORDERING": 1 << 20})
 ibv_send_flags: Any = _e.ibv_send_flags
 ibv_mtu: Any = _e.ibv_mtu
 ibv_qp_attr_mask: Any = _e.ibv_qp_attr_mask
@@ -58,7 +64,8 @@ ibv_odp_general_caps: Any = IntFlag("ibv_odp_general_caps", {"IBV_ODP_SUPPORT": 
                                                              "IBV_ODP_SUPPORT_IMPLICIT": 2})
 ibv_odp_transport_cap_bits: Any = IntFlag("ibv_odp_transport_cap_bits", {
     "IBV_ODP_SUPPORT_SEND": 1, "IBV_ODP_SUPPORT_RECV": 2, "IBV_ODP_SUPPORT_WRITE": 4,
-    "IBV_ODP_SUPPORT_READ": 8, "IBV_ODP_SUPPORT_ATOMIC": 16, "IBV_ODP_SUPPORT_SRQ_RECV": 32})
+    "IBV_ODP_SUPPORT_READ": 8, "IBV_ODP_SUPPORT_ATOMIC": 16, "IBV_ODP_SUPPORT_SRQ_RECV": 32,
+    "IBV_ODP_SUPPORT_FLUSH": 64, "IBV_ODP_SUPPORT_ATOMIC_WRITE": 128})
 ibv_device_cap_flags: Any = IntFlag("ibv_device_cap_flags", {
     "IBV_DEVICE_RESIZE_MAX_WR": 1, "IBV_DEVICE_BAD_PKEY_CNTR": 2, "IBV_DEVICE_BAD_QKEY_CNTR": 4,
     "IBV_DEVICE_RAW_MULTI": 8, "IBV_DEVICE_AUTO_PATH_MIG": 16, "IBV_DEVICE_CHANGE_PHY_PORT": 32,

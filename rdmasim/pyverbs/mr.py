@@ -36,7 +36,11 @@ class MR(_mr.MR):
             raise PyverbsUserError(
                 f"MR address={address!r}: a process address cannot be registered in the emulator; "
                 "pass the memory itself as buffer= (a bytearray or numpy array)")
-        super().__init__(pd, length, access, buffer)
+        try:
+            super().__init__(pd, length, access, buffer)
+        except PyverbsRDMAError as exc:  # pyverbs' message for a refused ibv_reg_mr
+            msg = str(exc).rsplit(". Errno:", 1)[0]
+            raise PyverbsRDMAError(f"Failed to register a MR: {msg}", exc.error_code) from None
 
     def write(self, data: Any, length: int | None = None, offset: int = 0) -> None:  # type: ignore[override]
         """Copy ``data`` (bytes-like, or a str as its UTF-8 bytes, as pyverbs) into the region."""
