@@ -77,6 +77,9 @@ RXE_PORT_ATTR: dict[str, int] = {
     "init_type_reply": 0,
     "active_width": 1,   # IB_WIDTH_1X
     "active_speed": 1,
+    "active_speed_ex": 0,  # 0: active_speed holds the speed
+    "port_cap_flags2": 0,
+    "flags": 0,
 }
 
 IBV_PORT_ACTIVE = 4

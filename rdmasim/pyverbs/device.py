@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
@@ -201,8 +202,8 @@ def speed_to_str(active_speed: int, active_speed_ex: int = 0) -> str:
 
 def _check_port(what: str, port_num: Any) -> None:
     if int_in(f"{what} port_num", port_num, 0, 255) != 1:
-        raise PyverbsRDMAError(f"Failed to {what.replace('_', ' ')} {port_num}: the device has one "
-                               "port, 1", errno.EINVAL)
+        raise PyverbsRDMAError(f"Failed to {what.replace('_', ' ')} {port_num}: "
+                               f"{os.strerror(errno.EINVAL)} (the device has one port, 1)", errno.EINVAL)
 
 
 def _check_gid_index(what: str, index: Any) -> int:
