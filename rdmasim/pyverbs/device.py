@@ -48,7 +48,12 @@ class Context(_device.Context):
     """An opened emulated device: ``Context(name="rxe0")`` (the name may be bytes, as a
     ``Device.name``). ``Context(host)`` opens the device of a host directly."""
 
-    def __init__(self, host: Any = None, name: str | bytes | None = None, **kwargs: Any) -> None:
+    def __init__(self, host: Any = None, name: str | bytes | None = None, cmd_fd: int | None = None,
+                 **kwargs: Any) -> None:
+        if cmd_fd is not None:
+            raise PyverbsRDMAError("Context(cmd_fd=...): importing a device context "
+                                   "(ibv_import_device) is not emulated", errno.EOPNOTSUPP)
+        self._cmd_fd: int | None = None
         if kwargs:
             raise PyverbsUserError(f"Context: unsupported arguments {sorted(kwargs)}; give name=")
         if isinstance(host, (str, bytes)):  # Context("rxe0"): the name given positionally
@@ -92,6 +97,23 @@ class Context(_device.Context):
         if _check_gid_index("query_gid_type", index) != 0:
             raise PyverbsRDMAError(f"query_gid_type: index {index} holds no GID", errno.ENODATA)
         return 1
+
+    @property
+    def cmd_fd(self) -> int:
+        """The context's command file descriptor: a real descriptor (of ``/dev/null``; no
+        command goes through it), so that ``os.dup`` works on it; closed with the Context.
+        Importing it into another Context is EOPNOTSUPP."""
+        self._check_open("cmd_fd")
+        if self._cmd_fd is None:
+            self._cmd_fd = os.open(os.devnull, os.O_RDONLY)
+        return self._cmd_fd
+
+    def close(self) -> None:
+        """Close the device (its PDs, CQs and their objects first, as pyverbs)."""
+        super().close()
+        if self._cmd_fd is not None:
+            os.close(self._cmd_fd)
+            self._cmd_fd = None
 
     @property
     def num_comp_vectors(self) -> int:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import errno
+import socket
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
@@ -164,18 +165,20 @@ class QPEx(QP):
         self._new("wr_send", "SEND")
 
     def wr_send_imm(self, imm_data: int) -> None:
-        """Start a SEND with immediate data (``__be32``, as SendWR.imm_data)."""
-        self._new("wr_send_imm", "SEND_WITH_IMM").imm_data = int_in("wr_send_imm imm_data", imm_data, 0, U32)
+        """Start a SEND with immediate data given in host order (pyverbs converts it with
+        htobe32; the receiver's ``wc.imm_data`` is in network order)."""
+        v = int_in("wr_send_imm imm_data", imm_data, 0, U32)
+        self._new("wr_send_imm", "SEND_WITH_IMM").imm_data = socket.htonl(v)
 
     def wr_rdma_write(self, rkey: int, remote_addr: int) -> None:
         """Start an RDMA WRITE to ``remote_addr`` under ``rkey``."""
         self._new("wr_rdma_write", "RDMA_WRITE").set_wr_rdma(rkey, remote_addr)
 
     def wr_rdma_write_imm(self, rkey: int, remote_addr: int, imm_data: int) -> None:
-        """Start an RDMA WRITE with immediate data."""
+        """Start an RDMA WRITE with immediate data (host order, as :meth:`wr_send_imm`)."""
         wr = self._new("wr_rdma_write_imm", "RDMA_WRITE_WITH_IMM")
         wr.set_wr_rdma(rkey, remote_addr)
-        wr.imm_data = int_in("wr_rdma_write_imm imm_data", imm_data, 0, U32)
+        wr.imm_data = socket.htonl(int_in("wr_rdma_write_imm imm_data", imm_data, 0, U32))
 
     def wr_rdma_read(self, rkey: int, remote_addr: int) -> None:
         """Start an RDMA READ from ``remote_addr`` under ``rkey``."""
