@@ -52,6 +52,11 @@ class MR(_mr.MR):
             msg = str(exc).rsplit(". Errno:", 1)[0]
             raise PyverbsRDMAError(f"Failed to register a MR: {msg}", exc.error_code) from None
 
+    @property
+    def handle(self) -> int:
+        """The region's handle on its device (what ``ibv_import_mr`` would take)."""
+        return int(self._index)
+
     def write(self, data: Any, length: int | None = None, offset: int = 0) -> None:  # type: ignore[override]
         """Copy ``data`` (bytes-like, or a str as its UTF-8 bytes, as pyverbs) into the region."""
         if isinstance(data, str):
