@@ -174,6 +174,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
                   uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
     int rs_mr_dereg(rs_sim *sim, int host, int mr)
+    int rs_mr_rereg(rs_sim *sim, int host, int mr, uint32_t pd, uint32_t access, uint32_t *rkey)
     int rs_cq_create(rs_sim *sim, int host, uint32_t cqe)
     int rs_cq_destroy(rs_sim *sim, int host, int cq)
     int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n)
@@ -384,6 +385,12 @@ cdef class SimCore:
                                     &iova, &lkey, &rkey))
         self._buffers[(host, idx)] = buf
         return idx, iova, lkey, rkey
+
+    def mr_rereg(self, int host, int idx, uint32_t pd, uint32_t access):
+        """Change a region's PD and access in place (keys kept); returns the rkey."""
+        cdef uint32_t rkey
+        self._check(rs_mr_rereg(self.sim, host, idx, pd, access, &rkey))
+        return rkey
 
     def mr_dereg(self, int host, int idx):
         self._check(rs_mr_dereg(self.sim, host, idx))

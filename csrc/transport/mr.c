@@ -93,7 +93,7 @@ static int mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t le
     if (((mr->lkey & 0xFF) == keybits) && mr->lkey)
         keybits = (keybits + 1) & 0xFF;
     mr->lkey = (idx << 8) | keybits;
-    mr->rkey = (access & REMOTE_ANY) ? mr->lkey : 0;
+    mr->rkey = mr->lkey; /* as rxe_mr_init: one key for both; access bits gate remote use */
     *iova = mr->iova;
     *lkey = mr->lkey;
     *rkey = mr->rkey;
@@ -128,6 +128,25 @@ static const char *mr_user(rs_host *h, const rs_mr *mr, uint32_t *qpn)
                 return "an RDMA READ response being sent";
     }
     return NULL;
+}
+
+int rs_mr_rereg(rs_sim *sim, int host, int idx, uint32_t pd, uint32_t access, uint32_t *rkey)
+{
+    rs_host *h = get_host(sim, host);
+    if (!h || idx < 0 || (uint32_t)idx >= h->n_mrs || (!h->mrs[idx].base && !h->mrs[idx].size_only))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
+    if (access & ~(uint32_t)KNOWN_ACCESS)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "unknown access flag bits 0x%x", access & ~(uint32_t)KNOWN_ACCESS);
+    if ((access & (RS_ACCESS_REMOTE_WRITE | RS_ACCESS_REMOTE_ATOMIC)) && !(access & RS_ACCESS_LOCAL_WRITE))
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "IBV_ACCESS_REMOTE_WRITE and IBV_ACCESS_REMOTE_ATOMIC require IBV_ACCESS_LOCAL_WRITE");
+    if (h->mrs[idx].size_only && (access & RS_ACCESS_REMOTE_ATOMIC))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "a size-only region cannot take atomics (they need real memory)");
+    rs_mr *mr = &h->mrs[idx];
+    mr->pd = pd;
+    mr->access = access;
+    *rkey = mr->rkey;
+    return RS_OK;
 }
 
 int rs_mr_dereg(rs_sim *sim, int host, int idx)

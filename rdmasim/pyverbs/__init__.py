@@ -1,8 +1,11 @@
 """A pyverbs-shaped namespace over rdmasim's emulated devices.
 
 ``rdmasim.pyverbs`` has rdma-core's pyverbs module layout (``device``, ``pd``, ``mr``, ``cq``,
-``qp``, ``wr``, ``addr``, ``srq``, ``pyverbs_error``, ``libibverbs_enums``, ``enums``, ``base``)
-built on :mod:`rdmasim.verbs`. Nothing named ``pyverbs`` is importable until you ask:
+``qp``, ``wr``, ``addr``, ``srq``, ``pyverbs_error``, ``libibverbs_enums``, ``enums``, ``base``,
+``utils``, ``mem_alloc``, ``librdmacm_enums``) built on :mod:`rdmasim.verbs`. The modules of
+features the emulated devices lack (``providers.mlx5``, ``providers.efa``, ``dmabuf``,
+``dma_util``) exist so that code importing them loads; their classes raise EOPNOTSUPP.
+Nothing named ``pyverbs`` is importable until you ask:
 
 * ``rdmasim pyverbs-run script.py [args]`` runs an unmodified pyverbs program against it;
 * :func:`install` (e.g. in a ``conftest.py``) maps ``import pyverbs`` / ``pyverbs.*`` to this

@@ -26,7 +26,7 @@ _MAX_VALUE = 1 << 20
 RXE_DEVICE_ATTR: dict[str, int] = {
     "max_mr_size": (1 << 64) - 1,
     "page_size_cap": 0xFFFFF000,
-    "vendor_id": 0,
+    "vendor_id": 0xFFFFFF,  # RXE_VENDOR_ID
     "vendor_part_id": 0,
     "hw_ver": 0,
     "max_qp": 0x10000,
@@ -77,6 +77,9 @@ RXE_PORT_ATTR: dict[str, int] = {
     "init_type_reply": 0,
     "active_width": 1,   # IB_WIDTH_1X
     "active_speed": 1,
+    "active_speed_ex": 0,  # 0: active_speed holds the speed
+    "port_cap_flags2": 0,
+    "flags": 0,
 }
 
 IBV_PORT_ACTIVE = 4

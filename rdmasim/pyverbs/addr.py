@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 from typing import Any
 
-from rdmasim.errors import PyverbsUserError
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import qp as _qp
 from rdmasim.verbs._checks import U8, U16, instance, int_in
 
@@ -99,7 +100,9 @@ class AH:
         pd._check_open("AH")
         instance("AH attr", attr, _qp.AHAttr)
         if attr.gr is None or not attr.gr.dgid:
-            raise PyverbsUserError("AH attr: RoCE needs a global route (gr=GlobalRoute(dgid=...))")
+            raise PyverbsRDMAError("Failed to create AH: a RoCE port needs a global route "
+                                   "(gr=GlobalRoute(dgid=...)), as ib_core's rdma_check_ah_attr",
+                                   errno.EINVAL)
         try:
             self.dest = pd.ctx.sim.host_by_gid(attr.gr.dgid)
         except ValueError as exc:

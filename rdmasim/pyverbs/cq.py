@@ -44,7 +44,9 @@ class CompChannel:
             raise PyverbsUserError("get_cq_event: the CQ is not armed (call cq.req_notify() first); "
                                    "no event can come, so this would block forever")
         sim = cq.ctx.sim
-        want = cq._armed_at + 1
+        # armed at the running total of completions; the event needs one more than that, i.e.
+        # this many waiting in the CQ given what has been polled since
+        want = cq._armed_at + 1 - cq._polled
         while True:
             have = len(cq)
             if have >= want:
@@ -77,13 +79,20 @@ class CQ(_cq.CQ):
 
     def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,
                  channel: CompChannel | None = None, comp_vector: int = 0) -> None:
+        if isinstance(cqe, float) and cqe >= 0:
+            cqe = int(cqe)  # pyverbs converts cqe to a C int, which truncates a float
         n = int_in("CQ cqe", cqe, 0, U32)
         max_cqe = _devices.RXE_DEVICE_ATTR["max_cqe"]
         if n > max_cqe:
             raise PyverbsRDMAError(f"CQ cqe={n}: the device allows at most max_cqe={max_cqe}", errno.EINVAL)
         if channel is not None:
             instance("CQ channel", channel, CompChannel)
+        nvec = ctx.num_comp_vectors if hasattr(ctx, "num_comp_vectors") else 1
+        if int_in("CQ comp_vector", comp_vector, 0, U32) >= nvec:
+            raise PyverbsRDMAError(f"Failed to create CQ: comp_vector={comp_vector}, the device has "
+                                   f"{nvec} completion vector(s) (0..{nvec - 1})", errno.EINVAL)
         super().__init__(ctx, cqe, cq_context, None, comp_vector)
+        self._polled = 0  # completions taken by poll() so far (for req_notify)
         self.channel = channel
         self.cq_context = cq_context
         self._armed_at: int | None = None
@@ -96,7 +105,7 @@ class CQ(_cq.CQ):
             raise PyverbsUserError(f"req_notify: {self!r} is destroyed")
         if self.channel is None:
             raise PyverbsRDMAError("req_notify: the CQ has no completion channel", errno.EINVAL)
-        self._armed_at = len(self)
+        self._armed_at = self._polled + len(self)  # completions so far, polled or not
 
     def ack_events(self, num_events: int) -> None:
         """``ibv_ack_cq_events``: acknowledge ``num_events`` of the events received."""
@@ -106,8 +115,24 @@ class CQ(_cq.CQ):
             raise PyverbsUserError(f"ack_events({n}): only {left} event(s) unacknowledged")
         self._acked += n
 
+    def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
+        """Take up to ``num_entries`` completions (``ibv_poll_cq``)."""
+        n, wcs = super().poll(num_entries)
+        self._polled += n
+        return n, wcs
+
+    @property
+    def comp_channel(self) -> CompChannel | None:
+        """The completion channel given at creation (None without one), as pyverbs names it."""
+        return self.channel
+
     def close(self) -> None:
-        """Destroy the CQ."""
+        """Destroy the CQ, after the QPs that use it (pyverbs closes an object's users first)."""
+        if not self._closed:
+            for pd in list(self.ctx._children):
+                for child in list(getattr(pd, "_children", ())):
+                    if self in (getattr(child, "send_cq", None), getattr(child, "recv_cq", None)):
+                        child.close()
         super().close()
 
     def __enter__(self) -> CQ:

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import errno
+import os
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs import _devices
 from rdmasim.pyverbs._devices import DeviceAttr, DeviceAttrEx, PortAttr
+from rdmasim.pyverbs._unsupported import unsupported
 from rdmasim.pyverbs.addr import GID
 from rdmasim.verbs import device as _device
 from rdmasim.verbs._checks import U16, int_in
 
-__all__ = ["Context", "Device", "DeviceAttr", "DeviceAttrEx", "PortAttr", "get_device_list"]
+__all__ = ["DM", "AllocDmAttr", "Context", "Device", "DeviceAttr", "DeviceAttrEx", "FdArr", "GIDEntry",
+           "PortAttr", "get_device_list", "phys_state_to_str", "speed_to_str", "translate_link_layer",
+           "translate_mtu", "width_to_str"]
+
+DM = unsupported("DM", "device memory is not supported (max_dm_size 0, as on rxe)", __name__)
+AllocDmAttr = unsupported("AllocDmAttr", "device memory is not supported (max_dm_size 0, as on rxe)",
+                          __name__)
+FdArr = unsupported("FdArr", "file-descriptor arrays serve mlx5 DEVX, which the device lacks", __name__)
 
 
 class Device:
@@ -39,7 +48,12 @@ class Context(_device.Context):
     """An opened emulated device: ``Context(name="rxe0")`` (the name may be bytes, as a
     ``Device.name``). ``Context(host)`` opens the device of a host directly."""
 
-    def __init__(self, host: Any = None, name: str | bytes | None = None, **kwargs: Any) -> None:
+    def __init__(self, host: Any = None, name: str | bytes | None = None, cmd_fd: int | None = None,
+                 **kwargs: Any) -> None:
+        if cmd_fd is not None:
+            raise PyverbsRDMAError("Context(cmd_fd=...): importing a device context "
+                                   "(ibv_import_device) is not emulated", errno.EOPNOTSUPP)
+        self._cmd_fd: int | None = None
         if kwargs:
             raise PyverbsUserError(f"Context: unsupported arguments {sorted(kwargs)}; give name=")
         if isinstance(host, (str, bytes)):  # Context("rxe0"): the name given positionally
@@ -84,13 +98,134 @@ class Context(_device.Context):
             raise PyverbsRDMAError(f"query_gid_type: index {index} holds no GID", errno.ENODATA)
         return 1
 
+    @property
+    def cmd_fd(self) -> int:
+        """The context's command file descriptor: a real descriptor (of ``/dev/null``; no
+        command goes through it), so that ``os.dup`` works on it; closed with the Context.
+        Importing it into another Context is EOPNOTSUPP."""
+        self._check_open("cmd_fd")
+        if self._cmd_fd is None:
+            self._cmd_fd = os.open(os.devnull, os.O_RDONLY)
+        return self._cmd_fd
+
+    def close(self) -> None:
+        """Close the device (its PDs, CQs and their objects first, as pyverbs)."""
+        super().close()
+        if self._cmd_fd is not None:
+            os.close(self._cmd_fd)
+            self._cmd_fd = None
+
+    @property
+    def num_comp_vectors(self) -> int:
+        """Completion vectors of the device: 1 (events are not spread over CPUs here)."""
+        return 1
+
+    def query_gid_ex(self, port_num: int, gid_index: int, flags: int = 0) -> GIDEntry:
+        """``ibv_query_gid_ex``: the entry at ``gid_index``; ENODATA for an empty index."""
+        self._check_open("query_gid_ex")
+        _check_port("query_gid_ex", port_num)
+        index = _check_gid_index("query_gid_ex", gid_index)
+        if index != 0:
+            raise PyverbsRDMAError(f"Failed to query gid table of port {port_num} in index {index}: "
+                                   "the entry is empty", errno.ENODATA)
+        return GIDEntry(GID(self.host.gid), 0, 1)
+
+    def query_gid_table(self, max_entries: int, flags: int = 0) -> list[GIDEntry]:
+        """``ibv_query_gid_table``: the valid GID entries (one: index 0 of port 1). A
+        ``max_entries`` too small for them is refused with -EINVAL, as libibverbs returns it."""
+        self._check_open("query_gid_table")
+        n = int_in("query_gid_table max_entries", max_entries, 0, (1 << 64) - 1)
+        if n < 1:
+            raise PyverbsRDMAError(f"Failed to query gid tables of the device: max_entries={n}, the "
+                                   "table holds 1 valid entry", -errno.EINVAL)
+        return [GIDEntry(GID(self.host.gid), 0, 1)]
+
+    def query_pkey(self, port_num: int, index: int) -> int:
+        """``ibv_query_pkey``: the default P_Key 0xffff at index 0 (rxe's only P_Key); other
+        indices of the table (``pkey_tbl_len``) are 0."""
+        self._check_open("query_pkey")
+        _check_port("query_pkey", port_num)
+        tbl = _devices.RXE_PORT_ATTR["pkey_tbl_len"]
+        idx = int_in("query_pkey index", index, 0, U16)
+        if idx >= tbl:
+            raise PyverbsRDMAError(f"Failed to query pkey {idx} of port {port_num}: the table has "
+                                   f"{tbl} entries", errno.EINVAL)
+        return _DEFAULT_PKEY if idx == 0 else 0
+
+    def get_pkey_index(self, port_num: int, pkey: int) -> int:
+        """``ibv_get_pkey_index``: the index of ``pkey`` (0 for the default 0xffff)."""
+        self._check_open("get_pkey_index")
+        _check_port("get_pkey_index", port_num)
+        if int_in("get_pkey_index pkey", pkey, 0, U16) != _DEFAULT_PKEY:
+            raise PyverbsRDMAError(f"Failed to get pkey index of pkey = {pkey} of port {port_num}",
+                                   errno.ENOENT)
+        return 0
+
     def __enter__(self) -> Context:
         return self
 
 
+_DEFAULT_PKEY = 0xFFFF
+
+
+class GIDEntry:
+    """``struct ibv_gid_entry``: a GID with its index, port and type (RoCEv2)."""
+
+    def __init__(self, gid: GID, gid_index: int, port_num: int, gid_type: int = 2,
+                 ndev_ifindex: int = 0) -> None:
+        self._gid = gid
+        raw = int(gid._addr)
+        self.gid_subnet_prefix = int.from_bytes((raw >> 64).to_bytes(8, "little"), "big")
+        self.gid_interface_id = int.from_bytes((raw & ((1 << 64) - 1)).to_bytes(8, "little"), "big")
+        self.gid_index = gid_index
+        self.port_num = port_num
+        self.gid_type = gid_type  # IBV_GID_TYPE_ROCE_V2
+        self.ndev_ifindex = ndev_ifindex
+
+    def gid_str(self) -> str:
+        """The GID's text, as ``GID.gid``."""
+        return self._gid.gid
+
+    def __str__(self) -> str:
+        return f"GID: {self.gid_str()} index {self.gid_index} port {self.port_num}"
+
+
+def translate_mtu(mtu: int) -> str:
+    """``'1024 (3)'`` for an IBV_MTU_* value."""
+    sizes = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+    return f"{sizes[mtu]} ({mtu})" if mtu in sizes else f"Invalid MTU ({mtu})"
+
+
+def translate_link_layer(ll: int) -> str:
+    """The name of an IBV_LINK_LAYER_* value."""
+    return {0: "Unspecified", 1: "InfiniBand", 2: "Ethernet"}.get(ll, f"Invalid link layer ({ll})")
+
+
+def phys_state_to_str(phys: int) -> str:
+    """The name of a port physical state."""
+    names = {1: "Sleep", 2: "Polling", 3: "Disabled", 4: "Port configuration training", 5: "Link up",
+             6: "Link error recovery", 7: "Phy test"}
+    return f"{names[phys]} ({phys})" if phys in names else "Invalid physical state"
+
+
+def width_to_str(width: int) -> str:
+    """The name of an active width."""
+    names = {1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
+    return f"{names[width]} ({width})" if width in names else "Invalid width"
+
+
+def speed_to_str(active_speed: int, active_speed_ex: int = 0) -> str:
+    """The name of an active speed (``active_speed_ex`` when nonzero)."""
+    s = active_speed_ex or active_speed
+    names = {0: "0.0 Gbps", 1: "2.5 Gbps", 2: "5.0 Gbps", 4: "5.0 Gbps", 8: "10.0 Gbps",
+             16: "14.0 Gbps", 32: "25.0 Gbps", 64: "50.0 Gbps", 128: "100.0 Gbps", 256: "200.0 Gbps"}
+    return f"{names[s]} ({s})" if s in names else "Invalid speed"
+
+
 def _check_port(what: str, port_num: Any) -> None:
     if int_in(f"{what} port_num", port_num, 0, 255) != 1:
-        raise PyverbsRDMAError(f"{what}: port_num={port_num}: the device has one port, 1", errno.EINVAL)
+        raise PyverbsRDMAError(f"Failed to {what.replace('_', ' ')} {port_num}: "
+                               f"{os.strerror(errno.EINVAL)} (the device has one port, 1)", errno.EINVAL)
 
 
 def _check_gid_index(what: str, index: Any) -> int:

@@ -13,7 +13,9 @@ from typing import Any
 
 from rdmasim.verbs import enums as _e
 
-ibv_wr_opcode: Any = _e.ibv_wr_opcode
+# the emulated opcodes plus verbs.h's others (post_send refuses them)
+ibv_wr_opcode: Any = IntEnum("ibv_wr_opcode", {**_e.ibv_wr_opcode.__members__, "IBV_WR_DRIVER1": 11,
+                                               "IBV_WR_FLUSH": 14, "IBV_WR_ATOMIC_WRITE": 15})
 ibv_wc_status: Any = _e.ibv_wc_status
 ibv_wc_opcode: Any = _e.ibv_wc_opcode
 ibv_qp_state: Any = _e.ibv_qp_state
@@ -21,7 +23,11 @@ ibv_qp_state: Any = _e.ibv_qp_state
 ibv_qp_type: Any = IntEnum("ibv_qp_type", {**_e.ibv_qp_type.__members__, "IBV_QPT_RAW_PACKET": 8,
                                            "IBV_QPT_XRC_SEND": 9, "IBV_QPT_XRC_RECV": 10,
                                            "IBV_QPT_DRIVER": 0xFF})
-ibv_access_flags: Any = _e.ibv_access_flags
+# the emulated access bits plus verbs.h's others (IBV_ACCESS_RELAXED_ORDERING is the first
+# optional bit, IBV_ACCESS_OPTIONAL_FIRST)
+ibv_access_flags: Any = IntFlag("ibv_access_flags", {
+    **_e.ibv_access_flags.__members__, "IBV_ACCESS_HUGETLB": 1 << 7, "IBV_ACCESS_FLUSH_GLOBAL": 1 << 8,
+    "IBV_ACCESS_FLUSH_PERSISTENT": 1 << 9, "IBV_ACCESS_RELAXED_ORDERING": 1 << 20})
 ibv_send_flags: Any = _e.ibv_send_flags
 ibv_mtu: Any = _e.ibv_mtu
 ibv_qp_attr_mask: Any = _e.ibv_qp_attr_mask
@@ -58,7 +64,8 @@ ibv_odp_general_caps: Any = IntFlag("ibv_odp_general_caps", {"IBV_ODP_SUPPORT": 
                                                              "IBV_ODP_SUPPORT_IMPLICIT": 2})
 ibv_odp_transport_cap_bits: Any = IntFlag("ibv_odp_transport_cap_bits", {
     "IBV_ODP_SUPPORT_SEND": 1, "IBV_ODP_SUPPORT_RECV": 2, "IBV_ODP_SUPPORT_WRITE": 4,
-    "IBV_ODP_SUPPORT_READ": 8, "IBV_ODP_SUPPORT_ATOMIC": 16, "IBV_ODP_SUPPORT_SRQ_RECV": 32})
+    "IBV_ODP_SUPPORT_READ": 8, "IBV_ODP_SUPPORT_ATOMIC": 16, "IBV_ODP_SUPPORT_SRQ_RECV": 32,
+    "IBV_ODP_SUPPORT_FLUSH": 64, "IBV_ODP_SUPPORT_ATOMIC_WRITE": 128})
 ibv_device_cap_flags: Any = IntFlag("ibv_device_cap_flags", {
     "IBV_DEVICE_RESIZE_MAX_WR": 1, "IBV_DEVICE_BAD_PKEY_CNTR": 2, "IBV_DEVICE_BAD_QKEY_CNTR": 4,
     "IBV_DEVICE_RAW_MULTI": 8, "IBV_DEVICE_AUTO_PATH_MIG": 16, "IBV_DEVICE_CHANGE_PHY_PORT": 32,
@@ -93,11 +100,57 @@ _WC_EX = {"IBV_WC_EX_WITH_BYTE_LEN": 1 << 0, "IBV_WC_EX_WITH_IMM": 1 << 1,
 ibv_create_cq_wc_flags: Any = IntFlag("ibv_create_cq_wc_flags", {
     **_WC_EX, "IBV_WC_STANDARD_FLAGS": sum(v for v in _WC_EX.values() if v < 1 << 7)})
 
+ibv_cq_init_attr_mask: Any = IntFlag("ibv_cq_init_attr_mask", {"IBV_CQ_INIT_ATTR_MASK_FLAGS": 1,
+                                                               "IBV_CQ_INIT_ATTR_MASK_PD": 2})
+ibv_create_cq_attr_flags: Any = IntFlag("ibv_create_cq_attr_flags", {
+    "IBV_CREATE_CQ_ATTR_SINGLE_THREADED": 1, "IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN": 2})
+ibv_event_type: Any = IntEnum("ibv_event_type", {n: i for i, n in enumerate((
+    "IBV_EVENT_CQ_ERR", "IBV_EVENT_QP_FATAL", "IBV_EVENT_QP_REQ_ERR", "IBV_EVENT_QP_ACCESS_ERR",
+    "IBV_EVENT_COMM_EST", "IBV_EVENT_SQ_DRAINED", "IBV_EVENT_PATH_MIG", "IBV_EVENT_PATH_MIG_ERR",
+    "IBV_EVENT_DEVICE_FATAL", "IBV_EVENT_PORT_ACTIVE", "IBV_EVENT_PORT_ERR", "IBV_EVENT_LID_CHANGE",
+    "IBV_EVENT_PKEY_CHANGE", "IBV_EVENT_SM_CHANGE", "IBV_EVENT_SRQ_ERR",
+    "IBV_EVENT_SRQ_LIMIT_REACHED", "IBV_EVENT_QP_LAST_WQE_REACHED", "IBV_EVENT_CLIENT_REREGISTER",
+    "IBV_EVENT_GID_CHANGE", "IBV_EVENT_WQ_FATAL"))})
+ibv_mw_type: Any = IntEnum("ibv_mw_type", {"IBV_MW_TYPE_1": 1, "IBV_MW_TYPE_2": 2})
+ibv_placement_type: Any = IntFlag("ibv_placement_type", {"IBV_FLUSH_GLOBAL": 1,
+                                                         "IBV_FLUSH_PERSISTENT": 2})
+ibv_selectivity_level: Any = IntEnum("ibv_selectivity_level", {"IBV_FLUSH_RANGE": 0, "IBV_FLUSH_MR": 1})
+ibv_qp_create_send_ops_flags: Any = IntFlag("ibv_qp_create_send_ops_flags", {n: 1 << i for i, n in enumerate((
+    "IBV_QP_EX_WITH_RDMA_WRITE", "IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM", "IBV_QP_EX_WITH_SEND",
+    "IBV_QP_EX_WITH_SEND_WITH_IMM", "IBV_QP_EX_WITH_RDMA_READ", "IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP",
+    "IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD", "IBV_QP_EX_WITH_LOCAL_INV", "IBV_QP_EX_WITH_BIND_MW",
+    "IBV_QP_EX_WITH_SEND_WITH_INV", "IBV_QP_EX_WITH_TSO", "IBV_QP_EX_WITH_FLUSH",
+    "IBV_QP_EX_WITH_ATOMIC_WRITE"))})
+ibv_query_qp_data_in_order_caps: Any = IntFlag("ibv_query_qp_data_in_order_caps", {
+    "IBV_QUERY_QP_DATA_IN_ORDER_WHOLE_MSG": 1, "IBV_QUERY_QP_DATA_IN_ORDER_ALIGNED_128_BYTES": 2})
+ibv_query_qp_data_in_order_flags: Any = IntFlag("ibv_query_qp_data_in_order_flags", {
+    "IBV_QUERY_QP_DATA_IN_ORDER_RETURN_CAPS": 1})
+ibv_rereg_mr_flags: Any = IntFlag("ibv_rereg_mr_flags", {
+    "IBV_REREG_MR_CHANGE_TRANSLATION": 1, "IBV_REREG_MR_CHANGE_PD": 2, "IBV_REREG_MR_CHANGE_ACCESS": 4,
+    "IBV_REREG_MR_FLAGS_SUPPORTED": 7})
+ibv_srq_attr_mask: Any = IntFlag("ibv_srq_attr_mask", {"IBV_SRQ_MAX_WR": 1, "IBV_SRQ_LIMIT": 2})
+ibv_srq_init_attr_mask: Any = IntFlag("ibv_srq_init_attr_mask", {
+    "IBV_SRQ_INIT_ATTR_TYPE": 1, "IBV_SRQ_INIT_ATTR_PD": 2, "IBV_SRQ_INIT_ATTR_XRCD": 4,
+    "IBV_SRQ_INIT_ATTR_CQ": 8, "IBV_SRQ_INIT_ATTR_TM": 16, "IBV_SRQ_INIT_ATTR_RESERVED": 32})
+ibv_srq_type: Any = IntEnum("ibv_srq_type", {"IBV_SRQT_BASIC": 0, "IBV_SRQT_XRC": 1, "IBV_SRQT_TM": 2})
+ibv_xrcd_init_attr_mask: Any = IntFlag("ibv_xrcd_init_attr_mask", {
+    "IBV_XRCD_INIT_ATTR_FD": 1, "IBV_XRCD_INIT_ATTR_OFLAGS": 2, "IBV_XRCD_INIT_ATTR_RESERVED": 4})
+
+# ibv_advise_mr's advice and flags (kernel uAPI ib_uverbs_advise_mr_*), underscored as in pyverbs
+_IBV_ADVISE_MR_ADVICE_PREFETCH = 0
+_IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE = 1
+_IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT = 2
+_IBV_ADVISE_MR_FLAG_FLUSH = 1
+
 _CLASSES = [ibv_wr_opcode, ibv_wc_status, ibv_wc_opcode, ibv_qp_state, ibv_qp_type, ibv_access_flags,
             ibv_send_flags, ibv_mtu, ibv_qp_attr_mask, ibv_wc_flags, ibv_port_state, ibv_link_layer,
             ibv_gid_type, ibv_gid_type_sysfs, ibv_node_type, ibv_transport_type, ibv_atomic_cap,
             ibv_port_cap_flags, ibv_create_cq_wc_flags, ibv_odp_general_caps, ibv_odp_transport_cap_bits,
-            ibv_device_cap_flags, ibv_qp_init_attr_mask, ibv_qp_create_flags, ibv_raw_packet_caps]
+            ibv_device_cap_flags, ibv_qp_init_attr_mask, ibv_qp_create_flags, ibv_raw_packet_caps,
+            ibv_cq_init_attr_mask, ibv_create_cq_attr_flags, ibv_event_type, ibv_mw_type,
+            ibv_placement_type, ibv_selectivity_level, ibv_qp_create_send_ops_flags,
+            ibv_query_qp_data_in_order_caps, ibv_query_qp_data_in_order_flags, ibv_rereg_mr_flags,
+            ibv_srq_attr_mask, ibv_srq_init_attr_mask, ibv_srq_type, ibv_xrcd_init_attr_mask]
 for _cls in _CLASSES:
     globals().update({_name: _member for _name, _member in _cls.__members__.items()})
 del _cls

@@ -5,14 +5,13 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-import numpy as np
-
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.pyverbs._unsupported import unsupported
 from rdmasim.verbs import mr as _mr
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import PD
 
-__all__ = ["MR", "MW", "MWBindInfo"]
+__all__ = ["DMMR", "MR", "MW", "DmaBufMR", "MWBind", "MWBindInfo"]
 
 # ibv_rereg_mr flags (verbs.h enum ibv_rereg_mr_flags)
 IBV_REREG_MR_CHANGE_TRANSLATION = 1
@@ -21,8 +20,20 @@ IBV_REREG_MR_CHANGE_ACCESS = 4
 _REREG_FLAGS = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS
 
 
+# IBV_ACCESS_OPTIONAL_RANGE (verbs.h): optional access bits, e.g. IBV_ACCESS_RELAXED_ORDERING.
+# ibv_reg_mr(3): "optional flags ... if not supported, they are ignored"; the device has none.
+IBV_ACCESS_OPTIONAL_RANGE = 0x3FF00000
+
+
+def _optional_dropped(access: int) -> int:
+    return int(access) & ~IBV_ACCESS_OPTIONAL_RANGE if isinstance(access, int) else access
+
+
 class MR(_mr.MR):
-    """``MR(pd, length, access)``; also ``MR(pd, access=..., buffer=buf)`` (rdmasim's own)."""
+    """``MR(pd, length, access)``; also ``MR(pd, access=..., buffer=buf)`` (rdmasim's own).
+
+    Optional access bits (``IBV_ACCESS_OPTIONAL_RANGE``, e.g. IBV_ACCESS_RELAXED_ORDERING) are
+    ignored, as ibv_reg_mr does on a device that does not support them."""
 
     def __init__(self, pd: PD, length: int | None = None, access: int = 0, address: Any = None,
                  implicit: bool = False, buffer: Any = None, **kwargs: Any) -> None:
@@ -35,7 +46,16 @@ class MR(_mr.MR):
             raise PyverbsUserError(
                 f"MR address={address!r}: a process address cannot be registered in the emulator; "
                 "pass the memory itself as buffer= (a bytearray or numpy array)")
-        super().__init__(pd, length, access, buffer)
+        try:
+            super().__init__(pd, length, _optional_dropped(access), buffer)
+        except PyverbsRDMAError as exc:  # pyverbs' message for a refused ibv_reg_mr
+            msg = str(exc).rsplit(". Errno:", 1)[0]
+            raise PyverbsRDMAError(f"Failed to register a MR: {msg}", exc.error_code) from None
+
+    @property
+    def handle(self) -> int:
+        """The region's handle on its device (what ``ibv_import_mr`` would take)."""
+        return int(self._index)
 
     def write(self, data: Any, length: int | None = None, offset: int = 0) -> None:  # type: ignore[override]
         """Copy ``data`` (bytes-like, or a str as its UTF-8 bytes, as pyverbs) into the region."""
@@ -46,8 +66,8 @@ class MR(_mr.MR):
     def rereg(self, flags: int, pd: PD | None = None, addr: int = 0, length: int = 0,
               access: int = 0) -> None:
         """``ibv_rereg_mr``: change the PD (IBV_REREG_MR_CHANGE_PD) and/or the access
-        (IBV_REREG_MR_CHANGE_ACCESS). The region is registered again, so ``lkey``/``rkey`` are
-        read again afterwards (as pyverbs does). Changing the translation (the memory) is refused
+        (IBV_REREG_MR_CHANGE_ACCESS) in place, as rxe does: ``lkey`` stays, ``rkey`` is the lkey
+        while remote access is granted (else 0). Changing the translation (the memory) is refused
         with EOPNOTSUPP, as rxe does."""
         flags = int_in("MR.rereg flags", flags, 0, U32)
         if flags & ~_REREG_FLAGS or flags == 0:
@@ -66,9 +86,18 @@ class MR(_mr.MR):
                 raise PyverbsRDMAError("MR.rereg: the new PD is on another device", errno.EINVAL)
         new_access = int_in("MR.rereg access", access, 0, U32) if flags & IBV_REREG_MR_CHANGE_ACCESS \
             else self.access
-        array: np.ndarray = self._array
-        self.close()
-        _mr.MR.__init__(self, new_pd, None, new_access, array)
+        try:
+            rkey = self._host.sim._core.mr_rereg(self._host.index, self._index, new_pd.handle,
+                                                 _optional_dropped(new_access))
+        except PyverbsRDMAError as exc:
+            msg = str(exc).rsplit(". Errno:", 1)[0]
+            raise PyverbsRDMAError(f"Failed to rereg MR: {msg}", exc.error_code) from None
+        if new_pd is not self.pd:
+            self.pd._children.discard(self)
+            new_pd._children.add(self)
+            self.pd = new_pd
+        self.access = new_access
+        self.rkey = _mr.MRKey(rkey, self._host.sim)
 
 
 class MWBindInfo:
@@ -85,3 +114,8 @@ class MW:
     def __init__(self, pd: PD, mw_type: int) -> None:
         raise PyverbsRDMAError("Failed to allocate MW: the device has no memory windows (max_mw 0)",
                                errno.EOPNOTSUPP)
+
+
+MWBind = unsupported("MWBind", "memory windows are not emulated (max_mw 0)", __name__)
+DMMR = unsupported("DMMR", "device memory is not supported (max_dm_size 0, as on rxe)", __name__)
+DmaBufMR = unsupported("DmaBufMR", "dma-buf memory regions are not supported (nor by rxe)", __name__)

@@ -64,7 +64,7 @@ class MR:
     registers a buffer you own: C-contiguous memory of fixed-size values (numpy arrays of
     numeric dtypes, bytearray, memoryview); read-only memory only without write access.
     ``buf`` is the region's address for SGEs and ``set_wr_rdma``; ``lkey``/``rkey`` as on
-    hardware (rkey is 0 without remote access).
+    Linux rxe (one key: ``rkey == lkey``; the access flags decide what remote work may do).
     """
 
     def __init__(self, pd: PD, length: int | None = None, access: int = 0,

@@ -195,6 +195,9 @@ def _sig_all(value: Any) -> int:
 
 
 _ACCESS_FLAGS = {n: int(v) for n, v in e.ibv_access_flags.__members__.items()}
+# rxe accepts the FLUSH permissions on a QP (verbs.h values); no FLUSH operation is emulated, so
+# they gate nothing here
+_ACCESS_FLAGS.update(IBV_ACCESS_FLUSH_GLOBAL=1 << 8, IBV_ACCESS_FLUSH_PERSISTENT=1 << 9)
 _MASK_FLAGS = {n: int(v) for n, v in e.ibv_qp_attr_mask.__members__.items()}
 _SEND_FLAGS = {n: int(v) for n, v in e.ibv_send_flags.__members__.items()}
 _MAX_SGE_PER_WR = 32  # what the core's work requests hold (the QP's max_*_sge is at most this)

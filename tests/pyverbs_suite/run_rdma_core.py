@@ -288,6 +288,8 @@ def run_file(all_tests: Path, name: str, workroot: Path, dev: str | None, port: 
              gid: int | None, timeout: float) -> FileResult:
     """Run one rdma-core test file (plus the helpers it needs) in its own process."""
     run = workroot / name
+    if run.exists():  # a --keep directory reused: start this file's run afresh
+        shutil.rmtree(run)
     tdir = run / "tests"
     tdir.mkdir(parents=True)
     for f in all_tests.iterdir():

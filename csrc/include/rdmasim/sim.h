@@ -152,6 +152,9 @@ int rs_host_rx_counters(const rs_sim *sim, int host, uint64_t out[RS_HOST_RX_COU
 int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
               uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
 int rs_mr_dereg(rs_sim *sim, int host, int mr);
+/* ibv_rereg_mr with IBV_REREG_MR_CHANGE_PD and/or _ACCESS, in place as rxe_rereg_user_mr does: the
+ * keys are kept (rkey == lkey, as rxe). */
+int rs_mr_rereg(rs_sim *sim, int host, int mr, uint32_t pd, uint32_t access, uint32_t *rkey);
 
 /* ---- completion queues ---- */
 typedef struct rs_wc {

@@ -1,0 +1,1 @@
+"""``pyverbs.providers.efa``: EFA direct verbs; not available on the emulated devices."""

@@ -1,0 +1,9 @@
+"""``pyverbs.providers.efa.efa_enums``: EFA names rdma-core's test helpers use (efadv.h values)."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+efadv_qp_driver_type: Any = IntEnum("efadv_qp_driver_type", {"EFADV_QP_DRIVER_TYPE_SRD": 0})
+EFADV_QP_DRIVER_TYPE_SRD = efadv_qp_driver_type.EFADV_QP_DRIVER_TYPE_SRD
