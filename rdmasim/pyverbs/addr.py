@@ -7,6 +7,7 @@ import ipaddress
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.verbs import ah as _ah
 from rdmasim.verbs import qp as _qp
 from rdmasim.verbs._checks import U8, U16, instance, int_in
 
@@ -87,35 +88,18 @@ class AHAttr(_qp.AHAttr):
         int_in("AHAttr dlid", dlid, 0, U16)
 
 
-class AH:
+class AH(_ah.AH):
     """An address handle (``ibv_create_ah``) on a PD; ``attr`` is the address it holds.
 
-    The destination GID is resolved against the simulation when the AH is made, so an unknown
-    GID fails here (as on RoCE, where the neighbour must resolve), not at send time."""
+    rdmasim.verbs' AH with pyverbs' rule on RoCE: without a global route creating it fails with
+    EINVAL. The destination GID is resolved when the AH is made, so an unknown GID fails here
+    (as on RoCE, where the neighbour must resolve), not at send time."""
 
     def __init__(self, pd: Any, attr: AHAttr) -> None:
-        from rdmasim.verbs.device import PD
-
-        instance("AH pd", pd, PD)
-        pd._check_open("AH")
         instance("AH attr", attr, _qp.AHAttr)
-        if attr.gr is None or not attr.gr.dgid:
+        if attr.dest is None and (attr.gr is None or not attr.gr.dgid):
             raise PyverbsRDMAError("Failed to create AH: a RoCE port needs a global route "
                                    "(gr=GlobalRoute(dgid=...)), as ib_core's rdma_check_ah_attr",
                                    errno.EINVAL)
-        try:
-            self.dest = pd.ctx.sim.host_by_gid(attr.gr.dgid)
-        except ValueError as exc:
-            raise PyverbsUserError(f"AH attr dgid {attr.gr.dgid!r}: {exc}") from None
-        self.pd = pd
+        super().__init__(pd, attr)
         self.ah_attr = attr
-
-    def close(self) -> None:
-        """Destroy the address handle."""
-        self.pd = None
-
-    def __enter__(self) -> AH:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

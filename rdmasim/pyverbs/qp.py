@@ -92,6 +92,12 @@ class QP(_qp.QP):
             return
         super().post_send(send_wr, bad_wr)
 
+    def query_data_in_order(self, op: int, flags: int = 0) -> int:
+        """``ibv_query_qp_data_in_order``: 0. rxe's provider does not implement the query, and
+        libibverbs then answers 0 ("not guaranteed"), which is what a program sees on rxe."""
+        self._check_alive("query_data_in_order")
+        return 0
+
     def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
         """Post a receive work request (or a chain); ``bad_wr`` as in :meth:`post_send`."""
         if isinstance(bad_wr, RecvWR):

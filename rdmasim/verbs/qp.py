@@ -69,8 +69,27 @@ class QPCap:
                 f"max_send_sge={self.max_send_sge}, max_recv_sge={self.max_recv_sge})")
 
 
+def _cap_field(name: str) -> property:
+    """``QPInitAttr.<name>``: pyverbs' shortcut to ``cap.<name>``, checked as QPCap checks it."""
+
+    def get(self: QPInitAttr) -> int:
+        return int(getattr(self.cap, name))
+
+    def put(self: QPInitAttr, value: int) -> None:
+        setattr(self.cap, name, int_in(f"QPInitAttr {name}", value, 0, U32))
+
+    return property(get, put, doc=f"``cap.{name}``")
+
+
 class QPInitAttr:
-    """Creation attributes (``struct ibv_qp_init_attr``). Only ``IBV_QPT_RC`` is emulated."""
+    """Creation attributes (``struct ibv_qp_init_attr``). ``IBV_QPT_RC`` and ``IBV_QPT_UD`` are
+    emulated. As in pyverbs, ``max_send_wr`` ... ``max_inline_data`` read and write ``cap``."""
+
+    max_send_wr = _cap_field("max_send_wr")
+    max_recv_wr = _cap_field("max_recv_wr")
+    max_send_sge = _cap_field("max_send_sge")
+    max_recv_sge = _cap_field("max_recv_sge")
+    max_inline_data = _cap_field("max_inline_data")
 
     def __init__(self, qp_type: int = e.IBV_QPT_RC, qp_context: object = None,
                  scq: CQ | None = None, rcq: CQ | None = None, srq: object = None,
@@ -256,8 +275,8 @@ class QP:
         )
         self._closed = False
         pd._children.add(self)
-        if qp_attr is not None:
-            self.to_init(qp_attr)
+        if qp_attr is not None:  # as pyverbs: a UD QP goes all the way to RTS, an RC QP to INIT
+            (self.to_rts if self.qp_type == e.IBV_QPT_UD else self.to_init)(qp_attr)
 
     # ---- state machine ----
     def _attr_dict(self, attr: QPAttr, mask: int) -> dict[str, Any]:
@@ -355,6 +374,8 @@ class QP:
         self._check_alive("query")
         raw = self._sim._core.qp_query(self._host.index, self.qp_num)
         attr = QPAttr(**{k: int(raw[k]) for k in _SIMPLE_FIELDS})
+        attr.cap = QPCap(self.cap.max_send_wr, self.cap.max_recv_wr, self.cap.max_send_sge,
+                         self.cap.max_recv_sge, self.cap.max_inline_data)  # a copy, as ibv_query_qp fills it
         if raw["dest_host"] >= 0:
             dest = self._sim.host_by_index(raw["dest_host"])
             attr.ah_attr = AHAttr(is_global=1, dest=dest,
