@@ -1,7 +1,8 @@
 """rdma-core's own pyverbs tests (pyverbs==59.0's sdist), unmodified, against rdmasim.
 
 One pytest case per rdma-core test file; a case fails when any test of that file fails or
-raises (skips are allowed; the Markdown table lists each skip's reason). Slow, and it needs
+raises, except the few listed in KNOWN_DIFFERENCES with their reason (skips are allowed; the
+Markdown table lists each skip's reason). Slow, and it needs
 the network the first time (the sdist is cached afterwards): run it with
 
     PYTHONPATH=$PWD python -m pytest -m pyverbs_suite tests/pyverbs_suite -q
@@ -59,6 +60,16 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
         print(f"\nrdma-core suite table: {out}")
 
 
+# rdma-core tests that fail on rdmasim for a documented reason (docs/pyverbs.md, "The three errors").
+# Strict both ways: any other failure fails the case, and a listed test that passes must be removed.
+KNOWN_DIFFERENCES = {
+    "tests.test_mr.MRTest.test_mr_rereg_pd": "expects RESET to clean the QP's CQEs, as mlx5's provider does; "
+                                             "rxe's does not, nor does rdmasim",
+    "tests.test_cq.CQTest.test_resize_cq": "CQ.resize is not emulated",
+    "tests.test_srq.SrqTestCase.test_modify_srq_limit": "SRQ.modify (limit, resize) is not emulated",
+}
+
+
 @pytest.mark.parametrize("name", list(rc.GENERIC_FILES))
 def test_rdma_core_file(suite: tuple[Path, Path, list[rc.FileResult]], name: str) -> None:
     tests_dir, work, results = suite
@@ -68,7 +79,9 @@ def test_rdma_core_file(suite: tuple[Path, Path, list[rc.FileResult]], name: str
         pytest.skip(str(exc))
     results.append(res)
     bad = [f"{t['id']}: {t['outcome']}: {rc._last_line(t['detail'])}"
-           for t in res.tests if t["outcome"] in ("fail", "error")]
+           for t in res.tests if t["outcome"] in ("fail", "error") and t["id"] not in KNOWN_DIFFERENCES]
+    fixed = [t["id"] for t in res.tests if t["id"] in KNOWN_DIFFERENCES and t["outcome"] == "pass"]
+    assert not fixed, f"{name}: now passing, remove from KNOWN_DIFFERENCES: {fixed}"
     assert not res.crash, f"{name}: {res.crash} (output: {work / name / 'output.txt'})"
     assert not bad, f"{name}: {len(bad)} of {len(res.tests)} failed or raised:\n" + "\n".join(bad)
     assert res.tests, f"{name}: ran no tests (output: {work / name / 'output.txt'})"
