@@ -164,6 +164,16 @@ static void on_rnr_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
     qp->stats.rnr_naks_rcvd++;
     if (rs_psn_diff(psn, qp->comp_psn) > 0)
         rs_comp_ack_through(sim, qp, (psn - 1) & RS_PSN_MASK);
+    if (qp->sq_count) {
+        /* An RNR NAK past a READ/atomic still unanswered: its response was lost, so resend from
+         * it (rxe check_psn: COMPST_ERROR_RETRY before the RNR is looked at). Rewinding to the
+         * NAK's PSN here would resend the head WQE under a later WQE's PSN. */
+        rs_swqe *w = rs_qp_swqe(qp, 0);
+        if (w->started && rs_wr_is_rd_atomic(w->opcode) && rs_psn_diff(psn, last_psn(w)) > 0) {
+            implied_nak(sim, qp);
+            return;
+        }
+    }
     if (qp->attr.rnr_retry != 7) { /* 7 = retry forever */
         if (qp->rnr_left == 0) {
             fail_head(sim, qp, RS_WC_STATUS_RNR_RETRY_EXC_ERR);
