@@ -192,6 +192,27 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
     return p;
 }
 
+/* The packet's payload: `len` bytes of the WQE from `off`, gathered from its SGEs. A size-only
+ * source (bulk flows) carries its length, not bytes, but its SGEs are still resolved per packet as
+ * for real memory (a region deregistered mid-message fails the same). On failure the packet is
+ * released and the error taken (local protection error, or out of memory); returns -1. */
+static int fill_payload(rs_sim *sim, rs_qp *qp, rs_swqe *w, uint64_t off, uint32_t len, rs_pkt *p)
+{
+    if (len && !w->no_bytes && rs_pkt_attach_payload(&sim->pool, p) != 0) {
+        rs_pkt_release(&sim->pool, p);
+        sim->failed = 1;
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+        return -1;
+    }
+    if (len && gather(qp, w, off, len, w->no_bytes ? NULL : p->payload) != 0) {
+        rs_pkt_release(&sim->pool, p);
+        local_error(sim, qp);
+        return -1;
+    }
+    p->payload_len = len;
+    return 0;
+}
+
 /* UD: the WQE's one datagram (at most one MTU) to the address handle's host and
  * QPN, with a DETH.  No ACK comes: the send completes as the datagram is handed to the port, as in
  * rxe (its completer retires UD WQEs once sent). */
@@ -217,26 +238,8 @@ static rs_pkt *build_ud(rs_sim *sim, rs_qp *qp)
     rs_pkt *p = rs_nic_new_packet(sim, qp, imm ? RS_OP_UD_SEND_ONLY_IMM : RS_OP_UD_SEND_ONLY, qp->req_psn);
     if (!p)
         return NULL;
-    if (len && w->no_bytes) {
-        if (gather(qp, w, 0, len, NULL) != 0) {
-            rs_pkt_release(&sim->pool, p);
-            local_error(sim, qp);
-            return NULL;
-        }
-    } else if (len) {
-        if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
-            rs_pkt_release(&sim->pool, p);
-            sim->failed = 1;
-            rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
-            return NULL;
-        }
-        if (gather(qp, w, 0, len, p->payload) != 0) {
-            rs_pkt_release(&sim->pool, p);
-            local_error(sim, qp);
-            return NULL;
-        }
-    }
-    p->payload_len = len;
+    if (fill_payload(sim, qp, w, 0, len, p) != 0)
+        return NULL;
     const rs_host *dst = sim->hosts[w->ud_dest];
     p->dst_node = (uint16_t)w->ud_dest;
     memcpy(p->dst_mac, dst->mac, 6);
@@ -290,28 +293,8 @@ rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp)
     rs_pkt *p = rs_nic_new_packet(sim, qp, pick_opcode(w->opcode, index, w->npkts), qp->req_psn);
     if (!p)
         return NULL;
-    if (len && w->no_bytes) {
-        /* size-only source (bulk flows): the packet carries its length, not bytes; SGEs are
-         * still resolved per packet as for real memory (a deregistered region fails the same) */
-        if (gather(qp, w, qp->req_off, len, NULL) != 0) {
-            rs_pkt_release(&sim->pool, p);
-            local_error(sim, qp);
-            return NULL;
-        }
-    } else if (len) {
-        if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
-            rs_pkt_release(&sim->pool, p);
-            sim->failed = 1;
-            rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
-            return NULL;
-        }
-        if (gather(qp, w, qp->req_off, len, p->payload) != 0) { /* MR deregistered mid-message */
-            rs_pkt_release(&sim->pool, p);
-            local_error(sim, qp);
-            return NULL;
-        }
-    }
-    p->payload_len = len;
+    if (fill_payload(sim, qp, w, qp->req_off, len, p) != 0)
+        return NULL;
     if (index == 0 && !is_send(w->opcode)) {
         p->reth_va = w->remote_addr;
         p->reth_rkey = w->rkey;

@@ -18,6 +18,7 @@ from rdmasim.verbs._checks import (
     int_in,
     key,
     same_sim,
+    sge_list,
     wr_chain,
 )
 from rdmasim.verbs.cq import CQ
@@ -219,7 +220,6 @@ _ACCESS_FLAGS = {n: int(v) for n, v in e.ibv_access_flags.__members__.items()}
 _ACCESS_FLAGS.update(IBV_ACCESS_FLUSH_GLOBAL=1 << 8, IBV_ACCESS_FLUSH_PERSISTENT=1 << 9)
 _MASK_FLAGS = {n: int(v) for n, v in e.ibv_qp_attr_mask.__members__.items()}
 _SEND_FLAGS = {n: int(v) for n, v in e.ibv_send_flags.__members__.items()}
-_MAX_SGE_PER_WR = 32  # what the core's work requests hold (the QP's max_*_sge is at most this)
 
 
 class QP:
@@ -418,20 +418,7 @@ class QP:
 
     def _sges(self, what: str, sg: Any, num_sge: Any) -> list[tuple[int, int, int]]:
         """The first ``num_sge`` SGEs of a work request as checked (addr, length, lkey) tuples."""
-        from rdmasim.verbs.wr import SGE
-
-        if not isinstance(sg, (list, tuple)):
-            raise PyverbsUserError(f"{what}: sg must be a list of SGE, got {sg!r}")
-        n = int_in(f"{what}: num_sge", num_sge, 0, len(sg))
-        if n > _MAX_SGE_PER_WR:  # as ibv_post_send: more than the QP can take is EINVAL
-            raise PyverbsRDMAError(f"{what}: num_sge={n} exceeds the QP's max ({_MAX_SGE_PER_WR} at most)")
-        out = []
-        for k, s in enumerate(sg[:n]):
-            instance(f"{what}: sg[{k}]", s, SGE)
-            out.append((int_in(f"{what}: sg[{k}].addr", s.addr, 0, U64),
-                        int_in(f"{what}: sg[{k}].length", s.length, 0, U32),
-                        key(f"{what}: sg[{k}].lkey", s.lkey, self._sim)))
-        return out
+        return sge_list(what, sg, num_sge, self._sim, "QP")
 
     def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
         """Post one receive work request or a chain; ``bad_wr`` as in ``post_send``."""

@@ -10,12 +10,10 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
-from rdmasim.verbs._checks import U32, U64, instance, int_in, key, wr_chain
+from rdmasim.errors import PyverbsRDMAError
+from rdmasim.verbs._checks import U32, U64, instance, int_in, sge_list, wr_chain
 from rdmasim.verbs.device import PD
-from rdmasim.verbs.wr import SGE, RecvWR
-
-_MAX_SGE_PER_WR = 32
+from rdmasim.verbs.wr import RecvWR
 
 
 class SrqAttr:
@@ -75,18 +73,8 @@ class SRQ:
                 raise
 
     def _sges(self, what: str, sg: Any, num_sge: Any) -> list[tuple[int, int, int]]:
-        if not isinstance(sg, (list, tuple)):
-            raise PyverbsUserError(f"{what}: sg must be a list of SGE, got {sg!r}")
-        n = int_in(f"{what}: num_sge", num_sge, 0, len(sg))
-        if n > _MAX_SGE_PER_WR:
-            raise PyverbsRDMAError(f"{what}: num_sge={n} exceeds the SRQ's max ({self.max_sge})")
-        out = []
-        for k, s in enumerate(sg[:n]):
-            instance(f"{what}: sg[{k}]", s, SGE)
-            out.append((int_in(f"{what}: sg[{k}].addr", s.addr, 0, U64),
-                        int_in(f"{what}: sg[{k}].length", s.length, 0, U32),
-                        key(f"{what}: sg[{k}].lkey", s.lkey, self._sim)))
-        return out
+        """The first ``num_sge`` SGEs of a work request as checked (addr, length, lkey) tuples."""
+        return sge_list(what, sg, num_sge, self._sim, "SRQ")
 
     def query(self) -> SrqAttr:
         """``ibv_query_srq``: max_wr, max_sge (srq_limit 0)."""
