@@ -80,6 +80,10 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t ud_traffic_class
         uint32_t ud_remote_qpn
         uint32_t ud_remote_qkey
+        uint32_t bind_mw_rkey
+        uint32_t bind_lkey
+        uint32_t bind_access
+        uint64_t bind_len
     ctypedef struct rs_recv_wr:
         uint64_t wr_id
         uint32_t num_sge
@@ -175,6 +179,8 @@ cdef extern from "rdmasim/sim.h" nogil:
                   uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
     int rs_mr_dereg(rs_sim *sim, int host, int mr)
     int rs_mr_rereg(rs_sim *sim, int host, int mr, uint32_t pd, uint32_t access, uint32_t *rkey)
+    int rs_mw_alloc(rs_sim *sim, int host, uint32_t pd, uint32_t type, uint32_t *rkey)
+    int rs_mw_dealloc(rs_sim *sim, int host, uint32_t rkey)
     int rs_cq_create(rs_sim *sim, int host, uint32_t cqe)
     int rs_cq_destroy(rs_sim *sim, int host, int cq)
     int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n)
@@ -392,6 +398,15 @@ cdef class SimCore:
         self._check(rs_mr_rereg(self.sim, host, idx, pd, access, &rkey))
         return rkey
 
+    def mw_alloc(self, int host, uint32_t pd, uint32_t mw_type):
+        """Allocate a memory window; returns its rkey."""
+        cdef uint32_t rkey
+        self._check(rs_mw_alloc(self.sim, host, pd, mw_type, &rkey))
+        return rkey
+
+    def mw_dealloc(self, int host, uint32_t rkey):
+        self._check(rs_mw_dealloc(self.sim, host, rkey))
+
     def mr_dereg(self, int host, int idx):
         self._check(rs_mr_dereg(self.sim, host, idx))
         self._buffers.pop((host, idx), None)
@@ -495,10 +510,17 @@ cdef class SimCore:
     def post_send(self, int host, uint32_t qpn, uint64_t wr_id, uint32_t opcode, uint32_t send_flags,
                   uint32_t imm_data, list sges, uint64_t remote_addr, uint32_t rkey,
                   uint64_t compare_add=0, uint64_t swap=0, int ud_dest_host=-1,
-                  uint32_t ud_traffic_class=0, uint32_t ud_remote_qpn=0, uint32_t ud_remote_qkey=0):
-        """sges: list of (addr, length, lkey); ud_*: a UD QP's address handle, remote QPN and Q_Key."""
+                  uint32_t ud_traffic_class=0, uint32_t ud_remote_qpn=0, uint32_t ud_remote_qkey=0,
+                  uint32_t bind_mw_rkey=0, uint32_t bind_lkey=0, uint32_t bind_access=0,
+                  uint64_t bind_len=0):
+        """sges: list of (addr, length, lkey); ud_*: a UD QP's address handle, remote QPN and Q_Key;
+        bind_*: a BIND_MW's window (current rkey) and bind info (rkey: the new key)."""
         cdef rs_send_wr wr
         memset(&wr, 0, sizeof(wr))
+        wr.bind_mw_rkey = bind_mw_rkey
+        wr.bind_lkey = bind_lkey
+        wr.bind_access = bind_access
+        wr.bind_len = bind_len
         wr.ud_dest_host = ud_dest_host
         wr.ud_traffic_class = ud_traffic_class
         wr.ud_remote_qpn = ud_remote_qpn

@@ -223,8 +223,10 @@ static void on_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
     qp->retry_started = 0;
     qp->retry_left = qp->attr.retry_cnt;
     qp->rnr_left = qp->attr.rnr_retry;
-    if (done)
+    if (done) {
         rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+        complete_implied(sim, qp, qp->comp_psn); /* local operations (no PSN) right behind it */
+    }
     restart_rto(sim, qp);
     rs_nic_wake(sim, qp); /* a READ/atomic credit may be free */
 }

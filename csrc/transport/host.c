@@ -60,6 +60,7 @@ void rs_host_free(rs_host *h)
     free(h->pace_heap);
     free(h->cqs);
     free(h->mrs);
+    free(h->mws);
     free(h);
 }
 

@@ -9,6 +9,7 @@
 #include "rdmasim/rng.h"
 #include "transport/cq.h"
 #include "transport/mr.h"
+#include "transport/mw.h"
 #include "transport/qp.h"
 #include "transport/qpn.h"
 #include "transport/srq.h"
@@ -27,6 +28,8 @@ typedef struct rs_host {
 
     rs_mr *mrs;
     uint32_t n_mrs;
+    rs_mw *mws;              /* memory windows by index (mw.h) */
+    uint32_t n_mws;
     rs_cq *cqs;
     uint32_t n_cqs;
     rs_qpn_table qpns;       /* the live QPs by number (qpn.h) */

@@ -370,7 +370,7 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
         if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_WRITE) || pkt->x_off + len > pkt->x_len)
             return -1;
         if (len) {
-            uint8_t *dst = rs_mr_resolve(qp->host, pkt->x_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
+            uint8_t *dst = rs_mr_resolve(qp->host, pkt->x_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
                                          pkt->x_va, len);
             if (!dst)
                 return -1;

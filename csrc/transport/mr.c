@@ -17,9 +17,12 @@ static rs_host *get_host(rs_sim *sim, int host)
     return (host >= 0 && (uint32_t)host < sim->n_hosts) ? sim->hosts[host] : NULL;
 }
 
-uint8_t *rs_mr_resolve(rs_host *h, uint32_t key, int remote, uint32_t pd, uint32_t need, uint64_t addr,
+uint8_t *rs_mr_resolve(rs_host *h, uint32_t key, uint32_t remote_qpn, uint32_t pd, uint32_t need, uint64_t addr,
                        uint64_t len)
 {
+    int remote = remote_qpn != 0;
+    if (remote && rs_key_is_mw(key))
+        return rs_mw_resolve(h, key, remote_qpn, pd, need, addr, len);
     uint32_t idx = key >> 8;
     if (idx >= h->n_mrs)
         return NULL;
@@ -68,7 +71,7 @@ static int mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t le
     uint32_t idx = 0;
     while (idx < h->n_mrs && (h->mrs[idx].base || h->mrs[idx].size_only))
         idx++;
-    if (idx >= (1u << 24))
+    if (idx >= RS_MW_MIN_INDEX) /* window keys use the indexes above (mw.h) */
         return rs_sim_fail(sim, RS_ERR_NOMEM, "too many memory regions on host %d", host);
     if (idx == h->n_mrs) {
         rs_mr *n = realloc(h->mrs, (h->n_mrs + 1) * sizeof(*n));
@@ -154,7 +157,11 @@ int rs_mr_dereg(rs_sim *sim, int host, int idx)
     rs_host *h = get_host(sim, host);
     if (!h || idx < 0 || (uint32_t)idx >= h->n_mrs || (!h->mrs[idx].base && !h->mrs[idx].size_only))
         return rs_sim_fail(sim, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
-    uint32_t qpn = 0;
+    uint32_t qpn = 0, nmw = rs_mw_count_on_mr(h, idx);
+    if (nmw) /* rxe_dereg_mr: EINVAL while windows are bound to it */
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "memory region lkey=0x%x has %u memory window(s) bound to it: invalidate or "
+                           "deallocate them before deregistering", h->mrs[idx].lkey, nmw);
     const char *user = mr_user(h, &h->mrs[idx], &qpn);
     if (user)
         return rs_sim_fail(sim, RS_ERR_BUSY,

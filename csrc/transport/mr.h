@@ -26,10 +26,12 @@ typedef struct rs_mr {
 
 struct rs_host;
 
-/* Resolve [addr, addr+len) under `key` for `need` access (0 = local read).
+/* Resolve [addr, addr+len) under `key` for `need` access (0 = local read): a local access
+ * (remote_qpn 0) by lkey, or a remote one on behalf of QP `remote_qpn` by rkey, which may name
+ * a memory window (mw.h).
  * Returns a pointer into the buffer, RS_MR_NO_BYTES for a size-only region, or NULL if the key,
  * PD, access or range is wrong. */
-uint8_t *rs_mr_resolve(struct rs_host *h, uint32_t key, int remote, uint32_t pd, uint32_t need,
+uint8_t *rs_mr_resolve(struct rs_host *h, uint32_t key, uint32_t remote_qpn, uint32_t pd, uint32_t need,
                        uint64_t addr, uint64_t len);
 
 /* Write `len` bytes at offset `off` of the byte stream described by the SGE list (LOCAL_WRITE

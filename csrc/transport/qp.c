@@ -185,6 +185,10 @@ static uint32_t wc_opcode_of(uint32_t wr_op)
         return RS_WC_OPCODE_COMP_SWAP;
     case RS_WR_ATOMIC_FETCH_AND_ADD:
         return RS_WC_OPCODE_FETCH_ADD;
+    case RS_WR_BIND_MW:
+        return RS_WC_OPCODE_BIND_MW;
+    case RS_WR_LOCAL_INV:
+        return RS_WC_OPCODE_LOCAL_INV;
     default:
         return RS_WC_OPCODE_SEND;
     }
@@ -230,8 +234,9 @@ void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcod
                 .status = status,
                 .opcode = opcode,
                 .byte_len = byte_len,
-                .imm_data = with_imm ? imm : 0,
-                .wc_flags = with_imm ? 2u : 0u, /* IBV_WC_WITH_IMM */
+                .imm_data = with_imm ? imm : 0, /* ImmDt, or invalidated_rkey (a union in verbs) */
+                .wc_flags = with_imm == RS_RECV_WITH_INV ? 8u /* IBV_WC_WITH_INV */
+                            : with_imm ? 2u /* IBV_WC_WITH_IMM */ : 0u,
                 .qp_num = qp->qpn,
                 .src_qp = qp->attr.dest_qp_num};
     rs_trace_complete(sim, qp, r->wr_id, status, opcode, byte_len, RS_TRF_CQE | RS_TRF_RECV);
@@ -338,6 +343,17 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     case RS_WR_SEND_WITH_IMM:
     case RS_WR_RDMA_READ:
         break;
+    case RS_WR_SEND_WITH_INV:
+    case RS_WR_LOCAL_INV:
+    case RS_WR_BIND_MW:
+        if (qp->is_ud)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
+        if (wr->opcode == RS_WR_BIND_MW && wr->num_sge)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "a BIND_MW work request takes no SGEs (got %u)", wr->num_sge);
+        if (qp->recovery == RS_RECOVERY_IRN)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u (memory windows, invalidation) is not supported "
+                               "with IRN loss recovery", wr->opcode);
+        break;
     case RS_WR_ATOMIC_CMP_AND_SWP:
     case RS_WR_ATOMIC_FETCH_AND_ADD:
         if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
@@ -376,10 +392,16 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
                    .ud_dest = wr->ud_dest_host,
                    .ud_tclass = wr->ud_traffic_class,
                    .ud_qpn = wr->ud_remote_qpn,
-                   .ud_qkey = wr->ud_remote_qkey};
+                   .ud_qkey = wr->ud_remote_qkey,
+                   .bind_mw_rkey = wr->bind_mw_rkey,
+                   .bind_lkey = wr->bind_lkey,
+                   .bind_access = wr->bind_access,
+                   .bind_len = wr->bind_len};
     memcpy(sge, wr->sg_list, wr->num_sge * sizeof(rs_sge));
     /* packets (SEND/WRITE) or response PSNs (READ) the message occupies; atomics take one */
-    w->npkts = total && !qp->is_ud && wr->opcode <= RS_WR_RDMA_READ ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
+    int multi = wr->opcode <= RS_WR_RDMA_READ || wr->opcode == RS_WR_SEND_WITH_INV;
+    w->npkts = rs_wr_is_local(wr->opcode) ? 0 /* no PSN */
+               : total && !qp->is_ud && multi ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
     rs_trace_post_send(sim, qp, w, qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED));
     qp->sq_count++;
     if (qp->state == RS_QPS_ERR)

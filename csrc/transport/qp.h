@@ -49,6 +49,10 @@ typedef struct rs_swqe {
     uint32_t ud_tclass;
     uint32_t ud_qpn;
     uint32_t ud_qkey;
+    uint32_t bind_mw_rkey; /* IBV_WR_BIND_MW: the window's current rkey (rkey: its new one), the */
+    uint32_t bind_lkey;    /* region's lkey, the access granted, the length (remote_addr: start) */
+    uint32_t bind_access;
+    uint64_t bind_len;
     rs_sge *sge;          /* points into the QP's SGE array */
 } rs_swqe;
 

@@ -53,7 +53,10 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
 /* The rate limiter lets the QP's next request go at `next_tx_ps` (0 = now). */
 int rs_req_paced(const rs_sim *sim, const rs_qp *qp) { return qp->next_tx_ps > sim->now_ps; }
 
-static int is_send(uint32_t wr_op) { return wr_op == RS_WR_SEND || wr_op == RS_WR_SEND_WITH_IMM; }
+static int is_send(uint32_t wr_op)
+{
+    return wr_op == RS_WR_SEND || wr_op == RS_WR_SEND_WITH_IMM || wr_op == RS_WR_SEND_WITH_INV;
+}
 static int has_imm(uint32_t wr_op) { return wr_op == RS_WR_SEND_WITH_IMM || wr_op == RS_WR_RDMA_WRITE_WITH_IMM; }
 
 /* FIRST/MIDDLE/LAST/ONLY opcode for packet `index` of `npkts` (protocol.md 1.5). */
@@ -61,12 +64,13 @@ static uint8_t pick_opcode(uint32_t wr_op, uint32_t index, uint32_t npkts)
 {
     int first = index == 0, last = index + 1 == npkts;
     if (is_send(wr_op)) {
+        int inv = wr_op == RS_WR_SEND_WITH_INV;
         if (first && last)
-            return has_imm(wr_op) ? RS_OP_SEND_ONLY_IMM : RS_OP_SEND_ONLY;
+            return inv ? RS_OP_SEND_ONLY_INV : has_imm(wr_op) ? RS_OP_SEND_ONLY_IMM : RS_OP_SEND_ONLY;
         if (first)
             return RS_OP_SEND_FIRST;
         if (last)
-            return has_imm(wr_op) ? RS_OP_SEND_LAST_IMM : RS_OP_SEND_LAST;
+            return inv ? RS_OP_SEND_LAST_INV : has_imm(wr_op) ? RS_OP_SEND_LAST_IMM : RS_OP_SEND_LAST;
         return RS_OP_SEND_MIDDLE;
     }
     if (first && last)
@@ -122,15 +126,37 @@ static int check_sges(rs_qp *qp, rs_swqe *w)
     return 0;
 }
 
-static void local_error(rs_sim *sim, rs_qp *qp)
+static void local_fail(rs_sim *sim, rs_qp *qp, uint32_t status)
 {
-    /* Completions stay in SQ order: WQEs before the failed one are flushed, it gets LOC_PROT_ERR. */
+    /* Completions stay in SQ order: WQEs before the failed one are flushed, it gets `status`. */
     uint32_t failed = qp->req_idx;
     qp->state = RS_QPS_ERR;
     for (uint32_t i = 0; i < failed; i++)
         rs_qp_complete_head(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR);
-    rs_qp_complete_head(sim, qp, RS_WC_STATUS_LOC_PROT_ERR);
+    rs_qp_complete_head(sim, qp, status);
     rs_qp_to_error(sim, qp);
+}
+
+static void local_error(rs_sim *sim, rs_qp *qp) { local_fail(sim, qp, RS_WC_STATUS_LOC_PROT_ERR); }
+
+/* BIND_MW / LOCAL_INV (rxe_do_local_ops): done when the requester reaches it, no packet; it
+ * completes as soon as every WQE before it has (at once when it is the oldest). It takes no PSN:
+ * a Go-Back-N rewind passes it without running it again. */
+static void run_local(rs_sim *sim, rs_qp *qp, rs_swqe *w)
+{
+    if (!w->started) {
+        uint32_t st = w->opcode == RS_WR_BIND_MW ? rs_mw_bind(qp->host, qp, w)
+                                                 : rs_mw_local_inv(qp->host, w->imm_data);
+        if (st != RS_WC_STATUS_SUCCESS) {
+            local_fail(sim, qp, st);
+            return;
+        }
+        w->started = 1;
+    }
+    w->first_psn = qp->req_psn; /* last PSN = first - 1: acknowledged with everything before it */
+    qp->req_idx++;
+    if (qp->req_idx == 1) /* the oldest WQE: nothing before it to wait for */
+        rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
 }
 
 /* Bytes the packet occupies on the wire (frame, FCS, preamble and gap): what the pacer meters.
@@ -265,6 +291,10 @@ static rs_pkt *build_ud(rs_sim *sim, rs_qp *qp)
 
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
 {
+    if (qp->req_off == 0 && rs_wr_is_local(rs_qp_swqe(qp, qp->req_idx)->opcode)) {
+        run_local(sim, qp, rs_qp_swqe(qp, qp->req_idx));
+        return NULL;
+    }
     if (qp->is_ud)
         return build_ud(sim, qp);
     if (qp->recovery == RS_RECOVERY_IRN)
@@ -300,8 +330,8 @@ rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp)
         p->reth_rkey = w->rkey;
         p->reth_len = (uint32_t)w->length;
     }
-    if (last && has_imm(w->opcode))
-        p->imm = w->imm_data;
+    if (last && (has_imm(w->opcode) || w->opcode == RS_WR_SEND_WITH_INV))
+        p->imm = w->imm_data; /* ImmDt, or the IETH's rkey */
     p->se = last && (w->send_flags & RS_SEND_SOLICITED) && (is_send(w->opcode) || has_imm(w->opcode));
     if (last || qp->since_ackreq++ > RS_MAX_PKT_PER_ACK) {
         p->ackreq = 1;

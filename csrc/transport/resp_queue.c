@@ -106,7 +106,7 @@ static rs_pkt *build_read_response(rs_sim *sim, rs_qp *qp, rs_pkt *job)
         op = last ? RS_OP_READ_RESP_LAST : RS_OP_READ_RESP_MIDDLE;
     const uint8_t *src = NULL;
     if (len) {
-        src = rs_mr_resolve(qp->host, job->reth_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_READ, job->reth_va, len);
+        src = rs_mr_resolve(qp->host, job->reth_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_READ, job->reth_va, len);
         if (!src) { /* deregistered while the response was being sent */
             rs_pkt *nak = rs_nic_new_packet(sim, qp, RS_OP_ACKNOWLEDGE, job->psn);
             if (nak) {

@@ -102,10 +102,16 @@ static int exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         fatal_nak(sim, qp, RS_AETH_NAK_REM_OP, pkt->psn);
         return -1;
     }
+    if (rs_op_has_inv(op) && rs_mw_invalidate(qp->host, pkt->imm, qp->init.pd) != 0) {
+        /* rxe do_complete: the rkey cannot be invalidated; the receive fails, the QP goes to ERR */
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        fatal_nak(sim, qp, RS_AETH_NAK_REM_OP, pkt->psn);
+        return -1;
+    }
     qp->recv_off += pkt->payload_len;
     if (rs_op_ends(op))
         rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, (uint32_t)qp->recv_off,
-                            rs_op_has_imm(op), pkt->imm);
+                            rs_op_has_inv(op) ? RS_RECV_WITH_INV : rs_op_has_imm(op), pkt->imm);
     return 0;
 }
 
@@ -123,7 +129,7 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         qp->write_rkey = pkt->reth_rkey;
         qp->write_left = pkt->reth_len;
         qp->write_len = pkt->reth_len;
-        if (pkt->reth_len && !rs_mr_resolve(qp->host, pkt->reth_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
+        if (pkt->reth_len && !rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
                                             pkt->reth_va, pkt->reth_len)) {
             fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
             return -1;
@@ -141,7 +147,7 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     }
     if (len) {
         /* resolved per packet: the region may have been deregistered since the first packet */
-        uint8_t *dst = rs_mr_resolve(qp->host, qp->write_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
+        uint8_t *dst = rs_mr_resolve(qp->host, qp->write_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
                                      qp->write_va, len);
         if (!dst) {
             fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
@@ -186,7 +192,7 @@ static int exec_read(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
-    if (pkt->reth_len && !rs_mr_resolve(qp->host, pkt->reth_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_READ,
+    if (pkt->reth_len && !rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_READ,
                                         pkt->reth_va, pkt->reth_len)) {
         fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
         return -1;
@@ -227,7 +233,7 @@ static int exec_atomic(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         return -1;
     }
     /* rxe order: the rkey/range check first, then alignment (misaligned = invalid request) */
-    uint8_t *mem = rs_mr_resolve(qp->host, pkt->atomic_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_ATOMIC,
+    uint8_t *mem = rs_mr_resolve(qp->host, pkt->atomic_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_ATOMIC,
                                  pkt->atomic_va, 8);
     if (!mem) {
         fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);

@@ -24,6 +24,8 @@ static inline int rs_wr_is_rd_atomic(uint32_t wr_op)
 {
     return wr_op == 4 /* RDMA_READ */ || wr_op == 5 /* CMP_AND_SWP */ || wr_op == 6 /* FETCH_AND_ADD */;
 }
+/* Local operations: executed by the requester in send-queue order, no packet (rxe_do_local_ops) */
+static inline int rs_wr_is_local(uint32_t wr_op) { return wr_op == 7 /* LOCAL_INV */ || wr_op == 8 /* BIND_MW */; }
 /* May WQE w start now (SQD, fence, max_rd_atomic)? */
 int rs_req_may_start(const rs_qp *qp, const rs_swqe *w);
 /* Build the next request packet and advance; NULL if the QP failed (it is then in ERR) or its WQE
@@ -95,6 +97,8 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp);
 /* Complete the oldest send WQE with `status` and remove it from the send queue. */
 void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status);
 /* Complete the oldest receive WQE and remove it. */
+/* with_imm: 0, 1 (ImmDt in imm) or RS_RECV_WITH_INV (imm is the rkey a SEND with Invalidate invalidated) */
+#define RS_RECV_WITH_INV 2
 void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcode, uint32_t byte_len,
                          int with_imm, uint32_t imm);
 /* Reset transport state (entering RESET). */

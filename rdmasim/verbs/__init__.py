@@ -10,13 +10,14 @@ from rdmasim.verbs.ah import AH
 from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import PD, Context
 from rdmasim.verbs.mr import MR
+from rdmasim.verbs.mw import MW, MWBind, MWBindInfo
 from rdmasim.verbs.qp import QP, AHAttr, GlobalRoute, QPAttr, QPCap, QPInitAttr, connect_qps
 from rdmasim.verbs.srq import SRQ, SrqAttr, SrqInitAttr
 from rdmasim.verbs.wc import WC
 from rdmasim.verbs.wr import SGE, RecvWR, SendWR
 
 __all__ = [
-    "AH", "AHAttr", "CQ", "Context", "GlobalRoute", "MR", "PD", "PyverbsError", "PyverbsRDMAError",
+    "AH", "AHAttr", "CQ", "Context", "GlobalRoute", "MR", "MW", "MWBind", "MWBindInfo", "PD", "PyverbsError", "PyverbsRDMAError",
     "PyverbsUserError", "QP", "QPAttr", "QPCap", "QPInitAttr", "RecvWR", "SGE", "SRQ", "SendWR", "SrqAttr",
     "SrqInitAttr", "WC",
     "connect_qps", "enums",

@@ -107,14 +107,15 @@ class PD:
             raise PyverbsUserError(f"{what}: {self!r} is deallocated")
 
     def close(self) -> None:
-        """Deallocate the PD and, first, its QPs and then its MRs (as pyverbs' ``PD.close``).
+        """Deallocate the PD and, first, its memory windows, QPs and then MRs (as pyverbs' ``PD.close``).
         Closing twice does nothing."""
         if self.closed:
             return
         from rdmasim.verbs.mr import MR
+        from rdmasim.verbs.mw import MW
         from rdmasim.verbs.qp import QP
 
-        _close_children(self._children, (QP, MR))
+        _close_children(self._children, (MW, QP, MR))  # windows first: a bound region cannot go
         self.closed = True
         self.ctx._children.discard(self)
 

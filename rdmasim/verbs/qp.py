@@ -12,6 +12,7 @@ from rdmasim.verbs._checks import (
     U16,
     U32,
     U64,
+    MRKey,
     flags_in,
     imm_to_wire,
     instance,
@@ -404,17 +405,49 @@ class QP:
                 args = (int_in(f"{what}: wr_id", wr.wr_id, 0, U64),
                         int_in(f"{what}: opcode", wr.opcode, 0, U32),
                         flags_in(f"{what}: send_flags", wr.send_flags, _SEND_FLAGS),
-                        imm_to_wire(int_in(f"{what}: imm_data", wr.imm_data, 0, U32)),
+                        self._imm(what, wr),
                         self._sges(what, wr.sg, wr.num_sge),
                         int_in(f"{what}: remote_addr", wr.remote_addr, 0, U64),
                         key(f"{what}: rkey", wr.rkey, self._sim),
                         int_in(f"{what}: compare_add", wr.compare_add, 0, U64),
                         int_in(f"{what}: swap", wr.swap, 0, U64))
                 ud = wr.ud_args(what, self._sim) if self.qp_type == e.IBV_QPT_UD else {}
+                if wr.opcode == e.IBV_WR_BIND_MW:
+                    ud = wr.bind_args(what, self._sim)
+                    args = (*args[:5], int_in(f"{what}: bind addr", wr.bind_info.addr, 0, U64), *args[6:])
                 self._sim._core.post_send(self._host.index, self.qp_num, *args, **ud)
             except Exception:
                 _report_bad_wr(bad_wr, wr)
                 raise
+
+    @staticmethod
+    def _imm(what: str, wr: Any) -> int:
+        """ImmDt as the wire reads it; for LOCAL_INV and SEND_WITH_INV the field is
+        ``invalidate_rkey`` (a union in ``ibv_send_wr``), a plain key."""
+        v = int_in(f"{what}: imm_data", wr.imm_data, 0, U32)
+        return v if wr.opcode in (e.IBV_WR_LOCAL_INV, e.IBV_WR_SEND_WITH_INV) else imm_to_wire(v)
+
+    def bind_mw(self, mw: Any, mw_bind: Any) -> None:
+        """``ibv_bind_mw``: bind type 1 window ``mw`` through this QP's send queue as ``mw_bind``
+        (an MWBind) says. As rxe's provider: a BIND_MW work request with key ``inc_rkey(mw.rkey)``
+        is posted and ``mw.rkey`` takes that key at once (if the bind then fails, its completion
+        says so, and the window keeps its old key in the NIC)."""
+        from rdmasim.verbs.mw import IBV_MW_TYPE_1, MW, MWBind, inc_rkey
+        from rdmasim.verbs.wr import SendWR
+
+        mw = instance("bind_mw mw", mw, MW)
+        mw_bind = instance("bind_mw mw_bind", mw_bind, MWBind)
+        if mw.type != IBV_MW_TYPE_1:
+            raise PyverbsRDMAError(f"Failed to Bind MW: bind_mw binds type 1 windows; {mw!r} is type "
+                                   f"{mw.type} (post an IBV_WR_BIND_MW work request)", errno.EINVAL)
+        if mw_bind.bind_info.mw_access_flags & e.IBV_ACCESS_ZERO_BASED:
+            raise PyverbsRDMAError("Failed to Bind MW: a type 1 window cannot be zero-based (rxe: EINVAL)",
+                                   errno.EINVAL)
+        wr = SendWR(wr_id=mw_bind.wr_id, opcode=e.IBV_WR_BIND_MW, send_flags=mw_bind.send_flags)
+        wr.bind_mw, wr.bind_info = mw, mw_bind.bind_info
+        wr.rkey = inc_rkey(mw.rkey)
+        self.post_send(wr)
+        mw.rkey = MRKey(wr.rkey, self._sim)
 
     def _sges(self, what: str, sg: Any, num_sge: Any) -> list[tuple[int, int, int]]:
         """The first ``num_sge`` SGEs of a work request as checked (addr, length, lkey) tuples."""

@@ -68,6 +68,8 @@ class SendWR:
         self.ah: Any = None  # UD (set_wr_ud): an rdmasim.verbs.AH
         self.remote_qpn = 0
         self.remote_qkey = 0
+        self.bind_mw: Any = None  # IBV_WR_BIND_MW (set_bind_wr): the window and its bind info
+        self.bind_info: Any = None
 
     def set_wr_rdma(self, rkey: int, addr: int) -> None:
         """Target of an RDMA WRITE/READ: the remote MR's ``rkey`` and an address in it."""
@@ -80,6 +82,30 @@ class SendWR:
         self.remote_addr = int_in("set_wr_atomic addr", addr, 0, U64)
         self.compare_add = int_in("set_wr_atomic compare_add", compare_add, 0, U64)
         self.swap = int_in("set_wr_atomic swap", swap, 0, U64)
+
+    def set_bind_wr(self, mw: Any, bind_info: Any) -> None:
+        """IBV_WR_BIND_MW: bind window ``mw`` (type 2) as ``bind_info`` (an MWBindInfo) says. The
+        window's new key, ``inc_rkey(mw.rkey)`` as pyverbs computes it, is ``self.rkey``; the
+        window answers to it once the bind completes."""
+        from rdmasim.verbs.mw import MW, MWBindInfo, inc_rkey
+
+        self.bind_mw = instance("set_bind_wr mw", mw, MW)
+        self.bind_info = instance("set_bind_wr bind_info", bind_info, MWBindInfo)
+        self.rkey = inc_rkey(mw.rkey)
+
+    def bind_args(self, what: str, sim: Any) -> dict[str, int]:
+        """The core's bind fields of an IBV_WR_BIND_MW work request (post_send)."""
+        from rdmasim.verbs._checks import same_sim
+
+        if self.bind_mw is None or self.bind_info is None:
+            raise PyverbsUserError(f"{what}: an IBV_WR_BIND_MW work request needs "
+                                   "wr.set_bind_wr(mw, bind_info)")
+        mw, info = self.bind_mw, self.bind_info
+        mw._check_open(what)
+        same_sim(f"{what}: mw", mw.pd.ctx.sim, sim)
+        same_sim(f"{what}: bind_info mr", info.mr.pd.ctx.sim, sim)
+        return {"bind_mw_rkey": int(mw.rkey), "bind_lkey": int(info.mr.lkey),
+                "bind_access": int(info.mw_access_flags), "bind_len": int(info.length)}
 
     def set_wr_ud(self, ah: Any, rqpn: int, rqkey: int) -> None:
         """UD destination: an address handle (``AH``), the remote QP number and its Q_Key (a Q_Key

@@ -154,6 +154,10 @@ int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length
 int rs_mr_dereg(rs_sim *sim, int host, int mr);
 /* ibv_rereg_mr with IBV_REREG_MR_CHANGE_PD and/or _ACCESS, in place as rxe_rereg_user_mr does: the
  * keys are kept (rkey == lkey, as rxe). */
+/* Memory windows (ibv_alloc_mw / ibv_dealloc_mw): type 1 or 2 on PD `pd`; returns the slot and
+ * the window's rkey. A window is named by its current rkey afterwards. */
+int rs_mw_alloc(rs_sim *sim, int host, uint32_t pd, uint32_t type, uint32_t *rkey);
+int rs_mw_dealloc(rs_sim *sim, int host, uint32_t rkey);
 int rs_mr_rereg(rs_sim *sim, int host, int mr, uint32_t pd, uint32_t access, uint32_t *rkey);
 
 /* ---- completion queues ---- */
@@ -242,6 +246,13 @@ typedef struct rs_send_wr {
     uint32_t ud_traffic_class;
     uint32_t ud_remote_qpn;
     uint32_t ud_remote_qkey;
+    /* IBV_WR_BIND_MW (wr.bind_mw): the window by its current rkey, the new rkey in `rkey`, the
+     * bind info (region lkey, start in `remote_addr`, length, access). LOCAL_INV and SEND_WITH_INV
+     * carry invalidate_rkey in imm_data (a union in verbs too). */
+    uint32_t bind_mw_rkey;
+    uint32_t bind_lkey;
+    uint32_t bind_access;
+    uint64_t bind_len;
 } rs_send_wr;
 
 typedef struct rs_recv_wr {
