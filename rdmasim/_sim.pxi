@@ -180,7 +180,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_mr_dereg(rs_sim *sim, int host, int mr)
     int rs_mr_rereg(rs_sim *sim, int host, int mr, uint32_t pd, uint32_t access, uint32_t *rkey)
     int rs_mw_alloc(rs_sim *sim, int host, uint32_t pd, uint32_t type, uint32_t *rkey)
-    int rs_mw_dealloc(rs_sim *sim, int host, uint32_t rkey)
+    int rs_mw_dealloc(rs_sim *sim, int host, int mw)
     int rs_cq_create(rs_sim *sim, int host, uint32_t cqe)
     int rs_cq_destroy(rs_sim *sim, int host, int cq)
     int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n)
@@ -399,13 +399,13 @@ cdef class SimCore:
         return rkey
 
     def mw_alloc(self, int host, uint32_t pd, uint32_t mw_type):
-        """Allocate a memory window; returns its rkey."""
+        """Allocate a memory window; returns (slot, rkey)."""
         cdef uint32_t rkey
-        self._check(rs_mw_alloc(self.sim, host, pd, mw_type, &rkey))
-        return rkey
+        idx = self._check(rs_mw_alloc(self.sim, host, pd, mw_type, &rkey))
+        return idx, rkey
 
-    def mw_dealloc(self, int host, uint32_t rkey):
-        self._check(rs_mw_dealloc(self.sim, host, rkey))
+    def mw_dealloc(self, int host, int idx):
+        self._check(rs_mw_dealloc(self.sim, host, idx))
 
     def mr_dereg(self, int host, int idx):
         self._check(rs_mr_dereg(self.sim, host, idx))

@@ -56,12 +56,12 @@ int rs_mw_alloc(rs_sim *sim, int host, uint32_t pd, uint32_t type, uint32_t *rke
     return (int)idx;
 }
 
-int rs_mw_dealloc(rs_sim *sim, int host, uint32_t rkey)
+int rs_mw_dealloc(rs_sim *sim, int host, int idx)
 {
     rs_host *h = get_host(sim, host);
-    rs_mw *mw = h ? lookup(h, rkey) : NULL;
-    if (!mw)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no memory window with rkey 0x%x on host %d", rkey, host);
+    if (!h || idx < 0 || (uint32_t)idx >= h->n_mws || h->mws[idx].state == RS_MW_SLOT_FREE)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no memory window %d on host %d", idx, host);
+    rs_mw *mw = &h->mws[idx];
     uint32_t key = mw->rkey;
     *mw = (rs_mw){.rkey = key, .mr = -1}; /* the key is kept so the slot's next window gets another */
     return RS_OK;

@@ -44,7 +44,7 @@ RXE_DEVICE_ATTR: dict[str, int] = {
     "max_ee_init_rd_atom": 0,
     "max_ee": 0,
     "max_rdd": 0,
-    "max_mw": 0,
+    "max_mw": 0x1000,  # RXE_MAX_MW
     "max_raw_ipv6_qp": 0,
     "max_raw_ethy_qp": 0,
     "max_mcast_grp": 8192,
@@ -89,6 +89,10 @@ IBV_ATOMIC_HCA = 1
 # rxe's RXE_DEVICE_CAP_FLAGS, kept to what the emulator does: RNR NAKs and a system image GUID
 IBV_DEVICE_SYS_IMAGE_GUID = 2048
 IBV_DEVICE_RC_RNR_NAK_GEN = 4096
+# memory windows: rxe's IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B (type 1 and type 2B)
+IBV_DEVICE_MEM_WINDOW = 1 << 17
+IBV_DEVICE_MEM_WINDOW_TYPE_2B = 1 << 24
+_MW_CAPS = IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B
 IBV_NODE_CA = 1
 IBV_TRANSPORT_IB = 0
 _MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
@@ -239,7 +243,8 @@ def device_attr(host: Host) -> DeviceAttr:
     guid = node_guid(host)
     return DeviceAttr(fw_version="0.0.0", node_guid=guid, sys_image_guid=guid,
                       atomic_caps=IBV_ATOMIC_HCA,
-                      device_cap_flags=IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN,
+                      device_cap_flags=IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN
+                      | _MW_CAPS,
                       values=dict(RXE_DEVICE_ATTR))
 
 

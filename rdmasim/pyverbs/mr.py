@@ -8,8 +8,10 @@ from typing import Any
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs._unsupported import unsupported
 from rdmasim.verbs import mr as _mr
+from rdmasim.verbs import mw as _mw
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import PD
+from rdmasim.verbs.mw import MWBind, MWBindInfo
 
 __all__ = ["DMMR", "MR", "MW", "DmaBufMR", "MWBind", "MWBindInfo"]
 
@@ -100,22 +102,17 @@ class MR(_mr.MR):
         self.rkey = _mr.MRKey(rkey, self._host.sim)
 
 
-class MWBindInfo:
-    """``struct ibv_mw_bind_info``."""
-
-    def __init__(self, mr: MR, addr: int, length: int, mw_access_flags: int) -> None:
-        self.mr, self.addr, self.length, self.mw_access_flags = mr, addr, length, mw_access_flags
-
-
-class MW:
-    """``ibv_alloc_mw``: memory windows are not supported by the device (``max_mw`` 0, as in
-    rxe_param.h): EOPNOTSUPP, on which rdma-core's tests skip."""
+class MW(_mw.MW):
+    """``MW(pd, mw_type)`` (``ibv_alloc_mw``): a memory window of type 1 or 2, as rxe has them
+    (rdmasim.verbs.mw); another type is refused with EINVAL, as ``ib_uverbs_alloc_mw`` does."""
 
     def __init__(self, pd: PD, mw_type: int) -> None:
-        raise PyverbsRDMAError("Failed to allocate MW: the device has no memory windows (max_mw 0)",
-                               errno.EOPNOTSUPP)
+        try:
+            super().__init__(pd, mw_type)
+        except PyverbsRDMAError as exc:
+            msg = str(exc).rsplit(". Errno:", 1)[0]
+            raise PyverbsRDMAError(f"Failed to allocate MW: {msg}", exc.error_code) from None
 
 
-MWBind = unsupported("MWBind", "memory windows are not emulated (max_mw 0)", __name__)
 DMMR = unsupported("DMMR", "device memory is not supported (max_dm_size 0, as on rxe)", __name__)
 DmaBufMR = unsupported("DmaBufMR", "dma-buf memory regions are not supported (nor by rxe)", __name__)

@@ -115,7 +115,7 @@ class QP(_qp.QP):
 # ibv_qp_create_send_ops_flags that map onto an ordinary SendWR opcode
 _SEND_OPS = {1 << 0: "RDMA_WRITE", 1 << 1: "RDMA_WRITE_WITH_IMM", 1 << 2: "SEND",
              1 << 3: "SEND_WITH_IMM", 1 << 4: "RDMA_READ", 1 << 5: "ATOMIC_CMP_AND_SWP",
-             1 << 6: "ATOMIC_FETCH_AND_ADD"}
+             1 << 6: "ATOMIC_FETCH_AND_ADD", 1 << 7: "LOCAL_INV", 1 << 8: "BIND_MW", 1 << 9: "SEND_WITH_INV"}
 _SEND_OPS_MASK = sum(_SEND_OPS)
 
 
@@ -127,9 +127,9 @@ class QPEx(QP):
     ``SendWR`` posted with :meth:`QP.post_send`, so the rules and errors are post_send's.
 
     ``send_ops_flags`` may hold SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ,
-    ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD; other operations (memory-window bind, local
-    invalidate, send with invalidate, TSO, flush, atomic write) are refused with EOPNOTSUPP, as
-    are inline data and XRC/DC addressing."""
+    ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, LOCAL_INV, BIND_MW and SEND_WITH_INV; other
+    operations (TSO, flush, atomic write) are refused with EOPNOTSUPP, as are inline data and
+    XRC/DC addressing."""
 
     def __init__(self, creator: PD | Context, init_attr: QPInitAttrEx,
                  qp_attr: QPAttr | None = None) -> None:
@@ -235,17 +235,22 @@ class QPEx(QP):
     def _unsupported(self, what: str) -> None:
         raise PyverbsRDMAError(f"QPEx.{what}: not emulated", errno.EOPNOTSUPP)
 
-    def wr_bind_mw(self, *args: Any) -> None:
-        """Memory windows are not emulated: EOPNOTSUPP."""
-        self._unsupported("wr_bind_mw")
+    def wr_bind_mw(self, mw: Any, rkey: int, bind_info: Any) -> None:
+        """``ibv_wr_bind_mw``: bind type 2 window ``mw`` as ``bind_info`` says, under the new key
+        ``rkey`` (usually ``inc_rkey(mw.rkey)``); ``mw.rkey`` is not changed (as libibverbs)."""
+        wr = self._new("wr_bind_mw", "BIND_MW")
+        wr.set_bind_wr(mw, bind_info)
+        wr.rkey = int_in("wr_bind_mw rkey", rkey, 0, U32)
 
-    def wr_local_inv(self, *args: Any) -> None:
-        """Local invalidate is not emulated: EOPNOTSUPP."""
-        self._unsupported("wr_local_inv")
+    def wr_local_inv(self, invalidate_rkey: int) -> None:
+        """``ibv_wr_local_inv``: invalidate the type 2 window whose key is ``invalidate_rkey``."""
+        self._new("wr_local_inv", "LOCAL_INV").imm_data = int_in("wr_local_inv invalidate_rkey",
+                                                                  invalidate_rkey, 0, U32)
 
-    def wr_send_inv(self, *args: Any) -> None:
-        """Send with invalidate is not emulated: EOPNOTSUPP."""
-        self._unsupported("wr_send_inv")
+    def wr_send_inv(self, invalidate_rkey: int) -> None:
+        """``ibv_wr_send_inv``: a SEND that invalidates the receiver's window ``invalidate_rkey``."""
+        self._new("wr_send_inv", "SEND_WITH_INV").imm_data = int_in("wr_send_inv invalidate_rkey",
+                                                                     invalidate_rkey, 0, U32)
 
     def wr_atomic_write(self, *args: Any) -> None:
         """Atomic write is not emulated: EOPNOTSUPP."""

@@ -61,20 +61,20 @@ class MW:
         self.pd = pd
         self.type = mw_type
         self._host = pd.ctx.host
-        self.rkey: int = MRKey(self._host.sim._core.mw_alloc(self._host.index, pd.handle, mw_type),
-                               self._host.sim)
+        self._index, rkey = self._host.sim._core.mw_alloc(self._host.index, pd.handle, mw_type)
+        self.rkey: int = MRKey(rkey, self._host.sim)
         self._closed = False
         pd._children.add(self)
 
     @property
     def handle(self) -> int:
-        """The window's index on its device (the key's upper 24 bits)."""
-        return int(self.rkey) >> 8
+        """The window's handle on its device."""
+        return int(self._index)
 
     def close(self) -> None:
         """``ibv_dealloc_mw``: the window's key stops working at once. Closing twice does nothing."""
         if not self._closed:
-            self._host.sim._core.mw_dealloc(self._host.index, int(self.rkey))
+            self._host.sim._core.mw_dealloc(self._host.index, self._index)
             self._closed = True
             self.pd._children.discard(self)
 

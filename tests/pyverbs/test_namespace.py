@@ -173,7 +173,10 @@ def test_default_devices_and_queries() -> None:
             ex = ctx.query_device_ex()
             assert ex.orig_attr == attr and ex.odp_caps.general_caps == 0 and ex.tso_caps.max_tso == 0
             assert attr.device_cap_flags & e.IBV_DEVICE_RC_RNR_NAK_GEN
-            assert not attr.device_cap_flags & e.IBV_DEVICE_MEM_WINDOW  # rxe_param.h: max_mw 0
+            # rxe_param.h: RXE_MAX_MW, IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B
+            assert attr.max_mw == 0x1000
+            assert attr.device_cap_flags & e.IBV_DEVICE_MEM_WINDOW
+            assert attr.device_cap_flags & e.IBV_DEVICE_MEM_WINDOW_TYPE_2B
             port = ctx.query_port(1)
             assert port.state == e.IBV_PORT_ACTIVE and port.link_layer == e.IBV_LINK_LAYER_ETHERNET
             assert port.active_mtu == e.IBV_MTU_4096 and port.gid_tbl_len == 1024

@@ -154,10 +154,10 @@ int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length
 int rs_mr_dereg(rs_sim *sim, int host, int mr);
 /* ibv_rereg_mr with IBV_REREG_MR_CHANGE_PD and/or _ACCESS, in place as rxe_rereg_user_mr does: the
  * keys are kept (rkey == lkey, as rxe). */
-/* Memory windows (ibv_alloc_mw / ibv_dealloc_mw): type 1 or 2 on PD `pd`; returns the slot and
- * the window's rkey. A window is named by its current rkey afterwards. */
+/* Memory windows (ibv_alloc_mw / ibv_dealloc_mw): type 1 or 2 on PD `pd`; returns the slot
+ * (what dealloc takes) and the window's rkey. A bind names the window by its current rkey. */
 int rs_mw_alloc(rs_sim *sim, int host, uint32_t pd, uint32_t type, uint32_t *rkey);
-int rs_mw_dealloc(rs_sim *sim, int host, uint32_t rkey);
+int rs_mw_dealloc(rs_sim *sim, int host, int mw);
 int rs_mr_rereg(rs_sim *sim, int host, int mr, uint32_t pd, uint32_t access, uint32_t *rkey);
 
 /* ---- completion queues ---- */
