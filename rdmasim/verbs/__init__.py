@@ -17,7 +17,8 @@ from rdmasim.verbs.wc import WC
 from rdmasim.verbs.wr import SGE, RecvWR, SendWR
 
 __all__ = [
-    "AH", "AHAttr", "CQ", "Context", "GlobalRoute", "MR", "MW", "MWBind", "MWBindInfo", "PD", "PyverbsError", "PyverbsRDMAError",
+    "AH", "AHAttr", "CQ", "Context", "GlobalRoute", "MR", "MW", "MWBind", "MWBindInfo", "PD", "PyverbsError",
+    "PyverbsRDMAError",
     "PyverbsUserError", "QP", "QPAttr", "QPCap", "QPInitAttr", "RecvWR", "SGE", "SRQ", "SendWR", "SrqAttr",
     "SrqInitAttr", "WC",
     "connect_qps", "enums",
