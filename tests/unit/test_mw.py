@@ -199,6 +199,7 @@ def test_send_with_invalidate(tmp_path: Path) -> None:
     assert len(inv) == 1 and inv[0]["imm"] == rkey  # the codec keeps the IETH word in "imm"
     if shutil.which("tshark"):  # a decoder we did not write
         out = subprocess.run(["tshark", "-r", str(tmp_path / "cap.pcap"), "-T", "fields", "-E", "separator=,",
+                              "-E", "occurrence=f",
                               "-e", "infiniband.bth.opcode", "-e", "infiniband.ieth", "-e", "_ws.malformed",
                               "-Y", "infiniband.bth.opcode == 23"],
                              capture_output=True, text=True, check=True, timeout=120)
