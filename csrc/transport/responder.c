@@ -103,9 +103,10 @@ static int exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         return -1;
     }
     if (rs_op_has_inv(op) && rs_mw_invalidate(qp->host, pkt->imm, qp->init.pd) != 0) {
-        /* rxe do_complete: the rkey cannot be invalidated; the receive fails, the QP goes to ERR */
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
-        fatal_nak(sim, qp, RS_AETH_NAK_REM_OP, pkt->psn);
+        /* rxe RESPST_ERR_INVALIDATE_RKEY (class J): the receive fails with REM_INV_REQ_ERR and the
+         * QP goes to ERR; the requester is told by an Invalid Request NAK */
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_REM_INV_REQ_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
     qp->recv_off += pkt->payload_len;

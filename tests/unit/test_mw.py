@@ -232,8 +232,8 @@ def test_send_with_invalidate_of_an_unknown_key_fails_the_receive() -> None:
     p.qa.post_send(SendWR(wr_id=4, opcode=e.IBV_WR_SEND_WITH_INV, imm_data=0x1234567,
                           sg=[SGE(p.src.buf, 16, p.src.lkey)]))
     p.run()
-    assert [w.status for w in p.cq_b.poll(8)[1]] == [e.IBV_WC_LOC_QP_OP_ERR]
-    assert [w.status for w in p.cq_a.poll(8)[1]] == [e.IBV_WC_REM_OP_ERR]
+    assert [w.status for w in p.cq_b.poll(8)[1]] == [e.IBV_WC_REM_INV_REQ_ERR]  # rxe: class J
+    assert [w.status for w in p.cq_a.poll(8)[1]] == [e.IBV_WC_REM_INV_REQ_ERR]
 
 
 def test_dealloc_revokes_the_key_and_a_bound_region_cannot_be_deregistered() -> None:
