@@ -352,7 +352,7 @@ def test_cq_and_mr_limits() -> None:
         MR(PD(ctx), 16, 1, address=0x1000)
 
 
-def test_xrcd_and_mw_are_unsupported_as_on_rxe() -> None:
+def test_xrcd_is_unsupported_and_mw_types_as_on_rxe() -> None:
     from rdmasim.pyverbs.device import Context
     from rdmasim.pyverbs.mr import MW
     from rdmasim.pyverbs.pd import PD
@@ -362,9 +362,12 @@ def test_xrcd_and_mw_are_unsupported_as_on_rxe() -> None:
     with pytest.raises(PyverbsRDMAError) as exc:
         XRCD(ctx, XRCDInitAttr())
     assert exc.value.error_code == errno.EOPNOTSUPP
-    with pytest.raises(PyverbsRDMAError) as exc:
-        MW(PD(ctx), 1)
-    assert exc.value.error_code == errno.EOPNOTSUPP
+    pd = PD(ctx)
+    with MW(pd, 1) as mw1, MW(pd, 2) as mw2:  # rxe: type 1 and type 2B windows
+        assert mw1.rkey != mw2.rkey
+    with pytest.raises(PyverbsRDMAError, match="Failed to allocate MW") as exc:
+        MW(pd, 3)
+    assert exc.value.error_code == errno.EINVAL  # ib_uverbs_alloc_mw
 
 
 def test_qp_init_attr_defaults_to_ud() -> None:
