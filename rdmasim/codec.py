@@ -47,6 +47,8 @@ OPCODE_NAMES: dict[int, str] = {
     0x14: "FETCH_ADD",
     0x16: "SEND_LAST_WITH_INVALIDATE",
     0x17: "SEND_ONLY_WITH_INVALIDATE",
+    0x1C: "FLUSH",  # FETH (in the "imm" field) + RETH
+    0x1D: "ATOMIC_WRITE",  # RETH + 8 payload bytes
     **{0x20 + op: "UC_" + name for op, name in _RC_UC_NAMES.items()},
     0x64: "UD_SEND_ONLY",
     0x65: "UD_SEND_ONLY_WITH_IMMEDIATE",

@@ -9,7 +9,7 @@
 #include "wire.h"
 
 /* What follows BTH for an opcode. EXT_* order below is also the order on the wire
- * (IBA: RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH). */
+ * (IBA: FETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH). */
 enum {
     OP_KNOWN = 1u << 0,
     OP_PAYLOAD = 1u << 1, /* may carry data */
@@ -21,6 +21,7 @@ enum {
     EXT_IETH = 1u << 7,
     EXT_CNP = 1u << 8, /* CNP's 16 reserved bytes */
     EXT_DETH = 1u << 9, /* UD: Q_Key + source QPN, first after BTH */
+    EXT_FETH = 1u << 10, /* FLUSH: selectivity level and placement type, before the RETH */
 };
 
 #define SD (OP_KNOWN | OP_PAYLOAD)
@@ -46,6 +47,8 @@ static const uint16_t op_table[256] = {
     [RS_OP_FETCH_ADD] = OP_KNOWN | EXT_ATOMIC,
     [RS_OP_SEND_LAST_INV] = SD | EXT_IETH,
     [RS_OP_SEND_ONLY_INV] = SD | EXT_IETH,
+    [RS_OP_FLUSH] = OP_KNOWN | EXT_FETH | EXT_RETH,
+    [RS_OP_ATOMIC_WRITE] = SD | EXT_RETH,
     SEND_WRITE_ROWS(0x20),
     [RS_OP_UD_SEND_ONLY] = SD | EXT_DETH,
     [RS_OP_UD_SEND_ONLY_IMM] = SD | EXT_DETH | EXT_IMM,
@@ -63,6 +66,7 @@ static size_t ext_bytes(uint16_t f)
     n += (f & EXT_IETH) ? RS_IETH_BYTES : 0;
     n += (f & EXT_CNP) ? RS_CNP_PAD_BYTES : 0;
     n += (f & EXT_DETH) ? RS_DETH_BYTES : 0;
+    n += (f & EXT_FETH) ? RS_FETH_BYTES : 0;
     return n;
 }
 
@@ -178,6 +182,10 @@ static size_t put_ext(const rs_pkt *p, uint16_t f, uint8_t *b)
         b[4] = 0;
         rs_put24(b + 5, p->src_qpn & RS_QPN_MASK);
         b += RS_DETH_BYTES;
+    }
+    if (f & EXT_FETH) { /* FLUSH: the one 32-bit FETH word is carried in p->imm, like the IETH */
+        rs_put32(b, p->imm);
+        b += RS_FETH_BYTES;
     }
     if (f & EXT_RETH) {
         rs_put64(b, p->reth_va);
@@ -297,6 +305,10 @@ static void get_ext(const uint8_t *b, uint16_t f, rs_pkt *p)
         p->deth_qkey = rs_get32(b);
         p->src_qpn = rs_get24(b + 5);
         b += RS_DETH_BYTES;
+    }
+    if (f & EXT_FETH) {
+        p->imm = rs_get32(b);
+        b += RS_FETH_BYTES;
     }
     if (f & EXT_RETH) {
         p->reth_va = rs_get64(b);

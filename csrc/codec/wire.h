@@ -15,6 +15,7 @@
 #define RS_IPV4_FRAG_OFFSET_MASK 0x1FFFu
 #define RS_IPV6_HDR_BYTES 40u
 #define RS_IETH_BYTES 4u
+#define RS_FETH_BYTES 4u
 
 static inline void rs_put16(uint8_t *b, uint16_t v)
 {

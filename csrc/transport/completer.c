@@ -251,6 +251,8 @@ static int read_response_fits(const rs_qp *qp, const rs_swqe *w, const rs_pkt *p
     if (want != RS_OP_READ_RESP_MIDDLE && (pkt->aeth_syndrome & RS_AETH_TYPE_MASK) != RS_AETH_ACK)
         return 0;
     uint64_t len = last ? w->length - (uint64_t)idx * qp->pmtu : qp->pmtu;
+    if (w->opcode == RS_WR_ATOMIC_WRITE || w->opcode == RS_WR_FLUSH)
+        len = 0; /* answered by a zero-length READ response ONLY (rxe send_read_response_ack) */
     return pkt->payload_len == len;
 }
 
@@ -272,9 +274,10 @@ static void on_read_or_atomic_response(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         return;
     }
     /* A response of the wrong kind for the request at its PSN ends the QP at once (rxe check_ack):
-     * a READ response for anything but a READ is IBV_WC_FATAL_ERR as in rxe; an ATOMIC_ACKNOWLEDGE
+     * a READ response for anything but a READ, ATOMIC WRITE or FLUSH is IBV_WC_FATAL_ERR as in rxe; an ATOMIC_ACKNOWLEDGE
      * for anything but an atomic IBV_WC_BAD_RESP_ERR (rxe sets no status there). */
-    if (is_read_response(pkt->opcode) && w->opcode != RS_WR_RDMA_READ) {
+    if (is_read_response(pkt->opcode) && w->opcode != RS_WR_RDMA_READ && w->opcode != RS_WR_ATOMIC_WRITE &&
+        w->opcode != RS_WR_FLUSH) {
         qp->stats.bad_responses++;
         fail_head(sim, qp, RS_WC_STATUS_FATAL_ERR);
         return;

@@ -189,6 +189,10 @@ static uint32_t wc_opcode_of(uint32_t wr_op)
         return RS_WC_OPCODE_BIND_MW;
     case RS_WR_LOCAL_INV:
         return RS_WC_OPCODE_LOCAL_INV;
+    case RS_WR_ATOMIC_WRITE:
+        return RS_WC_OPCODE_ATOMIC_WRITE;
+    case RS_WR_FLUSH:
+        return RS_WC_OPCODE_FLUSH;
     default:
         return RS_WC_OPCODE_SEND;
     }
@@ -208,6 +212,7 @@ void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
                     .status = status,
                     .opcode = wc_opcode_of(w->opcode),
                     .byte_len = status != RS_WC_STATUS_SUCCESS ? 0
+                                : w->opcode == RS_WR_FLUSH ? 0
                                 : rs_wr_is_rd_atomic(w->opcode) && w->opcode != RS_WR_RDMA_READ ? 8
                                                                                                : (uint32_t)w->length,
                     .qp_num = qp->qpn};
@@ -353,6 +358,27 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
         if (qp->recovery == RS_RECOVERY_IRN)
             return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u (memory windows, invalidation) is not supported "
                                "with IRN loss recovery", wr->opcode);
+        break;
+    case RS_WR_ATOMIC_WRITE:
+    case RS_WR_FLUSH:
+        /* RC only, as rxe (rxe_wr_opcode_info); the value (ATOMIC WRITE) or the range and FETH (FLUSH)
+         * travel in the WR, not in SGEs */
+        if (qp->is_ud)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
+        if (wr->num_sge)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "an %s work request takes no SGEs (got %u)",
+                               wr->opcode == RS_WR_FLUSH ? "IBV_WR_FLUSH" : "IBV_WR_ATOMIC_WRITE", wr->num_sge);
+        if (qp->recovery == RS_RECOVERY_IRN)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u (ATOMIC WRITE, FLUSH) is not supported with IRN loss "
+                               "recovery", wr->opcode);
+        if (wr->opcode == RS_WR_FLUSH && ((wr->imm_data & 0xFu) == 0 || (wr->imm_data & ~0x33u) ||
+                                          ((wr->imm_data >> 4) & 3u) > 1))
+            return rs_sim_fail(sim, RS_ERR_INVAL, "IBV_WR_FLUSH: FETH 0x%x needs a placement type of "
+                               "IBV_FLUSH_GLOBAL (1) and/or IBV_FLUSH_PERSISTENT (2) and a level of "
+                               "IBV_FLUSH_RANGE (0) or IBV_FLUSH_MR (1)", wr->imm_data);
+        if (wr->opcode == RS_WR_FLUSH && wr->compare_add > 0xFFFFFFFFull)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "IBV_WR_FLUSH: length %llu is out of range (0..4294967295)",
+                               (unsigned long long)wr->compare_add);
         break;
     case RS_WR_ATOMIC_CMP_AND_SWP:
     case RS_WR_ATOMIC_FETCH_AND_ADD:

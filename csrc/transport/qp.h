@@ -20,6 +20,7 @@ struct rs_cq;
 typedef struct rs_rdres {
     uint32_t valid;
     uint32_t is_atomic;
+    uint32_t ack_only;  /* ATOMIC WRITE / FLUSH: a duplicate gets the zero-length READ response again */
     uint32_t first_psn;
     uint32_t last_psn;
     uint64_t va;        /* READ: the original request */

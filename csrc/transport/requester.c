@@ -177,18 +177,51 @@ static void count_sent(rs_qp *qp, uint32_t len)
     }
 }
 
-/* READ request (one packet, occupying one PSN per expected response packet) or atomic.
- * A READ resumed after a partial answer asks for the missing tail only (rxe req_retry). */
+static uint8_t rd_atomic_opcode(uint32_t wr_op)
+{
+    switch (wr_op) {
+    case RS_WR_RDMA_READ:
+        return RS_OP_READ_REQUEST;
+    case RS_WR_ATOMIC_CMP_AND_SWP:
+        return RS_OP_COMPARE_SWAP;
+    case RS_WR_ATOMIC_WRITE:
+        return RS_OP_ATOMIC_WRITE;
+    case RS_WR_FLUSH:
+        return RS_OP_FLUSH;
+    default:
+        return RS_OP_FETCH_ADD;
+    }
+}
+
+/* READ request (one packet, occupying one PSN per expected response packet), atomic, ATOMIC WRITE
+ * (RETH + the WR's 8 bytes) or FLUSH (FETH + RETH). A READ resumed after a partial answer asks for
+ * the missing tail only (rxe req_retry). */
 static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
 {
     int read = w->opcode == RS_WR_RDMA_READ;
-    uint8_t op = read ? RS_OP_READ_REQUEST
-                      : (w->opcode == RS_WR_ATOMIC_CMP_AND_SWP ? RS_OP_COMPARE_SWAP : RS_OP_FETCH_ADD);
+    uint8_t op = rd_atomic_opcode(w->opcode);
     rs_pkt *p = rs_nic_new_packet(sim, qp, op, qp->req_psn);
     if (!p)
         return NULL;
     uint32_t npsn = 1;
-    if (read) {
+    if (op == RS_OP_ATOMIC_WRITE || op == RS_OP_FLUSH) {
+        p->reth_va = w->remote_addr;
+        p->reth_rkey = w->rkey;
+        if (op == RS_OP_FLUSH) { /* the FETH word (placement type, selectivity) and the range length */
+            p->imm = w->imm_data;
+            p->reth_len = (uint32_t)w->compare_add;
+        } else { /* the 8 bytes as the WR gave them (rxe copies wqe->dma.atomic_wr) */
+            if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
+                rs_pkt_release(&sim->pool, p);
+                sim->failed = 1;
+                rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+                return NULL;
+            }
+            memcpy(p->payload, &w->compare_add, 8);
+            p->payload_len = 8;
+            p->reth_len = 8;
+        }
+    } else if (read) {
         p->reth_va = w->remote_addr + qp->req_off;
         p->reth_rkey = w->rkey;
         p->reth_len = (uint32_t)(w->length - qp->req_off);
@@ -205,7 +238,7 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
     }
     p->ackreq = 1;
     qp->since_ackreq = 0;
-    count_sent(qp, 0);
+    count_sent(qp, p->payload_len);
     uint32_t next = (qp->req_psn + npsn) & RS_PSN_MASK;
     if (rs_psn_diff(next, qp->max_sent_psn_next) > 0)
         qp->max_sent_psn_next = next;

@@ -47,8 +47,8 @@ static void fatal_nak(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
 static int sequence_ok(const rs_qp *qp, uint8_t op)
 {
     if (qp->in_msg == MSG_NONE)
-        return rs_op_starts(op) || rs_op_is_read(op) || rs_op_is_atomic(op);
-    if (rs_op_is_read(op) || rs_op_is_atomic(op))
+        return rs_op_starts(op) || rs_op_is_rd_atomic(op);
+    if (rs_op_is_rd_atomic(op))
         return 0;
     if (rs_op_starts(op))
         return 0;
@@ -58,7 +58,9 @@ static int sequence_ok(const rs_qp *qp, uint8_t op)
 /* rxe check_length: FIRST/MIDDLE carry exactly PMTU, LAST 1..PMTU, ONLY 0..PMTU. */
 int rs_resp_length_ok(const rs_qp *qp, uint8_t op, uint32_t len)
 {
-    if (rs_op_is_read(op) || rs_op_is_atomic(op))
+    if (rs_op_is_atomic_write(op)) /* exactly the 8 bytes (rxe check_rkey: payload == resid) */
+        return len == 8;
+    if (rs_op_is_rd_atomic(op))
         return len == 0;
     if (len > qp->pmtu)
         return 0;
@@ -261,6 +263,82 @@ static int exec_atomic(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     return 0;
 }
 
+/* ATOMIC WRITE / FLUSH done (or replayed): an RDMA READ response ONLY with no payload and an ACK
+ * AETH (IBA 1.5 annex A19; rxe send_read_response_ack) */
+static void send_read_response_ack(rs_sim *sim, rs_qp *qp, uint32_t psn)
+{
+    rs_pkt *a = rs_nic_new_packet(sim, qp, RS_OP_READ_RESP_ONLY, psn);
+    if (!a)
+        return;
+    a->aeth_syndrome = RS_AETH_ACK_UNLIMITED;
+    a->aeth_msn = qp->msn & 0xFFFFFF;
+    qp->stats.acks_sent++;
+    rs_resp_send_ctrl(sim, qp, a);
+}
+
+/* Accepted ATOMIC WRITE / FLUSH: a responder resource for duplicates, MSN and PSN, the answer. */
+static void finish_ack_only(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+{
+    uint32_t i = take_resource(sim, qp);
+    qp->res[i] = (rs_rdres){.valid = 1, .ack_only = 1, .first_psn = pkt->psn, .last_psn = pkt->psn};
+    qp->msn = (qp->msn + 1) & 0xFFFFFF;
+    qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
+    send_read_response_ack(sim, qp, pkt->psn);
+}
+
+/* ATOMIC WRITE (rxe atomic_write_reply): the QP must allow remote writes and hold responder
+ * resources, the rkey must grant REMOTE_WRITE over the 8 bytes, which must be 8-byte aligned; the
+ * 8 bytes are placed at once, as sent. */
+static int exec_atomic_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+{
+    if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_WRITE) || qp->attr.max_dest_rd_atomic == 0 ||
+        pkt->reth_len != 8) {
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        return -1;
+    }
+    uint8_t *dst = rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
+                                 pkt->reth_va, 8);
+    if (!dst) {
+        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        return -1;
+    }
+    if (pkt->reth_va & 7u) { /* rxe: RESPST_ERR_MISALIGNED_ATOMIC, an invalid request */
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        return -1;
+    }
+    if (dst != RS_MR_NO_BYTES) {
+        if (pkt->payload)
+            memcpy(dst, pkt->payload, 8);
+        else
+            memset(dst, 0, 8);
+    }
+    qp->stats.bytes_rcvd += 8;
+    finish_ack_only(sim, qp, pkt);
+    return 0;
+}
+
+/* FLUSH (rxe check_op_valid / check_rkey / process_flush): the FETH's placement type needs the
+ * matching IBV_ACCESS_FLUSH_* bit on the QP and on the rkey; selectivity level RANGE checks
+ * [va, va+len) against the region, level MR the whole region (only the key, its access and that
+ * va lies in it are checked). Memory is always visible and persistent here, so nothing more is done. */
+static int exec_flush(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+{
+    uint32_t type = pkt->imm & 0xFu, level = (pkt->imm >> 4) & 3u;
+    uint32_t need = ((type & 1u) ? RS_ACCESS_FLUSH_GLOBAL : 0u) | ((type & 2u) ? RS_ACCESS_FLUSH_PERSISTENT : 0u);
+    if (need == 0 || (type & ~3u) || level > 1 || (qp->attr.qp_access_flags & need) != need ||
+        qp->attr.max_dest_rd_atomic == 0) {
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        return -1;
+    }
+    uint64_t len = level == 1 ? 0 : pkt->reth_len;
+    if (!rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd, need, pkt->reth_va, len)) {
+        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        return -1;
+    }
+    finish_ack_only(sim, qp, pkt);
+    return 0;
+}
+
 static rs_rdres *find_resource(rs_qp *qp, uint32_t psn)
 {
     for (uint32_t i = 0; i < qp->res_cap; i++) {
@@ -276,11 +354,18 @@ void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     qp->stats.dup_rcvd++;
     uint8_t op = pkt->opcode;
-    if (!rs_op_is_read(op) && !rs_op_is_atomic(op)) { /* SEND/WRITE: ACK the last accepted PSN again (C9-105) */
+    if (!rs_op_is_rd_atomic(op)) { /* SEND/WRITE: ACK the last accepted PSN again (C9-105) */
         send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK);
         return;
     }
     rs_rdres *r = find_resource(qp, pkt->psn);
+    int ack_only = rs_op_is_atomic_write(op) || rs_op_is_flush(op);
+    if (r && (uint32_t)ack_only != r->ack_only)
+        return; /* a resource of another kind at that PSN: dropped */
+    if (r && r->ack_only) { /* rxe: replayed, never executed twice */
+        send_read_response_ack(sim, qp, pkt->psn);
+        return;
+    }
     if (!r || (uint32_t)(r->is_atomic) != (uint32_t)rs_op_is_atomic(op))
         return; /* unknown: dropped */
     if (r->is_atomic) { /* replay the saved result, never execute twice */
@@ -300,13 +385,17 @@ void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
-    if (!(rs_op_is_send(op) || rs_op_is_write(op) || rs_op_is_read(op) || rs_op_is_atomic(op)) || !sequence_ok(qp, op) ||
+    if (!(rs_op_is_send(op) || rs_op_is_write(op) || rs_op_is_rd_atomic(op)) || !sequence_ok(qp, op) ||
         !rs_resp_length_ok(qp, op, pkt->payload_len)) {
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
-    } else if (rs_op_is_read(op) || rs_op_is_atomic(op)) {
+    } else if (rs_op_is_rd_atomic(op)) {
         qp->nak_sent = MUTANT_NAK_KEEP(sim, qp);
         if (rs_op_is_read(op))
             exec_read(sim, qp, pkt);
+        else if (rs_op_is_atomic_write(op))
+            exec_atomic_write(sim, qp, pkt);
+        else if (rs_op_is_flush(op))
+            exec_flush(sim, qp, pkt);
         else
             exec_atomic(sim, qp, pkt);
     } else {

@@ -22,7 +22,8 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp);
 int rs_req_paced(const rs_sim *sim, const rs_qp *qp);
 static inline int rs_wr_is_rd_atomic(uint32_t wr_op)
 {
-    return wr_op == 4 /* RDMA_READ */ || wr_op == 5 /* CMP_AND_SWP */ || wr_op == 6 /* FETCH_AND_ADD */;
+    return wr_op == 4 /* RDMA_READ */ || wr_op == 5 /* CMP_AND_SWP */ || wr_op == 6 /* FETCH_AND_ADD */ ||
+           wr_op == 14 /* FLUSH */ || wr_op == 15 /* ATOMIC_WRITE */;
 }
 /* Local operations: executed by the requester in send-queue order, no packet (rxe_do_local_ops) */
 static inline int rs_wr_is_local(uint32_t wr_op) { return wr_op == 7 /* LOCAL_INV */ || wr_op == 8 /* BIND_MW */; }

@@ -216,9 +216,7 @@ def _sig_all(value: Any) -> int:
 
 
 _ACCESS_FLAGS = {n: int(v) for n, v in e.ibv_access_flags.__members__.items()}
-# rxe accepts the FLUSH permissions on a QP (verbs.h values); no FLUSH operation is emulated, so
-# they gate nothing here
-_ACCESS_FLAGS.update(IBV_ACCESS_FLUSH_GLOBAL=1 << 8, IBV_ACCESS_FLUSH_PERSISTENT=1 << 9)
+# IBV_ACCESS_FLUSH_GLOBAL / _PERSISTENT on the QP let a FLUSH of that placement type in (rxe)
 _MASK_FLAGS = {n: int(v) for n, v in e.ibv_qp_attr_mask.__members__.items()}
 _SEND_FLAGS = {n: int(v) for n, v in e.ibv_send_flags.__members__.items()}
 
@@ -425,7 +423,8 @@ class QP:
         """ImmDt as the wire reads it; for LOCAL_INV and SEND_WITH_INV the field is
         ``invalidate_rkey`` (a union in ``ibv_send_wr``), a plain key."""
         v = int_in(f"{what}: imm_data", wr.imm_data, 0, U32)
-        return v if wr.opcode in (e.IBV_WR_LOCAL_INV, e.IBV_WR_SEND_WITH_INV) else imm_to_wire(v)
+        plain = (e.IBV_WR_LOCAL_INV, e.IBV_WR_SEND_WITH_INV, e.IBV_WR_FLUSH)  # FLUSH: the FETH word
+        return v if wr.opcode in plain else imm_to_wire(v)
 
     def bind_mw(self, mw: Any, mw_bind: Any) -> None:
         """``ibv_bind_mw``: bind type 1 window ``mw`` through this QP's send queue as ``mw_bind``

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -82,6 +83,27 @@ class SendWR:
         self.remote_addr = int_in("set_wr_atomic addr", addr, 0, U64)
         self.compare_add = int_in("set_wr_atomic compare_add", compare_add, 0, U64)
         self.swap = int_in("set_wr_atomic swap", swap, 0, U64)
+
+    def set_wr_atomic_write(self, rkey: int, addr: int, data: bytes) -> None:
+        """IBV_WR_ATOMIC_WRITE: place the 8 bytes ``data`` at ``addr`` (8-byte aligned) of the remote
+        region under ``rkey`` in one step (the responder needs REMOTE_WRITE). RC only."""
+        self.rkey = _key("set_wr_atomic_write rkey", rkey)
+        self.remote_addr = int_in("set_wr_atomic_write addr", addr, 0, U64)
+        if not isinstance(data, (bytes, bytearray, memoryview)) or len(bytes(data)) != 8:
+            raise PyverbsUserError(f"set_wr_atomic_write data must be exactly 8 bytes, got {data!r}")
+        # the core copies the word's host-order bytes onto the wire: the bytes travel as given
+        self.compare_add = int.from_bytes(bytes(data), sys.byteorder)
+
+    def set_wr_flush(self, rkey: int, addr: int, length: int, ptype: int, level: int) -> None:
+        """IBV_WR_FLUSH: make ``length`` bytes at ``addr`` under ``rkey`` (level IBV_FLUSH_RANGE, 0)
+        or the whole region (IBV_FLUSH_MR, 1) globally visible (placement type IBV_FLUSH_GLOBAL, 1)
+        and/or persistent (IBV_FLUSH_PERSISTENT, 2). RC only."""
+        self.rkey = _key("set_wr_flush rkey", rkey)
+        self.remote_addr = int_in("set_wr_flush addr", addr, 0, U64)
+        self.compare_add = int_in("set_wr_flush length", length, 0, U32)
+        ptype = int_in("set_wr_flush type", ptype, 1, 3)
+        level = int_in("set_wr_flush level", level, 0, 1)
+        self.imm_data = (level << 4) | ptype  # the FETH word (rxe feth_init)
 
     def set_bind_wr(self, mw: Any, bind_info: Any) -> None:
         """IBV_WR_BIND_MW: bind window ``mw`` (type 2) as ``bind_info`` (an MWBindInfo) says. The

@@ -53,6 +53,8 @@ enum rs_bth_opcode {
     RS_OP_FETCH_ADD = 0x14,
     RS_OP_SEND_LAST_INV = 0x16,
     RS_OP_SEND_ONLY_INV = 0x17,
+    RS_OP_FLUSH = 0x1C,        /* BTH + FETH + RETH (IBA 1.5 annex, rxe) */
+    RS_OP_ATOMIC_WRITE = 0x1D, /* BTH + RETH + 8 payload bytes */
     RS_OP_UD_SEND_ONLY = 0x64,     /* UD transport: BTH + DETH */
     RS_OP_UD_SEND_ONLY_IMM = 0x65, /* BTH + DETH + ImmDt */
     RS_OP_CNP = 0x81,
