@@ -93,6 +93,12 @@ IBV_DEVICE_RC_RNR_NAK_GEN = 4096
 IBV_DEVICE_MEM_WINDOW = 1 << 17
 IBV_DEVICE_MEM_WINDOW_TYPE_2B = 1 << 24
 _MW_CAPS = IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B
+# rxe's IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_FLUSH_PERSISTENT | IB_DEVICE_ATOMIC_WRITE (uverbs bits 38-40),
+# reported in device_cap_flags_ex only
+IBV_DEVICE_FLUSH_GLOBAL = 1 << 38
+IBV_DEVICE_FLUSH_PERSISTENT = 1 << 39
+IBV_DEVICE_ATOMIC_WRITE = 1 << 40
+_EX_CAPS = IBV_DEVICE_FLUSH_GLOBAL | IBV_DEVICE_FLUSH_PERSISTENT | IBV_DEVICE_ATOMIC_WRITE
 IBV_NODE_CA = 1
 IBV_TRANSPORT_IB = 0
 _MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
@@ -249,8 +255,10 @@ def device_attr(host: Host) -> DeviceAttr:
 
 
 def device_attr_ex(host: Host) -> DeviceAttrEx:
-    """``ibv_device_attr_ex`` of the device on ``host``."""
-    return DeviceAttrEx(orig_attr=device_attr(host))
+    """``ibv_device_attr_ex`` of the device on ``host``: ``device_cap_flags_ex`` is the 32-bit
+    flags plus rxe's FLUSH and ATOMIC WRITE bits (both emulated)."""
+    orig = device_attr(host)
+    return DeviceAttrEx(orig_attr=orig, device_cap_flags_ex=orig.device_cap_flags | _EX_CAPS)
 
 
 def port_attr(host: Host) -> PortAttr:

@@ -72,7 +72,8 @@ class Context(_device.Context):
         return _devices.device_attr(self.host)
 
     def query_device_ex(self) -> DeviceAttrEx:
-        """``ibv_query_device_ex``: ``orig_attr`` is ``query_device()``; no extended capabilities."""
+        """``ibv_query_device_ex``: ``orig_attr`` is ``query_device()``; ``device_cap_flags_ex`` adds
+        rxe's FLUSH and ATOMIC WRITE bits."""
         self._check_open("query_device_ex")
         return _devices.device_attr_ex(self.host)
 

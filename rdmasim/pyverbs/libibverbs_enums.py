@@ -92,6 +92,9 @@ ibv_raw_packet_caps: Any = IntFlag("ibv_raw_packet_caps", {
 # device_cap_flags_ex bits beyond 32 bits, exposed with a leading underscore as pyverbs does
 _IBV_DEVICE_RAW_SCATTER_FCS = 1 << 34
 _IBV_DEVICE_PCI_WRITE_END_PADDING = 1 << 36
+_IBV_DEVICE_FLUSH_GLOBAL = 1 << 38
+_IBV_DEVICE_FLUSH_PERSISTENT = 1 << 39
+_IBV_DEVICE_ATOMIC_WRITE = 1 << 40
 
 _WC_EX = {"IBV_WC_EX_WITH_BYTE_LEN": 1 << 0, "IBV_WC_EX_WITH_IMM": 1 << 1,
           "IBV_WC_EX_WITH_QP_NUM": 1 << 2, "IBV_WC_EX_WITH_SRC_QP": 1 << 3,

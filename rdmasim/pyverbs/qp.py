@@ -115,7 +115,8 @@ class QP(_qp.QP):
 # ibv_qp_create_send_ops_flags that map onto an ordinary SendWR opcode
 _SEND_OPS = {1 << 0: "RDMA_WRITE", 1 << 1: "RDMA_WRITE_WITH_IMM", 1 << 2: "SEND",
              1 << 3: "SEND_WITH_IMM", 1 << 4: "RDMA_READ", 1 << 5: "ATOMIC_CMP_AND_SWP",
-             1 << 6: "ATOMIC_FETCH_AND_ADD", 1 << 7: "LOCAL_INV", 1 << 8: "BIND_MW", 1 << 9: "SEND_WITH_INV"}
+             1 << 6: "ATOMIC_FETCH_AND_ADD", 1 << 7: "LOCAL_INV", 1 << 8: "BIND_MW", 1 << 9: "SEND_WITH_INV",
+             1 << 11: "FLUSH", 1 << 12: "ATOMIC_WRITE"}
 _SEND_OPS_MASK = sum(_SEND_OPS)
 
 
@@ -127,9 +128,9 @@ class QPEx(QP):
     ``SendWR`` posted with :meth:`QP.post_send`, so the rules and errors are post_send's.
 
     ``send_ops_flags`` may hold SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ,
-    ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, LOCAL_INV, BIND_MW and SEND_WITH_INV; other
-    operations (TSO, flush, atomic write) are refused with EOPNOTSUPP, as are inline data and
-    XRC/DC addressing."""
+    ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, LOCAL_INV, BIND_MW, SEND_WITH_INV, FLUSH and
+    ATOMIC_WRITE (RC, as rxe); TSO is refused with EOPNOTSUPP, as are inline data and XRC/DC
+    addressing."""
 
     def __init__(self, creator: PD | Context, init_attr: QPInitAttrEx,
                  qp_attr: QPAttr | None = None) -> None:
@@ -252,13 +253,16 @@ class QPEx(QP):
         self._new("wr_send_inv", "SEND_WITH_INV").imm_data = int_in("wr_send_inv invalidate_rkey",
                                                                      invalidate_rkey, 0, U32)
 
-    def wr_atomic_write(self, *args: Any) -> None:
-        """Atomic write is not emulated: EOPNOTSUPP."""
-        self._unsupported("wr_atomic_write")
+    def wr_atomic_write(self, rkey: int, remote_addr: int, atomic_wr: bytes) -> None:
+        """``ibv_wr_atomic_write``: place the 8 bytes ``atomic_wr`` at ``remote_addr`` (8-byte
+        aligned) under ``rkey`` in one step; the request takes no SGE."""
+        self._new("wr_atomic_write", "ATOMIC_WRITE").set_wr_atomic_write(rkey, remote_addr, atomic_wr)
 
-    def wr_flush(self, *args: Any) -> None:
-        """Flush is not emulated: EOPNOTSUPP."""
-        self._unsupported("wr_flush")
+    def wr_flush(self, rkey: int, remote_addr: int, length: int, ptype: int, level: int) -> None:
+        """``ibv_wr_flush``: make ``length`` bytes at ``remote_addr`` (level ``IBV_FLUSH_RANGE``) or
+        the whole region (``IBV_FLUSH_MR``) visible (``IBV_FLUSH_GLOBAL``) and/or persistent
+        (``IBV_FLUSH_PERSISTENT``); the request takes no SGE."""
+        self._new("wr_flush", "FLUSH").set_wr_flush(rkey, remote_addr, length, ptype, level)
 
     def wr_set_inline_data(self, *args: Any) -> None:
         """Inline data through the extended API is not emulated: EOPNOTSUPP."""

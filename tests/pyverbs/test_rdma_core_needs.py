@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import rdmasim.pyverbs as rp
-from rdmasim.errors import PyverbsRDMAError
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs import libibverbs_enums as e
 from rdmasim.pyverbs import mem_alloc
 from rdmasim.pyverbs.cq import CQ, CompChannel
@@ -146,8 +146,11 @@ def test_qpex_posts_a_batch_with_host_order_immediate() -> None:
     assert rwc.status == e.IBV_WC_SUCCESS and socket.ntohl(rwc.imm_data) == 0xAABBCCDD
     assert dst.read(9, 0) == b"qpex-data"
     qpex.wr_start()
-    with pytest.raises(PyverbsRDMAError) as exc:
+    with pytest.raises(PyverbsUserError, match="IBV_QP_EX_WITH_FLUSH is not in the QP's send_ops_flags"):
         qpex.wr_flush(dst.rkey, dst.buf, 8, 1, 0)
+    qpex.wr_send()
+    with pytest.raises(PyverbsRDMAError) as exc:
+        qpex.wr_set_inline_data(b"x")
     assert exc.value.error_code == errno.EOPNOTSUPP
 
 
@@ -155,7 +158,7 @@ def test_qpex_refuses_send_ops_it_cannot_post() -> None:
     ctx = Context(name="rxe0")
     pd, cq = PD(ctx), CQ(ctx, 4)
     attr = QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, pd=pd,
-                        send_ops_flags=e.IBV_QP_EX_WITH_ATOMIC_WRITE)
+                        send_ops_flags=e.IBV_QP_EX_WITH_TSO)
     with pytest.raises(PyverbsRDMAError) as exc:
         QPEx(ctx, attr)
     assert exc.value.error_code == errno.EOPNOTSUPP
