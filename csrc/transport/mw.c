@@ -158,6 +158,13 @@ uint32_t rs_mw_local_inv(rs_host *h, uint32_t key)
     return RS_WC_STATUS_SUCCESS;
 }
 
+void rs_mw_forget_qp(rs_host *h, uint32_t qpn)
+{
+    for (uint32_t i = 0; i < h->n_mws; i++)
+        if (h->mws[i].type == 2 && h->mws[i].state == RS_MW_STATE_VALID && h->mws[i].qpn == qpn)
+            unbind(&h->mws[i]);
+}
+
 uint32_t rs_mw_count_on_mr(const rs_host *h, int mr)
 {
     uint32_t n = 0;

@@ -47,6 +47,11 @@ uint32_t rs_mw_local_inv(struct rs_host *h, uint32_t key);
  * window of type 2 that is valid on this PD (rxe_invalidate_mw). */
 int rs_mw_invalidate(struct rs_host *h, uint32_t key, uint32_t pd);
 
+/* QP `qpn` is destroyed: the type 2 windows bound through it become unbound (rxe keeps the QP
+ * referenced by the window, so no access through it can succeed; a QP number reused later must
+ * not inherit the binding). */
+void rs_mw_forget_qp(struct rs_host *h, uint32_t qpn);
+
 /* Windows bound to region `mr` (a bound region cannot be deregistered, as rxe). */
 uint32_t rs_mw_count_on_mr(const struct rs_host *h, int mr);
 

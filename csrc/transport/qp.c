@@ -153,6 +153,7 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
         qp->srq->users--;
     qp->srq = NULL;
     rs_qpn_remove(&h->qpns, qpn); /* frames still in flight to it are counted as unknown-QP drops */
+    rs_mw_forget_qp(h, qpn);      /* type 2 windows bound through it grant nothing any more */
     rs_respq_clear(sim, qp);
     rs_resp_release_held(sim, qp);
     rs_cc_qp_release(sim, qp);
