@@ -76,3 +76,71 @@ def test_docs_memory_window_example_runs_and_grants_what_it_says() -> None:
     assert mr.read(64, 0) == b"w" * 64
     assert remote(e.IBV_WR_RDMA_READ, wr.rkey, mr.buf + 1024) == e.IBV_WC_SUCCESS
     assert remote(e.IBV_WR_RDMA_WRITE, wr.rkey, mr.buf + 1024) == e.IBV_WC_REM_ACCESS_ERR  # read-only window
+
+
+def _qpex_pair(send_ops: int) -> tuple:
+    from rdmasim.pyverbs.qp import QPEx, QPInitAttrEx
+    from rdmasim.verbs import connect_qps
+
+    ctx = Context(name="rxe0")
+    pd = PD(ctx)
+    scq, rcq = CQ(ctx, 16), CQ(ctx, 16)
+    attr = QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=scq, rcq=scq, cap=QPCap(max_send_wr=8, max_recv_wr=8),
+                        pd=pd, comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                        send_ops_flags=send_ops)
+    qpex = QPEx(ctx, attr)
+    peer = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=rcq, rcq=rcq, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
+    connect_qps(qpex, peer)  # loopback through the device's port
+    return pd, qpex, peer, scq, rcq
+
+
+def test_qpex_bind_mw_local_inv_and_send_inv() -> None:
+    from rdmasim.pyverbs.base import inc_rkey
+    from rdmasim.pyverbs.mr import MW, MWBindInfo
+    from rdmasim.pyverbs.wr import RecvWR
+
+    pd, qpex, peer, scq, rcq = _qpex_pair(e.IBV_QP_EX_WITH_BIND_MW | e.IBV_QP_EX_WITH_LOCAL_INV
+                                          | e.IBV_QP_EX_WITH_SEND_WITH_INV)
+    mr = MR(pd, 256, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_MW_BIND)
+    src = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    src.write(b"p" * 64, 64)
+
+    def peer_write(rkey: int) -> int:
+        s = SendWR(wr_id=5, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(src.buf, 64, src.lkey)])
+        s.set_wr_rdma(rkey, mr.buf)
+        peer.post_send(s)
+        return _poll(rcq)[0].status
+
+    mw = MW(pd, e.IBV_MW_TYPE_2)
+    key = inc_rkey(mw.rkey)
+    qpex.wr_start()
+    qpex.wr_id, qpex.wr_flags = 0x11, e.IBV_SEND_SIGNALED
+    qpex.wr_bind_mw(mw, key, MWBindInfo(mr, mr.buf, 64, e.IBV_ACCESS_REMOTE_WRITE))
+    qpex.wr_complete()
+    assert [(w.wr_id, w.opcode, w.status) for w in _poll(scq)] == [(0x11, e.IBV_WC_BIND_MW, e.IBV_WC_SUCCESS)]
+    assert int(mw.rkey) != key  # as libibverbs: ibv_wr_bind_mw leaves mw->rkey to the caller
+    assert peer_write(key) == e.IBV_WC_SUCCESS and mr.read(64, 0) == b"p" * 64
+    qpex.wr_start()
+    qpex.wr_id = 0x12
+    qpex.wr_local_inv(key)
+    qpex.wr_complete()
+    wcs = _poll(scq)
+    assert [(w.wr_id, w.opcode, w.status) for w in wcs] == [(0x12, e.IBV_WC_LOCAL_INV, e.IBV_WC_SUCCESS)]
+    assert peer_write(key) == e.IBV_WC_REM_ACCESS_ERR
+
+    # wr_send_inv: the peer's window, bound through the peer, invalidated by qpex's SEND
+    pd, qpex, peer, scq, rcq = _qpex_pair(e.IBV_QP_EX_WITH_SEND_WITH_INV)
+    mr = MR(pd, 256, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_MW_BIND)
+    mw = MW(pd, e.IBV_MW_TYPE_2)
+    b = SendWR(opcode=e.IBV_WR_BIND_MW)
+    b.set_bind_wr(mw, MWBindInfo(mr, mr.buf, 64, e.IBV_ACCESS_REMOTE_READ))
+    peer.post_send(b)
+    assert [w.opcode for w in _poll(rcq)] == [e.IBV_WC_BIND_MW]
+    peer.post_recv(RecvWR(wr_id=9, num_sge=1, sg=[SGE(mr.buf + 128, 64, mr.lkey)]))
+    qpex.wr_start()
+    qpex.wr_id, qpex.wr_flags = 0x13, e.IBV_SEND_SIGNALED
+    qpex.wr_send_inv(b.rkey)
+    qpex.wr_complete()
+    assert [(w.wr_id, w.status) for w in _poll(scq)] == [(0x13, e.IBV_WC_SUCCESS)]
+    (wc,) = _poll(rcq)
+    assert wc.wr_id == 9 and wc.wc_flags & e.IBV_WC_WITH_INV and wc.imm_data == b.rkey

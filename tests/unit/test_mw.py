@@ -270,3 +270,18 @@ def test_window_types() -> None:
     assert exc.value.error_code == 22  # EINVAL, as ib_uverbs_alloc_mw
     with pytest.raises(PyverbsRDMAError, match="type 1"):
         p.qb.bind_mw(MW(p.pd_b, 2), MWBind(MWBindInfo(p.dst, p.dst.buf, 64, 0), e.IBV_SEND_SIGNALED))
+
+
+def test_local_operations_are_refused_where_they_are_not_emulated() -> None:
+    t = rdmasim.back_to_back(seed=3)
+    ctx_a, ctx_b = Context(t.a), Context(t.b)
+    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
+    cq_a, cq_b = CQ(ctx_a, 8), CQ(ctx_b, 8)
+    qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    connect_qps(qa, qb, recovery="irn")
+    assert qa.inspect()["recovery"] == "irn"
+    for op in (e.IBV_WR_LOCAL_INV, e.IBV_WR_SEND_WITH_INV):
+        with pytest.raises(PyverbsRDMAError, match="IRN"):
+            qa.post_send(SendWR(wr_id=1, opcode=op, imm_data=0x1234))
+    assert qa.inspect()["sq_outstanding"] == 0
