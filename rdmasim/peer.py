@@ -32,9 +32,11 @@ Packet = dict[str, Any]
 Handler = Callable[["ScriptedPeer", Packet], None]
 
 # RC request opcodes that end a message: SEND_LAST(_IMM), SEND_ONLY(_IMM), WRITE_LAST_IMM,
-# WRITE_ONLY_IMM, WRITE_LAST, WRITE_ONLY, READ_REQUEST, COMPARE_SWAP, FETCH_ADD, SEND_*_INV.
-_MESSAGE_ENDS = frozenset({0x02, 0x03, 0x04, 0x05, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x13, 0x14, 0x16, 0x17})
-_REQUESTS = frozenset(range(0x00, 0x0D)) | {0x13, 0x14, 0x16, 0x17}
+# WRITE_ONLY_IMM, WRITE_LAST, WRITE_ONLY, READ_REQUEST, COMPARE_SWAP, FETCH_ADD, SEND_*_INV, FLUSH,
+# ATOMIC_WRITE.
+_MESSAGE_ENDS = frozenset({0x02, 0x03, 0x04, 0x05, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x13, 0x14, 0x16, 0x17,
+                           0x1C, 0x1D})
+_REQUESTS = frozenset(range(0x00, 0x0D)) | {0x13, 0x14, 0x16, 0x17, 0x1C, 0x1D}
 
 
 def corrupt_icrc(frame: bytes) -> bytes:

@@ -257,3 +257,60 @@ def test_duplicate_is_answered_again_not_executed_again(tmp_path: Path, op: str)
     assert [(fr.fields["opcode"], fr.fields["psn"]) for fr in p.frames()] == [
         (want, 0), (READ_RESP_ONLY, 0), (want, 0), (READ_RESP_ONLY, 0)]
     assert p.qb.stats()["dup_rcvd"] == 1
+
+
+# --- the requester against a scripted responder: which answer completes an ATOMIC WRITE ---------
+
+
+@pytest.mark.parametrize(("answer", "payload", "want"), [
+    (READ_RESP_ONLY, b"", e.IBV_WC_SUCCESS),  # as rxe answers
+    (READ_RESP_ONLY, b"\x00" * 8, e.IBV_WC_BAD_RESP_ERR),  # a READ response with data does not fit
+    (0x12, b"", e.IBV_WC_BAD_RESP_ERR),  # ATOMIC_ACKNOWLEDGE answers atomics only
+])
+def test_atomic_write_completes_on_an_empty_read_response_only(answer: int, payload: bytes, want: int) -> None:
+    from peer_case import REMOTE_RKEY, REMOTE_VA, PeerCase
+
+    c = PeerCase(max_rd_atomic=1)
+    wr = SendWR(wr_id=7, opcode=e.IBV_WR_ATOMIC_WRITE)
+    wr.set_wr_atomic_write(REMOTE_RKEY, REMOTE_VA, b"abcdefgh")
+    c.qp.post_send(wr)
+    seen: list[dict] = []
+
+    def handler(peer: Any, pkt: dict) -> None:
+        if pkt["opcode"] == ATOMIC_WRITE and not seen:
+            seen.append(pkt)
+            c.respond(answer, pkt["psn"], payload)
+
+    c.peer.run(handler, until="100us")
+    assert [(f["reth_va"], f["reth_rkey"], f["reth_len"], f["payload"]) for f in seen] == [
+        (REMOTE_VA, REMOTE_RKEY, 8, b"abcdefgh")]
+    assert c.statuses() == [(7, want)]
+
+
+@pytest.mark.parametrize("op", ["atomic_write", "flush"])
+def test_scripted_peer_auto_msn_counts_atomic_write_and_flush(op: str) -> None:
+    """A scripted responder with auto_msn counts each as one message (rxe: resp.msn++)."""
+    from rdmasim.peer import ScriptedPeer
+
+    t = rdmasim.back_to_back()
+    peer = ScriptedPeer(t.sim, t.b, qpn=0x99, auto_msn=True)
+    ctx = Context(t.a)
+    cq = CQ(ctx, 8)
+    qp = QP(PD(ctx), QPInitAttr(scq=cq, rcq=cq, cap=QPCap(max_send_wr=4)))
+    peer.connect(qp, qp_psn=5, peer_psn=0, max_rd_atomic=1)
+    for i in range(2):
+        wr = SendWR(wr_id=i, opcode=e.IBV_WR_ATOMIC_WRITE if op == "atomic_write" else e.IBV_WR_FLUSH)
+        if op == "atomic_write":
+            wr.set_wr_atomic_write(0x1234, 0x1000, b"\x00" * 8)
+        else:
+            wr.set_wr_flush(0x1234, 0x1000, 64, FLUSH_GLOBAL, FLUSH_RANGE)
+        qp.post_send(wr)
+
+    def handler(p: ScriptedPeer, pkt: dict) -> None:
+        if pkt["opcode"] in (ATOMIC_WRITE, FLUSH):
+            p.send(p.reply(pkt, opcode=READ_RESP_ONLY, aeth_syndrome=0x1F))
+
+    peer.run(handler, until="100us")
+    assert peer.msn == 2
+    n, wcs = cq.poll(8)
+    assert [(w.wr_id, w.status) for w in wcs[:n]] == [(0, e.IBV_WC_SUCCESS), (1, e.IBV_WC_SUCCESS)]

@@ -32,8 +32,10 @@ enum rs_codec_status {
  *  - imm: ImmDt on the wire is the big-endian encoding of p->imm.  IETH (SEND_*_WITH_INVALIDATE)
  *    also travels in p->imm (the rkey to invalidate), as verbs shares imm_data/invalidate_rkey.
  *  - PadCnt is derived from payload_len; TVer is 0; the UDP checksum is sent as 0.
- *  - Opcodes known: RC 0x00-0x14, 0x16, 0x17; UC 0x20-0x2B; CNP 0x81.  payload_len > 0 on an
- *    opcode that carries no data (READ_REQUEST, ACK, atomics, CNP) is RS_CODEC_ERR_BAD_FIELD.
+ *  - FETH (FLUSH) travels in p->imm as well: the one 32-bit word, before the RETH on the wire.
+ *  - Opcodes known: RC 0x00-0x14, 0x16, 0x17, 0x1C (FLUSH), 0x1D (ATOMIC_WRITE); UC 0x20-0x2B;
+ *    CNP 0x81.  payload_len > 0 on an opcode that carries no data (READ_REQUEST, ACK, atomics,
+ *    FLUSH, CNP) is RS_CODEC_ERR_BAD_FIELD.
  *  - The 802.1p priority is not on the wire (no VLAN tag is emitted). */
 
 /* Bytes of extension headers (RETH, AETH, ImmDt, ...) that `opcode` carries after BTH,
