@@ -267,7 +267,8 @@ def test_duplicate_is_answered_again_not_executed_again(tmp_path: Path, op: str)
     (READ_RESP_ONLY, b"\x00" * 8, e.IBV_WC_BAD_RESP_ERR),  # a READ response with data does not fit
     (0x12, b"", e.IBV_WC_BAD_RESP_ERR),  # ATOMIC_ACKNOWLEDGE answers atomics only
 ])
-def test_atomic_write_completes_on_an_empty_read_response_only(answer: int, payload: bytes, want: int) -> None:
+def test_atomic_write_completes_on_an_empty_read_response_only(answer: int, payload: bytes,
+                                                               want: int) -> None:
     from peer_case import REMOTE_RKEY, REMOTE_VA, PeerCase
 
     c = PeerCase(max_rd_atomic=1)
