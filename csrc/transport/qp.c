@@ -395,8 +395,8 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
         return rc;
     if (rs_wr_is_rd_atomic(wr->opcode) && qp->state != RS_QPS_ERR && qp->attr.max_rd_atomic == 0)
         return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "RDMA READ/atomic on QP 0x%x whose max_rd_atomic is 0: it could never be sent "
-                           "(set max_rd_atomic >= 1 in the RTR->RTS modify)", qpn);
+                           "RDMA READ/atomic/ATOMIC WRITE/FLUSH on QP 0x%x whose max_rd_atomic is 0: it could "
+                           "never be sent (set max_rd_atomic >= 1 in the RTR->RTS modify)", qpn);
     if (qp->sq_count == qp->init.max_send_wr)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "send queue of QP 0x%x is full (max_send_wr=%u)", qpn,
                            qp->init.max_send_wr);

@@ -315,3 +315,21 @@ def test_scripted_peer_auto_msn_counts_atomic_write_and_flush(op: str) -> None:
     assert peer.msn == 2
     n, wcs = cq.poll(8)
     assert [(w.wr_id, w.status) for w in wcs[:n]] == [(0, e.IBV_WC_SUCCESS), (1, e.IBV_WC_SUCCESS)]
+
+
+@pytest.mark.parametrize("opcode", [e.IBV_WR_ATOMIC_WRITE, e.IBV_WR_FLUSH])
+def test_post_refuses_them_on_a_qp_with_max_rd_atomic_0(opcode: int) -> None:
+    """Each needs a READ-like response credit: with max_rd_atomic 0 it could never be sent."""
+    t = rdmasim.back_to_back()
+    ctx_a, ctx_b = Context(t.a), Context(t.b)
+    cq_a, cq_b = CQ(ctx_a, 4), CQ(ctx_b, 4)
+    qa = QP(PD(ctx_a), QPInitAttr(scq=cq_a, rcq=cq_a))
+    qb = QP(PD(ctx_b), QPInitAttr(scq=cq_b, rcq=cq_b))
+    connect_qps(qa, qb, max_rd_atomic=0)
+    wr = SendWR(opcode=opcode)
+    if opcode == e.IBV_WR_ATOMIC_WRITE:
+        wr.set_wr_atomic_write(1, 0, bytes(8))
+    else:
+        wr.set_wr_flush(1, 0, 8, FLUSH_GLOBAL, FLUSH_RANGE)
+    with pytest.raises(PyverbsRDMAError, match="ATOMIC WRITE/FLUSH on QP .* max_rd_atomic is 0"):
+        qa.post_send(wr)
