@@ -177,6 +177,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_mr_rereg(rs_sim *sim, int host, int mr, uint32_t pd, uint32_t access, uint32_t *rkey)
     int rs_cq_create(rs_sim *sim, int host, uint32_t cqe)
     int rs_cq_destroy(rs_sim *sim, int host, int cq)
+    int rs_cq_resize(rs_sim *sim, int host, int cq, uint32_t cqe)
     int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n)
     int rs_cq_count(const rs_sim *sim, int host, int cq)
     int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *init)
@@ -401,6 +402,9 @@ cdef class SimCore:
 
     def cq_destroy(self, int host, int cq):
         self._check(rs_cq_destroy(self.sim, host, cq))
+
+    def cq_resize(self, int host, int cq, uint32_t cqe):
+        self._check(rs_cq_resize(self.sim, host, cq, cqe))
 
     def cq_count(self, int host, int cq):
         return rs_cq_count(self.sim, host, cq)

@@ -173,6 +173,9 @@ typedef struct rs_wc {
 
 int rs_cq_create(rs_sim *sim, int host, uint32_t cqe);
 int rs_cq_destroy(rs_sim *sim, int host, int cq);
+/* Give the CQ room for cqe completions, keeping those it holds in order (ibv_resize_cq).
+ * RS_ERR_INVAL when cqe is outside 1..4194304 or below the completions it holds. */
+int rs_cq_resize(rs_sim *sim, int host, int cq, uint32_t cqe);
 /* Move up to n completions into out; returns how many, or RS_ERR_STATE on overrun. */
 int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n);
 int rs_cq_count(const rs_sim *sim, int host, int cq);
