@@ -186,8 +186,17 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr)
     int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
-    int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge)
+    int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit)
     int rs_srq_destroy(rs_sim *sim, int host, uint32_t srq)
+    int rs_srq_modify(rs_sim *sim, int host, uint32_t srq, uint32_t mask, uint32_t max_wr, uint32_t limit)
+    ctypedef struct rs_srq_attr:
+        uint32_t max_wr
+        uint32_t max_sge
+        uint32_t limit
+        uint32_t count
+        uint32_t limit_events
+    int rs_srq_query(rs_sim *sim, int host, uint32_t srq, rs_srq_attr *out)
+    int rs_srq_take_limit_event(rs_sim *sim, int host, uint32_t srq)
     int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr)
     int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
 
@@ -540,9 +549,23 @@ cdef class SimCore:
         wr.sg_list = sg
         self._check(rs_post_recv(self.sim, host, qpn, &wr))
 
-    def srq_create(self, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge):
-        """A shared receive queue; returns its handle (>= 1)."""
-        return self._check(rs_srq_create(self.sim, host, pd, max_wr, max_sge))
+    def srq_create(self, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit=0):
+        """A shared receive queue; returns its handle (>= 1). limit > 0 arms the SRQ limit."""
+        return self._check(rs_srq_create(self.sim, host, pd, max_wr, max_sge, limit))
+
+    def srq_modify(self, int host, uint32_t srq, uint32_t mask, uint32_t max_wr, uint32_t limit):
+        """mask: 1 resize to max_wr, 2 arm the limit (0 disarms)."""
+        self._check(rs_srq_modify(self.sim, host, srq, mask, max_wr, limit))
+
+    def srq_query(self, int host, uint32_t srq):
+        """dict of max_wr, max_sge, limit (0: not armed), count (posted), limit_events (pending)."""
+        cdef rs_srq_attr a
+        self._check(rs_srq_query(self.sim, host, srq, &a))
+        return a
+
+    def srq_take_limit_event(self, int host, uint32_t srq):
+        """True if a pending SRQ limit event was taken."""
+        return self._check(rs_srq_take_limit_event(self.sim, host, srq)) == 1
 
     def srq_destroy(self, int host, uint32_t srq):
         self._check(rs_srq_destroy(self.sim, host, srq))

@@ -65,7 +65,6 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
 KNOWN_DIFFERENCES = {
     "tests.test_mr.MRTest.test_mr_rereg_pd": "expects RESET to clean the QP's CQEs, as mlx5's provider does; "
                                              "rxe's does not, nor does rdmasim",
-    "tests.test_srq.SrqTestCase.test_modify_srq_limit": "SRQ.modify (limit, resize) is not emulated",
 }
 
 

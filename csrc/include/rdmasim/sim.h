@@ -255,10 +255,26 @@ typedef struct rs_recv_wr {
 
 int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr);
 
-/* ---- shared receive queues (no limit / arm events) ---- */
-/* Returns the SRQ's handle (>= 1), given to rs_qp_init.srq. */
-int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge);
+/* ---- shared receive queues ---- */
+/* Returns the SRQ's handle (>= 1), given to rs_qp_init.srq. A limit > 0 arms the SRQ limit. */
+int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit);
 int rs_srq_destroy(rs_sim *sim, int host, uint32_t srq);
+#define RS_SRQ_MAX_WR_MASK 1u /* IBV_SRQ_MAX_WR */
+#define RS_SRQ_LIMIT_MASK 2u  /* IBV_SRQ_LIMIT */
+/* ibv_modify_srq: with RS_SRQ_MAX_WR_MASK resize to max_wr WQEs (the posted ones kept in order;
+ * RS_ERR_INVAL below them or below an armed limit), with RS_SRQ_LIMIT_MASK arm the limit (0
+ * disarms; RS_ERR_INVAL above max_wr). */
+int rs_srq_modify(rs_sim *sim, int host, uint32_t srq, uint32_t mask, uint32_t max_wr, uint32_t limit);
+typedef struct rs_srq_attr {
+    uint32_t max_wr;
+    uint32_t max_sge;
+    uint32_t limit;        /* 0: not armed */
+    uint32_t count;        /* receive WQEs posted and not yet taken */
+    uint32_t limit_events; /* IBV_EVENT_SRQ_LIMIT_REACHED raised and not yet taken */
+} rs_srq_attr;
+int rs_srq_query(rs_sim *sim, int host, uint32_t srq, rs_srq_attr *out);
+/* Take one pending IBV_EVENT_SRQ_LIMIT_REACHED of the SRQ: 1 if there was one, else 0. */
+int rs_srq_take_limit_event(rs_sim *sim, int host, uint32_t srq);
 int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr);
 int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr);
 
