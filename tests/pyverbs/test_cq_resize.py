@@ -1,5 +1,6 @@
 """``CQ.resize`` as rxe: room for the new number of completions, the ones held kept in order,
-EINVAL below what the CQ holds (counting send work already posted) and outside 1..max_cqe."""
+EINVAL below what the CQ holds (counting send work already posted) and outside 1..max_cqe. And a
+QP's move to RESET leaves its completions in the CQ, as rxe."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from rdmasim.pyverbs.device import Context
 from rdmasim.pyverbs.mr import MR
 from rdmasim.pyverbs.pd import PD
 from rdmasim.pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from rdmasim.pyverbs.wr import SGE, SendWR
+from rdmasim.pyverbs.wr import SGE, RecvWR, SendWR
 
 QKEY = 0x1234
 
@@ -98,3 +99,21 @@ def test_resize_to_max_cqe_is_allowed() -> None:
     cq = CQ(Context(name="rxe0"), 4)
     cq.resize(32767)
     assert cq.cqe == 32767
+
+
+def test_reset_keeps_the_flush_completions_in_the_cq_as_rxe() -> None:
+    """rxe flushes a QP's receive WQEs with IBV_WC_WR_FLUSH_ERR completions when it enters ERR
+    (rxe_resp.c flush_recv_queue, notify in the ERROR state), and moving it to RESET
+    (rxe_qp_reset) does not touch its CQs: the completions stay to be polled. mlx5's provider
+    removes them (mlx5_cq_clean); rdma-core's test_mr_rereg_pd relies on that."""
+    ctx = Context(name="rxe0")
+    pd = PD(ctx)
+    cq = CQ(ctx, 8)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=QPCap(max_send_wr=2, max_recv_wr=2)))
+    qp.to_init(QPAttr())
+    mr = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    qp.post_recv(RecvWR(wr_id=7, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+    n, wcs = cq.poll(4)
+    assert n == 1 and wcs[0].wr_id == 7 and wcs[0].status == e.IBV_WC_WR_FLUSH_ERR
