@@ -532,22 +532,15 @@ class QP:
         return self._sim._core.qp_dcqcn_state(self._host.index, self.qp_num)
 
     def close(self) -> None:
-        """Destroy the QP (``ibv_destroy_qp``). Receive WRs still posted are dropped without
-        completions, as ``ibv_destroy_qp`` does; refused (EBUSY) while send WRs are outstanding
-        (their completions would be lost: wait for them or move the QP to ERR first)."""
+        """Destroy the QP (``ibv_destroy_qp``). Work requests still posted, send and receive, are
+        dropped without completions, as rxe does; completions already in the CQs stay there.
+        Frames it already sent still arrive at the peer, and what comes back to it is dropped
+        (counted in ``Context.rx_counters()["unknown_qp"]``). Closing its PD or Context does the
+        same."""
         if not self._closed:
             self._sim._core.qp_destroy(self._host.index, self.qp_num)
             self._closed = True
             self.pd._children.discard(self)
-
-    def _cascade_close(self) -> None:
-        """Closing its PD or Context destroys the QP whatever it still holds (pyverbs): send
-        work outstanding is flushed first (moved to ERR)."""
-        if self._closed:
-            return
-        if self.inspect()["sq_outstanding"]:
-            self.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
-        self.close()
 
     def __enter__(self) -> QP:
         return self
