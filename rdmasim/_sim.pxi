@@ -111,6 +111,8 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t ud_no_recv_dropped
         uint64_t ud_too_long_dropped
         uint64_t ud_len_dropped
+        uint64_t uc_msgs_dropped
+        uint64_t uc_pkts_dropped
     ctypedef struct rs_recovery_params:
         uint32_t mode
         uint32_t window
@@ -434,7 +436,7 @@ cdef class SimCore:
     def qp_create(self, int host, uint32_t pd, int send_cq, int recv_cq, uint32_t max_send_wr,
                   uint32_t max_recv_wr, uint32_t max_send_sge, uint32_t max_recv_sge, bint sq_sig_all,
                   uint32_t qp_type=2, uint32_t srq=0):
-        """qp_type: IBV_QPT_RC (2) or IBV_QPT_UD (4); srq: an srq_create handle (0: none)."""
+        """qp_type: IBV_QPT_RC (2), IBV_QPT_UC (3) or IBV_QPT_UD (4); srq: an srq_create handle (0: none)."""
         cdef rs_qp_init init
         memset(&init, 0, sizeof(init))
         init.qp_type = qp_type

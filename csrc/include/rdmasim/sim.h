@@ -190,7 +190,7 @@ typedef struct rs_qp_init {
     uint32_t max_send_sge;
     uint32_t max_recv_sge;
     int sq_sig_all;
-    uint32_t qp_type; /* ibv_qp_type: IBV_QPT_RC (2; 0 also means RC) or IBV_QPT_UD (4) */
+    uint32_t qp_type; /* ibv_qp_type: IBV_QPT_RC (2; 0 also means RC), IBV_QPT_UC (3) or IBV_QPT_UD (4) */
     uint32_t srq;     /* shared receive queue handle (rs_srq_create), 0: the QP's own receive queue */
 } rs_qp_init;
 
@@ -307,6 +307,8 @@ typedef struct rs_qp_stats {
     uint64_t ud_no_recv_dropped; /* UD receive: datagrams dropped with no receive WQE posted (no RNR in UD) */
     uint64_t ud_too_long_dropped; /* UD send: messages longer than the MTU, completed without a packet */
     uint64_t ud_len_dropped;   /* UD receive: datagrams longer than the receive WQE (own queue), dropped */
+    uint64_t uc_msgs_dropped;  /* UC receive: messages (started or not) dropped: a PSN gap, or refused */
+    uint64_t uc_pkts_dropped;  /* UC receive: packets dropped while resynchronising or refused */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
 
