@@ -60,7 +60,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
         print(f"\nrdma-core suite table: {out}")
 
 
-# rdma-core tests that fail on rdmasim for a documented reason (docs/pyverbs.md, "The errors").
+# rdma-core tests that fail on rdmasim for a documented reason (docs/pyverbs.md, "The one error").
 # Strict both ways: any other failure fails the case, and a listed test that passes must be removed.
 KNOWN_DIFFERENCES = {
     "tests.test_mr.MRTest.test_mr_rereg_pd": "expects RESET to clean the QP's CQEs, as mlx5's provider does; "
