@@ -152,6 +152,8 @@ class RunResult:
     nics: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the run was stopped (Ctrl-C) before its flows finished or simulation.duration was reached
     interrupted: bool = False
+    #: each host's link rate (b/s): the plots draw link capacity from it
+    host_rate_bps: dict[str, float] = field(default_factory=dict)
 
     def port_rows(self) -> list[dict[str, Any]]:
         """Per-port counters as rows: one per switch port and one per host NIC, with the columns of
@@ -343,16 +345,32 @@ class RunResult:
             keep("fct_slowdown", plots.fct_slowdown_by_size(rows, title=title))
         s = self.flow_samples
         if s is not None and len(s.t_ps):
-            keep("goodput", plots.goodput_over_time(s.as_dict()))
+            line = max(self.host_rate_bps.values()) if self.host_rate_bps else None
+            dsts = sorted({f.dst for f in self.flows})
+            cap = sum(self.host_rate_bps.get(d, 0.0) for d in dsts) if self.host_rate_bps else None
+            cap_label = None
+            if cap:
+                one = {self.host_rate_bps.get(d, 0.0) for d in dsts}
+                each = f"{len(dsts)} x {next(iter(one)) / 1e9:g} Gb/s" if len(one) == 1 else \
+                    f"{len(dsts)} links"
+                cap_label = (f"receivers' link capacity ({each})" if len(dsts) > 1
+                             else f"receiver's link capacity ({cap / 1e9:g} Gb/s)")
+            keep("goodput", plots.goodput_over_time(
+                s.as_dict(), flow_table=rows, line_rate_bps=line, capacity_bps=cap or None,
+                capacity_label=cap_label, title=f"{self.name or 'run'}: goodput"))
             if (s.rate_bps > 0).any():
-                keep("dcqcn_rates", plots.dcqcn_rates(s.as_dict()))
+                keep("dcqcn_rates", plots.dcqcn_rates(s.as_dict(), line_rate_bps=line,
+                                                      title=f"{self.name or 'run'}: DCQCN sending rate"))
         q = self.queue_samples
         if q is not None and len(q["t_ps"]):
             top = np.argsort(q["egress_bytes"].max(axis=0))[::-1][:8]
             sub = {"t_ps": q["t_ps"], "egress_bytes": q["egress_bytes"][:, top],
                    "ingress_bytes": q["ingress_bytes"][:, top], "paused": q["paused"][:, top],
                    "missed": q["missed"]}
-            keep("queues", plots.queue_timeline(sub, [q["labels"][i] for i in top]))
+            more = len(q["labels"]) - len(top)
+            title = f"{self.name or 'run'}: switch queues and PFC pauses" + (
+                f"\n({len(top)} deepest of {len(q['labels'])} queues)" if more > 0 else "")
+            keep("queues", plots.queue_timeline(sub, [q["labels"][i] for i in top], title=title))
         return made
 
     def summary(self) -> str:

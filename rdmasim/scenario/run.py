@@ -320,6 +320,8 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     if sim.switches and v["switch.deadlock_check"]:
         result.deadlock = fabric.deadlock(sim)
     for h in sim.hosts.values():
+        if h.link:
+            result.host_rate_bps[h.name] = float(h.link.rate_bps)
         tx = h.link.direction(h.name).stats() if h.link else {}
         rx = (h.link.ba if h.link.a is h else h.link.ab).stats() if h.link else {}
         ps = h.pause_stats()

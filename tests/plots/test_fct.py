@@ -80,9 +80,9 @@ def test_bucket_statistics_match_numpy(kind: str, buckets: Any) -> None:
 def test_buckets_named_and_explicit() -> None:
     table = flow_table(n=100)
     got = slowdown_buckets(table, "classic")
-    assert got["labels"] == ["<10KB", "10KB–100KB", "100KB–1MB", "1MB–10MB", ">10MB"]
+    assert got["labels"] == ["<10kB", "10kB–100kB", "100kB–1MB", "1MB–10MB", ">10MB"]
     got = slowdown_buckets(table, [0, 1e5, np.inf])
-    assert got["labels"] == ["<100KB", ">100KB"]
+    assert got["labels"] == ["<100kB", ">100kB"]
     with pytest.raises(ValueError, match="increasing"):
         bucket_edges(np.ones(3), [10, 5])
     with pytest.raises(ValueError, match="classic"):
