@@ -29,6 +29,14 @@ CLASSIC_BUCKETS: tuple[float, ...] = (0.0, 1e4, 1e5, 1e6, 1e7, math.inf)
 Buckets = Sequence[float] | int | str | None
 
 
+def size_column(cols: Columns) -> np.ndarray:
+    """The flow sizes in bytes: the ``size_bytes`` column (``size`` in older tables)."""
+    if "size_bytes" in cols:
+        return as_float(cols["size_bytes"])
+    require(cols, ["size"], "flow table without size_bytes")
+    return as_float(cols["size"])
+
+
 def finished_mask(cols: Columns) -> np.ndarray:
     """Which flows finished: ``finish_ps`` is a number >= 0 (not NaN, None or -1) and, when the table
     has a ``status`` column, the status is ``"ok"``."""
@@ -101,17 +109,17 @@ def _bucket_label(lo: float, hi: float) -> str:
 def slowdown_buckets(flows: Any, buckets: Buckets = None) -> dict[str, Any]:
     """Median and p99 slowdown of the finished flows in each size bucket.
 
-    ``flows``: a per-flow table (columns ``size``, ``finish_ps`` and ``slowdown`` or ``fct_ps`` +
+    ``flows``: a per-flow table (columns ``size_bytes``, ``finish_ps`` and ``slowdown`` or ``fct_ps`` +
     ``ideal_fct_ps``; see :func:`rdmasim.plots.as_columns`). ``buckets``: see :func:`bucket_edges`.
     Returns ``edges`` (bytes), ``labels``, ``count`` (finished flows per bucket), ``unfinished`` (per
     bucket), ``median`` and ``p99`` (``np.percentile(..., 99)``; NaN for an empty bucket) and
     ``unfinished_total`` (all unfinished flows, whatever their size).
     """
     cols = as_columns(flows)
-    require(cols, ["size", "finish_ps"], "flow table")
+    require(cols, ["finish_ps"], "flow table")
     if "slowdown" not in cols and "ideal_fct_ps" not in cols:
         raise ValueError("flow table needs a slowdown column or fct_ps and ideal_fct_ps")
-    sizes = as_float(cols["size"])
+    sizes = size_column(cols)
     sd = _slowdown(cols)
     ok = np.isfinite(sd)
     done = finished_mask(cols)
@@ -165,13 +173,13 @@ def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None 
     """
     tables = split_tables(flows, by=by, label=label)
     if buckets is None or isinstance(buckets, int):
-        all_sizes = np.concatenate([as_float(c["size"]) for c in tables.values() if "size" in c] or
-                                   [np.zeros(0)])
+        all_sizes = np.concatenate([size_column(c) for c in tables.values()
+                                    if "size" in c or "size_bytes" in c] or [np.zeros(0)])
         edges: Buckets = bucket_edges(all_sizes, buckets).tolist()
     else:
         edges = buckets
     stats = {name: slowdown_buckets(cols, edges) for name, cols in tables.items()}
-    sizes = np.unique(np.concatenate([as_float(c["size"])[finished_mask(c)] for c in tables.values()]
+    sizes = np.unique(np.concatenate([size_column(c)[finished_mask(c)] for c in tables.values()]
                                      or [np.zeros(0)]))
     if len(sizes) == 1:
         return _slowdown_cdf(tables, stats, float(sizes[0]), title)

@@ -358,7 +358,7 @@ def _records(res: np.ndarray, ideal: np.ndarray, names: list[str], to_sim: np.nd
         out.append(FlowRecord(
             flow_id=row["flow_id"], src=name_of[row["src"]], dst=name_of[row["dst"]],
             verb=VERB_NAMES[row["verb"]],
-            size=row["size"], priority=row["priority"],
+            size_bytes=row["size"], priority=row["priority"],
             # when it actually started (later than planned when it waited for dependencies)
             start_ps=row["started_ps"] if row["started_ps"] >= 0 else row["start_ps"],
             finish_ps=row["finish_ps"] if done else None, fct_ps=fct, ideal_fct_ps=int(ideal[k]),

@@ -283,7 +283,9 @@ SCHEMA: dict[str, Opt] = {
     "outputs.trace": Opt("bool", False, "Save the event trace (trace.npz): at most 2 million records "
                          "(128 MB); events past that are counted and a warning gives the count."),
     "outputs.formats": Opt(
-        "list[str]", ["csv"], "Per-flow table formats ('parquet' needs pyarrow).", choices=("csv", "parquet")
+        "list[str]", ["auto"], "Formats of every table (flows, ports, time series): 'auto' = Parquet when "
+        "pyarrow is installed, CSV otherwise; 'csv'; 'parquet' (needs pyarrow).",
+        choices=("auto", "csv", "parquet")
     ),
     "outputs.switch_counters": Opt("bool", True, "Write switch_counters.json."),
     "outputs.sample_interval": Opt(

@@ -97,7 +97,7 @@ def test_incast_rates_are_one_band_and_queues_one_note(tmp_path: Path) -> None:
 
 def test_ring_allreduce_slowdown_is_a_cdf_with_readable_ticks(tmp_path: Path) -> None:
     res = _run("ring_allreduce", tmp_path)
-    assert len({f.size for f in res.flows}) == 1  # a single-size workload
+    assert len({f.size_bytes for f in res.flows}) == 1  # a single-size workload
     fig = plots.fct_slowdown_by_size(res.rows())
     ax = fig.axes[0]
     assert ax.get_ylabel() == "fraction of flows (CDF)"
@@ -112,7 +112,7 @@ def test_ring_allreduce_slowdown_is_a_cdf_with_readable_ticks(tmp_path: Path) ->
 
 
 def test_slowdown_by_size_picks_log_or_linear_from_the_data() -> None:
-    wide = {"size": [1e3, 1e5, 1e7], "finish_ps": [1, 1, 1], "slowdown": [1.0, 30.0, 2.0]}
+    wide = {"size_bytes": [1e3, 1e5, 1e7], "finish_ps": [1, 1, 1], "slowdown": [1.0, 30.0, 2.0]}
     assert plots.fct_slowdown_by_size(wide).axes[0].get_yscale() == "log"
     narrow = {"size": [1e3, 1e5, 1e7], "finish_ps": [1, 1, 1], "slowdown": [1.02, 1.05, 1.03]}
     ax = plots.fct_slowdown_by_size(narrow).axes[0]
