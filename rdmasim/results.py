@@ -388,22 +388,24 @@ class RunResult:
             keep("queues", plots.queue_timeline(sub, [q["labels"][i] for i in top], title=title))
         return made
 
-    def summary(self) -> str:
-        """A readable summary table: one line per flow (at most 20) and the totals."""
+    def summary(self, max_rows: int | None = 20) -> str:
+        """A readable summary table: one line per flow (at most ``max_rows``; None: all) and the
+        totals."""
         head = (
             f"  {'id':>4} {'src':>8} {'dst':>8} {'verb':>5} {'bytes':>10} {'FCT':>12} {'slowdown':>8} "
             f"{'retx':>6} {'CNPs':>6}  status"
         )
         lines = [head]
-        for f in self.flows[:20]:
+        shown = self.flows if max_rows is None else self.flows[:max_rows]
+        for f in shown:
             fct = format_time(f.fct_ps) if f.fct_ps is not None else "-"
             sd = f"{f.slowdown:.2f}" if f.slowdown is not None else "-"
             lines.append(
                 f"  {f.flow_id:>4} {f.src:>8} {f.dst:>8} {f.verb:>5} {f.size_bytes:>10,} {fct:>12} {sd:>8} "
                 f"{f.retx_pkts:>6} {f.cnps:>6}  {f.status}"
             )
-        if len(self.flows) > 20:
-            lines.append(f"  ... {len(self.flows) - 20} more flows")
+        if len(shown) < len(self.flows):
+            lines.append(f"  ... {len(self.flows) - len(shown)} more flows (rdmasim run -v shows all)")
         sds = sorted(f.slowdown for f in self.flows if f.slowdown is not None)
         ok = sum(f.status == "ok" for f in self.flows)
         lines.append(
