@@ -114,8 +114,8 @@ SCHEMA: dict[str, Opt] = {
         hi=U63,
     ),
     "simulation.progress": Opt(
-        "bool", True, "Draw a progress bar (simulated time, events/s, flows done, ETA) on stderr when it is a terminal "
-        "(`rdmasim -q` turns it off)."
+        "bool", True, "Draw a progress bar (simulated time, events/s, flows done, ETA) on stderr when "
+        "it is a terminal (`rdmasim -q` turns it off)."
     ),
     # topology
     "topology.kind": Opt("str", "back_to_back", "Topology builder.", choices=TOPOLOGY_KINDS),
