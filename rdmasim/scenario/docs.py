@@ -15,8 +15,12 @@ A scenario is a TOML file: a fabric, traffic and impairments in; results out.
 
 ```console
 $ rdmasim validate examples/incast.toml   # exit 0 and "ok", or every problem and exit 2
-$ rdmasim run examples/incast.toml        # progress on stderr, summary table, results folder
+$ rdmasim run examples/incast.toml        # progress bar on stderr, summary table, results folder
 ```
+
+`python -m rdmasim ...` is the same command. The progress bar is drawn only when stderr is a
+terminal; `-q` turns it off, `-v` shows more (every flow in the summary, the run's estimate, and
+the traceback of an error). Both go before or after the command (`rdmasim -q run f.toml`).
 
 `rdmasim run` writes into `[outputs] dir` every table of the run - `flows` (one row per flow),
 `ports` (counters of every switch port and host NIC) and, with `sample_interval`, `flow_samples`
@@ -68,7 +72,7 @@ incast.toml: 2 problem(s)
 (A check that relates several keys is skipped while one of its keys has a problem of its own.)
 Every other command reports what it cannot use the same way: one line naming the file,
 folder, argument or key (`rdmasim run: error: argument --seed: ... (allowed: 0..9223372036854775807)`),
-exit status 2. A traceback means a bug in rdmasim.
+exit status 2. A traceback means a bug in rdmasim (`-v` adds one to any error, for a bug report).
 
 Beyond the schema, a file is refused when an explicit topology has a link from a node to itself,
 a host with no link or with two (a host has one port), or flows between hosts no links connect;
