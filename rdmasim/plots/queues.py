@@ -95,7 +95,7 @@ def queue_timeline(samples: Mapping[str, Any], labels: Sequence[str], ingress: b
         bars = [(s / scale, (e - s) / scale) for s, e in spans[j]]
         axp.broken_barh(bars, (row - 0.4, 0.8), color=colors[j])
     if not was_paused:
-        note = "no queue was paused by PFC" if nprobe > 1 else "never paused by PFC"
+        note = "none of these queues was paused by PFC" if nprobe > 1 else "never paused by PFC"
     elif never:
         note = f"never paused: {_short_list(never)}"
     else:

@@ -168,7 +168,9 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
     :data:`DEFAULT_MAX_FLOWS`); the caption says how many are left out. ``line_rate_bps``: drawn in the
     per-flow panel (no flow can exceed its link); ``capacity_bps``: drawn in the aggregate panel
     (e.g. the sum of the receivers' link rates), named by ``capacity_label``.
-    ``fig.rdmasim_data`` is :func:`goodput`'s result plus ``shown`` (the ids drawn) and ``total_flows``.
+    More than :data:`MAX_RATE_LINES` flows whose goodputs coincide are drawn as one min-max band
+    with the median. ``fig.rdmasim_data`` is :func:`goodput`'s result plus ``shown`` (the ids
+    drawn), ``total_flows`` and ``band`` (whether the band was drawn).
     """
     if flow_table is not None:
         series = with_flow_ends(series, flow_table)
@@ -200,8 +202,20 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    for fid, color in zip(shown, flow_colors(len(shown)), strict=True):
-        ax_flows.stairs(data["flows"][fid], edges, baseline=None, color=color, lw=1.0, label=f"flow {fid}")
+    m = np.vstack([data["flows"][f] for f in shown]) if len(shown) > 1 and len(data["t_ps"]) else None
+    together = False
+    if m is not None and len(shown) > MAX_RATE_LINES:
+        spread = m.max(axis=0) - m.min(axis=0)
+        together = bool(np.mean(spread <= 0.05 * max(float(m.max()), 1e-12)) >= 0.9)
+    if together and m is not None:  # flows that coincide: one band, not lines behind a long legend
+        ax_flows.fill_between(edges[:-1], m.min(axis=0), m.max(axis=0), step="post", color="tab:blue",
+                              alpha=0.25, lw=0, label=f"min-max over {len(shown)} flows")
+        ax_flows.stairs(np.median(m, axis=0), edges, baseline=None, color="tab:blue", lw=1.5,
+                        label="median flow")
+    else:
+        for fid, color in zip(shown, flow_colors(len(shown)), strict=True):
+            ax_flows.stairs(data["flows"][fid], edges, baseline=None, color=color, lw=1.0,
+                            label=f"flow {fid}")
     if line_rate_bps:
         ax_flows.axhline(line_rate_bps / 1e9, color="tab:red", ls=":", lw=1.2,
                          label=f"link rate ({_rate_label(line_rate_bps)})")
@@ -218,10 +232,12 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
                f"the other {n - len(shown)} are only in the aggregate")
     else:
         sub = f"all {n} flows drawn"
+    if together:
+        sub += "; their goodputs coincide: one band"
     bin_unit, bin_scale = time_unit(data["bin_ps"])
     axes[0].set_title(f"{title or 'Goodput over time'}\n({sub}; {data['bin_ps'] / bin_scale:.3g} {bin_unit} "
                       "bins)", fontsize="medium")
-    return attach(fig, {**data, "shown": shown, "total_flows": n})
+    return attach(fig, {**data, "shown": shown, "total_flows": n, "band": together})
 
 
 def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate_bps: float | None = None,

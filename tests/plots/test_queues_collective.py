@@ -46,7 +46,7 @@ def test_queue_timeline_checks_shapes_and_notes_missed_samples() -> None:
     calm = dict(samples, paused=np.zeros_like(samples["paused"]))
     fig = queue_timeline(calm, labels)
     # one note for all, not a "never paused" row per probe
-    assert [t.get_text() for t in fig.axes[1].texts] == ["no queue was paused by PFC"]
+    assert [t.get_text() for t in fig.axes[1].texts] == ["none of these queues was paused by PFC"]
     assert fig.axes[1].get_yticklabels() == []
     assert fig.rdmasim_data["paused_ps"] == [0, 0]  # type: ignore[attr-defined]
     # some paused, some not: rows only for the paused ones, the others named in one note

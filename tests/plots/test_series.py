@@ -165,3 +165,17 @@ def test_dcqcn_many_flows_are_a_band_with_the_median() -> None:
 def test_missing_columns_are_named() -> None:
     with pytest.raises(ValueError, match="rate_bps"):
         dcqcn_rates({"t_ps": [0], "flow_id": [0], "bytes_acked": [0]})
+
+
+def test_goodput_of_coinciding_flows_is_one_band() -> None:
+    one = flow_series(nflows=1)
+    same = np.concatenate([np.array(one) for _ in range(8)])
+    same["flow_id"] = np.repeat(np.arange(8), len(one))
+    fig = goodput_over_time(same, line_rate_bps=LINE_RATE_BPS)
+    assert fig.rdmasim_data["band"]  # type: ignore[attr-defined]
+    assert _legend(fig.axes[1]) == ["min-max over 8 flows", "median flow", "link rate (100 Gb/s)"]
+    assert "coincide" in fig.axes[0].get_title()
+    # distinct flows stay lines
+    fig = goodput_over_time(flow_series(nflows=8))
+    assert not fig.rdmasim_data["band"]  # type: ignore[attr-defined]
+    assert _legend(fig.axes[1]) == [f"flow {i}" for i in range(8)]
