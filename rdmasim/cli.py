@@ -4,7 +4,11 @@
 Errors: :func:`main` is the one place where errors reach the user. A problem with what the user
 gave (a scenario file, a key, an argument, an output folder, a full disk) is printed as one line
 per problem, naming the file, key or argument, the value and what is allowed, and the exit status
-is 2; Ctrl-C exits with 130 after saying what was kept. Only a bug in rdmasim shows a traceback.
+is 2; Ctrl-C exits with 130 after saying what was kept. Only a bug in rdmasim shows a traceback
+(``-v`` adds the traceback to any error, for a bug report).
+
+``-q`` turns the progress bars off (they are drawn only on a terminal anyway); ``-v`` shows more:
+every flow in ``run``'s summary, every file the demo wrote, every failed sweep run in full.
 """
 
 from __future__ import annotations
@@ -32,30 +36,40 @@ def _demo(args: argparse.Namespace) -> int:
           f"message(s), back to back at {cfg.rate}, {cfg.delay}, MTU {cfg.mtu}, "
           f"i.i.d. loss {cfg.loss:g} each way, seed {cfg.seed}")
     summary = run_demo(args.out, cfg, plot=not args.no_plot)
-    print(format_summary(summary))
+    print(format_summary(summary), flush=True)
     print(f"  open the capture with: wireshark {summary['pcap']}   (or tshark -r ...)")
     ok = summary["data_intact"] and list(summary["completions"]) == ["IBV_WC_SUCCESS"]
     if not args.no_scenarios:
-        ok = _demo_scenarios(args.out) and ok
+        ok = _demo_scenarios(args.out, args) and ok
     return 0 if ok else 1
 
 
-def _demo_scenarios(out: str) -> bool:
+def _progress(args: argparse.Namespace) -> bool | None:
+    """Progress bars: none under -q, else on a terminal (None lets the bar decide)."""
+    return False if args.quiet else None
+
+
+def _demo_scenarios(out: str, args: argparse.Namespace) -> bool:
     from pathlib import Path
 
     from rdmasim.demo_scenarios import BUNDLED, run_bundled
     from rdmasim.units import format_time
 
-    print(f"\nbundled scenarios ({len(BUNDLED)}), each into {Path(out) / 'scenarios'}/<name>/:")
+    print(f"\nbundled scenarios ({len(BUNDLED)}), each into {Path(out) / 'scenarios'}/<name>/:", flush=True)
     all_ok = True
-    for r in run_bundled(Path(out) / "scenarios"):
+    for name in BUNDLED:
+        (r,) = run_bundled(Path(out) / "scenarios", [name], progress=_progress(args))
         all_ok = all_ok and r["completed"] == r["flows"]
         sd = "-" if r["median_slowdown"] is None else f"{r['median_slowdown']:.2f} / {r['p99_slowdown']:.2f}"
         print(f"  {r['name']}: {r['what']}")
         print(f"    flows {r['completed']}/{r['flows']} completed, FCT slowdown median/p99 {sd}, "
               f"simulated {format_time(r['sim_time_ps'])} in {r['wall_s']:.2f} s ({r['events']:,} events)")
         plots = sorted(v for k, v in r["files"].items() if k.startswith("plot_"))
-        print(f"    {r['files']['flows_csv']}; plots: {', '.join(Path(p).name for p in plots)}")
+        table = r["files"].get("flows_parquet") or r["files"]["flows_csv"]
+        print(f"    {table}; plots: {', '.join(Path(p).name for p in plots)}", flush=True)
+        if args.verbose:
+            for kind, path in sorted(r["files"].items()):
+                print(f"      {kind}: {path}")
     return all_ok
 
 
@@ -156,9 +170,13 @@ def _run(args: argparse.Namespace) -> int:
     _, warnings = validate(sc, args.max_memory, build=False)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
-    res = run_scenario(sc, out_dir=args.out, progress=False if args.quiet else None)
+    if args.verbose:
+        from rdmasim.scenario.check import estimate
+
+        print(f"{args.file}: {estimate(sc).describe()}", file=sys.stderr)
+    res = run_scenario(sc, out_dir=args.out, progress=_progress(args))
     print(f"rdmasim {__version__} run {args.file} (seed {res.seed})")
-    print(res.summary())
+    print(res.summary(max_rows=None if args.verbose else 20))
     for kind, path in res.files.items():
         print(f"  {kind}: {path}")
     if res.interrupted:
@@ -191,7 +209,7 @@ def _sweep(args: argparse.Namespace) -> int:
         max_workers=args.workers,
         resume=not args.no_resume,
         keep_runs=args.keep_runs,
-        progress=not args.quiet,
+        progress=_progress(args),
     )
     runs = res.runs_records()
     failed = [r for r in runs if r["status"] != "ok"]
@@ -201,9 +219,13 @@ def _sweep(args: argparse.Namespace) -> int:
         f"{res.skipped} already in the store, {len(failed)} failed"
     )
     print(res.summary())
-    for r in failed[:5]:
-        last = (r["error"] or "").strip().splitlines()[-1:] or ["?"]
-        print(f"  failed run {r['run_key']}: {last[0]}")
+    for r in failed if args.verbose else failed[:5]:
+        lines = (r["error"] or "").strip().splitlines() or ["?"]
+        print(f"  failed run {r['run_key']}: {lines[-1]}")
+        if args.verbose:
+            print("\n".join(f"    {ln}" for ln in lines[:-1]))
+    if len(failed) > 5 and not args.verbose:
+        print(f"  ... {len(failed) - 5} more failed runs (-v lists them all)")
     print(f"  store: {res.store_path}")
     return 1 if failed else 0
 
@@ -258,10 +280,20 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from rdmasim.sweep.grid import MAX_RUNS
 
-    p = _Parser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
+    # -q / -v, accepted before or after the command (rdmasim -q run f.toml, rdmasim run f.toml -q)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="no progress bars")
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                        help="more detail: every flow in the summary, every file written, full errors")
+    p = _Parser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator", parents=[common])
     p.add_argument("--version", action="version", version=f"rdmasim {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="a lossy back-to-back RDMA WRITE (summary, plot, pcap), then the "
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def cmd(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help)
+
+    d = cmd("demo", "a lossy back-to-back RDMA WRITE (summary, plot, pcap), then the "
                        "bundled scenarios (tables, time series, plots)")
     d.add_argument("--out", default="rdmasim-demo", help="output folder (default: rdmasim-demo)")
     d.add_argument("--size", default="4MiB", help="total bytes to write (default 4MiB)")
@@ -278,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--no-scenarios", action="store_true",
                    help="skip the bundled scenarios (incast with DCQCN, ring all-reduce, web-search)")
     d.set_defaults(func=_demo)
-    t = sub.add_parser("trace", help="ladder diagram of a small teaching run (or of a saved trace)")
+    t = cmd("trace", "ladder diagram of a small teaching run (or of a saved trace)")
     t.add_argument("file", nargs="?", help="a trace saved with Trace.save / --save (.npz); "
                    "default: run the built-in scenario")
     t.add_argument("--op", default="write", choices=["write", "send"], help="verb to run (default write)")
@@ -319,20 +351,19 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--save", metavar="PATH", help="also save the trace (.npz) for `rdmasim trace FILE`")
     t.add_argument("--pcap", metavar="PATH", help="also capture the run to a pcap file")
     t.set_defaults(func=_trace)
-    r = sub.add_parser("run", help="run a scenario file (TOML): summary table and results folder")
+    r = cmd("run", "run a scenario file (TOML): summary table and results folder")
     r.add_argument("file", help="scenario file (see docs/scenarios.md)")
     r.add_argument("--out", default=None, help="results folder (default: [outputs] dir)")
     r.add_argument("--seed", type=_int_arg(0, U63), default=None, help="override [simulation] seed")
     r.add_argument("--max-memory", type=_size_arg, default=None, metavar="SIZE",
                    help="refuse runs estimated to need more (default: this machine's RAM)")
-    r.add_argument("--quiet", action="store_true", help="no progress line")
     r.set_defaults(func=_run)
-    v = sub.add_parser("validate", help="check a scenario file; exit 2 listing every problem")
+    v = cmd("validate", "check a scenario file; exit 2 listing every problem")
     v.add_argument("file", help="scenario file")
     v.add_argument("--max-memory", type=_size_arg, default=None, metavar="SIZE",
                    help="refuse runs estimated to need more (default: this machine's RAM)")
     v.set_defaults(func=_validate)
-    sw = sub.add_parser("sweep", help="run a scenario over a parameter grid; results in one SQLite store")
+    sw = cmd("sweep", "run a scenario over a parameter grid; results in one SQLite store")
     sw.add_argument("file", help="scenario file")
     sw.add_argument("--param", action="append", metavar="KEY=V1,V2",
                     help="a key path and its values (TOML syntax), e.g. link.loss=0,0.01 or "
@@ -349,9 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-resume", action="store_true",
                     help="run every run again, even those the store has as ok")
     sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
-    sw.add_argument("--quiet", action="store_true", help="no progress line")
     sw.set_defaults(func=_sweep)
-    pv = sub.add_parser("pyverbs-run", help="run an unmodified pyverbs program on the emulated devices "
+    pv = cmd("pyverbs-run", "run an unmodified pyverbs program on the emulated devices "
                         "(rxe0, rxe1: two hosts back to back)")
     pv.add_argument("script", help="the pyverbs program (.py); `import pyverbs` loads rdmasim.pyverbs")
     pv.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
@@ -385,12 +415,22 @@ def _one_line(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rdmasim`` command: the one error boundary (see the module docs)."""
     args = build_parser().parse_args(argv)
+    args.quiet = bool(getattr(args, "quiet", False))
+    args.verbose = int(getattr(args, "verbose", 0) or 0)
     prog = f"rdmasim {args.command}"
     try:
         return _dispatch(args, prog)
     except KeyboardInterrupt:  # a second Ctrl-C, or one while an error is shown
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _detail(args: argparse.Namespace) -> None:
+    """Under -v, the traceback of the error just reported (for a bug report)."""
+    if args.verbose:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
 
 
 def _dispatch(args: argparse.Namespace, prog: str) -> int:
@@ -405,6 +445,7 @@ def _dispatch(args: argparse.Namespace, prog: str) -> int:
         for problem in exc.problems:
             print(_one_line(str(problem)), file=sys.stderr)
         print(f"{getattr(args, 'file', prog)}: {len(exc.problems)} problem(s)", file=sys.stderr)
+        _detail(args)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -412,12 +453,16 @@ def _dispatch(args: argparse.Namespace, prog: str) -> int:
         named = exc.filename and str(exc.filename) not in str(exc.strerror or "")
         where = f"{exc.filename}: " if named else ""
         print(f"{prog}: error: {where}{_one_line(exc.strerror or str(exc))}", file=sys.stderr)
+        _detail(args)
     except sqlite3.Error as exc:
         print(f"{prog}: error: sweep store: {_one_line(str(exc))}", file=sys.stderr)
+        _detail(args)
     except MemoryError:
         print(f"{prog}: error: out of memory (see `rdmasim validate` for the estimate)", file=sys.stderr)
+        _detail(args)
     except (ValueError, TypeError, OverflowError, PyverbsError) as exc:  # what the user gave
         print(f"{prog}: error: {_one_line(str(exc))}", file=sys.stderr)
+        _detail(args)
     return EXIT_USER_ERROR
 
 

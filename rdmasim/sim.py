@@ -62,9 +62,13 @@ class Host:
         return f"::ffff:{self.ip}"
 
     def pause_stats(self) -> dict[str, Any]:
-        """PFC frames this NIC port received and the time each priority was paused (ps)."""
+        """PFC frames this NIC port received and the time each priority was paused (ps); a dict that
+        prints as a table (:class:`rdmasim.report.Report`)."""
         from rdmasim.fabric import NODE_HOST
-        return dict(self.sim._fabric_core().pause_stats(NODE_HOST, self.index, 0))
+        from rdmasim.report import Report
+
+        return Report(f"host {self.name}: PFC pause received",
+                      dict(self.sim._fabric_core().pause_stats(NODE_HOST, self.index, 0)))
 
     def __repr__(self) -> str:
         return f"Host({self.name!r}, ip={self.ip}, mac={self.mac})"
@@ -298,6 +302,10 @@ class Simulator:
         A file that cannot be written raises OSError naming it; a write error during a run (a full
         disk) stops the capture, which then holds exactly the frames written, and the run raises
         OSError when it returns (the simulation itself is not affected).
+
+        Every return of ``run``, ``wait_for``, ``run_until_idle``, ``step`` and ``run_flows``
+        leaves the file holding every frame so far, so it can be opened (Wireshark, tshark, scapy)
+        while the simulation goes on; ``close_capture`` ends it.
         """
         if snaplen is not None and (isinstance(snaplen, bool) or not isinstance(snaplen, int)
                                     or not 1 <= snaplen <= 65535):

@@ -443,9 +443,14 @@ class QP:
                 raise
 
     def stats(self) -> dict[str, int]:
-        """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ..."""
+        """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ... A dict that
+        prints as a table and shows in Jupyter as an HTML table (:class:`rdmasim.report.Report`)."""
+        from rdmasim.report import Report
+
         self._check_alive("stats")
-        return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
+        counters = self._sim._core.qp_stats(self._host.index, self.qp_num).items()
+        return Report(f"QP 0x{self.qp_num:x} on {self._host.name}: counters",
+                      {k: int(v) for k, v in counters})
 
     def inspect(self) -> dict[str, Any]:
         """Transport state now: PSNs (requester next / oldest unacknowledged / responder expected),
