@@ -60,7 +60,8 @@ def _demo_scenarios(out: str) -> bool:
 
 
 def _trace(args: argparse.Namespace) -> int:
-    """Print the ladder diagram of a saved trace (FILE.npz) or of the built-in teaching run."""
+    """Print the ladder diagram of a saved trace (FILE.npz), of a scenario (FILE.toml) or of the
+    built-in teaching run, in the window the options choose (the same in every output)."""
     from rdmasim import ladder
     from rdmasim.trace import load
 
@@ -79,16 +80,27 @@ def _trace(args: argparse.Namespace) -> int:
         what = "RDMA WRITE" if args.op == "write" else "SEND"
         dropped = f", PSN {drops[0]} dropped once" if drops else ""
         title = f"{what} of {size:,} bytes a -> b, MTU {args.mtu}, loss {args.loss:g}{dropped}"
-        print(f"rdmasim {__version__} trace: {title}")
-    print(ladder.render_text(t, ascii=args.ascii, max_lines=args.max_lines))
+        if args.format == "text":
+            print(f"rdmasim {__version__} trace: {title}")
+    window = {"start": args.start, "end": args.end, "around": args.around,
+              "max_frames": args.max_frames, "focus": True}
+    ladder.view(t, **window)  # checks the window once, before any output is written
+    if args.format == "mermaid":
+        print(ladder.mermaid_string(t, title=title, **window), end="")
+    else:
+        print(ladder.render_text(t, ascii=args.ascii, max_lines=args.max_lines, state=args.state,
+                                 **window))
+    out = sys.stdout if args.format == "text" else sys.stderr
     if args.svg:
-        print(f"  SVG: {ladder.render_svg(t, args.svg, title=title)}")
+        print(f"  SVG: {ladder.render_svg(t, args.svg, title=title, **window)}", file=out)
     if args.html:
-        print(f"  HTML: {ladder.render_html(t, args.html, title=title)}")
+        print(f"  HTML: {ladder.render_html(t, args.html, title=title, **window)}", file=out)
+    if args.mermaid:
+        print(f"  Mermaid: {ladder.render_mermaid(t, args.mermaid, title=title, **window)}", file=out)
     if args.save:
-        print(f"  trace: {t.save(args.save)}")
+        print(f"  trace: {t.save(args.save)}", file=out)
     if args.pcap and not args.file:
-        print(f"  pcap: {args.pcap}")
+        print(f"  pcap: {args.pcap}", file=out)
     return 0
 
 
@@ -280,10 +292,29 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--recovery", default="gbn", choices=["gbn", "irn"],
                    help="loss recovery: Go-Back-N (default) or IRN selective repeat")
     t.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
+    t.add_argument("--format", choices=["text", "mermaid"], default="text",
+                   help="what to print: the text ladder (default) or a Mermaid sequence diagram")
+    t.add_argument("--state", action="store_true",
+                   help="text: note each QP's requester window and responder expected PSN as they change")
+    win = t.add_argument_group(
+        "window (applies to every output)",
+        "A trace of more than 200 frames with no window focuses on its first loss (or NAK, "
+        "timeout or error completion), 60 frames, and says so.")
+    win.add_argument("--from", dest="start", metavar="TIME", default=None,
+                     help="first send time shown, with units (e.g. 12us, 1.5ms)")
+    win.add_argument("--to", dest="end", metavar="TIME", default=None, help="last send time shown")
+    win.add_argument("--around", metavar="ANCHOR", default=None,
+                     help="first-loss, first-nak, first-timeout, first-retry, first-error, psn=N, "
+                     "t=TIME, or qp=N (only that QP's frames and events)")
+    win.add_argument("--max-frames", type=_int_arg(0, (1 << 31) - 1), default=None, metavar="N",
+                     help="at most N frames (0: all; default 40 around an anchor)")
     t.add_argument("--max-lines", type=_int_arg(0, (1 << 31) - 1), default=None,
-                   help="print at most this many events")
+                   help="text: print at most this many events")
     t.add_argument("--svg", metavar="PATH", help="also write the ladder as SVG")
-    t.add_argument("--html", metavar="PATH", help="also write the ladder as a self-contained HTML page")
+    t.add_argument("--html", metavar="PATH",
+                   help="also write a self-contained HTML page (click a frame for its headers, step "
+                   "event by event)")
+    t.add_argument("--mermaid", metavar="PATH", help="also write a Mermaid sequence diagram (.mmd)")
     t.add_argument("--save", metavar="PATH", help="also save the trace (.npz) for `rdmasim trace FILE`")
     t.add_argument("--pcap", metavar="PATH", help="also capture the run to a pcap file")
     t.set_defaults(func=_trace)
