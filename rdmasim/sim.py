@@ -14,7 +14,7 @@ from rdmasim.units import format_time, parse_rate, parse_time
 
 if TYPE_CHECKING:
     from rdmasim.fabric import Switch
-    from rdmasim.trace import Trace
+    from rdmasim.trace import StepEvent, Trace
     from rdmasim.verbs.cq import CQ
     from rdmasim.verbs.wc import WC
 
@@ -363,13 +363,6 @@ class Simulator:
             progress(self.now, self.events)
         return self.now
 
-    def step(self, events: int = 1) -> int:
-        """Process at most ``events`` events (step-through). Returns ``now``."""
-        if events < 1:
-            raise ValueError(f"events must be >= 1, got {events}")
-        self._core.run(INT64_MAX, events)
-        return self.now
-
     def step_frame(self, until: str | int | None = None) -> bool:
         """Run until the next frame is put on a link (and that event finishes). Returns False if
         the network went idle (or ``until`` passed) first.
@@ -380,6 +373,57 @@ class Simulator:
         until_ps = INT64_MAX if until is None else parse_time(until)
         self._core.stop_after_next_frame()
         return self._core.run(until_ps) == _core.RUN_STEP
+
+    def step_to(self, kind: str, until: str | int | None = None, *,
+                max_events: int = 10_000_000) -> StepEvent | None:
+        """Run until the next event of ``kind`` happens (and that event finishes); returns it as a
+        :class:`rdmasim.trace.StepEvent` (``str()`` describes it), or None if the simulation
+        went idle, ``until`` passed or ``max_events`` events ran first.
+
+        Kinds (:data:`rdmasim.trace.STEP_KINDS`): ``"frame"``, ``"arrival"``, ``"drop"``,
+        ``"nak"``, ``"post"``, ``"completion"``, ``"timeout"``, ``"retry"``, ``"rnr"`` (an RNR
+        NAK arrived: the requester starts its RNR wait), ``"accept"``. ``step_frame`` stops only
+        at frames, so it runs straight through a timer firing or an RNR wait starting; this stops
+        there (``qp.explain()`` then shows the wait), and ``step_to("frame")`` afterwards jumps to
+        the resend at the end of the wait in one call.
+        Uses the active trace (its records are kept) or a private one while it runs; steps one
+        event at a time, so keep it for teaching-size runs.
+        """
+        from rdmasim.trace import StepEvent, Trace, step_match  # noqa: F811
+
+        find = step_match(kind)
+        until_ps = INT64_MAX if until is None else parse_time(until)
+        own = self._trace is None or not self._trace.active
+        t = Trace(self, None) if own else self._trace
+        assert t is not None
+        try:
+            for _ in range(max_events):
+                if self.now > until_ps:
+                    return None
+                reason = self._core.run(until_ps, 1)
+                new = t.drain(keep=not own)
+                i = find(new)
+                if i >= 0:
+                    return StepEvent(new[i], t.node_names)
+                if reason not in (_core.RUN_MAX_EVENTS, _core.RUN_PEER, _core.RUN_STEP):
+                    return None
+            return None
+        finally:
+            if own:
+                t.stop()
+
+    def step(self, events: int = 1, *, kind: str | None = None) -> int:
+        """Process at most ``events`` events (step-through); with ``kind``, run until that many
+        events of that kind happened (see :meth:`step_to`). Returns ``now``."""
+        if events < 1:
+            raise ValueError(f"events must be >= 1, got {events}")
+        if kind is not None:
+            for _ in range(events):
+                if self.step_to(kind) is None:
+                    break
+            return self.now
+        self._core.run(INT64_MAX, events)
+        return self.now
 
     def run_until_idle(self) -> int:
         """Run until no event is left (every transfer finished or failed)."""

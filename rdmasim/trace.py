@@ -249,3 +249,64 @@ def load(path: str | Path) -> Trace:
             recs = recs.astype(TRACE_DTYPE)
         names = {int(i): str(n) for i, n in zip(z["node_index"], z["node_name"], strict=True)}
     return Trace(None, records=recs, node_names=names)
+
+
+#: what ``Simulator.step_to(kind)`` can wait for -> (record kind, extra test on the record)
+STEP_KINDS: dict[str, str] = {
+    "frame": "a frame put on a link (TX)",
+    "arrival": "a frame delivered to a node (RX)",
+    "drop": "a frame lost or discarded (DROP)",
+    "nak": "a NAK or RNR NAK put on a link",
+    "post": "a work request posted (POST_SEND / POST_RECV)",
+    "completion": "a work request retired (COMPLETE)",
+    "timeout": "the retransmit timer firing (TIMEOUT)",
+    "retry": "the requester going back (RETRY: after a timeout, NAK or implied NAK)",
+    "rnr": "the requester starting an RNR wait (an RNR NAK arrived; RETRY with cause RNR)",
+    "accept": "the responder accepting a request in order (ACCEPT)",
+}
+
+
+def step_match(kind: str) -> Any:
+    """A function ``records -> index of the first match or -1`` for a :data:`STEP_KINDS` name.
+    Raises ValueError naming the allowed kinds."""
+    simple = {"frame": TX, "arrival": RX, "drop": DROP, "completion": COMPLETE, "timeout": TIMEOUT,
+              "retry": RETRY, "accept": ACCEPT}
+    if kind not in STEP_KINDS:
+        raise ValueError(f"step kind {kind!r}: allowed {', '.join(STEP_KINDS)}")
+    def find(recs: np.ndarray) -> int:
+        for i, r in enumerate(recs):
+            k = int(r["kind"])
+            if kind in simple and k == simple[kind] and not (kind == "retry" and int(r["reason"]) == 3):
+                return i
+            if kind == "post" and k in (POST_SEND, POST_RECV):
+                return i
+            if kind == "nak" and k == TX and int(r["opcode"]) in (0x11, 0x12) and int(r["syndrome"]) & 0xE0:
+                return i
+            if kind == "rnr" and k == RETRY and int(r["reason"]) == 3:
+                return i
+        return -1
+
+    return find
+
+
+class StepEvent:
+    """What a ``Simulator.step_to`` stopped at: the trace record (``record``), its time
+    (``t_ps``), the node's name and a one-line description (``str()``)."""
+
+    def __init__(self, record: np.void, names: dict[int, str]) -> None:
+        self.record = record
+        self.t_ps = int(record["t_ps"])
+        self.kind = kind_name(int(record["kind"]))
+        self.node = names.get(int(record["node"]), f"h{int(record['node'])}")
+
+    def __str__(self) -> str:
+        from rdmasim.ladder._model import _frame_label, _local_label, fmt_time
+
+        k = int(self.record["kind"])
+        text = (_frame_label(self.record)[0] if k in (TX, RX, DROP) else
+                f"accepted psn={int(self.record['psn'])}" if k == ACCEPT else
+                _local_label(self.record)[0])
+        return f"{fmt_time(self.t_ps)} {self.node} {self.kind}: {text}"
+
+    def __repr__(self) -> str:
+        return f"StepEvent({self})"

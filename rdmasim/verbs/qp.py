@@ -454,18 +454,29 @@ class QP:
         from rdmasim.units import format_time
 
         q = self.inspect()
+        attr = dict(self._sim._core.qp_query(self._host.index, self.qp_num))
+        rnr_retry = attr.get("rnr_retry")
         unacked = (q["req_psn"] - q["comp_psn"]) % (1 << 24)
         lines = [
             f"QP 0x{self.qp_num:x} on {self._host.name} is in {q['state']}.",
             f"  Requester: next PSN to send {q['req_psn']}, oldest unacknowledged {q['comp_psn']} "
             f"({unacked} PSN(s) in flight); {q['sq_outstanding']} send WR(s) not completed, "
             f"{q['sq_started']} of them fully sent.",
-            f"  Retries left: {q['retry_left']} (timeout/NAK), {q['rnr_left']} (RNR); "
+            f"  Retries left: {q['retry_left']} of retry_cnt={attr.get('retry_cnt', '?')} (timeout/NAK), "
+            + ("RNR retries unlimited (rnr_retry=7 = infinite); " if rnr_retry == 7 else
+               f"{q['rnr_left']} of rnr_retry={rnr_retry} (RNR); ")
             + (f"retransmit timer fires at {format_time(q['rto_deadline_ps'])}."
                if q["rto_deadline_ps"] else "retransmit timer stopped."),
             f"  Responder: expects PSN {q['resp_psn']}, MSN {q['msn']}, {q['rq_posted']} receive WR(s) "
             f"posted" + (", a NAK was sent for the current gap" if q["nak_sent"] else "") + ".",
         ]
+        if q["rnr_until_ps"] and q["rnr_until_ps"] > self._sim.now:
+            lines.append(f"  RNR wait: the responder had no receive posted (RNR NAK); this QP resends "
+                         f"at {format_time(q['rnr_until_ps'])} "
+                         f"(in {format_time(q['rnr_until_ps'] - self._sim.now)}).")
+        if q["rd_outstanding"]:
+            lines.append(f"  RDMA READ/atomic requests outstanding (waiting for their responses): "
+                         f"{q['rd_outstanding']} of max_rd_atomic={attr.get('max_rd_atomic', '?')}.")
         if q["recovery"] == "irn":
             lines.append(
                 "  Loss recovery IRN (selective repeat): "
