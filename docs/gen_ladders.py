@@ -1,7 +1,8 @@
-"""Run the Python blocks of the documentation and write the outputs the pages include.
+"""Run the Python blocks of the documentation and keep the outputs the pages show up to date.
 
-Usage: ``python docs/gen_ladders.py`` (from anywhere). The docs build runs it too (``docs/hooks.py``),
-and ``tests/unit/test_docs.py`` runs the same pages and checks that the files below match.
+Usage: ``python docs/gen_ladders.py [PAGE.md ...]`` (from anywhere). The docs build runs it too
+(``docs/hooks.py``), and ``tests/unit/test_docs.py`` runs the same pages and checks that what they
+show equals what the code prints now, so an output cannot go stale.
 
 Conventions, for page authors:
 
@@ -10,14 +11,9 @@ Conventions, for page authors:
   A block fenced as ```` ``` { .python .no-run } ```` is shown but not run (for pyverbs code that needs
   real hardware). mkdocs' SuperFences cannot parse a bare ```` ```python no-run ````.
 * A block's *output* is what it prints. To show it, put right after the block (blank lines allowed)
-  a fenced block whose only line is a snippet include::
-
-      ```text
-      --8<-- "snippets/tutorial/lossy-write-ladder.txt"
-      ```
-
-  This script writes that file (path relative to ``docs/``) with the block's output, so the page
-  always shows what the code printed; nothing is pasted by hand.
+  a fenced block opened with ```` ```text title="Output" ````; this script writes the block's
+  output into it. The output is in the page itself, so it reads the same on the built site and on
+  a code host (GitHub renders the page as is); nothing is pasted by hand.
 * PNG and SVG files a page's code saves in its working directory are copied to ``docs/img/``.
 
 Outputs of blocks that call ``tshark`` depend on the tshark version: they are regenerated only
@@ -42,7 +38,8 @@ ROOT = DOCS.parent
 TSHARK_VERSION_FILE = DOCS / "snippets" / "tshark-version.txt"
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
-_INCLUDE = re.compile(r'^--8<--\s+"(?P<path>[^"]+)"\s*$')
+#: the fence info of an output block
+OUTPUT_INFO = 'text title="Output"'
 
 
 @dataclass
@@ -53,7 +50,8 @@ class Block:
     line: int            # 1-based line of the opening fence
     info: str            # text after the fence: "python", "{ .python .no-run }", "text", ...
     code: str
-    output: Path | None = None   # where this block's output is included from (python blocks)
+    output: Block | None = None   # the block showing this (python) block's output
+    end: int = 0                  # 1-based line of the closing fence
 
     @property
     def runnable(self) -> bool:
@@ -105,18 +103,15 @@ def blocks(page: Path) -> list[Block]:
             j += 1
         if j >= len(lines):
             raise ValueError(f"{page}:{i + 1}: code fence never closed")
-        found.append((Block(page, i + 1, m["info"], "\n".join(lines[i + 1:j]) + "\n"), j))
+        found.append((Block(page, i + 1, m["info"], "\n".join(lines[i + 1:j]) + "\n", end=j + 1), j))
         i = j + 1
     for k, (b, end) in enumerate(found):
         if not b.runnable or k + 1 >= len(found):
             continue
         nxt, _ = found[k + 1]
         between = lines[end + 1:nxt.line - 1]
-        body = nxt.code.strip().splitlines()
-        if all(not s.strip() for s in between) and len(body) == 1 and not nxt.runnable:
-            inc = _INCLUDE.match(body[0].strip())
-            if inc:
-                b.output = DOCS / inc["path"]
+        if all(not s.strip() for s in between) and nxt.info.strip() == OUTPUT_INFO:
+            b.output = nxt
     return [b for b, _ in found]
 
 
@@ -192,16 +187,27 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
+def with_outputs(page: Path, outputs: list[tuple[Block, str]]) -> str:
+    """The page's text with each output block holding its python block's fresh output."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    for b, out in sorted(outputs, key=lambda bo: -bo[0].line):
+        if b.output is None:
+            continue
+        o = b.output
+        lines[o.line:o.end - 1] = out.rstrip("\n").splitlines()
+    return "\n".join(lines) + "\n"
+
+
 def generate(selected: list[Path] | None = None, verbose: bool = True) -> list[Path]:
-    """Run the pages and write every included output and image; returns the files that changed.
-    Files are rewritten only when their content changes (so ``mkdocs serve`` does not loop)."""
+    """Run the pages, write every output into its page and copy the images; returns the files
+    that changed. Files are rewritten only when their content changes (so ``mkdocs serve`` does
+    not loop)."""
     changed: list[Path] = []
     version = tshark_version()
     for page in selected or pages():
         res = run_page(page)
-        for b, out in res.outputs:
-            if b.output is not None and _write_if_changed(b.output, out.encode()):
-                changed.append(b.output)
+        if _write_if_changed(page, with_outputs(page, res.outputs).encode()):
+            changed.append(page)
         for img in res.images:
             if _write_if_changed(DOCS / "img" / img.name, img.read_bytes()):
                 changed.append(DOCS / "img" / img.name)

@@ -190,8 +190,7 @@ def _local_label(r: np.void) -> tuple[str, str]:
     if kind == tr.RETRY:
         cause = tr.RETRY_CAUSES.get(int(r["reason"]), "")
         if int(r["reason"]) == 3:
-            return (f"RNR wait, then resend from psn={int(r['psn'])} "
-                    f"({int(r['aux'])} RNR retries left)"), "retry"
+            return f"RNR wait, then resend from psn={int(r['psn'])}", "retry"
         how = "selective repeat (IRN)" if int(r["flags"]) & tr.FLAG_SELECTIVE else "Go-Back-N"
         return (f"{how} from psn={int(r['psn'])} after {cause} "
                 f"({int(r['aux'])} retries left)"), "retry"
