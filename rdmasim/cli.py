@@ -84,7 +84,7 @@ def _trace(args: argparse.Namespace) -> int:
             print(f"rdmasim {__version__} trace: {title}")
     window = {"start": args.start, "end": args.end, "around": args.around,
               "max_frames": args.max_frames, "focus": True}
-    ladder.view(t, **window)  # checks the window once, before any output is written
+    v = ladder.view(t, **window)  # checks the window once, for every output
     if args.format == "mermaid":
         print(ladder.mermaid_string(t, title=title, **window), end="")
     else:
@@ -101,6 +101,7 @@ def _trace(args: argparse.Namespace) -> int:
         print(f"  trace: {t.save(args.save)}", file=out)
     if args.pcap and not args.file:
         print(f"  pcap: {args.pcap}", file=out)
+    del v
     return 0
 
 
@@ -299,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     win = t.add_argument_group(
         "window (applies to every output)",
         "A trace of more than 200 frames with no window focuses on its first loss (or NAK, "
-        "timeout or error completion), 60 frames, and says so.")
+        "timeout, error error completion), 60 frames, and says so.")
     win.add_argument("--from", dest="start", metavar="TIME", default=None,
                      help="first send time shown, with units (e.g. 12us, 1.5ms)")
     win.add_argument("--to", dest="end", metavar="TIME", default=None, help="last send time shown")

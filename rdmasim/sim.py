@@ -181,6 +181,8 @@ class Simulator:
         self._flows: Any = None
         self._pcap: str | None = None
         self._trace: Trace | None = None
+        # records recorded with the last event step_to stopped at, after the one it returned
+        self._step_rest: tuple[int, Any] = (-1, None)
         #: ``CQ.poll()`` on an empty CQ runs the simulation until a completion for it is due
         #: (docs/pyverbs.md "Time"); False: poll never advances time, drive it with ``run``.
         self.auto_advance = True
@@ -374,56 +376,24 @@ class Simulator:
         self._core.stop_after_next_frame()
         return self._core.run(until_ps) == _core.RUN_STEP
 
-    def step_to(self, kind: str, until: str | int | None = None, *,
-                max_events: int = 10_000_000) -> StepEvent | None:
-        """Run until the next event of ``kind`` happens (and that event finishes); returns it as a
-        :class:`rdmasim.trace.StepEvent` (``str()`` describes it), or None if the simulation
-        went idle, ``until`` passed or ``max_events`` events ran first.
+    def step_to(self, kind: str, until: str | int | None = None,
+                max_events: int = 10_000_000) -> Any:
+        """Run until the next event of ``kind`` has happened, and stop there (teaching).
 
-        Kinds (:data:`rdmasim.trace.STEP_KINDS`): ``"frame"``, ``"arrival"``, ``"drop"``,
-        ``"nak"``, ``"post"``, ``"completion"``, ``"timeout"``, ``"retry"``, ``"rnr"`` (an RNR
-        NAK arrived: the requester starts its RNR wait), ``"accept"``. ``step_frame`` stops only
-        at frames, so it runs straight through a timer firing or an RNR wait starting; this stops
-        there (``qp.explain()`` then shows the wait), and ``step_to("frame")`` afterwards jumps to
-        the resend at the end of the wait in one call.
-        Uses the active trace (its records are kept) or a private one while it runs; steps one
-        event at a time, so keep it for teaching-size runs.
+        ``kind`` is one of ``rdmasim.stepping.STEP_KINDS``: ``"frame"``, ``"arrival"``, ``"drop"``,
+        ``"nak"``, ``"rnr-nak"``, ``"timeout"``, ``"retry"``, ``"accept"``, ``"completion"``,
+        ``"error"``. Unlike :meth:`step_frame`, it stops where the retransmit timer fires or an RNR
+        NAK starts a wait. Returns that event's trace record (``rec["t_ps"]``, ``rec["psn"]``, ...;
+        fields as in :mod:`rdmasim.trace`), or None when the simulation goes idle or ``until``
+        passes first. Starts a trace (:meth:`trace`) if none is running; the events stepped over
+        stay in it. Raises RuntimeError after ``max_events`` events without one.
         """
-        from rdmasim.trace import StepEvent, Trace, step_match  # noqa: F811
+        from rdmasim.stepping import step_to
 
-        find = step_match(kind)
         until_ps = INT64_MAX if until is None else parse_time(until)
-        own = self._trace is None or not self._trace.active
-        t = Trace(self, None) if own else self._trace
-        assert t is not None
-        try:
-            for _ in range(max_events):
-                if self.now > until_ps:
-                    return None
-                reason = self._core.run(until_ps, 1)
-                new = t.drain(keep=not own)
-                i = find(new)
-                if i >= 0:
-                    return StepEvent(new[i], t.node_names)
-                if reason not in (_core.RUN_MAX_EVENTS, _core.RUN_PEER, _core.RUN_STEP):
-                    return None
-            return None
-        finally:
-            if own:
-                t.stop()
-
-    def step(self, events: int = 1, *, kind: str | None = None) -> int:
-        """Process at most ``events`` events (step-through); with ``kind``, run until that many
-        events of that kind happened (see :meth:`step_to`). Returns ``now``."""
-        if events < 1:
-            raise ValueError(f"events must be >= 1, got {events}")
-        if kind is not None:
-            for _ in range(events):
-                if self.step_to(kind) is None:
-                    break
-            return self.now
-        self._core.run(INT64_MAX, events)
-        return self.now
+        if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
+            raise ValueError(f"max_events must be an int >= 1, got {max_events!r}")
+        return step_to(self, kind, until_ps, max_events)
 
     def run_until_idle(self) -> int:
         """Run until no event is left (every transfer finished or failed)."""

@@ -112,8 +112,9 @@ const pos = new Map(order.map((v, k) => [v, k]));
 let cur = -1;
 const svg = document.querySelector('#diagram svg');
 function els(i){ return svg.querySelectorAll('[data-ev="' + i + '"]'); }
-const ENT = {'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'};
-function esc(s){ return String(s).replace(/[&<>"]/g, c => ENT[c]); }
+function esc(s){
+  return String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+}
 function show(k){
   const d = data[k];
   let h = '<h2 style="font-size:1.05em">' + esc(d.t) + ' &middot; ' + esc(d.where) + '</h2>';

@@ -99,7 +99,8 @@ class Event:
     retx: bool = False
     dup: bool = False
     ce: bool = False
-    style: str = "data"  # data/ack/nak/cnp/pfc/post/complete/error/timeout/retry/state
+    #: data / ack / nak / cnp / pfc / post / complete / error / timeout / retry / state
+    style: str = "data"
     record: int = -1          # index of the trace record it came from
     qpn: int = -1             # the QP it belongs to on ``node`` (frames: the sending QP)
     state: dict[int, str] = field(default_factory=dict)
@@ -190,10 +191,14 @@ def _local_label(r: np.void) -> tuple[str, str]:
     if kind == tr.RETRY:
         cause = tr.RETRY_CAUSES.get(int(r["reason"]), "")
         if int(r["reason"]) == 3:
-            return f"RNR wait, then resend from psn={int(r['psn'])}", "retry"
+            left = int(r["aux"])  # rnr_retry 7 is never counted down: it means retry forever
+            how_many = ("rnr_retry 7 = infinite" if left == 7
+                        else f"{left} RNR {'retry' if left == 1 else 'retries'} left")
+            return f"RNR wait, then resend from psn={int(r['psn'])} ({how_many})", "retry"
         how = "selective repeat (IRN)" if int(r["flags"]) & tr.FLAG_SELECTIVE else "Go-Back-N"
+        left = int(r["aux"])
         return (f"{how} from psn={int(r['psn'])} after {cause} "
-                f"({int(r['aux'])} retries left)"), "retry"
+                f"({left} {'retry' if left == 1 else 'retries'} left)"), "retry"
     return tr.kind_name(kind), "post"
 
 

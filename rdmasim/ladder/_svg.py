@@ -127,8 +127,9 @@ def render(view: View, title: str | None = None, *, interactive: bool = False) -
         y0, y1 = y_at(b.t0_ps), y_at(b.t1_ps)
         body.append(f'<rect class="bar {b.kind}" data-bar="{i}" x="{bx}" y="{y0:.1f}" width="6" '
                     f'height="{max(y1 - y0, 2):.1f}" fill="{COLORS[b.kind]}" fill-opacity="0.55">'
-                    f"<title>{esc(f'{view.name(b.node)}: {b.label}')} "
-                    f"({fmt_time(b.t0_ps)} to {fmt_time(b.t1_ps)})</title></rect>")
+                    f"<title>{esc(f'{view.name(b.node)}: {b.label} ')}"
+                    f"{esc(f'({fmt_time(b.t0_ps)} to {fmt_time(b.t1_ps)})')}"
+                    "</title></rect>")
     for r in rows:
         yl = r.y + 4
         if r.what == "bar":
@@ -162,7 +163,8 @@ def render(view: View, title: str | None = None, *, interactive: bool = False) -
             body.append(f'<g class="ev-lost" data-ev="{e.index}">'
                         f'<path class="drop-x" d="M{xm - sz:.1f},{ym - sz:.1f} L{xm + sz:.1f},{ym + sz:.1f} '
                         f'M{xm - sz:.1f},{ym + sz:.1f} L{xm + sz:.1f},{ym - sz:.1f}" '
-                        f'stroke="{COLORS["drop"]}" stroke-width="2.5"/>'
+                        f'stroke="{COLORS["drop"]}" '
+                        f'stroke-width="2.5"/>'
                         + _text(xm + 12, yl, f"lost: {e.dropped}", "drop-label", COLORS["drop"])
                         + "</g>")
             right_text(xm + 12, f"lost: {e.dropped}")

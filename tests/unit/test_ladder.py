@@ -47,8 +47,10 @@ def test_ascii_text_has_no_other_characters(example: tr.Trace) -> None:
     text = ladder.render_text(example, ascii=True)
     assert text.isascii()
     assert "a --WRITE_MIDDLE psn=1 len=1024-X b  lost: drop-list" in text
+    assert "0.000 us" in text and "µ" not in text
     assert "a <--NAK(seq err) psn=1 msn=0-- b" in text
-    assert "completion wr_id=1 RDMA_WRITE SUCCESS" in text and " us " in text
+    assert "- b discarded: out of sequence (expects 1), NAK sent" in text
+    assert "a  completion wr_id=1" in text
 
 
 def test_timeout_and_error_completion_are_on_the_timeline() -> None:
@@ -60,6 +62,10 @@ def test_timeout_and_error_completion_are_on_the_timeline() -> None:
     assert "Go-Back-N from psn=2 after timeout (0 retries left)" in text
     assert "completion wr_id=1 RDMA_WRITE RETRY_EXC_ERR" in text
     assert text.count("lost: drop-list") == 3
+    # the state change an error completion causes, and what the responder did with the resends
+    assert "QP 0x11 state RTS → ERR" in text
+    assert text.count("b duplicate: already accepted") == 2
+    assert "ACK psn=1 msn=0 (dup ACK)" in text
 
 
 def test_node_selection_and_limits(example: tr.Trace) -> None:
@@ -101,7 +107,7 @@ def test_cli_trace_prints_the_ladder(tmp_path: Path, capsys: pytest.CaptureFixtu
     svg, saved = tmp_path / "t.svg", tmp_path / "t.npz"
     assert main(["trace", "--svg", str(svg), "--save", str(saved)]) == 0
     out = capsys.readouterr().out
-    assert "NAK(seq err) psn=1" in out and "(retx)" in out and "─×" in out
+    assert "NAK(seq err) psn=1" in out and "(retx)" in out and "×" in out
     ET.parse(svg)
     assert main(["trace", str(saved), "--ascii"]) == 0
     again = capsys.readouterr().out

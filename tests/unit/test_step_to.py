@@ -1,69 +1,82 @@
-"""Stepping to the next event of a kind (over RNR waits and timers), and qp.explain() naming the
-RNR wait, the READs outstanding and rnr_retry=7 as infinite."""
+"""Simulator.step_to: stopping at the next event of a kind (timer firings, RNR waits, NAKs) that
+step_frame() jumps over; qp.explain() naming the RNR wait, READs outstanding and rnr_retry 7."""
 
 from __future__ import annotations
 
 import pytest
 
 import rdmasim
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim import trace as tr
+from rdmasim.stepping import STEP_KINDS
+from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
 from rdmasim.verbs import enums as e
 
 
-def pair(**kw):
-    topo = rdmasim.back_to_back(mtu=1024)
+def _pair(**connect: int) -> tuple[rdmasim.Simulator, QP, QP, MR, MR, CQ, CQ, object]:
+    topo = rdmasim.back_to_back(mtu=1024, seed=1)
     ca, cb = Context(topo.a), Context(topo.b)
     pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 8), CQ(cb, 8)
-    src = MR(pa, 8192, e.IBV_ACCESS_LOCAL_WRITE)
-    dst = MR(pb, 8192, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=4)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb))
-    connect_qps(qa, qb, **kw)
-    return topo, qa, qb, src, dst
+    cqa, cqb = CQ(ca, 16), CQ(cb, 16)
+    acc = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+    src, dst = MR(pa, 1 << 16, acc), MR(pb, 1 << 16, acc)
+    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=8)))
+    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_recv_wr=8)))
+    connect_qps(qa, qb, **connect)
+    return topo.sim, qa, qb, src, dst, cqa, cqb, topo
 
 
-def test_step_to_jumps_over_the_rnr_wait() -> None:
-    topo, qa, qb, src, _ = pair(rnr_retry=7, min_rnr_timer=14)  # 1.28 ms per IBA table 45
-    sim = topo.sim
+def test_step_to_the_timeout_that_step_frame_jumps_over() -> None:
+    sim, qa, _qb, src, dst, cqa, _cqb, topo = _pair(timeout=1, retry_cnt=3)
+    topo.link.ab.drop(psn=2)  # the last packet: only the retransmit timer recovers
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 3072, src.lkey)])
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    qa.post_send(wr)
+    lost = sim.step_to("drop")
+    assert lost is not None and int(lost["psn"]) == 2
+    fired = sim.step_to("timeout")
+    assert fired is not None and int(fired["kind"]) == tr.TIMEOUT
+    assert sim.now == int(fired["t_ps"]) and int(fired["psn"]) == 0  # oldest unacked: nothing acked
+    back = sim.step_to("retry")
+    assert back is not None and tr.RETRY_CAUSES[int(back["reason"])] == "timeout"
+    done = sim.step_to("completion")
+    assert done is not None and int(done["status"]) == 0
+    assert sim.step_to("timeout") is None  # idle: nothing more will fire
+    assert len(sim.wait_for(cqa, 1)) == 1
+
+
+def test_step_to_an_rnr_wait_and_explain_names_it() -> None:
+    sim, qa, qb, src, dst, cqa, cqb, _ = _pair(rnr_retry=7, min_rnr_timer=14)
     qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(src.buf, 16, src.lkey)]))
-    nak = sim.step_to("nak")
-    assert nak is not None and "RNR_NAK(timer 14 = 1.28 ms)" in str(nak)
-    wait = sim.step_to("rnr")  # the NAK arrives at a: its RNR wait starts
-    assert wait is not None and wait.node == "a" and "RNR wait" in str(wait)
+    nak = sim.step_to("rnr-nak")
+    assert nak is not None and int(nak["syndrome"]) & 0xE0 == 0x20
+    sim.step_to("retry")
     text = qa.explain()
-    assert "RNR wait" in text and "rnr_retry=7 = infinite" in text
-    resend = sim.step_to("frame")
-    assert resend is not None and resend.kind == "TX" and "SEND_ONLY psn=0" in str(resend)
-    assert resend.t_ps - wait.t_ps == 1_280 * 1_000_000  # the whole wait in one call
+    assert "RNR wait: an RNR NAK paused the requester until" in text
+    assert "infinite (rnr_retry 7 = retry forever)" in text
+    qb.post_recv(RecvWR(wr_id=2, sg=[SGE(dst.buf, 64, dst.lkey)]))
+    assert sim.wait_for(cqb, 1)[0].ok and sim.wait_for(cqa, 1)[0].ok
     assert "RNR wait" not in qa.explain()
 
 
-def test_step_to_timeout_and_the_kind_argument_of_step() -> None:
-    topo, qa, qb, src, dst = pair(timeout=2, retry_cnt=3)
-    topo.link.ab.drop(psn=0)
-    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 100, src.lkey)])
-    wr.set_wr_rdma(dst.rkey, dst.buf)
-    trace = topo.sim.trace()
-    qa.post_send(wr)
-    ev = topo.sim.step_to("timeout")
-    assert ev is not None and ev.t_ps == 4_096_000 * 4 and "TIMEOUT" in str(ev)
-    assert topo.sim.now == ev.t_ps
-    topo.sim.step(kind="completion")
-    assert qa.inspect()["sq_outstanding"] == 0
-    assert trace.to_numpy()["kind"].tolist().count(7) == 1  # the user's trace kept the records
-    assert topo.sim.step_to("frame") is None  # idle
-    with pytest.raises(ValueError, match="allowed frame, arrival"):
-        topo.sim.step_to("bogus")
-
-
-def test_explain_names_reads_outstanding_and_a_finite_rnr_retry() -> None:
-    topo, qa, qb, src, dst = pair(max_rd_atomic=2, rnr_retry=3)
-    for i in range(2):
-        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_READ, sg=[SGE(src.buf + 4096 * i, 4096, src.lkey)])
+def test_explain_counts_reads_outstanding() -> None:
+    sim, qa, _qb, src, dst, cqa, _cqb, _ = _pair(max_rd_atomic=4, rnr_retry=3)
+    for i in range(3):
+        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_READ, sg=[SGE(src.buf + 1024 * i, 1024, src.lkey)])
         wr.set_wr_rdma(dst.rkey, dst.buf)
         qa.post_send(wr)
-    topo.sim.step_to("frame")  # the second READ request
+    sim.run("500ns")  # all three requests on the wire, no response back yet
     text = qa.explain()
-    assert "RDMA READ/atomic requests outstanding" in text and "of max_rd_atomic=2" in text
-    assert "of rnr_retry=3 (RNR)" in text
+    assert "3 READ/atomic request(s) sent and awaiting their responses (at most max_rd_atomic = 4)" \
+        in text
+    assert "RNR: 3 of rnr_retry 3" in text
+    sim.wait_for(cqa, 3)
+    assert "READ/atomic request(s)" not in qa.explain()
+
+
+def test_step_to_refuses_unknown_kinds_before_running() -> None:
+    sim, qa, *_ = _pair()
+    with pytest.raises(ValueError, match="allowed kinds are frame, arrival"):
+        sim.step_to("nack")
+    assert sim.events == 0 and set(STEP_KINDS) >= {"timeout", "rnr-nak", "nak", "error"}
+    with pytest.raises(ValueError, match="max_events"):
+        sim.step_to("frame", max_events=0)
