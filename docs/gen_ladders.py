@@ -1,8 +1,7 @@
-"""Run the Python blocks of the documentation and keep the outputs the pages show up to date.
+"""Run the Python blocks of the documentation and write the outputs the pages include.
 
-Usage: ``python docs/gen_ladders.py [PAGE.md ...]`` (from anywhere). The docs build runs it too
-(``docs/hooks.py``), and ``tests/unit/test_docs.py`` runs the same pages and checks that what they
-show equals what the code prints now, so an output cannot go stale.
+Usage: ``python docs/gen_ladders.py`` (from anywhere). The docs build runs it too (``docs/hooks.py``),
+and ``tests/unit/test_docs.py`` runs the same pages and checks that the files below match.
 
 Conventions, for page authors:
 

@@ -14,7 +14,7 @@ from rdmasim.units import format_time, parse_rate, parse_time
 
 if TYPE_CHECKING:
     from rdmasim.fabric import Switch
-    from rdmasim.trace import StepEvent, Trace
+    from rdmasim.trace import Trace
     from rdmasim.verbs.cq import CQ
     from rdmasim.verbs.wc import WC
 
@@ -363,6 +363,13 @@ class Simulator:
             progress(self.now, self.events)
         if progress:
             progress(self.now, self.events)
+        return self.now
+
+    def step(self, events: int = 1) -> int:
+        """Process at most ``events`` events (step-through). Returns ``now``."""
+        if events < 1:
+            raise ValueError(f"events must be >= 1, got {events}")
+        self._core.run(INT64_MAX, events)
         return self.now
 
     def step_frame(self, until: str | int | None = None) -> bool:
