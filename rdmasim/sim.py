@@ -185,6 +185,8 @@ class Simulator:
         self._flows: Any = None
         self._pcap: str | None = None
         self._trace: Trace | None = None
+        # records recorded with the last event step_to stopped at, after the one it returned
+        self._step_rest: tuple[int, Any] = (-1, None)
         #: ``CQ.poll()`` on an empty CQ runs the simulation until a completion for it is due
         #: (docs/pyverbs.md "Time"); False: poll never advances time, drive it with ``run``.
         self.auto_advance = True
@@ -388,6 +390,25 @@ class Simulator:
         until_ps = INT64_MAX if until is None else parse_time(until)
         self._core.stop_after_next_frame()
         return self._core.run(until_ps) == _core.RUN_STEP
+
+    def step_to(self, kind: str, until: str | int | None = None,
+                max_events: int = 10_000_000) -> Any:
+        """Run until the next event of ``kind`` has happened, and stop there (teaching).
+
+        ``kind`` is one of ``rdmasim.stepping.STEP_KINDS``: ``"frame"``, ``"arrival"``, ``"drop"``,
+        ``"nak"``, ``"rnr-nak"``, ``"timeout"``, ``"retry"``, ``"accept"``, ``"completion"``,
+        ``"error"``. Unlike :meth:`step_frame`, it stops where the retransmit timer fires or an RNR
+        NAK starts a wait. Returns that event's trace record (``rec["t_ps"]``, ``rec["psn"]``, ...;
+        fields as in :mod:`rdmasim.trace`), or None when the simulation goes idle or ``until``
+        passes first. Starts a trace (:meth:`trace`) if none is running; the events stepped over
+        stay in it. Raises RuntimeError after ``max_events`` events without one.
+        """
+        from rdmasim.stepping import step_to
+
+        until_ps = INT64_MAX if until is None else parse_time(until)
+        if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
+            raise ValueError(f"max_events must be an int >= 1, got {max_events!r}")
+        return step_to(self, kind, until_ps, max_events)
 
     def run_until_idle(self) -> int:
         """Run until no event is left (every transfer finished or failed)."""
