@@ -131,6 +131,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
     int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
     int rs_sim_pcap_close(rs_sim *sim)
+    void rs_sim_pcap_flush(rs_sim *sim)
     int rs_host_add(rs_sim *sim)
     int rs_host_set_scripted(rs_sim *sim, int host, int on)
     void rs_sim_stop_after_next_frame(rs_sim *sim)
@@ -275,6 +276,8 @@ cdef class SimCore:
         if r == RUN_ERROR:
             raise MemoryError(rs_sim_errmsg(self.sim).decode("utf-8", "replace"))
         if self.pcap_path is not None:
+            # every return of a run leaves a readable capture (a notebook can open it mid-run)
+            rs_sim_pcap_flush(self.sim)
             self._pcap_raise()
         return r
 

@@ -443,9 +443,14 @@ class QP:
                 raise
 
     def stats(self) -> dict[str, int]:
-        """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ..."""
+        """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ... A dict that
+        prints as a table and shows in Jupyter as an HTML table (:class:`rdmasim.report.Report`)."""
+        from rdmasim.report import Report
+
         self._check_alive("stats")
-        return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
+        counters = self._sim._core.qp_stats(self._host.index, self.qp_num).items()
+        return Report(f"QP 0x{self.qp_num:x} on {self._host.name}: counters",
+                      {k: int(v) for k, v in counters})
 
     def inspect(self) -> dict[str, Any]:
         """Transport state now: PSNs (requester next / oldest unacknowledged / responder expected),
@@ -457,22 +462,38 @@ class QP:
         return d
 
     def explain(self) -> str:
-        """The state of the QP in words, for teaching."""
+        """The state of the QP in words, for teaching: PSNs, work outstanding (READ/atomic
+        requests awaiting their responses), retries left (``rnr_retry`` 7 reads "infinite"), the
+        retransmit timer and an RNR wait in progress, the responder's expected PSN."""
         from rdmasim.units import format_time
 
         q = self.inspect()
+        attr = self._sim._core.qp_query(self._host.index, self.qp_num)
+        now = self._sim.now
         unacked = (q["req_psn"] - q["comp_psn"]) % (1 << 24)
+        rnr = ("infinite (rnr_retry 7 = retry forever)" if int(attr["rnr_retry"]) == 7
+               else f"{q['rnr_left']} of rnr_retry {int(attr['rnr_retry'])}")
         lines = [
             f"QP 0x{self.qp_num:x} on {self._host.name} is in {q['state']}.",
             f"  Requester: next PSN to send {q['req_psn']}, oldest unacknowledged {q['comp_psn']} "
             f"({unacked} PSN(s) in flight); {q['sq_outstanding']} send WR(s) not completed, "
             f"{q['sq_started']} of them fully sent.",
-            f"  Retries left: {q['retry_left']} (timeout/NAK), {q['rnr_left']} (RNR); "
-            + (f"retransmit timer fires at {format_time(q['rto_deadline_ps'])}."
-               if q["rto_deadline_ps"] else "retransmit timer stopped."),
-            f"  Responder: expects PSN {q['resp_psn']}, MSN {q['msn']}, {q['rq_posted']} receive WR(s) "
-            f"posted" + (", a NAK was sent for the current gap" if q["nak_sent"] else "") + ".",
         ]
+        if q["rd_outstanding"]:
+            lines.append(f"  {q['rd_outstanding']} READ/atomic request(s) sent and awaiting their "
+                         f"responses (at most max_rd_atomic = {int(attr['max_rd_atomic'])}).")
+        lines.append(
+            f"  Retries left: {q['retry_left']} of retry_cnt {int(attr['retry_cnt'])} (timeout/NAK); "
+            f"RNR: {rnr}; "
+            + (f"retransmit timer fires at {format_time(q['rto_deadline_ps'])}."
+               if q["rto_deadline_ps"] else "retransmit timer stopped."))
+        if q["rnr_until_ps"] > now:
+            lines.append(f"  RNR wait: an RNR NAK paused the requester until "
+                         f"{format_time(q['rnr_until_ps'])} ({format_time(q['rnr_until_ps'] - now)} "
+                         f"from now); then it resends from PSN {q['comp_psn']}.")
+        lines.append(
+            f"  Responder: expects PSN {q['resp_psn']}, MSN {q['msn']}, {q['rq_posted']} receive WR(s) "
+            f"posted" + (", a NAK was sent for the current gap" if q["nak_sent"] else "") + ".")
         if q["recovery"] == "irn":
             lines.append(
                 "  Loss recovery IRN (selective repeat): "

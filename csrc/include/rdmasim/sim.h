@@ -58,6 +58,9 @@ void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4]);
 /* pcap capture of every frame put on any link (at its transmit start). */
 int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen); /* snaplen 0: whole frames */
 int rs_sim_pcap_close(rs_sim *sim);
+/* Write the capture's buffered frames to its file (a no-op without a capture); a write error stops
+ * the capture as during a run (rs_sim_pcap_status reports it). */
+void rs_sim_pcap_flush(rs_sim *sim);
 
 /* ---- topology ---- */
 /* Add a host (one NIC with one port). Returns its index. */
