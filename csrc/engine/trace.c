@@ -3,8 +3,8 @@
  * The buffer grows by doubling (amortised; nothing is allocated while tracing is off)
  * and never beyond the record cap.  A record that cannot be kept (cap reached, or
  * out of memory growing the buffer) is counted in `lost`; the run goes on. */
-#include "core/trace.h"
-#include "net/switch.h"
+#include "engine/trace.h"
+#include "link/switch.h"
 
 #include <stdlib.h>
 #include <string.h>

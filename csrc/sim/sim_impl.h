@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "net/link.h"
+#include "link/link.h"
 #include "rdmasim/codec.h"
 #include "rdmasim/eventq.h"
 #include "rdmasim/mutants.h"

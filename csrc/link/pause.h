@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "net/port.h"
+#include "link/port.h"
 
 struct rs_sim;
 

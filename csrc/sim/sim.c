@@ -1,16 +1,16 @@
 /* The simulation object: owns the event queue, packet pool, hosts and links,
  * and runs the event loop. */
-#include "core/sim_impl.h"
+#include "sim/sim_impl.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/monitor.h"
-#include "net/pause.h"
-#include "net/pfc.h"
-#include "net/rxpipe.h"
+#include "link/monitor.h"
+#include "link/pause.h"
+#include "link/pfc.h"
+#include "link/rxpipe.h"
 #include "rdmasim/fabric.h"
 #include "rdmasim/ib.h"
 #include "rdmasim/trace.h"
