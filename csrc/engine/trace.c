@@ -1,4 +1,4 @@
-/* Event trace buffer: records appended by the hooks in core/trace.h, drained in bulk.
+/* Event trace buffer: records appended by the hooks in engine/trace.h, drained in bulk.
  *
  * The buffer grows by doubling (amortised; nothing is allocated while tracing is off)
  * and never beyond the record cap.  A record that cannot be kept (cap reached, or

@@ -371,7 +371,7 @@ int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t 
         return rs_sim_fail(sim, RS_ERR_INVAL, "PSN %llu outside 0..16777215", (unsigned long long)value);
     rs_drop_spec spec = {.fields = match == RS_DROP_NTH ? RS_DROPF_NTH : RS_DROPF_PSN, .count = count,
                          .nth = value, .psn = (uint32_t)(match == RS_DROP_PSN ? value : 0)};
-    return rs_link_add_drop_rule(sim, link, &spec); /* net/link.c */
+    return rs_link_add_drop_rule(sim, link, &spec); /* link/link.c */
 }
 
 int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out)
