@@ -135,7 +135,7 @@ def test_ctrl_c_stops_the_run_and_keeps_the_flows_so_far(tmp_path: Path) -> None
     code = None
     try:
         deadline = time.monotonic() + 120
-        while b"ETA" not in seen:  # the first progress bar: the simulation is running
+        while b"events/s" not in seen:  # the progress bar's first update: the simulation is running
             assert time.monotonic() < deadline
             seen += os.read(fd, 256)
         os.kill(pid, signal.SIGINT)

@@ -143,6 +143,15 @@ def test_a_write_with_a_lost_packet_is_lost_and_later_ones_land() -> None:
     assert u.qb.stats()["uc_msgs_dropped"] == 1
 
 
+def test_irn_recovery_is_refused_on_uc() -> None:
+    t = rdmasim.back_to_back()
+    ctx = Context(t.a)
+    pd, cq = PD(ctx), CQ(ctx, 4)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UC, scq=cq, rcq=cq))
+    with pytest.raises(PyverbsRDMAError, match="not UD or UC"):
+        qp.set_recovery("irn")
+
+
 def test_no_receive_wqe_drops_the_message_without_rnr() -> None:
     u = make_uc()
     send(u, 1, 0, 200)
