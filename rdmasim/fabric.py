@@ -3,7 +3,7 @@
 A switch has N ports with 8 priority egress queues, a shared-buffer MMU, PFC per (ingress port,
 lossless priority) and RED ECN marking per egress queue; it forwards by destination host over the
 shortest paths, hashing the 5-tuple (UDP source port = per-QP entropy) over equal-cost next hops.
-Everything per packet runs in C (csrc/net/); this module only configures and reads counters.
+Everything per packet runs in C (csrc/link/); this module only configures and reads counters.
 
 Build graphs with ``sim.add_switch(name, **config)`` and ``sim.connect(a, b, rate=..., delay=...)``
 (hosts or switches), or use the builders in :mod:`rdmasim.topology`.

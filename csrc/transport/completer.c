@@ -7,7 +7,7 @@
  * retry, by NAK or timeout, uses one of retry_cnt; forward progress refills it. */
 #include "transport/transport.h"
 
-#include "core/trace.h"
+#include "engine/trace.h"
 #include "rdmasim/ib.h"
 
 #include <string.h>

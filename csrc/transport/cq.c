@@ -1,5 +1,5 @@
 /* Completion queues. */
-#include "core/sim_impl.h"
+#include "sim/sim_impl.h"
 
 #include <stdlib.h>
 

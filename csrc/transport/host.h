@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "net/port.h"
+#include "link/port.h"
 #include "rdmasim/cc.h"
 #include "rdmasim/rng.h"
 #include "transport/cq.h"

@@ -1,5 +1,5 @@
 /* Memory registration and key/range/access checks (rxe_mr.c rules, protocol.md 5). */
-#include "core/sim_impl.h"
+#include "sim/sim_impl.h"
 #include "transport/transport.h"
 
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/trace.h"
+#include "engine/trace.h"
 #include "rdmasim/ib.h"
 #include "workload/flows_impl.h"
 

@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "core/trace.h"
+#include "engine/trace.h"
 #include "rdmasim/ib.h"
 
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/trace.h"
+#include "engine/trace.h"
 #include "rdmasim/ib.h"
 
 #define RS_SRQ_MAX_WR (1u << 16)

@@ -11,7 +11,7 @@
 #ifndef RDMASIM_TRANSPORT_H
 #define RDMASIM_TRANSPORT_H
 
-#include "core/sim_impl.h"
+#include "sim/sim_impl.h"
 
 /* host.c */
 rs_host *rs_host_new(rs_sim *sim, int id);

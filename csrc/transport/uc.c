@@ -16,7 +16,7 @@
 #include "transport/transport.h"
 #include "transport/opcodes.h"
 
-#include "core/trace.h"
+#include "engine/trace.h"
 #include "rdmasim/ib.h"
 
 /* Drop this packet and what remains of its message. */

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "core/trace.h"
+#include "engine/trace.h"
 #include "rdmasim/codec.h"
 #include "rdmasim/ib.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/pause.h"
+#include "link/pause.h"
 #include "rdmasim/ib.h"
 #include "transport/transport.h"
 

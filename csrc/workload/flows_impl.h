@@ -2,7 +2,7 @@
 #ifndef RDMASIM_WORKLOAD_FLOWS_IMPL_H
 #define RDMASIM_WORKLOAD_FLOWS_IMPL_H
 
-#include "core/sim_impl.h"
+#include "sim/sim_impl.h"
 #include "rdmasim/flows.h"
 
 typedef struct rs_flow {

@@ -10,23 +10,27 @@ import copy
 import difflib
 import math
 import re
-import reprlib
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomllib
 
 from rdmasim.checks import check_int, check_real
+from rdmasim.scenario.model import (  # noqa: F401  (MAX_HOSTS: re-exported)
+    _MISSING,
+    GENERATORS,
+    MAX_HOSTS,
+    Problem,
+    Scenario,
+    ScenarioError,
+    host_count,
+    host_names,
+)
 from rdmasim.scenario.schema import ARRAYS, SCHEMA, TABLES, Opt
+from rdmasim.scenario.traffic import traffic_table
 from rdmasim.units import parse_rate, parse_size, parse_time
-
-_MISSING = object()
-
-#: the [traffic.*] generator tables, in the order their flows are numbered
-GENERATORS = ("incast", "permutation", "all_to_all", "poisson", "collective")
 
 #: topology kind -> the topology.* parameters it takes
 KIND_PARAMS: dict[str, tuple[str, ...]] = {
@@ -58,75 +62,6 @@ _NVIDIA_NAMES = (
     "clamp_tgt_rate",
     "clamp_tgt_rate_after_time_inc",
 )
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One validation error."""
-
-    file: str
-    path: str
-    message: str
-    value: Any = _MISSING
-    allowed: str = ""
-
-    def __str__(self) -> str:
-        val = "" if self.value is _MISSING else f" = {_REPR.repr(self.value)}"
-        allowed = f" (allowed: {self.allowed})" if self.allowed else ""
-        return _printable(f"{self.file}: {self.path}{val}: {self.message}{allowed}")
-
-
-def _printable(text: str) -> str:
-    """``text`` on one line: control characters (a key may hold any) escaped as in a repr."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-#: values in messages: long lists and strings shortened, deep nesting cut
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 80
-_REPR.maxlist = _REPR.maxdict = 12
-_REPR.maxlevel = 4
-
-
-class ScenarioError(ValueError):
-    """A scenario file is invalid; ``problems`` lists every error found."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
-
-
-@dataclass
-class Scenario:
-    """A validated scenario: ``values`` maps every scalar key path to its (parsed) value, defaults
-    filled in; ``arrays`` maps each array section (``flows``, ``impairments.loss``, ...) to its rows
-    (dicts of parsed values, defaults filled in)."""
-
-    file: str
-    text: str
-    values: dict[str, Any]
-    arrays: dict[str, list[dict[str, Any]]]
-    raw: dict[str, Any] = field(default_factory=dict)
-    #: the overrides applied on top of ``text`` (key path -> value as given), see :func:`loads`
-    overrides: dict[str, Any] = field(default_factory=dict)
-    #: things that will not stop the run but are not what the file asks (shown by validate and run)
-    warnings: list[Problem] = field(default_factory=list)
-
-    @property
-    def generators(self) -> tuple[str, ...]:
-        """The ``[traffic.*]`` generator tables the file has (``incast``, ``poisson``, ...)."""
-        t = self.raw.get("traffic")
-        return tuple(g for g in GENERATORS if isinstance(t, dict) and isinstance(t.get(g), dict))
-
-    @property
-    def has_incast(self) -> bool:
-        """The file has a ``[traffic.incast]`` table."""
-        return "incast" in self.generators
-
-    def __getitem__(self, path: str) -> Any:
-        return self.values[path]
 
 
 def _fmt_path(path: str) -> str:
@@ -279,46 +214,6 @@ def _walk(
                     "keys here: " + ", ".join(siblings),
                 )
             )
-
-
-#: most hosts a topology may have (a fat tree of k = 64)
-MAX_HOSTS = 65_536
-
-
-def host_count(values: dict[str, Any]) -> int:
-    """How many hosts the topology will have, computed without naming them."""
-    kind = values["topology.kind"]
-    n = {
-        "back_to_back": lambda: 2,
-        "star": lambda: values["topology.n"],
-        "incast": lambda: values["topology.n_senders"] + 1,
-        "dumbbell": lambda: values["topology.n_left"] + values["topology.n_right"],
-        "leaf_spine": lambda: values["topology.leaves"] * values["topology.hosts_per_leaf"],
-        "fat_tree": lambda: values["topology.k"] ** 3 // 4,
-        "explicit": lambda: len(values["topology.hosts"]),
-    }[kind]
-    return int(n())
-
-
-def host_names(values: dict[str, Any]) -> list[str]:
-    """Host names the topology will have (builders name hosts deterministically)."""
-    kind = values["topology.kind"]
-    if kind == "back_to_back":
-        return ["a", "b"]
-    if kind == "star":
-        return [f"h{i}" for i in range(values["topology.n"])]
-    if kind == "incast":
-        return [f"h{i}" for i in range(values["topology.n_senders"] + 1)]
-    if kind == "dumbbell":
-        return [f"l{i}" for i in range(values["topology.n_left"])] + [
-            f"r{i}" for i in range(values["topology.n_right"])
-        ]
-    if kind == "leaf_spine":
-        return [f"h{i}" for i in range(values["topology.leaves"] * values["topology.hosts_per_leaf"])]
-    if kind == "fat_tree":
-        h = values["topology.k"] // 2
-        return [f"h{p}_{i}_{j}" for p in range(values["topology.k"]) for i in range(h) for j in range(h)]
-    return list(values["topology.hosts"])
 
 
 def _schema_path(shown: str) -> str:
@@ -889,8 +784,6 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
         _flow_counts(sc, problems)
     if not any(_schema_path(p.path).startswith(traffic_keys) for p in problems):
         # generators check their own arguments (e.g. halving-doubling needs 2^k hosts)
-        from rdmasim.scenario.traffic import traffic_table
-
         try:
             traffic_table(sc)
         except ScenarioError as exc:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from rdmasim import traffic as tr
-from rdmasim.scenario.load import Problem, Scenario, ScenarioError, host_names
+from rdmasim.scenario.model import Problem, Scenario, ScenarioError, host_names
 
 _CDFS = {"web_search": tr.WEB_SEARCH, "data_mining": tr.DATA_MINING}
 

@@ -1,4 +1,4 @@
-"""Event queue (csrc/core/eventq.c) and RNG (csrc/core/rng.c) against pure-Python reference models.
+"""Event queue (csrc/engine/eventq.c) and RNG (csrc/engine/rng.c) against pure-Python reference models.
 
 The event queue is a 4-ary min-heap ordered by (time, insertion sequence) whose entries belong to
 rs_timer event sources; re-arming a timer cancels its earlier arming, cancel is lazy (generation

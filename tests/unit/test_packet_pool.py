@@ -1,4 +1,4 @@
-"""The packet pool (csrc/core/pool.c) hands out zeroed packets whatever their slots held before:
+"""The packet pool (csrc/codec/pool.c) hands out zeroed packets whatever their slots held before:
 the profiles below write what the transport and the codec write into packets of each kind
 (atomics, PFC frames, responder jobs and IRN metadata included), and slots are reused last in,
 first out.  The pool's steady state (``churn``) keeps memory at the packets in flight."""

@@ -140,7 +140,7 @@ int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap);
 /* The port ECMP picks for a 5-tuple (test hook: same hash the data path uses). */
 int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport);
 
-/* Slow receiver (net/rxpipe.c): host frames wait in a buffer of buf_bytes drained at rate_bps
+/* Slow receiver (link/rxpipe.c): host frames wait in a buffer of buf_bytes drained at rate_bps
  * (0 = stuck); XOFF for the priorities in prio_mask at >= xoff_bytes, XON at <= xon_bytes.
  * enable 0 removes it (only while its buffer is empty). */
 int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,

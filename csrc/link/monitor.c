@@ -1,12 +1,12 @@
 /* The fabric monitor's timer (see monitor.h): one periodic event that runs, when each is due, the
  * PFC watchdog (watchdog.c), the deadlock detector (deadlock.c) and the queue sampler (sampler.c),
  * and the control-path calls that configure them. */
-#include "net/monitor.h"
+#include "link/monitor.h"
 
 #include <stdlib.h>
 
-#include "core/sim_impl.h"
-#include "net/switch.h"
+#include "sim/sim_impl.h"
+#include "link/switch.h"
 
 void rs_monitor_free(rs_monitor *m)
 {

@@ -5,9 +5,9 @@
  *   stalled for >= detect time -> STORMED: flush the queue (drops counted as "watchdog"), drop what
  *   arrives for it and ignore pause until now + restore time (switch.c checks wd_storm_until)
  *   otherwise -> not stalled */
-#include "core/sim_impl.h"
-#include "net/monitor.h"
-#include "net/switch.h"
+#include "sim/sim_impl.h"
+#include "link/monitor.h"
+#include "link/switch.h"
 
 void rs_watchdog_poll(rs_sim *sim, rs_monitor *m)
 {

@@ -1,10 +1,10 @@
-/* Event trace buffer: records appended by the hooks in core/trace.h, drained in bulk.
+/* Event trace buffer: records appended by the hooks in engine/trace.h, drained in bulk.
  *
  * The buffer grows by doubling (amortised; nothing is allocated while tracing is off)
  * and never beyond the record cap.  A record that cannot be kept (cap reached, or
  * out of memory growing the buffer) is counted in `lost`; the run goes on. */
-#include "core/trace.h"
-#include "net/switch.h"
+#include "engine/trace.h"
+#include "link/switch.h"
 
 #include <stdlib.h>
 #include <string.h>

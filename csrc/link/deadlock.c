@@ -7,9 +7,9 @@
  * the first cycle found is kept with its time. */
 #include <stdlib.h>
 
-#include "core/sim_impl.h"
-#include "net/monitor.h"
-#include "net/switch.h"
+#include "sim/sim_impl.h"
+#include "link/monitor.h"
+#include "link/switch.h"
 
 static int scratch(rs_sim *sim, rs_monitor *m)
 {

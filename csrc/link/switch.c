@@ -1,11 +1,11 @@
 /* Switch data path: classify, route, admit, enqueue; schedule and dequeue (see switch.h). */
-#include "net/switch.h"
+#include "link/switch.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sim_impl.h"
-#include "net/ecn.h"
+#include "sim/sim_impl.h"
+#include "link/ecn.h"
 
 void rs_switch_cfg_default(rs_switch_cfg *c)
 {

@@ -1,5 +1,5 @@
 /* RED-style ECN marking (see ecn.h). */
-#include "net/ecn.h"
+#include "link/ecn.h"
 
 int rs_ecn_maybe_mark(rs_pkt *pkt, uint64_t q, uint64_t kmin, uint64_t kmax, double pmax, rs_rng *rng)
 {

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "net/link.h"
+#include "link/link.h"
 #include "rdmasim/codec.h"
 #include "rdmasim/eventq.h"
 #include "rdmasim/mutants.h"
@@ -17,11 +17,11 @@ enum rs_event_kind {
     RS_EV_LINK_ARRIVAL = 2, /* owner: rs_link */
     RS_EV_QP_RTO = 3,       /* owner: rs_qp, retransmit (local ACK) timeout */
     RS_EV_QP_RNR = 4,       /* owner: rs_qp, RNR wait over */
-    RS_EV_PORT_PAUSE_END = 5, /* owner: rs_port, a received pause expires (net/pause.c) */
-    RS_EV_PFC_REFRESH = 6,  /* owner: rs_pfc_queue, re-send XOFF while congested (net/pfc.c) */
-    RS_EV_LINK_STATE = 7,   /* owner: rs_link, scheduled failure / recovery (net/fabric.c) */
-    RS_EV_MONITOR = 8,      /* owner: rs_monitor, PFC watchdog / deadlock detector (net/monitor.c) */
-    RS_EV_RX_DRAIN = 9,     /* owner: rs_rxpipe, a slow receiver takes its next frame (net/rxpipe.c) */
+    RS_EV_PORT_PAUSE_END = 5, /* owner: rs_port, a received pause expires (link/pause.c) */
+    RS_EV_PFC_REFRESH = 6,  /* owner: rs_pfc_queue, re-send XOFF while congested (link/pfc.c) */
+    RS_EV_LINK_STATE = 7,   /* owner: rs_link, scheduled failure / recovery (link/fabric.c) */
+    RS_EV_MONITOR = 8,      /* owner: rs_monitor, PFC watchdog / deadlock detector (link/monitor.c) */
+    RS_EV_RX_DRAIN = 9,     /* owner: rs_rxpipe, a slow receiver takes its next frame (link/rxpipe.c) */
     RS_EV_RX_REFRESH = 10,  /* owner: rs_rxpipe, re-send XOFF while its buffer is full */
     /* 11 was the per-QP congestion-control timer: CC timers now run lazily (transport/cc_qp.c) */
     RS_EV_NIC_PACE = 12,     /* owner: rs_host, a paced QP may send */
@@ -49,8 +49,8 @@ struct rs_sim {
     int routes_dirty; /* graph changed: recompute routes before the next event */
     struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
     rs_pcap *pcap;  /* NULL: capture off */
-    int pcap_all;   /* the capture takes every link direction, also those added later (net/link.c) */
-    struct rs_trace *trace; /* NULL: tracing off (core/trace.h) */
+    int pcap_all;   /* the capture takes every link direction, also those added later (link/link.c) */
+    struct rs_trace *trace; /* NULL: tracing off (engine/trace.h) */
     struct rs_flows *flows; /* NULL: no bulk flows (workload/flows.c) */
     /* Every QP's memory.  A destroyed QP goes back to the slab for reuse and is freed only with the
      * simulation: event-queue entries of its timers may still be in the heap (lazy cancel), and
@@ -85,12 +85,12 @@ void rs_port_send_ctrl(rs_sim *sim, rs_port *port, rs_pkt *pkt);
 void rs_link_arrival(rs_sim *sim, rs_link *link);
 /* New link direction from -> to (sim->links must have room). */
 rs_link *rs_link_new(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, int64_t delay_ps);
-/* net/fabric.c: free switches; fire a scheduled link state change */
+/* link/fabric.c: free switches; fire a scheduled link state change */
 void rs_fabric_free(rs_sim *sim);
 void rs_link_state_event(rs_sim *sim, rs_link *link);
-/* net/route.c */
+/* link/route.c */
 int rs_routes_compute(rs_sim *sim);
-/* net/switch.c: the switch's next frame for its egress `port` */
+/* link/switch.c: the switch's next frame for its egress `port` */
 rs_pkt *rs_switch_next_frame(rs_sim *sim, struct rs_switch *sw, rs_port *port);
 /* Put a frame on the link now (port has just started serialising it). Returns serialisation ps. */
 int64_t rs_link_transmit(rs_sim *sim, rs_link *link, rs_pkt *pkt);

@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sim_impl.h"
-#include "net/monitor.h"
-#include "net/pause.h"
-#include "net/rxpipe.h"
-#include "net/switch.h"
+#include "sim/sim_impl.h"
+#include "link/monitor.h"
+#include "link/pause.h"
+#include "link/rxpipe.h"
+#include "link/switch.h"
 
 #define MAX_PORTS 4096u
 

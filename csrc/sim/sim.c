@@ -1,16 +1,16 @@
 /* The simulation object: owns the event queue, packet pool, hosts and links,
  * and runs the event loop. */
-#include "core/sim_impl.h"
+#include "sim/sim_impl.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/monitor.h"
-#include "net/pause.h"
-#include "net/pfc.h"
-#include "net/rxpipe.h"
+#include "link/monitor.h"
+#include "link/pause.h"
+#include "link/pfc.h"
+#include "link/rxpipe.h"
 #include "rdmasim/fabric.h"
 #include "rdmasim/ib.h"
 #include "rdmasim/trace.h"
@@ -377,7 +377,7 @@ int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t 
         return rs_sim_fail(sim, RS_ERR_INVAL, "PSN %llu outside 0..16777215", (unsigned long long)value);
     rs_drop_spec spec = {.fields = match == RS_DROP_NTH ? RS_DROPF_NTH : RS_DROPF_PSN, .count = count,
                          .nth = value, .psn = (uint32_t)(match == RS_DROP_PSN ? value : 0)};
-    return rs_link_add_drop_rule(sim, link, &spec); /* net/link.c */
+    return rs_link_add_drop_rule(sim, link, &spec); /* link/link.c */
 }
 
 int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out)

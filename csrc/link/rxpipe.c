@@ -1,11 +1,11 @@
 /* Slow-receiver NIC pipeline (see rxpipe.h). */
-#include "net/rxpipe.h"
+#include "link/rxpipe.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sim_impl.h"
-#include "net/pause.h"
+#include "sim/sim_impl.h"
+#include "link/pause.h"
 #include "rdmasim/fabric.h"
 #include "transport/host.h"
 

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sim_impl.h"
-#include "net/monitor.h"
-#include "net/switch.h"
+#include "sim/sim_impl.h"
+#include "link/monitor.h"
+#include "link/switch.h"
 
 void rs_sampler_take(rs_sim *sim, rs_monitor *m)
 {

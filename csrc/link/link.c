@@ -1,11 +1,11 @@
 /* Link direction: impairments on transmit, FIFO of frames in flight, arrivals. */
-#include "core/sim_impl.h"
-#include "core/trace.h"
+#include "sim/sim_impl.h"
+#include "engine/trace.h"
 
-#include "net/pause.h"
+#include "link/pause.h"
 #include "rdmasim/fabric.h"
-#include "net/rxpipe.h"
-#include "net/switch.h"
+#include "link/rxpipe.h"
+#include "link/switch.h"
 #include "rdmasim/ib.h"
 #include "transport/transport.h"
 

@@ -1,5 +1,5 @@
 /* Receive side of 802.1Qbb PFC (protocol.md 6.1), and the frame its senders (a switch's
- * lossless queues, net/pfc.c; a slow NIC, net/rxpipe.c) build.  A port that receives a PFC
+ * lossless queues, link/pfc.c; a slow NIC, link/rxpipe.c) build.  A port that receives a PFC
  * frame stops sending the enabled priorities for time[i] x 512 bit times at
  * its own transmit rate (a new frame restarts the timer; time 0 resumes at
  * once).  Works the same for host NIC ports and switch ports.  PFC frames are
@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "net/port.h"
+#include "link/port.h"
 
 struct rs_sim;
 

@@ -1,10 +1,10 @@
 /* Send side of PFC: the per-(ingress port, priority) XOFF/XON machine (see pfc.h). */
-#include "net/pfc.h"
+#include "link/pfc.h"
 
-#include "core/sim_impl.h"
-#include "core/trace.h"
-#include "net/pause.h"
-#include "net/switch.h"
+#include "sim/sim_impl.h"
+#include "engine/trace.h"
+#include "link/pause.h"
+#include "link/switch.h"
 
 void rs_pfc_init(rs_pfc_queue *q, rs_switch *sw, uint16_t port, uint8_t prio)
 {

@@ -1,6 +1,6 @@
 /* Port transmit loop: one frame at a time, pulled from the owner when idle. */
-#include "core/sim_impl.h"
-#include "net/switch.h"
+#include "sim/sim_impl.h"
+#include "link/switch.h"
 
 void rs_port_init(rs_port *port, int owner_kind, rs_host *host, rs_switch *sw, uint16_t index)
 {

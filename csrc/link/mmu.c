@@ -1,5 +1,5 @@
 /* Shared-buffer accounting (see mmu.h for the model). */
-#include "net/mmu.h"
+#include "link/mmu.h"
 
 #include <stdlib.h>
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sim_impl.h"
-#include "net/switch.h"
+#include "sim/sim_impl.h"
+#include "link/switch.h"
 
 /* Node numbering for the BFS: hosts 0..H-1, then switches H..H+S-1. */
 static int node_of(const rs_sim *sim, const rs_port *p)

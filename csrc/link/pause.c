@@ -6,9 +6,9 @@
  *   PAUSED  --frame, time[i] = 0--> RUNNING (kick the owner's transmit loop)
  *   PAUSED  --deadline reached---> RUNNING (kick)
  * One timer per port fires at the earliest deadline of the paused priorities. */
-#include "net/pause.h"
+#include "link/pause.h"
 
-#include "core/sim_impl.h"
+#include "sim/sim_impl.h"
 
 rs_pkt *rs_pfc_frame_new(rs_sim *sim, const uint8_t src_mac[6], uint8_t class_mask, uint16_t quanta)
 {

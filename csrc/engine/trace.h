@@ -5,7 +5,7 @@
 #ifndef RDMASIM_CORE_TRACE_H
 #define RDMASIM_CORE_TRACE_H
 
-#include "core/sim_impl.h"
+#include "sim/sim_impl.h"
 #include "rdmasim/trace.h"
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -13,9 +13,9 @@
 
 #include <stdint.h>
 
-#include "net/mmu.h"
-#include "net/pfc.h"
-#include "net/port.h"
+#include "link/mmu.h"
+#include "link/pfc.h"
+#include "link/port.h"
 #include "rdmasim/fabric.h"
 #include "rdmasim/rng.h"
 
