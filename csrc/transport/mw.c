@@ -1,6 +1,5 @@
 /* Memory windows: allocation, binding, invalidation and remote access checks (rxe_mw.c,
  * IBA 10.6.7, ibv_alloc_mw(3) / ibv_bind_mw(3)). */
-#include "core/sim_impl.h"
 #include "transport/transport.h"
 
 #include <stdlib.h>
