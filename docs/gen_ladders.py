@@ -10,14 +10,12 @@ Conventions, for page authors:
   A block fenced as ```` ``` { .python .no-run } ```` is shown but not run (for pyverbs code that needs
   real hardware). mkdocs' SuperFences cannot parse a bare ```` ```python no-run ````.
 * A block's *output* is what it prints. To show it, put right after the block (blank lines allowed)
-  a fenced block whose only line is a snippet include::
-
-      ```text
-      --8<-- "snippets/tutorial/lossy-write-ladder.txt"
-      ```
-
-  This script writes that file (path relative to ``docs/``) with the block's output, so the page
-  always shows what the code printed; nothing is pasted by hand.
+  a block fenced ```` ```text title="Output" ````. This script writes the block's output into it,
+  in the page itself, so the page reads the same on a code host (GitHub shows the text) and on the
+  built site (with an "Output" title), and always shows what the code printed; nothing is pasted
+  by hand, and ``tests/unit/test_docs.py`` fails when a page's output is stale.
+* The older form, a fenced block whose only line is a snippet include
+  (``--8<-- "snippets/....txt"``), still works: the output then goes to that file.
 * PNG and SVG files a page's code saves in its working directory are copied to ``docs/img/``.
 
 Outputs of blocks that call ``tshark`` depend on the tshark version: they are regenerated only
@@ -43,6 +41,8 @@ TSHARK_VERSION_FILE = DOCS / "snippets" / "tshark-version.txt"
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
 _INCLUDE = re.compile(r'^--8<--\s+"(?P<path>[^"]+)"\s*$')
+#: the info string of a block that holds the output of the python block before it
+OUTPUT_INFO = 'text title="Output"'
 
 
 @dataclass
@@ -54,6 +54,17 @@ class Block:
     info: str            # text after the fence: "python", "{ .python .no-run }", "text", ...
     code: str
     output: Path | None = None   # where this block's output is included from (python blocks)
+    inline: Block | None = None  # the ```text title="Output" block right after it, if any
+    end: int = 0                 # 0-based index of the closing fence line
+
+    @property
+    def shown_output(self) -> str | None:
+        """The output the page shows for this block now (inline or from its snippet file)."""
+        if self.inline is not None:
+            return self.inline.code if self.inline.code.strip() else ""
+        if self.output is not None and self.output.exists():
+            return self.output.read_text(encoding="utf-8")
+        return None
 
     @property
     def runnable(self) -> bool:
@@ -105,7 +116,8 @@ def blocks(page: Path) -> list[Block]:
             j += 1
         if j >= len(lines):
             raise ValueError(f"{page}:{i + 1}: code fence never closed")
-        found.append((Block(page, i + 1, m["info"], "\n".join(lines[i + 1:j]) + "\n"), j))
+        body_text = "\n".join(lines[i + 1:j]) + "\n" if j > i + 1 else ""
+        found.append((Block(page, i + 1, m["info"], body_text, end=j), j))
         i = j + 1
     for k, (b, end) in enumerate(found):
         if not b.runnable or k + 1 >= len(found):
@@ -113,6 +125,9 @@ def blocks(page: Path) -> list[Block]:
         nxt, _ = found[k + 1]
         between = lines[end + 1:nxt.line - 1]
         body = nxt.code.strip().splitlines()
+        if all(not s.strip() for s in between) and nxt.info.strip() == OUTPUT_INFO:
+            b.inline = nxt
+            continue
         if all(not s.strip() for s in between) and len(body) == 1 and not nxt.runnable:
             inc = _INCLUDE.match(body[0].strip())
             if inc:
@@ -192,9 +207,19 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
+def with_outputs(page: Path, outputs: list[tuple[Block, str]]) -> str:
+    """The page's text with each inline output block holding its python block's output."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    for b, out in sorted(outputs, key=lambda bo: -bo[0].line):  # bottom up: indices stay valid
+        if b.inline is not None:
+            lines[b.inline.line:b.inline.end] = out.rstrip("\n").splitlines()
+    return "\n".join(lines) + "\n"
+
+
 def generate(selected: list[Path] | None = None, verbose: bool = True) -> list[Path]:
-    """Run the pages and write every included output and image; returns the files that changed.
-    Files are rewritten only when their content changes (so ``mkdocs serve`` does not loop)."""
+    """Run the pages and write every output (inline in the page, or its snippet file) and image;
+    returns the files that changed. Files are rewritten only when their content changes (so
+    ``mkdocs serve`` does not loop)."""
     changed: list[Path] = []
     version = tshark_version()
     for page in selected or pages():
@@ -202,6 +227,9 @@ def generate(selected: list[Path] | None = None, verbose: bool = True) -> list[P
         for b, out in res.outputs:
             if b.output is not None and _write_if_changed(b.output, out.encode()):
                 changed.append(b.output)
+        if any(b.inline is not None for b, _ in res.outputs):
+            if _write_if_changed(page, with_outputs(page, res.outputs).encode()):
+                changed.append(page)
         for img in res.images:
             if _write_if_changed(DOCS / "img" / img.name, img.read_bytes()):
                 changed.append(DOCS / "img" / img.name)

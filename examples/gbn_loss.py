@@ -84,7 +84,7 @@ def goodput_gbn(sc: Scenario) -> tuple[float, int]:
     f = res.flows[0]
     if f.fct_ps is None:
         return 0.0, int(f.retx_pkts)
-    return f.size * 8 / (f.fct_ps * 1e-12) / float(sc.values["link.rate"]), int(f.retx_pkts)
+    return f.size_bytes * 8 / (f.fct_ps * 1e-12) / float(sc.values["link.rate"]), int(f.retx_pkts)
 
 
 def goodput_irn(sc: Scenario) -> tuple[float, int]:

@@ -46,7 +46,7 @@ def run_case(overrides: dict[str, Any], sample: str) -> dict[str, Any]:
     incast = [res.flows[i] for i in INCAST]
     out: dict[str, Any] = {
         "victim_fct_us": v.fct_ps / 1e6,
-        "victim_gbps": v.size * 8 / (v.fct_ps * 1e-12) / 1e9,
+        "victim_gbps": v.size_bytes * 8 / (v.fct_ps * 1e-12) / 1e9,
         "victim_paused_us": v.pause_ps / 1e6,
         "victim_slowdown": float(v.slowdown or 0.0),
         "incast_fct_max_us": max((f.fct_ps or 0) for f in incast) / 1e6,

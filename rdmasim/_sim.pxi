@@ -111,6 +111,8 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint64_t ud_no_recv_dropped
         uint64_t ud_too_long_dropped
         uint64_t ud_len_dropped
+        uint64_t uc_msgs_dropped
+        uint64_t uc_pkts_dropped
     ctypedef struct rs_recovery_params:
         uint32_t mode
         uint32_t window
@@ -129,6 +131,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
     int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
     int rs_sim_pcap_close(rs_sim *sim)
+    void rs_sim_pcap_flush(rs_sim *sim)
     int rs_host_add(rs_sim *sim)
     int rs_host_set_scripted(rs_sim *sim, int host, int on)
     void rs_sim_stop_after_next_frame(rs_sim *sim)
@@ -177,6 +180,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_mr_rereg(rs_sim *sim, int host, int mr, uint32_t pd, uint32_t access, uint32_t *rkey)
     int rs_cq_create(rs_sim *sim, int host, uint32_t cqe)
     int rs_cq_destroy(rs_sim *sim, int host, int cq)
+    int rs_cq_resize(rs_sim *sim, int host, int cq, uint32_t cqe)
     int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n)
     int rs_cq_count(const rs_sim *sim, int host, int cq)
     int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *init)
@@ -185,8 +189,17 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr)
     int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
-    int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge)
+    int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit)
     int rs_srq_destroy(rs_sim *sim, int host, uint32_t srq)
+    int rs_srq_modify(rs_sim *sim, int host, uint32_t srq, uint32_t mask, uint32_t max_wr, uint32_t limit)
+    ctypedef struct rs_srq_attr:
+        uint32_t max_wr
+        uint32_t max_sge
+        uint32_t limit
+        uint32_t count
+        uint32_t limit_events
+    int rs_srq_query(rs_sim *sim, int host, uint32_t srq, rs_srq_attr *out)
+    int rs_srq_take_limit_event(rs_sim *sim, int host, uint32_t srq)
     int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr)
     int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
 
@@ -264,6 +277,8 @@ cdef class SimCore:
         if r == RUN_ERROR:
             raise MemoryError(rs_sim_errmsg(self.sim).decode("utf-8", "replace"))
         if self.pcap_path is not None:
+            # every return of a run leaves a readable capture (a notebook can open it mid-run)
+            rs_sim_pcap_flush(self.sim)
             self._pcap_raise()
         return r
 
@@ -403,6 +418,9 @@ cdef class SimCore:
     def cq_destroy(self, int host, int cq):
         self._check(rs_cq_destroy(self.sim, host, cq))
 
+    def cq_resize(self, int host, int cq, uint32_t cqe):
+        self._check(rs_cq_resize(self.sim, host, cq, cqe))
+
     def cq_count(self, int host, int cq):
         return rs_cq_count(self.sim, host, cq)
 
@@ -422,7 +440,7 @@ cdef class SimCore:
     def qp_create(self, int host, uint32_t pd, int send_cq, int recv_cq, uint32_t max_send_wr,
                   uint32_t max_recv_wr, uint32_t max_send_sge, uint32_t max_recv_sge, bint sq_sig_all,
                   uint32_t qp_type=2, uint32_t srq=0):
-        """qp_type: IBV_QPT_RC (2) or IBV_QPT_UD (4); srq: an srq_create handle (0: none)."""
+        """qp_type: IBV_QPT_RC (2), IBV_QPT_UC (3) or IBV_QPT_UD (4); srq: an srq_create handle (0: none)."""
         cdef rs_qp_init init
         memset(&init, 0, sizeof(init))
         init.qp_type = qp_type
@@ -580,9 +598,23 @@ cdef class SimCore:
         wr.sg_list = sg
         self._check(rs_post_recv(self.sim, host, qpn, &wr))
 
-    def srq_create(self, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge):
-        """A shared receive queue; returns its handle (>= 1)."""
-        return self._check(rs_srq_create(self.sim, host, pd, max_wr, max_sge))
+    def srq_create(self, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit=0):
+        """A shared receive queue; returns its handle (>= 1). limit > 0 arms the SRQ limit."""
+        return self._check(rs_srq_create(self.sim, host, pd, max_wr, max_sge, limit))
+
+    def srq_modify(self, int host, uint32_t srq, uint32_t mask, uint32_t max_wr, uint32_t limit):
+        """mask: 1 resize to max_wr, 2 arm the limit (0 disarms)."""
+        self._check(rs_srq_modify(self.sim, host, srq, mask, max_wr, limit))
+
+    def srq_query(self, int host, uint32_t srq):
+        """dict of max_wr, max_sge, limit (0: not armed), count (posted), limit_events (pending)."""
+        cdef rs_srq_attr a
+        self._check(rs_srq_query(self.sim, host, srq, &a))
+        return a
+
+    def srq_take_limit_event(self, int host, uint32_t srq):
+        """True if a pending SRQ limit event was taken."""
+        return self._check(rs_srq_take_limit_event(self.sim, host, srq)) == 1
 
     def srq_destroy(self, int host, uint32_t srq):
         self._check(rs_srq_destroy(self.sim, host, srq))

@@ -4,7 +4,11 @@
 Errors: :func:`main` is the one place where errors reach the user. A problem with what the user
 gave (a scenario file, a key, an argument, an output folder, a full disk) is printed as one line
 per problem, naming the file, key or argument, the value and what is allowed, and the exit status
-is 2; Ctrl-C exits with 130 after saying what was kept. Only a bug in rdmasim shows a traceback.
+is 2; Ctrl-C exits with 130 after saying what was kept. Only a bug in rdmasim shows a traceback
+(``-v`` adds the traceback to any error, for a bug report).
+
+``-q`` turns the progress bars off (they are drawn only on a terminal anyway); ``-v`` shows more:
+every flow in ``run``'s summary, every file the demo wrote, every failed sweep run in full.
 """
 
 from __future__ import annotations
@@ -32,35 +36,46 @@ def _demo(args: argparse.Namespace) -> int:
           f"message(s), back to back at {cfg.rate}, {cfg.delay}, MTU {cfg.mtu}, "
           f"i.i.d. loss {cfg.loss:g} each way, seed {cfg.seed}")
     summary = run_demo(args.out, cfg, plot=not args.no_plot)
-    print(format_summary(summary))
+    print(format_summary(summary), flush=True)
     print(f"  open the capture with: wireshark {summary['pcap']}   (or tshark -r ...)")
     ok = summary["data_intact"] and list(summary["completions"]) == ["IBV_WC_SUCCESS"]
     if not args.no_scenarios:
-        ok = _demo_scenarios(args.out) and ok
+        ok = _demo_scenarios(args.out, args) and ok
     return 0 if ok else 1
 
 
-def _demo_scenarios(out: str) -> bool:
+def _progress(args: argparse.Namespace) -> bool | None:
+    """Progress bars: none under -q, else on a terminal (None lets the bar decide)."""
+    return False if args.quiet else None
+
+
+def _demo_scenarios(out: str, args: argparse.Namespace) -> bool:
     from pathlib import Path
 
     from rdmasim.demo_scenarios import BUNDLED, run_bundled
     from rdmasim.units import format_time
 
-    print(f"\nbundled scenarios ({len(BUNDLED)}), each into {Path(out) / 'scenarios'}/<name>/:")
+    print(f"\nbundled scenarios ({len(BUNDLED)}), each into {Path(out) / 'scenarios'}/<name>/:", flush=True)
     all_ok = True
-    for r in run_bundled(Path(out) / "scenarios"):
+    for name in BUNDLED:
+        (r,) = run_bundled(Path(out) / "scenarios", [name], progress=_progress(args))
         all_ok = all_ok and r["completed"] == r["flows"]
         sd = "-" if r["median_slowdown"] is None else f"{r['median_slowdown']:.2f} / {r['p99_slowdown']:.2f}"
         print(f"  {r['name']}: {r['what']}")
         print(f"    flows {r['completed']}/{r['flows']} completed, FCT slowdown median/p99 {sd}, "
               f"simulated {format_time(r['sim_time_ps'])} in {r['wall_s']:.2f} s ({r['events']:,} events)")
         plots = sorted(v for k, v in r["files"].items() if k.startswith("plot_"))
-        print(f"    {r['files']['flows_csv']}; plots: {', '.join(Path(p).name for p in plots)}")
+        table = r["files"].get("flows_parquet") or r["files"]["flows_csv"]
+        print(f"    {table}; plots: {', '.join(Path(p).name for p in plots)}", flush=True)
+        if args.verbose:
+            for kind, path in sorted(r["files"].items()):
+                print(f"      {kind}: {path}")
     return all_ok
 
 
 def _trace(args: argparse.Namespace) -> int:
-    """Print the ladder diagram of a saved trace (FILE.npz) or of the built-in teaching run."""
+    """Print the ladder diagram of a saved trace (FILE.npz), of a scenario (FILE.toml) or of the
+    built-in teaching run, in the window the options choose (the same in every output)."""
     from rdmasim import ladder
     from rdmasim.trace import load
 
@@ -79,16 +94,28 @@ def _trace(args: argparse.Namespace) -> int:
         what = "RDMA WRITE" if args.op == "write" else "SEND"
         dropped = f", PSN {drops[0]} dropped once" if drops else ""
         title = f"{what} of {size:,} bytes a -> b, MTU {args.mtu}, loss {args.loss:g}{dropped}"
-        print(f"rdmasim {__version__} trace: {title}")
-    print(ladder.render_text(t, ascii=args.ascii, max_lines=args.max_lines))
+        if args.format == "text":
+            print(f"rdmasim {__version__} trace: {title}")
+    window = {"start": args.start, "end": args.end, "around": args.around,
+              "max_frames": args.max_frames, "focus": True}
+    v = ladder.view(t, **window)  # checks the window once, for every output
+    if args.format == "mermaid":
+        print(ladder.mermaid_string(t, title=title, **window), end="")
+    else:
+        print(ladder.render_text(t, ascii=args.ascii, max_lines=args.max_lines, state=args.state,
+                                 **window))
+    out = sys.stdout if args.format == "text" else sys.stderr
     if args.svg:
-        print(f"  SVG: {ladder.render_svg(t, args.svg, title=title)}")
+        print(f"  SVG: {ladder.render_svg(t, args.svg, title=title, **window)}", file=out)
     if args.html:
-        print(f"  HTML: {ladder.render_html(t, args.html, title=title)}")
+        print(f"  HTML: {ladder.render_html(t, args.html, title=title, **window)}", file=out)
+    if args.mermaid:
+        print(f"  Mermaid: {ladder.render_mermaid(t, args.mermaid, title=title, **window)}", file=out)
     if args.save:
-        print(f"  trace: {t.save(args.save)}")
+        print(f"  trace: {t.save(args.save)}", file=out)
     if args.pcap and not args.file:
-        print(f"  pcap: {args.pcap}")
+        print(f"  pcap: {args.pcap}", file=out)
+    del v
     return 0
 
 
@@ -143,9 +170,13 @@ def _run(args: argparse.Namespace) -> int:
     _, warnings = validate(sc, args.max_memory, build=False)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
-    res = run_scenario(sc, out_dir=args.out, progress=False if args.quiet else None)
+    if args.verbose:
+        from rdmasim.scenario.check import estimate
+
+        print(f"{args.file}: {estimate(sc).describe()}", file=sys.stderr)
+    res = run_scenario(sc, out_dir=args.out, progress=_progress(args))
     print(f"rdmasim {__version__} run {args.file} (seed {res.seed})")
-    print(res.summary())
+    print(res.summary(max_rows=None if args.verbose else 20))
     for kind, path in res.files.items():
         print(f"  {kind}: {path}")
     if res.interrupted:
@@ -178,7 +209,7 @@ def _sweep(args: argparse.Namespace) -> int:
         max_workers=args.workers,
         resume=not args.no_resume,
         keep_runs=args.keep_runs,
-        progress=not args.quiet,
+        progress=_progress(args),
     )
     runs = res.runs_records()
     failed = [r for r in runs if r["status"] != "ok"]
@@ -188,9 +219,13 @@ def _sweep(args: argparse.Namespace) -> int:
         f"{res.skipped} already in the store, {len(failed)} failed"
     )
     print(res.summary())
-    for r in failed[:5]:
-        last = (r["error"] or "").strip().splitlines()[-1:] or ["?"]
-        print(f"  failed run {r['run_key']}: {last[0]}")
+    for r in failed if args.verbose else failed[:5]:
+        lines = (r["error"] or "").strip().splitlines() or ["?"]
+        print(f"  failed run {r['run_key']}: {lines[-1]}")
+        if args.verbose:
+            print("\n".join(f"    {ln}" for ln in lines[:-1]))
+    if len(failed) > 5 and not args.verbose:
+        print(f"  ... {len(failed) - 5} more failed runs (-v lists them all)")
     print(f"  store: {res.store_path}")
     return 1 if failed else 0
 
@@ -245,10 +280,20 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from rdmasim.sweep.grid import MAX_RUNS
 
-    p = _Parser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator")
+    # -q / -v, accepted before or after the command (rdmasim -q run f.toml, rdmasim run f.toml -q)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="no progress bars")
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                        help="more detail: every flow in the summary, every file written, full errors")
+    p = _Parser(prog="rdmasim", description="Packet-level RDMA (RoCEv2) emulator", parents=[common])
     p.add_argument("--version", action="version", version=f"rdmasim {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="a lossy back-to-back RDMA WRITE (summary, plot, pcap), then the "
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def cmd(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help)
+
+    d = cmd("demo", "a lossy back-to-back RDMA WRITE (summary, plot, pcap), then the "
                        "bundled scenarios (tables, time series, plots)")
     d.add_argument("--out", default="rdmasim-demo", help="output folder (default: rdmasim-demo)")
     d.add_argument("--size", default="4MiB", help="total bytes to write (default 4MiB)")
@@ -265,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--no-scenarios", action="store_true",
                    help="skip the bundled scenarios (incast with DCQCN, ring all-reduce, web-search)")
     d.set_defaults(func=_demo)
-    t = sub.add_parser("trace", help="ladder diagram of a small teaching run (or of a saved trace)")
+    t = cmd("trace", "ladder diagram of a small teaching run (or of a saved trace)")
     t.add_argument("file", nargs="?", help="a trace saved with Trace.save / --save (.npz); "
                    "default: run the built-in scenario")
     t.add_argument("--op", default="write", choices=["write", "send"], help="verb to run (default write)")
@@ -280,27 +325,45 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--recovery", default="gbn", choices=["gbn", "irn"],
                    help="loss recovery: Go-Back-N (default) or IRN selective repeat")
     t.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
+    t.add_argument("--format", choices=["text", "mermaid"], default="text",
+                   help="what to print: the text ladder (default) or a Mermaid sequence diagram")
+    t.add_argument("--state", action="store_true",
+                   help="text: note each QP's requester window and responder expected PSN as they change")
+    win = t.add_argument_group(
+        "window (applies to every output)",
+        "A trace of more than 200 frames with no window focuses on its first loss (or NAK, "
+        "timeout, error error completion), 60 frames, and says so.")
+    win.add_argument("--from", dest="start", metavar="TIME", default=None,
+                     help="first send time shown, with units (e.g. 12us, 1.5ms)")
+    win.add_argument("--to", dest="end", metavar="TIME", default=None, help="last send time shown")
+    win.add_argument("--around", metavar="ANCHOR", default=None,
+                     help="first-loss, first-nak, first-timeout, first-retry, first-error, psn=N, "
+                     "t=TIME, or qp=N (only that QP's frames and events)")
+    win.add_argument("--max-frames", type=_int_arg(0, (1 << 31) - 1), default=None, metavar="N",
+                     help="at most N frames (0: all; default 40 around an anchor)")
     t.add_argument("--max-lines", type=_int_arg(0, (1 << 31) - 1), default=None,
-                   help="print at most this many events")
+                   help="text: print at most this many events")
     t.add_argument("--svg", metavar="PATH", help="also write the ladder as SVG")
-    t.add_argument("--html", metavar="PATH", help="also write the ladder as a self-contained HTML page")
+    t.add_argument("--html", metavar="PATH",
+                   help="also write a self-contained HTML page (click a frame for its headers, step "
+                   "event by event)")
+    t.add_argument("--mermaid", metavar="PATH", help="also write a Mermaid sequence diagram (.mmd)")
     t.add_argument("--save", metavar="PATH", help="also save the trace (.npz) for `rdmasim trace FILE`")
     t.add_argument("--pcap", metavar="PATH", help="also capture the run to a pcap file")
     t.set_defaults(func=_trace)
-    r = sub.add_parser("run", help="run a scenario file (TOML): summary table and results folder")
+    r = cmd("run", "run a scenario file (TOML): summary table and results folder")
     r.add_argument("file", help="scenario file (see docs/scenarios.md)")
     r.add_argument("--out", default=None, help="results folder (default: [outputs] dir)")
     r.add_argument("--seed", type=_int_arg(0, U63), default=None, help="override [simulation] seed")
     r.add_argument("--max-memory", type=_size_arg, default=None, metavar="SIZE",
                    help="refuse runs estimated to need more (default: this machine's RAM)")
-    r.add_argument("--quiet", action="store_true", help="no progress line")
     r.set_defaults(func=_run)
-    v = sub.add_parser("validate", help="check a scenario file; exit 2 listing every problem")
+    v = cmd("validate", "check a scenario file; exit 2 listing every problem")
     v.add_argument("file", help="scenario file")
     v.add_argument("--max-memory", type=_size_arg, default=None, metavar="SIZE",
                    help="refuse runs estimated to need more (default: this machine's RAM)")
     v.set_defaults(func=_validate)
-    sw = sub.add_parser("sweep", help="run a scenario over a parameter grid; results in one SQLite store")
+    sw = cmd("sweep", "run a scenario over a parameter grid; results in one SQLite store")
     sw.add_argument("file", help="scenario file")
     sw.add_argument("--param", action="append", metavar="KEY=V1,V2",
                     help="a key path and its values (TOML syntax), e.g. link.loss=0,0.01 or "
@@ -317,9 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-resume", action="store_true",
                     help="run every run again, even those the store has as ok")
     sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
-    sw.add_argument("--quiet", action="store_true", help="no progress line")
     sw.set_defaults(func=_sweep)
-    pv = sub.add_parser("pyverbs-run", help="run an unmodified pyverbs program on the emulated devices "
+    pv = cmd("pyverbs-run", "run an unmodified pyverbs program on the emulated devices "
                         "(rxe0, rxe1: two hosts back to back)")
     pv.add_argument("script", help="the pyverbs program (.py); `import pyverbs` loads rdmasim.pyverbs")
     pv.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
@@ -353,12 +415,22 @@ def _one_line(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rdmasim`` command: the one error boundary (see the module docs)."""
     args = build_parser().parse_args(argv)
+    args.quiet = bool(getattr(args, "quiet", False))
+    args.verbose = int(getattr(args, "verbose", 0) or 0)
     prog = f"rdmasim {args.command}"
     try:
         return _dispatch(args, prog)
     except KeyboardInterrupt:  # a second Ctrl-C, or one while an error is shown
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _detail(args: argparse.Namespace) -> None:
+    """Under -v, the traceback of the error just reported (for a bug report)."""
+    if args.verbose:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
 
 
 def _dispatch(args: argparse.Namespace, prog: str) -> int:
@@ -373,6 +445,7 @@ def _dispatch(args: argparse.Namespace, prog: str) -> int:
         for problem in exc.problems:
             print(_one_line(str(problem)), file=sys.stderr)
         print(f"{getattr(args, 'file', prog)}: {len(exc.problems)} problem(s)", file=sys.stderr)
+        _detail(args)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -380,12 +453,16 @@ def _dispatch(args: argparse.Namespace, prog: str) -> int:
         named = exc.filename and str(exc.filename) not in str(exc.strerror or "")
         where = f"{exc.filename}: " if named else ""
         print(f"{prog}: error: {where}{_one_line(exc.strerror or str(exc))}", file=sys.stderr)
+        _detail(args)
     except sqlite3.Error as exc:
         print(f"{prog}: error: sweep store: {_one_line(str(exc))}", file=sys.stderr)
+        _detail(args)
     except MemoryError:
         print(f"{prog}: error: out of memory (see `rdmasim validate` for the estimate)", file=sys.stderr)
+        _detail(args)
     except (ValueError, TypeError, OverflowError, PyverbsError) as exc:  # what the user gave
         print(f"{prog}: error: {_one_line(str(exc))}", file=sys.stderr)
+        _detail(args)
     return EXIT_USER_ERROR
 
 

@@ -101,53 +101,15 @@ def run_demo(out_dir: str | Path, cfg: DemoConfig | None = None, plot: bool = Tr
 
 
 def _plot_psn(pcap: Path, png: Path, cfg: DemoConfig) -> str | None:
-    """PSN of every data packet over time; retransmissions and NAKs marked."""
+    """PSN of every data packet over time; retransmissions and NAKs marked, and the first NAKs
+    (or timeouts) zoomed in below so that each Go-Back-N rewind is visible."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from rdmasim.plots import psn_over_time, save
     except ImportError:
         return None
-    from rdmasim.capture import read_pcap
-
-    t_data, psn_data, retx, t_nak, psn_nak = [], [], [], [], []
-    base = None
-    highest = -1
-    for fr in read_pcap(pcap):
-        f = fr.fields
-        if f.get("kind", 0) != 0:
-            continue
-        psn = f["psn"]
-        if base is None:
-            base = psn
-        # unwrap the 24-bit PSN relative to the first one seen
-        rel = (psn - base) % (1 << 24)
-        if f["opcode"] == 0x11:
-            if (f["aeth_syndrome"] & 0xE0) == 0x60:
-                t_nak.append(fr.t_ns / 1000)
-                psn_nak.append(rel)
-            continue
-        t_data.append(fr.t_ns / 1000)
-        psn_data.append(rel)
-        retx.append(rel <= highest)
-        highest = max(highest, rel)
-    t = np.array(t_data)
-    p = np.array(psn_data)
-    r = np.array(retx, dtype=bool)
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.scatter(t[~r], p[~r], s=2, label="first transmission", color="tab:blue")
-    ax.scatter(t[r], p[r], s=2, label="retransmission (Go-Back-N)", color="tab:red")
-    if t_nak:
-        ax.scatter(t_nak, psn_nak, marker="x", s=30, color="black", label="NAK (PSN sequence error)")
-    ax.set_xlabel("time (µs)")
-    ax.set_ylabel("PSN (relative to first)")
-    ax.set_title(f"RDMA WRITE {cfg.size_bytes} B, MTU {cfg.mtu}, {cfg.rate}, loss {cfg.loss:g}")
-    ax.legend(loc="lower right", markerscale=4)
-    fig.tight_layout()
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    return str(png)
+    fig = psn_over_time(pcap, title=f"RDMA WRITE of {cfg.size_bytes:,} bytes, MTU {cfg.mtu}, {cfg.rate}, "
+                        f"i.i.d. loss {cfg.loss:g} each way")
+    return str(save(fig, png.with_suffix(""), formats=("png",))[0])
 
 
 def format_summary(s: dict[str, Any]) -> str:

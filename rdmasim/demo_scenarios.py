@@ -22,12 +22,14 @@ def bundled_text(name: str) -> str:
     return (resources.files("rdmasim") / "data" / "scenarios" / f"{name}.toml").read_text()
 
 
-def run_bundled(out_dir: str | Path, names: list[str] | None = None) -> list[dict[str, Any]]:
-    """Run the bundled scenarios into ``out_dir/<name>/``; one summary dict per scenario."""
+def run_bundled(out_dir: str | Path, names: list[str] | None = None,
+                progress: bool | None = False) -> list[dict[str, Any]]:
+    """Run the bundled scenarios into ``out_dir/<name>/``; one summary dict per scenario.
+    ``progress``: a progress bar per scenario (True; None: when stderr is a terminal)."""
     out = []
     for name in names or list(BUNDLED):
         sc = loads(bundled_text(name), f"{name}.toml")
-        res = run_scenario(sc, out_dir=str(Path(out_dir) / name), progress=False)
+        res = run_scenario(sc, out_dir=str(Path(out_dir) / name), progress=progress, label=name)
         ok = sum(f.status == "ok" for f in res.flows)
         sds = sorted(f.slowdown for f in res.flows if f.slowdown is not None)
         out.append({

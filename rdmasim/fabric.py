@@ -159,7 +159,10 @@ class Switch:
         return [self.port_stats(i) for i in range(len(self.ports))]
 
     def totals(self) -> dict[str, int]:
-        """Sums over ports: packets, drops (total and by reason), ECN marks, PFC frames."""
+        """Sums over ports: packets, drops (total and by reason), ECN marks, PFC frames (a dict that
+        prints as a table: :class:`rdmasim.report.Report`)."""
+        from rdmasim.report import Report
+
         t: dict[str, int] = {"rx_pkts": 0, "tx_pkts": 0, "ecn_marked": 0, "pfc_xoff_sent": 0,
                              "pfc_xon_sent": 0, "pfc_rx_frames": 0, "drops": 0}
         t.update({f"drops_{r}": 0 for r in DROP_REASONS})
@@ -169,7 +172,7 @@ class Switch:
             for r, n in s["drops"].items():
                 t[f"drops_{r}"] += n
                 t["drops"] += n
-        return t
+        return Report(f"switch {self.name}: totals over its ports", t)
 
     def queue_bytes(self, port: int, priority: int = 3) -> tuple[int, int]:
         """Bytes now in (egress queue, ingress accounting incl. headroom) of (port, priority)."""

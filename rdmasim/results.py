@@ -1,8 +1,11 @@
 """Results of a scenario run: the per-flow table, switch counters, and how to reproduce them.
 
-:meth:`RunResult.write` puts into a folder: ``flows.csv`` (and ``flows.parquet`` if pyarrow is
-importable), ``switch_counters.json``, ``scenario.toml`` (the file as run) and ``metadata.json``
-(seed, rdmasim version, simulated time, events, wall time).
+:meth:`RunResult.write` puts into a folder every table - ``flows``, ``ports`` and, with time
+series, ``flow_samples`` and ``queue_samples`` - as Parquet (``flows.parquet``) when pyarrow is
+importable and as CSV (``flows.csv``) otherwise (``[outputs] formats`` can ask for either or
+both), plus ``switch_counters.json``, ``timeseries.npz``, ``scenario.toml`` (the file as run) and
+``metadata.json`` (seed, rdmasim version, simulated time, events, wall time). Every column name
+carries its unit (:data:`COLUMN_UNITS`); :func:`read_table` reads a table back as a DataFrame.
 
 A results folder is written whole or not at all: the files go into a hidden sibling folder
 (``.NAME.partial-*``) that replaces the folder only once everything is written, so a failed
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from rdmasim.errors import ResultsWriteError, UserInputError
 from rdmasim.units import format_time
@@ -97,7 +101,7 @@ class FlowRecord:
     src: str
     dst: str
     verb: str
-    size: int
+    size_bytes: int
     priority: int
     start_ps: int
     finish_ps: int | None
@@ -113,6 +117,13 @@ class FlowRecord:
 
 
 FLOW_COLUMNS: list[str] = [f.name for f in fields(FlowRecord)]
+#: the tables a results folder holds, in the order they are written
+TABLES: tuple[str, ...] = ("flows", "ports", "flow_samples", "queue_samples")
+#: how a column name says its unit: the suffix, and what it means (docs/scenarios.md lists them)
+COLUMN_UNITS: dict[str, str] = {
+    "_ps": "picoseconds (integer)", "_bytes": "bytes", "_bps": "bits per second", "_pkts": "packets",
+    "_frames": "Ethernet frames",
+}
 #: columns of :meth:`RunResult.port_rows` (ports.csv)
 PORT_COLUMNS: list[str] = [
     "node", "kind", "port", "rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes", "drops", "ecn_marked",
@@ -152,6 +163,8 @@ class RunResult:
     nics: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the run was stopped (Ctrl-C) before its flows finished or simulation.duration was reached
     interrupted: bool = False
+    #: each host's link rate (b/s): the plots draw link capacity from it
+    host_rate_bps: dict[str, float] = field(default_factory=dict)
 
     def port_rows(self) -> list[dict[str, Any]]:
         """Per-port counters as rows: one per switch port and one per host NIC, with the columns of
@@ -178,11 +191,10 @@ class RunResult:
         return rows
 
     def frames(self) -> dict[str, Any]:
-        """Every table as a pandas DataFrame (needs pandas): ``flows``, ``ports``, and with time series
+        """Every table as a pandas DataFrame: ``flows``, ``ports``, and with time series
         ``flow_samples`` (t_ps, flow_id, bytes_acked, rate_bps) and ``queue_samples`` (long format:
-        t_ps, probe, egress_bytes, ingress_bytes, paused)."""
-        import pandas as pd  # not a dependency
-
+        t_ps, probe, egress_bytes, ingress_bytes, paused). Unfinished flows have ``<NA>`` in
+        ``finish_ps``, ``fct_ps`` and ``slowdown`` (nullable dtypes)."""
         out = {"flows": self.to_pandas(), "ports": pd.DataFrame(self.port_rows(), columns=PORT_COLUMNS)}
         if self.flow_samples is not None:
             out["flow_samples"] = pd.DataFrame(self.flow_samples.as_dict())
@@ -200,11 +212,13 @@ class RunResult:
         """The per-flow table as a list of dicts (column order: :data:`FLOW_COLUMNS`)."""
         return [asdict(f) for f in self.flows]
 
-    def to_pandas(self) -> Any:
-        """The per-flow table as a pandas DataFrame (needs pandas)."""
-        import pandas as pd  # not a dependency
-
-        return pd.DataFrame(self.rows(), columns=FLOW_COLUMNS)
+    def to_pandas(self) -> pd.DataFrame:
+        """The per-flow table as a pandas DataFrame (one row per flow, :data:`FLOW_COLUMNS`)."""
+        df = pd.DataFrame(self.rows(), columns=FLOW_COLUMNS)
+        for c in ("finish_ps", "fct_ps"):
+            df[c] = df[c].astype("Int64")
+        df["slowdown"] = df["slowdown"].astype("Float64")
+        return df
 
     def flows_csv(self) -> str:
         """The per-flow table as CSV text."""
@@ -290,17 +304,20 @@ class RunResult:
                 w.writeheader()
                 w.writerows(self.port_rows())
 
-        put("flows_csv", "flows.csv", lambda p: p.write_text(self.flows_csv()))
-        put("ports_csv", "ports.csv", ports)
-        if "parquet" in (formats or []):
-            try:
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-            except ImportError:  # validation says so (outputs.formats)
-                pass
-            else:
-                table = pa.Table.from_pylist(self.rows())
-                put("flows_parquet", "flows.parquet", lambda p: pq.write_table(table, p))
+        kinds = table_formats(formats)
+        frames = self.frames() if "parquet" in kinds or (
+            "csv" in kinds and (self.flow_samples is not None or self.queue_samples is not None)) else {}
+        if "csv" in kinds:
+            put("flows_csv", "flows.csv", lambda p: p.write_text(self.flows_csv()))
+            put("ports_csv", "ports.csv", ports)
+            for name in TABLES[2:]:
+                if name in frames:
+                    put(f"{name}_csv", f"{name}.csv", lambda p, n=name: frames[n].to_csv(p, index=False))
+        if "parquet" in kinds:
+            for name in TABLES:
+                if name in frames:
+                    put(f"{name}_parquet", f"{name}.parquet",
+                        lambda p, n=name: frames[n].to_parquet(p, index=False))
         if switch_counters:
             put("switch_counters", "switch_counters.json",
                 lambda p: p.write_text(json.dumps(self.switches, indent=1, sort_keys=True)))
@@ -343,34 +360,52 @@ class RunResult:
             keep("fct_slowdown", plots.fct_slowdown_by_size(rows, title=title))
         s = self.flow_samples
         if s is not None and len(s.t_ps):
-            keep("goodput", plots.goodput_over_time(s.as_dict()))
+            line = max(self.host_rate_bps.values()) if self.host_rate_bps else None
+            dsts = sorted({f.dst for f in self.flows})
+            cap = sum(self.host_rate_bps.get(d, 0.0) for d in dsts) if self.host_rate_bps else None
+            cap_label = None
+            if cap:
+                one = {self.host_rate_bps.get(d, 0.0) for d in dsts}
+                each = f"{len(dsts)} x {next(iter(one)) / 1e9:g} Gb/s" if len(one) == 1 else \
+                    f"{len(dsts)} links"
+                cap_label = (f"receivers' link capacity ({each})" if len(dsts) > 1
+                             else f"receiver's link capacity ({cap / 1e9:g} Gb/s)")
+            keep("goodput", plots.goodput_over_time(
+                s.as_dict(), flow_table=rows, line_rate_bps=line, capacity_bps=cap or None,
+                capacity_label=cap_label, title=f"{self.name or 'run'}: goodput"))
             if (s.rate_bps > 0).any():
-                keep("dcqcn_rates", plots.dcqcn_rates(s.as_dict()))
+                keep("dcqcn_rates", plots.dcqcn_rates(s.as_dict(), line_rate_bps=line,
+                                                      title=f"{self.name or 'run'}: DCQCN sending rate"))
         q = self.queue_samples
         if q is not None and len(q["t_ps"]):
             top = np.argsort(q["egress_bytes"].max(axis=0))[::-1][:8]
             sub = {"t_ps": q["t_ps"], "egress_bytes": q["egress_bytes"][:, top],
                    "ingress_bytes": q["ingress_bytes"][:, top], "paused": q["paused"][:, top],
                    "missed": q["missed"]}
-            keep("queues", plots.queue_timeline(sub, [q["labels"][i] for i in top]))
+            more = len(q["labels"]) - len(top)
+            title = f"{self.name or 'run'}: switch queues and PFC pauses" + (
+                f"\n({len(top)} deepest of {len(q['labels'])} queues)" if more > 0 else "")
+            keep("queues", plots.queue_timeline(sub, [q["labels"][i] for i in top], title=title))
         return made
 
-    def summary(self) -> str:
-        """A readable summary table: one line per flow (at most 20) and the totals."""
+    def summary(self, max_rows: int | None = 20) -> str:
+        """A readable summary table: one line per flow (at most ``max_rows``; None: all) and the
+        totals."""
         head = (
-            f"  {'id':>4} {'src':>8} {'dst':>8} {'verb':>5} {'size':>10} {'FCT':>12} {'slowdown':>8} "
+            f"  {'id':>4} {'src':>8} {'dst':>8} {'verb':>5} {'bytes':>10} {'FCT':>12} {'slowdown':>8} "
             f"{'retx':>6} {'CNPs':>6}  status"
         )
         lines = [head]
-        for f in self.flows[:20]:
+        shown = self.flows if max_rows is None else self.flows[:max_rows]
+        for f in shown:
             fct = format_time(f.fct_ps) if f.fct_ps is not None else "-"
             sd = f"{f.slowdown:.2f}" if f.slowdown is not None else "-"
             lines.append(
-                f"  {f.flow_id:>4} {f.src:>8} {f.dst:>8} {f.verb:>5} {f.size:>10,} {fct:>12} {sd:>8} "
+                f"  {f.flow_id:>4} {f.src:>8} {f.dst:>8} {f.verb:>5} {f.size_bytes:>10,} {fct:>12} {sd:>8} "
                 f"{f.retx_pkts:>6} {f.cnps:>6}  {f.status}"
             )
-        if len(self.flows) > 20:
-            lines.append(f"  ... {len(self.flows) - 20} more flows")
+        if len(shown) < len(self.flows):
+            lines.append(f"  ... {len(self.flows) - len(shown)} more flows (rdmasim run -v shows all)")
         sds = sorted(f.slowdown for f in self.flows if f.slowdown is not None)
         ok = sum(f.status == "ok" for f in self.flows)
         lines.append(
@@ -398,6 +433,46 @@ def write_error(out_dir: str | Path, exc: OSError) -> ResultsWriteError:
     what = f"{Path(exc.filename).name}: " if exc.filename else ""
     return ResultsWriteError(f"cannot write the results to {str(out_dir)!r}: {what}{exc.strerror or exc} "
                              f"(nothing written; {str(out_dir)!r} is as it was before the run)")
+
+
+def pyarrow_available() -> bool:
+    """Whether pyarrow is importable (Parquet tables are written only then)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def table_formats(formats: list[str] | None) -> list[str]:
+    """The table formats to write for ``[outputs] formats``: ``"auto"`` (the default) is Parquet
+    when pyarrow is importable and CSV otherwise; ``"parquet"`` without pyarrow is dropped (the
+    scenario's validation says so)."""
+    out: list[str] = []
+    for f in formats or ["auto"]:
+        if f == "auto":
+            f = "parquet" if pyarrow_available() else "csv"
+        if f == "parquet" and not pyarrow_available():
+            continue
+        if f not in out:
+            out.append(f)
+    return out
+
+
+def read_table(folder: str | Path, name: str) -> pd.DataFrame:
+    """Table ``name`` (one of :data:`TABLES`) of a results folder as a DataFrame, from
+    ``NAME.parquet`` if the folder has it, else ``NAME.csv``. Raises FileNotFoundError naming the
+    folder and the table when it has neither."""
+    if name not in TABLES:
+        raise ValueError(f"table {name!r}: unknown (allowed: {', '.join(TABLES)})")
+    base = Path(folder)
+    if (base / f"{name}.parquet").is_file():
+        return pd.read_parquet(base / f"{name}.parquet")
+    if (base / f"{name}.csv").is_file():
+        df = pd.read_csv(base / f"{name}.csv")
+        if name == "flows":
+            for c in ("finish_ps", "fct_ps"):
+                df[c] = df[c].astype("Int64")
+        return df
+    raise FileNotFoundError(2, f"results folder has no {name}.parquet or {name}.csv", str(base))
 
 
 def read_flows_csv(path: str | Path) -> list[dict[str, str]]:

@@ -62,9 +62,13 @@ class Host:
         return f"::ffff:{self.ip}"
 
     def pause_stats(self) -> dict[str, Any]:
-        """PFC frames this NIC port received and the time each priority was paused (ps)."""
+        """PFC frames this NIC port received and the time each priority was paused (ps); a dict that
+        prints as a table (:class:`rdmasim.report.Report`)."""
         from rdmasim.fabric import NODE_HOST
-        return dict(self.sim._fabric_core().pause_stats(NODE_HOST, self.index, 0))
+        from rdmasim.report import Report
+
+        return Report(f"host {self.name}: PFC pause received",
+                      dict(self.sim._fabric_core().pause_stats(NODE_HOST, self.index, 0)))
 
     def __repr__(self) -> str:
         return f"Host({self.name!r}, ip={self.ip}, mac={self.mac})"
@@ -181,6 +185,8 @@ class Simulator:
         self._flows: Any = None
         self._pcap: str | None = None
         self._trace: Trace | None = None
+        # records recorded with the last event step_to stopped at, after the one it returned
+        self._step_rest: tuple[int, Any] = (-1, None)
         #: ``CQ.poll()`` on an empty CQ runs the simulation until a completion for it is due
         #: (docs/pyverbs.md "Time"); False: poll never advances time, drive it with ``run``.
         self.auto_advance = True
@@ -296,6 +302,10 @@ class Simulator:
         A file that cannot be written raises OSError naming it; a write error during a run (a full
         disk) stops the capture, which then holds exactly the frames written, and the run raises
         OSError when it returns (the simulation itself is not affected).
+
+        Every return of ``run``, ``wait_for``, ``run_until_idle``, ``step`` and ``run_flows``
+        leaves the file holding every frame so far, so it can be opened (Wireshark, tshark, scapy)
+        while the simulation goes on; ``close_capture`` ends it.
         """
         if snaplen is not None and (isinstance(snaplen, bool) or not isinstance(snaplen, int)
                                     or not 1 <= snaplen <= 65535):
@@ -380,6 +390,25 @@ class Simulator:
         until_ps = INT64_MAX if until is None else parse_time(until)
         self._core.stop_after_next_frame()
         return self._core.run(until_ps) == _core.RUN_STEP
+
+    def step_to(self, kind: str, until: str | int | None = None,
+                max_events: int = 10_000_000) -> Any:
+        """Run until the next event of ``kind`` has happened, and stop there (teaching).
+
+        ``kind`` is one of ``rdmasim.stepping.STEP_KINDS``: ``"frame"``, ``"arrival"``, ``"drop"``,
+        ``"nak"``, ``"rnr-nak"``, ``"timeout"``, ``"retry"``, ``"accept"``, ``"completion"``,
+        ``"error"``. Unlike :meth:`step_frame`, it stops where the retransmit timer fires or an RNR
+        NAK starts a wait. Returns that event's trace record (``rec["t_ps"]``, ``rec["psn"]``, ...;
+        fields as in :mod:`rdmasim.trace`), or None when the simulation goes idle or ``until``
+        passes first. Starts a trace (:meth:`trace`) if none is running; the events stepped over
+        stay in it. Raises RuntimeError after ``max_events`` events without one.
+        """
+        from rdmasim.stepping import step_to
+
+        until_ps = INT64_MAX if until is None else parse_time(until)
+        if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
+            raise ValueError(f"max_events must be an int >= 1, got {max_events!r}")
+        return step_to(self, kind, until_ps, max_events)
 
     def run_until_idle(self) -> int:
         """Run until no event is left (every transfer finished or failed)."""

@@ -13,7 +13,7 @@ Event kinds:
 * ``COMPLETE``: a work request retired (``status``, ``verb_op`` = WC opcode, flag ``CQE``);
 * ``TIMEOUT``: the retransmit timer fired (``psn`` = oldest unacknowledged PSN);
 * ``RETRY``: the requester went back to ``psn`` (``reason``: timeout / NAK / RNR;
-  ``aux``: retries left);
+  ``aux``: retries left, of ``rnr_retry`` after an RNR NAK (7: forever), else of ``retry_cnt``);
 * ``ACCEPT``: the responder accepted request ``psn`` in order (``aux``: the PSN it expects next);
 * ``PFC``: a switch decided to pause (``flags`` 1, XOFF) or resume (0, XON) ingress port ``msn``,
   ``priority``; ``len`` = shared bytes of that queue, ``psn`` = its headroom bytes, ``aux`` = the

@@ -42,8 +42,10 @@ static void pcap_fail(rs_pcap *pc, int e)
         errno = pc->err;
 }
 
-static int pcap_flush(rs_pcap *pc)
+int rs_pcap_flush(rs_pcap *pc)
 {
+    if (!pc->fp || pc->err)
+        return pc->err ? -1 : 0;
     if (!pc->wlen)
         return 0;
     errno = 0;
@@ -111,7 +113,7 @@ int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps)
     }
     size_t incl = frame < pc->snaplen ? frame : pc->snaplen; /* (size_t)n >= incl */
 
-    if (pc->wlen + PCAP_REC_HDR + incl > sizeof pc->wbuf && pcap_flush(pc) != 0)
+    if (pc->wlen + PCAP_REC_HDR + incl > sizeof pc->wbuf && rs_pcap_flush(pc) != 0)
         return -1;
     uint8_t *rec = pc->wbuf + pc->wlen;
     put_le32(rec, (uint32_t)sec);
@@ -130,7 +132,7 @@ int rs_pcap_close(rs_pcap *pc)
     if (!pc->fp)
         return pc->err ? -1 : 0;
     if (!pc->err)
-        pcap_flush(pc);
+        rs_pcap_flush(pc);
     errno = 0;
     if (fclose(pc->fp) != 0 && !pc->err) /* the stream is gone even if that fails */
         pc->err = errno ? errno : EIO;

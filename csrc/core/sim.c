@@ -121,6 +121,12 @@ int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
     return rs_sim_pcap_links(sim, NULL, 0); /* every link until told otherwise */
 }
 
+void rs_sim_pcap_flush(rs_sim *sim)
+{
+    if (sim->pcap)
+        rs_pcap_flush(sim->pcap);
+}
+
 int rs_sim_pcap_close(rs_sim *sim)
 {
     if (!sim->pcap)

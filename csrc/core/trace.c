@@ -169,7 +169,8 @@ void rs_trace_rec_qp(rs_sim *sim, uint8_t kind, const rs_qp *qp, uint64_t wr_id,
     r->reason = reason;
     if (kind == RS_TR_TIMEOUT || kind == RS_TR_RETRY) {
         r->psn = qp->comp_psn;
-        r->aux = qp->retry_left;
+        /* an RNR retry counts rnr_retry down (never when it is 7: forever), the others retry_cnt */
+        r->aux = (kind == RS_TR_RETRY && reason == RS_TR_RETRY_RNR) ? qp->rnr_left : qp->retry_left;
     }
 }
 

@@ -54,6 +54,29 @@ int rs_cq_destroy(rs_sim *sim, int host, int idx)
     return RS_OK;
 }
 
+int rs_cq_resize(rs_sim *sim, int host, int idx, uint32_t cqe)
+{
+    rs_cq *cq = get_cq(sim, host, idx);
+    if (!cq)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no CQ %d on host %d", idx, host);
+    if (cqe < 1 || cqe > (1u << 22))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "cqe %u outside 1..4194304", cqe);
+    if (cqe < cq->count)
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "cqe %u is fewer than the %u completion(s) the CQ holds: poll them first", cqe,
+                           cq->count);
+    rs_wc *ring = calloc(cqe, sizeof(rs_wc));
+    if (!ring)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for %u CQ entries", cqe);
+    for (uint32_t i = 0; i < cq->count; i++)
+        ring[i] = cq->ring[(cq->head + i) % cq->cap];
+    free(cq->ring);
+    cq->ring = ring;
+    cq->cap = cqe;
+    cq->head = 0;
+    return RS_OK;
+}
+
 int rs_cq_poll(rs_sim *sim, int host, int idx, rs_wc *out, int n)
 {
     rs_cq *cq = get_cq(sim, host, idx);

@@ -545,9 +545,9 @@ int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_pa
         qp->recovery = RS_RECOVERY_GBN;
         return RS_OK;
     }
-    if (qp->is_ud || qp->srq)
+    if (qp->is_ud || qp->is_uc || qp->srq)
         return rs_sim_fail(sim, RS_ERR_INVAL, "QP 0x%x: IRN loss recovery is for RC QPs with their own receive "
-                           "queue (not UD, not an SRQ)", qpn);
+                           "queue (not UD or UC, which recover nothing, not an SRQ)", qpn);
     if (p->mode != RS_RECOVERY_IRN)
         return rs_sim_fail(sim, RS_ERR_INVAL, "loss recovery mode %u: 0 = Go-Back-N, 1 = IRN", p->mode);
     if (p->window < 1 || p->window > IRN_MAX_WINDOW)

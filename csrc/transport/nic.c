@@ -378,6 +378,17 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
         }
         return;
     }
+    int uc_op = (pkt->opcode & 0xE0u) == 0x20u && pkt->opcode <= 0x2Bu; /* UC SEND/WRITE (IBA 9.2.1) */
+    if (qp->is_uc || uc_op) {
+        if (qp->is_uc && uc_op) {
+            pkt->opcode &= 0x1Fu; /* the same packet as RC's: the UC responder works on RC's values */
+            rs_uc_receive(sim, qp, pkt);
+        } else {
+            h->rx_bad_state++;
+            rs_pkt_release(&sim->pool, pkt);
+        }
+        return;
+    }
     if (is_response(pkt->opcode))
         rs_comp_receive(sim, qp, pkt);
     else

@@ -45,9 +45,9 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
         in->max_recv_sge > RS_MAX_SGE)
         return rs_sim_fail(sim, RS_ERR_INVAL, "max_send_sge=%u, max_recv_sge=%u: each must be in 1..%u",
                            in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
-    if (in->qp_type != 0 && in->qp_type != RS_QPT_RC && in->qp_type != RS_QPT_UD)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "qp_type=%u: IBV_QPT_RC (%d) or IBV_QPT_UD (%d)", in->qp_type,
-                           RS_QPT_RC, RS_QPT_UD);
+    if (in->qp_type != 0 && in->qp_type != RS_QPT_RC && in->qp_type != RS_QPT_UC && in->qp_type != RS_QPT_UD)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "qp_type=%u: IBV_QPT_RC (%d), IBV_QPT_UC (%d) or IBV_QPT_UD (%d)",
+                           in->qp_type, RS_QPT_RC, RS_QPT_UC, RS_QPT_UD);
     rs_srq *srq = NULL;
     rs_qp_init init = *in;
     if (in->srq) {
@@ -101,6 +101,7 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     qp->init = *in;
     qp->state = RS_QPS_RESET;
     qp->is_ud = in->qp_type == RS_QPT_UD;
+    qp->is_uc = in->qp_type == RS_QPT_UC;
     qp->srq = srq;
     if (srq)
         srq->users++;
@@ -128,12 +129,11 @@ int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
     rs_qp *qp = get_qp(sim, host, qpn);
     if (!qp)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
-    /* receive WRs still posted are dropped with the QP, as ibv_destroy_qp does */
-    if (qp->sq_count)
-        return rs_sim_fail(sim, RS_ERR_BUSY,
-                           "QP 0x%x still has %u send work request(s) outstanding: wait for "
-                           "their completions, or move it to ERR (they complete with IBV_WC_WR_FLUSH_ERR)",
-                           qpn, qp->sq_count);
+    /* Work requests still posted, send and receive, are dropped with the QP without completions,
+     * as rxe's rxe_qp_do_cleanup (the QP is no longer valid, so its flush does not notify);
+     * completions already in a CQ stay there.  Frames already sent by or to it are harmless:
+     * they carry its number, not a pointer, and arrive at no QP (unknown-QP drops), since its
+     * number is not handed out again before the whole range went round (qpn.h). */
     rs_qp_release(sim, qp);
     return RS_OK;
 }
@@ -283,6 +283,7 @@ void rs_qp_reset(rs_sim *sim, rs_qp *qp)
         qp->res[i].valid = 0;
     qp->res_next = 0;
     qp->in_msg = 0;
+    qp->uc_drop = 0;
     qp->recv_off = 0;
     qp->write_left = 0;
 }
@@ -350,6 +351,10 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     }
     if (qp->is_ud && (rc = check_ud_wr(sim, qp, wr)) != RS_OK)
         return rc;
+    if (qp->is_uc && rs_wr_is_rd_atomic(wr->opcode)) /* rxe: no READ/atomic opcode for IB_QPT_UC */
+        return rs_sim_fail(sim, RS_ERR_INVAL,
+                           "opcode %u (RDMA READ/atomic) is not supported on a UC QP: UC carries SEND and "
+                           "RDMA WRITE only", wr->opcode);
     if (rs_wr_is_rd_atomic(wr->opcode) && qp->state != RS_QPS_ERR && qp->attr.max_rd_atomic == 0)
         return rs_sim_fail(sim, RS_ERR_INVAL,
                            "RDMA READ/atomic on QP 0x%x whose max_rd_atomic is 0: it could never be sent "

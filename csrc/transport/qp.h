@@ -84,6 +84,8 @@ typedef struct rs_qp {
     uint32_t pace_pos;      /* RS_SCHED_PACED: index in the pace heap + 1 */
     uint8_t ring_prio;      /* RS_SCHED_RING: which ring */
     uint8_t is_ud;          /* IBV_QPT_UD: datagrams (ud.c), no ACKs, no retries */
+    uint8_t is_uc;          /* IBV_QPT_UC: RC's packets with UC opcodes, no ACKs, no retries (uc.c) */
+    uint8_t uc_drop;        /* UC responder: dropping the rest of a message (rxe resp.drop_msg) */
     uint16_t udp_sport;
     uint8_t dst_mac[6];
     uint32_t dst_ip;

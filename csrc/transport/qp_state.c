@@ -1,4 +1,4 @@
-/* RC QP state machine (protocol.md 4; kernel verbs.c qp_state_table, rxe_qp.c).
+/* QP state machine, RC, UC and UD (protocol.md 4; kernel verbs.c qp_state_table, rxe_qp.c).
  *
  *   RESET -> INIT -> RTR -> RTS <-> SQD;  any -> RESET;  any -> ERR
  * The table below is the whole machine: a transition is legal iff it has a
@@ -54,6 +54,24 @@ static const qp_transition ud_transitions[] = {
     {ANY_STATE, RS_QPS_ERR, 0, 0},
 };
 
+/* UC (kernel qp_state_table, IB_QPT_UC): RC's address and PSN attributes; no timeout, retry, RNR or
+ * READ/atomic attributes. */
+static const qp_transition uc_transitions[] = {
+    {RS_QPS_RESET, RS_QPS_INIT, RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_ACCESS_FLAGS, 0},
+    {RS_QPS_INIT, RS_QPS_INIT, 0, RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_ACCESS_FLAGS},
+    {RS_QPS_INIT, RS_QPS_RTR, RS_QP_AV | RS_QP_PATH_MTU | RS_QP_DEST_QPN | RS_QP_RQ_PSN,
+     RS_QP_ALT_PATH | RS_QP_ACCESS_FLAGS | RS_QP_PKEY_INDEX},
+    {RS_QPS_RTR, RS_QPS_RTS, RS_QP_SQ_PSN,
+     RS_QP_CUR_STATE | RS_QP_ALT_PATH | RS_QP_ACCESS_FLAGS | RS_QP_PATH_MIG_STATE},
+    {RS_QPS_RTS, RS_QPS_RTS, 0, RS_QP_CUR_STATE | RS_QP_ACCESS_FLAGS | RS_QP_ALT_PATH | RS_QP_PATH_MIG_STATE},
+    {RS_QPS_RTS, RS_QPS_SQD, 0, RS_QP_EN_SQD_ASYNC_NOTIFY},
+    {RS_QPS_SQD, RS_QPS_RTS, 0, RS_QP_CUR_STATE | RS_QP_ALT_PATH | RS_QP_ACCESS_FLAGS | RS_QP_PATH_MIG_STATE},
+    {RS_QPS_SQD, RS_QPS_SQD, 0,
+     RS_QP_AV | RS_QP_ALT_PATH | RS_QP_ACCESS_FLAGS | RS_QP_PKEY_INDEX | RS_QP_PATH_MIG_STATE},
+    {ANY_STATE, RS_QPS_RESET, 0, 0},
+    {ANY_STATE, RS_QPS_ERR, 0, 0},
+};
+
 const char *rs_qp_state_name(uint32_t s)
 {
     static const char *const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
@@ -75,10 +93,12 @@ static void mask_names(uint32_t mask, char *out, size_t cap)
     }
 }
 
-static const qp_transition *find_transition(int ud, uint32_t from, uint32_t to)
+static const qp_transition *find_transition(const rs_qp *qp, uint32_t from, uint32_t to)
 {
-    const qp_transition *table = ud ? ud_transitions : rc_transitions;
-    size_t n = ud ? sizeof(ud_transitions) / sizeof(ud_transitions[0]) : sizeof(rc_transitions) / sizeof(rc_transitions[0]);
+    const qp_transition *table = qp->is_ud ? ud_transitions : qp->is_uc ? uc_transitions : rc_transitions;
+    size_t n = qp->is_ud   ? sizeof(ud_transitions) / sizeof(ud_transitions[0])
+               : qp->is_uc ? sizeof(uc_transitions) / sizeof(uc_transitions[0])
+                           : sizeof(rc_transitions) / sizeof(rc_transitions[0]);
     for (size_t i = 0; i < n; i++) {
         const qp_transition *t = &table[i];
         if ((t->from == from || t->from == ANY_STATE) && t->to == to)
@@ -191,10 +211,10 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
     if ((mask & RS_QP_CUR_STATE) && a->cur_qp_state != from)
         return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: cur_qp_state=%s but the QP is in %s", qp->qpn,
                            rs_qp_state_name(a->cur_qp_state), rs_qp_state_name(from));
-    const qp_transition *t = find_transition(qp->is_ud, from, to);
+    const qp_transition *t = find_transition(qp, from, to);
     if (!t || to == RS_QPS_SQE)
         return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal %s transition", qp->qpn,
-                           rs_qp_state_name(from), rs_qp_state_name(to), qp->is_ud ? "UD" : "RC");
+                           rs_qp_state_name(from), rs_qp_state_name(to), qp->is_ud ? "UD" : qp->is_uc ? "UC" : "RC");
     char names[512];
     uint32_t given = mask & ~(uint32_t)RS_QP_STATE;
     uint32_t missing = t->required & ~given;

@@ -36,6 +36,11 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
         return rs_irn_req_can_send(sim, qp);
     if (qp->is_ud) /* one packet per WQE, no PSN window (nothing is acknowledged); SQD starts none */
         return qp->state == RS_QPS_RTS && qp->req_idx < qp->sq_count;
+    if (qp->is_uc) { /* nothing is acknowledged: no PSN window, no RNR wait */
+        if ((qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) || qp->req_idx >= qp->sq_count)
+            return 0;
+        return qp->req_off != 0 || rs_req_may_start(qp, &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr]);
+    }
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 0;
     if (qp->req_idx >= qp->sq_count)
@@ -263,10 +268,29 @@ static rs_pkt *build_ud(rs_sim *sim, rs_qp *qp)
     return p;
 }
 
+/* UC: RC's packet with the UC opcode (RC's | 0x20, IBA 9.2.1).  No ACK comes and nothing is
+ * retransmitted: the WQE completes once its last packet is handed to the port (rxe: the
+ * requester marks a UC WQE done at its last packet, and the completer retires it). */
+static rs_pkt *build_uc(rs_sim *sim, rs_qp *qp)
+{
+    int completes = qp->req_off + qp->pmtu >= rs_qp_swqe(qp, qp->req_idx)->length;
+    rs_pkt *p = rs_req_build_packet(sim, qp);
+    if (!p)
+        return NULL;
+    p->opcode |= 0x20u;
+    if (completes) {
+        qp->comp_psn = qp->req_psn;
+        rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+    }
+    return p;
+}
+
 rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
 {
     if (qp->is_ud)
         return build_ud(sim, qp);
+    if (qp->is_uc)
+        return build_uc(sim, qp);
     if (qp->recovery == RS_RECOVERY_IRN)
         return rs_irn_req_build(sim, qp);
     return rs_req_build_packet(sim, qp);
@@ -318,7 +342,8 @@ rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp)
     } else {
         qp->req_off += len;
     }
-    rs_comp_arm_rto(sim, qp);
+    if (!qp->is_uc) /* UC: no acknowledgement to wait for */
+        rs_comp_arm_rto(sim, qp);
     rs_cc_on_request_sent(sim, qp, wire_bytes(p));
     return p;
 }

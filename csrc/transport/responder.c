@@ -12,7 +12,6 @@
 #include "core/trace.h"
 #include "rdmasim/ib.h"
 
-enum { MSG_NONE = 0, MSG_SEND = 1, MSG_WRITE = 2 };
 
 #ifdef RDMASIM_MUTANTS /* nak_sticky: an in-order packet leaves the NAK-sent flag as it was */
 #define MUTANT_NAK_KEEP(sim, qp) (RS_MUTANT(sim, RS_MUT_NAK_STICKY) ? (qp)->nak_sent : 0)
@@ -44,7 +43,7 @@ static void fatal_nak(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
 
 
 /* Opcode sequence (C9-?): a message continues with MIDDLE/LAST of its own kind only. */
-static int sequence_ok(const rs_qp *qp, uint8_t op)
+int rs_resp_sequence_ok(const rs_qp *qp, uint8_t op)
 {
     if (qp->in_msg == MSG_NONE)
         return rs_op_starts(op) || rs_op_is_read(op) || rs_op_is_atomic(op);
@@ -78,75 +77,58 @@ static int scatter(rs_qp *qp, const uint8_t *data, uint32_t len)
     return rs_scatter_sges(qp->host, qp->init.pd, r->sge, r->num_sge, qp->recv_off, data, len) ? -2 : 0;
 }
 
-/* Execute a SEND packet. Returns 0 when accepted, -1 when it was refused (NAK sent). */
-static int exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+/* Execute a SEND packet: RS_EXEC_OK when accepted, else why it was refused (nothing done; the
+ * transport's caller reacts: rc_refused here, uc.c for UC). */
+int rs_resp_exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     if (rs_op_starts(op)) {
         if (qp->rq_count == 0 && qp->srq)
             rs_srq_pull(qp);
-        if (qp->rq_count == 0) { /* receiver not ready: RNR NAK, the requester retries later */
-            send_aeth(sim, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
-            return -1;
-        }
+        if (qp->rq_count == 0) /* receiver not ready */
+            return RS_EXEC_NO_WQE;
         qp->recv_off = 0;
     }
     int rc = scatter(qp, pkt->payload, pkt->payload_len);
-    if (rc == -1) { /* message longer than the receive buffer */
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_LEN_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
-        return -1;
-    }
-    if (rc == -2) { /* receive WQE with a bad lkey: malformed WQE (rxe class A, LOC_QP_OP_ERR) */
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
-        fatal_nak(sim, qp, RS_AETH_NAK_REM_OP, pkt->psn);
-        return -1;
-    }
+    if (rc == -1) /* message longer than the receive buffer */
+        return RS_EXEC_TOO_LONG;
+    if (rc == -2) /* receive WQE with a bad lkey: malformed WQE */
+        return RS_EXEC_BAD_WQE;
     qp->recv_off += pkt->payload_len;
     if (rs_op_ends(op))
         rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, (uint32_t)qp->recv_off,
                             rs_op_has_imm(op), pkt->imm);
-    return 0;
+    return RS_EXEC_OK;
 }
 
-/* Execute an RDMA WRITE packet. Returns 0 when accepted, -1 when refused (NAK sent). */
-static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+/* Execute an RDMA WRITE packet: RS_EXEC_OK when accepted, else why it was refused. */
+int rs_resp_exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     uint32_t len = pkt->payload_len;
     if (rs_op_starts(op)) {
-        if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_WRITE)) {
-            fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
-            return -1;
-        }
+        if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_WRITE))
+            return RS_EXEC_NO_ACCESS;
         qp->write_va = pkt->reth_va;
         qp->write_rkey = pkt->reth_rkey;
         qp->write_left = pkt->reth_len;
         qp->write_len = pkt->reth_len;
         if (pkt->reth_len && !rs_mr_resolve(qp->host, pkt->reth_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
-                                            pkt->reth_va, pkt->reth_len)) {
-            fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
-            return -1;
-        }
+                                            pkt->reth_va, pkt->reth_len))
+            return RS_EXEC_BAD_RKEY;
     }
-    if (len > qp->write_left || (rs_op_ends(op) && len != qp->write_left)) {
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
-        return -1;
-    }
+    if (len > qp->write_left || (rs_op_ends(op) && len != qp->write_left))
+        return RS_EXEC_BAD_LENGTH;
     if (rs_op_has_imm(op) && qp->rq_count == 0 && qp->srq)
         rs_srq_pull(qp);
-    if (rs_op_has_imm(op) && qp->rq_count == 0) {
-        send_aeth(sim, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
-        return -1;
-    }
+    if (rs_op_has_imm(op) && qp->rq_count == 0)
+        return RS_EXEC_NO_WQE;
     if (len) {
         /* resolved per packet: the region may have been deregistered since the first packet */
         uint8_t *dst = rs_mr_resolve(qp->host, qp->write_rkey, 1, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
                                      qp->write_va, len);
-        if (!dst) {
-            fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
-            return -1;
-        }
+        if (!dst)
+            return RS_EXEC_BAD_RKEY;
         if (dst == RS_MR_NO_BYTES)
             ; /* size-only region: nothing to place */
         else if (pkt->payload)
@@ -159,7 +141,32 @@ static int exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     if (rs_op_has_imm(op))
         rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, qp->write_len, 1,
                             pkt->imm);
-    return 0;
+    return RS_EXEC_OK;
+}
+
+/* RC: what a refused SEND/WRITE packet gets (rxe classes A-C): an RNR NAK, or a fatal NAK with,
+ * for a receive WQE in use, its error completion. */
+static void rc_refused(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt, int why)
+{
+    switch (why) {
+    case RS_EXEC_NO_WQE: /* receiver not ready: RNR NAK, the requester retries later */
+        send_aeth(sim, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
+        break;
+    case RS_EXEC_TOO_LONG:
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_LEN_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        break;
+    case RS_EXEC_BAD_WQE: /* rxe class A, LOC_QP_OP_ERR */
+        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        fatal_nak(sim, qp, RS_AETH_NAK_REM_OP, pkt->psn);
+        break;
+    case RS_EXEC_BAD_RKEY:
+        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        break;
+    default: /* RS_EXEC_NO_ACCESS, RS_EXEC_BAD_LENGTH */
+        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        break;
+    }
 }
 
 /* Number of response packets (= PSNs) a READ of `len` bytes occupies (protocol.md 9.5). */
@@ -293,7 +300,7 @@ void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
-    if (!(rs_op_is_send(op) || rs_op_is_write(op) || rs_op_is_read(op) || rs_op_is_atomic(op)) || !sequence_ok(qp, op) ||
+    if (!(rs_op_is_send(op) || rs_op_is_write(op) || rs_op_is_read(op) || rs_op_is_atomic(op)) || !rs_resp_sequence_ok(qp, op) ||
         !rs_resp_length_ok(qp, op, pkt->payload_len)) {
         fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
     } else if (rs_op_is_read(op) || rs_op_is_atomic(op)) {
@@ -304,8 +311,10 @@ void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
             exec_atomic(sim, qp, pkt);
     } else {
         qp->nak_sent = MUTANT_NAK_KEEP(sim, qp);
-        int rc = rs_op_is_send(op) ? exec_send(sim, qp, pkt) : exec_write(sim, qp, pkt);
-        if (rc == 0) {
+        int rc = rs_op_is_send(op) ? rs_resp_exec_send(sim, qp, pkt) : rs_resp_exec_write(sim, qp, pkt);
+        if (rc != RS_EXEC_OK)
+            rc_refused(sim, qp, pkt, rc);
+        if (rc == RS_EXEC_OK) {
             qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
             qp->stats.bytes_rcvd += pkt->payload_len;
             if (rs_op_ends(op)) {

@@ -23,7 +23,23 @@ rs_srq *rs_host_srq(rs_host *h, uint32_t handle)
     return (handle >= 1 && handle <= h->n_srqs) ? h->srqs[handle - 1] : NULL;
 }
 
-int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge)
+static int alloc_rings(uint32_t max_wr, uint32_t max_sge, rs_rwqe **rq_out, rs_sge **sge_out)
+{
+    rs_rwqe *rq = calloc(max_wr, sizeof(*rq));
+    rs_sge *sge = calloc((size_t)max_wr * max_sge, sizeof(*sge));
+    if (!rq || !sge) {
+        free(rq);
+        free(sge);
+        return 0;
+    }
+    for (uint32_t i = 0; i < max_wr; i++)
+        rq[i].sge = &sge[(size_t)i * max_sge];
+    *rq_out = rq;
+    *sge_out = sge;
+    return 1;
+}
+
+int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit)
 {
     rs_host *h = get_host(sim, host);
     if (!h)
@@ -32,6 +48,8 @@ int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t 
         return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ max_wr=%u is out of range (1..%u)", max_wr, RS_SRQ_MAX_WR);
     if (max_sge < 1 || max_sge > RS_SRQ_MAX_SGE)
         return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ max_sge=%u is out of range (1..%u)", max_sge, RS_SRQ_MAX_SGE);
+    if (limit > max_wr)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ srq_limit=%u exceeds max_wr=%u", limit, max_wr);
     uint32_t slot = 0;
     while (slot < h->n_srqs && h->srqs[slot])
         slot++;
@@ -43,17 +61,14 @@ int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t 
         h->srqs[h->n_srqs++] = NULL;
     }
     rs_srq *s = calloc(1, sizeof(*s));
-    rs_rwqe *rq = calloc(max_wr, sizeof(*rq));
-    rs_sge *sge = calloc((size_t)max_wr * max_sge, sizeof(*sge));
-    if (!s || !rq || !sge) {
+    rs_rwqe *rq = NULL;
+    rs_sge *sge = NULL;
+    if (!s || !alloc_rings(max_wr, max_sge, &rq, &sge)) {
         free(s);
-        free(rq);
-        free(sge);
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for an SRQ of %u WQEs", max_wr);
     }
-    for (uint32_t i = 0; i < max_wr; i++)
-        rq[i].sge = &sge[(size_t)i * max_sge];
-    *s = (rs_srq){.handle = slot + 1, .pd = pd, .max_wr = max_wr, .max_sge = max_sge, .rq = rq, .sge = sge};
+    *s = (rs_srq){.handle = slot + 1, .pd = pd, .max_wr = max_wr, .max_sge = max_sge, .limit = limit,
+                  .rq = rq, .sge = sge};
     h->srqs[slot] = s;
     return (int)s->handle;
 }
@@ -77,6 +92,75 @@ int rs_srq_destroy(rs_sim *sim, int host, uint32_t handle)
     h->srqs[handle - 1] = NULL;
     srq_free(s);
     return RS_OK;
+}
+
+int rs_srq_modify(rs_sim *sim, int host, uint32_t handle, uint32_t mask, uint32_t max_wr, uint32_t limit)
+{
+    rs_host *h = get_host(sim, host);
+    rs_srq *s = h ? rs_host_srq(h, handle) : NULL;
+    if (!s)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no SRQ %u on host %d", handle, host);
+    if (mask & ~(RS_SRQ_MAX_WR_MASK | RS_SRQ_LIMIT_MASK))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ modify mask 0x%x: only IBV_SRQ_MAX_WR (1) and IBV_SRQ_LIMIT (2)",
+                           mask);
+    uint32_t new_wr = (mask & RS_SRQ_MAX_WR_MASK) ? max_wr : s->max_wr;
+    if (mask & RS_SRQ_MAX_WR_MASK) {
+        if (max_wr < 1 || max_wr > RS_SRQ_MAX_WR)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ max_wr=%u is out of range (1..%u)", max_wr, RS_SRQ_MAX_WR);
+        if (max_wr < s->count)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ max_wr=%u is fewer than the %u WQEs posted in it", max_wr,
+                               s->count);
+        if (s->limit && max_wr < s->limit)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ max_wr=%u is below its armed srq_limit=%u", max_wr,
+                               s->limit);
+    }
+    if ((mask & RS_SRQ_LIMIT_MASK) && limit > new_wr)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ srq_limit=%u exceeds max_wr=%u", limit, new_wr);
+    if (mask & RS_SRQ_MAX_WR_MASK) {
+        rs_rwqe *rq = NULL;
+        rs_sge *sge = NULL;
+        if (!alloc_rings(max_wr, s->max_sge, &rq, &sge))
+            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for an SRQ of %u WQEs", max_wr);
+        for (uint32_t i = 0; i < s->count; i++) {
+            const rs_rwqe *from = &s->rq[(s->head + i) % s->max_wr];
+            rq[i].wr_id = from->wr_id;
+            rq[i].length = from->length;
+            rq[i].num_sge = from->num_sge;
+            memcpy(rq[i].sge, from->sge, from->num_sge * sizeof(rs_sge));
+        }
+        free(s->rq);
+        free(s->sge);
+        s->rq = rq;
+        s->sge = sge;
+        s->head = 0;
+        s->max_wr = max_wr;
+    }
+    if (mask & RS_SRQ_LIMIT_MASK)
+        s->limit = limit;
+    return RS_OK;
+}
+
+int rs_srq_query(rs_sim *sim, int host, uint32_t handle, rs_srq_attr *out)
+{
+    rs_host *h = get_host(sim, host);
+    rs_srq *s = h ? rs_host_srq(h, handle) : NULL;
+    if (!s)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no SRQ %u on host %d", handle, host);
+    *out = (rs_srq_attr){.max_wr = s->max_wr, .max_sge = s->max_sge, .limit = s->limit, .count = s->count,
+                         .limit_events = s->limit_events};
+    return RS_OK;
+}
+
+int rs_srq_take_limit_event(rs_sim *sim, int host, uint32_t handle)
+{
+    rs_host *h = get_host(sim, host);
+    rs_srq *s = h ? rs_host_srq(h, handle) : NULL;
+    if (!s)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no SRQ %u on host %d", handle, host);
+    if (!s->limit_events)
+        return 0;
+    s->limit_events--;
+    return 1;
 }
 
 void rs_host_free_srqs(rs_host *h)
@@ -127,6 +211,10 @@ int rs_srq_pull(rs_qp *qp)
     memcpy(to->sge, from->sge, from->num_sge * sizeof(rs_sge));
     s->head = (s->head + 1) % s->max_wr;
     s->count--;
+    if (s->limit && s->count < s->limit) {
+        s->limit = 0;
+        s->limit_events++;
+    }
     qp->rq_count = 1;
     return 1;
 }

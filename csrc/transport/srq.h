@@ -17,12 +17,16 @@ typedef struct rs_srq {
     uint32_t head;
     uint32_t count;
     uint32_t users;    /* QPs attached */
+    uint32_t limit;    /* armed SRQ limit (0: not armed); disarmed when the event is raised */
+    uint32_t limit_events; /* IBV_EVENT_SRQ_LIMIT_REACHED raised, not yet taken by the application */
     struct rs_rwqe *rq; /* ring of max_wr */
     rs_sge *sge;       /* max_wr * max_sge */
 } rs_srq;
 
 /* Move the oldest WQE of the QP's SRQ into the QP's own one-entry receive ring, where the
- * responder consumes it as a posted receive.  1 if it did, 0 when the SRQ is empty. */
+ * responder consumes it as a posted receive.  1 if it did, 0 when the SRQ is empty.  When the
+ * WQEs left fall below an armed limit, raises the limit event and disarms the limit (as rxe's
+ * get_srq_wqe). */
 int rs_srq_pull(struct rs_qp *qp);
 
 #endif

@@ -38,7 +38,24 @@ void rs_req_rnr_done(rs_sim *sim, rs_qp *qp);
 /* ud.c: a datagram for a UD QP (Q_Key, receive WQE, GRH area, completion); releases it */
 void rs_ud_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 
+/* uc.c: a request for a UC QP (opcode already reduced to its RC value); releases it */
+void rs_uc_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+
 /* responder.c */
+enum { MSG_NONE = 0, MSG_SEND = 1, MSG_WRITE = 2 }; /* rs_qp.in_msg */
+/* Why a SEND/WRITE packet was refused (rs_resp_exec_*); what follows is the transport's. */
+enum {
+    RS_EXEC_OK = 0,
+    RS_EXEC_NO_WQE,     /* no receive WQE (SEND, WRITE with immediate) */
+    RS_EXEC_TOO_LONG,   /* the message is longer than the receive WQE */
+    RS_EXEC_BAD_WQE,    /* the receive WQE's SGEs do not resolve */
+    RS_EXEC_NO_ACCESS,  /* the QP does not allow remote writes */
+    RS_EXEC_BAD_RKEY,   /* the rkey/range does not resolve for a remote write */
+    RS_EXEC_BAD_LENGTH, /* more or fewer bytes than the RETH announced */
+};
+int rs_resp_exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);
+int rs_resp_exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);
+int rs_resp_sequence_ok(const rs_qp *qp, uint8_t op);
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 /* A request at the expected PSN: check, execute, ACK (the packet is not released). */
 void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);

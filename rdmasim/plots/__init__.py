@@ -18,6 +18,7 @@ from rdmasim.plots.fct import (
     slowdown_buckets,
     summary_table,
 )
+from rdmasim.plots.psn import psn_over_time, psn_series
 from rdmasim.plots.queues import pause_spans, queue_timeline
 from rdmasim.plots.series import dcqcn_rates, goodput, goodput_over_time
 
@@ -33,6 +34,8 @@ __all__ = [
     "goodput",
     "goodput_over_time",
     "pause_spans",
+    "psn_over_time",
+    "psn_series",
     "queue_timeline",
     "save",
     "slowdown_buckets",

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 Columns = dict[str, np.ndarray]
 
 _TIME_UNITS: tuple[tuple[str, float], ...] = (("s", 1e12), ("ms", 1e9), ("µs", 1e6), ("ns", 1e3), ("ps", 1.0))
-_SIZE_UNITS: tuple[tuple[str, float], ...] = (("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1.0))
+_SIZE_UNITS: tuple[tuple[str, float], ...] = (("GB", 1e9), ("MB", 1e6), ("kB", 1e3), ("B", 1.0))
 
 
 def _is_dataframe(obj: Any) -> bool:
@@ -92,7 +92,7 @@ def time_unit(max_ps: float) -> tuple[str, float]:
 
 
 def size_unit(max_bytes: float) -> tuple[str, float]:
-    """The unit (GB/MB/KB/B, decimal) to show byte counts up to ``max_bytes`` in."""
+    """The unit (GB/MB/kB/B, decimal) to show byte counts up to ``max_bytes`` in."""
     v = abs(float(max_bytes)) if math.isfinite(max_bytes) else 0.0
     for name, scale in _SIZE_UNITS:
         if v >= scale:
@@ -100,8 +100,17 @@ def size_unit(max_bytes: float) -> tuple[str, float]:
     return "B", 1.0
 
 
+def binary_size_unit(max_bytes: float) -> tuple[str, float]:
+    """The binary unit (GiB/MiB/KiB/B) to show buffer occupancies up to ``max_bytes`` in."""
+    v = abs(float(max_bytes)) if math.isfinite(max_bytes) else 0.0
+    for name, scale in (("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)):
+        if v >= scale:
+            return name, scale
+    return "B", 1.0
+
+
 def format_size(n: float) -> str:
-    """A byte count as a short label: ``10KB``, ``1.5MB``, ``∞``."""
+    """A byte count as a short label: ``10kB``, ``1.5MB``, ``∞``."""
     if math.isinf(n):
         return "∞"
     name, scale = size_unit(n)

@@ -23,10 +23,18 @@ from rdmasim.plots._common import (
     require,
 )
 
-#: The size buckets most FCT studies use: <10KB, 10–100KB, 100KB–1MB, 1–10MB, >10MB.
+#: The size buckets most FCT studies use: <10kB, 10–100kB, 100kB–1MB, 1–10MB, >10MB.
 CLASSIC_BUCKETS: tuple[float, ...] = (0.0, 1e4, 1e5, 1e6, 1e7, math.inf)
 
 Buckets = Sequence[float] | int | str | None
+
+
+def size_column(cols: Columns) -> np.ndarray:
+    """The flow sizes in bytes: the ``size_bytes`` column (``size`` in older tables)."""
+    if "size_bytes" in cols:
+        return as_float(cols["size_bytes"])
+    require(cols, ["size"], "flow table without size_bytes")
+    return as_float(cols["size"])
 
 
 def finished_mask(cols: Columns) -> np.ndarray:
@@ -101,17 +109,17 @@ def _bucket_label(lo: float, hi: float) -> str:
 def slowdown_buckets(flows: Any, buckets: Buckets = None) -> dict[str, Any]:
     """Median and p99 slowdown of the finished flows in each size bucket.
 
-    ``flows``: a per-flow table (columns ``size``, ``finish_ps`` and ``slowdown`` or ``fct_ps`` +
+    ``flows``: a per-flow table (columns ``size_bytes``, ``finish_ps`` and ``slowdown`` or ``fct_ps`` +
     ``ideal_fct_ps``; see :func:`rdmasim.plots.as_columns`). ``buckets``: see :func:`bucket_edges`.
     Returns ``edges`` (bytes), ``labels``, ``count`` (finished flows per bucket), ``unfinished`` (per
     bucket), ``median`` and ``p99`` (``np.percentile(..., 99)``; NaN for an empty bucket) and
     ``unfinished_total`` (all unfinished flows, whatever their size).
     """
     cols = as_columns(flows)
-    require(cols, ["size", "finish_ps"], "flow table")
+    require(cols, ["finish_ps"], "flow table")
     if "slowdown" not in cols and "ideal_fct_ps" not in cols:
         raise ValueError("flow table needs a slowdown column or fct_ps and ideal_fct_ps")
-    sizes = as_float(cols["size"])
+    sizes = size_column(cols)
     sd = _slowdown(cols)
     ok = np.isfinite(sd)
     done = finished_mask(cols)
@@ -165,12 +173,16 @@ def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None 
     """
     tables = split_tables(flows, by=by, label=label)
     if buckets is None or isinstance(buckets, int):
-        all_sizes = np.concatenate([as_float(c["size"]) for c in tables.values() if "size" in c] or
-                                   [np.zeros(0)])
+        all_sizes = np.concatenate([size_column(c) for c in tables.values()
+                                    if "size" in c or "size_bytes" in c] or [np.zeros(0)])
         edges: Buckets = bucket_edges(all_sizes, buckets).tolist()
     else:
         edges = buckets
     stats = {name: slowdown_buckets(cols, edges) for name, cols in tables.items()}
+    sizes = np.unique(np.concatenate([size_column(c)[finished_mask(c)] for c in tables.values()]
+                                     or [np.zeros(0)]))
+    if len(sizes) == 1:
+        return _slowdown_cdf(tables, stats, float(sizes[0]), title)
     first = next(iter(stats.values()))
     nb = len(first["labels"])
     fig, (ax,) = new_figure(figsize=(min(12.0, max(7.0, 1.2 * nb + 2.5)), 4.8))
@@ -182,11 +194,7 @@ def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None 
         prefix = f"{name}: " if len(stats) > 1 else ""
         ax.plot(xs, st["median"], "-o", color=color, label=f"{prefix}median")
         ax.plot(xs, st["p99"], "--^", color=color, label=f"{prefix}p99")
-    ax.axhline(1.0, color="0.6", lw=0.8, zorder=0)
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    _slowdown_axis(ax, np.concatenate([np.r_[st["median"], st["p99"]] for st in stats.values()]), "y")
     ticks = []
     for i in range(nb):
         counts = " / ".join(str(int(st["count"][i])) for st in stats.values())
@@ -201,6 +209,60 @@ def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None 
         if len(stats) > 1 else str(first["unfinished_total"])
     ax.set_title((title or "FCT slowdown by flow size") + f"\n(unfinished flows excluded: {unf})",
                  fontsize="medium")
+    return attach(fig, stats)
+
+
+def _slowdown_axis(ax: Any, values: np.ndarray, which: str) -> None:
+    """Slowdown axis limits and scale from the data: log when the values span more than a decade
+    (ticks at 1, 2, 5 x 10^k), else linear around the values (so 1.02 vs 1.03 is readable)."""
+    v = values[np.isfinite(values) & (values > 0)]
+    set_scale = ax.set_yscale if which == "y" else ax.set_xscale
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    set_lim = ax.set_ylim if which == "y" else ax.set_xlim
+    if len(v) and v.max() / v.min() > 10:
+        set_scale("log")
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda t, _: f"{t:g}"))
+        axis.set_minor_formatter(NullFormatter())
+        (ax.axhline if which == "y" else ax.axvline)(1.0, color="0.6", lw=0.8, zorder=0)
+        return
+    digits = 2
+    if len(v):
+        lo, hi = float(v.min()), float(v.max())
+        pad = max((hi - lo) * 0.1, abs(hi) * 0.002, 1e-6)
+        set_lim(lo - pad, hi + pad)
+        digits = max(2, 1 - math.floor(math.log10(pad)))  # ticks distinct at the axis' resolution
+    axis.set_major_formatter(FuncFormatter(lambda t, _: f"{t:.{digits}f}"))
+
+
+def _slowdown_cdf(tables: dict[str, Columns], stats: dict[str, Any], size: float,
+                  title: str | None) -> Figure:
+    """Every finished flow has the same size: the CDF of slowdown per table (a by-size plot would
+    be one point)."""
+    fig, (ax,) = new_figure(figsize=(8.0, 4.8))
+    colors = flow_colors(len(tables))
+    allv = []
+    for (name, cols), color in zip(tables.items(), colors, strict=True):
+        sd = np.sort(_slowdown(cols)[np.isfinite(_slowdown(cols))])
+        allv.append(sd)
+        if len(sd):
+            y = np.arange(1, len(sd) + 1) / len(sd)
+            ax.step(sd, y, where="post", color=color, lw=1.5, label=f"{name} (n={len(sd)})")
+            ax.plot(sd, np.full(len(sd), -0.04), "|", color=color, ms=8, alpha=0.6)
+    every = np.concatenate(allv) if allv else np.zeros(0)
+    _slowdown_axis(ax, every, "x")
+    if len(every) > 1 and every.max() - every.min() <= 1e-9 * every.max():
+        ax.text(0.02, 0.95, f"all {len(every)} flows: slowdown {every[0]:.6g}", transform=ax.transAxes,
+                va="top", fontsize="small")
+    ax.set_ylim(-0.08, 1.02)
+    ax.set_xlabel("FCT slowdown (FCT / ideal FCT)")
+    ax.set_ylabel("fraction of flows (CDF)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="lower right")
+    unf = ", ".join(f"{name} {st['unfinished_total']}" for name, st in stats.items()) \
+        if len(stats) > 1 else str(next(iter(stats.values()))["unfinished_total"])
+    ax.set_title((title or "FCT slowdown") + f"\n(every flow is {format_size(size)}: CDF of slowdown, "
+                 f"ticks below: one per flow; unfinished flows excluded: {unf})", fontsize="medium")
     return attach(fig, stats)
 
 

@@ -86,7 +86,9 @@ IBV_PORT_ACTIVE = 4
 IBV_LINK_LAYER_ETHERNET = 2
 IBV_PORT_PHYS_STATE_LINK_UP = 5
 IBV_ATOMIC_HCA = 1
-# rxe's RXE_DEVICE_CAP_FLAGS, kept to what the emulator does: RNR NAKs and a system image GUID
+# rxe's RXE_DEVICE_CAP_FLAGS, kept to what the emulator does: RNR NAKs, a system image GUID and
+# SRQ resize
+IBV_DEVICE_SRQ_RESIZE = 8192
 IBV_DEVICE_SYS_IMAGE_GUID = 2048
 IBV_DEVICE_RC_RNR_NAK_GEN = 4096
 IBV_NODE_CA = 1
@@ -239,7 +241,8 @@ def device_attr(host: Host) -> DeviceAttr:
     guid = node_guid(host)
     return DeviceAttr(fw_version="0.0.0", node_guid=guid, sys_image_guid=guid,
                       atomic_caps=IBV_ATOMIC_HCA,
-                      device_cap_flags=IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN,
+                      device_cap_flags=(IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN
+                                        | IBV_DEVICE_SRQ_RESIZE),
                       values=dict(RXE_DEVICE_ATTR))
 
 

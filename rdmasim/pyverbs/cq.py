@@ -121,6 +121,17 @@ class CQ(_cq.CQ):
         self._polled += n
         return n, wcs
 
+    def resize(self, cqe: int) -> None:
+        """``ibv_resize_cq``: room for ``cqe`` completions (``cqe`` reads it back), keeping the
+        completions the CQ holds in order. EINVAL when ``cqe`` is 0, above the device's
+        ``max_cqe`` or below the completions the CQ holds, as rxe."""
+        n = int_in("CQ.resize cqe", cqe, 0, U32)
+        max_cqe = _devices.RXE_DEVICE_ATTR["max_cqe"]
+        if n < 1 or n > max_cqe:
+            raise PyverbsRDMAError(f"CQ.resize cqe={n}: the device allows 1..max_cqe={max_cqe}",
+                                   errno.EINVAL)
+        super().resize(n)
+
     @property
     def comp_channel(self) -> CompChannel | None:
         """The completion channel given at creation (None without one), as pyverbs names it."""

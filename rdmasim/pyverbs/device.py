@@ -7,21 +7,41 @@ import os
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
-from rdmasim.pyverbs import _devices
+from rdmasim.pyverbs import _devices, libibverbs_enums
 from rdmasim.pyverbs._devices import DeviceAttr, DeviceAttrEx, PortAttr
 from rdmasim.pyverbs._unsupported import unsupported
 from rdmasim.pyverbs.addr import GID
 from rdmasim.verbs import device as _device
 from rdmasim.verbs._checks import U16, int_in
 
-__all__ = ["DM", "AllocDmAttr", "Context", "Device", "DeviceAttr", "DeviceAttrEx", "FdArr", "GIDEntry",
-           "PortAttr", "get_device_list", "phys_state_to_str", "speed_to_str", "translate_link_layer",
-           "translate_mtu", "width_to_str"]
+__all__ = ["DM", "AllocDmAttr", "AsyncEvent", "Context", "Device", "DeviceAttr", "DeviceAttrEx", "FdArr",
+           "GIDEntry", "PortAttr", "get_device_list", "phys_state_to_str", "speed_to_str",
+           "translate_link_layer", "translate_mtu", "width_to_str"]
 
 DM = unsupported("DM", "device memory is not supported (max_dm_size 0, as on rxe)", __name__)
 AllocDmAttr = unsupported("AllocDmAttr", "device memory is not supported (max_dm_size 0, as on rxe)",
                           __name__)
 FdArr = unsupported("FdArr", "file-descriptor arrays serve mlx5 DEVX, which the device lacks", __name__)
+
+
+class AsyncEvent:
+    """An asynchronous event (``struct ibv_async_event``) from ``Context.get_async_event()``:
+    ``event_type`` (``ibv_event_type``), ``element`` (the SRQ, QP or CQ it concerns; None for
+    a device event) and ``ack()`` (``ibv_ack_async_event``)."""
+
+    def __init__(self, event_type: int = 0, element: object = None) -> None:
+        self.event_type = int_in("AsyncEvent event_type", event_type, 0, 0xFFFFFFFF)
+        self.element = element
+        self.acked = False
+
+    def ack(self) -> None:
+        """Acknowledge the event (``ibv_ack_async_event``); acknowledging twice is refused."""
+        if self.acked:
+            raise PyverbsUserError(f"AsyncEvent.ack: {self!r} is already acknowledged")
+        self.acked = True
+
+    def __repr__(self) -> str:
+        return f"AsyncEvent(event_type={self.event_type}, element={self.element!r})"
 
 
 class Device:
@@ -65,6 +85,47 @@ class Context(_device.Context):
             name = None
         super().__init__(host, name)
         self.name = _devices.device_name(self.host)
+
+    def get_async_event(self) -> AsyncEvent:
+        """``ibv_get_async_event``: the next asynchronous event of the device. The one emulated is
+        ``IBV_EVENT_SRQ_LIMIT_REACHED`` (an SRQ of this context fell below its armed limit).
+        When none is pending it runs the simulation, event by event, until one is raised; if the
+        simulation goes idle first (no event can come) it raises PyverbsRDMAError (EIO) instead
+        of blocking forever. Pending events of several SRQs are returned SRQ by SRQ (in order of
+        creation), not in the order they were raised."""
+        from rdmasim import _core
+
+        self._check_open("get_async_event")
+        sim = self.sim
+        while True:
+            ev = self._pending_async_event()
+            if ev is not None:
+                return ev
+            if not sim.auto_advance:
+                raise PyverbsRDMAError("get_async_event: no event is pending and sim.auto_advance is "
+                                       "off (run the simulation first)", errno.EAGAIN)
+            reason = sim._core.run(_core.INT64_MAX, 1)
+            if reason == _core.RUN_IDLE and self._pending_async_event_count() == 0:
+                raise PyverbsRDMAError(
+                    f"get_async_event: no asynchronous event on {self.name} and the simulation is "
+                    "idle: nothing is in flight, so none can come (was an SRQ limit armed?)", errno.EIO)
+
+    def _srqs(self) -> list[Any]:
+        from rdmasim.verbs.srq import SRQ
+
+        found = [c for pd in list(self._children) for c in list(getattr(pd, "_children", ()))
+                 if isinstance(c, SRQ) and not c._closed]
+        return sorted(found, key=lambda s: s.handle)
+
+    def _pending_async_event(self) -> AsyncEvent | None:
+        for srq in self._srqs():
+            if srq._take_limit_event():
+                return AsyncEvent(int(libibverbs_enums.ibv_event_type.IBV_EVENT_SRQ_LIMIT_REACHED), srq)
+        return None
+
+    def _pending_async_event_count(self) -> int:
+        return sum(int(self.sim._core.srq_query(s._host.index, s.handle)["limit_events"])
+                   for s in self._srqs())
 
     def query_device(self) -> DeviceAttr:
         """``ibv_query_device``: Linux rxe's capabilities (see rdmasim.pyverbs._devices)."""

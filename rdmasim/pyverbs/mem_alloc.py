@@ -1,7 +1,8 @@
 """``pyverbs.mem_alloc``: the process-memory helpers of pyverbs (``posix_memalign``, ``free``,
 ``mmap``, ``munmap``, ``madvise``, ...), real calls into the C library through :mod:`ctypes`.
-They return and take raw addresses (ints), as in pyverbs. Note that the emulated devices cannot
-register a raw process address (``MR(..., address=...)``): register a buffer instead."""
+They return and take raw addresses (ints), as in pyverbs. The blocks they allocate are recorded,
+so that ``MR(pd, length, access, address=addr)`` can register memory from here (the emulated
+device maps it to a buffer); freeing or unmapping a block that an MR still registers is refused."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import ctypes
 import ctypes.util
 import mmap as _mmap
 
-from rdmasim.errors import PyverbsRDMAError
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 
-__all__ = ["MAP_ANONYMOUS_", "MAP_HUGETLB_", "MAP_PRIVATE_", "free", "madvise", "malloc", "mmap",
+__all__ = ["MAP_ANONYMOUS_", "MAP_HUGETLB_", "MAP_PRIVATE_", "block_of", "free", "madvise", "malloc", "mmap",
            "munmap", "posix_memalign", "read32", "read64", "writebe32", "writebe64"]
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -31,6 +32,42 @@ MAP_HUGETLB_ = 0x40000  # linux mman-common.h
 _MAP_FAILED = ctypes.c_void_p(-1).value
 _MADV_DONTNEED = 4
 
+# Blocks allocated here and not yet freed: start address -> [length, how, MRs registering it].
+_blocks: dict[int, list] = {}
+
+
+def _record(addr: int, length: int, how: str) -> int:
+    _blocks[addr] = [length, how, set()]
+    return addr
+
+
+def block_of(addr: int, length: int) -> tuple[int, int, str] | None:
+    """The block allocated here that holds ``[addr, addr + length)``: (start, length, how), or
+    None when no such block is allocated."""
+    for start, (size, how, _) in _blocks.items():
+        if start <= addr and addr + length <= start + size:
+            return start, size, how
+    return None
+
+
+def _hold(start: int, mr: object) -> None:
+    """An MR registers memory of the block at ``start`` (until :func:`_release`)."""
+    _blocks[start][2].add(id(mr))
+
+
+def _release(start: int, mr: object) -> None:
+    entry = _blocks.get(start)
+    if entry is not None:
+        entry[2].discard(id(mr))
+
+
+def _forget(addr: int, what: str) -> None:
+    entry = _blocks.get(addr)
+    if entry is not None and entry[2]:
+        raise PyverbsUserError(f"{what}(0x{addr:x}): {len(entry[2])} MR(s) still register this memory; "
+                               "close (deregister) them first")
+    _blocks.pop(addr, None)
+
 
 def mmap(addr: int = 0, length: int = 100, prot: int = _mmap.PROT_READ | _mmap.PROT_WRITE,
          flags: int = _mmap.MAP_PRIVATE | _mmap.MAP_ANONYMOUS, fd: int = 0, offset: int = 0) -> int:
@@ -38,7 +75,7 @@ def mmap(addr: int = 0, length: int = 100, prot: int = _mmap.PROT_READ | _mmap.P
     ptr = _libc.mmap(addr or None, length, prot, flags, fd, offset)
     if ptr is None or ptr == _MAP_FAILED:
         raise MemoryError(f"Failed to mmap memory (length={length}, errno {ctypes.get_errno()})")
-    return int(ptr)
+    return _record(int(ptr), length, "mmap")
 
 
 def madvise(addr: int, length: int, flags: int = _MADV_DONTNEED) -> None:
@@ -49,7 +86,8 @@ def madvise(addr: int, length: int, flags: int = _MADV_DONTNEED) -> None:
 
 
 def munmap(addr: int, length: int) -> None:
-    """``munmap(2)``; MemoryError when it fails."""
+    """``munmap(2)``; MemoryError when it fails. Refused while an MR registers the mapping."""
+    _forget(addr, "munmap")
     if _libc.munmap(addr, length):
         raise MemoryError(f"Failed to munmap 0x{addr:x} length {length}")
 
@@ -59,7 +97,7 @@ def malloc(size: int) -> int:
     ptr = _libc.malloc(size)
     if not ptr:
         raise MemoryError(f"Failed to allocate {size} bytes")
-    return int(ptr)
+    return _record(int(ptr), size, "malloc")
 
 
 def posix_memalign(size: int, alignment: int = 8) -> int:
@@ -69,11 +107,13 @@ def posix_memalign(size: int, alignment: int = 8) -> int:
     if ret or not ptr.value:
         raise MemoryError(f"Failed to allocate {size} bytes aligned to {alignment} (error {ret})")
     ctypes.memset(ptr.value, 0, size)
-    return int(ptr.value)
+    return _record(int(ptr.value), size, "posix_memalign")
 
 
 def free(ptr: int) -> None:
-    """``free(3)`` a block from :func:`malloc` or :func:`posix_memalign`."""
+    """``free(3)`` a block from :func:`malloc` or :func:`posix_memalign`. Refused while an MR
+    registers the block."""
+    _forget(ptr, "free")
     _libc.free(ptr)
 
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 from typing import Any
 
+import numpy as np
+
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.pyverbs import mem_alloc
 from rdmasim.pyverbs._unsupported import unsupported
 from rdmasim.verbs import mr as _mr
-from rdmasim.verbs._checks import U32, instance, int_in
+from rdmasim.verbs._checks import U32, U64, instance, int_in
 from rdmasim.verbs.device import PD
 
 __all__ = ["DMMR", "MR", "MW", "DmaBufMR", "MWBind", "MWBindInfo"]
@@ -32,6 +36,12 @@ def _optional_dropped(access: int) -> int:
 class MR(_mr.MR):
     """``MR(pd, length, access)``; also ``MR(pd, access=..., buffer=buf)`` (rdmasim's own).
 
+    ``address=`` registers ``length`` bytes of process memory at that address, when the memory
+    came from :mod:`rdmasim.pyverbs.mem_alloc` (``posix_memalign``, ``malloc``, ``mmap``): the
+    device maps it to a buffer, so the MR's bytes are that memory. Any other address is EFAULT,
+    as ``ibv_reg_mr`` answers for memory it cannot pin. As for every emulated MR, ``buf`` is the
+    device's address of the region (use it in SGEs), not the process address.
+
     Optional access bits (``IBV_ACCESS_OPTIONAL_RANGE``, e.g. IBV_ACCESS_RELAXED_ORDERING) are
     ignored, as ibv_reg_mr does on a device that does not support them."""
 
@@ -42,15 +52,25 @@ class MR(_mr.MR):
         if implicit:
             raise PyverbsRDMAError("MR implicit=True: implicit ODP MRs are not emulated "
                                    "(Linux rxe has no ODP either)", errno.EOPNOTSUPP)
+        self._block: int | None = None
         if address is not None:
-            raise PyverbsUserError(
-                f"MR address={address!r}: a process address cannot be registered in the emulator; "
-                "pass the memory itself as buffer= (a bytearray or numpy array)")
+            if buffer is not None:
+                raise PyverbsUserError("MR: give address= or buffer=, not both")
+            buffer, self._block = _mapped_memory(address, length)
         try:
             super().__init__(pd, length, _optional_dropped(access), buffer)
         except PyverbsRDMAError as exc:  # pyverbs' message for a refused ibv_reg_mr
             msg = str(exc).rsplit(". Errno:", 1)[0]
             raise PyverbsRDMAError(f"Failed to register a MR: {msg}", exc.error_code) from None
+        if self._block is not None:
+            mem_alloc._hold(self._block, self)
+
+    def close(self) -> None:
+        """Deregister the region (``ibv_dereg_mr``); memory from ``address=`` may then be freed."""
+        super().close()
+        if self._closed and self._block is not None:
+            mem_alloc._release(self._block, self)
+            self._block = None
 
     @property
     def handle(self) -> int:
@@ -98,6 +118,24 @@ class MR(_mr.MR):
             self.pd = new_pd
         self.access = new_access
         self.rkey = _mr.MRKey(rkey, self._host.sim)
+
+
+def _mapped_memory(address: Any, length: int | None) -> tuple[np.ndarray, int]:
+    """A byte array over ``length`` bytes of process memory at ``address`` and the start of the
+    mem_alloc block holding them; EFAULT when mem_alloc did not allocate them."""
+    if isinstance(address, bool) or not isinstance(address, int):
+        raise PyverbsUserError(f"MR address={address!r}: an int address (from rdmasim.pyverbs.mem_alloc)")
+    if length is None:
+        raise PyverbsUserError("MR address=...: give the length (bytes) to register")
+    n = int_in("MR length", length, 1, U64)
+    block = mem_alloc.block_of(address, n)
+    if block is None:
+        raise PyverbsRDMAError(
+            f"Failed to register a MR: address=0x{address:x} length={n} is not memory allocated by "
+            "rdmasim.pyverbs.mem_alloc (posix_memalign, malloc or mmap), so the emulated device cannot "
+            "map it; allocate it there, or register a Python buffer with buffer=", errno.EFAULT)
+    raw = (ctypes.c_uint8 * n).from_address(address)
+    return np.frombuffer(raw, dtype=np.uint8), block[0]
 
 
 class MWBindInfo:

@@ -15,18 +15,37 @@ A scenario is a TOML file: a fabric, traffic and impairments in; results out.
 
 ```console
 $ rdmasim validate examples/incast.toml   # exit 0 and "ok", or every problem and exit 2
-$ rdmasim run examples/incast.toml        # progress on stderr, summary table, results folder
+$ rdmasim run examples/incast.toml        # progress bar on stderr, summary table, results folder
 ```
 
-`rdmasim run` writes into `[outputs] dir`: `flows.csv` (one row per flow: id, src, dst, verb,
-size, priority, start, finish, FCT, ideal FCT, slowdown, bytes delivered, retransmitted packets,
-CNPs, status, PFC pause time seen, generator group; `flows.parquet` too when `formats` has
-`"parquet"` and pyarrow is installed), `ports.csv` (counters of every switch port and host NIC),
-`switch_counters.json`, `timeseries.npz` (with
-`sample_interval`: per-flow bytes and paced rate, switch queues and pause state), `plots/` (PNG
+`python -m rdmasim ...` is the same command. The progress bar is drawn only when stderr is a
+terminal; `-q` turns it off, `-v` shows more (every flow in the summary, the run's estimate, and
+the traceback of an error). Both go before or after the command (`rdmasim -q run f.toml`).
+
+`rdmasim run` writes into `[outputs] dir` every table of the run - `flows` (one row per flow),
+`ports` (counters of every switch port and host NIC) and, with `sample_interval`, `flow_samples`
+and `queue_samples` - as Parquet (`flows.parquet`, ...) when pyarrow is installed and as CSV
+(`flows.csv`, ...) otherwise (`formats = ["csv", "parquet"]` asks for both); also
+`switch_counters.json`, `timeseries.npz` (the same time series as numpy arrays), `plots/` (PNG
 and SVG), `scenario.toml` (the file as run) and `metadata.json` (seed and rdmasim version) so a
-result can be reproduced. Times are picoseconds in the tables. In Python, `RunResult.frames()`
-gives every table as a pandas DataFrame.
+result can be reproduced. In Python, `RunResult.frames()` gives every table as a pandas DataFrame
+and `rdmasim.results.read_table(folder, "flows")` reads one back from a results folder.
+
+Every column name says its unit: `_ps` picoseconds (integers), `_bytes` bytes, `_bps` bits per
+second, `_pkts` packets, `_frames` Ethernet frames; a name without a suffix is a count, a label or
+a ratio.
+
+* `flows`: `flow_id`, `src`, `dst`, `verb`, `size_bytes`, `priority`, `start_ps`, `finish_ps`
+  (empty, or `<NA>` in a DataFrame, if the flow did not finish), `fct_ps`, `ideal_fct_ps`,
+  `slowdown` (FCT / ideal FCT), `bytes_delivered`, `retx_pkts`, `cnps` (CNPs received),
+  `status`, `pause_ps` (PFC pause the source NIC saw while the flow ran), `group` (its generator).
+* `ports`: `node`, `kind` (switch or host), `port`, `rx_pkts`, `tx_pkts`, `rx_bytes`, `tx_bytes`,
+  `drops`, `ecn_marked`, `pfc_xoff_sent`, `pfc_rx_frames`, `paused_ps`, `egress_peak_bytes`,
+  `ingress_peak_bytes`.
+* `flow_samples`: `t_ps`, `flow_id`, `bytes_acked` (cumulative), `rate_bps` (the DCQCN limit;
+  0 = none, line rate).
+* `queue_samples`: `t_ps`, `probe` (`SWITCH:PORT->NEXT_HOP pPRIORITY`, e.g. `s0:8->h8 p3`),
+  `egress_bytes`, `ingress_bytes`, `paused`.
 
 Flows go to the C core as arrays (`rdmasim.flows`): each runs as one RC work request on its own
 QP pair, created at its start time and freed when it completes; packets carry lengths, not
@@ -53,13 +72,13 @@ incast.toml: 2 problem(s)
 (A check that relates several keys is skipped while one of its keys has a problem of its own.)
 Every other command reports what it cannot use the same way: one line naming the file,
 folder, argument or key (`rdmasim run: error: argument --seed: ... (allowed: 0..9223372036854775807)`),
-exit status 2. A traceback means a bug in rdmasim.
+exit status 2. A traceback means a bug in rdmasim (`-v` adds one to any error, for a bug report).
 
 Beyond the schema, a file is refused when an explicit topology has a link from a node to itself,
 a host with no link or with two (a host has one port), or flows between hosts no links connect;
 when a topology has more than 65,536 hosts or the generators would make more than 10,000,000
 flows; when `outputs.formats` is `["parquet"]` and pyarrow is not installed (with `"csv"` also
-listed it is a warning: no `flows.parquet` is written); and when `switch.buffer` is given smaller
+listed it is a warning: no Parquet tables are written); and when `switch.buffer` is given smaller
 than what the largest switch sets aside (reserve x 8 priorities + headroom x lossless priorities,
 per port). When `switch.buffer` is not given it grows with the port count: 12 MB, or, when
 reserve and headroom of the largest switch take more than 11 MB, those plus 1 MB shared.

@@ -505,7 +505,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
 
         if importlib.util.find_spec("pyarrow") is None:
             p = Problem(file, "outputs.formats", "'parquet' needs pyarrow, which is not installed: no "
-                        "flows.parquet will be written", v["outputs.formats"], "'csv', or install pyarrow")
+                        "Parquet tables will be written", v["outputs.formats"], "'csv', or install pyarrow")
             # with csv also asked for, the run still writes what was asked first: a warning
             (sc.warnings if "csv" in v["outputs.formats"] else problems).append(p)
     if not topology_ok:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -174,33 +173,27 @@ def _impair(sc: Scenario, sim: Simulator) -> None:
 
 
 class _Progress:
-    def __init__(self, enabled: bool, end_ps: int, stream: TextIO) -> None:
-        self.enabled, self.end_ps, self.stream = enabled, end_ps, stream
+    """The progress bar of one run: fraction done (simulated time of the duration, or flows
+    finished), simulated time, event rate, flows finished."""
+
+    def __init__(self, enabled: bool | None, end_ps: int, stream: TextIO | None, desc: str) -> None:
+        from rdmasim.progress import Progress
+
+        self.end_ps = end_ps
+        self.bar = Progress(desc, enabled, stream)
         self.wall0 = time.perf_counter()
-        self.last = 0.0
-        self.shown = False
 
     def show(self, now_ps: int, events: int, done: int, total: int, force: bool = False) -> None:
-        if not self.enabled:
+        if not self.bar.enabled:
             return
         wall = time.perf_counter() - self.wall0
-        if not force and wall - self.last < 0.5:
-            return
-        self.last = wall
         frac = max(now_ps / self.end_ps, done / max(total, 1))
-        eta = f"{wall * (1 - frac) / frac:.1f} s" if frac > 0 and done < total else "-"
         rate = events / wall if wall > 0 else 0.0
-        self.stream.write(
-            f"\r  sim {format_time(now_ps):>12}  {rate / 1e6:6.2f} M events/s  "
-            f"flows {done}/{total}  ETA {eta:<8}"
-        )
-        self.stream.flush()
-        self.shown = True
+        self.bar.update(frac if done < total else 1.0,
+                        f"sim {format_time(now_ps)}, {rate / 1e6:.2f} M events/s, flows {done}/{total}")
 
     def close(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.bar.close()
 
 
 def _queue_sampler(sim: Simulator, priorities: set[int], period_ps: int) -> tuple[Any, list[str]] | None:
@@ -221,7 +214,8 @@ def _queue_sampler(sim: Simulator, priorities: set[int], period_ps: int) -> tupl
 
 
 def run_scenario(
-    sc: Scenario, out_dir: str | None = None, *, progress: bool | None = None, stream: TextIO | None = None
+    sc: Scenario, out_dir: str | None = None, *, progress: bool | None = None, stream: TextIO | None = None,
+    label: str | None = None,
 ) -> RunResult:
     """Run ``sc`` and return its results (also written to ``out_dir`` or ``[outputs] dir``
     unless ``out_dir`` is ``""``).
@@ -230,11 +224,15 @@ def run_scenario(
     unwritable place is an error then, not after the simulation) and written whole or not at all
     (:mod:`rdmasim.results`). Ctrl-C (KeyboardInterrupt) during the simulation stops it: the
     flows so far are written, unfinished ones ``incomplete``, with ``"complete": false`` in
-    metadata.json, and ``RunResult.interrupted`` is True."""
+    metadata.json, and ``RunResult.interrupted`` is True.
+
+    ``progress``: True draws a progress bar on ``stream`` (default stderr), False none, None (the
+    default) one when ``[simulation] progress`` is on and the stream is a terminal; ``label`` names
+    the bar (default: the scenario's name)."""
     outdir = sc.values["outputs.dir"] if out_dir is None else out_dir
     staging = stage_out_dir(outdir) if outdir else None
     try:
-        result = _run(sc, staging, progress, stream)
+        result = _run(sc, staging, progress, stream, label)
         if staging is not None:
             commit_out_dir(staging, outdir)
             staging_files = result.files
@@ -250,7 +248,7 @@ def run_scenario(
 
 
 def _run(sc: Scenario, staging: Path | None, progress: bool | None,
-         stream: TextIO | None) -> RunResult:
+         stream: TextIO | None, label: str | None = None) -> RunResult:
     v = sc.values
     table, names = traffic_table(sc)
     sim = build(sc)
@@ -272,9 +270,10 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     interval = v["outputs.sample_interval"]
     qs = _queue_sampler(sim, {int(p) for p in np.unique(flows["priority"])}, interval) if interval else None
     prog = _Progress(
-        v["simulation.progress"] if progress is None else progress,
+        (None if v["simulation.progress"] else False) if progress is None else progress,
         end_ps,
-        stream if stream is not None else sys.stderr,
+        stream,
+        label or v["simulation.name"] or "run",
     )
     kept: list[np.ndarray] = []
 
@@ -320,6 +319,8 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     if sim.switches and v["switch.deadlock_check"]:
         result.deadlock = fabric.deadlock(sim)
     for h in sim.hosts.values():
+        if h.link:
+            result.host_rate_bps[h.name] = float(h.link.rate_bps)
         tx = h.link.direction(h.name).stats() if h.link else {}
         rx = (h.link.ba if h.link.a is h else h.link.ab).stats() if h.link else {}
         ps = h.pause_stats()
@@ -356,7 +357,7 @@ def _records(res: np.ndarray, ideal: np.ndarray, names: list[str], to_sim: np.nd
         out.append(FlowRecord(
             flow_id=row["flow_id"], src=name_of[row["src"]], dst=name_of[row["dst"]],
             verb=VERB_NAMES[row["verb"]],
-            size=row["size"], priority=row["priority"],
+            size_bytes=row["size"], priority=row["priority"],
             # when it actually started (later than planned when it waited for dependencies)
             start_ps=row["started_ps"] if row["started_ps"] >= 0 else row["start_ps"],
             finish_ps=row["finish_ps"] if done else None, fct_ps=fct, ideal_fct_ps=int(ideal[k]),

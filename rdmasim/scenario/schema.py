@@ -114,7 +114,8 @@ SCHEMA: dict[str, Opt] = {
         hi=U63,
     ),
     "simulation.progress": Opt(
-        "bool", True, "Print a progress line (simulated time, events/s, ETA) on stderr."
+        "bool", True, "Draw a progress bar (simulated time, events/s, flows done, ETA) on stderr when "
+        "it is a terminal (`rdmasim -q` turns it off)."
     ),
     # topology
     "topology.kind": Opt("str", "back_to_back", "Topology builder.", choices=TOPOLOGY_KINDS),
@@ -283,7 +284,9 @@ SCHEMA: dict[str, Opt] = {
     "outputs.trace": Opt("bool", False, "Save the event trace (trace.npz): at most 2 million records "
                          "(128 MB); events past that are counted and a warning gives the count."),
     "outputs.formats": Opt(
-        "list[str]", ["csv"], "Per-flow table formats ('parquet' needs pyarrow).", choices=("csv", "parquet")
+        "list[str]", ["auto"], "Formats of every table (flows, ports, time series): 'auto' = Parquet when "
+        "pyarrow is installed, CSV otherwise; 'csv'; 'parquet' (needs pyarrow).",
+        choices=("auto", "csv", "parquet")
     ),
     "outputs.switch_counters": Opt("bool", True, "Write switch_counters.json."),
     "outputs.sample_interval": Opt(

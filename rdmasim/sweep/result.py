@@ -8,37 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rdmasim.results import FLOW_COLUMNS
 from rdmasim.sweep.grid import SEED_KEY
 from rdmasim.sweep.store import RUN_COLUMNS, STORE_NAME, SweepStore
 from rdmasim.units import format_time
 
 
-def _columns(records: list[dict[str, Any]], names: Sequence[str]) -> dict[str, np.ndarray]:
-    """Records as {column: array}: numbers (None -> NaN) as numeric arrays, the rest as objects."""
-    out: dict[str, np.ndarray] = {}
-    for n in names:
-        vals = [r.get(n) for r in records]
-        present = [v for v in vals if v is not None]
-        if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-            if len(present) == len(vals) and all(isinstance(v, int) for v in vals):
-                out[n] = np.array(vals, dtype=np.int64)
-            else:
-                out[n] = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
-        else:
-            arr = np.empty(len(vals), dtype=object)
-            arr[:] = vals
-            out[n] = arr
-    return out
-
-
 def _table(records: list[dict[str, Any]], names: Sequence[str]) -> Any:
-    try:
-        import pandas as pd  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:
-        return _columns(records, names)
+    import pandas as pd
+
     return pd.DataFrame.from_records(records, columns=list(names))
 
 
@@ -110,12 +88,11 @@ class SweepResult:
         return self._flows_table()[0]
 
     def runs(self) -> Any:
-        """The runs table: a pandas DataFrame, or {column: numpy array} without pandas."""
+        """The runs table as a pandas DataFrame."""
         return _table(*self._runs_table())
 
     def flows(self) -> Any:
-        """The flows of every run with the run's parameters as columns: a pandas DataFrame, or
-        {column: numpy array} without pandas."""
+        """The flows of every run with the run's parameters as columns, as a pandas DataFrame."""
         return _table(*self._flows_table())
 
     def summary_rows(self) -> list[dict[str, Any]]:

@@ -4,7 +4,6 @@ an executor and write each result into the store as soon as it arrives."""
 from __future__ import annotations
 
 import sys
-import time
 from concurrent.futures import Future, as_completed
 from contextlib import ExitStack
 from pathlib import Path
@@ -31,35 +30,20 @@ def _read_scenario(scenario: str | Path) -> tuple[str, str]:
 
 
 class _Progress:
-    """``sweep: 3/8 runs (2 skipped, 0 failed), 1.2 s, ETA 4 s`` on ``stream``."""
+    """The sweep's progress bar: runs done of all (``3/8 runs, 2 skipped, 0 failed``)."""
 
-    def __init__(self, enabled: bool, stream: TextIO, total: int, skipped: int) -> None:
-        self.enabled, self.stream, self.total, self.skipped = enabled, stream, total, skipped
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.t0 = time.perf_counter()
-        self.last = 0.0
+    def __init__(self, enabled: bool | None, stream: TextIO, total: int, skipped: int) -> None:
+        from rdmasim.progress import Progress
+
+        self.total, self.skipped = total, skipped
+        self.bar = Progress("sweep", enabled, stream)
 
     def show(self, done: int, failed: int, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not force and now - self.last < (0.2 if self.tty else 5.0):
-            return
-        self.last = now
-        el = now - self.t0
-        todo = self.total - self.skipped
-        eta = f", ETA {el / done * (todo - done):.0f} s" if 0 < done < todo else ""
-        line = (
-            f"sweep: {self.skipped + done}/{self.total} runs ({self.skipped} skipped, {failed} failed), "
-            f"{el:.1f} s{eta}"
-        )
-        self.stream.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
-        self.stream.flush()
+        self.bar.update((self.skipped + done) / max(1, self.total),
+                        f"{self.skipped + done}/{self.total} runs, {self.skipped} skipped, {failed} failed")
 
     def close(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.bar.close()
 
 
 def run_sweep(
@@ -119,8 +103,7 @@ def run_sweep(
         done_keys = store.ok_keys() if resume else set()
         todo = [s for s in specs if s.run_key not in done_keys]
         result = SweepResult(out, [s.run_key for s in specs], keys, skipped=len(specs) - len(todo))
-        show = getattr(stream, "isatty", lambda: False)() if progress is None else progress
-        prog = _Progress(show, stream, len(specs), result.skipped)
+        prog = _Progress(progress, stream, len(specs), result.skipped)
         if not todo:
             return result
         ex, result.executor = open_executor(stack, executor, scheduler, max_workers)

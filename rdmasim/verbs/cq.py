@@ -79,6 +79,35 @@ class CQ:
                 f"(polled {sim.idle_poll_limit} times with nothing happening; was work posted, "
                 "and signaled?)", errno.ETIMEDOUT)
 
+    def resize(self, cqe: int) -> None:
+        """Give the CQ room for ``cqe`` completions (``ibv_resize_cq``), keeping those it holds
+        in order. EINVAL when ``cqe`` is below the completions the CQ holds, as rxe.
+
+        With ``sim.auto_advance`` (see docs/pyverbs.md "Time") the send work already posted on
+        the QPs that use this CQ completes first (on hardware it would have done so in the time
+        the program took to get here), so the check counts those completions too."""
+        n = int_in("CQ.resize cqe", cqe, 1, U32)
+        if self._closed:
+            raise PyverbsUserError(f"CQ.resize: {self!r} is destroyed")
+        if self._host.sim.auto_advance:
+            self._settle_send_work()
+        self._host.sim._core.cq_resize(self._host.index, self._handle, n)
+        self.cqe = n
+
+    def _settle_send_work(self) -> None:
+        """Run the simulation (at most ``sim.poll_slice``) until this CQ holds the completions
+        of the send work outstanding on the QPs whose send CQ it is, or nothing is in flight."""
+        from rdmasim.units import parse_time
+
+        owed = 0
+        for pd in list(self.ctx._children):
+            for qp in list(getattr(pd, "_children", ())):
+                if getattr(qp, "send_cq", None) is self and not getattr(qp, "_closed", True):
+                    owed += int(qp.inspect()["sq_outstanding"])
+        if owed:
+            sim = self._host.sim
+            sim._run_until_cq(self, len(self) + owed, sim.now + parse_time(sim.poll_slice))
+
     def __len__(self) -> int:
         """Completions waiting to be polled (0 once destroyed)."""
         if self._closed:

@@ -83,8 +83,9 @@ def _cap_field(name: str) -> property:
 
 
 class QPInitAttr:
-    """Creation attributes (``struct ibv_qp_init_attr``). ``IBV_QPT_RC`` and ``IBV_QPT_UD`` are
-    emulated. As in pyverbs, ``max_send_wr`` ... ``max_inline_data`` read and write ``cap``."""
+    """Creation attributes (``struct ibv_qp_init_attr``). ``IBV_QPT_RC``, ``IBV_QPT_UC`` and
+    ``IBV_QPT_UD`` are emulated. As in pyverbs, ``max_send_wr`` ... ``max_inline_data`` read and
+    write ``cap``."""
 
     max_send_wr = _cap_field("max_send_wr")
     max_recv_wr = _cap_field("max_recv_wr")
@@ -225,7 +226,9 @@ _NO_UD = {"ud_dest_host": -1, "ud_traffic_class": 0, "ud_remote_qpn": 0, "ud_rem
 
 
 class QP:
-    """A reliable-connected queue pair (``ibv_create_qp``), created in RESET.
+    """A queue pair (``ibv_create_qp``), created in RESET: reliable connected (``IBV_QPT_RC``),
+    unreliable connected (``IBV_QPT_UC``: SEND and RDMA WRITE, no ACKs, no retransmission, a lost
+    packet loses its message) or unreliable datagram (``IBV_QPT_UD``).
 
     Walk it RESET→INIT→RTR→RTS with ``to_init``/``to_rtr``/``to_rts`` (or ``modify`` with an
     attribute mask), or connect two QPs at once with ``rdmasim.verbs.connect_qps``.
@@ -236,10 +239,10 @@ class QP:
         pd._check_open("QP")
         instance("QP init_attr", init_attr, QPInitAttr)
         int_in("QPInitAttr qp_type", init_attr.qp_type, 0, U32)
-        if init_attr.qp_type not in (e.IBV_QPT_RC, e.IBV_QPT_UD):
+        if init_attr.qp_type not in (e.IBV_QPT_RC, e.IBV_QPT_UC, e.IBV_QPT_UD):
             raise PyverbsUserError(
-                f"qp_type {init_attr.qp_type}: IBV_QPT_RC ({e.IBV_QPT_RC}) and IBV_QPT_UD ({e.IBV_QPT_UD})"
-                " are emulated"
+                f"qp_type {init_attr.qp_type}: IBV_QPT_RC ({e.IBV_QPT_RC}), IBV_QPT_UC ({e.IBV_QPT_UC}) "
+                f"and IBV_QPT_UD ({e.IBV_QPT_UD}) are emulated"
             )
         srq_handle = 0
         if init_attr.srq is not None:
@@ -343,7 +346,7 @@ class QP:
 
     def to_rtr(self, qp_attr: QPAttr) -> None:
         """→RTR: address vector, path MTU, dest QPN, rq_psn, max_dest_rd_atomic, min_rnr_timer
-        (a UD QP: the state only).
+        (a UC QP: without the last two; a UD QP: the state only).
 
         As pyverbs, a QP not in INIT is first moved to INIT (``to_init``), so RESET→INIT→RTR
         takes one call."""
@@ -353,11 +356,13 @@ class QP:
         if self.qp_state != e.IBV_QPS_INIT:
             self.to_init(qp_attr)
         qp_attr.qp_state = e.IBV_QPS_RTR
-        self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
-                    | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+        mask = e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
+        if self.qp_type == e.IBV_QPT_RC:  # UC has no READ/atomic resources and no RNR
+            mask |= e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER
+        self.modify(qp_attr, mask)
 
     def to_rts(self, qp_attr: QPAttr) -> None:
-        """→RTS: timeout, retry_cnt, rnr_retry, sq_psn, max_rd_atomic (a UD QP: sq_psn).
+        """→RTS: timeout, retry_cnt, rnr_retry, sq_psn, max_rd_atomic (UC and UD QPs: sq_psn).
 
         As pyverbs, a QP not in RTR is first moved to RTR (``to_rtr``, which starts with
         ``to_init`` from RESET), so RESET or INIT→...→RTS takes one call."""
@@ -367,8 +372,10 @@ class QP:
         if self.qp_state != e.IBV_QPS_RTR:
             self.to_rtr(qp_attr)
         qp_attr.qp_state = e.IBV_QPS_RTS
-        self.modify(qp_attr, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT
-                    | e.IBV_QP_RNR_RETRY | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+        mask = e.IBV_QP_STATE | e.IBV_QP_SQ_PSN
+        if self.qp_type == e.IBV_QPT_RC:  # UC: nothing is acknowledged, so no timeout or retries
+            mask |= e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC
+        self.modify(qp_attr, mask)
 
     def query(self, attr_mask: int = 0) -> tuple[QPAttr, QPInitAttr]:
         """``ibv_query_qp``: current attributes and the creation attributes."""
@@ -455,9 +462,14 @@ class QP:
                 raise
 
     def stats(self) -> dict[str, int]:
-        """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ..."""
+        """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ... A dict that
+        prints as a table and shows in Jupyter as an HTML table (:class:`rdmasim.report.Report`)."""
+        from rdmasim.report import Report
+
         self._check_alive("stats")
-        return {k: int(v) for k, v in self._sim._core.qp_stats(self._host.index, self.qp_num).items()}
+        counters = self._sim._core.qp_stats(self._host.index, self.qp_num).items()
+        return Report(f"QP 0x{self.qp_num:x} on {self._host.name}: counters",
+                      {k: int(v) for k, v in counters})
 
     def inspect(self) -> dict[str, Any]:
         """Transport state now: PSNs (requester next / oldest unacknowledged / responder expected),
@@ -469,22 +481,38 @@ class QP:
         return d
 
     def explain(self) -> str:
-        """The state of the QP in words, for teaching."""
+        """The state of the QP in words, for teaching: PSNs, work outstanding (READ/atomic
+        requests awaiting their responses), retries left (``rnr_retry`` 7 reads "infinite"), the
+        retransmit timer and an RNR wait in progress, the responder's expected PSN."""
         from rdmasim.units import format_time
 
         q = self.inspect()
+        attr = self._sim._core.qp_query(self._host.index, self.qp_num)
+        now = self._sim.now
         unacked = (q["req_psn"] - q["comp_psn"]) % (1 << 24)
+        rnr = ("infinite (rnr_retry 7 = retry forever)" if int(attr["rnr_retry"]) == 7
+               else f"{q['rnr_left']} of rnr_retry {int(attr['rnr_retry'])}")
         lines = [
             f"QP 0x{self.qp_num:x} on {self._host.name} is in {q['state']}.",
             f"  Requester: next PSN to send {q['req_psn']}, oldest unacknowledged {q['comp_psn']} "
             f"({unacked} PSN(s) in flight); {q['sq_outstanding']} send WR(s) not completed, "
             f"{q['sq_started']} of them fully sent.",
-            f"  Retries left: {q['retry_left']} (timeout/NAK), {q['rnr_left']} (RNR); "
-            + (f"retransmit timer fires at {format_time(q['rto_deadline_ps'])}."
-               if q["rto_deadline_ps"] else "retransmit timer stopped."),
-            f"  Responder: expects PSN {q['resp_psn']}, MSN {q['msn']}, {q['rq_posted']} receive WR(s) "
-            f"posted" + (", a NAK was sent for the current gap" if q["nak_sent"] else "") + ".",
         ]
+        if q["rd_outstanding"]:
+            lines.append(f"  {q['rd_outstanding']} READ/atomic request(s) sent and awaiting their "
+                         f"responses (at most max_rd_atomic = {int(attr['max_rd_atomic'])}).")
+        lines.append(
+            f"  Retries left: {q['retry_left']} of retry_cnt {int(attr['retry_cnt'])} (timeout/NAK); "
+            f"RNR: {rnr}; "
+            + (f"retransmit timer fires at {format_time(q['rto_deadline_ps'])}."
+               if q["rto_deadline_ps"] else "retransmit timer stopped."))
+        if q["rnr_until_ps"] > now:
+            lines.append(f"  RNR wait: an RNR NAK paused the requester until "
+                         f"{format_time(q['rnr_until_ps'])} ({format_time(q['rnr_until_ps'] - now)} "
+                         f"from now); then it resends from PSN {q['comp_psn']}.")
+        lines.append(
+            f"  Responder: expects PSN {q['resp_psn']}, MSN {q['msn']}, {q['rq_posted']} receive WR(s) "
+            f"posted" + (", a NAK was sent for the current gap" if q["nak_sent"] else "") + ".")
         if q["recovery"] == "irn":
             lines.append(
                 "  Loss recovery IRN (selective repeat): "
@@ -551,22 +579,15 @@ class QP:
         return self._sim._core.qp_dcqcn_state(self._host.index, self.qp_num)
 
     def close(self) -> None:
-        """Destroy the QP (``ibv_destroy_qp``). Receive WRs still posted are dropped without
-        completions, as ``ibv_destroy_qp`` does; refused (EBUSY) while send WRs are outstanding
-        (their completions would be lost: wait for them or move the QP to ERR first)."""
+        """Destroy the QP (``ibv_destroy_qp``). Work requests still posted, send and receive, are
+        dropped without completions, as rxe does; completions already in the CQs stay there.
+        Frames it already sent still arrive at the peer, and what comes back to it is dropped
+        (counted in ``Context.rx_counters()["unknown_qp"]``). Closing its PD or Context does the
+        same."""
         if not self._closed:
             self._sim._core.qp_destroy(self._host.index, self.qp_num)
             self._closed = True
             self.pd._children.discard(self)
-
-    def _cascade_close(self) -> None:
-        """Closing its PD or Context destroys the QP whatever it still holds (pyverbs): send
-        work outstanding is flushed first (moved to ERR)."""
-        if self._closed:
-            return
-        if self.inspect()["sq_outstanding"]:
-            self.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
-        self.close()
 
     def __enter__(self) -> QP:
         return self
@@ -602,7 +623,7 @@ def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int =
                 recovery: str = "gbn", irn_window: int | None = None,
                 rto_low: str | int = IRN_RTO_LOW, rto_high: str | int = IRN_RTO_HIGH,
                 rto_low_packets: int = IRN_RTO_LOW_PACKETS) -> None:
-    """Walk two RC QPs RESET→INIT→RTR→RTS, each pointing at the other. They may be on one
+    """Walk two RC (or two UC) QPs RESET→INIT→RTR→RTS, each pointing at the other. They may be on one
     host (loopback inside its NIC), or be one QP connected to itself.
 
     ``psn_a`` is the first PSN ``qp_a`` sends (and ``qp_b`` expects); likewise ``psn_b``.

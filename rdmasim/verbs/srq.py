@@ -1,8 +1,10 @@
 """Shared receive queues (``ibv_create_srq``), shaped like pyverbs' ``pyverbs.srq``.
 
 QPs created with ``QPInitAttr(srq=srq)`` take their receive WQEs from the SRQ, oldest first, when a
-message arrives.  The SRQ limit and its ``IBV_EVENT_SRQ_LIMIT_REACHED`` event (``srq_limit``,
-``modify``/``arm``) are not emulated.
+message arrives.  ``modify`` resizes the SRQ (``IBV_SRQ_MAX_WR``) and arms the SRQ limit
+(``IBV_SRQ_LIMIT``): the first time a WQE is taken and fewer than ``srq_limit`` remain, the NIC raises
+``IBV_EVENT_SRQ_LIMIT_REACHED`` (``Context.get_async_event`` in :mod:`rdmasim.pyverbs.device`) and
+disarms the limit, as rxe.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from rdmasim.verbs._checks import U32, U64, instance, int_in, sge_list, wr_chain
 from rdmasim.verbs.device import PD
 from rdmasim.verbs.wr import RecvWR
 
+IBV_SRQ_MAX_WR = 1  # enum ibv_srq_attr_mask
+IBV_SRQ_LIMIT = 2
+
 
 class SrqAttr:
-    """``struct ibv_srq_attr``: ``max_wr``, ``max_sge`` (``srq_limit`` must stay 0)."""
+    """``struct ibv_srq_attr``: ``max_wr``, ``max_sge`` and ``srq_limit`` (0: not armed)."""
 
     def __init__(self, max_wr: int = 100, max_sge: int = 1, srq_limit: int = 0) -> None:
         self.max_wr = int_in("SrqAttr max_wr", max_wr, 0, U32)
@@ -45,15 +50,13 @@ class SRQ:
         attr = instance("SrqInitAttr attr", init_attr.attr, SrqAttr)
         max_wr = int_in("SrqAttr max_wr", attr.max_wr, 0, U32)
         max_sge = int_in("SrqAttr max_sge", attr.max_sge, 0, U32)
-        if int_in("SrqAttr srq_limit", attr.srq_limit, 0, U32) != 0:
-            raise PyverbsRDMAError(f"SrqAttr srq_limit={attr.srq_limit}: the SRQ limit event is not "
-                                   "emulated (use 0)", errno.EOPNOTSUPP)
+        limit = int_in("SrqAttr srq_limit", attr.srq_limit, 0, U32)  # > 0 arms it, as rxe
         self.pd = pd
         self._host = pd.ctx.host
         self._sim = self._host.sim
         self.max_wr = max_wr
         self.max_sge = max_sge
-        self.handle = int(self._sim._core.srq_create(self._host.index, pd.handle, max_wr, max_sge))
+        self.handle = int(self._sim._core.srq_create(self._host.index, pd.handle, max_wr, max_sge, limit))
         self._closed = False
         pd._children.add(self)
 
@@ -77,15 +80,39 @@ class SRQ:
         return sge_list(what, sg, num_sge, self._sim, "SRQ")
 
     def query(self) -> SrqAttr:
-        """``ibv_query_srq``: max_wr, max_sge (srq_limit 0)."""
-        return SrqAttr(max_wr=self.max_wr, max_sge=self.max_sge)
+        """``ibv_query_srq``: max_wr, max_sge and the armed srq_limit (0 once the limit event
+        has disarmed it)."""
+        self._check_open("query")
+        a = self._sim._core.srq_query(self._host.index, self.handle)
+        return SrqAttr(max_wr=int(a["max_wr"]), max_sge=int(a["max_sge"]), srq_limit=int(a["limit"]))
 
     def modify(self, attr: SrqAttr, comp_mask: int) -> None:
-        """``ibv_modify_srq`` (resize, limit): not emulated, refused with EOPNOTSUPP."""
+        """``ibv_modify_srq``: ``IBV_SRQ_MAX_WR`` resizes the SRQ to ``attr.max_wr`` WQEs (the
+        posted ones kept, in order), ``IBV_SRQ_LIMIT`` arms the limit at ``attr.srq_limit`` (0
+        disarms). EINVAL as rxe: ``max_wr`` 0 or below the WQEs posted or an armed limit,
+        ``srq_limit`` above ``max_wr``, other mask bits."""
         instance("SRQ.modify attr", attr, SrqAttr)
-        int_in("SRQ.modify comp_mask", comp_mask, 0, U32)
-        raise PyverbsRDMAError("SRQ.modify: resizing an SRQ and the SRQ limit are not emulated",
-                               errno.EOPNOTSUPP)
+        mask = int_in("SRQ.modify comp_mask", comp_mask, 0, U32)
+        self._check_open("modify")
+        unknown = mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)
+        if unknown:
+            raise PyverbsRDMAError(f"SRQ.modify comp_mask=0x{mask:x}: bits 0x{unknown:x} are not "
+                                   "IBV_SRQ_MAX_WR (1) or IBV_SRQ_LIMIT (2)", errno.EINVAL)
+        max_wr = int_in("SrqAttr max_wr", attr.max_wr, 0, U32)
+        limit = int_in("SrqAttr srq_limit", attr.srq_limit, 0, U32)
+        self._sim._core.srq_modify(self._host.index, self.handle, mask, max_wr, limit)
+        if mask & IBV_SRQ_MAX_WR:
+            self.max_wr = max_wr
+
+    def _take_limit_event(self) -> bool:
+        """Take one pending IBV_EVENT_SRQ_LIMIT_REACHED of this SRQ (True if there was one)."""
+        if self._closed:
+            return False
+        return bool(self._sim._core.srq_take_limit_event(self._host.index, self.handle))
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise PyverbsRDMAError(f"SRQ.{what}: {self!r} is destroyed", errno.EINVAL)
 
     def close(self) -> None:
         """``ibv_destroy_srq``: refused (EBUSY) while QPs use it."""

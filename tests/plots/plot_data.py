@@ -12,7 +12,7 @@ LINE_RATE_BPS = 100e9
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 FLOW_DTYPE = np.dtype([
-    ("flow_id", "i8"), ("src", "U8"), ("dst", "U8"), ("verb", "U5"), ("size", "i8"), ("priority", "i8"),
+    ("flow_id", "i8"), ("src", "U8"), ("dst", "U8"), ("verb", "U5"), ("size_bytes", "i8"), ("priority", "i8"),
     ("start_ps", "i8"), ("finish_ps", "f8"), ("fct_ps", "f8"), ("ideal_fct_ps", "i8"), ("slowdown", "f8"),
     ("bytes_delivered", "i8"), ("retx_pkts", "i8"), ("cnps", "i8"), ("status", "U10"), ("group", "U8"),
 ])
@@ -28,7 +28,7 @@ def flow_table(n: int = 400, seed: int = 1, unfinished: int = 17) -> np.ndarray:
     t["dst"] = [f"h{(i * 7 + 3) % 16}" for i in range(n)]
     t["verb"] = rng.choice(["WRITE", "READ", "SEND"], n)
     size = np.round(10 ** rng.uniform(2, np.log10(3e7), n)).astype(np.int64)
-    t["size"] = size
+    t["size_bytes"] = size
     t["priority"] = 3
     t["start_ps"] = np.sort(rng.integers(0, 2 * 10**9, n))
     ideal = np.round(size * 8 / LINE_RATE_BPS * 1e12 + 4e6).astype(np.int64)  # + a 4 µs round trip

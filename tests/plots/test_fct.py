@@ -49,7 +49,7 @@ def _expected(table: np.ndarray, edges: np.ndarray) -> tuple[list[int], list[flo
     ok = table["status"] == "ok"
     counts, med, p99 = [], [], []
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        sd = table["slowdown"][ok & (table["size"] >= lo) & (table["size"] < hi)]
+        sd = table["slowdown"][ok & (table["size_bytes"] >= lo) & (table["size_bytes"] < hi)]
         counts.append(len(sd))
         med.append(float(np.median(sd)) if len(sd) else np.nan)
         p99.append(float(np.percentile(sd, 99)) if len(sd) else np.nan)
@@ -67,7 +67,7 @@ def test_bucket_statistics_match_numpy(kind: str, buckets: Any) -> None:
     elif buckets is None:  # decades covering 100 B .. 30 MB
         np.testing.assert_allclose(edges, [1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8])
     else:
-        assert len(edges) == 8 and edges[0] == table["size"].min()
+        assert len(edges) == 8 and edges[0] == table["size_bytes"].min()
     counts, med, p99 = _expected(table, edges)
     assert got["count"].tolist() == counts
     np.testing.assert_allclose(got["median"], med)
@@ -80,9 +80,9 @@ def test_bucket_statistics_match_numpy(kind: str, buckets: Any) -> None:
 def test_buckets_named_and_explicit() -> None:
     table = flow_table(n=100)
     got = slowdown_buckets(table, "classic")
-    assert got["labels"] == ["<10KB", "10KB–100KB", "100KB–1MB", "1MB–10MB", ">10MB"]
+    assert got["labels"] == ["<10kB", "10kB–100kB", "100kB–1MB", "1MB–10MB", ">10MB"]
     got = slowdown_buckets(table, [0, 1e5, np.inf])
-    assert got["labels"] == ["<100KB", ">100KB"]
+    assert got["labels"] == ["<100kB", ">100kB"]
     with pytest.raises(ValueError, match="increasing"):
         bucket_edges(np.ones(3), [10, 5])
     with pytest.raises(ValueError, match="classic"):

@@ -27,7 +27,7 @@ def test_queue_timeline(tmp_path: Path) -> None:
     assert data["paused_ps"] == [sum(e - s for s, e in sp) for sp in spans]
     np.testing.assert_array_equal(data["peak_egress_bytes"], samples["egress_bytes"].max(axis=0))
     top, bottom = fig.axes
-    assert top.get_ylabel().startswith("egress queue (KB)")
+    assert top.get_ylabel().startswith("egress queue (KiB)")
     assert bottom.get_xlabel() == "time (µs)"
     assert [t.get_text() for t in bottom.get_yticklabels()] == labels
     assert len(bottom.collections) == len(labels)  # one bar row per probe
@@ -45,8 +45,24 @@ def test_queue_timeline_checks_shapes_and_notes_missed_samples() -> None:
     assert "12 samples missed" in fig.axes[0].get_title()
     calm = dict(samples, paused=np.zeros_like(samples["paused"]))
     fig = queue_timeline(calm, labels)
-    assert [t.get_text() for t in fig.axes[1].texts] == ["never paused"] * 2
+    # one note for all, not a "never paused" row per probe
+    assert [t.get_text() for t in fig.axes[1].texts] == ["none of these queues was paused by PFC"]
+    assert fig.axes[1].get_yticklabels() == []
     assert fig.rdmasim_data["paused_ps"] == [0, 0]  # type: ignore[attr-defined]
+    # some paused, some not: rows only for the paused ones, the others named in one note
+    mixed = dict(samples, paused=np.c_[samples["paused"][:, 0], np.zeros(len(samples["t_ps"]), bool)])
+    fig = queue_timeline(mixed, labels)
+    assert [t.get_text() for t in fig.axes[1].get_yticklabels()] == [labels[0]]
+    assert [t.get_text() for t in fig.axes[1].texts] == [f"never paused: {labels[1]}"]
+
+
+def test_queue_timeline_explains_port_labels_and_never_writes_kb() -> None:
+    samples, _, _ = queue_samples(probes=2)
+    fig = queue_timeline(samples, ["s0:8->h8 p3", "s0:1->h1 p3"])
+    legend = fig.axes[0].get_legend()
+    assert legend.get_title().get_text() == "switch:port->next hop, pN = priority N"
+    texts = [fig.axes[0].get_ylabel(), fig.axes[0].get_title(), fig.axes[1].get_ylabel()]
+    assert not any("KB" in t for t in texts)
 
 
 def _times() -> tuple[list[float], list[np.ndarray]]:

@@ -4,19 +4,23 @@ cleanly, keeping the flows so far marked incomplete."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import resource
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
 import pytest
 
 from rdmasim.errors import ResultsWriteError, UserInputError
-from rdmasim.results import read_flows_csv
+from rdmasim.results import pyarrow_available, read_table
 from rdmasim.scenario import loads, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +74,7 @@ def test_a_second_run_replaces_the_first_whole(tmp_path: Path) -> None:
     # nothing of the first run is left beside the second
     assert "capture.pcap" not in names and "trace.npz" not in names
     assert names == {Path(p).name for p in second.files.values()}
-    assert len(read_flows_csv(out / "flows.csv")) == len(second.flows) == 56 != len(first.flows)
+    assert len(read_table(out, "flows")) == len(second.flows) == 56 != len(first.flows)
     assert json.loads((out / "metadata.json").read_text())["flows"] == 56
     assert _siblings(out) == []
 
@@ -103,11 +107,12 @@ def test_a_write_that_fails_leaves_the_previous_results(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.splitlines() == [
-        f"rdmasim run: error: cannot write the results to '{out}': flows.csv: File too large "
-        "(nothing written; "
-        f"'{out}' is as it was before the run)"
-    ]
+    (line,) = proc.stderr.splitlines()
+    # the first table written hits the limit (flows.parquet with pyarrow, flows.csv without)
+    table = "flows.parquet" if pyarrow_available() else "flows.csv"
+    assert line.startswith(f"rdmasim run: error: cannot write the results to '{out}': {table}: "), line
+    assert "File too large" in line
+    assert line.endswith(f"(nothing written; '{out}' is as it was before the run)")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert _siblings(out) == []
 
@@ -120,33 +125,39 @@ def test_ctrl_c_stops_the_run_and_keeps_the_flows_so_far(tmp_path: Path) -> None
         '[traffic.poisson]\nload = 0.9\nduration = "200ms"\n[outputs]\nplots = false\n'
     )
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rdmasim.cli", "run", str(scenario), "--out", str(out)],
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    # on a terminal, so that the progress bar shows when the simulation is running
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvpe(sys.executable, [sys.executable, "-m", "rdmasim.cli", "run", str(scenario), "--out",
+                                    str(out)], _env())
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 200, 0, 0))
+    seen = b""
+    code = None
     try:
         deadline = time.monotonic() + 120
-        assert proc.stderr is not None
-        seen = b""
-        while b"ETA" not in seen:  # the first progress line: the simulation is running
-            assert time.monotonic() < deadline and proc.poll() is None
-            seen += os.read(proc.stderr.fileno(), 256)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        while b"events/s" not in seen:  # the progress bar's first update: the simulation is running
+            assert time.monotonic() < deadline
+            seen += os.read(fd, 256)
+        os.kill(pid, signal.SIGINT)
+        try:
+            while chunk := os.read(fd, 4096):
+                seen += chunk
+        except OSError:  # the child closed the terminal
+            pass
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    err = (seen + stderr).decode()
-    assert proc.returncode == 130, err
+        if code is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    err = seen.decode(errors="replace").replace("\r", "\n")
+    assert code == 130, err
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]
     assert last.startswith("rdmasim run: interrupted at simulated time ")
     assert f'partial results (metadata.json: "complete": false) in {out / "metadata.json"}' in last
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["complete"] is False
-    rows = read_flows_csv(out / "flows.csv")
+    rows = read_table(out, "flows").to_dict("records")
     assert len(rows) == meta["flows"] > meta["completed"]
     assert {r["status"] for r in rows} <= {"ok", "incomplete"}
     assert f"{meta['completed']} of {meta['flows']} flows finished" in last

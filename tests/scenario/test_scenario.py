@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 
 from rdmasim.cli import main
+from rdmasim.results import read_table
 from rdmasim.scenario import ScenarioError, load, loads, run_scenario
 from rdmasim.scenario.docs import render
 from rdmasim.scenario.traffic import traffic_table
@@ -114,11 +116,11 @@ def test_docs_in_sync() -> None:
     )
 
 
-def _check_sense(rows: list[dict[str, str]], n: int) -> None:
+def _check_sense(rows: list[dict[str, Any]], n: int) -> None:
     assert len(rows) == n
     for r in rows:
         assert r["status"] == "ok", r
-        assert int(r["bytes_delivered"]) == int(r["size"]), r
+        assert int(r["bytes_delivered"]) == int(r["size_bytes"]), r
         assert int(r["fct_ps"]) >= int(r["ideal_fct_ps"]) > 0, r
         assert int(r["finish_ps"]) == int(r["start_ps"]) + int(r["fct_ps"])
         assert float(r["slowdown"]) >= 1.0
@@ -131,8 +133,7 @@ def test_examples_run_end_to_end(path: Path, tmp_path: Path, capsys: pytest.Capt
     deadlock = path.stem == "pfc_deadlock"  # its flows never finish, by design: exit status 1
     assert main(["run", str(path), "--out", str(out), "--quiet"]) == (1 if deadlock else 0)
     assert "flows completed" in capsys.readouterr().out
-    with open(out / "flows.csv", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_table(out, "flows").to_dict("records")
     sc = load(path)
     n = len(traffic_table(sc)[0])
     if deadlock:
@@ -152,7 +153,7 @@ def test_incast_uses_pfc_or_dcqcn_and_drops_nothing(tmp_path: Path) -> None:
     assert tot["drops"] == 0
     assert tot["ecn_marked"] > 0 and sum(f.cnps for f in res.flows) > 0
     # the receiver's link carries every byte: the last flow cannot finish before size*8/rate
-    total = sum(f.size for f in res.flows)
+    total = sum(f.size_bytes for f in res.flows)
     assert max(f.finish_ps for f in res.flows if f.finish_ps) >= total * 8 * 10**12 // (100 * 10**9)
 
 
@@ -243,8 +244,8 @@ def test_progress_line_and_incomplete_flows(tmp_path: Path) -> None:
     p = tmp_path / "s.toml"
     p.write_text(text)
     assert main(["run", str(p), "--out", str(out), "--quiet"]) == 1  # not every flow completed
-    (row,) = list(csv.DictReader(open(out / "flows.csv", newline="")))
-    assert row["status"] == "incomplete" and row["fct_ps"] == ""
+    (row,) = read_table(out, "flows").to_dict("records")
+    assert row["status"] == "incomplete" and pd.isna(row["fct_ps"]) and pd.isna(row["finish_ps"])
 
 
 def test_link_failure_and_recovery_in_time(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rdmasim.results import read_table
 from rdmasim.scenario import ScenarioError, loads, run_scenario
 
 STAR = """
@@ -30,7 +31,7 @@ def _run(text: str, n: int = 4):
     res = run_scenario(loads(STAR.format(n=n) + text, "gen.toml"), out_dir="", progress=False)
     for f in res.flows:
         assert f.status == "ok", f
-        assert f.bytes_delivered == f.size  # conservation: every byte sent arrived once
+        assert f.bytes_delivered == f.size_bytes  # conservation: every byte sent arrived once
         assert f.fct_ps >= f.ideal_fct_ps > 0
     return res
 
@@ -58,7 +59,7 @@ def test_poisson_with_a_csv_size_distribution(tmp_path: Path) -> None:
 
     res = run_scenario(load(path), out_dir="", progress=False)
     assert len(res.flows) > 10
-    assert all(1000 <= f.size <= 100_000 and f.status == "ok" for f in res.flows)
+    assert all(1000 <= f.size_bytes <= 100_000 and f.status == "ok" for f in res.flows)
     assert max(f.start_ps for f in res.flows) < 200 * 10**6
 
 
@@ -100,7 +101,7 @@ def test_same_seed_same_results_different_seed_different_traffic() -> None:
     assert a == b
     other = loads(STAR.format(n=4).replace("seed = 3", "seed = 4") + text)
     c = run_scenario(other, out_dir="", progress=False)
-    assert [r["size"] for r in c.rows()] != [r["size"] for r in a]
+    assert [r["size_bytes"] for r in c.rows()] != [r["size_bytes"] for r in a]
 
 
 def test_results_as_dataframes_and_port_counters(tmp_path: Path) -> None:
@@ -119,7 +120,7 @@ def test_results_as_dataframes_and_port_counters(tmp_path: Path) -> None:
     assert set(frames["flow_samples"].columns) == {"t_ps", "flow_id", "bytes_acked", "rate_bps"}
     q = frames["queue_samples"]
     assert q.egress_bytes.max() > 0 and q.probe.nunique() == 4
-    assert (tmp_path / "ports.csv").read_text().startswith("node,kind,port,")
+    assert list(read_table(tmp_path, "ports").columns[:3]) == ["node", "kind", "port"]
     assert (tmp_path / "timeseries.npz").stat().st_size > 0
 
 
@@ -130,7 +131,7 @@ def test_irn_recovery_resends_less_than_go_back_n_under_loss() -> None:
     for mode in ("gbn", "irn"):
         star = STAR.format(n=4).replace("timeout = 8", f'timeout = 8\nrecovery = "{mode}"')
         res = run_scenario(loads(star + text, f"{mode}.toml"), out_dir="", progress=False)
-        assert all(f.status == "ok" and f.bytes_delivered == f.size for f in res.flows)
+        assert all(f.status == "ok" and f.bytes_delivered == f.size_bytes for f in res.flows)
         retx[mode] = sum(f.retx_pkts for f in res.flows)
     assert 0 < retx["irn"] < retx["gbn"], retx
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,7 +29,7 @@ def test_process_pool_sweep_2x2_into_one_store(tmp_path: Path) -> None:
     flows = res.flows()
     assert len(flows) == 4 * FLOWS_PER_RUN
     assert list(flows.columns[:3]) == ["run_key", "flows[].size", "impairments.loss[0].probability"]
-    assert set(flows.groupby("flows[].size")["size"].unique().map(tuple)) == {(8192,), (32768,)}
+    assert set(flows.groupby("flows[].size")["size_bytes"].unique().map(tuple)) == {(8192,), (32768,)}
     assert (flows["status"] == "ok").all()
     runs = res.runs()
     assert list(runs["status"]) == ["ok"] * 4 and set(runs["seed"]) == {7}  # the file's seed
@@ -79,16 +78,6 @@ def test_thread_pool_passed_in_seeds_and_a_failing_run(tmp_path: Path,
         assert len(res3.flows_records()) == 2 * FLOWS_PER_RUN
 
 
-def test_without_pandas_tables_are_numpy_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_sweep(LOSSY, {"flows[].size": ["8KiB", "16KiB"]}, tmp_path, executor="thread", progress=False)
-    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas -> ImportError
-    flows = load_sweep(tmp_path).flows()
-    assert isinstance(flows, dict)
-    assert flows["fct_ps"].dtype.kind == "i" and len(flows["fct_ps"]) == 2 * FLOWS_PER_RUN
-    assert sorted(set(flows["flows[].size"])) == ["16KiB", "8KiB"]
-    assert load_sweep(tmp_path).runs()["status"].tolist() == ["ok", "ok"]
-
-
 def test_cli_sweep_prints_a_row_per_combination(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "s"
     argv = ["sweep", str(LOSSY), "--param", "flows[].size=8KiB,16KiB", "--seeds", "2", "--workers", "2",
@@ -98,7 +87,7 @@ def test_cli_sweep_prints_a_row_per_combination(tmp_path: Path, capsys: pytest.C
     assert "4 runs: 4 ran on 2 worker processes, 0 already in the store, 0 failed" in text
     lines = [ln for ln in text.splitlines() if ln.strip().startswith(("8KiB", "16KiB"))]
     assert len(lines) == 2 and all(ln.split()[1:3] == ["2", "0"] and ln.endswith("6/6") for ln in lines)
-    assert len(list((out / "runs").glob("*/flows.csv"))) == 4
+    assert len(list((out / "runs").glob("*/metadata.json"))) == 4
     assert main(argv) == 0
     assert "0 ran, 4 already in the store" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError):

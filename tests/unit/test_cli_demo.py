@@ -30,7 +30,7 @@ def test_demo_writes_summary_pcap_and_plot(tmp_path: Path) -> None:
 
 def test_demo_runs_the_bundled_scenarios_into_its_folder(tmp_path: Path, capsys) -> None:
     from rdmasim.demo_scenarios import BUNDLED
-    from rdmasim.results import read_flows_csv
+    from rdmasim.results import read_table
 
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), "--size", "64KiB", "--messages", "1"]) == 0
@@ -39,13 +39,14 @@ def test_demo_runs_the_bundled_scenarios_into_its_folder(tmp_path: Path, capsys)
         folder = out / "scenarios" / name
         assert name in printed
         files = [p for p in folder.rglob("*") if p.is_file()]
-        assert {"flows.csv", "metadata.json", "scenario.toml", "fct_slowdown.png", "fct_slowdown.svg",
+        table = "flows.parquet" if any(p.name == "flows.parquet" for p in files) else "flows.csv"
+        assert {table, "metadata.json", "scenario.toml", "fct_slowdown.png", "fct_slowdown.svg",
                 "goodput.png", "queues.png", "timeseries.npz"} <= {p.name for p in files}, name
         assert all(p.stat().st_size > 0 for p in files), name
-        rows = read_flows_csv(folder / "flows.csv")
-        assert rows and all(r["status"] == "ok" for r in rows)
+        flows = read_table(folder, "flows")
+        assert len(flows) and (flows["status"] == "ok").all()
         # bytes are conserved: every flow delivered exactly its size
-        assert all(r["bytes_delivered"] == r["size"] for r in rows)
+        assert (flows["bytes_delivered"] == flows["size_bytes"]).all()
     for top in ("demo.pcap", "summary.json", "psn.png"):
         assert (out / top).stat().st_size > 0
 

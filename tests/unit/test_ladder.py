@@ -15,16 +15,17 @@ from rdmasim.cli import main
 
 # 3 packets at MTU 1024, PSN 1 dropped once on a->b: NAK(seq err) for 1, Go-Back-N from 1
 EXPECTED = [
-    r"0\.000 us  a  post_send wr_id=1 RDMA_WRITE len=3072$",
-    r"0\.000 us  a ──WRITE_FIRST psn=0 len=1024──▶ b  @1\.090$",
-    r"0\.090 us  a ──WRITE_MIDDLE psn=1 len=1024─✕ b  dropped: drop-list$",
-    r"0\.178 us  a ──WRITE_LAST psn=2 len=1024 A──▶ b  @1\.267$",
-    r"1\.267 us  a ◀──NAK\(seq err\) psn=1 msn=0── b  @2\.274$",
-    r"2\.274 us  a  ↻ Go-Back-N from psn=1 after NAK \(6 retries left\)$",
-    r"2\.274 us  a ──WRITE_MIDDLE psn=1 len=1024 \(retx\)──▶ b  @3\.362$",
-    r"2\.362 us  a ──WRITE_LAST psn=2 len=1024 A \(retx\)──▶ b  @3\.451$",
-    r"3\.451 us  a ◀──ACK psn=2 msn=1── b  @4\.457$",
-    r"4\.457 us  a  ✔ completion wr_id=1 RDMA_WRITE SUCCESS len=3072$",
+    r"0\.000 µs  a  post_send wr_id=1 RDMA_WRITE len=3072$",
+    r"0\.000 µs  a ──WRITE_FIRST psn=0 len=1024──► b  @1\.090$",
+    r"0\.090 µs  a ──WRITE_MIDDLE psn=1 len=1024─× b  lost: drop-list$",
+    r"0\.178 µs  a ──WRITE_LAST psn=2 len=1024 A──► b  @1\.267$",
+    r"^ +· b discarded: out of sequence \(expects 1\), NAK sent$",
+    r"1\.267 µs  a ◄──NAK\(seq err\) psn=1 msn=0── b  @2\.274$",
+    r"2\.274 µs  a  Go-Back-N from psn=1 after NAK \(6 retries left\)$",
+    r"2\.274 µs  a ──WRITE_MIDDLE psn=1 len=1024 \(retx\)──► b  @3\.362$",
+    r"2\.362 µs  a ──WRITE_LAST psn=2 len=1024 A \(retx\)──► b  @3\.451$",
+    r"3\.451 µs  a ◄──ACK psn=2 msn=1── b  @4\.457$",
+    r"4\.457 µs  a  completion wr_id=1 RDMA_WRITE SUCCESS len=3072$",
 ]
 
 
@@ -45,9 +46,11 @@ def test_text_of_the_teaching_scenario(example: tr.Trace) -> None:
 def test_ascii_text_has_no_other_characters(example: tr.Trace) -> None:
     text = ladder.render_text(example, ascii=True)
     assert text.isascii()
-    assert "a --WRITE_MIDDLE psn=1 len=1024-X b  dropped: drop-list" in text
+    assert "a --WRITE_MIDDLE psn=1 len=1024-X b  lost: drop-list" in text
+    assert "0.000 us" in text and "µ" not in text
     assert "a <--NAK(seq err) psn=1 msn=0-- b" in text
-    assert "ok completion wr_id=1" in text
+    assert "- b discarded: out of sequence (expects 1), NAK sent" in text
+    assert "a  completion wr_id=1" in text
 
 
 def test_timeout_and_error_completion_are_on_the_timeline() -> None:
@@ -55,19 +58,23 @@ def test_timeout_and_error_completion_are_on_the_timeline() -> None:
     # first resend gets PSNs 0-1 acknowledged (progress refills retry_cnt=1), the last one fails
     t = ladder.example_write(drop_psn=[2, 2, 2], timeout=1, retry_cnt=1)
     text = ladder.render_text(t)
-    assert "⏱ retransmit timeout, oldest unacked psn=0" in text
-    assert "↻ Go-Back-N from psn=2 after timeout (0 retries left)" in text
-    assert "✘ completion wr_id=1 RDMA_WRITE RETRY_EXC_ERR" in text
-    assert text.count("dropped: drop-list") == 3
+    assert "TIMEOUT: retransmit timer fired, oldest unacked psn=0" in text
+    assert "Go-Back-N from psn=2 after timeout (0 retries left)" in text
+    assert "completion wr_id=1 RDMA_WRITE RETRY_EXC_ERR" in text
+    assert text.count("lost: drop-list") == 3
+    # the state change an error completion causes, and what the responder did with the resends
+    assert "QP 0x11 state RTS → ERR" in text
+    assert text.count("b duplicate: already accepted") == 2
+    assert "ACK psn=1 msn=0 (dup ACK)" in text
 
 
 def test_node_selection_and_limits(example: tr.Trace) -> None:
     assert ladder.render_text(example, nodes=["b", "a"]).splitlines()[2].endswith("@1.090")
-    assert "b ◀──WRITE_FIRST" in ladder.render_text(example, nodes=["b", "a"])
+    assert "b ◄──WRITE_FIRST" in ladder.render_text(example, nodes=["b", "a"])
     with pytest.raises(ValueError, match="no node named 'c'"):
         ladder.render_text(example, nodes=["c"])
     short = ladder.render_text(example, max_lines=3)
-    assert short.splitlines()[-1] == f"... {len(EXPECTED) - 3} more events"
+    assert short.splitlines()[-1] == f"... {len(EXPECTED) - 1 - 3} more events"
     later = ladder.render_text(example, start_ps=2_000_000)
     assert "post_send" not in later and "ACK psn=2" in later
 
@@ -100,7 +107,7 @@ def test_cli_trace_prints_the_ladder(tmp_path: Path, capsys: pytest.CaptureFixtu
     svg, saved = tmp_path / "t.svg", tmp_path / "t.npz"
     assert main(["trace", "--svg", str(svg), "--save", str(saved)]) == 0
     out = capsys.readouterr().out
-    assert "NAK(seq err) psn=1" in out and "(retx)" in out and "✕" in out
+    assert "NAK(seq err) psn=1" in out and "(retx)" in out and "×" in out
     ET.parse(svg)
     assert main(["trace", str(saved), "--ascii"]) == 0
     again = capsys.readouterr().out
@@ -112,4 +119,4 @@ def test_cli_trace_prints_the_ladder(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_records_as_plain_array_render_too(example: tr.Trace) -> None:
     text = ladder.render_text(example.to_numpy(), names={0: "client", 1: "server"})
-    assert "client ──WRITE_FIRST psn=0 len=1024──▶ server" in text
+    assert "client ──WRITE_FIRST psn=0 len=1024──► server" in text

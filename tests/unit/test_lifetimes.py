@@ -65,7 +65,9 @@ def test_mr_in_a_posted_receive_cannot_be_deregistered() -> None:
         buf.close()
 
 
-def test_qp_with_outstanding_work_cannot_be_destroyed_until_flushed() -> None:
+def test_qp_with_outstanding_work_is_destroyed_without_completions() -> None:
+    """ibv_destroy_qp with send work outstanding: allowed; the WRs are dropped without
+    completions (rxe), and the MRs they used may be deregistered afterwards."""
     topo, (ca, pa, cqa, qa), (cb, pb, cqb, qb) = pair()
     topo.link.ab.set_loss(1.0)
     src = MR(pa, 4096, e.IBV_ACCESS_LOCAL_WRITE)
@@ -73,11 +75,7 @@ def test_qp_with_outstanding_work_cannot_be_destroyed_until_flushed() -> None:
     wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 4096, src.lkey)])
     wr.set_wr_rdma(dst.rkey, dst.buf)
     qa.post_send(wr)
-    with pytest.raises(PyverbsRDMAError, match="1 send work request"):
-        qa.close()
-    from rdmasim.verbs import QPAttr
-
-    qa.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
-    n, wcs = cqa.poll(4)
-    assert n == 1 and wcs[0].status == e.IBV_WC_WR_FLUSH_ERR
     qa.close()
+    topo.sim.run_until_idle()  # its retransmit timer went with it: the simulation goes idle
+    assert len(cqa) == 0
+    src.close()

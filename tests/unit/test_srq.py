@@ -178,11 +178,9 @@ def test_srq_rules() -> None:
     with pytest.raises(PyverbsRDMAError, match="max_wr=0"):
         SRQ(env.pd_b, SrqInitAttr(SrqAttr(max_wr=0)))
     assert env.srq.query().max_wr == 2
-    with pytest.raises(PyverbsRDMAError, match="not emulated") as exc:
-        env.srq.modify(SrqAttr(max_wr=4, srq_limit=1), 3)
-    assert exc.value.error_code == errno.EOPNOTSUPP
-    with pytest.raises(PyverbsRDMAError, match="srq_limit=1"):
-        SRQ(env.pd_b, SrqInitAttr(SrqAttr(max_wr=4, srq_limit=1)))
+    with pytest.raises(PyverbsRDMAError, match="srq_limit=5 exceeds max_wr=4") as exc:
+        SRQ(env.pd_b, SrqInitAttr(SrqAttr(max_wr=4, srq_limit=5)))
+    assert exc.value.error_code == errno.EINVAL
     with pytest.raises(PyverbsRDMAError, match="still used"):
         env.srq.close()
     env.qb[0].modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)

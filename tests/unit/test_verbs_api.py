@@ -953,8 +953,8 @@ def test_creation_limits() -> None:
         QP(env.pd_a, QPInitAttr(scq=env.cq_a, rcq=env.cq_a, cap=QPCap(max_send_wr=0)))
     with pytest.raises(PyverbsUserError, match="another host"):
         QP(env.pd_a, QPInitAttr(scq=env.cq_a, rcq=env.cq_b))
-    with pytest.raises(PyverbsUserError, match="RC"):  # UC is not emulated (RC and UD are)
-        QP(env.pd_a, QPInitAttr(qp_type=e.IBV_QPT_UC, scq=env.cq_a, rcq=env.cq_a))
+    with pytest.raises(PyverbsUserError, match="IBV_QPT_UC"):  # XRC (9) is not emulated (RC, UC, UD are)
+        QP(env.pd_a, QPInitAttr(qp_type=9, scq=env.cq_a, rcq=env.cq_a))
 
 
 def test_destroyed_qp_refuses_work() -> None:

@@ -104,6 +104,9 @@ int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen);
  * Returns 0, or -1 (not open, stopped by an earlier error, negative time, encode error, write
  * error: then `err` holds the errno). */
 int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps);
+/* Write the buffered records to the file, so that a reader sees every frame so far (the capture
+ * stays open). Returns 0, or -1 when the writer stopped on an error (`err`). */
+int rs_pcap_flush(rs_pcap *pc);
 /* Flush and close; safe to call twice. Returns -1 when the writer stopped on an error (`err`). */
 int rs_pcap_close(rs_pcap *pc);
 

@@ -58,6 +58,9 @@ void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4]);
 /* pcap capture of every frame put on any link (at its transmit start). */
 int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen); /* snaplen 0: whole frames */
 int rs_sim_pcap_close(rs_sim *sim);
+/* Write the capture's buffered frames to its file (a no-op without a capture); a write error stops
+ * the capture as during a run (rs_sim_pcap_status reports it). */
+void rs_sim_pcap_flush(rs_sim *sim);
 
 /* ---- topology ---- */
 /* Add a host (one NIC with one port). Returns its index. */
@@ -173,6 +176,9 @@ typedef struct rs_wc {
 
 int rs_cq_create(rs_sim *sim, int host, uint32_t cqe);
 int rs_cq_destroy(rs_sim *sim, int host, int cq);
+/* Give the CQ room for cqe completions, keeping those it holds in order (ibv_resize_cq).
+ * RS_ERR_INVAL when cqe is outside 1..4194304 or below the completions it holds. */
+int rs_cq_resize(rs_sim *sim, int host, int cq, uint32_t cqe);
 /* Move up to n completions into out; returns how many, or RS_ERR_STATE on overrun. */
 int rs_cq_poll(rs_sim *sim, int host, int cq, rs_wc *out, int n);
 int rs_cq_count(const rs_sim *sim, int host, int cq);
@@ -187,7 +193,7 @@ typedef struct rs_qp_init {
     uint32_t max_send_sge;
     uint32_t max_recv_sge;
     int sq_sig_all;
-    uint32_t qp_type; /* ibv_qp_type: IBV_QPT_RC (2; 0 also means RC) or IBV_QPT_UD (4) */
+    uint32_t qp_type; /* ibv_qp_type: IBV_QPT_RC (2; 0 also means RC), IBV_QPT_UC (3) or IBV_QPT_UD (4) */
     uint32_t srq;     /* shared receive queue handle (rs_srq_create), 0: the QP's own receive queue */
 } rs_qp_init;
 
@@ -252,10 +258,26 @@ typedef struct rs_recv_wr {
 
 int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr);
 
-/* ---- shared receive queues (no limit / arm events) ---- */
-/* Returns the SRQ's handle (>= 1), given to rs_qp_init.srq. */
-int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge);
+/* ---- shared receive queues ---- */
+/* Returns the SRQ's handle (>= 1), given to rs_qp_init.srq. A limit > 0 arms the SRQ limit. */
+int rs_srq_create(rs_sim *sim, int host, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit);
 int rs_srq_destroy(rs_sim *sim, int host, uint32_t srq);
+#define RS_SRQ_MAX_WR_MASK 1u /* IBV_SRQ_MAX_WR */
+#define RS_SRQ_LIMIT_MASK 2u  /* IBV_SRQ_LIMIT */
+/* ibv_modify_srq: with RS_SRQ_MAX_WR_MASK resize to max_wr WQEs (the posted ones kept in order;
+ * RS_ERR_INVAL below them or below an armed limit), with RS_SRQ_LIMIT_MASK arm the limit (0
+ * disarms; RS_ERR_INVAL above max_wr). */
+int rs_srq_modify(rs_sim *sim, int host, uint32_t srq, uint32_t mask, uint32_t max_wr, uint32_t limit);
+typedef struct rs_srq_attr {
+    uint32_t max_wr;
+    uint32_t max_sge;
+    uint32_t limit;        /* 0: not armed */
+    uint32_t count;        /* receive WQEs posted and not yet taken */
+    uint32_t limit_events; /* IBV_EVENT_SRQ_LIMIT_REACHED raised and not yet taken */
+} rs_srq_attr;
+int rs_srq_query(rs_sim *sim, int host, uint32_t srq, rs_srq_attr *out);
+/* Take one pending IBV_EVENT_SRQ_LIMIT_REACHED of the SRQ: 1 if there was one, else 0. */
+int rs_srq_take_limit_event(rs_sim *sim, int host, uint32_t srq);
 int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr);
 int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr);
 
@@ -288,6 +310,8 @@ typedef struct rs_qp_stats {
     uint64_t ud_no_recv_dropped; /* UD receive: datagrams dropped with no receive WQE posted (no RNR in UD) */
     uint64_t ud_too_long_dropped; /* UD send: messages longer than the MTU, completed without a packet */
     uint64_t ud_len_dropped;   /* UD receive: datagrams longer than the receive WQE (own queue), dropped */
+    uint64_t uc_msgs_dropped;  /* UC receive: messages (started or not) dropped: a PSN gap, or refused */
+    uint64_t uc_pkts_dropped;  /* UC receive: packets dropped while resynchronising or refused */
 } rs_qp_stats;
 int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out);
 

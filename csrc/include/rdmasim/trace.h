@@ -23,7 +23,8 @@ enum rs_trace_kind {
     RS_TR_POST_RECV = 5, /* receive WR accepted: wr_id, len = buffer bytes */
     RS_TR_COMPLETE = 6,  /* WQE retired: wr_id, status, verb_op = ibv_wc_opcode, flags CQE/RECV */
     RS_TR_TIMEOUT = 7,   /* retransmit timer fired with PSNs outstanding: psn = oldest unacked */
-    RS_TR_RETRY = 8,     /* requester rewound (Go-Back-N): psn = restart PSN, aux = retries left */
+    RS_TR_RETRY = 8,     /* requester rewound (Go-Back-N): psn = restart PSN, aux = retries left
+                            (of rnr_retry after an RNR NAK: 7 = forever; else of retry_cnt) */
     RS_TR_ACCEPT = 9,    /* responder accepted a request packet: psn, aux = next expected PSN */
     RS_TR_PFC = 10,      /* switch PFC decision: node = switch, msn = ingress port, priority, flags 1 = XOFF
                           * 0 = XON, len = shared bytes, psn = headroom bytes, aux = XOFF threshold */

@@ -1,0 +1,445 @@
+"""The rows of a ladder: trace records turned into frames, timeline events, bars and QP state.
+
+Everything a renderer draws comes from here, so the text, SVG, HTML and Mermaid outputs say the
+same thing. The teaching annotations are derived from the records alone:
+
+* a request that reached the responder but was not accepted in order is *discarded* there, with
+  why (out of sequence after a gap, a NAK already sent for that gap, a duplicate, the QP in ERR);
+* an ACK that acknowledges nothing new is a *duplicate ACK*;
+* a fatal NAK (invalid request, remote access, remote operational error) moves the responder's QP
+  to ERR, and the first error completion moves the requester's QP to ERR (IBA 10.3.1; rxe does the
+  same);
+* an RNR NAK's timer field is decoded with the IBA RNR timer table (IBA 9.7.5.2.8, table 45);
+* the retransmit timer and the RNR wait are *bars* on the requester's lane, from when they started
+  to when they fired (or the resend went out);
+* after every row, each QP's requester window (oldest unacknowledged PSN to the highest sent) and
+  responder expected PSN.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rdmasim import trace as tr
+from rdmasim.codec import OPCODE_NAMES
+
+_OP_ACK = 0x11
+_OP_ATOMIC_ACK = 0x12
+_OP_READ_REQ = 0x0C
+_OP_CNP = 0x81
+_NAK_NAMES = {0x60: "seq err", 0x61: "inv req", 0x62: "rem access", 0x63: "rem op"}
+_NAK_LONG = {0x60: "PSN sequence error", 0x61: "invalid request", 0x62: "remote access error",
+             0x63: "remote operational error"}
+_WR_NAMES = {0: "RDMA_WRITE", 1: "RDMA_WRITE_WITH_IMM", 2: "SEND", 3: "SEND_WITH_IMM",
+             4: "RDMA_READ", 5: "ATOMIC_CMP_AND_SWP", 6: "ATOMIC_FETCH_AND_ADD"}
+_WC_OPCODES = {0: "SEND", 1: "RDMA_WRITE", 2: "RDMA_READ", 3: "COMP_SWAP", 4: "FETCH_ADD",
+               128: "RECV", 129: "RECV_RDMA_WITH_IMM"}
+_PSN_MOD = 1 << 24
+
+#: IBA RNR NAK timer field (5 bits) -> the wait in microseconds (IBA table 45; code 0 is the longest).
+RNR_TIMER_US: tuple[int, ...] = (
+    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+    5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
+    491520,
+)
+
+
+def rnr_timer_text(code: int) -> str:
+    """The RNR timer field decoded for a reader: ``"timer 1 = 0.01 ms"``."""
+    us = RNR_TIMER_US[int(code) & 0x1F]
+    return f"timer {int(code) & 0x1F} = {us / 1000:g} ms"
+
+
+def short_opcode(opcode: int) -> str:
+    """Compact BTH opcode name for labels: ``WRITE_FIRST``, ``SEND_ONLY_IMM``, ``ACK``..."""
+    name = OPCODE_NAMES.get(int(opcode), f"OP_0x{int(opcode):02x}")
+    name = name.replace("RDMA_READ_RESPONSE", "READ_RESP").replace("RDMA_", "")
+    name = name.replace("_WITH_IMMEDIATE", "_IMM").replace("_WITH_INVALIDATE", "_INV")
+    return {"ACKNOWLEDGE": "ACK", "ATOMIC_ACKNOWLEDGE": "ATOMIC_ACK"}.get(name, name)
+
+
+def is_request(opcode: int) -> bool:
+    """True for RC/UC request opcodes (SEND, WRITE, READ request, atomics): what a requester sends."""
+    op = int(opcode) & 0x1F if int(opcode) < 0x40 else -1
+    return 0 <= op <= 0x0C or op in (0x13, 0x14, 0x16, 0x17)
+
+
+def is_response(opcode: int) -> bool:
+    """True for what a responder sends back: READ responses, ACK/NAK, atomic ACK."""
+    return 0x0D <= int(opcode) <= 0x12
+
+
+def _status_name(status: int) -> str:
+    from rdmasim.verbs import enums as e
+
+    return e.wc_status_to_str(int(status)).removeprefix("IBV_WC_")
+
+
+@dataclass
+class Event:
+    """One row of a ladder: a frame (``node`` -> ``peer``) or an event on one node's timeline.
+
+    Frames carry what happened to them: ``dropped`` (lost on the way, with the reason),
+    ``discarded`` (the receiver threw it away, with why), ``retx`` (a request PSN sent again by
+    the same QP), ``dup`` (an ACK that acknowledged nothing new), ``ce`` (ECN CE mark).
+    ``state`` holds the QP state text of every lane after this row (see :class:`Ladder`).
+    """
+
+    t_ps: int
+    node: int                 # sender of a frame, or the node of a local event
+    peer: int = -1            # receiver of a frame
+    label: str = ""
+    frame: bool = False
+    t_arrive_ps: int | None = None
+    dropped: str | None = None   # reason, when lost on the way
+    discarded: str | None = None  # reason, when thrown away by the receiver
+    retx: bool = False
+    dup: bool = False
+    ce: bool = False
+    #: data / ack / nak / cnp / pfc / post / complete / error / timeout / retry / state
+    style: str = "data"
+    record: int = -1          # index of the trace record it came from
+    qpn: int = -1             # the QP it belongs to on ``node`` (frames: the sending QP)
+    state: dict[int, str] = field(default_factory=dict)
+    index: int = -1           # position in Ladder.events
+
+    @property
+    def full_label(self) -> str:
+        """The label with the marks a frame collected (CE, retx, dup ACK)."""
+        return (self.label + (" CE" if self.ce else "") + (" (retx)" if self.retx else "")
+                + (" (dup ACK)" if self.dup else ""))
+
+
+@dataclass
+class Bar:
+    """A stretch of time on one lane: the retransmit timer running out, or an RNR wait."""
+
+    node: int
+    t0_ps: int
+    t1_ps: int
+    kind: str        # "rto" or "rnr"
+    label: str
+    qpn: int = -1
+
+
+@dataclass
+class Ladder:
+    """Rows of a whole trace: ``events`` in time order, ``bars``, node ``names`` and the trace's
+    ``records`` (without invariant-checker records)."""
+
+    events: list[Event]
+    bars: list[Bar]
+    names: dict[int, str]
+    records: np.ndarray
+
+    def name(self, node: int) -> str:
+        return self.names.get(node, f"h{node}")
+
+
+def _frame_label(r: np.void) -> tuple[str, str]:
+    """(label, style) of a frame record."""
+    if int(r["pkt_kind"]) == 1:
+        return f"PAUSE(classes=0x{int(r['aux']):02x})", "pfc"
+    op = int(r["opcode"])
+    psn, msn, syn = int(r["psn"]), int(r["msn"]), int(r["syndrome"])
+    if op == _OP_CNP:
+        return "CNP", "cnp"
+    if op in (_OP_ACK, _OP_ATOMIC_ACK):
+        base = short_opcode(op)
+        kind = syn & 0xE0
+        if kind == 0x60:
+            return f"NAK({_NAK_NAMES.get(syn, f'0x{syn:02x}')}) psn={psn} msn={msn}", "nak"
+        if kind == 0x20:
+            return f"RNR_NAK({rnr_timer_text(syn)}) psn={psn} msn={msn}", "nak"
+        return f"{base} psn={psn} msn={msn}", "ack"
+    label = f"{short_opcode(op)} psn={psn}"
+    if op == _OP_READ_REQ:  # no payload: the RETH asks for this many bytes
+        label += f" read_len={int(r['aux'])}"
+    if 0x0D <= op <= 0x10 and op != 0x0E:  # READ responses FIRST/LAST/ONLY carry an AETH
+        label += f" msn={msn}"
+    if int(r["len"]) or op in (0x06, 0x00, 0x0A, 0x04):
+        label += f" len={int(r['len'])}"
+    if int(r["flags"]) & tr.FLAG_ACKREQ:
+        label += " A"
+    return label, "data"
+
+
+def _local_label(r: np.void) -> tuple[str, str]:
+    kind = int(r["kind"])
+    wr_id = int(r["wr_id"])
+    if kind == tr.POST_SEND:
+        op = _WR_NAMES.get(int(r["verb_op"]), str(int(r["verb_op"])))
+        sig = "" if int(r["flags"]) & tr.FLAG_SIGNALED else " unsignaled"
+        return f"post_send wr_id={wr_id} {op} len={int(r['len'])}{sig}", "post"
+    if kind == tr.POST_RECV:
+        return f"post_recv wr_id={wr_id} len={int(r['len'])}", "post"
+    if kind == tr.COMPLETE:
+        status = int(r["status"])
+        op = _WC_OPCODES.get(int(r["verb_op"]), str(int(r["verb_op"])))
+        queue = "recv " if int(r["flags"]) & tr.FLAG_RECV else ""
+        if status == 0 and not int(r["flags"]) & tr.FLAG_CQE:
+            return f"done wr_id={wr_id} {op} (unsignaled: no CQE)", "complete"
+        text = f"{queue}completion wr_id={wr_id} {op} {_status_name(status)}"
+        if status == 0 and int(r["len"]):
+            text += f" len={int(r['len'])}"
+        return text, "complete" if status == 0 else "error"
+    if kind == tr.TIMEOUT:
+        return f"TIMEOUT: retransmit timer fired, oldest unacked psn={int(r['psn'])}", "timeout"
+    if kind == tr.RETRY:
+        cause = tr.RETRY_CAUSES.get(int(r["reason"]), "")
+        if int(r["reason"]) == 3:
+            left = int(r["aux"])  # rnr_retry 7 is never counted down: it means retry forever
+            how_many = ("rnr_retry 7 = infinite" if left == 7
+                        else f"{left} RNR {'retry' if left == 1 else 'retries'} left")
+            return f"RNR wait, then resend from psn={int(r['psn'])} ({how_many})", "retry"
+        how = "selective repeat (IRN)" if int(r["flags"]) & tr.FLAG_SELECTIVE else "Go-Back-N"
+        left = int(r["aux"])
+        return (f"{how} from psn={int(r['psn'])} after {cause} "
+                f"({left} {'retry' if left == 1 else 'retries'} left)"), "retry"
+    return tr.kind_name(kind), "post"
+
+
+def _psn_le(a: int, b: int) -> bool:
+    """a <= b in 24-bit serial arithmetic."""
+    return (b - a) % _PSN_MOD < _PSN_MOD // 2
+
+
+@dataclass
+class _Req:
+    """What the records say about one requester QP so far."""
+
+    una: int | None = None      # oldest unacknowledged PSN
+    top: int | None = None      # highest PSN sent
+    timer_from: int | None = None
+    rnr_from: tuple[int, str] | None = None
+
+    def text(self) -> str:
+        if self.top is None:
+            return ""
+        una = self.una if self.una is not None else self.top
+        if not _psn_le(una, self.top):
+            return "window: all acked"
+        return f"window: unacked {una}..{self.top}" if una != self.top else f"window: unacked {una}"
+
+
+@dataclass
+class _Resp:
+    """What the records say about one responder QP so far."""
+
+    expect: int | None = None
+    nak_for: int | None = None  # expected PSN a sequence NAK was sent for (one NAK per gap)
+    error: bool = False
+
+    def text(self) -> str:
+        if self.error:
+            return "responder: QP in ERR"
+        return "" if self.expect is None else f"expects psn {self.expect}"
+
+
+def build(records: np.ndarray, names: dict[int, str]) -> Ladder:
+    """All rows of a trace (``records`` without invariant-checker kinds), annotated."""
+    events: list[Event] = []
+    bars: list[Bar] = []
+    inflight: dict[int, deque[Event]] = {}
+    last_rx: dict[int, Event] = {}
+    sent: set[tuple[int, int, int]] = set()
+    accepted: set[tuple[int, int, int, int]] = set()
+    naks_at: dict[tuple[int, int, int], tuple[int, int]] = {}  # (node, qpn, t) -> (psn, syndrome)
+    for r in records:
+        k = int(r["kind"])
+        if k == tr.ACCEPT:
+            accepted.add((int(r["node"]), int(r["qpn"]), int(r["psn"]), int(r["t_ps"])))
+        elif (k == tr.TX and int(r["pkt_kind"]) != 1 and int(r["opcode"]) in (_OP_ACK, _OP_ATOMIC_ACK)
+              and int(r["syndrome"]) & 0xE0):
+            naks_at[(int(r["node"]), int(r["qpn"]), int(r["t_ps"]))] = (int(r["psn"]), int(r["syndrome"]))
+
+    reqs: dict[tuple[int, int], _Req] = {}
+    resps: dict[tuple[int, int], _Resp] = {}
+    errored: set[tuple[int, int]] = set()
+    lane_state: dict[int, dict[tuple[int, int], str]] = {}  # node -> {(role, qpn): text}
+    multi_qp: set[int] = set()
+
+    changes: list[tuple[int, dict[int, str]]] = []
+
+    def set_state(node: int, role: int, qpn: int, text: str) -> None:
+        per = lane_state.setdefault(node, {})
+        if per.get((role, qpn), "") == text:
+            return
+        if text:
+            per[(role, qpn)] = text
+        else:
+            per.pop((role, qpn), None)
+        if len({q for _, q in per}) > 1:
+            multi_qp.add(node)
+        changes.append((t, snapshot()))
+
+    def snapshot() -> dict[int, str]:
+        out = {}
+        for node, per in lane_state.items():
+            parts = [(f"qp 0x{q:x} " if node in multi_qp else "") + txt
+                     for (_, q), txt in sorted(per.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
+            if parts:
+                out[node] = "; ".join(parts)
+        return out
+
+    def add(ev: Event) -> Event:
+        events.append(ev)
+        return ev
+
+    for i, r in enumerate(records):
+        kind = int(r["kind"])
+        t = int(r["t_ps"])
+        node = int(r["node"])
+        qpn = int(r["qpn"])
+        if kind == tr.TX:
+            label, style = _frame_label(r)
+            ev = add(Event(t, node, int(r["peer"]), label, frame=True, style=style, record=i,
+                           ce=int(r["ecn"]) == tr.ECN_CE, qpn=qpn))
+            op = int(r["opcode"])
+            if style == "data":
+                key = (node, qpn, int(r["psn"]))
+                ev.retx = key in sent
+                sent.add(key)
+            if int(r["pkt_kind"]) != 1 and int(r["node_kind"]) == 0 and is_request(op):
+                q = reqs.setdefault((node, qpn), _Req())
+                psn = int(r["psn"])
+                if q.top is None or _psn_le(q.top, psn):
+                    q.top = psn
+                if q.una is None:
+                    q.una = psn
+                if q.rnr_from is not None:  # the resend after an RNR wait
+                    t0, text = q.rnr_from
+                    bars.append(Bar(node, t0, t, "rnr", text, qpn))
+                    q.rnr_from = None
+                if q.timer_from is None:
+                    q.timer_from = t
+                set_state(node, 0, qpn, q.text())
+            if style == "nak" and int(r["node_kind"]) == 0:
+                syn = int(r["syndrome"])
+                p = resps.setdefault((node, qpn), _Resp())
+                if syn & 0xE0 == 0x60 and syn != 0x60:
+                    p.error = True
+                    add(Event(t, node, -1, f"QP 0x{qpn:x} state RTS → ERR (after a fatal NAK: "
+                                           f"{_NAK_LONG.get(syn, hex(syn))})", style="state",
+                              record=i, qpn=qpn))
+                    errored.add((node, qpn))
+                elif syn == 0x60:
+                    p.nak_for = int(r["psn"])
+                    p.expect = int(r["psn"])
+                set_state(node, 1, qpn, p.text())
+            inflight.setdefault(int(r["link"]), deque()).append(ev)
+        elif kind == tr.DROP and int(r["link"]) >= 0:
+            q = inflight.get(int(r["link"]))
+            if q:  # the frame just put on this link
+                q.pop().dropped = tr.DROP_REASONS.get(int(r["reason"]), str(int(r["reason"])))
+        elif kind == tr.DROP:
+            ev2 = last_rx.get(node)
+            if ev2 is not None:
+                ev2.discarded = tr.DROP_REASONS.get(int(r["reason"]), str(int(r["reason"])))
+        elif kind == tr.RX:
+            q = inflight.get(int(r["link"]))
+            if not q:
+                continue
+            ev = q.popleft()
+            ev.t_arrive_ps = t
+            last_rx[node] = ev
+            if int(r["pkt_kind"]) == 1 or int(r["node_kind"]) != 0:
+                continue
+            op, psn, dq = int(r["opcode"]), int(r["psn"]), int(r["dest_qpn"])
+            if is_request(op):
+                _responder_rx(ev, resps.setdefault((node, dq), _Resp()), (node, dq, psn, t),
+                              accepted, naks_at)
+                set_state(node, 1, dq, resps[(node, dq)].text())
+            elif is_response(op):
+                rq = reqs.setdefault((node, dq), _Req())
+                syn = int(r["syndrome"])
+                nak = op in (_OP_ACK, _OP_ATOMIC_ACK) and syn & 0xE0 in (0x20, 0x60)
+                new_una = psn if nak else (psn + 1) % _PSN_MOD
+                if rq.una is not None and not _psn_le(new_una, rq.una) or rq.una is None:
+                    rq.una = new_una
+                    rq.timer_from = t if rq.top is not None and _psn_le(new_una, rq.top) else None
+                elif op == _OP_ACK and not nak and new_una == rq.una:
+                    ev.dup = True
+                if op in (_OP_ACK, _OP_ATOMIC_ACK) and syn & 0xE0 == 0x20:
+                    rq.rnr_from = (t, f"RNR wait: {rnr_timer_text(syn)}")
+                set_state(node, 0, dq, rq.text())
+        elif kind in (tr.ACCEPT, tr.PFC):
+            if kind == tr.ACCEPT:
+                p = resps.setdefault((node, qpn), _Resp())
+                p.expect = int(r["aux"])
+                p.nak_for = None
+                set_state(node, 1, qpn, p.text())
+            continue
+        else:
+            label, style = _local_label(r)
+            add(Event(t, node, -1, label, style=style, record=i, qpn=qpn))
+            if kind == tr.TIMEOUT:
+                rq = reqs.setdefault((node, qpn), _Req())
+                start = rq.timer_from if rq.timer_from is not None else t
+                bars.append(Bar(node, start, t, "rto",
+                                f"retransmit timer: {_fmt_dur(t - start)}", qpn))
+                rq.timer_from = None
+            elif kind == tr.RETRY:
+                rq = reqs.setdefault((node, qpn), _Req())
+                rq.timer_from = None
+                if int(r["reason"]) == 3 and rq.rnr_from is None:
+                    rq.rnr_from = (t, "RNR wait")
+            elif (kind == tr.COMPLETE and int(r["status"]) not in (0, 5)
+                  and (node, qpn) not in errored):
+                errored.add((node, qpn))
+                add(Event(t, node, -1, f"QP 0x{qpn:x} state RTS → ERR (error completion: the "
+                                       "rest of its work is flushed)", style="state", record=i,
+                          qpn=qpn))
+    events.sort(key=lambda e: e.t_ps)  # stable: record order within the same instant
+    current: dict[int, str] = {}
+    c = 0
+    for n, e in enumerate(events):
+        e.index = n
+        while c < len(changes) and changes[c][0] <= e.t_ps:
+            current = changes[c][1]
+            c += 1
+        e.state = current
+    return Ladder(events, bars, names, records)
+
+
+def _responder_rx(ev: Event, p: _Resp, key: tuple[int, int, int, int],
+                  accepted: set[tuple[int, int, int, int]],
+                  naks_at: dict[tuple[int, int, int], tuple[int, int]]) -> None:
+    """Say why a request that reached the responder was not accepted (if it was not)."""
+    node, qpn, psn, t = key
+    if key in accepted or ev.discarded:
+        return
+    nak = naks_at.get((node, qpn, t))
+    if p.error:
+        ev.discarded = "discarded: the QP is in ERR"
+    elif nak is not None and nak[0] == psn and nak[1] & 0xE0 == 0x20:
+        ev.discarded = "not accepted: no receive posted (RNR NAK)"
+    elif nak is not None and nak[1] & 0xE0 == 0x60 and nak[1] != 0x60:
+        ev.discarded = f"refused: {_NAK_LONG.get(nak[1], hex(nak[1]))}"
+    elif p.expect is not None and psn != p.expect and _psn_le(p.expect, psn):
+        if nak is not None:
+            ev.discarded = f"discarded: out of sequence (expects {p.expect}), NAK sent"
+        elif p.nak_for == p.expect:
+            ev.discarded = f"discarded: out of sequence (expects {p.expect}), NAK already sent"
+        else:
+            ev.discarded = f"discarded: out of sequence (expects {p.expect})"
+    elif p.expect is not None and psn != p.expect:
+        ev.discarded = "duplicate: already accepted"
+    elif nak is not None and nak[1] == 0x60:  # first packet after the gap, before any ACCEPT
+        p.expect = nak[0]
+        ev.discarded = f"discarded: out of sequence (expects {nak[0]}), NAK sent"
+
+
+def _fmt_dur(ps: int) -> str:
+    """A duration for labels: µs below 1 ms, else ms."""
+    if ps >= 10**9:
+        return f"{ps / 1e9:g} ms"
+    return f"{ps / 1e6:g} µs"
+
+
+def fmt_time(t_ps: int, ascii: bool = False) -> str:
+    """A time for the time column: ``1.234 µs``."""
+    return f"{t_ps / 1e6:.3f} {'us' if ascii else 'µs'}"

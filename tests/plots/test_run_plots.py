@@ -1,0 +1,140 @@
+"""The plots a run writes, checked for what a reader needs: the right flow counts, labels with units,
+zoomed loss recovery, link capacity, no empty panel, and axes chosen from the data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rdmasim import plots
+from rdmasim.demo import DemoConfig, run_demo
+from rdmasim.demo_scenarios import bundled_text
+from rdmasim.scenario import loads, run_scenario
+
+
+def _run(name: str, tmp: Path) -> Any:
+    return run_scenario(loads(bundled_text(name), f"{name}.toml"), out_dir=str(tmp / name), progress=False)
+
+
+def _no_empty_panel(fig: Any) -> None:
+    for ax in fig.axes:
+        assert ax.get_lines() or ax.patches or ax.collections or ax.texts, ax.get_title()
+
+
+@pytest.fixture(scope="module")
+def websearch(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return _run("websearch_leafspine", tmp_path_factory.mktemp("ws"))
+
+
+def test_websearch_goodput_counts_every_flow_of_the_run(websearch: Any) -> None:
+    res = websearch
+    n = len(res.flows)
+    sampled = len(np.unique(res.flow_samples.flow_id))
+    assert sampled < n  # some flows ran between two samples: the series alone undercounts
+    fig = plots.goodput_over_time(res.flow_samples.as_dict(), flow_table=res.rows(),
+                                  line_rate_bps=100e9)
+    title = fig.axes[0].get_title()
+    assert f"8 of {n} flows" in title and f"the other {n - 8} are only in the aggregate" in title
+    assert fig.rdmasim_data["total_flows"] == n  # type: ignore[attr-defined]
+    # every byte of every flow is in the aggregate
+    data = fig.rdmasim_data  # type: ignore[attr-defined]
+    width_s = np.diff(data["edges_ps"]) * 1e-12
+    total = float(np.sum(data["aggregate"] * 1e9 * width_s / 8))
+    assert total == pytest.approx(sum(f.bytes_delivered for f in res.flows), rel=1e-6)
+    # bins of tens of µs or more, not a solid band of 2 µs bins
+    assert data["bin_ps"] >= 10 * 10**6 and len(data["t_ps"]) <= 200
+    _no_empty_panel(fig)
+
+
+def test_websearch_written_plots_carry_capacity_and_units(websearch: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    files = websearch.files
+    assert {"plot_goodput", "plot_dcqcn_rates", "plot_queues", "plot_fct_slowdown"} <= set(files)
+    for k in ("plot_goodput", "plot_queues", "plot_fct_slowdown", "plot_dcqcn_rates"):
+        assert Path(files[k]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    res = websearch
+    made: dict[str, Any] = {}
+
+    def grab(fig: Any, stem: Any, formats: Any = ("png",)) -> list[Path]:
+        made[Path(stem).name] = fig  # the figures RunResult.plot draws, kept to inspect
+        return [Path(str(stem) + ".png")]
+
+    monkeypatch.setattr(plots, "save", grab)
+    res.plot(Path("/nonexistent-never-written"))
+    good = made["goodput"]
+    legend = [t.get_text() for t in good.axes[1].get_legend().get_texts()]
+    assert "link rate (100 Gb/s)" in legend
+    dsts = len({f.dst for f in res.flows})
+    top_legend = [t.get_text() for t in good.axes[0].get_legend().get_texts()]
+    assert any(f"{dsts} x 100 Gb/s" in t for t in top_legend)
+    q = made["queues"]
+    assert q.axes[0].get_ylabel().endswith("(KiB)") or q.axes[0].get_ylabel().endswith("(MiB)")
+    assert q.axes[0].get_legend().get_title().get_text().startswith("switch:port->next hop")
+    for fig in made.values():
+        _no_empty_panel(fig)
+        for ax in fig.axes:
+            assert "KB" not in ax.get_ylabel() + ax.get_title()
+        assert any("(" in ax.get_xlabel() for ax in fig.axes)  # a unit on the time / value axis
+
+
+def test_incast_rates_are_one_band_and_queues_one_note(tmp_path: Path) -> None:
+    res = _run("incast_dcqcn", tmp_path)
+    fig = plots.dcqcn_rates(res.flow_samples.as_dict(), line_rate_bps=100e9)
+    ax = fig.axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["min-max over 8 flows", "median flow", "line rate (100 Gb/s)"]
+    # rate 0 (no limit) is drawn at line rate: the first samples are at 100 Gb/s, none are NaN
+    t, lo, med, hi = fig.rdmasim_data["band"]  # type: ignore[attr-defined]
+    assert med[0] == 100e9 and np.isfinite(med).all()
+    q = res.queue_samples
+    fig = plots.queue_timeline(q, q["labels"])
+    notes = [t.get_text() for t in fig.axes[1].texts]
+    assert len(notes) <= 1 and not any(t == "never paused" for t in notes)
+
+
+def test_ring_allreduce_slowdown_is_a_cdf_with_readable_ticks(tmp_path: Path) -> None:
+    res = _run("ring_allreduce", tmp_path)
+    assert len({f.size_bytes for f in res.flows}) == 1  # a single-size workload
+    fig = plots.fct_slowdown_by_size(res.rows())
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "fraction of flows (CDF)"
+    assert ax.get_xscale() == "linear"
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert len(ticks) >= 3 and len(set(ticks)) == len(ticks)  # distinct labels, not "1" alone
+    sds = [f.slowdown for f in res.flows]
+    lo, hi = ax.get_xlim()
+    assert lo < min(sds) and max(sds) < hi and hi - lo < 0.1  # around the data
+    assert f"n={len(res.flows)}" in ax.get_legend().get_texts()[0].get_text()
+
+
+def test_slowdown_by_size_picks_log_or_linear_from_the_data() -> None:
+    wide = {"size_bytes": [1e3, 1e5, 1e7], "finish_ps": [1, 1, 1], "slowdown": [1.0, 30.0, 2.0]}
+    assert plots.fct_slowdown_by_size(wide).axes[0].get_yscale() == "log"
+    narrow = {"size": [1e3, 1e5, 1e7], "finish_ps": [1, 1, 1], "slowdown": [1.02, 1.05, 1.03]}
+    ax = plots.fct_slowdown_by_size(narrow).axes[0]
+    assert ax.get_yscale() == "linear" and 1.0 < ax.get_ylim()[0] < 1.02 and ax.get_ylim()[1] < 1.1
+
+
+def test_psn_plot_zooms_into_the_first_rewinds(tmp_path: Path) -> None:
+    run_demo(tmp_path, DemoConfig(size_bytes=1 << 20, messages=2, loss=0.005, seed=3), plot=False)
+    fig = plots.psn_over_time(tmp_path / "demo.pcap")
+    d = fig.rdmasim_data  # type: ignore[attr-defined]
+    assert len(d["rewinds"]) >= 2 and d["retx"].sum() > 0
+    main, *zooms = fig.axes
+    assert len(zooms) == min(3, len(d["rewinds"]))
+    assert f"{int(d['retx'].sum())} retransmissions in {len(d['rewinds'])} rewinds" in main.get_title()
+    for k, (ax, (lo, hi)) in enumerate(zip(zooms, d["zooms"], strict=True)):
+        i = int(d["rewinds"][k])
+        # the rewind is inside its panel, and the panel is a small part of the run
+        assert lo <= d["t_ps"][i] <= hi and (hi - lo) < 0.2 * d["t_ps"][-1]
+        assert ax.get_title().startswith(f"rewind {k + 1}: back to PSN {int(d['psn'][i])}")
+        assert "NAK" in ax.get_title() or "timeout" in ax.get_title()
+    # legend markers at plot size, not scaled up
+    sizes = [h.get_markersize() for h in main.get_legend().legend_handles]
+    assert max(sizes) <= 10
+    assert main.get_xlabel() in ("time (µs)", "time (ms)")
+    _no_empty_panel(fig)

@@ -1,0 +1,208 @@
+"""Ladder diagrams of real runs: windows (time, anchor, frame limit) that every output obeys, the
+automatic focus on a scenario's first loss, labels that never collide, a character set every
+monospace font has, the Mermaid export, the HTML frame details and the teaching annotations."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from rdmasim import ladder
+from rdmasim import trace as tr
+from rdmasim.cli import main
+from rdmasim.ladder._svg import CHAR_PX, FONT_PX
+
+ROOT = Path(__file__).resolve().parents[2]
+SVG_NS = "{http://www.w3.org/2000/svg}"
+_TIME = re.compile(r"^\s*(\d+\.\d{3}) µs  ")
+
+
+@pytest.fixture(scope="module")
+def long_trace() -> tr.Trace:
+    """A 2 MiB WRITE at 1 % loss: hundreds of frames, several NAKs and Go-Back-N rewinds."""
+    return ladder.example_write(size=2 << 20, loss=0.01)
+
+
+def _frames_in_text(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "──" in line]
+
+
+def _arrows(svg: str) -> list[ET.Element]:
+    root = ET.fromstring(svg)
+    return [el for el in root.iter() if "arrow" in (el.get("class") or "").split()]
+
+
+def test_a_long_trace_focuses_on_its_first_loss_in_every_output(long_trace: tr.Trace) -> None:
+    total = int((long_trace.to_numpy()["kind"] == tr.TX).sum())
+    assert total > 1000
+    text = ladder.render_text(long_trace, focus=True)
+    assert "focused on the first lost frame" in text
+    frames = _frames_in_text(text)
+    assert 0 < len(frames) <= 60 and any("─×" in f for f in frames)
+    svg = ladder.svg_string(long_trace, focus=True)
+    assert len(_arrows(svg)) == len(frames)
+    assert len(svg) < 200_000
+    mmd = ladder.mermaid_string(long_trace, focus=True)
+    assert sum(1 for line in mmd.splitlines() if re.match(r"\s+n\d+-{1,2}(>>|x)n\d+:", line)) \
+        == len(frames)
+    # without focus (the Python default) everything is drawn
+    assert len(_frames_in_text(ladder.render_text(long_trace))) == total
+
+
+def test_time_window_and_frame_limit(long_trace: tr.Trace) -> None:
+    text = ladder.render_text(long_trace, start="20us", end="30us")
+    times = [float(m[1]) for line in text.splitlines() if (m := _TIME.match(line))]
+    assert times and min(times) >= 20.0 and max(times) <= 30.0
+    for n in (1, 7, 25):
+        assert len(_frames_in_text(ladder.render_text(long_trace, max_frames=n))) == n
+        assert len(_arrows(ladder.svg_string(long_trace, max_frames=n))) == n
+    with pytest.raises(ValueError, match="allowed"):
+        ladder.render_text(long_trace, around="second-nak")
+    with pytest.raises(ValueError):
+        ladder.render_text(long_trace, start="20 parsecs")
+
+
+def test_around_an_anchor(long_trace: tr.Trace) -> None:
+    text = ladder.render_text(long_trace, around="first-nak", max_frames=10)
+    frames = _frames_in_text(text)
+    assert len(frames) == 10 and any("NAK(seq err)" in f for f in frames)
+    psn = ladder.render_text(long_trace, around="psn=700", max_frames=5)
+    assert any("psn=700 " in f for f in _frames_in_text(psn))
+
+
+def test_cli_trace_of_a_scenario_is_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    svg, html_path, mmd = tmp_path / "g.svg", tmp_path / "g.html", tmp_path / "g.mmd"
+    args = ["trace", str(ROOT / "examples" / "gbn_loss.toml"), "--svg", str(svg), "--html",
+            str(html_path), "--mermaid", str(mmd)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "focused on the first lost frame" in out
+    assert svg.stat().st_size < 200_000 and html_path.stat().st_size < 400_000
+    root = ET.parse(svg).getroot()
+    assert float(root.get("height", "0")) < 5000
+    assert main(["trace", str(ROOT / "examples" / "gbn_loss.toml"), "--max-frames", "12",
+                 "--format", "mermaid"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("sequenceDiagram") or "\nsequenceDiagram" in text
+    assert sum(1 for line in text.splitlines() if re.match(r"\s+n\d+-{1,2}(>>|x)n\d+:", line)) == 12
+    assert main(["trace", str(ROOT / "examples" / "gbn_loss.toml"), "--around", "bogus"]) == 2
+    assert "allowed" in capsys.readouterr().err
+
+
+def test_svg_labels_never_overlap_and_legend_is_inside(long_trace: tr.Trace) -> None:
+    svg = ladder.svg_string(long_trace, around="first-nak", max_frames=60)
+    root = ET.fromstring(svg)
+    boxes = []
+    for el in root.iter(f"{SVG_NS}text"):
+        if el.get("class") not in {"arrow-label", "note", "event", "time", "state"} or not el.text:
+            continue
+        x, y = float(el.get("x", 0)), float(el.get("y", 0))
+        w = len(el.text) * CHAR_PX
+        x0 = x - w if el.get("text-anchor") == "end" else x - w / 2 if el.get("text-anchor") \
+            == "middle" else x
+        boxes.append((x0, y - FONT_PX, x0 + w, y, el.text))
+    assert len(boxes) > 60
+    boxes.sort(key=lambda b: b[1])
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if b[1] >= a[3]:
+                break
+            overlap = min(a[2], b[2]) - max(a[0], b[0])
+            assert overlap <= 0.5, f"labels overlap: {a[4]!r} and {b[4]!r}"
+    classes = {el.get("class") for el in root.iter()}
+    assert "legend" in classes
+    text = " ".join(el.text or "" for el in root.iter())
+    assert "not to scale" in text and "µs" in text and " us" not in text
+
+
+def test_text_uses_only_characters_monospace_fonts_have(long_trace: tr.Trace) -> None:
+    text = ladder.render_text(long_trace, around="first-nak", state=True)
+    assert {c for c in text if not c.isascii()} <= set(ladder.TEXT_CHARSET)
+    assert ladder.render_text(long_trace, around="first-nak", ascii=True).isascii()
+
+
+def test_mermaid_is_well_formed(long_trace: tr.Trace) -> None:
+    mmd = ladder.mermaid_string(long_trace, around="first-nak", max_frames=20, title="GBN")
+    lines = [line for line in mmd.splitlines() if line.strip()]
+    assert lines[0] == "sequenceDiagram"
+    declared = set()
+    depth: dict[str, int] = {}
+    allowed = re.compile(r"^\s+(participant (n\d+) as .+|title .+|(n\d+)-{1,2}(?:>>|x)(n\d+): .+"
+                         r"|Note (?:(?:left|right) of|over) (n\d+): .+|(activate|deactivate) (n\d+))$")
+    for line in lines[1:]:
+        m = allowed.match(line)
+        assert m, f"not Mermaid sequence syntax: {line!r}"
+        if m[2]:
+            declared.add(m[2])
+        for who in (m[3], m[4], m[5], m[7]):
+            if who:
+                assert who in declared, f"{who} used before its participant line"
+        if m[6] == "activate":
+            depth[m[7]] = depth.get(m[7], 0) + 1
+        elif m[6] == "deactivate":
+            depth[m[7]] = depth.get(m[7], 0) - 1
+            assert depth[m[7]] >= 0, "deactivate without activate"
+        assert ";" not in line.split(":", 1)[-1] and "#" not in line.split(":", 1)[-1]
+
+
+def test_html_has_each_frames_headers_and_needs_no_network(long_trace: tr.Trace,
+                                                           tmp_path: Path) -> None:
+    path = ladder.render_html(long_trace, tmp_path / "l.html", around="first-nak", max_frames=15)
+    page = path.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)=["']?https?:""", page)
+    m = re.search(r'<script[^>]*id="ladder-data"[^>]*>(.*?)</script>', page, re.S)
+    assert m, "the events are embedded as JSON"
+    rows = json.loads(m[1])
+    frames = [r for r in rows if r.get("headers")]
+    assert len(frames) >= 15
+    for r in frames:
+        fields = {(h[0], h[1]) for h in r["headers"]}
+        assert {("BTH", "opcode"), ("BTH", "PSN")} <= fields
+    assert "ArrowDown" in page or "ArrowRight" in page  # stepping from the keyboard
+
+
+@pytest.mark.parametrize(("rnr_retry", "says"), [(7, "rnr_retry 7 = infinite"),
+                                                  (3, "2 RNR retries left")])
+def test_rnr_wait_is_decoded(rnr_retry: int, says: str) -> None:
+    import rdmasim
+    from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
+    from rdmasim.verbs import enums as e
+
+    topo = rdmasim.back_to_back(mtu=1024, seed=1)
+    ca, cb = Context(topo.a), Context(topo.b)
+    pa, pb = PD(ca), PD(cb)
+    cqa, cqb = CQ(ca, 8), CQ(cb, 8)
+    src, dst = MR(pa, 64, e.IBV_ACCESS_LOCAL_WRITE), MR(pb, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=4)))
+    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_recv_wr=4)))
+    connect_qps(qa, qb, rnr_retry=rnr_retry, min_rnr_timer=1)
+    trace = topo.sim.trace()
+    qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(src.buf, 16, src.lkey)]))
+    topo.sim.run("15us")
+    qb.post_recv(RecvWR(wr_id=2, sg=[SGE(dst.buf, 64, dst.lkey)]))
+    topo.sim.wait_for(cqa, 1)
+    trace.stop()
+    text = ladder.render_text(trace)
+    assert "RNR_NAK(timer 1 = 0.01 ms)" in text
+    assert "b not accepted: no receive posted (RNR NAK)" in text
+    assert says in text and "RNR wait: timer 1 = 0.01 ms" in text
+
+
+def test_html_script_parses(tmp_path: Path) -> None:
+    """The page's script is valid JavaScript (checked with node when it is installed)."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    page = ladder.render_html(ladder.example_write(), tmp_path / "l.html").read_text(encoding="utf-8")
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert scripts
+    js = tmp_path / "page.js"
+    js.write_text(scripts[-1], encoding="utf-8")
+    subprocess.run([node, "--check", str(js)], check=True, capture_output=True)
