@@ -23,6 +23,8 @@ T = TypeVar("T")
 
 def int_in(what: str, value: Any, lo: int, hi: int) -> int:
     """``value`` as an int in ``[lo, hi]`` (no bools, no floats), else PyverbsUserError."""
+    if type(value) is int and lo <= value <= hi:  # the common case, decided without check_int's ABCs
+        return value
     try:
         return checks.check_int(what, value, lo, hi)
     except (TypeError, ValueError) as exc:

@@ -220,6 +220,10 @@ _ACCESS_FLAGS = {n: int(v) for n, v in e.ibv_access_flags.__members__.items()}
 # IBV_ACCESS_FLUSH_GLOBAL / _PERSISTENT on the QP let a FLUSH of that placement type in (rxe)
 _MASK_FLAGS = {n: int(v) for n, v in e.ibv_qp_attr_mask.__members__.items()}
 _SEND_FLAGS = {n: int(v) for n, v in e.ibv_send_flags.__members__.items()}
+# the core's UD fields of a work request on an RC QP (post_send's defaults)
+_NO_UD = {"ud_dest_host": -1, "ud_traffic_class": 0, "ud_remote_qpn": 0, "ud_remote_qkey": 0}
+# ... and its bind fields of a work request that is not a BIND_MW
+_NO_BIND = {"bind_mw_rkey": 0, "bind_lkey": 0, "bind_access": 0, "bind_len": 0}
 
 
 class QP:
@@ -404,26 +408,45 @@ class QP:
         from rdmasim.verbs.wr import SendWR
 
         self._check_alive("post_send")
-        for i, wr in enumerate(wr_chain("post_send", send_wr, SendWR)):
+        chain = wr_chain("post_send", send_wr, SendWR)
+        args: list[tuple[Any, ...]] = []
+        failed: Exception | None = None
+        for i, wr in enumerate(chain):  # checked in order; the ones before a bad WR are still posted
             try:
-                what = f"post_send work request {i}"
-                args = (int_in(f"{what}: wr_id", wr.wr_id, 0, U64),
-                        int_in(f"{what}: opcode", wr.opcode, 0, U32),
-                        flags_in(f"{what}: send_flags", wr.send_flags, _SEND_FLAGS),
-                        self._imm(what, wr),
-                        self._sges(what, wr.sg, wr.num_sge),
-                        int_in(f"{what}: remote_addr", wr.remote_addr, 0, U64),
-                        key(f"{what}: rkey", wr.rkey, self._sim),
-                        int_in(f"{what}: compare_add", wr.compare_add, 0, U64),
-                        int_in(f"{what}: swap", wr.swap, 0, U64))
-                ud = wr.ud_args(what, self._sim) if self.qp_type == e.IBV_QPT_UD else {}
-                if wr.opcode == e.IBV_WR_BIND_MW:
-                    ud = wr.bind_args(what, self._sim)
-                    args = (*args[:5], int_in(f"{what}: bind addr", wr.bind_info.addr, 0, U64), *args[6:])
-                self._sim._core.post_send(self._host.index, self.qp_num, *args, **ud)
-            except Exception:
-                _report_bad_wr(bad_wr, wr)
-                raise
+                args.append(self._send_args(i, wr))
+            except Exception as exc:
+                failed = exc
+                break
+        core = self._sim._core
+        try:
+            core.post_send_list(self._host.index, self.qp_num, args)  # one call into the core
+        except Exception:
+            _report_bad_wr(bad_wr, chain[core.last_posted])
+            raise
+        if failed is not None:
+            _report_bad_wr(bad_wr, chain[len(args)])
+            raise failed
+
+    def _send_args(self, i: int, wr: SendWR) -> tuple[Any, ...]:
+        """Work request ``i`` of a post_send chain, checked, as ``post_send_list`` takes it."""
+        what = f"post_send work request {i}"
+        args = (int_in(f"{what}: wr_id", wr.wr_id, 0, U64),
+                int_in(f"{what}: opcode", wr.opcode, 0, U32),
+                flags_in(f"{what}: send_flags", wr.send_flags, _SEND_FLAGS),
+                self._imm(what, wr),
+                self._sges(what, wr.sg, wr.num_sge),
+                int_in(f"{what}: remote_addr", wr.remote_addr, 0, U64),
+                key(f"{what}: rkey", wr.rkey, self._sim),
+                int_in(f"{what}: compare_add", wr.compare_add, 0, U64),
+                int_in(f"{what}: swap", wr.swap, 0, U64))
+        ud = wr.ud_args(what, self._sim) if self.qp_type == e.IBV_QPT_UD else _NO_UD
+        bind = _NO_BIND
+        if wr.opcode == e.IBV_WR_BIND_MW:  # the window and bind info; remote_addr is the bind address
+            bind = wr.bind_args(what, self._sim)
+            args = (*args[:5], int_in(f"{what}: bind addr", wr.bind_info.addr, 0, U64), *args[6:])
+        return (*args,
+                ud["ud_dest_host"], ud["ud_traffic_class"], ud["ud_remote_qpn"], ud["ud_remote_qkey"],
+                bind["bind_mw_rkey"], bind["bind_lkey"], bind["bind_access"], bind["bind_len"])
 
     @staticmethod
     def _imm(what: str, wr: Any) -> int:

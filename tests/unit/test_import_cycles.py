@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 KNOWN_CIRCLE = frozenset({
     "rdmasim.capture", "rdmasim.flows", "rdmasim.sim", "rdmasim.verbs._checks", "rdmasim.verbs.ah",
-    "rdmasim.verbs.cq", "rdmasim.verbs.device", "rdmasim.verbs.mr", "rdmasim.verbs.qp",
+    "rdmasim.verbs.cq", "rdmasim.verbs.device", "rdmasim.verbs.mr", "rdmasim.verbs.mw", "rdmasim.verbs.qp",
     "rdmasim.verbs.srq", "rdmasim.verbs.wr",
 })
 
