@@ -81,6 +81,20 @@ static int scatter(rs_qp *qp, const uint8_t *data, uint32_t len)
 
 /* Execute a SEND packet: RS_EXEC_OK when accepted, else why it was refused (nothing done; the
  * transport's caller reacts: rc_refused here, uc.c for UC). */
+/* A SEND/WRITE packet was executed: expect the next PSN, count its bytes, and track the message
+ * (the MSN counts whole messages). One rule for RC and UC. */
+void rs_resp_advance(rs_qp *qp, const rs_pkt *pkt, int op)
+{
+    qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
+    qp->stats.bytes_rcvd += pkt->payload_len;
+    if (rs_op_ends(op)) {
+        qp->msn = (qp->msn + 1) & 0xFFFFFF;
+        qp->in_msg = MSG_NONE;
+    } else {
+        qp->in_msg = rs_op_is_send(op) ? MSG_SEND : MSG_WRITE;
+    }
+}
+
 int rs_resp_exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
@@ -412,14 +426,7 @@ void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         if (rc != RS_EXEC_OK)
             rc_refused(sim, qp, pkt, rc);
         if (rc == RS_EXEC_OK) {
-            qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
-            qp->stats.bytes_rcvd += pkt->payload_len;
-            if (rs_op_ends(op)) {
-                qp->msn = (qp->msn + 1) & 0xFFFFFF;
-                qp->in_msg = MSG_NONE;
-            } else {
-                qp->in_msg = rs_op_is_send(op) ? MSG_SEND : MSG_WRITE;
-            }
+            rs_resp_advance(qp, pkt, op);
             if (pkt->ackreq)
                 send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, pkt->psn);
 #ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */

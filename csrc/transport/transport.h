@@ -59,6 +59,7 @@ enum {
 };
 int rs_resp_exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);
 int rs_resp_exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt);
+void rs_resp_advance(rs_qp *qp, const rs_pkt *pkt, int op);
 int rs_resp_sequence_ok(const rs_qp *qp, uint8_t op);
 void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
 /* A request at the expected PSN: check, execute, ACK (the packet is not released). */

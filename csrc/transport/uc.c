@@ -52,14 +52,7 @@ static void take(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         drop_rest(qp);
         return;
     }
-    qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
-    qp->stats.bytes_rcvd += pkt->payload_len;
-    if (rs_op_ends(op)) {
-        qp->msn = (qp->msn + 1) & 0xFFFFFF;
-        qp->in_msg = MSG_NONE;
-    } else {
-        qp->in_msg = rs_op_is_send(op) ? MSG_SEND : MSG_WRITE;
-    }
+    rs_resp_advance(qp, pkt, op);
 }
 
 void rs_uc_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
