@@ -8,8 +8,13 @@ set to picoseconds). The router's egress queue (DropTail on the device, traffic-
 removed) holds up to ``--queue`` packets, enough for the whole burst by default; the UdpServer on the
 receiver counts received (and lost) packets, and device drops are reported.
 
-Timed: ``Simulator::Run()`` only. Reported apart: importing the bindings (cppyy/cling start-up,
-which JIT-compiles the ns-3 headers) and building the topology from Python.
+Counted from ns-3's own counters: data packets delivered once are the UdpServer's received packets
+(UDP has no retransmission; ``packets_retx`` is 0); events are ``Simulator::GetEventCount()`` over
+the run; frames are the packets every point-to-point device queued for transmission (each hop).
+
+Timed: ``run_s`` is ``Simulator::Run()`` only; ``import_s`` (importing the bindings: cppyy/cling
+start-up, which JIT-compiles the ns-3 headers; paid by a process's first run only) and ``setup_s`` (building the topology from Python) are reported apart;
+``whole_s`` is all three.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import DELAY_S, PAYLOAD, RATE_BPS, emit, parser  # noqa: E402
+from _common import DELAY_S, PAYLOAD, RATE_BPS, emit, finish, parser  # noqa: E402
 
 PPP_FRAME = PAYLOAD + 8 + 20 + 2  # UDP + IPv4 + PPP header; ns-3 p2p serialises exactly this
+SIMULATES = ("UDP over point-to-point links (no transport: no ACKs, retransmission, PFC or CC); "
+             "1000-byte UDP payloads, the 12-byte SeqTs header inside them")
 _RESOLUTION_SET = False
 
 
@@ -51,7 +58,7 @@ def run(senders: int, packets_per_sender: int, queue_pkts: int | None = None) ->
     _ = (ns.NodeContainer, ns.PointToPointHelper, ns.InternetStackHelper, ns.Ipv4AddressHelper,
          ns.TrafficControlHelper, ns.UdpServerHelper, ns.UdpClientHelper, ns.Ipv4GlobalRoutingHelper,
          ns.UdpServer, ns.PointToPointNetDevice)
-    import_s = time.perf_counter() - t_import
+    import_s = time.perf_counter() - t_import  # ~0 after the process's first run
 
     t_setup = time.perf_counter()
     ns.Ipv4AddressGenerator.Reset()  # repeated runs in one process reuse the same addresses
@@ -97,9 +104,11 @@ def run(senders: int, packets_per_sender: int, queue_pkts: int | None = None) ->
         c.Install(snd.Get(i)).Start(ns.Seconds(0))
     setup_s = time.perf_counter() - t_setup
 
+    events0 = int(ns.Simulator.GetEventCount())
     t_run = time.perf_counter()
     ns.Simulator.Run()
-    wall = time.perf_counter() - t_run
+    run_s = time.perf_counter() - t_run
+    events = int(ns.Simulator.GetEventCount()) - events0
 
     server = server_apps.Get(0).GetObject[ns.UdpServer]()
     received = int(server.GetReceived())
@@ -107,26 +116,40 @@ def run(senders: int, packets_per_sender: int, queue_pkts: int | None = None) ->
     egress = bottleneck.Get(0).GetObject[ns.PointToPointNetDevice]()
     q = egress.GetQueue()
     drops = int(q.GetTotalDroppedPackets())
+    frames = 0  # packets each device queued for transmission (all were sent: the run went idle)
+    for dc in devices:
+        for j in range(dc.GetN()):
+            frames += int(dc.Get(j).GetObject[ns.PointToPointNetDevice]().GetQueue().GetTotalReceivedPackets())
     sim_time_s = ns.Simulator.Now().GetSeconds()
     ns.Simulator.Destroy()
-    return {
+    return finish({
         "simulator": "ns3",
-        "label": f"ns-3 {_version()} (PyPI) UDP over point-to-point",
+        "label": f"ns-3 {_version()} (PyPI): UDP over point-to-point",
+        "simulates": SIMULATES,
         "scenario": f"incast-{senders}",
+        "mode": "udp",
         "placeholder": False,
         "packets": received,
         "packets_expected": total,
+        "packets_retx": 0,
         "packets_lost": lost,
         "router_queue_drops": drops,
         "router_queue_limit": queue_pkts,
         "payload_bytes": PAYLOAD,
-        "wall_s": wall,
+        "events": events,
+        "frames": frames,
+        "ecn_marks": None,
+        "cnps": None,
+        "qps_per_sender": None,
+        "counted": "UdpServer::GetReceived()",
+        "run_s": run_s,
         "setup_s": setup_s,
         "import_s": import_s,
-        "timed": "Simulator::Run() only",
+        "timed_run": "Simulator::Run()",
+        "timed_whole": "import (cppyy/cling) + topology from Python + Simulator::Run()",
         "sim_time_s": sim_time_s,
         "notes": "UdpClient at line rate (interval = 1030-byte PPP frame time), DropTail device queues",
-    }
+    })
 
 
 def main() -> None:

@@ -11,7 +11,11 @@ The FIFO is ``simpy.Store`` (the plain choice). Its items are a Python list and 
 so the cost per packet grows with the run. ``--fifo deque`` swaps in a deque-backed Store to show
 that this, not SimPy's event loop, is what collapses at 800k packets.
 
-Timed: model construction + ``env.run()`` (construction is negligible). Import time reported apart.
+Counted by the model itself: deliveries at the receiver (nothing is retransmitted), frames put on a
+"link" (each hop) and SimPy events (the environment's event ids handed out over the run).
+
+Timed: ``run_s`` is ``env.run()`` only; ``import_s`` (importing simpy: paid by a process's first run only) and
+``setup_s`` (building the model, negligible) are reported apart; ``whole_s`` is all three.
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import DELAY_S, PAYLOAD, RATE_BPS, emit, parser  # noqa: E402
+from _common import DELAY_S, PAYLOAD, RATE_BPS, emit, finish, parser  # noqa: E402
+
+SIMULATES = ("plain queueing model (no transport, no packet contents): paced senders, one unbounded "
+             "FIFO egress, a delivery counter")
 
 # On-wire bytes of one frame as ns-3/rdmasim would count them is not modelled exactly here: the plain
 # model serialises payload + Ethernet/IPv4/UDP headers (14+20+8) + FCS (4) + preamble/IFG (20).
@@ -35,7 +42,7 @@ def run(senders: int, packets_per_sender: int, fifo: str = "store") -> dict:
     t_import = time.perf_counter()
     import simpy
 
-    import_s = time.perf_counter() - t_import
+    import_s = time.perf_counter() - t_import  # ~0 after the process's first run
 
     t0 = time.perf_counter()
     ser = FRAME_WIRE_BYTES * 8 / RATE_BPS  # seconds on the wire per frame
@@ -57,6 +64,7 @@ def run(senders: int, packets_per_sender: int, fifo: str = "store") -> dict:
         queue = simpy.Store(env)
 
     delivered = [0]
+    frames = [0]  # frames put on a link: one per hop
     last_delivery = [0.0]
 
     def arrive_at_switch(ev: simpy.events.Event) -> None:
@@ -69,6 +77,7 @@ def run(senders: int, packets_per_sender: int, fifo: str = "store") -> dict:
     def sender(sid: int):
         for seq in range(packets_per_sender):
             yield env.timeout(ser)  # the frame leaves the sender's port after its serialisation
+            frames[0] += 1
             prop = env.timeout(DELAY_S, value=(sid, seq))
             prop.callbacks.append(arrive_at_switch)
 
@@ -76,31 +85,45 @@ def run(senders: int, packets_per_sender: int, fifo: str = "store") -> dict:
         while True:
             pkt = yield queue.get()
             yield env.timeout(ser)
+            frames[0] += 1
             prop = env.timeout(DELAY_S, value=pkt)
             prop.callbacks.append(arrive_at_receiver)
 
     for s in range(senders):
         env.process(sender(s))
     env.process(egress())
+    eid0 = next(env._eid)  # SimPy numbers every event it schedules (a private counter, no cost)
     setup_s = time.perf_counter() - t0
+    t_run = time.perf_counter()
     env.run()
-    wall = time.perf_counter() - t0
+    run_s = time.perf_counter() - t_run
+    events = next(env._eid) - eid0 - 1
     total = senders * packets_per_sender
-    return {
+    return finish({
         "simulator": "simpy",
-        "label": f"SimPy {simpy.__version__} plain model (FIFO={fifo})",
+        "label": f"SimPy {simpy.__version__}: plain queueing model, {fifo} FIFO",
+        "simulates": SIMULATES,
         "scenario": f"incast-{senders}",
+        "mode": f"plain-{fifo}",
         "placeholder": False,
         "packets": delivered[0],
         "packets_expected": total,
+        "packets_retx": 0,
         "payload_bytes": PAYLOAD,
-        "wall_s": wall,
+        "events": events,
+        "frames": frames[0],
+        "ecn_marks": None,
+        "cnps": None,
+        "qps_per_sender": None,
+        "counted": "the model's delivery counter",
+        "run_s": run_s,
         "setup_s": setup_s,
         "import_s": import_s,
-        "timed": "model construction + env.run()",
+        "timed_run": "env.run()",
+        "timed_whole": "import + model construction + env.run()",
         "sim_time_s": last_delivery[0],
         "notes": "no RDMA semantics: paced senders, one unbounded FIFO egress, delivery counter",
-    }
+    })
 
 
 def main() -> None:
