@@ -200,16 +200,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--size", type=parse_size, default=None,
-                   help="bytes per sender in 1000-byte packets, e.g. 10MB (80k packets in all) or 100MB (800k); "
-                        "default 10MB")
+                   help="bytes per sender in 1000-byte packets, e.g. 10MB (80k packets in all) or "
+                        "100MB (800k); default 10MB")
     p.add_argument("--packets", type=int, default=None,
                    help="total data packets over all senders (instead of --size)")
     p.add_argument("--senders", type=int, default=N_SENDERS)
     p.add_argument("--only", default=",".join(SIMULATORS),
                    help="comma-separated subset of rdmasim,simpy,ns3")
-    p.add_argument("--repeat", type=int, default=None, help="runs per process; run-only figures are their median")
+    p.add_argument("--repeat", type=int, default=None,
+                   help="runs per process; run-only figures are their median")
     p.add_argument("--processes", type=int, default=1,
-                   help="fresh processes per row (default 1); whole-job figures are the median of their first runs")
+                   help="fresh processes per row (default 1); whole-job figures are the median of "
+                        "their first runs")
     p.add_argument("--quick", action="store_true",
                    help="CI-like smoke run: 1 MB per sender, repeat 1, no plot (unless overridden)")
     p.add_argument("--rdmasim-modes", default=",".join(RDMASIM_MODES),
@@ -221,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="i.i.d. loss of data frames into the receiver in the rdmasim rows (default 0)")
     p.add_argument("--simpy-fifo", choices=["store", "deque"], default="store")
     p.add_argument("--ref", default=None,
-                   help="row whose packets/s the ratio columns divide by (default ns3 when it ran, else the first)")
+                   help="row whose packets/s the ratio columns divide by (default ns3 when it ran, "
+                        "else the first)")
     p.add_argument("--timeout", type=float, default=3600, help="seconds per simulator process")
     p.add_argument("--out", type=Path, default=HERE / "results", help="directory for JSON, Markdown and PNG")
     p.add_argument("--no-plot", action="store_true")
@@ -256,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     for sim in only:
         if sim == "rdmasim":
             for m in modes:
-                jobs.append((f"rdmasim:{m}", sim, ["--mode", m, "--topology", args.rdmasim_topology,
-                                                   "--cc", args.rdmasim_cc, "--loss", str(args.rdmasim_loss)]))
+                jobs.append((f"rdmasim:{m}", sim, ["--mode", m, "--topology", args.rdmasim_topology, "--cc",
+                                                   args.rdmasim_cc, "--loss", str(args.rdmasim_loss)]))
         elif sim == "simpy":
             jobs.append(("simpy", sim, ["--fifo", args.simpy_fifo]))
         else:
@@ -278,8 +281,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         row = summarise(name, out)
         rows.append(row)
-        print(f" {row['packets_per_s_run']:,.0f} packets/s run only, {row['packets_per_s_whole']:,.0f} whole job",
-              flush=True)
+        print(f" {row['packets_per_s_run']:,.0f} packets/s run only, "
+              f"{row['packets_per_s_whole']:,.0f} whole job", flush=True)
         if row["packets"] != row["packets_expected"]:
             print(f"    note: {row['packets']:,} of {row['packets_expected']:,} data packets delivered")
 
@@ -293,18 +296,19 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("\n".join(footnotes(rows)))
     if ref is not None:
-        print(f"\nx ref columns: this row's data packets/s divided by {ref['name']}'s (>1: faster). The machine "
-              "is shared and noisy: compare ratios within one run, not absolute figures across runs.")
+        print(f"\nx ref columns: this row's data packets/s divided by {ref['name']}'s (>1: faster). "
+              "On a shared, noisy machine compare ratios within one run, not figures across runs.")
     if any(r["placeholder"] for r in rows):
-        print("\nrdmasim rows marked PLACEHOLDER ran back_to_back (one sender, no switch): not incast-8 figures.")
+        print("\nrdmasim rows marked PLACEHOLDER ran back_to_back (one sender, no switch): "
+              "not incast-8 figures.")
     for name, why in skipped.items():
         print(f"skipped {name}: {why.splitlines()[0]}")
 
     args.out.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     json_path = args.out / f"compare-{stamp}.json"
-    ratios = {timing: {f"{a['name']} / {b['name']}": a[f"packets_per_s_{timing}"] / b[f"packets_per_s_{timing}"]
-                       for a in rows for b in rows if a is not b} for timing in ("run", "whole")}
+    ratios = {t: {f"{a['name']} / {b['name']}": a[f"packets_per_s_{t}"] / b[f"packets_per_s_{t}"]
+                  for a in rows for b in rows if a is not b} for t in ("run", "whole")}
     command = " ".join([Path(sys.executable).name, *sys.argv]) if argv is None else " ".join(
         ["python", "bench/compare.py", *argv])
     doc = {

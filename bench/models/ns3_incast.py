@@ -13,8 +13,8 @@ Counted from ns-3's own counters: data packets delivered once are the UdpServer'
 the run; frames are the packets every point-to-point device queued for transmission (each hop).
 
 Timed: ``run_s`` is ``Simulator::Run()`` only; ``import_s`` (importing the bindings: cppyy/cling
-start-up, which JIT-compiles the ns-3 headers; paid by a process's first run only) and ``setup_s`` (building the topology from Python) are reported apart;
-``whole_s`` is all three.
+start-up, which JIT-compiles the ns-3 headers; paid by a process's first run only) and ``setup_s``
+(building the topology from Python) are reported apart; ``whole_s`` is all three.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def run(senders: int, packets_per_sender: int, queue_pkts: int | None = None) ->
     frames = 0  # packets each device queued for transmission (all were sent: the run went idle)
     for dc in devices:
         for j in range(dc.GetN()):
-            frames += int(dc.Get(j).GetObject[ns.PointToPointNetDevice]().GetQueue().GetTotalReceivedPackets())
+            dev = dc.Get(j).GetObject[ns.PointToPointNetDevice]()
+            frames += int(dev.GetQueue().GetTotalReceivedPackets())
     sim_time_s = ns.Simulator.Now().GetSeconds()
     ns.Simulator.Destroy()
     return finish({

@@ -136,7 +136,8 @@ def sim_counters(topo: Any, sim: Any, snd_hosts: list[Any]) -> dict[str, Any]:
     frames the senders' NICs transmitted, ECN marks and the switch totals."""
     frames = sum(d.stats()["frames"] for link in sim.links for d in (link.ab, link.ba))
     sender_frames = sum(h.link.direction(h).stats()["frames"] for h in snd_hosts)
-    out: dict[str, Any] = {"events": int(sim.events), "frames": int(frames), "sender_frames": int(sender_frames),
+    out: dict[str, Any] = {"events": int(sim.events), "frames": int(frames),
+                           "sender_frames": int(sender_frames),
                            "sim_time_s": sim.now / 1e12, "ecn_marks": None}
     switch = getattr(topo, "switch", None)
     if switch is not None:
@@ -176,8 +177,8 @@ def flow_table(snd_hosts: list[Any], rcv_host: Any, per_host_bytes: int, chunk: 
 
     if chunk is None:
         if per_host_bytes > MAX_FLOW_SIZE:
-            raise ValueError(f"flows1qp: {per_host_bytes} bytes per sender in one flow; a flow carries at most "
-                             f"{MAX_FLOW_SIZE} bytes (use fewer packets or mode 'flows')")
+            raise ValueError(f"flows1qp: {per_host_bytes} bytes per sender in one flow; a flow carries at "
+                             f"most {MAX_FLOW_SIZE} bytes (use fewer packets or mode 'flows')")
         chunk = per_host_bytes
     sizes = [chunk] * (per_host_bytes // chunk) + ([per_host_bytes % chunk] if per_host_bytes % chunk else [])
     k = len(sizes)
@@ -204,8 +205,9 @@ def _run_flows(mode: str, topo: Any, sim: Any, snd_hosts: list, rcv_host: Any, p
     c = sim_counters(topo, sim, snd_hosts)
     retx = int(res["retx_pkts"].sum())
     first = c["sender_frames"] - retx  # a WRITE sender puts data packets only on its link
-    return {**c, "packets": first, "packets_retx": retx, "payload_bytes_total": int(res["bytes_delivered"].sum()),
-            "cnps": int(res["cnps"].sum()), "qp_pairs": len(res), "qps_per_sender": len(res) // len(snd_hosts),
+    return {**c, "packets": first, "packets_retx": retx,
+            "payload_bytes_total": int(res["bytes_delivered"].sum()), "cnps": int(res["cnps"].sum()),
+            "qp_pairs": len(res), "qps_per_sender": len(res) // len(snd_hosts),  # one QP pair per flow
             "counted": "senders' link frames (data only) minus the flows' retx_pkts",
             "timed_run": "sim.run_flows()", "setup_s": t_run - t0, "post_s": 0.0,
             "run_s": t_end - t_run}, fs

@@ -14,8 +14,9 @@ that this, not SimPy's event loop, is what collapses at 800k packets.
 Counted by the model itself: deliveries at the receiver (nothing is retransmitted), frames put on a
 "link" (each hop) and SimPy events (the environment's event ids handed out over the run).
 
-Timed: ``run_s`` is ``env.run()`` only; ``import_s`` (importing simpy: paid by a process's first run only) and
-``setup_s`` (building the model, negligible) are reported apart; ``whole_s`` is all three.
+Timed: ``run_s`` is ``env.run()`` only; ``import_s`` (importing simpy: paid by a process's first
+run only) and ``setup_s`` (building the model, negligible) are reported apart; ``whole_s`` is all
+three.
 """
 
 from __future__ import annotations
