@@ -1,4 +1,5 @@
-"""Smoke checks of bench/compare.py (plain pytest; skipped by --benchmark-only).
+"""Checks of bench/compare.py (plain pytest; skipped by --benchmark-only). The counts themselves are
+checked against pcaps in tests/bench_smoke/test_compare_counts.py.
 
 Run: python -m pytest bench/test_compare.py
 """
@@ -25,12 +26,24 @@ def test_parse_size(text: str, value: int) -> None:
 
 def test_quick_run_writes_json(tmp_path: Path) -> None:
     only = "rdmasim,simpy" if compare.available("simpy") else "rdmasim"
-    assert compare.main(["--quick", "--packets", "800", "--only", only, "--out", str(tmp_path)]) == 0
+    assert compare.main(["--quick", "--packets", "800", "--only", only, "--repeat", "2", "--processes", "2",
+                         "--out", str(tmp_path)]) == 0
     (path,) = tmp_path.glob("compare-*.json")
     doc = json.loads(path.read_text())
-    assert doc["packets_total"] == 800
+    assert doc["packets_total"] == 800 and doc["processes"] == 2
     names = {r["name"] for r in doc["results"]}
-    assert {"rdmasim:write1000", "rdmasim:write1MiB"} <= names
+    assert {f"rdmasim:{m}" for m in compare.RDMASIM_MODES} <= names
     for r in doc["results"]:
         assert r["packets"] == r["packets_expected"] == 800
         assert r["placeholder"] == (r["simulator"] == "rdmasim" and r["scenario"] != "incast-8")
+        assert len(r["runs"]) == 4 and sorted(x["process"] for x in r["runs"]) == [0, 0, 1, 1]
+        assert r["run_s_median"] <= r["whole_s_median"]
+    # the reference row (no ns-3 here: the first) has ratio 1 in both columns
+    assert doc["reference"] == doc["results"][0]["name"]
+    first = doc["results"][0]["name"]
+    assert all(f"{first} / {r['name']}" in doc["ratios"]["whole"] for r in doc["results"][1:])
+
+
+def test_an_unknown_mode_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        compare.main(["--quick", "--rdmasim-modes", "flows,bogus"])

@@ -321,9 +321,11 @@ def _run_verbs(mode: str, topo: Any, sim: Any, snd_hosts: list, rcv_host: Any, p
 
 
 def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology: str = "auto",
-        cc: str = "auto", seed: int = 1, loss: float = 0.0, keep: dict[str, Any] | None = None) -> dict:
+        cc: str = "auto", seed: int = 1, loss: float = 0.0, keep: dict[str, Any] | None = None,
+        capture: str | None = None) -> dict:
     """One incast run; returns its result (see the module docstring). ``keep``, when given, receives
-    the simulation objects (``sim``, ``topo``, ``state``: the verbs state or the FlowSet) for tests."""
+    the simulation objects (``sim``, ``topo``, ``state``: the verbs state or the FlowSet) for tests;
+    ``capture``: a pcap file of the frames on the senders' links (128 bytes of each), for tests."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: choose from {', '.join(MODES)}")
     import_s = _import()
@@ -332,6 +334,8 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
     total = senders * packets_per_sender
     t0 = time.perf_counter()
     topo, sim, snd_hosts, rcv_host, facts = build(senders, topology, cc, seed, loss)
+    if capture:
+        sim.capture(capture, snaplen=128, links=snd_hosts)
     per_host = total // len(snd_hosts)  # the placeholder has one sender: it sends every packet
     runner = _run_flows if mode in ("flows", "flows1qp") else _run_verbs
     out, state = runner(mode, topo, sim, snd_hosts, rcv_host, per_host, t0)
