@@ -96,8 +96,9 @@ def summarise(name: str, out: dict[str, Any]) -> dict[str, Any]:
     runs = out["runs"]
     first = runs[0]
     changed = [k for k in COUNTS if any(r[k] != first[k] for r in runs)]
-    if changed:
-        raise RuntimeError(f"{name}: {changed} differ between runs of the same scenario")
+    if changed:  # the same seed and code simulate the same thing: a difference is worth a look
+        print(f"\n    warning: {name}: {changed} differ between runs; the table shows the first run's",
+              end="", flush=True)
     cold = [r for r in runs if r["repeat_index"] == 0]  # a fresh process: import + setup + run
     row = {k: first.get(k) for k in (
         "label", "simulator", "mode", "simulates", "scenario", "placeholder", "packets", "packets_expected",
@@ -113,6 +114,7 @@ def summarise(name: str, out: dict[str, Any]) -> dict[str, Any]:
         "import_s_median": statistics.median(r["import_s"] for r in cold),
         "setup_s_first": statistics.median(r["setup_s"] for r in cold),
         "process_s": out["process_s"],
+        "counts_differ_between_runs": changed,
         "runs": runs,
     })
     return row
