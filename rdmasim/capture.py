@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rdmasim import codec
+from rdmasim._handle import Host, Link, LinkDirection
+from rdmasim.fabric import Switch
 
 if TYPE_CHECKING:
     from rdmasim.sim import Simulator
@@ -78,9 +80,6 @@ def link_ids(sim: Simulator, links: Iterable[Any]) -> list[int]:
     pair (the link on that switch port, both directions). Anything else, an object of another
     simulation or an empty selection is a ValueError naming it.
     """
-    from rdmasim.fabric import Switch
-    from rdmasim.sim import Host, Link, LinkDirection
-
     if isinstance(links, (str, bytes)) or not isinstance(links, Iterable):
         raise TypeError(f"capture links must be an iterable of links, link directions, hosts or "
                         f"(switch, port) pairs, not {links!r}")

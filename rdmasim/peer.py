@@ -85,7 +85,8 @@ class ScriptedPeer:
         Extra keyword arguments go to the QP attributes (timeout, retry_cnt, ...).
         """
         from rdmasim.verbs import enums as e
-        from rdmasim.verbs.qp import QP, AHAttr, GlobalRoute, QPAttr
+        from rdmasim.verbs.ah import AHAttr, GlobalRoute
+        from rdmasim.verbs.qp import QP, QPAttr
 
         if not isinstance(qp, QP) or qp._sim is not self.sim:
             raise ValueError(f"connect needs a QP of this simulation, got {qp!r}")

@@ -8,7 +8,6 @@ from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import ah as _ah
-from rdmasim.verbs import qp as _qp
 from rdmasim.verbs._checks import U8, U16, instance, int_in
 
 __all__ = ["AH", "AHAttr", "GID", "GlobalRoute"]
@@ -65,7 +64,7 @@ def _dgid_text(dgid: Any) -> str:
     raise PyverbsUserError(f"GlobalRoute dgid must be a GID, got {dgid!r} ({type(dgid).__name__})")
 
 
-class GlobalRoute(_qp.GlobalRoute):
+class GlobalRoute(_ah.GlobalRoute):
     """GRH fields of an address vector; ``dgid`` is a :class:`GID` (or its text)."""
 
     def __init__(self, dgid: GID | str | None = None, flow_label: int = 0, sgid_index: int = 0,
@@ -74,13 +73,13 @@ class GlobalRoute(_qp.GlobalRoute):
                          sgid_index=sgid_index, hop_limit=hop_limit, traffic_class=traffic_class)
 
 
-class AHAttr(_qp.AHAttr):
+class AHAttr(_ah.AHAttr):
     """Address vector with pyverbs' defaults: not global unless ``gr`` is given."""
 
     def __init__(self, dlid: int = 0, sl: int = 0, src_path_bits: int = 0, static_rate: int = 0,
                  is_global: int = 0, port_num: int = 1, gr: GlobalRoute | None = None) -> None:
         if gr is not None:
-            instance("AHAttr gr", gr, _qp.GlobalRoute)
+            instance("AHAttr gr", gr, _ah.GlobalRoute)
             is_global = 1  # pyverbs sets is_global when a GlobalRoute is given
         super().__init__(gr=gr, is_global=is_global, port_num=port_num, dlid=dlid, sl=sl)
         self.src_path_bits = int_in("AHAttr src_path_bits", src_path_bits, 0, U8)
@@ -96,7 +95,7 @@ class AH(_ah.AH):
     (as on RoCE, where the neighbour must resolve), not at send time."""
 
     def __init__(self, pd: Any, attr: AHAttr) -> None:
-        instance("AH attr", attr, _qp.AHAttr)
+        instance("AH attr", attr, _ah.AHAttr)
         if attr.dest is None and (attr.gr is None or not attr.gr.dgid):
             raise PyverbsRDMAError("Failed to create AH: a RoCE port needs a global route "
                                    "(gr=GlobalRoute(dgid=...)), as ib_core's rdma_check_ah_attr",

@@ -6,12 +6,12 @@ GlobalRoute, SendWR, RecvWR, SGE, WC) and the enums keep rdma-core's values.
 
 from rdmasim.errors import PyverbsError, PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums
-from rdmasim.verbs.ah import AH
+from rdmasim.verbs.ah import AH, AHAttr, GlobalRoute
 from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import PD, Context
 from rdmasim.verbs.mr import MR
 from rdmasim.verbs.mw import MW, MWBind, MWBindInfo
-from rdmasim.verbs.qp import QP, AHAttr, GlobalRoute, QPAttr, QPCap, QPInitAttr, connect_qps
+from rdmasim.verbs.qp import QP, QPAttr, QPCap, QPInitAttr, connect_qps
 from rdmasim.verbs.srq import SRQ, SrqAttr, SrqInitAttr
 from rdmasim.verbs.wc import WC
 from rdmasim.verbs.wr import SGE, RecvWR, SendWR

@@ -9,10 +9,10 @@ import weakref
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rdmasim import checks
-from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.errors import PyverbsUserError
 
-if TYPE_CHECKING:
-    from rdmasim.sim import Simulator
+if TYPE_CHECKING:  # any simulation: a Simulator is a SimHandle
+    from rdmasim._handle import SimHandle as Simulator
 
 U8, U16, U32, U64 = checks.UINT8_MAX, checks.UINT16_MAX, checks.UINT32_MAX, checks.UINT64_MAX
 PSN_MAX = (1 << 24) - 1
@@ -108,26 +108,3 @@ def imm_to_wire(imm_data: int) -> int:
 def imm_from_wire(immdt: int) -> int:
     """The inverse of ``imm_to_wire``: the ``__be32`` value a WC's ``imm_data`` holds."""
     return int.from_bytes(immdt.to_bytes(4, "big"), sys.byteorder)
-
-
-#: SGEs a work request holds in the core (a QP's or SRQ's max_*_sge is at most this).
-MAX_SGE_PER_WR = 32
-
-
-def sge_list(what: str, sg: Any, num_sge: Any, sim: Simulator, owner: str) -> list[tuple[int, int, int]]:
-    """The first ``num_sge`` SGEs of a work request as checked (addr, length, lkey) tuples; more
-    than the ``owner`` (a QP, an SRQ) can take is EINVAL, as ibv_post_send / ibv_post_recv."""
-    from rdmasim.verbs.wr import SGE
-
-    if not isinstance(sg, (list, tuple)):
-        raise PyverbsUserError(f"{what}: sg must be a list of SGE, got {sg!r}")
-    n = int_in(f"{what}: num_sge", num_sge, 0, len(sg))
-    if n > MAX_SGE_PER_WR:
-        raise PyverbsRDMAError(f"{what}: num_sge={n} exceeds the {owner}'s max ({MAX_SGE_PER_WR} at most)")
-    out = []
-    for k, s in enumerate(sg[:n]):
-        instance(f"{what}: sg[{k}]", s, SGE)
-        out.append((int_in(f"{what}: sg[{k}].addr", s.addr, 0, U64),
-                    int_in(f"{what}: sg[{k}].length", s.length, 0, U32),
-                    key(f"{what}: sg[{k}].lkey", s.lkey, sim)))
-    return out

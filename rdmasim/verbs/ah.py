@@ -1,16 +1,51 @@
-"""Address handles (``ibv_create_ah``): where a UD send work request goes."""
+"""Address vectors (``AHAttr``, ``GlobalRoute``: where a QP's or a UD work request's packets go) and
+address handles (``ibv_create_ah``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from rdmasim._handle import Host
 from rdmasim.errors import PyverbsUserError
-from rdmasim.verbs._checks import U8, instance, int_in, same_sim
+from rdmasim.verbs._checks import U8, U16, instance, int_in, same_sim
 from rdmasim.verbs.device import PD
-from rdmasim.verbs.qp import AHAttr, GlobalRoute
 
-if TYPE_CHECKING:
-    from rdmasim.sim import Host
+
+class GlobalRoute:
+    """GRH part of an address vector: for RoCEv2 the destination GID and traffic class."""
+
+    def __init__(self, dgid: str = "", flow_label: int = 0, sgid_index: int = 0,
+                 hop_limit: int = 64, traffic_class: int = 0) -> None:
+        self.dgid = instance("GlobalRoute dgid", dgid, str)
+        self.flow_label = int_in("GlobalRoute flow_label", flow_label, 0, (1 << 20) - 1)
+        self.sgid_index = int_in("GlobalRoute sgid_index", sgid_index, 0, U8)
+        self.hop_limit = int_in("GlobalRoute hop_limit", hop_limit, 0, U8)
+        self.traffic_class = int_in("GlobalRoute traffic_class", traffic_class, 0, U8)
+
+
+class AHAttr:
+    """Address vector (``struct ibv_ah_attr``): where the QP's packets go.
+
+    As in pyverbs, ``is_global`` is 0 by default and ``gr`` counts only with ``is_global=1``:
+    RoCE addresses by GID, so modifying a QP to RTR with a non-global address is EINVAL (as
+    rdma-core's kernel check). Give ``AHAttr(is_global=1, gr=GlobalRoute(dgid=peer_gid))``, or
+    ``dest=host`` (rdmasim's shortcut, needs no GRH). The destination may be the QP's own
+    host (loopback through its own port, docs/pyverbs.md "Loopback").
+    """
+
+    __slots__ = ("gr", "is_global", "port_num", "dlid", "sl", "src_path_bits", "static_rate", "dest")
+
+    def __init__(self, gr: GlobalRoute | None = None, is_global: int = 0, port_num: int = 1,
+                 dlid: int = 0, sl: int = 0, dest: Host | None = None, src_path_bits: int = 0,
+                 static_rate: int = 0) -> None:
+        self.gr = None if gr is None else instance("AHAttr gr", gr, GlobalRoute)
+        self.is_global = int_in("AHAttr is_global", is_global, 0, 1)
+        if self.is_global and self.gr is None:
+            raise PyverbsUserError("AHAttr is_global=1 needs gr=GlobalRoute(dgid=...)")
+        self.port_num = int_in("AHAttr port_num", port_num, 0, U8)
+        self.dlid = int_in("AHAttr dlid", dlid, 0, U16)
+        self.sl = int_in("AHAttr sl", sl, 0, 15)
+        self.src_path_bits = int_in("AHAttr src_path_bits", src_path_bits, 0, U8)
+        self.static_rate = int_in("AHAttr static_rate", static_rate, 0, U8)
+        self.dest = dest
 
 
 class AH:
@@ -18,8 +53,6 @@ class AH:
     ``AHAttr(dest=host)``).  Give it to ``SendWR.set_wr_ud(ah, rqpn, rqkey)``."""
 
     def __init__(self, pd: PD, attr: AHAttr | None = None) -> None:
-        from rdmasim.sim import Host
-
         instance("AH pd", pd, PD)
         pd._check_open("AH")
         if attr is None:

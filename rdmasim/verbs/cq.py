@@ -8,7 +8,7 @@ from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.units import format_time
 from rdmasim.verbs import enums as e
 from rdmasim.verbs._checks import INT32_MAX, U32, imm_from_wire, instance, int_in
-from rdmasim.verbs.device import Context
+from rdmasim.verbs.device import CLOSE_CQ, Context
 from rdmasim.verbs.wc import WC
 
 
@@ -22,6 +22,8 @@ class CQ:
     ``sim.wait_for(cq, n)`` waits for ``n`` completions at once. ``cq_context``, ``channel`` and
     ``comp_vector`` are accepted for pyverbs compatibility and ignored (no completion events).
     """
+
+    _close_rank = CLOSE_CQ
 
     def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,
                  channel: object = None, comp_vector: int = 0) -> None:

@@ -5,18 +5,21 @@ from __future__ import annotations
 import errno
 import itertools
 import weakref
-from typing import TYPE_CHECKING
 
+from rdmasim._handle import Host, SimHandle
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
-
-if TYPE_CHECKING:
-    from rdmasim.sim import Host, Simulator
-
+from rdmasim.verbs._checks import U16, int_in
 
 # PD numbers are per host (the core checks an MR's or QP's PD by number on its host), so that PDs
 # of two Contexts opened on one host never share a number: each PD is its own protection domain.
 _PD_IDS: weakref.WeakKeyDictionary[Host, itertools.count[int]] = weakref.WeakKeyDictionary()
 _PD_MAX = (1 << 32) - 1
+
+# The order a close cascades in, as pyverbs': memory windows before the QPs and regions they are bound
+# through, QPs before the MRs and CQs they use, a Context's PDs before its CQs. Each class says where
+# its kind goes (``_close_rank``, lowest first); a kind without one (an extension's) closes last.
+CLOSE_MW, CLOSE_QP, CLOSE_MR, CLOSE_PD, CLOSE_CQ = range(5)
+_CLOSE_LAST = CLOSE_CQ + 1
 
 
 def _next_pd_handle(host: Host) -> int:
@@ -35,10 +38,8 @@ class Context:
     ``Context(host)``, or ``Context(sim, name="a")`` to find the host by name.
     """
 
-    def __init__(self, host: Host | Simulator, name: str | None = None) -> None:
-        from rdmasim.sim import Host, Simulator
-
-        if isinstance(host, Simulator):
+    def __init__(self, host: Host | SimHandle, name: str | None = None) -> None:
+        if isinstance(host, SimHandle):
             if not isinstance(name, str) or name not in host.hosts:
                 raise PyverbsUserError(f"no host named {name!r}; hosts: {list(host.hosts)}")
             host = host.hosts[name]
@@ -52,8 +53,6 @@ class Context:
 
     def query_gid(self, port_num: int = 1, index: int = 0) -> str:
         """The RoCEv2 GID of the port (IPv4-mapped IPv6); the NIC has port 1, every index names it."""
-        from rdmasim.verbs._checks import U16, int_in
-
         if int_in("query_gid port_num", port_num, 0, 255) != 1:
             raise PyverbsRDMAError(f"query_gid: port_num={port_num}: the NIC has one port, 1", errno.EINVAL)
         int_in("query_gid index", index, 0, U16)
@@ -74,9 +73,7 @@ class Context:
         closing its QPs and MRs), then its CQs. Closing twice does nothing."""
         if self.closed:
             return
-        from rdmasim.verbs.cq import CQ
-
-        _close_children(self._children, (PD, CQ))
+        _close_children(self._children)
         self.closed = True
 
     def __enter__(self) -> Context:
@@ -91,6 +88,8 @@ class Context:
 
 class PD:
     """Protection domain: memory regions and QPs must share one to work together."""
+
+    _close_rank = CLOSE_PD
 
     def __init__(self, ctx: Context) -> None:
         if not isinstance(ctx, Context):
@@ -111,11 +110,7 @@ class PD:
         Closing twice does nothing."""
         if self.closed:
             return
-        from rdmasim.verbs.mr import MR
-        from rdmasim.verbs.mw import MW
-        from rdmasim.verbs.qp import QP
-
-        _close_children(self._children, (MW, QP, MR))  # windows first: a bound region cannot go
+        _close_children(self._children)  # windows first: a bound region cannot go
         self.closed = True
         self.ctx._children.discard(self)
 
@@ -138,12 +133,14 @@ def _creation_order(obj: object) -> int:
     return 0
 
 
-def _close_children(children: set[object], order: tuple[type, ...]) -> None:
-    """Close ``children`` kind by kind in ``order``, as pyverbs' close cascades: QPs before the
-    MRs and CQs they use, PDs before CQs; kinds not in ``order`` (added by extensions) last.
-    A child may define ``_cascade_close`` for what its parent's close does to it."""
-    kinds = [*order, object]
-    for kind in kinds:
-        for child in sorted((c for c in list(children) if isinstance(c, kind)), key=_creation_order):
-            if child in children:
-                getattr(child, "_cascade_close", child.close)()  # type: ignore[attr-defined]
+def _close_children(children: set[object]) -> None:
+    """Close ``children`` kind by kind in the order of their ``_close_rank`` (``CLOSE_*``), as
+    pyverbs' close cascades: QPs before the MRs and CQs they use, PDs before CQs; kinds without a
+    rank (added by extensions) last; within a kind in creation order. A child may define
+    ``_cascade_close`` for what its parent's close does to it."""
+    def order(c: object) -> tuple[int, int]:
+        return getattr(c, "_close_rank", _CLOSE_LAST), _creation_order(c)
+
+    for child in sorted(list(children), key=order):
+        if child in children:
+            getattr(child, "_cascade_close", child.close)()  # type: ignore[attr-defined]

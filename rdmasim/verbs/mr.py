@@ -10,7 +10,7 @@ from rdmasim import checks
 from rdmasim.errors import PyverbsUserError
 from rdmasim.verbs import enums as e
 from rdmasim.verbs._checks import U32, MRKey, instance, int_in
-from rdmasim.verbs.device import PD
+from rdmasim.verbs.device import CLOSE_MR, PD
 
 # The largest region MR(pd, length) allocates itself (4 GiB); register a buffer of your own for more.
 _MAX_MR_BYTES = 1 << 32
@@ -66,6 +66,8 @@ class MR:
     ``buf`` is the region's address for SGEs and ``set_wr_rdma``; ``lkey``/``rkey`` as on
     Linux rxe (one key: ``rkey == lkey``; the access flags decide what remote work may do).
     """
+
+    _close_rank = CLOSE_MR
 
     def __init__(self, pd: PD, length: int | None = None, access: int = 0,
                  buffer: Any = None) -> None:

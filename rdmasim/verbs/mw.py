@@ -6,7 +6,7 @@ from typing import Any
 
 from rdmasim.errors import PyverbsUserError
 from rdmasim.verbs._checks import U32, U64, MRKey, instance, int_in
-from rdmasim.verbs.device import PD
+from rdmasim.verbs.device import CLOSE_MW, PD
 from rdmasim.verbs.mr import MR
 
 IBV_MW_TYPE_1 = 1
@@ -53,6 +53,8 @@ class MW:
     ``wr.set_bind_wr(mw, bind_info)`` (the new key is ``wr.rkey``), and is then bound to that QP
     only. Remote work under the window's key may touch only the window's bytes with its access.
     """
+
+    _close_rank = CLOSE_MW
 
     def __init__(self, pd: PD, mw_type: int) -> None:
         instance("MW pd", pd, PD)

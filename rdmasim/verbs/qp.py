@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 from typing import TYPE_CHECKING, Any
 
+from rdmasim._handle import Host
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums as e
 from rdmasim.verbs._checks import (
@@ -19,15 +20,17 @@ from rdmasim.verbs._checks import (
     int_in,
     key,
     same_sim,
-    sge_list,
     wr_chain,
 )
+from rdmasim.verbs.ah import AHAttr, GlobalRoute
 from rdmasim.verbs.cq import CQ
-from rdmasim.verbs.device import PD
+from rdmasim.verbs.device import CLOSE_QP, PD
+from rdmasim.verbs.mw import IBV_MW_TYPE_1, MW, MWBind, inc_rkey
+from rdmasim.verbs.srq import SRQ
+from rdmasim.verbs.wr import RecvWR, SendWR, sge_list
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Host, Link
-    from rdmasim.verbs.wr import RecvWR, SendWR
+    from rdmasim._handle import Link
 
 # Loss recovery (docs/design.md "Loss recovery: IRN"). IRN defaults from Mittal et al., SIGCOMM 2018:
 # RTO_low = 100 us while fewer than N = 3 packets are in flight, RTO_high = 320 us otherwise.
@@ -104,45 +107,6 @@ class QPInitAttr:
         self.srq = srq
         self.cap = cap if cap is not None else QPCap()
         self.sq_sig_all = _sig_all(sq_sig_all)
-
-
-class GlobalRoute:
-    """GRH part of an address vector: for RoCEv2 the destination GID and traffic class."""
-
-    def __init__(self, dgid: str = "", flow_label: int = 0, sgid_index: int = 0,
-                 hop_limit: int = 64, traffic_class: int = 0) -> None:
-        self.dgid = instance("GlobalRoute dgid", dgid, str)
-        self.flow_label = int_in("GlobalRoute flow_label", flow_label, 0, (1 << 20) - 1)
-        self.sgid_index = int_in("GlobalRoute sgid_index", sgid_index, 0, U8)
-        self.hop_limit = int_in("GlobalRoute hop_limit", hop_limit, 0, U8)
-        self.traffic_class = int_in("GlobalRoute traffic_class", traffic_class, 0, U8)
-
-
-class AHAttr:
-    """Address vector (``struct ibv_ah_attr``): where the QP's packets go.
-
-    As in pyverbs, ``is_global`` is 0 by default and ``gr`` counts only with ``is_global=1``:
-    RoCE addresses by GID, so modifying a QP to RTR with a non-global address is EINVAL (as
-    rdma-core's kernel check). Give ``AHAttr(is_global=1, gr=GlobalRoute(dgid=peer_gid))``, or
-    ``dest=host`` (rdmasim's shortcut, needs no GRH). The destination may be the QP's own
-    host (loopback through its own port, docs/pyverbs.md "Loopback").
-    """
-
-    __slots__ = ("gr", "is_global", "port_num", "dlid", "sl", "src_path_bits", "static_rate", "dest")
-
-    def __init__(self, gr: GlobalRoute | None = None, is_global: int = 0, port_num: int = 1,
-                 dlid: int = 0, sl: int = 0, dest: Host | None = None, src_path_bits: int = 0,
-                 static_rate: int = 0) -> None:
-        self.gr = None if gr is None else instance("AHAttr gr", gr, GlobalRoute)
-        self.is_global = int_in("AHAttr is_global", is_global, 0, 1)
-        if self.is_global and self.gr is None:
-            raise PyverbsUserError("AHAttr is_global=1 needs gr=GlobalRoute(dgid=...)")
-        self.port_num = int_in("AHAttr port_num", port_num, 0, U8)
-        self.dlid = int_in("AHAttr dlid", dlid, 0, U16)
-        self.sl = int_in("AHAttr sl", sl, 0, 15)
-        self.src_path_bits = int_in("AHAttr src_path_bits", src_path_bits, 0, U8)
-        self.static_rate = int_in("AHAttr static_rate", static_rate, 0, U8)
-        self.dest = dest
 
 
 class QPAttr:
@@ -235,6 +199,8 @@ class QP:
     attribute mask), or connect two QPs at once with ``rdmasim.verbs.connect_qps``.
     """
 
+    _close_rank = CLOSE_QP
+
     def __init__(self, pd: PD, init_attr: QPInitAttr, qp_attr: QPAttr | None = None) -> None:
         instance("QP pd", pd, PD)
         pd._check_open("QP")
@@ -247,8 +213,6 @@ class QP:
             )
         srq_handle = 0
         if init_attr.srq is not None:
-            from rdmasim.verbs.srq import SRQ
-
             srq = instance("QPInitAttr srq", init_attr.srq, SRQ)
             if srq._closed or srq._host is not pd.ctx.host:
                 raise PyverbsUserError(f"QPInitAttr srq {srq!r} is destroyed or belongs to another host")
@@ -289,8 +253,6 @@ class QP:
         instance("qp_attr", attr, QPAttr)
         d = {k: _attr_value(k, getattr(attr, k)) for k in _SIMPLE_FIELDS}
         if mask & e.IBV_QP_AV:
-            from rdmasim.sim import Host
-
             ah = attr.ah_attr
             if ah is None:
                 raise PyverbsUserError("IBV_QP_AV is in the mask but QPAttr.ah_attr is None")
@@ -405,8 +367,6 @@ class QP:
         """Post one work request or a chain (``next_wr``). On error nothing after the failing
         WR is posted and it is reported in ``bad_wr``: a SendWR (pyverbs' signature: the failing
         WR is copied into it) or a list (it is appended)."""
-        from rdmasim.verbs.wr import SendWR
-
         self._check_alive("post_send")
         chain = wr_chain("post_send", send_wr, SendWR)
         args: list[tuple[Any, ...]] = []
@@ -461,9 +421,6 @@ class QP:
         (an MWBind) says. As rxe's provider: a BIND_MW work request with key ``inc_rkey(mw.rkey)``
         is posted and ``mw.rkey`` takes that key at once (if the bind then fails, its completion
         says so, and the window keeps its old key in the NIC)."""
-        from rdmasim.verbs.mw import IBV_MW_TYPE_1, MW, MWBind, inc_rkey
-        from rdmasim.verbs.wr import SendWR
-
         mw = instance("bind_mw mw", mw, MW)
         mw_bind = instance("bind_mw mw_bind", mw_bind, MWBind)
         if mw.type != IBV_MW_TYPE_1:
@@ -484,8 +441,6 @@ class QP:
 
     def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
         """Post one receive work request or a chain; ``bad_wr`` as in ``post_send``."""
-        from rdmasim.verbs.wr import RecvWR
-
         self._check_alive("post_recv")
         for i, wr in enumerate(wr_chain("post_recv", recv_wr, RecvWR)):
             try:

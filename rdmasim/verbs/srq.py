@@ -13,9 +13,9 @@ import errno
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError
-from rdmasim.verbs._checks import U32, U64, instance, int_in, sge_list, wr_chain
+from rdmasim.verbs._checks import U32, U64, instance, int_in, wr_chain
 from rdmasim.verbs.device import PD
-from rdmasim.verbs.wr import RecvWR
+from rdmasim.verbs.wr import RecvWR, sge_list
 
 IBV_SRQ_MAX_WR = 1  # enum ibv_srq_attr_mask
 IBV_SRQ_LIMIT = 2

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rdmasim.errors import PyverbsUserError
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums as e
-from rdmasim.verbs._checks import U32, U64, MRKey, instance, int_in
+from rdmasim.verbs._checks import U32, U64, MRKey, instance, int_in, key, same_sim
+from rdmasim.verbs.ah import AH
+from rdmasim.verbs.mw import MW, MWBindInfo, inc_rkey
+
+if TYPE_CHECKING:
+    from rdmasim._handle import SimHandle
 
 
 def _key(what: str, value: Any) -> int:
@@ -46,6 +51,27 @@ def _sges(what: str, sg: Any) -> list[SGE]:
     out = list(sg)
     for i, s in enumerate(out):
         instance(f"{what}[{i}]", s, SGE)
+    return out
+
+
+#: SGEs a work request holds in the core (a QP's or SRQ's max_*_sge is at most this).
+MAX_SGE_PER_WR = 32
+
+
+def sge_list(what: str, sg: Any, num_sge: Any, sim: SimHandle, owner: str) -> list[tuple[int, int, int]]:
+    """The first ``num_sge`` SGEs of a work request as checked (addr, length, lkey) tuples; more
+    than the ``owner`` (a QP, an SRQ) can take is EINVAL, as ibv_post_send / ibv_post_recv."""
+    if not isinstance(sg, (list, tuple)):
+        raise PyverbsUserError(f"{what}: sg must be a list of SGE, got {sg!r}")
+    n = int_in(f"{what}: num_sge", num_sge, 0, len(sg))
+    if n > MAX_SGE_PER_WR:
+        raise PyverbsRDMAError(f"{what}: num_sge={n} exceeds the {owner}'s max ({MAX_SGE_PER_WR} at most)")
+    out = []
+    for k, s in enumerate(sg[:n]):
+        instance(f"{what}: sg[{k}]", s, SGE)
+        out.append((int_in(f"{what}: sg[{k}].addr", s.addr, 0, U64),
+                    int_in(f"{what}: sg[{k}].length", s.length, 0, U32),
+                    key(f"{what}: sg[{k}].lkey", s.lkey, sim)))
     return out
 
 
@@ -109,16 +135,12 @@ class SendWR:
         """IBV_WR_BIND_MW: bind window ``mw`` (type 2) as ``bind_info`` (an MWBindInfo) says. The
         window's new key, ``inc_rkey(mw.rkey)`` as pyverbs computes it, is ``self.rkey``; the
         window answers to it once the bind completes."""
-        from rdmasim.verbs.mw import MW, MWBindInfo, inc_rkey
-
         self.bind_mw = instance("set_bind_wr mw", mw, MW)
         self.bind_info = instance("set_bind_wr bind_info", bind_info, MWBindInfo)
         self.rkey = inc_rkey(mw.rkey)
 
     def bind_args(self, what: str, sim: Any) -> dict[str, int]:
         """The core's bind fields of an IBV_WR_BIND_MW work request (post_send)."""
-        from rdmasim.verbs._checks import same_sim
-
         if self.bind_mw is None or self.bind_info is None:
             raise PyverbsUserError(f"{what}: an IBV_WR_BIND_MW work request needs "
                                    "wr.set_bind_wr(mw, bind_info)")
@@ -132,17 +154,12 @@ class SendWR:
     def set_wr_ud(self, ah: Any, rqpn: int, rqkey: int) -> None:
         """UD destination: an address handle (``AH``), the remote QP number and its Q_Key (a Q_Key
         with the high bit set means the sending QP's own qkey)."""
-        from rdmasim.verbs.ah import AH
-
         self.ah = instance("set_wr_ud ah", ah, AH)
         self.remote_qpn = int_in("set_wr_ud rqpn", rqpn, 0, 0xFFFFFF)
         self.remote_qkey = int_in("set_wr_ud rqkey", rqkey, 0, U32)
 
     def ud_args(self, what: str, sim: Any) -> dict[str, int]:
         """The core's UD fields of this WR (post_send on a UD QP)."""
-        from rdmasim.verbs._checks import same_sim
-        from rdmasim.verbs.ah import AH
-
         if self.ah is None:
             raise PyverbsUserError(f"{what}: a UD QP needs wr.set_wr_ud(ah, rqpn, rqkey) first")
         ah = instance(f"{what}: ah", self.ah, AH)
