@@ -24,7 +24,7 @@ from peer_case import (
     PeerCase,
     pattern,
 )
-from verbs_pair import CapturedPair
+from support.verbs_pair import CapturedPair
 
 from rdmasim.capture import read_pcap
 from rdmasim.peer import ScriptedPeer

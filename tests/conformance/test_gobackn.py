@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from verbs_pair import CapturedPair
+from support.verbs_pair import CapturedPair
 
 from rdmasim import codec
 from rdmasim.capture import read_pcap

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from verbs_pair import CapturedPair
+from support.verbs_pair import CapturedPair
 
 import rdmasim
 from rdmasim.capture import read_pcap
