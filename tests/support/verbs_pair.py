@@ -76,16 +76,19 @@ def ud_to_rts(qp: QP, qkey: int = UD_QKEY, sq_psn: int = 0) -> None:
     qp.to_rts(attr)
 
 
-def qp_pair(pd_a: PD, cq_a: CQ, pd_b: PD, cq_b: CQ, *, qp_type: int = e.IBV_QPT_RC,
+def qp_pair(pd_a: PD, cq_a: CQ | tuple[CQ, CQ], pd_b: PD, cq_b: CQ | tuple[CQ, CQ], *,
+            qp_type: int = e.IBV_QPT_RC,
             cap: QPCap | tuple[QPCap, QPCap] | None = None, sq_sig_all: int | tuple[int, int] = 1,
             srq_b: Any = None, connect: bool = True, **connect_kw: Any) -> tuple[QP, QP]:
-    """QP ``qa`` in ``pd_a`` (send and receive CQ ``cq_a``), then ``qb`` in ``pd_b`` (``cq_b``, and
-    ``srq_b`` if given). ``cap``/``sq_sig_all``: one for both or ``(a, b)``; ``cap=None`` is
-    QPInitAttr's default. With ``connect``, RC and UC pairs go through ``connect_qps(qa, qb,
-    **connect_kw)`` and UD QPs to RTS (``connect_kw``: ``qkey`` and ``sq_psn``, or ``(a, b)`` of each)."""
+    """QP ``qa`` in ``pd_a`` (send and receive CQ ``cq_a``, or ``(send, receive)``), then ``qb`` in
+    ``pd_b`` (``cq_b`` likewise, and ``srq_b`` if given). ``cap``/``sq_sig_all``: one for both or
+    ``(a, b)``; ``cap=None`` is QPInitAttr's default. With ``connect``, RC and UC pairs go through
+    ``connect_qps(qa, qb, **connect_kw)`` and UD QPs to RTS (``connect_kw``: ``qkey`` and
+    ``sq_psn``, one for both or ``(a, b)``)."""
     caps, sigs = per_side(cap), per_side(sq_sig_all)
-    qa = QP(pd_a, QPInitAttr(qp_type=qp_type, scq=cq_a, rcq=cq_a, cap=caps[0], sq_sig_all=sigs[0]))
-    qb = QP(pd_b, QPInitAttr(qp_type=qp_type, scq=cq_b, rcq=cq_b, srq=srq_b, cap=caps[1],
+    (scq_a, rcq_a), (scq_b, rcq_b) = per_side(cq_a), per_side(cq_b)
+    qa = QP(pd_a, QPInitAttr(qp_type=qp_type, scq=scq_a, rcq=rcq_a, cap=caps[0], sq_sig_all=sigs[0]))
+    qb = QP(pd_b, QPInitAttr(qp_type=qp_type, scq=scq_b, rcq=rcq_b, srq=srq_b, cap=caps[1],
                              sq_sig_all=sigs[1]))
     if connect:
         if qp_type == e.IBV_QPT_UD:
