@@ -77,21 +77,20 @@ def ud_to_rts(qp: QP, qkey: int = UD_QKEY, sq_psn: int = 0) -> None:
 
 
 def qp_pair(pd_a: PD, cq_a: CQ | tuple[CQ, CQ], pd_b: PD, cq_b: CQ | tuple[CQ, CQ], *,
-            qp_type: int = e.IBV_QPT_RC,
-            cap: QPCap | tuple[QPCap, QPCap] | None = None, sq_sig_all: int | tuple[int, int] = 1,
-            srq_b: Any = None, connect: bool = True, **connect_kw: Any) -> tuple[QP, QP]:
+            qp_type: int | tuple[int, int] = e.IBV_QPT_RC, cap: QPCap | tuple[QPCap, QPCap] | None = None,
+            sq_sig_all: int | tuple[int, int] = 1, srq_b: Any = None, connect: bool = True, **connect_kw: Any) -> tuple[QP, QP]:
     """QP ``qa`` in ``pd_a`` (send and receive CQ ``cq_a``, or ``(send, receive)``), then ``qb`` in
     ``pd_b`` (``cq_b`` likewise, and ``srq_b`` if given). ``cap``/``sq_sig_all``: one for both or
-    ``(a, b)``; ``cap=None`` is QPInitAttr's default. With ``connect``, RC and UC pairs go through
-    ``connect_qps(qa, qb, **connect_kw)`` and UD QPs to RTS (``connect_kw``: ``qkey`` and
-    ``sq_psn``, one for both or ``(a, b)``)."""
-    caps, sigs = per_side(cap), per_side(sq_sig_all)
+    ``(a, b)``, likewise ``qp_type``; ``cap=None`` is QPInitAttr's default. With ``connect``, RC
+    and UC pairs (also a mixed one) go through ``connect_qps(qa, qb, **connect_kw)`` and UD QPs
+    to RTS (``connect_kw``: ``qkey`` and ``sq_psn``, one for both or ``(a, b)``)."""
+    types, caps, sigs = per_side(qp_type), per_side(cap), per_side(sq_sig_all)
     (scq_a, rcq_a), (scq_b, rcq_b) = per_side(cq_a), per_side(cq_b)
-    qa = QP(pd_a, QPInitAttr(qp_type=qp_type, scq=scq_a, rcq=rcq_a, cap=caps[0], sq_sig_all=sigs[0]))
-    qb = QP(pd_b, QPInitAttr(qp_type=qp_type, scq=scq_b, rcq=rcq_b, srq=srq_b, cap=caps[1],
+    qa = QP(pd_a, QPInitAttr(qp_type=types[0], scq=scq_a, rcq=rcq_a, cap=caps[0], sq_sig_all=sigs[0]))
+    qb = QP(pd_b, QPInitAttr(qp_type=types[1], scq=scq_b, rcq=rcq_b, srq=srq_b, cap=caps[1],
                              sq_sig_all=sigs[1]))
     if connect:
-        if qp_type == e.IBV_QPT_UD:
+        if types == (e.IBV_QPT_UD, e.IBV_QPT_UD):
             qkeys = per_side(connect_kw.pop("qkey", UD_QKEY))
             psns = per_side(connect_kw.pop("sq_psn", 0))
             if connect_kw:
@@ -117,8 +116,8 @@ class VerbsPair:
                  loss_ab: float = 0.0, loss_ba: float = 0.0, seed: int = 1,
                  sim: rdmasim.Simulator | None = None, names: tuple[str, str] = ("a", "b"),
                  pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64,
-                 qp_type: int = e.IBV_QPT_RC, cap: QPCap | tuple[QPCap, QPCap] | None = None,
-                 sq_sig_all: int | tuple[int, int] = 1, srq_b: Any = None, connect: bool = True,
+                 qp_type: int | tuple[int, int] = e.IBV_QPT_RC,
+                 cap: QPCap | tuple[QPCap, QPCap] | None = None, sq_sig_all: int | tuple[int, int] = 1, srq_b: Any = None, connect: bool = True,
                  **connect_kw: Any) -> None:
         self.t = rdmasim.back_to_back(rate=rate, delay=delay, mtu=mtu, loss_ab=loss_ab, loss_ba=loss_ba,
                                       seed=seed, sim=sim, names=names)
