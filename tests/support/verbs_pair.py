@@ -78,7 +78,8 @@ def ud_to_rts(qp: QP, qkey: int = UD_QKEY, sq_psn: int = 0) -> None:
 
 def qp_pair(pd_a: PD, cq_a: CQ | tuple[CQ, CQ], pd_b: PD, cq_b: CQ | tuple[CQ, CQ], *,
             qp_type: int | tuple[int, int] = e.IBV_QPT_RC, cap: QPCap | tuple[QPCap, QPCap] | None = None,
-            sq_sig_all: int | tuple[int, int] = 1, srq_b: Any = None, connect: bool = True, **connect_kw: Any) -> tuple[QP, QP]:
+            sq_sig_all: int | tuple[int, int] = 1, srq_b: Any = None, connect: bool = True,
+            **connect_kw: Any) -> tuple[QP, QP]:
     """QP ``qa`` in ``pd_a`` (send and receive CQ ``cq_a``, or ``(send, receive)``), then ``qb`` in
     ``pd_b`` (``cq_b`` likewise, and ``srq_b`` if given). ``cap``/``sq_sig_all``: one for both or
     ``(a, b)``, likewise ``qp_type``; ``cap=None`` is QPInitAttr's default. With ``connect``, RC
@@ -117,7 +118,8 @@ class VerbsPair:
                  sim: rdmasim.Simulator | None = None, names: tuple[str, str] = ("a", "b"),
                  pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64,
                  qp_type: int | tuple[int, int] = e.IBV_QPT_RC,
-                 cap: QPCap | tuple[QPCap, QPCap] | None = None, sq_sig_all: int | tuple[int, int] = 1, srq_b: Any = None, connect: bool = True,
+                 cap: QPCap | tuple[QPCap, QPCap] | None = None, sq_sig_all: int | tuple[int, int] = 1,
+                 srq_b: Any = None, connect: bool = True,
                  **connect_kw: Any) -> None:
         self.t = rdmasim.back_to_back(rate=rate, delay=delay, mtu=mtu, loss_ab=loss_ab, loss_ba=loss_ba,
                                       seed=seed, sim=sim, names=names)
