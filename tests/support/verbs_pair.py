@@ -1,7 +1,8 @@
 """Two hosts back to back with a connected QP pair on them: the setup most verbs tests start from.
 
-``VerbsPair`` builds, on ``rdmasim.back_to_back``, a context, PD and CQ per host and a QP ``qa``
-on host a facing ``qb`` on host b (RC, UC or UD), connected unless asked not to be.
+``TwoHosts`` builds, on ``rdmasim.back_to_back``, a context, PD and CQ per host; ``VerbsPair``
+adds a QP ``qa`` on host a facing ``qb`` on host b (RC, UC or UD), connected unless asked not to
+be.
 ``CapturedPair`` is the RC pair the wire-level conformance tests share: every frame captured, a
 patterned source region on a and a writable target on b. The helpers below build the pieces for
 setups of another shape (``qp_pair`` on any PDs, e.g. many senders to one receiver; ``mr`` and
@@ -103,24 +104,18 @@ def qp_pair(pd_a: PD, cq_a: CQ | tuple[CQ, CQ], pd_b: PD, cq_b: CQ | tuple[CQ, C
     return qa, qb
 
 
-class VerbsPair:
-    """Hosts ``a`` and ``b`` on ``rdmasim.back_to_back`` and QP ``qa`` (on a) facing ``qb`` (on b).
+class TwoHosts:
+    """Hosts ``a`` and ``b`` on ``rdmasim.back_to_back``, each with a Context, a PD and a CQ.
 
     Topology: ``rate``, ``delay``, ``mtu``, ``loss_ab``, ``loss_ba``, ``seed``, ``sim``, ``names``
-    (back_to_back's defaults); ``pcap`` starts a capture of every frame to that file. Per host a
-    Context, a PD and a CQ of ``cqe`` entries (one for both or ``(a, b)``), then the QPs as
-    ``qp_pair`` makes them (``qp_type``, ``cap``, ``sq_sig_all``, ``srq_b``, ``connect`` and the
-    knobs of ``connect_qps``, e.g. ``path_mtu``, ``psn_a``, ``timeout``, ``retry_cnt``,
-    ``recovery``). Attributes: ``t``, ``sim``, ``ctx_a/b``, ``pd_a/b``, ``cq_a/b``, ``qa``, ``qb``."""
+    (back_to_back's defaults); ``pcap`` starts a capture of every frame to that file; ``cqe``: the
+    CQs' size, one for both or ``(a, b)``. Attributes: ``t``, ``sim``, ``pcap``, ``ctx_a/b``,
+    ``pd_a/b``, ``cq_a/b``."""
 
     def __init__(self, *, rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int = 4096,
                  loss_ab: float = 0.0, loss_ba: float = 0.0, seed: int = 1,
                  sim: rdmasim.Simulator | None = None, names: tuple[str, str] = ("a", "b"),
-                 pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64,
-                 qp_type: int | tuple[int, int] = e.IBV_QPT_RC,
-                 cap: QPCap | tuple[QPCap, QPCap] | None = None, sq_sig_all: int | tuple[int, int] = 1,
-                 srq_b: Any = None, connect: bool = True,
-                 **connect_kw: Any) -> None:
+                 pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64) -> None:
         self.t = rdmasim.back_to_back(rate=rate, delay=delay, mtu=mtu, loss_ab=loss_ab, loss_ba=loss_ba,
                                       seed=seed, sim=sim, names=names)
         self.sim = self.t.sim
@@ -131,8 +126,6 @@ class VerbsPair:
         self.pd_a, self.pd_b = PD(self.ctx_a), PD(self.ctx_b)
         cqe_a, cqe_b = per_side(cqe)
         self.cq_a, self.cq_b = CQ(self.ctx_a, cqe_a), CQ(self.ctx_b, cqe_b)
-        self.qa, self.qb = qp_pair(self.pd_a, self.cq_a, self.pd_b, self.cq_b, qp_type=qp_type, cap=cap,
-                                   sq_sig_all=sq_sig_all, srq_b=srq_b, connect=connect, **connect_kw)
 
     def mr_a(self, size: int, access: int = LOCAL, fill: int | np.ndarray | None = None) -> MR:
         """A region on host a (see ``mr``)."""
@@ -142,9 +135,9 @@ class VerbsPair:
         """A region on host b (see ``mr``)."""
         return mr(self.pd_b, size, access, fill)
 
-    def connect(self, **connect_kw: Any) -> None:
-        """``connect_qps(qa, qb, **connect_kw)``, for a pair made with ``connect=False``."""
-        connect_qps(self.qa, self.qb, **connect_kw)
+    def qp_pair(self, **kw: Any) -> tuple[QP, QP]:
+        """``qp_pair(pd_a, cq_a, pd_b, cq_b, **kw)``: one more pair a -> b on these PDs and CQs."""
+        return qp_pair(self.pd_a, self.cq_a, self.pd_b, self.cq_b, **kw)
 
     def ah_to_b(self) -> AH:
         """An address handle in ``pd_a`` for host b (UD sends a -> b)."""
@@ -154,6 +147,29 @@ class VerbsPair:
     def ip(host: Any) -> int:
         """A host's IPv4 address as the codec's ``src_ip``/``dst_ip`` fields hold it."""
         return int(ipaddress.IPv4Address(host.ip))
+
+
+class VerbsPair(TwoHosts):
+    """``TwoHosts`` (all its arguments) and QP ``qa`` on a facing ``qb`` on b, made by ``qp_pair``
+    (``qp_type``, ``cap``, ``sq_sig_all``, ``srq_b``, ``connect`` and, for RC/UC, the knobs of
+    ``connect_qps``: ``path_mtu``, ``psn_a``, ``timeout``, ``retry_cnt``, ``recovery``, ...; for UD
+    ``qkey`` and ``sq_psn``)."""
+
+    def __init__(self, *, qp_type: int | tuple[int, int] = e.IBV_QPT_RC,
+                 cap: QPCap | tuple[QPCap, QPCap] | None = None, sq_sig_all: int | tuple[int, int] = 1,
+                 srq_b: Any = None, connect: bool = True, rate: str | int = "100Gbps",
+                 delay: str | int = "1us", mtu: int = 4096, loss_ab: float = 0.0, loss_ba: float = 0.0,
+                 seed: int = 1, sim: rdmasim.Simulator | None = None, names: tuple[str, str] = ("a", "b"),
+                 pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64,
+                 **connect_kw: Any) -> None:
+        super().__init__(rate=rate, delay=delay, mtu=mtu, loss_ab=loss_ab, loss_ba=loss_ba, seed=seed,
+                         sim=sim, names=names, pcap=pcap, cqe=cqe)
+        self.qa, self.qb = self.qp_pair(qp_type=qp_type, cap=cap, sq_sig_all=sq_sig_all, srq_b=srq_b,
+                                        connect=connect, **connect_kw)
+
+    def connect(self, **connect_kw: Any) -> None:
+        """``connect_qps(qa, qb, **connect_kw)``, for a pair made with ``connect=False``."""
+        connect_qps(self.qa, self.qb, **connect_kw)
 
 
 class CapturedPair(VerbsPair):
