@@ -108,16 +108,20 @@ class TwoHosts:
     """Hosts ``a`` and ``b`` on ``rdmasim.back_to_back``, each with a Context, a PD and a CQ.
 
     Topology: ``rate``, ``delay``, ``mtu``, ``loss_ab``, ``loss_ba``, ``seed``, ``sim``, ``names``
-    (back_to_back's defaults); ``pcap`` starts a capture of every frame to that file; ``cqe``: the
-    CQs' size, one for both or ``(a, b)``. Attributes: ``t``, ``sim``, ``pcap``, ``ctx_a/b``,
-    ``pd_a/b``, ``cq_a/b``."""
+    (back_to_back's defaults), or ``topology``, a back_to_back made before, for fresh verbs objects
+    on its hosts; ``pcap`` starts a capture of every frame to that file; ``cqe``: the CQs' size, one
+    for both or ``(a, b)``. Attributes: ``t``, ``sim``, ``pcap``, ``ctx_a/b``, ``pd_a/b``,
+    ``cq_a/b``."""
 
     def __init__(self, *, rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int = 4096,
                  loss_ab: float = 0.0, loss_ba: float = 0.0, seed: int = 1,
                  sim: rdmasim.Simulator | None = None, names: tuple[str, str] = ("a", "b"),
-                 pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64) -> None:
-        self.t = rdmasim.back_to_back(rate=rate, delay=delay, mtu=mtu, loss_ab=loss_ab, loss_ba=loss_ba,
-                                      seed=seed, sim=sim, names=names)
+                 pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64,
+                 topology: Any = None) -> None:
+        if topology is None:
+            topology = rdmasim.back_to_back(rate=rate, delay=delay, mtu=mtu, loss_ab=loss_ab,
+                                            loss_ba=loss_ba, seed=seed, sim=sim, names=names)
+        self.t = topology
         self.sim = self.t.sim
         self.pcap = None if pcap is None else Path(pcap)
         if self.pcap is not None:
