@@ -69,6 +69,12 @@ def mr(pd: PD, size: int, access: int = LOCAL, fill: int | np.ndarray | None = N
     return region
 
 
+def open_host(host: Any, cqe: int) -> tuple[Context, PD, CQ]:
+    """A Context on ``host``, a PD in it and a CQ of ``cqe`` entries."""
+    ctx = Context(host)
+    return ctx, PD(ctx), CQ(ctx, cqe)
+
+
 def ud_to_rts(qp: QP, qkey: int = UD_QKEY, sq_psn: int = 0) -> None:
     """Walk a UD QP RESET -> INIT -> RTR -> RTS with ``qkey``."""
     attr = QPAttr(qkey=qkey, sq_psn=sq_psn)
@@ -126,10 +132,9 @@ class TwoHosts:
         self.pcap = None if pcap is None else Path(pcap)
         if self.pcap is not None:
             self.sim.capture(str(self.pcap))
-        self.ctx_a, self.ctx_b = Context(self.t.a), Context(self.t.b)
-        self.pd_a, self.pd_b = PD(self.ctx_a), PD(self.ctx_b)
         cqe_a, cqe_b = per_side(cqe)
-        self.cq_a, self.cq_b = CQ(self.ctx_a, cqe_a), CQ(self.ctx_b, cqe_b)
+        self.ctx_a, self.pd_a, self.cq_a = open_host(self.t.a, cqe_a)
+        self.ctx_b, self.pd_b, self.cq_b = open_host(self.t.b, cqe_b)
 
     def mr_a(self, size: int, access: int = LOCAL, fill: int | np.ndarray | None = None) -> MR:
         """A region on host a (see ``mr``)."""
