@@ -20,26 +20,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.verbs_pair import TwoHosts, qp_pair, write_wr
+from support.verbs_pair import TwoHosts, gid_route, qp_pair, write_wr
 
 import rdmasim
+from rdmasim import verbs
 from rdmasim.errors import PyverbsError
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    AHAttr,
-    Context,
-    GlobalRoute,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
 from rdmasim.verbs import enums as e
 
 # Values that break C conversions: negative, one past each unsigned width, floats, NaN, wrong types.
@@ -186,10 +172,10 @@ class Fuzzer:
             setattr(attr, field, self.draw(value(0, 8)))
         w = self.pick(self.worlds)
         attr.ah_attr = self.draw(st.sampled_from([
-            None, AHAttr(dest=self.pick(w.hosts)),
-            AHAttr(is_global=1, gr=GlobalRoute(dgid=self.pick(w.hosts).gid)),
-            AHAttr(gr=GlobalRoute(dgid=self.pick(w.hosts).gid)),
-            AHAttr(is_global=1, gr=GlobalRoute(dgid="::1"))]))
+            None, verbs.AHAttr(dest=self.pick(w.hosts)),
+            gid_route(self.pick(w.hosts).gid),
+            gid_route(self.pick(w.hosts).gid, is_global=0),
+            gid_route("::1")]))
         qp.modify(attr, self.draw(st.one_of(st.sampled_from([
             e.IBV_QP_STATE, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS,
             e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN

@@ -25,23 +25,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 import rdmasim
-from rdmasim.verbs import (
-    AH,
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    AHAttr,
-    Context,
-    GlobalRoute,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim import verbs
+from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
 from rdmasim.verbs import enums as e
 
 T = TypeVar("T")
@@ -73,6 +58,11 @@ def open_host(host: Any, cqe: int) -> tuple[Context, PD, CQ]:
     """A Context on ``host``, a PD in it and a CQ of ``cqe`` entries."""
     ctx = Context(host)
     return ctx, PD(ctx), CQ(ctx, cqe)
+
+
+def gid_route(dgid: str, *, is_global: int = 1, traffic_class: int = 0) -> verbs.AHAttr:
+    """The address vector connect_qps gives a QP: a global route to ``dgid`` (a host's ``gid``)."""
+    return verbs.AHAttr(is_global=is_global, gr=verbs.GlobalRoute(dgid=dgid, traffic_class=traffic_class))
 
 
 def ud_to_rts(qp: QP, qkey: int = UD_QKEY, sq_psn: int = 0) -> None:
@@ -148,9 +138,9 @@ class TwoHosts:
         """``qp_pair(pd_a, cq_a, pd_b, cq_b, **kw)``: one more pair a -> b on these PDs and CQs."""
         return qp_pair(self.pd_a, self.cq_a, self.pd_b, self.cq_b, **kw)
 
-    def ah_to_b(self) -> AH:
+    def ah_to_b(self) -> verbs.AH:
         """An address handle in ``pd_a`` for host b (UD sends a -> b)."""
-        return AH(self.pd_a, attr=AHAttr(gr=GlobalRoute(dgid=self.t.b.gid)))
+        return verbs.AH(self.pd_a, attr=gid_route(self.t.b.gid, is_global=0))
 
     @staticmethod
     def ip(host: Any) -> int:

@@ -11,24 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.verbs_pair import VerbsPair
+from support.verbs_pair import VerbsPair, gid_route
 
 import rdmasim
 from rdmasim.errors import PyverbsRDMAError
-from rdmasim.verbs import (
-    CQ,
-    PD,
-    QP,
-    SGE,
-    AHAttr,
-    Context,
-    GlobalRoute,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-)
+from rdmasim.verbs import CQ, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 MTU = 1024
@@ -169,7 +156,7 @@ def test_uc_state_table_takes_uc_attributes_only() -> None:
     qp.to_init(QPAttr(qp_access_flags=e.IBV_ACCESS_REMOTE_WRITE))
     av = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024, dest_qp_num=0x11, rq_psn=0,
                 max_dest_rd_atomic=1, min_rnr_timer=12)
-    av.ah_attr = AHAttr(is_global=1, gr=GlobalRoute(dgid=t.b.gid))
+    av.ah_attr = gid_route(t.b.gid)
     base = e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
     with pytest.raises(PyverbsRDMAError, match="IBV_QP_MAX_DEST_RD_ATOMIC.*not allowed"):
         qp.modify(av, base | e.IBV_QP_MAX_DEST_RD_ATOMIC)

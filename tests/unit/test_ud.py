@@ -11,27 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.verbs_pair import VerbsPair
+from support.verbs_pair import VerbsPair, gid_route
 
 import rdmasim
 from rdmasim.capture import read_pcap, read_records
-from rdmasim.verbs import (
-    AH,
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    AHAttr,
-    Context,
-    GlobalRoute,
-    PyverbsRDMAError,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-)
+from rdmasim.errors import PyverbsRDMAError
+from rdmasim.verbs import AH, CQ, MR, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 QKEY = 0x11111111
@@ -292,7 +277,7 @@ def test_ud_datagram_to_a_qp_of_its_own_host_is_looped_back(tmp_path: Path) -> N
     dst = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
     qs[1].post_recv(RecvWR(wr_id=7, num_sge=1, sg=[SGE(dst.buf + 1024, GRH + 100, dst.lkey)]))
     wr = SendWR(wr_id=3, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(src.buf, 100, src.lkey)])
-    wr.set_wr_ud(AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=t.a.gid), is_global=1)), qs[1].qp_num, QKEY)
+    wr.set_wr_ud(AH(pd, attr=gid_route(t.a.gid)), qs[1].qp_num, QKEY)
     qs[0].post_send(wr)
     wcs = t.sim.wait_for(cq, 2)
     assert sorted(w.wr_id for w in wcs) == [3, 7]

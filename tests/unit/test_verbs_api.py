@@ -10,26 +10,11 @@ import re
 
 import numpy as np
 import pytest
-from support.verbs_pair import VerbsPair
+from support.verbs_pair import VerbsPair, gid_route
 
 from rdmasim.capture import read_pcap
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    WC,
-    AHAttr,
-    GlobalRoute,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.verbs import CQ, MR, PD, QP, SGE, WC, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
 from rdmasim.verbs import enums as e
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +138,7 @@ def full_attr(env: Env, qp: QP, peer: QP, **kw: int) -> QPAttr:
     attr = QPAttr(qp_access_flags=e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE,
                   path_mtu=e.IBV_MTU_1024, dest_qp_num=peer.qp_num, rq_psn=0x123, sq_psn=0x456,
                   timeout=12, retry_cnt=5, rnr_retry=6, min_rnr_timer=7,
-                  ah_attr=AHAttr(is_global=1, gr=GlobalRoute(dgid=peer._host.gid)))
+                  ah_attr=gid_route(peer._host.gid))
     for k, v in kw.items():
         setattr(attr, k, v)
     return attr
@@ -783,7 +768,7 @@ def test_too_many_sges_rejected() -> None:
 def test_query_returns_rd_atomic_pkey_port_and_traffic_class() -> None:
     env = make_env()
     attr = full_attr(env, env.qa, env.qb, max_rd_atomic=4, max_dest_rd_atomic=8)
-    attr.ah_attr = AHAttr(is_global=1, gr=GlobalRoute(dgid=env.t.b.gid, traffic_class=3))
+    attr.ah_attr = gid_route(env.t.b.gid, traffic_class=3)
     env.qa.to_init(attr)
     env.qa.to_rtr(attr)
     env.qa.to_rts(attr)
