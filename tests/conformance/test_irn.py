@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.verbs_pair import ALL_REMOTE, CapturedPair, VerbsPair, mr, open_host, qp_pair, write_wr
+from support.wire import PSN_MOD, psn_add
 
 from rdmasim.capture import read_pcap
 from rdmasim.errors import PyverbsRDMAError
@@ -30,7 +31,6 @@ from rdmasim.verbs import SGE, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 HERE = Path(__file__).resolve().parent
-PSN_MOD = 1 << 24
 ACK = 0x11
 SYN_ACK = 0x1F
 SYN_NAK_SEQ = 0x60
@@ -49,10 +49,6 @@ gbn_eff = _load(HERE / "test_gbn_efficiency.py", "_irn_gbn_efficiency")
 transfers = _load(HERE.parent / "property" / "test_transfers.py", "_irn_transfers")
 
 
-def psn_add(psn: int, n: int) -> int:
-    return (psn + n) % PSN_MOD
-
-
 class Pair(CapturedPair):
     """Two RC QPs a -> b using IRN on a captured back-to-back link."""
 
@@ -62,22 +58,12 @@ class Pair(CapturedPair):
 
     def post(self, length: int, offset: int = 0, opcode: int = e.IBV_WR_RDMA_WRITE, imm: int = 0,
              post_recv: bool = True) -> None:
-        wr = SendWR(wr_id=self.n_posted, opcode=opcode, imm_data=imm,
-                    sg=[SGE(self.src.buf + offset, length, self.src.lkey)])
-        if opcode in (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM):
-            wr.set_wr_rdma(self.dst.rkey, self.dst.buf + offset)
+        """CapturedPair.post, noting the receive completion each non-WRITE must produce."""
         if opcode != e.IBV_WR_RDMA_WRITE:
             wc_op = e.IBV_WC_RECV_RDMA_WITH_IMM if opcode == e.IBV_WR_RDMA_WRITE_WITH_IMM else e.IBV_WC_RECV
             with_imm = opcode in (e.IBV_WR_RDMA_WRITE_WITH_IMM, e.IBV_WR_SEND_WITH_IMM)
             self.recv_expect.append((self.n_posted, wc_op, length, imm if with_imm else 0))
-            if post_recv:
-                self.post_recv(self.n_posted, length, offset)
-        self.qa.post_send(wr)
-        self.n_posted += 1
-
-    def post_recv(self, wr_id: int, length: int, offset: int) -> None:
-        self.qb.post_recv(RecvWR(wr_id=wr_id, sg=[SGE(self.dst.buf + offset, max(length, 1),
-                                                     self.dst.lkey)]))
+        super().post(length, offset, opcode, imm, post_recv)
 
     def finish(self) -> list[Any]:
         """Run to completion; check completions (send and receive, in order); return a->b frames."""

@@ -11,20 +11,20 @@ dropped on the link is still in the pcap.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from support import wire
 from support.verbs_pair import VerbsPair, random_bytes
+from support.wire import PSN_MOD, psn_add, timeout_ns
 
 from rdmasim import codec
 from rdmasim.capture import read_pcap
 from rdmasim.verbs import MR, PD, QP, SGE, QPAttr, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
-PSN_MOD = 1 << 24
 RATE_BPS = 100e9
 DELAY_NS = 1000
 WIRE_OVERHEAD = 24  # FCS + preamble + inter-frame gap, counted in serialisation time
@@ -46,25 +46,7 @@ ALL_REMOTE = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCES
 U64 = (1 << 64) - 1
 
 
-def psn_add(psn: int, n: int) -> int:
-    return (psn + n) % PSN_MOD
-
-
-def timeout_ns(code: int) -> float:
-    return 4096.0 * (1 << code)
-
-
-@dataclass
-class Pkt:
-    t: int  # ns, when the sender started transmitting it
-    f: dict[str, Any]
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["f"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
+class Pkt(wire.Pkt):
     @property
     def arrival(self) -> float:
         """When its last bit reaches the far end (ns): start + serialisation + propagation."""

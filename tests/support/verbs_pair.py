@@ -191,6 +191,24 @@ class CapturedPair(VerbsPair):
         self.n_posted = 0
         self.delay_ns = self.t.link.delay_ps / 1000
 
+    def post(self, length: int, offset: int = 0, opcode: int = e.IBV_WR_RDMA_WRITE, imm: int = 0,
+             post_recv: bool = True) -> None:
+        """Post WR number ``n_posted``: ``length`` bytes of ``src`` at ``offset`` to ``dst`` at the
+        same offset (WRITE, WRITE_WITH_IMM, SEND, SEND_WITH_IMM); for all but a plain WRITE first
+        a receive of that range on ``qb`` (unless ``post_recv`` is false)."""
+        wr = SendWR(wr_id=self.n_posted, opcode=opcode, imm_data=imm,
+                    sg=[SGE(self.src.buf + offset, length, self.src.lkey)])
+        if opcode in (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM):
+            wr.set_wr_rdma(self.dst.rkey, self.dst.buf + offset)
+        if opcode != e.IBV_WR_RDMA_WRITE and post_recv:
+            self.post_recv(self.n_posted, length, offset)
+        self.qa.post_send(wr)
+        self.n_posted += 1
+
+    def post_recv(self, wr_id: int, length: int, offset: int) -> None:
+        """A receive on ``qb`` of ``dst`` at ``offset``, ``max(length, 1)`` bytes."""
+        self.qb.post_recv(recv_wr(wr_id, self.dst, max(length, 1), offset))
+
 
 # ---- work requests ----
 
