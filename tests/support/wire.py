@@ -38,3 +38,19 @@ class Pkt:
             return self.__dict__["f"][name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+class Op:
+    """RC BTH opcodes (IBA 9.2, protocol.md 1.5)."""
+
+    SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_LAST_IMM, SEND_ONLY, SEND_ONLY_IMM = range(0x00, 0x06)
+    WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_LAST_IMM, WRITE_ONLY, WRITE_ONLY_IMM = range(0x06, 0x0C)
+    READ_REQ, READ_FIRST, READ_MIDDLE, READ_LAST, READ_ONLY = range(0x0C, 0x11)
+    ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = range(0x11, 0x15)
+
+
+class Syn:
+    """AETH syndromes (IBA 9.3.5): ACK, and the NAK codes."""
+
+    ACK = 0x1F
+    NAK_SEQ, NAK_INV, NAK_ACC, NAK_OP = range(0x60, 0x64)
