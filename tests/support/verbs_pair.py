@@ -159,10 +159,10 @@ class VerbsPair(TwoHosts):
                  srq_b: Any = None, connect: bool = True, rate: str | int = "100Gbps",
                  delay: str | int = "1us", mtu: int = 4096, loss_ab: float = 0.0, loss_ba: float = 0.0,
                  seed: int = 1, sim: rdmasim.Simulator | None = None, names: tuple[str, str] = ("a", "b"),
-                 pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64,
+                 pcap: str | Path | None = None, cqe: int | tuple[int, int] = 64, topology: Any = None,
                  **connect_kw: Any) -> None:
         super().__init__(rate=rate, delay=delay, mtu=mtu, loss_ab=loss_ab, loss_ba=loss_ba, seed=seed,
-                         sim=sim, names=names, pcap=pcap, cqe=cqe)
+                         sim=sim, names=names, pcap=pcap, cqe=cqe, topology=topology)
         self.qa, self.qb = self.qp_pair(qp_type=qp_type, cap=cap, sq_sig_all=sq_sig_all, srq_b=srq_b,
                                         connect=connect, **connect_kw)
 
