@@ -6,8 +6,8 @@ be.
 ``CapturedPair`` is the RC pair the wire-level conformance tests share: every frame captured, a
 patterned source region on a and a writable target on b. The helpers below build the pieces for
 setups of another shape (``qp_pair`` on any PDs, e.g. many senders to one receiver; ``mr`` and
-``random_bytes`` for regions; ``write_wr``, ``send_wr``, ``recv_wr`` and ``post_writes`` for work
-requests).
+``random_bytes`` for regions; ``write_wr``, ``recv_wr`` and ``post_writes`` for work requests;
+``gid_route`` for an address vector).
 
 What the simulation does depends on the order objects are made in (memory keys and addresses are
 drawn per host in registration order, QP numbers in creation order), so each helper makes its
@@ -18,7 +18,6 @@ when the caller asks for them.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -221,12 +220,6 @@ def write_wr(wr_id: int, src: MR, dst: MR, length: int, off: int = 0, roff: int 
     return wr
 
 
-def send_wr(wr_id: int, src: MR, length: int, off: int = 0, opcode: int = e.IBV_WR_SEND,
-            **kw: Any) -> SendWR:
-    """A SEND (or ``opcode``) of ``length`` bytes from ``src`` at ``off``; ``kw`` goes to SendWR."""
-    return SendWR(wr_id=wr_id, opcode=opcode, sg=[SGE(src.buf + off, length, src.lkey)], **kw)
-
-
 def recv_wr(wr_id: int, dst: MR, length: int, off: int = 0) -> RecvWR:
     """A receive of up to ``length`` bytes into ``dst`` at ``off``."""
     return RecvWR(wr_id=wr_id, sg=[SGE(dst.buf + off, length, dst.lkey)])
@@ -239,7 +232,3 @@ def post_writes(qp: QP, src: MR, dst: MR, n: int, size: int | None = None, **kw:
     for k in range(n):
         qp.post_send(write_wr(k, src, dst, step, off=k * step, **kw))
 
-
-def wc_fields(wcs: Sequence[Any], *names: str) -> list[tuple[Any, ...]]:
-    """``[(w.name1, w.name2, ...), ...]`` for completions ``wcs``."""
-    return [tuple(getattr(w, n) for n in names) for w in wcs]
