@@ -6,7 +6,7 @@ The comparison at the end measures one long WRITE under i.i.d. loss without PFC,
 Go-Back-N, and checks Go-Back-N against the analytical efficiency (protocol.md §9.1) with the pipe
 computed in test_gbn_efficiency.py. Run this file as a script to print the goodput table:
 
-    PYTHONPATH=. python tests/conformance/test_irn.py
+    PYTHONPATH=.:tests python tests/conformance/test_irn.py
 """
 
 from __future__ import annotations
