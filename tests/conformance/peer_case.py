@@ -9,18 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from support.wire import Op, Syn
 
 import rdmasim
 from rdmasim.peer import ScriptedPeer
 from rdmasim.verbs import CQ, MR, PD, QP, SGE, WC, Context, QPCap, QPInitAttr, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
-# AETH syndromes and BTH opcodes (IBA 9.2 / 9.3) the cases use
-ACK, NAK_SEQ, NAK_INV, NAK_ACC, NAK_OP = 0x1F, 0x60, 0x61, 0x62, 0x63
-SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY = 0x00, 0x01, 0x02, 0x04
-WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_ONLY = 0x06, 0x07, 0x08, 0x0A
-READ_REQ, READ_FIRST, READ_MIDDLE, READ_LAST, READ_ONLY = 0x0C, 0x0D, 0x0E, 0x0F, 0x10
-OP_ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 REMOTE_VA, REMOTE_RKEY = 0x100000, 0x1234
 MR_SIZE = 1 << 16
 
@@ -73,7 +68,7 @@ class PeerCase:
         f.update(opcode=opcode, psn=psn, payload=payload, **fields)
         self.peer.send(f)
 
-    def respond(self, opcode: int, psn: int, payload: bytes = b"", syndrome: int | None = ACK,
+    def respond(self, opcode: int, psn: int, payload: bytes = b"", syndrome: int | None = Syn.ACK,
                 **fields: Any) -> None:
         """The peer sends a response frame (ACK, READ response, ATOMIC_ACKNOWLEDGE) to the real QP."""
         f = self.peer.reply({"psn": psn}, opcode=opcode, payload=payload, **fields)
@@ -95,7 +90,7 @@ class PeerCase:
 
     def acks(self) -> list[tuple[int, int]]:
         """(syndrome, PSN) of every ACKNOWLEDGE the real QP's responder sent."""
-        return [(p["aeth_syndrome"], p["psn"]) for p in self.peer.received if p["opcode"] == OP_ACK]
+        return [(p["aeth_syndrome"], p["psn"]) for p in self.peer.received if p["opcode"] == Op.ACK]
 
     def mem(self, off: int, n: int) -> bytes:
         return self.mr.read(n, off)

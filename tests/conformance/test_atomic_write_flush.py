@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.verbs_pair import VerbsPair
 
 import rdmasim
 from rdmasim.capture import read_pcap
 from rdmasim.errors import PyverbsRDMAError
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim.verbs import CQ, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR
 from rdmasim.verbs import enums as e
 
 ATOMIC_WRITE, FLUSH, READ_RESP_ONLY, ACKNOWLEDGE = 0x1D, 0x1C, 0x10, 0x11
@@ -37,24 +38,15 @@ ALL = LW | RW | FG | FP
 BTH_AT = 14 + 20 + 8  # Ethernet, IPv4, UDP
 
 
-class Pair:
+class Pair(VerbsPair):
     """QP a (requester) -> QP b (responder), back to back, captured."""
 
     def __init__(self, tmp_path: Path, *, qp_access: int = ALL, mr_access: int = ALL,
                  max_rd_atomic: int = 1) -> None:
-        self.t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=1024, seed=3)
-        self.sim = self.t.sim
-        self.pcap = tmp_path / "cap.pcap"
-        self.sim.capture(str(self.pcap))
-        ctx_a, ctx_b = Context(self.t.a), Context(self.t.b)
-        pd_a, self.pd_b = PD(ctx_a), PD(ctx_b)
-        self.cq_a, self.cq_b = CQ(ctx_a, 64), CQ(ctx_b, 64)
-        self.rem = MR(self.pd_b, 4096, mr_access)
-        self.rem.array[:] = 0x5A
-        cap = QPCap(max_send_wr=16, max_recv_wr=16)
-        self.qa = QP(pd_a, QPInitAttr(scq=self.cq_a, rcq=self.cq_a, cap=cap))
-        self.qb = QP(self.pd_b, QPInitAttr(scq=self.cq_b, rcq=self.cq_b, cap=cap))
-        connect_qps(self.qa, self.qb, access=qp_access, max_rd_atomic=max_rd_atomic, retry_cnt=1, timeout=8)
+        super().__init__(mtu=1024, seed=3, pcap=tmp_path / "cap.pcap", cqe=64,
+                         cap=QPCap(max_send_wr=16, max_recv_wr=16), access=qp_access,
+                         max_rd_atomic=max_rd_atomic, retry_cnt=1, timeout=8)
+        self.rem = self.mr_b(4096, mr_access, fill=0x5A)
         self.n = 0
         self._frames: list[Any] | None = None
 
@@ -164,14 +156,8 @@ def test_atomic_write_wr_is_checked_at_post() -> None:
     wr = SendWR(opcode=e.IBV_WR_ATOMIC_WRITE)
     with pytest.raises(Exception, match="exactly 8 bytes"):
         wr.set_wr_atomic_write(1, 0, b"\x00" * 7)
-    t = rdmasim.back_to_back()
-    ctx = Context(t.a)
-    pd = PD(ctx)
-    cq = CQ(ctx, 4)
-    mr = MR(pd, 64, LW)
-    qa = QP(pd, QPInitAttr(scq=cq, rcq=cq))
-    qb = QP(PD(Context(t.b)), QPInitAttr(scq=CQ(Context(t.b), 4), rcq=CQ(Context(t.b), 4)))
-    connect_qps(qa, qb)
+    p = VerbsPair(cqe=4)
+    mr, qa = p.mr_a(64, LW), p.qa
     bad = SendWR(opcode=e.IBV_WR_ATOMIC_WRITE, sg=[SGE(mr.buf, 8, mr.lkey)])
     with pytest.raises(PyverbsRDMAError, match="takes no SGEs"):
         qa.post_send(bad)
@@ -320,12 +306,8 @@ def test_scripted_peer_auto_msn_counts_atomic_write_and_flush(op: str) -> None:
 @pytest.mark.parametrize("opcode", [e.IBV_WR_ATOMIC_WRITE, e.IBV_WR_FLUSH])
 def test_post_refuses_them_on_a_qp_with_max_rd_atomic_0(opcode: int) -> None:
     """Each needs a READ-like response credit: with max_rd_atomic 0 it could never be sent."""
-    t = rdmasim.back_to_back()
-    ctx_a, ctx_b = Context(t.a), Context(t.b)
-    cq_a, cq_b = CQ(ctx_a, 4), CQ(ctx_b, 4)
-    qa = QP(PD(ctx_a), QPInitAttr(scq=cq_a, rcq=cq_a))
-    qb = QP(PD(ctx_b), QPInitAttr(scq=cq_b, rcq=cq_b))
-    connect_qps(qa, qb, max_rd_atomic=0)
+    p = VerbsPair(cqe=4, max_rd_atomic=0)
+    qa = p.qa
     wr = SendWR(opcode=opcode)
     if opcode == e.IBV_WR_ATOMIC_WRITE:
         wr.set_wr_atomic_write(1, 0, bytes(8))

@@ -7,24 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from peer_case import (
-    ACK,
-    ATOMIC_ACK,
-    NAK_SEQ,
-    OP_ACK,
-    READ_FIRST,
-    READ_LAST,
-    READ_MIDDLE,
-    READ_ONLY,
-    READ_REQ,
-    SEND_FIRST,
-    SEND_LAST,
-    SEND_MIDDLE,
-    WRITE_ONLY,
-    PeerCase,
-    pattern,
-)
-from verbs_pair import CapturedPair
+from peer_case import PeerCase, pattern
+from support.verbs_pair import CapturedPair
+from support.wire import Op, Syn
 
 from rdmasim.capture import read_pcap
 from rdmasim.peer import ScriptedPeer
@@ -57,14 +42,14 @@ def test_rnr_retry_7_is_infinite_with_packets_in_flight(tmp_path: Path, retry_cn
     assert p.dst.read(2500) == p.src.read(2500)
     frames = [f.fields for f in read_pcap(p.pcap)]
     sends = [(f["opcode"], f["psn"]) for f in frames if f["opcode"] <= 0x05]
-    naks = [(f["aeth_syndrome"], f["psn"]) for f in frames if f["opcode"] == OP_ACK]
+    naks = [(f["aeth_syndrome"], f["psn"]) for f in frames if f["opcode"] == Op.ACK]
     rnr_rounds = p.qa.stats()["rnr_naks_rcvd"]
     # every round resends the whole message from PSN 0, in order; the last round is accepted
-    assert sends == [(SEND_FIRST, 0), (SEND_MIDDLE, 1), (SEND_LAST, 2)] * (rnr_rounds + 1)
+    assert sends == [(Op.SEND_FIRST, 0), (Op.SEND_MIDDLE, 1), (Op.SEND_LAST, 2)] * (rnr_rounds + 1)
     # each refused round: RNR NAK for 0 (0x20 | min_rnr_timer 1), then one NAK sequence error for
     # the gap behind it (the responder NAKs a gap once; an in-order packet re-arms it, as rxe's
     # check_psn clears sent_psn_nak); finally the ACK of 2
-    assert naks == [(0x21, 0), (NAK_SEQ, 0)] * rnr_rounds + [(ACK, 2)]
+    assert naks == [(0x21, 0), (Syn.NAK_SEQ, 0)] * rnr_rounds + [(Syn.ACK, 2)]
     assert p.qa.stats()["naks_rcvd"] == rnr_rounds and p.qa.stats()["timeouts"] == 0
 
 
@@ -80,13 +65,14 @@ def _answer_read(case: PeerCase, opcodes: list[int], data: bytes, lens: list[int
     pmtu = case.mtu
 
     def handler(peer: ScriptedPeer, pkt: dict) -> None:
-        if pkt["opcode"] != READ_REQ or answered:
+        if pkt["opcode"] != Op.READ_REQ or answered:
             return
         answered.append(pkt["psn"])
         off = 0
         for i, op in enumerate(opcodes):
             n = lens[i] if lens is not None else pmtu
-            case.respond(op, pkt["psn"] + i, data[off:off + n], syndrome=None if op == READ_MIDDLE else ACK)
+            case.respond(op, pkt["psn"] + i, data[off:off + n],
+                         syndrome=None if op == Op.READ_MIDDLE else Syn.ACK)
             off += n
 
     case.peer.run(handler, until="200us")
@@ -99,8 +85,8 @@ def test_read_response_without_last_is_bad_response() -> None:
     c.post(e.IBV_WR_RDMA_READ, 1024, wr_id=5)
     before = c.mem(0, 1024)
     data = pattern(1024, seed=3)
-    _answer_read(c, [READ_FIRST, READ_MIDDLE, READ_MIDDLE, READ_MIDDLE], data)
-    assert c.sent() == [(READ_REQ, 100)]
+    _answer_read(c, [Op.READ_FIRST, Op.READ_MIDDLE, Op.READ_MIDDLE, Op.READ_MIDDLE], data)
+    assert c.sent() == [(Op.READ_REQ, 100)]
     assert c.statuses() == [(5, e.IBV_WC_BAD_RESP_ERR)]
     assert c.qp.qp_state == e.IBV_QPS_ERR
     assert c.mem(0, 768) == data[:768] and c.mem(768, 256) == before[768:]
@@ -108,12 +94,12 @@ def test_read_response_without_last_is_bad_response() -> None:
 
 
 @pytest.mark.parametrize(("opcodes", "lens", "bad_at"), [
-    ([READ_FIRST, READ_MIDDLE, READ_LAST], [256, 256, 256], 2),       # LAST before the last PSN
-    ([READ_ONLY], [256], 0),                                             # ONLY for a 4-packet READ
-    ([READ_MIDDLE], [256], 0),                                           # no FIRST
-    ([READ_FIRST, READ_FIRST], [256, 256], 1),                           # FIRST again
-    ([READ_FIRST, READ_MIDDLE, READ_MIDDLE, READ_LAST], [256, 256, 256, 200], 3),  # LAST short
-    ([READ_FIRST, READ_MIDDLE, READ_MIDDLE, READ_LAST], [256, 100, 256, 256], 1),  # MIDDLE short
+    ([Op.READ_FIRST, Op.READ_MIDDLE, Op.READ_LAST], [256, 256, 256], 2),       # LAST before the last PSN
+    ([Op.READ_ONLY], [256], 0),                                             # ONLY for a 4-packet READ
+    ([Op.READ_MIDDLE], [256], 0),                                           # no FIRST
+    ([Op.READ_FIRST, Op.READ_FIRST], [256, 256], 1),                           # FIRST again
+    ([Op.READ_FIRST, Op.READ_MIDDLE, Op.READ_MIDDLE, Op.READ_LAST], [256, 256, 256, 200], 3),  # LAST short
+    ([Op.READ_FIRST, Op.READ_MIDDLE, Op.READ_MIDDLE, Op.READ_LAST], [256, 100, 256, 256], 1),  # MIDDLE short
 ])
 def test_read_response_opcode_or_length_that_does_not_fit_is_bad_response(
         opcodes: list[int], lens: list[int], bad_at: int) -> None:
@@ -133,8 +119,8 @@ def test_read_response_last_with_nak_syndrome_is_bad_response() -> None:
     c.post(e.IBV_WR_RDMA_READ, 100, wr_id=5)
 
     def handler(peer: ScriptedPeer, pkt: dict) -> None:
-        if pkt["opcode"] == READ_REQ:
-            c.respond(READ_ONLY, pkt["psn"], b"\x07" * 100, syndrome=0x61)
+        if pkt["opcode"] == Op.READ_REQ:
+            c.respond(Op.READ_ONLY, pkt["psn"], b"\x07" * 100, syndrome=0x61)
 
     c.peer.run(handler, until="100us")
     assert c.statuses() == [(5, e.IBV_WC_BAD_RESP_ERR)]
@@ -145,7 +131,7 @@ def test_well_formed_read_response_still_succeeds() -> None:
     c = PeerCase(mtu=256)
     c.post(e.IBV_WR_RDMA_READ, 1000, wr_id=5)
     data = pattern(1000, seed=5)
-    _answer_read(c, [READ_FIRST, READ_MIDDLE, READ_MIDDLE, READ_LAST], data, [256, 256, 256, 232])
+    _answer_read(c, [Op.READ_FIRST, Op.READ_MIDDLE, Op.READ_MIDDLE, Op.READ_LAST], data, [256, 256, 256, 232])
     wcs = c.wcs()
     assert [(w.wr_id, w.status, w.byte_len) for w in wcs] == [(5, e.IBV_WC_SUCCESS, 1000)]
     assert c.mem(0, 1000) == data and c.qp.qp_state == e.IBV_QPS_RTS
@@ -162,12 +148,12 @@ def test_read_response_answering_a_write_is_fatal_at_once() -> None:
     t: list[int] = []
 
     def handler(peer: ScriptedPeer, pkt: dict) -> None:
-        if pkt["opcode"] == WRITE_ONLY:
+        if pkt["opcode"] == Op.WRITE_ONLY:
             t.append(pkt["t_ps"])
-            c.respond(READ_ONLY, pkt["psn"], b"x" * 4)
+            c.respond(Op.READ_ONLY, pkt["psn"], b"x" * 4)
 
     c.peer.run(handler, until="10ms")
-    assert c.sent() == [(WRITE_ONLY, 100)]  # nothing resent: no timeout was needed
+    assert c.sent() == [(Op.WRITE_ONLY, 100)]  # nothing resent: no timeout was needed
     wcs = c.wcs()
     assert [(w.wr_id, w.status) for w in wcs] == [(3, e.IBV_WC_FATAL_ERR)]
     assert c.qp.qp_state == e.IBV_QPS_ERR
@@ -180,11 +166,11 @@ def test_atomic_acknowledge_answering_a_read_is_bad_response_at_once() -> None:
     before = c.mem(0, 64)
 
     def handler(peer: ScriptedPeer, pkt: dict) -> None:
-        if pkt["opcode"] == READ_REQ:
-            c.respond(ATOMIC_ACK, pkt["psn"], atomic_orig=0x1122334455667788)
+        if pkt["opcode"] == Op.READ_REQ:
+            c.respond(Op.ATOMIC_ACK, pkt["psn"], atomic_orig=0x1122334455667788)
 
     c.peer.run(handler, until="10ms")
-    assert c.sent() == [(READ_REQ, 100)]
+    assert c.sent() == [(Op.READ_REQ, 100)]
     assert c.statuses() == [(4, e.IBV_WC_BAD_RESP_ERR)]
     assert c.qp.qp_state == e.IBV_QPS_ERR and c.mem(0, 64) == before
     assert c.qp.stats()["timeouts"] == 0
@@ -197,7 +183,7 @@ def test_read_response_answering_an_atomic_is_fatal() -> None:
 
     def handler(peer: ScriptedPeer, pkt: dict) -> None:
         if pkt["opcode"] == 0x14:
-            c.respond(READ_ONLY, pkt["psn"], b"\x01" * 8)
+            c.respond(Op.READ_ONLY, pkt["psn"], b"\x01" * 8)
 
     c.peer.run(handler, until="10ms")
     assert c.statuses() == [(6, e.IBV_WC_FATAL_ERR)]

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from support.verbs_pair import VerbsPair, post_writes, write_wr
 
-import rdmasim
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim.verbs import QPCap
 from rdmasim.verbs import enums as e
 
 RATE = 100e9
@@ -45,21 +45,13 @@ def efficiency(p: float, m: float) -> float:
 @pytest.mark.parametrize("p", [0.002, 0.01, 0.03])
 def test_gbn_efficiency_matches_formula(p: float) -> None:
     n_msgs, size = 8, 64 * 1024 * 1024  # 65,536 packets: +-4 % sampling error at p=0.01
-    topo = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=MTU, loss_ab=p, seed=11)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, n_msgs), CQ(cb, 1)
-    src = MR(pa, size, e.IBV_ACCESS_LOCAL_WRITE)
-    dst = MR(pb, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=n_msgs)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap()))
-    connect_qps(qa, qb, timeout=8)
-    chunk = size // n_msgs
-    for i in range(n_msgs):
-        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf + i * chunk, chunk, src.lkey)])
-        wr.set_wr_rdma(dst.rkey, dst.buf + i * chunk)
-        qa.post_send(wr)
-    wcs = topo.sim.wait_for(cqa, n_msgs, timeout=None)
+    pair = VerbsPair(mtu=MTU, loss_ab=p, seed=11, cqe=(n_msgs, 1),
+                     cap=(QPCap(max_send_wr=n_msgs), QPCap()), timeout=8)
+    qa = pair.qa
+    src = pair.mr_a(size, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = pair.mr_b(size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    post_writes(qa, src, dst, n_msgs)
+    wcs = pair.sim.wait_for(pair.cq_a, n_msgs, timeout=None)
     assert all(w.ok for w in wcs)
     needed = size // MTU
     measured = needed / qa.stats()["pkts_sent"]
@@ -71,19 +63,12 @@ def test_gbn_efficiency_matches_formula(p: float) -> None:
 def test_single_loss_costs_exactly_the_pipe() -> None:
     """One dropped packet mid-message costs itself plus what was sent before the NAK came back."""
     size = 1 << 20
-    topo = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=MTU, seed=1)
-    topo.link.ab.drop(psn=100)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 1), CQ(cb, 1)
-    src = MR(pa, size, e.IBV_ACCESS_LOCAL_WRITE)
-    dst = MR(pb, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap()))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap()))
-    connect_qps(qa, qb)
-    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, size, src.lkey)])
-    wr.set_wr_rdma(dst.rkey, dst.buf)
-    qa.post_send(wr)
-    assert topo.sim.wait_for(cqa, 1)[0].ok
+    pair = VerbsPair(mtu=MTU, seed=1, cqe=1, cap=QPCap())
+    pair.t.link.ab.drop(psn=100)
+    qa = pair.qa
+    src = pair.mr_a(size, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = pair.mr_b(size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    qa.post_send(write_wr(1, src, dst, size))
+    assert pair.sim.wait_for(pair.cq_a, 1)[0].ok
     assert qa.stats()["pkts_sent"] - size // MTU == pipe_packets()
     assert qa.stats()["naks_rcvd"] == 1

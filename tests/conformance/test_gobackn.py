@@ -10,24 +10,18 @@ from __future__ import annotations
 
 import math
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from verbs_pair import CapturedPair
+from support.verbs_pair import CapturedPair
+from support.wire import PSN_MOD, Pkt, psn_add, psn_diff, timeout_ns
 
 from rdmasim import codec
 from rdmasim.capture import read_pcap
-from rdmasim.verbs import (
-    SGE,
-    RecvWR,
-    SendWR,
-)
 from rdmasim.verbs import enums as e
 
-PSN_MOD = 1 << 24
 ACK = 0x11
 SYN_ACK = 0x1F
 SYN_NAK_SEQ = 0x60
@@ -48,51 +42,12 @@ RETH_OPCODES = {WRITE_FIRST, WRITE_ONLY, WRITE_ONLY_IMM}
 IMM_OPCODES = {SEND_LAST_IMM, SEND_ONLY_IMM, WRITE_LAST_IMM, WRITE_ONLY_IMM}
 
 
-def psn_add(psn: int, n: int) -> int:
-    return (psn + n) % PSN_MOD
-
-
-def psn_diff(a: int, b: int) -> int:
-    """a - b in 24-bit serial arithmetic (signed, half space)."""
-    d = (a - b) % PSN_MOD
-    return d - PSN_MOD if d >= PSN_MOD // 2 else d
-
-
-def timeout_ns(code: int) -> float:
-    """Local ACK timeout: 4.096 us * 2^timeout."""
-    return 4096.0 * (1 << code)
-
-
-@dataclass
-class Pkt:
-    t: int  # ns, when the sender started transmitting
-    f: dict[str, Any]
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["f"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
 class Pair(CapturedPair):
     """Two connected RC QPs a -> b (Go-Back-N) on a captured back-to-back link."""
 
     def __init__(self, tmp_path: Path, *, path_mtu: int | None = None, timeout: int = 8,
                  retry_cnt: int = 7, **kw: Any) -> None:
         super().__init__(tmp_path, path_mtu=path_mtu, timeout=timeout, retry_cnt=retry_cnt, **kw)
-
-    def post(self, length: int, offset: int = 0, opcode: int = e.IBV_WR_RDMA_WRITE,
-             imm: int = 0) -> None:
-        wr = SendWR(wr_id=self.n_posted, opcode=opcode, imm_data=imm,
-                    sg=[SGE(self.src.buf + offset, length, self.src.lkey)])
-        if opcode in (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM):
-            wr.set_wr_rdma(self.dst.rkey, self.dst.buf + offset)
-        if opcode != e.IBV_WR_RDMA_WRITE:
-            sge = SGE(self.dst.buf + offset, max(length, 1), self.dst.lkey)
-            self.qb.post_recv(RecvWR(wr_id=self.n_posted, sg=[sge]))
-        self.qa.post_send(wr)
-        self.n_posted += 1
 
     def finish(self) -> tuple[list[Pkt], list[Pkt]]:
         """Run to completion; check every WR succeeded; return (data frames, ACK frames)."""

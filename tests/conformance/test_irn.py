@@ -6,7 +6,7 @@ The comparison at the end measures one long WRITE under i.i.d. loss without PFC,
 Go-Back-N, and checks Go-Back-N against the analytical efficiency (protocol.md §9.1) with the pipe
 computed in test_gbn_efficiency.py. Run this file as a script to print the goodput table:
 
-    PYTHONPATH=. python tests/conformance/test_irn.py
+    PYTHONPATH=.:tests python tests/conformance/test_irn.py
 """
 
 from __future__ import annotations
@@ -22,28 +22,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from verbs_pair import CapturedPair
+from support.verbs_pair import ALL_REMOTE, CapturedPair, VerbsPair, mr, open_host, qp_pair, write_wr
+from support.wire import PSN_MOD, psn_add
 
-import rdmasim
 from rdmasim.capture import read_pcap
 from rdmasim.errors import PyverbsRDMAError
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    Context,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.verbs import SGE, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 HERE = Path(__file__).resolve().parent
-PSN_MOD = 1 << 24
 ACK = 0x11
 SYN_ACK = 0x1F
 SYN_NAK_SEQ = 0x60
@@ -62,10 +49,6 @@ gbn_eff = _load(HERE / "test_gbn_efficiency.py", "_irn_gbn_efficiency")
 transfers = _load(HERE.parent / "property" / "test_transfers.py", "_irn_transfers")
 
 
-def psn_add(psn: int, n: int) -> int:
-    return (psn + n) % PSN_MOD
-
-
 class Pair(CapturedPair):
     """Two RC QPs a -> b using IRN on a captured back-to-back link."""
 
@@ -75,22 +58,12 @@ class Pair(CapturedPair):
 
     def post(self, length: int, offset: int = 0, opcode: int = e.IBV_WR_RDMA_WRITE, imm: int = 0,
              post_recv: bool = True) -> None:
-        wr = SendWR(wr_id=self.n_posted, opcode=opcode, imm_data=imm,
-                    sg=[SGE(self.src.buf + offset, length, self.src.lkey)])
-        if opcode in (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM):
-            wr.set_wr_rdma(self.dst.rkey, self.dst.buf + offset)
+        """CapturedPair.post, noting the receive completion each non-WRITE must produce."""
         if opcode != e.IBV_WR_RDMA_WRITE:
             wc_op = e.IBV_WC_RECV_RDMA_WITH_IMM if opcode == e.IBV_WR_RDMA_WRITE_WITH_IMM else e.IBV_WC_RECV
             with_imm = opcode in (e.IBV_WR_RDMA_WRITE_WITH_IMM, e.IBV_WR_SEND_WITH_IMM)
             self.recv_expect.append((self.n_posted, wc_op, length, imm if with_imm else 0))
-            if post_recv:
-                self.post_recv(self.n_posted, length, offset)
-        self.qa.post_send(wr)
-        self.n_posted += 1
-
-    def post_recv(self, wr_id: int, length: int, offset: int) -> None:
-        self.qb.post_recv(RecvWR(wr_id=wr_id, sg=[SGE(self.dst.buf + offset, max(length, 1),
-                                                     self.dst.lkey)]))
+        super().post(length, offset, opcode, imm, post_recv)
 
     def finish(self) -> list[Any]:
         """Run to completion; check completions (send and receive, in order); return a->b frames."""
@@ -302,20 +275,14 @@ def test_timeout_resends_only_unsacked(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 
 def test_read_and_atomic_under_irn_with_loss() -> None:
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=1024, loss_ab=0.05, loss_ba=0.05, seed=3)
-    ca, cb = Context(t.a), Context(t.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 64), CQ(cb, 64)
-    acc = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
-           | e.IBV_ACCESS_REMOTE_ATOMIC)
-    a_mem, b_mem = MR(pa, 1 << 16, acc), MR(pb, 1 << 16, acc)
+    pair = VerbsPair(mtu=1024, loss_ab=0.05, loss_ba=0.05, seed=3, cqe=64,
+                     cap=(QPCap(max_send_wr=16), QPCap()), recovery="irn", max_rd_atomic=4, timeout=8)
+    t, cqa, qa, qb = pair.t, pair.cq_a, pair.qa, pair.qb
+    a_mem, b_mem = pair.mr_a(1 << 16, ALL_REMOTE), pair.mr_b(1 << 16, ALL_REMOTE)
     rng = np.random.default_rng(5)
     a_mem.array[:] = rng.integers(0, 256, a_mem.length, dtype=np.uint8)
     b_mem.array[:] = rng.integers(0, 256, b_mem.length, dtype=np.uint8)
     b_mem.array[32768:32776] = 0
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=16)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap()))
-    connect_qps(qa, qb, recovery="irn", max_rd_atomic=4, timeout=8)
     want_b = b_mem.array.copy()
     ops = []
     for i in range(4):
@@ -346,21 +313,14 @@ def test_read_and_atomic_under_irn_with_loss() -> None:
 
 
 def _four_reads(recovery: str) -> int:
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=1024)
-    ca, cb = Context(t.a), Context(t.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 16), CQ(cb, 16)
+    pair = VerbsPair(mtu=1024, cqe=16, cap=(QPCap(max_send_wr=16), QPCap()), recovery=recovery,
+                     max_rd_atomic=4)
     acc = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
-    a, b = MR(pa, 1 << 16, acc), MR(pb, 1 << 16, acc)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=16)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap()))
-    connect_qps(qa, qb, recovery=recovery, max_rd_atomic=4)
+    a, b = pair.mr_a(1 << 16, acc), pair.mr_b(1 << 16, acc)
     for i in range(4):
-        r = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_READ, sg=[SGE(a.buf + i * 4096, 4096, a.lkey)])
-        r.set_wr_rdma(b.rkey, b.buf + i * 4096)
-        qa.post_send(r)
-    assert all(w.ok for w in t.sim.wait_for(cqa, 4))
-    return t.sim.now
+        pair.qa.post_send(write_wr(i, a, b, 4096, off=i * 4096, opcode=e.IBV_WR_RDMA_READ))
+    assert all(w.ok for w in pair.sim.wait_for(pair.cq_a, 4))
+    return pair.sim.now
 
 
 def test_reads_pipeline_under_irn_as_under_gbn() -> None:
@@ -369,12 +329,8 @@ def test_reads_pipeline_under_irn_as_under_gbn() -> None:
 
 
 def test_recovery_api() -> None:
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=1024)
-    ca, cb = Context(t.a), Context(t.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 4), CQ(cb, 4)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap()))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap()))
+    pair = VerbsPair(mtu=1024, cqe=4, cap=QPCap(), connect=False)
+    t, qa, qb = pair.t, pair.qa, pair.qb
     assert qa.recovery["mode"] == "gbn"
     with pytest.raises(PyverbsRDMAError, match="window"):
         qa.set_recovery("irn", window=0)
@@ -385,7 +341,7 @@ def test_recovery_api() -> None:
     qa.set_recovery("irn", window=50, rto_low="10us", rto_high="1ms", rto_low_packets=5)
     assert qa.recovery == {"mode": "irn", "window": 50, "rto_low_pkts": 5, "rto_low_ps": 10_000_000,
                            "rto_high_ps": 1_000_000_000}
-    connect_qps(qa, qb, recovery="irn", irn_window=40)
+    pair.connect(recovery="irn", irn_window=40)
     assert qa.recovery["window"] == qb.recovery["window"] == 40
     with pytest.raises(PyverbsRDMAError, match="RESET, INIT or RTR"):
         qa.set_recovery("gbn")
@@ -431,20 +387,13 @@ def test_irn_runs_are_deterministic(tmp_path: Path) -> None:
     for run in range(2):
         d = tmp_path / str(run)
         d.mkdir()
-        t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=1024, loss_ab=0.02, loss_ba=0.02, seed=9)
-        t.sim.capture(str(d / "c.pcap"))
-        ca, cb = Context(t.a), Context(t.b)
-        pa, pb = PD(ca), PD(cb)
-        cqa, cqb = CQ(ca, 4), CQ(cb, 4)
-        src = MR(pa, 1 << 18, e.IBV_ACCESS_LOCAL_WRITE)
-        dst = MR(pb, 1 << 18, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-        qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap()))
-        qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap()))
-        connect_qps(qa, qb, recovery="irn")
-        wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 1 << 18, src.lkey)])
-        wr.set_wr_rdma(dst.rkey, dst.buf)
-        qa.post_send(wr)
-        assert t.sim.wait_for(cqa, 1)[0].ok
+        pair = VerbsPair(mtu=1024, loss_ab=0.02, loss_ba=0.02, seed=9, pcap=d / "c.pcap", cqe=4,
+                         cap=QPCap(), recovery="irn")
+        t, qa = pair.t, pair.qa
+        src = pair.mr_a(1 << 18, e.IBV_ACCESS_LOCAL_WRITE)
+        dst = pair.mr_b(1 << 18, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+        qa.post_send(write_wr(1, src, dst, 1 << 18))
+        assert t.sim.wait_for(pair.cq_a, 1)[0].ok
         t.sim.close_capture()
         caps.append((d / "c.pcap").read_bytes())
     assert caps[0] == caps[1]
@@ -492,21 +441,16 @@ def test_irn_mixed_verbs_with_loss(ops: list[tuple[str, int]], mtu: int, loss: f
                                    seed: int, max_rd: int) -> None:
     """WRITE, SEND, READ and atomics mixed on one IRN QP under loss both ways (READ/atomics use
     the Go-Back-N fallback): every WR completes once, in order; memory and atomic results exact."""
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=4096, loss_ab=loss, loss_ba=loss, seed=seed)
-    ca, cb = Context(t.a), Context(t.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 64), CQ(cb, 64)
-    acc = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
-           | e.IBV_ACCESS_REMOTE_ATOMIC)
+    pair = VerbsPair(mtu=4096, loss_ab=loss, loss_ba=loss, seed=seed, cqe=64,
+                     cap=(QPCap(max_send_wr=16), QPCap(max_recv_wr=16)), path_mtu=mtu, psn_a=psn,
+                     recovery="irn", max_rd_atomic=max_rd, timeout=8)
+    t, cqa, cqb, qa, qb = pair.t, pair.cq_a, pair.cq_b, pair.qa, pair.qb
     region = 9216
-    a_mem, b_mem = MR(pa, region * len(ops), acc), MR(pb, region * len(ops), acc)
+    a_mem, b_mem = pair.mr_a(region * len(ops), ALL_REMOTE), pair.mr_b(region * len(ops), ALL_REMOTE)
     rng = np.random.default_rng(seed)
     a_mem.array[:] = rng.integers(0, 256, a_mem.length, dtype=np.uint8)
     b_mem.array[:] = rng.integers(0, 256, b_mem.length, dtype=np.uint8)
     a0, b0 = a_mem.array.copy(), b_mem.array.copy()
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=16)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_recv_wr=16)))
-    connect_qps(qa, qb, path_mtu=mtu, psn_a=psn, recovery="irn", max_rd_atomic=max_rd, timeout=8)
     want_a, want_b = a0.copy(), b0.copy()
     n_recv = 0
     for i, (kind, size) in enumerate(ops):
@@ -562,19 +506,13 @@ def long_write(recovery: str, p: float, seed: int = 11) -> dict[str, float]:
     completion time, as a fraction of the 100 Gb/s line rate; the header overhead caps it at
     1024/1106 = 0.926), and the requester's counters."""
     size, mtu = COMPARE_SIZE, gbn_eff.MTU
-    topo = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=mtu, loss_ab=p, seed=seed)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 1), CQ(cb, 1)
-    src = MR(pa, size, e.IBV_ACCESS_LOCAL_WRITE)
-    dst = MR(pb, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap()))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap()))
-    connect_qps(qa, qb, timeout=GBN_TIMEOUT, recovery=recovery)
-    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, size, src.lkey)])
-    wr.set_wr_rdma(dst.rkey, dst.buf)
-    qa.post_send(wr)
-    assert topo.sim.wait_for(cqa, 1, timeout=None)[0].ok
+    pair = VerbsPair(mtu=mtu, loss_ab=p, seed=seed, cqe=1, cap=QPCap(), timeout=GBN_TIMEOUT,
+                     recovery=recovery)
+    topo, qa = pair.t, pair.qa
+    src = pair.mr_a(size, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = pair.mr_b(size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    qa.post_send(write_wr(1, src, dst, size))
+    assert topo.sim.wait_for(pair.cq_a, 1, timeout=None)[0].ok
     st = qa.stats()
     t_s = topo.sim.now * 1e-12
     return {"efficiency": (size // mtu) / st["pkts_sent"], "goodput": size * 8 / t_s / gbn_eff.RATE,
@@ -617,23 +555,16 @@ def incast(recovery: str, pfc: bool, buffer: str = "1MB", n: int = 8) -> dict[st
     cfg = {"buffer": buffer, "lossless": (3,) if pfc else ()}
     topo = topology.incast(n, rate="100Gbps", delay="1us", mtu=1024, seed=1, switch_config=cfg)
     sim = topo.sim
-    ctx_r = Context(topo.receiver)
-    pd_r = PD(ctx_r)
-    cq_r = CQ(ctx_r, n)
-    dst = MR(pd_r, INCAST_SIZE * n, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    _, pd_r, cq_r = open_host(topo.receiver, n)
+    dst = mr(pd_r, INCAST_SIZE * n, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
     cqs, qps = [], []
     for i, h in enumerate(topo.senders):
-        ctx = Context(h)
-        pd = PD(ctx)
-        cq = CQ(ctx, 1)
-        src = MR(pd, INCAST_SIZE, e.IBV_ACCESS_LOCAL_WRITE)
-        src.array[:] = np.arange(INCAST_SIZE, dtype=np.uint32).astype(np.uint8) ^ (i + 1)
-        qp = QP(pd, QPInitAttr(scq=cq, rcq=cq, cap=QPCap()))
-        qr = QP(pd_r, QPInitAttr(scq=cq_r, rcq=cq_r, cap=QPCap()))
-        connect_qps(qp, qr, path_mtu=1024, timeout=INCAST_GBN_TIMEOUT, recovery=recovery)
-        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, INCAST_SIZE, src.lkey)])
-        wr.set_wr_rdma(dst.rkey, dst.buf + i * INCAST_SIZE)
-        qp.post_send(wr)
+        _, pd, cq = open_host(h, 1)
+        src = mr(pd, INCAST_SIZE, e.IBV_ACCESS_LOCAL_WRITE,
+                 fill=np.arange(INCAST_SIZE, dtype=np.uint32).astype(np.uint8) ^ (i + 1))
+        qp, _ = qp_pair(pd, cq, pd_r, cq_r, cap=QPCap(), path_mtu=1024, timeout=INCAST_GBN_TIMEOUT,
+                        recovery=recovery)
+        qp.post_send(write_wr(i, src, dst, INCAST_SIZE, roff=i * INCAST_SIZE))
         cqs.append(cq)
         qps.append(qp)
     for cq in cqs:

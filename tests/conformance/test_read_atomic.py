@@ -11,33 +11,20 @@ dropped on the link is still in the pcap.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from support import wire
+from support.verbs_pair import VerbsPair, random_bytes
+from support.wire import PSN_MOD, psn_add, timeout_ns
 
-import rdmasim
 from rdmasim import codec
 from rdmasim.capture import read_pcap
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    Context,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.verbs import MR, PD, QP, SGE, QPAttr, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
-PSN_MOD = 1 << 24
 RATE_BPS = 100e9
 DELAY_NS = 1000
 WIRE_OVERHEAD = 24  # FCS + preamble + inter-frame gap, counted in serialisation time
@@ -59,57 +46,27 @@ ALL_REMOTE = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCES
 U64 = (1 << 64) - 1
 
 
-def psn_add(psn: int, n: int) -> int:
-    return (psn + n) % PSN_MOD
-
-
-def timeout_ns(code: int) -> float:
-    return 4096.0 * (1 << code)
-
-
-@dataclass
-class Pkt:
-    t: int  # ns, when the sender started transmitting it
-    f: dict[str, Any]
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["f"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
+class Pkt(wire.Pkt):
     @property
     def arrival(self) -> float:
         """When its last bit reaches the far end (ns): start + serialisation + propagation."""
         return self.t + (codec.frame_len(self.f) + WIRE_OVERHEAD) * 8 / RATE_BPS * 1e9 + DELAY_NS
 
 
-class Pair:
+class Pair(VerbsPair):
     """Requester QP on host a, responder QP on host b, back to back at 100 Gb/s, 1 us."""
 
     def __init__(self, tmp_path: Path, *, mtu: int = 1024, psn: int = 0, max_rd_atomic: int = 1,
                  timeout: int = 8, retry_cnt: int = 7, rnr_retry: int = 7, size: int = 1 << 16,
                  n_wr: int = 64, access: int = ALL_REMOTE, seed: int = 5) -> None:
-        self.t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=mtu, seed=seed)
-        self.sim = self.t.sim
-        self.pcap = tmp_path / "cap.pcap"
-        self.sim.capture(str(self.pcap))
-        self.ctx_a, self.ctx_b = Context(self.t.a), Context(self.t.b)
-        self.pd_a, self.pd_b = PD(self.ctx_a), PD(self.ctx_b)
-        self.cq_a, self.cq_b = CQ(self.ctx_a, 4 * n_wr), CQ(self.ctx_b, 4 * n_wr)
-        rng = np.random.default_rng(seed)
-        self.loc = MR(self.pd_a, size, e.IBV_ACCESS_LOCAL_WRITE)
-        self.loc.array[:] = 0xEE
-        self.rem = MR(self.pd_b, size, ALL_REMOTE)
-        self.rem.array[:] = rng.integers(0, 256, size, dtype=np.uint8)
+        super().__init__(mtu=mtu, seed=seed, pcap=tmp_path / "cap.pcap", cqe=4 * n_wr,
+                         cap=QPCap(max_send_wr=n_wr, max_recv_wr=n_wr), path_mtu=mtu, psn_a=psn,
+                         timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry, min_rnr_timer=1,
+                         max_rd_atomic=max_rd_atomic, access=access)
+        self.loc = self.mr_a(size, e.IBV_ACCESS_LOCAL_WRITE, fill=0xEE)
+        self.rem = self.mr_b(size, ALL_REMOTE, fill=random_bytes(size, seed))
         self.rem0 = self.rem.array.copy()
-        self.rbuf = MR(self.pd_b, size, e.IBV_ACCESS_LOCAL_WRITE)
-        cap = QPCap(max_send_wr=n_wr, max_recv_wr=n_wr)
-        self.qa = QP(self.pd_a, QPInitAttr(scq=self.cq_a, rcq=self.cq_a, cap=cap))
-        self.qb = QP(self.pd_b, QPInitAttr(scq=self.cq_b, rcq=self.cq_b, cap=cap))
-        connect_qps(self.qa, self.qb, path_mtu=mtu, psn_a=psn, timeout=timeout,
-                    retry_cnt=retry_cnt, rnr_retry=rnr_retry, min_rnr_timer=1,
-                    max_rd_atomic=max_rd_atomic, access=access)
+        self.rbuf = self.mr_b(size, e.IBV_ACCESS_LOCAL_WRITE)
         self.mtu = mtu
         self.psn = psn
         self.n_posted = 0
@@ -182,9 +139,7 @@ class Pair:
         return [p for p in self.frames() if p.src_ip == self._ip("b")]
 
     def _ip(self, name: str) -> int:
-        host = self.t.a if name == "a" else self.t.b
-        a, b, c, d = (int(x) for x in host.ip.split("."))
-        return a << 24 | b << 16 | c << 8 | d
+        return self.ip(self.t.a if name == "a" else self.t.b)
 
     def local_u64(self, loff: int = 0) -> int:
         return int(self.loc.array[loff:loff + 8].view(np.uint64)[0])

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.verbs_pair import VerbsPair
 
 import rdmasim
 from rdmasim import trace as tr
 from rdmasim.capture import read_pcap
 from rdmasim.fabric import drops_pending
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim.verbs import SGE, QPCap, SendWR
 from rdmasim.verbs import enums as e
 
 ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ | \
@@ -20,24 +21,14 @@ ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REM
 ATOMIC_ACK = 0x12
 
 
-class Pair:
+class Pair(VerbsPair):
     def __init__(self, tmp_path: Path) -> None:
-        self.t = rdmasim.back_to_back(mtu=1024, seed=3)
-        self.sim = self.t.sim
-        self.pcap = tmp_path / "cap.pcap"
-        self.sim.capture(self.pcap)
-        ca, cb = Context(self.t.a), Context(self.t.b)
-        pa, pb = PD(ca), PD(cb)
-        self.cq = CQ(ca, 64)
-        cqb = CQ(cb, 64)
-        self.loc = MR(pa, 4096, e.IBV_ACCESS_LOCAL_WRITE)
-        self.rem = MR(pb, 4096, ACCESS)
-        self.rem.array[:] = 0
-        cap = QPCap(max_send_wr=16, max_recv_wr=16)
-        self.qa = QP(pa, QPInitAttr(scq=self.cq, rcq=self.cq, cap=cap))
-        self.qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=cap))
-        connect_qps(self.qa, self.qb, path_mtu=1024, psn_a=100, timeout=8, retry_cnt=7, max_rd_atomic=1,
-                    access=ACCESS)
+        super().__init__(mtu=1024, seed=3, pcap=tmp_path / "cap.pcap", cqe=64,
+                         cap=QPCap(max_send_wr=16, max_recv_wr=16), path_mtu=1024, psn_a=100, timeout=8,
+                         retry_cnt=7, max_rd_atomic=1, access=ACCESS)
+        self.cq = self.cq_a
+        self.loc = self.mr_a(4096, e.IBV_ACCESS_LOCAL_WRITE)
+        self.rem = self.mr_b(4096, ACCESS, fill=0)
         self.trace = self.sim.trace()
 
     def fetch_add(self, wr_id: int, off: int) -> None:

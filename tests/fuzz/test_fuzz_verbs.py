@@ -20,25 +20,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.verbs_pair import TwoHosts, gid_route, qp_pair, write_wr
 
 import rdmasim
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    AHAttr,
-    Context,
-    GlobalRoute,
-    PyverbsError,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim import verbs
+from rdmasim.errors import PyverbsError
+from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
 from rdmasim.verbs import enums as e
 
 # Values that break C conversions: negative, one past each unsigned width, floats, NaN, wrong types.
@@ -100,10 +87,8 @@ class Fuzzer:
                                  | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC) for pd in self.pds]
         self.qps: list[QP] = []
         for i in range(0, len(self.pds), 2):  # a connected pair per simulation to start from
-            pair = [QP(self.pds[k], QPInitAttr(scq=self.cqs[k], rcq=self.cqs[k], cap=QPCap(8, 8, 2, 2)))
-                    for k in (i, i + 1)]
-            connect_qps(*pair)
-            self.qps += pair
+            self.qps += qp_pair(self.pds[i], self.cqs[i], self.pds[i + 1], self.cqs[i + 1],
+                                cap=QPCap(8, 8, 2, 2))
 
     def draw(self, strategy: st.SearchStrategy[Any]) -> Any:
         return self.data.draw(strategy)
@@ -187,10 +172,10 @@ class Fuzzer:
             setattr(attr, field, self.draw(value(0, 8)))
         w = self.pick(self.worlds)
         attr.ah_attr = self.draw(st.sampled_from([
-            None, AHAttr(dest=self.pick(w.hosts)),
-            AHAttr(is_global=1, gr=GlobalRoute(dgid=self.pick(w.hosts).gid)),
-            AHAttr(gr=GlobalRoute(dgid=self.pick(w.hosts).gid)),
-            AHAttr(is_global=1, gr=GlobalRoute(dgid="::1"))]))
+            None, verbs.AHAttr(dest=self.pick(w.hosts)),
+            gid_route(self.pick(w.hosts).gid),
+            gid_route(self.pick(w.hosts).gid, is_global=0),
+            gid_route("::1")]))
         qp.modify(attr, self.draw(st.one_of(st.sampled_from([
             e.IBV_QP_STATE, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS,
             e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
@@ -263,19 +248,13 @@ class Fuzzer:
         """After everything: run each simulation on, then a fresh connection moves bytes."""
         for w in self.worlds:
             w.sim.run(w.sim.now + 200_000_000)  # bounded: QPs left retrying give up or keep waiting
-            ctx_a, ctx_b = Context(w.t.a), Context(w.t.b)
-            pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-            cq_a, cq_b = CQ(ctx_a, 8), CQ(ctx_b, 8)
-            qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a))
-            qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b))
-            connect_qps(qa, qb)
-            src = MR(pd_a, 64, e.IBV_ACCESS_LOCAL_WRITE)
+            h = TwoHosts(topology=w.t, cqe=8)
+            qa, _ = h.qp_pair()
+            src = h.mr_a(64, e.IBV_ACCESS_LOCAL_WRITE)
             src.write(bytes(range(64)))
-            dst = MR(pd_b, 64, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-            wr = SendWR(wr_id=77, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 64, src.lkey)])
-            wr.set_wr_rdma(dst.rkey, dst.buf)
-            qa.post_send(wr)
-            wcs = w.sim.wait_for(cq_a, 1, timeout="1ms")
+            dst = h.mr_b(64, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+            qa.post_send(write_wr(77, src, dst, 64))
+            wcs = w.sim.wait_for(h.cq_a, 1, timeout="1ms")
             assert [(c.wr_id, c.status) for c in wcs] == [(77, e.IBV_WC_SUCCESS)]
             assert dst.read(64) == bytes(range(64))
 

@@ -37,22 +37,10 @@ import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from support.verbs_pair import qp_pair
 
 import rdmasim
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    Context,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.verbs import CQ, MR, PD, SGE, Context, QPAttr, QPCap, RecvWR, SendWR, connect_qps
 from rdmasim.verbs import enums as e
 
 MTU = 256
@@ -140,8 +128,8 @@ class RdmaMachine(RuleBasedStateMachine):
         self.scq_b = CQ(ctx_b, 16)
         self.rcq = CQ(ctx_b, 8192)
         cap = QPCap(max_send_wr=64, max_recv_wr=64)
-        self.qa = QP(self.pd["a"], QPInitAttr(scq=self.scq, rcq=self.rcq_a, cap=cap, sq_sig_all=0))
-        self.qb = QP(self.pd["b"], QPInitAttr(scq=self.scq_b, rcq=self.rcq, cap=cap, sq_sig_all=0))
+        self.qa, self.qb = qp_pair(self.pd["a"], (self.scq, self.rcq_a), self.pd["b"], (self.scq_b, self.rcq),
+                                   cap=cap, sq_sig_all=0, connect=False)
         self.mrs: list[ModelMR] = []
         self.mem: list[np.ndarray] = []  # the model's bytes of every region ever registered
         self.rng = np.random.default_rng(1)

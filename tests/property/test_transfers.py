@@ -15,21 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.verbs_pair import VerbsPair, random_bytes
 
-import rdmasim
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    Context,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.verbs import SGE, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 MTUS = (256, 512, 1024, 2048, 4096)
@@ -110,12 +98,11 @@ def scenarios(draw, max_msgs: int = 4, max_size: int = MAX_MSG):
 
 # ---- the transfer ----
 def run_transfer(mtu, msgs, psn_a, psn_b, loss_ab, loss_ba, seed, timeout=10, **connect):
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=4096, loss_ab=loss_ab,
-                             loss_ba=loss_ba, seed=seed)
-    ctx_a, ctx_b = Context(t.a), Context(t.b)
-    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
     n = len(msgs)
-    cq_a, cq_b = CQ(ctx_a, 4 * n + 8), CQ(ctx_b, 4 * n + 8)
+    pair = VerbsPair(mtu=4096, loss_ab=loss_ab, loss_ba=loss_ba, seed=seed, cqe=4 * n + 8,
+                     cap=(QPCap(max_send_wr=n, max_recv_wr=1), QPCap(max_send_wr=1, max_recv_wr=n)),
+                     path_mtu=mtu, psn_a=psn_a, psn_b=psn_b, timeout=timeout, retry_cnt=7, **connect)
+    t, cq_a, cq_b, qa, qb = pair.t, pair.cq_a, pair.cq_b, pair.qa, pair.qb
 
     # Layout: message i reads src[s_off[i]:+size]; it lands at dst[d_off[i]:+size], followed by
     # recv_slack (SEND receive buffers are larger than the message) and gap guard bytes.
@@ -126,16 +113,9 @@ def run_transfer(mtu, msgs, psn_a, psn_b, loss_ab, loss_ba, seed, timeout=10, **
         d_off.append(d_total)
         s_total += m.size
         d_total += m.size + m.recv_slack + m.gap
-    rng = np.random.default_rng(seed)
-    src = MR(pd_a, max(s_total, 1), e.IBV_ACCESS_LOCAL_WRITE)
-    src.array[:] = rng.integers(0, 256, src.length, dtype=np.uint8)
+    src = pair.mr_a(max(s_total, 1), e.IBV_ACCESS_LOCAL_WRITE, fill=random_bytes(max(s_total, 1), seed))
     src_copy = src.array.copy()
-    dst = MR(pd_b, max(d_total, 1), e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    dst.array[:] = GUARD
-
-    qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=n, max_recv_wr=1)))
-    qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_send_wr=1, max_recv_wr=n)))
-    connect_qps(qa, qb, path_mtu=mtu, psn_a=psn_a, psn_b=psn_b, timeout=timeout, retry_cnt=7, **connect)
+    dst = pair.mr_b(max(d_total, 1), e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE, fill=GUARD)
 
     recv_ids = []
     for i, m in enumerate(msgs):

@@ -4,14 +4,11 @@ QP's move to RESET leaves its completions in the CQ, as rxe."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
+from support.pyverbs_pair import ah_to, ud_qp
 
-import rdmasim.pyverbs as rp
 from rdmasim.errors import PyverbsRDMAError
 from rdmasim.pyverbs import libibverbs_enums as e
-from rdmasim.pyverbs.addr import AH, AHAttr, GlobalRoute
 from rdmasim.pyverbs.cq import CQ
 from rdmasim.pyverbs.device import Context
 from rdmasim.pyverbs.mr import MR
@@ -22,22 +19,14 @@ from rdmasim.pyverbs.wr import SGE, RecvWR, SendWR
 QKEY = 0x1234
 
 
-@pytest.fixture(autouse=True)
-def _fresh_devices() -> Iterator[None]:
-    rp.reset()
-    yield
-    rp.reset()
-
-
 def _ud_sender(cqe: int) -> tuple[Context, CQ, QP, SendWR]:
     """A UD QP on rxe0 whose send CQ has ``cqe`` entries, and a signaled SEND to rxe1."""
     ctx0, ctx1 = Context(name="rxe0"), Context(name="rxe1")
     pd0, pd1 = PD(ctx0), PD(ctx1)
     cq0, cq1 = CQ(ctx0, cqe), CQ(ctx1, 8)
-    q0 = QP(pd0, QPInitAttr(scq=cq0, rcq=cq0, cap=QPCap(max_send_wr=16, max_recv_wr=4)), QPAttr(qkey=QKEY))
-    q1 = QP(pd1, QPInitAttr(scq=cq1, rcq=cq1, cap=QPCap(max_send_wr=4, max_recv_wr=4)), QPAttr(qkey=QKEY))
+    q0, q1 = ud_qp(pd0, cq0, QKEY, max_send_wr=16), ud_qp(pd1, cq1, QKEY)
     mr = MR(pd0, 64, e.IBV_ACCESS_LOCAL_WRITE)
-    ah = AH(pd0, attr=AHAttr(gr=GlobalRoute(dgid=ctx1.query_gid(1, 0)), is_global=1, port_num=1))
+    ah = ah_to(pd0, ctx1)
     wr = SendWR(opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(mr.buf, 8, mr.lkey)],
                 send_flags=e.IBV_SEND_SIGNALED)
     wr.set_wr_ud(ah, q1.qp_num, QKEY)

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import ctypes
 import errno
-from collections.abc import Iterator
 
 import pytest
 
-import rdmasim.pyverbs as rp
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs import libibverbs_enums as e
 from rdmasim.pyverbs import mem_alloc
@@ -23,13 +21,6 @@ from rdmasim.pyverbs.wr import SGE, SendWR
 from rdmasim.verbs import connect_qps
 
 RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
-
-
-@pytest.fixture(autouse=True)
-def _fresh_devices() -> Iterator[None]:
-    rp.reset()
-    yield
-    rp.reset()
 
 
 def _rc_pair() -> tuple[PD, PD, CQ, QP]:

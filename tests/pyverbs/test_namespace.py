@@ -10,7 +10,6 @@ import ipaddress
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,13 +69,6 @@ def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     return env
-
-
-@pytest.fixture(autouse=True)
-def _fresh_devices() -> Iterator[None]:
-    rp.reset()
-    yield
-    rp.reset()
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -4,54 +4,37 @@ shortcuts, ``query`` returning the caps, and ``query_data_in_order`` as rxe answ
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
+from support.pyverbs_pair import ah_to, poll, ud_qp
 
-import rdmasim.pyverbs as rp
 from rdmasim.errors import PyverbsRDMAError
 from rdmasim.pyverbs import libibverbs_enums as e
-from rdmasim.pyverbs.addr import AH, AHAttr, GlobalRoute
+from rdmasim.pyverbs.addr import AH, AHAttr
 from rdmasim.pyverbs.cq import CQ
 from rdmasim.pyverbs.device import Context
 from rdmasim.pyverbs.mr import MR
 from rdmasim.pyverbs.pd import PD
-from rdmasim.pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from rdmasim.pyverbs.qp import QP, QPInitAttr
 from rdmasim.pyverbs.wr import SGE, RecvWR, SendWR
 
 QKEY = 0x1234
-
-
-@pytest.fixture(autouse=True)
-def _fresh_devices() -> Iterator[None]:
-    rp.reset()
-    yield
-    rp.reset()
-
-
-def _ud_qp(ctx: Context, pd: PD, cq: CQ) -> QP:
-    init = QPInitAttr(scq=cq, rcq=cq, cap=QPCap(max_send_wr=4, max_recv_wr=4))  # pyverbs default: UD
-    return QP(pd, init, QPAttr(qkey=QKEY))
 
 
 def test_ud_qp_created_with_an_attr_is_in_rts_and_sends_through_a_namespace_ah() -> None:
     ctx0, ctx1 = Context(name="rxe0"), Context(name="rxe1")
     pd0, pd1 = PD(ctx0), PD(ctx1)
     cq0, cq1 = CQ(ctx0, 8), CQ(ctx1, 8)
-    q0, q1 = _ud_qp(ctx0, pd0, cq0), _ud_qp(ctx1, pd1, cq1)
+    q0, q1 = ud_qp(pd0, cq0, QKEY), ud_qp(pd1, cq1, QKEY)
     assert q0.qp_state == e.IBV_QPS_RTS and q1.qp_state == e.IBV_QPS_RTS
     src = MR(pd0, 256, e.IBV_ACCESS_LOCAL_WRITE)
     src.write(bytes(range(64)), 64)
     dst = MR(pd1, 256, e.IBV_ACCESS_LOCAL_WRITE)
     q1.post_recv(RecvWR(wr_id=2, num_sge=1, sg=[SGE(dst.buf, 40 + 64, dst.lkey)]))
-    gid = ctx1.query_gid(1, 0)
-    ah = AH(pd0, attr=AHAttr(gr=GlobalRoute(dgid=gid), is_global=1, port_num=1))
+    ah = ah_to(pd0, ctx1)
     wr = SendWR(wr_id=1, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(src.buf, 64, src.lkey)])
     wr.set_wr_ud(ah, q1.qp_num, QKEY)
     q0.post_send(wr)
-    n, wcs = 0, []
-    while n == 0:  # busy polling advances simulated time
-        n, wcs = cq1.poll()
+    wcs = poll(cq1)
     assert wcs[0].status == e.IBV_WC_SUCCESS and wcs[0].byte_len == 40 + 64
     assert wcs[0].src_qp == q0.qp_num
     assert bytes(dst.read(64, 40)) == bytes(range(64))

@@ -8,12 +8,11 @@ import ctypes
 import errno
 import importlib
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.pyverbs_pair import poll, qpex_loopback
 
-import rdmasim.pyverbs as rp
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs import libibverbs_enums as e
 from rdmasim.pyverbs import mem_alloc
@@ -36,13 +35,6 @@ def _needs() -> list[tuple[str, list[str]]]:
         wanted = [] if names.strip().startswith("(") else [n.strip() for n in names.split(",")]
         out.append((mod.strip(), wanted))
     return out
-
-
-@pytest.fixture(autouse=True)
-def _fresh_devices() -> Iterator[None]:
-    rp.reset()
-    yield
-    rp.reset()
 
 
 @pytest.mark.parametrize(("module", "names"), _needs(), ids=[m for m, _ in _needs()])
@@ -109,28 +101,9 @@ def test_unemulated_qp_type_is_eopnotsupp() -> None:
     assert exc.value.error_code == errno.EOPNOTSUPP
 
 
-def _rc_pair(send_ops: int) -> tuple[Context, QPEx, QP, CQ, CQ, PD]:
-    ctx = Context(name="rxe0")
-    pd = PD(ctx)
-    scq, rcq = CQ(ctx, 16), CQ(ctx, 16)
-    attr = QPInitAttrEx(qp_type=e.IBV_QPT_RC, scq=scq, rcq=scq, cap=QPCap(max_send_wr=8, max_recv_wr=8),
-                        pd=pd, comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-                        send_ops_flags=send_ops)
-    qpex = QPEx(ctx, attr)
-    peer = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=rcq, rcq=rcq, cap=QPCap(max_recv_wr=8)))
-    connect_qps(qpex, peer)  # two QPs of one device: loopback through its port
-    return ctx, qpex, peer, scq, rcq, pd
-
-
-def _poll(cq: CQ) -> list:
-    n, wcs = 0, []
-    while n == 0:
-        n, wcs = cq.poll()
-    return wcs
-
-
 def test_qpex_posts_a_batch_with_host_order_immediate() -> None:
-    ctx, qpex, peer, scq, rcq, pd = _rc_pair(e.IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | e.IBV_QP_EX_WITH_SEND)
+    ctx, pd, qpex, peer, scq, rcq = qpex_loopback(e.IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM
+                                                  | e.IBV_QP_EX_WITH_SEND)
     src = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
     dst = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
     src.write(b"qpex-data")
@@ -140,9 +113,9 @@ def test_qpex_posts_a_batch_with_host_order_immediate() -> None:
     qpex.wr_rdma_write_imm(dst.rkey, dst.buf, 0xAABBCCDD)
     qpex.wr_set_sge(SGE(src.buf, 9, src.lkey))
     qpex.wr_complete()
-    (swc,) = _poll(scq)
+    (swc,) = poll(scq)
     assert swc.status == e.IBV_WC_SUCCESS and swc.wr_id == 0x123
-    (rwc,) = _poll(rcq)
+    (rwc,) = poll(rcq)
     assert rwc.status == e.IBV_WC_SUCCESS and socket.ntohl(rwc.imm_data) == 0xAABBCCDD
     assert dst.read(9, 0) == b"qpex-data"
     qpex.wr_start()

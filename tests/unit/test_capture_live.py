@@ -8,27 +8,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.verbs_pair import VerbsPair
 
 from rdmasim.capture import read_records
-from rdmasim.topology import back_to_back
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim.verbs import CQ, MR, QP, SGE, QPCap, SendWR
 from rdmasim.verbs import enums as e
 
 TSHARK = shutil.which("tshark")
 
 
 def _pair(path: Path) -> tuple[object, QP, CQ, MR, MR]:
-    topo = back_to_back(mtu=1024, seed=1)
-    topo.sim.capture(str(path))
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cq, cq_b = CQ(ca, 8), CQ(cb, 8)
-    src = MR(pa, 64 * 1024, e.IBV_ACCESS_LOCAL_WRITE)
-    dst = MR(pb, 64 * 1024, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cq, rcq=cq, cap=QPCap(max_send_wr=8)))
-    qb = QP(pb, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_recv_wr=8)))
-    connect_qps(qa, qb)
-    return topo, qa, cq, src, dst
+    p = VerbsPair(mtu=1024, seed=1, pcap=path, cqe=8, cap=(QPCap(max_send_wr=8), QPCap(max_recv_wr=8)))
+    src = p.mr_a(64 * 1024, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = p.mr_b(64 * 1024, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    return p.t, p.qa, p.cq_a, src, dst
 
 
 def _write(qp: QP, src: MR, dst: MR, n: int, wr_id: int) -> None:

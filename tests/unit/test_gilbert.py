@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.verbs_pair import VerbsPair, write_wr
 
 import rdmasim
 from rdmasim.trace import DROP, TX
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim.verbs import QPCap
 from rdmasim.verbs import enums as e
 
 
@@ -16,19 +17,12 @@ def test_loss_rate_and_burst_length() -> None:
     topo = rdmasim.back_to_back(mtu=1024, seed=5)
     topo.link.ab.set_gilbert_elliott(p_gb, p_bg)
     trace = topo.sim.trace()
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 4), CQ(cb, 4)
+    p = VerbsPair(topology=topo, cqe=4, cap=QPCap(), timeout=8)
     size = 64 << 20
-    src = MR(pa, size, e.IBV_ACCESS_LOCAL_WRITE)
-    dst = MR(pb, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap()))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap()))
-    connect_qps(qa, qb, timeout=8)
-    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, size, src.lkey)])
-    wr.set_wr_rdma(dst.rkey, dst.buf)
-    qa.post_send(wr)
-    assert topo.sim.wait_for(cqa, 1, timeout="10s")[0].ok
+    src = p.mr_a(size, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = p.mr_b(size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    p.qa.post_send(write_wr(1, src, dst, size))
+    assert topo.sim.wait_for(p.cq_a, 1, timeout="10s")[0].ok
     rec = trace.to_numpy()
     ab = rec[(rec["link"] == topo.link.ab.link_id) & np.isin(rec["kind"], (TX, DROP))]
     # per transmitted frame: was it dropped? (a DROP record follows its TX record)

@@ -5,11 +5,11 @@
 from __future__ import annotations
 
 import pytest
+from support.verbs_pair import VerbsPair
 
-import rdmasim
 from rdmasim import ladder
 from rdmasim import trace as tr
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim.verbs import SGE, QPCap, SendWR
 from rdmasim.verbs import enums as e
 
 
@@ -24,14 +24,9 @@ def test_retransmit_timer_bar_lasts_the_qp_timeout(timeout: int) -> None:
 
 
 def _rnr_trace(timer: int) -> tr.Trace:
-    topo = rdmasim.back_to_back(mtu=1024)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 4), CQ(cb, 4)
-    src = MR(pa, 64, e.IBV_ACCESS_LOCAL_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=2)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb))
-    connect_qps(qa, qb, rnr_retry=1, min_rnr_timer=timer)
+    p = VerbsPair(mtu=1024, cqe=4, cap=(QPCap(max_send_wr=2), None), rnr_retry=1, min_rnr_timer=timer)
+    topo, qa = p.t, p.qa
+    src = p.mr_a(64, e.IBV_ACCESS_LOCAL_WRITE)
     trace = topo.sim.trace()
     qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(src.buf, 16, src.lkey)]))
     topo.sim.run_until_idle()

@@ -168,18 +168,15 @@ def test_html_has_each_frames_headers_and_needs_no_network(long_trace: tr.Trace,
 @pytest.mark.parametrize(("rnr_retry", "says"), [(7, "rnr_retry 7 = infinite"),
                                                   (3, "2 RNR retries left")])
 def test_rnr_wait_is_decoded(rnr_retry: int, says: str) -> None:
-    import rdmasim
-    from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
+    from support.verbs_pair import VerbsPair
+
+    from rdmasim.verbs import SGE, QPCap, RecvWR, SendWR
     from rdmasim.verbs import enums as e
 
-    topo = rdmasim.back_to_back(mtu=1024, seed=1)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 8), CQ(cb, 8)
-    src, dst = MR(pa, 64, e.IBV_ACCESS_LOCAL_WRITE), MR(pb, 64, e.IBV_ACCESS_LOCAL_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=4)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_recv_wr=4)))
-    connect_qps(qa, qb, rnr_retry=rnr_retry, min_rnr_timer=1)
+    p = VerbsPair(mtu=1024, seed=1, cqe=8, cap=(QPCap(max_send_wr=4), QPCap(max_recv_wr=4)),
+                  rnr_retry=rnr_retry, min_rnr_timer=1)
+    topo, qa, qb, cqa = p.t, p.qa, p.qb, p.cq_a
+    src, dst = p.mr_a(64, e.IBV_ACCESS_LOCAL_WRITE), p.mr_b(64, e.IBV_ACCESS_LOCAL_WRITE)
     trace = topo.sim.trace()
     qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(src.buf, 16, src.lkey)]))
     topo.sim.run("15us")

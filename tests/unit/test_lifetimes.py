@@ -6,22 +6,16 @@ from __future__ import annotations
 import errno
 
 import pytest
+from support.verbs_pair import VerbsPair
 
-import rdmasim
 from rdmasim.errors import PyverbsRDMAError
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
+from rdmasim.verbs import MR, SGE, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 
 def pair(timeout: int = 10):
-    topo = rdmasim.back_to_back(mtu=1024)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 64), CQ(cb, 64)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
-    connect_qps(qa, qb, timeout=timeout)
-    return topo, (ca, pa, cqa, qa), (cb, pb, cqb, qb)
+    p = VerbsPair(mtu=1024, cqe=64, cap=QPCap(max_send_wr=8, max_recv_wr=8), timeout=timeout)
+    return p.t, (p.ctx_a, p.pd_a, p.cq_a, p.qa), (p.ctx_b, p.pd_b, p.cq_b, p.qb)
 
 
 def test_pd_and_context_close_their_children_first() -> None:

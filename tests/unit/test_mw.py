@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.verbs_pair import VerbsPair
 
-import rdmasim
 from rdmasim.capture import read_pcap
 from rdmasim.errors import PyverbsRDMAError
 from rdmasim.verbs import (
@@ -34,23 +34,15 @@ LW = e.IBV_ACCESS_LOCAL_WRITE
 IBV_WC_WITH_INV = 8  # verbs.h ibv_wc_flags
 
 
-class Pair:
+class Pair(VerbsPair):
     """Two connected RC QPs; b's 256-byte region may be bound to windows."""
 
     def __init__(self, tmp_path: Path | None = None) -> None:
-        self.t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=1024, seed=3)
-        if tmp_path is not None:
-            self.t.sim.capture(str(tmp_path / "cap.pcap"))
-        ctx_a, ctx_b = Context(self.t.a), Context(self.t.b)
-        self.pd_a, self.pd_b = PD(ctx_a), PD(ctx_b)
-        self.cq_a, self.cq_b = CQ(ctx_a, 32), CQ(ctx_b, 32)
-        cap = QPCap(max_send_wr=8, max_recv_wr=8)
-        self.qa = QP(self.pd_a, QPInitAttr(scq=self.cq_a, rcq=self.cq_a, cap=cap))
-        self.qb = QP(self.pd_b, QPInitAttr(scq=self.cq_b, rcq=self.cq_b, cap=cap))
-        connect_qps(self.qa, self.qb)
-        self.src = MR(self.pd_a, 256, LW)
+        super().__init__(mtu=1024, seed=3, pcap=None if tmp_path is None else tmp_path / "cap.pcap", cqe=32,
+                         cap=QPCap(max_send_wr=8, max_recv_wr=8))
+        self.src = self.mr_a(256, LW)
         self.src.write(b"\x42" * 256)
-        self.dst = MR(self.pd_b, 256, LW | e.IBV_ACCESS_MW_BIND)
+        self.dst = self.mr_b(256, LW | e.IBV_ACCESS_MW_BIND)
 
     def run(self) -> None:
         self.t.sim.run_until_idle()
@@ -273,13 +265,8 @@ def test_window_types() -> None:
 
 
 def test_local_operations_are_refused_where_they_are_not_emulated() -> None:
-    t = rdmasim.back_to_back(seed=3)
-    ctx_a, ctx_b = Context(t.a), Context(t.b)
-    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-    cq_a, cq_b = CQ(ctx_a, 8), CQ(ctx_b, 8)
-    qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
-    qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
-    connect_qps(qa, qb, recovery="irn")
+    p = VerbsPair(seed=3, cqe=8, cap=QPCap(max_send_wr=4, max_recv_wr=4), recovery="irn")
+    qa = p.qa
     assert qa.inspect()["recovery"] == "irn"
     for op in (e.IBV_WR_LOCAL_INV, e.IBV_WR_SEND_WITH_INV):
         with pytest.raises(PyverbsRDMAError, match="IRN"):

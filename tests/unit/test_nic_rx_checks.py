@@ -9,27 +9,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.verbs_pair import VerbsPair
 
 import rdmasim
 from rdmasim.capture import read_pcap
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
+from rdmasim.verbs import MR, PD, SGE, Context, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 
 
 def pair(tmp_path: Path | None = None):
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=1024, seed=3)
-    if tmp_path is not None:
-        t.sim.capture(str(tmp_path / "cap.pcap"))
-    ctx_a, ctx_b = Context(t.a), Context(t.b)
-    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-    cq_a, cq_b = CQ(ctx_a, 16), CQ(ctx_b, 16)
-    cap = QPCap(max_send_wr=4, max_recv_wr=4)
-    qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=cap))
-    qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=cap))
-    connect_qps(qa, qb)
-    return t, pd_a, pd_b, cq_a, cq_b, qa, qb
+    p = VerbsPair(mtu=1024, seed=3, pcap=None if tmp_path is None else tmp_path / "cap.pcap", cqe=16,
+                  cap=QPCap(max_send_wr=4, max_recv_wr=4))
+    return p.t, p.pd_a, p.pd_b, p.cq_a, p.cq_b, p.qa, p.qb
 
 
 def test_lkey_of_a_pd_of_a_second_context_is_loc_prot_err() -> None:

@@ -8,6 +8,7 @@ import errno
 from typing import Any
 
 import pytest
+from support.verbs_pair import VerbsPair
 
 import rdmasim
 from rdmasim.errors import PyverbsError, PyverbsRDMAError
@@ -16,17 +17,11 @@ from rdmasim.verbs import enums as e
 
 
 def rc_pair(topo: Any = None) -> Any:
-    topo = topo or rdmasim.back_to_back(mtu=1024)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 64), CQ(cb, 64)
-    cap = QPCap(max_send_wr=8, max_recv_wr=8)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=cap))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=cap))
-    connect_qps(qa, qb)
-    mra = MR(pa, 4096, e.IBV_ACCESS_LOCAL_WRITE)
-    mrb = MR(pb, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    return topo, (ca, pa, cqa, qa, mra), (cb, pb, cqb, qb, mrb)
+    p = VerbsPair(topology=topo or rdmasim.back_to_back(mtu=1024), cqe=64,
+                  cap=QPCap(max_send_wr=8, max_recv_wr=8))
+    mra = p.mr_a(4096, e.IBV_ACCESS_LOCAL_WRITE)
+    mrb = p.mr_b(4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    return p.t, (p.ctx_a, p.pd_a, p.cq_a, p.qa, mra), (p.ctx_b, p.pd_b, p.cq_b, p.qb, mrb)
 
 
 def busy_poll(cq: CQ, limit: int = 10_000) -> list:

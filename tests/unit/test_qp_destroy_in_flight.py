@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.verbs_pair import VerbsPair
 
 import rdmasim
 from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
@@ -17,14 +18,9 @@ SIZE = 64 * 1024
 
 
 def _pair() -> tuple[rdmasim.topology.BackToBack, Context, Context, PD, PD, CQ, CQ, QP, QP]:
-    t = rdmasim.back_to_back(rate="10Gbps", delay="2us", mtu=1024, seed=5)
-    ca, cb = Context(t.a), Context(t.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 64), CQ(cb, 64)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_send_wr=8, max_recv_wr=8)))
-    connect_qps(qa, qb)
-    return t, ca, cb, pa, pb, cqa, cqb, qa, qb
+    p = VerbsPair(rate="10Gbps", delay="2us", mtu=1024, seed=5, cqe=64,
+                  cap=QPCap(max_send_wr=8, max_recv_wr=8))
+    return p.t, p.ctx_a, p.ctx_b, p.pd_a, p.pd_b, p.cq_a, p.cq_b, p.qa, p.qb
 
 
 @pytest.mark.parametrize("opcode", [e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_READ])

@@ -6,9 +6,11 @@ import json
 import pickle
 from html.parser import HTMLParser
 
+from support.verbs_pair import VerbsPair, write_wr
+
 from rdmasim import topology
 from rdmasim.report import Report
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim.verbs import QPCap
 from rdmasim.verbs import enums as e
 
 
@@ -34,20 +36,12 @@ class _Cells(HTMLParser):
 
 
 def _qp_stats() -> dict[str, int]:
-    topo = topology.back_to_back(mtu=1024, loss_ab=0.05, seed=2)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cq, cq_b = CQ(ca, 4), CQ(cb, 4)
-    src = MR(pa, 64 * 1024, e.IBV_ACCESS_LOCAL_WRITE)
-    dst = MR(pb, 64 * 1024, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    qa = QP(pa, QPInitAttr(scq=cq, rcq=cq, cap=QPCap(max_send_wr=4)))
-    qb = QP(pb, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_recv_wr=4)))
-    connect_qps(qa, qb)
-    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 64 * 1024, src.lkey)])
-    wr.set_wr_rdma(dst.rkey, dst.buf)
-    qa.post_send(wr)
-    assert topo.sim.wait_for(cq, 1)[0].ok
-    return qa.stats()
+    p = VerbsPair(mtu=1024, loss_ab=0.05, seed=2, cqe=4, cap=(QPCap(max_send_wr=4), QPCap(max_recv_wr=4)))
+    src = p.mr_a(64 * 1024, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = p.mr_b(64 * 1024, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    p.qa.post_send(write_wr(1, src, dst, 64 * 1024))
+    assert p.sim.wait_for(p.cq_a, 1)[0].ok
+    return p.qa.stats()
 
 
 def test_qp_stats_is_a_dict_that_prints_as_a_table() -> None:

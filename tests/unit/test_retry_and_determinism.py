@@ -14,21 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.verbs_pair import VerbsPair, random_bytes
 
 import rdmasim
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    Context,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.verbs import MR, PD, SGE, Context, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 PS_PER_US = 1_000_000
@@ -39,29 +28,19 @@ def timeout_ps(timeout: int) -> int:
     return 4_096_000 * 2**timeout
 
 
-class Pair:
+class Pair(VerbsPair):
     """Two connected RC QPs a->b over a back_to_back link with MRs of ``size`` bytes."""
 
     def __init__(self, *, size=4096, n=8, mtu=1024, loss_ab=0.0, loss_ba=0.0, seed=1,
                  timeout=10, retry_cnt=7, psn_a=0, sq_sig_all=1, sim=None, names=("a", "b"),
                  pcap=None):
-        self.t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=mtu, loss_ab=loss_ab,
-                                      loss_ba=loss_ba, seed=seed, sim=sim, names=names)
-        self.sim = self.t.sim
-        if pcap is not None:
-            self.sim.capture(pcap)
-        ctx_a, ctx_b = Context(self.t.a), Context(self.t.b)
-        pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-        self.cq_a, self.cq_b = CQ(ctx_a, 4 * n + 8), CQ(ctx_b, 4 * n + 8)
-        self.src = MR(pd_a, size, e.IBV_ACCESS_LOCAL_WRITE)
-        self.src.array[:] = np.random.default_rng(12345).integers(0, 256, size, dtype=np.uint8)
-        self.dst = MR(pd_b, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-        self.qa = QP(pd_a, QPInitAttr(scq=self.cq_a, rcq=self.cq_a, cap=QPCap(max_send_wr=n),
-                                      sq_sig_all=sq_sig_all))
-        self.qb = QP(pd_b, QPInitAttr(scq=self.cq_b, rcq=self.cq_b,
-                                      cap=QPCap(max_send_wr=n, max_recv_wr=n)))
-        connect_qps(self.qa, self.qb, path_mtu=mtu, psn_a=psn_a, timeout=timeout,
-                    retry_cnt=retry_cnt)
+        super().__init__(mtu=mtu, loss_ab=loss_ab, loss_ba=loss_ba, seed=seed, sim=sim, names=names,
+                         pcap=pcap, cqe=4 * n + 8,
+                         cap=(QPCap(max_send_wr=n), QPCap(max_send_wr=n, max_recv_wr=n)),
+                         sq_sig_all=(sq_sig_all, 1), path_mtu=mtu, psn_a=psn_a, timeout=timeout,
+                         retry_cnt=retry_cnt)
+        self.src = self.mr_a(size, e.IBV_ACCESS_LOCAL_WRITE, fill=random_bytes(size, 12345))
+        self.dst = self.mr_b(size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
 
     def write(self, wr_id, off, length, flags=e.IBV_SEND_SIGNALED, op=e.IBV_WR_RDMA_WRITE):
         wr = SendWR(wr_id=wr_id, opcode=op, sg=[SGE(self.src.buf + off, length, self.src.lkey)],
@@ -215,7 +194,7 @@ def lossy_run(tmp_path, seed, name, loss=0.02):
 
 _RUN_IN_CHILD = """
 import json, pathlib, sys
-sys.path.insert(0, {testdir!r})
+sys.path[:0] = [{testdir!r}, {tests!r}]  # this file's folder, and tests/ for support/
 from test_retry_and_determinism import lossy_run
 h, n, s = lossy_run(pathlib.Path({tmp!r}), {seed}, {name!r})
 print(json.dumps([h, n, s], sort_keys=True))
@@ -224,7 +203,8 @@ print(json.dumps([h, n, s], sort_keys=True))
 
 def lossy_run_in_fresh_process(tmp_path, seed, name):
     """The same lossy run in a new interpreter (a user re-running a script)."""
-    code = _RUN_IN_CHILD.format(testdir=str(Path(__file__).parent), tmp=str(tmp_path), seed=seed,
+    here = Path(__file__).parent
+    code = _RUN_IN_CHILD.format(testdir=str(here), tests=str(here.parent), tmp=str(tmp_path), seed=seed,
                                 name=name)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          cwd=str(Path(__file__).parents[2]), timeout=120)

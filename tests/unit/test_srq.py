@@ -9,28 +9,23 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from support.verbs_pair import TwoHosts
 
 import rdmasim
 from rdmasim.verbs import (
-    AH,
     CQ,
     MR,
     PD,
     QP,
     SGE,
     SRQ,
-    AHAttr,
-    Context,
-    GlobalRoute,
     PyverbsRDMAError,
     QPAttr,
     QPCap,
-    QPInitAttr,
     RecvWR,
     SendWR,
     SrqAttr,
     SrqInitAttr,
-    connect_qps,
 )
 from rdmasim.verbs import enums as e
 
@@ -53,22 +48,16 @@ class Env:
 
 
 def make_env(n: int = 2, max_wr: int = 8, rnr_retry: int = 7) -> Env:
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", seed=3)
-    ctx_a, ctx_b = Context(t.a), Context(t.b)
-    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-    cq_a, cq_b = CQ(ctx_a, 64), CQ(ctx_b, 64)
-    srq = SRQ(pd_b, SrqInitAttr(SrqAttr(max_wr=max_wr, max_sge=2)))
+    h = TwoHosts(seed=3)
+    srq = SRQ(h.pd_b, SrqInitAttr(SrqAttr(max_wr=max_wr, max_sge=2)))
     qa, qb = [], []
     for _ in range(n):
-        a = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=8)))
-        b = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, srq=srq, cap=QPCap(max_send_wr=8)))
-        connect_qps(a, b, rnr_retry=rnr_retry, min_rnr_timer=1)
+        a, b = h.qp_pair(cap=QPCap(max_send_wr=8), srq_b=srq, rnr_retry=rnr_retry, min_rnr_timer=1)
         qa.append(a)
         qb.append(b)
-    src = MR(pd_a, 8192, e.IBV_ACCESS_LOCAL_WRITE)
-    src.array[:] = (np.arange(8192) * 13 + 1).astype(np.uint8)
-    dst = MR(pd_b, 8192, e.IBV_ACCESS_LOCAL_WRITE)
-    return Env(t, pd_b, cq_a, cq_b, srq, qa, qb, src, dst)
+    src = h.mr_a(8192, e.IBV_ACCESS_LOCAL_WRITE, fill=(np.arange(8192) * 13 + 1).astype(np.uint8))
+    dst = h.mr_b(8192, e.IBV_ACCESS_LOCAL_WRITE)
+    return Env(h.t, h.pd_b, h.cq_a, h.cq_b, srq, qa, qb, src, dst)
 
 
 def srq_recv(env: Env, wr_id: int, off: int, length: int = 1024) -> None:
@@ -131,24 +120,16 @@ def test_qp_error_leaves_the_srq_wqes_for_other_qps() -> None:
 
 
 def test_ud_qp_with_an_srq() -> None:
-    t = rdmasim.back_to_back(seed=4)
-    ctx_a, ctx_b = Context(t.a), Context(t.b)
-    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-    cq_a, cq_b = CQ(ctx_a, 8), CQ(ctx_b, 8)
-    srq = SRQ(pd_b, SrqInitAttr(SrqAttr(max_wr=4, max_sge=1)))
-    qa = QP(pd_a, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq_a, rcq=cq_a))
-    qb = QP(pd_b, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq_b, rcq=cq_b, srq=srq))
-    for qp in (qa, qb):
-        attr = QPAttr(qkey=5)
-        qp.to_init(attr)
-        qp.to_rtr(attr)
-        qp.to_rts(attr)
-    src = MR(pd_a, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    h = TwoHosts(seed=4, cqe=8)
+    t, cq_b = h.t, h.cq_b
+    srq = SRQ(h.pd_b, SrqInitAttr(SrqAttr(max_wr=4, max_sge=1)))
+    qa, qb = h.qp_pair(qp_type=e.IBV_QPT_UD, srq_b=srq, qkey=5)
+    src = h.mr_a(64, e.IBV_ACCESS_LOCAL_WRITE)
     src.write(b"datagram", 8)
-    dst = MR(pd_b, 128, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = h.mr_b(128, e.IBV_ACCESS_LOCAL_WRITE)
     srq.post_recv(RecvWR(wr_id=9, sg=[SGE(dst.buf, 128, dst.lkey)]))
     wr = SendWR(wr_id=1, sg=[SGE(src.buf, 8, src.lkey)])
-    wr.set_wr_ud(AH(pd_a, attr=AHAttr(gr=GlobalRoute(dgid=t.b.gid))), qb.qp_num, 5)
+    wr.set_wr_ud(h.ah_to_b(), qb.qp_num, 5)
     qa.post_send(wr)
     t.sim.run_until_idle()
     _, wcs = cq_b.poll(4)

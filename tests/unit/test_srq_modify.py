@@ -6,12 +6,10 @@ fewer than ``srq_limit`` left the NIC raises ``IBV_EVENT_SRQ_LIMIT_REACHED`` onc
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-import rdmasim.pyverbs as rp
 from rdmasim.errors import PyverbsRDMAError
 from rdmasim.pyverbs import libibverbs_enums as e
 from rdmasim.pyverbs.cq import CQ
@@ -28,11 +26,7 @@ MAX_WR = int(e.ibv_srq_attr_mask.IBV_SRQ_MAX_WR)
 LIMIT = int(e.ibv_srq_attr_mask.IBV_SRQ_LIMIT)
 
 
-@pytest.fixture(autouse=True)
-def _fresh_devices() -> Iterator[None]:
-    rp.reset()
-    yield
-    rp.reset()
+pytestmark = pytest.mark.usefixtures("fresh_pyverbs")
 
 
 class Pair:

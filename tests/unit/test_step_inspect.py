@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from support.verbs_pair import VerbsPair, write_wr
+
 import rdmasim
 from rdmasim.trace import TX
 from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
@@ -9,18 +11,10 @@ from rdmasim.verbs import enums as e
 
 
 def build():
-    t = rdmasim.back_to_back(mtu=1024)
-    ca, cb = Context(t.a), Context(t.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 8), CQ(cb, 8)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=4)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb))
-    connect_qps(qa, qb, psn_a=10)
-    src = MR(pa, 4096, e.IBV_ACCESS_LOCAL_WRITE)
-    dst = MR(pb, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, 4096, src.lkey)])
-    wr.set_wr_rdma(dst.rkey, dst.buf)
-    return t, qa, qb, cqa, wr
+    p = VerbsPair(mtu=1024, cqe=8, cap=(QPCap(max_send_wr=4), None), psn_a=10)
+    src = p.mr_a(4096, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = p.mr_b(4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    return p.t, p.qa, p.qb, p.cq_a, write_wr(1, src, dst, 4096)
 
 
 def test_step_frame_advances_one_frame_at_a_time() -> None:

@@ -4,25 +4,20 @@ step_frame() jumps over; qp.explain() naming the RNR wait, READs outstanding and
 from __future__ import annotations
 
 import pytest
+from support.verbs_pair import VerbsPair
 
 import rdmasim
 from rdmasim import trace as tr
 from rdmasim.stepping import STEP_KINDS
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
+from rdmasim.verbs import CQ, MR, QP, SGE, QPCap, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 
 def _pair(**connect: int) -> tuple[rdmasim.Simulator, QP, QP, MR, MR, CQ, CQ, object]:
-    topo = rdmasim.back_to_back(mtu=1024, seed=1)
-    ca, cb = Context(topo.a), Context(topo.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 16), CQ(cb, 16)
+    p = VerbsPair(mtu=1024, seed=1, cqe=16, cap=(QPCap(max_send_wr=8), QPCap(max_recv_wr=8)), **connect)
     acc = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
-    src, dst = MR(pa, 1 << 16, acc), MR(pb, 1 << 16, acc)
-    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=8)))
-    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_recv_wr=8)))
-    connect_qps(qa, qb, **connect)
-    return topo.sim, qa, qb, src, dst, cqa, cqb, topo
+    src, dst = p.mr_a(1 << 16, acc), p.mr_b(1 << 16, acc)
+    return p.sim, p.qa, p.qb, src, dst, p.cq_a, p.cq_b, p.t
 
 
 def test_step_to_the_timeout_that_step_frame_jumps_over() -> None:

@@ -7,59 +7,32 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.verbs_pair import VerbsPair, gid_route
 
 import rdmasim
 from rdmasim.errors import PyverbsRDMAError
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    AHAttr,
-    Context,
-    GlobalRoute,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.verbs import CQ, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 MTU = 1024
 
 
-@dataclass
-class Uc:
-    t: rdmasim.topology.BackToBack
-    cqa: CQ
-    cqb: CQ
-    qa: QP
-    qb: QP
-    src: MR
-    dst: MR
+class Uc(VerbsPair):
+    """A UC (or ``qp_type``) pair at 10 Gb/s, 2 us, ``src`` patterned on a, a writable ``dst`` on b."""
+
+    def __init__(self, qp_type: int = e.IBV_QPT_UC) -> None:
+        super().__init__(rate="10Gbps", delay="2us", mtu=MTU, seed=1, cqe=64, qp_type=qp_type,
+                         cap=QPCap(max_send_wr=16, max_recv_wr=16))
+        pattern = (np.arange(16384) * 7 % 251).astype(np.uint8)
+        self.src = self.mr_a(16384, e.IBV_ACCESS_LOCAL_WRITE, fill=pattern)
+        self.dst = self.mr_b(16384, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
 
 
-def make_uc(qp_type: int = e.IBV_QPT_UC) -> Uc:
-    t = rdmasim.back_to_back(rate="10Gbps", delay="2us", mtu=MTU, seed=1)
-    ca, cb = Context(t.a), Context(t.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 64), CQ(cb, 64)
-    cap = QPCap(max_send_wr=16, max_recv_wr=16)
-    qa = QP(pa, QPInitAttr(qp_type=qp_type, scq=cqa, rcq=cqa, cap=cap))
-    qb = QP(pb, QPInitAttr(qp_type=qp_type, scq=cqb, rcq=cqb, cap=cap))
-    connect_qps(qa, qb)
-    src = MR(pa, 16384, e.IBV_ACCESS_LOCAL_WRITE)
-    src.array[:] = (np.arange(16384) * 7 % 251).astype(np.uint8)
-    dst = MR(pb, 16384, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    return Uc(t, cqa, cqb, qa, qb, src, dst)
+make_uc = Uc
 
 
 def send(u: Uc, wr_id: int, off: int, length: int, opcode: int = e.IBV_WR_SEND, imm: int = 0) -> None:
@@ -79,12 +52,12 @@ def test_send_and_write_arrive_without_acks_and_complete_when_sent() -> None:
     recv(u, 11, 16)
     send(u, 1, 0, 3000)  # 3 packets: SEND FIRST, MIDDLE, LAST
     send(u, 2, 100, 2500, e.IBV_WR_RDMA_WRITE_WITH_IMM, imm=0x01020304)
-    first = u.t.sim.wait_for(u.cqa, 1)[0]
+    first = u.t.sim.wait_for(u.cq_a, 1)[0]
     assert first.ok and first.wr_id == 1
-    assert len(u.cqb) == 0  # the sender completed before the last packet arrived: no ACK awaited
+    assert len(u.cq_b) == 0  # the sender completed before the last packet arrived: no ACK awaited
     u.t.sim.run_until_idle()
-    assert [w.wr_id for w in u.cqa.poll(8)[1]] == [2]
-    got = u.cqb.poll(8)[1]
+    assert [w.wr_id for w in u.cq_a.poll(8)[1]] == [2]
+    got = u.cq_b.poll(8)[1]
     assert [(w.wr_id, w.opcode, w.byte_len) for w in got] == [
         (10, e.IBV_WC_RECV, 3000), (11, e.IBV_WC_RECV_RDMA_WITH_IMM, 2500)]
     assert got[1].imm_data == 0x01020304
@@ -120,8 +93,8 @@ def test_a_lost_packet_loses_its_message_and_the_next_one_is_taken(lost_psn: int
     send(u, 2, 4000, 3000)    # PSNs 3-5: FIRST/MIDDLE/LAST
     send(u, 3, 8000, 100)     # PSN 6: ONLY
     u.t.sim.run_until_idle()
-    assert [(w.wr_id, w.ok) for w in u.cqa.poll(8)[1]] == [(1, True), (2, True), (3, True)]  # no retries
-    got = u.cqb.poll(8)[1]
+    assert [(w.wr_id, w.ok) for w in u.cq_a.poll(8)[1]] == [(1, True), (2, True), (3, True)]  # no retries
+    got = u.cq_b.poll(8)[1]
     # message 1 is lost; its receive WQE (10) is reused, from offset 0, by message 2
     assert [(w.wr_id, w.byte_len) for w in got] == [(10, 3000), (11, 100)]
     assert bytes(u.dst.read(3000)) == bytes(u.src.read(3000, 4000))
@@ -156,28 +129,23 @@ def test_no_receive_wqe_drops_the_message_without_rnr() -> None:
     u = make_uc()
     send(u, 1, 0, 200)
     u.t.sim.run_until_idle()
-    assert u.cqa.poll(4)[1][0].ok  # completed as sent
-    assert len(u.cqb) == 0 and u.qb.stats()["uc_msgs_dropped"] == 1
+    assert u.cq_a.poll(4)[1][0].ok  # completed as sent
+    assert len(u.cq_b) == 0 and u.qb.stats()["uc_msgs_dropped"] == 1
     assert u.qb.stats()["naks_sent"] == 0 and u.qb.qp_state == e.IBV_QPS_RTS
     recv(u, 10)
     send(u, 2, 0, 200)
     u.t.sim.run_until_idle()
-    assert [w.wr_id for w in u.cqb.poll(4)[1]] == [10]
+    assert [w.wr_id for w in u.cq_b.poll(4)[1]] == [10]
 
 
 def test_uc_and_rc_take_only_their_own_opcodes() -> None:
-    t = rdmasim.back_to_back(rate="10Gbps", delay="1us", mtu=MTU)
-    ca, cb = Context(t.a), Context(t.b)
-    pa, pb = PD(ca), PD(cb)
-    cqa, cqb = CQ(ca, 8), CQ(cb, 8)
-    uc = QP(pa, QPInitAttr(qp_type=e.IBV_QPT_UC, scq=cqa, rcq=cqa))
-    rc = QP(pb, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqb, rcq=cqb))
-    connect_qps(uc, rc)  # a mismatched pair: each drops the other's packets
-    src = MR(pa, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    p = VerbsPair(rate="10Gbps", delay="1us", mtu=MTU, cqe=8, qp_type=(e.IBV_QPT_UC, e.IBV_QPT_RC))
+    uc, rc, t = p.qa, p.qb, p.t  # a mismatched pair: each drops the other's packets
+    src = p.mr_a(64, e.IBV_ACCESS_LOCAL_WRITE)
     rc.post_recv(RecvWR(wr_id=1, sg=[]))
     uc.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(src.buf, 8, src.lkey)]))
     t.sim.run_until_idle()
-    assert cb.rx_counters()["bad_state"] == 1 and len(cqb) == 0
+    assert p.ctx_b.rx_counters()["bad_state"] == 1 and len(p.cq_b) == 0
 
 
 def test_uc_state_table_takes_uc_attributes_only() -> None:
@@ -188,7 +156,7 @@ def test_uc_state_table_takes_uc_attributes_only() -> None:
     qp.to_init(QPAttr(qp_access_flags=e.IBV_ACCESS_REMOTE_WRITE))
     av = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024, dest_qp_num=0x11, rq_psn=0,
                 max_dest_rd_atomic=1, min_rnr_timer=12)
-    av.ah_attr = AHAttr(is_global=1, gr=GlobalRoute(dgid=t.b.gid))
+    av.ah_attr = gid_route(t.b.gid)
     base = e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
     with pytest.raises(PyverbsRDMAError, match="IBV_QP_MAX_DEST_RD_ATOMIC.*not allowed"):
         qp.modify(av, base | e.IBV_QP_MAX_DEST_RD_ATOMIC)

@@ -7,72 +7,36 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.verbs_pair import VerbsPair, gid_route
 
 import rdmasim
 from rdmasim.capture import read_pcap, read_records
-from rdmasim.verbs import (
-    AH,
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    AHAttr,
-    Context,
-    GlobalRoute,
-    PyverbsRDMAError,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-)
+from rdmasim.errors import PyverbsRDMAError
+from rdmasim.verbs import AH, CQ, MR, PD, QP, SGE, Context, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR
 from rdmasim.verbs import enums as e
 
 QKEY = 0x11111111
 GRH = 40
 
 
-@dataclass
-class UD:
-    t: rdmasim.topology.BackToBack
-    cq_a: CQ
-    cq_b: CQ
-    qa: QP
-    qb: QP
-    src: MR
-    dst: MR
-    ah_b: AH
+class UD(VerbsPair):
+    """Two UD QPs in RTS (Q_Keys ``qkey_a``/``qkey_b``, first PSN 0x100), ``src`` patterned on a,
+    ``dst`` (0xEE) on b and ``ah_b``, a's address handle for b."""
 
-    @property
-    def sim(self) -> rdmasim.Simulator:
-        return self.t.sim
+    def __init__(self, qkey_a: int = QKEY, qkey_b: int = QKEY, mtu: int = 1024) -> None:
+        super().__init__(mtu=mtu, seed=5, cqe=32, qp_type=e.IBV_QPT_UD,
+                         cap=QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=2, max_recv_sge=2),
+                         qkey=(qkey_a, qkey_b), sq_psn=0x100)
+        self.src = self.mr_a(8192, e.IBV_ACCESS_LOCAL_WRITE, fill=(np.arange(8192) * 7 + 3).astype(np.uint8))
+        self.dst = self.mr_b(8192, e.IBV_ACCESS_LOCAL_WRITE, fill=0xEE)
+        self.ah_b = self.ah_to_b()
 
 
-def make_ud(qkey_a: int = QKEY, qkey_b: int = QKEY, mtu: int = 1024) -> UD:
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=mtu, seed=5)
-    ctx_a, ctx_b = Context(t.a), Context(t.b)
-    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-    cq_a, cq_b = CQ(ctx_a, 32), CQ(ctx_b, 32)
-    cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=2, max_recv_sge=2)
-    qa = QP(pd_a, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq_a, rcq=cq_a, cap=cap))
-    qb = QP(pd_b, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq_b, rcq=cq_b, cap=cap))
-    for qp, qkey in ((qa, qkey_a), (qb, qkey_b)):
-        attr = QPAttr(qkey=qkey, sq_psn=0x100)
-        qp.to_init(attr)
-        qp.to_rtr(attr)
-        qp.to_rts(attr)
-    src = MR(pd_a, 8192, e.IBV_ACCESS_LOCAL_WRITE)
-    src.array[:] = (np.arange(8192) * 7 + 3).astype(np.uint8)
-    dst = MR(pd_b, 8192, e.IBV_ACCESS_LOCAL_WRITE)
-    dst.array[:] = 0xEE
-    ah_b = AH(pd_a, attr=AHAttr(gr=GlobalRoute(dgid=t.b.gid)))
-    return UD(t, cq_a, cq_b, qa, qb, src, dst, ah_b)
+make_ud = UD
 
 
 def ud_send(u: UD, wr_id: int, length: int, qkey: int = QKEY, imm: int | None = None,
@@ -313,7 +277,7 @@ def test_ud_datagram_to_a_qp_of_its_own_host_is_looped_back(tmp_path: Path) -> N
     dst = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
     qs[1].post_recv(RecvWR(wr_id=7, num_sge=1, sg=[SGE(dst.buf + 1024, GRH + 100, dst.lkey)]))
     wr = SendWR(wr_id=3, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(src.buf, 100, src.lkey)])
-    wr.set_wr_ud(AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=t.a.gid), is_global=1)), qs[1].qp_num, QKEY)
+    wr.set_wr_ud(AH(pd, attr=gid_route(t.a.gid)), qs[1].qp_num, QKEY)
     qs[0].post_send(wr)
     wcs = t.sim.wait_for(cq, 2)
     assert sorted(w.wr_id for w in wcs) == [3, 7]

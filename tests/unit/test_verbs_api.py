@@ -7,32 +7,14 @@ Expected behaviour comes from rdma-core / rxe as summarised in protocol.md secti
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from support.verbs_pair import VerbsPair, gid_route
 
-import rdmasim
 from rdmasim.capture import read_pcap
-from rdmasim.verbs import (
-    CQ,
-    MR,
-    PD,
-    QP,
-    SGE,
-    WC,
-    AHAttr,
-    Context,
-    GlobalRoute,
-    PyverbsRDMAError,
-    PyverbsUserError,
-    QPAttr,
-    QPCap,
-    QPInitAttr,
-    RecvWR,
-    SendWR,
-    connect_qps,
-)
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.verbs import CQ, MR, PD, QP, SGE, WC, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR, connect_qps
 from rdmasim.verbs import enums as e
 
 # ---------------------------------------------------------------------------------------------
@@ -104,47 +86,28 @@ def test_enum_classes_and_helpers() -> None:
 # fixtures
 # ---------------------------------------------------------------------------------------------
 
-@dataclass
-class Env:
-    t: rdmasim.topology.BackToBack
-    pd_a: PD
-    pd_b: PD
-    cq_a: CQ
-    cq_b: CQ
-    qa: QP
-    qb: QP
-
-    @property
-    def sim(self) -> rdmasim.Simulator:
-        return self.t.sim
+Env = VerbsPair  # two unconnected RC QPs: what the state-machine tests walk by hand
 
 
 def make_env(cqe: int = 64, sq_sig_all: int = 1, max_wr: int = 16, max_sge: int = 4,
              mtu: int = 1024) -> Env:
-    t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=mtu, seed=11)
-    ctx_a, ctx_b = Context(t.a), Context(t.b)
-    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
-    cq_a, cq_b = CQ(ctx_a, cqe), CQ(ctx_b, cqe)
     cap = QPCap(max_send_wr=max_wr, max_recv_wr=max_wr, max_send_sge=max_sge,
                 max_recv_sge=max_sge)
-    qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=cap, sq_sig_all=sq_sig_all))
-    qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=cap, sq_sig_all=sq_sig_all))
-    return Env(t, pd_a, pd_b, cq_a, cq_b, qa, qb)
+    return VerbsPair(mtu=mtu, seed=11, cqe=cqe, cap=cap, sq_sig_all=sq_sig_all, connect=False)
 
 
-@dataclass
-class Conn(Env):
-    src: MR
-    dst: MR
+class Conn(VerbsPair):
+    """make_env's pair connected, with ``src`` (patterned) on a and a writable ``dst`` on b."""
+
+    def __init__(self, size: int = 16384, cqe: int = 64, sq_sig_all: int = 1, **connect_kw: int) -> None:
+        cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=4, max_recv_sge=4)
+        super().__init__(mtu=1024, seed=11, cqe=cqe, cap=cap, sq_sig_all=sq_sig_all, **connect_kw)
+        self.src = self.mr_a(size, e.IBV_ACCESS_LOCAL_WRITE,
+                             fill=np.arange(size, dtype=np.uint64).astype(np.uint8) ^ 0x5A)
+        self.dst = self.mr_b(size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
 
 
-def make_conn(size: int = 16384, cqe: int = 64, sq_sig_all: int = 1, **connect_kw: int) -> Conn:
-    env = make_env(cqe=cqe, sq_sig_all=sq_sig_all)
-    connect_qps(env.qa, env.qb, **connect_kw)
-    src = MR(env.pd_a, size, e.IBV_ACCESS_LOCAL_WRITE)
-    src.array[:] = np.arange(size, dtype=np.uint64).astype(np.uint8) ^ 0x5A
-    dst = MR(env.pd_b, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    return Conn(**vars(env), src=src, dst=dst)
+make_conn = Conn
 
 
 def write_wr(c: Conn, wr_id: int, length: int, off: int = 0, send_flags: int = e.IBV_SEND_SIGNALED,
@@ -175,7 +138,7 @@ def full_attr(env: Env, qp: QP, peer: QP, **kw: int) -> QPAttr:
     attr = QPAttr(qp_access_flags=e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE,
                   path_mtu=e.IBV_MTU_1024, dest_qp_num=peer.qp_num, rq_psn=0x123, sq_psn=0x456,
                   timeout=12, retry_cnt=5, rnr_retry=6, min_rnr_timer=7,
-                  ah_attr=AHAttr(is_global=1, gr=GlobalRoute(dgid=peer._host.gid)))
+                  ah_attr=gid_route(peer._host.gid))
     for k, v in kw.items():
         setattr(attr, k, v)
     return attr
@@ -805,7 +768,7 @@ def test_too_many_sges_rejected() -> None:
 def test_query_returns_rd_atomic_pkey_port_and_traffic_class() -> None:
     env = make_env()
     attr = full_attr(env, env.qa, env.qb, max_rd_atomic=4, max_dest_rd_atomic=8)
-    attr.ah_attr = AHAttr(is_global=1, gr=GlobalRoute(dgid=env.t.b.gid, traffic_class=3))
+    attr.ah_attr = gid_route(env.t.b.gid, traffic_class=3)
     env.qa.to_init(attr)
     env.qa.to_rtr(attr)
     env.qa.to_rts(attr)

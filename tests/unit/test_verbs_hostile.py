@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.verbs_pair import VerbsPair
 
-import rdmasim
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import (
     CQ,
     MR,
@@ -21,8 +22,6 @@ from rdmasim.verbs import (
     AHAttr,
     Context,
     GlobalRoute,
-    PyverbsRDMAError,
-    PyverbsUserError,
     QPAttr,
     QPCap,
     QPInitAttr,
@@ -35,20 +34,15 @@ from rdmasim.verbs import enums as e
 RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 
 
-class Pair:
+class Pair(VerbsPair):
     def __init__(self, seed: int = 1) -> None:
-        self.t = rdmasim.back_to_back(rate="100Gbps", delay="1us", mtu=1024, seed=seed)
-        self.sim = self.t.sim
-        self.ctx_a, self.ctx_b = Context(self.t.a), Context(self.t.b)
-        self.pd_a, self.pd_b = PD(self.ctx_a), PD(self.ctx_b)
-        self.cq_a, self.cq_b = CQ(self.ctx_a, 16), CQ(self.ctx_b, 16)
-        cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=2, max_recv_sge=2)
-        self.qa = QP(self.pd_a, QPInitAttr(scq=self.cq_a, rcq=self.cq_a, cap=cap))
-        self.qb = QP(self.pd_b, QPInitAttr(scq=self.cq_b, rcq=self.cq_b, cap=cap))
-        self.src = MR(self.pd_a, 256, e.IBV_ACCESS_LOCAL_WRITE)
-        self.dst = MR(self.pd_b, 256, RW)
+        super().__init__(mtu=1024, seed=seed, cqe=16,
+                         cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=2, max_recv_sge=2),
+                         connect=False)
+        self.src = self.mr_a(256, e.IBV_ACCESS_LOCAL_WRITE)
+        self.dst = self.mr_b(256, RW)
 
-    def connect(self) -> Pair:
+    def connect(self) -> Pair:  # type: ignore[override]
         connect_qps(self.qa, self.qb)
         return self
 
