@@ -280,9 +280,25 @@ class QP:
             bool(sig_all), init_attr.qp_type, srq_handle,
         )
         self._closed = False
+        self._poster = self._make_poster()
         pd._children.add(self)
         if qp_attr is not None:  # as pyverbs: a UD QP goes all the way to RTS, an RC QP to INIT
             (self.to_rts if self.qp_type == e.IBV_QPT_UD else self.to_init)(qp_attr)
+
+    def _make_poster(self) -> Any:
+        """The send path of this QP (rdmasim/_post.pxi): plain work requests converted in C, all
+        others checked by ``_send_args``."""
+        import sys
+
+        from rdmasim import _core
+        from rdmasim.verbs.wr import SGE, SendWR
+
+        mask = 0
+        for bit in _SEND_FLAGS.values():
+            mask |= bit
+        return _core.SendPoster(self._sim._core, self._host.index, self.qp_num, self.qp_type == e.IBV_QPT_UD,
+                                sys.byteorder == "little", mask, self._sim, SendWR, SGE, MRKey,
+                                self._send_args, self._send_chain)
 
     # ---- state machine ----
     def _attr_dict(self, attr: QPAttr, mask: int) -> dict[str, Any]:
@@ -402,33 +418,32 @@ class QP:
 
     # ---- data path ----
     def post_send(self, send_wr: SendWR, bad_wr: SendWR | list[SendWR] | None = None) -> None:
-        """Post one work request or a chain (``next_wr``). On error nothing after the failing
-        WR is posted and it is reported in ``bad_wr``: a SendWR (pyverbs' signature: the failing
-        WR is copied into it) or a list (it is appended)."""
+        """Post one work request or a chain (``next_wr``), in one call into the core. On error
+        nothing after the failing WR is posted and it is reported in ``bad_wr``: a SendWR
+        (pyverbs' signature: the failing WR is copied into it) or a list (it is appended).
+
+        Every field is checked as the work request is posted; a work request may be changed and
+        posted again (the core keeps its own copy), as C programs reuse their ``ibv_send_wr``."""
+        if self._closed:
+            self._check_alive("post_send")
+        poster = self._poster
+        try:
+            poster.post(send_wr)  # checks each WR, posts it (rdmasim/_post.pxi SendPoster)
+        except Exception:
+            if poster.failed is not None:
+                _report_bad_wr(bad_wr, poster.failed)
+            raise
+
+    def _send_chain(self, first: Any) -> list[SendWR]:
+        """The work requests of a post_send chain from ``first``, or the error refusing it."""
         from rdmasim.verbs.wr import SendWR
 
-        self._check_alive("post_send")
-        chain = wr_chain("post_send", send_wr, SendWR)
-        args: list[tuple[Any, ...]] = []
-        failed: Exception | None = None
-        for i, wr in enumerate(chain):  # checked in order; the ones before a bad WR are still posted
-            try:
-                args.append(self._send_args(i, wr))
-            except Exception as exc:
-                failed = exc
-                break
-        core = self._sim._core
-        try:
-            core.post_send_list(self._host.index, self.qp_num, args)  # one call into the core
-        except Exception:
-            _report_bad_wr(bad_wr, chain[core.last_posted])
-            raise
-        if failed is not None:
-            _report_bad_wr(bad_wr, chain[len(args)])
-            raise failed
+        return wr_chain("post_send", first, SendWR)
 
     def _send_args(self, i: int, wr: SendWR) -> tuple[Any, ...]:
-        """Work request ``i`` of a post_send chain, checked, as ``post_send_list`` takes it."""
+        """Work request ``i`` of a post_send chain, checked, as ``post_send_list`` takes it: the
+        reference checks (the fast path of rdmasim/_post.pxi passes only what these accept
+        unchanged, and hands everything else here)."""
         what = f"post_send work request {i}"
         args = (int_in(f"{what}: wr_id", wr.wr_id, 0, U64),
                 int_in(f"{what}: opcode", wr.opcode, 0, U32),
@@ -644,11 +659,12 @@ def _report_bad_wr(bad_wr: Any, wr: Any) -> None:
     """Hand the work request that failed to the caller's ``bad_wr``: appended to a list, or
     copied into a work request of the same type (pyverbs). Anything else is left alone, so
     the error of the post itself is what the caller sees."""
+    from rdmasim.verbs.wr import copy_wr_fields
+
     if isinstance(bad_wr, list):
         bad_wr.append(wr)
     elif type(bad_wr) is type(wr):
-        for k, v in vars(wr).items():
-            setattr(bad_wr, k, v)
+        copy_wr_fields(bad_wr, wr)
 
 
 def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int = 0, psn_b: int = 0,
