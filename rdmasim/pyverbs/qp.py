@@ -14,7 +14,7 @@ from rdmasim.verbs import enums as e
 from rdmasim.verbs import qp as _qp
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import PD, Context
-from rdmasim.verbs.wr import SGE, RecvWR, SendWR
+from rdmasim.verbs.wr import SGE, RecvWR, SendWR, copy_wr_fields
 
 QPAttr = _qp.QPAttr
 QPCap = _qp.QPCap
@@ -87,7 +87,7 @@ class QP(_qp.QP):
                 super().post_send(send_wr, failed)
             except Exception:
                 if failed:
-                    vars(bad_wr).update(vars(failed[0]))
+                    copy_wr_fields(bad_wr, failed[0])
                 raise
             return
         super().post_send(send_wr, bad_wr)
@@ -106,7 +106,7 @@ class QP(_qp.QP):
                 super().post_recv(recv_wr, failed)
             except Exception:
                 if failed:
-                    vars(bad_wr).update(vars(failed[0]))
+                    copy_wr_fields(bad_wr, failed[0])
                 raise
             return
         super().post_recv(recv_wr, bad_wr)
