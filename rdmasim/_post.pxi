@@ -163,33 +163,36 @@ cdef class SendPoster:
                 return self.chain_fn(first)
         return out
 
+    cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
+        cdef rs_send_wr w
+        cdef rs_sge sg[_MAX_SGE]
+        cdef int rc
+        memset(&w, 0, sizeof(w))
+        if not self._fast(wr, &w, sg):
+            try:
+                t = self.slow(i, wr)
+            except BaseException:
+                self.failed = wr
+                raise
+            _wr_from_tuple(<tuple> t, &w, sg)
+        rc = rs_post_send(self.core.sim, self.host, self.qpn, &w)
+        if rc < 0:
+            self.failed = wr
+            self.core._check(rc)
+        return 0
+
     def post(self, first):
         """Post ``first`` and the work requests chained after it, in order. Each is checked
         before it is posted; those before a bad one stay posted (as ``ibv_post_send``)."""
-        cdef rs_send_wr w
-        cdef rs_sge sg[_MAX_SGE]
         cdef Py_ssize_t i
-        cdef int rc
         cdef list chain
         self.failed = None
-        if type(first) is self.wr_cls and first.next_wr is None:
-            chain = [first]
-        else:
-            chain = self._chain(first)
+        if type(first) is self.wr_cls and first.next_wr is None:  # one WR: no list to build
+            self._post_one(0, first)
+            return
+        chain = self._chain(first)
         for i in range(len(chain)):
-            wr = chain[i]
-            memset(&w, 0, sizeof(w))
-            if not self._fast(wr, &w, sg):
-                try:
-                    t = self.slow(i, wr)
-                except BaseException:
-                    self.failed = wr
-                    raise
-                _wr_from_tuple(<tuple> t, &w, sg)
-            rc = rs_post_send(self.core.sim, self.host, self.qpn, &w)
-            if rc < 0:
-                self.failed = wr
-                self.core._check(rc)
+            self._post_one(i, chain[i])
 
 
 cdef int _wr_from_tuple(tuple t, rs_send_wr *wr, rs_sge *sg) except -1:

@@ -75,14 +75,18 @@ class SendWR:
     def __init__(self, wr_id: int = 0, opcode: int = e.IBV_WR_SEND, num_sge: int | None = None,
                  imm_data: int = 0, sg: list[SGE] | None = None,
                  send_flags: int = e.IBV_SEND_SIGNALED, next_wr: SendWR | None = None) -> None:
-        self.wr_id = wr_id if type(wr_id) is int and 0 <= wr_id <= U64 else int_in("SendWR wr_id", wr_id, 0, U64)
-        self.opcode = opcode if type(opcode) is int and 0 <= opcode <= U32 else int_in("SendWR opcode", opcode, 0, U32)
+        # plain in-range ints are taken as they are; anything else goes through the checks
+        self.wr_id = (wr_id if type(wr_id) is int and 0 <= wr_id <= U64
+                      else int_in("SendWR wr_id", wr_id, 0, U64))
+        self.opcode = (opcode if type(opcode) is int and 0 <= opcode <= U32
+                       else int_in("SendWR opcode", opcode, 0, U32))
         if type(sg) is list and len(sg) == 1 and type(sg[0]) is SGE:  # the common case, checked as _sges does
             self.sg = list(sg)
         else:
             self.sg = _sges("SendWR sg", sg)
         self.num_sge = len(self.sg) if num_sge is None else int_in("SendWR num_sge", num_sge, 0, len(self.sg))
-        self.imm_data = 0 if imm_data == 0 and type(imm_data) is int else int_in("SendWR imm_data", imm_data, 0, U32)
+        self.imm_data = (imm_data if type(imm_data) is int and 0 <= imm_data <= U32
+                         else int_in("SendWR imm_data", imm_data, 0, U32))
         self.send_flags = (send_flags if type(send_flags) is int and 0 <= send_flags <= U32
                            else int_in("SendWR send_flags", send_flags, 0, U32))
         self.next_wr = None if next_wr is None else instance("SendWR next_wr", next_wr, SendWR)
