@@ -222,6 +222,23 @@ _MASK_FLAGS = {n: int(v) for n, v in e.ibv_qp_attr_mask.__members__.items()}
 _SEND_FLAGS = {n: int(v) for n, v in e.ibv_send_flags.__members__.items()}
 # the core's UD fields of a work request on an RC QP (post_send's defaults)
 _NO_UD = {"ud_dest_host": -1, "ud_traffic_class": 0, "ud_remote_qpn": 0, "ud_remote_qkey": 0}
+# the opcodes post_send_batch takes: one SGE, a remote target, no other operands
+_BATCH_OPCODES = (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM, e.IBV_WR_SEND, e.IBV_WR_SEND_WITH_IMM,
+                  e.IBV_WR_RDMA_READ)
+# post_send_batch's columns (in the order post_send checks a work request's fields), their maxima
+_BATCH_MAX = {"wr_id": U64, "opcode": U32, "send_flags": U32, "imm_data": U32, "local_addr": U64,
+              "length": U32, "lkey": U32, "remote_addr": U64, "rkey": U32}
+
+
+def _batch_opcode_msg(op: int) -> str:
+    try:
+        op_name = f"{op} ({e.ibv_wr_opcode(op).name})"
+    except ValueError:
+        op_name = str(op)
+    return (f"opcode {op_name}: a batch takes " + ", ".join(e.ibv_wr_opcode(o).name for o in _BATCH_OPCODES)
+            + " (post other work requests with post_send)")
+
+
 # ... and its bind fields of a work request that is not a BIND_MW
 _NO_BIND = {"bind_mw_rkey": 0, "bind_lkey": 0, "bind_access": 0, "bind_len": 0}
 
@@ -433,6 +450,112 @@ class QP:
             if poster.failed is not None:
                 _report_bad_wr(bad_wr, poster.failed)
             raise
+
+    def post_send_batch(self, opcode: Any, local_addr: Any, length: Any, lkey: Any, remote_addr: Any = 0,
+                        rkey: Any = 0, wr_id: Any = 0, send_flags: Any = 0, imm_data: Any = 0) -> int:
+        """Post many send work requests from numpy arrays, in one call into the core: row ``i``
+        is the work request ``opcode[i]`` with one SGE (``local_addr[i]``, ``length[i]``,
+        ``lkey[i]``), target ``remote_addr[i]`` / ``rkey[i]``, ``wr_id[i]``, ``send_flags[i]``
+        and ``imm_data[i]`` (``__be32`` as in ``SendWR``). Each argument is a 1-D integer array
+        or one integer for every row; the arrays have one length, the number of work requests.
+
+        A batch takes ``IBV_WR_RDMA_WRITE``, ``IBV_WR_RDMA_WRITE_WITH_IMM``, ``IBV_WR_SEND``,
+        ``IBV_WR_SEND_WITH_IMM`` and ``IBV_WR_RDMA_READ`` on RC and UC QPs (post other work
+        requests, and UD ones, with :meth:`post_send`). The rows are posted exactly as the same
+        work requests posted one by one with :meth:`post_send` would be (same simulation), and
+        checked as it checks them: a bad value raises PyverbsUserError naming its row, a row the
+        NIC refuses raises its PyverbsRDMAError naming the row; the rows before that one are
+        posted, none after it. Returns the number of rows posted."""
+        import sys
+
+        import numpy as np
+
+        from rdmasim import _core
+
+        self._check_alive("post_send_batch")
+        what = "post_send_batch"
+        if self.qp_type == e.IBV_QPT_UD:
+            raise PyverbsUserError(f"{what}: a UD QP needs an address handle per work request; "
+                                   "post UD work requests with post_send")
+        given = {"wr_id": wr_id, "opcode": opcode, "send_flags": send_flags, "imm_data": imm_data,
+                 "local_addr": local_addr, "length": length, "lkey": lkey, "remote_addr": remote_addr,
+                 "rkey": rkey}
+        cols: dict[str, Any] = {}
+        n: int | None = None
+        for name, v in given.items():
+            hi = _BATCH_MAX[name]
+            if isinstance(v, np.ndarray) and v.ndim == 0:
+                v = v[()]
+            if np.ndim(v) == 0:  # one value for every row
+                if name in ("lkey", "rkey"):
+                    v = key(f"{what} {name}", v, self._sim)  # an MR's key must be of this simulation
+                cols[name] = np.array([int_in(f"{what} {name}", v, 0, hi)], dtype=np.uint64)
+                continue
+            a = np.asarray(v)
+            if a.ndim != 1:
+                raise PyverbsUserError(f"{what} {name}: a 1-D array or one integer, got shape {a.shape}")
+            if a.dtype.kind not in "iu":
+                raise PyverbsUserError(f"{what} {name}: an integer array, got dtype {a.dtype}")
+            if n is not None and len(a) != n:
+                raise PyverbsUserError(f"{what} {name} has {len(a)} rows, the arrays before it {n}")
+            n = len(a)
+            cols[name] = a
+        if n is None:
+            raise PyverbsUserError(f"{what}: give the work requests as arrays (at least one argument an "
+                                   "array; post one work request with post_send)")
+        # Each column's first bad row, checked in the order post_send checks a work request's
+        # fields; the earliest row wins, and on one row the first field checked.
+        bad_row, bad_msg = n, ""
+        for name, a in cols.items():
+            hi = _BATCH_MAX[name]
+            out = (a < 0) | (a > hi) if a.dtype.kind == "i" else a > hi
+            if out.any():
+                r = int(np.argmax(out))
+                row = r if len(a) > 1 else 0
+                if row < bad_row:
+                    bad_row, bad_msg = row, f"{name} = {int(a[r])} is out of range: allowed [0, {hi}]"
+                continue
+            a = cols[name] = a.astype(np.uint64)  # in range: exact as uint64
+            if name == "opcode":
+                out = ~np.isin(a, np.array(_BATCH_OPCODES, dtype=np.uint64))
+                if out.any():
+                    r = int(np.argmax(out))
+                    row = r if len(a) > 1 else 0
+                    if row < bad_row:
+                        bad_row, bad_msg = row, _batch_opcode_msg(int(a[r]))
+            elif name == "send_flags":
+                allowed = 0
+                for bit in _SEND_FLAGS.values():
+                    allowed |= bit
+                out = (a & np.uint64(U32 & ~allowed)) != 0
+                if out.any():
+                    r = int(np.argmax(out))
+                    row = r if len(a) > 1 else 0
+                    if row < bad_row:
+                        v = int(a[r])
+                        flag_names = ", ".join(f"{k}=0x{b:x}" for k, b in
+                                               sorted(_SEND_FLAGS.items(), key=lambda kv: kv[1]))
+                        bad_row, bad_msg = row, (f"send_flags = 0x{v:x} has unknown bits 0x{v & ~allowed:x}; "
+                                                 f"known flags: {flag_names}")
+        good = bad_row
+        core_cols = []
+        for name, a in cols.items():  # the rows to post, as the core's C types (a value: a broadcast view)
+            dt = np.uint64 if _BATCH_MAX[name] == U64 else np.uint32
+            c = a.astype(dt) if len(a) == 1 else a[:good].astype(dt)
+            if name == "imm_data" and sys.byteorder == "little":  # __be32: the wire reads it byte-swapped
+                c = c.byteswap()
+            core_cols.append(np.broadcast_to(c, (good,)) if len(c) == 1 else c)
+        core = self._sim._core
+        try:
+            _core.post_send_arrays(core, self._host.index, self.qp_num, *core_cols, good)
+        except PyverbsRDMAError as exc:
+            msg = str(exc).rsplit(". Errno:", 1)[0]
+            raise PyverbsRDMAError(f"{what} row {core.last_posted}: {msg}", exc.error_code) from None
+        if good < n:
+            posted = {0: "nothing was posted", 1: "row 0 was posted"}.get(
+                good, f"rows 0..{good - 1} were posted")
+            raise PyverbsUserError(f"{what} row {good}: {bad_msg} ({posted})")
+        return n
 
     def _send_chain(self, first: Any) -> list[SendWR]:
         """The work requests of a post_send chain from ``first``, or the error refusing it."""
