@@ -16,6 +16,12 @@ Two ways to post the same packets (``--mode``):
   of the measured time.
 * ``write1MiB``: 1 MiB WRITEs segmented at MTU 1024, so packets carry 1024-byte payloads
   (2.4 % more bytes than the scenario), and Python posts one work request per 1024 packets.
+* ``write1024``, ``write1024-chain``, ``write1024-batch``: one 1024-byte RDMA WRITE per data
+  packet (the same packets as ``write1MiB``), posted three ways from Python: one ``post_send``
+  per work request (the loop of ``write1000``), ``next_wr`` chains of ``CHAIN_LEN`` new
+  ``SendWR`` objects per ``post_send`` (as pyverbs programs build them), or one
+  ``QP.post_send_batch`` of numpy arrays per QP. The three post identical work requests, so the
+  simulations are identical (same events, packets, simulated time); only the Python cost differs.
 * ``flows``: the same packets as bulk flows (``sim.add_flows``: arrays to the C core, each
   sender's bytes as WRITEs of up to 10 MiB chained one after another by dependencies, size-only
   packets with 1024-byte payloads); no Python per message.
@@ -100,6 +106,45 @@ def build(senders: int, topology: str, cc: str, seed: int) -> tuple[Any, Any, li
 
 
 FLOW_MSG = 10 << 20  # bytes per chained WRITE flow in mode "flows"
+#: modes posting one 1024-byte WRITE per data packet, and how each posts its work requests
+PER_PACKET_MODES = {"write1024": "loop", "write1024-chain": "chain", "write1024-batch": "batch"}
+CHAIN_LEN = 256  # work requests per post_send in mode write1024-chain
+
+
+def _post_chains(qp: Any, src: Any, dst: Any, sizes: list[int], msg_bytes: int, slots: int) -> None:
+    """Mode ``write1024-chain``: new SendWRs linked by ``next_wr``, ``CHAIN_LEN`` per post_send;
+    the same work requests as the one-by-one loop (only the last one signaled)."""
+    from rdmasim.verbs import SGE, SendWR
+    from rdmasim.verbs import enums as e
+
+    write, signaled, last = e.IBV_WR_RDMA_WRITE, e.IBV_SEND_SIGNALED, len(sizes) - 1
+    lkey, rkey, base = src.lkey, dst.rkey, dst.buf
+    for start in range(0, len(sizes), CHAIN_LEN):
+        head = prev = None
+        for i in range(start, min(start + CHAIN_LEN, len(sizes))):
+            wr = SendWR(wr_id=i, opcode=write, sg=[SGE(src.buf, sizes[i], lkey)],
+                        send_flags=signaled if i == last else 0)
+            wr.set_wr_rdma(rkey, base + (i % slots) * msg_bytes)
+            if prev is None:
+                head = wr
+            else:
+                prev.next_wr = wr
+            prev = wr
+        qp.post_send(head)
+
+
+def _post_batch(qp: Any, src: Any, dst: Any, sizes: list[int], msg_bytes: int, slots: int) -> None:
+    """Mode ``write1024-batch``: every work request of the QP in one ``post_send_batch``."""
+    import numpy as np
+
+    from rdmasim.verbs import enums as e
+
+    i = np.arange(len(sizes), dtype=np.uint64)
+    flags = np.zeros(len(sizes), dtype=np.uint32)
+    flags[-1] = e.IBV_SEND_SIGNALED
+    qp.post_send_batch(e.IBV_WR_RDMA_WRITE, src.buf, np.asarray(sizes, dtype=np.uint32), src.lkey,
+                       remote_addr=dst.buf + (i % slots) * msg_bytes, rkey=dst.rkey, wr_id=i,
+                       send_flags=flags)
 
 
 def _run_flows(rdmasim: Any, topo: Any, sim: Any, snd_hosts: list, rcv_host: Any, facts: dict, total: int,
@@ -175,6 +220,8 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
         msg_bytes, pkts_per_msg = PAYLOAD, 1
     elif mode == "write1MiB":
         msg_bytes, pkts_per_msg = BIG_MSG_PKTS * MTU, BIG_MSG_PKTS
+    elif mode in PER_PACKET_MODES:
+        msg_bytes, pkts_per_msg = MTU, 1
     else:
         raise ValueError(f"mode {mode!r}")
     # messages per host: full ones, then one shorter message for any remainder
@@ -211,6 +258,10 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
         wr.set_wr_rdma(dst.rkey, dst.buf)
         for q, qp in enumerate(qps):
             mine = sizes[q::qps_per_host]
+            if PER_PACKET_MODES.get(mode) in ("chain", "batch"):
+                poster = _post_chains if PER_PACKET_MODES[mode] == "chain" else _post_batch
+                poster(qp, src, dst, mine, msg_bytes, slots)
+                continue
             last = len(mine) - 1
             for i, size in enumerate(mine):
                 wr.wr_id = i
@@ -233,12 +284,15 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
     if switch is not None and hasattr(switch, "totals"):
         facts["switch_totals"] = {k: int(v) for k, v in switch.totals().items()}
     how = "1000-B WRITEs" if mode == "write1000" else "1 MiB WRITEs, 1024-B payloads"
+    if mode in PER_PACKET_MODES:
+        posted = {"loop": "one by one", "chain": "in next_wr chains", "batch": "as numpy batches"}
+        how = f"1024-B WRITEs, one per packet, posted {posted[PER_PACKET_MODES[mode]]}"
     if facts["placeholder"]:
         label = f"rdmasim PLACEHOLDER b2b 1 sender: {how}"
     else:
         cc_name = "DCQCN" if facts["cc"] == "dcqcn" else "no CC"
         label = f"rdmasim incast-{senders} RC {how}, PFC, {cc_name}"
-    payload = PAYLOAD if mode == "write1000" else MTU
+    payload = PAYLOAD if mode == "write1000" else MTU  # write1024*: MTU too
     return {
         "simulator": "rdmasim",
         "label": label,
@@ -263,8 +317,11 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
 
 def main() -> None:
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["write1000", "write1MiB", "flows"], default="write1000",
-                   help="1000-byte WRITEs (one packet each, default) or 1 MiB WRITEs (1024-byte payloads)")
+    p.add_argument("--mode", choices=["write1000", "write1MiB", "flows", *PER_PACKET_MODES],
+                   default="write1000",
+                   help="1000-byte WRITEs (one packet each, default), 1 MiB WRITEs (1024-byte payloads), "
+                        "bulk flows, or 1024-byte WRITEs one per packet posted one by one / in chains / "
+                        "as numpy batches")
     p.add_argument("--topology", choices=["auto", "incast", "back_to_back"], default="auto",
                    help="auto: incast when rdmasim.topology has it, else the back_to_back placeholder")
     p.add_argument("--cc", choices=["auto", "none", "dcqcn"], default="auto",
