@@ -13,6 +13,8 @@ from rdmasim.verbs._checks import U32, U64, MRKey, instance, int_in
 
 def _key(what: str, value: Any) -> int:
     """A key checked to 32 bits, kept as the MRKey it may be (post_send checks its simulation)."""
+    if (type(value) is int or type(value) is MRKey) and 0 <= value <= U32:  # without int_in's call
+        return value
     v = int_in(what, value, 0, U32)
     return value if isinstance(value, MRKey) else v
 
