@@ -1,7 +1,8 @@
 """Packet rate of one-WRITE-per-packet posting against 1 MiB WRITEs, in one process, on incast-8.
 
 Runs ``bench/models/rdmasim_incast.py``'s modes ``write1MiB`` (the reference), ``write1000`` and
-``write1024`` (one ``post_send`` per work request), ``write1024-chain`` (``next_wr`` chains) and
+``write1024`` (one ``post_send`` per work request; ``write1024-pyverbs`` the same through
+``rdmasim.pyverbs``), ``write1024-chain`` (``next_wr`` chains) and
 ``write1024-batch`` (``QP.post_send_batch``) in turn, ``--repeat`` rounds (round-robin, so load
 changes on the machine hit every mode alike), and prints each mode's median data packets per
 wall second (setup, posting and the run to completion all timed) and its ratio to ``write1MiB``::
@@ -22,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mod
 
 import rdmasim_incast  # noqa: E402
 
-MODES = ["write1MiB", "write1000", "write1024", "write1024-chain", "write1024-batch"]
+MODES = ["write1MiB", "write1000", "write1024", "write1024-pyverbs", "write1024-chain", "write1024-batch"]
 
 
 def measure(senders: int, packets_per_sender: int, repeat: int, modes: list[str]) -> dict[str, dict]:

@@ -19,7 +19,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mod
 import rdmasim_incast  # noqa: E402
 
 
-@pytest.mark.parametrize("mode", ["write1MiB", "write1024", "write1024-chain", "write1024-batch"])
+@pytest.mark.parametrize("mode", ["write1MiB", "write1024", "write1024-pyverbs", "write1024-chain",
+                                  "write1024-batch"])
 def test_incast8_posting(benchmark, mode: str) -> None:
     per_sender = 20_000 if benchmark.enabled else 1_500
     result = benchmark.pedantic(rdmasim_incast.run, args=(8, per_sender, mode), rounds=3, iterations=1)

@@ -20,7 +20,8 @@ Two ways to post the same packets (``--mode``):
   packet (the same packets as ``write1MiB``), posted three ways from Python: one ``post_send``
   per work request (the loop of ``write1000``), ``next_wr`` chains of ``CHAIN_LEN`` new
   ``SendWR`` objects per ``post_send`` (as pyverbs programs build them), or one
-  ``QP.post_send_batch`` of numpy arrays per QP. The three post identical work requests, so the
+  ``QP.post_send_batch`` of numpy arrays per QP. ``write1024-pyverbs`` is the one-by-one loop
+  through ``rdmasim.pyverbs`` (its QP class and enums). All post identical work requests, so the
   simulations are identical (same events, packets, simulated time); only the Python cost differs.
 * ``flows``: the same packets as bulk flows (``sim.add_flows``: arrays to the C core, each
   sender's bytes as WRITEs of up to 10 MiB chained one after another by dependencies, size-only
@@ -107,8 +108,19 @@ def build(senders: int, topology: str, cc: str, seed: int) -> tuple[Any, Any, li
 
 FLOW_MSG = 10 << 20  # bytes per chained WRITE flow in mode "flows"
 #: modes posting one 1024-byte WRITE per data packet, and how each posts its work requests
-PER_PACKET_MODES = {"write1024": "loop", "write1024-chain": "chain", "write1024-batch": "batch"}
+PER_PACKET_MODES = {"write1024": "loop", "write1024-chain": "chain", "write1024-batch": "batch",
+                    "write1024-pyverbs": "loop"}
 CHAIN_LEN = 256  # work requests per post_send in mode write1024-chain
+
+
+def _pyverbs_classes() -> tuple[Any, Any, Any]:
+    """Mode ``write1024-pyverbs``: QP, QPInitAttr (RC) and the enums of ``rdmasim.pyverbs``."""
+    import functools
+
+    import rdmasim.pyverbs.enums as pe
+    from rdmasim.pyverbs.qp import QP, QPInitAttr
+
+    return QP, functools.partial(QPInitAttr, qp_type=pe.IBV_QPT_RC), pe
 
 
 def _post_chains(qp: Any, src: Any, dst: Any, sizes: list[int], msg_bytes: int, slots: int) -> None:
@@ -207,6 +219,8 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
     from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
     from rdmasim.verbs import enums as e
 
+    if mode == "write1024-pyverbs":  # the loop of write1024 through rdmasim.pyverbs' QP and enums
+        QP, QPInitAttr, e = _pyverbs_classes()  # noqa: N806
     import_s = time.perf_counter() - t_import
 
     total = senders * packets_per_sender
@@ -287,6 +301,8 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
     if mode in PER_PACKET_MODES:
         posted = {"loop": "one by one", "chain": "in next_wr chains", "batch": "as numpy batches"}
         how = f"1024-B WRITEs, one per packet, posted {posted[PER_PACKET_MODES[mode]]}"
+        if mode == "write1024-pyverbs":
+            how += " through rdmasim.pyverbs"
     if facts["placeholder"]:
         label = f"rdmasim PLACEHOLDER b2b 1 sender: {how}"
     else:

@@ -57,6 +57,9 @@ class QPInitAttrEx(QPInitAttr):
                 raise PyverbsUserError(f"QPInitAttrEx {name}={n}: not emulated (give 0)")
 
 
+_VERBS_POST_SEND = _qp.QP.post_send
+
+
 class QP(_qp.QP):
     """``QP(pd, QPInitAttr, qp_attr=None)``, or ``QP(ctx, QPInitAttrEx(pd=pd, ...))``."""
 
@@ -81,6 +84,9 @@ class QP(_qp.QP):
         """Post a work request (or a ``next_wr`` chain). As in pyverbs, ``bad_wr`` may be a
         ``SendWR``: on failure the failing request's fields are copied into it before the error
         is raised. (A list, rdmasim.verbs' form, gets the failing request appended.)"""
+        if bad_wr is None:  # the common case: straight to rdmasim.verbs (no super() lookup per post)
+            _VERBS_POST_SEND(self, send_wr)
+            return
         if isinstance(bad_wr, SendWR):
             failed: list[SendWR] = []
             try:

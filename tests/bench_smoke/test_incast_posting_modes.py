@@ -1,6 +1,6 @@
-"""bench/models/rdmasim_incast.py posts one 1024-byte WRITE per data packet three ways (one
-post_send per WR, next_wr chains, numpy batches): the simulations must be identical; only the time
-Python takes differs."""
+"""bench/models/rdmasim_incast.py posts one 1024-byte WRITE per data packet several ways (one
+post_send per WR through rdmasim.verbs and rdmasim.pyverbs, next_wr chains, numpy batches): the
+simulations must be identical; only the time Python takes differs."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _simulated(result: dict) -> dict:
 
 def test_one_by_one_chain_and_batch_posting_simulate_the_same() -> None:
     modes = list(rdmasim_incast.PER_PACKET_MODES)
-    assert modes == ["write1024", "write1024-chain", "write1024-batch"]
+    assert modes == ["write1024", "write1024-chain", "write1024-batch", "write1024-pyverbs"]
     res = {m: rdmasim_incast.run(8, 300 + rdmasim_incast.CHAIN_LEN, m) for m in modes}
     ref = _simulated(res["write1024"])
     assert ref["events"] > 0 and ref["sim_time_s"] > 0
