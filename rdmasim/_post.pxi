@@ -48,17 +48,15 @@ cdef inline bint _as_u32(object v, uint32_t *out) noexcept:
     return True
 
 
-cdef class SendPoster:
-    """Posts the send work requests of one QP (``QP.post_send``): a ``next_wr`` chain in one call,
-    each work request exactly as the Python checks would pass it to the core. After a failed
-    ``post`` ``failed`` is the work request that failed (None if the chain itself was refused)."""
+cdef class _Poster:
+    """What posting send and receive work requests share: the QP, the classes of the verbs
+    objects, the Python checks to fall back on, the MR keys seen to be of this simulation, and
+    the work request that made the last ``post`` fail (``failed``; None when the chain itself
+    was refused)."""
 
     cdef SimCore core
     cdef int host
     cdef uint32_t qpn
-    cdef bint ud
-    cdef bint swap_imm
-    cdef uint32_t flags_mask
     cdef object sim
     cdef object wr_cls
     cdef object sge_cls
@@ -69,17 +67,12 @@ cdef class SendPoster:
     cdef object key_ok1
     cdef public object failed
 
-    def __init__(self, SimCore core, int host, uint32_t qpn, bint ud, bint swap_imm, uint32_t flags_mask,
-                 sim, wr_cls, sge_cls, key_cls, slow, chain_fn):
-        """``slow(i, wr)``: the checked core tuple of work request ``i`` (as
-        ``SimCore.post_send_list`` takes it) or its error; ``chain_fn(first)``: the list of work
-        requests of a chain, or the error that refuses the chain."""
+    def __init__(self, SimCore core, int host, uint32_t qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn):
+        """``slow(i, wr)``: the checked core form of work request ``i``, or its error;
+        ``chain_fn(first)``: the list of work requests of a chain, or the error refusing it."""
         self.core = core
         self.host = host
         self.qpn = qpn
-        self.ud = ud
-        self.swap_imm = swap_imm
-        self.flags_mask = flags_mask
         self.sim = sim
         self.wr_cls = wr_cls
         self.sge_cls = sge_cls
@@ -102,21 +95,10 @@ cdef class SendPoster:
         self.key_ok0 = v
         return True
 
-    cdef bint _fast(self, object wr, rs_send_wr *w, rs_sge *sg):
-        """Fill *w from ``wr`` if every field is one the Python checks pass unchanged."""
-        cdef uint32_t opcode, imm
+    cdef bint _sges(self, object wr, rs_sge *sg, uint32_t *num):
+        """The SGEs of ``wr`` (its first ``num_sge``) into sg[], if all are plain."""
         cdef Py_ssize_t k, n
         cdef uint64_t nsge
-        if self.ud:
-            return False
-        if not _as_u32(wr.opcode, &opcode) or opcode == _WR_BIND_MW:
-            return False
-        if not _as_u64(wr.wr_id, &w.wr_id) or not _as_u32(wr.send_flags, &w.send_flags):
-            return False
-        if w.send_flags & ~self.flags_mask:
-            return False
-        if not _as_u32(wr.imm_data, &imm):
-            return False
         sgl = wr.sg
         if type(sgl) is not list and type(sgl) is not tuple:
             return False
@@ -131,17 +113,7 @@ cdef class SendPoster:
                 return False
             if not self._key(s.lkey, &sg[k].lkey):
                 return False
-        if not _as_u64(wr.remote_addr, &w.remote_addr) or not self._key(wr.rkey, &w.rkey):
-            return False
-        if not _as_u64(wr.compare_add, &w.compare_add) or not _as_u64(wr.swap, &w.swap):
-            return False
-        w.opcode = opcode
-        if self.swap_imm and opcode != _WR_LOCAL_INV and opcode != _WR_SEND_WITH_INV and opcode != _WR_FLUSH:
-            imm = _bswap32(imm)
-        w.imm_data = imm
-        w.num_sge = <uint32_t> n
-        w.sg_list = sg
-        w.ud_dest_host = -1
+        num[0] = <uint32_t> n
         return True
 
     cdef list _chain(self, object first):
@@ -164,6 +136,66 @@ cdef class SendPoster:
         return out
 
     cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
+        raise NotImplementedError
+
+    def post(self, first):
+        """Post ``first`` and the work requests chained after it, in order. Each is checked
+        before it is posted; those before a bad one stay posted (as ``ibv_post_send``)."""
+        cdef Py_ssize_t i
+        cdef list chain
+        self.failed = None
+        if type(first) is self.wr_cls and first.next_wr is None:  # one WR: no list to build
+            self._post_one(0, first)
+            return
+        chain = self._chain(first)
+        for i in range(len(chain)):
+            self._post_one(i, chain[i])
+
+
+cdef class SendPoster(_Poster):
+    """Posts the send work requests of one QP (``QP.post_send``): a ``next_wr`` chain in one call,
+    each work request exactly as the Python checks (``slow``: the tuple ``SimCore.post_send_list``
+    takes) would pass it to the core."""
+
+    cdef bint ud
+    cdef bint swap_imm
+    cdef uint32_t flags_mask
+
+    def __init__(self, SimCore core, int host, uint32_t qpn, bint ud, bint swap_imm, uint32_t flags_mask,
+                 sim, wr_cls, sge_cls, key_cls, slow, chain_fn):
+        _Poster.__init__(self, core, host, qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn)
+        self.ud = ud
+        self.swap_imm = swap_imm
+        self.flags_mask = flags_mask
+
+    cdef bint _fast(self, object wr, rs_send_wr *w, rs_sge *sg):
+        """Fill *w from ``wr`` if every field is one the Python checks pass unchanged."""
+        cdef uint32_t opcode, imm
+        if self.ud:
+            return False
+        if not _as_u32(wr.opcode, &opcode) or opcode == _WR_BIND_MW:
+            return False
+        if not _as_u64(wr.wr_id, &w.wr_id) or not _as_u32(wr.send_flags, &w.send_flags):
+            return False
+        if w.send_flags & ~self.flags_mask:
+            return False
+        if not _as_u32(wr.imm_data, &imm):
+            return False
+        if not self._sges(wr, sg, &w.num_sge):
+            return False
+        if not _as_u64(wr.remote_addr, &w.remote_addr) or not self._key(wr.rkey, &w.rkey):
+            return False
+        if not _as_u64(wr.compare_add, &w.compare_add) or not _as_u64(wr.swap, &w.swap):
+            return False
+        w.opcode = opcode
+        if self.swap_imm and opcode != _WR_LOCAL_INV and opcode != _WR_SEND_WITH_INV and opcode != _WR_FLUSH:
+            imm = _bswap32(imm)
+        w.imm_data = imm
+        w.sg_list = sg
+        w.ud_dest_host = -1
+        return True
+
+    cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
         cdef rs_send_wr w
         cdef rs_sge sg[_MAX_SGE]
         cdef int rc
@@ -181,18 +213,38 @@ cdef class SendPoster:
             self.core._check(rc)
         return 0
 
-    def post(self, first):
-        """Post ``first`` and the work requests chained after it, in order. Each is checked
-        before it is posted; those before a bad one stay posted (as ``ibv_post_send``)."""
-        cdef Py_ssize_t i
-        cdef list chain
-        self.failed = None
-        if type(first) is self.wr_cls and first.next_wr is None:  # one WR: no list to build
-            self._post_one(0, first)
-            return
-        chain = self._chain(first)
-        for i in range(len(chain)):
-            self._post_one(i, chain[i])
+
+cdef class RecvPoster(_Poster):
+    """Posts the receive work requests of one QP (``QP.post_recv``), a chain in one call;
+    ``slow(i, wr)`` gives the checked ``(wr_id, [(addr, length, lkey), ...])``."""
+
+    cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
+        cdef rs_recv_wr w
+        cdef rs_sge sg[_MAX_SGE]
+        cdef Py_ssize_t k
+        cdef int rc
+        w.num_sge = 0
+        if not (_as_u64(wr.wr_id, &w.wr_id) and self._sges(wr, sg, &w.num_sge)):
+            try:
+                wr_id, sges = self.slow(i, wr)
+            except BaseException:
+                self.failed = wr
+                raise
+            if len(sges) > _MAX_SGE:
+                raise ValueError(f"{len(sges)} SGEs: at most {_MAX_SGE} per work request")
+            for k in range(len(sges)):
+                addr, length, lkey = sges[k]
+                sg[k].addr = addr
+                sg[k].length = length
+                sg[k].lkey = lkey
+            w.wr_id = wr_id
+            w.num_sge = len(sges)
+        w.sg_list = sg
+        rc = rs_post_recv(self.core.sim, self.host, self.qpn, &w)
+        if rc < 0:
+            self.failed = wr
+            self.core._check(rc)
+        return 0
 
 
 cdef int _wr_from_tuple(tuple t, rs_send_wr *wr, rs_sge *sg) except -1:

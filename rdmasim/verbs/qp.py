@@ -304,15 +304,17 @@ class QP:
 
     def _make_poster(self) -> Any:
         """The send path of this QP (rdmasim/_post.pxi): plain work requests converted in C, all
-        others checked by ``_send_args``."""
+        others checked by ``_send_args``; likewise its receive path (``_recv_poster``)."""
         import sys
 
         from rdmasim import _core
-        from rdmasim.verbs.wr import SGE, SendWR
+        from rdmasim.verbs.wr import SGE, RecvWR, SendWR
 
         mask = 0
         for bit in _SEND_FLAGS.values():
             mask |= bit
+        self._recv_poster = _core.RecvPoster(self._sim._core, self._host.index, self.qp_num, self._sim,
+                                             RecvWR, SGE, MRKey, self._recv_args, self._recv_chain)
         return _core.SendPoster(self._sim._core, self._host.index, self.qp_num, self.qp_type == e.IBV_QPT_UD,
                                 sys.byteorder == "little", mask, self._sim, SendWR, SGE, MRKey,
                                 self._send_args, self._send_chain)
@@ -621,19 +623,29 @@ class QP:
         return sge_list(what, sg, num_sge, self._sim, "QP")
 
     def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
-        """Post one receive work request or a chain; ``bad_wr`` as in ``post_send``."""
+        """Post one receive work request or a chain, in one call into the core; ``bad_wr`` as in
+        ``post_send``."""
+        if self._closed:
+            self._check_alive("post_recv")
+        poster = self._recv_poster
+        try:
+            poster.post(recv_wr)  # checks each WR, posts it (rdmasim/_post.pxi RecvPoster)
+        except Exception:
+            if poster.failed is not None:
+                _report_bad_wr(bad_wr, poster.failed)
+            raise
+
+    def _recv_chain(self, first: Any) -> list[RecvWR]:
+        """The work requests of a post_recv chain from ``first``, or the error refusing it."""
         from rdmasim.verbs.wr import RecvWR
 
-        self._check_alive("post_recv")
-        for i, wr in enumerate(wr_chain("post_recv", recv_wr, RecvWR)):
-            try:
-                what = f"post_recv work request {i}"
-                wr_id = int_in(f"{what}: wr_id", wr.wr_id, 0, U64)
-                sges = self._sges(what, wr.sg, wr.num_sge)
-                self._sim._core.post_recv(self._host.index, self.qp_num, wr_id, sges)
-            except Exception:
-                _report_bad_wr(bad_wr, wr)
-                raise
+        return wr_chain("post_recv", first, RecvWR)
+
+    def _recv_args(self, i: int, wr: RecvWR) -> tuple[int, list[tuple[int, int, int]]]:
+        """Receive work request ``i`` of a chain, checked: ``(wr_id, sges)``; the reference checks
+        (the fast path of rdmasim/_post.pxi passes only what these accept unchanged)."""
+        what = f"post_recv work request {i}"
+        return int_in(f"{what}: wr_id", wr.wr_id, 0, U64), self._sges(what, wr.sg, wr.num_sge)
 
     def stats(self) -> dict[str, int]:
         """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ... A dict that

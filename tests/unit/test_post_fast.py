@@ -274,3 +274,24 @@ def test_plain_work_requests_take_the_c_path(monkeypatch: pytest.MonkeyPatch, tm
     wr.wr_id = np.uint64(3)
     p.qa.post_send(wr)
     assert calls == [0]
+
+
+def test_receive_work_requests_take_the_c_path_and_keep_their_checks(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    calls: list[int] = []
+    checked = QP._recv_args
+    monkeypatch.setattr(QP, "_recv_args", lambda self, i, wr: calls.append(i) or checked(self, i, wr))
+    p = Pair(tmp_path, "r")  # posts N plain receive WRs on qb
+    assert calls == []
+    p2 = Pair(tmp_path, "r2")
+    p.qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(p.src.buf, 100, p.src.lkey)]))
+    p2.qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(p2.src.buf, 100, p2.src.lkey)]))
+    assert p.finish()["wc_b"][0].wr_id == 0
+    bad: list[RecvWR] = []
+    good = RecvWR(wr_id=7, sg=[SGE(p2.dst.buf, 10, p2.dst.lkey)])
+    wrong = RecvWR(wr_id=8, sg=[SGE(p2.dst.buf, 10, p2.dst.lkey)])
+    wrong.wr_id = -1
+    good.next_wr = wrong
+    with pytest.raises(PyverbsUserError, match="post_recv work request 1: wr_id = -1 is out of range"):
+        p2.qb.post_recv(good, bad)
+    assert bad == [wrong] and calls == [1]
