@@ -29,7 +29,8 @@ class SGE:
         self.addr = addr if type(addr) is int and 0 <= addr <= U64 else int_in("SGE addr", addr, 0, U64)
         self.length = (length if type(length) is int and 0 <= length <= U32
                        else int_in("SGE length", length, 0, U32))
-        self.lkey = _key("SGE lkey", lkey)
+        self.lkey = (lkey if (type(lkey) is int or type(lkey) is MRKey) and 0 <= lkey <= U32
+                     else _key("SGE lkey", lkey))
 
     def as_tuple(self) -> tuple[int, int, int]:
         """``(addr, length, lkey)``."""
