@@ -13,6 +13,33 @@ cdef extern from "Python.h":
     PyObject *_pyerr_occurred "PyErr_Occurred" () noexcept
     void _pyerr_clear "PyErr_Clear" () noexcept
 
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+
+from types import MemberDescriptorType as _MemberDescriptorType
+
+
+cdef Py_ssize_t _slot_offset(object cls, str name) except -1:
+    """Where an instance of exactly ``cls`` keeps its ``__slots__`` field ``name`` (the offset its
+    member descriptor reads from), so the fast path reads fields without an attribute lookup."""
+    descr = cls.__dict__.get(name)
+    if type(descr) is not _MemberDescriptorType:
+        raise TypeError(f"{cls.__name__}.{name} is not a __slots__ field")
+    return (<PyMemberDescrObject *> <PyObject *> descr).d_member.offset
+
+
+cdef inline object _slot(object obj, Py_ssize_t off):
+    """The field of ``obj`` at ``off`` (an exact instance of the class the offset is of); None if
+    it is unset (then the conversion refuses it and the Python checks name it)."""
+    cdef PyObject *v = (<PyObject **> ((<char *> <PyObject *> obj) + off))[0]
+    if v == NULL:
+        return None
+    return <object> v
+
+
 cdef enum:
     _MAX_SGE = 32
     _WR_BIND_MW = 8
@@ -65,6 +92,7 @@ cdef class _Poster:
     cdef object chain_fn
     cdef object key_ok0
     cdef object key_ok1
+    cdef Py_ssize_t o_wr_id, o_sg, o_num_sge, o_next, o_addr, o_length, o_lkey
     cdef public object failed
 
     def __init__(self, SimCore core, int host, uint32_t qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn):
@@ -80,6 +108,13 @@ cdef class _Poster:
         self.slow = slow
         self.chain_fn = chain_fn
         self.failed = None
+        self.o_wr_id = _slot_offset(wr_cls, "wr_id")
+        self.o_sg = _slot_offset(wr_cls, "sg")
+        self.o_num_sge = _slot_offset(wr_cls, "num_sge")
+        self.o_next = _slot_offset(wr_cls, "next_wr")
+        self.o_addr = _slot_offset(sge_cls, "addr")
+        self.o_length = _slot_offset(sge_cls, "length")
+        self.o_lkey = _slot_offset(sge_cls, "lkey")
 
     cdef bint _key(self, object v, uint32_t *out):
         """A key: a plain int, or an MR's key of this simulation (remembered once seen)."""
@@ -96,22 +131,25 @@ cdef class _Poster:
         return True
 
     cdef bint _sges(self, object wr, rs_sge *sg, uint32_t *num):
-        """The SGEs of ``wr`` (its first ``num_sge``) into sg[], if all are plain."""
+        """The SGEs of ``wr`` (an exact ``wr_cls``; its first ``num_sge``) into sg[], if all are
+        plain."""
         cdef Py_ssize_t k, n
         cdef uint64_t nsge
-        sgl = wr.sg
+        sgl = _slot(wr, self.o_sg)
         if type(sgl) is not list and type(sgl) is not tuple:
             return False
-        if not _as_u64(wr.num_sge, &nsge) or nsge > <uint64_t> len(sgl) or nsge > _MAX_SGE:
+        if not _as_u64(_slot(wr, self.o_num_sge), &nsge) or nsge > <uint64_t> len(sgl) or nsge > _MAX_SGE:
             return False
         n = <Py_ssize_t> nsge
         for k in range(n):
             s = sgl[k]
             if type(s) is not self.sge_cls:
                 return False
-            if not _as_u64(s.addr, &sg[k].addr) or not _as_u32(s.length, &sg[k].length):
+            if not _as_u64(_slot(s, self.o_addr), &sg[k].addr):
                 return False
-            if not self._key(s.lkey, &sg[k].lkey):
+            if not _as_u32(_slot(s, self.o_length), &sg[k].length):
+                return False
+            if not self._key(_slot(s, self.o_lkey), &sg[k].lkey):
                 return False
         num[0] = <uint32_t> n
         return True
@@ -144,7 +182,7 @@ cdef class _Poster:
         cdef Py_ssize_t i
         cdef list chain
         self.failed = None
-        if type(first) is self.wr_cls and first.next_wr is None:  # one WR: no list to build
+        if type(first) is self.wr_cls and _slot(first, self.o_next) is None:  # one WR: no list to build
             self._post_one(0, first)
             return
         chain = self._chain(first)
@@ -160,6 +198,7 @@ cdef class SendPoster(_Poster):
     cdef bint ud
     cdef bint swap_imm
     cdef uint32_t flags_mask
+    cdef Py_ssize_t o_opcode, o_send_flags, o_imm_data, o_remote_addr, o_rkey, o_compare_add, o_swap
 
     def __init__(self, SimCore core, int host, uint32_t qpn, bint ud, bint swap_imm, uint32_t flags_mask,
                  sim, wr_cls, sge_cls, key_cls, slow, chain_fn):
@@ -167,25 +206,36 @@ cdef class SendPoster(_Poster):
         self.ud = ud
         self.swap_imm = swap_imm
         self.flags_mask = flags_mask
+        self.o_opcode = _slot_offset(wr_cls, "opcode")
+        self.o_send_flags = _slot_offset(wr_cls, "send_flags")
+        self.o_imm_data = _slot_offset(wr_cls, "imm_data")
+        self.o_remote_addr = _slot_offset(wr_cls, "remote_addr")
+        self.o_rkey = _slot_offset(wr_cls, "rkey")
+        self.o_compare_add = _slot_offset(wr_cls, "compare_add")
+        self.o_swap = _slot_offset(wr_cls, "swap")
 
     cdef bint _fast(self, object wr, rs_send_wr *w, rs_sge *sg):
         """Fill *w from ``wr`` if every field is one the Python checks pass unchanged."""
         cdef uint32_t opcode, imm
-        if self.ud:
+        if self.ud or type(wr) is not self.wr_cls:  # a subclass may keep its fields elsewhere
             return False
-        if not _as_u32(wr.opcode, &opcode) or opcode == _WR_BIND_MW:
+        if not _as_u32(_slot(wr, self.o_opcode), &opcode) or opcode == _WR_BIND_MW:
             return False
-        if not _as_u64(wr.wr_id, &w.wr_id) or not _as_u32(wr.send_flags, &w.send_flags):
+        if not _as_u64(_slot(wr, self.o_wr_id), &w.wr_id):
             return False
-        if w.send_flags & ~self.flags_mask:
+        if not _as_u32(_slot(wr, self.o_send_flags), &w.send_flags) or w.send_flags & ~self.flags_mask:
             return False
-        if not _as_u32(wr.imm_data, &imm):
+        if not _as_u32(_slot(wr, self.o_imm_data), &imm):
             return False
         if not self._sges(wr, sg, &w.num_sge):
             return False
-        if not _as_u64(wr.remote_addr, &w.remote_addr) or not self._key(wr.rkey, &w.rkey):
+        if not _as_u64(_slot(wr, self.o_remote_addr), &w.remote_addr):
             return False
-        if not _as_u64(wr.compare_add, &w.compare_add) or not _as_u64(wr.swap, &w.swap):
+        if not self._key(_slot(wr, self.o_rkey), &w.rkey):
+            return False
+        if not _as_u64(_slot(wr, self.o_compare_add), &w.compare_add):
+            return False
+        if not _as_u64(_slot(wr, self.o_swap), &w.swap):
             return False
         w.opcode = opcode
         if self.swap_imm and opcode != _WR_LOCAL_INV and opcode != _WR_SEND_WITH_INV and opcode != _WR_FLUSH:
@@ -224,7 +274,8 @@ cdef class RecvPoster(_Poster):
         cdef Py_ssize_t k
         cdef int rc
         w.num_sge = 0
-        if not (_as_u64(wr.wr_id, &w.wr_id) and self._sges(wr, sg, &w.num_sge)):
+        if not (type(wr) is self.wr_cls and _as_u64(_slot(wr, self.o_wr_id), &w.wr_id)
+                and self._sges(wr, sg, &w.num_sge)):
             try:
                 wr_id, sges = self.slow(i, wr)
             except BaseException:
