@@ -192,7 +192,7 @@ cdef class _Poster:
 
 cdef class SendPoster(_Poster):
     """Posts the send work requests of one QP (``QP.post_send``): a ``next_wr`` chain in one call,
-    each work request exactly as the Python checks (``slow``: the tuple ``SimCore.post_send_list``
+    each work request exactly as the Python checks (``slow``: the checked tuple ``_wr_from_tuple``
     takes) would pass it to the core."""
 
     cdef bint ud
@@ -299,7 +299,9 @@ cdef class RecvPoster(_Poster):
 
 
 cdef int _wr_from_tuple(tuple t, rs_send_wr *wr, rs_sge *sg) except -1:
-    """A checked tuple of ``SimCore.post_send_list`` into *wr (zeroed by the caller)."""
+    """A checked work request ``(wr_id, opcode, send_flags, imm_data, sges, remote_addr, rkey,
+    compare_add, swap, ud_dest_host, ud_traffic_class, ud_remote_qpn, ud_remote_qkey, bind_mw_rkey,
+    bind_lkey, bind_access, bind_len)`` (``QP._send_args``) into *wr (zeroed by the caller)."""
     cdef Py_ssize_t k
     sges = <list> t[4]
     if len(sges) > _MAX_SGE:

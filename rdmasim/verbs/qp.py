@@ -566,9 +566,9 @@ class QP:
         return wr_chain("post_send", first, SendWR)
 
     def _send_args(self, i: int, wr: SendWR) -> tuple[Any, ...]:
-        """Work request ``i`` of a post_send chain, checked, as ``post_send_list`` takes it: the
-        reference checks (the fast path of rdmasim/_post.pxi passes only what these accept
-        unchanged, and hands everything else here)."""
+        """Work request ``i`` of a post_send chain, checked, as the core takes it (``_wr_from_tuple``
+        in rdmasim/_post.pxi): the reference checks (the fast path there passes only what these
+        accept unchanged, and hands everything else here)."""
         what = f"post_send work request {i}"
         args = (int_in(f"{what}: wr_id", wr.wr_id, 0, U64),
                 int_in(f"{what}: opcode", wr.opcode, 0, U32),
