@@ -5,7 +5,8 @@ Runs ``bench/models/rdmasim_incast.py``'s modes ``write1MiB`` (the reference), `
 ``rdmasim.pyverbs``), ``write1024-chain`` (``next_wr`` chains) and
 ``write1024-batch`` (``QP.post_send_batch``) in turn, ``--repeat`` rounds (round-robin, so load
 changes on the machine hit every mode alike), and prints each mode's median data packets per
-wall second (setup, posting and the run to completion all timed) and its ratio to ``write1MiB``::
+wall second (setup, posting and the run to completion all timed) and its ratio to ``write1MiB``
+(a first round warms up and is not counted)::
 
     PYTHONPATH=$PWD python bench/posting_ratio.py --packets-per-sender 20000 --repeat 5
 """
@@ -29,10 +30,12 @@ MODES = ["write1MiB", "write1000", "write1024", "write1024-pyverbs", "write1024-
 def measure(senders: int, packets_per_sender: int, repeat: int, modes: list[str]) -> dict[str, dict]:
     """Each mode's runs: wall seconds, data packets, events."""
     runs: dict[str, list[dict]] = {m: [] for m in modes}
-    for _ in range(repeat):
+    for r in range(repeat + 1):
         for m in modes:
             gc.collect()
-            runs[m].append(rdmasim_incast.run(senders, packets_per_sender, m))
+            res = rdmasim_incast.run(senders, packets_per_sender, m)
+            if r:  # round 0 warms up (imports, caches, the allocator's first growth): not counted
+                runs[m].append(res)
     out = {}
     for m, rs in runs.items():
         rate = statistics.median(r["packets"] / r["wall_s"] for r in rs)
