@@ -4,9 +4,14 @@ Runs ``bench/models/rdmasim_incast.py``'s modes ``write1MiB`` (the reference), `
 ``write1024`` (one ``post_send`` per work request; ``write1024-pyverbs`` the same through
 ``rdmasim.pyverbs``), ``write1024-chain`` (``next_wr`` chains) and
 ``write1024-batch`` (``QP.post_send_batch``) in turn, ``--repeat`` rounds (round-robin, so load
-changes on the machine hit every mode alike), and prints each mode's median data packets per
-wall second (setup, posting and the run to completion all timed) and its ratio to ``write1MiB``
-(a first round warms up and is not counted)::
+changes on the machine hit every mode alike), each run in a process of its own, and prints each
+mode's median data packets per wall second (setup, posting and the run to completion all timed;
+not the interpreter's start-up and imports) and its ratio to ``write1MiB``.
+
+Each run gets a fresh process because runs in one process are not independent: glibc's malloc
+raises its mmap threshold after the first large blocks are freed, and from the third run on a
+1 MiB-WRITE run in the same process took up to 1.6x longer (the per-packet runs much less), which
+would flatter the ratios.
 
     PYTHONPATH=$PWD python bench/posting_ratio.py --packets-per-sender 20000 --repeat 5
 """
@@ -14,28 +19,32 @@ wall second (setup, posting and the run to completion all timed) and its ratio t
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import statistics
+import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "models"))
-
-import rdmasim_incast  # noqa: E402
+MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "rdmasim_incast.py")
 
 MODES = ["write1MiB", "write1000", "write1024", "write1024-pyverbs", "write1024-chain", "write1024-batch"]
+
+
+def _run(senders: int, packets_per_sender: int, mode: str) -> dict:
+    """One run of the model in a process of its own: its result."""
+    out = subprocess.run([sys.executable, MODEL, "--mode", mode, "--senders", str(senders),
+                          "--packets-per-sender", str(packets_per_sender)],
+                         capture_output=True, text=True, check=True).stdout
+    lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+    return json.loads(lines[-1][len("RESULT "):])
 
 
 def measure(senders: int, packets_per_sender: int, repeat: int, modes: list[str]) -> dict[str, dict]:
     """Each mode's runs: wall seconds, data packets, events."""
     runs: dict[str, list[dict]] = {m: [] for m in modes}
-    for r in range(repeat + 1):
+    for _ in range(repeat):
         for m in modes:
-            gc.collect()
-            res = rdmasim_incast.run(senders, packets_per_sender, m)
-            if r:  # round 0 warms up (imports, caches, the allocator's first growth): not counted
-                runs[m].append(res)
+            runs[m].append(_run(senders, packets_per_sender, m))
     out = {}
     for m, rs in runs.items():
         rate = statistics.median(r["packets"] / r["wall_s"] for r in rs)
