@@ -231,7 +231,7 @@ cdef class SimCore:
     cdef rs_sim *sim
     cdef readonly object _buffers  # mr index per host -> buffer object kept alive while registered
     cdef readonly object pcap_path  # the open capture's file (None: no capture)
-    cdef public Py_ssize_t last_posted  # post_send_list: WRs posted by its last call
+    cdef public Py_ssize_t last_posted  # post_send_arrays (_post.pxi): rows posted by its last call
 
     def __cinit__(self, uint64_t seed):
         self.sim = rs_sim_new(seed)
@@ -562,55 +562,6 @@ cdef class SimCore:
         wr.compare_add = compare_add
         wr.swap = swap
         self._check(rs_post_send(self.sim, host, qpn, &wr))
-
-    def post_send_list(self, int host, uint32_t qpn, list wrs):
-        """Post checked send WRs in one call, in order, each exactly as ``post_send`` posts it.
-
-        ``wrs``: tuples ``(wr_id, opcode, send_flags, imm_data, sges, remote_addr, rkey,
-        compare_add, swap, ud_dest_host, ud_traffic_class, ud_remote_qpn, ud_remote_qkey,
-        bind_mw_rkey, bind_lkey, bind_access, bind_len)``.
-        Stops at the first WR the core refuses and raises its error; ``last_posted`` is then the
-        number posted before it (the index of the failing WR), else ``len(wrs)``."""
-        cdef rs_send_wr wr
-        cdef rs_sge sg[32]
-        cdef Py_ssize_t i, k
-        cdef int rc
-        self.last_posted = 0
-        for i in range(len(wrs)):
-            t = <tuple> wrs[i]
-            memset(&wr, 0, sizeof(wr))
-            sges = <list> t[4]
-            if len(sges) > 32:
-                self.last_posted = i
-                raise ValueError(f"{len(sges)} SGEs: at most 32 per work request")
-            for k in range(len(sges)):
-                addr, length, lkey = sges[k]
-                sg[k].addr = addr
-                sg[k].length = length
-                sg[k].lkey = lkey
-            wr.wr_id = t[0]
-            wr.opcode = t[1]
-            wr.send_flags = t[2]
-            wr.imm_data = t[3]
-            wr.num_sge = len(sges)
-            wr.sg_list = sg
-            wr.remote_addr = t[5]
-            wr.rkey = t[6]
-            wr.compare_add = t[7]
-            wr.swap = t[8]
-            wr.ud_dest_host = t[9]
-            wr.ud_traffic_class = t[10]
-            wr.ud_remote_qpn = t[11]
-            wr.ud_remote_qkey = t[12]
-            wr.bind_mw_rkey = t[13]
-            wr.bind_lkey = t[14]
-            wr.bind_access = t[15]
-            wr.bind_len = t[16]
-            rc = rs_post_send(self.sim, host, qpn, &wr)
-            if rc < 0:
-                self.last_posted = i
-                self._check(rc)
-        self.last_posted = len(wrs)
 
     def post_recv(self, int host, uint32_t qpn, uint64_t wr_id, list sges):
         cdef rs_recv_wr wr

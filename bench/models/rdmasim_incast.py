@@ -20,6 +20,13 @@ Four ways to send the same data packets (``--mode``); ``SIMULATES`` says what ea
   are stored or copied), so DCQCN starts every 10 MiB chunk at line rate again.
 * ``flows1qp``: bulk flows, ONE flow per sender carrying the sender's whole share: one QP pair per
   sender for the whole run, the same traffic as the verbs modes (size-only, no payload bytes).
+* ``write1024``, ``write1024-chain``, ``write1024-batch``: one 1024-byte RDMA WRITE per data
+  packet (the same packets as ``write1MiB``), posted three ways from Python: one ``post_send``
+  per work request (the loop of ``write1000``), ``next_wr`` chains of ``CHAIN_LEN`` new
+  ``SendWR`` objects per ``post_send`` (as pyverbs programs build them), or one
+  ``QP.post_send_batch`` of numpy arrays per QP. ``write1024-pyverbs`` is the one-by-one loop
+  through ``rdmasim.pyverbs`` (its QP class and enums). All post identical work requests, so the
+  simulations are identical (same events, packets, simulated time); only the Python cost differs.
 
 Counted from the simulation's own counters: data packets delivered once are the senders' first
 transmissions. Verbs modes: ``pkts_sent - pkts_retx`` of the senders' QPs (``pkts_retx`` counts the
@@ -52,8 +59,9 @@ BIG_MSG_PKTS = 1024  # write1MiB: packets per WRITE
 FLOW_CHUNK = 10 << 20  # bytes per chained WRITE flow in mode "flows"
 # ECN marking at the switch when DCQCN runs (the DCQCN paper's RED setting: Kmin 5 KB, Kmax 200 KB, 1 %)
 ECN = {"kmin": "5KB", "kmax": "200KB", "pmax": 0.01}
-MODES = ("write1000", "write1MiB", "flows", "flows1qp")
-VERBS_MODES = ("write1000", "write1MiB")
+VERBS_MODES = ("write1000", "write1MiB", "write1024", "write1024-chain", "write1024-batch",
+               "write1024-pyverbs")
+MODES = (*VERBS_MODES, "flows", "flows1qp")
 
 #: what each mode simulates (one line; compare.py prints it under the table)
 SIMULATES = {
@@ -61,6 +69,11 @@ SIMULATES = {
                  "copied between registered buffers",
     "write1MiB": "verbs API: 1 MiB RDMA WRITEs posted from Python, segmented at MTU 1024; real bytes "
                  "copied between registered buffers",
+    **{m: f"verbs API: one 1024-byte RDMA WRITE per data packet, posted from Python {how}; real bytes "
+          "copied between registered buffers" for m, how in (
+              ("write1024", "one post_send each"), ("write1024-chain", "in next_wr chains"),
+              ("write1024-batch", "as numpy batches (QP.post_send_batch)"),
+              ("write1024-pyverbs", "one post_send each through rdmasim.pyverbs"))},
     "flows": "bulk flows: each sender's bytes as 10 MiB WRITEs chained one after another, each on a NEW "
              "QP pair (DCQCN restarts at line rate every chunk); size-only, no payload bytes",
     "flows1qp": "bulk flows: one WRITE flow per sender with its whole share, one QP pair per sender "
@@ -147,9 +160,65 @@ def sim_counters(topo: Any, sim: Any, snd_hosts: list[Any]) -> dict[str, Any]:
     return out
 
 
+#: modes posting one 1024-byte WRITE per data packet, and how each posts its work requests
+PER_PACKET_MODES = {"write1024": "loop", "write1024-chain": "chain", "write1024-batch": "batch",
+                    "write1024-pyverbs": "loop"}
+CHAIN_LEN = 256  # work requests per post_send in mode write1024-chain
+
+
+def _pyverbs_classes() -> tuple[Any, Any, Any]:
+    """Mode ``write1024-pyverbs``: QP, QPInitAttr (RC) and the enums of ``rdmasim.pyverbs``."""
+    import functools
+
+    import rdmasim.pyverbs.enums as pe
+    from rdmasim.pyverbs.qp import QP, QPInitAttr
+
+    return QP, functools.partial(QPInitAttr, qp_type=pe.IBV_QPT_RC), pe
+
+
+def _post_chains(qp: Any, src: Any, dst: Any, sizes: list[int], msg_bytes: int, slots: int) -> None:
+    """Mode ``write1024-chain``: new SendWRs linked by ``next_wr``, ``CHAIN_LEN`` per post_send;
+    the same work requests as the one-by-one loop (only the last one signaled)."""
+    from rdmasim.verbs import SGE, SendWR
+    from rdmasim.verbs import enums as e
+
+    write, signaled, last = e.IBV_WR_RDMA_WRITE, e.IBV_SEND_SIGNALED, len(sizes) - 1
+    lkey, rkey, base = src.lkey, dst.rkey, dst.buf
+    for start in range(0, len(sizes), CHAIN_LEN):
+        head = prev = None
+        for i in range(start, min(start + CHAIN_LEN, len(sizes))):
+            wr = SendWR(wr_id=i, opcode=write, sg=[SGE(src.buf, sizes[i], lkey)],
+                        send_flags=signaled if i == last else 0)
+            wr.set_wr_rdma(rkey, base + (i % slots) * msg_bytes)
+            if prev is None:
+                head = wr
+            else:
+                prev.next_wr = wr
+            prev = wr
+        qp.post_send(head)
+
+
+def _post_batch(qp: Any, src: Any, dst: Any, sizes: list[int], msg_bytes: int, slots: int) -> None:
+    """Mode ``write1024-batch``: every work request of the QP in one ``post_send_batch``."""
+    import numpy as np
+
+    from rdmasim.verbs import enums as e
+
+    i = np.arange(len(sizes), dtype=np.uint64)
+    flags = np.zeros(len(sizes), dtype=np.uint32)
+    flags[-1] = e.IBV_SEND_SIGNALED
+    qp.post_send_batch(e.IBV_WR_RDMA_WRITE, src.buf, np.asarray(sizes, dtype=np.uint32), src.lkey,
+                       remote_addr=dst.buf + (i % slots) * msg_bytes, rkey=dst.rkey, wr_id=i,
+                       send_flags=flags)
+
+
 def _label(senders: int, mode: str, facts: dict[str, Any]) -> str:
     how = {"write1000": "verbs, one 1000-B WRITE per packet",
            "write1MiB": "verbs, 1 MiB WRITEs",
+           "write1024": "verbs, one 1024-B WRITE per packet",
+           "write1024-chain": "verbs, one 1024-B WRITE per packet, next_wr chains",
+           "write1024-batch": "verbs, one 1024-B WRITE per packet, numpy batches",
+           "write1024-pyverbs": "pyverbs, one 1024-B WRITE per packet",
            "flows": "bulk, 10 MiB chunks, a new QP each",
            "flows1qp": "bulk, one QP per sender"}[mode]
     if facts["placeholder"]:
@@ -213,7 +282,7 @@ def _run_flows(mode: str, topo: Any, sim: Any, snd_hosts: list, rcv_host: Any, p
             "run_s": t_end - t_run}, fs
 
 
-# ---- verbs API (modes "write1000" and "write1MiB") ----
+# ---- verbs API (VERBS_MODES) ----
 
 def verbs_sizes(mode: str, per_host: int) -> tuple[int, list[int]]:
     """(bytes of a full message, the message sizes one sender posts) for ``per_host`` packets."""
@@ -221,16 +290,23 @@ def verbs_sizes(mode: str, per_host: int) -> tuple[int, list[int]]:
         msg_bytes, pkts_per_msg = PAYLOAD, 1
     elif mode == "write1MiB":
         msg_bytes, pkts_per_msg = BIG_MSG_PKTS * MTU, BIG_MSG_PKTS
+    elif mode in PER_PACKET_MODES:
+        msg_bytes, pkts_per_msg = MTU, 1
     else:
         raise ValueError(f"mode {mode!r}: the verbs modes are {', '.join(VERBS_MODES)}")
     full, rest = divmod(per_host, pkts_per_msg)  # full messages, then one shorter for the remainder
     return msg_bytes, [msg_bytes] * full + ([rest * MTU] if rest else [])
 
 
-def verbs_setup(snd_hosts: list[Any], rcv_host: Any, sizes: list[int], msg_bytes: int) -> dict[str, Any]:
-    """Contexts, PDs, CQs, MRs and connected RC QP pairs (at most MAX_WR WRs per QP)."""
+def verbs_setup(snd_hosts: list[Any], rcv_host: Any, sizes: list[int], msg_bytes: int,
+                mode: str = "write1000") -> dict[str, Any]:
+    """Contexts, PDs, CQs, MRs and connected RC QP pairs (at most MAX_WR WRs per QP); mode
+    ``write1024-pyverbs`` makes its QPs with rdmasim.pyverbs' classes."""
     from rdmasim.verbs import CQ, MR, PD, QP, Context, QPCap, QPInitAttr, connect_qps
     from rdmasim.verbs import enums as e
+
+    if mode == "write1024-pyverbs":  # the loop of write1024 through rdmasim.pyverbs' QP and enums
+        QP, QPInitAttr, e = _pyverbs_classes()  # noqa: N806
 
     qps_per_host = max(1, math.ceil(len(sizes) / MAX_WR))
     buf = max(msg_bytes, 1 << 16)
@@ -256,8 +332,9 @@ def verbs_setup(snd_hosts: list[Any], rcv_host: Any, sizes: list[int], msg_bytes
             "keep": (ctx_r, pd_r, cq_r)}
 
 
-def verbs_post_one_by_one(state: dict[str, Any], sizes: list[int], msg_bytes: int) -> None:
-    """Post every WRITE with one ``post_send`` call each; the last WR of each QP is signaled."""
+def verbs_post(state: dict[str, Any], sizes: list[int], msg_bytes: int, mode: str = "write1000") -> None:
+    """Post every WRITE: with one ``post_send`` call each, or (PER_PACKET_MODES) in chains or numpy
+    batches; the last WR of each QP is signaled."""
     from rdmasim.verbs import SGE, SendWR
     from rdmasim.verbs import enums as e
 
@@ -271,6 +348,10 @@ def verbs_post_one_by_one(state: dict[str, Any], sizes: list[int], msg_bytes: in
         wr.set_wr_rdma(dst.rkey, dst.buf)
         for q, qp in enumerate(qps):
             mine = sizes[q::qps_per_host]
+            if PER_PACKET_MODES.get(mode) in ("chain", "batch"):
+                poster = _post_chains if PER_PACKET_MODES[mode] == "chain" else _post_batch
+                poster(qp, src, dst, mine, msg_bytes, slots)
+                continue
             last = len(mine) - 1
             for i, size in enumerate(mine):
                 wr.wr_id = i
@@ -300,11 +381,11 @@ def verbs_counts(state: dict[str, Any]) -> dict[str, int]:
 
 def _run_verbs(mode: str, topo: Any, sim: Any, snd_hosts: list, rcv_host: Any, per_host: int,
                t0: float) -> tuple[dict[str, Any], Any]:
-    """Modes ``write1000`` / ``write1MiB``: (counts and timings, the verbs state)."""
+    """The verbs modes (VERBS_MODES): (counts and timings, the verbs state)."""
     msg_bytes, sizes = verbs_sizes(mode, per_host)
-    state = verbs_setup(snd_hosts, rcv_host, sizes, msg_bytes)
+    state = verbs_setup(snd_hosts, rcv_host, sizes, msg_bytes, mode)
     t_post = time.perf_counter()
-    verbs_post_one_by_one(state, sizes, msg_bytes)
+    verbs_post(state, sizes, msg_bytes, mode)
     t_run = time.perf_counter()
     verbs_wait(sim, state)
     t_end = time.perf_counter()

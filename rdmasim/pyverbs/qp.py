@@ -14,7 +14,7 @@ from rdmasim.verbs import enums as e
 from rdmasim.verbs import qp as _qp
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import PD, Context
-from rdmasim.verbs.wr import SGE, RecvWR, SendWR
+from rdmasim.verbs.wr import SGE, RecvWR, SendWR, copy_wr_fields
 
 QPAttr = _qp.QPAttr
 QPCap = _qp.QPCap
@@ -57,6 +57,9 @@ class QPInitAttrEx(QPInitAttr):
                 raise PyverbsUserError(f"QPInitAttrEx {name}={n}: not emulated (give 0)")
 
 
+_VERBS_POST_SEND = _qp.QP.post_send
+
+
 class QP(_qp.QP):
     """``QP(pd, QPInitAttr, qp_attr=None)``, or ``QP(ctx, QPInitAttrEx(pd=pd, ...))``."""
 
@@ -81,13 +84,16 @@ class QP(_qp.QP):
         """Post a work request (or a ``next_wr`` chain). As in pyverbs, ``bad_wr`` may be a
         ``SendWR``: on failure the failing request's fields are copied into it before the error
         is raised. (A list, rdmasim.verbs' form, gets the failing request appended.)"""
+        if bad_wr is None:  # the common case: straight to rdmasim.verbs (no super() lookup per post)
+            _VERBS_POST_SEND(self, send_wr)
+            return
         if isinstance(bad_wr, SendWR):
             failed: list[SendWR] = []
             try:
                 super().post_send(send_wr, failed)
             except Exception:
                 if failed:
-                    vars(bad_wr).update(vars(failed[0]))
+                    copy_wr_fields(bad_wr, failed[0])
                 raise
             return
         super().post_send(send_wr, bad_wr)
@@ -106,7 +112,7 @@ class QP(_qp.QP):
                 super().post_recv(recv_wr, failed)
             except Exception:
                 if failed:
-                    vars(bad_wr).update(vars(failed[0]))
+                    copy_wr_fields(bad_wr, failed[0])
                 raise
             return
         super().post_recv(recv_wr, bad_wr)

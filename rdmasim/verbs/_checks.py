@@ -25,6 +25,8 @@ def int_in(what: str, value: Any, lo: int, hi: int) -> int:
     """``value`` as an int in ``[lo, hi]`` (no bools, no floats), else PyverbsUserError."""
     if type(value) is int and lo <= value <= hi:  # the common case, decided without check_int's ABCs
         return value
+    if type(value) is MRKey and lo <= value <= hi:  # an MR's key: an int (as check_int returns it)
+        return int(value)
     try:
         return checks.check_int(what, value, lo, hi)
     except (TypeError, ValueError) as exc:

@@ -27,7 +27,7 @@ from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import CLOSE_QP, PD
 from rdmasim.verbs.mw import IBV_MW_TYPE_1, MW, MWBind, inc_rkey
 from rdmasim.verbs.srq import SRQ
-from rdmasim.verbs.wr import RecvWR, SendWR, sge_list
+from rdmasim.verbs.wr import SGE, RecvWR, SendWR, copy_wr_fields, sge_list
 
 if TYPE_CHECKING:
     from rdmasim._handle import Link
@@ -186,6 +186,23 @@ _MASK_FLAGS = {n: int(v) for n, v in e.ibv_qp_attr_mask.__members__.items()}
 _SEND_FLAGS = {n: int(v) for n, v in e.ibv_send_flags.__members__.items()}
 # the core's UD fields of a work request on an RC QP (post_send's defaults)
 _NO_UD = {"ud_dest_host": -1, "ud_traffic_class": 0, "ud_remote_qpn": 0, "ud_remote_qkey": 0}
+# the opcodes post_send_batch takes: one SGE, a remote target, no other operands
+_BATCH_OPCODES = (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM, e.IBV_WR_SEND, e.IBV_WR_SEND_WITH_IMM,
+                  e.IBV_WR_RDMA_READ)
+# post_send_batch's columns (in the order post_send checks a work request's fields), their maxima
+_BATCH_MAX = {"wr_id": U64, "opcode": U32, "send_flags": U32, "imm_data": U32, "local_addr": U64,
+              "length": U32, "lkey": U32, "remote_addr": U64, "rkey": U32}
+
+
+def _batch_opcode_msg(op: int) -> str:
+    try:
+        op_name = f"{op} ({e.ibv_wr_opcode(op).name})"
+    except ValueError:
+        op_name = str(op)
+    return (f"opcode {op_name}: a batch takes " + ", ".join(e.ibv_wr_opcode(o).name for o in _BATCH_OPCODES)
+            + " (post other work requests with post_send)")
+
+
 # ... and its bind fields of a work request that is not a BIND_MW
 _NO_BIND = {"bind_mw_rkey": 0, "bind_lkey": 0, "bind_access": 0, "bind_len": 0}
 
@@ -244,9 +261,26 @@ class QP:
             bool(sig_all), init_attr.qp_type, srq_handle,
         )
         self._closed = False
+        self._poster = self._make_poster()
         pd._children.add(self)
         if qp_attr is not None:  # as pyverbs: a UD QP goes all the way to RTS, an RC QP to INIT
             (self.to_rts if self.qp_type == e.IBV_QPT_UD else self.to_init)(qp_attr)
+
+    def _make_poster(self) -> Any:
+        """The send path of this QP (rdmasim/_post.pxi): plain work requests converted in C, all
+        others checked by ``_send_args``; likewise its receive path (``_recv_poster``)."""
+        import sys
+
+        from rdmasim import _core
+
+        mask = 0
+        for bit in _SEND_FLAGS.values():
+            mask |= bit
+        self._recv_poster = _core.RecvPoster(self._sim._core, self._host.index, self.qp_num, self._sim,
+                                             RecvWR, SGE, MRKey, self._recv_args, self._recv_chain)
+        return _core.SendPoster(self._sim._core, self._host.index, self.qp_num, self.qp_type == e.IBV_QPT_UD,
+                                sys.byteorder == "little", mask, self._sim, SendWR, SGE, MRKey,
+                                self._send_args, self._send_chain)
 
     # ---- state machine ----
     def _attr_dict(self, attr: QPAttr, mask: int) -> dict[str, Any]:
@@ -364,31 +398,136 @@ class QP:
 
     # ---- data path ----
     def post_send(self, send_wr: SendWR, bad_wr: SendWR | list[SendWR] | None = None) -> None:
-        """Post one work request or a chain (``next_wr``). On error nothing after the failing
-        WR is posted and it is reported in ``bad_wr``: a SendWR (pyverbs' signature: the failing
-        WR is copied into it) or a list (it is appended)."""
-        self._check_alive("post_send")
-        chain = wr_chain("post_send", send_wr, SendWR)
-        args: list[tuple[Any, ...]] = []
-        failed: Exception | None = None
-        for i, wr in enumerate(chain):  # checked in order; the ones before a bad WR are still posted
-            try:
-                args.append(self._send_args(i, wr))
-            except Exception as exc:
-                failed = exc
-                break
+        """Post one work request or a chain (``next_wr``), in one call into the core. On error
+        nothing after the failing WR is posted and it is reported in ``bad_wr``: a SendWR
+        (pyverbs' signature: the failing WR is copied into it) or a list (it is appended).
+
+        Every field is checked as the work request is posted; a work request may be changed and
+        posted again (the core keeps its own copy), as C programs reuse their ``ibv_send_wr``."""
+        if self._closed:
+            self._check_alive("post_send")
+        poster = self._poster
+        try:
+            poster.post(send_wr)  # checks each WR, posts it (rdmasim/_post.pxi SendPoster)
+        except Exception:
+            if poster.failed is not None:
+                _report_bad_wr(bad_wr, poster.failed)
+            raise
+
+    def post_send_batch(self, opcode: Any, local_addr: Any, length: Any, lkey: Any, remote_addr: Any = 0,
+                        rkey: Any = 0, wr_id: Any = 0, send_flags: Any = 0, imm_data: Any = 0) -> int:
+        """Post many send work requests from numpy arrays, in one call into the core: row ``i``
+        is the work request ``opcode[i]`` with one SGE (``local_addr[i]``, ``length[i]``,
+        ``lkey[i]``), target ``remote_addr[i]`` / ``rkey[i]``, ``wr_id[i]``, ``send_flags[i]``
+        and ``imm_data[i]`` (``__be32`` as in ``SendWR``). Each argument is a 1-D integer array
+        or one integer for every row; the arrays have one length, the number of work requests.
+
+        A batch takes ``IBV_WR_RDMA_WRITE``, ``IBV_WR_RDMA_WRITE_WITH_IMM``, ``IBV_WR_SEND``,
+        ``IBV_WR_SEND_WITH_IMM`` and ``IBV_WR_RDMA_READ`` on RC and UC QPs (post other work
+        requests, and UD ones, with :meth:`post_send`). The rows are posted exactly as the same
+        work requests posted one by one with :meth:`post_send` would be (same simulation), and
+        checked as it checks them: a bad value raises PyverbsUserError naming its row, a row the
+        NIC refuses raises its PyverbsRDMAError naming the row; the rows before that one are
+        posted, none after it. Returns the number of rows posted."""
+        import sys
+
+        import numpy as np
+
+        from rdmasim import _core
+
+        self._check_alive("post_send_batch")
+        what = "post_send_batch"
+        if self.qp_type == e.IBV_QPT_UD:
+            raise PyverbsUserError(f"{what}: a UD QP needs an address handle per work request; "
+                                   "post UD work requests with post_send")
+        given = {"wr_id": wr_id, "opcode": opcode, "send_flags": send_flags, "imm_data": imm_data,
+                 "local_addr": local_addr, "length": length, "lkey": lkey, "remote_addr": remote_addr,
+                 "rkey": rkey}
+        cols: dict[str, Any] = {}
+        n: int | None = None
+        for name, v in given.items():
+            hi = _BATCH_MAX[name]
+            if isinstance(v, np.ndarray) and v.ndim == 0:
+                v = v[()]
+            if np.ndim(v) == 0:  # one value for every row
+                if name in ("lkey", "rkey"):
+                    v = key(f"{what} {name}", v, self._sim)  # an MR's key must be of this simulation
+                cols[name] = np.array([int_in(f"{what} {name}", v, 0, hi)], dtype=np.uint64)
+                continue
+            a = np.asarray(v)
+            if a.ndim != 1:
+                raise PyverbsUserError(f"{what} {name}: a 1-D array or one integer, got shape {a.shape}")
+            if a.dtype.kind not in "iu":
+                raise PyverbsUserError(f"{what} {name}: an integer array, got dtype {a.dtype}")
+            if n is not None and len(a) != n:
+                raise PyverbsUserError(f"{what} {name} has {len(a)} rows, the arrays before it {n}")
+            n = len(a)
+            cols[name] = a
+        if n is None:
+            raise PyverbsUserError(f"{what}: give the work requests as arrays (at least one argument an "
+                                   "array; post one work request with post_send)")
+        # Each column's first bad row, checked in the order post_send checks a work request's
+        # fields; the earliest row wins, and on one row the first field checked.
+        bad_row, bad_msg = n, ""
+        for name, a in cols.items():
+            hi = _BATCH_MAX[name]
+            out = (a < 0) | (a > hi) if a.dtype.kind == "i" else a > hi
+            if out.any():
+                r = int(np.argmax(out))
+                row = r if len(a) > 1 else 0
+                if row < bad_row:
+                    bad_row, bad_msg = row, f"{name} = {int(a[r])} is out of range: allowed [0, {hi}]"
+                continue
+            a = cols[name] = a.astype(np.uint64)  # in range: exact as uint64
+            if name == "opcode":
+                out = ~np.isin(a, np.array(_BATCH_OPCODES, dtype=np.uint64))
+                if out.any():
+                    r = int(np.argmax(out))
+                    row = r if len(a) > 1 else 0
+                    if row < bad_row:
+                        bad_row, bad_msg = row, _batch_opcode_msg(int(a[r]))
+            elif name == "send_flags":
+                allowed = 0
+                for bit in _SEND_FLAGS.values():
+                    allowed |= bit
+                out = (a & np.uint64(U32 & ~allowed)) != 0
+                if out.any():
+                    r = int(np.argmax(out))
+                    row = r if len(a) > 1 else 0
+                    if row < bad_row:
+                        v = int(a[r])
+                        flag_names = ", ".join(f"{k}=0x{b:x}" for k, b in
+                                               sorted(_SEND_FLAGS.items(), key=lambda kv: kv[1]))
+                        bad_row, bad_msg = row, (f"send_flags = 0x{v:x} has unknown bits 0x{v & ~allowed:x}; "
+                                                 f"known flags: {flag_names}")
+        good = bad_row
+        core_cols = []
+        for name, a in cols.items():  # the rows to post, as the core's C types (a value: a broadcast view)
+            dt = np.uint64 if _BATCH_MAX[name] == U64 else np.uint32
+            c = a.astype(dt) if len(a) == 1 else a[:good].astype(dt)
+            if name == "imm_data" and sys.byteorder == "little":  # __be32: the wire reads it byte-swapped
+                c = c.byteswap()
+            core_cols.append(np.broadcast_to(c, (good,)) if len(c) == 1 else c)
         core = self._sim._core
         try:
-            core.post_send_list(self._host.index, self.qp_num, args)  # one call into the core
-        except Exception:
-            _report_bad_wr(bad_wr, chain[core.last_posted])
-            raise
-        if failed is not None:
-            _report_bad_wr(bad_wr, chain[len(args)])
-            raise failed
+            _core.post_send_arrays(core, self._host.index, self.qp_num, *core_cols, good)
+        except PyverbsRDMAError as exc:
+            msg = str(exc).rsplit(". Errno:", 1)[0]
+            raise PyverbsRDMAError(f"{what} row {core.last_posted}: {msg}", exc.error_code) from None
+        if good < n:
+            posted = {0: "nothing was posted", 1: "row 0 was posted"}.get(
+                good, f"rows 0..{good - 1} were posted")
+            raise PyverbsUserError(f"{what} row {good}: {bad_msg} ({posted})")
+        return n
+
+    def _send_chain(self, first: Any) -> list[SendWR]:
+        """The work requests of a post_send chain from ``first``, or the error refusing it."""
+        return wr_chain("post_send", first, SendWR)
 
     def _send_args(self, i: int, wr: SendWR) -> tuple[Any, ...]:
-        """Work request ``i`` of a post_send chain, checked, as ``post_send_list`` takes it."""
+        """Work request ``i`` of a post_send chain, checked, as the core takes it (``_wr_from_tuple``
+        in rdmasim/_post.pxi): the reference checks (the fast path there passes only what these
+        accept unchanged, and hands everything else here)."""
         what = f"post_send work request {i}"
         args = (int_in(f"{what}: wr_id", wr.wr_id, 0, U64),
                 int_in(f"{what}: opcode", wr.opcode, 0, U32),
@@ -440,17 +579,27 @@ class QP:
         return sge_list(what, sg, num_sge, self._sim, "QP")
 
     def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
-        """Post one receive work request or a chain; ``bad_wr`` as in ``post_send``."""
-        self._check_alive("post_recv")
-        for i, wr in enumerate(wr_chain("post_recv", recv_wr, RecvWR)):
-            try:
-                what = f"post_recv work request {i}"
-                wr_id = int_in(f"{what}: wr_id", wr.wr_id, 0, U64)
-                sges = self._sges(what, wr.sg, wr.num_sge)
-                self._sim._core.post_recv(self._host.index, self.qp_num, wr_id, sges)
-            except Exception:
-                _report_bad_wr(bad_wr, wr)
-                raise
+        """Post one receive work request or a chain, in one call into the core; ``bad_wr`` as in
+        ``post_send``."""
+        if self._closed:
+            self._check_alive("post_recv")
+        poster = self._recv_poster
+        try:
+            poster.post(recv_wr)  # checks each WR, posts it (rdmasim/_post.pxi RecvPoster)
+        except Exception:
+            if poster.failed is not None:
+                _report_bad_wr(bad_wr, poster.failed)
+            raise
+
+    def _recv_chain(self, first: Any) -> list[RecvWR]:
+        """The work requests of a post_recv chain from ``first``, or the error refusing it."""
+        return wr_chain("post_recv", first, RecvWR)
+
+    def _recv_args(self, i: int, wr: RecvWR) -> tuple[int, list[tuple[int, int, int]]]:
+        """Receive work request ``i`` of a chain, checked: ``(wr_id, sges)``; the reference checks
+        (the fast path of rdmasim/_post.pxi passes only what these accept unchanged)."""
+        what = f"post_recv work request {i}"
+        return int_in(f"{what}: wr_id", wr.wr_id, 0, U64), self._sges(what, wr.sg, wr.num_sge)
 
     def stats(self) -> dict[str, int]:
         """Per-QP counters: packets/bytes sent and retransmitted, NAKs, timeouts, ... A dict that
@@ -602,8 +751,7 @@ def _report_bad_wr(bad_wr: Any, wr: Any) -> None:
     if isinstance(bad_wr, list):
         bad_wr.append(wr)
     elif type(bad_wr) is type(wr):
-        for k, v in vars(wr).items():
-            setattr(bad_wr, k, v)
+        copy_wr_fields(bad_wr, wr)
 
 
 def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int = 0, psn_b: int = 0,

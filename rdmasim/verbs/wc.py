@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rdmasim.verbs import enums as e
 
 
-@dataclass(frozen=True)
-class WC:
-    """A work completion (``struct ibv_wc``)."""
+class WC(NamedTuple):
+    """A work completion (``struct ibv_wc``): a light, immutable record (a named tuple, made in
+    one step from the core's completion). Fields as rdma-core names them."""
 
     wr_id: int = 0
     status: int = 0

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 def _key(what: str, value: Any) -> int:
     """A key checked to 32 bits, kept as the MRKey it may be (post_send checks its simulation)."""
+    if (type(value) is int or type(value) is MRKey) and 0 <= value <= U32:  # without int_in's call
+        return value
     v = int_in(what, value, 0, U32)
     return value if isinstance(value, MRKey) else v
 
@@ -25,10 +27,15 @@ def _key(what: str, value: Any) -> int:
 class SGE:
     """A scatter/gather element: ``addr`` (an MR's ``buf`` + offset), ``length``, ``lkey``."""
 
+    __slots__ = ("addr", "length", "lkey")
+
     def __init__(self, addr: int, length: int, lkey: int) -> None:
-        self.addr = int_in("SGE addr", addr, 0, U64)
-        self.length = int_in("SGE length", length, 0, U32)
-        self.lkey = _key("SGE lkey", lkey)
+        # plain in-range ints are taken as they are; anything else goes through the checks
+        self.addr = addr if type(addr) is int and 0 <= addr <= U64 else int_in("SGE addr", addr, 0, U64)
+        self.length = (length if type(length) is int and 0 <= length <= U32
+                       else int_in("SGE length", length, 0, U32))
+        self.lkey = (lkey if (type(lkey) is int or type(lkey) is MRKey) and 0 <= lkey <= U32
+                     else _key("SGE lkey", lkey))
 
     def as_tuple(self) -> tuple[int, int, int]:
         """``(addr, length, lkey)``."""
@@ -75,18 +82,42 @@ def sge_list(what: str, sg: Any, num_sge: Any, sim: SimHandle, owner: str) -> li
     return out
 
 
+def copy_wr_fields(dst: Any, src: Any) -> None:
+    """Copy every field of work request ``src`` into ``dst`` (pyverbs' ``bad_wr``)."""
+    for cls in type(src).__mro__:
+        for k in cls.__dict__.get("__slots__", ()):
+            if hasattr(src, k):
+                setattr(dst, k, getattr(src, k))
+    for k, v in getattr(src, "__dict__", {}).items():
+        setattr(dst, k, v)
+
+
 class SendWR:
-    """A send work request (``struct ibv_send_wr``). Chain with ``next_wr``."""
+    """A send work request (``struct ibv_send_wr``). Chain with ``next_wr``.
+
+    Its fields are fixed (``__slots__``, as the C struct): setting a misspelt one raises
+    AttributeError. Fields are checked when the work request is posted."""
+
+    __slots__ = ("wr_id", "opcode", "sg", "num_sge", "imm_data", "send_flags", "next_wr", "remote_addr",
+                 "rkey", "compare_add", "swap", "ah", "remote_qpn", "remote_qkey", "bind_mw", "bind_info")
 
     def __init__(self, wr_id: int = 0, opcode: int = e.IBV_WR_SEND, num_sge: int | None = None,
                  imm_data: int = 0, sg: list[SGE] | None = None,
                  send_flags: int = e.IBV_SEND_SIGNALED, next_wr: SendWR | None = None) -> None:
-        self.wr_id = int_in("SendWR wr_id", wr_id, 0, U64)
-        self.opcode = int_in("SendWR opcode", opcode, 0, U32)
-        self.sg = _sges("SendWR sg", sg)
+        # plain in-range ints are taken as they are; anything else goes through the checks
+        self.wr_id = (wr_id if type(wr_id) is int and 0 <= wr_id <= U64
+                      else int_in("SendWR wr_id", wr_id, 0, U64))
+        self.opcode = (opcode if type(opcode) is int and 0 <= opcode <= U32
+                       else int_in("SendWR opcode", opcode, 0, U32))
+        if type(sg) is list and len(sg) == 1 and type(sg[0]) is SGE:  # the common case, checked as _sges does
+            self.sg = list(sg)
+        else:
+            self.sg = _sges("SendWR sg", sg)
         self.num_sge = len(self.sg) if num_sge is None else int_in("SendWR num_sge", num_sge, 0, len(self.sg))
-        self.imm_data = int_in("SendWR imm_data", imm_data, 0, U32)
-        self.send_flags = int_in("SendWR send_flags", send_flags, 0, U32)
+        self.imm_data = (imm_data if type(imm_data) is int and 0 <= imm_data <= U32
+                         else int_in("SendWR imm_data", imm_data, 0, U32))
+        self.send_flags = (send_flags if type(send_flags) is int and 0 <= send_flags <= U32
+                           else int_in("SendWR send_flags", send_flags, 0, U32))
         self.next_wr = None if next_wr is None else instance("SendWR next_wr", next_wr, SendWR)
         self.remote_addr = 0
         self.rkey = 0
@@ -185,6 +216,8 @@ class SendWR:
 
 class RecvWR:
     """A receive work request (``struct ibv_recv_wr``). Chain with ``next_wr``."""
+
+    __slots__ = ("wr_id", "sg", "num_sge", "next_wr")
 
     def __init__(self, wr_id: int = 0, num_sge: int | None = None, sg: list[SGE] | None = None,
                  next_wr: RecvWR | None = None) -> None:

@@ -1,4 +1,4 @@
-"""A next_wr chain goes to the core in one call (QP.post_send -> SimCore.post_send_list): it must
+"""A next_wr chain goes to the core in one call (QP.post_send -> rdmasim/_post.pxi SendPoster): it must
 post, fail and report bad_wr exactly as posting the same WRs one at a time."""
 
 from __future__ import annotations

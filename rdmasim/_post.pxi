@@ -1,0 +1,449 @@
+# Fast data path of rdmasim.verbs: posting send work requests and polling completions.
+#
+# SendPoster.post takes a SendWR (or a next_wr chain) straight from its attributes: a work request
+# whose every field is a plain int in range (and whose keys are plain ints or keys of this
+# simulation's MRs) is converted here, in C. Anything else - another type, a value out of range,
+# a bind or UD work request - is handed to the Python checks (rdmasim/verbs/qp.py QP._send_args),
+# which accept it or refuse it with their own messages. So this file only decides the cases the
+# Python checks would accept unchanged, and every refusal still comes from one place.
+from cpython.object cimport PyObject
+
+cdef extern from "Python.h":
+    unsigned long long _pylong_as_ull "PyLong_AsUnsignedLongLong" (object) noexcept
+    PyObject *_pyerr_occurred "PyErr_Occurred" () noexcept
+    void _pyerr_clear "PyErr_Clear" () noexcept
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+
+from types import MemberDescriptorType as _MemberDescriptorType
+
+
+cdef Py_ssize_t _slot_offset(object cls, str name) except -1:
+    """Where an instance of exactly ``cls`` keeps its ``__slots__`` field ``name`` (the offset its
+    member descriptor reads from), so the fast path reads fields without an attribute lookup."""
+    descr = cls.__dict__.get(name)
+    if type(descr) is not _MemberDescriptorType:
+        raise TypeError(f"{cls.__name__}.{name} is not a __slots__ field")
+    return (<PyMemberDescrObject *> <PyObject *> descr).d_member.offset
+
+
+cdef inline object _slot(object obj, Py_ssize_t off):
+    """The field of ``obj`` at ``off`` (an exact instance of the class the offset is of); None if
+    it is unset (then the conversion refuses it and the Python checks name it)."""
+    cdef PyObject *v = (<PyObject **> ((<char *> <PyObject *> obj) + off))[0]
+    if v == NULL:
+        return None
+    return <object> v
+
+
+cdef enum:
+    _MAX_SGE = 32
+    _WR_BIND_MW = 8
+    _WR_LOCAL_INV = 7
+    _WR_SEND_WITH_INV = 9
+    _WR_FLUSH = 14
+    _WC_WITH_IMM = 2
+
+
+cdef inline uint32_t _bswap32(uint32_t v) noexcept nogil:
+    return ((v >> 24) & 0xFF) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | ((v << 24) & 0xFF000000U)
+
+
+cdef inline bint _as_u64(object v, uint64_t *out) noexcept:
+    """An int (enum members too, not bools) in [0, 2**64 - 1] into *out; False for anything
+    else, with no error left set."""
+    cdef unsigned long long x
+    if type(v) is not int and (not isinstance(v, int) or isinstance(v, bool)):
+        return False
+    x = _pylong_as_ull(v)
+    if x == <unsigned long long> -1 and _pyerr_occurred() != NULL:
+        _pyerr_clear()
+        return False
+    out[0] = x
+    return True
+
+
+cdef inline bint _as_u32(object v, uint32_t *out) noexcept:
+    cdef uint64_t x
+    if not _as_u64(v, &x) or x > 0xFFFFFFFF:
+        return False
+    out[0] = <uint32_t> x
+    return True
+
+
+cdef class _Poster:
+    """What posting send and receive work requests share: the QP, the classes of the verbs
+    objects, the Python checks to fall back on, the MR keys seen to be of this simulation, and
+    the work request that made the last ``post`` fail (``failed``; None when the chain itself
+    was refused)."""
+
+    cdef SimCore core
+    cdef int host
+    cdef uint32_t qpn
+    cdef object sim
+    cdef object wr_cls
+    cdef object sge_cls
+    cdef object key_cls
+    cdef object slow
+    cdef object chain_fn
+    cdef object key_ok0
+    cdef object key_ok1
+    cdef Py_ssize_t o_wr_id, o_sg, o_num_sge, o_next, o_addr, o_length, o_lkey
+    cdef public object failed
+
+    def __init__(self, SimCore core, int host, uint32_t qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn):
+        """``slow(i, wr)``: the checked core form of work request ``i``, or its error;
+        ``chain_fn(first)``: the list of work requests of a chain, or the error refusing it."""
+        self.core = core
+        self.host = host
+        self.qpn = qpn
+        self.sim = sim
+        self.wr_cls = wr_cls
+        self.sge_cls = sge_cls
+        self.key_cls = key_cls
+        self.slow = slow
+        self.chain_fn = chain_fn
+        self.failed = None
+        self.o_wr_id = _slot_offset(wr_cls, "wr_id")
+        self.o_sg = _slot_offset(wr_cls, "sg")
+        self.o_num_sge = _slot_offset(wr_cls, "num_sge")
+        self.o_next = _slot_offset(wr_cls, "next_wr")
+        self.o_addr = _slot_offset(sge_cls, "addr")
+        self.o_length = _slot_offset(sge_cls, "length")
+        self.o_lkey = _slot_offset(sge_cls, "lkey")
+
+    cdef bint _key(self, object v, uint32_t *out):
+        """A key: a plain int, or an MR's key of this simulation (remembered once seen)."""
+        if type(v) is int:
+            return _as_u32(v, out)
+        if v is self.key_ok0 or v is self.key_ok1:
+            return _as_u32(v, out)
+        if not isinstance(v, self.key_cls):
+            return _as_u32(v, out)
+        if v._sim_ref() is not self.sim or not _as_u32(v, out):
+            return False
+        self.key_ok1 = self.key_ok0
+        self.key_ok0 = v
+        return True
+
+    cdef bint _sges(self, object wr, rs_sge *sg, uint32_t *num):
+        """The SGEs of ``wr`` (an exact ``wr_cls``; its first ``num_sge``) into sg[], if all are
+        plain."""
+        cdef Py_ssize_t k, n
+        cdef uint64_t nsge
+        sgl = _slot(wr, self.o_sg)
+        if type(sgl) is not list and type(sgl) is not tuple:
+            return False
+        if not _as_u64(_slot(wr, self.o_num_sge), &nsge) or nsge > <uint64_t> len(sgl) or nsge > _MAX_SGE:
+            return False
+        n = <Py_ssize_t> nsge
+        for k in range(n):
+            s = sgl[k]
+            if type(s) is not self.sge_cls:
+                return False
+            if not _as_u64(_slot(s, self.o_addr), &sg[k].addr):
+                return False
+            if not _as_u32(_slot(s, self.o_length), &sg[k].length):
+                return False
+            if not self._key(_slot(s, self.o_lkey), &sg[k].lkey):
+                return False
+        num[0] = <uint32_t> n
+        return True
+
+    cdef list _chain(self, object first):
+        """The work requests from ``first`` along ``next_wr``; anything odd (another type, a loop)
+        goes to ``chain_fn``, whose error is the one raised."""
+        cdef list out = []
+        cdef Py_ssize_t n = 0
+        wr = first
+        tort = first
+        while wr is not None:
+            if not isinstance(wr, self.wr_cls):
+                return self.chain_fn(first)
+            out.append(wr)
+            wr = wr.next_wr
+            n += 1
+            if n % 2 == 0:
+                tort = tort.next_wr
+            if wr is not None and wr is tort:  # one object at two places: the chain loops
+                return self.chain_fn(first)
+        return out
+
+    cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
+        raise NotImplementedError
+
+    def post(self, first):
+        """Post ``first`` and the work requests chained after it, in order. Each is checked
+        before it is posted; those before a bad one stay posted (as ``ibv_post_send``)."""
+        cdef Py_ssize_t i
+        cdef list chain
+        self.failed = None
+        if type(first) is self.wr_cls and _slot(first, self.o_next) is None:  # one WR: no list to build
+            self._post_one(0, first)
+            return
+        chain = self._chain(first)
+        for i in range(len(chain)):
+            self._post_one(i, chain[i])
+
+
+cdef class SendPoster(_Poster):
+    """Posts the send work requests of one QP (``QP.post_send``): a ``next_wr`` chain in one call,
+    each work request exactly as the Python checks (``slow``: the checked tuple ``_wr_from_tuple``
+    takes) would pass it to the core."""
+
+    cdef bint ud
+    cdef bint swap_imm
+    cdef uint32_t flags_mask
+    cdef Py_ssize_t o_opcode, o_send_flags, o_imm_data, o_remote_addr, o_rkey, o_compare_add, o_swap
+
+    def __init__(self, SimCore core, int host, uint32_t qpn, bint ud, bint swap_imm, uint32_t flags_mask,
+                 sim, wr_cls, sge_cls, key_cls, slow, chain_fn):
+        _Poster.__init__(self, core, host, qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn)
+        self.ud = ud
+        self.swap_imm = swap_imm
+        self.flags_mask = flags_mask
+        self.o_opcode = _slot_offset(wr_cls, "opcode")
+        self.o_send_flags = _slot_offset(wr_cls, "send_flags")
+        self.o_imm_data = _slot_offset(wr_cls, "imm_data")
+        self.o_remote_addr = _slot_offset(wr_cls, "remote_addr")
+        self.o_rkey = _slot_offset(wr_cls, "rkey")
+        self.o_compare_add = _slot_offset(wr_cls, "compare_add")
+        self.o_swap = _slot_offset(wr_cls, "swap")
+
+    cdef bint _fast(self, object wr, rs_send_wr *w, rs_sge *sg):
+        """Fill *w from ``wr`` if every field is one the Python checks pass unchanged."""
+        cdef uint32_t opcode, imm
+        if self.ud or type(wr) is not self.wr_cls:  # a subclass may keep its fields elsewhere
+            return False
+        if not _as_u32(_slot(wr, self.o_opcode), &opcode) or opcode == _WR_BIND_MW:
+            return False
+        if not _as_u64(_slot(wr, self.o_wr_id), &w.wr_id):
+            return False
+        if not _as_u32(_slot(wr, self.o_send_flags), &w.send_flags) or w.send_flags & ~self.flags_mask:
+            return False
+        if not _as_u32(_slot(wr, self.o_imm_data), &imm):
+            return False
+        if not self._sges(wr, sg, &w.num_sge):
+            return False
+        if not _as_u64(_slot(wr, self.o_remote_addr), &w.remote_addr):
+            return False
+        if not self._key(_slot(wr, self.o_rkey), &w.rkey):
+            return False
+        if not _as_u64(_slot(wr, self.o_compare_add), &w.compare_add):
+            return False
+        if not _as_u64(_slot(wr, self.o_swap), &w.swap):
+            return False
+        w.opcode = opcode
+        if self.swap_imm and opcode != _WR_LOCAL_INV and opcode != _WR_SEND_WITH_INV and opcode != _WR_FLUSH:
+            imm = _bswap32(imm)
+        w.imm_data = imm
+        w.sg_list = sg
+        w.ud_dest_host = -1
+        return True
+
+    cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
+        cdef rs_send_wr w
+        cdef rs_sge sg[_MAX_SGE]
+        cdef int rc
+        memset(&w, 0, sizeof(w))
+        if not self._fast(wr, &w, sg):
+            try:
+                t = self.slow(i, wr)
+            except BaseException:
+                self.failed = wr
+                raise
+            _wr_from_tuple(<tuple> t, &w, sg)
+        rc = rs_post_send(self.core.sim, self.host, self.qpn, &w)
+        if rc < 0:
+            self.failed = wr
+            self.core._check(rc)
+        return 0
+
+
+cdef class RecvPoster(_Poster):
+    """Posts the receive work requests of one QP (``QP.post_recv``), a chain in one call;
+    ``slow(i, wr)`` gives the checked ``(wr_id, [(addr, length, lkey), ...])``."""
+
+    cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
+        cdef rs_recv_wr w
+        cdef rs_sge sg[_MAX_SGE]
+        cdef Py_ssize_t k
+        cdef int rc
+        w.num_sge = 0
+        if not (type(wr) is self.wr_cls and _as_u64(_slot(wr, self.o_wr_id), &w.wr_id)
+                and self._sges(wr, sg, &w.num_sge)):
+            try:
+                wr_id, sges = self.slow(i, wr)
+            except BaseException:
+                self.failed = wr
+                raise
+            if len(sges) > _MAX_SGE:
+                raise ValueError(f"{len(sges)} SGEs: at most {_MAX_SGE} per work request")
+            for k in range(len(sges)):
+                addr, length, lkey = sges[k]
+                sg[k].addr = addr
+                sg[k].length = length
+                sg[k].lkey = lkey
+            w.wr_id = wr_id
+            w.num_sge = len(sges)
+        w.sg_list = sg
+        rc = rs_post_recv(self.core.sim, self.host, self.qpn, &w)
+        if rc < 0:
+            self.failed = wr
+            self.core._check(rc)
+        return 0
+
+
+cdef int _wr_from_tuple(tuple t, rs_send_wr *wr, rs_sge *sg) except -1:
+    """A checked work request ``(wr_id, opcode, send_flags, imm_data, sges, remote_addr, rkey,
+    compare_add, swap, ud_dest_host, ud_traffic_class, ud_remote_qpn, ud_remote_qkey, bind_mw_rkey,
+    bind_lkey, bind_access, bind_len)`` (``QP._send_args``) into *wr (zeroed by the caller)."""
+    cdef Py_ssize_t k
+    sges = <list> t[4]
+    if len(sges) > _MAX_SGE:
+        raise ValueError(f"{len(sges)} SGEs: at most {_MAX_SGE} per work request")
+    for k in range(len(sges)):
+        addr, length, lkey = sges[k]
+        sg[k].addr = addr
+        sg[k].length = length
+        sg[k].lkey = lkey
+    wr.wr_id = t[0]
+    wr.opcode = t[1]
+    wr.send_flags = t[2]
+    wr.imm_data = t[3]
+    wr.num_sge = len(sges)
+    wr.sg_list = sg
+    wr.remote_addr = t[5]
+    wr.rkey = t[6]
+    wr.compare_add = t[7]
+    wr.swap = t[8]
+    wr.ud_dest_host = t[9]
+    wr.ud_traffic_class = t[10]
+    wr.ud_remote_qpn = t[11]
+    wr.ud_remote_qkey = t[12]
+    wr.bind_mw_rkey = t[13]
+    wr.bind_lkey = t[14]
+    wr.bind_access = t[15]
+    wr.bind_len = t[16]
+    return 0
+
+
+def post_send_arrays(SimCore core, int host, uint32_t qpn, const uint64_t[:] wr_id,
+                     const uint32_t[:] opcode, const uint32_t[:] send_flags, const uint32_t[:] imm_data,
+                     const uint64_t[:] local_addr, const uint32_t[:] length, const uint32_t[:] lkey,
+                     const uint64_t[:] remote_addr, const uint32_t[:] rkey, Py_ssize_t n):
+    """Post ``n`` checked send work requests of one SGE each from columns (any may be a
+    broadcast view), in order, in one call. ``imm_data`` is as the wire reads it. Stops at the
+    first one the core refuses and raises its error; ``core.last_posted`` is then its row, else
+    ``n``."""
+    cdef rs_send_wr w
+    cdef rs_sge sg
+    cdef Py_ssize_t i
+    cdef int rc = 0
+    cdef Py_ssize_t rows = min(wr_id.shape[0], opcode.shape[0], send_flags.shape[0], imm_data.shape[0],
+                               local_addr.shape[0], length.shape[0], lkey.shape[0], remote_addr.shape[0],
+                               rkey.shape[0])
+    if n < 0 or rows < n:
+        raise ValueError(f"post_send_arrays: n={n}, but a column has only {rows} rows")
+    core.last_posted = 0
+    memset(&w, 0, sizeof(w))
+    w.num_sge = 1
+    w.sg_list = &sg
+    w.ud_dest_host = -1
+    with nogil:
+        for i in range(n):
+            w.wr_id = wr_id[i]
+            w.opcode = opcode[i]
+            w.send_flags = send_flags[i]
+            w.imm_data = imm_data[i]
+            sg.addr = local_addr[i]
+            sg.length = length[i]
+            sg.lkey = lkey[i]
+            w.remote_addr = remote_addr[i]
+            w.rkey = rkey[i]
+            rc = rs_post_send(core.sim, host, qpn, &w)
+            if rc < 0:
+                break
+    if rc < 0:
+        core.last_posted = i
+        core._check(rc)
+    core.last_posted = n
+
+
+def cq_poll_wcs(SimCore core, int host, int cq, int n, wc_new, wc_cls, bint swap_imm):
+    """Up to ``n`` completions as ``wc_new(wc_cls, (wr_id, status, opcode, vendor_err, byte_len,
+    imm_data, qp_num, src_qp, wc_flags, pkey_index, sl))`` objects (``imm_data`` as verbs holds
+    it), in one call."""
+    cdef rs_wc *out
+    cdef int got, i
+    cdef uint32_t imm
+    if n <= 0:
+        return []
+    out = <rs_wc *> malloc(n * sizeof(rs_wc))
+    if out == NULL:
+        raise MemoryError()
+    try:
+        got = core._check(rs_cq_poll(core.sim, host, cq, out, n))
+        res = [None] * got
+        for i in range(got):
+            imm = out[i].imm_data
+            if swap_imm and out[i].wc_flags & _WC_WITH_IMM:
+                imm = _bswap32(imm)
+            res[i] = wc_new(wc_cls, (out[i].wr_id, out[i].status, out[i].opcode, out[i].vendor_err,
+                                     out[i].byte_len, imm, out[i].qp_num, out[i].src_qp,
+                                     out[i].wc_flags, out[i].pkey_index, out[i].sl))
+        return res
+    finally:
+        free(out)
+
+
+WC_DTYPE = _np.dtype([("wr_id", "u8"), ("status", "u4"), ("opcode", "u4"), ("vendor_err", "u4"),
+                      ("byte_len", "u4"), ("imm_data", "u4"), ("qp_num", "u4"), ("src_qp", "u4"),
+                      ("wc_flags", "u4"), ("pkey_index", "u4"), ("sl", "u4")])
+
+
+def cq_poll_array(SimCore core, int host, int cq, int n, bint swap_imm):
+    """Up to ``n`` completions as a numpy array of ``WC_DTYPE`` (``imm_data`` as verbs holds it),
+    in one call."""
+    cdef rs_wc *out
+    cdef int got, i
+    cdef uint32_t imm
+    if n < 0:
+        n = 0
+    arr = _np.zeros(n, dtype=WC_DTYPE)
+    if n == 0:
+        return arr
+    out = <rs_wc *> malloc(n * sizeof(rs_wc))
+    if out == NULL:
+        raise MemoryError()
+    cdef uint64_t[:] c_id
+    cdef uint32_t[:] c_st, c_op, c_ve, c_bl, c_im, c_qp, c_sq, c_fl, c_pk, c_sl
+    try:
+        got = core._check(rs_cq_poll(core.sim, host, cq, out, n))
+        arr = arr[:got]
+        c_id = arr["wr_id"]
+        c_st, c_op, c_ve, c_bl = arr["status"], arr["opcode"], arr["vendor_err"], arr["byte_len"]
+        c_im, c_qp, c_sq, c_fl = arr["imm_data"], arr["qp_num"], arr["src_qp"], arr["wc_flags"]
+        c_pk, c_sl = arr["pkey_index"], arr["sl"]
+        for i in range(got):
+            imm = out[i].imm_data
+            if swap_imm and out[i].wc_flags & _WC_WITH_IMM:
+                imm = _bswap32(imm)
+            c_id[i] = out[i].wr_id
+            c_st[i] = out[i].status
+            c_op[i] = out[i].opcode
+            c_ve[i] = out[i].vendor_err
+            c_bl[i] = out[i].byte_len
+            c_im[i] = imm
+            c_qp[i] = out[i].qp_num
+            c_sq[i] = out[i].src_qp
+            c_fl[i] = out[i].wc_flags
+            c_pk[i] = out[i].pkey_index
+            c_sl[i] = out[i].sl
+        return arr
+    finally:
+        free(out)
