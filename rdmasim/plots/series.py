@@ -202,9 +202,23 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ranked = sorted(data["bytes"].values(), reverse=True)
+    # by default the flows with the most bytes are drawn; when the cut falls among flows of equal
+    # bytes (a collective: every flow the same size) that choice would be arbitrary - the first
+    # stage's flows, say, and an empty panel after them - so draw the flows running in each bin
+    running = (flows is None and len(ranked) > DEFAULT_MAX_FLOWS and len(data["t_ps"]) > 0
+               and math.isclose(ranked[DEFAULT_MAX_FLOWS - 1], ranked[DEFAULT_MAX_FLOWS], rel_tol=1e-9))
+    if running:
+        shown = []
     m = np.vstack([data["flows"][f] for f in shown]) if len(shown) > 1 and len(data["t_ps"]) else None
     together = False
-    if m is not None and len(shown) > MAX_RATE_LINES:
+    if running:
+        lo, med, hi, count = _running_band(data["flows"])
+        ax_flows.fill_between(edges[:-1], lo, hi, step="post", color="tab:blue", alpha=0.25, lw=0,
+                              label="min-max over the flows running")
+        ax_flows.stairs(med, edges, baseline=None, color="tab:blue", lw=1.5, label="median running flow")
+        data["running"] = {"min": lo, "median": med, "max": hi, "count": count}
+    elif m is not None and len(shown) > MAX_RATE_LINES:
         spread = m.max(axis=0) - m.min(axis=0)
         together = bool(np.mean(spread <= 0.05 * max(float(m.max()), 1e-12)) >= 0.9)
     if together and m is not None:  # flows that coincide: one band, not lines behind a long legend
@@ -225,7 +239,11 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
     ax_flows.grid(True, alpha=0.3)
     if shown or line_rate_bps:
         ax_flows.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    if len(shown) < n:
+    if running:
+        sub = (f"all {n} flows moved {_bytes_label(ranked[0])}, so none is singled out: below, the "
+               f"flows running in each bin\n(at most {int(np.max(count))} at once; a bin in which "
+               "flows start or end reads low)")
+    elif len(shown) < n:
         how = "those chosen" if not isinstance(flows, int) and flows is not None else \
             "those with the most bytes"
         sub = (f"{len(shown)} of {n} flows drawn one by one ({how});\n"
@@ -235,9 +253,35 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
     if together:
         sub += "; their goodputs coincide: one band"
     bin_unit, bin_scale = time_unit(data["bin_ps"])
-    axes[0].set_title(f"{title or 'Goodput over time'}\n({sub}; {data['bin_ps'] / bin_scale:.3g} {bin_unit} "
-                      "bins)", fontsize="medium")
-    return attach(fig, {**data, "shown": shown, "total_flows": n, "band": together})
+    bins_text = f"{data['bin_ps'] / bin_scale:.3g} {bin_unit} bins"
+    axes[0].set_title(f"{title or 'Goodput over time'}\n({sub}; {bins_text})", fontsize="medium")
+    return attach(fig, {**data, "shown": shown, "total_flows": n, "band": together or running})
+
+
+def _bytes_label(n: float) -> str:
+    for name, scale in (("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {name}"
+    return f"{n:.0f} bytes"
+
+
+def _running_band(rates: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per bin, the min, median and max goodput over the flows running in it (from a flow's first
+    bin with goodput to its last; NaN where none runs), and how many run."""
+    m = np.vstack(list(rates.values()))
+    live = np.zeros(m.shape, dtype=bool)
+    for k, row in enumerate(m):
+        nz = np.flatnonzero(row > 0)
+        if len(nz):
+            live[k, nz[0]:nz[-1] + 1] = True
+    masked = np.where(live, m, np.nan)
+    count = live.sum(axis=0)
+    lo, med, hi = (np.full(m.shape[1], np.nan) for _ in range(3))
+    some = count > 0
+    lo[some] = np.nanmin(masked[:, some], axis=0)
+    med[some] = np.nanmedian(masked[:, some], axis=0)
+    hi[some] = np.nanmax(masked[:, some], axis=0)
+    return lo, med, hi, count
 
 
 def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate_bps: float | None = None,
@@ -291,7 +335,7 @@ def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate
         ok = np.isfinite(hi - lo)
         close = (hi - lo)[ok] <= 0.01 * np.nanmax(hi) if ok.any() else np.ones(1, dtype=bool)
         what = (f"{len(shown)} flows as a min-max band and the median"
-                + ("; the flows' rates coincide, so the band is a line" if close.mean() >= 0.95 else ""))
+                + ("; their rates coincide: one line" if close.mean() >= 0.95 else ""))
     if line_rate_bps:
         ax.axhline(line_rate_bps / 1e9, color="0.3", ls=":", lw=1.0,
                    label=f"line rate ({_rate_label(line_rate_bps)})")
