@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from rdmasim import __version__
 from rdmasim.errors import UserInputError
-from rdmasim.units import parse_size
+from rdmasim.units import format_rate, format_time, parse_rate, parse_size, parse_time
 
 #: exit statuses
 EXIT_USER_ERROR = 2
@@ -33,7 +33,8 @@ def _demo(args: argparse.Namespace) -> int:
                      rate=args.rate, delay=args.delay, loss=args.loss, timeout=args.timeout,
                      seed=args.seed)
     print(f"rdmasim {__version__} demo: RDMA WRITE of {cfg.size_bytes:,} bytes in {cfg.messages} "
-          f"message(s), back to back at {cfg.rate}, {cfg.delay}, MTU {cfg.mtu}, "
+          f"message(s), back to back at {format_rate(parse_rate(cfg.rate))}, "
+          f"{format_time(parse_time(cfg.delay))} delay, MTU {cfg.mtu}, "
           f"i.i.d. loss {cfg.loss:g} each way, seed {cfg.seed}")
     summary = run_demo(args.out, cfg, plot=not args.no_plot)
     print(format_summary(summary), flush=True)

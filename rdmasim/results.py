@@ -131,6 +131,29 @@ PORT_COLUMNS: list[str] = [
 ]
 
 
+def _queues_to_draw(egress: np.ndarray, paused: np.ndarray, most: int = 8,
+                    share: float = 0.05) -> tuple[np.ndarray, str]:
+    """The probes a queue plot draws - the ``most`` deepest of those that were paused or peaked at
+    ``share`` of the deepest queue's peak or more (flat lines at zero only lengthen the legend) -
+    and a caption naming what is left out."""
+    peaks = egress.max(axis=0) if len(egress) else np.zeros(egress.shape[1])
+    order = np.argsort(peaks, kind="stable")[::-1]
+    big = peaks >= share * peaks.max() if peaks.max() > 0 else np.ones(len(peaks), dtype=bool)
+    keep = big | paused.any(axis=0)
+    top = np.array([j for j in order if keep[j]][:most], dtype=np.int64)
+    n, rest = len(peaks), np.setdiff1d(np.arange(len(peaks)), top)
+    if not len(rest):
+        return top, ""
+    low = float(peaks[rest].max())
+    units = (("MiB", 2.0**20), ("KiB", 2.0**10))
+    unit, scale = next(((u, sc) for u, sc in units if low >= sc), ("bytes", 1.0))
+    low_text = f"{low / scale:.3g} {unit}" if unit != "bytes" else f"{low:.0f} bytes"
+    drawn = f"{len(top)} deepest of {n} queues" if len(top) > 1 else f"the deepest of {n} queues"
+    if low <= 0:
+        return top, f"{drawn}; the other {len(rest)} stayed empty"
+    return top, f"{drawn}; the other {len(rest)} never held more than {low_text}"
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""
@@ -378,13 +401,11 @@ class RunResult:
                                                       title=f"{self.name or 'run'}: DCQCN sending rate"))
         q = self.queue_samples
         if q is not None and len(q["t_ps"]):
-            top = np.argsort(q["egress_bytes"].max(axis=0))[::-1][:8]
+            top, note = _queues_to_draw(np.asarray(q["egress_bytes"]), np.asarray(q["paused"], dtype=bool))
             sub = {"t_ps": q["t_ps"], "egress_bytes": q["egress_bytes"][:, top],
                    "ingress_bytes": q["ingress_bytes"][:, top], "paused": q["paused"][:, top],
                    "missed": q["missed"]}
-            more = len(q["labels"]) - len(top)
-            title = f"{self.name or 'run'}: switch queues and PFC pauses" + (
-                f"\n({len(top)} deepest of {len(q['labels'])} queues)" if more > 0 else "")
+            title = f"{self.name or 'run'}: switch queues and PFC pauses" + (f"\n({note})" if note else "")
             keep("queues", plots.queue_timeline(sub, [q["labels"][i] for i in top], title=title))
         return made
 

@@ -3,6 +3,7 @@ zoomed loss recovery, link capacity, no empty panel, and axes chosen from the da
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,8 @@ def test_websearch_written_plots_carry_capacity_and_units(websearch: Any,
         assert any("(" in ax.get_xlabel() for ax in fig.axes)  # a unit on the time / value axis
 
 
-def test_incast_rates_are_one_band_and_queues_one_note(tmp_path: Path) -> None:
+def test_incast_rates_are_one_band_and_queues_one_note(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     res = _run("incast_dcqcn", tmp_path)
     fig = plots.dcqcn_rates(res.flow_samples.as_dict(), line_rate_bps=100e9)
     ax = fig.axes[0]
@@ -118,6 +120,26 @@ def test_incast_rates_are_one_band_and_queues_one_note(tmp_path: Path) -> None:
     fig = plots.queue_timeline(q, q["labels"])
     notes = [t.get_text() for t in fig.axes[1].texts]
     assert len(notes) <= 1 and not any(t == "never paused" for t in notes)
+    # the run's queues.png draws the queues that held something and names the rest in one clause
+    made: dict[str, Any] = {}
+
+    def grab(fig: Any, stem: Any, formats: Any = ("png",)) -> list[Path]:
+        made[Path(stem).name] = fig
+        return [Path(str(stem) + ".png")]
+
+    monkeypatch.setattr(plots, "save", grab)
+    res.plot(tmp_path / "never-written")
+    qf = made["queues"]
+    legend = [t.get_text() for t in qf.axes[0].get_legend().get_texts()]
+    peaks = np.asarray(q["egress_bytes"]).max(axis=0)
+    deepest = q["labels"][int(np.argmax(peaks))]
+    assert deepest in legend and len(legend) < len(q["labels"])
+    flat = [lab for lab, p in zip(q["labels"], peaks, strict=True) if p < 0.05 * peaks.max()]
+    assert not set(flat) & set(legend)  # no flat line at zero behind a long legend
+    n_other = len(q["labels"]) - len(legend)
+    assert re.search(rf"the other {n_other} (stayed empty|never held more than [\d.]+ (KiB|MiB|bytes))",
+                     qf.axes[0].get_title())
+    _text_inside(qf)
 
 
 def test_ring_allreduce_goodput_draws_the_flows_running_in_each_bin(ring: Any) -> None:
@@ -164,6 +186,8 @@ def test_ring_allreduce_slowdown_is_a_cdf_with_readable_ticks(ring: Any) -> None
     lo, hi = ax.get_xlim()
     assert lo < min(sds) and max(sds) < hi and hi - lo < 0.1  # around the data
     assert f"n={len(res.flows)}" in ax.get_legend().get_texts()[0].get_text()
+    assert f"every flow is {res.flows[0].size_bytes:,} bytes" in ax.get_title()  # exact, with its unit
+    _text_inside(fig)
 
 
 def test_slowdown_by_size_picks_log_or_linear_from_the_data() -> None:
