@@ -50,9 +50,10 @@ RNR_TIMER_US: tuple[int, ...] = (
 
 
 def rnr_timer_text(code: int) -> str:
-    """The RNR timer field decoded for a reader: ``"timer 1 = 0.01 ms"``."""
+    """The RNR timer field decoded for a reader: ``"timer 1 = 10 µs"``, ``"timer 14 = 1.28 ms"``
+    (the IBA table's value, in µs below a millisecond)."""
     us = RNR_TIMER_US[int(code) & 0x1F]
-    return f"timer {int(code) & 0x1F} = {us / 1000:g} ms"
+    return f"timer {int(code) & 0x1F} = " + (f"{us} µs" if us < 1000 else f"{us / 1000:g} ms")
 
 
 def short_opcode(opcode: int) -> str:

@@ -187,9 +187,9 @@ def test_rnr_wait_is_decoded(rnr_retry: int, says: str) -> None:
     topo.sim.wait_for(cqa, 1)
     trace.stop()
     text = ladder.render_text(trace)
-    assert "RNR_NAK(timer 1 = 0.01 ms)" in text
+    assert "RNR_NAK(timer 1 = 10 µs)" in text
     assert "b not accepted: no receive posted (RNR NAK)" in text
-    assert says in text and "RNR wait: timer 1 = 0.01 ms" in text
+    assert says in text and "RNR wait: timer 1 = 10 µs" in text
 
 
 def test_html_script_parses(tmp_path: Path) -> None:
