@@ -81,7 +81,7 @@ def _trace(args: argparse.Namespace) -> int:
     from rdmasim.trace import load
 
     if args.file and str(args.file).endswith(".toml"):
-        t = _trace_scenario(args.file)
+        t = _trace_scenario(args.file, progress=_progress(args))
         title = f"rdmasim trace {args.file}"
     elif args.file:
         t = _load_trace(args.file, load)
@@ -134,8 +134,9 @@ def _load_trace(path: str, load: Any) -> Any:
             "(allowed: a .npz written by --save or Trace.save, or a scenario .toml)") from None
 
 
-def _trace_scenario(path: str) -> Any:
-    """Run a scenario file with tracing on (results in a temporary folder) and return its trace."""
+def _trace_scenario(path: str, progress: bool | None = False) -> Any:
+    """Run a scenario file with tracing on (results in a temporary folder) and return its trace;
+    ``progress`` as for ``rdmasim run`` (a bar on a terminal, none under -q)."""
     import tempfile
 
     from rdmasim.scenario import load as load_scenario
@@ -145,7 +146,7 @@ def _trace_scenario(path: str) -> Any:
     sc = load_scenario(path)
     sc.values["outputs.trace"] = True
     with tempfile.TemporaryDirectory() as tmp:
-        result = run_scenario(sc, tmp, progress=False)
+        result = run_scenario(sc, tmp, progress=progress)
         return load(result.files["trace"])
 
 

@@ -36,7 +36,8 @@ def run_demo(out_dir: str | Path, cfg: DemoConfig | None = None, plot: bool = Tr
     """Run the demo into ``out_dir`` (created): ``demo.pcap``, ``summary.json``, ``psn.png``."""
     cfg = cfg or DemoConfig()
     if cfg.messages < 1 or cfg.size_bytes < cfg.messages:
-        raise ValueError(f"need messages >= 1 and size_bytes >= messages, got {cfg}")
+        raise ValueError(f"demo: {cfg.size_bytes:,} bytes in {cfg.messages} message(s): need at least one "
+                         "message and at least one byte per message (size >= messages >= 1)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pcap = out / "demo.pcap"
