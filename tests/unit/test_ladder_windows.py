@@ -93,6 +93,29 @@ def test_cli_trace_of_a_scenario_is_bounded(tmp_path: Path, capsys: pytest.Captu
     assert "allowed" in capsys.readouterr().err
 
 
+def test_svg_labels_sit_above_every_arrow_and_the_drawing_holds_every_arrow(long_trace: tr.Trace) -> None:
+    """In a burst every earlier frame's arrow crosses a label's row: the labels are drawn after all
+    arrows, on a white box, so no arrow strikes them through; an arrow arriving after the window's
+    last row still ends inside the drawing."""
+    svg = ladder.svg_string(long_trace, around="first-nak", max_frames=40)
+    root = ET.fromstring(svg)
+    order = list(root.iter())
+    pos = {id(el): k for k, el in enumerate(order)}
+    arrows = [el for el in order if "arrow" in (el.get("class") or "").split()]
+    labels = [el for el in order if el.tag == f"{SVG_NS}text" and "arrow-label" in (el.get("class") or "")]
+    assert len(labels) == len(arrows) == 40
+    assert min(pos[id(t)] for t in labels) > max(pos[id(a)] for a in arrows)
+    boxes = [el for el in order if el.tag == f"{SVG_NS}rect" and el.get("class") == "label-bg"]
+    assert len(boxes) == len(labels)
+    for box, t in zip(boxes, labels, strict=True):
+        x, w = float(box.get("x", 0)), float(box.get("width", 0))
+        tx, chars = float(t.get("x", 0)), len(t.text or "")
+        start = tx if t.get("text-anchor", "start") == "start" else tx - CHAR_PX * chars
+        assert x <= start and start + CHAR_PX * chars <= x + w  # the box covers its label
+    height = float(root.get("height", "0"))
+    assert max(max(float(a.get("y1", 0)), float(a.get("y2", 0))) for a in arrows) < height - 10
+
+
 def test_svg_labels_never_overlap_and_legend_is_inside(long_trace: tr.Trace) -> None:
     svg = ladder.svg_string(long_trace, around="first-nak", max_frames=60)
     root = ET.fromstring(svg)
