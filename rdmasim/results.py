@@ -397,8 +397,16 @@ class RunResult:
                 s.as_dict(), flow_table=rows, line_rate_bps=line, capacity_bps=cap or None,
                 capacity_label=cap_label, title=f"{self.name or 'run'}: goodput"))
             if (s.rate_bps > 0).any():
+                fair, fair_label = None, None
+                if len(dsts) == 1 and self.host_rate_bps.get(dsts[0]) and len(self.flows) > 1:
+                    # every flow into one receiver: its link shared equally is each flow's fair rate
+                    rx = self.host_rate_bps[dsts[0]]
+                    fair = rx / len(self.flows)
+                    fair_label = (f"fair share: {dsts[0]}'s link / {len(self.flows)} flows "
+                                  f"({fair / 1e9:.3g} Gb/s)")
                 keep("dcqcn_rates", plots.dcqcn_rates(s.as_dict(), line_rate_bps=line,
-                                                      title=f"{self.name or 'run'}: DCQCN sending rate"))
+                                                      title=f"{self.name or 'run'}: DCQCN sending rate",
+                                                      fair_share_bps=fair, fair_share_label=fair_label))
         q = self.queue_samples
         if q is not None and len(q["t_ps"]):
             top, note = _queues_to_draw(np.asarray(q["egress_bytes"]), np.asarray(q["paused"], dtype=bool))

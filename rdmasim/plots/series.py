@@ -285,7 +285,8 @@ def _running_band(rates: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray,
 
 
 def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate_bps: float | None = None,
-                title: str | None = None, *, max_lines: int = MAX_RATE_LINES) -> Figure:
+                title: str | None = None, *, max_lines: int = MAX_RATE_LINES,
+                fair_share_bps: float | None = None, fair_share_label: str | None = None) -> Figure:
     """DCQCN sending rate (Gb/s) of each flow over time, as steps from sample to sample.
 
     ``series``: long-format table (``t_ps``, ``flow_id``, ``rate_bps``; 0 means no limit: the flow
@@ -295,12 +296,15 @@ def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate
     more are drawn as the min-max band over the flows with their median (a flow counts from its
     first to its last sample). ``fig.rdmasim_data`` is ``{flow_id: (t_ps, rate_bps)}`` as drawn (NaN
     where left out), plus ``"band"`` (t_ps, min, median, max in b/s) when a band is drawn.
+    ``fair_share_bps`` draws a dashed line at the rate each flow would get from an equal share of
+    the bottleneck (e.g. the receiver's link over the flows into it), named by ``fair_share_label``,
+    so that a ceiling below it reads as what it is: the flows together sending less than the link.
     """
     cols = as_columns(series)
     require(cols, ["t_ps", "flow_id", "rate_bps"], "flow time series")
     per = _by_flow(cols, "rate_bps")
     shown = _pick(list(per), len(per) if flows is None else flows)
-    fig, (ax,) = new_figure(figsize=(9.0, 4.5))
+    fig, (ax,) = new_figure(figsize=(9.0, 5.0))
     t_all = cols["t_ps"].astype(np.float64)
     unit, scale = time_unit(float(t_all.max() - min(0.0, t_all.min()))) if len(t_all) else ("µs", 1e6)
     drawn: dict[Any, Any] = {}
@@ -334,11 +338,14 @@ def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate
         drawn["band"] = (grid, lo, med, hi)
         ok = np.isfinite(hi - lo)
         close = (hi - lo)[ok] <= 0.01 * np.nanmax(hi) if ok.any() else np.ones(1, dtype=bool)
-        what = (f"{len(shown)} flows as a min-max band and the median"
+        what = (f"{len(shown)} flows: min-max band and median"
                 + ("; their rates coincide: one line" if close.mean() >= 0.95 else ""))
     if line_rate_bps:
         ax.axhline(line_rate_bps / 1e9, color="0.3", ls=":", lw=1.0,
                    label=f"line rate ({_rate_label(line_rate_bps)})")
+    if fair_share_bps:
+        ax.axhline(fair_share_bps / 1e9, color="tab:green", ls="--", lw=1.0,
+                   label=fair_share_label or f"fair share ({_rate_label(fair_share_bps)})")
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("sending rate (Gb/s)")
     ax.set_ylim(bottom=0)
@@ -348,9 +355,15 @@ def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate
         sub += "; a flow not limited by DCQCN is drawn at line rate"
     else:
         sub += "; samples without a DCQCN limit (line rate) are not drawn"
-    cap = (f"{title or 'DCQCN sending rate'}\n({sub})\n"
-           "The rate is a flow's DCQCN ceiling: it starts at line rate, each CNP cuts it, "
-           "between CNPs it recovers in steps")
+    how = "DCQCN ceiling: line rate at first, cut by each CNP, recovering in steps between CNPs"
+    if fair_share_bps and "band" in drawn:
+        med_now = drawn["band"][2]
+        late = med_now[len(med_now) // 2:]
+        late = late[np.isfinite(late)]
+        if len(late) and float(np.median(late)) < 0.9 * fair_share_bps:
+            how += ("\nmedian below the fair share (dashed) in the run's second half: "
+                    "the flows under-use the bottleneck")
+    cap = f"{title or 'DCQCN sending rate'}\n({sub})\n{how}"
     ax.set_title(cap, fontsize="medium")
     if shown:
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)

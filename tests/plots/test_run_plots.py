@@ -129,6 +129,14 @@ def test_incast_rates_are_one_band_and_queues_one_note(tmp_path: Path,
 
     monkeypatch.setattr(plots, "save", grab)
     res.plot(tmp_path / "never-written")
+    rates = made["dcqcn_rates"]  # the fair share of the receiver's link, and what the ceilings do
+    legend = [t.get_text() for t in rates.axes[0].get_legend().get_texts()]
+    assert "fair share: h8's link / 8 flows (12.5 Gb/s)" in legend
+    assert any(ln.get_linestyle() == "--" and ln.get_ydata()[0] == 12.5 for ln in rates.axes[0].get_lines())
+    late = rates.rdmasim_data["band"][2]  # type: ignore[attr-defined]
+    below = float(np.median(late[len(late) // 2:])) < 0.9 * 12.5e9
+    assert ("the flows under-use the bottleneck" in rates.axes[0].get_title()) == below
+    _text_inside(rates)
     qf = made["queues"]
     legend = [t.get_text() for t in qf.axes[0].get_legend().get_texts()]
     peaks = np.asarray(q["egress_bytes"]).max(axis=0)
