@@ -420,14 +420,18 @@ class RunResult:
     def summary(self, max_rows: int | None = 20) -> str:
         """A readable summary table: one line per flow (at most ``max_rows``; None: all) and the
         totals."""
+        shown = self.flows if max_rows is None else self.flows[:max_rows]
+        # one unit for the FCT column (the one its longest value reads best in), three decimals
+        longest = max((f.fct_ps for f in shown if f.fct_ps is not None), default=0)
+        unit, scale = next(((u, sc) for u, sc in (("s", 10**12), ("ms", 10**9), ("µs", 10**6))
+                            if longest >= sc), ("ns", 10**3))
         head = (
-            f"  {'id':>4} {'src':>8} {'dst':>8} {'verb':>5} {'bytes':>10} {'FCT':>12} {'slowdown':>8} "
-            f"{'retx':>6} {'CNPs':>6}  status"
+            f"  {'id':>4} {'src':>8} {'dst':>8} {'verb':>5} {'bytes':>10} {f'FCT ({unit})':>12} "
+            f"{'slowdown':>8} {'retx':>6} {'CNPs':>6}  status"
         )
         lines = [head]
-        shown = self.flows if max_rows is None else self.flows[:max_rows]
         for f in shown:
-            fct = format_time(f.fct_ps) if f.fct_ps is not None else "-"
+            fct = f"{f.fct_ps / scale:,.3f}" if f.fct_ps is not None else "-"
             sd = f"{f.slowdown:.2f}" if f.slowdown is not None else "-"
             lines.append(
                 f"  {f.flow_id:>4} {f.src:>8} {f.dst:>8} {f.verb:>5} {f.size_bytes:>10,} {fct:>12} {sd:>8} "
@@ -439,7 +443,8 @@ class RunResult:
         ok = sum(f.status == "ok" for f in self.flows)
         lines.append(
             f"  flows completed: {ok}/{len(self.flows)}; simulated time {format_time(self.sim_time_ps)}; "
-            f"{self.events:,} events in {self.wall_s:.2f} s"
+            f"{self.events:,} events in "
+            + (f"{self.wall_s:.2f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.1f} ms")
         )
         if sds:
             p99 = sds[min(len(sds) - 1, int(0.99 * len(sds)))]
