@@ -66,6 +66,14 @@ def test_time_window_and_frame_limit(long_trace: tr.Trace) -> None:
         ladder.render_text(long_trace, start="20 parsecs")
 
 
+def test_a_lost_frame_says_why_in_words(long_trace: tr.Trace) -> None:
+    from rdmasim.ladder._model import drop_text
+
+    assert drop_text(tr.DROP_REASON_CODES["loss"]) == "random loss on the link"
+    assert drop_text(tr.DROP_REASON_CODES["drop-list"]) == "drop-list"
+    assert drop_text(tr.DROP_REASON_CODES["buffer-full"]) == "switch buffer full"
+
+
 def test_around_an_anchor(long_trace: tr.Trace) -> None:
     text = ladder.render_text(long_trace, around="first-nak", max_frames=10)
     frames = _frames_in_text(text)
@@ -81,6 +89,7 @@ def test_cli_trace_of_a_scenario_is_bounded(tmp_path: Path, capsys: pytest.Captu
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "focused on the first lost frame" in out
+    assert "lost: random loss on the link" in out and "lost: loss" not in out  # the reason in words
     assert svg.stat().st_size < 200_000 and html_path.stat().st_size < 400_000
     root = ET.parse(svg).getroot()
     assert float(root.get("height", "0")) < 5000
