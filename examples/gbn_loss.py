@@ -97,7 +97,7 @@ def goodput_irn(sc: Scenario) -> tuple[float, int]:
     if r["fct_ps"] < 0:
         return 0.0, int(r["retx_pkts"])
     rate = float(sc.values["link.rate"])
-    return int(r["size"]) * 8 / (int(r["fct_ps"]) * 1e-12) / rate, int(r["retx_pkts"])
+    return int(r["size_bytes"]) * 8 / (int(r["fct_ps"]) * 1e-12) / rate, int(r["retx_pkts"])
 
 
 def pooled(goodputs: np.ndarray) -> np.ndarray:

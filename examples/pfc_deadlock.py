@@ -69,7 +69,7 @@ def run(watchdog: bool, duration: str, sample: str) -> dict[str, Any]:
         "flows": len(res),
         "bytes_delivered": delivered,
         "bytes_after_100us": bytes_after(series, res["bytes_delivered"], 100_000_000),
-        "bytes_total": int(res["size"].sum()),
+        "bytes_total": int(res["size_bytes"].sum()),
         "last_finish_us": float(res["finish_ps"].max()) / 1e6 if (res["finish_ps"] >= 0).all() else None,
         "deadlock_at_us": found[0] / 1e6 if found else None,
         "deadlock_cycle": [f"{s}:port{p}/prio{pr}" for s, p, pr in found[1]] if found else [],

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from rdmasim import __version__
 from rdmasim.errors import UserInputError
-from rdmasim.units import parse_size
+from rdmasim.units import format_rate, format_time, parse_rate, parse_size, parse_time
 
 #: exit statuses
 EXIT_USER_ERROR = 2
@@ -33,7 +33,8 @@ def _demo(args: argparse.Namespace) -> int:
                      rate=args.rate, delay=args.delay, loss=args.loss, timeout=args.timeout,
                      seed=args.seed)
     print(f"rdmasim {__version__} demo: RDMA WRITE of {cfg.size_bytes:,} bytes in {cfg.messages} "
-          f"message(s), back to back at {cfg.rate}, {cfg.delay}, MTU {cfg.mtu}, "
+          f"message(s), back to back at {format_rate(parse_rate(cfg.rate))}, "
+          f"{format_time(parse_time(cfg.delay))} delay, MTU {cfg.mtu}, "
           f"i.i.d. loss {cfg.loss:g} each way, seed {cfg.seed}")
     summary = run_demo(args.out, cfg, plot=not args.no_plot)
     print(format_summary(summary), flush=True)
@@ -80,7 +81,7 @@ def _trace(args: argparse.Namespace) -> int:
     from rdmasim.trace import load
 
     if args.file and str(args.file).endswith(".toml"):
-        t = _trace_scenario(args.file)
+        t = _trace_scenario(args.file, progress=_progress(args))
         title = f"rdmasim trace {args.file}"
     elif args.file:
         t = _load_trace(args.file, load)
@@ -133,8 +134,9 @@ def _load_trace(path: str, load: Any) -> Any:
             "(allowed: a .npz written by --save or Trace.save, or a scenario .toml)") from None
 
 
-def _trace_scenario(path: str) -> Any:
-    """Run a scenario file with tracing on (results in a temporary folder) and return its trace."""
+def _trace_scenario(path: str, progress: bool | None = False) -> Any:
+    """Run a scenario file with tracing on (results in a temporary folder) and return its trace;
+    ``progress`` as for ``rdmasim run`` (a bar on a terminal, none under -q)."""
     import tempfile
 
     from rdmasim.scenario import load as load_scenario
@@ -144,7 +146,7 @@ def _trace_scenario(path: str) -> Any:
     sc = load_scenario(path)
     sc.values["outputs.trace"] = True
     with tempfile.TemporaryDirectory() as tmp:
-        result = run_scenario(sc, tmp, progress=False)
+        result = run_scenario(sc, tmp, progress=progress)
         return load(result.files["trace"])
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from rdmasim.topology import back_to_back
-from rdmasim.units import format_rate, format_time
+from rdmasim.units import format_rate, format_time, parse_rate
 from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
 from rdmasim.verbs import enums as e
 
@@ -36,7 +36,8 @@ def run_demo(out_dir: str | Path, cfg: DemoConfig | None = None, plot: bool = Tr
     """Run the demo into ``out_dir`` (created): ``demo.pcap``, ``summary.json``, ``psn.png``."""
     cfg = cfg or DemoConfig()
     if cfg.messages < 1 or cfg.size_bytes < cfg.messages:
-        raise ValueError(f"need messages >= 1 and size_bytes >= messages, got {cfg}")
+        raise ValueError(f"demo: {cfg.size_bytes:,} bytes in {cfg.messages} message(s): need at least one "
+                         "message and at least one byte per message (size >= messages >= 1)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pcap = out / "demo.pcap"
@@ -107,7 +108,8 @@ def _plot_psn(pcap: Path, png: Path, cfg: DemoConfig) -> str | None:
         from rdmasim.plots import psn_over_time, save
     except ImportError:
         return None
-    fig = psn_over_time(pcap, title=f"RDMA WRITE of {cfg.size_bytes:,} bytes, MTU {cfg.mtu}, {cfg.rate}, "
+    rate = format_rate(parse_rate(cfg.rate))
+    fig = psn_over_time(pcap, title=f"RDMA WRITE of {cfg.size_bytes:,} bytes, MTU {cfg.mtu}, {rate}, "
                         f"i.i.d. loss {cfg.loss:g} each way")
     return str(save(fig, png.with_suffix(""), formats=("png",))[0])
 

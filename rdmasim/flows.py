@@ -39,7 +39,9 @@ VERB_NAMES: tuple[str, ...] = tuple(sorted(VERB_CODES, key=VERB_CODES.__getitem_
 _MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 _RECOVERY = {"gbn": 0, "irn": 1}
 
-#: columns of :meth:`FlowSet.results` (times in ps; -1 where not reached)
+#: columns of :meth:`FlowSet.results` (times in ps; -1 where not reached). Every column with a unit
+#: names it, as in the results folder's tables: ``size_bytes`` (``"size"`` is kept as a deprecated
+#: numpy field title, an alias of the same column, for code written before the rename).
 RESULT_DTYPE = np.dtype(
     [
         ("flow_id", "<i8"),
@@ -47,7 +49,7 @@ RESULT_DTYPE = np.dtype(
         ("dst", "<i4"),
         ("verb", "u1"),
         ("priority", "u1"),
-        ("size", "<u8"),
+        (("size", "size_bytes"), "<u8"),
         ("start_ps", "<i8"),
         ("started_ps", "<i8"),
         ("finish_ps", "<i8"),
@@ -102,7 +104,8 @@ class FlowSet:
         out = np.zeros(len(self), dtype=RESULT_DTYPE)
         out["flow_id"] = np.arange(self.first, self.first + len(self))
         for name, col in (("src", self.src), ("dst", self.dst), ("verb", self.verb),
-                          ("priority", self.priority), ("size", self.size), ("start_ps", self.start_ps)):
+                          ("priority", self.priority), ("size_bytes", self.size),
+                          ("start_ps", self.start_ps)):
             out[name] = col
         out["started_ps"] = raw["start_ps"]
         out["finish_ps"] = raw["finish_ps"]

@@ -131,6 +131,29 @@ PORT_COLUMNS: list[str] = [
 ]
 
 
+def _queues_to_draw(egress: np.ndarray, paused: np.ndarray, most: int = 8,
+                    share: float = 0.05) -> tuple[np.ndarray, str]:
+    """The probes a queue plot draws - the ``most`` deepest of those that were paused or peaked at
+    ``share`` of the deepest queue's peak or more (flat lines at zero only lengthen the legend) -
+    and a caption naming what is left out."""
+    peaks = egress.max(axis=0) if len(egress) else np.zeros(egress.shape[1])
+    order = np.argsort(peaks, kind="stable")[::-1]
+    big = peaks >= share * peaks.max() if peaks.max() > 0 else np.ones(len(peaks), dtype=bool)
+    keep = big | paused.any(axis=0)
+    top = np.array([j for j in order if keep[j]][:most], dtype=np.int64)
+    n, rest = len(peaks), np.setdiff1d(np.arange(len(peaks)), top)
+    if not len(rest):
+        return top, ""
+    low = float(peaks[rest].max())
+    units = (("MiB", 2.0**20), ("KiB", 2.0**10))
+    unit, scale = next(((u, sc) for u, sc in units if low >= sc), ("bytes", 1.0))
+    low_text = f"{low / scale:.3g} {unit}" if unit != "bytes" else f"{low:.0f} bytes"
+    drawn = f"{len(top)} deepest of {n} queues" if len(top) > 1 else f"the deepest of {n} queues"
+    if low <= 0:
+        return top, f"{drawn}; the other {len(rest)} stayed empty"
+    return top, f"{drawn}; the other {len(rest)} never held more than {low_text}"
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""
@@ -374,31 +397,41 @@ class RunResult:
                 s.as_dict(), flow_table=rows, line_rate_bps=line, capacity_bps=cap or None,
                 capacity_label=cap_label, title=f"{self.name or 'run'}: goodput"))
             if (s.rate_bps > 0).any():
+                fair, fair_label = None, None
+                if len(dsts) == 1 and self.host_rate_bps.get(dsts[0]) and len(self.flows) > 1:
+                    # every flow into one receiver: its link shared equally is each flow's fair rate
+                    rx = self.host_rate_bps[dsts[0]]
+                    fair = rx / len(self.flows)
+                    fair_label = (f"fair share: {dsts[0]}'s link / {len(self.flows)} flows "
+                                  f"({fair / 1e9:.3g} Gb/s)")
                 keep("dcqcn_rates", plots.dcqcn_rates(s.as_dict(), line_rate_bps=line,
-                                                      title=f"{self.name or 'run'}: DCQCN sending rate"))
+                                                      title=f"{self.name or 'run'}: DCQCN sending rate",
+                                                      fair_share_bps=fair, fair_share_label=fair_label))
         q = self.queue_samples
         if q is not None and len(q["t_ps"]):
-            top = np.argsort(q["egress_bytes"].max(axis=0))[::-1][:8]
+            top, note = _queues_to_draw(np.asarray(q["egress_bytes"]), np.asarray(q["paused"], dtype=bool))
             sub = {"t_ps": q["t_ps"], "egress_bytes": q["egress_bytes"][:, top],
                    "ingress_bytes": q["ingress_bytes"][:, top], "paused": q["paused"][:, top],
                    "missed": q["missed"]}
-            more = len(q["labels"]) - len(top)
-            title = f"{self.name or 'run'}: switch queues and PFC pauses" + (
-                f"\n({len(top)} deepest of {len(q['labels'])} queues)" if more > 0 else "")
+            title = f"{self.name or 'run'}: switch queues and PFC pauses" + (f"\n({note})" if note else "")
             keep("queues", plots.queue_timeline(sub, [q["labels"][i] for i in top], title=title))
         return made
 
     def summary(self, max_rows: int | None = 20) -> str:
         """A readable summary table: one line per flow (at most ``max_rows``; None: all) and the
         totals."""
+        shown = self.flows if max_rows is None else self.flows[:max_rows]
+        # one unit for the FCT column (the one its longest value reads best in), three decimals
+        longest = max((f.fct_ps for f in shown if f.fct_ps is not None), default=0)
+        unit, scale = next(((u, sc) for u, sc in (("s", 10**12), ("ms", 10**9), ("µs", 10**6))
+                            if longest >= sc), ("ns", 10**3))
         head = (
-            f"  {'id':>4} {'src':>8} {'dst':>8} {'verb':>5} {'bytes':>10} {'FCT':>12} {'slowdown':>8} "
-            f"{'retx':>6} {'CNPs':>6}  status"
+            f"  {'id':>4} {'src':>8} {'dst':>8} {'verb':>5} {'bytes':>10} {f'FCT ({unit})':>12} "
+            f"{'slowdown':>8} {'retx':>6} {'CNPs':>6}  status"
         )
         lines = [head]
-        shown = self.flows if max_rows is None else self.flows[:max_rows]
         for f in shown:
-            fct = format_time(f.fct_ps) if f.fct_ps is not None else "-"
+            fct = f"{f.fct_ps / scale:,.3f}" if f.fct_ps is not None else "-"
             sd = f"{f.slowdown:.2f}" if f.slowdown is not None else "-"
             lines.append(
                 f"  {f.flow_id:>4} {f.src:>8} {f.dst:>8} {f.verb:>5} {f.size_bytes:>10,} {fct:>12} {sd:>8} "
@@ -410,7 +443,8 @@ class RunResult:
         ok = sum(f.status == "ok" for f in self.flows)
         lines.append(
             f"  flows completed: {ok}/{len(self.flows)}; simulated time {format_time(self.sim_time_ps)}; "
-            f"{self.events:,} events in {self.wall_s:.2f} s"
+            f"{self.events:,} events in "
+            + (f"{self.wall_s:.2f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.1f} ms")
         )
         if sds:
             p99 = sds[min(len(sds) - 1, int(0.99 * len(sds)))]

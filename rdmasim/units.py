@@ -132,9 +132,10 @@ def parse_size(value: str | int) -> int:
     return _parse_count(value, "size", SIZE_UNITS, "10MB", "bytes")
 
 
-def format_time(ps: int) -> str:
-    """Human-readable time from picoseconds."""
-    for unit, scale in (("s", 10**12), ("ms", 10**9), ("us", 10**6), ("ns", 10**3)):
+def format_time(ps: int, ascii: bool = False) -> str:
+    """Human-readable time from picoseconds: ``"379.911 µs"`` (``"us"`` with ``ascii=True``);
+    :func:`parse_time` reads both back."""
+    for unit, scale in (("s", 10**12), ("ms", 10**9), ("us" if ascii else "\u00b5s", 10**6), ("ns", 10**3)):
         if abs(ps) >= scale:
             return f"{ps / scale:.6g} {unit}"
     return f"{ps} ps"

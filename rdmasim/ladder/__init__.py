@@ -2,7 +2,7 @@
 
 Every frame is an arrow from its sender's timeline (at transmit start) to its receiver's (at the
 arrival of its last bit), labelled with the short opcode name, PSN, payload length, AETH syndrome
-and MSN for acknowledgements (``NAK(seq err)``, ``RNR_NAK(timer 1 = 0.01 ms)``...), the A bit and
+and MSN for acknowledgements (``NAK(seq err)``, ``RNR_NAK(timer 1 = 10 µs)``...), the A bit and
 ECN CE marks. A lost frame ends in a cross half-way, with the reason. A request PSN sent again by
 the same QP is marked ``(retx)``, an ACK that acknowledges nothing new ``(dup ACK)``. What the
 receiver did with a frame it did not accept is noted (``discarded: out of sequence (expects 1),

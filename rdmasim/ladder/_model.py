@@ -49,10 +49,22 @@ RNR_TIMER_US: tuple[int, ...] = (
 )
 
 
+#: why a frame was lost, as a reader of a ladder says it (trace reason names otherwise)
+_DROP_TEXT = {"loss": "random loss on the link", "buffer-full": "switch buffer full",
+              "unknown-qp": "no such QP", "no-route": "no route", "link-down": "link down"}
+
+
+def drop_text(reason: int) -> str:
+    """A DROP record's reason for a ladder label: ``"random loss on the link"``, ``"drop-list"``..."""
+    name = tr.DROP_REASONS.get(int(reason), str(int(reason)))
+    return _DROP_TEXT.get(name, name)
+
+
 def rnr_timer_text(code: int) -> str:
-    """The RNR timer field decoded for a reader: ``"timer 1 = 0.01 ms"``."""
+    """The RNR timer field decoded for a reader: ``"timer 1 = 10 µs"``, ``"timer 14 = 1.28 ms"``
+    (the IBA table's value, in µs below a millisecond)."""
     us = RNR_TIMER_US[int(code) & 0x1F]
-    return f"timer {int(code) & 0x1F} = {us / 1000:g} ms"
+    return f"timer {int(code) & 0x1F} = " + (f"{us} µs" if us < 1000 else f"{us / 1000:g} ms")
 
 
 def short_opcode(opcode: int) -> str:
@@ -337,11 +349,11 @@ def build(records: np.ndarray, names: dict[int, str]) -> Ladder:
         elif kind == tr.DROP and int(r["link"]) >= 0:
             q = inflight.get(int(r["link"]))
             if q:  # the frame just put on this link
-                q.pop().dropped = tr.DROP_REASONS.get(int(r["reason"]), str(int(r["reason"])))
+                q.pop().dropped = drop_text(int(r["reason"]))
         elif kind == tr.DROP:
             ev2 = last_rx.get(node)
             if ev2 is not None:
-                ev2.discarded = tr.DROP_REASONS.get(int(r["reason"]), str(int(r["reason"])))
+                ev2.discarded = drop_text(int(r["reason"]))
         elif kind == tr.RX:
             q = inflight.get(int(r["link"]))
             if not q:

@@ -116,6 +116,9 @@ def render(view: View, title: str | None = None, *, interactive: bool = False) -
         return float(np.interp(t_ps, known, known_y))
 
     body: list[str] = []
+    # arrow labels go in a layer above every arrow: a later frame's arrow would strike them through
+    labels: list[str] = []
+    lowest = [height_body]  # an arrow may arrive below the last row: the drawing grows to hold it
     extent = [float(x_of[lanes[-1]]) + 20 if lanes else 200.0]
 
     def right_text(x: float, s: str) -> None:
@@ -199,6 +202,7 @@ def render(view: View, title: str | None = None, *, interactive: bool = False) -
         else:
             ya = y_at(e.t_arrive_ps) if e.t_arrive_ps is not None else r.y + 6 * ROW_PX
             ya = row_y.get(("note", e.index), max(ya, r.y + ROW_PX))
+            lowest.append(ya + 2 * ROW_PX)
             if e.discarded:
                 tip += f" ({view.name(e.peer)}: {e.discarded})"
             dash = ' stroke-dasharray="2,2"' if e.discarded else ""
@@ -206,14 +210,21 @@ def render(view: View, title: str | None = None, *, interactive: bool = False) -
                         f'stroke="{color}" stroke-width="1.5"{dash} marker-end="url(#head-{style})">'
                         f"<title>{esc(tip)}</title></line>")
         # the label sits in the frame's own row, above the start of its arrow
+        halo = ' paint-order="stroke" stroke="white" stroke-width="3"'
+        w = CHAR_PX * len(label) + 4
         if x2 >= x1:
-            body.append(_text(x1 + 8, yl, label, "arrow-label", color,
-                              extra=' paint-order="stroke" stroke="white" stroke-width="3"'))
+            text = _text(x1 + 8, yl, label, "arrow-label", color, extra=halo)
+            bx = x1 + 6
             right_text(x1 + 8, label)
         else:
-            body.append(_text(x1 - 8, yl, label, "arrow-label", color, "end",
-                              extra=' paint-order="stroke" stroke="white" stroke-width="3"'))
+            text = _text(x1 - 8, yl, label, "arrow-label", color, "end", extra=halo)
+            bx = x1 - 6 - w
         body.append("</g>")
+        # a white box under the label hides the arrows that pass behind it (in a burst, every
+        # earlier frame's arrow crosses this row)
+        box = (f'<rect class="label-bg" x="{bx:.1f}" y="{yl - FONT_PX + 1:.1f}" width="{w:.1f}" '
+               f'height="{FONT_PX + 3}" fill="white" fill-opacity="0.9"/>')
+        labels.append(f'<g class="ev-label" data-ev="{e.index}">{box}{text}</g>')
     # QP state columns, right of everything else: a text where a lane's state changes
     state_x = max(extent) + 30
     has_state = [n for n in lanes if any(n in e.state for e in events)]
@@ -235,7 +246,7 @@ def render(view: View, title: str | None = None, *, interactive: bool = False) -
             if s != last.get(n, ""):
                 state_svg.append(_text(col_x[n], r.y + 4, s or "-", "state-text", "#555"))
                 last[n] = s
-    height = int(height_body + 20)
+    height = int(max(lowest) + 20)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" '
            f'font-size="{FONT_PX}">', "<defs>"]
@@ -271,6 +282,7 @@ def render(view: View, title: str | None = None, *, interactive: bool = False) -
     for by in breaks:
         out.append(f'<text class="time-break" x="92" y="{by:.1f}" fill="#999">≈</text>')
     out += body
+    out += labels
     out += state_svg
     if view.frames_after:
         out.append(_text(10, height - 8, f"... {view.frames_after:,} more frames after this window",

@@ -135,8 +135,45 @@ def new_figure(nrows: int = 1, figsize: tuple[float, float] = (8.0, 4.5), sharex
     return fig, [a for a in axes[:, 0]]
 
 
+def fit_titles(fig: Figure, margin_px: float = 4.0) -> None:
+    """Re-wrap every axes title that would run past the figure's left or right edge (a long
+    caption is cut off in the PNG otherwise), narrowing its lines until it fits; a number is kept
+    on one line with its unit ("20 µs")."""
+    import re
+    import textwrap
+
+    glue = re.compile(r"(\d) (?=(?:ps|ns|µs|ms|s|[kMGT]?b/s|[KMG]iB|[kMG]?B|bytes|flows)\b)")
+
+    def wrap(line: str, width: int) -> str:
+        glued = glue.sub("\\1\u00a0", line)
+        return textwrap.fill(glued, width, break_on_hyphens=False).replace("\u00a0", " ")
+
+    titles = [t for ax in fig.axes for t in (ax.title, ax._left_title, ax._right_title) if t.get_text()]
+    left, right = fig.bbox.x0 + margin_px, fig.bbox.x1 - margin_px
+    for _ in range(6):
+        fig.draw_without_rendering()  # runs the constrained layout
+        changed = False
+        for t in titles:
+            box = t.get_window_extent()
+            if box.x0 >= left and box.x1 <= right:
+                continue
+            text = t.get_text()
+            centre = (box.x0 + box.x1) / 2
+            room = 2 * min(centre - left, right - centre)
+            longest = max(len(line) for line in text.split("\n"))
+            width = max(20, int(longest * min(room / max(box.width, 1.0), 0.97)) - 1)
+            new = "\n".join(wrap(line, width) if len(line) > width else line for line in text.split("\n"))
+            if new != text:
+                t.set_text(new)
+                changed = True
+        if not changed:
+            break
+
+
 def attach(fig: Figure, data: dict[str, Any]) -> Figure:
-    """Attach the numbers a plot shows to ``fig.rdmasim_data`` and return ``fig``."""
+    """Attach the numbers a plot shows to ``fig.rdmasim_data`` and return ``fig`` (titles that
+    would be cut off at the figure's edges are wrapped first, see :func:`fit_titles`)."""
+    fit_titles(fig)
     fig.rdmasim_data = data  # type: ignore[attr-defined]
     return fig
 

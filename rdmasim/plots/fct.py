@@ -261,7 +261,7 @@ def _slowdown_cdf(tables: dict[str, Columns], stats: dict[str, Any], size: float
     ax.legend(fontsize="small", loc="lower right")
     unf = ", ".join(f"{name} {st['unfinished_total']}" for name, st in stats.items()) \
         if len(stats) > 1 else str(next(iter(stats.values()))["unfinished_total"])
-    ax.set_title((title or "FCT slowdown") + f"\n(every flow is {format_size(size)}: CDF of slowdown, "
+    ax.set_title((title or "FCT slowdown") + f"\n(every flow is {int(size):,} bytes: CDF of slowdown, "
                  f"ticks below: one per flow; unfinished flows excluded: {unf})", fontsize="medium")
     return attach(fig, stats)
 

@@ -127,7 +127,7 @@ def psn_over_time(pcap: str | Path | None = None, series: dict[str, np.ndarray] 
     ]
     n_rw = len(d["rewinds"])
     sub = (f"{int(retx.sum())} retransmissions in {n_rw} rewinds, {len(d['nak_t_ps'])} NAKs"
-           + (f"; the first {len(zooms)} zoomed in below (shaded above)" if zooms else ""))
+           + (f"; the first {len(zooms)} shaded here and zoomed in below" if zooms else ""))
     ax.legend(handles=handles, loc="lower right", fontsize="small")
     ax.set_title(f"{title or 'PSN over time'}\n({sub})", fontsize="medium")
     return attach(fig, {**d, "zooms": zooms})

@@ -202,9 +202,23 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ranked = sorted(data["bytes"].values(), reverse=True)
+    # by default the flows with the most bytes are drawn; when the cut falls among flows of equal
+    # bytes (a collective: every flow the same size) that choice would be arbitrary - the first
+    # stage's flows, say, and an empty panel after them - so draw the flows running in each bin
+    running = (flows is None and len(ranked) > DEFAULT_MAX_FLOWS and len(data["t_ps"]) > 0
+               and math.isclose(ranked[DEFAULT_MAX_FLOWS - 1], ranked[DEFAULT_MAX_FLOWS], rel_tol=1e-9))
+    if running:
+        shown = []
     m = np.vstack([data["flows"][f] for f in shown]) if len(shown) > 1 and len(data["t_ps"]) else None
     together = False
-    if m is not None and len(shown) > MAX_RATE_LINES:
+    if running:
+        lo, med, hi, count = _running_band(data["flows"])
+        ax_flows.fill_between(edges[:-1], lo, hi, step="post", color="tab:blue", alpha=0.25, lw=0,
+                              label="min-max over the flows running")
+        ax_flows.stairs(med, edges, baseline=None, color="tab:blue", lw=1.5, label="median running flow")
+        data["running"] = {"min": lo, "median": med, "max": hi, "count": count}
+    elif m is not None and len(shown) > MAX_RATE_LINES:
         spread = m.max(axis=0) - m.min(axis=0)
         together = bool(np.mean(spread <= 0.05 * max(float(m.max()), 1e-12)) >= 0.9)
     if together and m is not None:  # flows that coincide: one band, not lines behind a long legend
@@ -225,7 +239,11 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
     ax_flows.grid(True, alpha=0.3)
     if shown or line_rate_bps:
         ax_flows.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    if len(shown) < n:
+    if running:
+        sub = (f"all {n} flows moved {_bytes_label(ranked[0])}, so none is singled out: below, the "
+               f"flows running in each bin\n(at most {int(np.max(count))} at once; a bin in which "
+               "flows start or end reads low)")
+    elif len(shown) < n:
         how = "those chosen" if not isinstance(flows, int) and flows is not None else \
             "those with the most bytes"
         sub = (f"{len(shown)} of {n} flows drawn one by one ({how});\n"
@@ -235,13 +253,40 @@ def goodput_over_time(series: Any, bin_ps: int | None = None, flows: Sequence[in
     if together:
         sub += "; their goodputs coincide: one band"
     bin_unit, bin_scale = time_unit(data["bin_ps"])
-    axes[0].set_title(f"{title or 'Goodput over time'}\n({sub}; {data['bin_ps'] / bin_scale:.3g} {bin_unit} "
-                      "bins)", fontsize="medium")
-    return attach(fig, {**data, "shown": shown, "total_flows": n, "band": together})
+    bins_text = f"{data['bin_ps'] / bin_scale:.3g} {bin_unit} bins"
+    axes[0].set_title(f"{title or 'Goodput over time'}\n({sub}; {bins_text})", fontsize="medium")
+    return attach(fig, {**data, "shown": shown, "total_flows": n, "band": together or running})
+
+
+def _bytes_label(n: float) -> str:
+    for name, scale in (("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {name}"
+    return f"{n:.0f} bytes"
+
+
+def _running_band(rates: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per bin, the min, median and max goodput over the flows running in it (from a flow's first
+    bin with goodput to its last; NaN where none runs), and how many run."""
+    m = np.vstack(list(rates.values()))
+    live = np.zeros(m.shape, dtype=bool)
+    for k, row in enumerate(m):
+        nz = np.flatnonzero(row > 0)
+        if len(nz):
+            live[k, nz[0]:nz[-1] + 1] = True
+    masked = np.where(live, m, np.nan)
+    count = live.sum(axis=0)
+    lo, med, hi = (np.full(m.shape[1], np.nan) for _ in range(3))
+    some = count > 0
+    lo[some] = np.nanmin(masked[:, some], axis=0)
+    med[some] = np.nanmedian(masked[:, some], axis=0)
+    hi[some] = np.nanmax(masked[:, some], axis=0)
+    return lo, med, hi, count
 
 
 def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate_bps: float | None = None,
-                title: str | None = None, *, max_lines: int = MAX_RATE_LINES) -> Figure:
+                title: str | None = None, *, max_lines: int = MAX_RATE_LINES,
+                fair_share_bps: float | None = None, fair_share_label: str | None = None) -> Figure:
     """DCQCN sending rate (Gb/s) of each flow over time, as steps from sample to sample.
 
     ``series``: long-format table (``t_ps``, ``flow_id``, ``rate_bps``; 0 means no limit: the flow
@@ -251,12 +296,15 @@ def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate
     more are drawn as the min-max band over the flows with their median (a flow counts from its
     first to its last sample). ``fig.rdmasim_data`` is ``{flow_id: (t_ps, rate_bps)}`` as drawn (NaN
     where left out), plus ``"band"`` (t_ps, min, median, max in b/s) when a band is drawn.
+    ``fair_share_bps`` draws a dashed line at the rate each flow would get from an equal share of
+    the bottleneck (e.g. the receiver's link over the flows into it), named by ``fair_share_label``,
+    so that a ceiling below it reads as what it is: the flows together sending less than the link.
     """
     cols = as_columns(series)
     require(cols, ["t_ps", "flow_id", "rate_bps"], "flow time series")
     per = _by_flow(cols, "rate_bps")
     shown = _pick(list(per), len(per) if flows is None else flows)
-    fig, (ax,) = new_figure(figsize=(9.0, 4.5))
+    fig, (ax,) = new_figure(figsize=(9.0, 5.0))
     t_all = cols["t_ps"].astype(np.float64)
     unit, scale = time_unit(float(t_all.max() - min(0.0, t_all.min()))) if len(t_all) else ("µs", 1e6)
     drawn: dict[Any, Any] = {}
@@ -290,11 +338,14 @@ def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate
         drawn["band"] = (grid, lo, med, hi)
         ok = np.isfinite(hi - lo)
         close = (hi - lo)[ok] <= 0.01 * np.nanmax(hi) if ok.any() else np.ones(1, dtype=bool)
-        what = (f"{len(shown)} flows as a min-max band and the median"
-                + ("; the flows' rates coincide, so the band is a line" if close.mean() >= 0.95 else ""))
+        what = (f"{len(shown)} flows: min-max band and median"
+                + ("; their rates coincide: one line" if close.mean() >= 0.95 else ""))
     if line_rate_bps:
         ax.axhline(line_rate_bps / 1e9, color="0.3", ls=":", lw=1.0,
                    label=f"line rate ({_rate_label(line_rate_bps)})")
+    if fair_share_bps:
+        ax.axhline(fair_share_bps / 1e9, color="tab:green", ls="--", lw=1.0,
+                   label=fair_share_label or f"fair share ({_rate_label(fair_share_bps)})")
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("sending rate (Gb/s)")
     ax.set_ylim(bottom=0)
@@ -304,9 +355,15 @@ def dcqcn_rates(series: Any, flows: Sequence[int] | int | None = None, line_rate
         sub += "; a flow not limited by DCQCN is drawn at line rate"
     else:
         sub += "; samples without a DCQCN limit (line rate) are not drawn"
-    cap = (f"{title or 'DCQCN sending rate'}\n({sub})\n"
-           "The rate is a flow's DCQCN ceiling: it starts at line rate, each CNP cuts it, "
-           "between CNPs it recovers in steps")
+    how = "DCQCN ceiling: line rate at first, cut by each CNP, recovering in steps between CNPs"
+    if fair_share_bps and "band" in drawn:
+        med_now = drawn["band"][2]
+        late = med_now[len(med_now) // 2:]
+        late = late[np.isfinite(late)]
+        if len(late) and float(np.median(late)) < 0.9 * fair_share_bps:
+            how += ("\nmedian below the fair share (dashed) in the run's second half: "
+                    "the flows under-use the bottleneck")
+    cap = f"{title or 'DCQCN sending rate'}\n({sub})\n{how}"
     ax.set_title(cap, fontsize="medium")
     if shown:
         ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)

@@ -90,7 +90,7 @@ whose estimate exceeds the machine's memory (`--max-memory SIZE` sets another li
 run` checks the same before it starts):
 
 ```text
-examples/incast.toml: ok; estimated memory 150 MB; ~365.544 us simulated, ~6,144 events, ~0.0 s
+examples/incast.toml: ok; estimated memory 150 MB; ~365.544 µs simulated, ~6,144 events, ~0.0 s
 ```
 
 The estimate adds up what grows with the input: the routing tables (2 bytes per destination host

@@ -396,9 +396,9 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                         "would never come back", row["recover"], f"a time > {row['at']} ps, or 'never'")
             )
     if "parquet" in v["outputs.formats"] and ok("outputs.formats"):
-        import importlib.util
+        from rdmasim.results import pyarrow_available  # one rule for "can Parquet be written"
 
-        if importlib.util.find_spec("pyarrow") is None:
+        if not pyarrow_available():
             p = Problem(file, "outputs.formats", "'parquet' needs pyarrow, which is not installed: no "
                         "Parquet tables will be written", v["outputs.formats"], "'csv', or install pyarrow")
             # with csv also asked for, the run still writes what was asked first: a warning

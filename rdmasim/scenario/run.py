@@ -300,7 +300,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     if trace is not None:
         trace.stop()
     res = fs.results()
-    ideal = ideal_fct_ps(sim, res["src"], res["dst"], res["size"])
+    ideal = ideal_fct_ps(sim, res["src"], res["dst"], res["size_bytes"])
     records = _records(res, ideal, names, to_sim, flows["group"], table.groups)
     switches = {name: {"totals": sw.totals(), "ports": sw.stats()} for name, sw in sim.switches.items()}
     result = RunResult(
@@ -357,7 +357,7 @@ def _records(res: np.ndarray, ideal: np.ndarray, names: list[str], to_sim: np.nd
         out.append(FlowRecord(
             flow_id=row["flow_id"], src=name_of[row["src"]], dst=name_of[row["dst"]],
             verb=VERB_NAMES[row["verb"]],
-            size_bytes=row["size"], priority=row["priority"],
+            size_bytes=row["size_bytes"], priority=row["priority"],
             # when it actually started (later than planned when it waited for dependencies)
             start_ps=row["started_ps"] if row["started_ps"] >= 0 else row["start_ps"],
             finish_ps=row["finish_ps"] if done else None, fct_ps=fct, ideal_fct_ps=int(ideal[k]),

@@ -30,6 +30,28 @@ def test_every_verb_completes_and_delivers_its_bytes() -> None:
     assert (sim._flows_core().results(0, 6)["req_qpn"] == 0).all()
 
 
+def test_results_columns_name_their_units() -> None:
+    """The per-flow array names units as the results folder's tables do: size_bytes, *_ps, *_pkts;
+    ``size`` still reads the same column (a deprecated alias); a DataFrame gets the new names."""
+    import pandas as pd
+
+    from rdmasim.results import COLUMN_UNITS
+
+    sim = _incast(2)
+    fs = sim.add_flows({"src": [0, 1], "dst": [2, 2], "size": [3000, 70_000]})
+    sim.run_flows()
+    r = fs.results()
+    names = r.dtype.names or ()
+    assert "size" not in names and r["size_bytes"].tolist() == [3000, 70_000]
+    assert r["size"].tolist() == [3000, 70_000]
+    counts = {"flow_id", "src", "dst", "verb", "priority", "cnps", "status"}
+    for c in names:
+        assert c in counts or c.startswith("bytes_") or any(c.endswith(u) for u in COLUMN_UNITS), c
+    df = pd.DataFrame(r)
+    assert "size_bytes" in df.columns and "size" not in df.columns
+    assert (df["bytes_delivered"] == df["size_bytes"]).all()
+
+
 def test_start_times_and_dependencies() -> None:
     sim = _incast(3)
     t = traffic.FlowTable.from_columns(src=[0, 1, 2], dst=[3, 3, 3], size=[100_000, 100_000, 50_000],

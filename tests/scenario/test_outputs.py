@@ -103,3 +103,20 @@ def test_sweep_tables_are_dataframes(tmp_path: Path) -> None:
     flows = res.flows()
     assert isinstance(flows, pd.DataFrame) and isinstance(res.runs(), pd.DataFrame)
     assert sorted(set(flows["size_bytes"])) == [8192, 16384]
+
+
+def test_summary_table_has_one_fct_unit_and_aligned_decimals(tmp_path: Path) -> None:
+    """``rdmasim run``'s table: the FCT column names its unit once and every value has three
+    decimals in it (not ``345.953 us`` next to ``342.61 us``)."""
+    res = _run(tmp_path / "r")
+    lines = res.summary().splitlines()
+    head = lines[0]
+    unit = head.split("FCT (")[1].split(")")[0]
+    scale = {"ns": 1e3, "µs": 1e6, "ms": 1e9, "s": 1e12}[unit]
+    assert scale <= max(f.fct_ps for f in res.flows) < scale * 1000
+    rows = lines[1:1 + len(res.flows)]
+    for f, row in zip(res.flows, rows, strict=True):
+        fct = row.split()[5]
+        assert fct.split(".")[1].isdigit() and len(fct.split(".")[1]) == 3
+        assert float(fct.replace(",", "")) == pytest.approx(f.fct_ps / scale, abs=5e-4)
+    assert "µs" in lines[len(res.flows) + 1] or " ms" in lines[len(res.flows) + 1]  # simulated time

@@ -70,6 +70,16 @@ def test_run_draws_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "%|" not in proc.stderr and proc.stderr == ""
 
 
+def test_trace_of_a_scenario_shows_progress_on_a_terminal(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    rc, text = _in_pty(["-m", "rdmasim", "trace", "s.toml", "--max-frames", "5"], tmp_path)
+    assert rc == 0, text
+    bars = [ln for ln in text.replace("\r", "\n").splitlines() if ln.startswith("cli: ")]
+    assert bars and "100%|" in bars[-1], text
+    rc, quiet = _in_pty(["-m", "rdmasim", "trace", "s.toml", "--max-frames", "5", "-q"], tmp_path)
+    assert rc == 0 and "%|" not in quiet and "──" in quiet
+
+
 def test_sweep_and_demo_show_progress_on_a_terminal(tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text(SCENARIO)
     rc, text = _in_pty(["-m", "rdmasim", "sweep", "s.toml", "--param", "flows[].size=8KiB,16KiB",
@@ -124,6 +134,8 @@ def test_verbose_run_lists_every_flow(tmp_path: Path) -> None:
     (["sweep", "nonexist.toml"], "nonexist.toml: (file): cannot read: No such file or directory"),
     (["pyverbs-run", "nonexist.py"], "rdmasim pyverbs-run: error: nonexist.py: no such file"),
     (["demo", "--size", "12 parsecs"], "rdmasim demo: error: cannot read size '12 parsecs'"),
+    (["demo", "--size", "0"], "rdmasim demo: error: demo: 0 bytes in 4 message(s): need at least one message "
+                              "and at least one byte per message"),
     (["run"], "rdmasim run: error: the following arguments are required: file"),
 ])
 def test_every_command_error_is_one_line_with_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:

@@ -44,6 +44,8 @@ def test_rnr_wait_bar_lasts_the_decoded_timer(timer: int) -> None:
 
 
 def test_rnr_timer_text_follows_the_iba_table() -> None:
-    assert ladder.rnr_timer_text(1) == "timer 1 = 0.01 ms"
+    assert ladder.rnr_timer_text(1) == "timer 1 = 10 µs"
+    assert ladder.rnr_timer_text(13) == "timer 13 = 960 µs"
+    assert ladder.rnr_timer_text(14) == "timer 14 = 1.28 ms"
     assert ladder.rnr_timer_text(0) == "timer 0 = 655.36 ms"  # code 0 is the longest wait
     assert ladder.rnr_timer_text(31) == "timer 31 = 491.52 ms"

@@ -66,6 +66,14 @@ def test_time_window_and_frame_limit(long_trace: tr.Trace) -> None:
         ladder.render_text(long_trace, start="20 parsecs")
 
 
+def test_a_lost_frame_says_why_in_words(long_trace: tr.Trace) -> None:
+    from rdmasim.ladder._model import drop_text
+
+    assert drop_text(tr.DROP_REASON_CODES["loss"]) == "random loss on the link"
+    assert drop_text(tr.DROP_REASON_CODES["drop-list"]) == "drop-list"
+    assert drop_text(tr.DROP_REASON_CODES["buffer-full"]) == "switch buffer full"
+
+
 def test_around_an_anchor(long_trace: tr.Trace) -> None:
     text = ladder.render_text(long_trace, around="first-nak", max_frames=10)
     frames = _frames_in_text(text)
@@ -81,6 +89,7 @@ def test_cli_trace_of_a_scenario_is_bounded(tmp_path: Path, capsys: pytest.Captu
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "focused on the first lost frame" in out
+    assert "lost: random loss on the link" in out and "lost: loss" not in out  # the reason in words
     assert svg.stat().st_size < 200_000 and html_path.stat().st_size < 400_000
     root = ET.parse(svg).getroot()
     assert float(root.get("height", "0")) < 5000
@@ -91,6 +100,29 @@ def test_cli_trace_of_a_scenario_is_bounded(tmp_path: Path, capsys: pytest.Captu
     assert sum(1 for line in text.splitlines() if re.match(r"\s+n\d+-{1,2}(>>|x)n\d+:", line)) == 12
     assert main(["trace", str(ROOT / "examples" / "gbn_loss.toml"), "--around", "bogus"]) == 2
     assert "allowed" in capsys.readouterr().err
+
+
+def test_svg_labels_sit_above_every_arrow_and_the_drawing_holds_every_arrow(long_trace: tr.Trace) -> None:
+    """In a burst every earlier frame's arrow crosses a label's row: the labels are drawn after all
+    arrows, on a white box, so no arrow strikes them through; an arrow arriving after the window's
+    last row still ends inside the drawing."""
+    svg = ladder.svg_string(long_trace, around="first-nak", max_frames=40)
+    root = ET.fromstring(svg)
+    order = list(root.iter())
+    pos = {id(el): k for k, el in enumerate(order)}
+    arrows = [el for el in order if "arrow" in (el.get("class") or "").split()]
+    labels = [el for el in order if el.tag == f"{SVG_NS}text" and "arrow-label" in (el.get("class") or "")]
+    assert len(labels) == len(arrows) == 40
+    assert min(pos[id(t)] for t in labels) > max(pos[id(a)] for a in arrows)
+    boxes = [el for el in order if el.tag == f"{SVG_NS}rect" and el.get("class") == "label-bg"]
+    assert len(boxes) == len(labels)
+    for box, t in zip(boxes, labels, strict=True):
+        x, w = float(box.get("x", 0)), float(box.get("width", 0))
+        tx, chars = float(t.get("x", 0)), len(t.text or "")
+        start = tx if t.get("text-anchor", "start") == "start" else tx - CHAR_PX * chars
+        assert x <= start and start + CHAR_PX * chars <= x + w  # the box covers its label
+    height = float(root.get("height", "0"))
+    assert max(max(float(a.get("y1", 0)), float(a.get("y2", 0))) for a in arrows) < height - 10
 
 
 def test_svg_labels_never_overlap_and_legend_is_inside(long_trace: tr.Trace) -> None:
@@ -184,9 +216,9 @@ def test_rnr_wait_is_decoded(rnr_retry: int, says: str) -> None:
     topo.sim.wait_for(cqa, 1)
     trace.stop()
     text = ladder.render_text(trace)
-    assert "RNR_NAK(timer 1 = 0.01 ms)" in text
+    assert "RNR_NAK(timer 1 = 10 µs)" in text
     assert "b not accepted: no receive posted (RNR NAK)" in text
-    assert says in text and "RNR wait: timer 1 = 0.01 ms" in text
+    assert says in text and "RNR wait: timer 1 = 10 µs" in text
 
 
 def test_html_script_parses(tmp_path: Path) -> None:
