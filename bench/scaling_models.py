@@ -87,7 +87,7 @@ def data_packets(res: np.ndarray) -> int:
     """Data packets of finished flows: ceil(size/MTU) + retransmissions; of unfinished ones the
     packets delivered so far."""
     done = res["finish_ps"] >= 0
-    sent = np.where(done, res["size"], res["bytes_delivered"]).astype(np.int64)
+    sent = np.where(done, res["size_bytes"], res["bytes_delivered"]).astype(np.int64)
     return int(((sent + MTU - 1) // MTU).sum() + res["retx_pkts"].astype(np.int64).sum())
 
 

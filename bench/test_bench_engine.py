@@ -158,7 +158,7 @@ def _leaf_spine_permutation(size: int) -> tuple[int, int, float]:
     sim.run_flows()
     r = fs.results()
     assert (r["status"] == 0).all()
-    packets = int(((r["size"] + 1023) // 1024).sum() + r["retx_pkts"].sum())
+    packets = int(((r["size_bytes"] + 1023) // 1024).sum() + r["retx_pkts"].sum())
     return packets, sim.now, time.perf_counter() - t0
 
 
