@@ -129,8 +129,9 @@ static int port_node(const rs_port *port, uint8_t *node_kind)
         *node_kind = RS_TR_NODE_SWITCH;
         return RS_TR_SWITCH_NODE_BASE | port->sw->id; /* switches have their own index space */
     }
-    *node_kind = port && port->host ? RS_TR_NODE_HOST : RS_TR_NODE_NONE;
-    return port && port->host ? port->host->id : -1;
+    int host = port && port->owner_kind == RS_NODE_HOST;
+    *node_kind = host ? RS_TR_NODE_HOST : RS_TR_NODE_NONE;
+    return host ? port->node : -1;
 }
 
 void rs_trace_rec_link(rs_sim *sim, uint8_t kind, const rs_pkt *p, const rs_link *l, uint8_t reason)

@@ -145,7 +145,7 @@ static rs_link *get_link(const rs_sim *sim, int link)
 static void port_end(const rs_port *p, int *kind, int *node, int *port)
 {
     *kind = p->owner_kind;
-    *node = p->owner_kind == RS_NODE_HOST ? p->host->id : p->sw->id;
+    *node = p->node;
     *port = p->index;
 }
 

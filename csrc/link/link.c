@@ -7,7 +7,6 @@
 #include "link/rxpipe.h"
 #include "link/switch.h"
 #include "rdmasim/ib.h"
-#include "transport/transport.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -190,7 +189,7 @@ int64_t rs_link_transmit(rs_sim *sim, rs_link *l, rs_pkt *pkt)
     }
     l->fifo_tail = pkt;
     if (l->to->owner_kind == RS_NODE_HOST) /* it arrives a link delay from now: time to load its QP */
-        rs_nic_frame_coming(l->to->host, pkt);
+        l->to->client.frame_coming(l->to->client.ctx, pkt);
     return ser_ps;
 }
 
@@ -211,10 +210,10 @@ void rs_link_arrival(rs_sim *sim, rs_link *l)
     rs_port *to = l->to;
     if (pkt->kind == RS_PKT_PFC)
         rs_pause_receive(sim, to, pkt); /* acts on this port; never forwarded */
-    else if (to->owner_kind == RS_NODE_HOST && to->host->rx)
-        rs_rxpipe_receive(sim, to->host->rx, pkt); /* slow receiver: buffer, drain, maybe pause */
+    else if (to->owner_kind == RS_NODE_HOST && to->rx)
+        rs_rxpipe_receive(sim, to->rx, pkt); /* slow receiver: buffer, drain, maybe pause */
     else if (to->owner_kind == RS_NODE_HOST)
-        rs_nic_receive(sim, to->host, pkt);
+        to->client.receive(to->client.ctx, pkt);
     else
         rs_switch_receive(sim, to->sw, to, pkt);
 }

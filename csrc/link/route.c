@@ -11,7 +11,7 @@
 /* Node numbering for the BFS: hosts 0..H-1, then switches H..H+S-1. */
 static int node_of(const rs_sim *sim, const rs_port *p)
 {
-    return p->owner_kind == RS_NODE_HOST ? p->host->id : (int)sim->n_hosts + p->sw->id;
+    return p->owner_kind == RS_NODE_HOST ? p->node : (int)sim->n_hosts + p->sw->id;
 }
 
 static int peer(const rs_sim *sim, const rs_port *p)

@@ -50,7 +50,7 @@ rs_switch *rs_switch_new(rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err
     }
     for (uint32_t p = 0; p < cfg->n_ports; p++) {
         rs_swport *sp = &sw->ports[p];
-        rs_port_init(&sp->port, RS_NODE_SWITCH, NULL, sw, (uint16_t)p);
+        rs_port_init_switch(&sp->port, (int32_t)sw->id, sw, (uint16_t)p);
         for (int i = 0; i < RS_NPRIO; i++)
             sp->wd_stalled_since[i] = -1;
         for (int i = 0; i < RS_NPRIO; i++)

@@ -43,9 +43,10 @@ void rs_sim_free(rs_sim *sim)
     rs_fabric_free(sim);
     rs_flows_free(sim->flows);
     for (uint32_t i = 0; i < sim->n_hosts; i++) {
-        rs_rxpipe_free(sim, sim->hosts[i]->rx);
-        rs_rxpipe_free(sim, sim->hosts[i]->rx_off);
-        sim->hosts[i]->rx = sim->hosts[i]->rx_off = NULL;
+        rs_port *port = &sim->hosts[i]->port;
+        rs_rxpipe_free(sim, port->rx);
+        rs_rxpipe_free(sim, port->rx_off);
+        port->rx = port->rx_off = NULL;
     }
     for (uint32_t i = 0; i < sim->n_hosts; i++)
         rs_host_free(sim->hosts[i]);

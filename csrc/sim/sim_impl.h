@@ -96,6 +96,8 @@ rs_pkt *rs_switch_next_frame(rs_sim *sim, struct rs_switch *sw, rs_port *port);
 int64_t rs_link_transmit(rs_sim *sim, rs_link *link, rs_pkt *pkt);
 
 /* ---- NIC (transport/nic.c) ---- */
+/* The host port's client: these NIC calls behind the link-layer seam (link/port.h). */
+rs_port_client rs_nic_port_client(rs_host *h);
 /* The NIC's next frame for its port: a control frame, else a data frame round-robin over QPs. */
 rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h);
 /* A frame arrived at the host's port. Takes ownership of pkt. */
@@ -107,10 +109,9 @@ void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt);
 /* After a frame that ends at free_ps: 1 if nothing can be sent before the NIC's pace timer (which is
  * then armed, not before free_ps), so the port needs no transmit-done event; 0 otherwise. */
 int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps);
-/* RoCE loopback: is pkt for the NIC's own host; loop it (returns its serialisation time at the
- * port link's rate; it reaches rs_nic_receive then, never the link); the loopback event. */
-int rs_nic_is_loopback(const rs_host *h, const rs_pkt *pkt);
-int64_t rs_nic_loopback(rs_sim *sim, rs_host *h, const rs_link *port_link, rs_pkt *pkt);
+/* RoCE loopback: the port hands back a frame for the NIC's own host with its serialisation time
+ * at the port link's rate; it reaches rs_nic_receive then, never the link; the loopback event. */
+void rs_nic_loopback(rs_sim *sim, rs_host *h, rs_pkt *pkt, int64_t ser_ps);
 void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h);
 /* The QP may have a packet to send: put it on the round-robin ring and kick the port. */
 void rs_nic_wake(rs_sim *sim, rs_qp *qp);

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "link/rxpipe.h"
 #include "rdmasim/ib.h"
 
 rs_host *rs_host_new(rs_sim *sim, int id)
@@ -18,7 +19,8 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     for (int i = 0; i < 6; i++)
         h->mac[i] = mac[i];
     h->ip = (10u << 24) | (n & 0xFFFFFF);
-    rs_port_init(&h->port, RS_NODE_HOST, h, NULL, 0);
+    rs_port_client client = rs_nic_port_client(h);
+    rs_port_init_host(&h->port, id, &client);
     for (int i = 0; i < 64; i++)
         h->dscp_to_prio[i] = rs_dscp_default_prio((uint8_t)i);
     h->next_iova = 0x100000;
@@ -73,5 +75,24 @@ int rs_host_rx_counters(const rs_sim *sim, int host, uint64_t out[RS_HOST_RX_COU
     out[1] = h->rx_bad_state;
     out[2] = h->rx_bad_icrc;
     out[3] = h->rx_malformed;
+    return RS_OK;
+}
+
+/* The slow-receiver pipeline is the host port's (link/rxpipe.c); these find the host. */
+int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,
+                   uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)sim->n_hosts - 1);
+    rs_host *h = sim->hosts[host];
+    return rs_rxpipe_set(sim, &h->port, h->mac, enable, rate_bps, buf_bytes, xoff_bytes, xon_bytes, prio_mask,
+                         quanta);
+}
+
+int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return RS_ERR_INVAL;
+    rs_rxpipe_stats(&sim->hosts[host]->port, out);
     return RS_OK;
 }

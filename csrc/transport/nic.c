@@ -401,17 +401,11 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
  * rxe_net.c hands a packet for a local address to its own receive path).  The frame still takes
  * the transmit pipeline for its serialisation time at the port rate, so the scheduler, pacing
  * and PFC priorities work as for any frame; it reaches the receive path when that time is over.
- * It is neither captured nor traced (it is not on a link) and no link counter sees it. */
-int rs_nic_is_loopback(const rs_host *h, const rs_pkt *pkt)
+ * It is neither captured nor traced (it is not on a link) and no link counter sees it.  The port
+ * recognises such a frame (its destination node is the port's own) and hands it back here with
+ * its serialisation time (link/port.c). */
+void rs_nic_loopback(rs_sim *sim, rs_host *h, rs_pkt *pkt, int64_t ser_ps)
 {
-    return pkt->kind == RS_PKT_ROCE && pkt->dst_node == (uint16_t)h->id;
-}
-
-int64_t rs_nic_loopback(rs_sim *sim, rs_host *h, const rs_link *port_link, rs_pkt *pkt)
-{
-    size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
-    pkt->frame_len = (uint16_t)frame;
-    int64_t ser_ps = rs_link_ser_ps(port_link, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
     h->lb_frames++;
     pkt->t_arrive_ps = sim->now_ps + ser_ps; /* one after another: the FIFO stays in time order */
     pkt->next = NULL;
@@ -422,7 +416,6 @@ int64_t rs_nic_loopback(rs_sim *sim, rs_host *h, const rs_link *port_link, rs_pk
         rs_sim_arm(sim, &h->loopback, pkt->t_arrive_ps);
     }
     h->lb_tail = pkt;
-    return ser_ps;
 }
 
 void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h)
@@ -438,4 +431,42 @@ void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h)
     pkt->next = NULL;
     pkt->t_arrive_ps = sim->now_ps;
     rs_nic_receive(sim, h, pkt); /* may loop more frames: the FIFO is consistent by now */
+}
+
+/* ---- the host port's client (link/port.h): the port's calls up into this NIC ---- */
+
+static rs_pkt *client_next_frame(void *ctx)
+{
+    rs_host *h = ctx;
+    return rs_nic_next_frame(h->sim, h);
+}
+
+static int client_idle_after(void *ctx, int64_t free_ps)
+{
+    rs_host *h = ctx;
+    return rs_nic_idle_after(h->sim, h, free_ps);
+}
+
+static void client_loopback(void *ctx, rs_pkt *pkt, int64_t ser_ps)
+{
+    rs_host *h = ctx;
+    rs_nic_loopback(h->sim, h, pkt, ser_ps);
+}
+
+static void client_frame_coming(void *ctx, const rs_pkt *pkt) { rs_nic_frame_coming(ctx, pkt); }
+
+static void client_receive(void *ctx, rs_pkt *pkt)
+{
+    rs_host *h = ctx;
+    rs_nic_receive(h->sim, h, pkt);
+}
+
+rs_port_client rs_nic_port_client(rs_host *h)
+{
+    return (rs_port_client){.ctx = h,
+                            .next_frame = client_next_frame,
+                            .idle_after = client_idle_after,
+                            .loopback = client_loopback,
+                            .frame_coming = client_frame_coming,
+                            .receive = client_receive};
 }
