@@ -1,5 +1,5 @@
 /* Port transmit loop: one frame at a time, pulled from the owner when idle. */
-#include "sim/sim_impl.h"
+#include "link/net.h"
 #include "link/switch.h"
 #include "rdmasim/codec.h"
 
@@ -41,7 +41,7 @@ static int64_t loopback(rs_port *port, rs_pkt *pkt)
     return ser_ps;
 }
 
-void rs_port_kick(rs_sim *sim, rs_port *port)
+void rs_port_kick(rs_net *net, rs_port *port)
 {
     if (port->pulling) {
         /* the owner queued something while we ask it for a frame: ask again if it had none */
@@ -50,10 +50,10 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
     }
     if (port->busy || !port->tx)
         return;
-    if (sim->now_ps < port->busy_until) {
+    if (net->eng->now_ps < port->busy_until) {
         /* still serialising a frame that went out without a transmit-done event: come back then */
         port->busy = 1;
-        rs_sim_arm(sim, &port->tx_done, port->busy_until);
+        rs_engine_arm(net->eng, &port->tx_done, port->busy_until);
         return;
     }
     rs_pkt *pkt;
@@ -65,7 +65,7 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
             if (pkt)
                 pkt->ip_id = port->next_ip_id++; /* a switch forwards the sender's IP ID unchanged */
         } else {
-            pkt = rs_switch_next_frame(sim, port->sw, port);
+            pkt = rs_switch_next_frame(net, port->sw, port);
         }
     } while (!pkt && port->kick_again);
     port->pulling = 0;
@@ -73,18 +73,18 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
         return;
     int64_t ser_ps = port->owner_kind == RS_NODE_HOST && is_loopback(port, pkt)
                          ? loopback(port, pkt)
-                         : rs_link_transmit(sim, port->tx, pkt);
-    port->busy_until = sim->now_ps + ser_ps;
+                         : rs_link_transmit(net, port->tx, pkt);
+    port->busy_until = net->eng->now_ps + ser_ps;
     /* A NIC whose remaining work is all held by its rate limiter until after this frame gets no
      * transmit-done event: its pace timer brings the port back (one event per paced packet, not
      * two); anything that turns up sooner kicks the port, which then waits for busy_until. */
     if (port->owner_kind == RS_NODE_HOST && port->client.idle_after(port->client.ctx, port->busy_until))
         return;
     port->busy = 1;
-    rs_sim_arm(sim, &port->tx_done, port->busy_until);
+    rs_engine_arm(net->eng, &port->tx_done, port->busy_until);
 }
 
-void rs_port_send_ctrl(rs_sim *sim, rs_port *port, rs_pkt *pkt)
+void rs_port_send_ctrl(rs_net *net, rs_port *port, rs_pkt *pkt)
 {
     pkt->next = NULL;
     if (port->ctrl_tail)
@@ -92,11 +92,11 @@ void rs_port_send_ctrl(rs_sim *sim, rs_port *port, rs_pkt *pkt)
     else
         port->ctrl_head = pkt;
     port->ctrl_tail = pkt;
-    rs_port_kick(sim, port);
+    rs_port_kick(net, port);
 }
 
-void rs_port_tx_done(rs_sim *sim, rs_port *port)
+void rs_port_tx_done(rs_net *net, rs_port *port)
 {
     port->busy = 0;
-    rs_port_kick(sim, port);
+    rs_port_kick(net, port);
 }

@@ -13,6 +13,7 @@
 #include "link/rxpipe.h"
 #include "rdmasim/fabric.h"
 #include "rdmasim/ib.h"
+#include "engine/trace.h"
 #include "rdmasim/trace.h"
 #include "transport/transport.h"
 #include "workload/flows_impl.h"
@@ -22,12 +23,14 @@ rs_sim *rs_sim_new(uint64_t seed)
     rs_sim *sim = calloc(1, sizeof(*sim));
     if (!sim)
         return NULL;
-    sim->seed = seed;
-    if (rs_eventq_init(&sim->evq, 1024) != 0) {
+    sim->eng.seed = seed;
+    if (rs_eventq_init(&sim->eng.evq, 1024) != 0) {
         free(sim);
         return NULL;
     }
     rs_pool_init(&sim->pool);
+    sim->net.eng = &sim->eng;
+    sim->net.pool = &sim->pool;
     rs_slab_init(&sim->qp_slab, sizeof(rs_qp), _Alignof(rs_qp), 16);
     rs_slab_init(&sim->qp_cc_slab, sizeof(rs_qp) + RS_CC_STATE_BYTES, _Alignof(rs_qp), 16);
     rs_slab_init(&sim->cc_slab, RS_CC_STATE_BYTES, 64, 16);
@@ -39,25 +42,26 @@ void rs_sim_free(rs_sim *sim)
     if (!sim)
         return;
     rs_sim_pcap_close(sim);
-    rs_trace_disable(sim);
-    rs_fabric_free(sim);
+    rs_trace_stop(&sim->eng);
+    rs_fabric_free(&sim->net);
     rs_flows_free(sim->flows);
     for (uint32_t i = 0; i < sim->n_hosts; i++) {
         rs_port *port = &sim->hosts[i]->port;
-        rs_rxpipe_free(sim, port->rx);
-        rs_rxpipe_free(sim, port->rx_off);
+        rs_rxpipe_free(&sim->net, port->rx);
+        rs_rxpipe_free(&sim->net, port->rx_off);
         port->rx = port->rx_off = NULL;
     }
     for (uint32_t i = 0; i < sim->n_hosts; i++)
         rs_host_free(sim->hosts[i]);
-    for (uint32_t i = 0; i < sim->n_links; i++) {
-        free(sim->links[i]->drops);
-        free(sim->links[i]->loss_changes);
-        free(sim->links[i]);
+    for (uint32_t i = 0; i < sim->net.n_links; i++) {
+        free(sim->net.links[i]->drops);
+        free(sim->net.links[i]->loss_changes);
+        free(sim->net.links[i]);
     }
     free(sim->hosts);
-    free(sim->links);
-    rs_eventq_free(&sim->evq);
+    free(sim->net.host_ports);
+    free(sim->net.links);
+    rs_eventq_free(&sim->eng.evq);
     rs_pool_free(&sim->pool);
     rs_slab_destroy(&sim->qp_slab);
     rs_slab_destroy(&sim->qp_cc_slab);
@@ -65,8 +69,8 @@ void rs_sim_free(rs_sim *sim)
     free(sim);
 }
 
-const char *rs_sim_errmsg(const rs_sim *sim) { return sim->errmsg; }
-int64_t rs_sim_now(const rs_sim *sim) { return sim->now_ps; }
+const char *rs_sim_errmsg(const rs_sim *sim) { return sim->eng.errmsg; }
+int64_t rs_sim_now(const rs_sim *sim) { return sim->eng.now_ps; }
 uint64_t rs_sim_events(const rs_sim *sim) { return sim->events; }
 
 void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
@@ -81,26 +85,12 @@ int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(sim->errmsg, sizeof(sim->errmsg), fmt, ap);
+    rs_engine_vfail(&sim->eng, code, fmt, ap);
     va_end(ap);
     return code;
 }
 
-void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps)
-{
-    if (t_ps < sim->now_ps) { /* a time sum wrapped (or a past time): the clock must never go back */
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_INVAL, "timer armed at %lld ps, before now (%lld ps): a time overflowed",
-                    (long long)t_ps, (long long)sim->now_ps);
-        return;
-    }
-    if (rs_timer_arm(&sim->evq, tm, t_ps) != 0) {
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory growing the event queue");
-    }
-}
-
-void rs_sim_stop_after_next_frame(rs_sim *sim) { sim->stop_after_frame = 1; }
+void rs_sim_stop_after_next_frame(rs_sim *sim) { sim->net.stop_after_frame = 1; }
 
 int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
 {
@@ -118,24 +108,24 @@ int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
         errno = e; /* for the caller's OSError */
         return RS_ERR_IO;
     }
-    sim->pcap = pc;
+    sim->net.pcap = pc;
     return rs_sim_pcap_links(sim, NULL, 0); /* every link until told otherwise */
 }
 
 void rs_sim_pcap_flush(rs_sim *sim)
 {
-    if (sim->pcap)
-        rs_pcap_flush(sim->pcap);
+    if (sim->net.pcap)
+        rs_pcap_flush(sim->net.pcap);
 }
 
 int rs_sim_pcap_close(rs_sim *sim)
 {
-    if (!sim->pcap)
+    if (!sim->net.pcap)
         return RS_OK;
-    int rc = rs_pcap_close(sim->pcap);
-    int err = sim->pcap->err;
-    free(sim->pcap);
-    sim->pcap = NULL;
+    int rc = rs_pcap_close(sim->net.pcap);
+    int err = sim->net.pcap->err;
+    free(sim->net.pcap);
+    sim->net.pcap = NULL;
     if (rc == 0)
         return RS_OK;
     rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file: %s", strerror(err));
@@ -148,10 +138,10 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     rs_timer *tm = ev->timer;
     switch (tm->kind) {
     case RS_EV_PORT_TX_DONE:
-        rs_port_tx_done(sim, tm->owner);
+        rs_port_tx_done(&sim->net, tm->owner);
         break;
     case RS_EV_LINK_ARRIVAL:
-        rs_link_arrival(sim, tm->owner);
+        rs_link_arrival(&sim->net, tm->owner);
         break;
     case RS_EV_QP_RTO:
         rs_comp_rto(sim, tm->owner);
@@ -163,25 +153,25 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
         rs_resp_drain_held(sim, tm->owner);
         break;
     case RS_EV_NIC_PACE:
-        rs_port_kick(sim, &((rs_host *)tm->owner)->port);
+        rs_port_kick(&sim->net, &((rs_host *)tm->owner)->port);
         break;
     case RS_EV_PORT_PAUSE_END:
-        rs_pause_expire(sim, tm->owner);
+        rs_pause_expire(&sim->net, tm->owner);
         break;
     case RS_EV_PFC_REFRESH:
-        rs_pfc_refresh(sim, tm->owner);
+        rs_pfc_refresh(&sim->net, tm->owner);
         break;
     case RS_EV_LINK_STATE:
-        rs_link_state_event(sim, tm->owner);
+        rs_link_state_event(&sim->net, tm->owner);
         break;
     case RS_EV_MONITOR:
-        rs_monitor_tick(sim, tm->owner);
+        rs_monitor_tick(&sim->net, tm->owner);
         break;
     case RS_EV_RX_DRAIN:
-        rs_rxpipe_drain(sim, tm->owner);
+        rs_rxpipe_drain(&sim->net, tm->owner);
         break;
     case RS_EV_RX_REFRESH:
-        rs_rxpipe_refresh(sim, tm->owner);
+        rs_rxpipe_refresh(&sim->net, tm->owner);
         break;
     case RS_EV_FLOWS:
         rs_flows_event(sim, tm->owner);
@@ -217,42 +207,42 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
 {
     /* until: no limit (INT64_MAX), a checked time, or now (the clock may have run past the limit) */
     const int64_t u = a->until_ps;
-    if (u != INT64_MAX && (u < 0 || (u > RS_MAX_TIME_PS && u > sim->now_ps))) {
+    if (u != INT64_MAX && (u < 0 || (u > RS_MAX_TIME_PS && u > sim->eng.now_ps))) {
         rs_sim_fail(sim, RS_ERR_INVAL, "run until %lld ps: allowed 0..%lld, or no limit", (long long)a->until_ps,
                     (long long)RS_MAX_TIME_PS);
         return RS_RUN_ERROR;
     }
     if (cq_reached(sim, a))
         return RS_RUN_CQ;
-    if (sim->frame_stop) { /* the awaited frame already went out (posting kicked an idle port) */
-        sim->frame_stop = 0;
+    if (sim->net.frame_stop) { /* the awaited frame already went out (posting kicked an idle port) */
+        sim->net.frame_stop = 0;
         return RS_RUN_STEP;
     }
-    rs_monitor_resume(sim);
+    rs_monitor_resume(&sim->net);
     const uint32_t *watch = watched_count(sim, a);
     const uint32_t watch_n = a->watch_count;
     const int64_t until = a->until_ps;
     /* stop after this many more events (max_events 0: never) */
     uint64_t left = a->max_events ? a->max_events : UINT64_MAX;
-    rs_eventq *q = &sim->evq;
+    rs_eventq *q = &sim->eng.evq;
     for (;;) {
-        if (sim->routes_dirty && rs_routes_compute(sim) != RS_OK)
-            sim->failed = 1;
-        if (sim->failed)
+        if (sim->net.routes_dirty && rs_routes_compute(&sim->net) != RS_OK)
+            sim->eng.failed = 1;
+        if (sim->eng.failed)
             return RS_RUN_ERROR;
         const rs_event *head = rs_eventq_head(q);
         if (!head) {
             /* run(until=T) ends at T even when the network went quiet earlier; a run
              * waiting for completions reports idle instead (they can never come) */
-            if (a->watch_host < 0 && until != INT64_MAX && until > sim->now_ps) {
-                sim->now_ps = until;
+            if (a->watch_host < 0 && until != INT64_MAX && until > sim->eng.now_ps) {
+                sim->eng.now_ps = until;
                 return RS_RUN_UNTIL;
             }
             return RS_RUN_IDLE;
         }
         if (head->t_ps > until) {
-            if (until > sim->now_ps)
-                sim->now_ps = until;
+            if (until > sim->eng.now_ps)
+                sim->eng.now_ps = until;
             return RS_RUN_UNTIL;
         }
         if (!left)
@@ -260,17 +250,17 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         rs_event ev = *head;
         rs_eventq_consume_head(q); /* the first timer the handler arms takes its slot */
         ev.timer->armed = 0;
-        sim->now_ps = ev.t_ps;
+        sim->eng.now_ps = ev.t_ps;
         dispatch(sim, &ev);
         left--;
         sim->events++;
-        if (sim->peer_stop | sim->frame_stop | sim->flows_stop) {
+        if (sim->peer_stop | sim->net.frame_stop | sim->flows_stop) {
             if (sim->peer_stop) {
                 sim->peer_stop = 0;
                 return RS_RUN_PEER;
             }
-            if (sim->frame_stop) {
-                sim->frame_stop = 0;
+            if (sim->net.frame_stop) {
+                sim->net.frame_stop = 0;
                 return RS_RUN_STEP;
             }
             sim->flows_stop = 0;
@@ -289,33 +279,17 @@ int rs_host_add(rs_sim *sim)
     if (!nh)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     sim->hosts = nh;
+    rs_port **np = realloc(sim->net.host_ports, (sim->n_hosts + 1) * sizeof(*np));
+    if (!np)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    sim->net.host_ports = np;
     rs_host *h = rs_host_new(sim, (int)sim->n_hosts);
     if (!h)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     sim->hosts[sim->n_hosts] = h;
+    sim->net.host_ports[sim->n_hosts] = &h->port; /* the link layer knows a host by its port */
+    sim->net.n_hosts = sim->n_hosts + 1;
     return (int)sim->n_hosts++;
-}
-
-rs_link *rs_link_new(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, int64_t delay_ps)
-{
-    rs_link *l = calloc(1, sizeof(*l));
-    if (!l)
-        return NULL;
-    l->id = (int)sim->n_links;
-    l->from = from;
-    l->to = to;
-    l->rate_bps = rate_bps;
-    l->delay_ps = delay_ps;
-    l->capture = sim->pcap_all;
-    l->arrival.owner = l;
-    l->arrival.kind = RS_EV_LINK_ARRIVAL;
-    l->state_change.owner = l;
-    l->state_change.kind = RS_EV_LINK_STATE;
-    /* stream id: 1<<32 | link id, disjoint from the host streams */
-    rs_rng_seed(&l->rng, sim->seed, (1ull << 32) | (uint64_t)l->id);
-    from->tx = l;
-    sim->links[sim->n_links++] = l;
-    return l;
 }
 
 int rs_link_connect(rs_sim *sim, int a, int b, int64_t rate_bps, int64_t delay_ps)
@@ -328,12 +302,12 @@ int rs_link_connect(rs_sim *sim, int a, int b, int64_t rate_bps, int64_t delay_p
     if (pa->tx || pb->tx)
         return rs_sim_fail(sim, RS_ERR_STATE, "host %d already has a link (one port per host)",
                            pa->tx ? a : b);
-    rs_link **nl = realloc(sim->links, (sim->n_links + 2) * sizeof(*nl));
+    rs_link **nl = realloc(sim->net.links, (sim->net.n_links + 2) * sizeof(*nl));
     if (!nl)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    sim->links = nl;
-    rs_link *ab = rs_link_new(sim, pa, pb, rate_bps, delay_ps);
-    rs_link *ba = ab ? rs_link_new(sim, pb, pa, rate_bps, delay_ps) : NULL;
+    sim->net.links = nl;
+    rs_link *ab = rs_link_new(&sim->net, pa, pb, rate_bps, delay_ps);
+    rs_link *ba = ab ? rs_link_new(&sim->net, pb, pa, rate_bps, delay_ps) : NULL;
     if (!ab || !ba)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     return ab->id;
@@ -341,7 +315,7 @@ int rs_link_connect(rs_sim *sim, int a, int b, int64_t rate_bps, int64_t delay_p
 
 static rs_link *get_link(const rs_sim *sim, int link)
 {
-    return (link >= 0 && (uint32_t)link < sim->n_links) ? sim->links[link] : NULL;
+    return (link >= 0 && (uint32_t)link < sim->net.n_links) ? sim->net.links[link] : NULL;
 }
 
 int rs_link_set_loss(rs_sim *sim, int link, double p)
@@ -404,7 +378,16 @@ int rs_sim_set_mutant(rs_sim *sim, int mutant)
 {
     if (mutant < 0 || mutant >= RS_MUT__COUNT)
         return rs_sim_fail(sim, RS_ERR_INVAL, "unknown mutant %d", mutant);
-    sim->mutant = mutant;
+    sim->eng.mutant = mutant;
     return RS_OK;
 }
 #endif
+
+/* ---- trace (rdmasim/trace.h): the buffer is the engine's (engine/trace.c) ---- */
+
+int rs_trace_enable(rs_sim *sim, uint64_t max_records) { return rs_trace_start(&sim->eng, max_records); }
+void rs_trace_disable(rs_sim *sim) { rs_trace_stop(&sim->eng); }
+int rs_trace_enabled(const rs_sim *sim) { return sim->eng.trace != NULL; }
+size_t rs_trace_pending(const rs_sim *sim) { return sim->eng.trace ? sim->eng.trace->n : 0; }
+size_t rs_trace_drain(rs_sim *sim, rs_trace_rec *out, size_t n) { return rs_trace_take(&sim->eng, out, n); }
+void rs_trace_counts(const rs_sim *sim, uint64_t out[3]) { rs_trace_get_counts(&sim->eng, out); }

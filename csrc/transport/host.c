@@ -2,6 +2,7 @@
 #include "transport/transport.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "link/rxpipe.h"
 #include "rdmasim/ib.h"
@@ -33,7 +34,7 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     h->cc.kind = RS_CC_NONE;
     h->cc.cnp_interval_ps = 4000000;
     h->cc.cnp_dscp = 48;
-    rs_rng_seed(&h->rng, sim->seed, (uint64_t)id);
+    rs_rng_seed(&h->rng, sim->eng.seed, (uint64_t)id);
     return h;
 }
 
@@ -78,6 +79,17 @@ int rs_host_rx_counters(const rs_sim *sim, int host, uint64_t out[RS_HOST_RX_COU
     return RS_OK;
 }
 
+int rs_host_set_dscp_map(rs_sim *sim, int host, const uint8_t *map)
+{
+    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)sim->n_hosts - 1);
+    for (int i = 0; i < 64; i++)
+        if (map[i] > 7)
+            return rs_sim_fail(sim, RS_ERR_INVAL, "dscp_map[%d] = %u outside 0..7", i, map[i]);
+    memcpy(sim->hosts[host]->dscp_to_prio, map, 64);
+    return RS_OK;
+}
+
 /* The slow-receiver pipeline is the host port's (link/rxpipe.c); these find the host. */
 int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,
                    uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
@@ -85,7 +97,7 @@ int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t
     if (host < 0 || (uint32_t)host >= sim->n_hosts)
         return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)sim->n_hosts - 1);
     rs_host *h = sim->hosts[host];
-    return rs_rxpipe_set(sim, &h->port, h->mac, enable, rate_bps, buf_bytes, xoff_bytes, xon_bytes, prio_mask,
+    return rs_rxpipe_set(&sim->net, &h->port, h->mac, enable, rate_bps, buf_bytes, xoff_bytes, xon_bytes, prio_mask,
                          quanta);
 }
 

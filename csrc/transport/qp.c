@@ -4,9 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/trace.h"
+#include "transport/trace_qp.h"
 #include "rdmasim/ib.h"
-#include "workload/flows_impl.h"
 
 #define RS_MAX_WR (1u << 16)
 #define RS_MAX_SGE 32u
@@ -207,7 +206,7 @@ void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
     int cqe = status != RS_WC_STATUS_SUCCESS || signaled;
     rs_trace_complete(sim, qp, w->wr_id, status, wc_opcode_of(w->opcode), (uint32_t)w->length, cqe ? RS_TRF_CQE : 0);
     if (qp->flow_ref)
-        rs_flows_on_complete(sim, qp, status); /* a bulk flow: its table records it, no CQE */
+        sim->flow_complete(sim, qp, status); /* a bulk flow: the workload records it, no CQE */
     else if (cqe) {
         rs_wc wc = {.wr_id = w->wr_id,
                     .status = status,

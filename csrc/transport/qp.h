@@ -9,7 +9,7 @@
 
 #include "rdmasim/cc.h"
 #include "rdmasim/eventq.h"
-#include "rdmasim/sim.h"
+#include "rdmasim/verbs.h"
 #include "transport/irn.h"
 
 struct rs_host;

@@ -16,7 +16,7 @@
 #include "transport/transport.h"
 #include "transport/opcodes.h"
 
-#include "engine/trace.h"
+#include "transport/trace_qp.h"
 #include "rdmasim/ib.h"
 
 /* Drop this packet and what remains of its message. */

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "engine/trace.h"
+#include "transport/trace_qp.h"
 #include "rdmasim/codec.h"
 #include "rdmasim/ib.h"
 
