@@ -94,7 +94,7 @@ static void record(rs_net *net, rs_monitor *m, uint32_t from, uint32_t to)
         if ((uint32_t)v == to || m->parent[v] < 0)
             break;
     }
-    m->dl_time_ps = net->eng->now_ps;
+    m->dl_time_ps = net->eng.now_ps;
     m->dl_len = n;
     for (int j = 0; j < n; j++) {
         uint32_t s, p, i;
@@ -108,8 +108,8 @@ void rs_deadlock_check(rs_net *net, rs_monitor *m)
     if (!net->n_switches)
         return;
     if (scratch(net, m) != 0) {
-        net->eng->failed = 1;
-        rs_engine_fail(net->eng, RS_ERR_NOMEM, "out of memory in the deadlock detector");
+        net->eng.failed = 1;
+        rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory in the deadlock detector");
         return;
     }
     for (uint32_t v = 0; v < m->n_nodes; v++) {

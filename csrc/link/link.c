@@ -91,7 +91,7 @@ static int should_drop(rs_net *net, rs_link *l, const rs_pkt *pkt, uint64_t fram
         return RS_TR_DROP_LIST;
     }
     /* scheduled loss changes due by now (a frame's fate is decided when it goes on the wire) */
-    while (l->n_loss_changes && l->loss_changes[0].t_ps <= net->eng->now_ps) {
+    while (l->n_loss_changes && l->loss_changes[0].t_ps <= net->eng.now_ps) {
         l->loss_prob = l->loss_changes[0].loss_prob;
         l->n_loss_changes--;
         memmove(l->loss_changes, l->loss_changes + 1, l->n_loss_changes * sizeof(*l->loss_changes));
@@ -115,23 +115,23 @@ int rs_net_link_add_drop_rule(rs_net *net, int link, const rs_drop_spec *spec)
 {
     rs_link *l = link_get(net, link);
     if (!l)
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "no link %d", link);
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no link %d", link);
     const uint32_t known = RS_DROPF_NTH | RS_DROPF_PSN | RS_DROPF_OPCODE | RS_DROPF_DEST_QP;
     if (!spec->fields || (spec->fields & ~known))
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "drop rule fields 0x%x: allowed a non-empty set of 0x%x",
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop rule fields 0x%x: allowed a non-empty set of 0x%x",
                            spec->fields, known);
     if (spec->count == 0)
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "drop count must be >= 1");
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop count must be >= 1");
     if ((spec->fields & RS_DROPF_PSN) && spec->psn > RS_PSN_MASK)
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "drop psn %u outside 0..16777215", spec->psn);
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop psn %u outside 0..16777215", spec->psn);
     if ((spec->fields & RS_DROPF_DEST_QP) && spec->dest_qp > RS_PSN_MASK)
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "drop dest_qp %u outside 0..16777215", spec->dest_qp);
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop dest_qp %u outside 0..16777215", spec->dest_qp);
     if ((spec->fields & RS_DROPF_OPCODE) &&
         !(spec->opcodes[0] | spec->opcodes[1] | spec->opcodes[2] | spec->opcodes[3]))
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "drop rule on opcode with an empty opcode set");
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop rule on opcode with an empty opcode set");
     rs_drop_rule *nd = realloc(l->drops, (l->n_drops + 1) * sizeof(*nd));
     if (!nd)
-        return rs_engine_fail(net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
     l->drops = nd;
     rs_drop_rule r = {.fields = spec->fields, .skip = spec->skip, .remaining = spec->count,
                       .psn = spec->psn, .dest_qp = spec->dest_qp, .nth = spec->nth};
@@ -155,15 +155,15 @@ int rs_net_link_schedule_loss(rs_net *net, int link, double loss_prob, int64_t t
 {
     rs_link *l = link_get(net, link);
     if (!l)
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "no link %d", link);
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no link %d", link);
     if (!(loss_prob >= 0.0 && loss_prob <= 1.0))
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "loss probability %g outside [0, 1]", loss_prob);
-    if (t_ps < net->eng->now_ps)
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "loss change at %lld ps is before now (%lld ps)",
-                           (long long)t_ps, (long long)net->eng->now_ps);
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "loss probability %g outside [0, 1]", loss_prob);
+    if (t_ps < net->eng.now_ps)
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "loss change at %lld ps is before now (%lld ps)",
+                           (long long)t_ps, (long long)net->eng.now_ps);
     rs_loss_change *nc = realloc(l->loss_changes, (l->n_loss_changes + 1) * sizeof(*nc));
     if (!nc)
-        return rs_engine_fail(net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
     l->loss_changes = nc;
     uint32_t i = l->n_loss_changes; /* keep sorted by time; equal times in the order scheduled */
     while (i > 0 && nc[i - 1].t_ps > t_ps) {
@@ -186,7 +186,7 @@ int rs_net_pcap_links(rs_net *net, const int *links, uint32_t n)
 {
     for (uint32_t i = 0; links && i < n; i++)
         if (!link_get(net, links[i]))
-            return rs_engine_fail(net->eng, RS_ERR_INVAL, "capture: no link direction %d", links[i]);
+            return rs_engine_fail(&net->eng, RS_ERR_INVAL, "capture: no link direction %d", links[i]);
     net->pcap_all = links == NULL;
     for (uint32_t i = 0; i < net->n_links; i++)
         net->links[i]->capture = links == NULL;
@@ -211,12 +211,12 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
     l->stats.bytes += frame;
     l->stats.busy_ps += ser_ps;
     if (net->pcap && l->capture)
-        rs_pcap_write(net->pcap, pkt, net->eng->now_ps); /* a write error stops the capture, not the run */
-    trace_tx(net->eng, l, pkt);
+        rs_pcap_write(net->pcap, pkt, net->eng.now_ps); /* a write error stops the capture, not the run */
+    trace_tx(&net->eng, l, pkt);
     int drop = l->down ? RS_TR_DROP_LINK_DOWN : should_drop(net, l, pkt, index);
     if (drop) {
         l->stats.dropped++;
-        trace_drop(net->eng, l, pkt, drop);
+        trace_drop(&net->eng, l, pkt, drop);
         rs_pkt_release(net->pool, pkt);
         return ser_ps;
     }
@@ -224,7 +224,7 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
      * frame's t_arrive_ps holds the arrival of the frame behind it (0: none yet), written now,
      * when the one ahead was put on the wire a frame time ago and is still in the cache: its
      * arrival then arms the next without loading a frame that waited a link delay (rs_link_arrival) */
-    int64_t t_arrive = net->eng->now_ps + ser_ps + l->delay_ps;
+    int64_t t_arrive = net->eng.now_ps + ser_ps + l->delay_ps;
     pkt->t_arrive_ps = 0;
     pkt->next = NULL;
     if (l->fifo_tail) {
@@ -232,7 +232,7 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
         l->fifo_tail->next = pkt;
     } else {
         l->fifo_head = pkt;
-        rs_engine_arm(net->eng, &l->arrival, t_arrive);
+        rs_engine_arm(&net->eng, &l->arrival, t_arrive);
     }
     l->fifo_tail = pkt;
     if (l->to->owner_kind == RS_NODE_HOST) /* it arrives a link delay from now: time to load its QP */
@@ -249,11 +249,11 @@ void rs_link_arrival(rs_net *net, rs_link *l)
     if (!l->fifo_head)
         l->fifo_tail = NULL;
     else
-        rs_engine_arm(net->eng, &l->arrival, pkt->t_arrive_ps); /* the next frame's (rs_link_transmit) */
-    pkt->t_arrive_ps = net->eng->now_ps;
+        rs_engine_arm(&net->eng, &l->arrival, pkt->t_arrive_ps); /* the next frame's (rs_link_transmit) */
+    pkt->t_arrive_ps = net->eng.now_ps;
     pkt->next = NULL;
     l->stats.delivered++;
-    trace_rx(net->eng, l, pkt);
+    trace_rx(&net->eng, l, pkt);
     rs_port *to = l->to;
     if (pkt->kind == RS_PKT_PFC)
         rs_pause_receive(net, to, pkt); /* acts on this port; never forwarded */
@@ -281,7 +281,7 @@ rs_link *rs_link_new(rs_net *net, rs_port *from, rs_port *to, int64_t rate_bps, 
     l->state_change.owner = l;
     l->state_change.kind = RS_EV_LINK_STATE;
     /* stream id: 1<<32 | link id, disjoint from the host streams */
-    rs_rng_seed(&l->rng, net->eng->seed, (1ull << 32) | (uint64_t)l->id);
+    rs_rng_seed(&l->rng, net->eng.seed, (1ull << 32) | (uint64_t)l->id);
     from->tx = l;
     net->links[net->n_links++] = l;
     return l;

@@ -42,35 +42,35 @@ void rs_monitor_resume(rs_net *net)
     rs_monitor *m = net->monitor;
     if (!m || m->tick.armed)
         return;
-    if (m->wd_poll_ps > 0 && m->next_wd_ps < net->eng->now_ps)
-        m->next_wd_ps = net->eng->now_ps + m->wd_poll_ps;
-    if (m->dl_period_ps > 0 && m->next_dl_ps < net->eng->now_ps)
-        m->next_dl_ps = net->eng->now_ps + m->dl_period_ps;
-    if (m->sample_period_ps > 0 && m->next_sample_ps < net->eng->now_ps)
-        m->next_sample_ps = net->eng->now_ps;
+    if (m->wd_poll_ps > 0 && m->next_wd_ps < net->eng.now_ps)
+        m->next_wd_ps = net->eng.now_ps + m->wd_poll_ps;
+    if (m->dl_period_ps > 0 && m->next_dl_ps < net->eng.now_ps)
+        m->next_dl_ps = net->eng.now_ps + m->dl_period_ps;
+    if (m->sample_period_ps > 0 && m->next_sample_ps < net->eng.now_ps)
+        m->next_sample_ps = net->eng.now_ps;
     int64_t t = next_due(m);
     if (t != INT64_MAX)
-        rs_engine_arm(net->eng, &m->tick, t);
+        rs_engine_arm(&net->eng, &m->tick, t);
 }
 
 void rs_monitor_tick(rs_net *net, rs_monitor *m)
 {
-    if (m->sample_period_ps > 0 && net->eng->now_ps >= m->next_sample_ps) {
+    if (m->sample_period_ps > 0 && net->eng.now_ps >= m->next_sample_ps) {
         rs_sampler_take(net, m);
-        m->next_sample_ps = net->eng->now_ps + m->sample_period_ps;
+        m->next_sample_ps = net->eng.now_ps + m->sample_period_ps;
     }
-    if (m->wd_poll_ps > 0 && net->eng->now_ps >= m->next_wd_ps) {
+    if (m->wd_poll_ps > 0 && net->eng.now_ps >= m->next_wd_ps) {
         rs_watchdog_poll(net, m);
-        m->next_wd_ps = net->eng->now_ps + m->wd_poll_ps;
+        m->next_wd_ps = net->eng.now_ps + m->wd_poll_ps;
     }
-    if (m->dl_period_ps > 0 && m->dl_time_ps < 0 && net->eng->now_ps >= m->next_dl_ps) {
+    if (m->dl_period_ps > 0 && m->dl_time_ps < 0 && net->eng.now_ps >= m->next_dl_ps) {
         rs_deadlock_check(net, m);
-        m->next_dl_ps = net->eng->now_ps + m->dl_period_ps;
+        m->next_dl_ps = net->eng.now_ps + m->dl_period_ps;
     }
     int64_t t = next_due(m);
     /* only while something else is going on: a quiet network must still go idle */
-    if (t != INT64_MAX && rs_eventq_peek_time(&net->eng->evq) != INT64_MAX)
-        rs_engine_arm(net->eng, &m->tick, t);
+    if (t != INT64_MAX && rs_eventq_peek_time(&net->eng.evq) != INT64_MAX)
+        rs_engine_arm(&net->eng, &m->tick, t);
 }
 
 /* ---- control path ---- */
@@ -92,31 +92,31 @@ rs_monitor *rs_monitor_get(rs_net *net)
 int rs_net_pfc_watchdog(rs_net *net, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
 {
     if (poll_ps < 0 || (poll_ps > 0 && (detect_ps < poll_ps || restore_ps <= 0)))
-        return rs_engine_fail(net->eng, RS_ERR_INVAL,
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL,
                            "watchdog: poll %lld ps must be >= 0; detect (%lld ps) >= poll; restore (%lld ps) > 0",
                            (long long)poll_ps, (long long)detect_ps, (long long)restore_ps);
     rs_monitor *m = rs_monitor_get(net);
     if (!m)
-        return rs_engine_fail(net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
     m->wd_poll_ps = poll_ps;
     m->wd_detect_ps = detect_ps;
     m->wd_restore_ps = restore_ps;
-    m->next_wd_ps = net->eng->now_ps + poll_ps;
+    m->next_wd_ps = net->eng.now_ps + poll_ps;
     rs_timer_cancel(&m->tick);
     rs_monitor_resume(net);
-    return net->eng->failed ? RS_ERR_NOMEM : RS_OK;
+    return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
 }
 
 int rs_net_deadlock_detector(rs_net *net, int64_t period_ps)
 {
     if (period_ps < 0)
-        return rs_engine_fail(net->eng, RS_ERR_INVAL, "deadlock check period %lld ps must be >= 0", (long long)period_ps);
+        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "deadlock check period %lld ps must be >= 0", (long long)period_ps);
     rs_monitor *m = rs_monitor_get(net);
     if (!m)
-        return rs_engine_fail(net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
     m->dl_period_ps = period_ps;
-    m->next_dl_ps = net->eng->now_ps + period_ps;
+    m->next_dl_ps = net->eng.now_ps + period_ps;
     rs_timer_cancel(&m->tick);
     rs_monitor_resume(net);
-    return net->eng->failed ? RS_ERR_NOMEM : RS_OK;
+    return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
 }

@@ -32,7 +32,7 @@ enum rs_net_event {
 };
 
 typedef struct rs_net {
-    rs_engine *eng;             /* the simulation's clock, queue and failure state */
+    rs_engine eng;              /* the clock, queue and failure state (the layers above use it too) */
     rs_pool *pool;              /* packets */
     struct rs_link **links;     /* link directions by id */
     uint32_t n_links;

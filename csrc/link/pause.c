@@ -15,8 +15,8 @@ rs_pkt *rs_pfc_frame_new(rs_net *net, const uint8_t src_mac[6], uint8_t class_ma
     static const uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}; /* MAC control multicast */
     rs_pkt *p = rs_pkt_alloc(net->pool);
     if (!p) {
-        net->eng->failed = 1;
-        rs_engine_fail(net->eng, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
+        net->eng.failed = 1;
+        rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
         return NULL;
     }
     p->kind = RS_PKT_PFC;
@@ -57,7 +57,7 @@ static void rearm(rs_net *net, rs_port *port)
     if (next == INT64_MAX)
         rs_timer_cancel(&port->pause_end);
     else if (!port->pause_end.armed || port->pause_end.when_ps != next)
-        rs_engine_arm(net->eng, &port->pause_end, next);
+        rs_engine_arm(&net->eng, &port->pause_end, next);
 }
 
 void rs_pause_receive(rs_net *net, rs_port *port, rs_pkt *pkt)
@@ -71,15 +71,15 @@ void rs_pause_receive(rs_net *net, rs_port *port, rs_pkt *pkt)
         if (pkt->pfc_quanta[i] == 0 || rate <= 0) {
             port->pause.pfc_rx_xon++;
             if (port->paused_mask & (1u << i))
-                resume(port, i, net->eng->now_ps);
+                resume(port, i, net->eng.now_ps);
             continue;
         }
         port->pause.pfc_rx_xoff++;
         if (!(port->paused_mask & (1u << i))) {
             port->paused_mask |= (uint8_t)(1u << i);
-            port->pause_start_ps[i] = net->eng->now_ps;
+            port->pause_start_ps[i] = net->eng.now_ps;
         }
-        port->pause_until_ps[i] = net->eng->now_ps + rs_pause_quanta_ps(pkt->pfc_quanta[i], rate);
+        port->pause_until_ps[i] = net->eng.now_ps + rs_pause_quanta_ps(pkt->pfc_quanta[i], rate);
     }
     rs_pkt_release(net->pool, pkt);
     rearm(net, port);
@@ -90,8 +90,8 @@ void rs_pause_receive(rs_net *net, rs_port *port, rs_pkt *pkt)
 void rs_pause_expire(rs_net *net, rs_port *port)
 {
     for (int i = 0; i < RS_NPRIO; i++)
-        if ((port->paused_mask & (1u << i)) && port->pause_until_ps[i] <= net->eng->now_ps)
-            resume(port, i, net->eng->now_ps);
+        if ((port->paused_mask & (1u << i)) && port->pause_until_ps[i] <= net->eng.now_ps)
+            resume(port, i, net->eng.now_ps);
     rearm(net, port);
     rs_port_kick(net, port);
 }

@@ -41,15 +41,15 @@ static void send_xoff(rs_net *net, rs_pfc_queue *q)
     send_frame(net, q, quanta);
     if (port->tx) {
         int64_t half = rs_pause_quanta_ps(quanta, port->tx->rate_bps) / 2;
-        rs_engine_arm(net->eng, &q->refresh, net->eng->now_ps + (half > 0 ? half : 1));
+        rs_engine_arm(&net->eng, &q->refresh, net->eng.now_ps + (half > 0 ? half : 1));
     }
 }
 
 static void trace_decision(rs_net *net, const rs_pfc_queue *q, int xoff)
 {
-    if (net->eng->trace) {
+    if (net->eng.trace) {
         const rs_mmu *m = &q->sw->mmu;
-        rs_trace_rec_pfc(net->eng, (int)q->sw->id, q->port, q->prio, xoff, rs_mmu_shared_of(m, q->port, q->prio),
+        rs_trace_rec_pfc(&net->eng, (int)q->sw->id, q->port, q->prio, xoff, rs_mmu_shared_of(m, q->port, q->prio),
                          m->hdrm_bytes[q->port * RS_NPRIO + q->prio], rs_mmu_threshold(m));
     }
 }
@@ -76,7 +76,7 @@ void rs_pfc_on_dequeue(rs_net *net, rs_pfc_queue *q)
         return;
     int resume = rs_mmu_should_resume(&q->sw->mmu, q->port, q->prio);
 #ifdef RDMASIM_MUTANTS /* pfc_early_xon: resume at the first dequeue */
-    resume = resume || RS_MUTANT(net->eng, RS_MUT_PFC_EARLY_XON);
+    resume = resume || RS_MUTANT(&net->eng, RS_MUT_PFC_EARLY_XON);
 #endif
     if (!resume)
         return;

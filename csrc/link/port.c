@@ -50,10 +50,10 @@ void rs_port_kick(rs_net *net, rs_port *port)
     }
     if (port->busy || !port->tx)
         return;
-    if (net->eng->now_ps < port->busy_until) {
+    if (net->eng.now_ps < port->busy_until) {
         /* still serialising a frame that went out without a transmit-done event: come back then */
         port->busy = 1;
-        rs_engine_arm(net->eng, &port->tx_done, port->busy_until);
+        rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
         return;
     }
     rs_pkt *pkt;
@@ -74,14 +74,14 @@ void rs_port_kick(rs_net *net, rs_port *port)
     int64_t ser_ps = port->owner_kind == RS_NODE_HOST && is_loopback(port, pkt)
                          ? loopback(port, pkt)
                          : rs_link_transmit(net, port->tx, pkt);
-    port->busy_until = net->eng->now_ps + ser_ps;
+    port->busy_until = net->eng.now_ps + ser_ps;
     /* A NIC whose remaining work is all held by its rate limiter until after this frame gets no
      * transmit-done event: its pace timer brings the port back (one event per paced packet, not
      * two); anything that turns up sooner kicks the port, which then waits for busy_until. */
     if (port->owner_kind == RS_NODE_HOST && port->client.idle_after(port->client.ctx, port->busy_until))
         return;
     port->busy = 1;
-    rs_engine_arm(net->eng, &port->tx_done, port->busy_until);
+    rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
 }
 
 void rs_port_send_ctrl(rs_net *net, rs_port *port, rs_pkt *pkt)

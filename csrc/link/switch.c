@@ -57,7 +57,7 @@ rs_switch *rs_switch_new(rs_net *net, int id, const rs_switch_cfg *cfg, int *err
             rs_pfc_init(&sp->pfc[i], sw, (uint16_t)p, (uint8_t)i);
         sp->wrr_left = cfg->wrr_weight[0];
     }
-    rs_rng_seed(&sw->rng, net->eng->seed, (2ull << 32) | (uint64_t)id);
+    rs_rng_seed(&sw->rng, net->eng.seed, (2ull << 32) | (uint64_t)id);
     /* splitmix-style scramble so neighbouring ids get unrelated hash seeds */
     uint64_t z = cfg->ecmp_seed ^ ((uint64_t)id * 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -112,7 +112,7 @@ uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, ui
 static void drop(rs_net *net, rs_swport *in, rs_pkt *pkt, int reason)
 {
 #ifdef RDMASIM_MUTANTS /* drop_uncounted: lossy-threshold drops vanish from the counters */
-    if (!(RS_MUTANT(net->eng, RS_MUT_DROP_UNCOUNTED) && reason == RS_SWDROP_LOSSY_THRESHOLD))
+    if (!(RS_MUTANT(&net->eng, RS_MUT_DROP_UNCOUNTED) && reason == RS_SWDROP_LOSSY_THRESHOLD))
 #endif
     in->stats.drops[reason]++;
     in->stats.q_drops[pkt->priority & 7u]++;
@@ -142,13 +142,13 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     const uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
     uint32_t out_idx = n == 1 ? hops[0] : hops[rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n];
     rs_swport *out = &sw->ports[out_idx];
-    if (out->wd_storm_until[prio] > net->eng->now_ps) {
+    if (out->wd_storm_until[prio] > net->eng.now_ps) {
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);
         return;
     }
     int why = rs_mmu_admit(&sw->mmu, port->index, out_idx, prio, bytes);
 #ifdef RDMASIM_MUTANTS /* lossless_drop: a lossless class over XOFF is dropped like a lossy one */
-    if (why < 0 && RS_MUTANT(net->eng, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> prio & 1u) &&
+    if (why < 0 && RS_MUTANT(&net->eng, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> prio & 1u) &&
         rs_mmu_should_pause(&sw->mmu, port->index, prio)) {
         rs_mmu_release(&sw->mmu, port->index, out_idx, prio, bytes);
         why = RS_SWDROP_LOSSY_THRESHOLD;
@@ -196,7 +196,7 @@ static int pick(rs_switch *sw, rs_swport *sp)
 {
     uint8_t ready = 0;
     for (int i = 0; i < RS_NPRIO; i++)
-        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->net->eng->now_ps))
+        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->net->eng.now_ps))
             ready |= (uint8_t)(1u << i);
     if (!ready)
         return -1;

@@ -23,13 +23,12 @@ rs_sim *rs_sim_new(uint64_t seed)
     rs_sim *sim = calloc(1, sizeof(*sim));
     if (!sim)
         return NULL;
-    sim->eng.seed = seed;
-    if (rs_eventq_init(&sim->eng.evq, 1024) != 0) {
+    sim->net.eng.seed = seed;
+    if (rs_eventq_init(&sim->net.eng.evq, 1024) != 0) {
         free(sim);
         return NULL;
     }
     rs_pool_init(&sim->pool);
-    sim->net.eng = &sim->eng;
     sim->net.pool = &sim->pool;
     rs_slab_init(&sim->qp_slab, sizeof(rs_qp), _Alignof(rs_qp), 16);
     rs_slab_init(&sim->qp_cc_slab, sizeof(rs_qp) + RS_CC_STATE_BYTES, _Alignof(rs_qp), 16);
@@ -42,7 +41,7 @@ void rs_sim_free(rs_sim *sim)
     if (!sim)
         return;
     rs_sim_pcap_close(sim);
-    rs_trace_stop(&sim->eng);
+    rs_trace_stop(&sim->net.eng);
     rs_fabric_free(&sim->net);
     rs_flows_free(sim->flows);
     for (uint32_t i = 0; i < sim->n_hosts; i++) {
@@ -61,7 +60,7 @@ void rs_sim_free(rs_sim *sim)
     free(sim->hosts);
     free(sim->net.host_ports);
     free(sim->net.links);
-    rs_eventq_free(&sim->eng.evq);
+    rs_eventq_free(&sim->net.eng.evq);
     rs_pool_free(&sim->pool);
     rs_slab_destroy(&sim->qp_slab);
     rs_slab_destroy(&sim->qp_cc_slab);
@@ -69,8 +68,8 @@ void rs_sim_free(rs_sim *sim)
     free(sim);
 }
 
-const char *rs_sim_errmsg(const rs_sim *sim) { return sim->eng.errmsg; }
-int64_t rs_sim_now(const rs_sim *sim) { return sim->eng.now_ps; }
+const char *rs_sim_errmsg(const rs_sim *sim) { return sim->net.eng.errmsg; }
+int64_t rs_sim_now(const rs_sim *sim) { return sim->net.eng.now_ps; }
 uint64_t rs_sim_events(const rs_sim *sim) { return sim->events; }
 
 void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
@@ -85,7 +84,7 @@ int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    rs_engine_vfail(&sim->eng, code, fmt, ap);
+    rs_engine_vfail(&sim->net.eng, code, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -207,7 +206,7 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
 {
     /* until: no limit (INT64_MAX), a checked time, or now (the clock may have run past the limit) */
     const int64_t u = a->until_ps;
-    if (u != INT64_MAX && (u < 0 || (u > RS_MAX_TIME_PS && u > sim->eng.now_ps))) {
+    if (u != INT64_MAX && (u < 0 || (u > RS_MAX_TIME_PS && u > sim->net.eng.now_ps))) {
         rs_sim_fail(sim, RS_ERR_INVAL, "run until %lld ps: allowed 0..%lld, or no limit", (long long)a->until_ps,
                     (long long)RS_MAX_TIME_PS);
         return RS_RUN_ERROR;
@@ -224,25 +223,25 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
     const int64_t until = a->until_ps;
     /* stop after this many more events (max_events 0: never) */
     uint64_t left = a->max_events ? a->max_events : UINT64_MAX;
-    rs_eventq *q = &sim->eng.evq;
+    rs_eventq *q = &sim->net.eng.evq;
     for (;;) {
         if (sim->net.routes_dirty && rs_routes_compute(&sim->net) != RS_OK)
-            sim->eng.failed = 1;
-        if (sim->eng.failed)
+            sim->net.eng.failed = 1;
+        if (sim->net.eng.failed)
             return RS_RUN_ERROR;
         const rs_event *head = rs_eventq_head(q);
         if (!head) {
             /* run(until=T) ends at T even when the network went quiet earlier; a run
              * waiting for completions reports idle instead (they can never come) */
-            if (a->watch_host < 0 && until != INT64_MAX && until > sim->eng.now_ps) {
-                sim->eng.now_ps = until;
+            if (a->watch_host < 0 && until != INT64_MAX && until > sim->net.eng.now_ps) {
+                sim->net.eng.now_ps = until;
                 return RS_RUN_UNTIL;
             }
             return RS_RUN_IDLE;
         }
         if (head->t_ps > until) {
-            if (until > sim->eng.now_ps)
-                sim->eng.now_ps = until;
+            if (until > sim->net.eng.now_ps)
+                sim->net.eng.now_ps = until;
             return RS_RUN_UNTIL;
         }
         if (!left)
@@ -250,7 +249,7 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         rs_event ev = *head;
         rs_eventq_consume_head(q); /* the first timer the handler arms takes its slot */
         ev.timer->armed = 0;
-        sim->eng.now_ps = ev.t_ps;
+        sim->net.eng.now_ps = ev.t_ps;
         dispatch(sim, &ev);
         left--;
         sim->events++;
@@ -378,16 +377,16 @@ int rs_sim_set_mutant(rs_sim *sim, int mutant)
 {
     if (mutant < 0 || mutant >= RS_MUT__COUNT)
         return rs_sim_fail(sim, RS_ERR_INVAL, "unknown mutant %d", mutant);
-    sim->eng.mutant = mutant;
+    sim->net.eng.mutant = mutant;
     return RS_OK;
 }
 #endif
 
 /* ---- trace (rdmasim/trace.h): the buffer is the engine's (engine/trace.c) ---- */
 
-int rs_trace_enable(rs_sim *sim, uint64_t max_records) { return rs_trace_start(&sim->eng, max_records); }
-void rs_trace_disable(rs_sim *sim) { rs_trace_stop(&sim->eng); }
-int rs_trace_enabled(const rs_sim *sim) { return sim->eng.trace != NULL; }
-size_t rs_trace_pending(const rs_sim *sim) { return sim->eng.trace ? sim->eng.trace->n : 0; }
-size_t rs_trace_drain(rs_sim *sim, rs_trace_rec *out, size_t n) { return rs_trace_take(&sim->eng, out, n); }
-void rs_trace_counts(const rs_sim *sim, uint64_t out[3]) { rs_trace_get_counts(&sim->eng, out); }
+int rs_trace_enable(rs_sim *sim, uint64_t max_records) { return rs_trace_start(&sim->net.eng, max_records); }
+void rs_trace_disable(rs_sim *sim) { rs_trace_stop(&sim->net.eng); }
+int rs_trace_enabled(const rs_sim *sim) { return sim->net.eng.trace != NULL; }
+size_t rs_trace_pending(const rs_sim *sim) { return sim->net.eng.trace ? sim->net.eng.trace->n : 0; }
+size_t rs_trace_drain(rs_sim *sim, rs_trace_rec *out, size_t n) { return rs_trace_take(&sim->net.eng, out, n); }
+void rs_trace_counts(const rs_sim *sim, uint64_t out[3]) { rs_trace_get_counts(&sim->net.eng, out); }

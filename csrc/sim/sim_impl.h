@@ -30,10 +30,9 @@ struct rs_monitor;
 struct rs_flows;
 
 struct rs_sim {
-    rs_engine eng; /* clock, event queue, trace, failure state (engine/engine.h) */
+    rs_net net;    /* the engine (net.eng) and the ports, links, switches, monitors, capture (link/net.h) */
     uint64_t events;
     rs_pool pool;
-    rs_net net;    /* ports, links, switches, monitors, capture (link/net.h) */
     rs_host **hosts;
     uint32_t n_hosts;
     struct rs_flows *flows; /* NULL: no bulk flows (workload/flows.c) */
@@ -55,7 +54,7 @@ struct rs_sim {
 int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...);
 
 /* Arm a timer on the simulation's queue; on out of memory marks the run failed. */
-static inline void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps) { rs_engine_arm(&sim->eng, tm, t_ps); }
+static inline void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps) { rs_engine_arm(&sim->net.eng, tm, t_ps); }
 
 /* ---- NIC (transport/nic.c) ---- */
 /* The host port's client: these NIC calls behind the link-layer seam (link/port.h). */

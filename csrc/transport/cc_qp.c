@@ -34,7 +34,7 @@ double rs_cc_rate_now(const rs_sim *sim, rs_qp *qp)
 {
     if (!qp->cc)
         return 0.0;
-    catch_up(sim->eng.now_ps, qp);
+    catch_up(sim->net.eng.now_ps, qp);
     return qp->cc->rate_bps(qp->cc_state);
 }
 
@@ -78,25 +78,25 @@ void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp)
         return;
     rs_dcqcn_params p = qp->host->cc.dcqcn;
 #ifdef RDMASIM_MUTANTS /* dcqcn_no_floor: the rate cut forgets the min-rate clamp */
-    if (RS_MUTANT(&sim->eng, RS_MUT_DCQCN_NO_FLOOR))
+    if (RS_MUTANT(&sim->net.eng, RS_MUT_DCQCN_NO_FLOOR))
         p.min_rate_bps = 0.0;
 #endif
-    catch_up(sim->eng.now_ps, qp);
-    qp->cc->on_cnp(qp->cc_state, &p, sim->eng.now_ps);
+    catch_up(sim->net.eng.now_ps, qp);
+    qp->cc->on_cnp(qp->cc_state, &p, sim->net.eng.now_ps);
 }
 
 void rs_cc_on_request_sent(rs_sim *sim, rs_qp *qp, uint32_t wire_bytes)
 {
     if (!qp->cc)
         return;
-    catch_up(sim->eng.now_ps, qp);
-    qp->cc->on_sent(qp->cc_state, &qp->host->cc.dcqcn, wire_bytes, sim->eng.now_ps);
+    catch_up(sim->net.eng.now_ps, qp);
+    qp->cc->on_sent(qp->cc_state, &qp->host->cc.dcqcn, wire_bytes, sim->net.eng.now_ps);
     double rate = qp->cc->rate_bps(qp->cc_state), line = line_rate(qp);
     if (rate <= 0 || rate >= line) {
         qp->next_tx_ps = 0;
     } else {
         /* the next packet may start once this one would have finished at the paced rate */
-        int64_t start = qp->next_tx_ps > sim->eng.now_ps ? qp->next_tx_ps : sim->eng.now_ps;
+        int64_t start = qp->next_tx_ps > sim->net.eng.now_ps ? qp->next_tx_ps : sim->net.eng.now_ps;
         qp->next_tx_ps = start + (int64_t)((double)wire_bytes * 8.0 * 1e12 / rate + 0.5);
     }
 }
@@ -109,16 +109,16 @@ void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp)
         return;
     int64_t interval = c->cnp_interval_ps;
 #ifdef RDMASIM_MUTANTS /* cnp_half_interval: shift off by one */
-    interval = RS_MUTANT(&sim->eng, RS_MUT_CNP_HALF_INTERVAL) ? interval >> 1 : interval;
+    interval = RS_MUTANT(&sim->net.eng, RS_MUT_CNP_HALF_INTERVAL) ? interval >> 1 : interval;
 #endif
-    if (qp->last_cnp_ps >= 0 && sim->eng.now_ps - qp->last_cnp_ps < interval)
+    if (qp->last_cnp_ps >= 0 && sim->net.eng.now_ps - qp->last_cnp_ps < interval)
         return;
     rs_pkt *cnp = rs_nic_new_packet(sim, qp, RS_OP_CNP, 0);
     if (!cnp)
         return;
     cnp->becn = 1; /* RoCEv2 annex A17: BECN set, PSN 0, 16 reserved bytes */
     cnp->tos = (uint8_t)((c->cnp_dscp << 2) | 0x02);
-    qp->last_cnp_ps = sim->eng.now_ps;
+    qp->last_cnp_ps = sim->net.eng.now_ps;
     qp->stats.cnps_sent++;
     rs_nic_send_ctrl(sim, qp->host, cnp);
 }
@@ -162,7 +162,7 @@ int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *ou
     rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
     if (!qp || qp->cc != rs_cc_algo_get(RS_CC_DCQCN))
         return 0;
-    catch_up(sim->eng.now_ps, qp);
+    catch_up(sim->net.eng.now_ps, qp);
     *out = *(const rs_dcqcn_rp *)qp->cc_state;
     out->alpha = rs_dcqcn_alpha(out, &h->cc.dcqcn);
     return 1;

@@ -25,7 +25,7 @@ void rs_comp_arm_rto(rs_sim *sim, rs_qp *qp)
         return rs_irn_arm_rto(sim, qp);
     if (!qp->rto_ps || qp->rto_deadline_ps)
         return;
-    qp->rto_deadline_ps = sim->eng.now_ps + qp->rto_ps;
+    qp->rto_deadline_ps = sim->net.eng.now_ps + qp->rto_ps;
     if (!qp->rto.armed || qp->rto.when_ps > qp->rto_deadline_ps)
         rs_sim_arm(sim, &qp->rto, qp->rto_deadline_ps);
 }
@@ -88,7 +88,7 @@ static void fail_head(rs_sim *sim, rs_qp *qp, uint32_t status)
         rs_qp_complete_head(sim, qp, status);
     rs_qp_to_error(sim, qp);
 #ifdef RDMASIM_MUTANTS /* retry_to_reset: the failed QP lands in RESET, not ERR */
-    if (RS_MUTANT(&sim->eng, RS_MUT_RETRY_TO_RESET))
+    if (RS_MUTANT(&sim->net.eng, RS_MUT_RETRY_TO_RESET))
         qp->state = RS_QPS_RESET;
 #endif
 }
@@ -116,7 +116,7 @@ void rs_comp_rto(rs_sim *sim, rs_qp *qp)
 {
     if (!qp->rto_deadline_ps || (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD))
         return;
-    if (sim->eng.now_ps < qp->rto_deadline_ps) { /* restarted since this entry was queued */
+    if (sim->net.eng.now_ps < qp->rto_deadline_ps) { /* restarted since this entry was queued */
         rs_sim_arm(sim, &qp->rto, qp->rto_deadline_ps);
         return;
     }
@@ -182,7 +182,7 @@ static void on_rnr_nak(rs_sim *sim, rs_qp *qp, uint32_t psn, uint8_t syndrome)
         qp->rnr_left--;
     }
     qp->rto_deadline_ps = 0;
-    qp->rnr_until_ps = sim->eng.now_ps + rnr_timer_us[syndrome & 0x1F] * 1000000;
+    qp->rnr_until_ps = sim->net.eng.now_ps + rnr_timer_us[syndrome & 0x1F] * 1000000;
     rs_sim_arm(sim, &qp->rnr_timer, qp->rnr_until_ps);
     rs_trace_retry(sim, qp, RS_TR_RETRY_RNR);
     rs_req_rewind(sim, qp, psn);

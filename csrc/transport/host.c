@@ -34,7 +34,7 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     h->cc.kind = RS_CC_NONE;
     h->cc.cnp_interval_ps = 4000000;
     h->cc.cnp_dscp = 48;
-    rs_rng_seed(&h->rng, sim->eng.seed, (uint64_t)id);
+    rs_rng_seed(&h->rng, sim->net.eng.seed, (uint64_t)id);
     return h;
 }
 

@@ -97,8 +97,8 @@ static void set_deadline(rs_sim *sim, rs_qp *qp)
 {
     const rs_irn *x = qp->irn;
     int64_t t = x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
-    if (t < sim->eng.now_ps)
-        t = sim->eng.now_ps;
+    if (t < sim->net.eng.now_ps)
+        t = sim->net.eng.now_ps;
     qp->rto_deadline_ps = t;
     if (!qp->rto.armed || qp->rto.when_ps > t)
         rs_sim_arm(sim, &qp->rto, t); /* a later deadline re-arms lazily (rs_comp_rto) */
@@ -107,7 +107,7 @@ static void set_deadline(rs_sim *sim, rs_qp *qp)
 void rs_irn_arm_rto(rs_sim *sim, rs_qp *qp)
 {
     if (!qp->rto_deadline_ps)
-        qp->irn->rto_start_ps = sim->eng.now_ps;
+        qp->irn->rto_start_ps = sim->net.eng.now_ps;
     set_deadline(sim, qp);
 }
 
@@ -115,7 +115,7 @@ int rs_irn_req_can_send(const rs_sim *sim, const rs_qp *qp)
 {
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 0;
-    if (qp->rnr_until_ps > sim->eng.now_ps)
+    if (qp->rnr_until_ps > sim->net.eng.now_ps)
         return 0;
     if (has_retx(qp))
         return 1;

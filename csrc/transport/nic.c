@@ -12,7 +12,7 @@ rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
 {
     rs_pkt *p = rs_pkt_alloc(&sim->pool);
     if (!p) {
-        sim->eng.failed = 1;
+        sim->net.eng.failed = 1;
         rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a packet");
         return NULL;
     }
@@ -156,7 +156,7 @@ static int to_pace(rs_sim *sim, rs_host *h, rs_qp *qp)
         uint32_t cap = h->pace_cap ? 2 * h->pace_cap : 16;
         rs_qp **n = realloc(h->pace_heap, cap * sizeof(*n));
         if (!n) {
-            sim->eng.failed = 1;
+            sim->net.eng.failed = 1;
             return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the NIC pace heap");
         }
         h->pace_heap = n;
@@ -254,7 +254,7 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
         p->next = NULL;
         return p;
     }
-    while (h->pace_len && h->pace_heap[0]->next_tx_ps <= sim->eng.now_ps) { /* rate limiters that let go */
+    while (h->pace_len && h->pace_heap[0]->next_tx_ps <= sim->net.eng.now_ps) { /* rate limiters that let go */
         rs_qp *qp = h->pace_heap[0];
         pace_remove(h, qp);
         to_ring(h, qp);
@@ -263,7 +263,7 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
     unsigned ready = h->ring_mask & ~(unsigned)port->paused_mask;
     /* rotate so that bit 0 is rr_prio: the rings take turns from there */
     unsigned rot = ((ready | ready << 8) >> h->rr_prio) & 0xFFu;
-    for (; rot && !out && !sim->eng.failed; rot &= rot - 1) {
+    for (; rot && !out && !sim->net.eng.failed; rot &= rot - 1) {
         int p = (h->rr_prio + __builtin_ctz(rot)) & 7;
         out = ring_next(sim, h, p);
         if (out)
@@ -357,7 +357,7 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
     if (!qp) {
         h->rx_unknown_qp += (pkt->kind == RS_PKT_ROCE);
         if (pkt->kind == RS_PKT_ROCE)
-            rs_trace_host_drop(&sim->eng, h->id, pkt, RS_TR_DROP_UNKNOWN_QP);
+            rs_trace_host_drop(&sim->net.eng, h->id, pkt, RS_TR_DROP_UNKNOWN_QP);
         rs_pkt_release(&sim->pool, pkt);
         return;
     }
@@ -407,7 +407,7 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
 void rs_nic_loopback(rs_sim *sim, rs_host *h, rs_pkt *pkt, int64_t ser_ps)
 {
     h->lb_frames++;
-    pkt->t_arrive_ps = sim->eng.now_ps + ser_ps; /* one after another: the FIFO stays in time order */
+    pkt->t_arrive_ps = sim->net.eng.now_ps + ser_ps; /* one after another: the FIFO stays in time order */
     pkt->next = NULL;
     if (h->lb_tail) {
         h->lb_tail->next = pkt;
@@ -429,7 +429,7 @@ void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h)
     else
         rs_sim_arm(sim, &h->loopback, h->lb_head->t_arrive_ps);
     pkt->next = NULL;
-    pkt->t_arrive_ps = sim->eng.now_ps;
+    pkt->t_arrive_ps = sim->net.eng.now_ps;
     rs_nic_receive(sim, h, pkt); /* may loop more frames: the FIFO is consistent by now */
 }
 

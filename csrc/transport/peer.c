@@ -15,7 +15,7 @@ void rs_peer_deliver(rs_sim *sim, rs_host *h, rs_pkt *pkt)
     else
         h->peer_head = pkt;
     h->peer_tail = pkt;
-    pkt->t_arrive_ps = sim->eng.now_ps;
+    pkt->t_arrive_ps = sim->net.eng.now_ps;
     sim->peer_stop = 1;
 }
 

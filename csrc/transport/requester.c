@@ -45,7 +45,7 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
         return 0;
     if (qp->req_idx >= qp->sq_count)
         return 0;
-    if (qp->rnr_until_ps > sim->eng.now_ps)
+    if (qp->rnr_until_ps > sim->net.eng.now_ps)
         return 0;
     if (rs_psn_diff(qp->req_psn, qp->comp_psn) > RS_MAX_UNACKED_PSNS)
         return 0;
@@ -56,7 +56,7 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
 }
 
 /* The rate limiter lets the QP's next request go at `next_tx_ps` (0 = now). */
-int rs_req_paced(const rs_sim *sim, const rs_qp *qp) { return qp->next_tx_ps > sim->eng.now_ps; }
+int rs_req_paced(const rs_sim *sim, const rs_qp *qp) { return qp->next_tx_ps > sim->net.eng.now_ps; }
 
 static int is_send(uint32_t wr_op)
 {
@@ -218,7 +218,7 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
         } else { /* the 8 bytes as the WR gave them (rxe copies wqe->dma.atomic_wr) */
             if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
                 rs_pkt_release(&sim->pool, p);
-                sim->eng.failed = 1;
+                sim->net.eng.failed = 1;
                 rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
                 return NULL;
             }
@@ -264,7 +264,7 @@ static int fill_payload(rs_sim *sim, rs_qp *qp, rs_swqe *w, uint64_t off, uint32
 {
     if (len && !w->no_bytes && rs_pkt_attach_payload(&sim->pool, p) != 0) {
         rs_pkt_release(&sim->pool, p);
-        sim->eng.failed = 1;
+        sim->net.eng.failed = 1;
         rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
         return -1;
     }
@@ -419,7 +419,7 @@ void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
     qp->rd_outstanding = 0; /* every READ/atomic from the head on is sent again */
     qp->req_off = 0;
 #ifdef RDMASIM_MUTANTS /* rewind_psn: go back to the PSN after the one asked for */
-    if (RS_MUTANT(&sim->eng, RS_MUT_REWIND_PSN))
+    if (RS_MUTANT(&sim->net.eng, RS_MUT_REWIND_PSN))
         psn = (psn + 1) & RS_PSN_MASK;
 #endif
     qp->req_psn = psn; /* since_ackreq runs on across the retry, as rxe's noack_pkts */

@@ -50,7 +50,7 @@ int rs_respq_add_read(rs_sim *sim, rs_qp *qp, uint32_t res, uint64_t va, uint32_
 {
     rs_pkt *job = rs_pkt_alloc(&sim->pool);
     if (!job) {
-        sim->eng.failed = 1;
+        sim->net.eng.failed = 1;
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory queueing a READ response");
     }
     job->kind = RS_PKT_JOB;
@@ -126,7 +126,7 @@ static rs_pkt *build_read_response(rs_sim *sim, rs_qp *qp, rs_pkt *job)
     if (len && src != RS_MR_NO_BYTES) {
         if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
             rs_pkt_release(&sim->pool, p);
-            sim->eng.failed = 1;
+            sim->net.eng.failed = 1;
             rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
             return NULL;
         }
@@ -146,7 +146,7 @@ static rs_pkt *build_read_response(rs_sim *sim, rs_qp *qp, rs_pkt *job)
         rs_pkt_release(&sim->pool, pop(qp));
         /* requests held behind this READ run next; from an event, not from inside the port's pull */
         if (--qp->respq_jobs == 0 && qp->held_head)
-            rs_sim_arm(sim, &qp->drain_timer, sim->eng.now_ps);
+            rs_sim_arm(sim, &qp->drain_timer, sim->net.eng.now_ps);
     }
     return p;
 }

@@ -14,7 +14,7 @@
 
 
 #ifdef RDMASIM_MUTANTS /* nak_sticky: an in-order packet leaves the NAK-sent flag as it was */
-#define MUTANT_NAK_KEEP(sim, qp) (RS_MUTANT(&sim->eng, RS_MUT_NAK_STICKY) ? (qp)->nak_sent : 0)
+#define MUTANT_NAK_KEEP(sim, qp) (RS_MUTANT(&sim->net.eng, RS_MUT_NAK_STICKY) ? (qp)->nak_sent : 0)
 #else
 #define MUTANT_NAK_KEEP(sim, qp) 0
 #endif
@@ -430,7 +430,7 @@ void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
             if (pkt->ackreq)
                 send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, pkt->psn);
 #ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */
-            else if (RS_MUTANT(&sim->eng, RS_MUT_ACK_AHEAD) && !rs_op_ends(op))
+            else if (RS_MUTANT(&sim->net.eng, RS_MUT_ACK_AHEAD) && !rs_op_ends(op))
                 send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (pkt->psn + 1) & RS_PSN_MASK);
 #endif
         }

@@ -4,7 +4,7 @@
 void rs_trace_rec_qp(rs_sim *sim, uint8_t kind, const rs_qp *qp, uint64_t wr_id, uint32_t len,
                      uint8_t status, uint8_t verb_op, uint8_t flags, uint8_t reason)
 {
-    rs_trace_rec *r = rs_trace_slot(&sim->eng);
+    rs_trace_rec *r = rs_trace_slot(&sim->net.eng);
     if (!r)
         return;
     r->kind = kind;

@@ -118,15 +118,15 @@ static void arm(rs_sim *sim, rs_flows *fs)
     int64_t t = -1; /* stays -1 when nothing is ready */
     uint64_t id;
     if (fs->reap_head)
-        t = sim->eng.now_ps;
+        t = sim->net.eng.now_ps;
     else
         ready_peek(fs, &t, &id);
     if (t < 0) {
         rs_timer_cancel(&fs->timer);
         return;
     }
-    if (t < sim->eng.now_ps)
-        t = sim->eng.now_ps;
+    if (t < sim->net.eng.now_ps)
+        t = sim->net.eng.now_ps;
     if (!fs->timer.armed || fs->timer.when_ps != t)
         rs_sim_arm(sim, &fs->timer, t);
 }
@@ -201,7 +201,7 @@ static int64_t src_paused_ps(rs_sim *sim, const rs_flow *f)
 {
     rs_host *h = sim->hosts[f->src];
     rs_pause_stats st;
-    rs_pause_stats_now(&h->port, sim->eng.now_ps, &st);
+    rs_pause_stats_now(&h->port, sim->net.eng.now_ps, &st);
     return st.paused_ps[h->dscp_to_prio[(8u * f->prio) & 63u]];
 }
 
@@ -232,7 +232,7 @@ static int start_flow(rs_sim *sim, rs_flows *fs, uint64_t id)
     f->r.req_host = (uint32_t)req;
     f->r.req_qpn = (uint32_t)qa;
     f->r.resp_qpn = (uint32_t)qb;
-    f->r.start_ps = sim->eng.now_ps;
+    f->r.start_ps = sim->net.eng.now_ps;
     f->r.status = RS_FLOW_RUNNING;
     f->pause0 = src_paused_ps(sim, f);
     fs->started++;
@@ -291,7 +291,7 @@ void rs_flows_on_complete(rs_sim *sim, rs_qp *qp, uint32_t status)
     if (f->verb == RS_FLOW_READ && status == RS_WC_STATUS_SUCCESS)
         f->r.bytes_delivered = f->size;
     f->r.status = status;
-    f->r.finish_ps = sim->eng.now_ps;
+    f->r.finish_ps = sim->net.eng.now_ps;
     f->r.pause_ps = src_paused_ps(sim, f) - f->pause0;
     fs->finished++;
     if (f->run_prev)
@@ -308,7 +308,7 @@ void rs_flows_on_complete(rs_sim *sim, rs_qp *qp, uint32_t status)
     for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
         rs_flow *d = &fs->f[fs->rdeps[k]];
         if (--d->n_wait == 0)
-            ready_push(fs, d->start_ps > sim->eng.now_ps ? d->start_ps : sim->eng.now_ps, fs->rdeps[k]);
+            ready_push(fs, d->start_ps > sim->net.eng.now_ps ? d->start_ps : sim->net.eng.now_ps, fs->rdeps[k]);
     }
     arm(sim, fs);
     if (fs->stop_when_done && fs->finished == fs->n)
@@ -336,10 +336,10 @@ void rs_flows_event(rs_sim *sim, rs_flows *fs)
     reap(sim, fs);
     int64_t t;
     uint64_t id;
-    while (ready_peek(fs, &t, &id) && t <= sim->eng.now_ps) {
+    while (ready_peek(fs, &t, &id) && t <= sim->net.eng.now_ps) {
         ready_pop(fs, id);
         if (start_flow(sim, fs, id) < 0) {
-            sim->eng.failed = 1; /* the reason is in errmsg */
+            sim->net.eng.failed = 1; /* the reason is in errmsg */
             return;
         }
     }
@@ -561,9 +561,9 @@ int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t 
     fs->n = total;
     for (uint32_t i = 0; i < n; i++)
         if (fs->f[base + i].n_wait == 0)
-            ready_push(fs, start_ps[i] > sim->eng.now_ps ? start_ps[i] : sim->eng.now_ps, base + i);
+            ready_push(fs, start_ps[i] > sim->net.eng.now_ps ? start_ps[i] : sim->net.eng.now_ps, base + i);
     arm(sim, fs);
-    return sim->eng.failed ? RS_ERR_NOMEM : (int64_t)base;
+    return sim->net.eng.failed ? RS_ERR_NOMEM : (int64_t)base;
 }
 
 /* ---- reading ---- */
@@ -582,7 +582,7 @@ int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_resu
             live_counters(sim, f, &out[i]);
             rs_pause_stats st;
             const rs_host *h = sim->hosts[f->src];
-            rs_pause_stats_now(&h->port, sim->eng.now_ps, &st);
+            rs_pause_stats_now(&h->port, sim->net.eng.now_ps, &st);
             out[i].pause_ps = st.paused_ps[h->dscp_to_prio[(8u * f->prio) & 63u]] - f->pause0;
         }
     }
