@@ -14,10 +14,10 @@
 #include "transport/qpn.h"
 #include "transport/srq.h"
 
-struct rs_sim;
+struct rs_transport;
 
 typedef struct rs_host {
-    struct rs_sim *sim;
+    struct rs_transport *tp;
     int id;
     uint8_t mac[6];
     uint32_t ip;

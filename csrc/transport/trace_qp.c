@@ -1,10 +1,10 @@
 /* Trace records about a QP (trace_qp.h). */
 #include "transport/trace_qp.h"
 
-void rs_trace_rec_qp(rs_sim *sim, uint8_t kind, const rs_qp *qp, uint64_t wr_id, uint32_t len,
+void rs_trace_rec_qp(rs_transport *tp, uint8_t kind, const rs_qp *qp, uint64_t wr_id, uint32_t len,
                      uint8_t status, uint8_t verb_op, uint8_t flags, uint8_t reason)
 {
-    rs_trace_rec *r = rs_trace_slot(&sim->net.eng);
+    rs_trace_rec *r = rs_trace_slot(&tp->net.eng);
     if (!r)
         return;
     r->kind = kind;
