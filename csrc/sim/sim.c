@@ -173,7 +173,7 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
         rs_rxpipe_refresh(&sim->tp.net, tm->owner);
         break;
     case RS_EV_FLOWS:
-        rs_flows_event(sim, tm->owner);
+        rs_flows_event(tm->owner);
         break;
     case RS_EV_NIC_LOOPBACK:
         rs_nic_loopback_arrival(&sim->tp, tm->owner);

@@ -1,15 +1,11 @@
 /* The simulation object: every layer's context, composed (the layers' own structs are in
- * engine/engine.h, link/net.h, transport/transport.h). */
+ * engine/engine.h, link/net.h, transport/transport.h, workload/flows_impl.h). */
 #ifndef RDMASIM_CORE_SIM_IMPL_H
 #define RDMASIM_CORE_SIM_IMPL_H
 
 #include "rdmasim/sim.h"
 #include "transport/transport.h"
-
-/* Event kinds of the workload's timers (the transport's and link layer's are in their headers). */
-enum rs_workload_event {
-    RS_EV_FLOWS = 14, /* owner: rs_flows, start due flows, free finished ones (workload/flows.c) */
-};
+#include "workload/flows_impl.h"
 
 struct rs_flows;
 
