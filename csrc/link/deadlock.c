@@ -109,7 +109,7 @@ void rs_deadlock_check(rs_net *net, rs_monitor *m)
         return;
     if (scratch(net, m) != 0) {
         net->eng.failed = 1;
-        rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory in the deadlock detector");
+        rs_net_fail(net, RS_ERR_NOMEM, "out of memory in the deadlock detector");
         return;
     }
     for (uint32_t v = 0; v < m->n_nodes; v++) {

@@ -1,5 +1,6 @@
 /* Fabric control path: creating switches, connecting any two nodes, link
  * failure and recovery, and reading switch / port counters. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,15 @@
 
 #define MAX_PORTS 4096u
 
+int rs_net_fail(rs_net *net, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rs_engine_vfail(&net->eng, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 static rs_switch *get_switch(const rs_net *net, int sw)
 {
     return (sw >= 0 && (uint32_t)sw < net->n_switches) ? net->switches[sw] : NULL;
@@ -19,22 +29,22 @@ static rs_switch *get_switch(const rs_net *net, int sw)
 static int check_cfg(rs_net *net, const rs_switch_cfg *c)
 {
     if (c->n_ports < 1 || c->n_ports > MAX_PORTS)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "n_ports %u outside 1..%u", c->n_ports, MAX_PORTS);
+        return rs_net_fail(net, RS_ERR_INVAL, "n_ports %u outside 1..%u", c->n_ports, MAX_PORTS);
     if (c->alpha_shift > 16)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "alpha_shift %u outside 0..16", c->alpha_shift);
+        return rs_net_fail(net, RS_ERR_INVAL, "alpha_shift %u outside 0..16", c->alpha_shift);
     if (c->pfc_quanta == 0)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
+        return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
     for (int i = 0; i < 64; i++)
         if (c->dscp_to_prio[i] > 7)
-            return rs_engine_fail(&net->eng, RS_ERR_INVAL, "dscp_to_prio[%d] = %u outside 0..7", i, c->dscp_to_prio[i]);
+            return rs_net_fail(net, RS_ERR_INVAL, "dscp_to_prio[%d] = %u outside 0..7", i, c->dscp_to_prio[i]);
     for (int i = 0; i < RS_NPRIO; i++) {
         if (c->wrr && c->wrr_weight[i] == 0)
-            return rs_engine_fail(&net->eng, RS_ERR_INVAL, "wrr_weight[%d] = 0 outside 1..255", i);
+            return rs_net_fail(net, RS_ERR_INVAL, "wrr_weight[%d] = 0 outside 1..255", i);
         if (c->ecn_kmax[i] && c->ecn_kmax[i] <= c->ecn_kmin[i])
-            return rs_engine_fail(&net->eng, RS_ERR_INVAL, "priority %d: ECN kmax %llu must be > kmin %llu", i,
+            return rs_net_fail(net, RS_ERR_INVAL, "priority %d: ECN kmax %llu must be > kmin %llu", i,
                                (unsigned long long)c->ecn_kmax[i], (unsigned long long)c->ecn_kmin[i]);
         if (!(c->ecn_pmax[i] >= 0.0 && c->ecn_pmax[i] <= 1.0))
-            return rs_engine_fail(&net->eng, RS_ERR_INVAL, "priority %d: ECN pmax %g outside [0, 1]", i, c->ecn_pmax[i]);
+            return rs_net_fail(net, RS_ERR_INVAL, "priority %d: ECN pmax %g outside [0, 1]", i, c->ecn_pmax[i]);
     }
     return RS_OK;
 }
@@ -45,21 +55,21 @@ int rs_net_switch_add(rs_net *net, const rs_switch_cfg *cfg)
     if (rc != RS_OK)
         return rc;
     if (net->n_switches >= 0xFFFF)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "too many switches (limit 65535)");
+        return rs_net_fail(net, RS_ERR_INVAL, "too many switches (limit 65535)");
     rs_switch **ns = realloc(net->switches, (net->n_switches + 1) * sizeof(*ns));
     if (!ns)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     net->switches = ns;
     int err;
     rs_switch *sw = rs_switch_new(net, (int)net->n_switches, cfg, &err);
     if (!sw && err == -2)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL,
+        return rs_net_fail(net, RS_ERR_INVAL,
                            "buffer_bytes %llu is smaller than the reserve (%u B x %u ports x 8 priorities) "
                            "plus headroom (%u B x %u ports x %d lossless priorities)",
                            (unsigned long long)cfg->buffer_bytes, cfg->reserve_bytes, cfg->n_ports,
                            cfg->headroom_bytes, cfg->n_ports, __builtin_popcount(cfg->pfc_mask));
     if (!sw)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     net->switches[net->n_switches] = sw;
     net->routes_dirty = 1;
     return (int)net->n_switches++;
@@ -82,27 +92,27 @@ static rs_port *free_port(rs_net *net, int kind, int node, int *rc)
     *rc = RS_OK;
     if (kind == RS_NODE_HOST) {
         if (node < 0 || (uint32_t)node >= net->n_hosts) {
-            *rc = rs_engine_fail(&net->eng, RS_ERR_INVAL, "no host %d (hosts 0..%d)", node, (int)net->n_hosts - 1);
+            *rc = rs_net_fail(net, RS_ERR_INVAL, "no host %d (hosts 0..%d)", node, (int)net->n_hosts - 1);
             return NULL;
         }
         rs_port *p = net->host_ports[node];
         if (p->tx) {
-            *rc = rs_engine_fail(&net->eng, RS_ERR_STATE, "host %d already has a link (one port per host)", node);
+            *rc = rs_net_fail(net, RS_ERR_STATE, "host %d already has a link (one port per host)", node);
             return NULL;
         }
         return p;
     }
     if (kind != RS_NODE_SWITCH) {
-        *rc = rs_engine_fail(&net->eng, RS_ERR_INVAL, "node kind %d outside 0 (host), 1 (switch)", kind);
+        *rc = rs_net_fail(net, RS_ERR_INVAL, "node kind %d outside 0 (host), 1 (switch)", kind);
         return NULL;
     }
     rs_switch *sw = get_switch(net, node);
     if (!sw) {
-        *rc = rs_engine_fail(&net->eng, RS_ERR_INVAL, "no switch %d (switches 0..%d)", node, (int)net->n_switches - 1);
+        *rc = rs_net_fail(net, RS_ERR_INVAL, "no switch %d (switches 0..%d)", node, (int)net->n_switches - 1);
         return NULL;
     }
     if (sw->n_used >= sw->cfg.n_ports) {
-        *rc = rs_engine_fail(&net->eng, RS_ERR_STATE, "switch %d has all %u ports connected", node, sw->cfg.n_ports);
+        *rc = rs_net_fail(net, RS_ERR_STATE, "switch %d has all %u ports connected", node, sw->cfg.n_ports);
         return NULL;
     }
     return &sw->ports[sw->n_used].port;
@@ -111,9 +121,9 @@ static rs_port *free_port(rs_net *net, int kind, int node, int *rc)
 int rs_net_fabric_connect(rs_net *net, int kind_a, int a, int kind_b, int b, int64_t rate_bps, int64_t delay_ps)
 {
     if (kind_a == kind_b && a == b)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "cannot connect a node to itself");
+        return rs_net_fail(net, RS_ERR_INVAL, "cannot connect a node to itself");
     if (rate_bps <= 0 || delay_ps < 0)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "link rate must be > 0 and delay >= 0");
+        return rs_net_fail(net, RS_ERR_INVAL, "link rate must be > 0 and delay >= 0");
     int rc;
     rs_port *pa = free_port(net, kind_a, a, &rc);
     if (!pa)
@@ -123,12 +133,12 @@ int rs_net_fabric_connect(rs_net *net, int kind_a, int a, int kind_b, int b, int
         return rc;
     rs_link **nl = realloc(net->links, (net->n_links + 2) * sizeof(*nl));
     if (!nl)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     net->links = nl;
     rs_link *ab = rs_link_new(net, pa, pb, rate_bps, delay_ps);
     rs_link *ba = ab ? rs_link_new(net, pb, pa, rate_bps, delay_ps) : NULL;
     if (!ab || !ba)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     if (kind_a == RS_NODE_SWITCH)
         net->switches[a]->n_used++;
     if (kind_b == RS_NODE_SWITCH)
@@ -174,7 +184,7 @@ static void set_state(rs_net *net, int link, int up)
 int rs_net_link_set_up(rs_net *net, int link, int up)
 {
     if (!get_link(net, link))
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no link %d", link);
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
     set_state(net, link, up);
     return RS_OK;
 }
@@ -183,16 +193,16 @@ int rs_net_link_schedule_up(rs_net *net, int link, int up, int64_t t_ps)
 {
     rs_link *l = get_link(net, link);
     if (!l)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no link %d", link);
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
     if (t_ps < net->eng.now_ps)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "time %lld ps is before now (%lld ps)", (long long)t_ps,
+        return rs_net_fail(net, RS_ERR_INVAL, "time %lld ps is before now (%lld ps)", (long long)t_ps,
                            (long long)net->eng.now_ps);
     /* each direction holds one pending change: a link can have two (e.g. fail, then recover) */
     rs_link *pair = net->links[link ^ 1];
     if (l->state_change.armed)
         l = pair;
     if (l->state_change.armed)
-        return rs_engine_fail(&net->eng, RS_ERR_STATE, "link %d already has 2 state changes pending (the limit)", link);
+        return rs_net_fail(net, RS_ERR_STATE, "link %d already has 2 state changes pending (the limit)", link);
     l->pending_up = up;
     rs_engine_arm(&net->eng, &l->state_change, t_ps);
     return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
@@ -247,12 +257,12 @@ int rs_net_port_inject_pfc(rs_net *net, int kind, int node, int port, uint16_t c
 {
     rs_port *p = find_port(net, kind, node, port);
     if (!p)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
+        return rs_net_fail(net, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
     if (class_enable > 0xFF)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "class-enable vector 0x%x outside 0..0xff", class_enable);
+        return rs_net_fail(net, RS_ERR_INVAL, "class-enable vector 0x%x outside 0..0xff", class_enable);
     rs_pkt *pkt = rs_pkt_alloc(net->pool);
     if (!pkt)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     pkt->kind = RS_PKT_PFC;
     pkt->pfc_class_enable = class_enable;
     for (int i = 0; i < RS_NPRIO; i++)
@@ -270,9 +280,9 @@ int rs_net_switch_next_hops(rs_net *net, int sw, int dst, uint16_t *out, int cap
 {
     rs_switch *s = get_switch(net, sw);
     if (!s)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no switch %d", sw);
+        return rs_net_fail(net, RS_ERR_INVAL, "no switch %d", sw);
     if (dst < 0 || (uint32_t)dst >= net->n_hosts)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no host %d", dst);
+        return rs_net_fail(net, RS_ERR_INVAL, "no host %d", dst);
     int rc = ensure_routes(net);
     if (rc != RS_OK)
         return rc;
@@ -295,14 +305,14 @@ int rs_net_switch_set_route(rs_net *net, int sw, int dst, const uint16_t *ports,
 {
     rs_switch *s = get_switch(net, sw);
     if (!s)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no switch %d", sw);
+        return rs_net_fail(net, RS_ERR_INVAL, "no switch %d", sw);
     if (dst < 0 || (uint32_t)dst >= net->n_hosts)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no host %d (hosts 0..%d)", dst, (int)net->n_hosts - 1);
+        return rs_net_fail(net, RS_ERR_INVAL, "no host %d (hosts 0..%d)", dst, (int)net->n_hosts - 1);
     if (n < 0 || (uint32_t)n > s->n_used)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "%d next hops: must be 0..%u (connected ports)", n, s->n_used);
+        return rs_net_fail(net, RS_ERR_INVAL, "%d next hops: must be 0..%u (connected ports)", n, s->n_used);
     for (int i = 0; i < n; i++)
         if (ports[i] >= s->n_used)
-            return rs_engine_fail(&net->eng, RS_ERR_INVAL, "switch %d: port %u is not connected (ports 0..%u)", sw,
+            return rs_net_fail(net, RS_ERR_INVAL, "switch %d: port %u is not connected (ports 0..%u)", sw,
                                ports[i], s->n_used - 1);
     uint32_t i = 0;
     while (i < s->n_pins && s->pins[i].dst != (uint32_t)dst)
@@ -312,7 +322,7 @@ int rs_net_switch_set_route(rs_net *net, int sw, int dst, const uint16_t *ports,
             return RS_OK;
         rs_route_pin *np = realloc(s->pins, (s->n_pins + 1) * sizeof(*np));
         if (!np)
-            return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+            return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
         s->pins = np;
         np[i] = (rs_route_pin){.dst = (uint32_t)dst, .n = 0, .ports = NULL};
         s->n_pins++;
@@ -323,7 +333,7 @@ int rs_net_switch_set_route(rs_net *net, int sw, int dst, const uint16_t *ports,
     } else {
         uint16_t *pp = realloc(s->pins[i].ports, (size_t)n * sizeof(uint16_t));
         if (!pp)
-            return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+            return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
         memcpy(pp, ports, (size_t)n * sizeof(uint16_t));
         s->pins[i].ports = pp;
         s->pins[i].n = (uint16_t)n;

@@ -115,23 +115,23 @@ int rs_net_link_add_drop_rule(rs_net *net, int link, const rs_drop_spec *spec)
 {
     rs_link *l = link_get(net, link);
     if (!l)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no link %d", link);
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
     const uint32_t known = RS_DROPF_NTH | RS_DROPF_PSN | RS_DROPF_OPCODE | RS_DROPF_DEST_QP;
     if (!spec->fields || (spec->fields & ~known))
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop rule fields 0x%x: allowed a non-empty set of 0x%x",
+        return rs_net_fail(net, RS_ERR_INVAL, "drop rule fields 0x%x: allowed a non-empty set of 0x%x",
                            spec->fields, known);
     if (spec->count == 0)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop count must be >= 1");
+        return rs_net_fail(net, RS_ERR_INVAL, "drop count must be >= 1");
     if ((spec->fields & RS_DROPF_PSN) && spec->psn > RS_PSN_MASK)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop psn %u outside 0..16777215", spec->psn);
+        return rs_net_fail(net, RS_ERR_INVAL, "drop psn %u outside 0..16777215", spec->psn);
     if ((spec->fields & RS_DROPF_DEST_QP) && spec->dest_qp > RS_PSN_MASK)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop dest_qp %u outside 0..16777215", spec->dest_qp);
+        return rs_net_fail(net, RS_ERR_INVAL, "drop dest_qp %u outside 0..16777215", spec->dest_qp);
     if ((spec->fields & RS_DROPF_OPCODE) &&
         !(spec->opcodes[0] | spec->opcodes[1] | spec->opcodes[2] | spec->opcodes[3]))
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "drop rule on opcode with an empty opcode set");
+        return rs_net_fail(net, RS_ERR_INVAL, "drop rule on opcode with an empty opcode set");
     rs_drop_rule *nd = realloc(l->drops, (l->n_drops + 1) * sizeof(*nd));
     if (!nd)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     l->drops = nd;
     rs_drop_rule r = {.fields = spec->fields, .skip = spec->skip, .remaining = spec->count,
                       .psn = spec->psn, .dest_qp = spec->dest_qp, .nth = spec->nth};
@@ -155,15 +155,15 @@ int rs_net_link_schedule_loss(rs_net *net, int link, double loss_prob, int64_t t
 {
     rs_link *l = link_get(net, link);
     if (!l)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "no link %d", link);
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
     if (!(loss_prob >= 0.0 && loss_prob <= 1.0))
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "loss probability %g outside [0, 1]", loss_prob);
+        return rs_net_fail(net, RS_ERR_INVAL, "loss probability %g outside [0, 1]", loss_prob);
     if (t_ps < net->eng.now_ps)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "loss change at %lld ps is before now (%lld ps)",
+        return rs_net_fail(net, RS_ERR_INVAL, "loss change at %lld ps is before now (%lld ps)",
                            (long long)t_ps, (long long)net->eng.now_ps);
     rs_loss_change *nc = realloc(l->loss_changes, (l->n_loss_changes + 1) * sizeof(*nc));
     if (!nc)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     l->loss_changes = nc;
     uint32_t i = l->n_loss_changes; /* keep sorted by time; equal times in the order scheduled */
     while (i > 0 && nc[i - 1].t_ps > t_ps) {
@@ -186,7 +186,7 @@ int rs_net_pcap_links(rs_net *net, const int *links, uint32_t n)
 {
     for (uint32_t i = 0; links && i < n; i++)
         if (!link_get(net, links[i]))
-            return rs_engine_fail(&net->eng, RS_ERR_INVAL, "capture: no link direction %d", links[i]);
+            return rs_net_fail(net, RS_ERR_INVAL, "capture: no link direction %d", links[i]);
     net->pcap_all = links == NULL;
     for (uint32_t i = 0; i < net->n_links; i++)
         net->links[i]->capture = links == NULL;

@@ -92,12 +92,12 @@ rs_monitor *rs_monitor_get(rs_net *net)
 int rs_net_pfc_watchdog(rs_net *net, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
 {
     if (poll_ps < 0 || (poll_ps > 0 && (detect_ps < poll_ps || restore_ps <= 0)))
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL,
+        return rs_net_fail(net, RS_ERR_INVAL,
                            "watchdog: poll %lld ps must be >= 0; detect (%lld ps) >= poll; restore (%lld ps) > 0",
                            (long long)poll_ps, (long long)detect_ps, (long long)restore_ps);
     rs_monitor *m = rs_monitor_get(net);
     if (!m)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     m->wd_poll_ps = poll_ps;
     m->wd_detect_ps = detect_ps;
     m->wd_restore_ps = restore_ps;
@@ -110,10 +110,10 @@ int rs_net_pfc_watchdog(rs_net *net, int64_t poll_ps, int64_t detect_ps, int64_t
 int rs_net_deadlock_detector(rs_net *net, int64_t period_ps)
 {
     if (period_ps < 0)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "deadlock check period %lld ps must be >= 0", (long long)period_ps);
+        return rs_net_fail(net, RS_ERR_INVAL, "deadlock check period %lld ps must be >= 0", (long long)period_ps);
     rs_monitor *m = rs_monitor_get(net);
     if (!m)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     m->dl_period_ps = period_ps;
     m->next_dl_ps = net->eng.now_ps + period_ps;
     rs_timer_cancel(&m->tick);

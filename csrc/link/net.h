@@ -48,6 +48,13 @@ typedef struct rs_net {
     int frame_stop;             /* set when that frame went out */
 } rs_net;
 
+/* Record a failure reason in the engine; returns `code` for tail calls (control path). */
+int rs_net_fail(rs_net *net, int code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* The link layer's side of the public fabric calls (rdmasim/fabric.h): sim/fabric_api.c maps each
  * rs_* call taking the simulation to the rs_net_* one taking its network. */
 int rs_net_deadlock_result(const rs_net *net, int64_t *t_ps, rs_queue_ref *cycle, int cap);

@@ -16,7 +16,7 @@ rs_pkt *rs_pfc_frame_new(rs_net *net, const uint8_t src_mac[6], uint8_t class_ma
     rs_pkt *p = rs_pkt_alloc(net->pool);
     if (!p) {
         net->eng.failed = 1;
-        rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
+        rs_net_fail(net, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
         return NULL;
     }
     p->kind = RS_PKT_PFC;

@@ -42,13 +42,13 @@ int rs_routes_compute(rs_net *net)
 {
     uint32_t H = net->n_hosts, N = net->n_hosts + net->n_switches;
     if (alloc_tables(net) != 0)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory building routing tables");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory building routing tables");
     int *dist = malloc((N + 1) * sizeof(int));
     uint32_t *queue = malloc((N + 1) * sizeof(uint32_t));
     if (!dist || !queue) {
         free(dist);
         free(queue);
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory building routing tables");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory building routing tables");
     }
     for (uint32_t d = 0; d < H; d++) {
         for (uint32_t i = 0; i < N; i++)

@@ -109,7 +109,7 @@ int rs_rxpipe_set(rs_net *net, rs_port *port, const uint8_t mac[6], int enable, 
 {
     if (!enable) {
         if (port->rx && port->rx->head)
-            return rs_engine_fail(&net->eng, RS_ERR_BUSY, "host %d: receive buffer still holds %llu bytes", (int)port->node,
+            return rs_net_fail(net, RS_ERR_BUSY, "host %d: receive buffer still holds %llu bytes", (int)port->node,
                                (unsigned long long)port->rx->bytes);
         if (port->rx) { /* kept, not freed: stale heap entries of its timers may still point at it */
             rs_timer_cancel(&port->rx->drain);
@@ -120,7 +120,7 @@ int rs_rxpipe_set(rs_net *net, rs_port *port, const uint8_t mac[6], int enable, 
         return RS_OK;
     }
     if (rate_bps < 0 || xon_bytes > xoff_bytes || xoff_bytes > buf_bytes || quanta == 0)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL,
+        return rs_net_fail(net, RS_ERR_INVAL,
                            "receiver: need rate >= 0 (0 = stuck), xon (%llu) <= xoff (%llu) <= buffer (%llu), "
                            "quanta 1..65535", (unsigned long long)xon_bytes, (unsigned long long)xoff_bytes,
                            (unsigned long long)buf_bytes);
@@ -132,7 +132,7 @@ int rs_rxpipe_set(rs_net *net, rs_port *port, const uint8_t mac[6], int enable, 
     if (!port->rx) {
         port->rx = calloc(1, sizeof(*port->rx));
         if (!port->rx)
-            return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+            return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     }
     rs_rxpipe *rx = port->rx;
     if (!rx->port) {

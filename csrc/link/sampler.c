@@ -27,22 +27,23 @@ void rs_sampler_take(rs_net *net, rs_monitor *m)
 }
 
 int rs_net_sampler_config(rs_net *net, int64_t period_ps, const rs_queue_ref *probes, uint32_t n_probes,
-                      uint32_t max_samples)
+                          uint32_t max_samples)
 {
     if (period_ps <= 0 || n_probes == 0 || max_samples == 0)
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "sampler: need period > 0, at least one probe and max_samples > 0");
+        return rs_net_fail(net, RS_ERR_INVAL, "sampler: need period > 0, at least one probe and max_samples > 0");
     for (uint32_t k = 0; k < n_probes; k++) {
-        const rs_switch *s = (probes[k].sw >= 0 && (uint32_t)probes[k].sw < net->n_switches ? net->switches[probes[k].sw] : NULL);
+        const rs_switch *s =
+            probes[k].sw >= 0 && (uint32_t)probes[k].sw < net->n_switches ? net->switches[probes[k].sw] : NULL;
         if (!s || probes[k].port < 0 || (uint32_t)probes[k].port >= s->cfg.n_ports || probes[k].prio < 0 ||
             probes[k].prio >= RS_NPRIO)
-            return rs_engine_fail(&net->eng, RS_ERR_INVAL, "probe %u: (switch %d, port %d, priority %d) does not exist", k,
+            return rs_net_fail(net, RS_ERR_INVAL, "probe %u: (switch %d, port %d, priority %d) does not exist", k,
                                probes[k].sw, probes[k].port, probes[k].prio);
     }
     if ((uint64_t)n_probes * max_samples > (1ull << 31))
-        return rs_engine_fail(&net->eng, RS_ERR_INVAL, "sampler: probes x max_samples above 2^31");
+        return rs_net_fail(net, RS_ERR_INVAL, "sampler: probes x max_samples above 2^31");
     rs_monitor *m = rs_monitor_get(net);
     if (!m)
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     size_t cells = (size_t)n_probes * max_samples;
     free(m->probes);
     free(m->s_t);
@@ -57,7 +58,7 @@ int rs_net_sampler_config(rs_net *net, int64_t period_ps, const rs_queue_ref *pr
     if (!m->probes || !m->s_t || !m->s_egress || !m->s_ingress || !m->s_paused) {
         m->sample_period_ps = 0;
         m->n_probes = m->max_samples = 0;
-        return rs_engine_fail(&net->eng, RS_ERR_NOMEM, "out of memory for %u samples of %u probes", max_samples, n_probes);
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory for %u samples of %u probes", max_samples, n_probes);
     }
     memcpy(m->probes, probes, n_probes * sizeof(*probes));
     m->n_probes = n_probes;
@@ -72,7 +73,7 @@ int rs_net_sampler_config(rs_net *net, int64_t period_ps, const rs_queue_ref *pr
 }
 
 int rs_net_sampler_read(const rs_net *net, int64_t *t, uint64_t *egress, uint64_t *ingress, uint8_t *paused,
-                    uint64_t *missed)
+                        uint64_t *missed)
 {
     const rs_monitor *m = net->monitor;
     if (!m || !m->sample_period_ps)

@@ -49,8 +49,8 @@ int rs_cc_qp_reserve(rs_transport *tp, rs_qp *qp)
     /* created before its host turned CC on: a block of its own (no prefetch for it) */
     qp->cc_state = rs_slab_alloc(&tp->cc_slab);
     if (!qp->cc_state)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory for the congestion control state of QP 0x%x",
-                           qp->qpn);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for the congestion control state of QP 0x%x",
+                          qp->qpn);
     return RS_OK;
 }
 
@@ -129,17 +129,17 @@ static rs_host *get_host(const rs_transport *tp, int host)
 }
 
 int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, int np_enabled, int64_t cnp_interval_ps,
-                   uint32_t cnp_dscp)
+                      uint32_t cnp_dscp)
 {
     rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     if (kind < 0 || kind >= RS_CC_COUNT)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "congestion control kind %d unknown (0 none, 1 dcqcn)", kind);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control kind %d unknown (0 none, 1 dcqcn)", kind);
     if (kind == RS_CC_DCQCN && !params)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "DCQCN needs its parameters");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "DCQCN needs its parameters");
     if (cnp_interval_ps < 0 || cnp_dscp > 63)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "cnp_interval must be >= 0 and cnp_dscp in 0..63");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "cnp_interval must be >= 0 and cnp_dscp in 0..63");
     h->cc.kind = kind;
     if (params)
         h->cc.dcqcn = *(const rs_dcqcn_params *)params;

@@ -1,11 +1,21 @@
 /* Host (NIC) construction and teardown. */
 #include "transport/transport.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "link/rxpipe.h"
 #include "rdmasim/ib.h"
+
+int rs_tp_fail(rs_transport *tp, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rs_engine_vfail(&tp->net.eng, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
 
 rs_host *rs_host_new(rs_transport *tp, int id)
 {
@@ -70,7 +80,7 @@ void rs_host_free(rs_host *h)
 int rs_tp_host_rx_counters(const rs_transport *tp, int host, uint64_t out[RS_HOST_RX_COUNTERS])
 {
     if (host < 0 || (uint32_t)host >= tp->n_hosts)
-        return rs_engine_fail((rs_engine *)&tp->net.eng, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail((rs_transport *)tp, RS_ERR_INVAL, "no host %d", host);
     const rs_host *h = tp->hosts[host];
     out[0] = h->rx_unknown_qp;
     out[1] = h->rx_bad_state;
@@ -82,20 +92,20 @@ int rs_tp_host_rx_counters(const rs_transport *tp, int host, uint64_t out[RS_HOS
 int rs_tp_host_set_dscp_map(rs_transport *tp, int host, const uint8_t *map)
 {
     if (host < 0 || (uint32_t)host >= tp->n_hosts)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)tp->n_hosts - 1);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)tp->n_hosts - 1);
     for (int i = 0; i < 64; i++)
         if (map[i] > 7)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "dscp_map[%d] = %u outside 0..7", i, map[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "dscp_map[%d] = %u outside 0..7", i, map[i]);
     memcpy(tp->hosts[host]->dscp_to_prio, map, 64);
     return RS_OK;
 }
 
 /* The slow-receiver pipeline is the host port's (link/rxpipe.c); these find the host. */
 int rs_tp_host_set_rx(rs_transport *tp, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,
-                   uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
+                      uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
 {
     if (host < 0 || (uint32_t)host >= tp->n_hosts)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)tp->n_hosts - 1);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)tp->n_hosts - 1);
     rs_host *h = tp->hosts[host];
     return rs_rxpipe_set(&tp->net, &h->port, h->mac, enable, rate_bps, buf_bytes, xoff_bytes, xon_bytes, prio_mask,
                          quanta);

@@ -534,29 +534,29 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
 {
     rs_qp *qp = find_qp(tp, host, qpn);
     if (!qp)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     if (qp->state != RS_QPS_RESET && qp->state != RS_QPS_INIT && qp->state != RS_QPS_RTR)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_STATE,
-                           "QP 0x%x is in %s: choose the loss recovery in RESET, INIT or RTR, before it "
-                           "sends (both ends of the connection must use the same)",
-                           qpn, rs_qp_state_name(qp->state));
+        return rs_tp_fail(tp, RS_ERR_STATE,
+                          "QP 0x%x is in %s: choose the loss recovery in RESET, INIT or RTR, before it "
+                          "sends (both ends of the connection must use the same)",
+                          qpn, rs_qp_state_name(qp->state));
     if (p->mode == RS_RECOVERY_GBN) {
         rs_irn_free(qp);
         qp->recovery = RS_RECOVERY_GBN;
         return RS_OK;
     }
     if (qp->is_ud || qp->is_uc || qp->srq)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "QP 0x%x: IRN loss recovery is for RC QPs with their own receive "
-                           "queue (not UD or UC, which recover nothing, not an SRQ)", qpn);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "QP 0x%x: IRN loss recovery is for RC QPs with their own receive "
+                          "queue (not UD or UC, which recover nothing, not an SRQ)", qpn);
     if (p->mode != RS_RECOVERY_IRN)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "loss recovery mode %u: 0 = Go-Back-N, 1 = IRN", p->mode);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "loss recovery mode %u: 0 = Go-Back-N, 1 = IRN", p->mode);
     if (p->window < 1 || p->window > IRN_MAX_WINDOW)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "IRN window=%u packets is out of range (1..%u)", p->window,
-                           IRN_MAX_WINDOW);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "IRN window=%u packets is out of range (1..%u)", p->window,
+                          IRN_MAX_WINDOW);
     if (p->rto_low_ps <= 0 || p->rto_high_ps < p->rto_low_ps)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL,
-                           "IRN timeouts rto_low=%lld ps, rto_high=%lld ps: need 0 < rto_low <= rto_high",
-                           (long long)p->rto_low_ps, (long long)p->rto_high_ps);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "IRN timeouts rto_low=%lld ps, rto_high=%lld ps: need 0 < rto_low <= rto_high",
+                          (long long)p->rto_low_ps, (long long)p->rto_high_ps);
     uint32_t cap = 8;
     while (cap < p->window)
         cap <<= 1;
@@ -568,7 +568,7 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
         free(rcvd);
         free(slot);
         free(x);
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory for IRN bitmaps of %u packets", cap);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for IRN bitmaps of %u packets", cap);
     }
     rs_irn_free(qp);
     qp->irn = x;

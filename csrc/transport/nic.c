@@ -13,7 +13,7 @@ rs_pkt *rs_nic_new_packet(rs_transport *tp, rs_qp *qp, uint8_t opcode, uint32_t 
     rs_pkt *p = rs_pkt_alloc(&tp->pool);
     if (!p) {
         tp->net.eng.failed = 1;
-        rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory allocating a packet");
+        rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a packet");
         return NULL;
     }
     rs_host *h = qp->host;
@@ -157,7 +157,7 @@ static int to_pace(rs_transport *tp, rs_host *h, rs_qp *qp)
         rs_qp **n = realloc(h->pace_heap, cap * sizeof(*n));
         if (!n) {
             tp->net.eng.failed = 1;
-            return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory for the NIC pace heap");
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for the NIC pace heap");
         }
         h->pace_heap = n;
         h->pace_cap = cap;

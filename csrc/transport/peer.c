@@ -28,10 +28,10 @@ int rs_tp_host_set_scripted(rs_transport *tp, int host, int on)
 {
     rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     if (on && h->qpns.live)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_STATE, "host %d already has QPs: a scripted peer replaces its transport",
-                           host);
+        return rs_tp_fail(tp, RS_ERR_STATE, "host %d already has QPs: a scripted peer replaces its transport",
+                          host);
     h->scripted = on != 0;
     return RS_OK;
 }
@@ -40,13 +40,13 @@ int rs_tp_peer_recv(rs_transport *tp, int host, uint8_t *buf, size_t cap, int64_
 {
     rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     rs_pkt *p = h->peer_head;
     if (!p)
         return 0;
     int n = rs_encode(p, buf, cap);
     if (n < 0)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "cannot encode a received frame (codec status %d)", n);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "cannot encode a received frame (codec status %d)", n);
     *t_ps = p->t_arrive_ps;
     h->peer_head = p->next;
     if (!h->peer_head)
@@ -79,14 +79,14 @@ static int send_parsed(rs_transport *tp, rs_host *h, const uint8_t *frame, size_
 {
     rs_pkt *p = rs_pkt_alloc(&tp->pool);
     if (!p)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory");
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
     *p = *parsed;
     p->next = NULL;
     p->payload = NULL;
     if (parsed->payload_len) {
         if (rs_pkt_attach_payload(&tp->pool, p) != 0) {
             rs_pkt_release(&tp->pool, p);
-            return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory");
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
         }
         memcpy(p->payload, parsed->payload, parsed->payload_len);
     }
@@ -116,14 +116,14 @@ int rs_tp_peer_send(rs_transport *tp, int host, const uint8_t *frame, size_t len
 {
     rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     rs_pkt parsed;
     int rc = rs_decode(frame, len, &parsed);
     if (rc != RS_CODEC_OK && rc != RS_CODEC_ERR_BAD_ICRC)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL,
-                           "frame does not decode as RoCEv2/PFC (codec status %d); send it unchecked with "
-                           "send_raw",
-                           rc);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "frame does not decode as RoCEv2/PFC (codec status %d); send it unchecked with "
+                          "send_raw",
+                          rc);
     return send_parsed(tp, h, frame, len, &parsed, rc == RS_CODEC_ERR_BAD_ICRC, -1);
 }
 
@@ -131,11 +131,11 @@ int rs_tp_peer_send_raw(rs_transport *tp, int host, const uint8_t *frame, size_t
 {
     rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     if (dst_host >= 0 && (uint32_t)dst_host >= tp->n_hosts)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no destination host %d", dst_host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no destination host %d", dst_host);
     if (len < 1 || len > RS_MAX_PAYLOAD)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "raw frame of %zu bytes: allowed 1..%u", len, RS_MAX_PAYLOAD);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "raw frame of %zu bytes: allowed 1..%u", len, RS_MAX_PAYLOAD);
     rs_pkt parsed;
     int rc = rs_decode(frame, len, &parsed);
     if (rc == RS_CODEC_OK || rc == RS_CODEC_ERR_BAD_ICRC)
@@ -146,7 +146,7 @@ int rs_tp_peer_send_raw(rs_transport *tp, int host, const uint8_t *frame, size_t
     if (!p || rs_pkt_attach_payload(&tp->pool, p) != 0) {
         if (p)
             rs_pkt_release(&tp->pool, p);
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory");
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
     }
     p->kind = RS_PKT_RAW;
     memcpy(p->payload, frame, len);
@@ -165,8 +165,8 @@ int rs_tp_peer_send_raw(rs_transport *tp, int host, const uint8_t *frame, size_t
     p->src_node = (uint16_t)h->id;
     if (dst_host < 0 && (!ipv4 || host_of_ip(tp, p->dst_ip) < 0)) {
         rs_pkt_release(&tp->pool, p);
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL,
-                           "raw frame has no IPv4 destination of a host: give its destination host");
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "raw frame has no IPv4 destination of a host: give its destination host");
     }
     p->dst_node = (uint16_t)dest_of(tp, dst_host, p->dst_ip);
     rs_nic_send_ctrl(tp, h, p);

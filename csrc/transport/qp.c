@@ -33,28 +33,28 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
 {
     rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     rs_cq *scq = host_cq(h, in->send_cq), *rcq = host_cq(h, in->recv_cq);
     if (!scq || !rcq)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "send_cq/recv_cq must be CQs of the same context");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "send_cq/recv_cq must be CQs of the same context");
     if (in->max_send_wr < 1 || in->max_send_wr > RS_MAX_WR || in->max_recv_wr < 1 || in->max_recv_wr > RS_MAX_WR)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "max_send_wr=%u, max_recv_wr=%u: each must be in 1..%u",
-                           in->max_send_wr, in->max_recv_wr, RS_MAX_WR);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "max_send_wr=%u, max_recv_wr=%u: each must be in 1..%u",
+                          in->max_send_wr, in->max_recv_wr, RS_MAX_WR);
     if (in->max_send_sge < 1 || in->max_send_sge > RS_MAX_SGE || in->max_recv_sge < 1 ||
         in->max_recv_sge > RS_MAX_SGE)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "max_send_sge=%u, max_recv_sge=%u: each must be in 1..%u",
-                           in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "max_send_sge=%u, max_recv_sge=%u: each must be in 1..%u",
+                          in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
     if (in->qp_type != 0 && in->qp_type != RS_QPT_RC && in->qp_type != RS_QPT_UC && in->qp_type != RS_QPT_UD)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "qp_type=%u: IBV_QPT_RC (%d), IBV_QPT_UC (%d) or IBV_QPT_UD (%d)",
-                           in->qp_type, RS_QPT_RC, RS_QPT_UC, RS_QPT_UD);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "qp_type=%u: IBV_QPT_RC (%d), IBV_QPT_UC (%d) or IBV_QPT_UD (%d)",
+                          in->qp_type, RS_QPT_RC, RS_QPT_UC, RS_QPT_UD);
     rs_srq *srq = NULL;
     rs_qp_init init = *in;
     if (in->srq) {
         srq = rs_host_srq(h, in->srq);
         if (!srq)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "srq=%u: no such SRQ on host %d", in->srq, host);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "srq=%u: no such SRQ on host %d", in->srq, host);
         if (srq->pd != in->pd)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "SRQ %u belongs to another PD than the QP", in->srq);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "SRQ %u belongs to another PD than the QP", in->srq);
         /* receive WQEs come from the SRQ one at a time: a ring of one, as wide as the SRQ's */
         init.max_recv_wr = 1;
         init.max_recv_sge = srq->max_sge;
@@ -64,16 +64,16 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
     int cc_room = rs_cc_algo_get(h->cc.kind) != NULL;
     rs_qp *qp = rs_slab_alloc(qp_slab(tp, cc_room));
     if (!qp)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory");
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
     memset(qp, 0, sizeof(*qp));
     qp->has_cc_room = (uint8_t)cc_room;
     uint32_t qpn;
     if (rs_qpn_add(&h->qpns, qp, &qpn) != RS_OK) {
         rs_slab_put(qp_slab(tp, cc_room), qp);
         if (!qpn)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "no QP numbers left on host %d: all %u are in use", host,
-                               h->qpns.limit - RS_QPN_BASE + 1);
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory");
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "no QP numbers left on host %d: all %u are in use", host,
+                              h->qpns.limit - RS_QPN_BASE + 1);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
     }
     /* the send and receive rings and their SGE arrays in one block: inside the QP when they fit
      * (bulk flows create and free QPs by the hundred thousand), else one allocation; qp->sq is
@@ -85,7 +85,7 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
     if (!block) {
         rs_qpn_remove(&h->qpns, qpn);
         rs_slab_put(qp_slab(tp, cc_room), qp);
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory for the QP's queues");
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
     qp->sq = (rs_swqe *)block; /* then its SGEs (a one-WQE send queue's lines together), rq, rq's SGEs */
     qp->sq_sge = (rs_sge *)(block + n_sq * sizeof(rs_swqe));
@@ -127,7 +127,7 @@ int rs_tp_qp_destroy(rs_transport *tp, int host, uint32_t qpn)
 {
     rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     /* Work requests still posted, send and receive, are dropped with the QP without completions,
      * as rxe's rxe_qp_do_cleanup (the QP is no longer valid, so its flush does not notify);
      * completions already in a CQ stay there.  Frames already sent by or to it are harmless:
@@ -301,12 +301,12 @@ void rs_qp_reset(rs_transport *tp, rs_qp *qp)
 static int validate_sges(rs_transport *tp, const rs_sge *sg, uint32_t n, uint32_t max, uint64_t *total)
 {
     if (n > max)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "num_sge=%u exceeds the QP's max (%u)", n, max);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "num_sge=%u exceeds the QP's max (%u)", n, max);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < n; i++)
         sum += sg[i].length;
     if (sum > 0x80000000ull)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "message length %llu exceeds 2^31 bytes",
+        return rs_tp_fail(tp, RS_ERR_INVAL, "message length %llu exceeds 2^31 bytes",
                                      (unsigned long long)sum);
     *total = sum;
     return 0;
@@ -316,19 +316,19 @@ static int validate_sges(rs_transport *tp, const rs_sge *sg, uint32_t n, uint32_
 static int check_ud_wr(rs_transport *tp, const rs_qp *qp, const rs_send_wr *wr)
 {
     if (wr->opcode != RS_WR_SEND && wr->opcode != RS_WR_SEND_WITH_IMM)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL,
-                           "opcode %u on UD QP 0x%x: a UD QP sends IBV_WR_SEND (%d) or IBV_WR_SEND_WITH_IMM (%d) "
-                           "only", wr->opcode, qp->qpn, RS_WR_SEND, RS_WR_SEND_WITH_IMM);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "opcode %u on UD QP 0x%x: a UD QP sends IBV_WR_SEND (%d) or IBV_WR_SEND_WITH_IMM (%d) "
+                          "only", wr->opcode, qp->qpn, RS_WR_SEND, RS_WR_SEND_WITH_IMM);
     /* the QP's own host is allowed: the NIC loops the datagram back (RoCE loopback, as RC) */
     if (wr->ud_dest_host < 0 || (uint32_t)wr->ud_dest_host >= tp->n_hosts)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "UD work request: address handle destination host=%d is out of "
-                           "range (allowed: a host of this simulation)", wr->ud_dest_host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "UD work request: address handle destination host=%d is out of "
+                          "range (allowed: a host of this simulation)", wr->ud_dest_host);
     if (wr->ud_remote_qpn > RS_QPN_MASK)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "UD work request: remote_qpn=%u is out of range (0..16777215)",
-                           wr->ud_remote_qpn);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "UD work request: remote_qpn=%u is out of range (0..16777215)",
+                          wr->ud_remote_qpn);
     if (wr->ud_traffic_class > 255)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "UD work request: traffic_class=%u is out of range (0..255)",
-                           wr->ud_traffic_class);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "UD work request: traffic_class=%u is out of range (0..255)",
+                          wr->ud_traffic_class);
     return RS_OK;
 }
 
@@ -337,11 +337,11 @@ int rs_tp_post_send(rs_transport *tp, int host, uint32_t qpn, const rs_send_wr *
     int rc;
     rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_ERR && qp->state != RS_QPS_SQD)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_STATE,
-                           "post_send on QP 0x%x in %s: the send queue accepts work only in RTS "
-                           "(or ERR, where it is flushed)", qpn, rs_qp_state_name(qp->state));
+        return rs_tp_fail(tp, RS_ERR_STATE,
+                          "post_send on QP 0x%x in %s: the send queue accepts work only in RTS "
+                          "(or ERR, where it is flushed)", qpn, rs_qp_state_name(qp->state));
     switch (wr->opcode) {
     case RS_WR_RDMA_WRITE:
     case RS_WR_RDMA_WRITE_WITH_IMM:
@@ -353,57 +353,57 @@ int rs_tp_post_send(rs_transport *tp, int host, uint32_t qpn, const rs_send_wr *
     case RS_WR_LOCAL_INV:
     case RS_WR_BIND_MW:
         if (qp->is_ud)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
         if (wr->opcode == RS_WR_BIND_MW && wr->num_sge)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "a BIND_MW work request takes no SGEs (got %u)", wr->num_sge);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "a BIND_MW work request takes no SGEs (got %u)", wr->num_sge);
         if (qp->recovery == RS_RECOVERY_IRN)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "opcode %u (memory windows, invalidation) is not supported "
-                               "with IRN loss recovery", wr->opcode);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u (memory windows, invalidation) is not supported "
+                              "with IRN loss recovery", wr->opcode);
         break;
     case RS_WR_ATOMIC_WRITE:
     case RS_WR_FLUSH:
         /* RC only, as rxe (rxe_wr_opcode_info); the value (ATOMIC WRITE) or the range and FETH (FLUSH)
          * travel in the WR, not in SGEs */
         if (qp->is_ud)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
         if (wr->num_sge)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "an %s work request takes no SGEs (got %u)",
-                               wr->opcode == RS_WR_FLUSH ? "IBV_WR_FLUSH" : "IBV_WR_ATOMIC_WRITE", wr->num_sge);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "an %s work request takes no SGEs (got %u)",
+                              wr->opcode == RS_WR_FLUSH ? "IBV_WR_FLUSH" : "IBV_WR_ATOMIC_WRITE", wr->num_sge);
         if (qp->recovery == RS_RECOVERY_IRN)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "opcode %u (ATOMIC WRITE, FLUSH) is not supported with IRN loss "
-                               "recovery", wr->opcode);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u (ATOMIC WRITE, FLUSH) is not supported with IRN loss "
+                              "recovery", wr->opcode);
         if (wr->opcode == RS_WR_FLUSH && ((wr->imm_data & 0xFu) == 0 || (wr->imm_data & ~0x33u) ||
                                           ((wr->imm_data >> 4) & 3u) > 1))
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "IBV_WR_FLUSH: FETH 0x%x needs a placement type of "
-                               "IBV_FLUSH_GLOBAL (1) and/or IBV_FLUSH_PERSISTENT (2) and a level of "
-                               "IBV_FLUSH_RANGE (0) or IBV_FLUSH_MR (1)", wr->imm_data);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "IBV_WR_FLUSH: FETH 0x%x needs a placement type of "
+                              "IBV_FLUSH_GLOBAL (1) and/or IBV_FLUSH_PERSISTENT (2) and a level of "
+                              "IBV_FLUSH_RANGE (0) or IBV_FLUSH_MR (1)", wr->imm_data);
         if (wr->opcode == RS_WR_FLUSH && wr->compare_add > 0xFFFFFFFFull)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "IBV_WR_FLUSH: length %llu is out of range (0..4294967295)",
-                               (unsigned long long)wr->compare_add);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "IBV_WR_FLUSH: length %llu is out of range (0..4294967295)",
+                              (unsigned long long)wr->compare_add);
         break;
     case RS_WR_ATOMIC_CMP_AND_SWP:
     case RS_WR_ATOMIC_FETCH_AND_ADD:
         if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL,
-                               "atomic work request needs exactly one 8-byte SGE for the original value "
-                               "(got %u SGE(s)%s)", wr->num_sge, wr->num_sge == 1 ? " of another length" : "");
+            return rs_tp_fail(tp, RS_ERR_INVAL,
+                              "atomic work request needs exactly one 8-byte SGE for the original value "
+                              "(got %u SGE(s)%s)", wr->num_sge, wr->num_sge == 1 ? " of another length" : "");
         break;
     default:
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "opcode %u is not supported on an RC QP", wr->opcode);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u is not supported on an RC QP", wr->opcode);
     }
     if (qp->is_ud && (rc = check_ud_wr(tp, qp, wr)) != RS_OK)
         return rc;
     if (qp->is_uc && rs_wr_is_rd_atomic(wr->opcode)) /* rxe: no READ/atomic opcode for IB_QPT_UC */
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL,
-                           "opcode %u (RDMA READ/atomic) is not supported on a UC QP: UC carries SEND and "
-                           "RDMA WRITE only", wr->opcode);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "opcode %u (RDMA READ/atomic) is not supported on a UC QP: UC carries SEND and "
+                          "RDMA WRITE only", wr->opcode);
     if (rs_wr_is_rd_atomic(wr->opcode) && qp->state != RS_QPS_ERR && qp->attr.max_rd_atomic == 0)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL,
-                           "RDMA READ/atomic/ATOMIC WRITE/FLUSH on QP 0x%x whose max_rd_atomic is 0: it could "
-                           "never be sent (set max_rd_atomic >= 1 in the RTR->RTS modify)", qpn);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "RDMA READ/atomic/ATOMIC WRITE/FLUSH on QP 0x%x whose max_rd_atomic is 0: it could "
+                          "never be sent (set max_rd_atomic >= 1 in the RTR->RTS modify)", qpn);
     if (qp->sq_count == qp->init.max_send_wr)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "send queue of QP 0x%x is full (max_send_wr=%u)", qpn,
-                           qp->init.max_send_wr);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "send queue of QP 0x%x is full (max_send_wr=%u)", qpn,
+                          qp->init.max_send_wr);
     uint64_t total = 0;
     if (validate_sges(tp, wr->sg_list, wr->num_sge, qp->init.max_send_sge, &total))
         return RS_ERR_INVAL;
@@ -446,16 +446,16 @@ int rs_tp_post_recv(rs_transport *tp, int host, uint32_t qpn, const rs_recv_wr *
 {
     rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     if (qp->srq)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL,
-                           "post_recv on QP 0x%x, which takes its receive WQEs from an SRQ: post them to the SRQ", qpn);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "post_recv on QP 0x%x, which takes its receive WQEs from an SRQ: post them to the SRQ", qpn);
     if (qp->state == RS_QPS_RESET)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_STATE,
-                           "post_recv on QP 0x%x in RESET: receive work is accepted from INIT on", qpn);
+        return rs_tp_fail(tp, RS_ERR_STATE,
+                          "post_recv on QP 0x%x in RESET: receive work is accepted from INIT on", qpn);
     if (qp->rq_count == qp->init.max_recv_wr)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "receive queue of QP 0x%x is full (max_recv_wr=%u)", qpn,
-                           qp->init.max_recv_wr);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "receive queue of QP 0x%x is full (max_recv_wr=%u)", qpn,
+                          qp->init.max_recv_wr);
     uint64_t total = 0;
     if (validate_sges(tp, wr->sg_list, wr->num_sge, qp->init.max_recv_sge, &total))
         return RS_ERR_INVAL;
@@ -495,7 +495,7 @@ int rs_tp_qp_modify(rs_transport *tp, int host, uint32_t qpn, const rs_qp_attr *
 {
     rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     return rs_qp_apply_modify(tp, qp, attr, mask);
 }
 

@@ -109,8 +109,8 @@ static const qp_transition *find_transition(const rs_qp *qp, uint32_t from, uint
 
 static int range_error(rs_transport *tp, rs_qp *qp, const char *what, uint32_t value, const char *allowed)
 {
-    return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "modify QP 0x%x: %s=%u is out of range (allowed: %s)", qp->qpn, what,
-                       value, allowed);
+    return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x: %s=%u is out of range (allowed: %s)", qp->qpn, what,
+                      value, allowed);
 }
 
 static int check_ranges(rs_transport *tp, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
@@ -209,25 +209,25 @@ int rs_qp_apply_modify(rs_transport *tp, rs_qp *qp, const rs_qp_attr *a, uint32_
     if (to > RS_QPS_ERR)
         return range_error(tp, qp, "qp_state", to, "IBV_QPS_RESET..IBV_QPS_ERR = 0..6");
     if ((mask & RS_QP_CUR_STATE) && a->cur_qp_state != from)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "modify QP 0x%x: cur_qp_state=%s but the QP is in %s", qp->qpn,
-                           rs_qp_state_name(a->cur_qp_state), rs_qp_state_name(from));
+        return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x: cur_qp_state=%s but the QP is in %s", qp->qpn,
+                          rs_qp_state_name(a->cur_qp_state), rs_qp_state_name(from));
     const qp_transition *t = find_transition(qp, from, to);
     if (!t || to == RS_QPS_SQE)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal %s transition", qp->qpn,
-                           rs_qp_state_name(from), rs_qp_state_name(to), qp->is_ud ? "UD" : qp->is_uc ? "UC" : "RC");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal %s transition", qp->qpn,
+                          rs_qp_state_name(from), rs_qp_state_name(to), qp->is_ud ? "UD" : qp->is_uc ? "UC" : "RC");
     char names[512];
     uint32_t given = mask & ~(uint32_t)RS_QP_STATE;
     uint32_t missing = t->required & ~given;
     if (missing) {
         mask_names(missing, names, sizeof(names));
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: missing required attribute(s) %s",
-                           qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: missing required attribute(s) %s",
+                          qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
     }
     uint32_t extra = given & ~(t->required | t->optional);
     if (extra) {
         mask_names(extra, names, sizeof(names));
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: attribute(s) %s not allowed here",
-                           qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: attribute(s) %s not allowed here",
+                          qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
     }
     int rc = check_ranges(tp, qp, a, mask);
     if (rc)
@@ -237,7 +237,7 @@ int rs_qp_apply_modify(rs_transport *tp, rs_qp *qp, const rs_qp_attr *a, uint32_
         if (cap != qp->res_cap) {
             rs_rdres *r = cap == 1 ? &qp->res_inline : calloc(cap, sizeof(*r));
             if (!r)
-                return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory for %u responder resources", cap);
+                return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for %u responder resources", cap);
             if (r == &qp->res_inline)
                 memset(r, 0, sizeof(*r));
             if (qp->res != &qp->res_inline)

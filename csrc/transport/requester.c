@@ -219,7 +219,7 @@ static rs_pkt *build_rd_atomic(rs_transport *tp, rs_qp *qp, rs_swqe *w)
             if (rs_pkt_attach_payload(&tp->pool, p) != 0) {
                 rs_pkt_release(&tp->pool, p);
                 tp->net.eng.failed = 1;
-                rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+                rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
                 return NULL;
             }
             memcpy(p->payload, &w->compare_add, 8);
@@ -265,7 +265,7 @@ static int fill_payload(rs_transport *tp, rs_qp *qp, rs_swqe *w, uint64_t off, u
     if (len && !w->no_bytes && rs_pkt_attach_payload(&tp->pool, p) != 0) {
         rs_pkt_release(&tp->pool, p);
         tp->net.eng.failed = 1;
-        rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+        rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
         return -1;
     }
     if (len && gather(qp, w, off, len, w->no_bytes ? NULL : p->payload) != 0) {

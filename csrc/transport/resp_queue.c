@@ -51,7 +51,7 @@ int rs_respq_add_read(rs_transport *tp, rs_qp *qp, uint32_t res, uint64_t va, ui
     rs_pkt *job = rs_pkt_alloc(&tp->pool);
     if (!job) {
         tp->net.eng.failed = 1;
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory queueing a READ response");
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory queueing a READ response");
     }
     job->kind = RS_PKT_JOB;
     job->reth_va = va;
@@ -127,7 +127,7 @@ static rs_pkt *build_read_response(rs_transport *tp, rs_qp *qp, rs_pkt *job)
         if (rs_pkt_attach_payload(&tp->pool, p) != 0) {
             rs_pkt_release(&tp->pool, p);
             tp->net.eng.failed = 1;
-            rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+            rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
             return NULL;
         }
         memcpy(p->payload, src, len);

@@ -81,9 +81,17 @@ void rs_peer_deliver(rs_transport *tp, rs_host *h, rs_pkt *pkt);
 rs_pkt *rs_nic_new_packet(rs_transport *tp, rs_qp *qp, uint8_t opcode, uint32_t psn);
 
 
+/* Record a failure reason in the engine; returns `code` for tail calls (control path). */
+int rs_tp_fail(rs_transport *tp, int code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* The transport's side of the public verbs calls (rdmasim/verbs.h, fabric.h): sim/verbs_api.c
  * maps each rs_* call taking the simulation to the rs_tp_* one taking its transport. */
-int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, int np_enabled, int64_t cnp_interval_ps, uint32_t cnp_dscp);
+int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, int np_enabled,
+                      int64_t cnp_interval_ps, uint32_t cnp_dscp);
 double rs_tp_qp_rate_bps(const rs_transport *tp, int host, uint32_t qpn);
 int rs_tp_qp_dcqcn_state(const rs_transport *tp, int host, uint32_t qpn, rs_dcqcn_rp *out);
 int rs_tp_cq_create(rs_transport *tp, int host, uint32_t cqe);
@@ -93,11 +101,13 @@ int rs_tp_cq_poll(rs_transport *tp, int host, int idx, rs_wc *out, int n);
 int rs_tp_cq_count(const rs_transport *tp, int host, int idx);
 int rs_tp_host_rx_counters(const rs_transport *tp, int host, uint64_t out[RS_HOST_RX_COUNTERS]);
 int rs_tp_host_set_dscp_map(rs_transport *tp, int host, const uint8_t *map);
-int rs_tp_host_set_rx(rs_transport *tp, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes, uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta);
+int rs_tp_host_set_rx(rs_transport *tp, int host, int enable, int64_t rate_bps, uint64_t buf_bytes,
+                      uint64_t xoff_bytes, uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta);
 int rs_tp_host_rx_stats_get(const rs_transport *tp, int host, rs_host_rx_stats *out);
 int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_recovery_params *p);
 int rs_tp_qp_get_recovery(const rs_transport *tp, int host, uint32_t qpn, rs_recovery_params *out);
-int rs_tp_mr_reg(rs_transport *tp, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access, uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
+int rs_tp_mr_reg(rs_transport *tp, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+                 uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
 int rs_tp_mr_rereg(rs_transport *tp, int host, int idx, uint32_t pd, uint32_t access, uint32_t *rkey);
 int rs_tp_mr_dereg(rs_transport *tp, int host, int idx);
 int rs_tp_mw_alloc(rs_transport *tp, int host, uint32_t pd, uint32_t type, uint32_t *rkey);

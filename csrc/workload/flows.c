@@ -139,7 +139,7 @@ static int host_ready(rs_transport *tp, rs_flows *fs, int host)
         uint32_t n = tp->n_hosts;
         rs_flow_hostres *nr = realloc(fs->hostres, n * sizeof(*nr));
         if (!nr)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory");
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
         memset(nr + fs->n_hostres, 0, (n - fs->n_hostres) * sizeof(*nr));
         fs->hostres = nr;
         fs->n_hostres = n;
@@ -183,8 +183,8 @@ static int connect_side(rs_transport *tp, int host, uint32_t qpn, int peer, uint
     a.max_dest_rd_atomic = c->max_rd_atomic;
     a.min_rnr_timer = c->min_rnr_timer;
     rc = rs_tp_qp_modify(tp, host, qpn, &a,
-                      RS_QP_STATE | RS_QP_AV | RS_QP_PATH_MTU | RS_QP_DEST_QPN | RS_QP_RQ_PSN |
-                          RS_QP_MAX_DEST_RD_ATOMIC | RS_QP_MIN_RNR_TIMER);
+                         RS_QP_STATE | RS_QP_AV | RS_QP_PATH_MTU | RS_QP_DEST_QPN | RS_QP_RQ_PSN |
+                             RS_QP_MAX_DEST_RD_ATOMIC | RS_QP_MIN_RNR_TIMER);
     if (rc < 0)
         return rc;
     a.qp_state = RS_QPS_RTS;
@@ -193,8 +193,8 @@ static int connect_side(rs_transport *tp, int host, uint32_t qpn, int peer, uint
     a.rnr_retry = c->rnr_retry;
     a.max_rd_atomic = c->max_rd_atomic;
     return rs_tp_qp_modify(tp, host, qpn, &a,
-                        RS_QP_STATE | RS_QP_TIMEOUT | RS_QP_RETRY_CNT | RS_QP_RNR_RETRY | RS_QP_SQ_PSN |
-                            RS_QP_MAX_QP_RD_ATOMIC);
+                           RS_QP_STATE | RS_QP_TIMEOUT | RS_QP_RETRY_CNT | RS_QP_RNR_RETRY | RS_QP_SQ_PSN |
+                               RS_QP_MAX_QP_RD_ATOMIC);
 }
 
 static int64_t src_paused_ps(rs_transport *tp, const rs_flow *f)
@@ -363,31 +363,31 @@ static int grow(void **p, uint64_t n, size_t elem)
 static int check_cfg(rs_transport *tp, const rs_flow_cfg *c)
 {
     if (rs_mtu_bytes((int)c->path_mtu) == 0)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow path_mtu enum %u outside 1..5", c->path_mtu);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow path_mtu enum %u outside 1..5", c->path_mtu);
     if (c->timeout > 31)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow timeout %u outside 0..31", c->timeout);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow timeout %u outside 0..31", c->timeout);
     if (c->retry_cnt > 7)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow retry_cnt %u outside 0..7", c->retry_cnt);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow retry_cnt %u outside 0..7", c->retry_cnt);
     if (c->rnr_retry > 7)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow rnr_retry %u outside 0..7", c->rnr_retry);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow rnr_retry %u outside 0..7", c->rnr_retry);
     if (c->min_rnr_timer > 31)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow min_rnr_timer %u outside 0..31", c->min_rnr_timer);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow min_rnr_timer %u outside 0..31", c->min_rnr_timer);
     if (c->max_rd_atomic < 1 || c->max_rd_atomic > RS_FLOW_MAX_RD_ATOMIC)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow max_rd_atomic %u outside 1..%u", c->max_rd_atomic,
-                           RS_FLOW_MAX_RD_ATOMIC);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow max_rd_atomic %u outside 1..%u", c->max_rd_atomic,
+                          RS_FLOW_MAX_RD_ATOMIC);
     const rs_recovery_params *r = &c->recovery;
     if (r->mode == RS_RECOVERY_GBN)
         return RS_OK;
     if (r->mode != RS_RECOVERY_IRN)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow recovery mode %u: 0 = Go-Back-N, 1 = IRN", r->mode);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow recovery mode %u: 0 = Go-Back-N, 1 = IRN", r->mode);
     if (r->window < 1 || r->window > RS_FLOW_MAX_IRN_WINDOW)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow IRN window %u outside 1..%u", r->window,
-                           RS_FLOW_MAX_IRN_WINDOW);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow IRN window %u outside 1..%u", r->window,
+                          RS_FLOW_MAX_IRN_WINDOW);
     if (r->rto_low_ps <= 0 || r->rto_low_ps > RS_MAX_TIME_PS || r->rto_high_ps < r->rto_low_ps ||
         r->rto_high_ps > RS_MAX_TIME_PS)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow IRN rto_low %lld ps, rto_high %lld ps: need 0 < rto_low <= "
-                           "rto_high <= %lld", (long long)r->rto_low_ps, (long long)r->rto_high_ps,
-                           (long long)RS_MAX_TIME_PS);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow IRN rto_low %lld ps, rto_high %lld ps: need 0 < rto_low <= "
+                          "rto_high <= %lld", (long long)r->rto_low_ps, (long long)r->rto_high_ps,
+                          (long long)RS_MAX_TIME_PS);
     return RS_OK;
 }
 
@@ -402,55 +402,55 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
     if (rc < 0)
         return rc;
     if (n && (!src || !dst || !size || !start_ps || !verb || !prio))
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow columns missing (NULL) for %u flows", n);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow columns missing (NULL) for %u flows", n);
     for (uint32_t i = 0; i < n; i++) {
         for (int end = 0; end < 2; end++) {
             int32_t h = end ? dst[i] : src[i];
             if (h < 0 || (uint32_t)h >= tp->n_hosts)
-                return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: %s host %d outside 0..%d", i, end ? "dst" : "src",
-                                   h, (int)tp->n_hosts - 1);
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: %s host %d outside 0..%d", i, end ? "dst" : "src",
+                                  h, (int)tp->n_hosts - 1);
             if (!tp->hosts[h]->port.tx)
-                return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: host %d has no link", i, h);
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: host %d has no link", i, h);
             if (tp->hosts[h]->scripted)
-                return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: host %d is a scripted peer", i, h);
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: host %d is a scripted peer", i, h);
         }
         if (src[i] == dst[i])
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: src and dst are both host %d", i, src[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: src and dst are both host %d", i, src[i]);
         if (size[i] < 1 || size[i] > 0x7FFFFFFFu)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: size %llu outside 1..2147483647", i,
-                               (unsigned long long)size[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: size %llu outside 1..2147483647", i,
+                              (unsigned long long)size[i]);
         if (start_ps[i] < 0 || start_ps[i] > RS_MAX_TIME_PS)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: start %lld ps outside 0..%lld", i,
-                               (long long)start_ps[i], (long long)RS_MAX_TIME_PS);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: start %lld ps outside 0..%lld", i,
+                              (long long)start_ps[i], (long long)RS_MAX_TIME_PS);
         if (verb[i] > RS_FLOW_SEND)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: verb %u outside 0..2 (WRITE, READ, SEND)", i, verb[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb %u outside 0..2 (WRITE, READ, SEND)", i, verb[i]);
         if (prio[i] > 7)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: priority %u outside 0..7", i, prio[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: priority %u outside 0..7", i, prio[i]);
     }
     if (!dep_ptr)
-        return n_deps ? rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "%llu dependencies but no dep_ptr",
-                                    (unsigned long long)n_deps)
+        return n_deps ? rs_tp_fail(tp, RS_ERR_INVAL, "%llu dependencies but no dep_ptr",
+                                   (unsigned long long)n_deps)
                       : RS_OK;
     if (n_deps && !deps)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "dep_ptr names %llu dependencies but deps is NULL",
-                           (unsigned long long)n_deps);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr names %llu dependencies but deps is NULL",
+                          (unsigned long long)n_deps);
     if (n_deps > (uint64_t)INT64_MAX)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "%llu dependencies: too many", (unsigned long long)n_deps);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "%llu dependencies: too many", (unsigned long long)n_deps);
     if (dep_ptr[0] != 0)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "dep_ptr[0] = %lld: must be 0", (long long)dep_ptr[0]);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr[0] = %lld: must be 0", (long long)dep_ptr[0]);
     for (uint32_t i = 0; i < n; i++)
         if (dep_ptr[i + 1] < dep_ptr[i] || dep_ptr[i + 1] > (int64_t)n_deps)
-            return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be within dep_ptr[%u] = %lld .. %llu",
-                               i + 1, (long long)dep_ptr[i + 1], i, (long long)dep_ptr[i],
-                               (unsigned long long)n_deps);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be within dep_ptr[%u] = %lld .. %llu",
+                              i + 1, (long long)dep_ptr[i + 1], i, (long long)dep_ptr[i],
+                              (unsigned long long)n_deps);
     if ((uint64_t)dep_ptr[n] != n_deps)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be the number of dependencies, %llu", n,
-                           (long long)dep_ptr[n], (unsigned long long)n_deps);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be the number of dependencies, %llu", n,
+                          (long long)dep_ptr[n], (unsigned long long)n_deps);
     for (uint32_t i = 0; i < n; i++)
         for (int64_t k = dep_ptr[i]; k < dep_ptr[i + 1]; k++)
             if (deps[k] < 0 || (uint32_t)deps[k] >= n || (uint32_t)deps[k] == i)
-                return rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "flow %u: dependency %d is not another flow of the batch",
-                                   i, deps[k]);
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: dependency %d is not another flow of the batch",
+                                  i, deps[k]);
     return RS_OK;
 }
 
@@ -462,7 +462,7 @@ static int check_acyclic(rs_transport *tp, const rs_flows *fs, uint64_t base, ui
     if (!wait || !queue) {
         free(wait);
         free(queue);
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory checking %u flows for dependency cycles", n);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory checking %u flows for dependency cycles", n);
     }
     uint32_t head = 0, tail = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -483,8 +483,8 @@ static int check_acyclic(rs_transport *tp, const rs_flows *fs, uint64_t base, ui
         uint32_t first = 0;
         while (!wait[first])
             first++;
-        rc = rs_engine_fail(&tp->net.eng, RS_ERR_INVAL, "dependency cycle: %u flows (the first is flow %u) wait for each other",
-                         n - tail, first);
+        rc = rs_tp_fail(tp, RS_ERR_INVAL, "dependency cycle: %u flows (the first is flow %u) wait for each other",
+                        n - tail, first);
     }
     free(wait);
     free(queue);
@@ -511,9 +511,10 @@ static rs_flows *flows_of(rs_transport *tp, rs_flows **table, int *done)
     return *table;
 }
 
-int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
-                     const int64_t *start_ps, const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr,
-                     const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *cfg)
+int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t n, const int32_t *src,
+                        const int32_t *dst, const uint64_t *size, const int64_t *start_ps, const uint8_t *verb,
+                        const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
+                        const rs_flow_cfg *cfg)
 {
     if (!cfg)
         return RS_ERR_INVAL;
@@ -522,14 +523,14 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
         return rc;
     rs_flows *fs = flows_of(tp, table, done);
     if (!fs)
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory");
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
     uint64_t base = fs->n, total = fs->n + n;
     if (grow((void **)&fs->f, total, sizeof(rs_flow)) || grow((void **)&fs->heap_t, total, sizeof(int64_t)) ||
         grow((void **)&fs->heap_id, total, sizeof(uint64_t)) || grow((void **)&fs->fifo_t, total, sizeof(int64_t)) ||
         grow((void **)&fs->fifo_id, total, sizeof(uint64_t)) ||
         grow((void **)&fs->rdeps, fs->n_rdeps + n_deps, sizeof(uint64_t)) ||
         grow((void **)&fs->cfgs, fs->n_cfgs + 1, sizeof(rs_flow_cfg)))
-        return rs_engine_fail(&tp->net.eng, RS_ERR_NOMEM, "out of memory for %u flows", n);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for %u flows", n);
     fs->cfgs[fs->n_cfgs] = *cfg;
     for (uint32_t i = 0; i < n; i++) {
         rs_flow *f = &fs->f[base + i];
@@ -581,8 +582,8 @@ int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t fir
 {
     uint64_t have = fs ? fs->n : 0;
     if (first > have || n > have - first)
-        return rs_engine_fail((rs_engine *)&tp->net.eng, RS_ERR_INVAL, "flows %llu..%llu: only %llu flows",
-                           (unsigned long long)first, (unsigned long long)(first + n), (unsigned long long)have);
+        return rs_tp_fail((rs_transport *)tp, RS_ERR_INVAL, "flows %llu..%llu: only %llu flows",
+                          (unsigned long long)first, (unsigned long long)(first + n), (unsigned long long)have);
     for (uint32_t i = 0; i < n; i++) {
         const rs_flow *f = &fs->f[first + i];
         out[i] = f->r;
