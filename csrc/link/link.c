@@ -235,7 +235,8 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
         rs_engine_arm(&net->eng, &l->arrival, t_arrive);
     }
     l->fifo_tail = pkt;
-    if (l->to->owner_kind == RS_NODE_HOST) /* it arrives a link delay from now: time to load its QP */
+    /* it arrives a link delay from now: time to load its QP (a NIC with few QPs wants no hint) */
+    if (l->to->owner_kind == RS_NODE_HOST && l->to->client.frame_coming)
         l->to->client.frame_coming(l->to->client.ctx, pkt);
     return ser_ps;
 }

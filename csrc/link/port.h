@@ -36,25 +36,27 @@ typedef struct rs_port_client {
     /* A frame addressed to the port's own node (RoCE loopback): never put on the link; the client
      * takes it back after ser_ps, the time it occupies the transmit pipeline. */
     void (*loopback)(void *ctx, rs_pkt *pkt, int64_t ser_ps);
-    /* A frame for this port was put on the link and arrives a link delay from now (a hint). */
+    /* A frame for this port was put on the link and arrives a link delay from now (a hint).
+     * Optional: NULL while the client wants no hint (the link then makes no call). */
     void (*frame_coming)(void *ctx, const rs_pkt *pkt);
     /* A frame arrived (after the receive pipeline, if any).  Takes ownership of pkt. */
     void (*receive)(void *ctx, rs_pkt *pkt);
 } rs_port_client;
 
 typedef struct rs_port {
+    /* what the transmit loop reads for every frame first */
     uint16_t owner_kind;      /* enum rs_node_kind: the tag that picks the owner's calls */
     uint16_t index;           /* port number on its switch (0 for a host) */
     int32_t node;             /* the owner's node index (host or switch index) */
-    rs_port_client client;    /* a host port's transport (owner_kind RS_NODE_HOST) */
-    struct rs_switch *sw;     /* owning switch (owner_kind RS_NODE_SWITCH) */
     struct rs_link *tx;       /* link direction this port sends on (NULL: unconnected) */
     int busy;                 /* serialising a frame until tx_done fires */
-    int64_t busy_until;       /* end of the frame being serialised (a host port may send without tx_done) */
     uint8_t pulling;          /* inside the owner's next-frame call (re-entrant kicks are deferred) */
     uint8_t kick_again;
-    rs_timer tx_done;
     uint16_t next_ip_id;
+    int64_t busy_until;       /* end of the frame being serialised (a host port may send without tx_done) */
+    rs_port_client client;    /* a host port's transport (owner_kind RS_NODE_HOST) */
+    struct rs_switch *sw;     /* owning switch (owner_kind RS_NODE_SWITCH) */
+    rs_timer tx_done;
     /* control frames (ACK/NAK at a host, PFC at a switch) wait here; they go before data */
     rs_pkt *ctrl_head;
     rs_pkt *ctrl_tail;

@@ -461,12 +461,17 @@ static void client_receive(void *ctx, rs_pkt *pkt)
     rs_nic_receive(h->tp, h, pkt);
 }
 
+void rs_nic_qps_changed(rs_host *h)
+{
+    h->port.client.frame_coming = h->qpns.live > PREFETCH_MIN_QPS ? client_frame_coming : NULL;
+}
+
 rs_port_client rs_nic_port_client(rs_host *h)
 {
     return (rs_port_client){.ctx = h,
                             .next_frame = client_next_frame,
                             .idle_after = client_idle_after,
                             .loopback = client_loopback,
-                            .frame_coming = client_frame_coming,
+                            .frame_coming = NULL, /* rs_nic_qps_changed installs it */
                             .receive = client_receive};
 }

@@ -87,6 +87,7 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
         rs_slab_put(qp_slab(tp, cc_room), qp);
         return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
+    rs_nic_qps_changed(h);
     qp->sq = (rs_swqe *)block; /* then its SGEs (a one-WQE send queue's lines together), rq, rq's SGEs */
     qp->sq_sge = (rs_sge *)(block + n_sq * sizeof(rs_swqe));
     qp->rq = (rs_rwqe *)(qp->sq_sge + n_sq_sge);
@@ -152,6 +153,7 @@ void rs_qp_release(rs_transport *tp, rs_qp *qp)
         qp->srq->users--;
     qp->srq = NULL;
     rs_qpn_remove(&h->qpns, qpn); /* frames still in flight to it are counted as unknown-QP drops */
+    rs_nic_qps_changed(h);
     rs_mw_forget_qp(h, qpn);      /* type 2 windows bound through it grant nothing any more */
     rs_respq_clear(tp, qp);
     rs_resp_release_held(tp, qp);

@@ -58,6 +58,9 @@ typedef struct rs_transport {
 /* ---- NIC (transport/nic.c) ---- */
 /* The host port's client: these NIC calls behind the link-layer seam (link/port.h). */
 rs_port_client rs_nic_port_client(rs_host *h);
+/* The host's QP count changed: the port's frame-coming hint is wanted only with many QPs (their
+ * lines then miss the caches), so the link makes no call per frame for a NIC with a few. */
+void rs_nic_qps_changed(rs_host *h);
 /* The NIC's next frame for its port: a control frame, else a data frame round-robin over QPs. */
 rs_pkt *rs_nic_next_frame(rs_transport *tp, rs_host *h);
 /* A frame arrived at the host's port. Takes ownership of pkt. */
