@@ -7,22 +7,22 @@
  * the first cycle found is kept with its time. */
 #include <stdlib.h>
 
-#include "sim/sim_impl.h"
+#include "link/net.h"
 #include "link/monitor.h"
 #include "link/switch.h"
 
-static int scratch(rs_sim *sim, rs_monitor *m)
+static int scratch(rs_net *net, rs_monitor *m)
 {
     uint32_t n = 0;
-    uint32_t *base = realloc(m->node_base, (sim->n_switches + 1) * sizeof(uint32_t));
+    uint32_t *base = realloc(m->node_base, (net->n_switches + 1) * sizeof(uint32_t));
     if (!base)
         return -1;
     m->node_base = base;
-    for (uint32_t s = 0; s < sim->n_switches; s++) {
+    for (uint32_t s = 0; s < net->n_switches; s++) {
         base[s] = n;
-        n += sim->switches[s]->cfg.n_ports * RS_NPRIO;
+        n += net->switches[s]->cfg.n_ports * RS_NPRIO;
     }
-    base[sim->n_switches] = n;
+    base[net->n_switches] = n;
     if (n == m->n_nodes && m->color)
         return 0;
     free(m->color);
@@ -37,10 +37,10 @@ static int scratch(rs_sim *sim, rs_monitor *m)
     return (m->color && m->parent && m->stack_node && m->stack_next) ? 0 : -1;
 }
 
-static void node_ref(const rs_sim *sim, const rs_monitor *m, uint32_t v, uint32_t *s, uint32_t *p, uint32_t *i)
+static void node_ref(const rs_net *net, const rs_monitor *m, uint32_t v, uint32_t *s, uint32_t *p, uint32_t *i)
 {
     uint32_t k = 0;
-    while (k + 1 < sim->n_switches && m->node_base[k + 1] <= v)
+    while (k + 1 < net->n_switches && m->node_base[k + 1] <= v)
         k++;
     *s = k;
     *p = (v - m->node_base[k]) / RS_NPRIO;
@@ -63,11 +63,11 @@ static int holds_from(const rs_swport *sp, uint32_t prio, uint16_t in_port)
 }
 
 /* Successor of node v number `k` onwards: returns the node, or -1; *k advances. */
-static int64_t next_succ(rs_sim *sim, rs_monitor *m, uint32_t v, uint32_t *k)
+static int64_t next_succ(rs_net *net, rs_monitor *m, uint32_t v, uint32_t *k)
 {
     uint32_t s, p, i;
-    node_ref(sim, m, v, &s, &p, &i);
-    const rs_port *port = &sim->switches[s]->ports[p].port;
+    node_ref(net, m, v, &s, &p, &i);
+    const rs_port *port = &net->switches[s]->ports[p].port;
     if (!port->tx || port->tx->to->owner_kind != RS_NODE_SWITCH)
         return -1;
     const rs_port *peer = port->tx->to;
@@ -84,7 +84,7 @@ static int64_t next_succ(rs_sim *sim, rs_monitor *m, uint32_t v, uint32_t *k)
     return -1;
 }
 
-static void record(rs_sim *sim, rs_monitor *m, uint32_t from, uint32_t to)
+static void record(rs_net *net, rs_monitor *m, uint32_t from, uint32_t to)
 {
     /* back edge from -> to: the cycle is to ... from along the parent chain */
     uint32_t chain[RS_DEADLOCK_MAX_CYCLE];
@@ -94,30 +94,30 @@ static void record(rs_sim *sim, rs_monitor *m, uint32_t from, uint32_t to)
         if ((uint32_t)v == to || m->parent[v] < 0)
             break;
     }
-    m->dl_time_ps = sim->now_ps;
+    m->dl_time_ps = net->eng.now_ps;
     m->dl_len = n;
     for (int j = 0; j < n; j++) {
         uint32_t s, p, i;
-        node_ref(sim, m, chain[n - 1 - j], &s, &p, &i);
+        node_ref(net, m, chain[n - 1 - j], &s, &p, &i);
         m->dl_cycle[j] = (rs_queue_ref){(int32_t)s, (int32_t)p, (int32_t)i};
     }
 }
 
-void rs_deadlock_check(rs_sim *sim, rs_monitor *m)
+void rs_deadlock_check(rs_net *net, rs_monitor *m)
 {
-    if (!sim->n_switches)
+    if (!net->n_switches)
         return;
-    if (scratch(sim, m) != 0) {
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory in the deadlock detector");
+    if (scratch(net, m) != 0) {
+        net->eng.failed = 1;
+        rs_net_fail(net, RS_ERR_NOMEM, "out of memory in the deadlock detector");
         return;
     }
     for (uint32_t v = 0; v < m->n_nodes; v++) {
         m->color[v] = 0;
         m->parent[v] = -1;
     }
-    for (uint32_t s = 0; s < sim->n_switches; s++) {
-        rs_switch *sw = sim->switches[s];
+    for (uint32_t s = 0; s < net->n_switches; s++) {
+        rs_switch *sw = net->switches[s];
         for (uint32_t p = 0; p < sw->n_used; p++) {
             for (uint32_t i = 0; i < RS_NPRIO; i++) {
                 uint32_t root = m->node_base[s] + p * RS_NPRIO + i;
@@ -129,7 +129,7 @@ void rs_deadlock_check(rs_sim *sim, rs_monitor *m)
                 m->color[root] = 1;
                 while (1) {
                     uint32_t v = m->stack_node[top];
-                    int64_t w = next_succ(sim, m, v, &m->stack_next[top]);
+                    int64_t w = next_succ(net, m, v, &m->stack_next[top]);
                     if (w < 0) {
                         m->color[v] = 2;
                         if (top == 0)
@@ -138,7 +138,7 @@ void rs_deadlock_check(rs_sim *sim, rs_monitor *m)
                         continue;
                     }
                     if (m->color[w] == 1) {
-                        record(sim, m, v, (uint32_t)w);
+                        record(net, m, v, (uint32_t)w);
                         return;
                     }
                     if (m->color[w] == 0) {
@@ -153,9 +153,9 @@ void rs_deadlock_check(rs_sim *sim, rs_monitor *m)
     }
 }
 
-int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap)
+int rs_net_deadlock_result(const rs_net *net, int64_t *t_ps, rs_queue_ref *cycle, int cap)
 {
-    const rs_monitor *m = sim->monitor;
+    const rs_monitor *m = net->monitor;
     if (!m || m->dl_time_ps < 0)
         return 0;
     *t_ps = m->dl_time_ps;

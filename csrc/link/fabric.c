@@ -1,9 +1,10 @@
 /* Fabric control path: creating switches, connecting any two nodes, link
  * failure and recovery, and reading switch / port counters. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_impl.h"
+#include "link/net.h"
 #include "link/monitor.h"
 #include "link/pause.h"
 #include "link/rxpipe.h"
@@ -11,147 +12,156 @@
 
 #define MAX_PORTS 4096u
 
-static rs_switch *get_switch(const rs_sim *sim, int sw)
+int rs_net_fail(rs_net *net, int code, const char *fmt, ...)
 {
-    return (sw >= 0 && (uint32_t)sw < sim->n_switches) ? sim->switches[sw] : NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    rs_engine_vfail(&net->eng, code, fmt, ap);
+    va_end(ap);
+    return code;
 }
 
-static int check_cfg(rs_sim *sim, const rs_switch_cfg *c)
+static rs_switch *get_switch(const rs_net *net, int sw)
+{
+    return (sw >= 0 && (uint32_t)sw < net->n_switches) ? net->switches[sw] : NULL;
+}
+
+static int check_cfg(rs_net *net, const rs_switch_cfg *c)
 {
     if (c->n_ports < 1 || c->n_ports > MAX_PORTS)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "n_ports %u outside 1..%u", c->n_ports, MAX_PORTS);
+        return rs_net_fail(net, RS_ERR_INVAL, "n_ports %u outside 1..%u", c->n_ports, MAX_PORTS);
     if (c->alpha_shift > 16)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "alpha_shift %u outside 0..16", c->alpha_shift);
+        return rs_net_fail(net, RS_ERR_INVAL, "alpha_shift %u outside 0..16", c->alpha_shift);
     if (c->pfc_quanta == 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
+        return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
     for (int i = 0; i < 64; i++)
         if (c->dscp_to_prio[i] > 7)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "dscp_to_prio[%d] = %u outside 0..7", i, c->dscp_to_prio[i]);
+            return rs_net_fail(net, RS_ERR_INVAL, "dscp_to_prio[%d] = %u outside 0..7", i, c->dscp_to_prio[i]);
     for (int i = 0; i < RS_NPRIO; i++) {
         if (c->wrr && c->wrr_weight[i] == 0)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "wrr_weight[%d] = 0 outside 1..255", i);
+            return rs_net_fail(net, RS_ERR_INVAL, "wrr_weight[%d] = 0 outside 1..255", i);
         if (c->ecn_kmax[i] && c->ecn_kmax[i] <= c->ecn_kmin[i])
-            return rs_sim_fail(sim, RS_ERR_INVAL, "priority %d: ECN kmax %llu must be > kmin %llu", i,
+            return rs_net_fail(net, RS_ERR_INVAL, "priority %d: ECN kmax %llu must be > kmin %llu", i,
                                (unsigned long long)c->ecn_kmax[i], (unsigned long long)c->ecn_kmin[i]);
         if (!(c->ecn_pmax[i] >= 0.0 && c->ecn_pmax[i] <= 1.0))
-            return rs_sim_fail(sim, RS_ERR_INVAL, "priority %d: ECN pmax %g outside [0, 1]", i, c->ecn_pmax[i]);
+            return rs_net_fail(net, RS_ERR_INVAL, "priority %d: ECN pmax %g outside [0, 1]", i, c->ecn_pmax[i]);
     }
     return RS_OK;
 }
 
-int rs_switch_add(rs_sim *sim, const rs_switch_cfg *cfg)
+int rs_net_switch_add(rs_net *net, const rs_switch_cfg *cfg)
 {
-    int rc = check_cfg(sim, cfg);
+    int rc = check_cfg(net, cfg);
     if (rc != RS_OK)
         return rc;
-    if (sim->n_switches >= 0xFFFF)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "too many switches (limit 65535)");
-    rs_switch **ns = realloc(sim->switches, (sim->n_switches + 1) * sizeof(*ns));
+    if (net->n_switches >= 0xFFFF)
+        return rs_net_fail(net, RS_ERR_INVAL, "too many switches (limit 65535)");
+    rs_switch **ns = realloc(net->switches, (net->n_switches + 1) * sizeof(*ns));
     if (!ns)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    sim->switches = ns;
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
+    net->switches = ns;
     int err;
-    rs_switch *sw = rs_switch_new(sim, (int)sim->n_switches, cfg, &err);
+    rs_switch *sw = rs_switch_new(net, (int)net->n_switches, cfg, &err);
     if (!sw && err == -2)
-        return rs_sim_fail(sim, RS_ERR_INVAL,
+        return rs_net_fail(net, RS_ERR_INVAL,
                            "buffer_bytes %llu is smaller than the reserve (%u B x %u ports x 8 priorities) "
                            "plus headroom (%u B x %u ports x %d lossless priorities)",
                            (unsigned long long)cfg->buffer_bytes, cfg->reserve_bytes, cfg->n_ports,
                            cfg->headroom_bytes, cfg->n_ports, __builtin_popcount(cfg->pfc_mask));
     if (!sw)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    sim->switches[sim->n_switches] = sw;
-    sim->routes_dirty = 1;
-    return (int)sim->n_switches++;
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
+    net->switches[net->n_switches] = sw;
+    net->routes_dirty = 1;
+    return (int)net->n_switches++;
 }
 
-void rs_fabric_free(rs_sim *sim)
+void rs_fabric_free(rs_net *net)
 {
-    rs_monitor_free(sim->monitor);
-    sim->monitor = NULL;
-    for (uint32_t i = 0; i < sim->n_switches; i++)
-        rs_switch_free(sim, sim->switches[i]);
-    free(sim->switches);
-    sim->switches = NULL;
-    sim->n_switches = 0;
+    rs_monitor_free(net->monitor);
+    net->monitor = NULL;
+    for (uint32_t i = 0; i < net->n_switches; i++)
+        rs_switch_free(net, net->switches[i]);
+    free(net->switches);
+    net->switches = NULL;
+    net->n_switches = 0;
 }
 
 /* The free port of a node, or NULL with the failure recorded. */
-static rs_port *free_port(rs_sim *sim, int kind, int node, int *rc)
+static rs_port *free_port(rs_net *net, int kind, int node, int *rc)
 {
     *rc = RS_OK;
     if (kind == RS_NODE_HOST) {
-        if (node < 0 || (uint32_t)node >= sim->n_hosts) {
-            *rc = rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", node, (int)sim->n_hosts - 1);
+        if (node < 0 || (uint32_t)node >= net->n_hosts) {
+            *rc = rs_net_fail(net, RS_ERR_INVAL, "no host %d (hosts 0..%d)", node, (int)net->n_hosts - 1);
             return NULL;
         }
-        rs_port *p = &sim->hosts[node]->port;
+        rs_port *p = net->host_ports[node];
         if (p->tx) {
-            *rc = rs_sim_fail(sim, RS_ERR_STATE, "host %d already has a link (one port per host)", node);
+            *rc = rs_net_fail(net, RS_ERR_STATE, "host %d already has a link (one port per host)", node);
             return NULL;
         }
         return p;
     }
     if (kind != RS_NODE_SWITCH) {
-        *rc = rs_sim_fail(sim, RS_ERR_INVAL, "node kind %d outside 0 (host), 1 (switch)", kind);
+        *rc = rs_net_fail(net, RS_ERR_INVAL, "node kind %d outside 0 (host), 1 (switch)", kind);
         return NULL;
     }
-    rs_switch *sw = get_switch(sim, node);
+    rs_switch *sw = get_switch(net, node);
     if (!sw) {
-        *rc = rs_sim_fail(sim, RS_ERR_INVAL, "no switch %d (switches 0..%d)", node, (int)sim->n_switches - 1);
+        *rc = rs_net_fail(net, RS_ERR_INVAL, "no switch %d (switches 0..%d)", node, (int)net->n_switches - 1);
         return NULL;
     }
     if (sw->n_used >= sw->cfg.n_ports) {
-        *rc = rs_sim_fail(sim, RS_ERR_STATE, "switch %d has all %u ports connected", node, sw->cfg.n_ports);
+        *rc = rs_net_fail(net, RS_ERR_STATE, "switch %d has all %u ports connected", node, sw->cfg.n_ports);
         return NULL;
     }
     return &sw->ports[sw->n_used].port;
 }
 
-int rs_fabric_connect(rs_sim *sim, int kind_a, int a, int kind_b, int b, int64_t rate_bps, int64_t delay_ps)
+int rs_net_fabric_connect(rs_net *net, int kind_a, int a, int kind_b, int b, int64_t rate_bps, int64_t delay_ps)
 {
     if (kind_a == kind_b && a == b)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "cannot connect a node to itself");
+        return rs_net_fail(net, RS_ERR_INVAL, "cannot connect a node to itself");
     if (rate_bps <= 0 || delay_ps < 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "link rate must be > 0 and delay >= 0");
+        return rs_net_fail(net, RS_ERR_INVAL, "link rate must be > 0 and delay >= 0");
     int rc;
-    rs_port *pa = free_port(sim, kind_a, a, &rc);
+    rs_port *pa = free_port(net, kind_a, a, &rc);
     if (!pa)
         return rc;
-    rs_port *pb = free_port(sim, kind_b, b, &rc);
+    rs_port *pb = free_port(net, kind_b, b, &rc);
     if (!pb)
         return rc;
-    rs_link **nl = realloc(sim->links, (sim->n_links + 2) * sizeof(*nl));
+    rs_link **nl = realloc(net->links, (net->n_links + 2) * sizeof(*nl));
     if (!nl)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    sim->links = nl;
-    rs_link *ab = rs_link_new(sim, pa, pb, rate_bps, delay_ps);
-    rs_link *ba = ab ? rs_link_new(sim, pb, pa, rate_bps, delay_ps) : NULL;
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
+    net->links = nl;
+    rs_link *ab = rs_link_new(net, pa, pb, rate_bps, delay_ps);
+    rs_link *ba = ab ? rs_link_new(net, pb, pa, rate_bps, delay_ps) : NULL;
     if (!ab || !ba)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     if (kind_a == RS_NODE_SWITCH)
-        sim->switches[a]->n_used++;
+        net->switches[a]->n_used++;
     if (kind_b == RS_NODE_SWITCH)
-        sim->switches[b]->n_used++;
-    sim->routes_dirty = 1;
+        net->switches[b]->n_used++;
+    net->routes_dirty = 1;
     return ab->id;
 }
 
-static rs_link *get_link(const rs_sim *sim, int link)
+static rs_link *get_link(const rs_net *net, int link)
 {
-    return (link >= 0 && (uint32_t)link < sim->n_links) ? sim->links[link] : NULL;
+    return (link >= 0 && (uint32_t)link < net->n_links) ? net->links[link] : NULL;
 }
 
 static void port_end(const rs_port *p, int *kind, int *node, int *port)
 {
     *kind = p->owner_kind;
-    *node = p->owner_kind == RS_NODE_HOST ? p->host->id : p->sw->id;
+    *node = p->node;
     *port = p->index;
 }
 
-int rs_link_ends(const rs_sim *sim, int link, int *fk, int *fn, int *fp, int *tk, int *tn, int *tp)
+int rs_net_link_ends(const rs_net *net, int link, int *fk, int *fn, int *fp, int *tk, int *tn, int *tp)
 {
-    const rs_link *l = get_link(sim, link);
+    const rs_link *l = get_link(net, link);
     if (!l)
         return RS_ERR_INVAL;
     port_end(l->from, fk, fn, fp);
@@ -160,61 +170,61 @@ int rs_link_ends(const rs_sim *sim, int link, int *fk, int *fn, int *fp, int *tk
 }
 
 /* Both directions of a link: ids are allocated in pairs (even = a->b). */
-static void set_state(rs_sim *sim, int link, int up)
+static void set_state(rs_net *net, int link, int up)
 {
     int first = link & ~1;
-    for (int i = first; i < first + 2 && (uint32_t)i < sim->n_links; i++)
-        sim->links[i]->down = !up;
-    sim->routes_dirty = 1;
+    for (int i = first; i < first + 2 && (uint32_t)i < net->n_links; i++)
+        net->links[i]->down = !up;
+    net->routes_dirty = 1;
     if (up)
-        for (int i = first; i < first + 2 && (uint32_t)i < sim->n_links; i++)
-            rs_port_kick(sim, sim->links[i]->from);
+        for (int i = first; i < first + 2 && (uint32_t)i < net->n_links; i++)
+            rs_port_kick(net, net->links[i]->from);
 }
 
-int rs_link_set_up(rs_sim *sim, int link, int up)
+int rs_net_link_set_up(rs_net *net, int link, int up)
 {
-    if (!get_link(sim, link))
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
-    set_state(sim, link, up);
+    if (!get_link(net, link))
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
+    set_state(net, link, up);
     return RS_OK;
 }
 
-int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
+int rs_net_link_schedule_up(rs_net *net, int link, int up, int64_t t_ps)
 {
-    rs_link *l = get_link(sim, link);
+    rs_link *l = get_link(net, link);
     if (!l)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no link %d", link);
-    if (t_ps < sim->now_ps)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "time %lld ps is before now (%lld ps)", (long long)t_ps,
-                           (long long)sim->now_ps);
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
+    if (t_ps < net->eng.now_ps)
+        return rs_net_fail(net, RS_ERR_INVAL, "time %lld ps is before now (%lld ps)", (long long)t_ps,
+                           (long long)net->eng.now_ps);
     /* each direction holds one pending change: a link can have two (e.g. fail, then recover) */
-    rs_link *pair = sim->links[link ^ 1];
+    rs_link *pair = net->links[link ^ 1];
     if (l->state_change.armed)
         l = pair;
     if (l->state_change.armed)
-        return rs_sim_fail(sim, RS_ERR_STATE, "link %d already has 2 state changes pending (the limit)", link);
+        return rs_net_fail(net, RS_ERR_STATE, "link %d already has 2 state changes pending (the limit)", link);
     l->pending_up = up;
-    rs_sim_arm(sim, &l->state_change, t_ps);
-    return sim->failed ? RS_ERR_NOMEM : RS_OK;
+    rs_engine_arm(&net->eng, &l->state_change, t_ps);
+    return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
 }
 
-void rs_link_state_event(rs_sim *sim, rs_link *l)
+void rs_link_state_event(rs_net *net, rs_link *l)
 {
-    set_state(sim, l->id, l->pending_up);
+    set_state(net, l->id, l->pending_up);
 }
 
-int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
+int rs_net_switch_port_stats(const rs_net *net, int sw, int port, rs_swport_stats *out)
 {
-    const rs_switch *s = get_switch(sim, sw);
+    const rs_switch *s = get_switch(net, sw);
     if (!s || port < 0 || (uint32_t)port >= s->cfg.n_ports)
         return RS_ERR_INVAL;
     *out = s->ports[port].stats;
     return RS_OK;
 }
 
-int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress, uint64_t *ingress)
+int rs_net_switch_queue_bytes(const rs_net *net, int sw, int port, int prio, uint64_t *egress, uint64_t *ingress)
 {
-    const rs_switch *s = get_switch(sim, sw);
+    const rs_switch *s = get_switch(net, sw);
     if (!s || port < 0 || (uint32_t)port >= s->cfg.n_ports || prio < 0 || prio >= RS_NPRIO)
         return RS_ERR_INVAL;
     size_t i = (size_t)port * RS_NPRIO + (size_t)prio;
@@ -223,57 +233,57 @@ int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_
     return RS_OK;
 }
 
-static rs_port *find_port(const rs_sim *sim, int kind, int node, int port)
+static rs_port *find_port(const rs_net *net, int kind, int node, int port)
 {
     rs_port *p = NULL;
-    if (kind == RS_NODE_HOST && node >= 0 && (uint32_t)node < sim->n_hosts)
-        p = &sim->hosts[node]->port;
-    const rs_switch *s = kind == RS_NODE_SWITCH ? get_switch(sim, node) : NULL;
+    if (kind == RS_NODE_HOST && node >= 0 && (uint32_t)node < net->n_hosts)
+        p = net->host_ports[node];
+    const rs_switch *s = kind == RS_NODE_SWITCH ? get_switch(net, node) : NULL;
     if (s && port >= 0 && (uint32_t)port < s->cfg.n_ports)
         p = &s->ports[port].port;
     return p;
 }
 
-int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
+int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_pause_stats *out)
 {
-    const rs_port *p = find_port(sim, kind, node, port);
+    const rs_port *p = find_port(net, kind, node, port);
     if (!p)
         return RS_ERR_INVAL;
-    rs_pause_stats_now(p, sim->now_ps, out);
+    rs_pause_stats_now(p, net->eng.now_ps, out);
     return RS_OK;
 }
 
-int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8])
+int rs_net_port_inject_pfc(rs_net *net, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8])
 {
-    rs_port *p = find_port(sim, kind, node, port);
+    rs_port *p = find_port(net, kind, node, port);
     if (!p)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
+        return rs_net_fail(net, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
     if (class_enable > 0xFF)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "class-enable vector 0x%x outside 0..0xff", class_enable);
-    rs_pkt *pkt = rs_pkt_alloc(&sim->pool);
+        return rs_net_fail(net, RS_ERR_INVAL, "class-enable vector 0x%x outside 0..0xff", class_enable);
+    rs_pkt *pkt = rs_pkt_alloc(net->pool);
     if (!pkt)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     pkt->kind = RS_PKT_PFC;
     pkt->pfc_class_enable = class_enable;
     for (int i = 0; i < RS_NPRIO; i++)
         pkt->pfc_quanta[i] = quanta[i];
-    rs_pause_receive(sim, p, pkt);
-    return sim->failed ? RS_ERR_NOMEM : RS_OK;
+    rs_pause_receive(net, p, pkt);
+    return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
 }
 
-static int ensure_routes(rs_sim *sim)
+static int ensure_routes(rs_net *net)
 {
-    return sim->routes_dirty ? rs_routes_compute(sim) : RS_OK;
+    return net->routes_dirty ? rs_routes_compute(net) : RS_OK;
 }
 
-int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
+int rs_net_switch_next_hops(rs_net *net, int sw, int dst, uint16_t *out, int cap)
 {
-    rs_switch *s = get_switch(sim, sw);
+    rs_switch *s = get_switch(net, sw);
     if (!s)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no switch %d", sw);
-    if (dst < 0 || (uint32_t)dst >= sim->n_hosts)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", dst);
-    int rc = ensure_routes(sim);
+        return rs_net_fail(net, RS_ERR_INVAL, "no switch %d", sw);
+    if (dst < 0 || (uint32_t)dst >= net->n_hosts)
+        return rs_net_fail(net, RS_ERR_INVAL, "no host %d", dst);
+    int rc = ensure_routes(net);
     if (rc != RS_OK)
         return rc;
     int n = s->nh_cnt[dst];
@@ -282,27 +292,27 @@ int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     return n;
 }
 
-int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
+int rs_net_switch_ecmp_port(rs_net *net, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
 {
     uint16_t hops[MAX_PORTS];
-    int n = rs_switch_next_hops(sim, sw, dst, hops, (int)MAX_PORTS);
+    int n = rs_net_switch_next_hops(net, sw, dst, hops, (int)MAX_PORTS);
     if (n <= 0)
         return n < 0 ? n : -1;
-    return n == 1 ? hops[0] : hops[rs_switch_ecmp_hash(sim->switches[sw], sip, dip, sport) % (uint32_t)n];
+    return n == 1 ? hops[0] : hops[rs_switch_ecmp_hash(net->switches[sw], sip, dip, sport) % (uint32_t)n];
 }
 
-int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n)
+int rs_net_switch_set_route(rs_net *net, int sw, int dst, const uint16_t *ports, int n)
 {
-    rs_switch *s = get_switch(sim, sw);
+    rs_switch *s = get_switch(net, sw);
     if (!s)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no switch %d", sw);
-    if (dst < 0 || (uint32_t)dst >= sim->n_hosts)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", dst, (int)sim->n_hosts - 1);
+        return rs_net_fail(net, RS_ERR_INVAL, "no switch %d", sw);
+    if (dst < 0 || (uint32_t)dst >= net->n_hosts)
+        return rs_net_fail(net, RS_ERR_INVAL, "no host %d (hosts 0..%d)", dst, (int)net->n_hosts - 1);
     if (n < 0 || (uint32_t)n > s->n_used)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "%d next hops: must be 0..%u (connected ports)", n, s->n_used);
+        return rs_net_fail(net, RS_ERR_INVAL, "%d next hops: must be 0..%u (connected ports)", n, s->n_used);
     for (int i = 0; i < n; i++)
         if (ports[i] >= s->n_used)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "switch %d: port %u is not connected (ports 0..%u)", sw,
+            return rs_net_fail(net, RS_ERR_INVAL, "switch %d: port %u is not connected (ports 0..%u)", sw,
                                ports[i], s->n_used - 1);
     uint32_t i = 0;
     while (i < s->n_pins && s->pins[i].dst != (uint32_t)dst)
@@ -312,7 +322,7 @@ int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int
             return RS_OK;
         rs_route_pin *np = realloc(s->pins, (s->n_pins + 1) * sizeof(*np));
         if (!np)
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+            return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
         s->pins = np;
         np[i] = (rs_route_pin){.dst = (uint32_t)dst, .n = 0, .ports = NULL};
         s->n_pins++;
@@ -323,22 +333,11 @@ int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int
     } else {
         uint16_t *pp = realloc(s->pins[i].ports, (size_t)n * sizeof(uint16_t));
         if (!pp)
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+            return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
         memcpy(pp, ports, (size_t)n * sizeof(uint16_t));
         s->pins[i].ports = pp;
         s->pins[i].n = (uint16_t)n;
     }
-    sim->routes_dirty = 1;
-    return RS_OK;
-}
-
-int rs_host_set_dscp_map(rs_sim *sim, int host, const uint8_t *map)
-{
-    if (host < 0 || (uint32_t)host >= sim->n_hosts)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)sim->n_hosts - 1);
-    for (int i = 0; i < 64; i++)
-        if (map[i] > 7)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "dscp_map[%d] = %u outside 0..7", i, map[i]);
-    memcpy(sim->hosts[host]->dscp_to_prio, map, 64);
+    net->routes_dirty = 1;
     return RS_OK;
 }

@@ -11,7 +11,7 @@
 #include "rdmasim/eventq.h"
 #include "rdmasim/packet.h"
 #include "rdmasim/rng.h"
-#include "rdmasim/sim.h"
+#include "rdmasim/fabric.h"
 
 struct rs_port;
 
@@ -56,7 +56,7 @@ typedef struct rs_link {
     uint32_t n_drops;
     uint32_t n_loss_changes;        /* scheduled loss changes not yet applied, ... */
     rs_loss_change *loss_changes;   /* ... sorted by time (oldest first) */
-    int capture;                    /* frames put on this direction go to sim->pcap (when open) */
+    int capture;                    /* frames put on this direction go to net->pcap (when open) */
     rs_pkt *fifo_head;   /* frames in flight, oldest first */
     rs_pkt *fifo_tail;
     rs_timer arrival;    /* fires when fifo_head reaches `to` */

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "sim/sim_impl.h"
+#include "link/net.h"
 #include "link/switch.h"
 
 void rs_monitor_free(rs_monitor *m)
@@ -37,86 +37,86 @@ static int64_t next_due(const rs_monitor *m)
     return t;
 }
 
-void rs_monitor_resume(rs_sim *sim)
+void rs_monitor_resume(rs_net *net)
 {
-    rs_monitor *m = sim->monitor;
+    rs_monitor *m = net->monitor;
     if (!m || m->tick.armed)
         return;
-    if (m->wd_poll_ps > 0 && m->next_wd_ps < sim->now_ps)
-        m->next_wd_ps = sim->now_ps + m->wd_poll_ps;
-    if (m->dl_period_ps > 0 && m->next_dl_ps < sim->now_ps)
-        m->next_dl_ps = sim->now_ps + m->dl_period_ps;
-    if (m->sample_period_ps > 0 && m->next_sample_ps < sim->now_ps)
-        m->next_sample_ps = sim->now_ps;
+    if (m->wd_poll_ps > 0 && m->next_wd_ps < net->eng.now_ps)
+        m->next_wd_ps = net->eng.now_ps + m->wd_poll_ps;
+    if (m->dl_period_ps > 0 && m->next_dl_ps < net->eng.now_ps)
+        m->next_dl_ps = net->eng.now_ps + m->dl_period_ps;
+    if (m->sample_period_ps > 0 && m->next_sample_ps < net->eng.now_ps)
+        m->next_sample_ps = net->eng.now_ps;
     int64_t t = next_due(m);
     if (t != INT64_MAX)
-        rs_sim_arm(sim, &m->tick, t);
+        rs_engine_arm(&net->eng, &m->tick, t);
 }
 
-void rs_monitor_tick(rs_sim *sim, rs_monitor *m)
+void rs_monitor_tick(rs_net *net, rs_monitor *m)
 {
-    if (m->sample_period_ps > 0 && sim->now_ps >= m->next_sample_ps) {
-        rs_sampler_take(sim, m);
-        m->next_sample_ps = sim->now_ps + m->sample_period_ps;
+    if (m->sample_period_ps > 0 && net->eng.now_ps >= m->next_sample_ps) {
+        rs_sampler_take(net, m);
+        m->next_sample_ps = net->eng.now_ps + m->sample_period_ps;
     }
-    if (m->wd_poll_ps > 0 && sim->now_ps >= m->next_wd_ps) {
-        rs_watchdog_poll(sim, m);
-        m->next_wd_ps = sim->now_ps + m->wd_poll_ps;
+    if (m->wd_poll_ps > 0 && net->eng.now_ps >= m->next_wd_ps) {
+        rs_watchdog_poll(net, m);
+        m->next_wd_ps = net->eng.now_ps + m->wd_poll_ps;
     }
-    if (m->dl_period_ps > 0 && m->dl_time_ps < 0 && sim->now_ps >= m->next_dl_ps) {
-        rs_deadlock_check(sim, m);
-        m->next_dl_ps = sim->now_ps + m->dl_period_ps;
+    if (m->dl_period_ps > 0 && m->dl_time_ps < 0 && net->eng.now_ps >= m->next_dl_ps) {
+        rs_deadlock_check(net, m);
+        m->next_dl_ps = net->eng.now_ps + m->dl_period_ps;
     }
     int64_t t = next_due(m);
     /* only while something else is going on: a quiet network must still go idle */
-    if (t != INT64_MAX && rs_eventq_peek_time(&sim->evq) != INT64_MAX)
-        rs_sim_arm(sim, &m->tick, t);
+    if (t != INT64_MAX && rs_eventq_peek_time(&net->eng.evq) != INT64_MAX)
+        rs_engine_arm(&net->eng, &m->tick, t);
 }
 
 /* ---- control path ---- */
 
-rs_monitor *rs_monitor_get(rs_sim *sim)
+rs_monitor *rs_monitor_get(rs_net *net)
 {
-    if (!sim->monitor) {
+    if (!net->monitor) {
         rs_monitor *m = calloc(1, sizeof(*m));
         if (!m)
             return NULL;
         m->tick.owner = m;
         m->tick.kind = RS_EV_MONITOR;
         m->dl_time_ps = -1;
-        sim->monitor = m;
+        net->monitor = m;
     }
-    return sim->monitor;
+    return net->monitor;
 }
 
-int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
+int rs_net_pfc_watchdog(rs_net *net, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
 {
     if (poll_ps < 0 || (poll_ps > 0 && (detect_ps < poll_ps || restore_ps <= 0)))
-        return rs_sim_fail(sim, RS_ERR_INVAL,
+        return rs_net_fail(net, RS_ERR_INVAL,
                            "watchdog: poll %lld ps must be >= 0; detect (%lld ps) >= poll; restore (%lld ps) > 0",
                            (long long)poll_ps, (long long)detect_ps, (long long)restore_ps);
-    rs_monitor *m = rs_monitor_get(sim);
+    rs_monitor *m = rs_monitor_get(net);
     if (!m)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     m->wd_poll_ps = poll_ps;
     m->wd_detect_ps = detect_ps;
     m->wd_restore_ps = restore_ps;
-    m->next_wd_ps = sim->now_ps + poll_ps;
+    m->next_wd_ps = net->eng.now_ps + poll_ps;
     rs_timer_cancel(&m->tick);
-    rs_monitor_resume(sim);
-    return sim->failed ? RS_ERR_NOMEM : RS_OK;
+    rs_monitor_resume(net);
+    return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
 }
 
-int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
+int rs_net_deadlock_detector(rs_net *net, int64_t period_ps)
 {
     if (period_ps < 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "deadlock check period %lld ps must be >= 0", (long long)period_ps);
-    rs_monitor *m = rs_monitor_get(sim);
+        return rs_net_fail(net, RS_ERR_INVAL, "deadlock check period %lld ps must be >= 0", (long long)period_ps);
+    rs_monitor *m = rs_monitor_get(net);
     if (!m)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     m->dl_period_ps = period_ps;
-    m->next_dl_ps = sim->now_ps + period_ps;
+    m->next_dl_ps = net->eng.now_ps + period_ps;
     rs_timer_cancel(&m->tick);
-    rs_monitor_resume(sim);
-    return sim->failed ? RS_ERR_NOMEM : RS_OK;
+    rs_monitor_resume(net);
+    return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
 }

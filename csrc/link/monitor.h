@@ -10,7 +10,7 @@
 #include "rdmasim/eventq.h"
 #include "rdmasim/fabric.h"
 
-struct rs_sim;
+struct rs_net;
 
 #define RS_DEADLOCK_MAX_CYCLE 64
 
@@ -42,14 +42,14 @@ typedef struct rs_monitor {
 } rs_monitor;
 
 /* The simulation's monitor, created on first use (NULL on out of memory). */
-rs_monitor *rs_monitor_get(struct rs_sim *sim);
+rs_monitor *rs_monitor_get(struct rs_net *net);
 void rs_monitor_free(rs_monitor *m);
 /* Arm the tick if the monitor is on and not armed (start of rs_sim_run, after configuration). */
-void rs_monitor_resume(struct rs_sim *sim);
-void rs_monitor_tick(struct rs_sim *sim, rs_monitor *m);
+void rs_monitor_resume(struct rs_net *net);
+void rs_monitor_tick(struct rs_net *net, rs_monitor *m);
 /* The three jobs (watchdog.c, deadlock.c, sampler.c), called by the tick when due. */
-void rs_watchdog_poll(struct rs_sim *sim, rs_monitor *m);
-void rs_deadlock_check(struct rs_sim *sim, rs_monitor *m);
-void rs_sampler_take(struct rs_sim *sim, rs_monitor *m);
+void rs_watchdog_poll(struct rs_net *net, rs_monitor *m);
+void rs_deadlock_check(struct rs_net *net, rs_monitor *m);
+void rs_sampler_take(struct rs_net *net, rs_monitor *m);
 
 #endif

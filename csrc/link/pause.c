@@ -8,15 +8,15 @@
  * One timer per port fires at the earliest deadline of the paused priorities. */
 #include "link/pause.h"
 
-#include "sim/sim_impl.h"
+#include "link/net.h"
 
-rs_pkt *rs_pfc_frame_new(rs_sim *sim, const uint8_t src_mac[6], uint8_t class_mask, uint16_t quanta)
+rs_pkt *rs_pfc_frame_new(rs_net *net, const uint8_t src_mac[6], uint8_t class_mask, uint16_t quanta)
 {
     static const uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}; /* MAC control multicast */
-    rs_pkt *p = rs_pkt_alloc(&sim->pool);
+    rs_pkt *p = rs_pkt_alloc(net->pool);
     if (!p) {
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
+        net->eng.failed = 1;
+        rs_net_fail(net, RS_ERR_NOMEM, "out of memory allocating a PFC frame");
         return NULL;
     }
     p->kind = RS_PKT_PFC;
@@ -48,7 +48,7 @@ static void resume(rs_port *port, int prio, int64_t now_ps)
     port->pause.paused_ps[prio] += now_ps - port->pause_start_ps[prio];
 }
 
-static void rearm(rs_sim *sim, rs_port *port)
+static void rearm(rs_net *net, rs_port *port)
 {
     int64_t next = INT64_MAX;
     for (int i = 0; i < RS_NPRIO; i++)
@@ -57,10 +57,10 @@ static void rearm(rs_sim *sim, rs_port *port)
     if (next == INT64_MAX)
         rs_timer_cancel(&port->pause_end);
     else if (!port->pause_end.armed || port->pause_end.when_ps != next)
-        rs_sim_arm(sim, &port->pause_end, next);
+        rs_engine_arm(&net->eng, &port->pause_end, next);
 }
 
-void rs_pause_receive(rs_sim *sim, rs_port *port, rs_pkt *pkt)
+void rs_pause_receive(rs_net *net, rs_port *port, rs_pkt *pkt)
 {
     int64_t rate = port->tx ? port->tx->rate_bps : 0;
     uint8_t was = port->paused_mask;
@@ -71,29 +71,29 @@ void rs_pause_receive(rs_sim *sim, rs_port *port, rs_pkt *pkt)
         if (pkt->pfc_quanta[i] == 0 || rate <= 0) {
             port->pause.pfc_rx_xon++;
             if (port->paused_mask & (1u << i))
-                resume(port, i, sim->now_ps);
+                resume(port, i, net->eng.now_ps);
             continue;
         }
         port->pause.pfc_rx_xoff++;
         if (!(port->paused_mask & (1u << i))) {
             port->paused_mask |= (uint8_t)(1u << i);
-            port->pause_start_ps[i] = sim->now_ps;
+            port->pause_start_ps[i] = net->eng.now_ps;
         }
-        port->pause_until_ps[i] = sim->now_ps + rs_pause_quanta_ps(pkt->pfc_quanta[i], rate);
+        port->pause_until_ps[i] = net->eng.now_ps + rs_pause_quanta_ps(pkt->pfc_quanta[i], rate);
     }
-    rs_pkt_release(&sim->pool, pkt);
-    rearm(sim, port);
+    rs_pkt_release(net->pool, pkt);
+    rearm(net, port);
     if (port->paused_mask != was)
-        rs_port_kick(sim, port);
+        rs_port_kick(net, port);
 }
 
-void rs_pause_expire(rs_sim *sim, rs_port *port)
+void rs_pause_expire(rs_net *net, rs_port *port)
 {
     for (int i = 0; i < RS_NPRIO; i++)
-        if ((port->paused_mask & (1u << i)) && port->pause_until_ps[i] <= sim->now_ps)
-            resume(port, i, sim->now_ps);
-    rearm(sim, port);
-    rs_port_kick(sim, port);
+        if ((port->paused_mask & (1u << i)) && port->pause_until_ps[i] <= net->eng.now_ps)
+            resume(port, i, net->eng.now_ps);
+    rearm(net, port);
+    rs_port_kick(net, port);
 }
 
 void rs_pause_stats_now(const rs_port *port, int64_t now_ps, rs_pause_stats *out)

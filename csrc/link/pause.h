@@ -11,17 +11,17 @@
 
 #include "link/port.h"
 
-struct rs_sim;
+struct rs_net;
 
 /* A PFC frame arrived at `port`; takes ownership of pkt. */
-void rs_pause_receive(struct rs_sim *sim, rs_port *port, rs_pkt *pkt);
+void rs_pause_receive(struct rs_net *net, rs_port *port, rs_pkt *pkt);
 /* The pause_end timer fired: resume priorities whose time is up. */
-void rs_pause_expire(struct rs_sim *sim, rs_port *port);
+void rs_pause_expire(struct rs_net *net, rs_port *port);
 /* Picoseconds of `quanta` x 512 bit times at rate_bps, rounded up. */
 int64_t rs_pause_quanta_ps(uint32_t quanta, int64_t rate_bps);
 /* A PFC frame from `src_mac` pausing the priorities of `class_mask` for `quanta` (0: resume), to the
  * 802.1Qbb multicast address; NULL on out of memory (the run is then marked failed). */
-rs_pkt *rs_pfc_frame_new(struct rs_sim *sim, const uint8_t src_mac[6], uint8_t class_mask, uint16_t quanta);
+rs_pkt *rs_pfc_frame_new(struct rs_net *net, const uint8_t src_mac[6], uint8_t class_mask, uint16_t quanta);
 /* Stats with time paused accounted up to `now_ps`. */
 void rs_pause_stats_now(const rs_port *port, int64_t now_ps, rs_pause_stats *out);
 

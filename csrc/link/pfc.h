@@ -14,7 +14,7 @@
 
 #include "rdmasim/eventq.h"
 
-struct rs_sim;
+struct rs_net;
 struct rs_switch;
 
 typedef struct rs_pfc_queue {
@@ -27,10 +27,10 @@ typedef struct rs_pfc_queue {
 
 void rs_pfc_init(rs_pfc_queue *q, struct rs_switch *sw, uint16_t port, uint8_t prio);
 /* After a packet was admitted to ingress queue q. */
-void rs_pfc_on_enqueue(struct rs_sim *sim, rs_pfc_queue *q);
+void rs_pfc_on_enqueue(struct rs_net *net, rs_pfc_queue *q);
 /* After a packet that came in on q left the switch. */
-void rs_pfc_on_dequeue(struct rs_sim *sim, rs_pfc_queue *q);
+void rs_pfc_on_dequeue(struct rs_net *net, rs_pfc_queue *q);
 /* Refresh timer fired. */
-void rs_pfc_refresh(struct rs_sim *sim, rs_pfc_queue *q);
+void rs_pfc_refresh(struct rs_net *net, rs_pfc_queue *q);
 
 #endif

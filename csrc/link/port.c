@@ -1,20 +1,47 @@
 /* Port transmit loop: one frame at a time, pulled from the owner when idle. */
-#include "sim/sim_impl.h"
+#include "link/net.h"
 #include "link/switch.h"
+#include "rdmasim/codec.h"
 
-void rs_port_init(rs_port *port, int owner_kind, rs_host *host, rs_switch *sw, uint16_t index)
+static void port_init(rs_port *port, int owner_kind, int32_t node, uint16_t index)
 {
     port->owner_kind = (uint16_t)owner_kind;
     port->index = index;
-    port->host = host;
-    port->sw = sw;
+    port->node = node;
     port->tx_done.owner = port;
     port->tx_done.kind = RS_EV_PORT_TX_DONE;
     port->pause_end.owner = port;
     port->pause_end.kind = RS_EV_PORT_PAUSE_END;
 }
 
-void rs_port_kick(rs_sim *sim, rs_port *port)
+void rs_port_init_host(rs_port *port, int32_t node, const rs_port_client *client)
+{
+    port_init(port, RS_NODE_HOST, node, 0);
+    port->client = *client; /* by value: one load per call, not two */
+}
+
+void rs_port_init_switch(rs_port *port, int32_t node, rs_switch *sw, uint16_t index)
+{
+    port_init(port, RS_NODE_SWITCH, node, index);
+    port->sw = sw;
+}
+
+/* RoCE loopback: a frame a host port addresses to its own node never goes on the link (nic.c). */
+static int is_loopback(const rs_port *port, const rs_pkt *pkt)
+{
+    return pkt->kind == RS_PKT_ROCE && pkt->dst_node == (uint16_t)port->node;
+}
+
+static int64_t loopback(rs_port *port, rs_pkt *pkt)
+{
+    size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
+    pkt->frame_len = (uint16_t)frame;
+    int64_t ser_ps = rs_link_ser_ps(port->tx, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
+    port->client.loopback(port->client.ctx, pkt, ser_ps);
+    return ser_ps;
+}
+
+void rs_port_kick(rs_net *net, rs_port *port)
 {
     if (port->pulling) {
         /* the owner queued something while we ask it for a frame: ask again if it had none */
@@ -23,10 +50,10 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
     }
     if (port->busy || !port->tx)
         return;
-    if (sim->now_ps < port->busy_until) {
+    if (net->eng.now_ps < port->busy_until) {
         /* still serialising a frame that went out without a transmit-done event: come back then */
         port->busy = 1;
-        rs_sim_arm(sim, &port->tx_done, port->busy_until);
+        rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
         return;
     }
     rs_pkt *pkt;
@@ -34,31 +61,30 @@ void rs_port_kick(rs_sim *sim, rs_port *port)
     do {
         port->kick_again = 0;
         if (port->owner_kind == RS_NODE_HOST) {
-            pkt = rs_nic_next_frame(sim, port->host);
+            pkt = port->client.next_frame(port->client.ctx);
             if (pkt)
                 pkt->ip_id = port->next_ip_id++; /* a switch forwards the sender's IP ID unchanged */
         } else {
-            pkt = rs_switch_next_frame(sim, port->sw, port);
+            pkt = rs_switch_next_frame(net, port->sw, port);
         }
     } while (!pkt && port->kick_again);
     port->pulling = 0;
     if (!pkt)
         return;
-    /* a frame to the NIC's own host is looped inside the NIC, never put on the link (nic.c) */
-    int64_t ser_ps = port->owner_kind == RS_NODE_HOST && rs_nic_is_loopback(port->host, pkt)
-                         ? rs_nic_loopback(sim, port->host, port->tx, pkt)
-                         : rs_link_transmit(sim, port->tx, pkt);
-    port->busy_until = sim->now_ps + ser_ps;
+    int64_t ser_ps = port->owner_kind == RS_NODE_HOST && is_loopback(port, pkt)
+                         ? loopback(port, pkt)
+                         : rs_link_transmit(net, port->tx, pkt);
+    port->busy_until = net->eng.now_ps + ser_ps;
     /* A NIC whose remaining work is all held by its rate limiter until after this frame gets no
      * transmit-done event: its pace timer brings the port back (one event per paced packet, not
      * two); anything that turns up sooner kicks the port, which then waits for busy_until. */
-    if (port->owner_kind == RS_NODE_HOST && rs_nic_idle_after(sim, port->host, port->busy_until))
+    if (port->owner_kind == RS_NODE_HOST && port->client.idle_after(port->client.ctx, port->busy_until))
         return;
     port->busy = 1;
-    rs_sim_arm(sim, &port->tx_done, port->busy_until);
+    rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
 }
 
-void rs_port_send_ctrl(rs_sim *sim, rs_port *port, rs_pkt *pkt)
+void rs_port_send_ctrl(rs_net *net, rs_port *port, rs_pkt *pkt)
 {
     pkt->next = NULL;
     if (port->ctrl_tail)
@@ -66,11 +92,11 @@ void rs_port_send_ctrl(rs_sim *sim, rs_port *port, rs_pkt *pkt)
     else
         port->ctrl_head = pkt;
     port->ctrl_tail = pkt;
-    rs_port_kick(sim, port);
+    rs_port_kick(net, port);
 }
 
-void rs_port_tx_done(rs_sim *sim, rs_port *port)
+void rs_port_tx_done(rs_net *net, rs_port *port)
 {
     port->busy = 0;
-    rs_port_kick(sim, port);
+    rs_port_kick(net, port);
 }

@@ -1,7 +1,8 @@
 /* A port: the sending end of one link direction, owned by a host NIC or a
  * switch.  It transmits one frame at a time; when idle it pulls the next frame
- * from its owner (rs_nic_next_frame / rs_switch_next_frame), so packets are
- * built or dequeued only when the wire can take them.
+ * from its owner (a host port through its rs_port_client, a switch port from
+ * rs_switch_next_frame), so packets are built or dequeued only when the wire
+ * can take them.
  *
  * The port is also where received PFC frames act (pause.c): `paused_mask`
  * lists the priorities the owner must not send now; control frames in the
@@ -16,21 +17,46 @@
 #include "rdmasim/packet.h"
 
 struct rs_link;
-struct rs_host;
 struct rs_switch;
+struct rs_rxpipe;
+
+/* The link-layer seam: what a host port calls in the transport above it.  The transport fills
+ * one in when it creates a host (rs_port_init_host) and passes its own object as `ctx`; the port
+ * never sees what `ctx` is.  Going down, the transport calls the port (rs_port_kick,
+ * rs_port_send_ctrl).  Everything between (framing on the wire, PFC pause and the slow-receiver
+ * pipeline, ECN marking at switches, the link itself) stays on this side, so another link layer
+ * can sit behind the same calls.  Every function is called in the hot loop: none allocates. */
+typedef struct rs_port_client {
+    void *ctx;
+    /* The wire is free: the next frame to send (control first), or NULL when there is none now. */
+    rs_pkt *(*next_frame)(void *ctx);
+    /* After a frame that ends at free_ps: 1 if nothing can be sent before the client's own timer
+     * (which it has armed) kicks the port again, so the port needs no transmit-done event. */
+    int (*idle_after)(void *ctx, int64_t free_ps);
+    /* A frame addressed to the port's own node (RoCE loopback): never put on the link; the client
+     * takes it back after ser_ps, the time it occupies the transmit pipeline. */
+    void (*loopback)(void *ctx, rs_pkt *pkt, int64_t ser_ps);
+    /* A frame for this port was put on the link and arrives a link delay from now (a hint).
+     * Optional: NULL while the client wants no hint (the link then makes no call). */
+    void (*frame_coming)(void *ctx, const rs_pkt *pkt);
+    /* A frame arrived (after the receive pipeline, if any).  Takes ownership of pkt. */
+    void (*receive)(void *ctx, rs_pkt *pkt);
+} rs_port_client;
 
 typedef struct rs_port {
-    uint16_t owner_kind;      /* enum rs_node_kind */
+    /* what the transmit loop reads for every frame first */
+    uint16_t owner_kind;      /* enum rs_node_kind: the tag that picks the owner's calls */
     uint16_t index;           /* port number on its switch (0 for a host) */
-    struct rs_host *host;     /* owning NIC (owner_kind RS_NODE_HOST) */
-    struct rs_switch *sw;     /* owning switch (owner_kind RS_NODE_SWITCH) */
+    int32_t node;             /* the owner's node index (host or switch index) */
     struct rs_link *tx;       /* link direction this port sends on (NULL: unconnected) */
     int busy;                 /* serialising a frame until tx_done fires */
-    int64_t busy_until;       /* end of the frame being serialised (a host port may send without tx_done) */
     uint8_t pulling;          /* inside the owner's next-frame call (re-entrant kicks are deferred) */
     uint8_t kick_again;
-    rs_timer tx_done;
     uint16_t next_ip_id;
+    int64_t busy_until;       /* end of the frame being serialised (a host port may send without tx_done) */
+    rs_port_client client;    /* a host port's transport (owner_kind RS_NODE_HOST) */
+    struct rs_switch *sw;     /* owning switch (owner_kind RS_NODE_SWITCH) */
+    rs_timer tx_done;
     /* control frames (ACK/NAK at a host, PFC at a switch) wait here; they go before data */
     rs_pkt *ctrl_head;
     rs_pkt *ctrl_tail;
@@ -40,12 +66,17 @@ typedef struct rs_port {
     int64_t pause_start_ps[RS_NPRIO];
     rs_timer pause_end;       /* fires at the earliest pause_until of a paused priority */
     rs_pause_stats pause;
+    struct rs_rxpipe *rx;     /* host port: slow-receiver pipeline (rxpipe.c); NULL: frames go up on arrival */
+    struct rs_rxpipe *rx_off; /* a disabled pipeline, kept for reuse: its timers may have heap entries */
 } rs_port;
 
 /* The default DSCP -> priority table (switch default too): CNP's DSCP 48 -> 6, all else -> 3.
  * Host NICs use it to pick the PFC priority of what they send. */
 static inline uint8_t rs_dscp_default_prio(uint8_t dscp) { return dscp == 48 ? 6 : 3; }
 
-void rs_port_init(rs_port *port, int owner_kind, struct rs_host *host, struct rs_switch *sw, uint16_t index);
+/* A host port, driven by `client`; node: the host index. */
+void rs_port_init_host(rs_port *port, int32_t node, const rs_port_client *client);
+/* Port `index` of switch `sw` (switch index `node`). */
+void rs_port_init_switch(rs_port *port, int32_t node, struct rs_switch *sw, uint16_t index);
 
 #endif

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_impl.h"
+#include "link/net.h"
 #include "link/pause.h"
 #include "rdmasim/fabric.h"
-#include "transport/host.h"
+#include "link/port.h"
 
 static int64_t drain_ps(const rs_rxpipe *rx, const rs_pkt *p)
 {
@@ -15,37 +15,37 @@ static int64_t drain_ps(const rs_rxpipe *rx, const rs_pkt *p)
     return (int64_t)((bits * 1000000000000ull + (uint64_t)rx->rate_bps - 1) / (uint64_t)rx->rate_bps);
 }
 
-static void send_pfc(rs_sim *sim, rs_rxpipe *rx, uint16_t quanta)
+static void send_pfc(rs_net *net, rs_rxpipe *rx, uint16_t quanta)
 {
-    rs_port *port = &rx->host->port;
+    rs_port *port = rx->port;
     if (!port->tx)
         return;
-    rs_pkt *p = rs_pfc_frame_new(sim, rx->host->mac, rx->prio_mask, quanta);
+    rs_pkt *p = rs_pfc_frame_new(net, rx->mac, rx->prio_mask, quanta);
     if (!p)
         return;
     if (quanta) {
         rx->pfc_xoff_sent++;
         int64_t half = rs_pause_quanta_ps(quanta, port->tx->rate_bps) / 2;
-        rs_sim_arm(sim, &rx->refresh, sim->now_ps + (half > 0 ? half : 1));
+        rs_engine_arm(&net->eng, &rx->refresh, net->eng.now_ps + (half > 0 ? half : 1));
     } else {
         rx->pfc_xon_sent++;
         rs_timer_cancel(&rx->refresh);
     }
-    rs_nic_send_ctrl(sim, rx->host, p);
+    rs_port_send_ctrl(net, port, p);
 }
 
-static void arm_drain(rs_sim *sim, rs_rxpipe *rx)
+static void arm_drain(rs_net *net, rs_rxpipe *rx)
 {
     if (rx->head && rx->rate_bps > 0 && !rx->drain.armed)
-        rs_sim_arm(sim, &rx->drain, sim->now_ps + drain_ps(rx, rx->head));
+        rs_engine_arm(&net->eng, &rx->drain, net->eng.now_ps + drain_ps(rx, rx->head));
 }
 
-void rs_rxpipe_receive(rs_sim *sim, rs_rxpipe *rx, rs_pkt *pkt)
+void rs_rxpipe_receive(rs_net *net, rs_rxpipe *rx, rs_pkt *pkt)
 {
     uint32_t len = (uint32_t)rs_frame_len(pkt);
     if (rx->bytes + len > rx->buf_bytes) {
         rx->dropped++;
-        rs_pkt_release(&sim->pool, pkt);
+        rs_pkt_release(net->pool, pkt);
         return;
     }
     pkt->next = NULL;
@@ -59,12 +59,12 @@ void rs_rxpipe_receive(rs_sim *sim, rs_rxpipe *rx, rs_pkt *pkt)
         rx->peak_bytes = rx->bytes;
     if (!rx->pausing && rx->prio_mask && rx->bytes >= rx->xoff_bytes) {
         rx->pausing = 1;
-        send_pfc(sim, rx, rx->quanta);
+        send_pfc(net, rx, rx->quanta);
     }
-    arm_drain(sim, rx);
+    arm_drain(net, rx);
 }
 
-void rs_rxpipe_drain(rs_sim *sim, rs_rxpipe *rx)
+void rs_rxpipe_drain(rs_net *net, rs_rxpipe *rx)
 {
     rs_pkt *p = rx->head;
     if (!p)
@@ -76,26 +76,27 @@ void rs_rxpipe_drain(rs_sim *sim, rs_rxpipe *rx)
     rx->bytes -= rs_frame_len(p);
     if (rx->pausing && rx->bytes <= rx->xon_bytes) {
         rx->pausing = 0;
-        send_pfc(sim, rx, 0);
+        send_pfc(net, rx, 0);
     }
-    arm_drain(sim, rx);
-    rs_nic_receive(sim, rx->host, p);
+    arm_drain(net, rx);
+    rs_port *port = rx->port;
+    port->client.receive(port->client.ctx, p);
 }
 
-void rs_rxpipe_refresh(rs_sim *sim, rs_rxpipe *rx)
+void rs_rxpipe_refresh(rs_net *net, rs_rxpipe *rx)
 {
     if (rx->pausing)
-        send_pfc(sim, rx, rx->quanta);
+        send_pfc(net, rx, rx->quanta);
 }
 
-void rs_rxpipe_free(rs_sim *sim, rs_rxpipe *rx)
+void rs_rxpipe_free(rs_net *net, rs_rxpipe *rx)
 {
     if (!rx)
         return;
     rs_pkt *p = rx->head;
     while (p) {
         rs_pkt *n = p->next;
-        rs_pkt_release(&sim->pool, p);
+        rs_pkt_release(net->pool, p);
         p = n;
     }
     free(rx);
@@ -103,47 +104,45 @@ void rs_rxpipe_free(rs_sim *sim, rs_rxpipe *rx)
 
 /* ---- control path ---- */
 
-int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,
-                   uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
+int rs_rxpipe_set(rs_net *net, rs_port *port, const uint8_t mac[6], int enable, int64_t rate_bps,
+                  uint64_t buf_bytes, uint64_t xoff_bytes, uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
 {
-    if (host < 0 || (uint32_t)host >= sim->n_hosts)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)sim->n_hosts - 1);
-    rs_host *h = sim->hosts[host];
     if (!enable) {
-        if (h->rx && h->rx->head)
-            return rs_sim_fail(sim, RS_ERR_BUSY, "host %d: receive buffer still holds %llu bytes", host,
-                               (unsigned long long)h->rx->bytes);
-        if (h->rx) { /* kept, not freed: stale heap entries of its timers may still point at it */
-            rs_timer_cancel(&h->rx->drain);
-            rs_timer_cancel(&h->rx->refresh);
-            h->rx_off = h->rx;
-            h->rx = NULL;
+        if (port->rx && port->rx->head)
+            return rs_net_fail(net, RS_ERR_BUSY, "host %d: receive buffer still holds %llu bytes", (int)port->node,
+                               (unsigned long long)port->rx->bytes);
+        if (port->rx) { /* kept, not freed: stale heap entries of its timers may still point at it */
+            rs_timer_cancel(&port->rx->drain);
+            rs_timer_cancel(&port->rx->refresh);
+            port->rx_off = port->rx;
+            port->rx = NULL;
         }
         return RS_OK;
     }
     if (rate_bps < 0 || xon_bytes > xoff_bytes || xoff_bytes > buf_bytes || quanta == 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL,
+        return rs_net_fail(net, RS_ERR_INVAL,
                            "receiver: need rate >= 0 (0 = stuck), xon (%llu) <= xoff (%llu) <= buffer (%llu), "
                            "quanta 1..65535", (unsigned long long)xon_bytes, (unsigned long long)xoff_bytes,
                            (unsigned long long)buf_bytes);
-    if (!h->rx && h->rx_off) { /* re-enable: the same memory, reset */
-        h->rx = h->rx_off;
-        h->rx_off = NULL;
-        memset(h->rx, 0, sizeof(*h->rx));
+    if (!port->rx && port->rx_off) { /* re-enable: the same memory, reset */
+        port->rx = port->rx_off;
+        port->rx_off = NULL;
+        memset(port->rx, 0, sizeof(*port->rx));
     }
-    if (!h->rx) {
-        h->rx = calloc(1, sizeof(*h->rx));
-        if (!h->rx)
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    if (!port->rx) {
+        port->rx = calloc(1, sizeof(*port->rx));
+        if (!port->rx)
+            return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     }
-    if (!h->rx->host) {
-        h->rx->host = h;
-        h->rx->drain.owner = h->rx;
-        h->rx->drain.kind = RS_EV_RX_DRAIN;
-        h->rx->refresh.owner = h->rx;
-        h->rx->refresh.kind = RS_EV_RX_REFRESH;
+    rs_rxpipe *rx = port->rx;
+    if (!rx->port) {
+        rx->port = port;
+        rx->drain.owner = rx;
+        rx->drain.kind = RS_EV_RX_DRAIN;
+        rx->refresh.owner = rx;
+        rx->refresh.kind = RS_EV_RX_REFRESH;
     }
-    rs_rxpipe *rx = h->rx;
+    memcpy(rx->mac, mac, sizeof rx->mac);
     rx->rate_bps = rate_bps;
     rx->buf_bytes = buf_bytes;
     rx->xoff_bytes = xoff_bytes;
@@ -151,21 +150,15 @@ int rs_host_set_rx(rs_sim *sim, int host, int enable, int64_t rate_bps, uint64_t
     rx->prio_mask = prio_mask;
     rx->quanta = quanta;
     rs_timer_cancel(&rx->drain); /* the new rate applies from the next frame */
-    if (rx->head && rate_bps > 0) {
-        uint64_t bits = (uint64_t)rs_frame_len(rx->head) * 8;
-        rs_sim_arm(sim, &rx->drain, sim->now_ps + (int64_t)((bits * 1000000000000ull + (uint64_t)rate_bps - 1) /
-                                                            (uint64_t)rate_bps));
-    }
+    if (rx->head && rate_bps > 0)
+        rs_engine_arm(&net->eng, &rx->drain, net->eng.now_ps + drain_ps(rx, rx->head));
     return RS_OK;
 }
 
-int rs_host_rx_stats_get(const rs_sim *sim, int host, rs_host_rx_stats *out)
+void rs_rxpipe_stats(const rs_port *port, rs_host_rx_stats *out)
 {
-    if (host < 0 || (uint32_t)host >= sim->n_hosts)
-        return RS_ERR_INVAL;
-    const rs_rxpipe *rx = sim->hosts[host]->rx;
+    const rs_rxpipe *rx = port->rx;
     *out = (rs_host_rx_stats){0};
     if (rx)
         *out = (rs_host_rx_stats){rx->pfc_xoff_sent, rx->pfc_xon_sent, rx->dropped, rx->peak_bytes, rx->bytes};
-    return RS_OK;
 }

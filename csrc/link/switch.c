@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_impl.h"
+#include "link/net.h"
 #include "link/ecn.h"
 
 void rs_switch_cfg_default(rs_switch_cfg *c)
@@ -31,14 +31,14 @@ void rs_switch_cfg_default(rs_switch_cfg *c)
     c->ecmp_seed = 0x5eed;
 }
 
-rs_switch *rs_switch_new(rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err)
+rs_switch *rs_switch_new(rs_net *net, int id, const rs_switch_cfg *cfg, int *err)
 {
     *err = 0;
     rs_switch *sw = calloc(1, sizeof(*sw));
     if (!sw)
         return NULL;
     sw->id = id;
-    sw->sim = sim;
+    sw->net = net;
     sw->cfg = *cfg;
     sw->ports = calloc(cfg->n_ports, sizeof(*sw->ports));
     int mrc = sw->ports ? rs_mmu_init(&sw->mmu, &sw->cfg) : -1;
@@ -50,14 +50,14 @@ rs_switch *rs_switch_new(rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err
     }
     for (uint32_t p = 0; p < cfg->n_ports; p++) {
         rs_swport *sp = &sw->ports[p];
-        rs_port_init(&sp->port, RS_NODE_SWITCH, NULL, sw, (uint16_t)p);
+        rs_port_init_switch(&sp->port, (int32_t)sw->id, sw, (uint16_t)p);
         for (int i = 0; i < RS_NPRIO; i++)
             sp->wd_stalled_since[i] = -1;
         for (int i = 0; i < RS_NPRIO; i++)
             rs_pfc_init(&sp->pfc[i], sw, (uint16_t)p, (uint8_t)i);
         sp->wrr_left = cfg->wrr_weight[0];
     }
-    rs_rng_seed(&sw->rng, sim->seed, (2ull << 32) | (uint64_t)id);
+    rs_rng_seed(&sw->rng, net->eng.seed, (2ull << 32) | (uint64_t)id);
     /* splitmix-style scramble so neighbouring ids get unrelated hash seeds */
     uint64_t z = cfg->ecmp_seed ^ ((uint64_t)id * 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -65,23 +65,23 @@ rs_switch *rs_switch_new(rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err
     return sw;
 }
 
-static void free_list(rs_sim *sim, rs_pkt *p)
+static void free_list(rs_net *net, rs_pkt *p)
 {
     while (p) {
         rs_pkt *n = p->next;
-        rs_pkt_release(&sim->pool, p);
+        rs_pkt_release(net->pool, p);
         p = n;
     }
 }
 
-void rs_switch_free(rs_sim *sim, rs_switch *sw)
+void rs_switch_free(rs_net *net, rs_switch *sw)
 {
     if (!sw)
         return;
     for (uint32_t p = 0; p < sw->cfg.n_ports; p++) {
-        free_list(sim, sw->ports[p].port.ctrl_head);
+        free_list(net, sw->ports[p].port.ctrl_head);
         for (int i = 0; i < RS_NPRIO; i++)
-            free_list(sim, sw->ports[p].q_head[i]);
+            free_list(net, sw->ports[p].q_head[i]);
     }
     rs_mmu_free(&sw->mmu);
     for (uint32_t i = 0; i < sw->n_pins; i++)
@@ -109,14 +109,14 @@ uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, ui
     return (uint32_t)(h >> 32);
 }
 
-static void drop(rs_sim *sim, rs_swport *in, rs_pkt *pkt, int reason)
+static void drop(rs_net *net, rs_swport *in, rs_pkt *pkt, int reason)
 {
 #ifdef RDMASIM_MUTANTS /* drop_uncounted: lossy-threshold drops vanish from the counters */
-    if (!(RS_MUTANT(sim, RS_MUT_DROP_UNCOUNTED) && reason == RS_SWDROP_LOSSY_THRESHOLD))
+    if (!(RS_MUTANT(&net->eng, RS_MUT_DROP_UNCOUNTED) && reason == RS_SWDROP_LOSSY_THRESHOLD))
 #endif
     in->stats.drops[reason]++;
     in->stats.q_drops[pkt->priority & 7u]++;
-    rs_pkt_release(&sim->pool, pkt);
+    rs_pkt_release(net->pool, pkt);
 }
 
 static void peak(uint64_t *slot, uint64_t v)
@@ -125,7 +125,7 @@ static void peak(uint64_t *slot, uint64_t v)
         *slot = v;
 }
 
-void rs_switch_receive(rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt)
+void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
 {
     rs_swport *in = &sw->ports[port->index];
     uint32_t bytes = pkt->frame_len; /* rs_frame_len, set by the link that brought it */
@@ -136,26 +136,26 @@ void rs_switch_receive(rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     uint32_t d = pkt->dst_node;
     uint32_t n = (sw->nh_cnt && d < sw->n_dst) ? sw->nh_cnt[d] : 0;
     if (n == 0) {
-        drop(sim, in, pkt, RS_SWDROP_NO_ROUTE);
+        drop(net, in, pkt, RS_SWDROP_NO_ROUTE);
         return;
     }
     const uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
     uint32_t out_idx = n == 1 ? hops[0] : hops[rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n];
     rs_swport *out = &sw->ports[out_idx];
-    if (out->wd_storm_until[prio] > sim->now_ps) {
-        drop(sim, in, pkt, RS_SWDROP_WATCHDOG);
+    if (out->wd_storm_until[prio] > net->eng.now_ps) {
+        drop(net, in, pkt, RS_SWDROP_WATCHDOG);
         return;
     }
     int why = rs_mmu_admit(&sw->mmu, port->index, out_idx, prio, bytes);
 #ifdef RDMASIM_MUTANTS /* lossless_drop: a lossless class over XOFF is dropped like a lossy one */
-    if (why < 0 && RS_MUTANT(sim, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> prio & 1u) &&
+    if (why < 0 && RS_MUTANT(&net->eng, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> prio & 1u) &&
         rs_mmu_should_pause(&sw->mmu, port->index, prio)) {
         rs_mmu_release(&sw->mmu, port->index, out_idx, prio, bytes);
         why = RS_SWDROP_LOSSY_THRESHOLD;
     }
 #endif
     if (why >= 0) {
-        drop(sim, in, pkt, why);
+        drop(net, in, pkt, why);
         return;
     }
     size_t qi = (size_t)out_idx * RS_NPRIO + prio, ii = (size_t)port->index * RS_NPRIO + prio;
@@ -175,8 +175,8 @@ void rs_switch_receive(rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     else
         out->q_head[prio] = pkt;
     out->q_tail[prio] = pkt;
-    rs_pfc_on_enqueue(sim, &in->pfc[prio]);
-    rs_port_kick(sim, &out->port);
+    rs_pfc_on_enqueue(net, &in->pfc[prio]);
+    rs_port_kick(net, &out->port);
 }
 
 static rs_pkt *pop_ctrl(rs_port *port)
@@ -196,7 +196,7 @@ static int pick(rs_switch *sw, rs_swport *sp)
 {
     uint8_t ready = 0;
     for (int i = 0; i < RS_NPRIO; i++)
-        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->sim->now_ps))
+        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->net->eng.now_ps))
             ready |= (uint8_t)(1u << i);
     if (!ready)
         return -1;
@@ -216,7 +216,7 @@ static int pick(rs_switch *sw, rs_swport *sp)
     return -1;
 }
 
-rs_pkt *rs_switch_next_frame(rs_sim *sim, rs_switch *sw, rs_port *port)
+rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
 {
     rs_swport *sp = &sw->ports[port->index];
     rs_pkt *p = pop_ctrl(port);
@@ -247,11 +247,11 @@ rs_pkt *rs_switch_next_frame(rs_sim *sim, rs_switch *sw, rs_port *port)
     sp->stats.tx_bytes += bytes;
     sp->stats.q_tx_pkts[prio]++;
     sp->stats.q_tx_bytes[prio] += bytes;
-    rs_pfc_on_dequeue(sim, &sw->ports[p->sw_in_port].pfc[prio]);
+    rs_pfc_on_dequeue(net, &sw->ports[p->sw_in_port].pfc[prio]);
     return p;
 }
 
-void rs_switch_flush_queue(rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t prio, int reason)
+void rs_switch_flush_queue(rs_net *net, rs_switch *sw, uint32_t port, uint32_t prio, int reason)
 {
     rs_swport *sp = &sw->ports[port];
     rs_pkt *p = sp->q_head[prio];
@@ -262,8 +262,8 @@ void rs_switch_flush_queue(rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t p
         rs_mmu_release(&sw->mmu, in, port, prio, p->frame_len);
         sw->ports[in].stats.drops[reason]++;
         sw->ports[in].stats.q_drops[prio]++;
-        rs_pkt_release(&sim->pool, p);
-        rs_pfc_on_dequeue(sim, &sw->ports[in].pfc[prio]);
+        rs_pkt_release(net->pool, p);
+        rs_pfc_on_dequeue(net, &sw->ports[in].pfc[prio]);
         p = next;
     }
 }

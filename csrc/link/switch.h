@@ -19,7 +19,7 @@
 #include "rdmasim/fabric.h"
 #include "rdmasim/rng.h"
 
-struct rs_sim;
+struct rs_net;
 
 typedef struct rs_swport {
     rs_port port;
@@ -43,7 +43,7 @@ typedef struct rs_route_pin {
 
 typedef struct rs_switch {
     int id;
-    struct rs_sim *sim;
+    struct rs_net *net;
     rs_switch_cfg cfg;
     uint32_t n_used;           /* ports connected so far (0..cfg.n_ports) */
     rs_swport *ports;
@@ -58,18 +58,18 @@ typedef struct rs_switch {
     uint32_t n_pins;
 } rs_switch;
 
-rs_switch *rs_switch_new(struct rs_sim *sim, int id, const rs_switch_cfg *cfg, int *err);
-void rs_switch_free(struct rs_sim *sim, rs_switch *sw);
+rs_switch *rs_switch_new(struct rs_net *net, int id, const rs_switch_cfg *cfg, int *err);
+void rs_switch_free(struct rs_net *net, rs_switch *sw);
 /* A frame (not PFC) arrived on `port`; takes ownership. */
-void rs_switch_receive(struct rs_sim *sim, rs_switch *sw, rs_port *port, rs_pkt *pkt);
+void rs_switch_receive(struct rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt);
 /* The egress port is idle: the next frame to send, or NULL. */
-rs_pkt *rs_switch_next_frame(struct rs_sim *sim, rs_switch *sw, rs_port *port);
+rs_pkt *rs_switch_next_frame(struct rs_net *net, rs_switch *sw, rs_port *port);
 /* Drop every packet queued at egress (port, prio), counting `reason` on each packet's ingress port. */
-void rs_switch_flush_queue(struct rs_sim *sim, rs_switch *sw, uint32_t port, uint32_t prio, int reason);
+void rs_switch_flush_queue(struct rs_net *net, rs_switch *sw, uint32_t port, uint32_t prio, int reason);
 /* ECMP choice among n next hops for the packet's 5-tuple. */
 uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, uint16_t sport);
 
 /* route.c: recompute every switch's table over links that are up. */
-int rs_routes_compute(struct rs_sim *sim);
+int rs_routes_compute(struct rs_net *net);
 
 #endif

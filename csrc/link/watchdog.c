@@ -5,32 +5,32 @@
  *   stalled for >= detect time -> STORMED: flush the queue (drops counted as "watchdog"), drop what
  *   arrives for it and ignore pause until now + restore time (switch.c checks wd_storm_until)
  *   otherwise -> not stalled */
-#include "sim/sim_impl.h"
+#include "link/net.h"
 #include "link/monitor.h"
 #include "link/switch.h"
 
-void rs_watchdog_poll(rs_sim *sim, rs_monitor *m)
+void rs_watchdog_poll(rs_net *net, rs_monitor *m)
 {
-    for (uint32_t s = 0; s < sim->n_switches; s++) {
-        rs_switch *sw = sim->switches[s];
+    for (uint32_t s = 0; s < net->n_switches; s++) {
+        rs_switch *sw = net->switches[s];
         for (uint32_t p = 0; p < sw->n_used; p++) {
             rs_swport *sp = &sw->ports[p];
             for (uint32_t i = 0; i < RS_NPRIO; i++) {
                 int stuck = (sp->port.paused_mask & (1u << i)) && sp->q_head[i] &&
-                            sp->stats.q_tx_pkts[i] == sp->wd_last_tx[i] && sp->wd_storm_until[i] <= sim->now_ps;
+                            sp->stats.q_tx_pkts[i] == sp->wd_last_tx[i] && sp->wd_storm_until[i] <= net->eng.now_ps;
                 sp->wd_last_tx[i] = sp->stats.q_tx_pkts[i];
                 if (!stuck) {
                     sp->wd_stalled_since[i] = -1;
                     continue;
                 }
                 if (sp->wd_stalled_since[i] < 0) {
-                    sp->wd_stalled_since[i] = sim->now_ps - m->wd_poll_ps; /* no progress over the last poll */
+                    sp->wd_stalled_since[i] = net->eng.now_ps - m->wd_poll_ps; /* no progress over the last poll */
                 }
-                if (sim->now_ps - sp->wd_stalled_since[i] >= m->wd_detect_ps) {
+                if (net->eng.now_ps - sp->wd_stalled_since[i] >= m->wd_detect_ps) {
                     sp->stats.wd_storms++;
-                    sp->wd_storm_until[i] = sim->now_ps + m->wd_restore_ps;
+                    sp->wd_storm_until[i] = net->eng.now_ps + m->wd_restore_ps;
                     sp->wd_stalled_since[i] = -1;
-                    rs_switch_flush_queue(sim, sw, p, i, RS_SWDROP_WATCHDOG);
+                    rs_switch_flush_queue(net, sw, p, i, RS_SWDROP_WATCHDOG);
                 }
             }
         }

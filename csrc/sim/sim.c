@@ -13,6 +13,7 @@
 #include "link/rxpipe.h"
 #include "rdmasim/fabric.h"
 #include "rdmasim/ib.h"
+#include "engine/trace.h"
 #include "rdmasim/trace.h"
 #include "transport/transport.h"
 #include "workload/flows_impl.h"
@@ -22,15 +23,16 @@ rs_sim *rs_sim_new(uint64_t seed)
     rs_sim *sim = calloc(1, sizeof(*sim));
     if (!sim)
         return NULL;
-    sim->seed = seed;
-    if (rs_eventq_init(&sim->evq, 1024) != 0) {
+    sim->tp.net.eng.seed = seed;
+    if (rs_eventq_init(&sim->tp.net.eng.evq, 1024) != 0) {
         free(sim);
         return NULL;
     }
-    rs_pool_init(&sim->pool);
-    rs_slab_init(&sim->qp_slab, sizeof(rs_qp), _Alignof(rs_qp), 16);
-    rs_slab_init(&sim->qp_cc_slab, sizeof(rs_qp) + RS_CC_STATE_BYTES, _Alignof(rs_qp), 16);
-    rs_slab_init(&sim->cc_slab, RS_CC_STATE_BYTES, 64, 16);
+    rs_pool_init(&sim->tp.pool);
+    sim->tp.net.pool = &sim->tp.pool;
+    rs_slab_init(&sim->tp.qp_slab, sizeof(rs_qp), _Alignof(rs_qp), 16);
+    rs_slab_init(&sim->tp.qp_cc_slab, sizeof(rs_qp) + RS_CC_STATE_BYTES, _Alignof(rs_qp), 16);
+    rs_slab_init(&sim->tp.cc_slab, RS_CC_STATE_BYTES, 64, 16);
     return sim;
 }
 
@@ -39,67 +41,55 @@ void rs_sim_free(rs_sim *sim)
     if (!sim)
         return;
     rs_sim_pcap_close(sim);
-    rs_trace_disable(sim);
-    rs_fabric_free(sim);
+    rs_trace_stop(&sim->tp.net.eng);
+    rs_fabric_free(&sim->tp.net);
     rs_flows_free(sim->flows);
-    for (uint32_t i = 0; i < sim->n_hosts; i++) {
-        rs_rxpipe_free(sim, sim->hosts[i]->rx);
-        rs_rxpipe_free(sim, sim->hosts[i]->rx_off);
-        sim->hosts[i]->rx = sim->hosts[i]->rx_off = NULL;
+    for (uint32_t i = 0; i < sim->tp.n_hosts; i++) {
+        rs_port *port = &sim->tp.hosts[i]->port;
+        rs_rxpipe_free(&sim->tp.net, port->rx);
+        rs_rxpipe_free(&sim->tp.net, port->rx_off);
+        port->rx = port->rx_off = NULL;
     }
-    for (uint32_t i = 0; i < sim->n_hosts; i++)
-        rs_host_free(sim->hosts[i]);
-    for (uint32_t i = 0; i < sim->n_links; i++) {
-        free(sim->links[i]->drops);
-        free(sim->links[i]->loss_changes);
-        free(sim->links[i]);
+    for (uint32_t i = 0; i < sim->tp.n_hosts; i++)
+        rs_host_free(sim->tp.hosts[i]);
+    for (uint32_t i = 0; i < sim->tp.net.n_links; i++) {
+        free(sim->tp.net.links[i]->drops);
+        free(sim->tp.net.links[i]->loss_changes);
+        free(sim->tp.net.links[i]);
     }
-    free(sim->hosts);
-    free(sim->links);
-    rs_eventq_free(&sim->evq);
-    rs_pool_free(&sim->pool);
-    rs_slab_destroy(&sim->qp_slab);
-    rs_slab_destroy(&sim->qp_cc_slab);
-    rs_slab_destroy(&sim->cc_slab);
+    free(sim->tp.hosts);
+    free(sim->tp.net.host_ports);
+    free(sim->tp.net.links);
+    rs_eventq_free(&sim->tp.net.eng.evq);
+    rs_pool_free(&sim->tp.pool);
+    rs_slab_destroy(&sim->tp.qp_slab);
+    rs_slab_destroy(&sim->tp.qp_cc_slab);
+    rs_slab_destroy(&sim->tp.cc_slab);
     free(sim);
 }
 
-const char *rs_sim_errmsg(const rs_sim *sim) { return sim->errmsg; }
-int64_t rs_sim_now(const rs_sim *sim) { return sim->now_ps; }
+const char *rs_sim_errmsg(const rs_sim *sim) { return sim->tp.net.eng.errmsg; }
+int64_t rs_sim_now(const rs_sim *sim) { return sim->tp.net.eng.now_ps; }
 uint64_t rs_sim_events(const rs_sim *sim) { return sim->events; }
 
 void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
 {
-    out[0] = sim->pool.pkts_in_use;
-    out[1] = sim->pool.pkts_peak;
-    out[2] = sim->pool.pkts_total;
-    out[3] = sim->pool.payloads_total;
+    out[0] = sim->tp.pool.pkts_in_use;
+    out[1] = sim->tp.pool.pkts_peak;
+    out[2] = sim->tp.pool.pkts_total;
+    out[3] = sim->tp.pool.payloads_total;
 }
 
 int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(sim->errmsg, sizeof(sim->errmsg), fmt, ap);
+    rs_engine_vfail(&sim->tp.net.eng, code, fmt, ap);
     va_end(ap);
     return code;
 }
 
-void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps)
-{
-    if (t_ps < sim->now_ps) { /* a time sum wrapped (or a past time): the clock must never go back */
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_INVAL, "timer armed at %lld ps, before now (%lld ps): a time overflowed",
-                    (long long)t_ps, (long long)sim->now_ps);
-        return;
-    }
-    if (rs_timer_arm(&sim->evq, tm, t_ps) != 0) {
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory growing the event queue");
-    }
-}
-
-void rs_sim_stop_after_next_frame(rs_sim *sim) { sim->stop_after_frame = 1; }
+void rs_sim_stop_after_next_frame(rs_sim *sim) { sim->tp.net.stop_after_frame = 1; }
 
 int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
 {
@@ -117,24 +107,24 @@ int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
         errno = e; /* for the caller's OSError */
         return RS_ERR_IO;
     }
-    sim->pcap = pc;
+    sim->tp.net.pcap = pc;
     return rs_sim_pcap_links(sim, NULL, 0); /* every link until told otherwise */
 }
 
 void rs_sim_pcap_flush(rs_sim *sim)
 {
-    if (sim->pcap)
-        rs_pcap_flush(sim->pcap);
+    if (sim->tp.net.pcap)
+        rs_pcap_flush(sim->tp.net.pcap);
 }
 
 int rs_sim_pcap_close(rs_sim *sim)
 {
-    if (!sim->pcap)
+    if (!sim->tp.net.pcap)
         return RS_OK;
-    int rc = rs_pcap_close(sim->pcap);
-    int err = sim->pcap->err;
-    free(sim->pcap);
-    sim->pcap = NULL;
+    int rc = rs_pcap_close(sim->tp.net.pcap);
+    int err = sim->tp.net.pcap->err;
+    free(sim->tp.net.pcap);
+    sim->tp.net.pcap = NULL;
     if (rc == 0)
         return RS_OK;
     rs_sim_fail(sim, RS_ERR_IO, "error writing pcap file: %s", strerror(err));
@@ -147,46 +137,46 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     rs_timer *tm = ev->timer;
     switch (tm->kind) {
     case RS_EV_PORT_TX_DONE:
-        rs_port_tx_done(sim, tm->owner);
+        rs_port_tx_done(&sim->tp.net, tm->owner);
         break;
     case RS_EV_LINK_ARRIVAL:
-        rs_link_arrival(sim, tm->owner);
+        rs_link_arrival(&sim->tp.net, tm->owner);
         break;
     case RS_EV_QP_RTO:
-        rs_comp_rto(sim, tm->owner);
+        rs_comp_rto(&sim->tp, tm->owner);
         break;
     case RS_EV_QP_RNR:
-        rs_req_rnr_done(sim, tm->owner);
+        rs_req_rnr_done(&sim->tp, tm->owner);
         break;
     case RS_EV_QP_RESP_DRAIN:
-        rs_resp_drain_held(sim, tm->owner);
+        rs_resp_drain_held(&sim->tp, tm->owner);
         break;
     case RS_EV_NIC_PACE:
-        rs_port_kick(sim, &((rs_host *)tm->owner)->port);
+        rs_port_kick(&sim->tp.net, &((rs_host *)tm->owner)->port);
         break;
     case RS_EV_PORT_PAUSE_END:
-        rs_pause_expire(sim, tm->owner);
+        rs_pause_expire(&sim->tp.net, tm->owner);
         break;
     case RS_EV_PFC_REFRESH:
-        rs_pfc_refresh(sim, tm->owner);
+        rs_pfc_refresh(&sim->tp.net, tm->owner);
         break;
     case RS_EV_LINK_STATE:
-        rs_link_state_event(sim, tm->owner);
+        rs_link_state_event(&sim->tp.net, tm->owner);
         break;
     case RS_EV_MONITOR:
-        rs_monitor_tick(sim, tm->owner);
+        rs_monitor_tick(&sim->tp.net, tm->owner);
         break;
     case RS_EV_RX_DRAIN:
-        rs_rxpipe_drain(sim, tm->owner);
+        rs_rxpipe_drain(&sim->tp.net, tm->owner);
         break;
     case RS_EV_RX_REFRESH:
-        rs_rxpipe_refresh(sim, tm->owner);
+        rs_rxpipe_refresh(&sim->tp.net, tm->owner);
         break;
     case RS_EV_FLOWS:
-        rs_flows_event(sim, tm->owner);
+        rs_flows_event(tm->owner);
         break;
     case RS_EV_NIC_LOOPBACK:
-        rs_nic_loopback_arrival(sim, tm->owner);
+        rs_nic_loopback_arrival(&sim->tp, tm->owner);
         break;
     default:
         break;
@@ -204,9 +194,9 @@ static int cq_reached(rs_sim *sim, const rs_run_args *a)
  * and destroyed only on the control path, never while the loop runs. */
 static const uint32_t *watched_count(const rs_sim *sim, const rs_run_args *a)
 {
-    if (a->watch_host < 0 || (uint32_t)a->watch_host >= sim->n_hosts)
+    if (a->watch_host < 0 || (uint32_t)a->watch_host >= sim->tp.n_hosts)
         return NULL;
-    const rs_host *h = sim->hosts[a->watch_host];
+    const rs_host *h = sim->tp.hosts[a->watch_host];
     if (a->watch_cq < 0 || (uint32_t)a->watch_cq >= h->n_cqs || !h->cqs[a->watch_cq].ring)
         return NULL;
     return &h->cqs[a->watch_cq].count;
@@ -216,42 +206,42 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
 {
     /* until: no limit (INT64_MAX), a checked time, or now (the clock may have run past the limit) */
     const int64_t u = a->until_ps;
-    if (u != INT64_MAX && (u < 0 || (u > RS_MAX_TIME_PS && u > sim->now_ps))) {
+    if (u != INT64_MAX && (u < 0 || (u > RS_MAX_TIME_PS && u > sim->tp.net.eng.now_ps))) {
         rs_sim_fail(sim, RS_ERR_INVAL, "run until %lld ps: allowed 0..%lld, or no limit", (long long)a->until_ps,
                     (long long)RS_MAX_TIME_PS);
         return RS_RUN_ERROR;
     }
     if (cq_reached(sim, a))
         return RS_RUN_CQ;
-    if (sim->frame_stop) { /* the awaited frame already went out (posting kicked an idle port) */
-        sim->frame_stop = 0;
+    if (sim->tp.net.frame_stop) { /* the awaited frame already went out (posting kicked an idle port) */
+        sim->tp.net.frame_stop = 0;
         return RS_RUN_STEP;
     }
-    rs_monitor_resume(sim);
+    rs_monitor_resume(&sim->tp.net);
     const uint32_t *watch = watched_count(sim, a);
     const uint32_t watch_n = a->watch_count;
     const int64_t until = a->until_ps;
     /* stop after this many more events (max_events 0: never) */
     uint64_t left = a->max_events ? a->max_events : UINT64_MAX;
-    rs_eventq *q = &sim->evq;
+    rs_eventq *q = &sim->tp.net.eng.evq;
     for (;;) {
-        if (sim->routes_dirty && rs_routes_compute(sim) != RS_OK)
-            sim->failed = 1;
-        if (sim->failed)
+        if (sim->tp.net.routes_dirty && rs_routes_compute(&sim->tp.net) != RS_OK)
+            sim->tp.net.eng.failed = 1;
+        if (sim->tp.net.eng.failed)
             return RS_RUN_ERROR;
         const rs_event *head = rs_eventq_head(q);
         if (!head) {
             /* run(until=T) ends at T even when the network went quiet earlier; a run
              * waiting for completions reports idle instead (they can never come) */
-            if (a->watch_host < 0 && until != INT64_MAX && until > sim->now_ps) {
-                sim->now_ps = until;
+            if (a->watch_host < 0 && until != INT64_MAX && until > sim->tp.net.eng.now_ps) {
+                sim->tp.net.eng.now_ps = until;
                 return RS_RUN_UNTIL;
             }
             return RS_RUN_IDLE;
         }
         if (head->t_ps > until) {
-            if (until > sim->now_ps)
-                sim->now_ps = until;
+            if (until > sim->tp.net.eng.now_ps)
+                sim->tp.net.eng.now_ps = until;
             return RS_RUN_UNTIL;
         }
         if (!left)
@@ -259,17 +249,17 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         rs_event ev = *head;
         rs_eventq_consume_head(q); /* the first timer the handler arms takes its slot */
         ev.timer->armed = 0;
-        sim->now_ps = ev.t_ps;
+        sim->tp.net.eng.now_ps = ev.t_ps;
         dispatch(sim, &ev);
         left--;
         sim->events++;
-        if (sim->peer_stop | sim->frame_stop | sim->flows_stop) {
-            if (sim->peer_stop) {
-                sim->peer_stop = 0;
+        if (sim->tp.peer_stop | sim->tp.net.frame_stop | sim->flows_stop) {
+            if (sim->tp.peer_stop) {
+                sim->tp.peer_stop = 0;
                 return RS_RUN_PEER;
             }
-            if (sim->frame_stop) {
-                sim->frame_stop = 0;
+            if (sim->tp.net.frame_stop) {
+                sim->tp.net.frame_stop = 0;
                 return RS_RUN_STEP;
             }
             sim->flows_stop = 0;
@@ -284,55 +274,39 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
 
 int rs_host_add(rs_sim *sim)
 {
-    rs_host **nh = realloc(sim->hosts, (sim->n_hosts + 1) * sizeof(*nh));
+    rs_host **nh = realloc(sim->tp.hosts, (sim->tp.n_hosts + 1) * sizeof(*nh));
     if (!nh)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    sim->hosts = nh;
-    rs_host *h = rs_host_new(sim, (int)sim->n_hosts);
+    sim->tp.hosts = nh;
+    rs_port **np = realloc(sim->tp.net.host_ports, (sim->tp.n_hosts + 1) * sizeof(*np));
+    if (!np)
+        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+    sim->tp.net.host_ports = np;
+    rs_host *h = rs_host_new(&sim->tp, (int)sim->tp.n_hosts);
     if (!h)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    sim->hosts[sim->n_hosts] = h;
-    return (int)sim->n_hosts++;
-}
-
-rs_link *rs_link_new(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, int64_t delay_ps)
-{
-    rs_link *l = calloc(1, sizeof(*l));
-    if (!l)
-        return NULL;
-    l->id = (int)sim->n_links;
-    l->from = from;
-    l->to = to;
-    l->rate_bps = rate_bps;
-    l->delay_ps = delay_ps;
-    l->capture = sim->pcap_all;
-    l->arrival.owner = l;
-    l->arrival.kind = RS_EV_LINK_ARRIVAL;
-    l->state_change.owner = l;
-    l->state_change.kind = RS_EV_LINK_STATE;
-    /* stream id: 1<<32 | link id, disjoint from the host streams */
-    rs_rng_seed(&l->rng, sim->seed, (1ull << 32) | (uint64_t)l->id);
-    from->tx = l;
-    sim->links[sim->n_links++] = l;
-    return l;
+    sim->tp.hosts[sim->tp.n_hosts] = h;
+    sim->tp.net.host_ports[sim->tp.n_hosts] = &h->port; /* the link layer knows a host by its port */
+    sim->tp.net.n_hosts = sim->tp.n_hosts + 1;
+    return (int)sim->tp.n_hosts++;
 }
 
 int rs_link_connect(rs_sim *sim, int a, int b, int64_t rate_bps, int64_t delay_ps)
 {
-    if (a < 0 || b < 0 || (uint32_t)a >= sim->n_hosts || (uint32_t)b >= sim->n_hosts || a == b)
+    if (a < 0 || b < 0 || (uint32_t)a >= sim->tp.n_hosts || (uint32_t)b >= sim->tp.n_hosts || a == b)
         return rs_sim_fail(sim, RS_ERR_INVAL, "hosts %d and %d: need two different existing hosts", a, b);
     if (rate_bps <= 0 || delay_ps < 0)
         return rs_sim_fail(sim, RS_ERR_INVAL, "link rate must be > 0 and delay >= 0");
-    rs_port *pa = &sim->hosts[a]->port, *pb = &sim->hosts[b]->port;
+    rs_port *pa = &sim->tp.hosts[a]->port, *pb = &sim->tp.hosts[b]->port;
     if (pa->tx || pb->tx)
         return rs_sim_fail(sim, RS_ERR_STATE, "host %d already has a link (one port per host)",
                            pa->tx ? a : b);
-    rs_link **nl = realloc(sim->links, (sim->n_links + 2) * sizeof(*nl));
+    rs_link **nl = realloc(sim->tp.net.links, (sim->tp.net.n_links + 2) * sizeof(*nl));
     if (!nl)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    sim->links = nl;
-    rs_link *ab = rs_link_new(sim, pa, pb, rate_bps, delay_ps);
-    rs_link *ba = ab ? rs_link_new(sim, pb, pa, rate_bps, delay_ps) : NULL;
+    sim->tp.net.links = nl;
+    rs_link *ab = rs_link_new(&sim->tp.net, pa, pb, rate_bps, delay_ps);
+    rs_link *ba = ab ? rs_link_new(&sim->tp.net, pb, pa, rate_bps, delay_ps) : NULL;
     if (!ab || !ba)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     return ab->id;
@@ -340,7 +314,7 @@ int rs_link_connect(rs_sim *sim, int a, int b, int64_t rate_bps, int64_t delay_p
 
 static rs_link *get_link(const rs_sim *sim, int link)
 {
-    return (link >= 0 && (uint32_t)link < sim->n_links) ? sim->links[link] : NULL;
+    return (link >= 0 && (uint32_t)link < sim->tp.net.n_links) ? sim->tp.net.links[link] : NULL;
 }
 
 int rs_link_set_loss(rs_sim *sim, int link, double p)
@@ -391,10 +365,10 @@ int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out)
 
 int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip)
 {
-    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+    if (host < 0 || (uint32_t)host >= sim->tp.n_hosts)
         return RS_ERR_INVAL;
-    memcpy(mac, sim->hosts[host]->mac, 6);
-    *ip = sim->hosts[host]->ip;
+    memcpy(mac, sim->tp.hosts[host]->mac, 6);
+    *ip = sim->tp.hosts[host]->ip;
     return RS_OK;
 }
 
@@ -403,7 +377,16 @@ int rs_sim_set_mutant(rs_sim *sim, int mutant)
 {
     if (mutant < 0 || mutant >= RS_MUT__COUNT)
         return rs_sim_fail(sim, RS_ERR_INVAL, "unknown mutant %d", mutant);
-    sim->mutant = mutant;
+    sim->tp.net.eng.mutant = mutant;
     return RS_OK;
 }
 #endif
+
+/* ---- trace (rdmasim/trace.h): the buffer is the engine's (engine/trace.c) ---- */
+
+int rs_trace_enable(rs_sim *sim, uint64_t max_records) { return rs_trace_start(&sim->tp.net.eng, max_records); }
+void rs_trace_disable(rs_sim *sim) { rs_trace_stop(&sim->tp.net.eng); }
+int rs_trace_enabled(const rs_sim *sim) { return sim->tp.net.eng.trace != NULL; }
+size_t rs_trace_pending(const rs_sim *sim) { return sim->tp.net.eng.trace ? sim->tp.net.eng.trace->n : 0; }
+size_t rs_trace_drain(rs_sim *sim, rs_trace_rec *out, size_t n) { return rs_trace_take(&sim->tp.net.eng, out, n); }
+void rs_trace_counts(const rs_sim *sim, uint64_t out[3]) { rs_trace_get_counts(&sim->tp.net.eng, out); }

@@ -1,122 +1,25 @@
-/* The simulation object and the internal calls between engine, network and transport. */
+/* The simulation object: every layer's context, composed (the layers' own structs are in
+ * engine/engine.h, link/net.h, transport/transport.h, workload/flows_impl.h). */
 #ifndef RDMASIM_CORE_SIM_IMPL_H
 #define RDMASIM_CORE_SIM_IMPL_H
 
-#include <stdio.h>
-
-#include "link/link.h"
-#include "rdmasim/codec.h"
-#include "rdmasim/eventq.h"
-#include "rdmasim/mutants.h"
-#include "rdmasim/pool.h"
 #include "rdmasim/sim.h"
-#include "transport/host.h"
+#include "transport/transport.h"
+#include "workload/flows_impl.h"
 
-enum rs_event_kind {
-    RS_EV_PORT_TX_DONE = 1, /* owner: rs_port */
-    RS_EV_LINK_ARRIVAL = 2, /* owner: rs_link */
-    RS_EV_QP_RTO = 3,       /* owner: rs_qp, retransmit (local ACK) timeout */
-    RS_EV_QP_RNR = 4,       /* owner: rs_qp, RNR wait over */
-    RS_EV_PORT_PAUSE_END = 5, /* owner: rs_port, a received pause expires (link/pause.c) */
-    RS_EV_PFC_REFRESH = 6,  /* owner: rs_pfc_queue, re-send XOFF while congested (link/pfc.c) */
-    RS_EV_LINK_STATE = 7,   /* owner: rs_link, scheduled failure / recovery (link/fabric.c) */
-    RS_EV_MONITOR = 8,      /* owner: rs_monitor, PFC watchdog / deadlock detector (link/monitor.c) */
-    RS_EV_RX_DRAIN = 9,     /* owner: rs_rxpipe, a slow receiver takes its next frame (link/rxpipe.c) */
-    RS_EV_RX_REFRESH = 10,  /* owner: rs_rxpipe, re-send XOFF while its buffer is full */
-    /* 11 was the per-QP congestion-control timer: CC timers now run lazily (transport/cc_qp.c) */
-    RS_EV_NIC_PACE = 12,     /* owner: rs_host, a paced QP may send */
-    RS_EV_QP_RESP_DRAIN = 13, /* owner: rs_qp, run requests held behind a finished READ */
-    RS_EV_FLOWS = 14,        /* owner: rs_flows, start due flows, free finished ones (workload/flows.c) */
-    RS_EV_NIC_LOOPBACK = 16, /* owner: rs_host, a frame the NIC looped back to itself is received (nic.c) */
-};
-
-struct rs_switch;
-struct rs_monitor;
 struct rs_flows;
 
 struct rs_sim {
-    int64_t now_ps;
-    uint64_t seed;
+    rs_transport tp; /* hosts and QPs, over the network (tp.net) and the engine (tp.net.eng) */
     uint64_t events;
-    rs_eventq evq;
-    rs_pool pool;
-    rs_host **hosts;
-    uint32_t n_hosts;
-    rs_link **links;
-    uint32_t n_links;
-    struct rs_switch **switches;
-    uint32_t n_switches;
-    int routes_dirty; /* graph changed: recompute routes before the next event */
-    struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
-    rs_pcap *pcap;  /* NULL: capture off */
-    int pcap_all;   /* the capture takes every link direction, also those added later (link/link.c) */
-    struct rs_trace *trace; /* NULL: tracing off (engine/trace.h) */
     struct rs_flows *flows; /* NULL: no bulk flows (workload/flows.c) */
-    /* Every QP's memory.  A destroyed QP goes back to the slab for reuse and is freed only with the
-     * simulation: event-queue entries of its timers may still be in the heap (lazy cancel), and
-     * reading such an entry's timer must find memory of a QP, never freed memory.  A reused QP's
-     * timers get new sequence numbers, so old entries stay stale (rdmasim/eventq.h). */
-    rs_slab qp_slab;
-    rs_slab qp_cc_slab; /* QPs created on a host that runs CC: rs_qp plus RS_CC_STATE_BYTES (qp.h) */
-    rs_slab cc_slab;    /* CC state of a QP created before its host turned CC on (cc_qp.c) */
     int flows_stop; /* every bulk flow finished: return to Python after this event */
-    int failed;     /* set on an internal failure (out of memory) */
-    int peer_stop;  /* a scripted peer got a frame: return to Python after this event */
-    int stop_after_frame; /* step-through: armed by rs_sim_stop_after_next_frame */
-    int frame_stop;       /* set when that frame went out */
-    char errmsg[256];
-#ifdef RDMASIM_MUTANTS
-    int mutant; /* enum rs_mutant: testing only (rdmasim/mutants.h) */
-#endif
 };
 
 /* Record a failure reason; returns `code` for tail calls. */
 int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...);
 
 /* Arm a timer on the simulation's queue; on out of memory marks the run failed. */
-void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps);
-
-/* ---- port / link (net/) ---- */
-/* Start sending if the port is idle and has something to send. */
-void rs_port_kick(rs_sim *sim, rs_port *port);
-void rs_port_tx_done(rs_sim *sim, rs_port *port);
-/* Queue a control frame (ACK/NAK, CNP, PFC) on the port, ahead of data, and kick it. */
-void rs_port_send_ctrl(rs_sim *sim, rs_port *port, rs_pkt *pkt);
-void rs_link_arrival(rs_sim *sim, rs_link *link);
-/* New link direction from -> to (sim->links must have room). */
-rs_link *rs_link_new(rs_sim *sim, rs_port *from, rs_port *to, int64_t rate_bps, int64_t delay_ps);
-/* link/fabric.c: free switches; fire a scheduled link state change */
-void rs_fabric_free(rs_sim *sim);
-void rs_link_state_event(rs_sim *sim, rs_link *link);
-/* link/route.c */
-int rs_routes_compute(rs_sim *sim);
-/* link/switch.c: the switch's next frame for its egress `port` */
-rs_pkt *rs_switch_next_frame(rs_sim *sim, struct rs_switch *sw, rs_port *port);
-/* Put a frame on the link now (port has just started serialising it). Returns serialisation ps. */
-int64_t rs_link_transmit(rs_sim *sim, rs_link *link, rs_pkt *pkt);
-
-/* ---- NIC (transport/nic.c) ---- */
-/* The NIC's next frame for its port: a control frame, else a data frame round-robin over QPs. */
-rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h);
-/* A frame arrived at the host's port. Takes ownership of pkt. */
-/* A frame for host h was just put on its link: start loading what its arrival reads (nic.c). */
-void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt);
-void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt);
-/* Queue a control frame (ACK/NAK) and kick the port. */
-void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt);
-/* After a frame that ends at free_ps: 1 if nothing can be sent before the NIC's pace timer (which is
- * then armed, not before free_ps), so the port needs no transmit-done event; 0 otherwise. */
-int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps);
-/* RoCE loopback: is pkt for the NIC's own host; loop it (returns its serialisation time at the
- * port link's rate; it reaches rs_nic_receive then, never the link); the loopback event. */
-int rs_nic_is_loopback(const rs_host *h, const rs_pkt *pkt);
-int64_t rs_nic_loopback(rs_sim *sim, rs_host *h, const rs_link *port_link, rs_pkt *pkt);
-void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h);
-/* The QP may have a packet to send: put it on the round-robin ring and kick the port. */
-void rs_nic_wake(rs_sim *sim, rs_qp *qp);
-/* peer.c: keep a frame that reached a scripted host for Python. */
-void rs_peer_deliver(rs_sim *sim, rs_host *h, rs_pkt *pkt);
-/* Fill the L2/L3/UDP/BTH fields every packet from this QP carries. */
-rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn);
+static inline void rs_sim_arm(rs_sim *sim, rs_timer *tm, int64_t t_ps) { rs_engine_arm(&sim->tp.net.eng, tm, t_ps); }
 
 #endif

@@ -30,15 +30,15 @@ static void catch_up(int64_t now_ps, rs_qp *qp)
         qp->cc->on_timer(qp->cc_state, &qp->host->cc.dcqcn, now_ps);
 }
 
-double rs_cc_rate_now(const rs_sim *sim, rs_qp *qp)
+double rs_cc_rate_now(const rs_transport *tp, rs_qp *qp)
 {
     if (!qp->cc)
         return 0.0;
-    catch_up(sim->now_ps, qp);
+    catch_up(tp->net.eng.now_ps, qp);
     return qp->cc->rate_bps(qp->cc_state);
 }
 
-int rs_cc_qp_reserve(rs_sim *sim, rs_qp *qp)
+int rs_cc_qp_reserve(rs_transport *tp, rs_qp *qp)
 {
     if (qp->cc_state || !rs_cc_algo_get(qp->host->cc.kind))
         return RS_OK;
@@ -47,14 +47,14 @@ int rs_cc_qp_reserve(rs_sim *sim, rs_qp *qp)
         return RS_OK;
     }
     /* created before its host turned CC on: a block of its own (no prefetch for it) */
-    qp->cc_state = rs_slab_alloc(&sim->cc_slab);
+    qp->cc_state = rs_slab_alloc(&tp->cc_slab);
     if (!qp->cc_state)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the congestion control state of QP 0x%x",
-                           qp->qpn);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for the congestion control state of QP 0x%x",
+                          qp->qpn);
     return RS_OK;
 }
 
-void rs_cc_qp_start(rs_sim *sim, rs_qp *qp)
+void rs_cc_qp_start(rs_transport *tp, rs_qp *qp)
 {
     const rs_host *h = qp->host;
     qp->cc = rs_cc_algo_get(h->cc.kind);
@@ -63,45 +63,45 @@ void rs_cc_qp_start(rs_sim *sim, rs_qp *qp)
         qp->cc->init(qp->cc_state, &h->cc.dcqcn, line_rate(qp));
 }
 
-void rs_cc_qp_release(rs_sim *sim, rs_qp *qp)
+void rs_cc_qp_release(rs_transport *tp, rs_qp *qp)
 {
     if (qp->cc_state && qp->cc_state != qp->cc_room)
-        rs_slab_put(&sim->cc_slab, qp->cc_state);
+        rs_slab_put(&tp->cc_slab, qp->cc_state);
     qp->cc_state = NULL;
     qp->cc = NULL;
 }
 
-void rs_cc_on_cnp(rs_sim *sim, rs_qp *qp)
+void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp)
 {
     qp->stats.cnps_rcvd++;
     if (!qp->cc)
         return;
     rs_dcqcn_params p = qp->host->cc.dcqcn;
 #ifdef RDMASIM_MUTANTS /* dcqcn_no_floor: the rate cut forgets the min-rate clamp */
-    if (RS_MUTANT(sim, RS_MUT_DCQCN_NO_FLOOR))
+    if (RS_MUTANT(&tp->net.eng, RS_MUT_DCQCN_NO_FLOOR))
         p.min_rate_bps = 0.0;
 #endif
-    catch_up(sim->now_ps, qp);
-    qp->cc->on_cnp(qp->cc_state, &p, sim->now_ps);
+    catch_up(tp->net.eng.now_ps, qp);
+    qp->cc->on_cnp(qp->cc_state, &p, tp->net.eng.now_ps);
 }
 
-void rs_cc_on_request_sent(rs_sim *sim, rs_qp *qp, uint32_t wire_bytes)
+void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, uint32_t wire_bytes)
 {
     if (!qp->cc)
         return;
-    catch_up(sim->now_ps, qp);
-    qp->cc->on_sent(qp->cc_state, &qp->host->cc.dcqcn, wire_bytes, sim->now_ps);
+    catch_up(tp->net.eng.now_ps, qp);
+    qp->cc->on_sent(qp->cc_state, &qp->host->cc.dcqcn, wire_bytes, tp->net.eng.now_ps);
     double rate = qp->cc->rate_bps(qp->cc_state), line = line_rate(qp);
     if (rate <= 0 || rate >= line) {
         qp->next_tx_ps = 0;
     } else {
         /* the next packet may start once this one would have finished at the paced rate */
-        int64_t start = qp->next_tx_ps > sim->now_ps ? qp->next_tx_ps : sim->now_ps;
+        int64_t start = qp->next_tx_ps > tp->net.eng.now_ps ? qp->next_tx_ps : tp->net.eng.now_ps;
         qp->next_tx_ps = start + (int64_t)((double)wire_bytes * 8.0 * 1e12 / rate + 0.5);
     }
 }
 
-void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp)
+void rs_cc_np_on_ce(rs_transport *tp, rs_qp *qp)
 {
     const rs_cc_config *c = &qp->host->cc;
     qp->stats.ce_rcvd++;
@@ -109,37 +109,37 @@ void rs_cc_np_on_ce(rs_sim *sim, rs_qp *qp)
         return;
     int64_t interval = c->cnp_interval_ps;
 #ifdef RDMASIM_MUTANTS /* cnp_half_interval: shift off by one */
-    interval = RS_MUTANT(sim, RS_MUT_CNP_HALF_INTERVAL) ? interval >> 1 : interval;
+    interval = RS_MUTANT(&tp->net.eng, RS_MUT_CNP_HALF_INTERVAL) ? interval >> 1 : interval;
 #endif
-    if (qp->last_cnp_ps >= 0 && sim->now_ps - qp->last_cnp_ps < interval)
+    if (qp->last_cnp_ps >= 0 && tp->net.eng.now_ps - qp->last_cnp_ps < interval)
         return;
-    rs_pkt *cnp = rs_nic_new_packet(sim, qp, RS_OP_CNP, 0);
+    rs_pkt *cnp = rs_nic_new_packet(tp, qp, RS_OP_CNP, 0);
     if (!cnp)
         return;
     cnp->becn = 1; /* RoCEv2 annex A17: BECN set, PSN 0, 16 reserved bytes */
     cnp->tos = (uint8_t)((c->cnp_dscp << 2) | 0x02);
-    qp->last_cnp_ps = sim->now_ps;
+    qp->last_cnp_ps = tp->net.eng.now_ps;
     qp->stats.cnps_sent++;
-    rs_nic_send_ctrl(sim, qp->host, cnp);
+    rs_nic_send_ctrl(tp, qp->host, cnp);
 }
 
-static rs_host *get_host(const rs_sim *sim, int host)
+static rs_host *get_host(const rs_transport *tp, int host)
 {
-    return (host >= 0 && (uint32_t)host < sim->n_hosts) ? sim->hosts[host] : NULL;
+    return (host >= 0 && (uint32_t)host < tp->n_hosts) ? tp->hosts[host] : NULL;
 }
 
-int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled, int64_t cnp_interval_ps,
-                   uint32_t cnp_dscp)
+int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, int np_enabled, int64_t cnp_interval_ps,
+                      uint32_t cnp_dscp)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     if (kind < 0 || kind >= RS_CC_COUNT)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "congestion control kind %d unknown (0 none, 1 dcqcn)", kind);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control kind %d unknown (0 none, 1 dcqcn)", kind);
     if (kind == RS_CC_DCQCN && !params)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "DCQCN needs its parameters");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "DCQCN needs its parameters");
     if (cnp_interval_ps < 0 || cnp_dscp > 63)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "cnp_interval must be >= 0 and cnp_dscp in 0..63");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "cnp_interval must be >= 0 and cnp_dscp in 0..63");
     h->cc.kind = kind;
     if (params)
         h->cc.dcqcn = *(const rs_dcqcn_params *)params;
@@ -149,20 +149,20 @@ int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_e
     return RS_OK;
 }
 
-double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
+double rs_tp_qp_rate_bps(const rs_transport *tp, int host, uint32_t qpn)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
-    return qp ? rs_cc_rate_now(sim, qp) : 0.0;
+    return qp ? rs_cc_rate_now(tp, qp) : 0.0;
 }
 
-int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *out)
+int rs_tp_qp_dcqcn_state(const rs_transport *tp, int host, uint32_t qpn, rs_dcqcn_rp *out)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
     if (!qp || qp->cc != rs_cc_algo_get(RS_CC_DCQCN))
         return 0;
-    catch_up(sim->now_ps, qp);
+    catch_up(tp->net.eng.now_ps, qp);
     *out = *(const rs_dcqcn_rp *)qp->cc_state;
     out->alpha = rs_dcqcn_alpha(out, &h->cc.dcqcn);
     return 1;

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "rdmasim/sim.h"
+#include "rdmasim/verbs.h"
 
 typedef struct rs_cq {
     rs_wc *ring;  /* NULL when the slot is free */

@@ -1,16 +1,28 @@
 /* Host (NIC) construction and teardown. */
 #include "transport/transport.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "link/rxpipe.h"
 #include "rdmasim/ib.h"
 
-rs_host *rs_host_new(rs_sim *sim, int id)
+int rs_tp_fail(rs_transport *tp, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rs_engine_vfail(&tp->net.eng, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+rs_host *rs_host_new(rs_transport *tp, int id)
 {
     rs_host *h = calloc(1, sizeof(*h));
     if (!h)
         return NULL;
-    h->sim = sim;
+    h->tp = tp;
     h->id = id;
     /* locally administered MAC 02:00:00:00:hh:ll and IPv4 10.0.hh.ll, from the host index + 1 */
     uint32_t n = (uint32_t)id + 1;
@@ -18,7 +30,8 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     for (int i = 0; i < 6; i++)
         h->mac[i] = mac[i];
     h->ip = (10u << 24) | (n & 0xFFFFFF);
-    rs_port_init(&h->port, RS_NODE_HOST, h, NULL, 0);
+    rs_port_client client = rs_nic_port_client(h);
+    rs_port_init_host(&h->port, id, &client);
     for (int i = 0; i < 64; i++)
         h->dscp_to_prio[i] = rs_dscp_default_prio((uint8_t)i);
     h->next_iova = 0x100000;
@@ -31,7 +44,7 @@ rs_host *rs_host_new(rs_sim *sim, int id)
     h->cc.kind = RS_CC_NONE;
     h->cc.cnp_interval_ps = 4000000;
     h->cc.cnp_dscp = 48;
-    rs_rng_seed(&h->rng, sim->seed, (uint64_t)id);
+    rs_rng_seed(&h->rng, tp->net.eng.seed, (uint64_t)id);
     return h;
 }
 
@@ -40,18 +53,18 @@ void rs_host_free(rs_host *h)
     rs_pkt *p = h->port.ctrl_head;
     while (p) {
         rs_pkt *next = p->next;
-        rs_pkt_release(&h->sim->pool, p);
+        rs_pkt_release(&h->tp->pool, p);
         p = next;
     }
     for (p = h->lb_head; p;) {
         rs_pkt *next = p->next;
-        rs_pkt_release(&h->sim->pool, p);
+        rs_pkt_release(&h->tp->pool, p);
         p = next;
     }
     for (size_t i = 0; i < rs_qpn_slots(&h->qpns); i++) {
         rs_qp *qp = h->qpns.slot[i].qp;
         if (qp)
-            rs_qp_free_storage(qp); /* the QP itself is in sim->qp_slab */
+            rs_qp_free_storage(qp); /* the QP itself is in tp->qp_slab */
     }
     for (uint32_t i = 0; i < h->n_cqs; i++)
         free(h->cqs[i].ring);
@@ -64,14 +77,44 @@ void rs_host_free(rs_host *h)
     free(h);
 }
 
-int rs_host_rx_counters(const rs_sim *sim, int host, uint64_t out[RS_HOST_RX_COUNTERS])
+int rs_tp_host_rx_counters(const rs_transport *tp, int host, uint64_t out[RS_HOST_RX_COUNTERS])
 {
-    if (host < 0 || (uint32_t)host >= sim->n_hosts)
-        return rs_sim_fail((rs_sim *)sim, RS_ERR_INVAL, "no host %d", host);
-    const rs_host *h = sim->hosts[host];
+    if (host < 0 || (uint32_t)host >= tp->n_hosts)
+        return rs_tp_fail((rs_transport *)tp, RS_ERR_INVAL, "no host %d", host);
+    const rs_host *h = tp->hosts[host];
     out[0] = h->rx_unknown_qp;
     out[1] = h->rx_bad_state;
     out[2] = h->rx_bad_icrc;
     out[3] = h->rx_malformed;
+    return RS_OK;
+}
+
+int rs_tp_host_set_dscp_map(rs_transport *tp, int host, const uint8_t *map)
+{
+    if (host < 0 || (uint32_t)host >= tp->n_hosts)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)tp->n_hosts - 1);
+    for (int i = 0; i < 64; i++)
+        if (map[i] > 7)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "dscp_map[%d] = %u outside 0..7", i, map[i]);
+    memcpy(tp->hosts[host]->dscp_to_prio, map, 64);
+    return RS_OK;
+}
+
+/* The slow-receiver pipeline is the host port's (link/rxpipe.c); these find the host. */
+int rs_tp_host_set_rx(rs_transport *tp, int host, int enable, int64_t rate_bps, uint64_t buf_bytes, uint64_t xoff_bytes,
+                      uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
+{
+    if (host < 0 || (uint32_t)host >= tp->n_hosts)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)tp->n_hosts - 1);
+    rs_host *h = tp->hosts[host];
+    return rs_rxpipe_set(&tp->net, &h->port, h->mac, enable, rate_bps, buf_bytes, xoff_bytes, xon_bytes, prio_mask,
+                         quanta);
+}
+
+int rs_tp_host_rx_stats_get(const rs_transport *tp, int host, rs_host_rx_stats *out)
+{
+    if (host < 0 || (uint32_t)host >= tp->n_hosts)
+        return RS_ERR_INVAL;
+    rs_rxpipe_stats(&tp->hosts[host]->port, out);
     return RS_OK;
 }

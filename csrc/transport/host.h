@@ -14,11 +14,10 @@
 #include "transport/qpn.h"
 #include "transport/srq.h"
 
-struct rs_sim;
-struct rs_rxpipe;
+struct rs_transport;
 
 typedef struct rs_host {
-    struct rs_sim *sim;
+    struct rs_transport *tp;
     int id;
     uint8_t mac[6];
     uint32_t ip;
@@ -49,8 +48,6 @@ typedef struct rs_host {
     rs_pkt *peer_head;       /* received frames waiting for Python */
     rs_pkt *peer_tail;
     uint8_t dscp_to_prio[64]; /* PFC priority of what the NIC sends, by DSCP (default: rs_dscp_default_prio) */
-    struct rs_rxpipe *rx;    /* slow-receiver pipeline (net/rxpipe.c); NULL: frames handled on arrival */
-    struct rs_rxpipe *rx_off; /* a disabled pipeline, kept for reuse: its timers may have heap entries */
     uint64_t rx_unknown_qp;  /* frames for a QPN that does not exist (dropped, counted) */
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
     uint64_t rx_bad_icrc;    /* frames whose ICRC is wrong (dropped, counted) */

@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/trace.h"
+#include "transport/trace_qp.h"
 #include "rdmasim/ib.h"
 
 #define IRN_MAX_WINDOW 65536u
@@ -93,29 +93,29 @@ static void advance_retx(rs_qp *qp)
 }
 
 /* The running timer's deadline: RTO_low or RTO_high after its start, by what is in flight now. */
-static void set_deadline(rs_sim *sim, rs_qp *qp)
+static void set_deadline(rs_transport *tp, rs_qp *qp)
 {
     const rs_irn *x = qp->irn;
     int64_t t = x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
-    if (t < sim->now_ps)
-        t = sim->now_ps;
+    if (t < tp->net.eng.now_ps)
+        t = tp->net.eng.now_ps;
     qp->rto_deadline_ps = t;
     if (!qp->rto.armed || qp->rto.when_ps > t)
-        rs_sim_arm(sim, &qp->rto, t); /* a later deadline re-arms lazily (rs_comp_rto) */
+        rs_engine_arm(&tp->net.eng, &qp->rto, t); /* a later deadline re-arms lazily (rs_comp_rto) */
 }
 
-void rs_irn_arm_rto(rs_sim *sim, rs_qp *qp)
+void rs_irn_arm_rto(rs_transport *tp, rs_qp *qp)
 {
     if (!qp->rto_deadline_ps)
-        qp->irn->rto_start_ps = sim->now_ps;
-    set_deadline(sim, qp);
+        qp->irn->rto_start_ps = tp->net.eng.now_ps;
+    set_deadline(tp, qp);
 }
 
-int rs_irn_req_can_send(const rs_sim *sim, const rs_qp *qp)
+int rs_irn_req_can_send(const rs_transport *tp, const rs_qp *qp)
 {
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 0;
-    if (qp->rnr_until_ps > sim->now_ps)
+    if (qp->rnr_until_ps > tp->net.eng.now_ps)
         return 0;
     if (has_retx(qp))
         return 1;
@@ -170,7 +170,7 @@ static void tag(const rs_swqe *w, uint64_t off, rs_pkt *p)
 /* A bit at least every window/8 packets (and on every last packet): ACKs keep the window open. */
 static uint32_t ack_step(const rs_irn *x) { return x->window >= 16 ? x->window / 8 : 1; }
 
-static rs_pkt *retransmit(rs_sim *sim, rs_qp *qp, uint32_t idx, uint64_t off)
+static rs_pkt *retransmit(rs_transport *tp, rs_qp *qp, uint32_t idx, uint64_t off)
 {
     rs_irn *x = qp->irn;
     uint32_t psn = x->retx_psn;
@@ -180,7 +180,7 @@ static rs_pkt *retransmit(rs_sim *sim, rs_qp *qp, uint32_t idx, uint64_t off)
     qp->req_off = off;
     qp->req_psn = psn;
     const rs_swqe *w = rs_qp_swqe(qp, idx);
-    rs_pkt *p = rs_req_build_packet(sim, qp);
+    rs_pkt *p = rs_req_build_packet(tp, qp);
     if (!p && qp->state == RS_QPS_ERR)
         return NULL; /* local error: the QP was flushed */
     qp->req_idx = save_idx;
@@ -196,16 +196,16 @@ static rs_pkt *retransmit(rs_sim *sim, rs_qp *qp, uint32_t idx, uint64_t off)
     return p;
 }
 
-rs_pkt *rs_irn_req_build(rs_sim *sim, rs_qp *qp)
+rs_pkt *rs_irn_req_build(rs_transport *tp, rs_qp *qp)
 {
     rs_irn *x = qp->irn;
     if (has_retx(qp)) {
         uint32_t idx;
         uint64_t off;
         if (locate(qp, x->retx_psn, &idx, &off) == 0)
-            return retransmit(sim, qp, idx, off);
+            return retransmit(tp, qp, idx, off);
         x->in_recovery = 0; /* nothing resendable there: go on with new data */
-        if (!rs_irn_req_can_send(sim, qp))
+        if (!rs_irn_req_can_send(tp, qp))
             return NULL;
     }
     if (qp->req_psn == qp->comp_psn) { /* nothing outstanding: recovery state starts afresh here */
@@ -216,7 +216,7 @@ rs_pkt *rs_irn_req_build(rs_sim *sim, rs_qp *qp)
     uint64_t off = qp->req_off;
     if (!w->started && wr_uses_recv(w->opcode))
         w->irn_recv_seq = x->send_seq++;
-    rs_pkt *p = rs_req_build_packet(sim, qp);
+    rs_pkt *p = rs_req_build_packet(tp, qp);
     if (!p || rs_wr_is_rd_atomic(w->opcode))
         return p;
     tag(w, off, p);
@@ -227,7 +227,7 @@ rs_pkt *rs_irn_req_build(rs_sim *sim, rs_qp *qp)
     return p;
 }
 
-int rs_irn_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
+int rs_irn_rewind(rs_transport *tp, rs_qp *qp, uint32_t psn)
 {
     rs_irn *x = qp->irn;
     if (rd_atomic_phase(qp) || rs_psn_diff(psn, qp->req_psn) >= 0) {
@@ -241,12 +241,12 @@ int rs_irn_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
     x->recovery_psn = qp->req_psn;
     x->lost_below = qp->req_psn;
     x->retx_psn = psn;
-    rs_nic_wake(sim, qp);
+    rs_nic_wake(tp, qp);
     return 1;
 }
 
 /* The cumulative ACK (comp_psn) may have moved: clear the SACK bits behind it, end recovery. */
-static void on_cumulative(rs_sim *sim, rs_qp *qp)
+static void on_cumulative(rs_transport *tp, rs_qp *qp)
 {
     rs_irn *x = qp->irn;
     int32_t d = rs_psn_diff(qp->comp_psn, x->snd_base);
@@ -268,7 +268,7 @@ static void on_cumulative(rs_sim *sim, rs_qp *qp)
     advance_retx(qp);
 }
 
-static void on_sack(rs_sim *sim, rs_qp *qp, uint32_t sack)
+static void on_sack(rs_transport *tp, rs_qp *qp, uint32_t sack)
 {
     rs_irn *x = qp->irn;
     if (rs_psn_diff(sack, qp->comp_psn) < 0 || rs_psn_diff(sack, qp->req_psn) >= 0)
@@ -286,14 +286,14 @@ static void on_sack(rs_sim *sim, rs_qp *qp, uint32_t sack)
         if (rs_psn_diff(x->retx_psn, qp->comp_psn) < 0 || rs_psn_diff(x->retx_psn, qp->req_psn) > 0)
             x->retx_psn = qp->comp_psn;
         x->lost_below = sack;
-        rs_trace_retry(sim, qp, RS_TR_RETRY_NAK);
+        rs_trace_retry(tp, qp, RS_TR_RETRY_NAK);
     } else if (rs_psn_diff(sack, x->lost_below) > 0) {
         x->lost_below = sack;
     }
     advance_retx(qp);
 }
 
-int rs_irn_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     uint8_t syn = pkt->aeth_syndrome;
     int is_ack = (syn & RS_AETH_TYPE_MASK) == RS_AETH_ACK;
@@ -304,33 +304,33 @@ int rs_irn_comp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         return 0; /* not for anything sent: Go-Back-N counts and drops it */
     uint32_t psn = pkt->psn, sack = pkt->x_sack_psn;
     int has_sack = !is_ack && pkt->x_valid;
-    rs_pkt_release(&sim->pool, pkt);
+    rs_pkt_release(&tp->pool, pkt);
     if (is_ack) {
         qp->stats.acks_rcvd++;
         if (rs_psn_diff(psn, qp->comp_psn) >= 0)
-            rs_comp_ack_through(sim, qp, psn); /* completes WQEs in order, restarts the timer */
+            rs_comp_ack_through(tp, qp, psn); /* completes WQEs in order, restarts the timer */
     } else {
         qp->stats.naks_rcvd++;
         if (rs_psn_diff(psn, qp->comp_psn) > 0)
-            rs_comp_ack_through(sim, qp, (psn - 1) & RS_PSN_MASK);
+            rs_comp_ack_through(tp, qp, (psn - 1) & RS_PSN_MASK);
     }
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 1;
-    on_cumulative(sim, qp);
+    on_cumulative(tp, qp);
     if (has_sack)
-        on_sack(sim, qp, sack);
+        on_sack(tp, qp, sack);
     if (qp->rto_deadline_ps)
-        set_deadline(sim, qp); /* fewer in flight may mean RTO_low now */
-    rs_nic_wake(sim, qp);
+        set_deadline(tp, qp); /* fewer in flight may mean RTO_low now */
+    rs_nic_wake(tp, qp);
     return 1;
 }
 
 /* ---------------------------------------------------------------- responder */
 
 /* ACK, or NAK (PSN sequence error) with the selective ACK `sack` (no SACK if sack_valid is 0) */
-static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t sack, int sack_valid)
+static void send_aeth(rs_transport *tp, rs_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t sack, int sack_valid)
 {
-    rs_pkt *a = rs_nic_new_packet(sim, qp, RS_OP_ACKNOWLEDGE, psn);
+    rs_pkt *a = rs_nic_new_packet(tp, qp, RS_OP_ACKNOWLEDGE, psn);
     if (!a)
         return;
     a->aeth_syndrome = syndrome;
@@ -342,7 +342,7 @@ static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn, ui
         a->x_sack_psn = sack;
         qp->stats.naks_sent++;
     }
-    rs_resp_send_ctrl(sim, qp, a);
+    rs_resp_send_ctrl(tp, qp, a);
 }
 
 /* Place an out-of-order SEND/WRITE packet; 0 placed, -1 not now (no receive WQE yet, or a check
@@ -388,7 +388,7 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
     return 0;
 }
 
-static void receive_ooo(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+static void receive_ooo(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     rs_irn *x = qp->irn;
     uint32_t i = bidx(x, pkt->psn);
@@ -401,11 +401,11 @@ static void receive_ooo(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         qp->stats.ooo_placed++;
         qp->stats.bytes_rcvd += pkt->payload_len;
     }
-    send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn, 1);
+    send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn, 1);
 }
 
 /* The expected PSN passes a packet placed out of order: what it owes, in order. */
-static void pass_placed(rs_sim *sim, rs_qp *qp, const rs_irn_slot *s)
+static void pass_placed(rs_transport *tp, rs_qp *qp, const rs_irn_slot *s)
 {
     uint8_t op = s->opcode;
     if (!rs_op_ends(op)) {
@@ -415,12 +415,12 @@ static void pass_placed(rs_sim *sim, rs_qp *qp, const rs_irn_slot *s)
     qp->msn = (qp->msn + 1) & 0xFFFFFF;
     qp->in_msg = 0;
     if (rs_op_is_send(op))
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, s->byte_len, rs_op_has_imm(op), s->imm);
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, s->byte_len, rs_op_has_imm(op), s->imm);
     else if (rs_op_has_imm(op))
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, s->byte_len, 1, s->imm);
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, s->byte_len, 1, s->imm);
 }
 
-static void receive_in_order(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     if (pkt->x_valid && !rs_op_starts(op)) {
@@ -439,50 +439,50 @@ static void receive_in_order(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
     if (bget(x->rcvd, bidx(x, psn_next(pkt->psn))))
         pkt->ackreq = 0; /* it fills a hole: the ACK after the placed packets covers it */
     uint32_t before = qp->resp_psn;
-    rs_resp_execute(sim, qp, pkt);
+    rs_resp_execute(tp, qp, pkt);
     if (qp->resp_psn == before || (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD))
         return; /* refused (NAK or RNR NAK sent) */
     uint32_t passed = 0;
     for (uint32_t i = bidx(x, qp->resp_psn); bget(x->rcvd, i); i = bidx(x, qp->resp_psn)) {
         bclr(x->rcvd, i);
-        pass_placed(sim, qp, &x->slot[i]);
+        pass_placed(tp, qp, &x->slot[i]);
         qp->resp_psn = psn_next(qp->resp_psn);
         passed++;
     }
-    rs_trace_accept(sim, qp, pkt->psn, qp->resp_psn); /* accepted, and the placed ones after it */
+    rs_trace_accept(tp, qp, pkt->psn, qp->resp_psn); /* accepted, and the placed ones after it */
     if (passed)
-        send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0, 0);
+        send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0, 0);
 }
 
 /* A request ahead of the expected PSN that is not kept (a READ/atomic -- then the requester is in
  * a Go-Back-N phase and gets Go-Back-N's one NAK per gap -- or one beyond the bitmap). */
-static void ooo_not_kept(rs_sim *sim, rs_qp *qp)
+static void ooo_not_kept(rs_transport *tp, rs_qp *qp)
 {
     qp->stats.ooo_dropped++;
     if (!qp->nak_sent) {
         qp->nak_sent = 1;
-        send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, 0, 0);
+        send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, 0, 0);
     }
 }
 
-void rs_irn_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+void rs_irn_resp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
         qp->host->rx_bad_state++;
-        rs_pkt_release(&sim->pool, pkt);
+        rs_pkt_release(&tp->pool, pkt);
         return;
     }
     uint8_t op = pkt->opcode;
     int32_t d = rs_psn_diff(pkt->psn, qp->resp_psn);
     if (d < 0)
-        rs_resp_duplicate(sim, qp, pkt);
+        rs_resp_duplicate(tp, qp, pkt);
     else if (d == 0)
-        receive_in_order(sim, qp, pkt);
+        receive_in_order(tp, qp, pkt);
     else if ((rs_op_is_send(op) || rs_op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn->cap)
-        receive_ooo(sim, qp, pkt);
+        receive_ooo(tp, qp, pkt);
     else
-        ooo_not_kept(sim, qp);
-    rs_pkt_release(&sim->pool, pkt);
+        ooo_not_kept(tp, qp);
+    rs_pkt_release(&tp->pool, pkt);
 }
 
 /* ---------------------------------------------------------------- QP setup */
@@ -523,40 +523,40 @@ void rs_irn_free(rs_qp *qp)
     qp->irn = NULL;
 }
 
-static rs_qp *find_qp(const rs_sim *sim, int host, uint32_t qpn)
+static rs_qp *find_qp(const rs_transport *tp, int host, uint32_t qpn)
 {
-    if (host < 0 || (uint32_t)host >= sim->n_hosts)
+    if (host < 0 || (uint32_t)host >= tp->n_hosts)
         return NULL;
-    return rs_host_qp(sim->hosts[host], qpn);
+    return rs_host_qp(tp->hosts[host], qpn);
 }
 
-int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_params *p)
+int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_recovery_params *p)
 {
-    rs_qp *qp = find_qp(sim, host, qpn);
+    rs_qp *qp = find_qp(tp, host, qpn);
     if (!qp)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     if (qp->state != RS_QPS_RESET && qp->state != RS_QPS_INIT && qp->state != RS_QPS_RTR)
-        return rs_sim_fail(sim, RS_ERR_STATE,
-                           "QP 0x%x is in %s: choose the loss recovery in RESET, INIT or RTR, before it "
-                           "sends (both ends of the connection must use the same)",
-                           qpn, rs_qp_state_name(qp->state));
+        return rs_tp_fail(tp, RS_ERR_STATE,
+                          "QP 0x%x is in %s: choose the loss recovery in RESET, INIT or RTR, before it "
+                          "sends (both ends of the connection must use the same)",
+                          qpn, rs_qp_state_name(qp->state));
     if (p->mode == RS_RECOVERY_GBN) {
         rs_irn_free(qp);
         qp->recovery = RS_RECOVERY_GBN;
         return RS_OK;
     }
     if (qp->is_ud || qp->is_uc || qp->srq)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "QP 0x%x: IRN loss recovery is for RC QPs with their own receive "
-                           "queue (not UD or UC, which recover nothing, not an SRQ)", qpn);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "QP 0x%x: IRN loss recovery is for RC QPs with their own receive "
+                          "queue (not UD or UC, which recover nothing, not an SRQ)", qpn);
     if (p->mode != RS_RECOVERY_IRN)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "loss recovery mode %u: 0 = Go-Back-N, 1 = IRN", p->mode);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "loss recovery mode %u: 0 = Go-Back-N, 1 = IRN", p->mode);
     if (p->window < 1 || p->window > IRN_MAX_WINDOW)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "IRN window=%u packets is out of range (1..%u)", p->window,
-                           IRN_MAX_WINDOW);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "IRN window=%u packets is out of range (1..%u)", p->window,
+                          IRN_MAX_WINDOW);
     if (p->rto_low_ps <= 0 || p->rto_high_ps < p->rto_low_ps)
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "IRN timeouts rto_low=%lld ps, rto_high=%lld ps: need 0 < rto_low <= rto_high",
-                           (long long)p->rto_low_ps, (long long)p->rto_high_ps);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "IRN timeouts rto_low=%lld ps, rto_high=%lld ps: need 0 < rto_low <= rto_high",
+                          (long long)p->rto_low_ps, (long long)p->rto_high_ps);
     uint32_t cap = 8;
     while (cap < p->window)
         cap <<= 1;
@@ -568,7 +568,7 @@ int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_pa
         free(rcvd);
         free(slot);
         free(x);
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for IRN bitmaps of %u packets", cap);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for IRN bitmaps of %u packets", cap);
     }
     rs_irn_free(qp);
     qp->irn = x;
@@ -585,9 +585,9 @@ int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_pa
     return RS_OK;
 }
 
-int rs_qp_get_recovery(const rs_sim *sim, int host, uint32_t qpn, rs_recovery_params *out)
+int rs_tp_qp_get_recovery(const rs_transport *tp, int host, uint32_t qpn, rs_recovery_params *out)
 {
-    const rs_qp *qp = find_qp(sim, host, qpn);
+    const rs_qp *qp = find_qp(tp, host, qpn);
     if (!qp)
         return RS_ERR_INVAL;
     *out = (rs_recovery_params){.mode = qp->recovery};

@@ -1,5 +1,4 @@
 /* Memory registration and key/range/access checks (rxe_mr.c rules, protocol.md 5). */
-#include "sim/sim_impl.h"
 #include "transport/transport.h"
 
 #include <stdlib.h>
@@ -12,9 +11,9 @@
 #define KNOWN_ACCESS (RS_ACCESS_LOCAL_WRITE | REMOTE_ANY | RS_ACCESS_MW_BIND | RS_ACCESS_ZERO_BASED | \
                       RS_ACCESS_ON_DEMAND | RS_ACCESS_FLUSH_GLOBAL | RS_ACCESS_FLUSH_PERSISTENT)
 
-static rs_host *get_host(rs_sim *sim, int host)
+static rs_host *get_host(rs_transport *tp, int host)
 {
-    return (host >= 0 && (uint32_t)host < sim->n_hosts) ? sim->hosts[host] : NULL;
+    return (host >= 0 && (uint32_t)host < tp->n_hosts) ? tp->hosts[host] : NULL;
 }
 
 uint8_t *rs_mr_resolve(rs_host *h, uint32_t key, uint32_t remote_qpn, uint32_t pd, uint32_t need, uint64_t addr,
@@ -35,48 +34,48 @@ uint8_t *rs_mr_resolve(rs_host *h, uint32_t key, uint32_t remote_qpn, uint32_t p
     return mr->size_only ? RS_MR_NO_BYTES : mr->base + (addr - mr->iova);
 }
 
-static int mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+static int mr_reg(rs_transport *tp, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
                   uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
 
-int rs_mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
-              uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
+int rs_tp_mr_reg(rs_transport *tp, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+                 uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
 {
     if (!base || length == 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "memory region must have a buffer of at least 1 byte");
-    return mr_reg(sim, host, pd, base, length, access, iova, lkey, rkey);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "memory region must have a buffer of at least 1 byte");
+    return mr_reg(tp, host, pd, base, length, access, iova, lkey, rkey);
 }
 
-int rs_mr_reg_size_only(rs_sim *sim, int host, uint32_t pd, uint64_t length, uint32_t access, uint64_t *iova,
+int rs_mr_reg_size_only(rs_transport *tp, int host, uint32_t pd, uint64_t length, uint32_t access, uint64_t *iova,
                         uint32_t *lkey, uint32_t *rkey)
 {
     if (length == 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "memory region must be at least 1 byte long");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "memory region must be at least 1 byte long");
     if (access & RS_ACCESS_REMOTE_ATOMIC)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "a size-only region cannot take atomics (they need real memory)");
-    return mr_reg(sim, host, pd, NULL, length, access, iova, lkey, rkey);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "a size-only region cannot take atomics (they need real memory)");
+    return mr_reg(tp, host, pd, NULL, length, access, iova, lkey, rkey);
 }
 
-static int mr_reg(rs_sim *sim, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
+static int mr_reg(rs_transport *tp, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
                   uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     if (access & ~(uint32_t)KNOWN_ACCESS)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "unknown access flag bits 0x%x", access & ~(uint32_t)KNOWN_ACCESS);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "unknown access flag bits 0x%x", access & ~(uint32_t)KNOWN_ACCESS);
     if ((access & (RS_ACCESS_REMOTE_WRITE | RS_ACCESS_REMOTE_ATOMIC)) && !(access & RS_ACCESS_LOCAL_WRITE))
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "IBV_ACCESS_REMOTE_WRITE and IBV_ACCESS_REMOTE_ATOMIC require IBV_ACCESS_LOCAL_WRITE "
-                           "(as ibv_reg_mr answers EINVAL)");
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "IBV_ACCESS_REMOTE_WRITE and IBV_ACCESS_REMOTE_ATOMIC require IBV_ACCESS_LOCAL_WRITE "
+                          "(as ibv_reg_mr answers EINVAL)");
     uint32_t idx = 0;
     while (idx < h->n_mrs && (h->mrs[idx].base || h->mrs[idx].size_only))
         idx++;
     if (idx >= RS_MW_MIN_INDEX) /* window keys use the indexes above (mw.h) */
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "too many memory regions on host %d", host);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "too many memory regions on host %d", host);
     if (idx == h->n_mrs) {
         rs_mr *n = realloc(h->mrs, (h->n_mrs + 1) * sizeof(*n));
         if (!n)
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
         h->mrs = n;
         h->mrs[h->n_mrs] = (rs_mr){0}; /* keys derive from the slot's previous key: start at 0 */
         h->n_mrs++;
@@ -133,18 +132,18 @@ static const char *mr_user(rs_host *h, const rs_mr *mr, uint32_t *qpn)
     return NULL;
 }
 
-int rs_mr_rereg(rs_sim *sim, int host, int idx, uint32_t pd, uint32_t access, uint32_t *rkey)
+int rs_tp_mr_rereg(rs_transport *tp, int host, int idx, uint32_t pd, uint32_t access, uint32_t *rkey)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     if (!h || idx < 0 || (uint32_t)idx >= h->n_mrs || (!h->mrs[idx].base && !h->mrs[idx].size_only))
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
     if (access & ~(uint32_t)KNOWN_ACCESS)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "unknown access flag bits 0x%x", access & ~(uint32_t)KNOWN_ACCESS);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "unknown access flag bits 0x%x", access & ~(uint32_t)KNOWN_ACCESS);
     if ((access & (RS_ACCESS_REMOTE_WRITE | RS_ACCESS_REMOTE_ATOMIC)) && !(access & RS_ACCESS_LOCAL_WRITE))
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "IBV_ACCESS_REMOTE_WRITE and IBV_ACCESS_REMOTE_ATOMIC require IBV_ACCESS_LOCAL_WRITE");
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "IBV_ACCESS_REMOTE_WRITE and IBV_ACCESS_REMOTE_ATOMIC require IBV_ACCESS_LOCAL_WRITE");
     if (h->mrs[idx].size_only && (access & RS_ACCESS_REMOTE_ATOMIC))
-        return rs_sim_fail(sim, RS_ERR_INVAL, "a size-only region cannot take atomics (they need real memory)");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "a size-only region cannot take atomics (they need real memory)");
     rs_mr *mr = &h->mrs[idx];
     mr->pd = pd;
     mr->access = access;
@@ -152,22 +151,22 @@ int rs_mr_rereg(rs_sim *sim, int host, int idx, uint32_t pd, uint32_t access, ui
     return RS_OK;
 }
 
-int rs_mr_dereg(rs_sim *sim, int host, int idx)
+int rs_tp_mr_dereg(rs_transport *tp, int host, int idx)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     if (!h || idx < 0 || (uint32_t)idx >= h->n_mrs || (!h->mrs[idx].base && !h->mrs[idx].size_only))
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no memory region %d on host %d", idx, host);
     uint32_t qpn = 0, nmw = rs_mw_count_on_mr(h, idx);
     if (nmw) /* rxe_dereg_mr: EINVAL while windows are bound to it */
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "memory region lkey=0x%x has %u memory window(s) bound to it: invalidate or "
-                           "deallocate them before deregistering", h->mrs[idx].lkey, nmw);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "memory region lkey=0x%x has %u memory window(s) bound to it: invalidate or "
+                          "deallocate them before deregistering", h->mrs[idx].lkey, nmw);
     const char *user = mr_user(h, &h->mrs[idx], &qpn);
     if (user)
-        return rs_sim_fail(sim, RS_ERR_BUSY,
-                           "memory region lkey=0x%x is still in use by %s on QP 0x%x: wait for its "
-                           "completion (or move the QP to ERR, which flushes it) before deregistering",
-                           h->mrs[idx].lkey, user, qpn);
+        return rs_tp_fail(tp, RS_ERR_BUSY,
+                          "memory region lkey=0x%x is still in use by %s on QP 0x%x: wait for its "
+                          "completion (or move the QP to ERR, which flushes it) before deregistering",
+                          h->mrs[idx].lkey, user, qpn);
     h->mrs[idx].size_only = 0;
     h->mrs[idx].base = NULL; /* keys kept so a re-registration of the slot gets a new key */
     return RS_OK;

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-struct rs_sim;
+struct rs_transport;
 
 typedef struct rs_mr {
     uint8_t *base;     /* caller's buffer; NULL when the slot is free (or size_only) */
@@ -42,7 +42,7 @@ int rs_scatter_sges(struct rs_host *h, uint32_t pd, const struct rs_sge *sge, ui
 
 /* Register a region of `length` bytes that has no memory behind it (rdmasim/flows.h): every rule
  * of rs_mr_reg applies; REMOTE_ATOMIC is refused (an atomic needs a real word). */
-int rs_mr_reg_size_only(struct rs_sim *sim, int host, uint32_t pd, uint64_t length, uint32_t access,
+int rs_mr_reg_size_only(struct rs_transport *tp, int host, uint32_t pd, uint64_t length, uint32_t access,
                         uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
 
 #endif

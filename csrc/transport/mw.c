@@ -6,9 +6,9 @@
 
 #include "rdmasim/ib.h"
 
-static rs_host *get_host(rs_sim *sim, int host)
+static rs_host *get_host(rs_transport *tp, int host)
 {
-    return (host >= 0 && (uint32_t)host < sim->n_hosts) ? sim->hosts[host] : NULL;
+    return (host >= 0 && (uint32_t)host < tp->n_hosts) ? tp->hosts[host] : NULL;
 }
 
 static rs_mw *lookup(rs_host *h, uint32_t key)
@@ -21,22 +21,22 @@ static rs_mw *lookup(rs_host *h, uint32_t key)
     return &h->mws[idx];
 }
 
-int rs_mw_alloc(rs_sim *sim, int host, uint32_t pd, uint32_t type, uint32_t *rkey)
+int rs_tp_mw_alloc(rs_transport *tp, int host, uint32_t pd, uint32_t type, uint32_t *rkey)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     if (type != 1 && type != 2) /* ib_uverbs_alloc_mw: EINVAL for any other type */
-        return rs_sim_fail(sim, RS_ERR_INVAL, "memory window type %u: allowed are 1 and 2", type);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "memory window type %u: allowed are 1 and 2", type);
     uint32_t idx = 0;
     while (idx < h->n_mws && h->mws[idx].state != RS_MW_SLOT_FREE)
         idx++;
     if (idx >= RS_MW_MAX)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "too many memory windows on host %d (max_mw %u)", host, RS_MW_MAX);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "too many memory windows on host %d (max_mw %u)", host, RS_MW_MAX);
     if (idx == h->n_mws) {
         rs_mw *n = realloc(h->mws, (h->n_mws + 1) * sizeof(*n));
         if (!n)
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
         h->mws = n;
         h->mws[h->n_mws] = (rs_mw){0};
         h->n_mws++;
@@ -55,11 +55,11 @@ int rs_mw_alloc(rs_sim *sim, int host, uint32_t pd, uint32_t type, uint32_t *rke
     return (int)idx;
 }
 
-int rs_mw_dealloc(rs_sim *sim, int host, int idx)
+int rs_tp_mw_dealloc(rs_transport *tp, int host, int idx)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     if (!h || idx < 0 || (uint32_t)idx >= h->n_mws || h->mws[idx].state == RS_MW_SLOT_FREE)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no memory window %d on host %d", idx, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no memory window %d on host %d", idx, host);
     rs_mw *mw = &h->mws[idx];
     uint32_t key = mw->rkey;
     *mw = (rs_mw){.rkey = key, .mr = -1}; /* the key is kept so the slot's next window gets another */

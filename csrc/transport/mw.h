@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-struct rs_sim;
+struct rs_transport;
 struct rs_host;
 struct rs_qp;
 struct rs_swqe;

@@ -5,15 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/trace.h"
+#include "codec/trace_frame.h"
 #include "rdmasim/ib.h"
 
-rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
+rs_pkt *rs_nic_new_packet(rs_transport *tp, rs_qp *qp, uint8_t opcode, uint32_t psn)
 {
-    rs_pkt *p = rs_pkt_alloc(&sim->pool);
+    rs_pkt *p = rs_pkt_alloc(&tp->pool);
     if (!p) {
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a packet");
+        tp->net.eng.failed = 1;
+        rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a packet");
         return NULL;
     }
     rs_host *h = qp->host;
@@ -36,7 +36,7 @@ rs_pkt *rs_nic_new_packet(rs_sim *sim, rs_qp *qp, uint8_t opcode, uint32_t psn)
     return p;
 }
 
-void rs_nic_send_ctrl(rs_sim *sim, rs_host *h, rs_pkt *pkt) { rs_port_send_ctrl(sim, &h->port, pkt); }
+void rs_nic_send_ctrl(rs_transport *tp, rs_host *h, rs_pkt *pkt) { rs_port_send_ctrl(&tp->net, &h->port, pkt); }
 
 /* ---- the transmit scheduler ----
  * A QP with something to send waits in exactly one place (qp->active, enum rs_sched):
@@ -118,12 +118,12 @@ static void pace_remove(rs_host *h, rs_qp *qp)
     }
 }
 
-static void arm_pace(rs_sim *sim, rs_host *h)
+static void arm_pace(rs_transport *tp, rs_host *h)
 {
     if (h->pace_len) {
         int64_t t = h->pace_heap[0]->next_tx_ps;
         if (!h->pace.armed || h->pace.when_ps > t)
-            rs_sim_arm(sim, &h->pace, t);
+            rs_engine_arm(&tp->net.eng, &h->pace, t);
     }
 }
 
@@ -150,14 +150,14 @@ static void off_ring(rs_host *h, rs_qp *qp)
 }
 
 /* A QP its rate limiter holds: from its ring to the pace heap. 0, or RS_ERR_NOMEM. */
-static int to_pace(rs_sim *sim, rs_host *h, rs_qp *qp)
+static int to_pace(rs_transport *tp, rs_host *h, rs_qp *qp)
 {
     if (h->pace_len == h->pace_cap) { /* grows with QPs held at once (rare) */
         uint32_t cap = h->pace_cap ? 2 * h->pace_cap : 16;
         rs_qp **n = realloc(h->pace_heap, cap * sizeof(*n));
         if (!n) {
-            sim->failed = 1;
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the NIC pace heap");
+            tp->net.eng.failed = 1;
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for the NIC pace heap");
         }
         h->pace_heap = n;
         h->pace_cap = cap;
@@ -179,21 +179,21 @@ static void unschedule(rs_host *h, rs_qp *qp)
 }
 
 /* Responses (READ data, ACKs queued behind it) go before the QP's own requests. */
-static int has_work(const rs_sim *sim, const rs_qp *qp)
+static int has_work(const rs_transport *tp, const rs_qp *qp)
 {
-    return qp->respq_head != NULL || rs_req_can_send(sim, qp);
+    return qp->respq_head != NULL || rs_req_can_send(tp, qp);
 }
 
-void rs_nic_wake(rs_sim *sim, rs_qp *qp)
+void rs_nic_wake(rs_transport *tp, rs_qp *qp)
 {
     rs_host *h = qp->host;
     if (qp->active == RS_SCHED_PACED && qp->respq_head) { /* responses are not rate limited */
         pace_remove(h, qp);
         to_ring(h, qp);
-    } else if (qp->active == RS_SCHED_IDLE && has_work(sim, qp)) {
+    } else if (qp->active == RS_SCHED_IDLE && has_work(tp, qp)) {
         to_ring(h, qp);
     }
-    rs_port_kick(sim, &h->port);
+    rs_port_kick(&tp->net, &h->port);
 }
 
 /* Called by rs_qp_to_error / destroy so the scheduler never sees a dead QP. */
@@ -213,23 +213,23 @@ RS_PREFETCH_HELPER prefetch_send_side(const rs_host *h, const rs_qp *qp)
 
 /* The next frame of the ring of priority p (its QPs without work leave, rate-limited ones go to the
  * pace heap), or NULL when the ring has none now. */
-static rs_pkt *ring_next(rs_sim *sim, rs_host *h, int p)
+static rs_pkt *ring_next(rs_transport *tp, rs_host *h, int p)
 {
     while (h->ring[p]) {
         rs_qp *qp = h->ring[p];
-        if (!has_work(sim, qp)) {
+        if (!has_work(tp, qp)) {
             unschedule(h, qp);
             continue;
         }
-        if (!qp->respq_head && rs_req_paced(sim, qp)) {
-            if (to_pace(sim, h, qp) != RS_OK)
+        if (!qp->respq_head && rs_req_paced(tp, qp)) {
+            if (to_pace(tp, h, qp) != RS_OK)
                 return NULL;
             continue;
         }
         h->ring[p] = qp->act_next; /* round robin: the next QP goes first next time */
         if (h->qpns.live > PREFETCH_MIN_QPS)
             prefetch_send_side(h, qp->act_next);
-        rs_pkt *out = qp->respq_head ? rs_respq_next(sim, qp) : rs_req_build(sim, qp);
+        rs_pkt *out = qp->respq_head ? rs_respq_next(tp, qp) : rs_req_build(tp, qp);
         if (out)
             return out;
     }
@@ -238,7 +238,7 @@ static rs_pkt *ring_next(rs_sim *sim, rs_host *h, int p)
 
 /* Control frames first (the oldest whose priority is not paused), then data: the rings of the
  * priorities not paused take turns, round robin over QPs within each. */
-rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
+rs_pkt *rs_nic_next_frame(rs_transport *tp, rs_host *h)
 {
     rs_port *port = &h->port;
     rs_pkt *prev = NULL;
@@ -254,7 +254,7 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
         p->next = NULL;
         return p;
     }
-    while (h->pace_len && h->pace_heap[0]->next_tx_ps <= sim->now_ps) { /* rate limiters that let go */
+    while (h->pace_len && h->pace_heap[0]->next_tx_ps <= tp->net.eng.now_ps) { /* rate limiters that let go */
         rs_qp *qp = h->pace_heap[0];
         pace_remove(h, qp);
         to_ring(h, qp);
@@ -263,9 +263,9 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
     unsigned ready = h->ring_mask & ~(unsigned)port->paused_mask;
     /* rotate so that bit 0 is rr_prio: the rings take turns from there */
     unsigned rot = ((ready | ready << 8) >> h->rr_prio) & 0xFFu;
-    for (; rot && !out && !sim->failed; rot &= rot - 1) {
+    for (; rot && !out && !tp->net.eng.failed; rot &= rot - 1) {
         int p = (h->rr_prio + __builtin_ctz(rot)) & 7;
-        out = ring_next(sim, h, p);
+        out = ring_next(tp, h, p);
         if (out)
             h->rr_prio = (uint8_t)((p + 1) & 7);
     }
@@ -273,7 +273,7 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
      * goes idle after this frame (else the transmit-done pulls released QPs; a pace event while
      * the port is busy would do nothing). */
     if (!out)
-        arm_pace(sim, h);
+        arm_pace(tp, h);
     return out;
 }
 
@@ -282,7 +282,7 @@ rs_pkt *rs_nic_next_frame(rs_sim *sim, rs_host *h)
  * next QP's lines, prefetched by ring_next, are still loading). */
 #define IDLE_SCAN_QPS 4
 
-int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
+int rs_nic_idle_after(rs_transport *tp, rs_host *h, int64_t free_ps)
 {
     const rs_port *port = &h->port;
     if (port->ctrl_head)
@@ -299,7 +299,7 @@ int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
         int p = __builtin_ctz(m);
         rs_qp *qp = h->ring[p];
         do {
-            if (has_work(sim, qp)) {
+            if (has_work(tp, qp)) {
                 if (qp->respq_head || qp->next_tx_ps <= free_ps)
                     return 0; /* it can go when the port is free */
                 if (qp->next_tx_ps < wake)
@@ -313,7 +313,7 @@ int rs_nic_idle_after(rs_sim *sim, rs_host *h, int64_t free_ps)
     if (wake <= free_ps)
         return 0;
     if (wake != INT64_MAX && (!h->pace.armed || h->pace.when_ps > wake))
-        rs_sim_arm(sim, &h->pace, wake);
+        rs_engine_arm(&tp->net.eng, &h->pace, wake);
     return 1;
 }
 
@@ -335,7 +335,7 @@ void rs_nic_frame_coming(rs_host *h, const rs_pkt *pkt)
         rs_qp_prefetch_responder(qp, (pkt->tos & 3u) == 3u);
 }
 
-void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
+void rs_nic_receive(rs_transport *tp, rs_host *h, rs_pkt *pkt)
 {
     /* What the NIC cannot parse, and frames whose ICRC is wrong, are dropped silently and counted
      * before any transport state is looked at (IBA 9.7.8: no response for an invalid packet; rxe
@@ -346,35 +346,35 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
             h->rx_malformed++;
         else
             h->rx_bad_icrc++;
-        rs_pkt_release(&sim->pool, pkt);
+        rs_pkt_release(&tp->pool, pkt);
         return;
     }
     if (h->scripted) {
-        rs_peer_deliver(sim, h, pkt);
+        rs_peer_deliver(tp, h, pkt);
         return;
     }
     rs_qp *qp = pkt->kind == RS_PKT_ROCE ? rs_host_qp(h, pkt->dest_qpn) : NULL;
     if (!qp) {
         h->rx_unknown_qp += (pkt->kind == RS_PKT_ROCE);
         if (pkt->kind == RS_PKT_ROCE)
-            rs_trace_host_drop(sim, h->id, pkt, RS_TR_DROP_UNKNOWN_QP);
-        rs_pkt_release(&sim->pool, pkt);
+            rs_trace_host_drop(&tp->net.eng, h->id, pkt, RS_TR_DROP_UNKNOWN_QP);
+        rs_pkt_release(&tp->pool, pkt);
         return;
     }
     if (pkt->opcode == RS_OP_CNP) {
-        rs_cc_on_cnp(sim, qp);
-        rs_pkt_release(&sim->pool, pkt);
+        rs_cc_on_cnp(tp, qp);
+        rs_pkt_release(&tp->pool, pkt);
         return;
     }
     if ((pkt->tos & 3u) == 3u) /* ECN CE: congestion on the way here */
-        rs_cc_np_on_ce(sim, qp);
+        rs_cc_np_on_ce(tp, qp);
     int ud_op = pkt->opcode == RS_OP_UD_SEND_ONLY || pkt->opcode == RS_OP_UD_SEND_ONLY_IMM;
     if (qp->is_ud || ud_op) { /* a QP takes its own transport's opcodes only (rxe check_type_state) */
         if (qp->is_ud && ud_op) {
-            rs_ud_receive(sim, qp, pkt);
+            rs_ud_receive(tp, qp, pkt);
         } else {
             h->rx_bad_state++;
-            rs_pkt_release(&sim->pool, pkt);
+            rs_pkt_release(&tp->pool, pkt);
         }
         return;
     }
@@ -382,17 +382,17 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
     if (qp->is_uc || uc_op) {
         if (qp->is_uc && uc_op) {
             pkt->opcode &= 0x1Fu; /* the same packet as RC's: the UC responder works on RC's values */
-            rs_uc_receive(sim, qp, pkt);
+            rs_uc_receive(tp, qp, pkt);
         } else {
             h->rx_bad_state++;
-            rs_pkt_release(&sim->pool, pkt);
+            rs_pkt_release(&tp->pool, pkt);
         }
         return;
     }
     if (is_response(pkt->opcode))
-        rs_comp_receive(sim, qp, pkt);
+        rs_comp_receive(tp, qp, pkt);
     else
-        rs_resp_receive(sim, qp, pkt);
+        rs_resp_receive(tp, qp, pkt);
 }
 
 /* ---- RoCE loopback ----
@@ -401,31 +401,24 @@ void rs_nic_receive(rs_sim *sim, rs_host *h, rs_pkt *pkt)
  * rxe_net.c hands a packet for a local address to its own receive path).  The frame still takes
  * the transmit pipeline for its serialisation time at the port rate, so the scheduler, pacing
  * and PFC priorities work as for any frame; it reaches the receive path when that time is over.
- * It is neither captured nor traced (it is not on a link) and no link counter sees it. */
-int rs_nic_is_loopback(const rs_host *h, const rs_pkt *pkt)
+ * It is neither captured nor traced (it is not on a link) and no link counter sees it.  The port
+ * recognises such a frame (its destination node is the port's own) and hands it back here with
+ * its serialisation time (link/port.c). */
+void rs_nic_loopback(rs_transport *tp, rs_host *h, rs_pkt *pkt, int64_t ser_ps)
 {
-    return pkt->kind == RS_PKT_ROCE && pkt->dst_node == (uint16_t)h->id;
-}
-
-int64_t rs_nic_loopback(rs_sim *sim, rs_host *h, const rs_link *port_link, rs_pkt *pkt)
-{
-    size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
-    pkt->frame_len = (uint16_t)frame;
-    int64_t ser_ps = rs_link_ser_ps(port_link, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
     h->lb_frames++;
-    pkt->t_arrive_ps = sim->now_ps + ser_ps; /* one after another: the FIFO stays in time order */
+    pkt->t_arrive_ps = tp->net.eng.now_ps + ser_ps; /* one after another: the FIFO stays in time order */
     pkt->next = NULL;
     if (h->lb_tail) {
         h->lb_tail->next = pkt;
     } else {
         h->lb_head = pkt;
-        rs_sim_arm(sim, &h->loopback, pkt->t_arrive_ps);
+        rs_engine_arm(&tp->net.eng, &h->loopback, pkt->t_arrive_ps);
     }
     h->lb_tail = pkt;
-    return ser_ps;
 }
 
-void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h)
+void rs_nic_loopback_arrival(rs_transport *tp, rs_host *h)
 {
     rs_pkt *pkt = h->lb_head;
     if (!pkt)
@@ -434,8 +427,51 @@ void rs_nic_loopback_arrival(rs_sim *sim, rs_host *h)
     if (!h->lb_head)
         h->lb_tail = NULL;
     else
-        rs_sim_arm(sim, &h->loopback, h->lb_head->t_arrive_ps);
+        rs_engine_arm(&tp->net.eng, &h->loopback, h->lb_head->t_arrive_ps);
     pkt->next = NULL;
-    pkt->t_arrive_ps = sim->now_ps;
-    rs_nic_receive(sim, h, pkt); /* may loop more frames: the FIFO is consistent by now */
+    pkt->t_arrive_ps = tp->net.eng.now_ps;
+    rs_nic_receive(tp, h, pkt); /* may loop more frames: the FIFO is consistent by now */
+}
+
+/* ---- the host port's client (link/port.h): the port's calls up into this NIC ---- */
+
+static rs_pkt *client_next_frame(void *ctx)
+{
+    rs_host *h = ctx;
+    return rs_nic_next_frame(h->tp, h);
+}
+
+static int client_idle_after(void *ctx, int64_t free_ps)
+{
+    rs_host *h = ctx;
+    return rs_nic_idle_after(h->tp, h, free_ps);
+}
+
+static void client_loopback(void *ctx, rs_pkt *pkt, int64_t ser_ps)
+{
+    rs_host *h = ctx;
+    rs_nic_loopback(h->tp, h, pkt, ser_ps);
+}
+
+static void client_frame_coming(void *ctx, const rs_pkt *pkt) { rs_nic_frame_coming(ctx, pkt); }
+
+static void client_receive(void *ctx, rs_pkt *pkt)
+{
+    rs_host *h = ctx;
+    rs_nic_receive(h->tp, h, pkt);
+}
+
+void rs_nic_qps_changed(rs_host *h)
+{
+    h->port.client.frame_coming = h->qpns.live > PREFETCH_MIN_QPS ? client_frame_coming : NULL;
+}
+
+rs_port_client rs_nic_port_client(rs_host *h)
+{
+    return (rs_port_client){.ctx = h,
+                            .next_frame = client_next_frame,
+                            .idle_after = client_idle_after,
+                            .loopback = client_loopback,
+                            .frame_coming = NULL, /* rs_nic_qps_changed installs it */
+                            .receive = client_receive};
 }

@@ -4,21 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/trace.h"
+#include "transport/trace_qp.h"
 #include "rdmasim/ib.h"
-#include "workload/flows_impl.h"
 
 #define RS_MAX_WR (1u << 16)
 #define RS_MAX_SGE 32u
 
-static rs_host *get_host(const rs_sim *sim, int host)
+static rs_host *get_host(const rs_transport *tp, int host)
 {
-    return (host >= 0 && (uint32_t)host < sim->n_hosts) ? sim->hosts[host] : NULL;
+    return (host >= 0 && (uint32_t)host < tp->n_hosts) ? tp->hosts[host] : NULL;
 }
 
-static rs_qp *get_qp(const rs_sim *sim, int host, uint32_t qpn)
+static rs_qp *get_qp(const rs_transport *tp, int host, uint32_t qpn)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     return h ? rs_host_qp(h, qpn) : NULL;
 }
 
@@ -28,34 +27,34 @@ static rs_cq *host_cq(rs_host *h, int cq)
 }
 
 /* The slab a QP comes from and goes back to: with room for CC state after it, or without. */
-static rs_slab *qp_slab(rs_sim *sim, int cc_room) { return cc_room ? &sim->qp_cc_slab : &sim->qp_slab; }
+static rs_slab *qp_slab(rs_transport *tp, int cc_room) { return cc_room ? &tp->qp_cc_slab : &tp->qp_slab; }
 
-int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
+int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
 {
-    rs_host *h = get_host(sim, host);
+    rs_host *h = get_host(tp, host);
     if (!h)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no host %d", host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     rs_cq *scq = host_cq(h, in->send_cq), *rcq = host_cq(h, in->recv_cq);
     if (!scq || !rcq)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "send_cq/recv_cq must be CQs of the same context");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "send_cq/recv_cq must be CQs of the same context");
     if (in->max_send_wr < 1 || in->max_send_wr > RS_MAX_WR || in->max_recv_wr < 1 || in->max_recv_wr > RS_MAX_WR)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "max_send_wr=%u, max_recv_wr=%u: each must be in 1..%u",
-                           in->max_send_wr, in->max_recv_wr, RS_MAX_WR);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "max_send_wr=%u, max_recv_wr=%u: each must be in 1..%u",
+                          in->max_send_wr, in->max_recv_wr, RS_MAX_WR);
     if (in->max_send_sge < 1 || in->max_send_sge > RS_MAX_SGE || in->max_recv_sge < 1 ||
         in->max_recv_sge > RS_MAX_SGE)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "max_send_sge=%u, max_recv_sge=%u: each must be in 1..%u",
-                           in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "max_send_sge=%u, max_recv_sge=%u: each must be in 1..%u",
+                          in->max_send_sge, in->max_recv_sge, RS_MAX_SGE);
     if (in->qp_type != 0 && in->qp_type != RS_QPT_RC && in->qp_type != RS_QPT_UC && in->qp_type != RS_QPT_UD)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "qp_type=%u: IBV_QPT_RC (%d), IBV_QPT_UC (%d) or IBV_QPT_UD (%d)",
-                           in->qp_type, RS_QPT_RC, RS_QPT_UC, RS_QPT_UD);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "qp_type=%u: IBV_QPT_RC (%d), IBV_QPT_UC (%d) or IBV_QPT_UD (%d)",
+                          in->qp_type, RS_QPT_RC, RS_QPT_UC, RS_QPT_UD);
     rs_srq *srq = NULL;
     rs_qp_init init = *in;
     if (in->srq) {
         srq = rs_host_srq(h, in->srq);
         if (!srq)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "srq=%u: no such SRQ on host %d", in->srq, host);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "srq=%u: no such SRQ on host %d", in->srq, host);
         if (srq->pd != in->pd)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "SRQ %u belongs to another PD than the QP", in->srq);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "SRQ %u belongs to another PD than the QP", in->srq);
         /* receive WQEs come from the SRQ one at a time: a ring of one, as wide as the SRQ's */
         init.max_recv_wr = 1;
         init.max_recv_sge = srq->max_sge;
@@ -63,18 +62,18 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     }
     /* a destroyed QP's memory first (see rs_sim.qp_slab); with room for CC state if the host runs CC */
     int cc_room = rs_cc_algo_get(h->cc.kind) != NULL;
-    rs_qp *qp = rs_slab_alloc(qp_slab(sim, cc_room));
+    rs_qp *qp = rs_slab_alloc(qp_slab(tp, cc_room));
     if (!qp)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
     memset(qp, 0, sizeof(*qp));
     qp->has_cc_room = (uint8_t)cc_room;
     uint32_t qpn;
     if (rs_qpn_add(&h->qpns, qp, &qpn) != RS_OK) {
-        rs_slab_put(qp_slab(sim, cc_room), qp);
+        rs_slab_put(qp_slab(tp, cc_room), qp);
         if (!qpn)
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "no QP numbers left on host %d: all %u are in use", host,
-                               h->qpns.limit - RS_QPN_BASE + 1);
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "no QP numbers left on host %d: all %u are in use", host,
+                              h->qpns.limit - RS_QPN_BASE + 1);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
     }
     /* the send and receive rings and their SGE arrays in one block: inside the QP when they fit
      * (bulk flows create and free QPs by the hundred thousand), else one allocation; qp->sq is
@@ -85,9 +84,10 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     uint8_t *block = bytes <= sizeof(qp->ring_inline) ? qp->ring_inline : calloc(1, bytes);
     if (!block) {
         rs_qpn_remove(&h->qpns, qpn);
-        rs_slab_put(qp_slab(sim, cc_room), qp);
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for the QP's queues");
+        rs_slab_put(qp_slab(tp, cc_room), qp);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for the QP's queues");
     }
+    rs_nic_qps_changed(h);
     qp->sq = (rs_swqe *)block; /* then its SGEs (a one-WQE send queue's lines together), rq, rq's SGEs */
     qp->sq_sge = (rs_sge *)(block + n_sq * sizeof(rs_swqe));
     qp->rq = (rs_rwqe *)(qp->sq_sge + n_sq_sge);
@@ -124,21 +124,21 @@ int rs_qp_create(rs_sim *sim, int host, const rs_qp_init *in)
     return (int)qp->qpn;
 }
 
-int rs_qp_destroy(rs_sim *sim, int host, uint32_t qpn)
+int rs_tp_qp_destroy(rs_transport *tp, int host, uint32_t qpn)
 {
-    rs_qp *qp = get_qp(sim, host, qpn);
+    rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     /* Work requests still posted, send and receive, are dropped with the QP without completions,
      * as rxe's rxe_qp_do_cleanup (the QP is no longer valid, so its flush does not notify);
      * completions already in a CQ stay there.  Frames already sent by or to it are harmless:
      * they carry its number, not a pointer, and arrive at no QP (unknown-QP drops), since its
      * number is not handed out again before the whole range went round (qpn.h). */
-    rs_qp_release(sim, qp);
+    rs_qp_release(tp, qp);
     return RS_OK;
 }
 
-void rs_qp_release(rs_sim *sim, rs_qp *qp)
+void rs_qp_release(rs_transport *tp, rs_qp *qp)
 {
     rs_host *h = qp->host;
     uint32_t qpn = qp->qpn;
@@ -153,14 +153,15 @@ void rs_qp_release(rs_sim *sim, rs_qp *qp)
         qp->srq->users--;
     qp->srq = NULL;
     rs_qpn_remove(&h->qpns, qpn); /* frames still in flight to it are counted as unknown-QP drops */
+    rs_nic_qps_changed(h);
     rs_mw_forget_qp(h, qpn);      /* type 2 windows bound through it grant nothing any more */
-    rs_respq_clear(sim, qp);
-    rs_resp_release_held(sim, qp);
-    rs_cc_qp_release(sim, qp);
+    rs_respq_clear(tp, qp);
+    rs_resp_release_held(tp, qp);
+    rs_cc_qp_release(tp, qp);
     rs_qp_free_storage(qp);
     qp->host = NULL;
     /* not freed: its timers may have stale heap entries */
-    rs_slab_put(qp_slab(sim, qp->has_cc_room), qp);
+    rs_slab_put(qp_slab(tp, qp->has_cc_room), qp);
 }
 
 void rs_qp_free_storage(rs_qp *qp)
@@ -199,15 +200,15 @@ static uint32_t wc_opcode_of(uint32_t wr_op)
     }
 }
 
-void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
+void rs_qp_complete_head(rs_transport *tp, rs_qp *qp, uint32_t status)
 {
     rs_swqe *w = rs_qp_swqe(qp, 0);
     /* unsignaled successes produce no completion; errors always do (IBA 10.7.3.1) */
     int signaled = qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED);
     int cqe = status != RS_WC_STATUS_SUCCESS || signaled;
-    rs_trace_complete(sim, qp, w->wr_id, status, wc_opcode_of(w->opcode), (uint32_t)w->length, cqe ? RS_TRF_CQE : 0);
+    rs_trace_complete(tp, qp, w->wr_id, status, wc_opcode_of(w->opcode), (uint32_t)w->length, cqe ? RS_TRF_CQE : 0);
     if (qp->flow_ref)
-        rs_flows_on_complete(sim, qp, status); /* a bulk flow: its table records it, no CQE */
+        tp->flow_complete(tp->flow_ctx, qp, status); /* a bulk flow: the workload records it, no CQE */
     else if (cqe) {
         rs_wc wc = {.wr_id = w->wr_id,
                     .status = status,
@@ -232,7 +233,7 @@ void rs_qp_complete_head(rs_sim *sim, rs_qp *qp, uint32_t status)
     }
 }
 
-void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcode, uint32_t byte_len,
+void rs_qp_complete_recv(rs_transport *tp, rs_qp *qp, uint32_t status, uint32_t opcode, uint32_t byte_len,
                          int with_imm, uint32_t imm)
 {
     rs_rwqe *r = &qp->rq[qp->rq_head];
@@ -245,7 +246,7 @@ void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcod
                             : with_imm ? 2u /* IBV_WC_WITH_IMM */ : 0u,
                 .qp_num = qp->qpn,
                 .src_qp = qp->attr.dest_qp_num};
-    rs_trace_complete(sim, qp, r->wr_id, status, opcode, byte_len, RS_TRF_CQE | RS_TRF_RECV);
+    rs_trace_complete(tp, qp, r->wr_id, status, opcode, byte_len, RS_TRF_CQE | RS_TRF_RECV);
     if (!qp->flow_ref)
         rs_cq_push(&qp->host->cqs[qp->init.recv_cq], &wc);
     qp->rq_head = (qp->rq_head + 1) % qp->init.max_recv_wr;
@@ -253,25 +254,25 @@ void rs_qp_complete_recv(rs_sim *sim, rs_qp *qp, uint32_t status, uint32_t opcod
     qp->rq_done++;
 }
 
-void rs_qp_to_error(rs_sim *sim, rs_qp *qp)
+void rs_qp_to_error(rs_transport *tp, rs_qp *qp)
 {
     qp->state = RS_QPS_ERR;
     rs_nic_forget(qp->host, qp);
-    rs_respq_clear(sim, qp);
-    rs_resp_release_held(sim, qp);
+    rs_respq_clear(tp, qp);
+    rs_resp_release_held(tp, qp);
     qp->rd_outstanding = 0;
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
     qp->rto_deadline_ps = 0;
     while (qp->sq_count)
-        rs_qp_complete_head(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR);
+        rs_qp_complete_head(tp, qp, RS_WC_STATUS_WR_FLUSH_ERR);
     while (qp->rq_count)
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_WR_FLUSH_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
     qp->req_idx = 0;
     qp->req_off = 0;
 }
 
-void rs_qp_reset(rs_sim *sim, rs_qp *qp)
+void rs_qp_reset(rs_transport *tp, rs_qp *qp)
 {
     rs_nic_forget(qp->host, qp);
     rs_timer_cancel(&qp->rto);
@@ -288,8 +289,8 @@ void rs_qp_reset(rs_sim *sim, rs_qp *qp)
     qp->rd_outstanding = 0;
     qp->sq_draining = 0;
     qp->retry_started = 0;
-    rs_respq_clear(sim, qp);
-    rs_resp_release_held(sim, qp);
+    rs_respq_clear(tp, qp);
+    rs_resp_release_held(tp, qp);
     for (uint32_t i = 0; i < qp->res_cap; i++)
         qp->res[i].valid = 0;
     qp->res_next = 0;
@@ -299,50 +300,50 @@ void rs_qp_reset(rs_sim *sim, rs_qp *qp)
     qp->write_left = 0;
 }
 
-static int validate_sges(rs_sim *sim, const rs_sge *sg, uint32_t n, uint32_t max, uint64_t *total)
+static int validate_sges(rs_transport *tp, const rs_sge *sg, uint32_t n, uint32_t max, uint64_t *total)
 {
     if (n > max)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "num_sge=%u exceeds the QP's max (%u)", n, max);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "num_sge=%u exceeds the QP's max (%u)", n, max);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < n; i++)
         sum += sg[i].length;
     if (sum > 0x80000000ull)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "message length %llu exceeds 2^31 bytes",
+        return rs_tp_fail(tp, RS_ERR_INVAL, "message length %llu exceeds 2^31 bytes",
                                      (unsigned long long)sum);
     *total = sum;
     return 0;
 }
 
 /* UD send WR: SEND or SEND_WITH_IMM only, to an address handle of this simulation, one packet. */
-static int check_ud_wr(rs_sim *sim, const rs_qp *qp, const rs_send_wr *wr)
+static int check_ud_wr(rs_transport *tp, const rs_qp *qp, const rs_send_wr *wr)
 {
     if (wr->opcode != RS_WR_SEND && wr->opcode != RS_WR_SEND_WITH_IMM)
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "opcode %u on UD QP 0x%x: a UD QP sends IBV_WR_SEND (%d) or IBV_WR_SEND_WITH_IMM (%d) "
-                           "only", wr->opcode, qp->qpn, RS_WR_SEND, RS_WR_SEND_WITH_IMM);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "opcode %u on UD QP 0x%x: a UD QP sends IBV_WR_SEND (%d) or IBV_WR_SEND_WITH_IMM (%d) "
+                          "only", wr->opcode, qp->qpn, RS_WR_SEND, RS_WR_SEND_WITH_IMM);
     /* the QP's own host is allowed: the NIC loops the datagram back (RoCE loopback, as RC) */
-    if (wr->ud_dest_host < 0 || (uint32_t)wr->ud_dest_host >= sim->n_hosts)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "UD work request: address handle destination host=%d is out of "
-                           "range (allowed: a host of this simulation)", wr->ud_dest_host);
+    if (wr->ud_dest_host < 0 || (uint32_t)wr->ud_dest_host >= tp->n_hosts)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "UD work request: address handle destination host=%d is out of "
+                          "range (allowed: a host of this simulation)", wr->ud_dest_host);
     if (wr->ud_remote_qpn > RS_QPN_MASK)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "UD work request: remote_qpn=%u is out of range (0..16777215)",
-                           wr->ud_remote_qpn);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "UD work request: remote_qpn=%u is out of range (0..16777215)",
+                          wr->ud_remote_qpn);
     if (wr->ud_traffic_class > 255)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "UD work request: traffic_class=%u is out of range (0..255)",
-                           wr->ud_traffic_class);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "UD work request: traffic_class=%u is out of range (0..255)",
+                          wr->ud_traffic_class);
     return RS_OK;
 }
 
-int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
+int rs_tp_post_send(rs_transport *tp, int host, uint32_t qpn, const rs_send_wr *wr)
 {
     int rc;
-    rs_qp *qp = get_qp(sim, host, qpn);
+    rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_ERR && qp->state != RS_QPS_SQD)
-        return rs_sim_fail(sim, RS_ERR_STATE,
-                           "post_send on QP 0x%x in %s: the send queue accepts work only in RTS "
-                           "(or ERR, where it is flushed)", qpn, rs_qp_state_name(qp->state));
+        return rs_tp_fail(tp, RS_ERR_STATE,
+                          "post_send on QP 0x%x in %s: the send queue accepts work only in RTS "
+                          "(or ERR, where it is flushed)", qpn, rs_qp_state_name(qp->state));
     switch (wr->opcode) {
     case RS_WR_RDMA_WRITE:
     case RS_WR_RDMA_WRITE_WITH_IMM:
@@ -354,59 +355,59 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     case RS_WR_LOCAL_INV:
     case RS_WR_BIND_MW:
         if (qp->is_ud)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
         if (wr->opcode == RS_WR_BIND_MW && wr->num_sge)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "a BIND_MW work request takes no SGEs (got %u)", wr->num_sge);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "a BIND_MW work request takes no SGEs (got %u)", wr->num_sge);
         if (qp->recovery == RS_RECOVERY_IRN)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u (memory windows, invalidation) is not supported "
-                               "with IRN loss recovery", wr->opcode);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u (memory windows, invalidation) is not supported "
+                              "with IRN loss recovery", wr->opcode);
         break;
     case RS_WR_ATOMIC_WRITE:
     case RS_WR_FLUSH:
         /* RC only, as rxe (rxe_wr_opcode_info); the value (ATOMIC WRITE) or the range and FETH (FLUSH)
          * travel in the WR, not in SGEs */
         if (qp->is_ud)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u is not supported on a UD QP (RC only)", wr->opcode);
         if (wr->num_sge)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "an %s work request takes no SGEs (got %u)",
-                               wr->opcode == RS_WR_FLUSH ? "IBV_WR_FLUSH" : "IBV_WR_ATOMIC_WRITE", wr->num_sge);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "an %s work request takes no SGEs (got %u)",
+                              wr->opcode == RS_WR_FLUSH ? "IBV_WR_FLUSH" : "IBV_WR_ATOMIC_WRITE", wr->num_sge);
         if (qp->recovery == RS_RECOVERY_IRN)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u (ATOMIC WRITE, FLUSH) is not supported with IRN loss "
-                               "recovery", wr->opcode);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u (ATOMIC WRITE, FLUSH) is not supported with IRN loss "
+                              "recovery", wr->opcode);
         if (wr->opcode == RS_WR_FLUSH && ((wr->imm_data & 0xFu) == 0 || (wr->imm_data & ~0x33u) ||
                                           ((wr->imm_data >> 4) & 3u) > 1))
-            return rs_sim_fail(sim, RS_ERR_INVAL, "IBV_WR_FLUSH: FETH 0x%x needs a placement type of "
-                               "IBV_FLUSH_GLOBAL (1) and/or IBV_FLUSH_PERSISTENT (2) and a level of "
-                               "IBV_FLUSH_RANGE (0) or IBV_FLUSH_MR (1)", wr->imm_data);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "IBV_WR_FLUSH: FETH 0x%x needs a placement type of "
+                              "IBV_FLUSH_GLOBAL (1) and/or IBV_FLUSH_PERSISTENT (2) and a level of "
+                              "IBV_FLUSH_RANGE (0) or IBV_FLUSH_MR (1)", wr->imm_data);
         if (wr->opcode == RS_WR_FLUSH && wr->compare_add > 0xFFFFFFFFull)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "IBV_WR_FLUSH: length %llu is out of range (0..4294967295)",
-                               (unsigned long long)wr->compare_add);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "IBV_WR_FLUSH: length %llu is out of range (0..4294967295)",
+                              (unsigned long long)wr->compare_add);
         break;
     case RS_WR_ATOMIC_CMP_AND_SWP:
     case RS_WR_ATOMIC_FETCH_AND_ADD:
         if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
-            return rs_sim_fail(sim, RS_ERR_INVAL,
-                               "atomic work request needs exactly one 8-byte SGE for the original value "
-                               "(got %u SGE(s)%s)", wr->num_sge, wr->num_sge == 1 ? " of another length" : "");
+            return rs_tp_fail(tp, RS_ERR_INVAL,
+                              "atomic work request needs exactly one 8-byte SGE for the original value "
+                              "(got %u SGE(s)%s)", wr->num_sge, wr->num_sge == 1 ? " of another length" : "");
         break;
     default:
-        return rs_sim_fail(sim, RS_ERR_INVAL, "opcode %u is not supported on an RC QP", wr->opcode);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "opcode %u is not supported on an RC QP", wr->opcode);
     }
-    if (qp->is_ud && (rc = check_ud_wr(sim, qp, wr)) != RS_OK)
+    if (qp->is_ud && (rc = check_ud_wr(tp, qp, wr)) != RS_OK)
         return rc;
     if (qp->is_uc && rs_wr_is_rd_atomic(wr->opcode)) /* rxe: no READ/atomic opcode for IB_QPT_UC */
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "opcode %u (RDMA READ/atomic) is not supported on a UC QP: UC carries SEND and "
-                           "RDMA WRITE only", wr->opcode);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "opcode %u (RDMA READ/atomic) is not supported on a UC QP: UC carries SEND and "
+                          "RDMA WRITE only", wr->opcode);
     if (rs_wr_is_rd_atomic(wr->opcode) && qp->state != RS_QPS_ERR && qp->attr.max_rd_atomic == 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "RDMA READ/atomic/ATOMIC WRITE/FLUSH on QP 0x%x whose max_rd_atomic is 0: it could "
-                           "never be sent (set max_rd_atomic >= 1 in the RTR->RTS modify)", qpn);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "RDMA READ/atomic/ATOMIC WRITE/FLUSH on QP 0x%x whose max_rd_atomic is 0: it could "
+                          "never be sent (set max_rd_atomic >= 1 in the RTR->RTS modify)", qpn);
     if (qp->sq_count == qp->init.max_send_wr)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "send queue of QP 0x%x is full (max_send_wr=%u)", qpn,
-                           qp->init.max_send_wr);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "send queue of QP 0x%x is full (max_send_wr=%u)", qpn,
+                          qp->init.max_send_wr);
     uint64_t total = 0;
-    if (validate_sges(sim, wr->sg_list, wr->num_sge, qp->init.max_send_sge, &total))
+    if (validate_sges(tp, wr->sg_list, wr->num_sge, qp->init.max_send_sge, &total))
         return RS_ERR_INVAL;
     rs_swqe *w = rs_qp_swqe(qp, qp->sq_count);
     rs_sge *sge = w->sge;
@@ -434,47 +435,47 @@ int rs_post_send(rs_sim *sim, int host, uint32_t qpn, const rs_send_wr *wr)
     int multi = wr->opcode <= RS_WR_RDMA_READ || wr->opcode == RS_WR_SEND_WITH_INV;
     w->npkts = rs_wr_is_local(wr->opcode) ? 0 /* no PSN */
                : total && !qp->is_ud && multi ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
-    rs_trace_post_send(sim, qp, w, qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED));
+    rs_trace_post_send(tp, qp, w, qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED));
     qp->sq_count++;
     if (qp->state == RS_QPS_ERR)
-        rs_qp_to_error(sim, qp); /* flushed at once */
+        rs_qp_to_error(tp, qp); /* flushed at once */
     else
-        rs_nic_wake(sim, qp);
+        rs_nic_wake(tp, qp);
     return RS_OK;
 }
 
-int rs_post_recv(rs_sim *sim, int host, uint32_t qpn, const rs_recv_wr *wr)
+int rs_tp_post_recv(rs_transport *tp, int host, uint32_t qpn, const rs_recv_wr *wr)
 {
-    rs_qp *qp = get_qp(sim, host, qpn);
+    rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
     if (qp->srq)
-        return rs_sim_fail(sim, RS_ERR_INVAL,
-                           "post_recv on QP 0x%x, which takes its receive WQEs from an SRQ: post them to the SRQ", qpn);
+        return rs_tp_fail(tp, RS_ERR_INVAL,
+                          "post_recv on QP 0x%x, which takes its receive WQEs from an SRQ: post them to the SRQ", qpn);
     if (qp->state == RS_QPS_RESET)
-        return rs_sim_fail(sim, RS_ERR_STATE,
-                           "post_recv on QP 0x%x in RESET: receive work is accepted from INIT on", qpn);
+        return rs_tp_fail(tp, RS_ERR_STATE,
+                          "post_recv on QP 0x%x in RESET: receive work is accepted from INIT on", qpn);
     if (qp->rq_count == qp->init.max_recv_wr)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "receive queue of QP 0x%x is full (max_recv_wr=%u)", qpn,
-                           qp->init.max_recv_wr);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "receive queue of QP 0x%x is full (max_recv_wr=%u)", qpn,
+                          qp->init.max_recv_wr);
     uint64_t total = 0;
-    if (validate_sges(sim, wr->sg_list, wr->num_sge, qp->init.max_recv_sge, &total))
+    if (validate_sges(tp, wr->sg_list, wr->num_sge, qp->init.max_recv_sge, &total))
         return RS_ERR_INVAL;
     rs_rwqe *r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->init.max_recv_wr];
     r->wr_id = wr->wr_id;
     r->length = total;
     r->num_sge = wr->num_sge;
     memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(rs_sge));
-    rs_trace_post_recv(sim, qp, r);
+    rs_trace_post_recv(tp, qp, r);
     qp->rq_count++;
     if (qp->state == RS_QPS_ERR)
-        rs_qp_to_error(sim, qp);
+        rs_qp_to_error(tp, qp);
     return RS_OK;
 }
 
-int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr)
+int rs_tp_qp_query(const rs_transport *tp, int host, uint32_t qpn, rs_qp_attr *attr)
 {
-    rs_qp *qp = get_qp(sim, host, qpn);
+    rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
         return RS_ERR_INVAL;
     *attr = qp->attr;
@@ -483,26 +484,26 @@ int rs_qp_query(const rs_sim *sim, int host, uint32_t qpn, rs_qp_attr *attr)
     return RS_OK;
 }
 
-int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
+int rs_tp_qp_get_stats(const rs_transport *tp, int host, uint32_t qpn, rs_qp_stats *out)
 {
-    rs_qp *qp = get_qp(sim, host, qpn);
+    rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
         return RS_ERR_INVAL;
     *out = qp->stats;
     return RS_OK;
 }
 
-int rs_qp_modify(rs_sim *sim, int host, uint32_t qpn, const rs_qp_attr *attr, uint32_t mask)
+int rs_tp_qp_modify(rs_transport *tp, int host, uint32_t qpn, const rs_qp_attr *attr, uint32_t mask)
 {
-    rs_qp *qp = get_qp(sim, host, qpn);
+    rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
-    return rs_qp_apply_modify(sim, qp, attr, mask);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no QP 0x%x on host %d", qpn, host);
+    return rs_qp_apply_modify(tp, qp, attr, mask);
 }
 
-int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out)
+int rs_tp_qp_get_inspect(const rs_transport *tp, int host, uint32_t qpn, rs_qp_inspect *out)
 {
-    rs_qp *qp = get_qp(sim, host, qpn);
+    rs_qp *qp = get_qp(tp, host, qpn);
     if (!qp)
         return RS_ERR_INVAL;
     uint32_t queued = 0;
@@ -525,7 +526,7 @@ int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *
         .rto_deadline_ps = qp->rto_deadline_ps,
         .rnr_until_ps = qp->rnr_until_ps,
         .next_tx_ps = qp->next_tx_ps,
-        .rate_bps = rs_cc_rate_now(sim, qp),
+        .rate_bps = rs_cc_rate_now(tp, qp),
         .resp_queued = queued,
         .recovery = qp->recovery,
         .irn_in_recovery = qp->irn ? qp->irn->in_recovery : 0,

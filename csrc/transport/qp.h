@@ -9,7 +9,7 @@
 
 #include "rdmasim/cc.h"
 #include "rdmasim/eventq.h"
-#include "rdmasim/sim.h"
+#include "rdmasim/verbs.h"
 #include "transport/irn.h"
 
 struct rs_host;
@@ -100,7 +100,7 @@ typedef struct rs_qp {
     /* responses that must leave in PSN order behind a READ response still being sent:
      * RS_PKT_JOB entries (READ responses, built packet by packet) and ready ACK frames */
     struct rs_pkt *respq_head; /* (respq_tail is with the cold fields: used only to append) */
-    uint8_t *cc_state;      /* the algorithm's state while cc is set: cc_room, or a block of sim->cc_slab */
+    uint8_t *cc_state;      /* the algorithm's state while cc is set: cc_room, or a block of tp->cc_slab */
 
     /* send queue ring: [sq_head, sq_head + sq_count) are posted and not completed */
     rs_swqe *sq;
@@ -173,10 +173,10 @@ typedef struct rs_qp {
     rs_irn *irn;            /* IRN state (irn.c): set by rs_qp_set_recovery, NULL under Go-Back-N */
     struct rs_pkt *respq_tail;
     struct rs_srq *srq;     /* shared receive queue (srq.c); its WQEs come into rq one at a time */
-    uint8_t has_cc_room;    /* allocated from sim->qp_cc_slab: cc_room below is usable */
+    uint8_t has_cc_room;    /* allocated from tp->qp_cc_slab: cc_room below is usable */
 
     /* ---- RS_CC_STATE_BYTES of congestion control state, only in QPs created on a host that runs
-     * CC (sim->qp_cc_slab; the others, from sim->qp_slab, end here): right after the QP, so its
+     * CC (tp->qp_cc_slab; the others, from tp->qp_slab, end here): right after the QP, so its
      * address is known without a load (rs_qp_prefetch_cc).  A block of its own measured 20 %
      * slower at 100k DCQCN QPs (one more dependent load per packet). ---- */
     _Alignas(64) uint8_t cc_room[];

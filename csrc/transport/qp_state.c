@@ -107,46 +107,46 @@ static const qp_transition *find_transition(const rs_qp *qp, uint32_t from, uint
     return NULL;
 }
 
-static int range_error(rs_sim *sim, rs_qp *qp, const char *what, uint32_t value, const char *allowed)
+static int range_error(rs_transport *tp, rs_qp *qp, const char *what, uint32_t value, const char *allowed)
 {
-    return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: %s=%u is out of range (allowed: %s)", qp->qpn, what,
-                       value, allowed);
+    return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x: %s=%u is out of range (allowed: %s)", qp->qpn, what,
+                      value, allowed);
 }
 
-static int check_ranges(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
+static int check_ranges(rs_transport *tp, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
 {
     if ((mask & RS_QP_PATH_MTU) && rs_mtu_bytes((int)a->path_mtu) == 0)
-        return range_error(sim, qp, "path_mtu", a->path_mtu, "IBV_MTU_256..IBV_MTU_4096 = 1..5");
+        return range_error(tp, qp, "path_mtu", a->path_mtu, "IBV_MTU_256..IBV_MTU_4096 = 1..5");
     if ((mask & RS_QP_TIMEOUT) && a->timeout > 31)
-        return range_error(sim, qp, "timeout", a->timeout, "0..31, 4.096 us * 2^timeout, 0 = infinite");
+        return range_error(tp, qp, "timeout", a->timeout, "0..31, 4.096 us * 2^timeout, 0 = infinite");
     if ((mask & RS_QP_RETRY_CNT) && a->retry_cnt > 7)
-        return range_error(sim, qp, "retry_cnt", a->retry_cnt, "0..7");
+        return range_error(tp, qp, "retry_cnt", a->retry_cnt, "0..7");
     if ((mask & RS_QP_RNR_RETRY) && a->rnr_retry > 7)
-        return range_error(sim, qp, "rnr_retry", a->rnr_retry, "0..7, 7 = infinite");
+        return range_error(tp, qp, "rnr_retry", a->rnr_retry, "0..7, 7 = infinite");
     if ((mask & RS_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
-        return range_error(sim, qp, "min_rnr_timer", a->min_rnr_timer, "0..31 (timer code)");
+        return range_error(tp, qp, "min_rnr_timer", a->min_rnr_timer, "0..31 (timer code)");
     if ((mask & RS_QP_RQ_PSN) && a->rq_psn > RS_PSN_MASK)
-        return range_error(sim, qp, "rq_psn", a->rq_psn, "0..16777215");
+        return range_error(tp, qp, "rq_psn", a->rq_psn, "0..16777215");
     if ((mask & RS_QP_SQ_PSN) && a->sq_psn > RS_PSN_MASK)
-        return range_error(sim, qp, "sq_psn", a->sq_psn, "0..16777215");
+        return range_error(tp, qp, "sq_psn", a->sq_psn, "0..16777215");
     if ((mask & RS_QP_DEST_QPN) && a->dest_qp_num > RS_QPN_MASK)
-        return range_error(sim, qp, "dest_qp_num", a->dest_qp_num, "0..16777215");
+        return range_error(tp, qp, "dest_qp_num", a->dest_qp_num, "0..16777215");
     if ((mask & RS_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > 128)
-        return range_error(sim, qp, "max_rd_atomic", a->max_rd_atomic, "0..128");
+        return range_error(tp, qp, "max_rd_atomic", a->max_rd_atomic, "0..128");
     if ((mask & RS_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > 128)
-        return range_error(sim, qp, "max_dest_rd_atomic", a->max_dest_rd_atomic, "0..128");
+        return range_error(tp, qp, "max_dest_rd_atomic", a->max_dest_rd_atomic, "0..128");
     if ((mask & RS_QP_PORT) && a->port_num != 1)
-        return range_error(sim, qp, "port_num", a->port_num, "1 (one port per NIC)");
+        return range_error(tp, qp, "port_num", a->port_num, "1 (one port per NIC)");
     if ((mask & RS_QP_PKEY_INDEX) && a->pkey_index != 0)
-        return range_error(sim, qp, "pkey_index", a->pkey_index, "0 (default P_Key 0xFFFF)");
+        return range_error(tp, qp, "pkey_index", a->pkey_index, "0 (default P_Key 0xFFFF)");
     if (mask & RS_QP_AV) {
-        rs_sim *s = qp->host->sim;
+        rs_transport *s = qp->host->tp;
         /* the QP's own host is allowed: the NIC loops the frames back internally (nic.c) */
         if (a->dest_host < 0 || (uint32_t)a->dest_host >= s->n_hosts)
-            return range_error(sim, qp, "ah_attr destination host index", (uint32_t)a->dest_host,
+            return range_error(tp, qp, "ah_attr destination host index", (uint32_t)a->dest_host,
                                "a host of this simulation");
         if (a->traffic_class > 255)
-            return range_error(sim, qp, "traffic_class", a->traffic_class, "0..255");
+            return range_error(tp, qp, "traffic_class", a->traffic_class, "0..255");
     }
     return RS_OK;
 }
@@ -160,7 +160,7 @@ static void apply(rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
     if (mask & RS_QP_PORT)
         qp->attr.port_num = a->port_num;
     if (mask & RS_QP_AV) {
-        rs_host *dst = qp->host->sim->hosts[a->dest_host];
+        rs_host *dst = qp->host->tp->hosts[a->dest_host];
         qp->attr.dest_host = a->dest_host;
         qp->attr.traffic_class = a->traffic_class;
         memcpy(qp->dst_mac, dst->mac, 6);
@@ -202,34 +202,34 @@ static void apply(rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
         qp->attr.qkey = a->qkey;
 }
 
-int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
+int rs_qp_apply_modify(rs_transport *tp, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
 {
     uint32_t from = qp->state;
     uint32_t to = (mask & RS_QP_STATE) ? a->qp_state : from;
     if (to > RS_QPS_ERR)
-        return range_error(sim, qp, "qp_state", to, "IBV_QPS_RESET..IBV_QPS_ERR = 0..6");
+        return range_error(tp, qp, "qp_state", to, "IBV_QPS_RESET..IBV_QPS_ERR = 0..6");
     if ((mask & RS_QP_CUR_STATE) && a->cur_qp_state != from)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: cur_qp_state=%s but the QP is in %s", qp->qpn,
-                           rs_qp_state_name(a->cur_qp_state), rs_qp_state_name(from));
+        return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x: cur_qp_state=%s but the QP is in %s", qp->qpn,
+                          rs_qp_state_name(a->cur_qp_state), rs_qp_state_name(from));
     const qp_transition *t = find_transition(qp, from, to);
     if (!t || to == RS_QPS_SQE)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal %s transition", qp->qpn,
-                           rs_qp_state_name(from), rs_qp_state_name(to), qp->is_ud ? "UD" : qp->is_uc ? "UC" : "RC");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x: %s -> %s is not a legal %s transition", qp->qpn,
+                          rs_qp_state_name(from), rs_qp_state_name(to), qp->is_ud ? "UD" : qp->is_uc ? "UC" : "RC");
     char names[512];
     uint32_t given = mask & ~(uint32_t)RS_QP_STATE;
     uint32_t missing = t->required & ~given;
     if (missing) {
         mask_names(missing, names, sizeof(names));
-        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: missing required attribute(s) %s",
-                           qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: missing required attribute(s) %s",
+                          qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
     }
     uint32_t extra = given & ~(t->required | t->optional);
     if (extra) {
         mask_names(extra, names, sizeof(names));
-        return rs_sim_fail(sim, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: attribute(s) %s not allowed here",
-                           qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "modify QP 0x%x %s -> %s: attribute(s) %s not allowed here",
+                          qp->qpn, rs_qp_state_name(from), rs_qp_state_name(to), names);
     }
-    int rc = check_ranges(sim, qp, a, mask);
+    int rc = check_ranges(tp, qp, a, mask);
     if (rc)
         return rc;
     if (mask & RS_QP_MAX_DEST_RD_ATOMIC) { /* responder resources, sized before anything changes */
@@ -237,7 +237,7 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
         if (cap != qp->res_cap) {
             rs_rdres *r = cap == 1 ? &qp->res_inline : calloc(cap, sizeof(*r));
             if (!r)
-                return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for %u responder resources", cap);
+                return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for %u responder resources", cap);
             if (r == &qp->res_inline)
                 memset(r, 0, sizeof(*r));
             if (qp->res != &qp->res_inline)
@@ -247,22 +247,22 @@ int rs_qp_apply_modify(rs_sim *sim, rs_qp *qp, const rs_qp_attr *a, uint32_t mas
             qp->res_next = 0;
         }
     }
-    if (from == RS_QPS_RTR && to == RS_QPS_RTS && (rc = rs_cc_qp_reserve(sim, qp)) != RS_OK)
+    if (from == RS_QPS_RTR && to == RS_QPS_RTS && (rc = rs_cc_qp_reserve(tp, qp)) != RS_OK)
         return rc;
     apply(qp, a, mask);
     if (to == RS_QPS_RESET) {
-        rs_qp_reset(sim, qp);
+        rs_qp_reset(tp, qp);
         qp->state = RS_QPS_RESET;
     } else if (to == RS_QPS_ERR) {
-        rs_qp_to_error(sim, qp);
+        rs_qp_to_error(tp, qp);
     } else {
         qp->state = to;
         /* SQD: WQEs already started finish, no new one starts (protocol.md 4) */
         qp->sq_draining = to == RS_QPS_SQD;
         if (from == RS_QPS_RTR && to == RS_QPS_RTS)
-            rs_cc_qp_start(sim, qp); /* the rate starts at line rate */
+            rs_cc_qp_start(tp, qp); /* the rate starts at line rate */
         if (to == RS_QPS_RTS || to == RS_QPS_SQD)
-            rs_nic_wake(sim, qp);
+            rs_nic_wake(tp, qp);
     }
     return RS_OK;
 }

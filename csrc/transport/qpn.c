@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "rdmasim/sim.h"
+#include "rdmasim/base.h"
 
 #define MIN_SLOTS 64u
 

@@ -30,10 +30,10 @@ int rs_req_may_start(const rs_qp *qp, const rs_swqe *w)
     return 1;
 }
 
-int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
+int rs_req_can_send(const rs_transport *tp, const rs_qp *qp)
 {
     if (qp->recovery == RS_RECOVERY_IRN)
-        return rs_irn_req_can_send(sim, qp);
+        return rs_irn_req_can_send(tp, qp);
     if (qp->is_ud) /* one packet per WQE, no PSN window (nothing is acknowledged); SQD starts none */
         return qp->state == RS_QPS_RTS && qp->req_idx < qp->sq_count;
     if (qp->is_uc) { /* nothing is acknowledged: no PSN window, no RNR wait */
@@ -45,7 +45,7 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
         return 0;
     if (qp->req_idx >= qp->sq_count)
         return 0;
-    if (qp->rnr_until_ps > sim->now_ps)
+    if (qp->rnr_until_ps > tp->net.eng.now_ps)
         return 0;
     if (rs_psn_diff(qp->req_psn, qp->comp_psn) > RS_MAX_UNACKED_PSNS)
         return 0;
@@ -56,7 +56,7 @@ int rs_req_can_send(const rs_sim *sim, const rs_qp *qp)
 }
 
 /* The rate limiter lets the QP's next request go at `next_tx_ps` (0 = now). */
-int rs_req_paced(const rs_sim *sim, const rs_qp *qp) { return qp->next_tx_ps > sim->now_ps; }
+int rs_req_paced(const rs_transport *tp, const rs_qp *qp) { return qp->next_tx_ps > tp->net.eng.now_ps; }
 
 static int is_send(uint32_t wr_op)
 {
@@ -131,29 +131,29 @@ static int check_sges(rs_qp *qp, rs_swqe *w)
     return 0;
 }
 
-static void local_fail(rs_sim *sim, rs_qp *qp, uint32_t status)
+static void local_fail(rs_transport *tp, rs_qp *qp, uint32_t status)
 {
     /* Completions stay in SQ order: WQEs before the failed one are flushed, it gets `status`. */
     uint32_t failed = qp->req_idx;
     qp->state = RS_QPS_ERR;
     for (uint32_t i = 0; i < failed; i++)
-        rs_qp_complete_head(sim, qp, RS_WC_STATUS_WR_FLUSH_ERR);
-    rs_qp_complete_head(sim, qp, status);
-    rs_qp_to_error(sim, qp);
+        rs_qp_complete_head(tp, qp, RS_WC_STATUS_WR_FLUSH_ERR);
+    rs_qp_complete_head(tp, qp, status);
+    rs_qp_to_error(tp, qp);
 }
 
-static void local_error(rs_sim *sim, rs_qp *qp) { local_fail(sim, qp, RS_WC_STATUS_LOC_PROT_ERR); }
+static void local_error(rs_transport *tp, rs_qp *qp) { local_fail(tp, qp, RS_WC_STATUS_LOC_PROT_ERR); }
 
 /* BIND_MW / LOCAL_INV (rxe_do_local_ops): done when the requester reaches it, no packet; it
  * completes as soon as every WQE before it has (at once when it is the oldest). It takes no PSN:
  * a Go-Back-N rewind passes it without running it again. */
-static void run_local(rs_sim *sim, rs_qp *qp, rs_swqe *w)
+static void run_local(rs_transport *tp, rs_qp *qp, rs_swqe *w)
 {
     if (!w->started) {
         uint32_t st = w->opcode == RS_WR_BIND_MW ? rs_mw_bind(qp->host, qp, w)
                                                  : rs_mw_local_inv(qp->host, w->imm_data);
         if (st != RS_WC_STATUS_SUCCESS) {
-            local_fail(sim, qp, st);
+            local_fail(tp, qp, st);
             return;
         }
         w->started = 1;
@@ -161,7 +161,7 @@ static void run_local(rs_sim *sim, rs_qp *qp, rs_swqe *w)
     w->first_psn = qp->req_psn; /* last PSN = first - 1: acknowledged with everything before it */
     qp->req_idx++;
     if (qp->req_idx == 1) /* the oldest WQE: nothing before it to wait for */
-        rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+        rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
 }
 
 /* Bytes the packet occupies on the wire (frame, FCS, preamble and gap): what the pacer meters.
@@ -201,11 +201,11 @@ static uint8_t rd_atomic_opcode(uint32_t wr_op)
 /* READ request (one packet, occupying one PSN per expected response packet), atomic, ATOMIC WRITE
  * (RETH + the WR's 8 bytes) or FLUSH (FETH + RETH). A READ resumed after a partial answer asks for
  * the missing tail only (rxe req_retry). */
-static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
+static rs_pkt *build_rd_atomic(rs_transport *tp, rs_qp *qp, rs_swqe *w)
 {
     int read = w->opcode == RS_WR_RDMA_READ;
     uint8_t op = rd_atomic_opcode(w->opcode);
-    rs_pkt *p = rs_nic_new_packet(sim, qp, op, qp->req_psn);
+    rs_pkt *p = rs_nic_new_packet(tp, qp, op, qp->req_psn);
     if (!p)
         return NULL;
     uint32_t npsn = 1;
@@ -216,10 +216,10 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
             p->imm = w->imm_data;
             p->reth_len = (uint32_t)w->compare_add;
         } else { /* the 8 bytes as the WR gave them (rxe copies wqe->dma.atomic_wr) */
-            if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
-                rs_pkt_release(&sim->pool, p);
-                sim->failed = 1;
-                rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+            if (rs_pkt_attach_payload(&tp->pool, p) != 0) {
+                rs_pkt_release(&tp->pool, p);
+                tp->net.eng.failed = 1;
+                rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
                 return NULL;
             }
             memcpy(p->payload, &w->compare_add, 8);
@@ -251,8 +251,8 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
     qp->req_idx++;
     qp->req_off = 0;
     qp->rd_outstanding++;
-    rs_comp_arm_rto(sim, qp);
-    rs_cc_on_request_sent(sim, qp, wire_bytes(p));
+    rs_comp_arm_rto(tp, qp);
+    rs_cc_on_request_sent(tp, qp, wire_bytes(p));
     return p;
 }
 
@@ -260,17 +260,17 @@ static rs_pkt *build_rd_atomic(rs_sim *sim, rs_qp *qp, rs_swqe *w)
  * source (bulk flows) carries its length, not bytes, but its SGEs are still resolved per packet as
  * for real memory (a region deregistered mid-message fails the same). On failure the packet is
  * released and the error taken (local protection error, or out of memory); returns -1. */
-static int fill_payload(rs_sim *sim, rs_qp *qp, rs_swqe *w, uint64_t off, uint32_t len, rs_pkt *p)
+static int fill_payload(rs_transport *tp, rs_qp *qp, rs_swqe *w, uint64_t off, uint32_t len, rs_pkt *p)
 {
-    if (len && !w->no_bytes && rs_pkt_attach_payload(&sim->pool, p) != 0) {
-        rs_pkt_release(&sim->pool, p);
-        sim->failed = 1;
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+    if (len && !w->no_bytes && rs_pkt_attach_payload(&tp->pool, p) != 0) {
+        rs_pkt_release(&tp->pool, p);
+        tp->net.eng.failed = 1;
+        rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
         return -1;
     }
     if (len && gather(qp, w, off, len, w->no_bytes ? NULL : p->payload) != 0) {
-        rs_pkt_release(&sim->pool, p);
-        local_error(sim, qp);
+        rs_pkt_release(&tp->pool, p);
+        local_error(tp, qp);
         return -1;
     }
     p->payload_len = len;
@@ -280,7 +280,7 @@ static int fill_payload(rs_sim *sim, rs_qp *qp, rs_swqe *w, uint64_t off, uint32
 /* UD: the WQE's one datagram (at most one MTU) to the address handle's host and
  * QPN, with a DETH.  No ACK comes: the send completes as the datagram is handed to the port, as in
  * rxe (its completer retires UD WQEs once sent). */
-static rs_pkt *build_ud(rs_sim *sim, rs_qp *qp)
+static rs_pkt *build_ud(rs_transport *tp, rs_qp *qp)
 {
     rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
     if (w->length > qp->pmtu) {
@@ -290,21 +290,21 @@ static rs_pkt *build_ud(rs_sim *sim, rs_qp *qp)
         qp->req_psn = (qp->req_psn + 1) & RS_PSN_MASK;
         qp->max_sent_psn_next = qp->comp_psn = qp->req_psn;
         qp->req_idx++;
-        rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+        rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
         return NULL;
     }
     if (check_sges(qp, w) != 0) {
-        local_error(sim, qp);
+        local_error(tp, qp);
         return NULL;
     }
     uint32_t len = (uint32_t)w->length;
     int imm = w->opcode == RS_WR_SEND_WITH_IMM;
-    rs_pkt *p = rs_nic_new_packet(sim, qp, imm ? RS_OP_UD_SEND_ONLY_IMM : RS_OP_UD_SEND_ONLY, qp->req_psn);
+    rs_pkt *p = rs_nic_new_packet(tp, qp, imm ? RS_OP_UD_SEND_ONLY_IMM : RS_OP_UD_SEND_ONLY, qp->req_psn);
     if (!p)
         return NULL;
-    if (fill_payload(sim, qp, w, 0, len, p) != 0)
+    if (fill_payload(tp, qp, w, 0, len, p) != 0)
         return NULL;
-    const rs_host *dst = sim->hosts[w->ud_dest];
+    const rs_host *dst = tp->hosts[w->ud_dest];
     p->dst_node = (uint16_t)w->ud_dest;
     memcpy(p->dst_mac, dst->mac, 6);
     p->dst_ip = dst->ip;
@@ -322,65 +322,65 @@ static rs_pkt *build_ud(rs_sim *sim, rs_qp *qp)
     qp->max_sent_psn_next = qp->req_psn;
     qp->comp_psn = qp->req_psn;
     qp->req_idx++;
-    rs_cc_on_request_sent(sim, qp, wire_bytes(p));
-    rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+    rs_cc_on_request_sent(tp, qp, wire_bytes(p));
+    rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
     return p;
 }
 
 /* UC: RC's packet with the UC opcode (RC's | 0x20, IBA 9.2.1).  No ACK comes and nothing is
  * retransmitted: the WQE completes once its last packet is handed to the port (rxe: the
  * requester marks a UC WQE done at its last packet, and the completer retires it). */
-static rs_pkt *build_uc(rs_sim *sim, rs_qp *qp)
+static rs_pkt *build_uc(rs_transport *tp, rs_qp *qp)
 {
     int completes = qp->req_off + qp->pmtu >= rs_qp_swqe(qp, qp->req_idx)->length;
-    rs_pkt *p = rs_req_build_packet(sim, qp);
+    rs_pkt *p = rs_req_build_packet(tp, qp);
     if (!p)
         return NULL;
     p->opcode |= 0x20u;
     if (completes) {
         qp->comp_psn = qp->req_psn;
-        rs_qp_complete_head(sim, qp, RS_WC_STATUS_SUCCESS);
+        rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
     }
     return p;
 }
 
-rs_pkt *rs_req_build(rs_sim *sim, rs_qp *qp)
+rs_pkt *rs_req_build(rs_transport *tp, rs_qp *qp)
 {
     if (qp->req_off == 0 && rs_wr_is_local(rs_qp_swqe(qp, qp->req_idx)->opcode)) {
-        run_local(sim, qp, rs_qp_swqe(qp, qp->req_idx));
+        run_local(tp, qp, rs_qp_swqe(qp, qp->req_idx));
         return NULL;
     }
     if (qp->is_ud)
-        return build_ud(sim, qp);
+        return build_ud(tp, qp);
     if (qp->is_uc)
-        return build_uc(sim, qp);
+        return build_uc(tp, qp);
     if (qp->recovery == RS_RECOVERY_IRN)
-        return rs_irn_req_build(sim, qp);
-    return rs_req_build_packet(sim, qp);
+        return rs_irn_req_build(tp, qp);
+    return rs_req_build_packet(tp, qp);
 }
 
-rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp)
+rs_pkt *rs_req_build_packet(rs_transport *tp, rs_qp *qp)
 {
     rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
     if (qp->req_off == 0) {
         if (check_sges(qp, w) != 0) {
-            local_error(sim, qp);
+            local_error(tp, qp);
             return NULL;
         }
         w->first_psn = qp->req_psn;
         w->started = 1;
     }
     if (rs_wr_is_rd_atomic(w->opcode))
-        return build_rd_atomic(sim, qp, w);
+        return build_rd_atomic(tp, qp, w);
     uint32_t index = (uint32_t)(qp->req_off / qp->pmtu);
     uint64_t left = w->length - qp->req_off;
     uint32_t len = left < qp->pmtu ? (uint32_t)left : qp->pmtu;
     int last = index + 1 == w->npkts;
 
-    rs_pkt *p = rs_nic_new_packet(sim, qp, pick_opcode(w->opcode, index, w->npkts), qp->req_psn);
+    rs_pkt *p = rs_nic_new_packet(tp, qp, pick_opcode(w->opcode, index, w->npkts), qp->req_psn);
     if (!p)
         return NULL;
-    if (fill_payload(sim, qp, w, qp->req_off, len, p) != 0)
+    if (fill_payload(tp, qp, w, qp->req_off, len, p) != 0)
         return NULL;
     if (index == 0 && !is_send(w->opcode)) {
         p->reth_va = w->remote_addr;
@@ -406,20 +406,20 @@ rs_pkt *rs_req_build_packet(rs_sim *sim, rs_qp *qp)
         qp->req_off += len;
     }
     if (!qp->is_uc) /* UC: no acknowledgement to wait for */
-        rs_comp_arm_rto(sim, qp);
-    rs_cc_on_request_sent(sim, qp, wire_bytes(p));
+        rs_comp_arm_rto(tp, qp);
+    rs_cc_on_request_sent(tp, qp, wire_bytes(p));
     return p;
 }
 
-void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
+void rs_req_rewind(rs_transport *tp, rs_qp *qp, uint32_t psn)
 {
-    if (qp->recovery == RS_RECOVERY_IRN && rs_irn_rewind(sim, qp, psn))
+    if (qp->recovery == RS_RECOVERY_IRN && rs_irn_rewind(tp, qp, psn))
         return;
     qp->req_idx = 0;
     qp->rd_outstanding = 0; /* every READ/atomic from the head on is sent again */
     qp->req_off = 0;
 #ifdef RDMASIM_MUTANTS /* rewind_psn: go back to the PSN after the one asked for */
-    if (RS_MUTANT(sim, RS_MUT_REWIND_PSN))
+    if (RS_MUTANT(&tp->net.eng, RS_MUT_REWIND_PSN))
         psn = (psn + 1) & RS_PSN_MASK;
 #endif
     qp->req_psn = psn; /* since_ackreq runs on across the retry, as rxe's noack_pkts */
@@ -430,11 +430,11 @@ void rs_req_rewind(rs_sim *sim, rs_qp *qp, uint32_t psn)
         if (w->started && npsn > 0 && (uint32_t)npsn < w->npkts)
             qp->req_off = (uint64_t)npsn * qp->pmtu;
     }
-    rs_nic_wake(sim, qp);
+    rs_nic_wake(tp, qp);
 }
 
-void rs_req_rnr_done(rs_sim *sim, rs_qp *qp)
+void rs_req_rnr_done(rs_transport *tp, rs_qp *qp)
 {
     qp->rnr_until_ps = 0;
-    rs_nic_wake(sim, qp);
+    rs_nic_wake(tp, qp);
 }

@@ -35,23 +35,23 @@ static rs_pkt *pop(rs_qp *qp)
     return p;
 }
 
-void rs_resp_send_ctrl(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+void rs_resp_send_ctrl(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     if (!qp->respq_head) {
-        rs_nic_send_ctrl(sim, qp->host, pkt);
+        rs_nic_send_ctrl(tp, qp->host, pkt);
         return;
     }
     push(qp, pkt);
-    rs_nic_wake(sim, qp);
+    rs_nic_wake(tp, qp);
 }
 
-int rs_respq_add_read(rs_sim *sim, rs_qp *qp, uint32_t res, uint64_t va, uint32_t rkey, uint32_t len,
+int rs_respq_add_read(rs_transport *tp, rs_qp *qp, uint32_t res, uint64_t va, uint32_t rkey, uint32_t len,
                       uint32_t psn)
 {
-    rs_pkt *job = rs_pkt_alloc(&sim->pool);
+    rs_pkt *job = rs_pkt_alloc(&tp->pool);
     if (!job) {
-        sim->failed = 1;
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory queueing a READ response");
+        tp->net.eng.failed = 1;
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory queueing a READ response");
     }
     job->kind = RS_PKT_JOB;
     job->reth_va = va;
@@ -62,12 +62,12 @@ int rs_respq_add_read(rs_sim *sim, rs_qp *qp, uint32_t res, uint64_t va, uint32_
     job->se = 1;
     push(qp, job);
     qp->respq_jobs++;
-    rs_nic_wake(sim, qp);
+    rs_nic_wake(tp, qp);
     return RS_OK;
 }
 
 /* Replace any queued job for resource `res` (a duplicate READ restarts it, as rxe does). */
-void rs_respq_drop_jobs_for(rs_sim *sim, rs_qp *qp, uint32_t res)
+void rs_respq_drop_jobs_for(rs_transport *tp, rs_qp *qp, uint32_t res)
 {
     rs_pkt **link = &qp->respq_head;
     rs_pkt *prev = NULL;
@@ -77,7 +77,7 @@ void rs_respq_drop_jobs_for(rs_sim *sim, rs_qp *qp, uint32_t res)
             *link = p->next;
             if (qp->respq_tail == p)
                 qp->respq_tail = prev;
-            rs_pkt_release(&sim->pool, p);
+            rs_pkt_release(&tp->pool, p);
             qp->respq_jobs--;
         } else {
             prev = p;
@@ -86,15 +86,15 @@ void rs_respq_drop_jobs_for(rs_sim *sim, rs_qp *qp, uint32_t res)
     }
 }
 
-void rs_respq_clear(rs_sim *sim, rs_qp *qp)
+void rs_respq_clear(rs_transport *tp, rs_qp *qp)
 {
     while (qp->respq_head)
-        rs_pkt_release(&sim->pool, pop(qp));
+        rs_pkt_release(&tp->pool, pop(qp));
     qp->respq_jobs = 0;
 }
 
 /* Next READ response packet of `job`; NULL if the region became unreadable (QP then in ERR). */
-static rs_pkt *build_read_response(rs_sim *sim, rs_qp *qp, rs_pkt *job)
+static rs_pkt *build_read_response(rs_transport *tp, rs_qp *qp, rs_pkt *job)
 {
     const rs_rdres *r = &qp->res[job->job_res];
     uint32_t len = job->reth_len < qp->pmtu ? job->reth_len : qp->pmtu;
@@ -108,26 +108,26 @@ static rs_pkt *build_read_response(rs_sim *sim, rs_qp *qp, rs_pkt *job)
     if (len) {
         src = rs_mr_resolve(qp->host, job->reth_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_READ, job->reth_va, len);
         if (!src) { /* deregistered while the response was being sent */
-            rs_pkt *nak = rs_nic_new_packet(sim, qp, RS_OP_ACKNOWLEDGE, job->psn);
+            rs_pkt *nak = rs_nic_new_packet(tp, qp, RS_OP_ACKNOWLEDGE, job->psn);
             if (nak) {
                 nak->aeth_syndrome = RS_AETH_NAK_REM_ACCESS;
                 nak->aeth_msn = qp->msn;
                 qp->stats.naks_sent++;
             }
-            rs_qp_to_error(sim, qp);
+            rs_qp_to_error(tp, qp);
             if (nak)
-                rs_nic_send_ctrl(sim, qp->host, nak);
+                rs_nic_send_ctrl(tp, qp->host, nak);
             return NULL;
         }
     }
-    rs_pkt *p = rs_nic_new_packet(sim, qp, op, job->psn);
+    rs_pkt *p = rs_nic_new_packet(tp, qp, op, job->psn);
     if (!p)
         return NULL;
     if (len && src != RS_MR_NO_BYTES) {
-        if (rs_pkt_attach_payload(&sim->pool, p) != 0) {
-            rs_pkt_release(&sim->pool, p);
-            sim->failed = 1;
-            rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
+        if (rs_pkt_attach_payload(&tp->pool, p) != 0) {
+            rs_pkt_release(&tp->pool, p);
+            tp->net.eng.failed = 1;
+            rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
             return NULL;
         }
         memcpy(p->payload, src, len);
@@ -143,20 +143,20 @@ static rs_pkt *build_read_response(rs_sim *sim, rs_qp *qp, rs_pkt *job)
     job->psn = (job->psn + 1) & RS_PSN_MASK;
     qp->stats.read_resp_sent++;
     if (last) {
-        rs_pkt_release(&sim->pool, pop(qp));
+        rs_pkt_release(&tp->pool, pop(qp));
         /* requests held behind this READ run next; from an event, not from inside the port's pull */
         if (--qp->respq_jobs == 0 && qp->held_head)
-            rs_sim_arm(sim, &qp->drain_timer, sim->now_ps);
+            rs_engine_arm(&tp->net.eng, &qp->drain_timer, tp->net.eng.now_ps);
     }
     return p;
 }
 
-rs_pkt *rs_respq_next(rs_sim *sim, rs_qp *qp)
+rs_pkt *rs_respq_next(rs_transport *tp, rs_qp *qp)
 {
     rs_pkt *head = qp->respq_head;
     if (!head)
         return NULL;
     if (head->kind != RS_PKT_JOB)
         return pop(qp);
-    return build_read_response(sim, qp, head);
+    return build_read_response(tp, qp, head);
 }

@@ -9,19 +9,19 @@
 
 #include <string.h>
 
-#include "engine/trace.h"
+#include "transport/trace_qp.h"
 #include "rdmasim/ib.h"
 
 
 #ifdef RDMASIM_MUTANTS /* nak_sticky: an in-order packet leaves the NAK-sent flag as it was */
-#define MUTANT_NAK_KEEP(sim, qp) (RS_MUTANT(sim, RS_MUT_NAK_STICKY) ? (qp)->nak_sent : 0)
+#define MUTANT_NAK_KEEP(tp, qp) (RS_MUTANT(&tp->net.eng, RS_MUT_NAK_STICKY) ? (qp)->nak_sent : 0)
 #else
-#define MUTANT_NAK_KEEP(sim, qp) 0
+#define MUTANT_NAK_KEEP(tp, qp) 0
 #endif
 
-static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
+static void send_aeth(rs_transport *tp, rs_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-    rs_pkt *a = rs_nic_new_packet(sim, qp, RS_OP_ACKNOWLEDGE, psn);
+    rs_pkt *a = rs_nic_new_packet(tp, qp, RS_OP_ACKNOWLEDGE, psn);
     if (!a)
         return;
     a->aeth_syndrome = syndrome;
@@ -30,15 +30,15 @@ static void send_aeth(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
         qp->stats.acks_sent++;
     else
         qp->stats.naks_sent++;
-    rs_resp_send_ctrl(sim, qp, a);
+    rs_resp_send_ctrl(tp, qp, a);
 }
 
 /* A NAK that ends the connection: invalid request, remote access or remote operational error.
  * Queued responses are discarded with the QP, so the NAK goes straight to the port. */
-static void fatal_nak(rs_sim *sim, rs_qp *qp, uint8_t syndrome, uint32_t psn)
+static void fatal_nak(rs_transport *tp, rs_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-    rs_qp_to_error(sim, qp);
-    send_aeth(sim, qp, syndrome, psn);
+    rs_qp_to_error(tp, qp);
+    send_aeth(tp, qp, syndrome, psn);
 }
 
 
@@ -95,7 +95,7 @@ void rs_resp_advance(rs_qp *qp, const rs_pkt *pkt, int op)
     }
 }
 
-int rs_resp_exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+int rs_resp_exec_send(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     if (rs_op_starts(op)) {
@@ -114,13 +114,13 @@ int rs_resp_exec_send(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         return RS_EXEC_BAD_INV;
     qp->recv_off += pkt->payload_len;
     if (rs_op_ends(op))
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, (uint32_t)qp->recv_off,
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, (uint32_t)qp->recv_off,
                             rs_op_has_inv(op) ? RS_RECV_WITH_INV : rs_op_has_imm(op), pkt->imm);
     return RS_EXEC_OK;
 }
 
 /* Execute an RDMA WRITE packet: RS_EXEC_OK when accepted, else why it was refused. */
-int rs_resp_exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+int rs_resp_exec_write(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     uint32_t len = pkt->payload_len;
@@ -157,38 +157,38 @@ int rs_resp_exec_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         qp->write_left -= len;
     }
     if (rs_op_has_imm(op))
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, qp->write_len, 1,
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV_RDMA_WITH_IMM, qp->write_len, 1,
                             pkt->imm);
     return RS_EXEC_OK;
 }
 
 /* RC: what a refused SEND/WRITE packet gets (rxe classes A-C): an RNR NAK, or a fatal NAK with,
  * for a receive WQE in use, its error completion. */
-static void rc_refused(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt, int why)
+static void rc_refused(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt, int why)
 {
     switch (why) {
     case RS_EXEC_NO_WQE: /* receiver not ready: RNR NAK, the requester retries later */
-        send_aeth(sim, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
+        send_aeth(tp, qp, (uint8_t)(RS_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1F)), pkt->psn);
         break;
     case RS_EXEC_TOO_LONG:
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_LEN_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_LOC_LEN_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         break;
     case RS_EXEC_BAD_WQE: /* rxe class A, LOC_QP_OP_ERR */
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
-        fatal_nak(sim, qp, RS_AETH_NAK_REM_OP, pkt->psn);
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        fatal_nak(tp, qp, RS_AETH_NAK_REM_OP, pkt->psn);
         break;
     case RS_EXEC_BAD_RKEY:
-        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
         break;
     case RS_EXEC_BAD_INV:
         /* rxe RESPST_ERR_INVALIDATE_RKEY (class J): the receive fails with REM_INV_REQ_ERR and the
          * QP goes to ERR; the requester is told by an Invalid Request NAK */
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_REM_INV_REQ_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_REM_INV_REQ_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         break;
     default: /* RS_EXEC_NO_ACCESS, RS_EXEC_BAD_LENGTH */
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         break;
     }
 }
@@ -201,29 +201,29 @@ static uint32_t read_npkts(const rs_qp *qp, uint32_t len)
 
 /* Take the next responder resource (the oldest is overwritten: the requester's
  * max_rd_atomic keeps it from being needed again). */
-static uint32_t take_resource(rs_sim *sim, rs_qp *qp)
+static uint32_t take_resource(rs_transport *tp, rs_qp *qp)
 {
     uint32_t i = qp->res_next;
     qp->res_next = (qp->res_next + 1) % qp->res_cap;
-    rs_respq_drop_jobs_for(sim, qp, i);
+    rs_respq_drop_jobs_for(tp, qp, i);
     return i;
 }
 
 /* RDMA READ request at the expected PSN. Returns 0 if accepted. */
-static int exec_read(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+static int exec_read(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_READ) || qp->attr.max_dest_rd_atomic == 0 ||
         pkt->reth_len > 0x80000000u) {
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
     if (pkt->reth_len && !rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_READ,
                                         pkt->reth_va, pkt->reth_len)) {
-        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
         return -1;
     }
     uint32_t n = read_npkts(qp, pkt->reth_len);
-    uint32_t i = take_resource(sim, qp);
+    uint32_t i = take_resource(tp, qp);
     qp->res[i] = (rs_rdres){.valid = 1,
                             .first_psn = pkt->psn,
                             .last_psn = (pkt->psn + n - 1) & RS_PSN_MASK,
@@ -232,40 +232,40 @@ static int exec_read(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
                             .length = pkt->reth_len};
     /* IBA C9-148: the MSN counts the READ when its request is received */
     qp->msn = (qp->msn + 1) & 0xFFFFFF;
-    if (rs_respq_add_read(sim, qp, i, pkt->reth_va, pkt->reth_rkey, pkt->reth_len, pkt->psn) != 0)
+    if (rs_respq_add_read(tp, qp, i, pkt->reth_va, pkt->reth_rkey, pkt->reth_len, pkt->psn) != 0)
         return -1;
     qp->resp_psn = (pkt->psn + n) & RS_PSN_MASK;
     return 0;
 }
 
-static void send_atomic_ack(rs_sim *sim, rs_qp *qp, uint32_t psn, uint64_t orig)
+static void send_atomic_ack(rs_transport *tp, rs_qp *qp, uint32_t psn, uint64_t orig)
 {
-    rs_pkt *a = rs_nic_new_packet(sim, qp, RS_OP_ATOMIC_ACK, psn);
+    rs_pkt *a = rs_nic_new_packet(tp, qp, RS_OP_ATOMIC_ACK, psn);
     if (!a)
         return;
     a->aeth_syndrome = RS_AETH_ACK_UNLIMITED;
     a->aeth_msn = qp->msn;
     a->atomic_orig = orig;
     qp->stats.acks_sent++;
-    rs_resp_send_ctrl(sim, qp, a);
+    rs_resp_send_ctrl(tp, qp, a);
 }
 
 /* COMPARE_SWAP / FETCH_ADD at the expected PSN: executed once, result kept for duplicates. */
-static int exec_atomic(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+static int exec_atomic(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_ATOMIC) || qp->attr.max_dest_rd_atomic == 0) {
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
     /* rxe order: the rkey/range check first, then alignment (misaligned = invalid request) */
     uint8_t *mem = rs_mr_resolve(qp->host, pkt->atomic_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_ATOMIC,
                                  pkt->atomic_va, 8);
     if (!mem) {
-        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
         return -1;
     }
     if (pkt->atomic_va & 7u) {
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
     uint64_t orig, next;
@@ -275,57 +275,57 @@ static int exec_atomic(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     else
         next = orig + pkt->atomic_swap_add;
     memcpy(mem, &next, 8);
-    uint32_t i = take_resource(sim, qp);
+    uint32_t i = take_resource(tp, qp);
     qp->res[i] = (rs_rdres){.valid = 1, .is_atomic = 1, .first_psn = pkt->psn, .last_psn = pkt->psn,
                             .atomic_orig = orig};
     qp->msn = (qp->msn + 1) & 0xFFFFFF;
     qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
     qp->stats.atomics_executed++;
-    send_atomic_ack(sim, qp, pkt->psn, orig);
+    send_atomic_ack(tp, qp, pkt->psn, orig);
     return 0;
 }
 
 /* ATOMIC WRITE / FLUSH done (or replayed): an RDMA READ response ONLY with no payload and an ACK
  * AETH (IBA 1.5 annex A19; rxe send_read_response_ack) */
-static void send_read_response_ack(rs_sim *sim, rs_qp *qp, uint32_t psn)
+static void send_read_response_ack(rs_transport *tp, rs_qp *qp, uint32_t psn)
 {
-    rs_pkt *a = rs_nic_new_packet(sim, qp, RS_OP_READ_RESP_ONLY, psn);
+    rs_pkt *a = rs_nic_new_packet(tp, qp, RS_OP_READ_RESP_ONLY, psn);
     if (!a)
         return;
     a->aeth_syndrome = RS_AETH_ACK_UNLIMITED;
     a->aeth_msn = qp->msn & 0xFFFFFF;
     qp->stats.acks_sent++;
-    rs_resp_send_ctrl(sim, qp, a);
+    rs_resp_send_ctrl(tp, qp, a);
 }
 
 /* Accepted ATOMIC WRITE / FLUSH: a responder resource for duplicates, MSN and PSN, the answer. */
-static void finish_ack_only(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+static void finish_ack_only(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
-    uint32_t i = take_resource(sim, qp);
+    uint32_t i = take_resource(tp, qp);
     qp->res[i] = (rs_rdres){.valid = 1, .ack_only = 1, .first_psn = pkt->psn, .last_psn = pkt->psn};
     qp->msn = (qp->msn + 1) & 0xFFFFFF;
     qp->resp_psn = (pkt->psn + 1) & RS_PSN_MASK;
-    send_read_response_ack(sim, qp, pkt->psn);
+    send_read_response_ack(tp, qp, pkt->psn);
 }
 
 /* ATOMIC WRITE (rxe atomic_write_reply): the QP must allow remote writes and hold responder
  * resources, the rkey must grant REMOTE_WRITE over the 8 bytes, which must be 8-byte aligned; the
  * 8 bytes are placed at once, as sent. */
-static int exec_atomic_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+static int exec_atomic_write(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_WRITE) || qp->attr.max_dest_rd_atomic == 0 ||
         pkt->reth_len != 8) {
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
     uint8_t *dst = rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
                                  pkt->reth_va, 8);
     if (!dst) {
-        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
         return -1;
     }
     if (pkt->reth_va & 7u) { /* rxe: RESPST_ERR_MISALIGNED_ATOMIC, an invalid request */
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
     if (dst != RS_MR_NO_BYTES) {
@@ -335,7 +335,7 @@ static int exec_atomic_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
             memset(dst, 0, 8);
     }
     qp->stats.bytes_rcvd += 8;
-    finish_ack_only(sim, qp, pkt);
+    finish_ack_only(tp, qp, pkt);
     return 0;
 }
 
@@ -343,21 +343,21 @@ static int exec_atomic_write(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
  * matching IBV_ACCESS_FLUSH_* bit on the QP and on the rkey; selectivity level RANGE checks
  * [va, va+len) against the region, level MR the whole region (only the key, its access and that
  * va lies in it are checked). Memory is always visible and persistent here, so nothing more is done. */
-static int exec_flush(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+static int exec_flush(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     uint32_t type = pkt->imm & 0xFu, level = (pkt->imm >> 4) & 3u;
     uint32_t need = ((type & 1u) ? RS_ACCESS_FLUSH_GLOBAL : 0u) | ((type & 2u) ? RS_ACCESS_FLUSH_PERSISTENT : 0u);
     if (need == 0 || (type & ~3u) || level > 1 || (qp->attr.qp_access_flags & need) != need ||
         qp->attr.max_dest_rd_atomic == 0) {
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
         return -1;
     }
     uint64_t len = level == 1 ? 0 : pkt->reth_len;
     if (!rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd, need, pkt->reth_va, len)) {
-        fatal_nak(sim, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_REM_ACCESS, pkt->psn);
         return -1;
     }
-    finish_ack_only(sim, qp, pkt);
+    finish_ack_only(tp, qp, pkt);
     return 0;
 }
 
@@ -372,12 +372,12 @@ static rs_rdres *find_resource(rs_qp *qp, uint32_t psn)
 }
 
 /* A request with a PSN already accepted (protocol.md 3.3 "Duplicates"). */
-void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+void rs_resp_duplicate(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     qp->stats.dup_rcvd++;
     uint8_t op = pkt->opcode;
     if (!rs_op_is_rd_atomic(op)) { /* SEND/WRITE: ACK the last accepted PSN again (C9-105) */
-        send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK);
+        send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK);
         return;
     }
     rs_rdres *r = find_resource(qp, pkt->psn);
@@ -385,14 +385,14 @@ void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     if (r && (uint32_t)ack_only != r->ack_only)
         return; /* a resource of another kind at that PSN: dropped */
     if (r && r->ack_only) { /* rxe: replayed, never executed twice */
-        send_read_response_ack(sim, qp, pkt->psn);
+        send_read_response_ack(tp, qp, pkt->psn);
         return;
     }
     if (!r || (uint32_t)(r->is_atomic) != (uint32_t)rs_op_is_atomic(op))
         return; /* unknown: dropped */
     if (r->is_atomic) { /* replay the saved result, never execute twice */
         if (pkt->psn == r->first_psn)
-            send_atomic_ack(sim, qp, pkt->psn, r->atomic_orig);
+            send_atomic_ack(tp, qp, pkt->psn, r->atomic_orig);
         return;
     }
     /* READ: re-execute from the duplicate's PSN if it asks for (a tail of) the same range */
@@ -400,44 +400,44 @@ void rs_resp_duplicate(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     if (pkt->reth_rkey != r->rkey || pkt->reth_va != r->va + skip || skip + pkt->reth_len != r->length)
         return;
     uint32_t idx = (uint32_t)(r - qp->res);
-    rs_respq_drop_jobs_for(sim, qp, idx);
-    rs_respq_add_read(sim, qp, idx, pkt->reth_va, pkt->reth_rkey, pkt->reth_len, pkt->psn);
+    rs_respq_drop_jobs_for(tp, qp, idx);
+    rs_respq_add_read(tp, qp, idx, pkt->reth_va, pkt->reth_rkey, pkt->reth_len, pkt->psn);
 }
 
-void rs_resp_execute(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+void rs_resp_execute(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     if (!(rs_op_is_send(op) || rs_op_is_write(op) || rs_op_is_rd_atomic(op)) || !rs_resp_sequence_ok(qp, op) ||
         !rs_resp_length_ok(qp, op, pkt->payload_len)) {
-        fatal_nak(sim, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
+        fatal_nak(tp, qp, RS_AETH_NAK_INV_REQ, pkt->psn);
     } else if (rs_op_is_rd_atomic(op)) {
-        qp->nak_sent = MUTANT_NAK_KEEP(sim, qp);
+        qp->nak_sent = MUTANT_NAK_KEEP(tp, qp);
         if (rs_op_is_read(op))
-            exec_read(sim, qp, pkt);
+            exec_read(tp, qp, pkt);
         else if (rs_op_is_atomic_write(op))
-            exec_atomic_write(sim, qp, pkt);
+            exec_atomic_write(tp, qp, pkt);
         else if (rs_op_is_flush(op))
-            exec_flush(sim, qp, pkt);
+            exec_flush(tp, qp, pkt);
         else
-            exec_atomic(sim, qp, pkt);
+            exec_atomic(tp, qp, pkt);
     } else {
-        qp->nak_sent = MUTANT_NAK_KEEP(sim, qp);
-        int rc = rs_op_is_send(op) ? rs_resp_exec_send(sim, qp, pkt) : rs_resp_exec_write(sim, qp, pkt);
+        qp->nak_sent = MUTANT_NAK_KEEP(tp, qp);
+        int rc = rs_op_is_send(op) ? rs_resp_exec_send(tp, qp, pkt) : rs_resp_exec_write(tp, qp, pkt);
         if (rc != RS_EXEC_OK)
-            rc_refused(sim, qp, pkt, rc);
+            rc_refused(tp, qp, pkt, rc);
         if (rc == RS_EXEC_OK) {
             rs_resp_advance(qp, pkt, op);
             if (pkt->ackreq)
-                send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, pkt->psn);
+                send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, pkt->psn);
 #ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */
-            else if (RS_MUTANT(sim, RS_MUT_ACK_AHEAD) && !rs_op_ends(op))
-                send_aeth(sim, qp, RS_AETH_ACK_UNLIMITED, (pkt->psn + 1) & RS_PSN_MASK);
+            else if (RS_MUTANT(&tp->net.eng, RS_MUT_ACK_AHEAD) && !rs_op_ends(op))
+                send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (pkt->psn + 1) & RS_PSN_MASK);
 #endif
         }
     }
 }
 
-static void process(rs_sim *sim, rs_qp *qp, rs_pkt *pkt);
+static void process(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
 
 static void hold(rs_qp *qp, rs_pkt *pkt)
 {
@@ -449,11 +449,11 @@ static void hold(rs_qp *qp, rs_pkt *pkt)
     qp->held_tail = pkt;
 }
 
-void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+void rs_resp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
         qp->host->rx_bad_state++;
-        rs_pkt_release(&sim->pool, pkt);
+        rs_pkt_release(&tp->pool, pkt);
         return;
     }
     /* rxe finishes a READ's responses before it looks at the next request */
@@ -461,10 +461,10 @@ void rs_resp_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         hold(qp, pkt);
         return;
     }
-    process(sim, qp, pkt);
+    process(tp, qp, pkt);
 }
 
-void rs_resp_drain_held(rs_sim *sim, rs_qp *qp)
+void rs_resp_drain_held(rs_transport *tp, rs_qp *qp)
 {
     while (qp->held_head && !qp->respq_jobs) {
         rs_pkt *pkt = qp->held_head;
@@ -474,42 +474,42 @@ void rs_resp_drain_held(rs_sim *sim, rs_qp *qp)
         pkt->next = NULL;
         if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
             qp->host->rx_bad_state++;
-            rs_pkt_release(&sim->pool, pkt);
+            rs_pkt_release(&tp->pool, pkt);
             continue;
         }
-        process(sim, qp, pkt);
+        process(tp, qp, pkt);
     }
 }
 
-void rs_resp_release_held(rs_sim *sim, rs_qp *qp)
+void rs_resp_release_held(rs_transport *tp, rs_qp *qp)
 {
     while (qp->held_head) {
         rs_pkt *pkt = qp->held_head;
         qp->held_head = pkt->next;
-        rs_pkt_release(&sim->pool, pkt);
+        rs_pkt_release(&tp->pool, pkt);
     }
     qp->held_tail = NULL;
     rs_timer_cancel(&qp->drain_timer);
 }
 
-static void process(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+static void process(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     if (qp->recovery == RS_RECOVERY_IRN)
-        return rs_irn_resp_receive(sim, qp, pkt);
+        return rs_irn_resp_receive(tp, qp, pkt);
     uint32_t before = qp->resp_psn;
     int32_t d = rs_psn_diff(pkt->psn, qp->resp_psn);
     if (d > 0) {
         qp->stats.ooo_dropped++;
         if (!qp->nak_sent) {
             qp->nak_sent = 1;
-            send_aeth(sim, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn);
+            send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn);
         }
     } else if (d < 0) {
-        rs_resp_duplicate(sim, qp, pkt);
+        rs_resp_duplicate(tp, qp, pkt);
     } else {
-        rs_resp_execute(sim, qp, pkt);
+        rs_resp_execute(tp, qp, pkt);
     }
     if (qp->resp_psn != before)
-        rs_trace_accept(sim, qp, pkt->psn, qp->resp_psn);
-    rs_pkt_release(&sim->pool, pkt);
+        rs_trace_accept(tp, qp, pkt->psn, qp->resp_psn);
+    rs_pkt_release(&tp->pool, pkt);
 }

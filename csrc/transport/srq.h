@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "rdmasim/sim.h"
+#include "rdmasim/verbs.h"
 
 struct rs_qp;
 

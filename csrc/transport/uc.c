@@ -16,7 +16,7 @@
 #include "transport/transport.h"
 #include "transport/opcodes.h"
 
-#include "engine/trace.h"
+#include "transport/trace_qp.h"
 #include "rdmasim/ib.h"
 
 /* Drop this packet and what remains of its message. */
@@ -29,7 +29,7 @@ static void drop_rest(rs_qp *qp)
     qp->stats.uc_pkts_dropped++;
 }
 
-static void take(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
+static void take(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     if (rs_op_starts(op) && qp->in_msg != MSG_NONE) { /* the unfinished message is lost */
@@ -42,10 +42,10 @@ static void take(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
         drop_rest(qp);
         return;
     }
-    int rc = rs_op_is_send(op) ? rs_resp_exec_send(sim, qp, pkt) : rs_resp_exec_write(sim, qp, pkt);
+    int rc = rs_op_is_send(op) ? rs_resp_exec_send(tp, qp, pkt) : rs_resp_exec_write(tp, qp, pkt);
     if (rc == RS_EXEC_BAD_WQE) { /* malformed receive WQE: class A for every transport */
-        rs_qp_complete_recv(sim, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
-        rs_qp_to_error(sim, qp);
+        rs_qp_complete_recv(tp, qp, RS_WC_STATUS_LOC_QP_OP_ERR, RS_WC_OPCODE_RECV, 0, 0, 0);
+        rs_qp_to_error(tp, qp);
         return;
     }
     if (rc != RS_EXEC_OK) {
@@ -55,11 +55,11 @@ static void take(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt)
     rs_resp_advance(qp, pkt, op);
 }
 
-void rs_uc_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+void rs_uc_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
         qp->host->rx_bad_state++;
-        rs_pkt_release(&sim->pool, pkt);
+        rs_pkt_release(&tp->pool, pkt);
         return;
     }
     uint32_t before = qp->resp_psn;
@@ -68,13 +68,13 @@ void rs_uc_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
             if (!qp->uc_drop && qp->in_msg != MSG_NONE)
                 qp->recv_off = 0; /* the message in progress is lost; its WQE is reused */
             drop_rest(qp);
-            rs_pkt_release(&sim->pool, pkt);
+            rs_pkt_release(&tp->pool, pkt);
             return;
         }
         qp->uc_drop = 0; /* resynchronise at this FIRST/ONLY */
     }
-    take(sim, qp, pkt);
+    take(tp, qp, pkt);
     if (qp->resp_psn != before)
-        rs_trace_accept(sim, qp, pkt->psn, qp->resp_psn);
-    rs_pkt_release(&sim->pool, pkt);
+        rs_trace_accept(tp, qp, pkt->psn, qp->resp_psn);
+    rs_pkt_release(&tp->pool, pkt);
 }

@@ -14,11 +14,11 @@
 
 #include <string.h>
 
-#include "engine/trace.h"
+#include "transport/trace_qp.h"
 #include "rdmasim/codec.h"
 #include "rdmasim/ib.h"
 
-static void complete_ud_recv(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt, uint32_t status)
+static void complete_ud_recv(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt, uint32_t status)
 {
     rs_rwqe *r = &qp->rq[qp->rq_head];
     int imm = pkt->opcode == RS_OP_UD_SEND_ONLY_IMM;
@@ -33,14 +33,14 @@ static void complete_ud_recv(rs_sim *sim, rs_qp *qp, const rs_pkt *pkt, uint32_t
                 .src_qp = pkt->src_qpn,
                 .pkey_index = qp->attr.pkey_index,
                 .sl = 0};
-    rs_trace_complete(sim, qp, r->wr_id, status, RS_WC_OPCODE_RECV, wc.byte_len, RS_TRF_CQE | RS_TRF_RECV);
+    rs_trace_complete(tp, qp, r->wr_id, status, RS_WC_OPCODE_RECV, wc.byte_len, RS_TRF_CQE | RS_TRF_RECV);
     rs_cq_push(&qp->host->cqs[qp->init.recv_cq], &wc);
     qp->rq_head = (qp->rq_head + 1) % qp->init.max_recv_wr;
     qp->rq_count--;
     qp->rq_done++;
 }
 
-void rs_ud_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
+void rs_ud_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     if (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) {
         qp->host->rx_bad_state++;
@@ -52,7 +52,7 @@ void rs_ud_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
         rs_rwqe *r = &qp->rq[qp->rq_head];
         if ((uint64_t)RS_UD_GRH_BYTES + pkt->payload_len > r->length) {
             if (qp->srq)
-                complete_ud_recv(sim, qp, pkt, RS_WC_STATUS_REM_INV_REQ_ERR);
+                complete_ud_recv(tp, qp, pkt, RS_WC_STATUS_REM_INV_REQ_ERR);
             else
                 qp->stats.ud_len_dropped++;
         } else {
@@ -64,13 +64,13 @@ void rs_ud_receive(rs_sim *sim, rs_qp *qp, rs_pkt *pkt)
                 rc = rs_scatter_sges(qp->host, qp->init.pd, r->sge, r->num_sge, RS_UD_GRH_BYTES, pkt->payload,
                                      pkt->payload_len);
             if (rc) { /* malformed receive WQE (rxe class A for UD too): error completion, QP to ERR */
-                complete_ud_recv(sim, qp, pkt, RS_WC_STATUS_LOC_QP_OP_ERR);
-                rs_qp_to_error(sim, qp);
+                complete_ud_recv(tp, qp, pkt, RS_WC_STATUS_LOC_QP_OP_ERR);
+                rs_qp_to_error(tp, qp);
             } else {
                 qp->stats.bytes_rcvd += pkt->payload_len;
-                complete_ud_recv(sim, qp, pkt, RS_WC_STATUS_SUCCESS);
+                complete_ud_recv(tp, qp, pkt, RS_WC_STATUS_SUCCESS);
             }
         }
     }
-    rs_pkt_release(&sim->pool, pkt);
+    rs_pkt_release(&tp->pool, pkt);
 }

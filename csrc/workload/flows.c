@@ -113,33 +113,33 @@ static void ready_pop(rs_flows *fs, uint64_t id)
         heap_pop(fs);
 }
 
-static void arm(rs_sim *sim, rs_flows *fs)
+static void arm(rs_transport *tp, rs_flows *fs)
 {
     int64_t t = -1; /* stays -1 when nothing is ready */
     uint64_t id;
     if (fs->reap_head)
-        t = sim->now_ps;
+        t = tp->net.eng.now_ps;
     else
         ready_peek(fs, &t, &id);
     if (t < 0) {
         rs_timer_cancel(&fs->timer);
         return;
     }
-    if (t < sim->now_ps)
-        t = sim->now_ps;
+    if (t < tp->net.eng.now_ps)
+        t = tp->net.eng.now_ps;
     if (!fs->timer.armed || fs->timer.when_ps != t)
-        rs_sim_arm(sim, &fs->timer, t);
+        rs_engine_arm(&tp->net.eng, &fs->timer, t);
 }
 
 /* ---- per-host resources: one CQ (flow QPs never push completions) and one size-only MR ---- */
 
-static int host_ready(rs_sim *sim, rs_flows *fs, int host)
+static int host_ready(rs_transport *tp, rs_flows *fs, int host)
 {
     if ((uint32_t)host >= fs->n_hostres) {
-        uint32_t n = sim->n_hosts;
+        uint32_t n = tp->n_hosts;
         rs_flow_hostres *nr = realloc(fs->hostres, n * sizeof(*nr));
         if (!nr)
-            return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
         memset(nr + fs->n_hostres, 0, (n - fs->n_hostres) * sizeof(*nr));
         fs->hostres = nr;
         fs->n_hostres = n;
@@ -147,10 +147,10 @@ static int host_ready(rs_sim *sim, rs_flows *fs, int host)
     rs_flow_hostres *hr = &fs->hostres[host];
     if (hr->ready)
         return RS_OK;
-    int cq = rs_cq_create(sim, host, 1);
+    int cq = rs_tp_cq_create(tp, host, 1);
     if (cq < 0)
         return cq;
-    int mr = rs_mr_reg_size_only(sim, host, FLOW_PD, FLOW_MR_BYTES, FLOW_ACCESS, &hr->iova, &hr->lkey, &hr->rkey);
+    int mr = rs_mr_reg_size_only(tp, host, FLOW_PD, FLOW_MR_BYTES, FLOW_ACCESS, &hr->iova, &hr->lkey, &hr->rkey);
     if (mr < 0)
         return mr;
     hr->cq = cq;
@@ -160,11 +160,11 @@ static int host_ready(rs_sim *sim, rs_flows *fs, int host)
 
 /* ---- starting a flow ---- */
 
-static int connect_side(rs_sim *sim, int host, uint32_t qpn, int peer, uint32_t peer_qpn, const rs_flow *f,
+static int connect_side(rs_transport *tp, int host, uint32_t qpn, int peer, uint32_t peer_qpn, const rs_flow *f,
                         const rs_flow_cfg *c)
 {
     if (c->recovery.mode != RS_RECOVERY_GBN) {
-        int rc = rs_qp_set_recovery(sim, host, qpn, &c->recovery);
+        int rc = rs_tp_qp_set_recovery(tp, host, qpn, &c->recovery);
         if (rc < 0)
             return rc;
     }
@@ -172,7 +172,7 @@ static int connect_side(rs_sim *sim, int host, uint32_t qpn, int peer, uint32_t 
     a.qp_state = RS_QPS_INIT;
     a.port_num = 1;
     a.qp_access_flags = FLOW_ACCESS;
-    int rc = rs_qp_modify(sim, host, qpn, &a, RS_QP_STATE | RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_ACCESS_FLAGS);
+    int rc = rs_tp_qp_modify(tp, host, qpn, &a, RS_QP_STATE | RS_QP_PKEY_INDEX | RS_QP_PORT | RS_QP_ACCESS_FLAGS);
     if (rc < 0)
         return rc;
     a.qp_state = RS_QPS_RTR;
@@ -182,9 +182,9 @@ static int connect_side(rs_sim *sim, int host, uint32_t qpn, int peer, uint32_t 
     a.dest_qp_num = peer_qpn;
     a.max_dest_rd_atomic = c->max_rd_atomic;
     a.min_rnr_timer = c->min_rnr_timer;
-    rc = rs_qp_modify(sim, host, qpn, &a,
-                      RS_QP_STATE | RS_QP_AV | RS_QP_PATH_MTU | RS_QP_DEST_QPN | RS_QP_RQ_PSN |
-                          RS_QP_MAX_DEST_RD_ATOMIC | RS_QP_MIN_RNR_TIMER);
+    rc = rs_tp_qp_modify(tp, host, qpn, &a,
+                         RS_QP_STATE | RS_QP_AV | RS_QP_PATH_MTU | RS_QP_DEST_QPN | RS_QP_RQ_PSN |
+                             RS_QP_MAX_DEST_RD_ATOMIC | RS_QP_MIN_RNR_TIMER);
     if (rc < 0)
         return rc;
     a.qp_state = RS_QPS_RTS;
@@ -192,49 +192,49 @@ static int connect_side(rs_sim *sim, int host, uint32_t qpn, int peer, uint32_t 
     a.retry_cnt = c->retry_cnt;
     a.rnr_retry = c->rnr_retry;
     a.max_rd_atomic = c->max_rd_atomic;
-    return rs_qp_modify(sim, host, qpn, &a,
-                        RS_QP_STATE | RS_QP_TIMEOUT | RS_QP_RETRY_CNT | RS_QP_RNR_RETRY | RS_QP_SQ_PSN |
-                            RS_QP_MAX_QP_RD_ATOMIC);
+    return rs_tp_qp_modify(tp, host, qpn, &a,
+                           RS_QP_STATE | RS_QP_TIMEOUT | RS_QP_RETRY_CNT | RS_QP_RNR_RETRY | RS_QP_SQ_PSN |
+                               RS_QP_MAX_QP_RD_ATOMIC);
 }
 
-static int64_t src_paused_ps(rs_sim *sim, const rs_flow *f)
+static int64_t src_paused_ps(rs_transport *tp, const rs_flow *f)
 {
-    rs_host *h = sim->hosts[f->src];
+    rs_host *h = tp->hosts[f->src];
     rs_pause_stats st;
-    rs_pause_stats_now(&h->port, sim->now_ps, &st);
+    rs_pause_stats_now(&h->port, tp->net.eng.now_ps, &st);
     return st.paused_ps[h->dscp_to_prio[(8u * f->prio) & 63u]];
 }
 
-static int start_flow(rs_sim *sim, rs_flows *fs, uint64_t id)
+static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
 {
     rs_flow *f = &fs->f[id];
     const rs_flow_cfg *c = &fs->cfgs[f->cfg];
     int req = f->verb == RS_FLOW_READ ? f->dst : f->src;
     int resp = f->verb == RS_FLOW_READ ? f->src : f->dst;
     int rc;
-    if ((rc = host_ready(sim, fs, req)) < 0 || (rc = host_ready(sim, fs, resp)) < 0)
+    if ((rc = host_ready(tp, fs, req)) < 0 || (rc = host_ready(tp, fs, resp)) < 0)
         return rc;
     const rs_flow_hostres *hq = &fs->hostres[req], *hp = &fs->hostres[resp];
     rs_qp_init in = {.pd = FLOW_PD, .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1};
     in.send_cq = in.recv_cq = hq->cq;
-    int qa = rs_qp_create(sim, req, &in);
+    int qa = rs_tp_qp_create(tp, req, &in);
     if (qa < 0)
         return qa;
     in.send_cq = in.recv_cq = hp->cq;
-    int qb = rs_qp_create(sim, resp, &in);
+    int qb = rs_tp_qp_create(tp, resp, &in);
     if (qb < 0)
         return qb;
-    if ((rc = connect_side(sim, req, (uint32_t)qa, resp, (uint32_t)qb, f, c)) < 0 ||
-        (rc = connect_side(sim, resp, (uint32_t)qb, req, (uint32_t)qa, f, c)) < 0)
+    if ((rc = connect_side(tp, req, (uint32_t)qa, resp, (uint32_t)qb, f, c)) < 0 ||
+        (rc = connect_side(tp, resp, (uint32_t)qb, req, (uint32_t)qa, f, c)) < 0)
         return rc;
-    rs_host_qp(sim->hosts[req], (uint32_t)qa)->flow_ref = id + 1;
-    rs_host_qp(sim->hosts[resp], (uint32_t)qb)->flow_ref = id + 1;
+    rs_host_qp(tp->hosts[req], (uint32_t)qa)->flow_ref = id + 1;
+    rs_host_qp(tp->hosts[resp], (uint32_t)qb)->flow_ref = id + 1;
     f->r.req_host = (uint32_t)req;
     f->r.req_qpn = (uint32_t)qa;
     f->r.resp_qpn = (uint32_t)qb;
-    f->r.start_ps = sim->now_ps;
+    f->r.start_ps = tp->net.eng.now_ps;
     f->r.status = RS_FLOW_RUNNING;
-    f->pause0 = src_paused_ps(sim, f);
+    f->pause0 = src_paused_ps(tp, f);
     fs->started++;
     f->run_next = fs->run_head;
     f->run_prev = 0;
@@ -245,7 +245,7 @@ static int start_flow(rs_sim *sim, rs_flows *fs, uint64_t id)
     if (f->verb == RS_FLOW_SEND) {
         rs_sge rsg = {.addr = hp->iova, .length = (uint32_t)f->size, .lkey = hp->lkey};
         rs_recv_wr rwr = {.wr_id = id, .num_sge = 1, .sg_list = &rsg};
-        if ((rc = rs_post_recv(sim, resp, (uint32_t)qb, &rwr)) < 0)
+        if ((rc = rs_tp_post_recv(tp, resp, (uint32_t)qb, &rwr)) < 0)
             return rc;
     }
     static const uint32_t opcode[] = {RS_WR_RDMA_WRITE, RS_WR_RDMA_READ, RS_WR_SEND};
@@ -255,16 +255,16 @@ static int start_flow(rs_sim *sim, rs_flows *fs, uint64_t id)
                      .sg_list = &local,
                      .remote_addr = hp->iova,
                      .rkey = hp->rkey};
-    return rs_post_send(sim, req, (uint32_t)qa, &wr);
+    return rs_tp_post_send(tp, req, (uint32_t)qa, &wr);
 }
 
 /* ---- finishing ---- */
 
-static void live_counters(const rs_sim *sim, const rs_flow *f, rs_flow_result *r)
+static void live_counters(const rs_transport *tp, const rs_flow *f, rs_flow_result *r)
 {
     int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
-    const rs_qp *qa = rs_host_qp(sim->hosts[req], f->r.req_qpn);
-    const rs_qp *qb = rs_host_qp(sim->hosts[resp], f->r.resp_qpn);
+    const rs_qp *qa = rs_host_qp(tp->hosts[req], f->r.req_qpn);
+    const rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
     if (!qa || !qb)
         return;
     const rs_qp *data_src = f->verb == RS_FLOW_READ ? qb : qa;
@@ -280,19 +280,19 @@ static void live_counters(const rs_sim *sim, const rs_flow *f, rs_flow_result *r
     }
 }
 
-void rs_flows_on_complete(rs_sim *sim, rs_qp *qp, uint32_t status)
+void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
 {
-    rs_flows *fs = sim->flows;
+    rs_transport *tp = fs->tp;
     uint64_t id = qp->flow_ref - 1;
     rs_flow *f = &fs->f[id];
     if (f->r.status != RS_FLOW_RUNNING)
         return; /* a flush after the flow already ended */
-    live_counters(sim, f, &f->r);
+    live_counters(tp, f, &f->r);
     if (f->verb == RS_FLOW_READ && status == RS_WC_STATUS_SUCCESS)
         f->r.bytes_delivered = f->size;
     f->r.status = status;
-    f->r.finish_ps = sim->now_ps;
-    f->r.pause_ps = src_paused_ps(sim, f) - f->pause0;
+    f->r.finish_ps = tp->net.eng.now_ps;
+    f->r.pause_ps = src_paused_ps(tp, f) - f->pause0;
     fs->finished++;
     if (f->run_prev)
         fs->f[f->run_prev - 1].run_next = f->run_next;
@@ -308,42 +308,43 @@ void rs_flows_on_complete(rs_sim *sim, rs_qp *qp, uint32_t status)
     for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
         rs_flow *d = &fs->f[fs->rdeps[k]];
         if (--d->n_wait == 0)
-            ready_push(fs, d->start_ps > sim->now_ps ? d->start_ps : sim->now_ps, fs->rdeps[k]);
+            ready_push(fs, d->start_ps > tp->net.eng.now_ps ? d->start_ps : tp->net.eng.now_ps, fs->rdeps[k]);
     }
-    arm(sim, fs);
+    arm(tp, fs);
     if (fs->stop_when_done && fs->finished == fs->n)
-        sim->flows_stop = 1;
+        *fs->done = 1; /* the simulation's flag: return to Python after this event */
 }
 
-static void reap(rs_sim *sim, rs_flows *fs)
+static void reap(rs_transport *tp, rs_flows *fs)
 {
     while (fs->reap_head) {
         rs_flow *f = &fs->f[fs->reap_head - 1];
         fs->reap_head = f->reap_next;
         int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
-        rs_qp *qa = rs_host_qp(sim->hosts[req], f->r.req_qpn);
-        rs_qp *qb = rs_host_qp(sim->hosts[resp], f->r.resp_qpn);
+        rs_qp *qa = rs_host_qp(tp->hosts[req], f->r.req_qpn);
+        rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
         if (qa)
-            rs_qp_release(sim, qa);
+            rs_qp_release(tp, qa);
         if (qb)
-            rs_qp_release(sim, qb);
+            rs_qp_release(tp, qb);
         f->r.req_qpn = f->r.resp_qpn = 0;
     }
 }
 
-void rs_flows_event(rs_sim *sim, rs_flows *fs)
+void rs_flows_event(rs_flows *fs)
 {
-    reap(sim, fs);
+    rs_transport *tp = fs->tp;
+    reap(tp, fs);
     int64_t t;
     uint64_t id;
-    while (ready_peek(fs, &t, &id) && t <= sim->now_ps) {
+    while (ready_peek(fs, &t, &id) && t <= tp->net.eng.now_ps) {
         ready_pop(fs, id);
-        if (start_flow(sim, fs, id) < 0) {
-            sim->failed = 1; /* the reason is in errmsg */
+        if (start_flow(tp, fs, id) < 0) {
+            tp->net.eng.failed = 1; /* the reason is in errmsg */
             return;
         }
     }
-    arm(sim, fs);
+    arm(tp, fs);
 }
 
 /* ---- adding flows ---- */
@@ -359,109 +360,109 @@ static int grow(void **p, uint64_t n, size_t elem)
 
 /* Same ranges as rs_qp_modify / rs_qp_set_recovery: a knob they would refuse when the flow
  * starts (inside run, where the error could only stop the simulation) is refused here. */
-static int check_cfg(rs_sim *sim, const rs_flow_cfg *c)
+static int check_cfg(rs_transport *tp, const rs_flow_cfg *c)
 {
     if (rs_mtu_bytes((int)c->path_mtu) == 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow path_mtu enum %u outside 1..5", c->path_mtu);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow path_mtu enum %u outside 1..5", c->path_mtu);
     if (c->timeout > 31)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow timeout %u outside 0..31", c->timeout);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow timeout %u outside 0..31", c->timeout);
     if (c->retry_cnt > 7)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow retry_cnt %u outside 0..7", c->retry_cnt);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow retry_cnt %u outside 0..7", c->retry_cnt);
     if (c->rnr_retry > 7)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow rnr_retry %u outside 0..7", c->rnr_retry);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow rnr_retry %u outside 0..7", c->rnr_retry);
     if (c->min_rnr_timer > 31)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow min_rnr_timer %u outside 0..31", c->min_rnr_timer);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow min_rnr_timer %u outside 0..31", c->min_rnr_timer);
     if (c->max_rd_atomic < 1 || c->max_rd_atomic > RS_FLOW_MAX_RD_ATOMIC)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow max_rd_atomic %u outside 1..%u", c->max_rd_atomic,
-                           RS_FLOW_MAX_RD_ATOMIC);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow max_rd_atomic %u outside 1..%u", c->max_rd_atomic,
+                          RS_FLOW_MAX_RD_ATOMIC);
     const rs_recovery_params *r = &c->recovery;
     if (r->mode == RS_RECOVERY_GBN)
         return RS_OK;
     if (r->mode != RS_RECOVERY_IRN)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow recovery mode %u: 0 = Go-Back-N, 1 = IRN", r->mode);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow recovery mode %u: 0 = Go-Back-N, 1 = IRN", r->mode);
     if (r->window < 1 || r->window > RS_FLOW_MAX_IRN_WINDOW)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow IRN window %u outside 1..%u", r->window,
-                           RS_FLOW_MAX_IRN_WINDOW);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow IRN window %u outside 1..%u", r->window,
+                          RS_FLOW_MAX_IRN_WINDOW);
     if (r->rto_low_ps <= 0 || r->rto_low_ps > RS_MAX_TIME_PS || r->rto_high_ps < r->rto_low_ps ||
         r->rto_high_ps > RS_MAX_TIME_PS)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow IRN rto_low %lld ps, rto_high %lld ps: need 0 < rto_low <= "
-                           "rto_high <= %lld", (long long)r->rto_low_ps, (long long)r->rto_high_ps,
-                           (long long)RS_MAX_TIME_PS);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow IRN rto_low %lld ps, rto_high %lld ps: need 0 < rto_low <= "
+                          "rto_high <= %lld", (long long)r->rto_low_ps, (long long)r->rto_high_ps,
+                          (long long)RS_MAX_TIME_PS);
     return RS_OK;
 }
 
 /* Every array is checked before anything else reads it, in an order where each read is within
  * what the earlier checks proved: dep_ptr[0 .. n] first (within 0 .. n_deps, non-decreasing),
  * only then deps[dep_ptr[i] .. dep_ptr[i+1]). */
-static int check_batch(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
+static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
                        const int64_t *start_ps, const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr,
                        const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *c)
 {
-    int rc = check_cfg(sim, c);
+    int rc = check_cfg(tp, c);
     if (rc < 0)
         return rc;
     if (n && (!src || !dst || !size || !start_ps || !verb || !prio))
-        return rs_sim_fail(sim, RS_ERR_INVAL, "flow columns missing (NULL) for %u flows", n);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow columns missing (NULL) for %u flows", n);
     for (uint32_t i = 0; i < n; i++) {
         for (int end = 0; end < 2; end++) {
             int32_t h = end ? dst[i] : src[i];
-            if (h < 0 || (uint32_t)h >= sim->n_hosts)
-                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: %s host %d outside 0..%d", i, end ? "dst" : "src",
-                                   h, (int)sim->n_hosts - 1);
-            if (!sim->hosts[h]->port.tx)
-                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: host %d has no link", i, h);
-            if (sim->hosts[h]->scripted)
-                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: host %d is a scripted peer", i, h);
+            if (h < 0 || (uint32_t)h >= tp->n_hosts)
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: %s host %d outside 0..%d", i, end ? "dst" : "src",
+                                  h, (int)tp->n_hosts - 1);
+            if (!tp->hosts[h]->port.tx)
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: host %d has no link", i, h);
+            if (tp->hosts[h]->scripted)
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: host %d is a scripted peer", i, h);
         }
         if (src[i] == dst[i])
-            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: src and dst are both host %d", i, src[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: src and dst are both host %d", i, src[i]);
         if (size[i] < 1 || size[i] > 0x7FFFFFFFu)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: size %llu outside 1..2147483647", i,
-                               (unsigned long long)size[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: size %llu outside 1..2147483647", i,
+                              (unsigned long long)size[i]);
         if (start_ps[i] < 0 || start_ps[i] > RS_MAX_TIME_PS)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: start %lld ps outside 0..%lld", i,
-                               (long long)start_ps[i], (long long)RS_MAX_TIME_PS);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: start %lld ps outside 0..%lld", i,
+                              (long long)start_ps[i], (long long)RS_MAX_TIME_PS);
         if (verb[i] > RS_FLOW_SEND)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: verb %u outside 0..2 (WRITE, READ, SEND)", i, verb[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb %u outside 0..2 (WRITE, READ, SEND)", i, verb[i]);
         if (prio[i] > 7)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: priority %u outside 0..7", i, prio[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: priority %u outside 0..7", i, prio[i]);
     }
     if (!dep_ptr)
-        return n_deps ? rs_sim_fail(sim, RS_ERR_INVAL, "%llu dependencies but no dep_ptr",
-                                    (unsigned long long)n_deps)
+        return n_deps ? rs_tp_fail(tp, RS_ERR_INVAL, "%llu dependencies but no dep_ptr",
+                                   (unsigned long long)n_deps)
                       : RS_OK;
     if (n_deps && !deps)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr names %llu dependencies but deps is NULL",
-                           (unsigned long long)n_deps);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr names %llu dependencies but deps is NULL",
+                          (unsigned long long)n_deps);
     if (n_deps > (uint64_t)INT64_MAX)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "%llu dependencies: too many", (unsigned long long)n_deps);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "%llu dependencies: too many", (unsigned long long)n_deps);
     if (dep_ptr[0] != 0)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr[0] = %lld: must be 0", (long long)dep_ptr[0]);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr[0] = %lld: must be 0", (long long)dep_ptr[0]);
     for (uint32_t i = 0; i < n; i++)
         if (dep_ptr[i + 1] < dep_ptr[i] || dep_ptr[i + 1] > (int64_t)n_deps)
-            return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be within dep_ptr[%u] = %lld .. %llu",
-                               i + 1, (long long)dep_ptr[i + 1], i, (long long)dep_ptr[i],
-                               (unsigned long long)n_deps);
+            return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be within dep_ptr[%u] = %lld .. %llu",
+                              i + 1, (long long)dep_ptr[i + 1], i, (long long)dep_ptr[i],
+                              (unsigned long long)n_deps);
     if ((uint64_t)dep_ptr[n] != n_deps)
-        return rs_sim_fail(sim, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be the number of dependencies, %llu", n,
-                           (long long)dep_ptr[n], (unsigned long long)n_deps);
+        return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr[%u] = %lld: must be the number of dependencies, %llu", n,
+                          (long long)dep_ptr[n], (unsigned long long)n_deps);
     for (uint32_t i = 0; i < n; i++)
         for (int64_t k = dep_ptr[i]; k < dep_ptr[i + 1]; k++)
             if (deps[k] < 0 || (uint32_t)deps[k] >= n || (uint32_t)deps[k] == i)
-                return rs_sim_fail(sim, RS_ERR_INVAL, "flow %u: dependency %d is not another flow of the batch",
-                                   i, deps[k]);
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: dependency %d is not another flow of the batch",
+                                  i, deps[k]);
     return RS_OK;
 }
 
 /* Kahn's algorithm over the batch just laid out in fs->f[base ..] and its reverse edges: a flow
  * on a cycle would wait forever, so the batch is refused.  Scratch memory only at add time. */
-static int check_acyclic(rs_sim *sim, const rs_flows *fs, uint64_t base, uint32_t n)
+static int check_acyclic(rs_transport *tp, const rs_flows *fs, uint64_t base, uint32_t n)
 {
     uint32_t *wait = malloc((size_t)n * sizeof(*wait)), *queue = malloc((size_t)n * sizeof(*queue));
     if (!wait || !queue) {
         free(wait);
         free(queue);
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory checking %u flows for dependency cycles", n);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory checking %u flows for dependency cycles", n);
     }
     uint32_t head = 0, tail = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -482,45 +483,54 @@ static int check_acyclic(rs_sim *sim, const rs_flows *fs, uint64_t base, uint32_
         uint32_t first = 0;
         while (!wait[first])
             first++;
-        rc = rs_sim_fail(sim, RS_ERR_INVAL, "dependency cycle: %u flows (the first is flow %u) wait for each other",
-                         n - tail, first);
+        rc = rs_tp_fail(tp, RS_ERR_INVAL, "dependency cycle: %u flows (the first is flow %u) wait for each other",
+                        n - tail, first);
     }
     free(wait);
     free(queue);
     return rc;
 }
 
-static rs_flows *flows_of(rs_sim *sim)
+static void on_flow_complete(void *ctx, rs_qp *qp, uint32_t status) { rs_flows_on_complete(ctx, qp, status); }
+
+/* The flow table, created at first use: it registers its completion hook with the transport. */
+static rs_flows *flows_of(rs_transport *tp, rs_flows **table, int *done)
 {
-    if (!sim->flows) {
-        sim->flows = calloc(1, sizeof(rs_flows));
-        if (sim->flows) {
-            sim->flows->timer.owner = sim->flows;
-            sim->flows->timer.kind = RS_EV_FLOWS;
+    if (!*table) {
+        rs_flows *fs = calloc(1, sizeof(rs_flows));
+        if (fs) {
+            fs->tp = tp;
+            fs->done = done;
+            fs->timer.owner = fs;
+            fs->timer.kind = RS_EV_FLOWS;
+            tp->flow_complete = on_flow_complete; /* the transport's call up (transport/qp.c) */
+            tp->flow_ctx = fs;
         }
+        *table = fs;
     }
-    return sim->flows;
+    return *table;
 }
 
-int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
-                     const int64_t *start_ps, const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr,
-                     const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *cfg)
+int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t n, const int32_t *src,
+                        const int32_t *dst, const uint64_t *size, const int64_t *start_ps, const uint8_t *verb,
+                        const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
+                        const rs_flow_cfg *cfg)
 {
-    if (!sim || !cfg)
+    if (!cfg)
         return RS_ERR_INVAL;
-    int rc = check_batch(sim, n, src, dst, size, start_ps, verb, prio, dep_ptr, deps, n_deps, cfg);
+    int rc = check_batch(tp, n, src, dst, size, start_ps, verb, prio, dep_ptr, deps, n_deps, cfg);
     if (rc < 0)
         return rc;
-    rs_flows *fs = flows_of(sim);
+    rs_flows *fs = flows_of(tp, table, done);
     if (!fs)
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
     uint64_t base = fs->n, total = fs->n + n;
     if (grow((void **)&fs->f, total, sizeof(rs_flow)) || grow((void **)&fs->heap_t, total, sizeof(int64_t)) ||
         grow((void **)&fs->heap_id, total, sizeof(uint64_t)) || grow((void **)&fs->fifo_t, total, sizeof(int64_t)) ||
         grow((void **)&fs->fifo_id, total, sizeof(uint64_t)) ||
         grow((void **)&fs->rdeps, fs->n_rdeps + n_deps, sizeof(uint64_t)) ||
         grow((void **)&fs->cfgs, fs->n_cfgs + 1, sizeof(rs_flow_cfg)))
-        return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for %u flows", n);
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for %u flows", n);
     fs->cfgs[fs->n_cfgs] = *cfg;
     for (uint32_t i = 0; i < n; i++) {
         rs_flow *f = &fs->f[base + i];
@@ -552,7 +562,7 @@ int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t 
                 fs->rdeps[d->rdep_begin + d->rdep_n++] = base + i;
             }
         /* nothing is committed yet (fs->n, n_rdeps, n_cfgs unchanged): refusing leaves no trace */
-        if ((rc = check_acyclic(sim, fs, base, n)) < 0)
+        if ((rc = check_acyclic(tp, fs, base, n)) < 0)
             return rc;
         fs->n_rdeps += n_deps;
     }
@@ -560,63 +570,62 @@ int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t 
     fs->n = total;
     for (uint32_t i = 0; i < n; i++)
         if (fs->f[base + i].n_wait == 0)
-            ready_push(fs, start_ps[i] > sim->now_ps ? start_ps[i] : sim->now_ps, base + i);
-    arm(sim, fs);
-    return sim->failed ? RS_ERR_NOMEM : (int64_t)base;
+            ready_push(fs, start_ps[i] > tp->net.eng.now_ps ? start_ps[i] : tp->net.eng.now_ps, base + i);
+    arm(tp, fs);
+    return tp->net.eng.failed ? RS_ERR_NOMEM : (int64_t)base;
 }
 
 /* ---- reading ---- */
 
-int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)
+int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t first, uint32_t n,
+                        rs_flow_result *out)
 {
-    const rs_flows *fs = sim->flows;
     uint64_t have = fs ? fs->n : 0;
     if (first > have || n > have - first)
-        return rs_sim_fail((rs_sim *)sim, RS_ERR_INVAL, "flows %llu..%llu: only %llu flows",
-                           (unsigned long long)first, (unsigned long long)(first + n), (unsigned long long)have);
+        return rs_tp_fail((rs_transport *)tp, RS_ERR_INVAL, "flows %llu..%llu: only %llu flows",
+                          (unsigned long long)first, (unsigned long long)(first + n), (unsigned long long)have);
     for (uint32_t i = 0; i < n; i++) {
         const rs_flow *f = &fs->f[first + i];
         out[i] = f->r;
         if (f->r.status == RS_FLOW_RUNNING) {
-            live_counters(sim, f, &out[i]);
+            live_counters(tp, f, &out[i]);
             rs_pause_stats st;
-            const rs_host *h = sim->hosts[f->src];
-            rs_pause_stats_now(&h->port, sim->now_ps, &st);
+            const rs_host *h = tp->hosts[f->src];
+            rs_pause_stats_now(&h->port, tp->net.eng.now_ps, &st);
             out[i].pause_ps = st.paused_ps[h->dscp_to_prio[(8u * f->prio) & 63u]] - f->pause0;
         }
     }
     return RS_OK;
 }
 
-void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out)
+void rs_wl_flows_get_counts(const rs_flows *fs, rs_flows_counts *out)
 {
-    const rs_flows *fs = sim->flows;
     *out = (rs_flows_counts){0};
     if (fs)
         *out = (rs_flows_counts){fs->n, fs->started, fs->finished, fs->failed};
 }
 
-void rs_flows_stop_when_done(rs_sim *sim, int on)
+void rs_wl_flows_stop_when_done(rs_transport *tp, rs_flows **table, int *done, int on)
 {
-    rs_flows *fs = flows_of(sim);
+    rs_flows *fs = flows_of(tp, table, done);
     if (fs)
         fs->stop_when_done = on;
 }
 
-uint32_t rs_flows_sample(const rs_sim *sim, uint32_t cap, uint64_t *ids, uint64_t *bytes, double *rate_bps)
+uint32_t rs_wl_flows_sample(const rs_transport *tp, const rs_flows *fs, uint32_t cap, uint64_t *ids,
+                            uint64_t *bytes, double *rate_bps)
 {
-    const rs_flows *fs = sim->flows;
     uint32_t k = 0;
     for (uint64_t at = fs ? fs->run_head : 0; at && k < cap; at = fs->f[at - 1].run_next) {
         uint64_t i = at - 1;
         const rs_flow *f = &fs->f[i];
         rs_flow_result r = f->r;
-        live_counters(sim, f, &r);
+        live_counters(tp, f, &r);
         int data_host = f->src;
         uint32_t data_qpn = f->verb == RS_FLOW_READ ? f->r.resp_qpn : f->r.req_qpn;
         ids[k] = i;
         bytes[k] = r.bytes_delivered;
-        rate_bps[k] = rs_qp_rate_bps(sim, data_host, data_qpn);
+        rate_bps[k] = rs_tp_qp_rate_bps(tp, data_host, data_qpn);
         k++;
     }
     return k;

@@ -1,9 +1,15 @@
-/* The bulk-flow table (workload/flows.c) and its hooks into the engine and the QP. */
+/* The bulk-flow table (workload/flows.c): the workload's context, over the transport. */
 #ifndef RDMASIM_WORKLOAD_FLOWS_IMPL_H
 #define RDMASIM_WORKLOAD_FLOWS_IMPL_H
 
-#include "sim/sim_impl.h"
 #include "rdmasim/flows.h"
+#include "transport/transport.h"
+
+/* Event kinds of the workload's timers (the lower layers' are in their headers; sim/sim.c
+ * dispatches them all). */
+enum rs_workload_event {
+    RS_EV_FLOWS = 14, /* owner: rs_flows, start due flows, free finished ones */
+};
 
 typedef struct rs_flow {
     int32_t src, dst;
@@ -29,6 +35,8 @@ typedef struct rs_flow_hostres {
 } rs_flow_hostres;
 
 typedef struct rs_flows {
+    rs_transport *tp;     /* the hosts and QPs the flows run on */
+    int *done;            /* the simulation's flag: set when every flow finished (stop_when_done) */
     rs_flow *f;
     uint64_t n;
     uint64_t *rdeps;
@@ -51,9 +59,22 @@ typedef struct rs_flows {
 } rs_flows;
 
 /* The requester of a flow's QP pair completed its work request (any status). */
-void rs_flows_on_complete(rs_sim *sim, rs_qp *qp, uint32_t status);
+void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status);
 /* The flow timer fired. */
-void rs_flows_event(rs_sim *sim, rs_flows *fs);
+void rs_flows_event(rs_flows *fs);
 void rs_flows_free(rs_flows *fs);
+
+/* The workload's side of the public calls of rdmasim/flows.h (sim/flows_api.c maps each onto one):
+ * `*table` is created at first use, `done` is the flag stop_when_done raises. */
+int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t n, const int32_t *src,
+                        const int32_t *dst, const uint64_t *size, const int64_t *start_ps, const uint8_t *verb,
+                        const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
+                        const rs_flow_cfg *cfg);
+int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t first, uint32_t n,
+                        rs_flow_result *out);
+void rs_wl_flows_get_counts(const rs_flows *fs, rs_flows_counts *out);
+void rs_wl_flows_stop_when_done(rs_transport *tp, rs_flows **table, int *done, int on);
+uint32_t rs_wl_flows_sample(const rs_transport *tp, const rs_flows *fs, uint32_t cap, uint64_t *ids,
+                            uint64_t *bytes, double *rate_bps);
 
 #endif

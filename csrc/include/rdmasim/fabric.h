@@ -11,9 +11,18 @@
 
 #include <stdint.h>
 
-#include "rdmasim/sim.h"
+#include "rdmasim/base.h"
 
 #define RS_NPRIO 8
+
+/* Counters of one link direction (rs_link_get_stats, sim.h). */
+typedef struct rs_link_stats {
+    uint64_t frames;     /* put on the wire */
+    uint64_t bytes;      /* frame bytes (no preamble/IFG) */
+    uint64_t dropped;    /* lost: i.i.d. or drop list */
+    uint64_t delivered;
+    int64_t busy_ps;     /* time spent serialising */
+} rs_link_stats;
 
 enum rs_node_kind { RS_NODE_HOST = 0, RS_NODE_SWITCH = 1 };
 

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "rdmasim/sim.h"
+#include "rdmasim/verbs.h"
 
 enum rs_flow_verb { RS_FLOW_WRITE = 0, RS_FLOW_READ = 1, RS_FLOW_SEND = 2 };
 

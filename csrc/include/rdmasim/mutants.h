@@ -25,7 +25,7 @@ enum rs_mutant {
 #define RS_MUTANTS_BUILT 1
 /* Select the mutant active in this simulation (RS_MUT_NONE: none). Returns RS_OK or an error. */
 int rs_sim_set_mutant(rs_sim *sim, int mutant);
-#define RS_MUTANT(sim, m) ((sim)->mutant == (m))
+#define RS_MUTANT(eng, m) ((eng)->mutant == (m)) /* eng: the rs_engine (engine/engine.h) */
 #else
 #define RS_MUTANTS_BUILT 0
 /* normal build: no mutant support; this stub only lets the Cython layer link and refuse */
