@@ -1,13 +1,16 @@
-"""How rdmasim scales (issue 8): packets, concurrent QPs, hosts, flow setup, and tracing cost.
+"""How rdmasim scales: run length, concurrent QPs, hosts, setup from arrays, and the cost of tracing.
 
 Every point runs in a fresh subprocess (``bench/scaling_models.py``) so that its peak RSS
 (``ru_maxrss``) is its own. Setup and run wall times are reported separately; the run's figures are
-data packets per wall second (data packets = sum over flows of ceil(size / MTU) + retransmissions),
-events per second and events per data packet. See docs/scaling.md for the results.
+data packets per wall second, events per second and events per data packet. Data packets are
+counted from the simulation's counters, each packet once (first transmissions; retransmissions
+apart): in incast the senders' link frames minus the flows' retransmissions, in the fat tree the
+packets the responders delivered (see ``bench/scaling_models.py``). See docs/scaling.md.
 
-    python bench/scaling.py                       # everything (about 25 minutes on 2 cores)
+    python bench/scaling.py                       # everything (about 10 minutes on 2 loaded cores)
     python bench/scaling.py --quick               # smoke version (seconds)
-    python bench/scaling.py --only packets,qps    # some sections: packets,qps,qps_long,hosts,setup,tracing
+    python bench/scaling.py --only packets,qps    # some sections: packets,qps,qps_long,qps_one_sender,
+                                                  # hosts,setup,tracing
     python bench/scaling.py --plots-dir docs/img/scaling
 
 Writes ``bench/results/scaling-<timestamp>.json`` (git-ignored) and PNG plots next to it, and prints

@@ -22,10 +22,21 @@ prints one line ``RESULT {json}``. Kinds:
   ``chunk_events`` events), a pcap capture of whole frames or of 128 bytes per frame on,
   alternating the modes for ``rounds`` rounds.
 
-Data packets = sum over flows of ceil(size / MTU) + retransmitted packets (for a run stopped by
-its wall-time budget: ceil(bytes_delivered / MTU) per flow + retransmissions).  Frames = every frame
-the hosts sent (data, ACK/NAK, CNP, PFC): with DCQCN and many QPs, CNPs approach one per data packet
-(one per QP per 50 us while its packets arrive marked), work a simulator must do.
+Data packets are counted from the simulation's own counters, each data packet once (first
+transmissions; retransmissions are reported apart as ``retx_pkts``):
+
+* incast kinds (``packets``, ``qps``, ``tracing``): the frames the senders' NICs put on their links
+  minus the flows' ``retx_pkts``. An incast sender only requests (RDMA WRITE): every frame it sends
+  is a data packet; the ACKs, NAKs and CNPs come from the receiver, the PFC frames from the switch.
+* ``hosts``: every host of the fat tree both sends and receives, so its link also carries the ACKs
+  and CNPs it returns as a responder; there the count is the responders' delivered bytes
+  (``bytes_delivered``, the responder QP's in-order byte counter) in MTU packets, per flow. For a
+  finished flow both counts are ceil(size / MTU).
+
+Optional ``loss`` (``packets``, ``qps``): i.i.d. loss probability of each frame on the receiver's
+link (switch to receiver), to exercise retransmission.  Frames = every frame the hosts sent
+(data, ACK/NAK, CNP): with DCQCN and many QPs, CNPs approach one per data packet (one per QP per
+50 us while its packets arrive marked), work a simulator must do.
 """
 
 from __future__ import annotations
@@ -72,34 +83,60 @@ def _dcqcn(sim: Any, on: bool, preset: str = "paper") -> None:
             h.set_congestion_control("dcqcn", params)
 
 
-def incast8(cc: bool = True, seed: int = 1, preset: str = "paper") -> Any:
-    """The incast-8 fabric of issue 8 (DCQCN with the paper's or NVIDIA's parameters when cc);
-    returns the Simulator."""
+def incast8(cc: bool = True, seed: int = 1, preset: str = "paper",
+            loss: float = 0.0) -> tuple[Any, list[Any]]:
+    """The incast-8 fabric (DCQCN with the paper's or NVIDIA's parameters when cc; ``loss`` on the
+    receiver's link, into the receiver); returns (the Simulator, the sender hosts)."""
     from rdmasim import topology
 
     cfg: dict[str, Any] = {"ecn": ECN} if cc else {}
-    sim = topology.incast(SENDERS, rate="100Gbps", delay="1us", mtu=MTU, seed=seed, switch_config=cfg).sim
+    topo = topology.incast(SENDERS, rate="100Gbps", delay="1us", mtu=MTU, seed=seed, switch_config=cfg)
+    sim = topo.sim
     _dcqcn(sim, cc, preset)
-    return sim
+    if loss:
+        rcv = topo.receiver
+        link = rcv.link
+        link.direction(link.b if link.a is rcv else link.a).set_loss(float(loss))
+    return sim, list(topo.senders)
 
 
-def data_packets(res: np.ndarray) -> int:
-    """Data packets of finished flows: ceil(size/MTU) + retransmissions; of unfinished ones the
-    packets delivered so far."""
-    done = res["finish_ps"] >= 0
-    sent = np.where(done, res["size_bytes"], res["bytes_delivered"]).astype(np.int64)
-    return int(((sent + MTU - 1) // MTU).sum() + res["retx_pkts"].astype(np.int64).sum())
+#: how data_packets counted (written into every result as ``counted``)
+COUNTED_SENDERS = "senders' link frames (WRITE senders send data only) minus the flows' retx_pkts"
+COUNTED_DELIVERED = "responders' bytes_delivered per flow in MTU packets"
+
+
+def delivered_packets(res: np.ndarray) -> int:
+    """Data packets the responders accepted, each once: per flow ceil(bytes_delivered / MTU)."""
+    got = res["bytes_delivered"].astype(np.int64)
+    return int(((got + MTU - 1) // MTU).sum())
+
+
+def data_packets(res: np.ndarray, senders_frames: int | None) -> int:
+    """Data packets sent once (first transmissions): ``senders_frames`` (the frames of hosts that
+    send data only) minus the flows' retransmissions; without it (hosts that also respond), the
+    packets the responders delivered."""
+    if senders_frames is None:
+        return delivered_packets(res)
+    return senders_frames - int(res["retx_pkts"].astype(np.int64).sum())
+
+
+def frames_of(hosts: Any) -> int:
+    """Frames these hosts' NICs put on their links."""
+    return sum(h.link.direction(h).stats()["frames"] for h in hosts if h.link is not None)
 
 
 def host_frames(sim: Any) -> int:
     """Frames the hosts' NICs put on their links: data, ACK/NAK, CNP and PFC."""
-    return sum(h.link.direction(h).stats()["frames"] for h in sim.hosts.values() if h.link is not None)
+    return frames_of(sim.hosts.values())
 
 
 def run_measured(sim: Any, fs: Any, budget_s: float | None, chunk_events: int = 100_000,
-                 on_chunk: Callable[[], None] | None = None) -> dict[str, Any]:
-    """run_flows to the end (or until ``budget_s`` of wall time); the run's figures."""
+                 on_chunk: Callable[[], None] | None = None,
+                 senders: list[Any] | None = None) -> dict[str, Any]:
+    """run_flows to the end (or until ``budget_s`` of wall time); the run's figures. ``senders``:
+    hosts that send data packets only (counted by their link frames); None counts delivered bytes."""
     ev0, now0, frames0 = sim.events, sim.now, host_frames(sim)
+    sender0 = frames_of(senders) if senders is not None else 0
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
 
@@ -118,7 +155,7 @@ def run_measured(sim: Any, fs: Any, budget_s: float | None, chunk_events: int = 
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     res = fs.results()
     counts = dict(sim._flows_core().counts())
-    pkts = data_packets(res)
+    pkts = data_packets(res, frames_of(senders) - sender0 if senders is not None else None)
     events = sim.events - ev0
     sim_ps = sim.now - now0
     frames = host_frames(sim) - frames0
@@ -127,6 +164,8 @@ def run_measured(sim: Any, fs: Any, budget_s: float | None, chunk_events: int = 
         "complete": complete,
         "run_s": run_s,
         "data_pkts": pkts,
+        "counted": COUNTED_SENDERS if senders is not None else COUNTED_DELIVERED,
+        "delivered_pkts": delivered_packets(res),
         "retx_pkts": int(res["retx_pkts"].sum()),
         "events": events,
         "sim_time_ps": sim_ps,
@@ -156,7 +195,7 @@ def point_packets(spec: dict[str, Any]) -> dict[str, Any]:
     max_flow = int(spec.get("max_flow_pkts", 1_000_000))
     assert max_flow * MTU <= MAX_FLOW_BYTES
     t0 = time.perf_counter()
-    sim = incast8(cc=spec.get("cc", True))
+    sim, senders = incast8(cc=spec.get("cc", True), loss=float(spec.get("loss", 0.0)))
     # per sender: flows of at most max_flow packets, each depending on the previous one
     full, rest = divmod(per_sender, max_flow)
     chunks = [max_flow] * full + ([rest] if rest else [])
@@ -170,7 +209,7 @@ def point_packets(spec: dict[str, Any]) -> dict[str, Any]:
     table = traffic.FlowTable.from_columns(src=src, dst=SENDERS, size=size, dep_ptr=dep_ptr, deps=deps)
     fs = sim.add_flows(table)
     setup_s = time.perf_counter() - t0
-    out = run_measured(sim, fs, spec.get("budget_s"))
+    out = run_measured(sim, fs, spec.get("budget_s"), senders=senders)
     out.update(setup_s=setup_s, flows_per_sender=k, expected_pkts=per_sender * SENDERS)
     return out
 
@@ -181,7 +220,8 @@ def point_qps(spec: dict[str, Any]) -> dict[str, Any]:
     # so per-flow setup and teardown are paid over at least that many packets
     total = max(int(spec["total_pkts"]), n * int(spec.get("min_pkts_per_flow", 0)))
     t0 = time.perf_counter()
-    sim = incast8(cc=spec.get("cc", True), preset=spec.get("dcqcn", "paper"))
+    sim, hosts = incast8(cc=spec.get("cc", True), preset=spec.get("dcqcn", "paper"),
+                         loss=float(spec.get("loss", 0.0)))
     per, extra = divmod(total, n)
     assert (per + 1) * MTU <= MAX_FLOW_BYTES, "use more flows or fewer packets: a flow is < 2 GiB"
     pkts = np.full(n, per, dtype=np.int64)
@@ -193,7 +233,8 @@ def point_qps(spec: dict[str, Any]) -> dict[str, Any]:
     fs = sim.add_flows({"src": np.arange(n) % senders, "dst": np.full(n, SENDERS), "size": pkts * MTU},
                        **qp_attrs)
     setup_s = time.perf_counter() - t0
-    out = run_measured(sim, fs, spec.get("budget_s"), chunk_events=int(spec.get("chunk_events", 50_000)))
+    out = run_measured(sim, fs, spec.get("budget_s"), chunk_events=int(spec.get("chunk_events", 50_000)),
+                       senders=hosts)
     out.update(setup_s=setup_s, qp_pairs=n, expected_pkts=total, senders=senders)
     return out
 
@@ -261,7 +302,7 @@ def point_tracing(spec: dict[str, Any]) -> dict[str, Any]:
         k = r % len(modes)
         order = modes[k:] + modes[:k]  # rotate so no mode always runs first
         for mode in order:
-            sim = incast8()
+            sim, senders = incast8()
             fs = sim.add_flows({"src": np.arange(SENDERS), "dst": np.full(SENDERS, SENDERS),
                                 "size": np.full(SENDERS, per_sender * MTU)})
             drained: list[int] = [0]
@@ -277,7 +318,7 @@ def point_tracing(spec: dict[str, Any]) -> dict[str, Any]:
             elif mode in ("pcap", "pcap128"):
                 sim.capture(pcap, snaplen=128 if mode == "pcap128" else None)
             out = run_measured(sim, fs, None, chunk_events=int(spec.get("chunk_events", 200_000)),
-                               on_chunk=on_chunk)
+                               on_chunk=on_chunk, senders=senders)
             if trace is not None:
                 drained[0] += len(trace.drain())
                 trace._chunks.clear()

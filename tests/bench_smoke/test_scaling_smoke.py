@@ -1,13 +1,18 @@
-"""bench/scaling.py --quick runs end to end and writes every section (a smoke test, no timing asserts)."""
+"""bench/scaling.py --quick runs end to end and writes every section (a smoke test, no timing asserts),
+and bench/scaling_models.py counts data packets from the simulation's counters, each packet once."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+MTU = 1024
 SECTIONS = ("packets", "qps", "qps_long", "qps_one_sender", "hosts", "setup", "tracing")
 
 
@@ -35,6 +40,7 @@ def test_scaling_quick_writes_every_section(tmp_path: Path) -> None:
     for r in rows:
         assert r["complete"] and r["flows"]["finished"] == r["flows"]["total"] and r["flows_failed"] == 0
         assert r["data_pkts"] == r["expected_pkts"] and r["events"] > r["data_pkts"]
+        assert r["data_pkts"] == r["delivered_pkts"]  # the senders' and the responders' counters agree
         assert r["peak_rss_mb"] > 0 and r["run_s"] > 0 and r["setup_s"] > 0
     assert all(r["n_flows"] > 1000 for r in res["sections"]["setup"])
     tr = res["sections"]["tracing"]
@@ -73,3 +79,39 @@ def _qp_tables(stdout: str) -> dict[str, list[dict[str, str]]]:
                 tables.setdefault(title, []).append(dict(zip(header, cells, strict=True)))
     assert len(tables) == 3, list(tables)
     return tables
+
+
+def _point(spec: dict[str, object]) -> dict[str, object]:
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scaling_models.py"), json.dumps(spec)],
+                          capture_output=True, text=True, timeout=120, cwd=str(ROOT), env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
+    out: dict[str, object] = json.loads(line[len("RESULT "):])
+    return out
+
+
+@pytest.mark.parametrize("spec", [
+    {"kind": "qps", "flows": 8, "total_pkts": 4_000, "loss": 0.02},
+    {"kind": "packets", "pkts_per_sender": 500, "max_flow_pkts": 200, "loss": 0.02},
+])
+def test_data_packets_are_first_transmissions_under_loss(spec: dict[str, object]) -> None:
+    """With frames lost on the receiver's link, the count is each packet once: the first
+    transmissions (sum of ceil(size / MTU) over the finished flows, and the responders' delivered
+    bytes in packets), not first transmissions + retransmissions as sizes + retx_pkts would give."""
+    r = _point(spec)
+    assert r["complete"] and r["flows_failed"] == 0
+    assert r["retx_pkts"] > 0  # the loss made the senders retransmit
+    assert r["data_pkts"] == r["expected_pkts"] == r["delivered_pkts"]
+    # what the senders put on their links: every first transmission and every retransmission
+    assert r["data_pkts"] + r["retx_pkts"] <= r["frames"]
+    assert r["data_pkts"] != r["expected_pkts"] + r["retx_pkts"]  # the old formula's figure
+
+
+def test_hosts_count_delivered_packets() -> None:
+    """In the fat tree every host also returns ACKs and CNPs: the count is the delivered packets."""
+    r = _point({"kind": "hosts", "k": 4, "size": 10 * MTU + 1})
+    assert r["complete"] and r["counted"].startswith("responders'")
+    assert r["data_pkts"] == r["expected_pkts"] == 16 * 11
+    assert r["frames"] > r["data_pkts"]  # the hosts' links carry ACKs too
