@@ -276,12 +276,18 @@ def tables(res: dict[str, Any]) -> str:
     lines: list[str] = []
     if "packets" in s:
         lines += ["### Packets (incast-8, DCQCN + PFC)", "",
-                  "| data packets | flows/sender | repeats | setup s | run s | packets/s | events/s | "
+                  "Median of the repeats; best = the fastest repeat; user s: CPU time of the run in the "
+                  "process (less sensitive to other jobs than wall time).", "",
+                  "| data packets | retx | flows/sender | repeats | setup s | run s | user s | packets/s | "
+                  "best | packets / user s | events/s | "
                   "events/pkt | sim s / wall s | peak RSS MiB | RSS after import MiB | pkt pool peak |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in _median_by(s["packets"], "pkts_per_sender"):
-            lines.append(f"| {r['data_pkts']:,} | {r['flows_per_sender']} | {r['repeats']} | "
-                         f"{_f(r['setup_s'])} | {_f(r['run_s'])} | {_f(r['pkts_per_s'])} | "
+            user = r.get("user_s")
+            lines.append(f"| {r['data_pkts']:,} | {r.get('retx_pkts', 0):,} | {r['flows_per_sender']} | "
+                         f"{r['repeats']} | {_f(r['setup_s'])} | {_f(r['run_s'])} | {_f(user)} | "
+                         f"{_f(r['pkts_per_s'])} | {_f(r.get('best_pkts_per_s'))} | "
+                         f"{_f(r['data_pkts'] / user if user else None)} | "
                          f"{_f(r['events_per_s'])} | {_f(r['events_per_pkt'])} | "
                          f"{_f(r['sim_s_per_wall_s'])} | {r['peak_rss_mb']:.1f} | "
                          f"{r['rss_after_import_mb']:.1f} | {r['pool']['pkts_peak']} |")
@@ -291,16 +297,16 @@ def tables(res: dict[str, Any]) -> str:
             lines += _qps_table(s[key], f"### Concurrent QPs ({title}, all flows start at 0)")
     if "hosts" in s:
         lines += ["### Hosts (fat tree, permutation, DCQCN + PFC)", "",
-                  "| k | hosts | switches | complete | data packets | setup s | run s | sim time | "
+                  "| k | hosts | switches | complete | data packets | setup s | run s | user s | sim time | "
                   "sim s / wall s | packets/s | events/s | events/pkt | peak RSS MiB | pkt pool peak |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in s["hosts"]:
             if "error" in r:
                 lines.append(f"| {r['spec']['k']} | ERROR {r['error']} |")
                 continue
             lines.append(f"| {r['spec']['k']} | {r['hosts']} | {r['switches']} | "
                          f"{'yes' if r['complete'] else 'no'} | {r['data_pkts']:,} | {_f(r['setup_s'])} | "
-                         f"{_f(r['run_s'])} | {r['sim_time_ps'] / 1e6:.1f} us | "
+                         f"{_f(r['run_s'])} | {_f(r.get('user_s'))} | {r['sim_time_ps'] / 1e6:.1f} µs | "
                          f"{_f(r['sim_s_per_wall_s'])} | "
                          f"{_f(r['pkts_per_s'])} | {_f(r['events_per_s'])} | {_f(r['events_per_pkt'])} | "
                          f"{r['peak_rss_mb']:.1f} | {r['pool']['pkts_peak']} |")
