@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models"
 sys.path.insert(0, str(MODELS))
 
-from _common import N_SENDERS, PAYLOAD, RESULT_PREFIX  # noqa: E402
+from incast_common import N_SENDERS, PAYLOAD, RESULT_PREFIX  # noqa: E402
 
 SIMULATORS = ("rdmasim", "simpy", "ns3")
 IMPORTS = {"rdmasim": "rdmasim", "simpy": "simpy", "ns3": "ns"}  # module whose absence means "skip"

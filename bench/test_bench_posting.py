@@ -11,30 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 import pytest
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 
 
-def _load_incast() -> Any:
-    """bench/models/rdmasim_incast.py as a module, leaving sys.path and sys.modules["_common"] as
-    they were (examples/ has a _common module of its own)."""
-    import importlib
-
-    saved_path, saved_common = list(sys.path), sys.modules.pop("_common", None)
-    try:
-        sys.path.insert(0, MODELS)
-        return importlib.import_module("rdmasim_incast")
-    finally:
-        sys.path[:] = saved_path
-        sys.modules.pop("_common", None)
-        if saved_common is not None:
-            sys.modules["_common"] = saved_common
-
-
-rdmasim_incast = _load_incast()
+sys.path.insert(0, MODELS)  # bench/models: module names of its own (incast_common, ...)
+import rdmasim_incast  # noqa: E402
 
 
 @pytest.mark.parametrize("mode", ["write1MiB", "write1024", "write1024-pyverbs", "write1024-chain",

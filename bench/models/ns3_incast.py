@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import DELAY_S, PAYLOAD, RATE_BPS, emit, finish, parser  # noqa: E402
+from incast_common import DELAY_S, PAYLOAD, RATE_BPS, emit, finish, parser  # noqa: E402
 
 PPP_FRAME = PAYLOAD + 8 + 20 + 2  # UDP + IPv4 + PPP header; ns-3 p2p serialises exactly this
 SIMULATES = ("UDP over point-to-point links (no transport: no ACKs, retransmission, PFC or CC); "

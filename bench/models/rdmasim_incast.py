@@ -51,7 +51,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import PAYLOAD, emit, finish, parser  # noqa: E402
+from incast_common import PAYLOAD, emit, finish, parser  # noqa: E402
 
 MTU = 1024
 MAX_WR = 1 << 16  # rdmasim's max_send_wr per QP (csrc/transport/qp.c RS_MAX_WR)

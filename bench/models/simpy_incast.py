@@ -29,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import DELAY_S, PAYLOAD, RATE_BPS, emit, finish, parser  # noqa: E402
+from incast_common import DELAY_S, PAYLOAD, RATE_BPS, emit, finish, parser  # noqa: E402
 
 SIMULATES = ("plain queueing model (no transport, no packet contents): paced senders, one unbounded "
              "FIFO egress, a delivery counter")

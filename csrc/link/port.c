@@ -1,7 +1,11 @@
 /* Port transmit loop: one frame at a time, pulled from the owner when idle. */
+#include <string.h>
+
+#include "link/frame.h"
 #include "link/net.h"
 #include "link/switch.h"
 #include "rdmasim/codec.h"
+#include "rdmasim/ib.h"
 
 static void port_init(rs_port *port, int owner_kind, int32_t node, uint16_t index)
 {
@@ -18,6 +22,28 @@ void rs_port_init_host(rs_port *port, int32_t node, const rs_port_client *client
 {
     port_init(port, RS_NODE_HOST, node, 0);
     port->client = *client; /* by value: one load per call, not two */
+    uint32_t n = (uint32_t)node + 1;
+    const uint8_t mac[6] = {0x02, 0x00, 0x00, (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n};
+    memcpy(port->addr.mac, mac, 6);
+    port->addr.ip = (10u << 24) | (n & 0xFFFFFF);
+    for (int i = 0; i < 64; i++)
+        port->addr.dscp_to_prio[i] = rs_dscp_default_prio((uint8_t)i);
+}
+
+void rs_port_resolve_path(const rs_net *net, const rs_port *port, int dst_node, uint8_t traffic_class, uint32_t qpn,
+                          rs_link_path *out)
+{
+    const rs_port_addr *dst = &net->host_ports[dst_node]->addr;
+    memcpy(out->src_mac, port->addr.mac, 6);
+    memcpy(out->dst_mac, dst->mac, 6);
+    out->src_ip = port->addr.ip;
+    out->dst_ip = dst->ip;
+    /* rxe: one fixed UDP source port per QP in 0xC000..0xFFFF (ECMP entropy) */
+    uint32_t hash = qpn * 2654435761u;
+    out->udp_sport = (uint16_t)(RS_ROCE_SPORT_BASE + ((hash >> 16) & 0x3FFF));
+    out->tos = (uint8_t)((traffic_class & 0xFC) | 0x02); /* ECT(0): ECN-capable transport */
+    out->priority = port->addr.dscp_to_prio[out->tos >> 2];
+    out->ttl = 64;
 }
 
 void rs_port_init_switch(rs_port *port, int32_t node, rs_switch *sw, uint16_t index)

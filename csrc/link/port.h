@@ -43,6 +43,13 @@ typedef struct rs_port_client {
     void (*receive)(void *ctx, rs_pkt *pkt);
 } rs_port_client;
 
+/* A host port's own addresses and its DSCP -> PFC priority table (link/frame.h uses them). */
+typedef struct rs_port_addr {
+    uint8_t mac[6];
+    uint32_t ip;
+    uint8_t dscp_to_prio[64]; /* PFC priority of what the host sends, by DSCP (default: rs_dscp_default_prio) */
+} rs_port_addr;
+
 typedef struct rs_port {
     /* what the transmit loop reads for every frame first */
     uint16_t owner_kind;      /* enum rs_node_kind: the tag that picks the owner's calls */
@@ -68,13 +75,15 @@ typedef struct rs_port {
     rs_pause_stats pause;
     struct rs_rxpipe *rx;     /* host port: slow-receiver pipeline (rxpipe.c); NULL: frames go up on arrival */
     struct rs_rxpipe *rx_off; /* a disabled pipeline, kept for reuse: its timers may have heap entries */
+    rs_port_addr addr;        /* a host port's addresses (rs_port_init_host) */
 } rs_port;
 
 /* The default DSCP -> priority table (switch default too): CNP's DSCP 48 -> 6, all else -> 3.
  * Host NICs use it to pick the PFC priority of what they send. */
 static inline uint8_t rs_dscp_default_prio(uint8_t dscp) { return dscp == 48 ? 6 : 3; }
 
-/* A host port, driven by `client`; node: the host index. */
+/* A host port, driven by `client`; node: the host index.  Its addresses follow from the index:
+ * locally administered MAC 02:00:00:00:hh:ll and IPv4 10.0.hh.ll, from the index + 1. */
 void rs_port_init_host(rs_port *port, int32_t node, const rs_port_client *client);
 /* Port `index` of switch `sw` (switch index `node`). */
 void rs_port_init_switch(rs_port *port, int32_t node, struct rs_switch *sw, uint16_t index);

@@ -367,8 +367,9 @@ int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip)
 {
     if (host < 0 || (uint32_t)host >= sim->tp.n_hosts)
         return RS_ERR_INVAL;
-    memcpy(mac, sim->tp.hosts[host]->mac, 6);
-    *ip = sim->tp.hosts[host]->ip;
+    const rs_port_addr *a = &sim->tp.hosts[host]->port.addr;
+    memcpy(mac, a->mac, 6);
+    *ip = a->ip;
     return RS_OK;
 }
 

@@ -117,7 +117,7 @@ void rs_cc_np_on_ce(rs_transport *tp, rs_qp *qp)
     if (!cnp)
         return;
     cnp->becn = 1; /* RoCEv2 annex A17: BECN set, PSN 0, 16 reserved bytes */
-    cnp->tos = (uint8_t)((c->cnp_dscp << 2) | 0x02);
+    rs_link_frame_dscp(cnp, c->cnp_dscp);
     qp->last_cnp_ps = tp->net.eng.now_ps;
     qp->stats.cnps_sent++;
     rs_nic_send_ctrl(tp, qp->host, cnp);

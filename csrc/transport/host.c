@@ -24,16 +24,8 @@ rs_host *rs_host_new(rs_transport *tp, int id)
         return NULL;
     h->tp = tp;
     h->id = id;
-    /* locally administered MAC 02:00:00:00:hh:ll and IPv4 10.0.hh.ll, from the host index + 1 */
-    uint32_t n = (uint32_t)id + 1;
-    uint8_t mac[6] = {0x02, 0x00, 0x00, (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n};
-    for (int i = 0; i < 6; i++)
-        h->mac[i] = mac[i];
-    h->ip = (10u << 24) | (n & 0xFFFFFF);
     rs_port_client client = rs_nic_port_client(h);
-    rs_port_init_host(&h->port, id, &client);
-    for (int i = 0; i < 64; i++)
-        h->dscp_to_prio[i] = rs_dscp_default_prio((uint8_t)i);
+    rs_port_init_host(&h->port, id, &client); /* the port assigns the host's MAC and IPv4 address */
     h->next_iova = 0x100000;
     rs_qpn_init(&h->qpns, RS_QPN_MASK);
     h->pace.owner = h;
@@ -96,7 +88,14 @@ int rs_tp_host_set_dscp_map(rs_transport *tp, int host, const uint8_t *map)
     for (int i = 0; i < 64; i++)
         if (map[i] > 7)
             return rs_tp_fail(tp, RS_ERR_INVAL, "dscp_map[%d] = %u outside 0..7", i, map[i]);
-    memcpy(tp->hosts[host]->dscp_to_prio, map, 64);
+    rs_host *h = tp->hosts[host];
+    memcpy(h->port.addr.dscp_to_prio, map, 64);
+    /* the priority is part of each QP's resolved path: resolve them again */
+    for (size_t i = 0; i < rs_qpn_slots(&h->qpns); i++) {
+        rs_qp *qp = h->qpns.slot[i].qp;
+        if (qp)
+            rs_qp_resolve_path(qp);
+    }
     return RS_OK;
 }
 
@@ -107,7 +106,7 @@ int rs_tp_host_set_rx(rs_transport *tp, int host, int enable, int64_t rate_bps, 
     if (host < 0 || (uint32_t)host >= tp->n_hosts)
         return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d (hosts 0..%d)", host, (int)tp->n_hosts - 1);
     rs_host *h = tp->hosts[host];
-    return rs_rxpipe_set(&tp->net, &h->port, h->mac, enable, rate_bps, buf_bytes, xoff_bytes, xon_bytes, prio_mask,
+    return rs_rxpipe_set(&tp->net, &h->port, h->port.addr.mac, enable, rate_bps, buf_bytes, xoff_bytes, xon_bytes, prio_mask,
                          quanta);
 }
 

@@ -19,9 +19,7 @@ struct rs_transport;
 typedef struct rs_host {
     struct rs_transport *tp;
     int id;
-    uint8_t mac[6];
-    uint32_t ip;
-    rs_port port;
+    rs_port port;            /* its addresses and DSCP map too (port.addr) */
     rs_rng rng;              /* key generation */
     uint64_t next_iova;
 
@@ -47,7 +45,6 @@ typedef struct rs_host {
     int scripted;            /* frames go to Python (peer.c), not to the transport */
     rs_pkt *peer_head;       /* received frames waiting for Python */
     rs_pkt *peer_tail;
-    uint8_t dscp_to_prio[64]; /* PFC priority of what the NIC sends, by DSCP (default: rs_dscp_default_prio) */
     uint64_t rx_unknown_qp;  /* frames for a QPN that does not exist (dropped, counted) */
     uint64_t rx_bad_state;   /* frames for a QP that cannot accept them (dropped, counted) */
     uint64_t rx_bad_icrc;    /* frames whose ICRC is wrong (dropped, counted) */

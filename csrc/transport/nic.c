@@ -8,6 +8,14 @@
 #include "codec/trace_frame.h"
 #include "rdmasim/ib.h"
 
+void rs_qp_resolve_path(rs_qp *qp)
+{
+    rs_host *h = qp->host;
+    if (qp->attr.dest_host >= 0)
+        rs_port_resolve_path(&h->tp->net, &h->port, qp->attr.dest_host, (uint8_t)qp->attr.traffic_class, qp->qpn,
+                             &qp->path);
+}
+
 rs_pkt *rs_nic_new_packet(rs_transport *tp, rs_qp *qp, uint8_t opcode, uint32_t psn)
 {
     rs_pkt *p = rs_pkt_alloc(&tp->pool);
@@ -21,14 +29,7 @@ rs_pkt *rs_nic_new_packet(rs_transport *tp, rs_qp *qp, uint8_t opcode, uint32_t 
     p->src_qpn = qp->qpn;
     p->src_node = (uint16_t)h->id;
     p->dst_node = (uint16_t)qp->attr.dest_host;
-    memcpy(p->src_mac, h->mac, 6);
-    memcpy(p->dst_mac, qp->dst_mac, 6);
-    p->tos = (uint8_t)((qp->attr.traffic_class & 0xFC) | 0x02); /* ECT(0): ECN-capable transport */
-    p->priority = h->dscp_to_prio[p->tos >> 2];                 /* PFC class of everything the QP sends */
-    p->ttl = 64;
-    p->src_ip = h->ip;
-    p->dst_ip = qp->dst_ip;
-    p->udp_sport = qp->udp_sport;
+    rs_link_frame(p, &qp->path); /* the link header: MACs, IPv4, UDP source port, ECT, PFC priority */
     p->opcode = opcode;
     p->pkey = RS_DEFAULT_PKEY;
     p->dest_qpn = qp->attr.dest_qp_num;
@@ -129,7 +130,9 @@ static void arm_pace(rs_transport *tp, rs_host *h)
 
 static int prio_of(const rs_qp *qp)
 {
-    return qp->host->dscp_to_prio[(qp->attr.traffic_class >> 2) & 63u];
+    /* from the address vector's traffic class, not the path: a UD QP has none (its datagrams'
+     * priorities are their address handles') and rings with traffic class 0 */
+    return rs_port_dscp_prio(&qp->host->port, (uint8_t)((qp->attr.traffic_class >> 2) & 63u));
 }
 
 static void to_ring(rs_host *h, rs_qp *qp)

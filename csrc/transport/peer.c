@@ -156,7 +156,7 @@ int rs_tp_peer_send_raw(rs_transport *tp, int host, const uint8_t *frame, size_t
         const uint8_t *ip = frame + RS_ETH_HDR_BYTES;
         p->tos = ip[1];
         p->dst_ip = ((uint32_t)ip[16] << 24) | ((uint32_t)ip[17] << 16) | ((uint32_t)ip[18] << 8) | ip[19];
-        p->priority = h->dscp_to_prio[p->tos >> 2];
+        p->priority = rs_port_dscp_prio(&h->port, (uint8_t)(p->tos >> 2));
     }
     /* for traces: the opcode the bytes claim, if they reach a BTH; else 0xFF (no RoCE opcode) */
     p->opcode = ipv4 && len > RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES

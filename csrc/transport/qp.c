@@ -108,9 +108,6 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
     qp->attr.dest_host = -1;
     qp->attr.path_mtu = RS_MTU_1024;
     qp->pmtu = 1024;
-    /* rxe: one fixed UDP source port per QP in 0xC000..0xFFFF (ECMP entropy) */
-    uint32_t hash = qp->qpn * 2654435761u;
-    qp->udp_sport = (uint16_t)(RS_ROCE_SPORT_BASE + ((hash >> 16) & 0x3FFF));
     qp->rto.owner = qp;
     qp->rto.kind = RS_EV_QP_RTO;
     qp->rnr_timer.owner = qp;

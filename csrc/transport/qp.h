@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "link/frame.h"
 #include "rdmasim/cc.h"
 #include "rdmasim/eventq.h"
 #include "rdmasim/verbs.h"
@@ -91,9 +92,9 @@ typedef struct rs_qp {
     uint8_t is_ud;          /* IBV_QPT_UD: datagrams (ud.c), no ACKs, no retries */
     uint8_t is_uc;          /* IBV_QPT_UC: RC's packets with UC opcodes, no ACKs, no retries (uc.c) */
     uint8_t uc_drop;        /* UC responder: dropping the rest of a message (rxe resp.drop_msg) */
-    uint16_t udp_sport;
-    uint8_t dst_mac[6];
-    uint32_t dst_ip;
+    /* the link-layer header of what the QP sends, resolved by its port when it gets an address
+     * vector (rs_qp_resolve_path; UD: per work request instead) */
+    rs_link_path path;
     /* congestion control (cc_qp.c): the rate limiter lets the next request packet go at next_tx_ps */
     const rs_cc_algo *cc;   /* NULL: line rate */
     int64_t next_tx_ps;

@@ -160,11 +160,9 @@ static void apply(rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
     if (mask & RS_QP_PORT)
         qp->attr.port_num = a->port_num;
     if (mask & RS_QP_AV) {
-        rs_host *dst = qp->host->tp->hosts[a->dest_host];
         qp->attr.dest_host = a->dest_host;
         qp->attr.traffic_class = a->traffic_class;
-        memcpy(qp->dst_mac, dst->mac, 6);
-        qp->dst_ip = dst->ip;
+        rs_qp_resolve_path(qp);
     }
     if (mask & RS_QP_PATH_MTU) {
         qp->attr.path_mtu = a->path_mtu;

@@ -304,12 +304,11 @@ static rs_pkt *build_ud(rs_transport *tp, rs_qp *qp)
         return NULL;
     if (fill_payload(tp, qp, w, 0, len, p) != 0)
         return NULL;
-    const rs_host *dst = tp->hosts[w->ud_dest];
+    /* the address handle's path, resolved per work request by the port */
+    rs_link_path path;
+    rs_port_resolve_path(&tp->net, &qp->host->port, (int)w->ud_dest, (uint8_t)w->ud_tclass, qp->qpn, &path);
+    rs_link_frame(p, &path);
     p->dst_node = (uint16_t)w->ud_dest;
-    memcpy(p->dst_mac, dst->mac, 6);
-    p->dst_ip = dst->ip;
-    p->tos = (uint8_t)((w->ud_tclass & 0xFC) | 0x02);
-    p->priority = qp->host->dscp_to_prio[p->tos >> 2];
     p->dest_qpn = w->ud_qpn;
     p->deth_qkey = (w->ud_qkey & RS_QKEY_USE_QP) ? qp->attr.qkey : w->ud_qkey;
     if (imm)

@@ -82,6 +82,8 @@ void rs_nic_wake(rs_transport *tp, rs_qp *qp);
 void rs_peer_deliver(rs_transport *tp, rs_host *h, rs_pkt *pkt);
 /* Fill the L2/L3/UDP/BTH fields every packet from this QP carries. */
 rs_pkt *rs_nic_new_packet(rs_transport *tp, rs_qp *qp, uint8_t opcode, uint32_t psn);
+/* Resolve the QP's link-layer path (qp->path) through its port, from its address vector. */
+void rs_qp_resolve_path(rs_qp *qp);
 
 
 /* Record a failure reason in the engine; returns `code` for tail calls (control path). */

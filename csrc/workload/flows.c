@@ -202,7 +202,7 @@ static int64_t src_paused_ps(rs_transport *tp, const rs_flow *f)
     rs_host *h = tp->hosts[f->src];
     rs_pause_stats st;
     rs_pause_stats_now(&h->port, tp->net.eng.now_ps, &st);
-    return st.paused_ps[h->dscp_to_prio[(8u * f->prio) & 63u]];
+    return st.paused_ps[rs_port_dscp_prio(&h->port, (uint8_t)(8u * f->prio))];
 }
 
 static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
@@ -592,7 +592,7 @@ int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t fir
             rs_pause_stats st;
             const rs_host *h = tp->hosts[f->src];
             rs_pause_stats_now(&h->port, tp->net.eng.now_ps, &st);
-            out[i].pause_ps = st.paused_ps[h->dscp_to_prio[(8u * f->prio) & 63u]] - f->pause0;
+            out[i].pause_ps = st.paused_ps[rs_port_dscp_prio(&h->port, (uint8_t)(8u * f->prio))] - f->pause0;
         }
     }
     return RS_OK;

@@ -6,10 +6,8 @@ either a first transmission (a PSN of its QP not sent before) or a retransmissio
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -17,26 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_model() -> ModuleType:
-    """bench/models/rdmasim_incast.py under a private name, leaving sys.path and sys.modules as they
-    were (the models' ``_common`` must not shadow the examples' ``_common`` in later tests)."""
-    models = ROOT / "bench" / "models"
-    saved_path, saved_common = list(sys.path), sys.modules.pop("_common", None)
-    try:
-        sys.path.insert(0, str(models))
-        spec = importlib.util.spec_from_file_location("bench_rdmasim_incast", models / "rdmasim_incast.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.modules.pop("_common", None)
-        if saved_common is not None:
-            sys.modules["_common"] = saved_common
-        sys.path[:] = saved_path
-    return mod
-
-
-m = _load_model()
+sys.path.insert(0, str(ROOT / "bench" / "models"))  # bench/models: names of its own
+import rdmasim_incast as m  # noqa: E402
 
 scapy_all = pytest.importorskip("scapy.all")
 

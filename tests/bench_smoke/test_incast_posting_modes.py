@@ -6,28 +6,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 MODELS = str(Path(__file__).resolve().parents[2] / "bench" / "models")
 
 
-def _load_incast() -> Any:
-    """bench/models/rdmasim_incast.py as a module, leaving sys.path and sys.modules["_common"] as
-    they were (examples/ has a _common module of its own)."""
-    import importlib
-
-    saved_path, saved_common = list(sys.path), sys.modules.pop("_common", None)
-    try:
-        sys.path.insert(0, MODELS)
-        return importlib.import_module("rdmasim_incast")
-    finally:
-        sys.path[:] = saved_path
-        sys.modules.pop("_common", None)
-        if saved_common is not None:
-            sys.modules["_common"] = saved_common
-
-
-rdmasim_incast = _load_incast()
+sys.path.insert(0, MODELS)  # bench/models: module names of its own (incast_common, ...)
+import rdmasim_incast  # noqa: E402
 
 
 def _simulated(result: dict) -> dict:

@@ -55,3 +55,21 @@ def test_host_dscp_map_errors():
     h = sim.add_host()
     with pytest.raises(ValueError, match=r"dscp_map\[1\] \(priority\) must be an int in 0..7"):
         fabric.host_dscp_map(h, {1: 9})
+
+
+def test_host_dscp_map_set_after_connect_moves_the_acks_too():
+    """A DSCP map set after the QPs are connected applies to their frames from then on: b's ACKs
+    for traffic class 0 go on priority 5, so pausing 5 at b holds the WRITE's completion back
+    until the pause ends."""
+    topo = rdmasim.back_to_back(rate="100Gbps", delay="1us")
+    f = flow(topo.a, topo.b, 4096)
+    fabric.host_dscp_map(topo.b, {0: 5})
+    fabric.inject_pfc(topo.b, {5: 0xFFFF})  # 335 us at 100 Gb/s
+    f.post()
+    topo.sim.run(topo.sim.now + 100_000_000)
+    assert f.delivered()
+    assert f.qp.stats()["acks_rcvd"] == 0  # the data arrived, its ACK waits behind the pause
+    fabric.inject_pfc(topo.b, {5: 0})
+    wcs = topo.sim.wait_for(f.cq, 1, timeout="10us")
+    assert wcs[0].status == rdmasim.verbs.enums.IBV_WC_SUCCESS
+    assert topo.b.pause_stats()["paused_ps"][5] > 0 and topo.b.pause_stats()["paused_ps"][3] == 0
