@@ -7,7 +7,7 @@ counted from the simulation's counters, each packet once (first transmissions; r
 apart): in incast the senders' link frames minus the flows' retransmissions, in the fat tree the
 packets the responders delivered (see ``bench/scaling_models.py``). See docs/scaling.md.
 
-    python bench/scaling.py                       # everything (about 10 minutes on 2 loaded cores)
+    python bench/scaling.py                       # everything (2-4 minutes on 2 shared cores)
     python bench/scaling.py --quick               # smoke version (seconds)
     python bench/scaling.py --only packets,qps    # some sections: packets,qps,qps_long,qps_one_sender,
                                                   # hosts,setup,tracing
