@@ -30,7 +30,14 @@ class SGE:
     __slots__ = ("addr", "length", "lkey")
 
     def __init__(self, addr: int, length: int, lkey: int) -> None:
-        # plain in-range ints are taken as they are; anything else goes through the checks
+        # plain in-range ints are taken as they are (one test for all three); anything else goes
+        # through the checks, field by field in order, so the first bad one is named
+        if (type(addr) is int and type(length) is int and (type(lkey) is int or type(lkey) is MRKey)
+                and 0 <= addr <= U64 and 0 <= length <= U32 and 0 <= lkey <= U32):
+            self.addr = addr
+            self.length = length
+            self.lkey = lkey
+            return
         self.addr = addr if type(addr) is int and 0 <= addr <= U64 else int_in("SGE addr", addr, 0, U64)
         self.length = (length if type(length) is int and 0 <= length <= U32
                        else int_in("SGE length", length, 0, U32))
@@ -104,7 +111,35 @@ class SendWR:
     def __init__(self, wr_id: int = 0, opcode: int = e.IBV_WR_SEND, num_sge: int | None = None,
                  imm_data: int = 0, sg: list[SGE] | None = None,
                  send_flags: int = e.IBV_SEND_SIGNALED, next_wr: SendWR | None = None) -> None:
-        # plain in-range ints are taken as they are; anything else goes through the checks
+        # the common request - plain in-range ints, no or one SGE, num_sge and next_wr left out - in
+        # one test; anything else goes through the checks below, field by field in order
+        if (type(wr_id) is int and type(opcode) is int and type(imm_data) is int and type(send_flags) is int
+                and num_sge is None and next_wr is None and 0 <= wr_id <= U64
+                and 0 <= opcode <= U32 and 0 <= imm_data <= U32 and 0 <= send_flags <= U32):
+            if sg is None:
+                self.sg = []
+                self.num_sge = 0
+            elif type(sg) is list and len(sg) == 1 and type(sg[0]) is SGE:
+                self.sg = [sg[0]]
+                self.num_sge = 1
+            else:
+                self.sg = _sges("SendWR sg", sg)
+                self.num_sge = len(self.sg)
+            self.wr_id = wr_id
+            self.opcode = opcode
+            self.imm_data = imm_data
+            self.send_flags = send_flags
+            self.next_wr = None
+            self.remote_addr = 0
+            self.rkey = 0
+            self.compare_add = 0
+            self.swap = 0
+            self.ah = None
+            self.remote_qpn = 0
+            self.remote_qkey = 0
+            self.bind_mw = None
+            self.bind_info = None
+            return
         self.wr_id = (wr_id if type(wr_id) is int and 0 <= wr_id <= U64
                       else int_in("SendWR wr_id", wr_id, 0, U64))
         self.opcode = (opcode if type(opcode) is int and 0 <= opcode <= U32
@@ -131,8 +166,10 @@ class SendWR:
 
     def set_wr_rdma(self, rkey: int, addr: int) -> None:
         """Target of an RDMA WRITE/READ: the remote MR's ``rkey`` and an address in it."""
-        self.rkey = _key("set_wr_rdma rkey", rkey)
-        self.remote_addr = int_in("set_wr_rdma addr", addr, 0, U64)
+        self.rkey = rkey if (type(rkey) is int or type(rkey) is MRKey) and 0 <= rkey <= U32 else _key(
+            "set_wr_rdma rkey", rkey)
+        self.remote_addr = addr if type(addr) is int and 0 <= addr <= U64 else int_in(
+            "set_wr_rdma addr", addr, 0, U64)
 
     def set_wr_atomic(self, rkey: int, addr: int, compare_add: int, swap: int = 0) -> None:
         """Target and operands of an atomic operation."""
@@ -221,6 +258,15 @@ class RecvWR:
 
     def __init__(self, wr_id: int = 0, num_sge: int | None = None, sg: list[SGE] | None = None,
                  next_wr: RecvWR | None = None) -> None:
+        # the common request (a plain in-range wr_id, one SGE, num_sge left out) in one test;
+        # anything else goes through the checks below, field by field in order
+        if (type(wr_id) is int and 0 <= wr_id <= U64 and num_sge is None
+                and type(sg) is list and len(sg) == 1 and type(sg[0]) is SGE):
+            self.wr_id = wr_id
+            self.sg = [sg[0]]
+            self.num_sge = 1
+            self.next_wr = None if next_wr is None else instance("RecvWR next_wr", next_wr, RecvWR)
+            return
         self.wr_id = int_in("RecvWR wr_id", wr_id, 0, U64)
         self.sg = _sges("RecvWR sg", sg)
         self.num_sge = len(self.sg) if num_sge is None else int_in("RecvWR num_sge", num_sge, 0, len(self.sg))
