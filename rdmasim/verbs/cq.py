@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import errno
+import sys
 from typing import Any
 
+from rdmasim import _core
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
-from rdmasim.units import format_time
+from rdmasim.units import format_time, parse_time
 from rdmasim.verbs._checks import INT32_MAX, U32, instance, int_in
 from rdmasim.verbs.device import CLOSE_CQ, Context
 from rdmasim.verbs.wc import WC
@@ -41,10 +43,6 @@ class CQ:
 
     def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
         """Take up to ``num_entries`` completions (``ibv_poll_cq``), in one call into the core."""
-        import sys
-
-        from rdmasim import _core
-
         n = int_in("CQ.poll num_entries", num_entries, 0, INT32_MAX)
         if self._closed:
             raise PyverbsUserError(f"CQ.poll: {self!r} is destroyed")
@@ -65,10 +63,6 @@ class CQ:
         ``sl``), in one call into the core. ``wcs["wr_id"]`` is then an array of the wr_ids,
         ``(wcs["status"] == 0).all()`` says that all succeeded. On an empty CQ it first lets
         simulated time pass as :meth:`poll` does."""
-        import sys
-
-        from rdmasim import _core
-
         n = (INT32_MAX if max_entries is None
              else int_in("CQ.poll_batch max_entries", max_entries, 0, INT32_MAX))
         if self._closed:
@@ -85,9 +79,6 @@ class CQ:
         simulation returns 0 (as ``ibv_poll_cq``); ``sim.idle_poll_limit`` such polls in a row
         with nothing happening in between are a program spinning on a completion that cannot
         come: an error, not a hang."""
-        from rdmasim import _core
-        from rdmasim.units import parse_time
-
         sim = self._host.sim
         deadline = sim.now + parse_time(sim.poll_slice)
         reason, have = sim._run_until_cq(self, 1, deadline)
@@ -122,8 +113,6 @@ class CQ:
     def _settle_send_work(self) -> None:
         """Run the simulation (at most ``sim.poll_slice``) until this CQ holds the completions
         of the send work outstanding on the QPs whose send CQ it is, or nothing is in flight."""
-        from rdmasim.units import parse_time
-
         owed = 0
         for pd in list(self.ctx._children):
             for qp in list(getattr(pd, "_children", ())):

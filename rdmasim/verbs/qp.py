@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import errno
+import sys
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from rdmasim import _core
 from rdmasim._handle import Host
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums as e
@@ -269,10 +273,6 @@ class QP:
     def _make_poster(self) -> Any:
         """The send path of this QP (rdmasim/_post.pxi): plain work requests converted in C, all
         others checked by ``_send_args``; likewise its receive path (``_recv_poster``)."""
-        import sys
-
-        from rdmasim import _core
-
         mask = 0
         for bit in _SEND_FLAGS.values():
             mask |= bit
@@ -429,12 +429,6 @@ class QP:
         checked as it checks them: a bad value raises PyverbsUserError naming its row, a row the
         NIC refuses raises its PyverbsRDMAError naming the row; the rows before that one are
         posted, none after it. Returns the number of rows posted."""
-        import sys
-
-        import numpy as np
-
-        from rdmasim import _core
-
         self._check_alive("post_send_batch")
         what = "post_send_batch"
         if self.qp_type == e.IBV_QPT_UD:
