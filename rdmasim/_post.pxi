@@ -94,6 +94,12 @@ cdef class _Poster:
     cdef object key_ok1
     cdef Py_ssize_t o_wr_id, o_sg, o_num_sge, o_next, o_addr, o_length, o_lkey
     cdef public object failed
+    # set by the owner (rdmasim/verbs): once `closed`, `post` calls `dead()` (which raises the
+    # owner's "destroyed" error) and never reaches the core; `report(bad_wr, wr)` hands a failed
+    # work request to the caller's bad_wr
+    cdef public bint closed
+    cdef public object dead
+    cdef public object report
 
     def __init__(self, SimCore core, int host, uint32_t qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn):
         """``slow(i, wr)``: the checked core form of work request ``i``, or its error;
@@ -176,18 +182,34 @@ cdef class _Poster:
     cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
         raise NotImplementedError
 
-    def post(self, first):
+    def post(self, first, bad_wr=None):
         """Post ``first`` and the work requests chained after it, in order. Each is checked
-        before it is posted; those before a bad one stay posted (as ``ibv_post_send``)."""
+        before it is posted; those before a bad one stay posted (as ``ibv_post_send``), and the
+        failing one goes to ``bad_wr`` (``report``). The owner's post method is this one: a
+        Python method around it was half of the cost of posting one work request."""
+        if self.closed:
+            self.dead()
+            return
+        if bad_wr is None:
+            self._post_all(first)
+            return
+        try:
+            self._post_all(first)
+        except Exception:
+            if self.failed is not None and self.report is not None:
+                self.report(bad_wr, self.failed)
+            raise
+
+    cdef int _post_all(self, object first) except -1:
         cdef Py_ssize_t i
         cdef list chain
         self.failed = None
         if type(first) is self.wr_cls and _slot(first, self.o_next) is None:  # one WR: no list to build
-            self._post_one(0, first)
-            return
+            return self._post_one(0, first)
         chain = self._chain(first)
         for i in range(len(chain)):
             self._post_one(i, chain[i])
+        return 0
 
 
 cdef class SendPoster(_Poster):
@@ -265,8 +287,16 @@ cdef class SendPoster(_Poster):
 
 
 cdef class RecvPoster(_Poster):
-    """Posts the receive work requests of one QP (``QP.post_recv``), a chain in one call;
-    ``slow(i, wr)`` gives the checked ``(wr_id, [(addr, length, lkey), ...])``."""
+    """Posts the receive work requests of one QP (``QP.post_recv``) or, with ``srq``, of one SRQ
+    (``SRQ.post_recv``; ``qpn`` is then the SRQ's handle), a chain in one call; ``slow(i, wr)``
+    gives the checked ``(wr_id, [(addr, length, lkey), ...])``."""
+
+    cdef bint srq
+
+    def __init__(self, SimCore core, int host, uint32_t qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn,
+                 bint srq=False):
+        _Poster.__init__(self, core, host, qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn)
+        self.srq = srq
 
     cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
         cdef rs_recv_wr w
@@ -291,7 +321,10 @@ cdef class RecvPoster(_Poster):
             w.wr_id = wr_id
             w.num_sge = len(sges)
         w.sg_list = sg
-        rc = rs_post_recv(self.core.sim, self.host, self.qpn, &w)
+        if self.srq:
+            rc = rs_post_srq_recv(self.core.sim, self.host, self.qpn, &w)
+        else:
+            rc = rs_post_recv(self.core.sim, self.host, self.qpn, &w)
         if rc < 0:
             self.failed = wr
             self.core._check(rc)

@@ -31,7 +31,7 @@ from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import CLOSE_QP, PD
 from rdmasim.verbs.mw import IBV_MW_TYPE_1, MW, MWBind, inc_rkey
 from rdmasim.verbs.srq import SRQ
-from rdmasim.verbs.wr import SGE, RecvWR, SendWR, copy_wr_fields, sge_list
+from rdmasim.verbs.wr import SGE, RecvWR, SendWR, report_bad_wr, sge_list
 
 if TYPE_CHECKING:
     from rdmasim._handle import Link
@@ -266,6 +266,13 @@ class QP:
         )
         self._closed = False
         self._poster = self._make_poster()
+        # The posters' own methods are this QP's post_send / post_recv (they check for a destroyed QP
+        # and fill bad_wr as the methods below do): a Python method around them cost as much as the
+        # conversion and the post themselves. A subclass that overrides one keeps its own.
+        if type(self).post_send is QP.post_send:
+            self.post_send = self._poster.post  # type: ignore[method-assign]
+        if type(self).post_recv is QP.post_recv:
+            self.post_recv = self._recv_poster.post  # type: ignore[method-assign]
         pd._children.add(self)
         if qp_attr is not None:  # as pyverbs: a UD QP goes all the way to RTS, an RC QP to INIT
             (self.to_rts if self.qp_type == e.IBV_QPT_UD else self.to_init)(qp_attr)
@@ -276,11 +283,17 @@ class QP:
         mask = 0
         for bit in _SEND_FLAGS.values():
             mask |= bit
-        self._recv_poster = _core.RecvPoster(self._sim._core, self._host.index, self.qp_num, self._sim,
+        qpn = self.qp_num
+        self._recv_poster = _core.RecvPoster(self._sim._core, self._host.index, qpn, self._sim,
                                              RecvWR, SGE, MRKey, self._recv_args, self._recv_chain)
-        return _core.SendPoster(self._sim._core, self._host.index, self.qp_num, self.qp_type == e.IBV_QPT_UD,
-                                sys.byteorder == "little", mask, self._sim, SendWR, SGE, MRKey,
-                                self._send_args, self._send_chain)
+        self._recv_poster.dead = lambda: _raise_destroyed("post_recv", qpn)
+        self._recv_poster.report = report_bad_wr
+        poster = _core.SendPoster(self._sim._core, self._host.index, qpn, self.qp_type == e.IBV_QPT_UD,
+                                  sys.byteorder == "little", mask, self._sim, SendWR, SGE, MRKey,
+                                  self._send_args, self._send_chain)
+        poster.dead = lambda: _raise_destroyed("post_send", qpn)
+        poster.report = report_bad_wr
+        return poster
 
     # ---- state machine ----
     def _attr_dict(self, attr: QPAttr, mask: int) -> dict[str, Any]:
@@ -319,7 +332,7 @@ class QP:
 
     def _check_alive(self, what: str) -> None:
         if self._closed:  # its number may belong to a newer QP by now: never reach the core with it
-            raise PyverbsRDMAError(f"QP.{what}: QP 0x{self.qp_num:x} is destroyed")
+            _raise_destroyed(what, self.qp_num)
 
     def _ud_step(self, qp_attr: QPAttr, state: int) -> None:
         """UD: walk from the current state up to ``state`` (RESET→INIT→RTR→RTS) as pyverbs does."""
@@ -404,15 +417,7 @@ class QP:
 
         Every field is checked as the work request is posted; a work request may be changed and
         posted again (the core keeps its own copy), as C programs reuse their ``ibv_send_wr``."""
-        if self._closed:
-            self._check_alive("post_send")
-        poster = self._poster
-        try:
-            poster.post(send_wr)  # checks each WR, posts it (rdmasim/_post.pxi SendPoster)
-        except Exception:
-            if poster.failed is not None:
-                _report_bad_wr(bad_wr, poster.failed)
-            raise
+        self._poster.post(send_wr, bad_wr)  # checks each WR, posts it (rdmasim/_post.pxi SendPoster)
 
     def post_send_batch(self, opcode: Any, local_addr: Any, length: Any, lkey: Any, remote_addr: Any = 0,
                         rkey: Any = 0, wr_id: Any = 0, send_flags: Any = 0, imm_data: Any = 0) -> int:
@@ -575,15 +580,7 @@ class QP:
     def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
         """Post one receive work request or a chain, in one call into the core; ``bad_wr`` as in
         ``post_send``."""
-        if self._closed:
-            self._check_alive("post_recv")
-        poster = self._recv_poster
-        try:
-            poster.post(recv_wr)  # checks each WR, posts it (rdmasim/_post.pxi RecvPoster)
-        except Exception:
-            if poster.failed is not None:
-                _report_bad_wr(bad_wr, poster.failed)
-            raise
+        self._recv_poster.post(recv_wr, bad_wr)  # checks each WR, posts it (rdmasim/_post.pxi RecvPoster)
 
     def _recv_chain(self, first: Any) -> list[RecvWR]:
         """The work requests of a post_recv chain from ``first``, or the error refusing it."""
@@ -721,6 +718,7 @@ class QP:
         if not self._closed:
             self._sim._core.qp_destroy(self._host.index, self.qp_num)
             self._closed = True
+            self._poster.closed = self._recv_poster.closed = True
             self.pd._children.discard(self)
 
     def __enter__(self) -> QP:
@@ -738,14 +736,8 @@ class QP:
                 f"outstanding_wrs={q['sq_outstanding']})")
 
 
-def _report_bad_wr(bad_wr: Any, wr: Any) -> None:
-    """Hand the work request that failed to the caller's ``bad_wr``: appended to a list, or
-    copied into a work request of the same type (pyverbs). Anything else is left alone, so
-    the error of the post itself is what the caller sees."""
-    if isinstance(bad_wr, list):
-        bad_wr.append(wr)
-    elif type(bad_wr) is type(wr):
-        copy_wr_fields(bad_wr, wr)
+def _raise_destroyed(what: str, qpn: int) -> None:
+    raise PyverbsRDMAError(f"QP.{what}: QP 0x{qpn:x} is destroyed")
 
 
 def connect_qps(qp_a: QP, qp_b: QP, *, path_mtu: int | None = None, psn_a: int = 0, psn_b: int = 0,

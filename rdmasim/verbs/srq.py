@@ -12,10 +12,11 @@ from __future__ import annotations
 import errno
 from typing import Any
 
+from rdmasim import _core
 from rdmasim.errors import PyverbsRDMAError
-from rdmasim.verbs._checks import U32, U64, instance, int_in, wr_chain
+from rdmasim.verbs._checks import U32, U64, MRKey, instance, int_in, wr_chain
 from rdmasim.verbs.device import PD
-from rdmasim.verbs.wr import RecvWR, sge_list
+from rdmasim.verbs.wr import SGE, RecvWR, report_bad_wr, sge_list
 
 IBV_SRQ_MAX_WR = 1  # enum ibv_srq_attr_mask
 IBV_SRQ_LIMIT = 2
@@ -58,22 +59,35 @@ class SRQ:
         self.max_sge = max_sge
         self.handle = int(self._sim._core.srq_create(self._host.index, pd.handle, max_wr, max_sge, limit))
         self._closed = False
+        # plain work requests converted in C (rdmasim/_post.pxi RecvPoster), others checked by
+        # _recv_args; the poster's post is this SRQ's post_recv (see QP.__init__ for why)
+        self._poster = _core.RecvPoster(self._sim._core, self._host.index, self.handle, self._sim, RecvWR,
+                                        SGE, MRKey, self._recv_args, self._recv_chain, srq=True)
+        self._poster.dead = self._raise_destroyed
+        self._poster.report = report_bad_wr
+        if type(self).post_recv is SRQ.post_recv:
+            self.post_recv = self._poster.post  # type: ignore[method-assign]
         pd._children.add(self)
 
     def post_recv(self, wr: RecvWR, bad_wr: list[RecvWR] | None = None) -> None:
-        """``ibv_post_srq_recv``: one receive work request or a chain (``next_wr``)."""
-        if self._closed:
-            raise PyverbsRDMAError(f"SRQ.post_recv: {self!r} is destroyed")
-        for i, w in enumerate(wr_chain("SRQ.post_recv", wr, RecvWR)):
-            try:
-                what = f"SRQ.post_recv work request {i}"
-                sges = self._sges(what, w.sg, w.num_sge)
-                self._sim._core.post_srq_recv(self._host.index, self.handle,
-                                              int_in(f"{what}: wr_id", w.wr_id, 0, U64), sges)
-            except Exception:
-                if bad_wr is not None:
-                    bad_wr.append(w)
-                raise
+        """``ibv_post_srq_recv``: one receive work request or a chain (``next_wr``), in one call
+        into the core; the failing one is appended to ``bad_wr`` (a list) or copied into it (a
+        RecvWR)."""
+        self._poster.post(wr, bad_wr)
+
+    def _raise_destroyed(self) -> None:
+        raise PyverbsRDMAError(f"SRQ.post_recv: {self!r} is destroyed")
+
+    def _recv_chain(self, first: Any) -> list[RecvWR]:
+        """The work requests of a chain from ``first``, or the error refusing it."""
+        return wr_chain("SRQ.post_recv", first, RecvWR)
+
+    def _recv_args(self, i: int, w: RecvWR) -> tuple[int, list[tuple[int, int, int]]]:
+        """Work request ``i`` of a chain, checked: ``(wr_id, sges)`` (the reference checks; the
+        fast path passes only what these accept unchanged)."""
+        what = f"SRQ.post_recv work request {i}"
+        sges = self._sges(what, w.sg, w.num_sge)
+        return int_in(f"{what}: wr_id", w.wr_id, 0, U64), sges
 
     def _sges(self, what: str, sg: Any, num_sge: Any) -> list[tuple[int, int, int]]:
         """The first ``num_sge`` SGEs of a work request as checked (addr, length, lkey) tuples."""
@@ -120,6 +134,7 @@ class SRQ:
             return
         self._sim._core.srq_destroy(self._host.index, self.handle)
         self._closed = True
+        self._poster.closed = True
         self.pd._children.discard(self)
 
     def __enter__(self) -> SRQ:

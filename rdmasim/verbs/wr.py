@@ -281,3 +281,15 @@ class RecvWR:
 
     def __repr__(self) -> str:
         return f"RecvWR(wr_id={self.wr_id!r}, sg={self.sg!r})"
+
+
+def report_bad_wr(bad_wr: Any, wr: Any) -> None:
+    """Hand the work request that failed to the caller's ``bad_wr``: appended to a list, or
+    copied into a work request of its kind (pyverbs: a SendWR for post_send, a RecvWR for
+    post_recv). Anything else is left alone, so the error of the post itself is what the
+    caller sees."""
+    if isinstance(bad_wr, list):
+        bad_wr.append(wr)
+    elif (isinstance(bad_wr, SendWR) and isinstance(wr, SendWR)) or (
+            isinstance(bad_wr, RecvWR) and isinstance(wr, RecvWR)):
+        copy_wr_fields(bad_wr, wr)
