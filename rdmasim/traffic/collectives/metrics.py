@@ -1,0 +1,124 @@
+"""Results in the field's terms: algorithm and bus bandwidth (nccl-tests), and alpha-beta cost models.
+
+nccl-tests (doc/PERFORMANCE.md) reports ``algbw = size / time`` and ``busbw = algbw x factor``, the
+factor making busbw comparable with the link rate whatever the rank count p: all-reduce 2(p-1)/p;
+reduce-scatter, all-gather and all-to-all (p-1)/p; broadcast and reduce 1. ``size`` is the buffer
+nccl-tests names: the all-reduce/broadcast/reduce buffer, all-gather's received (total) buffer,
+reduce-scatter's sent (total) buffer, and all-to-all's per-rank buffer.
+
+The cost models count, on an idle lossless fabric, ``alpha`` per dependent step (the time from a flow's
+start to its requester's completion for a 1-byte message: propagation both ways plus per-hop and
+per-message costs) and ``beta`` per byte on a rank's link (the wire time per payload byte, headers
+included). Ring, recursive doubling, halving-doubling (Rabenseifner) and pairwise all-to-all are the
+formulas of Thakur, Rabenseifner and Gropp, "Optimization of Collective Communication Operations in
+MPICH" (IJHPCA 2005); chains and trees pipelined in chunks of ``c`` bytes take ``hops x (alpha + c beta)``
+to fill and then move the rest at one chunk per ``c beta``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rdmasim.traffic.collectives.tree import double_btree_parents, tree_depth
+
+BUS_FACTOR_KINDS = ("allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce")
+
+
+def bus_factor(kind: str, p: int) -> float:
+    """nccl-tests' busbw / algbw factor for collective ``kind`` on ``p`` ranks."""
+    if p < 2:
+        raise ValueError(f"p = {p} must be at least 2")
+    if kind == "allreduce":
+        return 2 * (p - 1) / p
+    if kind in ("reduce_scatter", "allgather", "alltoall"):
+        return (p - 1) / p
+    if kind in ("broadcast", "reduce"):
+        return 1.0
+    raise ValueError(f"kind = {kind!r}: allowed {', '.join(BUS_FACTOR_KINDS)}")
+
+
+@dataclass(frozen=True)
+class CollectiveResult:
+    """One collective's completion time and bandwidths (bytes/s and, for convenience, Gb/s)."""
+
+    kind: str
+    ranks: int
+    size_bytes: int
+    time_ps: int
+    algbw_Bps: float
+    busbw_Bps: float
+    ideal_ps: int | None = None
+
+    @property
+    def ideal_ratio(self) -> float | None:
+        """Measured time / model time (1.0 = as the model predicts)."""
+        return None if not self.ideal_ps else self.time_ps / self.ideal_ps
+
+
+def collective_result(kind: str, ranks: int, size: int, time_ps: int, ideal_ps: int | None = None
+                      ) -> CollectiveResult:
+    """algbw = size / time, busbw = algbw x :func:`bus_factor`."""
+    if time_ps <= 0:
+        raise ValueError(f"time_ps = {time_ps} must be positive")
+    alg = size / (time_ps * 1e-12)
+    return CollectiveResult(kind, ranks, size, int(time_ps), alg, alg * bus_factor(kind, ranks), ideal_ps)
+
+
+@dataclass(frozen=True)
+class AlphaBeta:
+    """Cost-model parameters: ``alpha_ps`` per step, ``beta_ps_per_byte`` per byte on a link."""
+
+    alpha_ps: float
+    beta_ps_per_byte: float
+
+    def _fill(self, hops: int, n: int, c: int | None) -> float:
+        c = n if c is None or c > n else c
+        return hops * (self.alpha_ps + c * self.beta_ps_per_byte) + (n - c) * self.beta_ps_per_byte
+
+    def ring_allreduce(self, p: int, n: int) -> float:
+        """2(p-1) alpha + 2(p-1)/p n beta (Thakur et al. 2005, ring / reduce-scatter + all-gather)."""
+        return 2 * (p - 1) * self.alpha_ps + 2 * (p - 1) / p * n * self.beta_ps_per_byte
+
+    def ring_allgather(self, p: int, n: int) -> float:
+        """(p-1) alpha + (p-1)/p n beta (also reduce-scatter; n is the total buffer)."""
+        return (p - 1) * self.alpha_ps + (p - 1) / p * n * self.beta_ps_per_byte
+
+    ring_reduce_scatter = ring_allgather
+
+    def halving_doubling_allreduce(self, p: int, n: int) -> float:
+        """2 log2(p) alpha + 2(p-1)/p n beta (Rabenseifner; Thakur et al. 2005)."""
+        return 2 * math.log2(p) * self.alpha_ps + 2 * (p - 1) / p * n * self.beta_ps_per_byte
+
+    def recursive_doubling_allreduce(self, p: int, n: int) -> float:
+        """log2(p) (alpha + n beta) (Thakur et al. 2005)."""
+        return math.log2(p) * (self.alpha_ps + n * self.beta_ps_per_byte)
+
+    def tree_allreduce(self, p: int, n: int, chunk: int | None = None, channels: int = 2) -> float:
+        """Double binary tree: 2d (alpha + c beta) to fill, then the busiest rank's 2n beta... per tree.
+
+        d is the deeper tree's depth; each channel carries n / channels bytes in chunks of c. A rank is an
+        inner node (two children) of one tree and a leaf of the other, so its link carries 3/2 of the
+        tree data in each direction: the rest after the fill costs 3/2 (n - channels c) beta.
+        """
+        d = max(tree_depth(t) for t in double_btree_parents(p))
+        share = n / channels
+        c = share if chunk is None or chunk > share else chunk
+        return (2 * d * (self.alpha_ps + c * self.beta_ps_per_byte)
+                + 1.5 * (n - channels * c) * self.beta_ps_per_byte)
+
+    def chain(self, p: int, n: int, chunk: int | None = None, channels: int = 1) -> float:
+        """Pipelined chain broadcast / reduce: (p-1)(alpha + c beta) + (n/channels - c) beta."""
+        return self._fill(p - 1, math.ceil(n / channels), chunk)
+
+    def alltoall_pairwise(self, p: int, n: int) -> float:
+        """(p-1) alpha + (p-1)/p n beta (pairwise exchange, Thakur et al. 2005)."""
+        return (p - 1) * (self.alpha_ps + n / p * self.beta_ps_per_byte)
+
+    def alltoall_direct(self, p: int, n: int) -> float:
+        """alpha + (p-1)/p n beta: every block at once, the rank's link the only limit."""
+        return self.alpha_ps + (p - 1) / p * n * self.beta_ps_per_byte
+
+    def in_network_allreduce(self, p: int, n: int, chunk: int | None = None, levels: int = 1) -> float:
+        """2 levels (alpha + c beta) + (n - c) beta: each rank's link carries n once each way."""
+        return self._fill(2 * levels, n, chunk)
