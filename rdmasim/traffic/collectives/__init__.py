@@ -46,7 +46,7 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
 
 
 def collective(kind: str, hosts: Any, size: int | str, *, algorithm: str | None = None,
-               chunk_size: int | str | None = None, channels: int | None = None, inflight: int = 2,
+               chunk_size: int | str | None = None, channels: int | None = None, inflight: int = 4,
                root: int = 0, **kw: Any) -> FlowTable:
     """Collective ``kind`` (a key of :data:`ALGORITHMS`) with ``algorithm`` (default: the first listed).
 

@@ -30,7 +30,7 @@ class Plan:
     link at once).
     """
 
-    def __init__(self, inflight: int = 2) -> None:
+    def __init__(self, inflight: int = 4) -> None:
         self.inflight = inflight
         self.src: list[int] = []
         self.dst: list[int] = []

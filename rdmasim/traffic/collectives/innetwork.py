@@ -57,7 +57,7 @@ def _tree(ranks: np.ndarray, aggregation: int | Mapping[int, Sequence[int]]) -> 
 
 
 def in_network_allreduce(hosts: Hosts, size: int | str, aggregation: int | Mapping[int, Sequence[int]], *,
-                         chunk_size: int | str | None = None, channels: int = 1, inflight: int = 2,
+                         chunk_size: int | str | None = None, channels: int = 1, inflight: int = 4,
                          start: int | str = 0, verb: str | int = "WRITE", priority: int = 3,
                          group: str | None = "in-network-allreduce") -> FlowTable:
     """All-reduce of ``size`` bytes over ``hosts`` reduced by aggregation nodes.

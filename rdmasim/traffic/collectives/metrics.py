@@ -95,17 +95,17 @@ class AlphaBeta:
         return math.log2(p) * (self.alpha_ps + n * self.beta_ps_per_byte)
 
     def tree_allreduce(self, p: int, n: int, chunk: int | None = None, channels: int = 2) -> float:
-        """Double binary tree: 2d (alpha + c beta) to fill, then the busiest rank's 2n beta... per tree.
+        """Double binary tree: 2d (alpha + c beta) + 2 (n - channels c) beta.
 
-        d is the deeper tree's depth; each channel carries n / channels bytes in chunks of c. A rank is an
-        inner node (two children) of one tree and a leaf of the other, so its link carries 3/2 of the
-        tree data in each direction: the rest after the fill costs 3/2 (n - channels c) beta.
+        d is the deeper tree's depth and c the chunk (at most n / channels). The first chunk climbs d hops
+        and comes down d; after that a rank's link is the limit: an inner node of one tree (two children)
+        and a leaf of the other sends n/2 up and n down in the first and n/2 up in the second, 2n in all.
         """
         d = max(tree_depth(t) for t in double_btree_parents(p))
         share = n / channels
         c = share if chunk is None or chunk > share else chunk
         return (2 * d * (self.alpha_ps + c * self.beta_ps_per_byte)
-                + 1.5 * (n - channels * c) * self.beta_ps_per_byte)
+                + 2 * (n - channels * c) * self.beta_ps_per_byte)
 
     def chain(self, p: int, n: int, chunk: int | None = None, channels: int = 1) -> float:
         """Pipelined chain broadcast / reduce: (p-1)(alpha + c beta) + (n/channels - c) beta."""

@@ -42,7 +42,7 @@ def _ring(kind: str, hosts: Hosts, size: int | str, steps_of: int, *, chunk_size
 
 
 def ring_allgather(hosts: Hosts, size: int | str, *, chunk_size: int | str | None = None, channels: int = 1,
-                   inflight: int = 2, start: int | str = 0, verb: str | int = "WRITE", priority: int = 3,
+                   inflight: int = 4, start: int | str = 0, verb: str | int = "WRITE", priority: int = 3,
                    group: str | None = "ring-allgather") -> FlowTable:
     """Ring all-gather: every rank ends with all p blocks of the ``size``-byte result (its own is size/p).
 
@@ -54,7 +54,7 @@ def ring_allgather(hosts: Hosts, size: int | str, *, chunk_size: int | str | Non
 
 
 def ring_reduce_scatter(hosts: Hosts, size: int | str, *, chunk_size: int | str | None = None,
-                        channels: int = 1, inflight: int = 2, start: int | str = 0, verb: str | int = "WRITE",
+                        channels: int = 1, inflight: int = 4, start: int | str = 0, verb: str | int = "WRITE",
                         priority: int = 3, group: str | None = "ring-reduce-scatter") -> FlowTable:
     """Ring reduce-scatter of a ``size``-byte buffer: each rank ends with one reduced block of size/p.
 
@@ -65,7 +65,7 @@ def ring_reduce_scatter(hosts: Hosts, size: int | str, *, chunk_size: int | str 
 
 
 def chunked_ring_allreduce(hosts: Hosts, size: int | str, *, chunk_size: int | str | None = None,
-                           channels: int = 1, inflight: int = 2, start: int | str = 0,
+                           channels: int = 1, inflight: int = 4, start: int | str = 0,
                            verb: str | int = "WRITE", priority: int = 3,
                            group: str | None = "ring-allreduce") -> FlowTable:
     """Ring all-reduce split into chunks and channels: reduce-scatter then all-gather, 2(p-1) steps.

@@ -41,14 +41,14 @@ def _chain(hosts: Hosts, size: int | str, root: int, toward_root: bool, chunk_si
 
 
 def broadcast(hosts: Hosts, size: int | str, *, root: int = 0, chunk_size: int | str | None = None,
-              channels: int = 1, inflight: int = 2, start: int | str = 0, verb: str | int = "WRITE",
+              channels: int = 1, inflight: int = 4, start: int | str = 0, verb: str | int = "WRITE",
               priority: int = 3, group: str | None = "broadcast") -> FlowTable:
     """Pipelined chain broadcast of ``size`` bytes from rank ``root`` to every other rank."""
     return _chain(hosts, size, root, False, chunk_size, channels, inflight, start, verb, priority, group)
 
 
 def reduce(hosts: Hosts, size: int | str, *, root: int = 0, chunk_size: int | str | None = None,
-           channels: int = 1, inflight: int = 2, start: int | str = 0, verb: str | int = "WRITE",
+           channels: int = 1, inflight: int = 4, start: int | str = 0, verb: str | int = "WRITE",
            priority: int = 3, group: str | None = "reduce") -> FlowTable:
     """Pipelined chain reduce of a ``size``-byte buffer onto rank ``root``."""
     return _chain(hosts, size, root, True, chunk_size, channels, inflight, start, verb, priority, group)

@@ -72,7 +72,7 @@ def tree_steps(plan: Plan, parent: list[int], pieces: list[int], channel: int) -
 
 
 def tree_allreduce(hosts: Hosts, size: int | str, *, chunk_size: int | str | None = None, channels: int = 2,
-                   inflight: int = 2, start: int | str = 0, verb: str | int = "WRITE", priority: int = 3,
+                   inflight: int = 4, start: int | str = 0, verb: str | int = "WRITE", priority: int = 3,
                    group: str | None = "tree-allreduce") -> FlowTable:
     """Double binary tree all-reduce of a ``size``-byte buffer (``channels`` even: half on each tree).
 
