@@ -455,7 +455,8 @@ class RunResult:
         for c in self.collectives:
             lines.append(f"  collective {c['collective']} on {c['ranks']} ranks, {c['size_bytes']:,} bytes: "
                          f"{format_time(c['time_ps'])}, algbw {c['algbw_Bps'] * 8 / 1e9:.2f} Gb/s, busbw "
-                         f"{c['busbw_Bps'] * 8 / 1e9:.2f} Gb/s ({c['busbw_over_link_rate']:.1%} of the link rate)")
+                         f"{c['busbw_Bps'] * 8 / 1e9:.2f} Gb/s ({c['busbw_over_link_rate']:.1%} of the "
+                         "link rate)")
         if self.deadlock is not None:
             t_ps, cycle = self.deadlock
             ring = " -> ".join(f"{s}:{p}/p{pr}" for s, p, pr in cycle)

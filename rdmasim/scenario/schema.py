@@ -100,8 +100,8 @@ SECTIONS: dict[str, str] = {
     "`tree` (NCCL's double binary tree), `halving_doubling` or `recursive_doubling`), `allgather`, "
     "`reduce_scatter` (`ring`), `broadcast`, `reduce` (`chain`) or `alltoall` (`direct`, `pairwise`) of a "
     "`size`-byte buffer, pipelined in `chunk_size` chunks over `channels` (ring, tree and chain); the older "
-    "names `ring_allreduce`, `halving_doubling_allreduce` and `moe_all_to_all` (`size` bytes per host pair for "
-    "`rounds` rounds) still work. The results give each collective's time, algbw and busbw.",
+    "names `ring_allreduce`, `halving_doubling_allreduce` and `moe_all_to_all` (`size` bytes per host pair "
+    "for `rounds` rounds) still work. The results give each collective's time, algbw and busbw.",
     "outputs": "What is written and where.",
 }
 
