@@ -67,15 +67,29 @@ def collective_result(kind: str, ranks: int, size: int, time_ps: int, ideal_ps: 
 
 @dataclass(frozen=True)
 class AlphaBeta:
-    """Cost-model parameters: ``alpha_ps`` per step, ``beta_ps_per_byte`` per byte on a link."""
+    """Cost-model parameters: ``alpha_ps`` per step, ``beta_ps_per_byte`` per byte on a link.
+
+    The pipelined algorithms (chunks of ``c`` bytes, at most ``w`` in flight per connection) take
+    ``hops (alpha + c beta)`` for the first chunk to cross the longest path, and then move the rest of
+    the bytes the busiest link carries at ``beta_w = max(beta, (alpha + c beta) / (L w c))`` per byte,
+    where L is the number of connections sharing that link: a connection can have only ``w c`` bytes out
+    per ``alpha + c beta`` (as NCCL's fixed slots per connection), so windows smaller than the
+    bandwidth-delay product leave the link idle.
+    """
 
     alpha_ps: float
     beta_ps_per_byte: float
 
-    def _fill(self, hops: int, n: int, c: int | None) -> float:
-        c = n if c is None or c > n else c
-        return hops * (self.alpha_ps + c * self.beta_ps_per_byte) + (n - c) * self.beta_ps_per_byte
+    def beta_window(self, chunk: float, window: int) -> float:
+        """Per-byte time of a link fed ``chunk``-byte flows with ``window`` of them in flight."""
+        return max(self.beta_ps_per_byte, (self.alpha_ps + chunk * self.beta_ps_per_byte) / (window * chunk))
 
+    def pipelined(self, hops: int, link_bytes: float, chunk: float, window: int) -> float:
+        """``hops (alpha + c beta) + (link_bytes - c) beta_w`` with ``window`` = L w (class docstring)."""
+        return (hops * (self.alpha_ps + chunk * self.beta_ps_per_byte)
+                + max(link_bytes - chunk, 0.0) * self.beta_window(chunk, window))
+
+    # ------------------------------------------------------------------ one flow per step and rank
     def ring_allreduce(self, p: int, n: int) -> float:
         """2(p-1) alpha + 2(p-1)/p n beta (Thakur et al. 2005, ring / reduce-scatter + all-gather)."""
         return 2 * (p - 1) * self.alpha_ps + 2 * (p - 1) / p * n * self.beta_ps_per_byte
@@ -94,23 +108,6 @@ class AlphaBeta:
         """log2(p) (alpha + n beta) (Thakur et al. 2005)."""
         return math.log2(p) * (self.alpha_ps + n * self.beta_ps_per_byte)
 
-    def tree_allreduce(self, p: int, n: int, chunk: int | None = None, channels: int = 2) -> float:
-        """Double binary tree: 2d (alpha + c beta) + 2 (n - channels c) beta.
-
-        d is the deeper tree's depth and c the chunk (at most n / channels). The first chunk climbs d hops
-        and comes down d; after that a rank's link is the limit: an inner node of one tree (two children)
-        and a leaf of the other sends n/2 up and n down in the first and n/2 up in the second, 2n in all.
-        """
-        d = max(tree_depth(t) for t in double_btree_parents(p))
-        share = n / channels
-        c = share if chunk is None or chunk > share else chunk
-        return (2 * d * (self.alpha_ps + c * self.beta_ps_per_byte)
-                + 2 * (n - channels * c) * self.beta_ps_per_byte)
-
-    def chain(self, p: int, n: int, chunk: int | None = None, channels: int = 1) -> float:
-        """Pipelined chain broadcast / reduce: (p-1)(alpha + c beta) + (n/channels - c) beta."""
-        return self._fill(p - 1, math.ceil(n / channels), chunk)
-
     def alltoall_pairwise(self, p: int, n: int) -> float:
         """(p-1) alpha + (p-1)/p n beta (pairwise exchange, Thakur et al. 2005)."""
         return (p - 1) * (self.alpha_ps + n / p * self.beta_ps_per_byte)
@@ -119,6 +116,36 @@ class AlphaBeta:
         """alpha + (p-1)/p n beta: every block at once, the rank's link the only limit."""
         return self.alpha_ps + (p - 1) / p * n * self.beta_ps_per_byte
 
-    def in_network_allreduce(self, p: int, n: int, chunk: int | None = None, levels: int = 1) -> float:
-        """2 levels (alpha + c beta) + (n - c) beta: each rank's link carries n once each way."""
-        return self._fill(2 * levels, n, chunk)
+    # ------------------------------------------------------------------ pipelined in chunks
+    def ring_allreduce_pipelined(self, p: int, n: int, chunk: int, inflight: int, channels: int = 1) -> float:
+        """One chunk's latency, then the 2(p-1)/p n bytes of a rank's link at ``beta_w`` (L = channels):
+        every link is busy from the first step on, so the 2(p-1) steps overlap instead of adding up."""
+        c = min(chunk, n / (p * channels))
+        return self.pipelined(1, 2 * (p - 1) / p * n, c, channels * inflight)
+
+    def tree_allreduce(self, p: int, n: int, chunk: int | None = None, inflight: int = 4,
+                       channels: int = 2) -> float:
+        """Double binary tree: 2d hops of fill, then the 2n bytes of the busiest rank's link.
+
+        d is the deeper tree's depth and c the chunk (at most n / channels). The first chunk climbs d hops
+        and comes down d; after that a rank's link is the limit: an inner node of one tree (two children)
+        and a leaf of the other sends n/2 up and n down in the first and n/2 up in the second, 2n in all.
+        """
+        d = max(tree_depth(t) for t in double_btree_parents(p))
+        share = n / channels
+        c = share if chunk is None or chunk > share else chunk
+        # a rank's link: three connections in the tree it is inner in, one in the other (L = 2 channels)
+        return self.pipelined(2 * d, 2 * n - (channels - 1) * c, c, 2 * channels * inflight)
+
+    def chain(self, p: int, n: int, chunk: int | None = None, inflight: int = 4, channels: int = 1) -> float:
+        """Pipelined chain broadcast / reduce: (p-1)(alpha + c beta) + (n - c) beta_w."""
+        share = n / channels
+        c = share if chunk is None or chunk > share else chunk
+        return self.pipelined(p - 1, n - (channels - 1) * c, c, channels * inflight)
+
+    def in_network_allreduce(self, p: int, n: int, chunk: int | None = None, inflight: int = 4,
+                             levels: int = 1, channels: int = 1) -> float:
+        """2 levels (alpha + c beta) + (n - c) beta_w: each rank's link carries n once each way."""
+        share = n / channels
+        c = share if chunk is None or chunk > share else chunk
+        return self.pipelined(2 * levels, n - (channels - 1) * c, c, channels * inflight)
