@@ -43,6 +43,7 @@ class Case:
     name: str
     build: Callable[[int, int], tr.FlowTable]
     model: Callable[[AlphaBeta, int, int], float]
+    upper: Callable[[AlphaBeta, int, int], float] | None = None
     in_network: bool = False
     power_of_two: bool = False
 
@@ -53,10 +54,12 @@ CASES: tuple[Case, ...] = (
     Case("allreduce ring", lambda p, n: tr.ring_allreduce(p, n), lambda m, p, n: m.ring_allreduce(p, n)),
     Case("allreduce ring, chunked", lambda p, n: tr.collective("allreduce", p, n, chunk_size=CHUNK,
                                                                inflight=INFLIGHT),
-         lambda m, p, n: m.ring_allreduce_pipelined(p, n, CHUNK, INFLIGHT)),
+         lambda m, p, n: m.ring_allreduce_pipelined(p, n, CHUNK, INFLIGHT),
+         lambda m, p, n: m.ring_allreduce_pipelined(p, n, CHUNK, INFLIGHT, upper=True)),
     Case("allreduce tree", lambda p, n: tr.collective("allreduce", p, n, algorithm="tree", chunk_size=CHUNK,
                                                       inflight=INFLIGHT),
-         lambda m, p, n: m.tree_allreduce(p, n, CHUNK, INFLIGHT)),
+         lambda m, p, n: m.tree_allreduce(p, n, CHUNK, INFLIGHT),
+         lambda m, p, n: m.tree_allreduce(p, n, CHUNK, INFLIGHT, upper=True)),
     Case("allreduce halving-doubling", lambda p, n: tr.halving_doubling_allreduce(p, n),
          lambda m, p, n: m.halving_doubling_allreduce(p, n), power_of_two=True),
     Case("allreduce recursive doubling", lambda p, n: tr.recursive_doubling_allreduce(p, n),
@@ -65,26 +68,31 @@ CASES: tuple[Case, ...] = (
     Case("reduce-scatter ring", lambda p, n: tr.ring_reduce_scatter(p, n),
          lambda m, p, n: m.ring_reduce_scatter(p, n)),
     Case("broadcast chain", lambda p, n: tr.broadcast(p, n, chunk_size=CHUNK, inflight=INFLIGHT),
-         lambda m, p, n: m.chain(p, n, CHUNK, INFLIGHT)),
+         lambda m, p, n: m.chain(p, n, CHUNK, INFLIGHT),
+         lambda m, p, n: m.chain(p, n, CHUNK, INFLIGHT, upper=True)),
     Case("reduce chain", lambda p, n: tr.reduce(p, n, chunk_size=CHUNK, inflight=INFLIGHT),
-         lambda m, p, n: m.chain(p, n, CHUNK, INFLIGHT)),
+         lambda m, p, n: m.chain(p, n, CHUNK, INFLIGHT),
+         lambda m, p, n: m.chain(p, n, CHUNK, INFLIGHT, upper=True)),
     Case("alltoall direct", lambda p, n: tr.alltoall(p, n), lambda m, p, n: m.alltoall_direct(p, n)),
     Case("alltoall pairwise", lambda p, n: tr.alltoall(p, n, algorithm="pairwise"),
          lambda m, p, n: m.alltoall_pairwise(p, n)),
     Case("allreduce in-network", lambda p, n: tr.FlowTable.empty(),
-         lambda m, p, n: m.in_network_allreduce(p, n, CHUNK, INFLIGHT), in_network=True),
+         lambda m, p, n: m.in_network_allreduce(p, n, CHUNK, INFLIGHT),
+         lambda m, p, n: m.in_network_allreduce(p, n, CHUNK, INFLIGHT, upper=True), in_network=True),
 )
 
 
-def measure(case: Case, p: int, n: int) -> tuple[int, float]:
-    """(measured ps, model ps) of ``case`` on ``p`` ranks and ``n`` bytes."""
+def measure(case: Case, p: int, n: int) -> tuple[int, float, float]:
+    """(measured ps, model ps, upper model ps) of ``case`` on ``p`` ranks and ``n`` bytes (the upper
+    model is the model itself for the algorithms that move each step as one flow)."""
     ab = alpha_beta()
     if case.in_network:
         st, agg = star_with_aggregator(p, rate=RATE, delay=DELAY, mtu=MTU)
         t = run_table(p, in_network_allreduce(p, n, agg, chunk_size=CHUNK, inflight=INFLIGHT), star=st)
     else:
         t = run_table(p, case.build(p, n))
-    return t, case.model(ab, p, n)
+    lo = case.model(ab, p, n)
+    return t, lo, case.upper(ab, p, n) if case.upper else lo
 
 
 _AB: list[AlphaBeta] = []

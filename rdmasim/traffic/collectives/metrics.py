@@ -84,9 +84,14 @@ class AlphaBeta:
         """Per-byte time of a link fed ``chunk``-byte flows with ``window`` of them in flight."""
         return max(self.beta_ps_per_byte, (self.alpha_ps + chunk * self.beta_ps_per_byte) / (window * chunk))
 
-    def pipelined(self, hops: int, link_bytes: float, chunk: float, window: int) -> float:
-        """``hops (alpha + c beta) + (link_bytes - c) beta_w`` with ``window`` = L w (class docstring)."""
-        return (hops * (self.alpha_ps + chunk * self.beta_ps_per_byte)
+    def pipelined(self, hops: int, link_bytes: float, chunk: float, window: int, burst: int = 1) -> float:
+        """``hops (alpha + b c beta) + (link_bytes - c) beta_w`` with ``window`` = L w (class docstring).
+
+        ``burst`` b: chunks that share each hop's link while the first one crosses it. The lower model
+        has b = 1; the first ``w`` chunks leave the source together and share its link, so b = min(w,
+        chunks) bounds the fill from above.
+        """
+        return (hops * (self.alpha_ps + burst * chunk * self.beta_ps_per_byte)
                 + max(link_bytes - chunk, 0.0) * self.beta_window(chunk, window))
 
     # ------------------------------------------------------------------ one flow per step and rank
@@ -117,35 +122,49 @@ class AlphaBeta:
         return self.alpha_ps + (p - 1) / p * n * self.beta_ps_per_byte
 
     # ------------------------------------------------------------------ pipelined in chunks
-    def ring_allreduce_pipelined(self, p: int, n: int, chunk: int, inflight: int, channels: int = 1) -> float:
-        """One chunk's latency, then the 2(p-1)/p n bytes of a rank's link at ``beta_w`` (L = channels):
-        every link is busy from the first step on, so the 2(p-1) steps overlap instead of adding up."""
-        c = min(chunk, n / (p * channels))
-        return self.pipelined(1, 2 * (p - 1) / p * n, c, channels * inflight)
+    # Each takes upper=True for the bound with the first chunks sharing the link (see pipelined).
+
+    def ring_allreduce_pipelined(self, p: int, n: int, chunk: int, inflight: int, channels: int = 1,
+                                 upper: bool = False) -> float:
+        """The larger of the ring's latency and its bandwidth: chunk 0 crosses 2(p-1) steps, each
+        ``alpha + c beta``, and the rest of its block follows at ``beta_w``; or a rank's link carries its
+        2(p-1)/p n bytes at ``beta_w`` plus one chunk's latency (when a block takes longer on the link
+        than a chunk's step, the steps overlap instead of adding up). L = channels."""
+        block = n / (p * channels)
+        c = min(chunk, block)
+        k = max(1, -(-int(block) // int(c)))
+        b = min(inflight, k) if upper else 1
+        latency = self.pipelined(2 * (p - 1), block, c, channels * inflight, b)
+        bandwidth = self.pipelined(1, 2 * (p - 1) / p * n, c, channels * inflight, b)
+        return max(latency, bandwidth)
 
     def tree_allreduce(self, p: int, n: int, chunk: int | None = None, inflight: int = 4,
-                       channels: int = 2) -> float:
+                       channels: int = 2, upper: bool = False) -> float:
         """Double binary tree: 2d hops of fill, then the 2n bytes of the busiest rank's link.
 
         d is the deeper tree's depth and c the chunk (at most n / channels). The first chunk climbs d hops
         and comes down d; after that a rank's link is the limit: an inner node of one tree (two children)
-        and a leaf of the other sends n/2 up and n down in the first and n/2 up in the second, 2n in all.
+        and a leaf of the other sends n/2 up and n down in the first and n/2 up in the second, 2n in all
+        (three connections in the tree it is inner in, one in the other: L = 2 channels).
         """
         d = max(tree_depth(t) for t in double_btree_parents(p))
         share = n / channels
         c = share if chunk is None or chunk > share else chunk
-        # a rank's link: three connections in the tree it is inner in, one in the other (L = 2 channels)
-        return self.pipelined(2 * d, 2 * n - (channels - 1) * c, c, 2 * channels * inflight)
+        b = min(inflight, max(1, round(share / c))) if upper else 1
+        return self.pipelined(2 * d, 2 * n - (channels - 1) * c, c, 2 * channels * inflight, b)
 
-    def chain(self, p: int, n: int, chunk: int | None = None, inflight: int = 4, channels: int = 1) -> float:
-        """Pipelined chain broadcast / reduce: (p-1)(alpha + c beta) + (n - c) beta_w."""
+    def chain(self, p: int, n: int, chunk: int | None = None, inflight: int = 4, channels: int = 1,
+              upper: bool = False) -> float:
+        """Pipelined chain broadcast / reduce: (p-1)(alpha + c beta) + (n - c) beta_w (L = channels)."""
         share = n / channels
         c = share if chunk is None or chunk > share else chunk
-        return self.pipelined(p - 1, n - (channels - 1) * c, c, channels * inflight)
+        b = min(inflight, max(1, round(share / c))) if upper else 1
+        return self.pipelined(p - 1, n - (channels - 1) * c, c, channels * inflight, b)
 
     def in_network_allreduce(self, p: int, n: int, chunk: int | None = None, inflight: int = 4,
-                             levels: int = 1, channels: int = 1) -> float:
+                             levels: int = 1, channels: int = 1, upper: bool = False) -> float:
         """2 levels (alpha + c beta) + (n - c) beta_w: each rank's link carries n once each way."""
         share = n / channels
         c = share if chunk is None or chunk > share else chunk
-        return self.pipelined(2 * levels, n - (channels - 1) * c, c, channels * inflight)
+        b = min(inflight, max(1, round(share / c))) if upper else 1
+        return self.pipelined(2 * levels, n - (channels - 1) * c, c, channels * inflight, b)
