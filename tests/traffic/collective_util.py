@@ -91,11 +91,25 @@ def measure(case: Case, p: int, n: int) -> tuple[int, float, float]:
         t = run_table(p, in_network_allreduce(p, n, agg, chunk_size=CHUNK, inflight=INFLIGHT), star=st)
     else:
         t = run_table(p, case.build(p, n))
+    if case.in_network:
+        ab = alpha_beta_aggregator()
     lo = case.model(ab, p, n)
     return t, lo, case.upper(ab, p, n) if case.upper else lo
 
 
 _AB: list[AlphaBeta] = []
+_AB_AGG: list[AlphaBeta] = []
+
+
+def alpha_beta_aggregator() -> AlphaBeta:
+    """alpha of one hop from a rank to the aggregation host of :func:`star_with_aggregator` (its link is
+    fast and has no delay), beta as :func:`alpha_beta`."""
+    if not _AB_AGG:
+        beta = alpha_beta().beta_ps_per_byte
+        st, agg = star_with_aggregator(2, rate=RATE, delay=DELAY, mtu=MTU)
+        t = run_table(2, tr.FlowTable.from_columns([0], [agg], [MTU]), star=st)
+        _AB_AGG.append(AlphaBeta(t - MTU * beta, beta))
+    return _AB_AGG[0]
 
 
 def alpha_beta() -> AlphaBeta:
@@ -103,3 +117,43 @@ def alpha_beta() -> AlphaBeta:
     if not _AB:
         _AB.append(measure_alpha_beta())
     return _AB[0]
+
+
+TREE_CHUNK = 16 << 10
+
+
+def ring_and_tree(p: int, n: int) -> tuple[int, int]:
+    """Measured ring (one flow per step) and double-binary-tree (16 KiB chunks) all-reduce times."""
+    ring = run_table(p, tr.ring_allreduce(p, n))
+    tree = run_table(p, tr.tree_allreduce(p, n, chunk_size=TREE_CHUNK, inflight=INFLIGHT))
+    return ring, tree
+
+
+def crossing(sizes: list[int], a: list[float], b: list[float]) -> float | None:
+    """Where ``a - b`` changes sign from negative to positive, interpolated in log size (None: never)."""
+    import math
+
+    d = [x - y for x, y in zip(a, b, strict=True)]
+    for i in range(len(d) - 1):
+        if d[i] <= 0 < d[i + 1] or d[i] >= 0 > d[i + 1]:
+            f = d[i] / (d[i] - d[i + 1])
+            return math.exp(math.log(sizes[i]) + f * (math.log(sizes[i + 1]) - math.log(sizes[i])))
+    return None
+
+
+def model_crossover(p: int, upper: bool = False) -> float:
+    """Buffer size where the ring and tree all-reduce models cross (bisection in log size)."""
+    import math
+
+    ab = alpha_beta()
+
+    def diff(n: float) -> float:
+        return ab.ring_allreduce(p, int(n)) - ab.tree_allreduce(p, int(n), TREE_CHUNK, INFLIGHT, upper=upper)
+
+    lo, hi = 2.0 * TREE_CHUNK, float(2**31 - 1)
+    if diff(lo) < 0 or diff(hi) > 0:
+        raise ValueError(f"the models do not cross between {lo:.0f} and {hi:.0f} bytes on {p} ranks")
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if diff(mid) > 0 else (lo, mid)
+    return lo

@@ -150,7 +150,8 @@ class AlphaBeta:
         d = max(tree_depth(t) for t in double_btree_parents(p))
         share = n / channels
         c = share if chunk is None or chunk > share else chunk
-        b = min(inflight, max(1, round(share / c))) if upper else 1
+        # upper: an inner node's two children share its link too
+        b = 2 * min(inflight, max(1, round(share / c))) if upper else 1
         return self.pipelined(2 * d, 2 * n - (channels - 1) * c, c, 2 * channels * inflight, b)
 
     def chain(self, p: int, n: int, chunk: int | None = None, inflight: int = 4, channels: int = 1,
@@ -163,7 +164,8 @@ class AlphaBeta:
 
     def in_network_allreduce(self, p: int, n: int, chunk: int | None = None, inflight: int = 4,
                              levels: int = 1, channels: int = 1, upper: bool = False) -> float:
-        """2 levels (alpha + c beta) + (n - c) beta_w: each rank's link carries n once each way."""
+        """2 levels (alpha + c beta) + (n - c) beta_w: each rank's link carries n once each way (alpha:
+        one hop from a rank to its aggregation node)."""
         share = n / channels
         c = share if chunk is None or chunk > share else chunk
         b = min(inflight, max(1, round(share / c))) if upper else 1
