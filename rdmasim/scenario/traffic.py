@@ -75,7 +75,11 @@ def _generator(sc: Scenario, gen: str, names: list[str], index: dict[str, int]) 
         return tr.halving_doubling_allreduce(hosts(), v[p + "size"], **common)
     if kind == "moe_all_to_all":
         return tr.moe_all_to_all(hosts(), v[p + "size"], rounds=v[p + "rounds"], **common)
-    return tr.collective(kind, hosts(), v[p + "size"], algorithm=v[p + "algorithm"] or None,
+    algo = v[p + "algorithm"]
+    if algo and algo not in tr.ALGORITHMS[kind]:
+        raise ScenarioError([Problem(sc.file, p + "algorithm", f"not an algorithm of {kind}", algo,
+                                     ", ".join(tr.ALGORITHMS[kind]))])
+    return tr.collective(kind, hosts(), v[p + "size"], algorithm=algo or None,
                          chunk_size=v[p + "chunk_size"] or None, channels=v[p + "channels"] or None,
                          inflight=v[p + "inflight"], root=v[p + "root"], group=collective_label(sc), **common)
 
