@@ -61,7 +61,8 @@ def test_collectives_in_metadata_and_summary(tmp_path: Path) -> None:
     [
         ('kind = "allreduce"\nalgorithm = "star"\n', "traffic.collective.algorithm",
          "ring, tree, halving_doubling, recursive_doubling"),
-        ('kind = "alltoall"\nchunk_size = "4KiB"\n', "traffic.collective", "chunk_size and channels apply only"),
+        ('kind = "alltoall"\nchunk_size = "4KiB"\n', "traffic.collective",
+         "chunk_size and channels apply only"),
         ('kind = "allreduce"\nchannels = 65\n', "traffic.collective.channels", "64"),
         ('kind = "allgatherr"\n', "traffic.collective.kind", "allgather"),
         ('kind = "broadcast"\nroot = 8\n', "traffic.collective", "root = 8 must be a rank in [0, 7]"),
