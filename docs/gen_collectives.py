@@ -2,8 +2,10 @@
 
 Usage (from the repository root)::
 
-    python docs/gen_collectives.py               # the table (Markdown) and docs/img/collectives-crossover.png
-    python docs/gen_collectives.py --no-figures
+    python docs/gen_collectives.py   # the two tables (Markdown)
+
+The figure, docs/img/collectives-crossover.png, is drawn by the page's own code
+(python docs/gen_ladders.py docs/collectives.md).
 
 The experiment is tests/traffic/collective_util.py, the same code tests/traffic/test_collective_cost_models.py
 asserts on: each collective alone on an idle 100 Gb/s star (1 us links, 4096-byte MTU, PFC, no loss).
@@ -20,8 +22,6 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "traffic"))
 
 from collective_util import (  # noqa: E402
     CASES,
-    INFLIGHT,
-    TREE_CHUNK,
     alpha_beta,
     alpha_beta_aggregator,
     crossing,
@@ -32,7 +32,6 @@ from collective_util import (  # noqa: E402
 
 from rdmasim.traffic import bus_factor  # noqa: E402
 
-IMG = os.path.join(HERE, "img")
 KIND = {"allreduce": "allreduce", "allgather": "allgather", "reduce-scatter": "reduce_scatter",
         "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall"}
 SIZES = (256 << 10, 2 << 20, 32 << 20)
@@ -61,58 +60,19 @@ def table() -> None:
                       f"{t / lo:.3f} | {busbw:.1f} |")
 
 
-def crossover(figures: bool) -> None:
+def crossover() -> None:
     print("\n| p | measured crossover | models cross |")
     print("|---|---|---|")
-    curves = {}
     for p in (8, 16):
         ring, tree = zip(*(ring_and_tree(p, n) for n in CROSS_SIZES), strict=True)
-        curves[p] = (ring, tree)
         got = crossing(CROSS_SIZES, list(tree), list(ring))
         print(f"| {p} | {got / 2**20:.2f} MiB | {model_crossover(p) / 2**20:.2f} MiB |")
-    if not figures:
-        return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ab = alpha_beta()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    for ax, p in zip(axes, (8, 16), strict=True):
-        ring, tree = curves[p]
-        mib = [n / 2**20 for n in CROSS_SIZES]
-        busbw = [[n / (t * 1e-12) * bus_factor("allreduce", p) * 8 / 1e9 for n, t in zip(CROSS_SIZES, ts,
-                                                                                           strict=True)]
-                 for ts in (ring, tree)]
-        model_ring = [n / (ab.ring_allreduce(p, n) * 1e-12) * bus_factor("allreduce", p) * 8 / 1e9
-                      for n in CROSS_SIZES]
-        model_tree = [n / (ab.tree_allreduce(p, n, TREE_CHUNK, INFLIGHT) * 1e-12)
-                      * bus_factor("allreduce", p) * 8 / 1e9 for n in CROSS_SIZES]
-        ax.semilogx(mib, busbw[0], "o-", color="C0", label="ring (measured)")
-        ax.semilogx(mib, busbw[1], "s-", color="C1", label="double binary tree (measured)")
-        ax.semilogx(mib, model_ring, "--", color="C0", label="ring model")
-        ax.semilogx(mib, model_tree, "--", color="C1", label="tree model")
-        got = crossing(CROSS_SIZES, list(tree), list(ring))
-        ax.axvline(got / 2**20, color="grey", lw=0.8)
-        ax.axvline(model_crossover(p) / 2**20, color="grey", lw=0.8, ls=":")
-        ax.set_title(f"all-reduce, {p} ranks, 100 Gb/s star")
-        ax.set_xlabel("buffer (MiB)")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("busbw (Gb/s)")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    out = os.path.join(IMG, "collectives-crossover.png")
-    fig.savefig(out, dpi=110)
-    print(f"\nwrote {out}")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--no-figures", action="store_true")
-    args = ap.parse_args()
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     table()
-    crossover(not args.no_figures)
+    crossover()
 
 
 if __name__ == "__main__":
