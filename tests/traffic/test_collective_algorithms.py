@@ -172,6 +172,8 @@ def test_in_network_allreduce_tree_and_errors() -> None:
         in_network_allreduce(ranks, 4000, {10: [0, 1, 2]})
     with pytest.raises(ValueError, match="exactly one root"):
         in_network_allreduce(ranks, 4000, {10: [0, 1], 11: [2, 3]})
+    with pytest.raises(ValueError, match=r"aggregators \[10, 11\] form a cycle"):
+        in_network_allreduce(ranks, 4000, {12: [0, 1], 10: [2, 11], 11: [10, 3]})
     with pytest.raises(ValueError, match="is a rank and cannot"):
         in_network_allreduce(ranks, 4000, {3: [0, 1, 2]})
 

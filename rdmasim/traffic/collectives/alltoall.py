@@ -23,7 +23,7 @@ def alltoall(hosts: Hosts, size: int | str, *, algorithm: str = "direct", start:
     n = size_bytes(size)
     need_pieces(n, p, f"one block per rank, {p} ranks")
     block = split(n, p)
-    plan = Plan(inflight=p)  # rounds, not connection slots, order the pairwise exchange
+    plan = Plan(inflight=p)  # one flow per connection: rounds, not slots, order the pairwise exchange
     prev_out: list[int] = []
     prev_in: list[int] = []
     for k in range(1, p):

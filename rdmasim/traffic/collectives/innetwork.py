@@ -53,6 +53,13 @@ def _tree(ranks: np.ndarray, aggregation: int | Mapping[int, Sequence[int]]) -> 
     if len(roots) != 1:
         raise ValueError(f"aggregation: need exactly one root aggregator, found {sorted(roots)} "
                          "(or a cycle)")
+    for a in tree:  # every aggregator must reach the root: a cycle never does
+        seen, q = {a}, a
+        while q in parent:
+            q = parent[q]
+            if q in seen:
+                raise ValueError(f"aggregation: aggregators {sorted(seen)} form a cycle")
+            seen.add(q)
     return tree
 
 

@@ -30,7 +30,7 @@ def ring_steps(plan: Plan, p: int, size: int, steps: int, chunk_size: int | None
             prev = cur
 
 
-def _ring(kind: str, hosts: Hosts, size: int | str, steps_of: int, *, chunk_size: int | str | None,
+def _ring(hosts: Hosts, size: int | str, steps_of: int, *, chunk_size: int | str | None,
           channels: int, inflight: int, start: int | str, verb: str | int, priority: int,
           group: str | None) -> FlowTable:
     h = host_array(hosts)
@@ -49,7 +49,7 @@ def ring_allgather(hosts: Hosts, size: int | str, *, chunk_size: int | str | Non
     p-1 steps; each rank sends (p-1)/p * size bytes. ``chunk_size`` (bytes, default: one chunk per block)
     and ``channels`` pipeline it as NCCL does; ``inflight`` bounds the chunks in flight per connection.
     """
-    return _ring("allgather", hosts, size, 1, chunk_size=chunk_size, channels=channels, inflight=inflight,
+    return _ring(hosts, size, 1, chunk_size=chunk_size, channels=channels, inflight=inflight,
                  start=start, verb=verb, priority=priority, group=group)
 
 
@@ -60,7 +60,7 @@ def ring_reduce_scatter(hosts: Hosts, size: int | str, *, chunk_size: int | str 
 
     p-1 steps; each rank sends (p-1)/p * size bytes. Chunking as in :func:`ring_allgather`.
     """
-    return _ring("reduce_scatter", hosts, size, 1, chunk_size=chunk_size, channels=channels,
+    return _ring(hosts, size, 1, chunk_size=chunk_size, channels=channels,
                  inflight=inflight, start=start, verb=verb, priority=priority, group=group)
 
 
@@ -73,5 +73,5 @@ def chunked_ring_allreduce(hosts: Hosts, size: int | str, *, chunk_size: int | s
     Each rank sends 2(p-1)/p * size bytes. With one chunk per block, one channel and ``inflight=1`` it is
     the same schedule as :func:`~rdmasim.traffic.ring_allreduce`.
     """
-    return _ring("allreduce", hosts, size, 2, chunk_size=chunk_size, channels=channels, inflight=inflight,
+    return _ring(hosts, size, 2, chunk_size=chunk_size, channels=channels, inflight=inflight,
                  start=start, verb=verb, priority=priority, group=group)
