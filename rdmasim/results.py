@@ -188,6 +188,8 @@ class RunResult:
     interrupted: bool = False
     #: each host's link rate (b/s): the plots draw link capacity from it
     host_rate_bps: dict[str, float] = field(default_factory=dict)
+    #: per collective: time_ps, algbw_Bps, busbw_Bps (nccl-tests definitions), busbw_over_link_rate
+    collectives: list[dict[str, Any]] = field(default_factory=list)
 
     def port_rows(self) -> list[dict[str, Any]]:
         """Per-port counters as rows: one per switch port and one per host NIC, with the columns of
@@ -271,6 +273,7 @@ class RunResult:
             "flows": len(self.flows),
             "completed": sum(f.status == "ok" for f in self.flows),
             "complete": not self.interrupted,
+            "collectives": self.collectives,
             "deadlock": None if self.deadlock is None else {
                 "at_ps": self.deadlock[0], "cycle": [list(c) for c in self.deadlock[1]]},
         }
@@ -449,6 +452,11 @@ class RunResult:
         if sds:
             p99 = sds[min(len(sds) - 1, int(0.99 * len(sds)))]
             lines.append(f"  slowdown: median {sds[len(sds) // 2]:.2f}, p99 {p99:.2f}, max {sds[-1]:.2f}")
+        for c in self.collectives:
+            lines.append(f"  collective {c['collective']} on {c['ranks']} ranks, {c['size_bytes']:,} bytes: "
+                         f"{format_time(c['time_ps'])}, algbw {c['algbw_Bps'] * 8 / 1e9:.2f} Gb/s, busbw "
+                         f"{c['busbw_Bps'] * 8 / 1e9:.2f} Gb/s ({c['busbw_over_link_rate']:.1%} of the "
+                         "link rate)")
         if self.deadlock is not None:
             t_ps, cycle = self.deadlock
             ring = " -> ".join(f"{s}:{p}/p{pr}" for s, p, pr in cycle)

@@ -828,7 +828,9 @@ def _flow_counts(sc: Scenario, problems: list[Problem]) -> None:
             count = n * v[p + "load"] * v["link.rate"] / 8 / mean * v[p + "duration"] / 1e12
         else:
             rounds = v[p + "rounds"] if v[p + "kind"] == "moe_all_to_all" else 2
-            count = float(n * max(n - 1, 1) * rounds)
+            chunk = v[p + "chunk_size"]
+            per_block = max(1.0, v[p + "size"] / (chunk * max(n, 1))) if chunk else 1.0
+            count = float(n * max(n - 1, 1) * rounds) * per_block
         if count > MAX_FLOWS:
             problems.append(Problem(sc.file, f"traffic.{gen}", f"would make about {count:,.0f} flows",
                                     allowed=f"at most {MAX_FLOWS:,} flows per scenario (fewer hosts, "

@@ -96,9 +96,12 @@ SECTIONS: dict[str, str] = {
     "traffic.all_to_all": "All-to-all: every host sends `size` to every other host (n(n-1) flows).",
     "traffic.poisson": "Poisson arrivals per host at `load` of its link rate, sizes drawn from `cdf` "
     "(`web_search` (DCTCP), `data_mining` (VL2), or a CSV file of `size,cdf` rows), random destinations.",
-    "traffic.collective": "A collective built on flows with dependencies: `ring_allreduce` or "
-    "`halving_doubling_allreduce` of a `size`-byte buffer, or `moe_all_to_all` of `size` bytes per host pair "
-    "for `rounds` rounds.",
+    "traffic.collective": "A collective built on flows with dependencies: `allreduce` (algorithm `ring`, "
+    "`tree` (NCCL's double binary tree), `halving_doubling` or `recursive_doubling`), `allgather`, "
+    "`reduce_scatter` (`ring`), `broadcast`, `reduce` (`chain`) or `alltoall` (`direct`, `pairwise`) of a "
+    "`size`-byte buffer, pipelined in `chunk_size` chunks over `channels` (ring, tree and chain); the older "
+    "names `ring_allreduce`, `halving_doubling_allreduce` and `moe_all_to_all` (`size` bytes per host pair "
+    "for `rounds` rounds) still work. The results give each collective's time, algbw and busbw.",
     "outputs": "What is written and where.",
 }
 
@@ -265,8 +268,18 @@ SCHEMA: dict[str, Opt] = {
     "traffic.poisson.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
     "traffic.collective.kind": Opt(
         "str", "ring_allreduce", "Which collective.",
-        choices=("ring_allreduce", "halving_doubling_allreduce", "moe_all_to_all"),
+        choices=("ring_allreduce", "halving_doubling_allreduce", "moe_all_to_all", "allreduce", "allgather",
+                 "reduce_scatter", "broadcast", "reduce", "alltoall"),
     ),
+    "traffic.collective.algorithm": Opt(
+        "str", "", "Algorithm of allreduce (ring, tree, halving_doubling, recursive_doubling), allgather / "
+        "reduce_scatter (ring), broadcast / reduce (chain), alltoall (direct, pairwise); '' = the first."),
+    "traffic.collective.chunk_size": Opt("size", 0, "Pipeline chunk bytes of ring, tree and chain algorithms "
+                                         "(0 = one chunk per block).", lo=0, hi=2**31 - 1),
+    "traffic.collective.channels": Opt("int", 0, "Channels the buffer is split over (0 = the algorithm's "
+                                       "default: 2 for tree, else 1).", lo=0, hi=64),
+    "traffic.collective.inflight": Opt("int", 4, "Chunks in flight per connection and channel.", lo=1, hi=64),
+    "traffic.collective.root": Opt("int", 0, "broadcast / reduce: the root rank.", lo=0, hi=4095),
     "traffic.collective.hosts": Opt("list[str]", [], "Ranks in order ([] = every host)."),
     "traffic.collective.size": Opt("size", "8MiB", "All-reduce buffer bytes, or bytes per pair (MoE).", lo=1,
                                    hi=2**31 - 1),

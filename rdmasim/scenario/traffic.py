@@ -73,7 +73,52 @@ def _generator(sc: Scenario, gen: str, names: list[str], index: dict[str, int]) 
         return tr.ring_allreduce(hosts(), v[p + "size"], **common)
     if kind == "halving_doubling_allreduce":
         return tr.halving_doubling_allreduce(hosts(), v[p + "size"], **common)
-    return tr.moe_all_to_all(hosts(), v[p + "size"], rounds=v[p + "rounds"], **common)
+    if kind == "moe_all_to_all":
+        return tr.moe_all_to_all(hosts(), v[p + "size"], rounds=v[p + "rounds"], **common)
+    algo = v[p + "algorithm"]
+    if algo and algo not in tr.ALGORITHMS[kind]:
+        raise ScenarioError([Problem(sc.file, p + "algorithm", f"not an algorithm of {kind}", algo,
+                                     ", ".join(tr.ALGORITHMS[kind]))])
+    return tr.collective(kind, hosts(), v[p + "size"], algorithm=algo or None,
+                         chunk_size=v[p + "chunk_size"] or None, channels=v[p + "channels"] or None,
+                         inflight=v[p + "inflight"], root=v[p + "root"], group=collective_label(sc), **common)
+
+
+def collective_label(sc: Scenario) -> str:
+    """The group name of the ``[traffic.collective]`` flows: ``kind/algorithm`` (e.g. ``allreduce/tree``)."""
+    v = sc.values
+    kind = v["traffic.collective.kind"]
+    if kind in ("ring_allreduce", "halving_doubling_allreduce", "moe_all_to_all"):
+        return kind.replace("_", "-")
+    return f"{kind}/{v['traffic.collective.algorithm'] or tr.ALGORITHMS[kind][0]}"
+
+
+def collective_rows(sc: Scenario, res: np.ndarray, group: np.ndarray, groups: list[str],
+                    link_rate_bps: float) -> list[dict[str, Any]]:
+    """The ``[traffic.collective]`` run in nccl-tests terms: time (first start to last finish), algbw,
+    busbw and busbw as a fraction of the link rate (the ideal; empty if the scenario has none or it did not
+    finish)."""
+    if "collective" not in sc.generators:
+        return []
+    v = sc.values
+    label = collective_label(sc)
+    if label not in groups:
+        return []
+    mine = group == groups.index(label)
+    rows = res[mine]
+    if not len(rows) or (rows["finish_ps"] < 0).any():
+        return []
+    kind = v["traffic.collective.kind"]
+    p = len(v["traffic.collective.hosts"]) or len(host_names(v))
+    size = v["traffic.collective.size"]
+    if kind in ("ring_allreduce", "halving_doubling_allreduce"):
+        kind = "allreduce"
+    elif kind == "moe_all_to_all":  # each round is an all-to-all of size bytes per pair
+        kind, size = "alltoall", size * p * v["traffic.collective.rounds"]
+    t = int(rows["finish_ps"].max() - rows["start_ps"].min())
+    r = tr.collective_result(kind, p, size, t)
+    return [{"collective": label, "ranks": p, "size_bytes": size, "time_ps": t, "algbw_Bps": r.algbw_Bps,
+             "busbw_Bps": r.busbw_Bps, "busbw_over_link_rate": r.busbw_Bps * 8 / link_rate_bps}]
 
 
 def traffic_table(sc: Scenario) -> tuple[tr.FlowTable, list[str]]:
@@ -107,4 +152,4 @@ def sim_host_indices(names: list[str], sim_hosts: dict[str, Any]) -> np.ndarray:
     return np.array([sim_hosts[h].index for h in names], dtype=np.int32)
 
 
-__all__ = ["sim_host_indices", "traffic_table"]
+__all__ = ["collective_label", "collective_rows", "sim_host_indices", "traffic_table"]

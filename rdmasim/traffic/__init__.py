@@ -18,15 +18,33 @@ Patterns (``hosts`` is an int ``n`` for hosts ``0..n-1``, or the host indices to
 - :func:`incast`, :func:`permutation`, :func:`all_to_all`, :func:`poisson` (generators)
 - :func:`ring_allreduce`, :func:`halving_doubling_allreduce`, :func:`moe_all_to_all` (collectives, with
   dependencies), :func:`ideal_ring_allreduce_ps` (analytical bound for validation)
+- :func:`collective` (any collective and algorithm by name: ring / double binary tree / halving-doubling /
+  recursive-doubling all-reduce, ring all-gather and reduce-scatter, chain broadcast and reduce, direct and
+  pairwise all-to-all, chunked and over channels), :func:`in_network_allreduce` (SHARP-style),
+  :func:`bus_factor` / :func:`collective_result` (algbw, busbw) and :class:`AlphaBeta` (cost models)
 - :class:`SizeCDF` with :data:`WEB_SEARCH` (DCTCP) and :data:`DATA_MINING` (VL2) flow-size distributions
 """
 
 from rdmasim.traffic.cdfs import DATA_MINING, WEB_SEARCH, SizeCDF
 from rdmasim.traffic.collectives import (
+    ALGORITHMS,
+    AlphaBeta,
+    alltoall,
+    broadcast,
+    bus_factor,
+    chunked_ring_allreduce,
+    collective,
+    collective_result,
     halving_doubling_allreduce,
     ideal_ring_allreduce_ps,
+    in_network_allreduce,
     moe_all_to_all,
+    recursive_doubling_allreduce,
+    reduce,
+    ring_allgather,
     ring_allreduce,
+    ring_reduce_scatter,
+    tree_allreduce,
 )
 from rdmasim.traffic.generators import (
     POISSON_MAX_FLOWS,
@@ -38,6 +56,9 @@ from rdmasim.traffic.generators import (
 from rdmasim.traffic.table import FLOW_DTYPE, MAX_FLOW_SIZE, VERB_CODES, FlowTable, verb_code
 
 __all__ = [
+    "ALGORITHMS", "AlphaBeta", "alltoall", "broadcast", "bus_factor", "chunked_ring_allreduce", "collective",
+    "collective_result", "in_network_allreduce", "recursive_doubling_allreduce", "reduce", "ring_allgather",
+    "ring_reduce_scatter", "tree_allreduce",
     "DATA_MINING", "FLOW_DTYPE", "MAX_FLOW_SIZE", "POISSON_MAX_FLOWS",
     "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
     "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",

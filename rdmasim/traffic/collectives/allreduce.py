@@ -1,4 +1,4 @@
-"""Collective communication patterns as dependent flows (ring and halving-doubling all-reduce, MoE).
+"""All-reduce without chunking (ring, halving-doubling, recursive doubling) and the MoE exchange.
 
 A flow that forwards or reduces data depends on the flows that brought that data, so the simulator starts
 it only once they have finished. Hosts are given as in :mod:`rdmasim.traffic.generators`; the position of a
@@ -171,3 +171,31 @@ def ideal_ring_allreduce_ps(n: int, size: int, rate_bps: float, delay_ps: int) -
         raise ValueError(f"need size > 0, rate_bps > 0, delay_ps >= 0 (got {size}, {rate_bps}, {delay_ps})")
     steps = 2 * (n - 1)
     return round(steps * size * 8 * PS_PER_S / (n * rate_bps)) + steps * int(delay_ps)
+
+
+def recursive_doubling_allreduce(
+    hosts: Hosts,
+    size: int | str,
+    *,
+    start: int | str = 0,
+    verb: str | int = "WRITE",
+    priority: int = 3,
+    group: str | None = "recursive-doubling-allreduce",
+) -> FlowTable:
+    """Recursive-doubling all-reduce: log2(N) steps, in step ``k`` rank ``i`` swaps its whole buffer with
+    rank ``i ^ 2**k`` and reduces (N a power of two). N log2(N) flows of ``size`` bytes; a rank's step
+    ``k`` flow waits for its own step ``k-1`` flow and for the one that came into it in step ``k-1``.
+    """
+    h = host_array(hosts)
+    n = h.size
+    if n & (n - 1):
+        raise ValueError(f"recursive-doubling all-reduce needs a power-of-two number of hosts, got {n}")
+    sz = flow_size(size, "size")
+    k = n.bit_length() - 1
+    rank = np.arange(n, dtype=np.int64)
+    dst = np.concatenate([rank ^ (1 << j) for j in range(k)])
+    prev = np.arange(k - 1, dtype=np.int64)[:, None] * n
+    partner_prev = np.stack([rank ^ (1 << j) for j in range(k - 1)]) if k > 1 else np.zeros((0, n), np.int64)
+    deps = np.stack([(prev + rank).reshape(-1), (prev + partner_prev).reshape(-1)], axis=1)
+    ptr, dd = _csr(k * n, n, deps)
+    return build(h[np.tile(rank, k)], h[dst], sz, time_ps(start, "start"), verb, priority, group, ptr, dd)
