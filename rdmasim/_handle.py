@@ -125,6 +125,16 @@ class Host:
         self.sim._core.host_set_cc(self.index, kind, p.to_c(), notification_point,
                                    parse_time(p.cnp_interval), 48)
 
+    def set_nic_profile(self, profile: Any = "rxe", **overrides: Any) -> Any:
+        """Set the NIC's profile (``rdmasim.nic``: ``"rxe"`` default, ``"cx6"``) for this host, with
+        optional per-constant overrides; QPs already created see the new constants too. Returns
+        the :class:`rdmasim.nic.NicProfile` applied."""
+        from rdmasim import nic
+
+        p = nic.get_profile(profile, **overrides)
+        nic.apply(self.sim._core, self.index, p)
+        return p
+
     @property
     def gid(self) -> str:
         """RoCEv2 GID of the port: the IPv4-mapped IPv6 address."""

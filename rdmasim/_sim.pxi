@@ -165,6 +165,8 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out)
     int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
                        int64_t cnp_interval_ps, uint32_t cnp_dscp)
+    int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
+                        int64_t ack_timeout_ps)
     double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
     int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *out)
     int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps)
@@ -333,6 +335,11 @@ cdef class SimCore:
             p = dcqcn
         self._check(rs_host_set_cc(self.sim, host, kind, &p if dcqcn is not None else NULL, np_enabled,
                                    cnp_interval_ps, cnp_dscp))
+
+    def host_set_nic(self, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
+                     int64_t ack_timeout_ps):
+        """NIC-dependent constants of `host` (rdmasim.nic.NicProfile applies them)."""
+        self._check(rs_host_set_nic(self.sim, host, max_unacked_psns, ack_coalesce_pkts, ack_timeout_ps))
 
     def qp_rate_bps(self, int host, uint32_t qpn):
         return rs_qp_rate_bps(self.sim, host, qpn)

@@ -148,6 +148,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_QP_RNR:
         rs_req_rnr_done(&sim->tp, tm->owner);
         break;
+    case RS_EV_QP_ACK:
+        rs_resp_ack_due(&sim->tp, tm->owner);
+        break;
     case RS_EV_QP_RESP_DRAIN:
         rs_resp_drain_held(&sim->tp, tm->owner);
         break;

@@ -9,6 +9,12 @@ int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_e
     return rs_tp_host_set_cc(&sim->tp, host, kind, params, np_enabled, cnp_interval_ps, cnp_dscp);
 }
 
+int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
+                    int64_t ack_timeout_ps)
+{
+    return rs_tp_host_set_nic(&sim->tp, host, max_unacked_psns, ack_coalesce_pkts, ack_timeout_ps);
+}
+
 double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
 {
     return rs_tp_qp_rate_bps(&sim->tp, host, qpn);

@@ -36,6 +36,7 @@ rs_host *rs_host_new(rs_transport *tp, int id)
     h->cc.kind = RS_CC_NONE;
     h->cc.cnp_interval_ps = 4000000;
     h->cc.cnp_dscp = 48;
+    rs_nic_params_default(&h->nic);
     rs_rng_seed(&h->rng, tp->net.eng.seed, (uint64_t)id);
     return h;
 }
@@ -115,5 +116,25 @@ int rs_tp_host_rx_stats_get(const rs_transport *tp, int host, rs_host_rx_stats *
     if (host < 0 || (uint32_t)host >= tp->n_hosts)
         return RS_ERR_INVAL;
     rs_rxpipe_stats(&tp->hosts[host]->port, out);
+    return RS_OK;
+}
+
+int rs_tp_host_set_nic(rs_transport *tp, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
+                       int64_t ack_timeout_ps)
+{
+    if (host < 0 || (uint32_t)host >= tp->n_hosts)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
+    if (max_unacked_psns < 1 || max_unacked_psns > RS_NIC_MAX_UNACKED_PSNS_LIMIT)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "max_unacked_psns %u not in 1..%u", max_unacked_psns,
+                          RS_NIC_MAX_UNACKED_PSNS_LIMIT);
+    if (ack_coalesce_pkts < 1)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "ack_coalesce_pkts %u must be >= 1", ack_coalesce_pkts);
+    if (ack_timeout_ps < 0 || (ack_coalesce_pkts > 1 && ack_timeout_ps == 0))
+        return rs_tp_fail(tp, RS_ERR_INVAL, "ack_timeout_ps %lld must be > 0 with ack_coalesce_pkts > 1 (>= 0 otherwise)",
+                          (long long)ack_timeout_ps);
+    rs_nic_params *n = &tp->hosts[host]->nic;
+    n->max_unacked_psns = max_unacked_psns;
+    n->ack_coalesce_pkts = ack_coalesce_pkts;
+    n->ack_timeout_ps = ack_timeout_ps;
     return RS_OK;
 }

@@ -10,6 +10,7 @@
 #include "transport/cq.h"
 #include "transport/mr.h"
 #include "transport/mw.h"
+#include "transport/nic_params.h"
 #include "transport/qp.h"
 #include "transport/qpn.h"
 #include "transport/srq.h"
@@ -41,6 +42,7 @@ typedef struct rs_host {
     uint32_t pace_len;
     uint32_t pace_cap;
     rs_cc_config cc;         /* congestion control for QPs created afterwards */
+    rs_nic_params nic;       /* NIC-dependent transport constants (nic_params.h) */
     rs_timer pace;           /* wakes the port when a paced QP may send again */
     int scripted;            /* frames go to Python (peer.c), not to the transport */
     rs_pkt *peer_head;       /* received frames waiting for Python */

@@ -114,6 +114,8 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
     qp->rnr_timer.kind = RS_EV_QP_RNR;
     qp->drain_timer.owner = qp;
     qp->drain_timer.kind = RS_EV_QP_RESP_DRAIN;
+    qp->ack_timer.owner = qp;
+    qp->ack_timer.kind = RS_EV_QP_ACK;
     qp->last_cnp_ps = -1;
     scq->users++;
     if (rcq != scq)
@@ -143,6 +145,7 @@ void rs_qp_release(rs_transport *tp, rs_qp *qp)
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
     rs_timer_cancel(&qp->drain_timer);
+    rs_timer_cancel(&qp->ack_timer);
     h->cqs[qp->init.send_cq].users--;
     if (qp->init.recv_cq != qp->init.send_cq)
         h->cqs[qp->init.recv_cq].users--;
@@ -260,6 +263,8 @@ void rs_qp_to_error(rs_transport *tp, rs_qp *qp)
     qp->rd_outstanding = 0;
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
+    rs_timer_cancel(&qp->ack_timer);
+    qp->ack_pending = 0;
     qp->rto_deadline_ps = 0;
     while (qp->sq_count)
         rs_qp_complete_head(tp, qp, RS_WC_STATUS_WR_FLUSH_ERR);
@@ -272,6 +277,9 @@ void rs_qp_to_error(rs_transport *tp, rs_qp *qp)
 void rs_qp_reset(rs_transport *tp, rs_qp *qp)
 {
     rs_nic_forget(qp->host, qp);
+    rs_timer_cancel(&qp->ack_timer);
+    qp->ack_pending = 0;
+    qp->unacked_rx = 0;
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
     qp->sq_head = qp->sq_count = qp->rq_head = qp->rq_count = qp->rq_done = 0;

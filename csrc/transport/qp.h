@@ -133,6 +133,8 @@ typedef struct rs_qp {
     uint32_t resp_psn;      /* expected PSN */
     uint32_t msn;
     int nak_sent;           /* one NAK per PSN gap */
+    uint32_t unacked_rx;    /* accepted SEND/WRITE packets since the last ACK (ACK coalescing) */
+    int ack_pending;        /* an AckReq packet waits for a coalesced ACK (ack_timer) */
     int in_msg;             /* 0 none, 1 inside a SEND, 2 inside a WRITE */
     uint32_t respq_jobs;    /* READ jobs in respq: read per request received (responder.c), so here */
     uint64_t write_va;      /* WRITE: where the next payload byte goes (resolved per packet) */
@@ -167,6 +169,7 @@ typedef struct rs_qp {
     rs_timer rto;
     rs_timer rnr_timer;
     rs_timer drain_timer;
+    rs_timer ack_timer;   /* flushes a coalesced ACK (nic_params.h ack_timeout_ps) */
     rs_rdres *res;          /* ring of max(1, max_dest_rd_atomic) entries: &res_inline when 1 */
     uint32_t res_cap;
     uint32_t res_next;

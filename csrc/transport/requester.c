@@ -10,9 +10,6 @@
 
 #include "rdmasim/ib.h"
 
-/* rxe_req.c: a request may start at PSN req_psn while req_psn - comp_psn <= RXE_MAX_UNACKED_PSNS
- * (`psn_compare(req.psn, comp.psn + RXE_MAX_UNACKED_PSNS) > 0` waits): 129 PSNs in flight */
-#define RS_MAX_UNACKED_PSNS 128
 /* rxe_req.c: a packet that does not end its message asks for an ACK when
  * `noack_pkts++ > RXE_MAX_PKT_PER_ACK`: every 66th in a row; the count runs across retries */
 #define RS_MAX_PKT_PER_ACK 64
@@ -47,7 +44,9 @@ int rs_req_can_send(const rs_transport *tp, const rs_qp *qp)
         return 0;
     if (qp->rnr_until_ps > tp->net.eng.now_ps)
         return 0;
-    if (rs_psn_diff(qp->req_psn, qp->comp_psn) > RS_MAX_UNACKED_PSNS)
+    /* rxe_req.c: a request may start while req_psn - comp_psn <= max_unacked_psns
+     * (`psn_compare(req.psn, comp.psn + RXE_MAX_UNACKED_PSNS) > 0` waits); per host (nic_params.h) */
+    if (rs_psn_diff(qp->req_psn, qp->comp_psn) > (int32_t)qp->host->nic.max_unacked_psns)
         return 0;
     const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
     if (qp->req_off == 0 && !rs_req_may_start(qp, w)) /* about to start a WQE */

@@ -24,6 +24,10 @@ static void send_aeth(rs_transport *tp, rs_qp *qp, uint8_t syndrome, uint32_t ps
     rs_pkt *a = rs_nic_new_packet(tp, qp, RS_OP_ACKNOWLEDGE, psn);
     if (!a)
         return;
+    /* any ACK/NAK covers everything accepted before it: a coalesced ACK is no longer owed */
+    qp->unacked_rx = 0;
+    qp->ack_pending = 0;
+    rs_timer_cancel(&qp->ack_timer);
     a->aeth_syndrome = syndrome;
     a->aeth_msn = qp->msn & 0xFFFFFF;
     if ((syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK)
@@ -77,6 +81,30 @@ static int scatter(rs_qp *qp, const uint8_t *data, uint32_t len)
     if (qp->recv_off + len > r->length)
         return -1;
     return rs_scatter_sges(qp->host, qp->init.pd, r->sge, r->num_sge, qp->recv_off, data, len) ? -2 : 0;
+}
+
+/* An accepted AckReq SEND/WRITE packet (resp_psn already past it).  Without coalescing it is
+ * acknowledged at once (rxe).  With it the ACK goes when it completes a group of
+ * ack_coalesce_pkts packets, else within ack_timeout_ps (a later ACK covers it; a lost one is
+ * recovered as any lost ACK: the requester's timeout resends, the duplicate is ACKed again). */
+static void ack_accepted(rs_transport *tp, rs_qp *qp)
+{
+    const rs_nic_params *n = &qp->host->nic;
+    if (++qp->unacked_rx >= n->ack_coalesce_pkts) {
+        send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK);
+        return;
+    }
+    if (!qp->ack_pending) {
+        qp->ack_pending = 1;
+        rs_engine_arm(&tp->net.eng, &qp->ack_timer, tp->net.eng.now_ps + n->ack_timeout_ps);
+    }
+}
+
+void rs_resp_ack_due(rs_transport *tp, rs_qp *qp)
+{
+    if (qp->ack_pending && (qp->state == RS_QPS_RTS || qp->state == RS_QPS_RTR || qp->state == RS_QPS_SQD))
+        send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK);
+    qp->ack_pending = 0;
 }
 
 /* Execute a SEND packet: RS_EXEC_OK when accepted, else why it was refused (nothing done; the
@@ -428,7 +456,9 @@ void rs_resp_execute(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
         if (rc == RS_EXEC_OK) {
             rs_resp_advance(qp, pkt, op);
             if (pkt->ackreq)
-                send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, pkt->psn);
+                ack_accepted(tp, qp);
+            else
+                qp->unacked_rx++;
 #ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */
             else if (RS_MUTANT(&tp->net.eng, RS_MUT_ACK_AHEAD) && !rs_op_ends(op))
                 send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (pkt->psn + 1) & RS_PSN_MASK);

@@ -31,6 +31,7 @@ enum rs_transport_event {
     /* 11 was the per-QP congestion-control timer: CC timers now run lazily (cc_qp.c) */
     RS_EV_NIC_PACE = 12,      /* owner: rs_host, a paced QP may send */
     RS_EV_QP_RESP_DRAIN = 13, /* owner: rs_qp, run requests held behind a finished READ */
+    RS_EV_QP_ACK = 17,        /* owner: rs_qp, a coalesced ACK is due (responder.c) */
     RS_EV_NIC_LOOPBACK = 16,  /* owner: rs_host, a frame the NIC looped back to itself is received (nic.c) */
 };
 
@@ -191,6 +192,10 @@ void rs_resp_execute(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt);
 void rs_resp_duplicate(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt);
 int rs_resp_length_ok(const rs_qp *qp, uint8_t op, uint32_t len);
 void rs_resp_drain_held(rs_transport *tp, rs_qp *qp);
+/* The ack_timer fired: send the coalesced ACK still owed (responder.c). */
+void rs_resp_ack_due(rs_transport *tp, rs_qp *qp);
+int rs_tp_host_set_nic(rs_transport *tp, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
+                       int64_t ack_timeout_ps);
 void rs_resp_release_held(rs_transport *tp, rs_qp *qp);
 
 /* resp_queue.c: responder output in PSN order (READ responses built lazily) */

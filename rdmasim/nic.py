@@ -1,0 +1,100 @@
+"""NIC profiles: transport constants that depend on the NIC, chosen per host with one name.
+
+``"rxe"`` (the default) is Linux's soft-RoCE driver and is what every host did before profiles
+existed.  ``"cx6"`` is a ConnectX-6-like hardware NIC.  Each constant names its source; values that
+no public source fixes are marked as modelled assumptions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from rdmasim.cc import DcqcnParams
+from rdmasim.units import parse_time
+
+#: Largest requester window accepted (half the 24-bit PSN space; csrc/transport/nic_params.h).
+MAX_UNACKED_PSNS_LIMIT = 1 << 22
+
+
+@dataclass(frozen=True)
+class NicProfile:
+    """NIC-dependent constants of one host.
+
+    ``max_unacked_psns``: PSNs a QP may have in flight beyond the oldest unacknowledged one.
+    ``ack_coalesce_pkts``: the responder acknowledges an AckReq packet at once only when it
+    completes a group of this many accepted packets since the last ACK (1 = every AckReq packet).
+    ``ack_timeout``: longest a coalesced ACK waits (a time string or ps; needed when coalescing).
+    ``cnp_interval``: at most one CNP per QP per interval at the notification point (0 = every
+    CE-marked packet); applied with the host's congestion control.
+    ``dcqcn``: name of the DCQCN preset that goes with the NIC (``DcqcnParams.paper`` / ``nvidia``).
+    """
+
+    name: str
+    max_unacked_psns: int
+    ack_coalesce_pkts: int
+    ack_timeout: str | int
+    cnp_interval: str | int
+    dcqcn: str
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_unacked_psns <= MAX_UNACKED_PSNS_LIMIT:
+            raise ValueError(f"nic.max_unacked_psns = {self.max_unacked_psns}: "
+                             f"allowed 1..{MAX_UNACKED_PSNS_LIMIT}")
+        if self.ack_coalesce_pkts < 1:
+            raise ValueError(f"nic.ack_coalesce_pkts = {self.ack_coalesce_pkts}: allowed >= 1")
+        t = parse_time(self.ack_timeout)
+        if t < 0 or (self.ack_coalesce_pkts > 1 and t == 0):
+            raise ValueError(f"nic.ack_timeout = {self.ack_timeout!r}: "
+                             "must be > 0 when ack_coalesce_pkts > 1")
+        if parse_time(self.cnp_interval) < 0:
+            raise ValueError(f"nic.cnp_interval = {self.cnp_interval!r}: must be >= 0")
+        if self.dcqcn not in ("paper", "nvidia"):
+            raise ValueError(f"nic.dcqcn = {self.dcqcn!r}: allowed 'paper', 'nvidia'")
+
+    def with_overrides(self, **kw: Any) -> NicProfile:
+        """A copy with some constants changed (unknown names raise, naming the allowed ones)."""
+        allowed = {f.name for f in fields(self)} - {"name"}
+        bad = set(kw) - allowed
+        if bad:
+            raise ValueError(f"nic: unknown key(s) {sorted(bad)}; allowed {sorted(allowed)}")
+        return replace(self, **kw)
+
+    def dcqcn_params(self) -> DcqcnParams:
+        """The DCQCN preset that goes with this NIC, with this profile's CNP interval."""
+        base = DcqcnParams.nvidia() if self.dcqcn == "nvidia" else DcqcnParams.paper()
+        return replace(base, cnp_interval=self.cnp_interval)
+
+
+PROFILES: dict[str, NicProfile] = {
+    # Linux soft-RoCE (drivers/infiniband/sw/rxe): RXE_MAX_UNACKED_PSNS = 128 (rxe_param.h); the
+    # requester sets AckReq at a message's last packet and every RXE_MAX_PKT_PER_ACK = 64 packets
+    # (rxe_req.c) and the responder ACKs every AckReq packet (rxe_resp.c): no coalescing.  rxe has
+    # no DCQCN; the paper's parameters (Zhu et al., SIGCOMM 2015) and its 50 us CNP interval are used.
+    "rxe": NicProfile("rxe", max_unacked_psns=128, ack_coalesce_pkts=1, ack_timeout=0,
+                      cnp_interval="50us", dcqcn="paper"),
+    # ConnectX-6-like.  The PSN window of hardware NICs is not published; modelled assumption:
+    # 2^22 (half the PSN space: never the binding limit).  ACK coalescing is done in hardware but
+    # its constants are not published; modelled assumption: one ACK per 4 packets, at most 2 us
+    # late.  CNP interval: NVIDIA's min_time_between_cnps default 4 us (mlxconfig / NVIDIA RoCE
+    # congestion control documentation); DCQCN: DcqcnParams.nvidia().
+    "cx6": NicProfile("cx6", max_unacked_psns=MAX_UNACKED_PSNS_LIMIT, ack_coalesce_pkts=4,
+                      ack_timeout="2us", cnp_interval="4us", dcqcn="nvidia"),
+}
+
+
+def get_profile(name: str | NicProfile, **overrides: Any) -> NicProfile:
+    """The named profile (``"rxe"``, ``"cx6"``/``"connectx"``) with optional per-field overrides."""
+    if isinstance(name, NicProfile):
+        p = name
+    else:
+        key = "cx6" if name == "connectx" else name
+        if key not in PROFILES:
+            raise ValueError(f"nic.profile = {name!r}: allowed {sorted([*PROFILES, 'connectx'])}")
+        p = PROFILES[key]
+    return p.with_overrides(**overrides) if overrides else p
+
+
+def apply(sim_core: Any, host_index: int, profile: NicProfile) -> None:
+    """Set the host's NIC constants in the simulator core."""
+    sim_core.host_set_nic(host_index, profile.max_unacked_psns, profile.ack_coalesce_pkts,
+                          parse_time(profile.ack_timeout))

@@ -1,0 +1,80 @@
+"""NIC profiles: per-host window and ACK coalescing (rdmasim.nic, csrc/transport/nic_params.h)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rdmasim import nic
+from rdmasim.topology import back_to_back
+from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+from rdmasim.verbs import enums as e
+
+
+def _writes(n: int, size: int, *, profile: str = "rxe", loss_ba: float = 0.0, delay: str = "1us",
+            rate: str = "100Gbps", **over: object) -> dict:
+    topo = back_to_back(rate=rate, delay=delay, mtu=1024, loss_ba=loss_ba, seed=3)
+    for h in (topo.a, topo.b):
+        h.set_nic_profile(profile, **over)
+    ca, cb = Context(topo.a), Context(topo.b)
+    pa, pb = PD(ca), PD(cb)
+    qa, qb = CQ(ca, n), CQ(cb, 4)
+    src = MR(pa, n * size, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(pb, n * size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    src.array[:] = np.arange(n * size, dtype=np.uint32).astype(np.uint8)
+    cap = QPCap(max_send_wr=n, max_recv_wr=1)
+    a = QP(pa, QPInitAttr(scq=qa, rcq=qa, cap=cap))
+    b = QP(pb, QPInitAttr(scq=qb, rcq=qb, cap=cap))
+    connect_qps(a, b, path_mtu=1024, timeout=8, retry_cnt=7)
+    for i in range(n):
+        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf + i * size, size, src.lkey)])
+        wr.set_wr_rdma(dst.rkey, dst.buf + i * size)
+        a.post_send(wr)
+    wcs = topo.sim.wait_for(qa, n, timeout=None)
+    t = topo.sim.now
+    topo.sim.run_until_idle()
+    return {"ok": all(w.status == 0 for w in wcs) and len(wcs) == n,
+            "intact": bool(np.array_equal(src.array, dst.array)), "t_ps": t,
+            "acks": b.stats()["acks_sent"], "timeouts": a.stats()["timeouts"]}
+
+
+def test_profiles_and_errors() -> None:
+    assert nic.get_profile("rxe").max_unacked_psns == 128
+    assert nic.get_profile("connectx") == nic.get_profile("cx6")
+    assert nic.get_profile("cx6").dcqcn_params().cnp_interval == "4us"
+    with pytest.raises(ValueError, match="nic.profile"):
+        nic.get_profile("bogus")
+    with pytest.raises(ValueError, match="max_unacked_psns"):
+        nic.get_profile("rxe", max_unacked_psns=0)
+    with pytest.raises(ValueError, match="ack_timeout"):
+        nic.get_profile("rxe", ack_coalesce_pkts=4)
+    with pytest.raises(ValueError, match="unknown key"):
+        nic.get_profile("rxe", acks=2)
+
+
+def test_coalescing_cuts_acks_by_the_factor_and_completes() -> None:
+    base = _writes(64, 256)
+    co = _writes(64, 256, ack_coalesce_pkts=4, ack_timeout="2us")
+    assert base["ok"] and co["ok"] and co["intact"]
+    assert base["acks"] == 64
+    assert co["acks"] <= 64 // 4 + 2 and co["acks"] >= 64 // 4
+    assert co["timeouts"] == 0
+
+
+def test_lost_coalesced_ack_is_recovered() -> None:
+    r = _writes(64, 256, loss_ba=0.2, ack_coalesce_pkts=8, ack_timeout="2us")
+    assert r["ok"] and r["intact"]
+
+
+def test_rxe_window_binds_single_qp_cx6_does_not() -> None:
+    # 10 us one-way delay, MTU 1024, 100 Gb/s: 129 PSNs x wire bytes per RTT vs the line rate
+    size, n = 1024 * 4096, 1
+    rxe = _writes(n, size, delay="10us", rate="100Gbps")
+    cx = _writes(n, size, delay="10us", rate="100Gbps", profile="cx6")
+    # rxe asks for an ACK every 65 packets (RXE_MAX_PKT_PER_ACK) and may run 129 PSNs ahead: each
+    # ACK, one RTT after its packet, opens the window by 65 packets, so 65 packets go per RTT
+    rtt_s = 20e-6
+    rxe_bps = size * 8 / (rxe["t_ps"] / 1e12)
+    cx_bps = size * 8 / (cx["t_ps"] / 1e12)
+    assert rxe_bps == pytest.approx(65 * 1024 * 8 / rtt_s, rel=0.1)
+    assert rxe_bps < 0.8 * cx_bps
+    assert cx_bps > 0.85 * 100e9
