@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 NODE_HOST = 0
 NODE_SWITCH = 1
+#: path selection modes among equal-cost next hops (index = the C enum rs_path_select)
+PATH_SELECT = ("ecmp", "spray", "adaptive")
 DROP_REASONS = _core.SWITCH_DROP_REASONS
 
 _U32 = 2**32 - 1
@@ -51,7 +53,8 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
                   lossless: Iterable[int] = (3,), pfc_quanta: int = 0xFFFF,
                   dscp_map: Mapping[int, int] | None = None, scheduler: str = "strict",
                   wrr_weights: Iterable[int] | None = None, ecn: Mapping[str, Any] | None = None,
-                  ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED) -> dict[str, Any]:
+                  ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED,
+                  path_select: str = "ecmp") -> dict[str, Any]:
     """Validate switch settings and return the dict the C core takes.
 
     ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
@@ -63,7 +66,10 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     ``pfc_quanta``: pause time of XOFF frames; ``dscp_map``: DSCP -> priority overrides of the
     default (all -> 3, 48 -> 6); ``scheduler``: ``"strict"`` (7 highest) or ``"wrr"`` (packets,
     ``wrr_weights`` 1..255 per priority); ``ecn``: ``{"kmin": size, "kmax": size, "pmax": p,
-    "priorities": (3,)}`` RED marking; ``ecn_mark``: ``"enqueue"`` or ``"dequeue"``.
+    "priorities": (3,)}`` RED marking; ``ecn_mark``: ``"enqueue"`` or ``"dequeue"``;
+    ``path_select``: how a packet picks among equal-cost next hops: ``"ecmp"`` (flow hash),
+    ``"spray"`` (per packet, deterministic for the seed) or ``"adaptive"`` (the egress queue with
+    the fewest bytes, ties by the flow hash).
     """
     cfg = _core.switch_cfg_default()
     cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
@@ -114,6 +120,9 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
         raise ValueError(f"ecn_mark must be 'enqueue' or 'dequeue', got {ecn_mark!r}")
     cfg["ecn_on_dequeue"] = int(ecn_mark == "dequeue")
     cfg["ecmp_seed"] = _int_in("ecmp_seed", ecmp_seed, 0, _U64)
+    if path_select not in PATH_SELECT:
+        raise ValueError(f"path_select must be one of {', '.join(PATH_SELECT)}, got {path_select!r}")
+    cfg["path_select"] = PATH_SELECT.index(path_select)
     return cfg
 
 

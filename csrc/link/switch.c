@@ -109,6 +109,27 @@ uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, ui
     return (uint32_t)(h >> 32);
 }
 
+/* One of n >= 2 equal-cost next hops, by the switch's path selection mode (fabric.h). */
+static uint32_t pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *hops, uint32_t n, uint32_t prio)
+{
+    if (sw->cfg.path_select == RS_PATH_SPRAY)
+        return hops[rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip ^ (uint32_t)sw->spray_ctr++, pkt->udp_sport) % n];
+    uint32_t start = rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n;
+    if (sw->cfg.path_select != RS_PATH_ADAPTIVE)
+        return hops[start];
+    uint32_t best = hops[start];
+    uint64_t best_b = sw->mmu.eg_bytes[(size_t)best * RS_NPRIO + prio];
+    for (uint32_t k = 1; k < n && best_b > 0; k++) {
+        uint32_t c = hops[(start + k) % n];
+        uint64_t b = sw->mmu.eg_bytes[(size_t)c * RS_NPRIO + prio];
+        if (b < best_b) {
+            best = c;
+            best_b = b;
+        }
+    }
+    return best;
+}
+
 static void drop(rs_net *net, rs_swport *in, rs_pkt *pkt, int reason)
 {
 #ifdef RDMASIM_MUTANTS /* drop_uncounted: lossy-threshold drops vanish from the counters */
@@ -140,7 +161,7 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
         return;
     }
     const uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
-    uint32_t out_idx = n == 1 ? hops[0] : hops[rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n];
+    uint32_t out_idx = n == 1 ? hops[0] : pick_hop(sw, pkt, hops, n, prio);
     rs_swport *out = &sw->ports[out_idx];
     if (out->wd_storm_until[prio] > net->eng.now_ps) {
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);

@@ -50,6 +50,7 @@ typedef struct rs_switch {
     rs_mmu mmu;
     rs_rng rng;                /* ECN draws: stream (2 << 32) | id */
     uint64_t hash_seed;
+    uint64_t spray_ctr;        /* packets sprayed so far: the per-packet entropy */
     /* routes: next hops of destination host d are nh[d * n_ports .. + nh_cnt[d]) */
     uint32_t n_dst;
     uint16_t *nh;

@@ -60,7 +60,13 @@ typedef struct rs_switch_cfg {
     double ecn_pmax[RS_NPRIO];
     uint32_t ecn_on_dequeue;       /* 0: mark on enqueue (ASICs); 1: on dequeue (HPCC ns-3) */
     uint64_t ecmp_seed;            /* XORed with the switch id: per-switch hash */
+    uint32_t path_select;          /* RS_PATH_*: how a packet picks among equal-cost next hops */
 } rs_switch_cfg;
+
+/* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch
+ * packet counter mixed into the hash: deterministic), or adaptive (the egress queue of the packet's
+ * priority holding the fewest bytes; ties broken from the flow hash). */
+enum rs_path_select { RS_PATH_ECMP = 0, RS_PATH_SPRAY = 1, RS_PATH_ADAPTIVE = 2 };
 
 /* Defaults: 32 ports, 12 MB buffer, 4 KB reserve, 64 KB headroom, dynamic alpha 1/8, 3 KB resume
  * offset, priority 3 lossless, XOFF 65535 quanta, every DSCP -> 3 except 48 (CNP) -> 6, strict
