@@ -29,7 +29,7 @@ cdef extern from "rdmasim/flows.h" nogil:
         uint64_t finished
         uint64_t failed
     int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst,
-                         const uint64_t *size, const int64_t *start_ps, const uint8_t *verb,
+                         const uint64_t *size, const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb,
                          const uint8_t *priority, const int64_t *dep_ptr, const int32_t *deps,
                          uint64_t n_deps, const rs_flow_cfg *cfg)
     int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)
@@ -42,6 +42,7 @@ FLOW_MAX_RD_ATOMIC = RS_FLOW_MAX_RD_ATOMIC
 FLOW_MAX_IRN_WINDOW = RS_FLOW_MAX_IRN_WINDOW
 FLOW_WAITING = 0x100
 FLOW_RUNNING = 0x101
+FLOW_LOCAL = 3  # RS_FLOW_LOCAL: no packets, finishes as it starts
 
 #: one row of rs_flow_result, as numpy reads it (layout checked at import below)
 FLOW_RESULT_DTYPE = _np.dtype([("start_ps", "<i8"), ("finish_ps", "<i8"), ("bytes_delivered", "<u8"),
@@ -58,12 +59,14 @@ cdef class FlowsCore:
     def __cinit__(self, SimCore core):
         self.core = core
 
-    def add(self, src, dst, size, start_ps, verb, priority, dep_ptr, deps, dict cfg):
+    def add(self, src, dst, size, start_ps, verb, priority, dep_ptr, deps, dict cfg, hold_ps=None):
         """Columns as numpy arrays of the C types (rdmasim.flows.add_flows checked their values);
-        dep_ptr/deps may be None. The C side checks everything again and a refusal is a ValueError."""
+        dep_ptr/deps and hold_ps (all 0) may be None. The C side checks everything again and a
+        refusal is a ValueError."""
         cols = [_np.ascontiguousarray(col, dtype=typ) for col, typ in
                 ((src, _np.int32), (dst, _np.int32), (size, _np.uint64), (start_ps, _np.int64),
-                 (verb, _np.uint8), (priority, _np.uint8))]
+                 (verb, _np.uint8), (priority, _np.uint8),
+                 (_np.zeros(len(src), dtype=_np.int64) if hold_ps is None else hold_ps, _np.int64))]
         if any(col.ndim != 1 for col in cols) or len({col.shape[0] for col in cols}) != 1:
             raise ValueError("flow columns must be one-dimensional and all of the same length")
         if cols[0].shape[0] > 0xFFFFFFFF:
@@ -74,6 +77,7 @@ cdef class FlowsCore:
         cdef const int64_t[::1] a_start = cols[3]
         cdef const uint8_t[::1] a_verb = cols[4]
         cdef const uint8_t[::1] a_prio = cols[5]
+        cdef const int64_t[::1] a_hold = cols[6]
         cdef const int64_t[::1] a_ptr
         cdef const int32_t[::1] a_deps
         cdef const int64_t *p_ptr = NULL
@@ -105,10 +109,11 @@ cdef class FlowsCore:
         c.recovery.rto_high_ps = cfg.get("rto_high_ps", 0)
         cdef int64_t first
         if n == 0:
-            first = rs_flows_add(self.core.sim, 0, NULL, NULL, NULL, NULL, NULL, NULL, p_ptr, p_deps, n_deps, &c)
+            first = rs_flows_add(self.core.sim, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, p_ptr, p_deps, n_deps,
+                                 &c)
         else:
-            first = rs_flows_add(self.core.sim, n, &a_src[0], &a_dst[0], &a_size[0], &a_start[0], &a_verb[0],
-                                 &a_prio[0], p_ptr, p_deps, n_deps, &c)
+            first = rs_flows_add(self.core.sim, n, &a_src[0], &a_dst[0], &a_size[0], &a_start[0], &a_hold[0],
+                                 &a_verb[0], &a_prio[0], p_ptr, p_deps, n_deps, &c)
         if first == -1:  # RS_ERR_INVAL: a value the core refuses is the caller's mistake, not the NIC's
             raise ValueError("add_flows: " + rs_sim_errmsg(self.core.sim).decode("utf-8", "replace"))
         if first < 0:

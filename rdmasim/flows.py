@@ -7,8 +7,10 @@ pair for it through the same QP state machine verbs users drive, posts the work 
 requester completes it, records the finish time and counters, starts the flows that waited for
 it, and destroys the pair. Memory therefore follows the flows in flight, not the flows in total.
 
-A flow with dependencies starts at ``max(start, finish of each dependency)``: collectives
-(:mod:`rdmasim.traffic`) are tables of flows with dependencies.
+A flow with dependencies starts at ``max(start, finish of each dependency) + hold_ps``: collectives
+(:mod:`rdmasim.traffic`) are tables of flows with dependencies, and the hold is a compute phase
+before a flow sends. A ``LOCAL`` flow (verb 3) sends no packets and finishes as it starts: a step
+off the fabric (compute, a barrier's join, an intra-node copy whose duration is its hold).
 
 Example::
 
@@ -28,7 +30,7 @@ import numpy as np
 
 from rdmasim import _core
 from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_int_array, check_time_ps, exact_array
-from rdmasim.traffic.table import MAX_FLOW_SIZE, VERB_CODES, check_deps, verb_column
+from rdmasim.traffic.table import LOCAL, MAX_FLOW_SIZE, VERB_CODES, check_deps, verb_column
 from rdmasim.units import parse_time
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ RESULT_DTYPE = np.dtype(
         ("priority", "u1"),
         (("size", "size_bytes"), "<u8"),
         ("start_ps", "<i8"),
+        ("hold_ps", "<i8"),
         ("started_ps", "<i8"),
         ("finish_ps", "<i8"),
         ("fct_ps", "<i8"),
@@ -94,6 +97,7 @@ class FlowSet:
     priority: np.ndarray
     group: np.ndarray | None = None
     groups: list[str] = field(default_factory=list)
+    hold_ps: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.src)
@@ -107,6 +111,8 @@ class FlowSet:
                           ("priority", self.priority), ("size_bytes", self.size),
                           ("start_ps", self.start_ps)):
             out[name] = col
+        if self.hold_ps is not None:
+            out["hold_ps"] = self.hold_ps
         out["started_ps"] = raw["start_ps"]
         out["finish_ps"] = raw["finish_ps"]
         done = raw["finish_ps"] >= 0
@@ -116,7 +122,7 @@ class FlowSet:
         return out
 
 
-FLOW_COLUMNS = ("src", "dst", "size", "start_ps", "verb", "priority", "group")
+FLOW_COLUMNS = ("src", "dst", "size", "start_ps", "verb", "priority", "group", "hold_ps")
 """Columns add_flows reads (``group``, a FlowTable's grouping, is carried and not used here)."""
 
 
@@ -129,9 +135,11 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     ``table``: a :class:`rdmasim.traffic.FlowTable`, a numpy structured array, or a mapping of
     columns. Columns: ``src``, ``dst`` (host indices or names), ``size`` (bytes, 1..2^31-1), and
     optionally ``start_ps`` (integer ps, 0..:data:`rdmasim.checks.MAX_TIME_PS`, default 0),
-    ``verb`` (0/1/2 or "WRITE"/"READ"/"SEND", default WRITE), ``priority`` (0..7, default 3; DSCP
-    8 x priority). Dependencies come from a FlowTable's ``dep_ptr``/``deps`` (CSR, indices within
-    the table; no cycles). QP attributes apply to every flow of the call: ``mtu`` in bytes
+    ``hold_ps`` (the same range, default 0: the flow starts this long after its start time and
+    dependencies allow), ``verb`` (0/1/2/3 or "WRITE"/"READ"/"SEND"/"LOCAL", default WRITE; only a
+    LOCAL flow, which sends no packets, may have ``src == dst`` or size 0), ``priority`` (0..7,
+    default 3; DSCP 8 x priority). Dependencies come from a FlowTable's ``dep_ptr``/``deps`` (CSR,
+    indices within the table; no cycles). QP attributes apply to every flow of the call: ``mtu`` in bytes
     (default: the smallest link MTU), ``timeout`` (0..31), ``retry_cnt`` (0..7), ``rnr_retry``
     (0..7), ``min_rnr_timer`` (0..31), ``max_rd_atomic`` (1..128) as in
     :func:`rdmasim.verbs.connect_qps`; ``recovery`` "gbn" or "irn" (``irn_window`` 1..65536 packets,
@@ -168,19 +176,28 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     prio = _column(cols, "priority", n, 3)
     assert start is not None and verb_raw is not None and prio is not None
     verb = verb_column(verb_raw) if np.asarray(verb_raw).dtype.kind in "US" else verb_raw
-    size_a = check_int_array("add_flows: column 'size'", size, 1, MAX_FLOW_SIZE, np.uint64)
+    hold = _column(cols, "hold_ps", n, 0)
+    assert hold is not None
+    verb_a = check_int_array("add_flows: column 'verb' (0 WRITE, 1 READ, 2 SEND, 3 LOCAL)", verb, 0, LOCAL,
+                             np.uint8)
+    size_a = check_int_array("add_flows: column 'size'", size, 0, MAX_FLOW_SIZE, np.uint64)  # 0: LOCAL only
     start_a = check_int_array("add_flows: column 'start_ps'", start, 0, MAX_TIME_PS, np.int64)
-    verb_a = check_int_array("add_flows: column 'verb' (0 WRITE, 1 READ, 2 SEND)", verb, 0, 2, np.uint8)
+    hold_a = check_int_array("add_flows: column 'hold_ps'", hold, 0, MAX_TIME_PS, np.int64)
     prio_a = check_int_array("add_flows: column 'priority'", prio, 0, 7, np.uint8)
-    lengths = {"dst": len(dst), "size": len(size_a), "start_ps": len(start_a), "verb": len(verb_a),
-               "priority": len(prio_a)}
+    lengths = {"dst": len(dst), "size": len(size_a), "start_ps": len(start_a), "hold_ps": len(hold_a),
+               "verb": len(verb_a), "priority": len(prio_a)}
     if set(lengths.values()) != {n}:
         raise ValueError(f"add_flows: flow columns have different lengths: src has {n}, "
                          + ", ".join(f"{k} {v}" for k, v in lengths.items()))
-    same = np.flatnonzero(src == dst)
+    net = verb_a != LOCAL
+    empty = np.flatnonzero((size_a == 0) & net)
+    if empty.size:
+        raise ValueError(f"add_flows: column 'size': row {int(empty[0])} = 0 is outside the allowed "
+                         f"[1, {MAX_FLOW_SIZE}] (only a LOCAL flow, verb 3, may have size 0)")
+    same = np.flatnonzero((src == dst) & net)
     if same.size:
         raise ValueError(f"add_flows: row {int(same[0])}: src and dst are both host {int(src[same[0]])}; "
-                         "a flow needs two different hosts")
+                         "a flow needs two different hosts (only a LOCAL flow, verb 3, may have src = dst)")
     dep_ptr = getattr(table, "dep_ptr", None)
     deps = getattr(table, "deps", None)
     if (dep_ptr is None) != (deps is None):
@@ -193,10 +210,11 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
                     min_rnr_timer=min_rnr_timer, max_rd_atomic=max_rd_atomic, recovery=recovery,
                     irn_window=irn_window, rto_low=rto_low, rto_high=rto_high,
                     rto_low_packets=rto_low_packets)
-    first = sim._flows_core().add(src, dst, size_a, start_a, verb_a, prio_a, dep_ptr, deps, cfg)
+    first = sim._flows_core().add(src, dst, size_a, start_a, verb_a, prio_a, dep_ptr, deps, cfg, hold_a)
     has_group = getattr(cols, "dtype", None) is not None and "group" in (cols.dtype.names or ())
     return FlowSet(sim, int(first), src, dst, size_a, start_a, verb_a, prio_a,
-                   np.asarray(cols["group"]) if has_group else None, list(getattr(table, "groups", [])))
+                   np.asarray(cols["group"]) if has_group else None, list(getattr(table, "groups", [])),
+                   hold_ps=hold_a)
 
 
 def _flow_cfg(sim: Simulator, *, mtu: int | None, timeout: int, retry_cnt: int, rnr_retry: int,

@@ -1,5 +1,6 @@
-/* Bulk flows (rdmasim/flows.h): start at their time or when their dependencies finish, run as
- * one RC work request on a fresh QP pair, record results, free the pair.
+/* Bulk flows (rdmasim/flows.h): start at their time or when their dependencies finish (plus
+ * their hold), run as one RC work request on a fresh QP pair, record results, free the pair.
+ * A LOCAL flow has no QP pair: it finishes as it starts.
  *
  * One timer drives the table: it fires at the earliest start time among flows that are ready
  * (dependencies done), starts every flow due, destroys the QP pairs of flows that finished
@@ -111,6 +112,13 @@ static void ready_pop(rs_flows *fs, uint64_t id)
         fs->fifo_head++;
     else
         heap_pop(fs);
+}
+
+/* When a flow whose dependencies are all done at `now` may start: its hold after the later of
+ * now and its start time (both <= RS_MAX_TIME_PS, as is the hold: the sum fits int64). */
+static int64_t ready_at(const rs_flow *f, int64_t now)
+{
+    return (f->start_ps > now ? f->start_ps : now) + f->hold_ps;
 }
 
 static void arm(rs_transport *tp, rs_flows *fs)
@@ -280,6 +288,33 @@ static void live_counters(const rs_transport *tp, const rs_flow *f, rs_flow_resu
     }
 }
 
+/* A flow ended with `status`: count it and make ready the flows that waited only for it. */
+static void release(rs_transport *tp, rs_flows *fs, const rs_flow *f, uint32_t status)
+{
+    fs->finished++;
+    if (status != RS_WC_STATUS_SUCCESS)
+        fs->failed++;
+    for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
+        rs_flow *d = &fs->f[fs->rdeps[k]];
+        if (--d->n_wait == 0)
+            ready_push(fs, ready_at(d, tp->net.eng.now_ps), fs->rdeps[k]);
+    }
+    if (fs->stop_when_done && fs->finished == fs->n)
+        *fs->done = 1; /* the simulation's flag: return to Python after this event */
+}
+
+/* A LOCAL flow: no packets, it is done the moment it starts (its duration was its hold). */
+static void run_local(rs_transport *tp, rs_flows *fs, uint64_t id)
+{
+    rs_flow *f = &fs->f[id];
+    fs->started++;
+    f->r.start_ps = f->r.finish_ps = tp->net.eng.now_ps;
+    f->r.req_host = (uint32_t)f->src;
+    f->r.bytes_delivered = f->size;
+    f->r.status = RS_WC_STATUS_SUCCESS;
+    release(tp, fs, f, RS_WC_STATUS_SUCCESS);
+}
+
 void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
 {
     rs_transport *tp = fs->tp;
@@ -293,26 +328,17 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
     f->r.status = status;
     f->r.finish_ps = tp->net.eng.now_ps;
     f->r.pause_ps = src_paused_ps(tp, f) - f->pause0;
-    fs->finished++;
     if (f->run_prev)
         fs->f[f->run_prev - 1].run_next = f->run_next;
     else
         fs->run_head = f->run_next;
     if (f->run_next)
         fs->f[f->run_next - 1].run_prev = f->run_prev;
-    if (status != RS_WC_STATUS_SUCCESS)
-        fs->failed++;
     /* the QP pair is destroyed at the next flow event, outside the completer */
     f->reap_next = fs->reap_head;
     fs->reap_head = id + 1;
-    for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
-        rs_flow *d = &fs->f[fs->rdeps[k]];
-        if (--d->n_wait == 0)
-            ready_push(fs, d->start_ps > tp->net.eng.now_ps ? d->start_ps : tp->net.eng.now_ps, fs->rdeps[k]);
-    }
+    release(tp, fs, f, status);
     arm(tp, fs);
-    if (fs->stop_when_done && fs->finished == fs->n)
-        *fs->done = 1; /* the simulation's flag: return to Python after this event */
 }
 
 static void reap(rs_transport *tp, rs_flows *fs)
@@ -339,6 +365,10 @@ void rs_flows_event(rs_flows *fs)
     uint64_t id;
     while (ready_peek(fs, &t, &id) && t <= tp->net.eng.now_ps) {
         ready_pop(fs, id);
+        if (fs->f[id].verb == RS_FLOW_LOCAL) {
+            run_local(tp, fs, id); /* dependents with no hold are due now: this loop starts them */
+            continue;
+        }
         if (start_flow(tp, fs, id) < 0) {
             tp->net.eng.failed = 1; /* the reason is in errmsg */
             return;
@@ -395,8 +425,8 @@ static int check_cfg(rs_transport *tp, const rs_flow_cfg *c)
  * what the earlier checks proved: dep_ptr[0 .. n] first (within 0 .. n_deps, non-decreasing),
  * only then deps[dep_ptr[i] .. dep_ptr[i+1]). */
 static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
-                       const int64_t *start_ps, const uint8_t *verb, const uint8_t *prio, const int64_t *dep_ptr,
-                       const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *c)
+                       const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb, const uint8_t *prio,
+                       const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *c)
 {
     int rc = check_cfg(tp, c);
     if (rc < 0)
@@ -404,26 +434,34 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
     if (n && (!src || !dst || !size || !start_ps || !verb || !prio))
         return rs_tp_fail(tp, RS_ERR_INVAL, "flow columns missing (NULL) for %u flows", n);
     for (uint32_t i = 0; i < n; i++) {
+        if (verb[i] > RS_FLOW_LOCAL)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb %u outside 0..3 (WRITE, READ, SEND, LOCAL)", i,
+                              verb[i]);
+        int local = verb[i] == RS_FLOW_LOCAL;
         for (int end = 0; end < 2; end++) {
             int32_t h = end ? dst[i] : src[i];
             if (h < 0 || (uint32_t)h >= tp->n_hosts)
                 return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: %s host %d outside 0..%d", i, end ? "dst" : "src",
                                   h, (int)tp->n_hosts - 1);
+            if (local)
+                continue; /* no packets: the host needs no link */
             if (!tp->hosts[h]->port.tx)
                 return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: host %d has no link", i, h);
             if (tp->hosts[h]->scripted)
                 return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: host %d is a scripted peer", i, h);
         }
-        if (src[i] == dst[i])
-            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: src and dst are both host %d", i, src[i]);
-        if (size[i] < 1 || size[i] > 0x7FFFFFFFu)
-            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: size %llu outside 1..2147483647", i,
-                              (unsigned long long)size[i]);
+        if (src[i] == dst[i] && !local)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: src and dst are both host %d (only a LOCAL flow may)", i,
+                              src[i]);
+        if (size[i] < (uint64_t)!local || size[i] > 0x7FFFFFFFu)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: size %llu outside %d..2147483647", i,
+                              (unsigned long long)size[i], !local);
+        if (hold_ps && (hold_ps[i] < 0 || hold_ps[i] > RS_MAX_TIME_PS))
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: hold %lld ps outside 0..%lld", i, (long long)hold_ps[i],
+                              (long long)RS_MAX_TIME_PS);
         if (start_ps[i] < 0 || start_ps[i] > RS_MAX_TIME_PS)
             return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: start %lld ps outside 0..%lld", i,
                               (long long)start_ps[i], (long long)RS_MAX_TIME_PS);
-        if (verb[i] > RS_FLOW_SEND)
-            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb %u outside 0..2 (WRITE, READ, SEND)", i, verb[i]);
         if (prio[i] > 7)
             return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: priority %u outside 0..7", i, prio[i]);
     }
@@ -512,13 +550,14 @@ static rs_flows *flows_of(rs_transport *tp, rs_flows **table, int *done)
 }
 
 int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t n, const int32_t *src,
-                        const int32_t *dst, const uint64_t *size, const int64_t *start_ps, const uint8_t *verb,
+                        const int32_t *dst, const uint64_t *size, const int64_t *start_ps,
+                        const int64_t *hold_ps, const uint8_t *verb,
                         const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
                         const rs_flow_cfg *cfg)
 {
     if (!cfg)
         return RS_ERR_INVAL;
-    int rc = check_batch(tp, n, src, dst, size, start_ps, verb, prio, dep_ptr, deps, n_deps, cfg);
+    int rc = check_batch(tp, n, src, dst, size, start_ps, hold_ps, verb, prio, dep_ptr, deps, n_deps, cfg);
     if (rc < 0)
         return rc;
     rs_flows *fs = flows_of(tp, table, done);
@@ -539,6 +578,7 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
         f->dst = dst[i];
         f->size = size[i];
         f->start_ps = start_ps[i];
+        f->hold_ps = hold_ps ? hold_ps[i] : 0;
         f->verb = verb[i];
         f->prio = prio[i];
         f->cfg = fs->n_cfgs;
@@ -570,7 +610,7 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
     fs->n = total;
     for (uint32_t i = 0; i < n; i++)
         if (fs->f[base + i].n_wait == 0)
-            ready_push(fs, start_ps[i] > tp->net.eng.now_ps ? start_ps[i] : tp->net.eng.now_ps, base + i);
+            ready_push(fs, ready_at(&fs->f[base + i], tp->net.eng.now_ps), base + i);
     arm(tp, fs);
     return tp->net.eng.failed ? RS_ERR_NOMEM : (int64_t)base;
 }

@@ -15,6 +15,7 @@ typedef struct rs_flow {
     int32_t src, dst;
     uint64_t size;
     int64_t start_ps;     /* earliest start (dependencies may delay it) */
+    int64_t hold_ps;      /* wait this long once start time and dependencies allow, then start */
     uint8_t verb, prio;
     uint32_t cfg;         /* index into rs_flows.cfgs */
     uint32_t n_wait;      /* dependencies not finished yet */
@@ -67,7 +68,8 @@ void rs_flows_free(rs_flows *fs);
 /* The workload's side of the public calls of rdmasim/flows.h (sim/flows_api.c maps each onto one):
  * `*table` is created at first use, `done` is the flag stop_when_done raises. */
 int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t n, const int32_t *src,
-                        const int32_t *dst, const uint64_t *size, const int64_t *start_ps, const uint8_t *verb,
+                        const int32_t *dst, const uint64_t *size, const int64_t *start_ps,
+                        const int64_t *hold_ps, const uint8_t *verb,
                         const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
                         const rs_flow_cfg *cfg);
 int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t first, uint32_t n,

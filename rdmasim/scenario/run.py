@@ -23,6 +23,7 @@ from rdmasim.scenario.ideal import ideal_fct_ps
 from rdmasim.scenario.load import Problem, Scenario, ScenarioError
 from rdmasim.scenario.traffic import collective_rows, sim_host_indices, traffic_table
 from rdmasim.sim import Link, Simulator
+from rdmasim.traffic.table import LOCAL
 from rdmasim.units import format_time
 
 
@@ -261,6 +262,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     cols = {
         "src": to_sim[flows["src"]], "dst": to_sim[flows["dst"]], "size": flows["size"],
         "start_ps": flows["start_ps"], "verb": flows["verb"], "priority": flows["priority"],
+        "hold_ps": flows["hold_ps"],
     }
     # the table with hosts mapped to the simulator's indices
     mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
@@ -301,6 +303,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         trace.stop()
     res = fs.results()
     ideal = ideal_fct_ps(sim, res["src"], res["dst"], res["size_bytes"])
+    ideal[res["verb"] == LOCAL] = 0  # no packets: no network time to compare with
     records = _records(res, ideal, names, to_sim, flows["group"], table.groups)
     switches = {name: {"totals": sw.totals(), "ports": sw.stats()} for name, sw in sim.switches.items()}
     result = RunResult(
@@ -362,7 +365,8 @@ def _records(res: np.ndarray, ideal: np.ndarray, names: list[str], to_sim: np.nd
             # when it actually started (later than planned when it waited for dependencies)
             start_ps=row["started_ps"] if row["started_ps"] >= 0 else row["start_ps"],
             finish_ps=row["finish_ps"] if done else None, fct_ps=fct, ideal_fct_ps=int(ideal[k]),
-            slowdown=None if fct is None else fct / int(ideal[k]), bytes_delivered=row["bytes_delivered"],
+            slowdown=None if fct is None or not ideal[k] else fct / int(ideal[k]),
+            bytes_delivered=row["bytes_delivered"],
             retx_pkts=row["retx_pkts"], cnps=row["cnps"],
             status="incomplete" if not done else describe_status(row["status"]),
             pause_ps=row["pause_ps"], group=groups[g] if 0 <= g < len(groups) else "",

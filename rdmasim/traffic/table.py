@@ -1,8 +1,14 @@
 """The flow table: the one structure every traffic generator returns and the C side consumes.
 
 A table is a numpy structured array of flows plus a CSR list of dependencies. Flow ``i`` starts at
-``max(start_ps[i], finish time of every flow in deps[dep_ptr[i]:dep_ptr[i+1]])``. ``src`` is where the data
-is and ``dst`` where it goes, whatever the verb (a READ is posted by ``dst`` but still moves ``src -> dst``).
+``max(start_ps[i], finish time of every flow in deps[dep_ptr[i]:dep_ptr[i+1]]) + hold_ps[i]`` (the hold is
+a compute phase before it sends). ``src`` is where the data is and ``dst`` where it goes, whatever the verb
+(a READ is posted by ``dst`` but still moves ``src -> dst``).
+
+A ``LOCAL`` flow sends no packets: it finishes the moment it starts, so its duration is its hold. It is a
+step of the dependency graph off the fabric - a compute phase (``src == dst``, size 0), the join of a
+barrier, an intra-node (NVLink-like) copy whose latency + size/bandwidth is its hold. Only a LOCAL flow may
+have ``src == dst`` or size 0.
 """
 
 from __future__ import annotations
@@ -17,11 +23,15 @@ import numpy.typing as npt
 from rdmasim.checks import MAX_TIME_PS
 
 FLOW_DTYPE = np.dtype([("src", "<i4"), ("dst", "<i4"), ("size", "<u8"), ("start_ps", "<i8"),
-                       ("verb", "u1"), ("priority", "u1"), ("group", "<i4")])
-"""One row per flow; ``src``/``dst`` are host indices; ``group`` indexes ``FlowTable.groups`` (-1: none)."""
+                       ("verb", "u1"), ("priority", "u1"), ("group", "<i4"), ("hold_ps", "<i8")])
+"""One row per flow; ``src``/``dst`` are host indices; ``group`` indexes ``FlowTable.groups`` (-1: none);
+``hold_ps`` delays the start past the start time and the dependencies (0: none)."""
 
-VERB_CODES: dict[str, int] = {"WRITE": 0, "READ": 1, "SEND": 2}
+VERB_CODES: dict[str, int] = {"WRITE": 0, "READ": 1, "SEND": 2, "LOCAL": 3}
 """Verb name -> the code stored in ``FLOW_DTYPE['verb']``."""
+
+LOCAL = VERB_CODES["LOCAL"]
+"""The verb code of a flow with no packets (see the module docstring)."""
 
 MAX_FLOW_SIZE = 2**31 - 1
 """Largest flow size in bytes (one RDMA message)."""
@@ -37,9 +47,9 @@ def verb_code(verb: str | int | np.integer[Any]) -> int:
         if code is None:
             raise ValueError(f"unknown verb {verb!r}: expected one of {sorted(VERB_CODES)}")
         return code
-    if isinstance(verb, (int, np.integer)) and not isinstance(verb, bool) and 0 <= int(verb) <= 2:
+    if isinstance(verb, (int, np.integer)) and not isinstance(verb, bool) and 0 <= int(verb) <= LOCAL:
         return int(verb)
-    raise ValueError(f"verb {verb!r} is neither a verb name {sorted(VERB_CODES)} nor a code 0..2")
+    raise ValueError(f"verb {verb!r} is neither a verb name {sorted(VERB_CODES)} nor a code 0..3")
 
 
 def verb_column(verb: Any) -> npt.NDArray[np.int64]:
@@ -106,13 +116,15 @@ class FlowTable:
         priority: npt.ArrayLike = 3,
         group: npt.ArrayLike = -1,
         *,
+        hold_ps: npt.ArrayLike = 0,
         groups: Sequence[str] = (),
         dep_ptr: npt.ArrayLike | None = None,
         deps: npt.ArrayLike | None = None,
     ) -> FlowTable:
         """Build a table from columns; each is a scalar (broadcast) or a 1-D array of one common length.
 
-        ``verb`` takes names (``"WRITE"``, ``"READ"``, ``"SEND"``) or codes. ``dep_ptr``/``deps`` give the
+        ``verb`` takes names (``"WRITE"``, ``"READ"``, ``"SEND"``, ``"LOCAL"``) or codes; ``hold_ps`` is each
+        flow's hold (ps) after its start time and dependencies. ``dep_ptr``/``deps`` give the
         CSR dependencies (both or neither; default: none). Values are range-checked only by :meth:`validate`,
         except that they must fit the column types.
         """
@@ -120,6 +132,7 @@ class FlowTable:
             "src": _int_column("src", src), "dst": _int_column("dst", dst), "size": _int_column("size", size),
             "start_ps": _int_column("start_ps", start_ps), "verb": verb_column(verb),
             "priority": _int_column("priority", priority), "group": _int_column("group", group),
+            "hold_ps": _int_column("hold_ps", hold_ps),
         }
         for name, col in cols.items():
             if col.ndim > 1:
@@ -226,7 +239,8 @@ class FlowTable:
         n = len(f)
         checks: list[tuple[str, np.ndarray, int, int]] = [
             ("src", f["src"], 0, n_hosts - 1), ("dst", f["dst"], 0, n_hosts - 1),
-            ("size", f["size"], 1, MAX_FLOW_SIZE), ("verb", f["verb"], 0, 2),
+            ("size", f["size"], 1 if (f["verb"] != LOCAL).all() else 0, MAX_FLOW_SIZE),
+            ("verb", f["verb"], 0, LOCAL),
             ("priority", f["priority"], 0, 7), ("group", f["group"], -1, len(self.groups) - 1),
         ]
         for name, col, lo, hi in checks:
@@ -240,11 +254,22 @@ class FlowTable:
             i, count = _first_bad(bad_start)
             raise ValueError(f"flow {i}{_more(count)}: start_ps = {int(f['start_ps'][i])} is outside "
                              f"[0, {MAX_TIME_PS}] (MAX_TIME_PS)")
-        same = f["src"] == f["dst"]
+        bad_hold = (f["hold_ps"] < 0) | (f["hold_ps"] > MAX_TIME_PS)
+        if bad_hold.any():
+            i, count = _first_bad(bad_hold)
+            raise ValueError(f"flow {i}{_more(count)}: hold_ps = {int(f['hold_ps'][i])} is outside "
+                             f"[0, {MAX_TIME_PS}] (MAX_TIME_PS)")
+        net = f["verb"] != LOCAL
+        same = (f["src"] == f["dst"]) & net
         if same.any():
             i, count = _first_bad(same)
             raise ValueError(f"flow {i}{_more(count)}: src = dst = {int(f['src'][i])}; "
-                             "a flow needs two different hosts")
+                             "a flow needs two different hosts (only a LOCAL flow may have src = dst)")
+        empty = (f["size"] == 0) & net
+        if empty.any():
+            i, count = _first_bad(empty)
+            raise ValueError(f"flow {i}{_more(count)}: size = 0 is outside [1, {MAX_FLOW_SIZE}] "
+                             "(only a LOCAL flow may have size 0)")
         self._validate_deps(n)
         return self
 

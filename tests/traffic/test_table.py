@@ -28,9 +28,9 @@ def _with_deps(n: int, per_flow: list[list[int]]) -> FlowTable:
 
 
 def test_dtype_and_codes_match_the_contract() -> None:
-    assert FLOW_DTYPE.names == ("src", "dst", "size", "start_ps", "verb", "priority", "group")
-    assert FLOW_DTYPE.itemsize == 4 + 4 + 8 + 8 + 1 + 1 + 4
-    assert VERB_CODES == {"WRITE": 0, "READ": 1, "SEND": 2}
+    assert FLOW_DTYPE.names == ("src", "dst", "size", "start_ps", "verb", "priority", "group", "hold_ps")
+    assert FLOW_DTYPE.itemsize == 4 + 4 + 8 + 8 + 1 + 1 + 4 + 8
+    assert VERB_CODES == {"WRITE": 0, "READ": 1, "SEND": 2, "LOCAL": 3}
 
 
 def test_empty() -> None:
@@ -70,7 +70,7 @@ def test_from_columns_rejects_mismatched_lengths_and_unknown_verbs() -> None:
         ("size", 0, r"flow 2: size = 0 is outside \[1, 2147483647\]"),
         ("size", 2**31, r"flow 2: size = 2147483648 is outside \[1, 2147483647\]"),
         ("start_ps", -5, r"flow 2: start_ps = -5 is outside \[0, 4611686018427387904\]"),
-        ("verb", 3, r"flow 2: verb = 3 is outside \[0, 2\]"),
+        ("verb", 4, r"flow 2: verb = 4 is outside \[0, 3\]"),
         ("priority", 8, r"flow 2: priority = 8 is outside \[0, 7\]"),
         ("group", 0, r"flow 2: group = 0 is outside \[-1, -1\]"),
     ],

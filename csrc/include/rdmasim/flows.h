@@ -17,7 +17,11 @@
 
 #include "rdmasim/verbs.h"
 
-enum rs_flow_verb { RS_FLOW_WRITE = 0, RS_FLOW_READ = 1, RS_FLOW_SEND = 2 };
+/* RS_FLOW_LOCAL: no packets and no QPs; the flow finishes the moment it starts (after its hold).
+ * It is a step of a dependency graph that happens inside a host or between hosts off the
+ * fabric: a compute phase, a barrier's join, an NVLink-like intra-node copy whose duration the
+ * caller puts in its hold.  src may equal dst and size may be 0 (the size is only recorded). */
+enum rs_flow_verb { RS_FLOW_WRITE = 0, RS_FLOW_READ = 1, RS_FLOW_SEND = 2, RS_FLOW_LOCAL = 3 };
 
 /* Flow status (rs_flow_result.status): an ibv_wc_status once finished, else one of these. */
 #define RS_FLOW_WAITING 0x100u /* not started (start time or dependencies pending) */
@@ -42,12 +46,14 @@ typedef struct rs_flow_cfg {
  * rs_err with the reason in rs_sim_errmsg; nothing is added on error).  Arrays have n entries;
  * dep_ptr has n+1 (dep_ptr[0] = 0, dep_ptr[n] = n_deps, non-decreasing) and deps (n_deps
  * entries) [dep_ptr[i] .. dep_ptr[i+1]) are the indices, within this batch, of the flows flow i
- * waits for (dep_ptr/deps NULL, n_deps 0: none).  Every value is checked before use (hosts,
- * size 1..2^31-1, start 0..RS_MAX_TIME_PS, verb, priority 0..7, each cfg field, dependencies in
- * the batch and acyclic): whatever the arrays hold, nothing is read outside them.  A start time
- * earlier than now means now. */
+ * waits for (dep_ptr/deps NULL, n_deps 0: none).  hold_ps (NULL: all 0) delays each flow: it
+ * starts hold_ps after max(its start time, the finish of its last dependency) - a compute phase
+ * before it sends.  Every value is checked before use (hosts, size 1..2^31-1 (0.. for LOCAL),
+ * src != dst (except LOCAL), start and hold 0..RS_MAX_TIME_PS, verb, priority 0..7, each cfg
+ * field, dependencies in the batch and acyclic): whatever the arrays hold, nothing is read
+ * outside them.  A start time earlier than now means now. */
 int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
-                     const int64_t *start_ps, const uint8_t *verb, const uint8_t *priority,
+                     const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb, const uint8_t *priority,
                      const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *cfg);
 
 typedef struct rs_flow_result {
