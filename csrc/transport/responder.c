@@ -457,12 +457,12 @@ void rs_resp_execute(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
             rs_resp_advance(qp, pkt, op);
             if (pkt->ackreq)
                 ack_accepted(tp, qp);
-            else
-                qp->unacked_rx++;
 #ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */
             else if (RS_MUTANT(&tp->net.eng, RS_MUT_ACK_AHEAD) && !rs_op_ends(op))
                 send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (pkt->psn + 1) & RS_PSN_MASK);
 #endif
+            else
+                qp->unacked_rx++;
         }
     }
 }
