@@ -30,21 +30,22 @@ MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "rdma
 MODES = ["write1MiB", "write1000", "write1024", "write1024-pyverbs", "write1024-chain", "write1024-batch"]
 
 
-def _run(senders: int, packets_per_sender: int, mode: str) -> dict:
+def _run(senders: int, packets_per_sender: int, mode: str, nic_profile: str = "rxe") -> dict:
     """One run of the model in a process of its own: its result."""
     out = subprocess.run([sys.executable, MODEL, "--mode", mode, "--senders", str(senders),
-                          "--packets-per-sender", str(packets_per_sender)],
+                          "--packets-per-sender", str(packets_per_sender), "--nic-profile", nic_profile],
                          capture_output=True, text=True, check=True).stdout
     lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
     return json.loads(lines[-1][len("RESULT "):])
 
 
-def measure(senders: int, packets_per_sender: int, repeat: int, modes: list[str]) -> dict[str, dict]:
+def measure(senders: int, packets_per_sender: int, repeat: int, modes: list[str],
+            nic_profile: str = "rxe") -> dict[str, dict]:
     """Each mode's runs: wall seconds, data packets, events."""
     runs: dict[str, list[dict]] = {m: [] for m in modes}
     for _ in range(repeat):
         for m in modes:
-            runs[m].append(_run(senders, packets_per_sender, m))
+            runs[m].append(_run(senders, packets_per_sender, m, nic_profile))
     out = {}
     for m, rs in runs.items():
         rate = statistics.median(r["packets"] / (r["setup_s"] + r["run_s"]) for r in rs)  # posting + run
@@ -63,12 +64,16 @@ def main() -> None:
     p.add_argument("--packets-per-sender", type=int, default=20_000)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--nic-profile", default="rxe",
+                   help="rdmasim.nic profile of every host: rxe (an ACK per one-packet WRITE) or cx6 "
+                   "(coalesced ACKs)")
     a = p.parse_args()
-    res = measure(a.senders, a.packets_per_sender, a.repeat, MODES)
+    res = measure(a.senders, a.packets_per_sender, a.repeat, MODES, a.nic_profile)
     if a.json:
         print(json.dumps(res))
         return
-    print(f"incast-{a.senders}, {a.packets_per_sender} data packets per sender, median of {a.repeat}")
+    print(f"incast-{a.senders}, {a.packets_per_sender} data packets per sender, NIC profile {a.nic_profile}, "
+          f"median of {a.repeat}")
     print(f"{'mode':17s} {'packets':>8s} {'events':>9s} {'setup s':>8s} {'run s':>7s} {'pkts/s':>10s} "
           f"{'ratio':>6s}")
     for m, r in res.items():

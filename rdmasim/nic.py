@@ -82,6 +82,11 @@ PROFILES: dict[str, NicProfile] = {
 }
 
 
+#: the constants a scenario's ``[nic.overrides]`` may set (the CNP interval and the DCQCN preset
+#: are set with ``[congestion_control]``)
+SCENARIO_OVERRIDES = ("max_unacked_psns", "ack_coalesce_pkts", "ack_timeout")
+
+
 def get_profile(name: str | NicProfile, **overrides: Any) -> NicProfile:
     """The named profile (``"rxe"``, ``"cx6"``/``"connectx"``) with optional per-field overrides."""
     if isinstance(name, NicProfile):

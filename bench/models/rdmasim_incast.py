@@ -107,7 +107,7 @@ def has_dcqcn() -> bool:
 
 
 def build(senders: int, topology: str, cc: str, seed: int,
-          loss: float = 0.0) -> tuple[Any, Any, list[Any], Any, dict[str, Any]]:
+          loss: float = 0.0, nic_profile: str = "rxe") -> tuple[Any, Any, list[Any], Any, dict[str, Any]]:
     """Returns (topology object, sim, sender hosts, receiver host, facts about what was built).
 
     ``loss``: i.i.d. loss probability of each data frame on its way into the receiver (the
@@ -137,6 +137,10 @@ def build(senders: int, topology: str, cc: str, seed: int,
         for h in snd + [rcv]:
             h.set_congestion_control("dcqcn")
     facts["cc"] = "dcqcn" if use_dcqcn else "none (line rate)"
+    if nic_profile != "rxe":  # rxe is every host's default
+        for h in snd + [rcv]:
+            h.set_nic_profile(nic_profile)
+    facts["nic_profile"] = nic_profile
     if loss:
         link = rcv.link
         link.direction(link.b if link.a is rcv else link.a).set_loss(loss)
@@ -403,7 +407,7 @@ def _run_verbs(mode: str, topo: Any, sim: Any, snd_hosts: list, rcv_host: Any, p
 
 def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology: str = "auto",
         cc: str = "auto", seed: int = 1, loss: float = 0.0, keep: dict[str, Any] | None = None,
-        capture: str | None = None) -> dict:
+        capture: str | None = None, nic_profile: str = "rxe") -> dict:
     """One incast run; returns its result (see the module docstring). ``keep``, when given, receives
     the simulation objects (``sim``, ``topo``, ``state``: the verbs state or the FlowSet) for tests;
     ``capture``: a pcap file of the frames on the senders' links (128 bytes of each), for tests."""
@@ -414,7 +418,7 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
 
     total = senders * packets_per_sender
     t0 = time.perf_counter()
-    topo, sim, snd_hosts, rcv_host, facts = build(senders, topology, cc, seed, loss)
+    topo, sim, snd_hosts, rcv_host, facts = build(senders, topology, cc, seed, loss, nic_profile)
     if capture:
         sim.capture(capture, snaplen=128, links=snd_hosts)
     per_host = total // len(snd_hosts)  # the placeholder has one sender: it sends every packet
@@ -450,12 +454,14 @@ def main() -> None:
     p.add_argument("--loss", type=float, default=0.0,
                    help="i.i.d. loss probability of data frames into the receiver (default 0)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--nic-profile", default="rxe", help="rdmasim.nic profile of every host (rxe, cx6)")
     a = p.parse_args()
     if not 0.0 <= a.loss < 1.0:
         p.error(f"--loss {a.loss}: allowed 0 <= loss < 1")
     for i in range(a.repeat):
         gc.collect()  # free the previous run's reference cycles before timing the next
-        r = run(a.senders, a.packets_per_sender, a.mode, a.topology, a.cc, a.seed, a.loss)
+        r = run(a.senders, a.packets_per_sender, a.mode, a.topology, a.cc, a.seed, a.loss,
+                nic_profile=a.nic_profile)
         r["repeat_index"] = i
         emit(r)
 

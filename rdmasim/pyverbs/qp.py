@@ -14,7 +14,7 @@ from rdmasim.verbs import enums as e
 from rdmasim.verbs import qp as _qp
 from rdmasim.verbs._checks import U32, instance, int_in
 from rdmasim.verbs.device import PD, Context
-from rdmasim.verbs.wr import SGE, RecvWR, SendWR, copy_wr_fields
+from rdmasim.verbs.wr import SGE, SendWR
 
 QPAttr = _qp.QPAttr
 QPCap = _qp.QPCap
@@ -57,9 +57,6 @@ class QPInitAttrEx(QPInitAttr):
                 raise PyverbsUserError(f"QPInitAttrEx {name}={n}: not emulated (give 0)")
 
 
-_VERBS_POST_SEND = _qp.QP.post_send
-
-
 class QP(_qp.QP):
     """``QP(pd, QPInitAttr, qp_attr=None)``, or ``QP(ctx, QPInitAttrEx(pd=pd, ...))``."""
 
@@ -80,42 +77,11 @@ class QP(_qp.QP):
                 raise PyverbsRDMAError(f"Failed to create QP: {exc}", errno.EOPNOTSUPP) from None
             raise
 
-    def post_send(self, send_wr: SendWR, bad_wr: SendWR | list[SendWR] | None = None) -> None:
-        """Post a work request (or a ``next_wr`` chain). As in pyverbs, ``bad_wr`` may be a
-        ``SendWR``: on failure the failing request's fields are copied into it before the error
-        is raised. (A list, rdmasim.verbs' form, gets the failing request appended.)"""
-        if bad_wr is None:  # the common case: straight to rdmasim.verbs (no super() lookup per post)
-            _VERBS_POST_SEND(self, send_wr)
-            return
-        if isinstance(bad_wr, SendWR):
-            failed: list[SendWR] = []
-            try:
-                super().post_send(send_wr, failed)
-            except Exception:
-                if failed:
-                    copy_wr_fields(bad_wr, failed[0])
-                raise
-            return
-        super().post_send(send_wr, bad_wr)
-
     def query_data_in_order(self, op: int, flags: int = 0) -> int:
         """``ibv_query_qp_data_in_order``: 0. rxe's provider does not implement the query, and
         libibverbs then answers 0 ("not guaranteed"), which is what a program sees on rxe."""
         self._check_alive("query_data_in_order")
         return 0
-
-    def post_recv(self, recv_wr: RecvWR, bad_wr: RecvWR | list[RecvWR] | None = None) -> None:
-        """Post a receive work request (or a chain); ``bad_wr`` as in :meth:`post_send`."""
-        if isinstance(bad_wr, RecvWR):
-            failed: list[RecvWR] = []
-            try:
-                super().post_recv(recv_wr, failed)
-            except Exception:
-                if failed:
-                    copy_wr_fields(bad_wr, failed[0])
-                raise
-            return
-        super().post_recv(recv_wr, bad_wr)
 
 
 # ibv_qp_create_send_ops_flags that map onto an ordinary SendWR opcode

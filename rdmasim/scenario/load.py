@@ -388,6 +388,19 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                     DcqcnParams.paper(**ov)
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "congestion_control.overrides", str(exc), ov))
+    nic_ov = v["nic.overrides"]
+    if nic_ov and ok("nic"):
+        from rdmasim import nic
+
+        for k in sorted(set(nic_ov) - set(nic.SCENARIO_OVERRIDES)):
+            problems.append(Problem(file, f"nic.overrides.{k}", "unknown NIC constant"
+                                    + _suggest(k, list(nic.SCENARIO_OVERRIDES)), nic_ov[k],
+                                    ", ".join(nic.SCENARIO_OVERRIDES)))
+        if set(nic_ov) <= set(nic.SCENARIO_OVERRIDES):
+            try:
+                nic.get_profile(v["nic.profile"], **nic_ov)
+            except (TypeError, ValueError) as exc:
+                problems.append(Problem(file, "nic.overrides", str(exc), nic_ov))
     for i, row in enumerate(sc.arrays.get("impairments.failures", [])):
         if row["recover"] is not None and row["recover"] <= row["at"] and ok("impairments.failures"):
             problems.append(

@@ -107,6 +107,11 @@ def build(sc: Scenario) -> Simulator:
                                    v["switch.watchdog.restore"])
     if sim.switches and v["switch.deadlock_check"]:
         fabric.enable_deadlock_detector(sim, v["switch.deadlock_check"])
+    from rdmasim import nic
+
+    profile = nic.get_profile(v["nic.profile"], **v["nic.overrides"])
+    for h in sim.hosts.values():
+        h.set_nic_profile(profile)
     algo = v["congestion_control.algorithm"]
     if algo == "dcqcn":
         from rdmasim.cc import DcqcnParams

@@ -84,6 +84,7 @@ SECTIONS: dict[str, str] = {
     "switch.ecn": "RED ECN marking on egress queues.",
     "switch.watchdog": "PFC watchdog (rdmasim.fabric.enable_pfc_watchdog).",
     "congestion_control": "NIC congestion control of every host.",
+    "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
     "impairments.gilbert[]": "Bursty (Gilbert-Elliott) loss on one link.",
@@ -192,6 +193,12 @@ SCHEMA: dict[str, Opt] = {
         "table",
         {},
         "Parameter overrides: DcqcnParams field names (preset paper) or mlxconfig names (preset nvidia).",
+    ),
+    # nic
+    "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
+                       choices=("rxe", "cx6", "connectx")),
+    "nic.overrides": Opt(
+        "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout.",
     ),
     # qp
     "qp.mtu": Opt("int", 1024, "Path MTU of every QP (<= link.mtu).", choices=MTUS),
@@ -320,6 +327,7 @@ TABLES = (
     "switch.ecn",
     "switch.watchdog",
     "congestion_control",
+    "nic",
     "qp",
     "impairments",
     "traffic",

@@ -90,3 +90,15 @@ def test_subclass_override_is_kept() -> None:
     with pytest.raises(PyverbsRDMAError):  # a RESET QP refuses sends, after the override ran
         qp.post_send(SendWR(wr_id=3, opcode=e.IBV_WR_SEND, sg=[]))
     assert calls == [3]
+
+
+def test_pyverbs_qp_posts_through_the_poster_and_fills_a_sendwr_bad_wr() -> None:
+    from rdmasim.pyverbs.qp import QP as PyverbsQP
+
+    h = TwoHosts(seed=7)
+    qp = PyverbsQP(h.pd_a, QPInitAttr(scq=h.cq_a, rcq=h.cq_a, cap=QPCap(max_send_wr=4)))
+    assert qp.post_send.__self__ is qp._poster and qp.post_recv.__self__ is qp._recv_poster
+    bad = SendWR()
+    with pytest.raises(PyverbsRDMAError):  # RESET: refused by the NIC, reported in bad_wr
+        qp.post_send(SendWR(wr_id=9, opcode=e.IBV_WR_SEND, sg=[]), bad)
+    assert bad.wr_id == 9

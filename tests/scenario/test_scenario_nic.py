@@ -1,0 +1,51 @@
+"""[nic] in scenario files: the profile reaches every host (a window-bound flow runs faster on cx6,
+and an override of its window binds again), and bad profiles or constants are refused naming the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from rdmasim.scenario import ScenarioError, loads, run_scenario
+
+B2B = """
+[simulation]
+progress = false
+[topology]
+kind = "back_to_back"
+[link]
+rate = "100Gbps"
+delay = "10us"
+[qp]
+mtu = 1024
+[[flows]]
+src = "a"
+dst = "b"
+size = "4MiB"
+"""
+
+
+def _fct(extra: str) -> int:
+    res = run_scenario(loads(B2B + extra, "n.toml"), out_dir="", progress=False)
+    (f,) = res.flows
+    assert f.status == "ok"
+    return f.fct_ps
+
+
+def test_profile_and_override_reach_the_hosts() -> None:
+    rxe = _fct("")  # rxe's 128-PSN window binds at 10 us of delay
+    cx6 = _fct('[nic]\nprofile = "cx6"\n')
+    assert cx6 < rxe / 2
+    # cx6 with rxe's window back: bound by the window again (within 10 % of rxe)
+    narrow = _fct('[nic]\nprofile = "cx6"\n[nic.overrides]\nmax_unacked_psns = 128\n')
+    assert abs(narrow - rxe) < 0.1 * rxe
+
+
+@pytest.mark.parametrize(("extra", "key"), [
+    ('[nic]\nprofile = "mlx9"\n', "nic.profile"),
+    ('[nic.overrides]\nmax_unacked_psn = 10\n', "nic.overrides.max_unacked_psn"),
+    ('[nic.overrides]\nmax_unacked_psns = 0\n', "nic.overrides"),
+])
+def test_bad_nic_settings_name_the_key(extra: str, key: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        loads(B2B + extra, "n.toml")
+    assert key in str(info.value)
