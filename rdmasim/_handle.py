@@ -132,7 +132,7 @@ class Host:
         from rdmasim import nic
 
         p = nic.get_profile(profile, **overrides)
-        nic.apply(self.sim._core, self.index, p)
+        nic.apply(self.sim, self.index, p)
         return p
 
     @property

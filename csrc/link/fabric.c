@@ -34,6 +34,9 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "alpha_shift %u outside 0..16", c->alpha_shift);
     if (c->pfc_quanta == 0)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
+    if (c->pfc_response_ps < 0 || c->pfc_response_ps > RS_MAX_TIME_PS)
+        return rs_net_fail(net, RS_ERR_INVAL, "pfc_response %lld ps outside 0..%lld", (long long)c->pfc_response_ps,
+                           (long long)RS_MAX_TIME_PS);
     for (int i = 0; i < 64; i++)
         if (c->dscp_to_prio[i] > 7)
             return rs_net_fail(net, RS_ERR_INVAL, "dscp_to_prio[%d] = %u outside 0..7", i, c->dscp_to_prio[i]);
@@ -250,6 +253,18 @@ int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_
     if (!p)
         return RS_ERR_INVAL;
     rs_pause_stats_now(p, net->eng.now_ps, out);
+    return RS_OK;
+}
+
+int rs_net_port_set_pfc_response(rs_net *net, int kind, int node, int port, int64_t response_ps)
+{
+    rs_port *p = find_port(net, kind, node, port);
+    if (!p)
+        return rs_net_fail(net, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
+    if (response_ps < 0 || response_ps > RS_MAX_TIME_PS)
+        return rs_net_fail(net, RS_ERR_INVAL, "pfc_response %lld ps outside 0..%lld", (long long)response_ps,
+                           (long long)RS_MAX_TIME_PS);
+    p->pfc_response_ps = response_ps;
     return RS_OK;
 }
 

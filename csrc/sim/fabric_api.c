@@ -47,6 +47,11 @@ int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_paus
     return rs_net_port_pause_stats(&sim->tp.net, kind, node, port, out);
 }
 
+int rs_port_set_pfc_response(rs_sim *sim, int kind, int node, int port, int64_t response_ps)
+{
+    return rs_net_port_set_pfc_response(&sim->tp.net, kind, node, port, response_ps);
+}
+
 int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8])
 {
     return rs_net_port_inject_pfc(&sim->tp.net, kind, node, port, class_enable, quanta);

@@ -37,6 +37,7 @@ def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
         "resume_offset": v["switch.resume_offset"],
         "lossless": v["switch.lossless"],
         "pfc_quanta": v["switch.pfc_quanta"],
+        "pfc_response": v["switch.pfc_response"],
         "scheduler": v["switch.scheduler"],
         "ecn_mark": v["switch.ecn_mark"],
         # flow priority p is sent with DSCP 8p; map it to p (48 -> 6 as by default)

@@ -84,7 +84,7 @@ SECTIONS: dict[str, str] = {
     "switch.ecn": "RED ECN marking on egress queues.",
     "switch.watchdog": "PFC watchdog (rdmasim.fabric.enable_pfc_watchdog).",
     "congestion_control": "NIC congestion control of every host.",
-    "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing.",
+    "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
     "impairments.gilbert[]": "Bursty (Gilbert-Elliott) loss on one link.",
@@ -168,6 +168,9 @@ SCHEMA: dict[str, Opt] = {
     "switch.resume_offset": Opt("size", "3KB", "XON hysteresis.", lo=0, hi=2**32 - 1),
     "switch.lossless": Opt("list[int]", [3], "Priorities with PFC (the others drop when full).", lo=0, hi=7),
     "switch.pfc_quanta": Opt("int", 0xFFFF, "Pause time of XOFF frames (quanta).", lo=1, hi=0xFFFF),
+    "switch.pfc_response": Opt("time", 0, "PFC response time of every switch port: a received PFC frame acts "
+                               "this long after it arrived (802.3 Annex 31D bound at 100 Gb/s: 2.01728us).",
+                               lo=0, hi=2**62),
     "switch.scheduler": Opt("str", "strict", "Egress scheduler.", choices=("strict", "wrr")),
     "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
     "switch.watchdog.enabled": Opt("bool", False, "PFC watchdog on every switch (SONiC-style): a lossless "
@@ -198,7 +201,8 @@ SCHEMA: dict[str, Opt] = {
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
                        choices=("rxe", "cx6", "connectx")),
     "nic.overrides": Opt(
-        "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout.",
+        "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout, "
+        "pfc_response.",
     ),
     # qp
     "qp.mtu": Opt("int", 1024, "Path MTU of every QP (<= link.mtu).", choices=MTUS),

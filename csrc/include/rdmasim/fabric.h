@@ -61,6 +61,7 @@ typedef struct rs_switch_cfg {
     uint32_t ecn_on_dequeue;       /* 0: mark on enqueue (ASICs); 1: on dequeue (HPCC ns-3) */
     uint64_t ecmp_seed;            /* XORed with the switch id: per-switch hash */
     uint32_t path_select;          /* RS_PATH_*: how a packet picks among equal-cost next hops */
+    int64_t pfc_response_ps;       /* a received PFC frame acts this long after it arrived (0: at once) */
 } rs_switch_cfg;
 
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch
@@ -150,6 +151,9 @@ int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_
 /* Test hook: act on a PFC frame at a port now, as if it had just arrived on its link. */
 int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8]);
 int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out);
+/* PFC response time of a port: a PFC frame it receives takes effect response_ps after it arrived
+ * (0..RS_MAX_TIME_PS; 0 = at once).  Frames already waiting keep their time. */
+int rs_port_set_pfc_response(rs_sim *sim, int kind, int node, int port, int64_t response_ps);
 /* Equal-cost next-hop ports of switch `sw` towards host `dst` (routes computed if needed). */
 int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap);
 /* The port ECMP picks for a 5-tuple (test hook: same hash the data path uses). */
