@@ -1,0 +1,143 @@
+"""Stragglers and faults in a collective: their cost, each rank's wait, and the critical path naming them.
+
+Ring all-reduce of 8 MiB over 8 hosts of an idle 100 Gb/s star (tests/traffic/hpc_util.py). Tolerance:
+a rank that enters D late delays the ring by D within one MTU frame time per step of the path, 2(p-1) x
+4096 B at 100 Gb/s = 4.6 us (once the ranks no longer run in lock step, the last ACK of a step can queue
+behind a data frame its receiver is sending); measured: +34 ns (D = 1 us), +55 ns (10 us), +362 ns
+(50 us), +1065 ns (200 us), -20 ns (1 ms) (docs/hpc-patterns.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hpc_util import run, span, star
+
+from rdmasim import traffic as tr
+from rdmasim.flows import RESULT_DTYPE
+from rdmasim.traffic.critical_path import analyze, ready_times, with_straggler
+
+P, N = 8, 8 << 20
+US = 1_000_000
+FRAME_PS = 4096 * 8 * 10**12 // 100_000_000_000  # one MTU of payload at the link rate
+SLACK_PS = 2 * (P - 1) * FRAME_PS
+
+
+@pytest.fixture(scope="module")
+def base() -> tuple[tr.FlowTable, int]:
+    table = tr.ring_allreduce(P, N)
+    res, _ = run(table, P)
+    return table, span(res)
+
+
+@pytest.mark.parametrize("delay_us", [10, 50, 200, 1000])
+def test_a_stragglers_cost_on_the_ring_is_its_delay(base: tuple[tr.FlowTable, int], delay_us: int) -> None:
+    table, t0 = base
+    res, _ = run(with_straggler(table, 3, delay_us * US), P)
+    cost = span(res) - t0
+    assert abs(cost - delay_us * US) <= SLACK_PS, f"straggler of {delay_us} us cost {cost} ps"
+
+
+def test_critical_path_and_wait_name_the_straggler(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    delay = 50 * US
+    res, sim = run(with_straggler(table, 3, delay), P)
+    a = analyze(with_straggler(table, 3, delay), res, sim)
+    assert a.time_ps == span(res)
+    first = a.path[0]
+    assert (first.src, first.hold_ps, first.ready_ps) == ("h3", delay, 0)
+    assert a.compute_by_rank == {"h3": delay}
+    assert a.path[-1].finish_ps == a.end_ps
+    for prev, nxt in zip(a.path, a.path[1:], strict=False):  # each step made the next one ready
+        assert prev.finish_ps == nxt.ready_ps
+    wait = a.wait()
+    assert wait["h3"] <= SLACK_PS  # it was never waiting for anyone
+    for host, w in wait.items():
+        if host != "h3":  # everyone else waited for it, about its delay
+            assert 0.9 * delay <= w <= delay + SLACK_PS, (host, w)
+    for r in a.ranks:
+        assert r.busy_ps + r.wait_ps == a.time_ps
+
+
+def test_a_long_straggler_is_the_bottleneck(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    delay = 2 * t0  # longer than all of the communication
+    t = with_straggler(table, 5, delay)
+    res, sim = run(t, P)
+    assert analyze(t, res, sim).bottleneck == "rank h5"
+
+
+def test_a_slow_nic_is_the_critical_link(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    res, sim = run(table, P, star(P, {3: "50Gbps"}))
+    a = analyze(table, res, sim)
+    # every step of the ring waits for the slow link: the run takes about twice as long
+    assert 1.9 * t0 <= a.time_ps <= 2.0 * t0
+    assert a.bottleneck == "link h3->s0"
+    assert all("h3" in (s.src, s.dst) for s in a.path)
+    wait = a.wait()
+    # h3 sends on the slow uplink and h2 into its slow downlink: both are busy all the time
+    assert max(wait["h2"], wait["h3"]) <= 0.01 * a.time_ps
+    assert min(w for h, w in wait.items() if h not in ("h2", "h3")) >= 0.4 * a.time_ps
+
+
+def test_a_lossy_link_is_the_critical_link(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    sim = star(P)
+    sim.links[3].ab.set_loss(0.002)  # h3 -> s0
+    res, sim = run(table, P, sim)
+    a = analyze(table, res, sim)
+    assert int(res["retx_pkts"].sum()) > 0 and a.time_ps > t0
+    assert a.bottleneck == "link h3->s0"
+    assert any(s.retx_pkts and s.link == "h3->s0" for s in a.path)
+
+
+def test_a_link_failure_mid_collective(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    sim = star(P)
+    sim.links[3].fail(at=300 * US)  # h3's link, down for 50 us in the middle of the ring
+    sim.links[3].recover(at=350 * US)
+    res, sim = run(table, P, sim, timeout=4)  # ACK timeout 4.096 us x 2^4 = 65.5 us
+    a = analyze(table, res, sim)
+    assert (res["status"] == 0).all()
+    assert a.time_ps >= t0 + 50 * US  # at least the outage, nothing overlaps it
+    hit = [s for s in a.path if s.retx_pkts]
+    assert hit and all(s.link == "h3->s0" for s in hit)
+    assert a.transfer_by_link["h3->s0"] >= 50 * US
+
+
+def test_analyze_by_hand() -> None:
+    """Two ranks: flow 0 (host 0 -> 1) from 0 to 10; flow 1 LOCAL on host 1 holding 5 after flow 0;
+    flow 2 (1 -> 0) after flow 1, from 15 to 30; flow 3 (0 -> 1) waits for nothing, starts at 2, to 4."""
+    table = tr.FlowTable.from_columns([0, 1, 1, 0], [1, 1, 0, 1], [10, 0, 10, 10], [0, 0, 0, 2],
+                                      verb=[0, 3, 0, 0], hold_ps=[0, 5, 0, 0], dep_ptr=[0, 0, 1, 2, 2],
+                                      deps=[0, 1])
+    res = np.zeros(4, dtype=RESULT_DTYPE)
+    res["src"], res["dst"] = table.flows["src"], table.flows["dst"]
+    res["started_ps"] = [0, 15, 15, 2]
+    res["finish_ps"] = [10, 15, 30, 4]
+    assert ready_times(table, res).tolist() == [0, 10, 15, 2]
+    a = analyze(table, res)
+    assert (a.start_ps, a.end_ps, a.time_ps) == (0, 30, 30)
+    assert [s.flow for s in a.path] == [0, 1, 2]
+    assert a.compute_by_rank == {"host 1": 5}
+    assert a.transfer_by_link == {"send host 0": 10, "send host 1": 15}
+    assert a.bottleneck == "link send host 1"
+    r0, r1 = a.ranks
+    assert (r0.busy_ps, r0.blocked_ps, r0.tail_ps) == (10, 20, 0)  # busy [0, 10); received at 30
+    assert (r1.busy_ps, r1.blocked_ps, r1.tail_ps) == (20, 10, 0)  # busy [10, 30) (hold, then send)
+    assert a.as_dict()["ranks"][0]["wait_ps"] == 20
+
+
+def test_bad_input() -> None:
+    table = tr.ring_allreduce(4, 4096)
+    with pytest.raises(ValueError, match="delay_ps"):
+        with_straggler(table, 1, -1)
+    with pytest.raises(ValueError, match="host 9 sends no flow"):
+        with_straggler(table, 9, 10)
+    res = np.zeros(len(table), dtype=RESULT_DTYPE)
+    res["finish_ps"] = -1
+    with pytest.raises(ValueError, match="24 of 24 flows have not finished"):
+        analyze(table, res)
+    with pytest.raises(ValueError, match="3 result rows for a table of 24"):
+        analyze(table, res[:3])
