@@ -40,6 +40,8 @@ from rdmasim.traffic.collectives import (
     collective,
     collective_result,
     halving_doubling_allreduce,
+    hierarchical_allreduce,
+    hierarchical_allreduce_ps,
     ideal_ring_allreduce_ps,
     in_network_allreduce,
     moe_all_to_all,
@@ -69,5 +71,5 @@ __all__ = [
     "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
     "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",
     "permutation", "poisson", "ring_allreduce", "verb_code",
-    "CollectiveAnalysis", "Compute", "analyze", "halo_exchange", "halo_model_ps", "with_straggler",
+    "hierarchical_allreduce", "hierarchical_allreduce_ps", "CollectiveAnalysis", "Compute", "analyze", "halo_exchange", "halo_model_ps", "with_straggler",
 ]
