@@ -71,5 +71,6 @@ __all__ = [
     "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
     "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",
     "permutation", "poisson", "ring_allreduce", "verb_code",
-    "hierarchical_allreduce", "hierarchical_allreduce_ps", "CollectiveAnalysis", "Compute", "analyze", "halo_exchange", "halo_model_ps", "with_straggler",
+    "hierarchical_allreduce", "hierarchical_allreduce_ps", "CollectiveAnalysis", "Compute", "analyze",
+    "halo_exchange", "halo_model_ps", "with_straggler",
 ]

@@ -63,7 +63,8 @@ def hierarchical_allreduce(
     if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 1 <= g <= MAX_GPUS_PER_NODE:
         raise ValueError(f"gpus_per_node = {g!r} must be an int in [1, {MAX_GPUS_PER_NODE}]")
     if inter_algorithm not in ALGORITHMS["allreduce"]:
-        raise ValueError(f"inter_algorithm = {inter_algorithm!r}: allowed {', '.join(ALGORITHMS['allreduce'])}")
+        raise ValueError(f"inter_algorithm = {inter_algorithm!r}: allowed "
+                         f"{', '.join(ALGORITHMS['allreduce'])}")
     step = intra_step_ps(n, int(g), intra_rate, intra_latency)
     inter = collective("allreduce", np.arange(n_nodes), n, algorithm=inter_algorithm, chunk_size=chunk_size,
                        verb=verb, priority=priority, group=None)
