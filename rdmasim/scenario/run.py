@@ -21,7 +21,7 @@ from rdmasim.results import (
 )
 from rdmasim.scenario.ideal import ideal_fct_ps
 from rdmasim.scenario.load import Problem, Scenario, ScenarioError
-from rdmasim.scenario.traffic import collective_rows, sim_host_indices, traffic_table
+from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_host_indices, traffic_table
 from rdmasim.sim import Link, Simulator
 from rdmasim.traffic.table import LOCAL
 from rdmasim.units import format_time
@@ -323,7 +323,10 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         name=v["simulation.name"],
     )
     result.flow_samples = samples
-    result.collectives = collective_rows(sc, res, flows["group"], table.groups, v["link.rate"])
+    result.collectives = (collective_rows(sc, res, flows["group"], table.groups, v["link.rate"])
+                          + halo_rows(sc, res, flows["group"], table.groups))
+    for row in result.collectives:  # where each one's time went (docs/hpc-patterns.md)
+        row.update(analysis(table, res, row["collective"], sim))
     result.interrupted = interrupted
     if sim.switches and v["switch.deadlock_check"]:
         result.deadlock = fabric.deadlock(sim)

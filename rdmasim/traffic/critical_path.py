@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rdmasim.traffic.table import LOCAL, FlowTable
+from rdmasim.checks import MAX_TIME_PS
+from rdmasim.traffic.table import FLOW_DTYPE, LOCAL, FlowTable
 
 if TYPE_CHECKING:
     from rdmasim.sim import Simulator
@@ -262,16 +263,30 @@ def analyze(table: FlowTable, results: np.ndarray, sim: Simulator | None = None,
 
 
 def with_straggler(table: FlowTable, host: int, delay_ps: int) -> FlowTable:
-    """A copy of ``table`` in which ``host`` enters ``delay_ps`` late: every flow it sends that waits
-    for no other flow holds ``delay_ps`` longer (a slow compute phase before the collective)."""
-    if isinstance(delay_ps, bool) or not isinstance(delay_ps, (int, np.integer)) or delay_ps < 0:
-        raise ValueError(f"with_straggler: delay_ps = {delay_ps!r} must be an int >= 0 (ps)")
-    f = table.flows.copy()
-    roots = (np.diff(table.dep_ptr) == 0) & (f["src"] == host)
-    if not roots.any():
-        raise ValueError(f"with_straggler: host {host} sends no flow that waits for nothing in this table")
-    f["hold_ps"][roots] += np.int64(delay_ps)
-    return FlowTable(f, table.dep_ptr.copy(), table.deps.copy(), list(table.groups))
+    """A copy of ``table`` in which ``host`` arrives ``delay_ps`` late: a LOCAL flow on it holding
+    ``delay_ps`` from the table's first start time is added at the end, and every flow ``host`` sends
+    (or runs locally) waits for it. No flow of the host starts before ``first start + delay_ps``; what
+    it receives is not held back (a WRITE into it needs nothing from it)."""
+    if isinstance(delay_ps, bool) or not isinstance(delay_ps, (int, np.integer)) or not (
+            0 <= delay_ps <= MAX_TIME_PS):
+        raise ValueError(f"with_straggler: delay_ps = {delay_ps!r} must be an int in [0, {MAX_TIME_PS}] (ps)")
+    f = table.flows
+    mine = np.flatnonzero(f["src"] == host)
+    if not mine.size:
+        raise ValueError(f"with_straggler: host {host} sends no flow in this table")
+    n = len(table)
+    late = np.zeros(1, dtype=FLOW_DTYPE)
+    late[0] = (host, host, 0, int(f["start_ps"].min()), LOCAL, int(f["priority"][mine[0]]),
+               int(f["group"][mine[0]]), int(delay_ps))
+    counts = np.diff(table.dep_ptr) + np.isin(np.arange(n), mine)
+    ptr = np.zeros(n + 2, dtype=np.int64)
+    np.cumsum(np.append(counts, 0), out=ptr[1:])
+    deps = np.empty(int(ptr[-1]), dtype=np.int32)
+    old = np.repeat(np.arange(n), np.diff(table.dep_ptr))  # owner of each existing entry
+    slot = ptr[:-2][old] + (np.arange(len(table.deps)) - table.dep_ptr[:-1][old])
+    deps[slot] = table.deps
+    deps[ptr[mine + 1] - 1] = n  # the new dependency is each of those flows' last entry
+    return FlowTable(np.concatenate([f, late]), ptr, deps, list(table.groups))
 
 
 __all__ = ["CollectiveAnalysis", "PathStep", "RankWait", "analyze", "ready_times", "with_straggler"]

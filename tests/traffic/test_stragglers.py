@@ -133,7 +133,7 @@ def test_bad_input() -> None:
     table = tr.ring_allreduce(4, 4096)
     with pytest.raises(ValueError, match="delay_ps"):
         with_straggler(table, 1, -1)
-    with pytest.raises(ValueError, match="host 9 sends no flow"):
+    with pytest.raises(ValueError, match="host 9 sends no flow in this table"):
         with_straggler(table, 9, 10)
     res = np.zeros(len(table), dtype=RESULT_DTYPE)
     res["finish_ps"] = -1
