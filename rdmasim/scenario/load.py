@@ -479,7 +479,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
             Problem(file, "flows", "no traffic",
                     allowed="[[flows]] or a [traffic.*] generator (" + ", ".join(GENERATORS) + ")")
         )
-    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
+    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures", "impairments.slow_links"):
         for i, row in enumerate(sc.arrays.get(sec, [])):
             if "link" in row["_given"] and ok(sec) and not has_link(sc, *row["link"]):
                 problems.append(Problem(file, f"{sec}[{i}].link", "no such link", row["link"],

@@ -142,7 +142,7 @@ def _impair(sc: Scenario, sim: Simulator) -> None:
         for link in sim.links:
             link.ab.set_loss(sc.values["link.loss"])
             link.ba.set_loss(sc.values["link.loss"])
-    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
+    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures", "impairments.slow_links"):
         for i, row in enumerate(sc.arrays.get(sec, [])):
             link = _find_link(sim, row["link"])
             if link is None:
@@ -168,7 +168,11 @@ def _impair(sc: Scenario, sim: Simulator) -> None:
                 "reverse": [link.direction(row["link"][1])],
             }[row["direction"]]
             for d in dirs:
-                if sec == "impairments.loss":
+                if sec == "impairments.slow_links":
+                    d.set_rate(row["rate"])
+                    if link.ab.rate_bps == link.ba.rate_bps:  # the ideal FCT's rate (a lower bound)
+                        link.rate_bps = link.ab.rate_bps
+                elif sec == "impairments.loss":
                     d.set_loss(row["probability"])
                 else:
                     d.set_gilbert_elliott(

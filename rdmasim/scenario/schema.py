@@ -89,9 +89,11 @@ SECTIONS: dict[str, str] = {
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
     "impairments.gilbert[]": "Bursty (Gilbert-Elliott) loss on one link.",
     "impairments.failures[]": "A link going down (and optionally back up) at given times.",
+    "impairments.slow_links[]": "A link (or one direction of it) running slower than its rate from the "
+    "start: a slow NIC (the host's link) or a degraded link.",
     "impairments.stragglers[]": "A slow rank: `host` arrives `delay` late at `[traffic.collective]` (none of "
     "the flows it sends starts before then) and computes `delay` longer in every `[traffic.halo]` timestep. "
-    "A slow NIC is a slower link: `rate` of its `[[topology.links]]` row in an explicit topology.",
+    "A slow NIC is `[[impairments.slow_links]]` on the host's link.",
     "flows[]": "Explicit flows. `src` is where the data is, `dst` where it goes: WRITE and SEND are "
     "posted by `src`, READ by `dst`.",
     "traffic.incast": "Incast generator: every sender sends `size` to `receiver` at `start`.",
@@ -241,6 +243,11 @@ SCHEMA: dict[str, Opt] = {
     "impairments.failures[].link": Opt("node_pair", [], "The link, by its two end names."),
     "impairments.failures[].at": Opt("time", 0, "When it goes down.", lo=0, hi=U63),
     "impairments.failures[].recover": Opt("time?", "never", "When it comes back up ('never')."),
+    "impairments.slow_links[].link": Opt("node_pair", [], "The link, by its two end names."),
+    "impairments.slow_links[].direction": Opt(
+        "str", "both", "'forward' = first name to second.", choices=DIRECTIONS
+    ),
+    "impairments.slow_links[].rate": Opt("rate", "10Gbps", "Its line rate.", lo=1, hi=U63),
     "impairments.stragglers[].host": Opt("str", "", "The slow host (a rank of the collective or halo)."),
     "impairments.stragglers[].delay": Opt("time", 0, "Its extra compute time.", lo=0, hi=2**62),
     # flows
@@ -360,7 +367,7 @@ SCHEMA: dict[str, Opt] = {
 
 #: array-of-tables sections (their rows are validated against ``name[].*``)
 ARRAYS = ("topology.links", "impairments.loss", "impairments.gilbert", "impairments.failures",
-          "impairments.stragglers", "flows")
+          "impairments.slow_links", "impairments.stragglers", "flows")
 #: sub-tables that may appear (possibly empty)
 TABLES = (
     "simulation",

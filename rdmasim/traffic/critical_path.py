@@ -171,8 +171,8 @@ class _Links:
                 continue
             peer = link.b if link.a is h else link.a
             out, back = link.direction(h), link.direction(peer)
-            self.up.append((f"{h.name}->{peer.name}", link.rate_bps, out.stats()["dropped"]))
-            self.down.append((f"{peer.name}->{h.name}", link.rate_bps, back.stats()["dropped"]))
+            self.up.append((f"{h.name}->{peer.name}", out.rate_bps, out.stats()["dropped"]))
+            self.down.append((f"{peer.name}->{h.name}", back.rate_bps, back.stats()["dropped"]))
         edge = {id(h.link) for h in hosts if h.link is not None}
         self.inner = [(f"{d.src.name}->{d.dst.name}", d.stats()["dropped"]) for lk in sim.links
                       if id(lk) not in edge for d in (lk.ab, lk.ba)]

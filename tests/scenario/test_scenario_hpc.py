@@ -35,7 +35,8 @@ def test_halo_runs_as_the_api_builds_it(tmp_path: Path) -> None:
     assert {f.group for f in res.flows} == {"halo"}
     (row,) = res.collectives
     assert row["collective"] == "halo" and row["timesteps"] == 3 and row["ranks"] == 8
-    assert row["time_ps"] == max(f.finish_ps for f in res.flows) and row["time_per_step_ps"] == row["time_ps"] / 3
+    assert row["time_ps"] == max(f.finish_ps for f in res.flows)
+    assert row["time_per_step_ps"] == row["time_ps"] / 3
     assert set(row["wait_ps"]) == {f"h{i}" for i in range(8)}
     path = row["critical_path"]
     assert path[-1]["finish_ps"] == row["time_ps"] and path[0]["verb"] == "LOCAL"
@@ -99,6 +100,10 @@ def test_local_flows() -> None:
      "applies only to kind 'allreduce'"),
     ('[traffic.collective]\nkind = "allreduce"\ngpus_per_node = 65\n', "traffic.collective.gpus_per_node",
      "1..64"),
+    ('[[flows]]\nsrc = "h1"\ndst = "h2"\n[[impairments.slow_links]]\nlink = ["h1", "h2"]\n',
+     "impairments.slow_links[0].link", "no such link"),
+    ('[[flows]]\nsrc = "h1"\ndst = "h2"\n[[impairments.slow_links]]\nlink = ["h1", "s0"]\nrate = 0\n',
+     "impairments.slow_links[0].rate", "must be positive"),
     ('[[flows]]\nsrc = "h1"\ndst = "h1"\n', "flows[0].dst", "only a LOCAL flow may have src = dst"),
     ('[[flows]]\nsrc = "h1"\ndst = "h2"\nverb = "NOP"\n', "flows[0].verb", "'LOCAL'"),
 ])
@@ -106,3 +111,14 @@ def test_problems_name_the_key(text: str, where: str, says: str) -> None:
     with pytest.raises(ScenarioError) as exc:
         loads(STAR + text, "bad.toml")
     assert any(p.path == where and says in str(p) for p in exc.value.problems), str(exc.value)
+
+
+def test_a_slow_nic_is_the_critical_link() -> None:
+    coll = '[traffic.collective]\nkind = "ring_allreduce"\nsize = "2MiB"\n'
+    base = _run(coll).collectives[0]
+    slow = _run(coll + '[[impairments.slow_links]]\nlink = ["h4", "s0"]\nrate = "50Gbps"\n').collectives[0]
+    assert 1.8 * base["time_ps"] <= slow["time_ps"] <= 2.0 * base["time_ps"]
+    assert slow["bottleneck"] in ("link h4->s0", "link s0->h4")  # both directions are slow
+    up = _run(coll + '[[impairments.slow_links]]\nlink = ["s0", "h4"]\ndirection = "forward"\n'
+              'rate = "25Gbps"\n')
+    assert up.collectives[0]["bottleneck"] == "link s0->h4"
