@@ -14,7 +14,11 @@ Both read a finished run: the :class:`~rdmasim.traffic.FlowTable` that was run (
 - The critical path starts at the last flow to finish and steps back to the dependency that finished
   last (the one that made the flow ready), until a flow that waited for nothing (or whose own start
   time was later than its dependencies). Each step's time is its hold (compute on its sending rank) plus
-  its transfer (on its links). The *bottleneck* is the rank or link holding the largest share of the path.
+  its transfer (on its links).
+- A transfer's *excess* is its time less the median time of the run's flows of the same size and verb (what
+  that message takes when nothing is wrong). The *bottleneck* is the rank with the most compute on the path
+  or the link with the most excess on it, whichever is larger; ``""`` when that is under 1% of the
+  collective's time (the time is the pattern's own: no rank or link stands out).
 
 Links: with the simulator given, a flow's transfer is charged to one link of its path: a link direction
 that dropped frames if the flow retransmitted (a lossy or failed link, on the data's way or the ACKs'; a
@@ -94,6 +98,8 @@ class CollectiveAnalysis:
     compute_by_rank: dict[str, int] = field(default_factory=dict)
     #: transfer time on the path per link (or, without a simulator, per sending rank)
     transfer_by_link: dict[str, int] = field(default_factory=dict)
+    #: transfer time on the path beyond the median of same-size flows, per link
+    excess_by_link: dict[str, int] = field(default_factory=dict)
 
     @property
     def time_ps(self) -> int:
@@ -102,12 +108,13 @@ class CollectiveAnalysis:
 
     @property
     def bottleneck(self) -> str:
-        """``"rank NAME"`` (compute) or ``"link NAME"`` with the largest share of the critical path."""
-        best, what = -1, ""
+        """``"rank NAME"`` (most compute on the path) or ``"link NAME"`` (most excess transfer time on it),
+        or ``""`` if neither reaches 1% of the collective's time (module docstring)."""
+        best, what = self.time_ps // 100, ""
         for name, t in self.compute_by_rank.items():
             if t > best:
                 best, what = t, f"rank {name}"
-        for name, t in self.transfer_by_link.items():
+        for name, t in self.excess_by_link.items():
             if t > best:
                 best, what = t, f"link {name}"
         return what
@@ -123,6 +130,7 @@ class CollectiveAnalysis:
             "ranks": [{**asdict(r), "wait_ps": r.wait_ps} for r in self.ranks],
             "critical_path": [{**asdict(s), "transfer_ps": s.transfer_ps} for s in self.path],
             "compute_by_rank": dict(self.compute_by_rank), "transfer_by_link": dict(self.transfer_by_link),
+            "excess_by_link": dict(self.excess_by_link),
         }
 
 
@@ -246,7 +254,8 @@ def analyze(table: FlowTable, results: np.ndarray, sim: Simulator | None = None,
             break
         i = j
     chain.reverse()
-    path, compute, transfer = [], {}, {}
+    typical = _typical_transfer(f, started, fin)
+    path, compute, transfer, excess = [], {}, {}, {}
     for i in chain:
         verb = int(f["verb"][i])
         retx = int(results["retx_pkts"][i])
@@ -259,7 +268,23 @@ def analyze(table: FlowTable, results: np.ndarray, sim: Simulator | None = None,
             compute[step.src] = compute.get(step.src, 0) + step.hold_ps
         if link and step.transfer_ps:
             transfer[link] = transfer.get(link, 0) + step.transfer_ps
-    return CollectiveAnalysis(start, end, ranks, path, compute, transfer)
+            extra = step.transfer_ps - typical[(verb, step.size_bytes)]
+            if extra > 0:
+                excess[link] = excess.get(link, 0) + extra
+    return CollectiveAnalysis(start, end, ranks, path, compute, transfer, excess)
+
+
+def _typical_transfer(f: np.ndarray, started: np.ndarray, fin: np.ndarray) -> dict[tuple[int, int], int]:
+    """(verb, size) -> the median transfer time of the flows of that verb and size (ps)."""
+    net = np.flatnonzero(f["verb"] != LOCAL)
+    if not net.size:
+        return {}
+    key = f["verb"][net].astype(np.int64) * (1 << 40) + f["size"][net].astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    key, dur = key[order], (fin - started)[net][order]
+    cut = np.flatnonzero(np.diff(key)) + 1
+    return {(int(k[0]) >> 40, int(k[0]) & ((1 << 40) - 1)): int(np.median(d))
+            for k, d in zip(np.split(key, cut), np.split(dur, cut), strict=True)}
 
 
 def with_straggler(table: FlowTable, host: int, delay_ps: int) -> FlowTable:

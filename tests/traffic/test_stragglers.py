@@ -38,6 +38,14 @@ def test_a_stragglers_cost_on_the_ring_is_its_delay(base: tuple[tr.FlowTable, in
     assert abs(cost - delay_us * US) <= SLACK_PS, f"straggler of {delay_us} us cost {cost} ps"
 
 
+def test_no_fault_no_bottleneck(base: tuple[tr.FlowTable, int]) -> None:
+    table, _ = base
+    res, sim = run(table, P)
+    a = analyze(table, res, sim)
+    assert a.bottleneck == "" and sum(a.excess_by_link.values()) < a.time_ps // 100
+    assert max(a.wait().values()) == 0  # the ring runs in lock step: nobody waits
+
+
 def test_critical_path_and_wait_name_the_straggler(base: tuple[tr.FlowTable, int]) -> None:
     table, t0 = base
     delay = 50 * US
@@ -47,6 +55,7 @@ def test_critical_path_and_wait_name_the_straggler(base: tuple[tr.FlowTable, int
     first = a.path[0]
     assert (first.src, first.hold_ps, first.ready_ps) == ("h3", delay, 0)
     assert a.compute_by_rank == {"h3": delay}
+    assert a.bottleneck == "rank h3"
     assert a.path[-1].finish_ps == a.end_ps
     for prev, nxt in zip(a.path, a.path[1:], strict=False):  # each step made the next one ready
         assert prev.finish_ps == nxt.ready_ps
@@ -116,6 +125,7 @@ def test_a_link_failure_mid_collective(base: tuple[tr.FlowTable, int]) -> None:
     hit = [s for s in a.path if s.retx_pkts]
     assert hit and all(s.link == "h3->s0" for s in hit)
     assert a.transfer_by_link["h3->s0"] >= 50 * US
+    assert a.bottleneck == "link h3->s0"
 
 
 def test_analyze_by_hand() -> None:
@@ -134,7 +144,9 @@ def test_analyze_by_hand() -> None:
     assert [s.flow for s in a.path] == [0, 1, 2]
     assert a.compute_by_rank == {"host 1": 5}
     assert a.transfer_by_link == {"send host 0": 10, "send host 1": 15}
-    assert a.bottleneck == "link send host 1"
+    # the median 10-byte WRITE took 10: flow 2 took 5 more; the hold (5) ties with it and comes first
+    assert a.excess_by_link == {"send host 1": 5}
+    assert a.bottleneck == "rank host 1"
     r0, r1 = a.ranks
     assert (r0.busy_ps, r0.blocked_ps, r0.tail_ps) == (10, 20, 0)  # busy [0, 10); received at 30
     assert (r1.busy_ps, r1.blocked_ps, r1.tail_ps) == (20, 10, 0)  # busy [10, 30) (hold, then send)
