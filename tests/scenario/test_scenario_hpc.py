@@ -104,6 +104,7 @@ def test_local_flows() -> None:
      "impairments.slow_links[0].link", "no such link"),
     ('[[flows]]\nsrc = "h1"\ndst = "h2"\n[[impairments.slow_links]]\nlink = ["h1", "s0"]\nrate = 0\n',
      "impairments.slow_links[0].rate", "must be positive"),
+    (HALO.replace("timesteps = 3", "timesteps = 100000"), "traffic.halo", "would make about"),
     ('[[flows]]\nsrc = "h1"\ndst = "h1"\n', "flows[0].dst", "only a LOCAL flow may have src = dst"),
     ('[[flows]]\nsrc = "h1"\ndst = "h2"\nverb = "NOP"\n', "flows[0].verb", "'LOCAL'"),
 ])

@@ -128,6 +128,21 @@ def test_a_link_failure_mid_collective(base: tuple[tr.FlowTable, int]) -> None:
     assert a.bottleneck == "link h3->s0"
 
 
+def test_a_late_rank_holds_back_everything_it_sends() -> None:
+    """A chain broadcast: rank 2 has no flow that waits for nothing, yet none of its forwards may start
+    before it arrives, while what it receives is not held back."""
+    table = tr.broadcast(4, 256 << 10, chunk_size=32 << 10)
+    late = with_straggler(table, 2, 30 * US)
+    late.validate(4)
+    assert len(late) == len(table) + 1
+    res, sim = run(late, 4)
+    sends = res["src"][:-1] == 2
+    assert res["started_ps"][:-1][sends].min() >= 30 * US
+    assert res["started_ps"][:-1][res["dst"][:-1] == 2].min() < 30 * US
+    a = analyze(late, res, sim)
+    assert a.compute_by_rank == {"h2": 30 * US} and a.bottleneck == "rank h2"
+
+
 def test_analyze_by_hand() -> None:
     """Two ranks: flow 0 (host 0 -> 1) from 0 to 10; flow 1 LOCAL on host 1 holding 5 after flow 0;
     flow 2 (1 -> 0) after flow 1, from 15 to 30; flow 3 (0 -> 1) waits for nothing, starts at 2, to 4."""
