@@ -57,6 +57,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
                      int *to_kind, int *to_node, int *to_port)
     int rs_link_set_up(rs_sim *sim, int link, int up)
     int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
+    int rs_link_set_rate(rs_sim *sim, int link, int64_t rate_bps)
     int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
     int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress,
                               uint64_t *ingress)
@@ -167,6 +168,9 @@ cdef class FabricCore:
 
     def link_schedule_up(self, int link, bint up, int64_t t_ps):
         self.core._check(rs_link_schedule_up(self.core.sim, link, up, t_ps))
+
+    def link_set_rate(self, int link, int64_t rate_bps):
+        self.core._check(rs_link_set_rate(self.core.sim, link, rate_bps))
 
     def port_stats(self, int sw, int port):
         cdef rs_swport_stats s

@@ -192,6 +192,19 @@ int rs_net_link_set_up(rs_net *net, int link, int up)
     return RS_OK;
 }
 
+/* The rate is read per frame (serialisation, pause quanta) and by the NIC's rate limiter, so a
+ * change needs no other bookkeeping; DCQCN takes a QP's line rate when the QP is created. */
+int rs_net_link_set_rate(rs_net *net, int link, int64_t rate_bps)
+{
+    rs_link *l = get_link(net, link);
+    if (!l)
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
+    if (rate_bps <= 0)
+        return rs_net_fail(net, RS_ERR_INVAL, "link %d: rate %lld b/s must be positive", link, (long long)rate_bps);
+    l->rate_bps = rate_bps;
+    return RS_OK;
+}
+
 int rs_net_link_schedule_up(rs_net *net, int link, int up, int64_t t_ps)
 {
     rs_link *l = get_link(net, link);

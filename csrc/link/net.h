@@ -64,6 +64,7 @@ int rs_net_fabric_connect(rs_net *net, int kind_a, int a, int kind_b, int b, int
 int rs_net_link_ends(const rs_net *net, int link, int *fk, int *fn, int *fp, int *tk, int *tn, int *tp);
 int rs_net_link_set_up(rs_net *net, int link, int up);
 int rs_net_link_schedule_up(rs_net *net, int link, int up, int64_t t_ps);
+int rs_net_link_set_rate(rs_net *net, int link, int64_t rate_bps);
 int rs_net_switch_port_stats(const rs_net *net, int sw, int port, rs_swport_stats *out);
 int rs_net_switch_queue_bytes(const rs_net *net, int sw, int port, int prio, uint64_t *egress, uint64_t *ingress);
 int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_pause_stats *out);

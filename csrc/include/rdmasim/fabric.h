@@ -86,6 +86,9 @@ int rs_link_ends(const rs_sim *sim, int link, int *from_kind, int *from_node, in
 int rs_link_set_up(rs_sim *sim, int link, int up);
 /* Schedule rs_link_set_up at an absolute time. */
 int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps);
+/* Change one link direction's line rate (a slow NIC, a degraded link): frames put on it from now on
+ * serialise at rate_bps (> 0); a frame already on the wire keeps its time. */
+int rs_link_set_rate(rs_sim *sim, int link, int64_t rate_bps);
 
 /* Drop rules on one link direction (checked in C per frame put on it; no cost when none are set).
  * A rule names the fields that must match (RS_DROPF_* in `fields`); among the frames that match, it
