@@ -23,3 +23,29 @@ def sustained_goodput_gbps(sim, src: Sequence[str], dst: Sequence[str], *, until
     a, b = (s.bytes_acked[s.t_ps == t].astype(np.float64) for t in (until_ps // 2, until_ps))
     assert len(a) == len(src)
     return (b - a) * 8 / ((until_ps - until_ps // 2) * 1e-12) / 1e9
+
+
+def expected_max_load(balls: int, bins: int) -> float:
+    """Exact expectation of the fullest bin's count when ``balls`` balls fall uniformly and
+    independently into ``bins`` bins (what ECMP hashing does with flows over equal-cost links).
+
+    P(max <= k) = balls! / bins^balls x [x^balls] (sum_{j<=k} x^j / j!)^bins (a multinomial count),
+    and E[max] = sum_{k>=0} (1 - P(max <= k)). For large n = balls = bins it grows as
+    ln n / ln ln n."""
+    from fractions import Fraction
+    from math import factorial
+
+    def p_max_at_most(k: int) -> Fraction:
+        term = [Fraction(1, factorial(j)) for j in range(min(k, balls) + 1)]
+        poly = [Fraction(1)]
+        for _ in range(bins):
+            out = [Fraction(0)] * min(len(poly) + len(term) - 1, balls + 1)
+            for i, a in enumerate(poly):
+                for j, b in enumerate(term):
+                    if i + j <= balls:
+                        out[i + j] += a * b
+            poly = out
+        coeff = poly[balls] if balls < len(poly) else Fraction(0)
+        return coeff * factorial(balls) / Fraction(bins) ** balls
+
+    return float(sum(1 - p_max_at_most(k) for k in range(balls)))

@@ -1,0 +1,109 @@
+"""Path selection against analytical results on permutation traffic.
+
+ECMP hashes flows onto equal-cost uplinks: with n flows over n uplinks the busiest uplink carries as
+many flows as the fullest of n bins with n balls thrown at random, whose exact expectation
+routing_util.expected_max_load computes (for large n it grows as ln n / ln ln n). Adaptive
+selection (least-queued egress per packet) spreads the same flows evenly, so its busiest uplink
+carries about one flow's worth.
+
+Load of an uplink: its bytes over the mean of its switch's uplinks (1 = an even share).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from routing_util import expected_max_load
+
+import rdmasim
+
+SIZE = 64 << 10
+SEEDS = range(1, 21)
+
+
+def test_expected_max_load_matches_sampling() -> None:
+    rng = np.random.default_rng(0)
+    for n in (2, 4, 8):
+        sampled = np.mean([np.bincount(rng.integers(n, size=n), minlength=n).max() for _ in range(5000)])
+        assert abs(expected_max_load(n, n) - sampled) < 0.05, (n, sampled)
+    assert expected_max_load(2, 2) == 1.5  # {2,0}, {0,2} with 1/4 each, {1,1} with 1/2
+
+
+def _uplink_loads(switch, uplinks) -> np.ndarray:
+    b = np.array([switch.port_stats(switch.port_to(u))["tx_bytes"] for u in uplinks], dtype=np.float64)
+    return b / b.mean()
+
+
+def _run(sim, src: list[str], dst: list[str], recovery: str) -> np.ndarray:
+    kw = {"irn_window": 64} if recovery == "irn" else {}
+    flows = sim.add_flows({"src": src, "dst": dst, "size": [SIZE] * len(src)}, recovery=recovery, **kw)
+    sim.run_flows()
+    res = flows.results()
+    assert (res["status"] == 0).all() and (res["bytes_delivered"] == SIZE).all()
+    return res
+
+
+def leaf_spine_permutation(mode: str, seed: int, n: int = 8) -> tuple[list[float], int]:
+    """n leaves, n spines, n hosts per leaf (no oversubscription); host k of leaf l sends to host k
+    of leaf l + 1, so each leaf puts n flows on its n uplinks. Per-leaf busiest-uplink load and the
+    longest flow completion time."""
+    topo = rdmasim.leaf_spine(n, n, n, seed=seed, switch_config={"path_select": mode, "ecmp_seed": seed})
+    src = [h.name for row in topo.hosts_by_leaf for h in row]
+    dst = [h.name for row in topo.hosts_by_leaf[1:] + topo.hosts_by_leaf[:1] for h in row]
+    res = _run(topo.sim, src, dst, "gbn" if mode == "ecmp" else "irn")
+    return [float(_uplink_loads(leaf, topo.spines).max()) for leaf in topo.leaves], int(res["fct_ps"].max())
+
+
+@pytest.fixture(scope="module")
+def leaf_spine() -> dict[str, tuple[float, float]]:
+    out = {}
+    for mode in ("ecmp", "adaptive"):
+        loads, fcts = [], []
+        for seed in SEEDS:
+            m, f = leaf_spine_permutation(mode, seed)
+            loads += m
+            fcts.append(f)
+        out[mode] = (float(np.mean(loads)), float(np.mean(fcts)))
+    return out
+
+
+def test_leaf_spine_ecmp_max_load_is_balls_into_bins(leaf_spine: dict[str, tuple[float, float]]) -> None:
+    expected = expected_max_load(8, 8)  # 2.597
+    got, _ = leaf_spine["ecmp"]
+    # 160 leaves (8 x 20 seeds); the per-leaf maximum has a standard deviation of about 0.7
+    assert abs(got - expected) < 0.25, (got, expected)
+    print(f"\nleaf-spine 8x8, ECMP: mean busiest-uplink load {got:.3f} flows; balls into bins {expected:.3f}")
+
+
+def test_leaf_spine_adaptive_beats_ecmp(leaf_spine: dict[str, tuple[float, float]]) -> None:
+    (ecmp, ecmp_fct), (adaptive, adaptive_fct) = leaf_spine["ecmp"], leaf_spine["adaptive"]
+    assert adaptive < 1.15 < ecmp, leaf_spine
+    assert adaptive_fct < 0.75 * ecmp_fct, leaf_spine
+    print(f"\nleaf-spine 8x8: busiest uplink ECMP {ecmp:.3f} vs adaptive {adaptive:.3f}; "
+          f"longest FCT ECMP {ecmp_fct / 1e6:.1f} us vs adaptive {adaptive_fct / 1e6:.1f} us")
+
+
+def fat_tree_permutation(mode: str, seed: int, k: int = 8) -> list[float]:
+    """k-ary fat tree; host (pod p, edge e, i) sends to (p + 1, e, i): each edge switch puts k/2
+    flows on its k/2 uplinks. Per-edge busiest-uplink load."""
+    topo = rdmasim.fat_tree(k, seed=seed, switch_config={"path_select": mode, "ecmp_seed": seed})
+    half = k // 2
+    per_pod = half * half
+    src = [h.name for h in topo.hosts]
+    dst = [topo.hosts[(i + per_pod) % len(topo.hosts)].name for i in range(len(topo.hosts))]
+    _run(topo.sim, src, dst, "gbn" if mode == "ecmp" else "irn")
+    loads = []
+    for p in range(k):
+        aggs = topo.aggs[p * half:(p + 1) * half]
+        loads += [float(_uplink_loads(e, aggs).max()) for e in topo.edges[p * half:(p + 1) * half]]
+    return loads
+
+
+def test_fat_tree_edge_uplinks_ecmp_vs_adaptive() -> None:
+    ecmp = float(np.mean([x for s in range(1, 6) for x in fat_tree_permutation("ecmp", s)]))
+    adaptive = float(np.mean([x for s in range(1, 3) for x in fat_tree_permutation("adaptive", s)]))
+    expected = expected_max_load(4, 4)  # 2.125
+    assert abs(ecmp - expected) < 0.25, (ecmp, expected)  # 5 seeds x 32 edge switches
+    assert adaptive < 1.15, adaptive
+    print(f"\nfat tree k=8 edge uplinks: ECMP {ecmp:.3f} (balls into bins {expected:.3f}), "
+          f"adaptive {adaptive:.3f}")
