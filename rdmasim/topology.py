@@ -366,3 +366,65 @@ def dragonfly(a: int = 4, p: int = 2, h: int = 2, groups: int | None = None, rou
         link = sim.connect(routers[i][ri], routers[j][rj], rate=g_rate, delay=g_delay, mtu=mtu)
         glinks.setdefault((min(i, j), max(i, j)), []).append(link)
     return Dragonfly(sim, a, p, h, groups, routers, hosts, glinks)
+
+
+@dataclass
+class RailOptimized:
+    """Rail-optimised GPU cluster: ``nodes[n][i]`` is NIC (GPU) ``i`` of node ``n``, host
+    ``n{n}_g{i}``; it is linked to the rail switch of rail ``i`` of its scalable unit
+    (``rails[i][u]``, switch ``rail{i}_{u}``); every rail switch is linked to every spine
+    (``spine{j}``)."""
+
+    sim: Simulator
+    nodes: list[list[Host]]
+    rails: list[list[Switch]]
+    spines: list[Switch]
+    oversubscription: float  # nodes_per_unit x host_rate / (spines x fabric_rate)
+
+    @property
+    def hosts(self) -> list[Host]:
+        """Every NIC, node-major."""
+        return [h for node in self.nodes for h in node]
+
+    def rail(self, i: int) -> list[Host]:
+        """NIC ``i`` of every node: the hosts of rail ``i``."""
+        return [node[i] for node in self.nodes]
+
+
+def rail_optimized(nodes: int, gpus_per_node: int = 8, spines: int = 4, nodes_per_unit: int | None = None,
+                   host_rate: str | int = "400Gbps", fabric_rate: str | int | None = None,
+                   delay: str | int = "1us", mtu: int = 4096, seed: int = 1, sim: Simulator | None = None,
+                   switch_config: dict[str, Any] | None = None) -> RailOptimized:
+    """``nodes`` nodes of ``gpus_per_node`` GPUs, one NIC each; NIC i of every node in a scalable unit
+    of ``nodes_per_unit`` nodes (default: all, one unit) connects to that unit's rail switch i, and
+    each rail switch connects to every one of ``spines`` spines at ``fabric_rate`` (default
+    ``host_rate``). Traffic between NICs of the same rail and unit crosses one switch; any other
+    goes rail switch - spine - rail switch (shortest paths, ECMP over spines). A node's GPUs are
+    separate hosts: their NVLink/PCIe path inside the node is not modelled, so same-node traffic
+    between rails crosses the fabric too."""
+    for name, v, lo, hi in (("nodes", nodes, 1, 4096), ("gpus_per_node", gpus_per_node, 1, 64),
+                            ("spines", spines, 1, 2048)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ValueError(f"rail_optimized {name} must be an int in {lo}..{hi}, got {v!r}")
+    per_unit = nodes if nodes_per_unit is None else nodes_per_unit
+    if isinstance(per_unit, bool) or not isinstance(per_unit, int) or not 1 <= per_unit <= min(nodes, 4095):
+        raise ValueError(f"rail_optimized nodes_per_unit must be an int in 1..{min(nodes, 4095)} "
+                         f"(at most nodes), got {nodes_per_unit!r}")
+    sim = _sim(sim, seed)
+    units = -(-nodes // per_unit)
+    f_rate = fabric_rate if fabric_rate is not None else host_rate
+    rail_cfg = _swcfg(switch_config, per_unit + spines)
+    rails = [[sim.add_switch(f"rail{i}_{u}", **rail_cfg) for u in range(units)] for i in range(gpus_per_node)]
+    sp = [sim.add_switch(f"spine{j}", **_swcfg(switch_config, gpus_per_node * units)) for j in range(spines)]
+    node_hosts = []
+    for n in range(nodes):
+        row = [sim.add_host(f"n{n}_g{i}") for i in range(gpus_per_node)]
+        for i, h in enumerate(row):
+            sim.connect(h, rails[i][n // per_unit], rate=host_rate, delay=delay, mtu=mtu)
+        node_hosts.append(row)
+    for i in range(gpus_per_node):
+        for u in range(units):
+            for s in sp:
+                sim.connect(rails[i][u], s, rate=f_rate, delay=delay, mtu=mtu)
+    over = per_unit * parse_rate(host_rate) / (spines * parse_rate(f_rate))
+    return RailOptimized(sim, node_hosts, rails, sp, over)
