@@ -12,15 +12,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
 import pytest
-from routing_util import sustained_goodput_gbps
+from routing_util import adversarial, dragonfly_gbps, uniform_random
 
 from rdmasim import fabric
 from rdmasim.topology import dragonfly, dragonfly_links
 
 RATE_GBPS = 100
-QPS = 4
 
 
 @pytest.mark.parametrize(("a", "h", "groups"), [(4, 2, 9), (4, 2, 5), (4, 2, 3), (2, 1, 3), (8, 4, 33)])
@@ -126,55 +124,28 @@ def test_valiant_is_deterministic_per_seed() -> None:
     assert legs(1) != legs(2)
 
 
-def _adversarial(df) -> tuple[list[str], list[str]]:
-    """Every host of group i sends to the host at the same place in group i + 1 (QPS flows each)."""
-    src, dst = [], []
-    for g in range(df.groups):
-        nxt = df.group_hosts((g + 1) % df.groups)
-        for k, x in enumerate(df.group_hosts(g)):
-            src += [x.name] * QPS
-            dst += [nxt[k].name] * QPS
-    return src, dst
-
-
-def _uniform_random(df, seed: int = 3) -> tuple[list[str], list[str]]:
-    """Each of a host's QPS flows goes to a destination drawn uniformly from the other hosts."""
-    names = [x.name for x in df.all_hosts]
-    rng = np.random.default_rng(seed)
-    src = [s for s in names for _ in range(QPS)]
-    dst = [names[(names.index(s) + 1 + int(rng.integers(len(names) - 1))) % len(names)] for s in src]
-    return src, dst
-
-
-def per_host_gbps(routing: str, pattern) -> float:
-    """Mean sustained goodput per host (Gb/s) of a traffic pattern on the lossy dragonfly."""
-    df = dragonfly(routing=routing, switch_config={"lossless": ()})
-    src, dst = pattern(df)
-    return float(sustained_goodput_gbps(df.sim, src, dst).reshape(-1, QPS).sum(axis=1).mean())
-
-
 @pytest.fixture(scope="module")
-def adversarial() -> dict[str, float]:
-    return {r: per_host_gbps(r, _adversarial) for r in ("minimal", "valiant", "ugal")}
+def adversarial_gbps() -> dict[str, float]:
+    return {r: dragonfly_gbps(r, adversarial) for r in ("minimal", "valiant", "ugal")}
 
 
-def test_adversarial_minimal_saturates_the_global_link(adversarial: dict[str, float]) -> None:
+def test_adversarial_minimal_saturates_the_global_link(adversarial_gbps: dict[str, float]) -> None:
     bound = RATE_GBPS / 8  # one 100 Gb/s global link shared by the a x p = 8 hosts of a group
-    assert 0.85 * bound <= adversarial["minimal"] <= 1.2 * bound, adversarial
-    print(f"\nadversarial, minimal: {adversarial['minimal']:.1f} Gb/s per host (bound {bound:.1f})")
+    assert 0.85 * bound <= adversarial_gbps["minimal"] <= 1.2 * bound, adversarial_gbps
+    print(f"\nadversarial, minimal: {adversarial_gbps['minimal']:.1f} Gb/s per host (bound {bound:.1f})")
 
 
-def test_adversarial_valiant_sustains_about_half_the_injection_rate(adversarial: dict[str, float]) -> None:
+def test_adversarial_valiant_sustains_about_half_the_injection(adversarial_gbps: dict[str, float]) -> None:
     # Kim et al. 2008: Valiant routing sustains about 50 % of the injection bandwidth under this
     # worst case; every packet crosses two global links, so 50 % is also the bound
-    assert 0.4 * RATE_GBPS <= adversarial["valiant"] <= 0.55 * RATE_GBPS, adversarial
-    assert adversarial["valiant"] > 3 * adversarial["minimal"]
-    assert adversarial["ugal"] > 2.5 * adversarial["minimal"]
-    print(f"\nadversarial per host: {adversarial}")
+    assert 0.4 * RATE_GBPS <= adversarial_gbps["valiant"] <= 0.55 * RATE_GBPS, adversarial_gbps
+    assert adversarial_gbps["valiant"] > 3 * adversarial_gbps["minimal"]
+    assert adversarial_gbps["ugal"] > 2.5 * adversarial_gbps["minimal"]
+    print(f"\nadversarial per host: {adversarial_gbps}")
 
 
 def test_uniform_random_minimal_beats_valiant() -> None:
-    got = {r: per_host_gbps(r, _uniform_random) for r in ("minimal", "valiant")}
+    got = {r: dragonfly_gbps(r, uniform_random) for r in ("minimal", "valiant")}
     assert got["minimal"] > 1.2 * got["valiant"], got
     print(f"\nuniform random per host: {got}")
 
@@ -184,7 +155,7 @@ def test_minimal_with_pfc_deadlocks_under_the_adversarial_pattern() -> None:
     # global hop, so paused queues close a cycle around the groups (what Kim et al.'s VCs break)
     df = dragonfly(routing="minimal")
     fabric.enable_deadlock_detector(df.sim, "10us")
-    src, dst = _adversarial(df)
+    src, dst = adversarial(df)
     df.sim.add_flows({"src": src, "dst": dst, "size": [1 << 20] * len(src)})
     df.sim.run_flows(until="1ms")
     found = fabric.deadlock(df.sim)

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from routing_util import expected_max_load
+from routing_util import expected_max_load, fat_tree_permutation, leaf_spine_permutation, spray_recovery
 
-import rdmasim
-
-SIZE = 64 << 10
 SEEDS = range(1, 21)
 
 
@@ -27,31 +24,6 @@ def test_expected_max_load_matches_sampling() -> None:
         sampled = np.mean([np.bincount(rng.integers(n, size=n), minlength=n).max() for _ in range(5000)])
         assert abs(expected_max_load(n, n) - sampled) < 0.05, (n, sampled)
     assert expected_max_load(2, 2) == 1.5  # {2,0}, {0,2} with 1/4 each, {1,1} with 1/2
-
-
-def _uplink_loads(switch, uplinks) -> np.ndarray:
-    b = np.array([switch.port_stats(switch.port_to(u))["tx_bytes"] for u in uplinks], dtype=np.float64)
-    return b / b.mean()
-
-
-def _run(sim, src: list[str], dst: list[str], recovery: str) -> np.ndarray:
-    kw = {"irn_window": 64} if recovery == "irn" else {}
-    flows = sim.add_flows({"src": src, "dst": dst, "size": [SIZE] * len(src)}, recovery=recovery, **kw)
-    sim.run_flows()
-    res = flows.results()
-    assert (res["status"] == 0).all() and (res["bytes_delivered"] == SIZE).all()
-    return res
-
-
-def leaf_spine_permutation(mode: str, seed: int, n: int = 8) -> tuple[list[float], int]:
-    """n leaves, n spines, n hosts per leaf (no oversubscription); host k of leaf l sends to host k
-    of leaf l + 1, so each leaf puts n flows on its n uplinks. Per-leaf busiest-uplink load and the
-    longest flow completion time."""
-    topo = rdmasim.leaf_spine(n, n, n, seed=seed, switch_config={"path_select": mode, "ecmp_seed": seed})
-    src = [h.name for row in topo.hosts_by_leaf for h in row]
-    dst = [h.name for row in topo.hosts_by_leaf[1:] + topo.hosts_by_leaf[:1] for h in row]
-    res = _run(topo.sim, src, dst, "gbn" if mode == "ecmp" else "irn")
-    return [float(_uplink_loads(leaf, topo.spines).max()) for leaf in topo.leaves], int(res["fct_ps"].max())
 
 
 @pytest.fixture(scope="module")
@@ -83,22 +55,6 @@ def test_leaf_spine_adaptive_beats_ecmp(leaf_spine: dict[str, tuple[float, float
           f"longest FCT ECMP {ecmp_fct / 1e6:.1f} us vs adaptive {adaptive_fct / 1e6:.1f} us")
 
 
-def fat_tree_permutation(mode: str, seed: int, k: int = 8) -> list[float]:
-    """k-ary fat tree; host (pod p, edge e, i) sends to (p + 1, e, i): each edge switch puts k/2
-    flows on its k/2 uplinks. Per-edge busiest-uplink load."""
-    topo = rdmasim.fat_tree(k, seed=seed, switch_config={"path_select": mode, "ecmp_seed": seed})
-    half = k // 2
-    per_pod = half * half
-    src = [h.name for h in topo.hosts]
-    dst = [topo.hosts[(i + per_pod) % len(topo.hosts)].name for i in range(len(topo.hosts))]
-    _run(topo.sim, src, dst, "gbn" if mode == "ecmp" else "irn")
-    loads = []
-    for p in range(k):
-        aggs = topo.aggs[p * half:(p + 1) * half]
-        loads += [float(_uplink_loads(e, aggs).max()) for e in topo.edges[p * half:(p + 1) * half]]
-    return loads
-
-
 def test_fat_tree_edge_uplinks_ecmp_vs_adaptive() -> None:
     ecmp = float(np.mean([x for s in range(1, 6) for x in fat_tree_permutation("ecmp", s)]))
     adaptive = float(np.mean([x for s in range(1, 3) for x in fat_tree_permutation("adaptive", s)]))
@@ -107,23 +63,6 @@ def test_fat_tree_edge_uplinks_ecmp_vs_adaptive() -> None:
     assert adaptive < 1.15, adaptive
     print(f"\nfat tree k=8 edge uplinks: ECMP {ecmp:.3f} (balls into bins {expected:.3f}), "
           f"adaptive {adaptive:.3f}")
-
-
-def spray_recovery(mode: str, recovery: str, n: int = 4) -> dict[str, float]:
-    """A 1 MiB permutation on an n x n x n leaf-spine (PFC on): mean and lowest per-flow goodput
-    (Gb/s) and retransmitted packets per data packet."""
-    size = 1 << 20
-    topo = rdmasim.leaf_spine(n, n, n, seed=1, switch_config={"path_select": mode})
-    src = [h.name for row in topo.hosts_by_leaf for h in row]
-    dst = [h.name for row in topo.hosts_by_leaf[1:] + topo.hosts_by_leaf[:1] for h in row]
-    kw = {"irn_window": 64} if recovery == "irn" else {}
-    flows = topo.sim.add_flows({"src": src, "dst": dst, "size": [size] * len(src)}, recovery=recovery, **kw)
-    topo.sim.run_flows()
-    res = flows.results()
-    assert (res["status"] == 0).all()
-    gbps = size * 8 / (res["fct_ps"] * 1e-12) / 1e9
-    return {"goodput": float(gbps.mean()), "min": float(gbps.min()),
-            "retx": float(res["retx_pkts"].sum() / (len(src) * size / 4096))}
 
 
 def test_spray_gbn_retransmit_storm_irn_tolerates() -> None:
