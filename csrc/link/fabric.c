@@ -32,6 +32,12 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "n_ports %u outside 1..%u", c->n_ports, MAX_PORTS);
     if (c->alpha_shift > 16)
         return rs_net_fail(net, RS_ERR_INVAL, "alpha_shift %u outside 0..16", c->alpha_shift);
+    if (c->path_select > RS_PATH_ADAPTIVE)
+        return rs_net_fail(net, RS_ERR_INVAL, "path_select %u outside 0..%d", c->path_select, RS_PATH_ADAPTIVE);
+    if (c->routing > RS_ROUTE_UGAL)
+        return rs_net_fail(net, RS_ERR_INVAL, "routing %u outside 0..%d", c->routing, RS_ROUTE_UGAL);
+    if (c->group >= RS_MAX_GROUPS)
+        return rs_net_fail(net, RS_ERR_INVAL, "group %u outside 0..%u", c->group, RS_MAX_GROUPS - 1);
     if (c->pfc_quanta == 0)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
     if (c->pfc_response_ps < 0 || c->pfc_response_ps > RS_MAX_TIME_PS)
@@ -82,6 +88,7 @@ void rs_fabric_free(rs_net *net)
 {
     rs_monitor_free(net->monitor);
     net->monitor = NULL;
+    rs_group_routes_free(net);
     for (uint32_t i = 0; i < net->n_switches; i++)
         rs_switch_free(net, net->switches[i]);
     free(net->switches);

@@ -42,6 +42,11 @@ typedef struct rs_net {
     struct rs_port **host_ports; /* each host's port, by host index (the owner adds it) */
     uint32_t n_hosts;
     int routes_dirty;           /* graph changed: recompute routes before the next event */
+    /* group routing (grouproute.c; NULL when no switch routes by group): per host, the group and
+     * the switch of the switch it is linked to (0xFFFF: none or not grouped) */
+    uint16_t *host_group;
+    uint16_t *host_switch;
+    uint32_t n_groups;
     struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
     rs_pcap *pcap;              /* NULL: capture off */
     int pcap_all;               /* the capture takes every link direction, also those added later */
@@ -98,6 +103,9 @@ void rs_fabric_free(rs_net *net);
 void rs_link_state_event(rs_net *net, struct rs_link *link);
 /* link/route.c */
 int rs_routes_compute(rs_net *net);
+/* link/grouproute.c: the group tables (after the host tables); free them */
+int rs_group_routes_compute(rs_net *net);
+void rs_group_routes_free(rs_net *net);
 /* link/switch.c: the switch's next frame for its egress `port` */
 rs_pkt *rs_switch_next_frame(rs_net *net, struct rs_switch *sw, struct rs_port *port);
 /* Put a frame on the link now (port has just started serialising it). Returns serialisation ps. */

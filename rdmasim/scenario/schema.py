@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rdmasim.fabric import PATH_SELECT
+
 #: value kinds: int, float, bool, str, time ("1us" or int ps), rate ("100Gbps" or int b/s),
 #: size ("1MiB" or int bytes), list[int], list[str], table (free-form, checked elsewhere),
 #: time? (a time or "never"), node_pair (two node names)
@@ -182,6 +184,11 @@ SCHEMA: dict[str, Opt] = {
                                lo=0, hi=2**62),
     "switch.scheduler": Opt("str", "strict", "Egress scheduler.", choices=("strict", "wrr")),
     "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
+    "switch.path_select": Opt(
+        "str", "ecmp", "How a packet picks among equal-cost next hops: 'ecmp' (5-tuple hash: one path per "
+        "QP), 'spray' (per packet: reorders a QP, see docs/routing.md) or 'adaptive' (the least-queued "
+        "egress, ties by the hash).", choices=PATH_SELECT,
+    ),
     "switch.watchdog.enabled": Opt("bool", False, "PFC watchdog on every switch (SONiC-style): a lossless "
                                    "queue paused with no progress for `detect` drops its packets and ignores "
                                    "pause for `restore`."),
