@@ -77,11 +77,11 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     the fewest bytes, ties by the flow hash); ``pfc_response``: PFC response time of every port (a
     received PFC frame acts this long after it arrived; 0 = at once; 802.3 Annex 31D bounds it,
     e.g. 394 pause quanta = 2.01728 us at 100 Gb/s; headroom must cover it: ``pfc_headroom``);
-    ``routing``: ``"shortest"`` (hop-count shortest paths) or, routing by ``group`` (0..65534, the switch's dragonfly group), ``"minimal"`` (at most
-    one link between groups), ``"valiant"`` (via an intermediate group drawn at the source switch:
-    per flow under ``path_select="ecmp"``, per packet otherwise) or ``"ugal"`` (UGAL-L: Valiant
-    only when the minimal egress queue holds more than twice the Valiant one's bytes); see
-    docs/routing.md.
+    ``routing``: ``"shortest"`` (hop-count shortest paths) or, routing by ``group`` (0..65534, the
+    switch's dragonfly group), ``"minimal"`` (at most one link between groups), ``"valiant"`` (via
+    an intermediate group drawn at the source switch: per flow under ``path_select="ecmp"``, per
+    packet otherwise) or ``"ugal"`` (UGAL-L: Valiant only when the minimal egress queue holds more
+    than twice the Valiant one's bytes); see docs/routing.md.
     """
     cfg = _core.switch_cfg_default()
     cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
