@@ -24,13 +24,15 @@ from rdmasim.sim import Host, Link, Simulator  # noqa: E402
 from rdmasim.topology import (  # noqa: E402
     BackToBack,
     back_to_back,
+    dragonfly,
     dumbbell,
     fat_tree,
     incast,
     leaf_spine,
+    rail_optimized,
     ring,
     star,
 )
 
-__all__ = ["BackToBack", "Host", "Link", "Simulator", "Switch", "back_to_back", "dumbbell", "fat_tree",
-           "incast", "leaf_spine", "ring", "star", "__version__"]
+__all__ = ["BackToBack", "Host", "Link", "Simulator", "Switch", "back_to_back", "dragonfly", "dumbbell",
+           "fat_tree", "incast", "leaf_spine", "rail_optimized", "ring", "star", "__version__"]

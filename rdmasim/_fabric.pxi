@@ -28,6 +28,8 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint64_t ecmp_seed
         uint32_t path_select
         int64_t pfc_response_ps
+        uint32_t routing
+        uint32_t group
     ctypedef struct rs_swport_stats:
         uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes
         uint64_t drops[5]
@@ -57,6 +59,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
                      int *to_kind, int *to_node, int *to_port)
     int rs_link_set_up(rs_sim *sim, int link, int up)
     int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
+    int rs_link_set_rate(rs_sim *sim, int link, int64_t rate_bps)
     int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
     int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress,
                               uint64_t *ingress)
@@ -103,7 +106,7 @@ DROPF_NTH, DROPF_PSN, DROPF_OPCODE, DROPF_DEST_QP = 1, 2, 4, 8
 SWITCH_DROP_REASONS = ("no_route", "lossy_threshold", "buffer_full", "headroom_overflow", "watchdog")
 _SCALAR_CFG = ("n_ports", "buffer_bytes", "reserve_bytes", "headroom_bytes", "dynamic", "alpha_shift",
                "xoff_bytes", "resume_offset_bytes", "lossy_limit_bytes", "pfc_mask", "pfc_quanta", "wrr",
-               "ecn_on_dequeue", "ecmp_seed", "path_select", "pfc_response_ps")
+               "ecn_on_dequeue", "ecmp_seed", "path_select", "pfc_response_ps", "routing", "group")
 _ARRAY_CFG = ("dscp_to_prio", "wrr_weight", "ecn_kmin", "ecn_kmax", "ecn_pmax")
 
 
@@ -145,6 +148,8 @@ cdef class FabricCore:
         c.ecmp_seed = cfg["ecmp_seed"]
         c.path_select = cfg.get("path_select", 0)
         c.pfc_response_ps = cfg.get("pfc_response_ps", 0)
+        c.routing = cfg.get("routing", 0)
+        c.group = cfg.get("group", 0)
         for i in range(64):
             c.dscp_to_prio[i] = cfg["dscp_to_prio"][i]
         for i in range(8):
@@ -167,6 +172,9 @@ cdef class FabricCore:
 
     def link_schedule_up(self, int link, bint up, int64_t t_ps):
         self.core._check(rs_link_schedule_up(self.core.sim, link, up, t_ps))
+
+    def link_set_rate(self, int link, int64_t rate_bps):
+        self.core._check(rs_link_set_rate(self.core.sim, link, rate_bps))
 
     def port_stats(self, int sw, int port):
         cdef rs_swport_stats s

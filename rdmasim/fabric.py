@@ -25,6 +25,10 @@ NODE_HOST = 0
 NODE_SWITCH = 1
 #: path selection modes among equal-cost next hops (index = the C enum rs_path_select)
 PATH_SELECT = ("ecmp", "spray", "adaptive")
+#: routing modes (index = the C enum rs_routing): hop-count shortest paths, or by group (dragonfly)
+ROUTING = ("shortest", "minimal", "valiant", "ugal")
+#: most groups under group routing (groups 0..MAX_GROUPS-1)
+MAX_GROUPS = 65535
 DROP_REASONS = _core.SWITCH_DROP_REASONS
 
 _U32 = 2**32 - 1
@@ -54,7 +58,8 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
                   dscp_map: Mapping[int, int] | None = None, scheduler: str = "strict",
                   wrr_weights: Iterable[int] | None = None, ecn: Mapping[str, Any] | None = None,
                   ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED,
-                  path_select: str = "ecmp", pfc_response: str | int = 0) -> dict[str, Any]:
+                  path_select: str = "ecmp", pfc_response: str | int = 0, routing: str = "shortest",
+                  group: int = 0) -> dict[str, Any]:
     """Validate switch settings and return the dict the C core takes.
 
     ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
@@ -71,7 +76,12 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     ``"spray"`` (per packet, deterministic for the seed) or ``"adaptive"`` (the egress queue with
     the fewest bytes, ties by the flow hash); ``pfc_response``: PFC response time of every port (a
     received PFC frame acts this long after it arrived; 0 = at once; 802.3 Annex 31D bounds it,
-    e.g. 394 pause quanta = 2.01728 us at 100 Gb/s; headroom must cover it: ``pfc_headroom``).
+    e.g. 394 pause quanta = 2.01728 us at 100 Gb/s; headroom must cover it: ``pfc_headroom``);
+    ``routing``: ``"shortest"`` (hop-count shortest paths) or, routing by ``group`` (0..65534, the
+    switch's dragonfly group), ``"minimal"`` (at most one link between groups), ``"valiant"`` (via
+    an intermediate group drawn at the source switch: per flow under ``path_select="ecmp"``, per
+    packet otherwise) or ``"ugal"`` (UGAL-L: Valiant only when the minimal egress queue holds more
+    than twice the Valiant one's bytes); see docs/routing.md.
     """
     cfg = _core.switch_cfg_default()
     cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
@@ -126,6 +136,10 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
         raise ValueError(f"path_select must be one of {', '.join(PATH_SELECT)}, got {path_select!r}")
     cfg["path_select"] = PATH_SELECT.index(path_select)
     cfg["pfc_response_ps"] = time_in("pfc_response", pfc_response)
+    if routing not in ROUTING:
+        raise ValueError(f"routing must be one of {', '.join(ROUTING)}, got {routing!r}")
+    cfg["routing"] = ROUTING.index(routing)
+    cfg["group"] = _int_in("group", group, 0, MAX_GROUPS - 1)
     return cfg
 
 

@@ -266,3 +266,165 @@ def ring(n: int, hosts_per_switch: int = 1, rate: str | int = "100Gbps", delay: 
                 for h in hosts[(i + k) % n]:
                     set_route(sw[i], h, [nxt])
     return Ring(sim, sw, hosts)
+
+
+@dataclass
+class Dragonfly:
+    """Dragonfly (Kim, Dally, Scott and Abts, ISCA 2008): ``groups`` groups of ``a`` routers, all-to-all
+    local links inside a group, ``h`` global links per router between groups, ``p`` hosts per router.
+
+    ``routers[g][r]`` is router ``r{g}_{r}``; ``hosts[g][r]`` its hosts ``h{g}_{r}_{i}``;
+    ``global_links[(g1, g2)]`` the links between groups ``g1 < g2``."""
+
+    sim: Simulator
+    a: int
+    p: int
+    h: int
+    groups: int
+    routers: list[list[Switch]]
+    hosts: list[list[list[Host]]]
+    global_links: dict[tuple[int, int], list[Link]]
+
+    @property
+    def all_hosts(self) -> list[Host]:
+        """Every host, group-major."""
+        return [x for grp in self.hosts for row in grp for x in row]
+
+    def group_hosts(self, g: int) -> list[Host]:
+        """The ``a x p`` hosts of group ``g``."""
+        return [x for row in self.hosts[g] for x in row]
+
+
+def dragonfly_links(groups: int, a: int, h: int) -> list[tuple[int, int, int, int]]:
+    """The global links of a dragonfly as (group, router, group, router), each once.
+
+    Arrangement ("palm tree", consecutive): global port k = 0..a*h-1 of group i sits on router
+    k // h and leads to group (i + 1 + k mod (groups - 1)) mod groups, where it is port
+    r (groups - 1) + groups - 2 - k mod (groups - 1) with r = k // (groups - 1). Every pair of
+    groups gets (a*h) // (groups - 1) links; with groups = a*h + 1 (the largest) exactly one, and no
+    port is left over. When groups - 1 does not divide a*h, the last a*h mod (groups - 1) global
+    ports of each group stay unconnected."""
+    m = (a * h) // (groups - 1)
+    out = []
+    for i in range(groups):
+        for k in range(m * (groups - 1)):
+            r, off = divmod(k, groups - 1)
+            j = (i + 1 + off) % groups
+            kk = r * (groups - 1) + groups - 2 - off
+            if (i, k) < (j, kk):
+                out.append((i, k // h, j, kk // h))
+    return out
+
+
+def dragonfly(a: int = 4, p: int = 2, h: int = 2, groups: int | None = None, routing: str = "minimal",
+              rate: str | int = "100Gbps", global_rate: str | int | None = None, delay: str | int = "1us",
+              global_delay: str | int | None = None, mtu: int = 4096, seed: int = 1,
+              sim: Simulator | None = None, switch_config: dict[str, Any] | None = None) -> Dragonfly:
+    """A dragonfly of ``groups`` (default ``a*h + 1``, the largest: one global link per pair of groups)
+    groups of ``a`` routers with ``p`` hosts and ``h`` global links each; Kim et al.'s balanced choice is
+    ``a = 2p = 2h`` (the default 4, 2, 2: 9 groups, 72 hosts).
+
+    ``routing``: ``"minimal"``, ``"valiant"`` or ``"ugal"`` (see :func:`rdmasim.fabric.switch_config`;
+    the intermediate group is drawn per flow under the default ``path_select="ecmp"``, per packet
+    under ``"spray"``/``"adaptive"``). Host and local links run at ``rate`` with ``delay``; global
+    links at ``global_rate`` / ``global_delay`` (default the same). Each router's ports: its hosts,
+    then the ``a - 1`` local links, then its global links. See :func:`dragonfly_links`."""
+    for name, v, hi in (("a", a, 256), ("p", p, 256), ("h", h, 256)):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
+            raise ValueError(f"dragonfly {name} must be an int in 1..{hi}, got {v!r}")
+    g_max = a * h + 1
+    groups = g_max if groups is None else groups
+    if isinstance(groups, bool) or not isinstance(groups, int) or not 2 <= groups <= g_max:
+        raise ValueError(f"dragonfly groups must be an int in 2..a*h+1 = {g_max}, got {groups!r}")
+    if routing not in ("minimal", "valiant", "ugal"):
+        raise ValueError(f"dragonfly routing must be one of 'minimal', 'valiant', 'ugal', got {routing!r}")
+    clash = {"routing", "group"} & set(switch_config or {})
+    if clash:
+        raise ValueError(f"dragonfly sets {', '.join(sorted(clash))} of every router itself; "
+                         "leave them out of switch_config (use routing=)")
+    sim = _sim(sim, seed)
+    cfg = _swcfg(switch_config, p + a - 1 + h)
+    routers = [[sim.add_switch(f"r{g}_{r}", **cfg, routing=routing, group=g) for r in range(a)]
+               for g in range(groups)]
+    hosts: list[list[list[Host]]] = []
+    for g in range(groups):
+        grp = []
+        for r in range(a):
+            row = [sim.add_host(f"h{g}_{r}_{i}") for i in range(p)]
+            for x in row:
+                sim.connect(x, routers[g][r], rate=rate, delay=delay, mtu=mtu)
+            grp.append(row)
+        hosts.append(grp)
+    for g in range(groups):
+        for r in range(a):
+            for s in range(r + 1, a):
+                sim.connect(routers[g][r], routers[g][s], rate=rate, delay=delay, mtu=mtu)
+    g_rate = global_rate if global_rate is not None else rate
+    g_delay = global_delay if global_delay is not None else delay
+    glinks: dict[tuple[int, int], list[Link]] = {}
+    for i, ri, j, rj in dragonfly_links(groups, a, h):
+        link = sim.connect(routers[i][ri], routers[j][rj], rate=g_rate, delay=g_delay, mtu=mtu)
+        glinks.setdefault((min(i, j), max(i, j)), []).append(link)
+    return Dragonfly(sim, a, p, h, groups, routers, hosts, glinks)
+
+
+@dataclass
+class RailOptimized:
+    """Rail-optimised GPU cluster: ``nodes[n][i]`` is NIC (GPU) ``i`` of node ``n``, host
+    ``n{n}_g{i}``; it is linked to the rail switch of rail ``i`` of its scalable unit
+    (``rails[i][u]``, switch ``rail{i}_{u}``); every rail switch is linked to every spine
+    (``spine{j}``)."""
+
+    sim: Simulator
+    nodes: list[list[Host]]
+    rails: list[list[Switch]]
+    spines: list[Switch]
+    oversubscription: float  # nodes_per_unit x host_rate / (spines x fabric_rate)
+
+    @property
+    def hosts(self) -> list[Host]:
+        """Every NIC, node-major."""
+        return [h for node in self.nodes for h in node]
+
+    def rail(self, i: int) -> list[Host]:
+        """NIC ``i`` of every node: the hosts of rail ``i``."""
+        return [node[i] for node in self.nodes]
+
+
+def rail_optimized(nodes: int, gpus_per_node: int = 8, spines: int = 4, nodes_per_unit: int | None = None,
+                   host_rate: str | int = "400Gbps", fabric_rate: str | int | None = None,
+                   delay: str | int = "1us", mtu: int = 4096, seed: int = 1, sim: Simulator | None = None,
+                   switch_config: dict[str, Any] | None = None) -> RailOptimized:
+    """``nodes`` nodes of ``gpus_per_node`` GPUs, one NIC each; NIC i of every node in a scalable unit
+    of ``nodes_per_unit`` nodes (default: all, one unit) connects to that unit's rail switch i, and
+    each rail switch connects to every one of ``spines`` spines at ``fabric_rate`` (default
+    ``host_rate``). Traffic between NICs of the same rail and unit crosses one switch; any other
+    goes rail switch - spine - rail switch (shortest paths, ECMP over spines). A node's GPUs are
+    separate hosts: their NVLink/PCIe path inside the node is not modelled, so same-node traffic
+    between rails crosses the fabric too."""
+    for name, v, lo, hi in (("nodes", nodes, 1, 4096), ("gpus_per_node", gpus_per_node, 1, 64),
+                            ("spines", spines, 1, 2048)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ValueError(f"rail_optimized {name} must be an int in {lo}..{hi}, got {v!r}")
+    per_unit = nodes if nodes_per_unit is None else nodes_per_unit
+    if isinstance(per_unit, bool) or not isinstance(per_unit, int) or not 1 <= per_unit <= min(nodes, 4095):
+        raise ValueError(f"rail_optimized nodes_per_unit must be an int in 1..{min(nodes, 4095)} "
+                         f"(at most nodes), got {nodes_per_unit!r}")
+    sim = _sim(sim, seed)
+    units = -(-nodes // per_unit)
+    f_rate = fabric_rate if fabric_rate is not None else host_rate
+    rail_cfg = _swcfg(switch_config, per_unit + spines)
+    rails = [[sim.add_switch(f"rail{i}_{u}", **rail_cfg) for u in range(units)] for i in range(gpus_per_node)]
+    sp = [sim.add_switch(f"spine{j}", **_swcfg(switch_config, gpus_per_node * units)) for j in range(spines)]
+    node_hosts = []
+    for n in range(nodes):
+        row = [sim.add_host(f"n{n}_g{i}") for i in range(gpus_per_node)]
+        for i, h in enumerate(row):
+            sim.connect(h, rails[i][n // per_unit], rate=host_rate, delay=delay, mtu=mtu)
+        node_hosts.append(row)
+    for i in range(gpus_per_node):
+        for u in range(units):
+            for s in sp:
+                sim.connect(rails[i][u], s, rate=f_rate, delay=delay, mtu=mtu)
+    over = per_unit * parse_rate(host_rate) / (spines * parse_rate(f_rate))
+    return RailOptimized(sim, node_hosts, rails, sp, over)

@@ -32,6 +32,12 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "n_ports %u outside 1..%u", c->n_ports, MAX_PORTS);
     if (c->alpha_shift > 16)
         return rs_net_fail(net, RS_ERR_INVAL, "alpha_shift %u outside 0..16", c->alpha_shift);
+    if (c->path_select > RS_PATH_ADAPTIVE)
+        return rs_net_fail(net, RS_ERR_INVAL, "path_select %u outside 0..%d", c->path_select, RS_PATH_ADAPTIVE);
+    if (c->routing > RS_ROUTE_UGAL)
+        return rs_net_fail(net, RS_ERR_INVAL, "routing %u outside 0..%d", c->routing, RS_ROUTE_UGAL);
+    if (c->group >= RS_MAX_GROUPS)
+        return rs_net_fail(net, RS_ERR_INVAL, "group %u outside 0..%u", c->group, RS_MAX_GROUPS - 1);
     if (c->pfc_quanta == 0)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
     if (c->pfc_response_ps < 0 || c->pfc_response_ps > RS_MAX_TIME_PS)
@@ -82,6 +88,7 @@ void rs_fabric_free(rs_net *net)
 {
     rs_monitor_free(net->monitor);
     net->monitor = NULL;
+    rs_group_routes_free(net);
     for (uint32_t i = 0; i < net->n_switches; i++)
         rs_switch_free(net, net->switches[i]);
     free(net->switches);
@@ -189,6 +196,19 @@ int rs_net_link_set_up(rs_net *net, int link, int up)
     if (!get_link(net, link))
         return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
     set_state(net, link, up);
+    return RS_OK;
+}
+
+/* The rate is read per frame (serialisation, pause quanta) and by the NIC's rate limiter, so a
+ * change needs no other bookkeeping; DCQCN takes a QP's line rate when the QP is created. */
+int rs_net_link_set_rate(rs_net *net, int link, int64_t rate_bps)
+{
+    rs_link *l = get_link(net, link);
+    if (!l)
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
+    if (rate_bps <= 0)
+        return rs_net_fail(net, RS_ERR_INVAL, "link %d: rate %lld b/s must be positive", link, (long long)rate_bps);
+    l->rate_bps = rate_bps;
     return RS_OK;
 }
 

@@ -42,6 +42,11 @@ typedef struct rs_net {
     struct rs_port **host_ports; /* each host's port, by host index (the owner adds it) */
     uint32_t n_hosts;
     int routes_dirty;           /* graph changed: recompute routes before the next event */
+    /* group routing (grouproute.c; NULL when no switch routes by group): per host, the group and
+     * the switch of the switch it is linked to (0xFFFF: none or not grouped) */
+    uint16_t *host_group;
+    uint16_t *host_switch;
+    uint32_t n_groups;
     struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
     rs_pcap *pcap;              /* NULL: capture off */
     int pcap_all;               /* the capture takes every link direction, also those added later */
@@ -64,6 +69,7 @@ int rs_net_fabric_connect(rs_net *net, int kind_a, int a, int kind_b, int b, int
 int rs_net_link_ends(const rs_net *net, int link, int *fk, int *fn, int *fp, int *tk, int *tn, int *tp);
 int rs_net_link_set_up(rs_net *net, int link, int up);
 int rs_net_link_schedule_up(rs_net *net, int link, int up, int64_t t_ps);
+int rs_net_link_set_rate(rs_net *net, int link, int64_t rate_bps);
 int rs_net_switch_port_stats(const rs_net *net, int sw, int port, rs_swport_stats *out);
 int rs_net_switch_queue_bytes(const rs_net *net, int sw, int port, int prio, uint64_t *egress, uint64_t *ingress);
 int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_pause_stats *out);
@@ -97,6 +103,9 @@ void rs_fabric_free(rs_net *net);
 void rs_link_state_event(rs_net *net, struct rs_link *link);
 /* link/route.c */
 int rs_routes_compute(rs_net *net);
+/* link/grouproute.c: the group tables (after the host tables); free them */
+int rs_group_routes_compute(rs_net *net);
+void rs_group_routes_free(rs_net *net);
 /* link/switch.c: the switch's next frame for its egress `port` */
 rs_pkt *rs_switch_next_frame(rs_net *net, struct rs_switch *sw, struct rs_port *port);
 /* Put a frame on the link now (port has just started serialising it). Returns serialisation ps. */

@@ -98,6 +98,9 @@ int rs_routes_compute(rs_net *net)
     }
     free(dist);
     free(queue);
+    int rc = rs_group_routes_compute(net);
+    if (rc != RS_OK)
+        return rc;
     net->routes_dirty = 0;
     return RS_OK;
 }

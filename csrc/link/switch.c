@@ -91,6 +91,8 @@ void rs_switch_free(rs_net *net, rs_switch *sw)
     free(sw->pins);
     free(sw->nh);
     free(sw->nh_cnt);
+    free(sw->gnh);
+    free(sw->gnh_cnt);
     free(sw->ports);
     free(sw);
 }
@@ -111,9 +113,11 @@ uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, ui
     return (uint32_t)(h >> 32);
 }
 
-/* One of n >= 2 equal-cost next hops, by the switch's path selection mode (fabric.h). */
-static uint32_t pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *hops, uint32_t n, uint32_t prio)
+/* One of n >= 1 equal-cost next hops, by the switch's path selection mode (fabric.h). */
+uint32_t rs_switch_pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *hops, uint32_t n, uint32_t prio)
 {
+    if (n == 1)
+        return hops[0];
     if (sw->cfg.path_select == RS_PATH_SPRAY)
         return hops[rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip ^ (uint32_t)sw->spray_ctr++, pkt->udp_sport) % n];
     uint32_t start = rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n;
@@ -130,6 +134,19 @@ static uint32_t pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *hops,
         }
     }
     return best;
+}
+
+/* The egress port of pkt, or -1 when there is no route. */
+static int route_of(const rs_net *net, rs_switch *sw, rs_pkt *pkt, uint32_t prio)
+{
+    if (sw->cfg.routing != RS_ROUTE_SHORTEST)
+        return rs_group_route(net, sw, pkt, prio);
+    uint32_t d = pkt->dst_node;
+    uint32_t n = (sw->nh_cnt && d < sw->n_dst) ? sw->nh_cnt[d] : 0;
+    if (n == 0)
+        return -1;
+    const uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
+    return (int)(n == 1 ? hops[0] : rs_switch_pick_hop(sw, pkt, hops, n, prio));
 }
 
 static void drop(rs_net *net, rs_swport *in, rs_pkt *pkt, int reason)
@@ -156,14 +173,12 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     in->stats.rx_bytes += bytes;
     uint32_t prio = sw->cfg.dscp_to_prio[pkt->tos >> 2] & 7u;
     pkt->priority = (uint8_t)prio;
-    uint32_t d = pkt->dst_node;
-    uint32_t n = (sw->nh_cnt && d < sw->n_dst) ? sw->nh_cnt[d] : 0;
-    if (n == 0) {
+    int route = route_of(net, sw, pkt, prio);
+    if (route < 0) {
         drop(net, in, pkt, RS_SWDROP_NO_ROUTE);
         return;
     }
-    const uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
-    uint32_t out_idx = n == 1 ? hops[0] : pick_hop(sw, pkt, hops, n, prio);
+    uint32_t out_idx = (uint32_t)route;
     rs_swport *out = &sw->ports[out_idx];
     if (out->wd_storm_until[prio] > net->eng.now_ps) {
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);

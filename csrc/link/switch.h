@@ -57,6 +57,10 @@ typedef struct rs_switch {
     uint16_t *nh_cnt;
     rs_route_pin *pins;        /* static routes, applied over the computed table */
     uint32_t n_pins;
+    /* group routing (cfg.routing != RS_ROUTE_SHORTEST): next hops towards group g are
+     * gnh[g * n_ports .. + gnh_cnt[g]) (count 0: shortest paths; always 0 for the own group) */
+    uint16_t *gnh;
+    uint16_t *gnh_cnt;
 } rs_switch;
 
 rs_switch *rs_switch_new(struct rs_net *net, int id, const rs_switch_cfg *cfg, int *err);
@@ -67,6 +71,10 @@ void rs_switch_receive(struct rs_net *net, rs_switch *sw, rs_port *port, rs_pkt 
 rs_pkt *rs_switch_next_frame(struct rs_net *net, rs_switch *sw, rs_port *port);
 /* Drop every packet queued at egress (port, prio), counting `reason` on each packet's ingress port. */
 void rs_switch_flush_queue(struct rs_net *net, rs_switch *sw, uint32_t port, uint32_t prio, int reason);
+/* One of n >= 1 next hops for pkt by the switch's path selection (ECMP / spray / adaptive). */
+uint32_t rs_switch_pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *hops, uint32_t n, uint32_t prio);
+/* grouproute.c: the egress port under group routing, or -1 (no route); may set pkt->via_group. */
+int rs_group_route(const struct rs_net *net, rs_switch *sw, rs_pkt *pkt, uint32_t prio);
 /* ECMP choice among n next hops for the packet's 5-tuple. */
 uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, uint16_t sport);
 

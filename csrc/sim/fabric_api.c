@@ -32,6 +32,11 @@ int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
     return rs_net_link_schedule_up(&sim->tp.net, link, up, t_ps);
 }
 
+int rs_link_set_rate(rs_sim *sim, int link, int64_t rate_bps)
+{
+    return rs_net_link_set_rate(&sim->tp.net, link, rate_bps);
+}
+
 int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
 {
     return rs_net_switch_port_stats(&sim->tp.net, sw, port, out);

@@ -62,12 +62,25 @@ typedef struct rs_switch_cfg {
     uint64_t ecmp_seed;            /* XORed with the switch id: per-switch hash */
     uint32_t path_select;          /* RS_PATH_*: how a packet picks among equal-cost next hops */
     int64_t pfc_response_ps;       /* a received PFC frame acts this long after it arrived (0: at once) */
+    uint32_t routing;              /* RS_ROUTE_*: shortest paths, or by group (dragonfly) */
+    uint32_t group;                /* the switch's group under group routing, 0..RS_MAX_GROUPS-1 */
 } rs_switch_cfg;
 
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch
  * packet counter mixed into the hash: deterministic), or adaptive (the egress queue of the packet's
  * priority holding the fewest bytes; ties broken from the flow hash). */
 enum rs_path_select { RS_PATH_ECMP = 0, RS_PATH_SPRAY = 1, RS_PATH_ADAPTIVE = 2 };
+
+/* Routing (link/grouproute.c).  SHORTEST: hop-count shortest paths to the destination host.  The
+ * others route by group (a dragonfly's groups; `group` in the config): a packet outside its
+ * destination's group goes to that group over at most one link between groups (MINIMAL); VALIANT
+ * first sends it to an intermediate group drawn at its source switch (uniform over the groups but
+ * the source's; the destination's means minimal; per flow under RS_PATH_ECMP, per packet otherwise); UGAL (UGAL-L) takes, at the
+ * source switch, the Valiant path only when the minimal egress queue holds more than twice the
+ * Valiant one's bytes.  Inside the destination group, and for groups with no link from this one,
+ * shortest paths apply. */
+enum rs_routing { RS_ROUTE_SHORTEST = 0, RS_ROUTE_MINIMAL = 1, RS_ROUTE_VALIANT = 2, RS_ROUTE_UGAL = 3 };
+#define RS_MAX_GROUPS 65535u
 
 /* Defaults: 32 ports, 12 MB buffer, 4 KB reserve, 64 KB headroom, dynamic alpha 1/8, 3 KB resume
  * offset, priority 3 lossless, XOFF 65535 quanta, every DSCP -> 3 except 48 (CNP) -> 6, strict
@@ -86,6 +99,9 @@ int rs_link_ends(const rs_sim *sim, int link, int *from_kind, int *from_node, in
 int rs_link_set_up(rs_sim *sim, int link, int up);
 /* Schedule rs_link_set_up at an absolute time. */
 int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps);
+/* Change one link direction's line rate (a slow NIC, a degraded link): frames put on it from now on
+ * serialise at rate_bps (> 0); a frame already on the wire keeps its time. */
+int rs_link_set_rate(rs_sim *sim, int link, int64_t rate_bps);
 
 /* Drop rules on one link direction (checked in C per frame put on it; no cost when none are set).
  * A rule names the fields that must match (RS_DROPF_* in `fields`); among the frames that match, it

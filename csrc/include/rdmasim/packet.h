@@ -114,6 +114,10 @@ typedef struct rs_pkt {
     uint64_t x_va;
     uint64_t x_off;
 
+    /* group routing (link/grouproute.c): intermediate group + 1 the packet is still heading for
+     * (Valiant / UGAL), 0 = none.  Simulator metadata set at the source switch, never on the wire. */
+    uint16_t via_group;
+
     /* responder job (kind == RS_PKT_JOB): index of the responder resource it replays */
     uint32_t job_res;
 
