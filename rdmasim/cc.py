@@ -145,8 +145,11 @@ class Algorithm:
 
 
 def _algorithms() -> dict[str, Algorithm]:
+    from rdmasim.cc_dctcp import DctcpParams
+
     return {
         "dcqcn": Algorithm("dcqcn", DcqcnParams, True),
+        "dctcp": Algorithm("dctcp", DctcpParams, False),
     }
 
 

@@ -4,9 +4,11 @@
 #include <stddef.h>
 
 extern const rs_cc_algo rs_cc_dcqcn;
+extern const rs_cc_algo rs_cc_dctcp;
 
 static const rs_cc_algo *const algos[RS_CC_COUNT] = {
     [RS_CC_DCQCN] = &rs_cc_dcqcn,
+    [RS_CC_DCTCP] = &rs_cc_dctcp,
 };
 
 static const char *const names[RS_CC_COUNT] = {
