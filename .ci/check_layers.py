@@ -37,6 +37,8 @@ PUBLIC: dict[str, str] = {
     "ib_enums.def": "codec",
     "fabric.h": "link",
     "cc.h": "cc",
+    "cc_dcqcn.h": "cc",
+    "cc_dctcp.h": "cc",
     "verbs.h": "transport",
     "flows.h": "workload",
     "sim.h": "sim",

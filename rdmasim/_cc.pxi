@@ -1,7 +1,50 @@
-# Congestion control: DCQCN reaction point handle for tests and for the parameter presets.
-from libc.stdint cimport int64_t, uint32_t, uint64_t
+# Congestion control: the kind table (rdmasim/cc.h), each algorithm's params struct as bytes for
+# rs_host_set_cc, and the DCQCN reaction point handle for tests and for the parameter presets.
+# An algorithm's own .pxi (_cc_<name>.pxi, included after this one) adds its struct converter to
+# _CC_PARAMS and its test harness.
+from libc.stdint cimport int64_t, uint32_t, uint64_t, uint8_t
+from libc.string cimport memcpy
 
 cdef extern from "rdmasim/cc.h" nogil:
+    enum: RS_CC_COUNT
+    enum: RS_CC_STATE_BYTES
+    ctypedef struct rs_cc_algo:
+        const char *name
+        int kind
+        unsigned flags
+        size_t params_size
+        size_t state_size
+    const rs_cc_algo *rs_cc_algo_get(int kind)
+    const char *rs_cc_kind_name(int kind)
+
+
+def cc_kinds():
+    """{name: (kind number, built in)} for every kind of enum rs_cc_kind."""
+    cdef int k
+    return {rs_cc_kind_name(k).decode(): (k, k == 0 or rs_cc_algo_get(k) != NULL) for k in range(RS_CC_COUNT)}
+
+
+#: algorithm name -> function turning its to_c() dict into the C params struct's bytes
+_CC_PARAMS = {}
+#: algorithm name -> function turning its C state struct's bytes into a dict (SimCore.qp_cc_state)
+_CC_STATE = {}
+
+
+def cc_params_bytes(str name, dict fields):
+    """The C params struct of algorithm `name` (padding zeroed) from its fields."""
+    try:
+        conv = _CC_PARAMS[name]
+    except KeyError:
+        raise ValueError(f"congestion control {name!r} has no parameter struct in this build "
+                         f"(known: {sorted(_CC_PARAMS)})") from None
+    return conv(fields)
+
+
+cdef bytes _struct_bytes(const void *p, size_t n):
+    return (<const char *>p)[:n]
+
+
+cdef extern from "rdmasim/cc_dcqcn.h" nogil:
     ctypedef struct rs_dcqcn_params:
         double g
         double initial_alpha
@@ -77,3 +120,13 @@ cdef class DcqcnRpForTest:
         cdef dict d = self.rp
         d["alpha"] = rs_dcqcn_alpha(&self.rp, &self.p)
         return d
+
+
+def _dcqcn_params_bytes(dict fields):
+    cdef rs_dcqcn_params p
+    memset(&p, 0, sizeof(p))
+    p = fields
+    return _struct_bytes(&p, sizeof(p))
+
+
+_CC_PARAMS["dcqcn"] = _dcqcn_params_bytes

@@ -107,23 +107,37 @@ class Host:
         self.link: Link | None = None
 
     def set_congestion_control(self, algorithm: str | None = "dcqcn", params: Any = None, *,
-                               notification_point: bool = True) -> None:
+                               notification_point: bool | None = None) -> None:
         """Set the NIC's congestion control for QPs created (connected) afterwards.
 
-        ``algorithm``: ``"dcqcn"`` or ``None`` (line rate). ``params``: a ``rdmasim.cc.DcqcnParams``
-        (default: the paper's). ``notification_point``: send CNPs for CE-marked packets received,
-        at most one per QP per ``params.cnp_interval``.
+        ``algorithm``: a name of ``rdmasim.cc.ALGORITHM_NAMES`` (``"dcqcn"``, ...) or ``None`` /
+        ``"none"`` (line rate). ``params``: that algorithm's parameters class
+        (``rdmasim.cc.params_class(name)``, e.g. ``DcqcnParams``; default: its defaults, the
+        paper's for DCQCN). ``notification_point``: send CNPs for CE-marked packets received, at
+        most one per QP per ``cnp_interval`` (DCQCN's, else DcqcnParams' default); default: on
+        unless the algorithm reacts to ECN through ACKs instead of CNPs.
         """
-        from rdmasim.cc import DcqcnParams
+        from rdmasim import cc
 
-        if algorithm not in (None, "none", "dcqcn"):
-            raise ValueError(f"congestion control {algorithm!r}: choose 'dcqcn' or None")
-        p = params if params is not None else DcqcnParams.paper()
-        if not isinstance(p, DcqcnParams):
-            raise TypeError(f"params must be a DcqcnParams, got {type(p).__name__}")
-        kind = 1 if algorithm == "dcqcn" else 0
-        self.sim._core.host_set_cc(self.index, kind, p.to_c(), notification_point,
-                                   parse_time(p.cnp_interval), 48)
+        name = "none" if algorithm is None else algorithm
+        if name != "none":
+            algo = cc.algorithm(name)
+            kinds = _core.cc_kinds()
+            if name not in kinds or not kinds[name][1]:
+                raise ValueError(f"congestion control {name!r} is not built in")
+            p = params if params is not None else cc.default_params(name)
+            if not isinstance(p, algo.params_class):
+                raise TypeError(f"params for {name!r} must be a {algo.params_class.__name__}, "
+                                f"got {type(p).__name__}")
+            kind, blob, uses_cnp = kinds[name][0], _core.cc_params_bytes(name, p.to_c()), algo.uses_cnp
+        else:
+            if params is not None and not isinstance(params, cc.DcqcnParams):
+                raise TypeError(f"params without an algorithm must be None or a DcqcnParams (its "
+                                f"cnp_interval), got {type(params).__name__}")
+            p, kind, blob, uses_cnp = params, 0, None, True
+        interval = getattr(p, "cnp_interval", None) or cc.DcqcnParams().cnp_interval
+        np_on = uses_cnp if notification_point is None else notification_point
+        self.sim._core.host_set_cc(self.index, kind, blob, np_on, parse_time(interval), 48)
 
     def set_nic_profile(self, profile: Any = "rxe", **overrides: Any) -> Any:
         """Set the NIC's profile (``rdmasim.nic``: ``"rxe"`` default, ``"cx6"``) for this host, with

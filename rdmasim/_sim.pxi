@@ -163,8 +163,9 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t irn_sacked
         uint32_t irn_ooo_held
     int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out)
-    int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
+    int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, size_t params_size, int np_enabled,
                        int64_t cnp_interval_ps, uint32_t cnp_dscp)
+    int rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn, void *out, size_t cap, int *kind)
     int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
                         int64_t ack_timeout_ps)
     double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
@@ -326,15 +327,39 @@ cdef class SimCore:
     def host_add(self):
         return self._check(rs_host_add(self.sim))
 
-    def host_set_cc(self, int host, int kind, dict dcqcn, bint np_enabled, int64_t cnp_interval_ps,
+    def host_set_cc(self, int host, int kind, bytes params, bint np_enabled, int64_t cnp_interval_ps,
                     uint32_t cnp_dscp):
-        """kind 0 = none, 1 = DCQCN with `dcqcn` (the fields of rs_dcqcn_params)."""
-        cdef rs_dcqcn_params p
-        memset(&p, 0, sizeof(p))
-        if dcqcn is not None:
-            p = dcqcn
-        self._check(rs_host_set_cc(self.sim, host, kind, &p if dcqcn is not None else NULL, np_enabled,
-                                   cnp_interval_ps, cnp_dscp))
+        """kind: enum rs_cc_kind (cc_kinds()); params: the kind's C params struct as bytes
+        (cc_params_bytes), None for kind 0."""
+        cdef const char *p = NULL
+        cdef size_t n = 0
+        if params is not None:
+            p = params
+            n = len(params)
+        self._check(rs_host_set_cc(self.sim, host, kind, p, n, np_enabled, cnp_interval_ps, cnp_dscp))
+
+    def qp_cc_state(self, int host, uint32_t qpn):
+        """The QP's CC state as a dict with "algorithm" (its name), or None when it runs none."""
+        r = self.qp_cc_state_bytes(host, qpn)
+        if r is None:
+            return None
+        name = rs_cc_kind_name(r[0]).decode()
+        if name == "dcqcn":
+            d = dict(self.qp_dcqcn_state(host, qpn))
+        elif name in _CC_STATE:
+            d = dict(_CC_STATE[name](r[1]))
+        else:
+            d = {"state_bytes": r[1]}
+        d["algorithm"] = name
+        return d
+
+    def qp_cc_state_bytes(self, int host, uint32_t qpn):
+        """(kind, the QP's CC state struct as bytes) as of now, or None when it runs none."""
+        cdef uint8_t buf[RS_CC_STATE_BYTES]
+        cdef int kind = 0
+        if not rs_qp_cc_state(self.sim, host, qpn, buf, sizeof(buf), &kind):
+            return None
+        return kind, (<const char *>buf)[:sizeof(buf)]
 
     def host_set_nic(self, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
                      int64_t ack_timeout_ps):

@@ -129,3 +129,51 @@ class DcqcnParams:
     def field_names(cls) -> list[str]:
         """Names of every parameter."""
         return [f.name for f in fields(cls)]
+
+
+# ---- algorithms by name ----
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One congestion-control algorithm as the Python API selects it: its name (the C registry's,
+    csrc/cc/registry.c), its frozen parameters class (with ``to_c()`` giving the C struct's
+    fields) and whether its reaction point uses CNPs (then receivers send them by default)."""
+
+    name: str
+    params_class: type
+    uses_cnp: bool
+
+
+def _algorithms() -> dict[str, Algorithm]:
+    from rdmasim.cc_dctcp import DctcpParams
+
+    return {
+        "dcqcn": Algorithm("dcqcn", DcqcnParams, True),
+        "dctcp": Algorithm("dctcp", DctcpParams, False),
+    }
+
+
+#: name -> Algorithm, for every algorithm with a Python parameters class
+ALGORITHMS: dict[str, Algorithm] = _algorithms()
+
+#: every name ``Host.set_congestion_control`` and ``congestion_control.algorithm`` take
+ALGORITHM_NAMES: tuple[str, ...] = ("none", *ALGORITHMS)
+
+
+def algorithm(name: str) -> Algorithm:
+    """The algorithm called ``name``; ValueError naming the known ones."""
+    try:
+        return ALGORITHMS[name]
+    except KeyError:
+        raise ValueError(f"congestion control {name!r}: choose one of {list(ALGORITHM_NAMES)}") from None
+
+
+def params_class(name: str) -> type:
+    """The parameters class of algorithm ``name`` (``DcqcnParams``, ``DctcpParams``, ...)."""
+    return algorithm(name).params_class
+
+
+def default_params(name: str) -> Any:
+    """Algorithm ``name``'s parameters with their defaults (DCQCN: the paper's)."""
+    cls = params_class(name)
+    return cls.paper() if hasattr(cls, "paper") else cls()

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rdmasim/cc.h"
+#include "rdmasim/cc_dcqcn.h"
 
 static double max_rate(const rs_dcqcn_rp *rp, const rs_dcqcn_params *p)
 {
@@ -327,22 +328,26 @@ int64_t rs_dcqcn_next_timer(const rs_dcqcn_rp *rp)
     return best;
 }
 
-/* ---- rs_cc_algo adapter ---- */
+/* ---- rs_cc_algo adapter ----
+ * No flags: DCQCN reacts to CNPs and bytes sent only, so the NIC does no per-ACK work for it. */
 _Static_assert(sizeof(rs_dcqcn_rp) <= RS_CC_STATE_BYTES, "DCQCN state must fit the per-QP CC storage");
+_Static_assert(sizeof(rs_dcqcn_params) <= RS_CC_PARAMS_BYTES, "DCQCN parameters must fit the host's CC blob");
 
-static void algo_init(void *st, const void *p, double line) { rs_dcqcn_init(st, p, line); }
+static void algo_init(void *st, const void *p, double line, int64_t now) { rs_dcqcn_init(st, p, line); }
 static void algo_cnp(void *st, const void *p, int64_t now) { rs_dcqcn_on_cnp(st, p, now); }
-static void algo_ack(void *st, const void *p, int64_t now, int64_t rtt, int ce) {}
 static void algo_sent(void *st, const void *p, uint64_t bytes, int64_t now) { rs_dcqcn_on_sent(st, p, bytes); }
 static void algo_timer(void *st, const void *p, int64_t now) { rs_dcqcn_on_timer(st, p, now); }
-static double algo_rate(const void *st) { return ((const rs_dcqcn_rp *)st)->rc_bps; }
+static double algo_rate(const void *st, const void *p) { return ((const rs_dcqcn_rp *)st)->rc_bps; }
 static int64_t algo_next(const void *st) { return rs_dcqcn_next_timer(st); }
 
 const rs_cc_algo rs_cc_dcqcn = {
     .name = "dcqcn",
+    .kind = RS_CC_DCQCN,
+    .flags = 0,
+    .params_size = sizeof(rs_dcqcn_params),
+    .state_size = sizeof(rs_dcqcn_rp),
     .init = algo_init,
     .on_cnp = algo_cnp,
-    .on_ack = algo_ack,
     .on_sent = algo_sent,
     .on_timer = algo_timer,
     .rate_bps = algo_rate,

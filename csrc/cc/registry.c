@@ -1,16 +1,24 @@
-/* Congestion-control algorithms by kind. A new algorithm adds one row here. */
+/* Congestion-control algorithms by kind. A new algorithm adds one row here (its name is below). */
 #include "rdmasim/cc.h"
 
 #include <stddef.h>
 
 extern const rs_cc_algo rs_cc_dcqcn;
+extern const rs_cc_algo rs_cc_dctcp;
+
+static const rs_cc_algo *const algos[RS_CC_COUNT] = {
+    [RS_CC_DCQCN] = &rs_cc_dcqcn,
+    [RS_CC_DCTCP] = &rs_cc_dctcp,
+};
+
+static const char *const names[RS_CC_COUNT] = {
+    [RS_CC_NONE] = "none",     [RS_CC_DCQCN] = "dcqcn", [RS_CC_DCTCP] = "dctcp",
+    [RS_CC_TIMELY] = "timely", [RS_CC_SWIFT] = "swift", [RS_CC_HPCC] = "hpcc",
+};
 
 const rs_cc_algo *rs_cc_algo_get(int kind)
 {
-    switch (kind) {
-    case RS_CC_DCQCN:
-        return &rs_cc_dcqcn;
-    default:
-        return NULL; /* RS_CC_NONE: line rate */
-    }
+    return kind >= 0 && kind < RS_CC_COUNT ? algos[kind] : NULL; /* RS_CC_NONE: line rate */
 }
+
+const char *rs_cc_kind_name(int kind) { return kind >= 0 && kind < RS_CC_COUNT ? names[kind] : NULL; }

@@ -3,10 +3,10 @@
  * transport and nothing else. */
 #include "sim/sim_impl.h"
 
-int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled, int64_t cnp_interval_ps,
-                   uint32_t cnp_dscp)
+int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, size_t params_size, int np_enabled,
+                   int64_t cnp_interval_ps, uint32_t cnp_dscp)
 {
-    return rs_tp_host_set_cc(&sim->tp, host, kind, params, np_enabled, cnp_interval_ps, cnp_dscp);
+    return rs_tp_host_set_cc(&sim->tp, host, kind, params, params_size, np_enabled, cnp_interval_ps, cnp_dscp);
 }
 
 int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
@@ -23,6 +23,11 @@ double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
 int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *out)
 {
     return rs_tp_qp_dcqcn_state(&sim->tp, host, qpn, out);
+}
+
+int rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn, void *out, size_t cap, int *kind)
+{
+    return rs_tp_qp_cc_state(&sim->tp, host, qpn, out, cap, kind);
 }
 
 int rs_cq_create(rs_sim *sim, int host, uint32_t cqe)

@@ -11,10 +11,19 @@
  * only the algorithm's state, which nothing else sees in between: the pacer computes a packet's
  * release time when the packet before it goes, from the rate at that moment.  A tie between a
  * deadline and a CNP or a send at the same picosecond applies the deadline first.  So a QP costs no
- * events while rate limited, however many QPs there are. */
+ * events while rate limited, however many QPs there are.
+ *
+ * ACK events and the window (for algorithms with RS_CC_WANTS_ACKS / a window_bytes): a request
+ * asks for the echo (rs_pkt.cc_want) and, with RS_CC_WANTS_RTT, carries its send time unless it is
+ * a retransmission (Karn); the responder copies the last accepted request's stamp and CE mark into
+ * its next ACK, with the CE-marked bytes since its previous ACK.  Bytes in flight are request
+ * payload positions (rs_swqe.stream_off): the next byte to send minus the first unacknowledged
+ * one, exact under Go-Back-N rewinds without a running count to keep right. */
 #include "transport/transport.h"
 
 #include "rdmasim/ib.h"
+
+#include <string.h>
 
 static double line_rate(const rs_qp *qp)
 {
@@ -22,12 +31,19 @@ static double line_rate(const rs_qp *qp)
     return port->tx ? (double)port->tx->rate_bps : 0.0;
 }
 
-/* Apply the algorithm's deadlines up to now (see the file comment). */
-static void catch_up(int64_t now_ps, rs_qp *qp)
+/* The host's parameters for the QP's algorithm (each kind has its own). */
+static const void *params_of(const rs_qp *qp) { return qp->host->cc.params[qp->cc->kind]; }
+
+/* Apply the algorithm's deadlines up to now (see the file comment).  Only the state behind
+ * qp->cc_state changes, so a const QP will do (the window test runs from rs_req_can_send). */
+static void catch_up(int64_t now_ps, const rs_qp *qp)
 {
-    int64_t t = qp->cc->next_timer_ps(qp->cc_state);
+    const rs_cc_algo *a = qp->cc;
+    if (!a->next_timer_ps)
+        return;
+    int64_t t = a->next_timer_ps(qp->cc_state);
     if (t && t <= now_ps)
-        qp->cc->on_timer(qp->cc_state, &qp->host->cc.dcqcn, now_ps);
+        a->on_timer(qp->cc_state, params_of(qp), now_ps);
 }
 
 double rs_cc_rate_now(const rs_transport *tp, rs_qp *qp)
@@ -35,7 +51,7 @@ double rs_cc_rate_now(const rs_transport *tp, rs_qp *qp)
     if (!qp->cc)
         return 0.0;
     catch_up(tp->net.eng.now_ps, qp);
-    return qp->cc->rate_bps(qp->cc_state);
+    return qp->cc->rate_bps(qp->cc_state, params_of(qp));
 }
 
 int rs_cc_qp_reserve(rs_transport *tp, rs_qp *qp)
@@ -59,8 +75,10 @@ void rs_cc_qp_start(rs_transport *tp, rs_qp *qp)
     const rs_host *h = qp->host;
     qp->cc = rs_cc_algo_get(h->cc.kind);
     qp->next_tx_ps = 0;
-    if (qp->cc)
-        qp->cc->init(qp->cc_state, &h->cc.dcqcn, line_rate(qp));
+    if (qp->cc) {
+        memset(qp->cc_state, 0, RS_CC_STATE_BYTES);
+        qp->cc->init(qp->cc_state, h->cc.params[qp->cc->kind], line_rate(qp), tp->net.eng.now_ps);
+    }
 }
 
 void rs_cc_qp_release(rs_transport *tp, rs_qp *qp)
@@ -76,22 +94,41 @@ void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp)
     qp->stats.cnps_rcvd++;
     if (!qp->cc)
         return;
-    rs_dcqcn_params p = qp->host->cc.dcqcn;
+    if (!qp->cc->on_cnp)
+        return;
+    const void *params = params_of(qp);
 #ifdef RDMASIM_MUTANTS /* dcqcn_no_floor: the rate cut forgets the min-rate clamp */
-    if (RS_MUTANT(&tp->net.eng, RS_MUT_DCQCN_NO_FLOOR))
+    rs_dcqcn_params p;
+    if (qp->cc->kind == RS_CC_DCQCN && RS_MUTANT(&tp->net.eng, RS_MUT_DCQCN_NO_FLOOR)) {
+        memcpy(&p, params, sizeof p);
         p.min_rate_bps = 0.0;
+        params = &p;
+    }
 #endif
     catch_up(tp->net.eng.now_ps, qp);
-    qp->cc->on_cnp(qp->cc_state, &p, tp->net.eng.now_ps);
+    qp->cc->on_cnp(qp->cc_state, params, tp->net.eng.now_ps);
 }
 
-void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, uint32_t wire_bytes)
+void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire_bytes, int retx)
 {
-    if (!qp->cc)
+    const rs_cc_algo *a = qp->cc;
+    if (!a)
         return;
+    if (a->flags & RS_CC_WANTS_ACKS) {
+        /* an ACK for every request (ns-3 HPCC's L2_ACK_INTERVAL 1): feedback per packet, and a
+         * window never waits for the A bit's 65-packet cadence (requester.c) */
+        p->ackreq = 1;
+        qp->since_ackreq = 0;
+        p->cc_want = 1;
+        if ((a->flags & RS_CC_WANTS_RTT) && !retx) {
+            p->cc_stamped = 1;
+            p->cc_tx_ps = tp->net.eng.now_ps;
+        }
+    }
     catch_up(tp->net.eng.now_ps, qp);
-    qp->cc->on_sent(qp->cc_state, &qp->host->cc.dcqcn, wire_bytes, tp->net.eng.now_ps);
-    double rate = qp->cc->rate_bps(qp->cc_state), line = line_rate(qp);
+    if (a->on_sent)
+        a->on_sent(qp->cc_state, params_of(qp), wire_bytes, tp->net.eng.now_ps);
+    double rate = qp->cc->rate_bps(qp->cc_state, params_of(qp)), line = line_rate(qp);
     if (rate <= 0 || rate >= line) {
         qp->next_tx_ps = 0;
     } else {
@@ -123,26 +160,108 @@ void rs_cc_np_on_ce(rs_transport *tp, rs_qp *qp)
     rs_nic_send_ctrl(tp, qp->host, cnp);
 }
 
+/* ---- ACK events and the window ---- */
+
+uint64_t rs_req_next_pos(const rs_qp *qp)
+{
+    if (qp->req_idx >= qp->sq_count)
+        return qp->sq_stream_end;
+    const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
+    return w->stream_off + (rs_swqe_req_bytes(w) ? qp->req_off : 0);
+}
+
+uint64_t rs_req_acked_pos(const rs_qp *qp)
+{
+    if (!qp->sq_count)
+        return qp->sq_stream_end;
+    const rs_swqe *w = &qp->sq[qp->sq_head % qp->init.max_send_wr];
+    uint64_t bytes = rs_swqe_req_bytes(w);
+    int32_t d = w->started && bytes ? rs_psn_diff(qp->comp_psn, w->first_psn) : 0;
+    if (d <= 0)
+        return w->stream_off;
+    uint64_t done = (uint64_t)d * qp->pmtu;
+    return w->stream_off + (done < bytes ? done : bytes);
+}
+
+int rs_cc_window_check(const rs_transport *tp, const rs_qp *qp)
+{
+    catch_up(tp->net.eng.now_ps, qp);
+    uint64_t win = qp->cc->window_bytes(qp->cc_state, params_of(qp));
+    if (win == 0 || win == UINT64_MAX)
+        return 1;
+    uint64_t inflight = rs_req_next_pos(qp) - rs_req_acked_pos(qp);
+    if (inflight == 0)
+        return 1; /* a window below one packet still lets one go */
+    uint64_t next = 0;
+    if (qp->req_idx < qp->sq_count) {
+        const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
+        uint64_t left = rs_swqe_req_bytes(w) - (rs_swqe_req_bytes(w) ? qp->req_off : 0);
+        next = left < qp->pmtu ? left : qp->pmtu;
+    }
+    return inflight + next <= win;
+}
+
+void rs_cc_resp_echo(rs_qp *qp, rs_pkt *a)
+{
+    if (!qp->rx_cc_want)
+        return;
+    a->cc_tx_ps = qp->rx_cc_tx_ps;
+    a->cc_stamped = qp->rx_cc_stamped;
+    a->cc_ce_echo = qp->rx_cc_ce;
+    a->cc_ce_bytes = qp->rx_cc_ce_bytes;
+    /* used up: a later ACK without a new request (a duplicate's re-ACK) carries no sample */
+    qp->rx_cc_stamped = 0;
+    qp->rx_cc_ce = 0;
+    qp->rx_cc_ce_bytes = 0;
+}
+
+void rs_cc_on_ack(rs_transport *tp, rs_qp *qp, const rs_cc_echo *echo, uint32_t psn, uint64_t una_before_bytes)
+{
+    const rs_cc_algo *a = qp->cc;
+    int64_t now = tp->net.eng.now_ps;
+    uint64_t una = rs_req_acked_pos(qp);
+    rs_cc_ack ack = {
+        .now_ps = now,
+        .rtt_ps = echo->stamped ? now - echo->tx_ps : -1,
+        .acked_bytes = una > una_before_bytes ? una - una_before_bytes : 0,
+        .inflight_bytes = rs_req_next_pos(qp) - una,
+        .ack_psn = psn,
+        .snd_nxt_psn = qp->req_psn,
+        .ce_bytes = echo->ce_bytes,
+        .ce_echo = echo->ce,
+        .intel = NULL,
+    };
+    catch_up(now, qp);
+    if (a->on_ack)
+        a->on_ack(qp->cc_state, params_of(qp), &ack);
+    if (a->window_bytes)
+        rs_nic_wake(tp, qp); /* the window may have opened */
+}
+
 static rs_host *get_host(const rs_transport *tp, int host)
 {
     return (host >= 0 && (uint32_t)host < tp->n_hosts) ? tp->hosts[host] : NULL;
 }
 
-int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, int np_enabled, int64_t cnp_interval_ps,
-                      uint32_t cnp_dscp)
+int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, size_t params_size,
+                      int np_enabled, int64_t cnp_interval_ps, uint32_t cnp_dscp)
 {
     rs_host *h = get_host(tp, host);
     if (!h)
         return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
     if (kind < 0 || kind >= RS_CC_COUNT)
-        return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control kind %d unknown (0 none, 1 dcqcn)", kind);
-    if (kind == RS_CC_DCQCN && !params)
-        return rs_tp_fail(tp, RS_ERR_INVAL, "DCQCN needs its parameters");
+        return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control kind %d unknown (0..%d)", kind, RS_CC_COUNT - 1);
+    const rs_cc_algo *a = rs_cc_algo_get(kind);
+    if (kind != RS_CC_NONE && !a)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control '%s' is not built in", rs_cc_kind_name(kind));
+    if (a && (!params || params_size != a->params_size))
+        return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control '%s' needs its parameters (%zu bytes, got %zu)",
+                          a->name, a->params_size, params ? params_size : (size_t)0);
     if (cnp_interval_ps < 0 || cnp_dscp > 63)
         return rs_tp_fail(tp, RS_ERR_INVAL, "cnp_interval must be >= 0 and cnp_dscp in 0..63");
     h->cc.kind = kind;
-    if (params)
-        h->cc.dcqcn = *(const rs_dcqcn_params *)params;
+    if (a)
+        memcpy(h->cc.params[kind], params, params_size);
     h->cc.np_enabled = np_enabled != 0;
     h->cc.cnp_interval_ps = cnp_interval_ps;
     h->cc.cnp_dscp = (uint8_t)cnp_dscp;
@@ -164,6 +283,18 @@ int rs_tp_qp_dcqcn_state(const rs_transport *tp, int host, uint32_t qpn, rs_dcqc
         return 0;
     catch_up(tp->net.eng.now_ps, qp);
     *out = *(const rs_dcqcn_rp *)qp->cc_state;
-    out->alpha = rs_dcqcn_alpha(out, &h->cc.dcqcn);
+    out->alpha = rs_dcqcn_alpha(out, params_of(qp));
+    return 1;
+}
+
+int rs_tp_qp_cc_state(const rs_transport *tp, int host, uint32_t qpn, void *out, size_t cap, int *kind)
+{
+    rs_host *h = get_host(tp, host);
+    rs_qp *qp = h ? rs_host_qp(h, qpn) : NULL;
+    if (!qp || !qp->cc)
+        return 0;
+    catch_up(tp->net.eng.now_ps, qp);
+    memcpy(out, qp->cc_state, cap < qp->cc->state_size ? cap : qp->cc->state_size);
+    *kind = qp->cc->kind;
     return 1;
 }

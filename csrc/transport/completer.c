@@ -324,14 +324,30 @@ void rs_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     } else if (!valid) {
         qp->stats.bad_responses++; /* a response for a PSN never sent, or the QP cannot take it */
     }
+    /* ACK events for the algorithm (when it asks for them): the echo, and the acknowledged byte
+     * position before this ACK */
+    const int cc_acks = valid && qp->cc && (qp->cc->flags & RS_CC_WANTS_ACKS) &&
+                        (syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK;
+    rs_cc_echo echo = {0};
+    uint64_t una_before = 0;
+    if (cc_acks) {
+        echo = (rs_cc_echo){.tx_ps = pkt->cc_tx_ps, .ce_bytes = pkt->cc_ce_bytes, .stamped = pkt->cc_stamped,
+                            .ce = pkt->cc_ce_echo};
+        una_before = rs_req_acked_pos(qp);
+    }
     rs_pkt_release(&tp->pool, pkt);
     if (!valid)
         return;
     switch (syndrome & RS_AETH_TYPE_MASK) {
     case RS_AETH_ACK:
         qp->stats.acks_rcvd++;
-        if (rs_psn_diff(psn, qp->comp_psn) >= 0) {
+        if (rs_psn_diff(psn, qp->comp_psn) < 0) { /* a duplicate: acknowledges nothing new */
+            if (cc_acks)
+                rs_cc_on_ack(tp, qp, &echo, psn, una_before);
+        } else {
             rs_comp_ack_through(tp, qp, psn);
+            if (cc_acks)
+                rs_cc_on_ack(tp, qp, &echo, psn, una_before);
             /* an ACK past a READ/atomic at the head means its response was lost */
             if (qp->sq_count) {
                 rs_swqe *w = rs_qp_swqe(qp, 0);

@@ -440,6 +440,8 @@ int rs_tp_post_send(rs_transport *tp, int host, uint32_t qpn, const rs_send_wr *
     int multi = wr->opcode <= RS_WR_RDMA_READ || wr->opcode == RS_WR_SEND_WITH_INV;
     w->npkts = rs_wr_is_local(wr->opcode) ? 0 /* no PSN */
                : total && !qp->is_ud && multi ? (uint32_t)((total + qp->pmtu - 1) / qp->pmtu) : 1;
+    w->stream_off = qp->sq_stream_end; /* where its bytes sit in the QP's request byte stream */
+    qp->sq_stream_end += rs_swqe_req_bytes(w);
     rs_trace_post_send(tp, qp, w, qp->init.sq_sig_all || (w->send_flags & RS_SEND_SIGNALED));
     qp->sq_count++;
     if (qp->state == RS_QPS_ERR)

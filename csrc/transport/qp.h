@@ -9,6 +9,7 @@
 
 #include "link/frame.h"
 #include "rdmasim/cc.h"
+#include "rdmasim/cc_dcqcn.h"
 #include "rdmasim/eventq.h"
 #include "rdmasim/verbs.h"
 #include "transport/irn.h"
@@ -51,6 +52,7 @@ typedef struct rs_swqe {
     uint32_t ud_tclass;
     uint32_t ud_qpn;
     uint32_t ud_qkey;
+    uint64_t stream_off;  /* request payload bytes of the WQEs posted before it (the window's byte count) */
     uint32_t bind_mw_rkey; /* IBV_WR_BIND_MW: the window's current rkey (rkey: its new one), the */
     uint32_t bind_lkey;    /* region's lkey, the access granted, the length (remote_addr: start) */
     uint32_t bind_access;
@@ -164,6 +166,13 @@ typedef struct rs_qp {
     _Alignas(64) rs_qp_stats stats;
 
     int64_t last_cnp_ps;    /* notification point: last CNP sent for this QP (-1: none) */
+    /* congestion-control echo (responder side, cc_qp.c): the last accepted request that asked
+     * for it (rs_pkt.cc_want), copied into the next ACK */
+    int64_t rx_cc_tx_ps;
+    uint32_t rx_cc_ce_bytes;   /* CE-marked payload bytes accepted since the last ACK */
+    uint8_t rx_cc_want;
+    uint8_t rx_cc_stamped;
+    uint8_t rx_cc_ce;
 
     /* ---- cold: per message, per connection, on loss ---- */
     rs_timer rto;
@@ -178,6 +187,7 @@ typedef struct rs_qp {
     struct rs_pkt *respq_tail;
     struct rs_srq *srq;     /* shared receive queue (srq.c); its WQEs come into rq one at a time */
     uint8_t has_cc_room;    /* allocated from tp->qp_cc_slab: cc_room below is usable */
+    uint64_t sq_stream_end; /* request payload bytes of every WQE posted so far (rs_swqe.stream_off) */
 
     /* ---- RS_CC_STATE_BYTES of congestion control state, only in QPs created on a host that runs
      * CC (tp->qp_cc_slab; the others, from tp->qp_slab, end here): right after the QP, so its
@@ -217,13 +227,13 @@ _Static_assert(offsetof(rs_qp, respq_head) / 64 == 1 && offsetof(rs_qp, req_off)
  * setting: testing qp->cc here would wait for the line being loaded).  DCQCN's third line holds its
  * counters and alpha_decays, read and written at every CNP and rate catch-up: without it 100 k
  * DCQCN QP pairs ran 4 % slower. */
-RS_PREFETCH_HELPER rs_qp_prefetch_cc(const rs_qp *qp)
+RS_PREFETCH_HELPER rs_qp_prefetch_cc(const rs_qp *qp) /* (a larger state's 4th line loads on use) */
 {
     __builtin_prefetch(qp->cc_room);
     __builtin_prefetch(qp->cc_room + 64);
     __builtin_prefetch(qp->cc_room + 128);
 }
-_Static_assert(RS_CC_STATE_BYTES <= 3 * 64, "rs_qp_prefetch_cc must load every line of the CC state");
+_Static_assert(sizeof(rs_dcqcn_rp) <= 3 * 64, "rs_qp_prefetch_cc must load every line of DCQCN's state");
 
 /* The same for a request arriving at the responder (state, hold queues, PD, expected PSN and
  * message cursor, counters; the CNP pacing time when the frame is CE-marked). */

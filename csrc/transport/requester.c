@@ -51,7 +51,7 @@ int rs_req_can_send(const rs_transport *tp, const rs_qp *qp)
     const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
     if (qp->req_off == 0 && !rs_req_may_start(qp, w)) /* about to start a WQE */
         return 0;
-    return 1;
+    return rs_cc_window_open(tp, qp); /* the congestion window, when the algorithm has one */
 }
 
 /* The rate limiter lets the QP's next request go at `next_tx_ps` (0 = now). */
@@ -171,14 +171,17 @@ static uint32_t wire_bytes(rs_pkt *p)
     return (uint32_t)p->frame_len + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES;
 }
 
-static void count_sent(rs_qp *qp, uint32_t len)
+/* Returns 1 when the packet is a retransmission (its PSN was sent before). */
+static int count_sent(rs_qp *qp, uint32_t len)
 {
     qp->stats.pkts_sent++;
     qp->stats.bytes_sent += len;
     if (rs_psn_diff(qp->req_psn, qp->max_sent_psn_next) < 0) {
         qp->stats.pkts_retx++;
         qp->stats.bytes_retx += len;
+        return 1;
     }
+    return 0;
 }
 
 static uint8_t rd_atomic_opcode(uint32_t wr_op)
@@ -242,7 +245,7 @@ static rs_pkt *build_rd_atomic(rs_transport *tp, rs_qp *qp, rs_swqe *w)
     }
     p->ackreq = 1;
     qp->since_ackreq = 0;
-    count_sent(qp, p->payload_len);
+    int retx = count_sent(qp, p->payload_len);
     uint32_t next = (qp->req_psn + npsn) & RS_PSN_MASK;
     if (rs_psn_diff(next, qp->max_sent_psn_next) > 0)
         qp->max_sent_psn_next = next;
@@ -251,7 +254,7 @@ static rs_pkt *build_rd_atomic(rs_transport *tp, rs_qp *qp, rs_swqe *w)
     qp->req_off = 0;
     qp->rd_outstanding++;
     rs_comp_arm_rto(tp, qp);
-    rs_cc_on_request_sent(tp, qp, wire_bytes(p));
+    rs_cc_on_request_sent(tp, qp, p, wire_bytes(p), retx);
     return p;
 }
 
@@ -320,7 +323,7 @@ static rs_pkt *build_ud(rs_transport *tp, rs_qp *qp)
     qp->max_sent_psn_next = qp->req_psn;
     qp->comp_psn = qp->req_psn;
     qp->req_idx++;
-    rs_cc_on_request_sent(tp, qp, wire_bytes(p));
+    rs_cc_on_request_sent(tp, qp, p, wire_bytes(p), 0);
     rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
     return p;
 }
@@ -393,8 +396,8 @@ rs_pkt *rs_req_build_packet(rs_transport *tp, rs_qp *qp)
         qp->since_ackreq = 0;
     }
 
-    count_sent(qp, len);
-    if (rs_psn_diff(qp->req_psn, qp->max_sent_psn_next) >= 0)
+    int retx = count_sent(qp, len);
+    if (!retx)
         qp->max_sent_psn_next = (qp->req_psn + 1) & RS_PSN_MASK;
     qp->req_psn = (qp->req_psn + 1) & RS_PSN_MASK;
     if (last) {
@@ -405,7 +408,7 @@ rs_pkt *rs_req_build_packet(rs_transport *tp, rs_qp *qp)
     }
     if (!qp->is_uc) /* UC: no acknowledgement to wait for */
         rs_comp_arm_rto(tp, qp);
-    rs_cc_on_request_sent(tp, qp, wire_bytes(p));
+    rs_cc_on_request_sent(tp, qp, p, wire_bytes(p), retx);
     return p;
 }
 

@@ -30,10 +30,12 @@ static void send_aeth(rs_transport *tp, rs_qp *qp, uint8_t syndrome, uint32_t ps
     rs_timer_cancel(&qp->ack_timer);
     a->aeth_syndrome = syndrome;
     a->aeth_msn = qp->msn & 0xFFFFFF;
-    if ((syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK)
+    if ((syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK) {
         qp->stats.acks_sent++;
-    else
+        rs_cc_resp_echo(qp, a);
+    } else {
         qp->stats.naks_sent++;
+    }
     rs_resp_send_ctrl(tp, qp, a);
 }
 
@@ -455,6 +457,7 @@ void rs_resp_execute(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
             rc_refused(tp, qp, pkt, rc);
         if (rc == RS_EXEC_OK) {
             rs_resp_advance(qp, pkt, op);
+            rs_cc_resp_accepted(qp, pkt);
             if (pkt->ackreq)
                 ack_accepted(tp, qp);
 #ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */

@@ -96,10 +96,12 @@ int rs_tp_fail(rs_transport *tp, int code, const char *fmt, ...)
 
 /* The transport's side of the public verbs calls (rdmasim/verbs.h, fabric.h): sim/verbs_api.c
  * maps each rs_* call taking the simulation to the rs_tp_* one taking its transport. */
-int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, int np_enabled,
-                      int64_t cnp_interval_ps, uint32_t cnp_dscp);
+int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, size_t params_size,
+                      int np_enabled, int64_t cnp_interval_ps, uint32_t cnp_dscp);
 double rs_tp_qp_rate_bps(const rs_transport *tp, int host, uint32_t qpn);
 int rs_tp_qp_dcqcn_state(const rs_transport *tp, int host, uint32_t qpn, rs_dcqcn_rp *out);
+/* The QP's CC state bytes (its algorithm's state struct) and kind; 0 when it runs none. */
+int rs_tp_qp_cc_state(const rs_transport *tp, int host, uint32_t qpn, void *out, size_t cap, int *kind);
 int rs_tp_cq_create(rs_transport *tp, int host, uint32_t cqe);
 int rs_tp_cq_destroy(rs_transport *tp, int host, int idx);
 int rs_tp_cq_resize(rs_transport *tp, int host, int idx, uint32_t cqe);
@@ -234,8 +236,49 @@ void rs_cc_qp_release(rs_transport *tp, rs_qp *qp);           /* released: a sep
 /* The QP's paced rate now (its algorithm's passed deadlines applied first); 0 = line rate. */
 double rs_cc_rate_now(const rs_transport *tp, rs_qp *qp);
 void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp);
-void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, uint32_t wire_bytes);
+/* A request packet `p` of wire_bytes leaves (retx: its PSN was sent before): the algorithm counts
+ * it, the pacer spaces the next one, and the packet asks for the ACK echo when the algorithm wants
+ * ACK events. */
+void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire_bytes, int retx);
 void rs_cc_np_on_ce(rs_transport *tp, rs_qp *qp);              /* responder saw CE: maybe send a CNP */
+/* Window: may the QP's next request packet go?  1 when its algorithm has no window (inline test). */
+int rs_cc_window_check(const rs_transport *tp, const rs_qp *qp);
+static inline int rs_cc_window_open(const rs_transport *tp, const rs_qp *qp)
+{
+    return !qp->cc || !qp->cc->window_bytes || rs_cc_window_check(tp, qp);
+}
+/* Responder: request `pkt` was accepted; keep what the next ACK echoes (when it asked for that). */
+static inline void rs_cc_resp_accepted(rs_qp *qp, const rs_pkt *pkt)
+{
+    if (pkt->cc_want) {
+        int ce = (pkt->tos & 3u) == 3u;
+        qp->rx_cc_want = 1;
+        qp->rx_cc_tx_ps = pkt->cc_tx_ps;
+        qp->rx_cc_stamped = pkt->cc_stamped;
+        qp->rx_cc_ce = (uint8_t)ce;
+        qp->rx_cc_ce_bytes += ce ? pkt->payload_len : 0;
+    }
+}
+/* Responder: ACK `a` leaves; it carries the echo, which is then used up. */
+void rs_cc_resp_echo(rs_qp *qp, rs_pkt *a);
+/* The echo fields of an ACK (rs_pkt.cc_*), kept once the packet is released. */
+typedef struct rs_cc_echo {
+    int64_t tx_ps;
+    uint32_t ce_bytes;
+    uint8_t stamped;
+    uint8_t ce;
+} rs_cc_echo;
+/* Requester: an ACK-syndrome acknowledgement for `psn` arrived, after the completer applied it;
+ * una_before_bytes = rs_req_acked_pos before that. */
+void rs_cc_on_ack(rs_transport *tp, rs_qp *qp, const rs_cc_echo *echo, uint32_t psn, uint64_t una_before_bytes);
+/* Request payload byte positions (rs_swqe.stream_off): the next byte to send, and the first one not
+ * yet acknowledged; bytes in flight = the difference. */
+uint64_t rs_req_next_pos(const rs_qp *qp);
+uint64_t rs_req_acked_pos(const rs_qp *qp);
+static inline uint64_t rs_swqe_req_bytes(const rs_swqe *w)
+{
+    return rs_wr_is_rd_atomic(w->opcode) || rs_wr_is_local(w->opcode) ? 0 : w->length;
+}
 
 /* qp.c */
 /* Move the QP to ERR: cancel timers, flush both queues with IBV_WC_WR_FLUSH_ERR. */

@@ -709,6 +709,12 @@ class QP:
         self._check_alive("dcqcn_state")
         return self._sim._core.qp_dcqcn_state(self._host.index, self.qp_num)
 
+    def cc_state(self) -> dict[str, Any] | None:
+        """Its congestion control's state as of now (the algorithm's C state fields, with
+        ``"algorithm"``: its name), or None when it runs none."""
+        self._check_alive("cc_state")
+        return self._sim._core.qp_cc_state(self._host.index, self.qp_num)
+
     def close(self) -> None:
         """Destroy the QP (``ibv_destroy_qp``). Work requests still posted, send and receive, are
         dropped without completions, as rxe does; completions already in the CQs stay there.

@@ -1,114 +1,114 @@
-/* Congestion control: what an algorithm sees and what it sets.
+/* Congestion control: what an algorithm sees and what it sets (interface v2).
  *
- * An algorithm is a state struct plus the callbacks of rs_cc_algo.  The NIC calls them
- * on the events below and reads back the QP's sending rate (bits/s) and the earliest
- * time it wants a timer callback; the NIC owns the timer and the per-QP rate limiter.
- * Adding an algorithm = one new file in csrc/cc/ with its rs_cc_algo and one line in
- * cc_registry.c.  Callbacks never allocate and never fail.
+ * An algorithm is a params struct, a per-QP state struct and the callbacks of rs_cc_algo.  The
+ * NIC calls them on the events below and reads back the QP's sending rate (bits/s), its window
+ * (bytes in flight) and the earliest time it wants a timer callback; the NIC owns the timer, the
+ * per-QP rate limiter and the window test (transport/cc_qp.c).  Adding an algorithm = its header
+ * rdmasim/cc_<name>.h, one file csrc/cc/<name>.c with its rs_cc_algo, and one row in
+ * csrc/cc/registry.c (docs/congestion-control.md).  Callbacks never allocate and never fail.
  * Plain C (cffi-clean). */
 #ifndef RDMASIM_CC_H
 #define RDMASIM_CC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum rs_cc_kind {
     RS_CC_NONE = 0,   /* line rate, no reaction */
     RS_CC_DCQCN = 1,  /* DCQCN reaction point (protocol.md 8) */
+    RS_CC_DCTCP = 2,  /* DCTCP-style ECN rate/window control (csrc/cc/dctcp.c) */
+    RS_CC_TIMELY = 3, /* the kinds below have a name and no implementation until their file lands: */
+    RS_CC_SWIFT = 4,  /* rs_tp_host_set_cc rejects them ("... is not built in") */
+    RS_CC_HPCC = 5,
     RS_CC_COUNT
 };
 
-/* DCQCN reaction-point parameters (names in rdmasim.cc map to the paper's and to mlxconfig's). */
-typedef struct rs_dcqcn_params {
-    double g;                        /* alpha gain */
-    double initial_alpha;            /* alpha when a QP first reacts */
-    int64_t alpha_timer_ps;          /* K: alpha period */
-    int alpha_update_on_timer;       /* 0: alpha += g at each decrease, decays on timer without CNP (paper);
-                                        1: alpha updated only at timer ticks from "CNP seen" (NVIDIA model) */
-    int64_t rate_timer_ps;           /* T: rate-increase timer period */
-    uint64_t byte_counter_bytes;     /* B: an increase event every B bytes sent (0 = no byte counter) */
-    uint32_t fast_recovery_steps;    /* F */
-    double ai_bps;                   /* R_AI */
-    double hai_bps;                  /* R_HAI */
-    double min_rate_bps;             /* R_min */
-    double max_rate_bps;             /* 0 = line rate */
-    double decrease_scale;           /* Rc <- Rc (1 - alpha * scale); the paper's 1/2 (rpg_gd = 11) */
-    double min_dec_factor;           /* a decrease leaves at least this fraction of Rc (0 = no floor) */
-    int64_t rate_reduce_period_ps;   /* 0: decrease on every CNP; else at most once per period */
-    double rate_on_first_cnp;        /* 0: keep; else Rc = Rt = this fraction of Rc at the first CNP */
-    int clamp_tgt_rate;              /* 1: Rt <- Rc on every decrease */
-    int clamp_tgt_rate_after_time_inc; /* 1: Rt <- Rc if the last increase came from the timer */
-} rs_dcqcn_params;
+/* In-band network telemetry per hop (HPCC).  No packet carries it yet: rs_cc_ack.intel is NULL. */
+#define RS_INT_MAX_HOPS 5
+typedef struct rs_int_hop {
+    int64_t ts_ps;       /* when the hop's egress sent the packet */
+    uint64_t tx_bytes;   /* the egress port's transmitted bytes so far */
+    uint32_t qlen_bytes; /* its queue */
+    uint64_t rate_bps;   /* its line rate */
+} rs_int_hop;
+typedef struct rs_int_stack {
+    uint8_t n_hops;
+    rs_int_hop hop[RS_INT_MAX_HOPS];
+} rs_int_stack;
 
-/* DCQCN reaction point state (one per QP). */
-typedef struct rs_dcqcn_rp {
-    double rc_bps;          /* current rate */
-    double rt_bps;          /* target rate */
-    double alpha;           /* with alpha_decays: alpha (1 - g)^alpha_decays is the value (rs_dcqcn_alpha) */
-    double line_bps;
-    uint32_t timer_events;  /* i: rate-timer expiries since the last decrease */
-    uint32_t byte_events;   /* j: byte-counter expiries since the last decrease */
-    uint64_t bytes_since;   /* bytes toward the next byte-counter event */
-    int64_t next_alpha_ps;  /* 0 = timer off */
-    int64_t next_rate_ps;
-    int64_t next_decrease_ps;
-    int64_t last_decrease_ps;
-    int64_t last_alpha_ps;  /* last alpha-period boundary (alpha decays lazily while idle) */
-    int cnp_seen;           /* a CNP arrived in the current alpha period */
-    int cnp_pending;        /* waiting for the rate-reduce period to allow a decrease */
-    int last_inc_timer;     /* the last increase came from the rate timer */
-    int reacting;           /* below line rate: timers run */
-    int ever_cut;
-    uint64_t cnps;          /* statistics */
-    uint64_t decreases;
-    uint64_t increases;
-    /* alpha periods that ended without a CNP since alpha was last set: kept as a count, so a QP
-     * visited after n periods pays one power, not n multiplies (with a 1 us alpha timer and 10 k
-     * QPs the multiplies were half of a run), and its state is the same whether it was visited
-     * at every period or once */
-    uint64_t alpha_decays;
-} rs_dcqcn_rp;
-
-void rs_dcqcn_init(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double line_bps);
-void rs_dcqcn_on_cnp(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now_ps);
-void rs_dcqcn_on_sent(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, uint64_t bytes);
-/* Run every timer due at or before now_ps. */
-void rs_dcqcn_on_timer(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now_ps);
-/* Earliest pending timer deadline, or 0 when none. */
-int64_t rs_dcqcn_next_timer(const rs_dcqcn_rp *rp);
-/* Current alpha: rp->alpha decayed by the periods counted in rp->alpha_decays. */
-double rs_dcqcn_alpha(const rs_dcqcn_rp *rp, const rs_dcqcn_params *p);
+/* One acknowledgement (an ACK-syndrome AETH for a PSN this QP sent; duplicates included, with
+ * acked_bytes 0), as the requester's NIC sees it. */
+typedef struct rs_cc_ack {
+    int64_t now_ps;
+    /* now - the NIC send time of the request packet this ACK acknowledges: the requester stamps
+     * each request with its send time and the responder echoes the stamp of the last packet it
+     * accepted in the ACK (simulator metadata, not on the wire).  -1 when there is no sample: the
+     * packet was a retransmission (Karn), the ACK repeats an earlier one, or the algorithm lacks
+     * RS_CC_WANTS_RTT. */
+    int64_t rtt_ps;
+    uint64_t acked_bytes;    /* request payload bytes newly acknowledged (cumulative advance) */
+    uint64_t inflight_bytes; /* request payload bytes still unacknowledged after this ACK */
+    uint32_t ack_psn;        /* PSN acknowledged */
+    uint32_t snd_nxt_psn;    /* the requester's next PSN at ACK time */
+    uint32_t ce_bytes;       /* payload bytes of the request packets this ACK covers (accepted since
+                                the responder's previous ACK) that arrived CE-marked */
+    uint8_t ce_echo;         /* the acknowledged request (the ACK's PSN) arrived CE-marked */
+    const rs_int_stack *intel; /* INT echoed in the ACK, or NULL */
+} rs_cc_ack;
 
 /* ---- the algorithm interface ----
- * What an algorithm sees: CNPs for its QP, ACKs (with an RTT sample and whether the acknowledged
- * packet was CE-marked), bytes sent, and its own timer.  What it sets: the QP's rate (bits/s; the
- * NIC paces the QP's packets at it) and when it next wants on_timer.  `state` is RS_CC_STATE_BYTES
- * of per-QP storage; `params` points to the host's parameters for this algorithm.
+ * `state` is RS_CC_STATE_BYTES of per-QP storage (8-byte aligned); `params` points to the host's
+ * parameters for this algorithm (its own struct, params_size bytes).
  * Timers run lazily (transport/cc_qp.c): on_timer(now) is called before any other callback or
  * query once next_timer_ps has passed, with `now` at or after it, and must apply every deadline up
- * to `now` in time order.  So a timer may change only the algorithm's own state. */
-#define RS_CC_STATE_BYTES 192
+ * to `now` in time order.  So a timer may change only the algorithm's own state.
+ * Rate: rate_bps() paces the QP's request packets (each delays the next by its wire time at that
+ * rate); 0 or >= the line rate is unpaced.  Window: window_bytes() bounds the request payload bytes
+ * in flight (sent and not acknowledged); 0 or UINT64_MAX = no window; a window below one packet
+ * still lets one packet go when nothing is in flight.  When an ACK callback may open the window
+ * the NIC looks at the QP again by itself. */
+#define RS_CC_STATE_BYTES 256
+#define RS_CC_PARAMS_BYTES 256
+
+/* flags: what the NIC does for the algorithm (skipped when not asked for: DCQCN asks for none) */
+enum {
+    RS_CC_WANTS_ACKS = 1, /* call on_ack for every acknowledgement; every request sets the A bit
+                             (an ACK per packet, as ns-3 HPCC's L2_ACK_INTERVAL 1) and asks for the echo */
+    RS_CC_WANTS_INT = 2,  /* the fabric's INT in rs_cc_ack.intel (not implemented yet: NULL) */
+    RS_CC_WANTS_RTT = 4,  /* stamp requests with their send time: rs_cc_ack.rtt_ps */
+};
 
 typedef struct rs_cc_algo {
     const char *name;
-    void (*init)(void *state, const void *params, double line_bps);
-    void (*on_cnp)(void *state, const void *params, int64_t now_ps);
-    void (*on_ack)(void *state, const void *params, int64_t now_ps, int64_t rtt_ps, int ce_echo);
-    void (*on_sent)(void *state, const void *params, uint64_t bytes, int64_t now_ps);
-    void (*on_timer)(void *state, const void *params, int64_t now_ps);
-    double (*rate_bps)(const void *state);
-    int64_t (*next_timer_ps)(const void *state); /* 0 = none */
+    int kind;            /* enum rs_cc_kind */
+    unsigned flags;      /* RS_CC_WANTS_* */
+    size_t params_size;  /* <= RS_CC_PARAMS_BYTES: what rs_tp_host_set_cc takes */
+    size_t state_size;   /* <= RS_CC_STATE_BYTES */
+    void (*init)(void *state, const void *params, double line_bps, int64_t now_ps);
+    void (*on_cnp)(void *state, const void *params, int64_t now_ps);              /* nullable */
+    void (*on_ack)(void *state, const void *params, const rs_cc_ack *ack);         /* nullable */
+    void (*on_sent)(void *state, const void *params, uint64_t wire_bytes, int64_t now_ps); /* nullable */
+    void (*on_timer)(void *state, const void *params, int64_t now_ps);             /* nullable */
+    double (*rate_bps)(const void *state, const void *params);
+    uint64_t (*window_bytes)(const void *state, const void *params); /* nullable: no window */
+    int64_t (*next_timer_ps)(const void *state);  /* nullable; returns 0 = none */
 } rs_cc_algo;
 
-/* The registry: algorithm for an rs_cc_kind, or NULL. */
+/* The registry (csrc/cc/registry.c): the algorithm of an rs_cc_kind, or NULL (RS_CC_NONE, an
+ * unknown kind, or a named kind not built in). */
 const rs_cc_algo *rs_cc_algo_get(int kind);
+/* "none", "dcqcn", "dctcp", "timely", "swift", "hpcc"; NULL outside the enum. */
+const char *rs_cc_kind_name(int kind);
 
-/* Per-host congestion-control configuration (a NIC setting, as in firmware). */
+/* Per-host congestion-control configuration (a NIC setting, as in firmware).  Each kind keeps its
+ * own parameters, so a QP of one kind never reads another kind's struct when the host's
+ * setting changes while it lives. */
 typedef struct rs_cc_config {
     int kind;                  /* enum rs_cc_kind for QPs created afterwards */
-    rs_dcqcn_params dcqcn;
     int np_enabled;            /* notification point: send CNPs for CE-marked packets */
     int64_t cnp_interval_ps;   /* at most one CNP per QP per interval */
     uint8_t cnp_dscp;          /* DSCP of CNPs (NVIDIA default 48) */
+    _Alignas(8) uint8_t params[RS_CC_COUNT][RS_CC_PARAMS_BYTES]; /* params[kind]: that kind's struct */
 } rs_cc_config;
 
 #endif

@@ -118,6 +118,17 @@ typedef struct rs_pkt {
      * (Valiant / UGAL), 0 = none.  Simulator metadata set at the source switch, never on the wire. */
     uint16_t via_group;
 
+    /* congestion-control echo (metadata, not encoded; transport/cc_qp.c): a request of a QP whose
+     * algorithm wants ACK events carries cc_want and, with RS_CC_WANTS_RTT, its NIC send time
+     * (cc_stamped: a first transmission, so a sample); the responder's ACK carries back the
+     * stamp of the last request it accepted, whether that arrived CE-marked, and the CE-marked
+     * payload bytes since its previous ACK */
+    int64_t cc_tx_ps;
+    uint32_t cc_ce_bytes;
+    uint8_t cc_want;
+    uint8_t cc_stamped;
+    uint8_t cc_ce_echo;
+
     /* responder job (kind == RS_PKT_JOB): index of the responder resource it replays */
     uint32_t job_res;
 

@@ -37,8 +37,9 @@ typedef struct rs_qp_inspect {
 int rs_qp_get_inspect(const rs_sim *sim, int host, uint32_t qpn, rs_qp_inspect *out);
 
 /* ---- congestion control (NIC-wide setting; QPs created afterwards use it) ----
- * kind: enum rs_cc_kind; params: rs_dcqcn_params (may be NULL for RS_CC_NONE). */
-int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, int np_enabled,
+ * kind: enum rs_cc_kind; params: that kind's params struct (rs_dcqcn_params, rs_dctcp_params, ...)
+ * of params_size bytes, which must be the algorithm's (NULL / 0 for RS_CC_NONE). */
+int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, size_t params_size, int np_enabled,
                    int64_t cnp_interval_ps, uint32_t cnp_dscp);
 /* NIC-dependent constants of a host (transport/nic_params.h; profiles in rdmasim/nic.py). */
 int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
@@ -49,6 +50,9 @@ double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn);
  * stored one decayed by alpha_decays periods): 1, or 0 when the QP runs no DCQCN. */
 struct rs_dcqcn_rp;
 int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, struct rs_dcqcn_rp *out);
+/* The QP's congestion-control state as of now (timers applied): its algorithm's state struct
+ * copied to out (at most cap bytes), its kind in *kind; 1, or 0 when the QP runs none. */
+int rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn, void *out, size_t cap, int *kind);
 
 /* ---- scripted peer (tests and teaching: per-packet Python, deliberately) ----
  * A scripted host has no transport: frames it receives are kept for Python, which

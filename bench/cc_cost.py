@@ -1,0 +1,129 @@
+"""What congestion control costs the event loop: incast-8 with each built-in algorithm, as a ratio
+to no congestion control, measured in one run.
+
+8 senders on 100 Gb/s 1 us links to one switch, switch to the receiver 100 Gb/s 1 us, path MTU
+1024, PFC on (priority 3), the switch marking ECN with the DCQCN paper's RED profile (Kmin 5 KB,
+Kmax 200 KB, Pmax 1 %) for every algorithm; each sender RDMA WRITEs ``--size`` bytes in
+``--msg``-byte WRITEs (verbs API), so every algorithm sends the same data packets (events differ:
+ACKs, CNPs, pacer wake-ups).  Timed: the event loop only (``sim.wait_for`` until every sender's
+last WRITE completes), not setup.  Each round runs every algorithm once in a fresh process, in
+turns (a slow spell of a shared machine hits them all); the table shows the median over rounds,
+the ratio of medians to ``none`` and the run's events and data packets.
+
+    python bench/cc_cost.py                          # 8 x 10 MiB (81,920 packets), 5 rounds
+    python bench/cc_cost.py --size 40MiB --rounds 7
+    python bench/cc_cost.py --one dcqcn              # one run, one JSON line (what a round runs)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ECN = {"kmin": "5KB", "kmax": "200KB", "pmax": 0.01}
+
+
+def parse_size(s: str) -> int:
+    units = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+    for u, m in units.items():
+        if s.endswith(u):
+            return int(s[: -len(u)]) * m
+    return int(s)
+
+
+def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) -> dict:
+    import rdmasim
+    from rdmasim.cc_dctcp import DctcpParams
+    from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+    from rdmasim.verbs import enums as e
+
+    t = rdmasim.incast(senders, rate="100Gbps", delay="1us", mtu=1024, seed=seed, switch_config={"ecn": ECN})
+    for h in t.hosts:
+        if algo == "dctcp":  # the window for this path's ~4.2 us base RTT
+            h.set_congestion_control("dctcp", DctcpParams.for_path("100Gbps", "4190ns", mtu=1024))
+        elif algo != "none":
+            h.set_congestion_control(algo)
+    n_msg = -(-size // msg)
+    ctx_r = Context(t.receiver)
+    pd_r = PD(ctx_r)
+    cq_r = CQ(ctx_r, 1)
+    dst = MR(pd_r, msg, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    state = []
+    for h in t.senders:
+        ctx = Context(h)
+        pd = PD(ctx)
+        cq = CQ(ctx, 1)
+        src = MR(pd, msg, e.IBV_ACCESS_LOCAL_WRITE)
+        qp = QP(pd, QPInitAttr(scq=cq, rcq=cq, cap=QPCap(max_send_wr=n_msg), sq_sig_all=0))
+        qr = QP(pd_r, QPInitAttr(scq=cq_r, rcq=cq_r, cap=QPCap(max_send_wr=1, max_recv_wr=1)))
+        connect_qps(qp, qr, path_mtu=1024, timeout=14)
+        sge = SGE(src.buf, msg, src.lkey)
+        wr = SendWR(opcode=e.IBV_WR_RDMA_WRITE, sg=[sge], send_flags=0)
+        wr.set_wr_rdma(dst.rkey, dst.buf)
+        left = size
+        for i in range(n_msg):
+            sge.length = min(msg, left)
+            left -= sge.length
+            wr.wr_id = i
+            wr.send_flags = e.IBV_SEND_SIGNALED if i == n_msg - 1 else 0
+            qp.post_send(wr)
+        state.append((cq, qp, ctx, pd, src, qr))
+    ev0 = t.sim.events
+    t0 = time.perf_counter()
+    for cq, *_ in state:
+        wcs = t.sim.wait_for(cq, 1, timeout=None)
+        if not all(w.ok for w in wcs):
+            raise RuntimeError(f"{algo}: WRITE failed: {wcs!r}")
+    loop_s = time.perf_counter() - t0
+    pkts = sum(qp.stats()["pkts_sent"] for _cq, qp, *_ in state)
+    return {"algo": algo, "loop_s": loop_s, "events": t.sim.events - ev0, "packets": pkts,
+            "sim_end_us": t.sim.now / 1e6}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", default="10MiB", help="bytes per sender (default 10MiB)")
+    p.add_argument("--msg", default="1MiB", help="bytes per WRITE (default 1MiB)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--algos", default=None, help="comma-separated (default: none and every built-in)")
+    p.add_argument("--one", help="run this algorithm once and print one JSON line")
+    a = p.parse_args()
+    size, msg = parse_size(a.size), parse_size(a.msg)
+    if a.one:
+        print(json.dumps(run_once(a.one, size, msg)))
+        return
+    if a.algos:
+        algos = a.algos.split(",")
+    else:
+        from rdmasim import _core
+        from rdmasim.cc import ALGORITHM_NAMES
+
+        built = _core.cc_kinds()
+        algos = [n for n in ALGORITHM_NAMES if n == "none" or built.get(n, (0, False))[1]]
+    res: dict[str, list[dict]] = {n: [] for n in algos}
+    env = dict(os.environ)
+    env.setdefault("PYTHONPATH", os.path.dirname(HERE))
+    for r in range(a.rounds):
+        for n in algos if r % 2 == 0 else algos[::-1]:
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", n, "--size", a.size,
+                                  "--msg", a.msg], capture_output=True, text=True, check=True, env=env).stdout
+            res[n].append(json.loads(out.strip().splitlines()[-1]))
+    base = statistics.median(x["loop_s"] for x in res["none"]) if "none" in res else None
+    print(f"incast-8, {a.size} per sender in {a.msg} WRITEs, median of {a.rounds} rounds")
+    print(f"{'algorithm':10} {'loop s':>8} {'ratio':>6} {'events':>9} {'events/pkt':>10} {'packets':>8} {'sim us':>8}")
+    for n, xs in res.items():
+        med = statistics.median(x["loop_s"] for x in xs)
+        x = xs[0]
+        ratio = f"{med / base:.2f}" if base else "-"
+        print(f"{n:10} {med:8.3f} {ratio:>6} {x['events']:9d} {x['events'] / x['packets']:10.2f} "
+              f"{x['packets']:8d} {x['sim_end_us']:8.1f}")
+
+
+if __name__ == "__main__":
+    main()
