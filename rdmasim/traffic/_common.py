@@ -87,6 +87,16 @@ def make_rng(seed: int | None, rng: np.random.Generator | None) -> np.random.Gen
     return np.random.default_rng(seed)
 
 
+def deps_csr(deps: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-flow dependency lists as the flow table's CSR arrays: ``dep_ptr`` (int64, one more
+    entry than flows) and ``deps`` (int32, every list in order)."""
+    counts = np.fromiter((len(d) for d in deps), dtype=np.int64, count=len(deps))
+    ptr = np.zeros(len(deps) + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    flat = np.fromiter((d for ds in deps for d in ds), dtype=np.int32, count=int(ptr[-1]))
+    return ptr, flat
+
+
 def check_priority(priority: int) -> int:
     """A priority class 0..7."""
     if not isinstance(priority, (int, np.integer)) or isinstance(priority, bool) or not 0 <= priority <= 7:

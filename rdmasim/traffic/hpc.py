@@ -29,7 +29,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from rdmasim.checks import MAX_TIME_PS
-from rdmasim.traffic._common import Hosts, check_priority, flow_size, host_array, size_bytes, time_ps
+from rdmasim.traffic._common import (
+    Hosts,
+    check_priority,
+    deps_csr,
+    flow_size,
+    host_array,
+    size_bytes,
+    time_ps,
+)
 from rdmasim.traffic.table import LOCAL, FlowTable, verb_code
 
 DISTRIBUTIONS = ("constant", "normal", "lognormal", "exponential")
@@ -159,10 +167,7 @@ class _Flows:
 
     def table(self, hosts: np.ndarray, start: int | str, verb: str | int, priority: int,
               group: str | None) -> FlowTable:
-        counts = np.fromiter((len(d) for d in self.deps), dtype=np.int64, count=len(self.deps))
-        ptr = np.zeros(len(self.deps) + 1, dtype=np.int64)
-        np.cumsum(counts, out=ptr[1:])
-        flat = np.fromiter((d for ds in self.deps for d in ds), dtype=np.int32, count=int(ptr[-1]))
+        ptr, flat = deps_csr(self.deps)
         code = verb_code(verb)
         if code == LOCAL:
             raise ValueError("verb = 'LOCAL': the messages of a pattern cross the fabric "

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from rdmasim.traffic._common import build, check_priority, time_ps
+from rdmasim.traffic._common import build, check_priority, deps_csr, time_ps
 from rdmasim.traffic.table import MAX_FLOW_SIZE, FlowTable
 
 MAX_CHANNELS = 64
@@ -61,10 +61,7 @@ class Plan:
     def table(self, hosts: np.ndarray, start: int | str, verb: str | int, priority: int,
               group: str | None) -> FlowTable:
         """The flows as a FlowTable on ``hosts`` (rank ``r`` is host ``hosts[r]``)."""
-        counts = np.fromiter((len(d) for d in self.deps), dtype=np.int64, count=len(self.deps))
-        ptr = np.zeros(len(self.deps) + 1, dtype=np.int64)
-        np.cumsum(counts, out=ptr[1:])
-        flat = np.fromiter((d for ds in self.deps for d in ds), dtype=np.int32, count=int(ptr[-1]))
+        ptr, flat = deps_csr(self.deps)
         src = np.asarray(self.src, dtype=np.int64)
         dst = np.asarray(self.dst, dtype=np.int64)
         return build(hosts[src], hosts[dst], np.asarray(self.size, dtype=np.int64), time_ps(start, "start"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rdmasim.traffic._common import Hosts, check_priority, host_array, rate_bps, size_bytes, time_ps
+from rdmasim.traffic._common import Hosts, check_priority, deps_csr, host_array, rate_bps, size_bytes, time_ps
 from rdmasim.traffic.collectives.metrics import AlphaBeta
 from rdmasim.traffic.table import LOCAL, FlowTable
 
@@ -104,10 +104,7 @@ def hierarchical_allreduce(
     sizes[off:off + m] = inter.flows["size"]
     verbs = np.where(local, LOCAL, inter.flows["verb"][0] if m else 0)
     hold = np.where(local, step, 0)
-    counts = np.fromiter((len(d) for d in deps), dtype=np.int64, count=total)
-    ptr = np.zeros(total + 1, dtype=np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    flat = np.fromiter((d for ds in deps for d in sorted(set(ds))), dtype=np.int32, count=int(ptr[-1]))
+    ptr, flat = deps_csr([sorted(set(ds)) for ds in deps])
     return FlowTable.from_columns(h[s], h[dst], sizes, time_ps(start, "start"), verb=verbs,
                                   priority=check_priority(priority), group=-1 if group is None else 0,
                                   groups=() if group is None else (group,), hold_ps=hold, dep_ptr=ptr,
