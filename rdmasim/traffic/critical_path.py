@@ -23,10 +23,9 @@ Both read a finished run: the :class:`~rdmasim.traffic.FlowTable` that was run (
 Links: with the simulator given, a flow's transfer is charged to one link of its path: a link direction
 that dropped frames if the flow retransmitted (a lossy or failed link, on the data's way or the ACKs'; a
 link inside a multi-switch fabric is found by its drop counters, since the path a flow's ECMP hash took is
-not recorded), else the slowest of
-its two edge links (its source's uplink and its destination's downlink), the source's on a tie. A flow
-that retransmitted where no link counted a drop (frames stuck in a switch queue behind a failed link) is
-charged to its path, ``"path SRC->DST (retransmitted)"``.
+not recorded), else the slowest of its two edge links (its source's uplink and its destination's downlink),
+the source's on a tie. A flow that retransmitted where no link counted a drop (frames stuck in a switch
+queue behind a failed link) is charged to its path, ``"path SRC->DST (retransmitted)"``.
 """
 
 from __future__ import annotations
