@@ -123,3 +123,15 @@ def test_a_slow_nic_is_the_critical_link() -> None:
     up = _run(coll + '[[impairments.slow_links]]\nlink = ["s0", "h4"]\ndirection = "forward"\n'
               'rate = "25Gbps"\n')
     assert up.collectives[0]["bottleneck"] == "link s0->h4"
+
+
+def test_the_scenario_of_docs_hpc_patterns_runs() -> None:
+    import re
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "hpc-patterns.md").read_text()
+    (text,) = re.findall(r"```toml\n(.*?)```", page, re.S)
+    res = run_scenario(loads("[simulation]\nprogress = false\n" + text, "hpc-patterns.md"), out_dir="",
+                       progress=False)
+    (row,) = res.collectives
+    assert row["collective"] == "halo" and row["timesteps"] == 10
+    assert "h2" in row["bottleneck"]  # its 25 Gb/s NIC, not h5's 10 us, holds the halo back
