@@ -233,11 +233,17 @@ def analyze(table: FlowTable, results: np.ndarray, sim: Simulator | None = None,
 
     rank_hosts = (np.unique(np.concatenate([src, dst])) if hosts is None
                   else np.asarray(hosts, dtype=np.int64))
+    # one pass per rank over its own flows (sorted by sender), not over the whole table
+    top = int(max(src.max(), dst.max(), rank_hosts.max(initial=0))) + 1
+    last = np.full(top, start, dtype=np.int64)
+    np.maximum.at(last, src, fin)
+    np.maximum.at(last, dst, fin)
+    by_src = np.argsort(src, kind="stable")
+    bounds = np.searchsorted(src[by_src], np.arange(top + 1))
     ranks = []
     for r, h in enumerate(rank_hosts.tolist()):
-        mine = src == h
-        touch = mine | (dst == h)
-        done = int(fin[touch].max()) if touch.any() else start
+        mine = by_src[bounds[h]:bounds[h + 1]]
+        done = int(last[h])
         busy = _union_length(started[mine] - hold[mine], fin[mine], done)
         ranks.append(RankWait(r, name(h), busy, done - start - busy, end - done, done))
 
