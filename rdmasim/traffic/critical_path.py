@@ -30,6 +30,7 @@ queue behind a failed link) is charged to its path, ``"path SRC->DST (retransmit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -292,31 +293,53 @@ def _typical_transfer(f: np.ndarray, started: np.ndarray, fin: np.ndarray) -> di
             for k, d in zip(np.split(key, cut), np.split(dur, cut), strict=True)}
 
 
-def with_straggler(table: FlowTable, host: int, delay_ps: int) -> FlowTable:
-    """A copy of ``table`` in which ``host`` arrives ``delay_ps`` late: a LOCAL flow on it holding
-    ``delay_ps`` from the table's first start time is added at the end, and every flow ``host`` sends
-    (or runs locally) waits for it. No flow of the host starts before ``first start + delay_ps``; what
-    it receives is not held back (a WRITE into it needs nothing from it)."""
-    if isinstance(delay_ps, bool) or not isinstance(delay_ps, (int, np.integer)) or not (
-            0 <= delay_ps <= MAX_TIME_PS):
-        raise ValueError(f"with_straggler: delay_ps = {delay_ps!r} must be an int in [0, {MAX_TIME_PS}] (ps)")
+def with_compute(table: FlowTable, delays: Mapping[int, int]) -> FlowTable:
+    """A copy of ``table`` in which each host ``h`` of ``delays`` computes ``delays[h]`` ps before it
+    takes part: a LOCAL flow on it holding that long from the table's first start time is added at the
+    end, and every flow the host sends (or runs locally) waits for it. No flow of the host starts before
+    ``first start + delays[h]``; what it receives is not held back (a WRITE into it needs nothing from
+    it). Hosts with a delay of 0 are left as they are. :meth:`Compute.draw` gives delays from a
+    distribution (``dict(zip(hosts, compute.draw(1, len(hosts))[0]))``)."""
     f = table.flows
-    mine = np.flatnonzero(f["src"] == host)
-    if not mine.size:
-        raise ValueError(f"with_straggler: host {host} sends no flow in this table")
-    n = len(table)
-    late = np.zeros(1, dtype=FLOW_DTYPE)
-    late[0] = (host, host, 0, int(f["start_ps"].min()), LOCAL, int(f["priority"][mine[0]]),
-               int(f["group"][mine[0]]), int(delay_ps))
-    counts = np.diff(table.dep_ptr) + np.isin(np.arange(n), mine)
-    ptr = np.zeros(n + 2, dtype=np.int64)
-    np.cumsum(np.append(counts, 0), out=ptr[1:])
+    rows: list[tuple[int, np.ndarray, int]] = []
+    for host, delay in delays.items():
+        if isinstance(delay, bool) or not isinstance(delay, (int, np.integer)) or not (
+                0 <= delay <= MAX_TIME_PS):
+            raise ValueError(f"with_compute: host {host}: delay = {delay!r} must be an int in "
+                             f"[0, {MAX_TIME_PS}] (ps)")
+        mine = np.flatnonzero(f["src"] == host)
+        if not mine.size:
+            raise ValueError(f"with_compute: host {host} sends no flow in this table")
+        if delay:
+            rows.append((int(host), mine, int(delay)))
+    if not rows:
+        return FlowTable(f.copy(), table.dep_ptr.copy(), table.deps.copy(), list(table.groups))
+    n, k = len(table), len(rows)
+    late = np.zeros(k, dtype=FLOW_DTYPE)
+    waits = np.full(n, -1, dtype=np.int64)  # the new flow each old one waits for (-1: none)
+    first = int(f["start_ps"].min())
+    for q, (host, mine, delay) in enumerate(rows):
+        late[q] = (host, host, 0, first, LOCAL, int(f["priority"][mine[0]]), int(f["group"][mine[0]]), delay)
+        waits[mine] = n + q
+    extra = waits >= 0
+    counts = np.concatenate([np.diff(table.dep_ptr) + extra, np.zeros(k, dtype=np.int64)])
+    ptr = np.zeros(n + k + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
     deps = np.empty(int(ptr[-1]), dtype=np.int32)
     old = np.repeat(np.arange(n), np.diff(table.dep_ptr))  # owner of each existing entry
-    slot = ptr[:-2][old] + (np.arange(len(table.deps)) - table.dep_ptr[:-1][old])
-    deps[slot] = table.deps
-    deps[ptr[mine + 1] - 1] = n  # the new dependency is each of those flows' last entry
+    deps[ptr[:n][old] + (np.arange(len(table.deps)) - table.dep_ptr[:-1][old])] = table.deps
+    deps[ptr[1:n + 1][extra] - 1] = waits[extra]  # the new dependency is each of those flows' last entry
     return FlowTable(np.concatenate([f, late]), ptr, deps, list(table.groups))
 
 
-__all__ = ["CollectiveAnalysis", "PathStep", "RankWait", "analyze", "ready_times", "with_straggler"]
+def with_straggler(table: FlowTable, host: int, delay_ps: int) -> FlowTable:
+    """A copy of ``table`` in which ``host`` arrives ``delay_ps`` late: :func:`with_compute` for one host
+    (a LOCAL flow on it holds ``delay_ps`` and every flow it sends waits for it)."""
+    if isinstance(delay_ps, bool) or not isinstance(delay_ps, (int, np.integer)) or not (
+            0 <= delay_ps <= MAX_TIME_PS):
+        raise ValueError(f"with_straggler: delay_ps = {delay_ps!r} must be an int in [0, {MAX_TIME_PS}] (ps)")
+    return with_compute(table, {host: int(delay_ps)})
+
+
+__all__ = ["CollectiveAnalysis", "PathStep", "RankWait", "analyze", "ready_times", "with_compute",
+           "with_straggler"]

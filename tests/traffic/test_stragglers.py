@@ -180,3 +180,21 @@ def test_bad_input() -> None:
         analyze(table, res)
     with pytest.raises(ValueError, match="3 result rows for a table of 24"):
         analyze(table, res[:3])
+
+
+def test_compute_drawn_per_rank_costs_the_slowest(base: tuple[tr.FlowTable, int]) -> None:
+    """Every rank computes an exponential time first: the ring ends the longest of them later."""
+    from rdmasim.traffic import Compute, with_compute
+
+    table, t0 = base
+    draws = Compute("exponential", mean=30 * US, seed=5).draw(1, P)[0]
+    t = with_compute(table, dict(enumerate(draws.tolist())))
+    assert len(t) == len(table) + int((draws > 0).sum())
+    res, sim = run(t, P)
+    assert abs(span(res) - t0 - int(draws.max())) <= SLACK_PS
+    a = analyze(t, res, sim)
+    slowest = f"h{int(draws.argmax())}"
+    assert a.compute_by_rank == {slowest: int(draws.max())} and a.bottleneck == f"rank {slowest}"
+    with pytest.raises(ValueError, match=r"host 1: delay = -5 must be an int"):
+        with_compute(table, {1: -5})
+    assert len(with_compute(table, {1: 0})) == len(table)
