@@ -23,9 +23,11 @@ Both read a finished run: the :class:`~rdmasim.traffic.FlowTable` that was run (
 Links: with the simulator given, a flow's transfer is charged to one link of its path: a link direction
 that dropped frames if the flow retransmitted (a lossy or failed link, on the data's way or the ACKs'; a
 link inside a multi-switch fabric is found by its drop counters, since the path a flow's ECMP hash took is
-not recorded), else the slowest of its two edge links (its source's uplink and its destination's downlink),
-the source's on a tie. A flow that retransmitted where no link counted a drop (frames stuck in a switch
-queue behind a failed link) is charged to its path, ``"path SRC->DST (retransmitted)"``.
+not recorded), else the slower of its two edge links (its source's uplink and its destination's downlink);
+with the two equally fast, the fabric between its two edge switches (``"fabric leaf1->leaf0"``: ECMP
+collisions, a slow spine link) or, under one switch, the source's uplink. A flow that retransmitted where
+no link counted a drop (frames stuck in a switch queue behind a failed link) is charged to its path,
+``"path SRC->DST (retransmitted)"``.
 """
 
 from __future__ import annotations
@@ -108,15 +110,16 @@ class CollectiveAnalysis:
 
     @property
     def bottleneck(self) -> str:
-        """``"rank NAME"`` (most compute on the path) or ``"link NAME"`` (most excess transfer time on it),
-        or ``""`` if neither reaches 1% of the collective's time (module docstring)."""
+        """``"rank NAME"`` (most compute on the path), ``"link NAME"`` (most excess transfer time on it;
+        ``"fabric A->B"`` or ``"path SRC->DST ..."`` as charged, module docstring), or ``""`` if none
+        reaches 1% of the collective's time."""
         best, what = self.time_ps // 100, ""
         for name, t in self.compute_by_rank.items():
             if t > best:
                 best, what = t, f"rank {name}"
         for name, t in self.excess_by_link.items():
             if t > best:
-                best, what = t, f"link {name}"
+                best, what = t, name if name.startswith(("fabric", "path")) else f"link {name}"
         return what
 
     def wait(self) -> dict[str, int]:
@@ -171,13 +174,16 @@ class _Links:
         self.name = [h.name for h in hosts]
         self.up: list[tuple[str, int, int]] = []  # (name, rate, dropped) of each host's sending direction
         self.down: list[tuple[str, int, int]] = []
+        self.edge: list[str] = []  # the node at the other end of each host's link
         for h in hosts:
             link = h.link
             if link is None:
                 self.up.append(("", 0, 0))
                 self.down.append(("", 0, 0))
+                self.edge.append("")
                 continue
             peer = link.b if link.a is h else link.a
+            self.edge.append(peer.name)
             out, back = link.direction(h), link.direction(peer)
             self.up.append((f"{h.name}->{peer.name}", out.rate_bps, out.stats()["dropped"]))
             self.down.append((f"{peer.name}->{h.name}", back.rate_bps, back.stats()["dropped"]))
@@ -200,7 +206,11 @@ class _Links:
             return f"path {self.name[src]}->{self.name[dst]} (retransmitted)"
         if up[0] == down[0] or not down[0]:  # hosts joined by one link: it is both
             return up[0]
-        return down[0] if down[1] < up[1] else up[0]
+        if up[1] != down[1]:
+            return down[0] if down[1] < up[1] else up[0]
+        if self.edge[src] != self.edge[dst]:  # equal edges, different switches: the time went between them
+            return f"fabric {self.edge[src]}->{self.edge[dst]}"
+        return up[0]
 
 
 def analyze(table: FlowTable, results: np.ndarray, sim: Simulator | None = None,
