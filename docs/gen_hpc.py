@@ -81,6 +81,8 @@ HALO_CASES = (
     ([4, 4], False, "tree", 256 << 10, 20, False),
     ([2, 2, 2], True, "dissemination", 128 << 10, 10, True),
     ([4, 2], True, "none", 1 << 20, 0, False),
+    ([8, 4], True, "dissemination", 128 << 10, 15, False),
+    ([4, 4, 2], True, "tree", 32 << 10, 15, False),
 )
 
 

@@ -324,6 +324,15 @@ SCHEMA: dict[str, Opt] = {
                                      lo=1, hi=1024),
     "traffic.collective.start": Opt("time", 0, "Start time.", lo=0, hi=U63),
     "traffic.collective.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
+    "traffic.collective.compute": Opt("str", "constant", "Distribution of each rank's compute before the "
+                                      "collective (seeded from simulation.seed; none of a rank's flows "
+                                      "starts before its compute ends).",
+                                      choices=("constant", "normal", "lognormal", "exponential")),
+    "traffic.collective.compute_mean": Opt("time", 0, "Mean compute time (0 = none).", lo=0, hi=2**62),
+    "traffic.collective.compute_std": Opt("time", 0, "normal: standard deviation (negative draws are "
+                                          "redrawn).", lo=0, hi=2**62),
+    "traffic.collective.compute_sigma": Opt("float", 0.0, "lognormal: standard deviation of the log.",
+                                            lo=0.0, hi=10.0),
     "traffic.collective.gpus_per_node": Opt(
         "int", 1, "allreduce: GPUs per host; above 1 the all-reduce is hierarchical: intra-node "
         "reduce-scatter and all-gather (no packets: each of their G-1 steps lasts intra_latency + size/G at "

@@ -79,10 +79,16 @@ def _generator(sc: Scenario, gen: str, names: list[str], index: dict[str, int]) 
                                 overlap=v[p + "overlap"], hosts=hosts(), start=v[p + "start"],
                                 priority=v[p + "priority"], group="halo")
     table = _collective(sc, p, hosts())
-    for h, delay in _stragglers(sc).items():
-        if h in (v[p + "hosts"] or names) and delay:
-            table = tr.with_straggler(table, index[h], delay)
-    return table
+    ranks = v[p + "hosts"] or names
+    # each rank's compute before the collective (drawn from its own stream), plus a straggler's delay
+    comp = tr.Compute(v[p + "compute"], v[p + "compute_mean"], v[p + "compute_std"], v[p + "compute_sigma"],
+                      seed=seed * 1_000_003 + 13)
+    delay = dict(zip(ranks, comp.draw(1, len(ranks))[0].tolist(), strict=True))
+    for h, extra in _stragglers(sc).items():
+        if h in delay:
+            delay[h] += extra
+    delays = {index[h]: d for h, d in delay.items() if d}
+    return tr.with_compute(table, delays) if delays else table
 
 
 def _stragglers(sc: Scenario) -> dict[str, int]:

@@ -25,7 +25,8 @@ Patterns (``hosts`` is an int ``n`` for hosts ``0..n-1``, or the host indices to
 - :func:`halo_exchange` (2-D / 3-D nearest-neighbour halo with barriers and compute phases,
   :class:`Compute` distributions, :func:`halo_model_ps`), :func:`hierarchical_allreduce` (intra-node
   stages as LOCAL flows, inter-node ring)
-- :func:`analyze` (completion time, each rank's wait, the critical path) and :func:`with_straggler`
+- :func:`analyze` (completion time, each rank's wait, the critical path), :func:`with_straggler` and
+  :func:`with_compute` (ranks that compute before they take part)
 - :class:`SizeCDF` with :data:`WEB_SEARCH` (DCTCP) and :data:`DATA_MINING` (VL2) flow-size distributions
 """
 
@@ -52,7 +53,7 @@ from rdmasim.traffic.collectives import (
     ring_reduce_scatter,
     tree_allreduce,
 )
-from rdmasim.traffic.critical_path import CollectiveAnalysis, analyze, with_straggler
+from rdmasim.traffic.critical_path import CollectiveAnalysis, analyze, with_compute, with_straggler
 from rdmasim.traffic.generators import (
     POISSON_MAX_FLOWS,
     all_to_all,
@@ -72,5 +73,5 @@ __all__ = [
     "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",
     "permutation", "poisson", "ring_allreduce", "verb_code",
     "hierarchical_allreduce", "hierarchical_allreduce_ps", "CollectiveAnalysis", "Compute", "analyze",
-    "halo_exchange", "halo_model_ps", "with_straggler",
+    "halo_exchange", "halo_model_ps", "with_compute", "with_straggler",
 ]

@@ -23,14 +23,16 @@ Both read a finished run: the :class:`~rdmasim.traffic.FlowTable` that was run (
 Links: with the simulator given, a flow's transfer is charged to one link of its path: a link direction
 that dropped frames if the flow retransmitted (a lossy or failed link, on the data's way or the ACKs'; a
 link inside a multi-switch fabric is found by its drop counters, since the path a flow's ECMP hash took is
-not recorded), else the slowest of
-its two edge links (its source's uplink and its destination's downlink), the source's on a tie. A flow
-that retransmitted where no link counted a drop (frames stuck in a switch queue behind a failed link) is
-charged to its path, ``"path SRC->DST (retransmitted)"``.
+not recorded), else the slower of its two edge links (its source's uplink and its destination's downlink);
+with the two equally fast, the fabric between its two edge switches (``"fabric leaf1->leaf0"``: ECMP
+collisions, a slow spine link) or, under one switch, the source's uplink. A flow that retransmitted where
+no link counted a drop (frames stuck in a switch queue behind a failed link) is charged to its path,
+``"path SRC->DST (retransmitted)"``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -108,15 +110,16 @@ class CollectiveAnalysis:
 
     @property
     def bottleneck(self) -> str:
-        """``"rank NAME"`` (most compute on the path) or ``"link NAME"`` (most excess transfer time on it),
-        or ``""`` if neither reaches 1% of the collective's time (module docstring)."""
+        """``"rank NAME"`` (most compute on the path), ``"link NAME"`` (most excess transfer time on it;
+        ``"fabric A->B"`` or ``"path SRC->DST ..."`` as charged, module docstring), or ``""`` if none
+        reaches 1% of the collective's time."""
         best, what = self.time_ps // 100, ""
         for name, t in self.compute_by_rank.items():
             if t > best:
                 best, what = t, f"rank {name}"
         for name, t in self.excess_by_link.items():
             if t > best:
-                best, what = t, f"link {name}"
+                best, what = t, name if name.startswith(("fabric", "path")) else f"link {name}"
         return what
 
     def wait(self) -> dict[str, int]:
@@ -171,13 +174,16 @@ class _Links:
         self.name = [h.name for h in hosts]
         self.up: list[tuple[str, int, int]] = []  # (name, rate, dropped) of each host's sending direction
         self.down: list[tuple[str, int, int]] = []
+        self.edge: list[str] = []  # the node at the other end of each host's link
         for h in hosts:
             link = h.link
             if link is None:
                 self.up.append(("", 0, 0))
                 self.down.append(("", 0, 0))
+                self.edge.append("")
                 continue
             peer = link.b if link.a is h else link.a
+            self.edge.append(peer.name)
             out, back = link.direction(h), link.direction(peer)
             self.up.append((f"{h.name}->{peer.name}", out.rate_bps, out.stats()["dropped"]))
             self.down.append((f"{peer.name}->{h.name}", back.rate_bps, back.stats()["dropped"]))
@@ -200,7 +206,11 @@ class _Links:
             return f"path {self.name[src]}->{self.name[dst]} (retransmitted)"
         if up[0] == down[0] or not down[0]:  # hosts joined by one link: it is both
             return up[0]
-        return down[0] if down[1] < up[1] else up[0]
+        if up[1] != down[1]:
+            return down[0] if down[1] < up[1] else up[0]
+        if self.edge[src] != self.edge[dst]:  # equal edges, different switches: the time went between them
+            return f"fabric {self.edge[src]}->{self.edge[dst]}"
+        return up[0]
 
 
 def analyze(table: FlowTable, results: np.ndarray, sim: Simulator | None = None,
@@ -234,11 +244,17 @@ def analyze(table: FlowTable, results: np.ndarray, sim: Simulator | None = None,
 
     rank_hosts = (np.unique(np.concatenate([src, dst])) if hosts is None
                   else np.asarray(hosts, dtype=np.int64))
+    # one pass per rank over its own flows (sorted by sender), not over the whole table
+    top = int(max(src.max(), dst.max(), rank_hosts.max(initial=0))) + 1
+    last = np.full(top, start, dtype=np.int64)
+    np.maximum.at(last, src, fin)
+    np.maximum.at(last, dst, fin)
+    by_src = np.argsort(src, kind="stable")
+    bounds = np.searchsorted(src[by_src], np.arange(top + 1))
     ranks = []
     for r, h in enumerate(rank_hosts.tolist()):
-        mine = src == h
-        touch = mine | (dst == h)
-        done = int(fin[touch].max()) if touch.any() else start
+        mine = by_src[bounds[h]:bounds[h + 1]]
+        done = int(last[h])
         busy = _union_length(started[mine] - hold[mine], fin[mine], done)
         ranks.append(RankWait(r, name(h), busy, done - start - busy, end - done, done))
 
@@ -287,31 +303,53 @@ def _typical_transfer(f: np.ndarray, started: np.ndarray, fin: np.ndarray) -> di
             for k, d in zip(np.split(key, cut), np.split(dur, cut), strict=True)}
 
 
-def with_straggler(table: FlowTable, host: int, delay_ps: int) -> FlowTable:
-    """A copy of ``table`` in which ``host`` arrives ``delay_ps`` late: a LOCAL flow on it holding
-    ``delay_ps`` from the table's first start time is added at the end, and every flow ``host`` sends
-    (or runs locally) waits for it. No flow of the host starts before ``first start + delay_ps``; what
-    it receives is not held back (a WRITE into it needs nothing from it)."""
-    if isinstance(delay_ps, bool) or not isinstance(delay_ps, (int, np.integer)) or not (
-            0 <= delay_ps <= MAX_TIME_PS):
-        raise ValueError(f"with_straggler: delay_ps = {delay_ps!r} must be an int in [0, {MAX_TIME_PS}] (ps)")
+def with_compute(table: FlowTable, delays: Mapping[int, int]) -> FlowTable:
+    """A copy of ``table`` in which each host ``h`` of ``delays`` computes ``delays[h]`` ps before it
+    takes part: a LOCAL flow on it holding that long from the table's first start time is added at the
+    end, and every flow the host sends (or runs locally) waits for it. No flow of the host starts before
+    ``first start + delays[h]``; what it receives is not held back (a WRITE into it needs nothing from
+    it). Hosts with a delay of 0 are left as they are. :meth:`Compute.draw` gives delays from a
+    distribution (``dict(zip(hosts, compute.draw(1, len(hosts))[0]))``)."""
     f = table.flows
-    mine = np.flatnonzero(f["src"] == host)
-    if not mine.size:
-        raise ValueError(f"with_straggler: host {host} sends no flow in this table")
-    n = len(table)
-    late = np.zeros(1, dtype=FLOW_DTYPE)
-    late[0] = (host, host, 0, int(f["start_ps"].min()), LOCAL, int(f["priority"][mine[0]]),
-               int(f["group"][mine[0]]), int(delay_ps))
-    counts = np.diff(table.dep_ptr) + np.isin(np.arange(n), mine)
-    ptr = np.zeros(n + 2, dtype=np.int64)
-    np.cumsum(np.append(counts, 0), out=ptr[1:])
+    rows: list[tuple[int, np.ndarray, int]] = []
+    for host, delay in delays.items():
+        if isinstance(delay, bool) or not isinstance(delay, (int, np.integer)) or not (
+                0 <= delay <= MAX_TIME_PS):
+            raise ValueError(f"with_compute: host {host}: delay = {delay!r} must be an int in "
+                             f"[0, {MAX_TIME_PS}] (ps)")
+        mine = np.flatnonzero(f["src"] == host)
+        if not mine.size:
+            raise ValueError(f"with_compute: host {host} sends no flow in this table")
+        if delay:
+            rows.append((int(host), mine, int(delay)))
+    if not rows:
+        return FlowTable(f.copy(), table.dep_ptr.copy(), table.deps.copy(), list(table.groups))
+    n, k = len(table), len(rows)
+    late = np.zeros(k, dtype=FLOW_DTYPE)
+    waits = np.full(n, -1, dtype=np.int64)  # the new flow each old one waits for (-1: none)
+    first = int(f["start_ps"].min())
+    for q, (host, mine, delay) in enumerate(rows):
+        late[q] = (host, host, 0, first, LOCAL, int(f["priority"][mine[0]]), int(f["group"][mine[0]]), delay)
+        waits[mine] = n + q
+    extra = waits >= 0
+    counts = np.concatenate([np.diff(table.dep_ptr) + extra, np.zeros(k, dtype=np.int64)])
+    ptr = np.zeros(n + k + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
     deps = np.empty(int(ptr[-1]), dtype=np.int32)
     old = np.repeat(np.arange(n), np.diff(table.dep_ptr))  # owner of each existing entry
-    slot = ptr[:-2][old] + (np.arange(len(table.deps)) - table.dep_ptr[:-1][old])
-    deps[slot] = table.deps
-    deps[ptr[mine + 1] - 1] = n  # the new dependency is each of those flows' last entry
+    deps[ptr[:n][old] + (np.arange(len(table.deps)) - table.dep_ptr[:-1][old])] = table.deps
+    deps[ptr[1:n + 1][extra] - 1] = waits[extra]  # the new dependency is each of those flows' last entry
     return FlowTable(np.concatenate([f, late]), ptr, deps, list(table.groups))
 
 
-__all__ = ["CollectiveAnalysis", "PathStep", "RankWait", "analyze", "ready_times", "with_straggler"]
+def with_straggler(table: FlowTable, host: int, delay_ps: int) -> FlowTable:
+    """A copy of ``table`` in which ``host`` arrives ``delay_ps`` late: :func:`with_compute` for one host
+    (a LOCAL flow on it holds ``delay_ps`` and every flow it sends waits for it)."""
+    if isinstance(delay_ps, bool) or not isinstance(delay_ps, (int, np.integer)) or not (
+            0 <= delay_ps <= MAX_TIME_PS):
+        raise ValueError(f"with_straggler: delay_ps = {delay_ps!r} must be an int in [0, {MAX_TIME_PS}] (ps)")
+    return with_compute(table, {host: int(delay_ps)})
+
+
+__all__ = ["CollectiveAnalysis", "PathStep", "RankWait", "analyze", "ready_times", "with_compute",
+           "with_straggler"]

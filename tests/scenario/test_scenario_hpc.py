@@ -123,3 +123,30 @@ def test_a_slow_nic_is_the_critical_link() -> None:
     up = _run(coll + '[[impairments.slow_links]]\nlink = ["s0", "h4"]\ndirection = "forward"\n'
               'rate = "25Gbps"\n')
     assert up.collectives[0]["bottleneck"] == "link s0->h4"
+
+
+def test_the_scenario_of_docs_hpc_patterns_runs() -> None:
+    import re
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "hpc-patterns.md").read_text()
+    (text,) = re.findall(r"```toml\n(.*?)```", page, re.S)
+    res = run_scenario(loads("[simulation]\nprogress = false\n" + text, "hpc-patterns.md"), out_dir="",
+                       progress=False)
+    (row,) = res.collectives
+    assert row["collective"] == "halo" and row["timesteps"] == 10
+    assert "h2" in row["bottleneck"]  # its 25 Gb/s NIC, not h5's 10 us, holds the halo back
+
+
+def test_compute_before_a_collective() -> None:
+    coll = '[traffic.collective]\nkind = "ring_allreduce"\nsize = "1MiB"\n'
+    base = _run(coll).collectives[0]
+    res = _run(coll + 'compute = "lognormal"\ncompute_mean = "20us"\ncompute_sigma = 0.5\n'
+               '[[impairments.stragglers]]\nhost = "h1"\ndelay = "100us"\n')
+    row = res.collectives[0]
+    (h1,) = [f for f in res.flows if f.verb == "LOCAL" and f.src == "h1"]
+    assert len([f for f in res.flows if f.verb == "LOCAL"]) == 8  # one compute phase per rank
+    assert h1.finish_ps > 100 * US and row["bottleneck"] == "rank h1"
+    assert row["time_ps"] - base["time_ps"] == pytest.approx(h1.finish_ps, abs=5 * US)
+    again = _run(coll + 'compute = "lognormal"\ncompute_mean = "20us"\ncompute_sigma = 0.5\n'
+                 '[[impairments.stragglers]]\nhost = "h1"\ndelay = "100us"\n')
+    assert [f.finish_ps for f in again.flows] == [f.finish_ps for f in res.flows]  # seeded

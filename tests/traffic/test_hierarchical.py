@@ -71,3 +71,11 @@ def test_the_critical_path_crosses_both_stages() -> None:
 def test_arguments(kw: dict, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         tr.hierarchical_allreduce(4, 1 << 20, **kw)
+
+
+@pytest.mark.parametrize(("nodes", "gpus", "size"), [(16, 8, 32 << 20), (12, 4, 8 << 20)])
+def test_hierarchical_allreduce_matches_its_model_larger(nodes: int, gpus: int, size: int) -> None:
+    t = tr.hierarchical_allreduce(nodes, size, gpus_per_node=gpus)
+    res, _ = run(t, nodes)
+    model = tr.hierarchical_allreduce_ps(alpha_beta(), nodes, size, gpus_per_node=gpus)
+    assert abs(span(res) / model - 1) <= TOL, f"{span(res)} ps vs model {model:.0f} ps"

@@ -171,3 +171,20 @@ def test_halo_arguments(kw: dict, says: str | None) -> None:
 def test_compute_arguments(kw: dict, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         Compute(**kw)
+
+
+@pytest.mark.parametrize(("dims", "barrier", "face", "overlap"), [
+    ([8, 4], "dissemination", 128 << 10, False),
+    ([4, 2, 2], "dissemination", 64 << 10, True),
+    ([4, 4, 2], "tree", 32 << 10, False),
+    ([16, 2], "none", 1 << 20, False),
+])
+def test_halo_time_matches_the_model_larger_grids(dims: list[int], barrier: str, face: int,
+                                                  overlap: bool) -> None:
+    p = math.prod(dims)
+    t = halo_exchange(dims, face, timesteps=5, compute=15 * US, barrier_kind=barrier, overlap=overlap)
+    res, _ = run(t, p)
+    ab = alpha_beta()
+    model = halo_model_ps(dims, face, ab.alpha_ps, ab.beta_ps_per_byte, timesteps=5, compute_ps=15 * US,
+                          barrier_kind=barrier, overlap=overlap, barrier_msg_ps=barrier_msg_ps())
+    assert abs(span(res) / model - 1) <= TOL, f"{span(res)} ps vs model {model:.0f} ps"

@@ -143,6 +143,29 @@ def test_a_late_rank_holds_back_everything_it_sends() -> None:
     assert a.compute_by_rank == {"h2": 30 * US} and a.bottleneck == "rank h2"
 
 
+def test_a_spine_link_failure_is_charged_to_the_fabric() -> None:
+    """Leaf-spine (2 leaves, 2 spines): leaf0-spine0 fails mid-ring; the flows that lost frames stuck
+    behind it are charged to their path, and the rest of the slowdown to the fabric between the leaves,
+    not to a host's link."""
+    from rdmasim import topology
+
+    table = tr.ring_allreduce(P, N)
+
+    def go(fail: bool) -> tuple[np.ndarray, object]:
+        ls = topology.leaf_spine(2, 2, 4)
+        if fail:
+            (lk,) = [k for k in ls.sim.links if {k.a.name, k.b.name} == {"leaf0", "spine0"}]
+            lk.fail(at=300 * US)
+        return run(table, P, ls.sim, timeout=6)
+
+    healthy, _ = go(False)
+    res, sim = go(True)
+    a = analyze(table, res, sim)
+    assert (res["status"] == 0).all() and a.time_ps > span(healthy)
+    assert any(s.retx_pkts and s.link.startswith("path ") for s in a.path)
+    assert a.bottleneck.startswith(("fabric leaf", "path "))
+
+
 def test_analyze_by_hand() -> None:
     """Two ranks: flow 0 (host 0 -> 1) from 0 to 10; flow 1 LOCAL on host 1 holding 5 after flow 0;
     flow 2 (1 -> 0) after flow 1, from 15 to 30; flow 3 (0 -> 1) waits for nothing, starts at 2, to 4."""
@@ -180,3 +203,21 @@ def test_bad_input() -> None:
         analyze(table, res)
     with pytest.raises(ValueError, match="3 result rows for a table of 24"):
         analyze(table, res[:3])
+
+
+def test_compute_drawn_per_rank_costs_the_slowest(base: tuple[tr.FlowTable, int]) -> None:
+    """Every rank computes an exponential time first: the ring ends the longest of them later."""
+    from rdmasim.traffic import Compute, with_compute
+
+    table, t0 = base
+    draws = Compute("exponential", mean=30 * US, seed=5).draw(1, P)[0]
+    t = with_compute(table, dict(enumerate(draws.tolist())))
+    assert len(t) == len(table) + int((draws > 0).sum())
+    res, sim = run(t, P)
+    assert abs(span(res) - t0 - int(draws.max())) <= SLACK_PS
+    a = analyze(t, res, sim)
+    slowest = f"h{int(draws.argmax())}"
+    assert a.compute_by_rank == {slowest: int(draws.max())} and a.bottleneck == f"rank {slowest}"
+    with pytest.raises(ValueError, match=r"host 1: delay = -5 must be an int"):
+        with_compute(table, {1: -5})
+    assert len(with_compute(table, {1: 0})) == len(table)
