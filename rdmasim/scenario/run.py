@@ -88,6 +88,18 @@ def build(sc: Scenario) -> Simulator:
         ).sim
     elif kind == "fat_tree":
         sim = topology.fat_tree(v["topology.k"], switch_config=swc, **common).sim
+    elif kind == "dragonfly":
+        sim = topology.dragonfly(
+            v["topology.routers_per_group"], v["topology.hosts_per_router"], v["topology.global_per_router"],
+            groups=v["topology.groups"] or None, routing=v["topology.routing"],
+            global_rate=v["topology.global_rate"] or None, switch_config=swc, **common,
+        ).sim
+    elif kind == "rail_optimized":
+        sim = topology.rail_optimized(
+            v["topology.nodes"], v["topology.gpus_per_node"], v["topology.spines"],
+            nodes_per_unit=v["topology.nodes_per_unit"] or None, host_rate=rate,
+            fabric_rate=v["topology.fabric_rate"] or rate, delay=delay, mtu=mtu, seed=seed, switch_config=swc,
+        ).sim
     else:
         sim = Simulator(seed)
         rows = sc.arrays.get("topology.links", [])
