@@ -285,7 +285,8 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     # the table with hosts mapped to the simulator's indices
     mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
     fs = sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
-                       rnr_retry=v["qp.rnr_retry"], recovery=v["qp.recovery"])
+                       rnr_retry=v["qp.rnr_retry"], recovery=v["qp.recovery"],
+                       irn_window=v["qp.irn_window"] or None)
     end_ps = v["simulation.duration"]
     interval = v["outputs.sample_interval"]
     qs = _queue_sampler(sim, {int(p) for p in np.unique(flows["priority"])}, interval) if interval else None

@@ -233,6 +233,10 @@ SCHEMA: dict[str, Opt] = {
         "str", "gbn", "Loss recovery: 'gbn' (Go-Back-N, as RoCEv2 NICs) or 'irn' (IRN selective repeat; "
         "window = the path's bandwidth-delay product).", choices=("gbn", "irn"),
     ),
+    "qp.irn_window": Opt(
+        "int", 0, "IRN's cap on packets in flight (0 = the bandwidth-delay product of one link; a path of "
+        "several hops needs more).", lo=0, hi=65536,
+    ),
     # impairments
     "impairments.loss[].link": Opt("node_pair", [], "The link, by its two end names."),
     "impairments.loss[].direction": Opt(
