@@ -63,6 +63,8 @@ typedef struct rs_switch_cfg {
     uint32_t path_select;          /* RS_PATH_*: how a packet picks among equal-cost next hops */
     uint32_t routing;              /* RS_ROUTE_*: shortest paths, or by group (dragonfly) */
     uint32_t group;                /* the switch's group under group routing, 0..RS_MAX_GROUPS-1 */
+    uint32_t hop_classes;          /* group routing: 1 = a packet's priority rises by one per global link
+                                    * it has crossed (Kim et al.'s virtual channels: no PFC cycle) */
 } rs_switch_cfg;
 
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch

@@ -117,6 +117,8 @@ typedef struct rs_pkt {
     /* group routing (link/grouproute.c): intermediate group + 1 the packet is still heading for
      * (Valiant / UGAL), 0 = none.  Simulator metadata set at the source switch, never on the wire. */
     uint16_t via_group;
+    uint8_t global_hops; /* global links crossed so far (hop classes: its priority offset) */
+    uint8_t sw_in_prio;  /* the priority it arrived in, while queued in a switch (its ingress accounting) */
 
     /* responder job (kind == RS_PKT_JOB): index of the responder resource it replays */
     uint32_t job_res;
