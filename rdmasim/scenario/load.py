@@ -43,7 +43,7 @@ KIND_PARAMS: dict[str, tuple[str, ...]] = {
     "leaf_spine": ("leaves", "spines", "hosts_per_leaf", "fabric_rate"),
     "fat_tree": ("k",),
     "dragonfly": ("routers_per_group", "hosts_per_router", "global_per_router", "groups", "routing",
-                  "global_rate"),
+                  "global_rate", "hop_classes"),
     "rail_optimized": ("nodes", "gpus_per_node", "spines", "nodes_per_unit", "fabric_rate"),
     "explicit": ("hosts", "switches", "links"),
 }

@@ -92,6 +92,7 @@ def build(sc: Scenario) -> Simulator:
         sim = topology.dragonfly(
             v["topology.routers_per_group"], v["topology.hosts_per_router"], v["topology.global_per_router"],
             groups=v["topology.groups"] or None, routing=v["topology.routing"],
+            hop_classes=v["topology.hop_classes"],
             global_rate=v["topology.global_rate"] or None, switch_config=swc, **common,
         ).sim
     elif kind == "rail_optimized":

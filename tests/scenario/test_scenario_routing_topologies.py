@@ -91,3 +91,13 @@ def test_bad_parameters_name_the_key(text: str, old: str, new: str, key: str) ->
     with pytest.raises(ScenarioError) as info:
         loads(text.replace(old, new), "x.toml")
     assert key in str(info.value)
+
+
+def test_dragonfly_hop_classes() -> None:
+    text = DRAGONFLY.replace('routing = "valiant"\n', 'routing = "valiant"\nhop_classes = true\n'
+                             '[switch]\nlossless = [3, 4, 5]\nscheduler = "wrr"\n')
+    sc = loads(text, "d.toml")
+    sim = build(sc)
+    assert {s.config["hop_classes"] for s in sim.switches.values()} == {1}
+    (f,) = run_scenario(sc, out_dir="", progress=False).flows
+    assert f.status == "ok"
