@@ -152,9 +152,10 @@ SCHEMA: dict[str, Opt] = {
                             "drawn per flow under switch.path_select = 'ecmp', per packet otherwise.",
                             choices=("minimal", "valiant", "ugal")),
     "topology.global_rate": Opt("str", "", "dragonfly: global link rate ('' = [link] rate)."),
-    "topology.hop_classes": Opt("bool", False, "dragonfly: a packet's priority rises by one per global link "
-                                "crossed (virtual channels: PFC cannot deadlock); make those priorities "
-                                "lossless, e.g. switch.lossless = [3, 4, 5], and use switch.scheduler = 'wrr'."),
+    "topology.hop_classes": Opt("bool", False, "dragonfly: a packet's priority rises by one per global "
+                                "link crossed (virtual channels: PFC cannot deadlock); make those priorities "
+                                "lossless, e.g. switch.lossless = [3, 4, 5], and use switch.scheduler = "
+                                "'wrr'."),
     "topology.nodes": Opt("int", 4, "rail_optimized: nodes.", lo=1, hi=4096),
     "topology.gpus_per_node": Opt("int", 8, "rail_optimized: GPUs (NICs, rails) per node.", lo=1, hi=64),
     "topology.nodes_per_unit": Opt("int", 0, "rail_optimized: nodes per scalable unit, each with its own "
