@@ -27,6 +27,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint32_t ecn_on_dequeue
         uint64_t ecmp_seed
         uint32_t path_select
+        int64_t pfc_response_ps
         uint32_t routing
         uint32_t group
         uint32_t hop_classes
@@ -59,9 +60,11 @@ cdef extern from "rdmasim/fabric.h" nogil:
                      int *to_kind, int *to_node, int *to_port)
     int rs_link_set_up(rs_sim *sim, int link, int up)
     int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
+    int rs_link_set_rate(rs_sim *sim, int link, int64_t rate_bps)
     int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
     int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_t *egress,
                               uint64_t *ingress)
+    int rs_port_set_pfc_response(rs_sim *sim, int kind, int node, int port, int64_t response_ps)
     int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable,
                            const uint16_t quanta[8])
     int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
@@ -104,7 +107,7 @@ DROPF_NTH, DROPF_PSN, DROPF_OPCODE, DROPF_DEST_QP = 1, 2, 4, 8
 SWITCH_DROP_REASONS = ("no_route", "lossy_threshold", "buffer_full", "headroom_overflow", "watchdog")
 _SCALAR_CFG = ("n_ports", "buffer_bytes", "reserve_bytes", "headroom_bytes", "dynamic", "alpha_shift",
                "xoff_bytes", "resume_offset_bytes", "lossy_limit_bytes", "pfc_mask", "pfc_quanta", "wrr",
-               "ecn_on_dequeue", "ecmp_seed", "path_select", "routing", "group",
+               "ecn_on_dequeue", "ecmp_seed", "path_select", "pfc_response_ps", "routing", "group",
                "hop_classes")
 _ARRAY_CFG = ("dscp_to_prio", "wrr_weight", "ecn_kmin", "ecn_kmax", "ecn_pmax")
 
@@ -146,6 +149,7 @@ cdef class FabricCore:
         c.ecn_on_dequeue = cfg["ecn_on_dequeue"]
         c.ecmp_seed = cfg["ecmp_seed"]
         c.path_select = cfg.get("path_select", 0)
+        c.pfc_response_ps = cfg.get("pfc_response_ps", 0)
         c.routing = cfg.get("routing", 0)
         c.group = cfg.get("group", 0)
         c.hop_classes = cfg.get("hop_classes", 0)
@@ -171,6 +175,9 @@ cdef class FabricCore:
 
     def link_schedule_up(self, int link, bint up, int64_t t_ps):
         self.core._check(rs_link_schedule_up(self.core.sim, link, up, t_ps))
+
+    def link_set_rate(self, int link, int64_t rate_bps):
+        self.core._check(rs_link_set_rate(self.core.sim, link, rate_bps))
 
     def port_stats(self, int sw, int port):
         cdef rs_swport_stats s
@@ -199,6 +206,9 @@ cdef class FabricCore:
         self.core._check(rs_port_pause_stats(self.core.sim, kind, node, port, &s))
         return {"pfc_rx_frames": s.pfc_rx_frames, "pfc_rx_xoff": s.pfc_rx_xoff, "pfc_rx_xon": s.pfc_rx_xon,
                 "paused_ps": [s.paused_ps[i] for i in range(8)], "paused_mask": s.paused_mask}
+
+    def set_pfc_response(self, int kind, int node, int port, int64_t response_ps):
+        self.core._check(rs_port_set_pfc_response(self.core.sim, kind, node, port, response_ps))
 
     def inject_pfc(self, int kind, int node, int port, uint16_t class_enable, quanta):
         cdef uint16_t q[8]

@@ -63,7 +63,9 @@ cdef class FlowsCore:
         """Columns as numpy arrays of the C types (rdmasim.flows.add_flows checked their values);
         dep_ptr/deps and hold_ps (all 0) may be None. The C side checks everything again and a
         refusal is a ValueError."""
-        cols = [_np.ascontiguousarray(col, dtype=typ) for col, typ in
+        # contiguous and aligned: a one-row field of a packed record array is contiguous but can
+        # start at any byte, and C reads int64 columns as int64
+        cols = [_np.require(col, dtype=typ, requirements="CA") for col, typ in
                 ((src, _np.int32), (dst, _np.int32), (size, _np.uint64), (start_ps, _np.int64),
                  (verb, _np.uint8), (priority, _np.uint8),
                  (_np.zeros(len(src), dtype=_np.int64) if hold_ps is None else hold_ps, _np.int64))]
@@ -87,8 +89,8 @@ cdef class FlowsCore:
         if (dep_ptr is None) != (deps is None):
             raise ValueError("dep_ptr and deps go together: give both or neither")
         if dep_ptr is not None:
-            a_ptr = _np.ascontiguousarray(dep_ptr, dtype=_np.int64)
-            a_deps = _np.ascontiguousarray(deps, dtype=_np.int32)
+            a_ptr = _np.require(dep_ptr, dtype=_np.int64, requirements="CA")
+            a_deps = _np.require(deps, dtype=_np.int32, requirements="CA")
             if a_ptr.shape[0] != <Py_ssize_t>n + 1:  # C reads dep_ptr[0 .. n]
                 raise ValueError(f"dep_ptr has {a_ptr.shape[0]} entries: it needs len(flows) + 1 = {n + 1}")
             p_ptr = &a_ptr[0]

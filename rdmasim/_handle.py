@@ -132,7 +132,7 @@ class Host:
         from rdmasim import nic
 
         p = nic.get_profile(profile, **overrides)
-        nic.apply(self.sim._core, self.index, p)
+        nic.apply(self.sim, self.index, p)
         return p
 
     @property
@@ -161,6 +161,8 @@ class LinkDirection:
     link_id: int
     src: Host
     dst: Host
+    #: this direction's line rate (b/s); :meth:`set_rate` changes it
+    rate_bps: int = 0
 
     def set_loss(self, probability: float, at: str | int | None = None) -> None:
         """Drop each frame in this direction independently with ``probability`` (0..1): now, or
@@ -176,6 +178,18 @@ class LinkDirection:
                 f"got {probability!r}"
             )
         self.link.sim._core.link_set_loss(self.link_id, float(probability))
+
+    def set_rate(self, rate: str | int) -> None:
+        """Run this direction at ``rate`` (``"25Gbps"`` or b/s, > 0) from now on: a slow NIC or a
+        degraded link. Frames already on the wire keep their time; DCQCN takes a QP's line rate when
+        the QP is created, so set it before the flows that should see it start."""
+        from rdmasim.units import parse_rate
+
+        bps = parse_rate(rate)
+        if bps <= 0:
+            raise ValueError(f"rate for {self.src.name}->{self.dst.name} must be positive, got {rate!r}")
+        self.link.sim._fabric_core().link_set_rate(self.link_id, bps)
+        self.rate_bps = bps
 
     def set_gilbert_elliott(self, p_good_to_bad: float, p_bad_to_good: float, loss_in_good: float = 0.0,
                             loss_in_bad: float = 1.0) -> None:
@@ -217,14 +231,21 @@ class Link:
         self.rate_bps = rate_bps
         self.delay_ps = delay_ps
         self.mtu = mtu
-        self.ab = LinkDirection(self, first_id, a, b)
-        self.ba = LinkDirection(self, first_id + 1, b, a)
+        self.ab = LinkDirection(self, first_id, a, b, rate_bps)
+        self.ba = LinkDirection(self, first_id + 1, b, a, rate_bps)
 
     def fail(self, at: str | int | None = None) -> None:
         """Take both directions down now or at absolute time ``at``: frames sent are dropped
         (counted in the direction's ``dropped``) and routes are recomputed around it."""
         from rdmasim.fabric import set_link_state
         set_link_state(self, False, at)
+
+    def set_rate(self, rate: str | int) -> None:
+        """Run both directions at ``rate`` from now on (see :meth:`LinkDirection.set_rate`);
+        ``rate_bps`` follows."""
+        self.ab.set_rate(rate)
+        self.ba.set_rate(rate)
+        self.rate_bps = self.ab.rate_bps
 
     def recover(self, at: str | int | None = None) -> None:
         """Bring the link back up now or at absolute time ``at``; routes are recomputed."""

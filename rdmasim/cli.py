@@ -221,6 +221,12 @@ def _sweep(args: argparse.Namespace) -> int:
         f"{res.skipped} already in the store, {len(failed)} failed"
     )
     print(res.summary())
+    if not args.no_plot and any(r["completed"] for r in res.summary_rows()):
+        from rdmasim.plots import save
+
+        (png,) = save(res.slowdown_plot(title=f"{Path(args.file).name}: FCT slowdown by flow size"),
+                      res.out_dir / "fct_slowdown", formats=("png",))
+        print(f"  plot: {png}")
     for r in failed if args.verbose else failed[:5]:
         lines = (r["error"] or "").strip().splitlines() or ["?"]
         print(f"  failed run {r['run_key']}: {lines[-1]}")
@@ -382,6 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-resume", action="store_true",
                     help="run every run again, even those the store has as ok")
     sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
+    sw.add_argument("--no-plot", action="store_true",
+                    help="skip fct_slowdown.png (FCT slowdown by flow size, one line per combination)")
     sw.set_defaults(func=_sweep)
     pv = cmd("pyverbs-run", "run an unmodified pyverbs program on the emulated devices "
                         "(rxe0, rxe1: two hosts back to back)")

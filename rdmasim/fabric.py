@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rdmasim import _core
-from rdmasim.checks import UINT32_MAX, check_int, check_real
+from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_real
 from rdmasim.units import parse_size, parse_time
 
 if TYPE_CHECKING:
@@ -58,8 +58,8 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
                   dscp_map: Mapping[int, int] | None = None, scheduler: str = "strict",
                   wrr_weights: Iterable[int] | None = None, ecn: Mapping[str, Any] | None = None,
                   ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED,
-                  path_select: str = "ecmp", routing: str = "shortest", group: int = 0,
-                  hop_classes: bool = False) -> dict[str, Any]:
+                  path_select: str = "ecmp", pfc_response: str | int = 0, routing: str = "shortest",
+                  group: int = 0, hop_classes: bool = False) -> dict[str, Any]:
     """Validate switch settings and return the dict the C core takes.
 
     ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
@@ -74,14 +74,16 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     "priorities": (3,)}`` RED marking; ``ecn_mark``: ``"enqueue"`` or ``"dequeue"``;
     ``path_select``: how a packet picks among equal-cost next hops: ``"ecmp"`` (flow hash),
     ``"spray"`` (per packet, deterministic for the seed) or ``"adaptive"`` (the egress queue with
-    the fewest bytes, ties by the flow hash); ``routing``: ``"shortest"`` (hop-count shortest
-    paths) or, routing by ``group`` (0..65534, the switch's dragonfly group), ``"minimal"`` (at most
-    one link between groups), ``"valiant"`` (via an intermediate group drawn at the source switch:
-    per flow under ``path_select="ecmp"``, per packet otherwise) or ``"ugal"`` (UGAL-L: Valiant
-    only when the minimal egress queue holds more than twice the Valiant one's bytes);
-    ``hop_classes`` (group routing): a packet's priority rises by one for each global link it has
-    crossed (capped at 7), Kim et al.'s virtual channels, so PFC cannot close a cycle (make those
-    priorities lossless); see docs/routing.md.
+    the fewest bytes, ties by the flow hash); ``pfc_response``: PFC response time of every port (a
+    received PFC frame acts this long after it arrived; 0 = at once; 802.3 Annex 31D bounds it,
+    e.g. 394 pause quanta = 2.01728 us at 100 Gb/s; headroom must cover it: ``pfc_headroom``);
+    ``routing``: ``"shortest"`` (hop-count shortest paths) or, routing by ``group`` (0..65534, the
+    switch's dragonfly group), ``"minimal"`` (at most one link between groups), ``"valiant"`` (via
+    an intermediate group drawn at the source switch: per flow under ``path_select="ecmp"``, per
+    packet otherwise) or ``"ugal"`` (UGAL-L: Valiant only when the minimal egress queue holds more
+    than twice the Valiant one's bytes); ``hop_classes`` (group routing): a packet's priority
+    rises by one for each global link it has crossed (capped at 7), Kim et al.'s virtual
+    channels, so PFC cannot close a cycle (make those priorities lossless); see docs/routing.md.
     """
     cfg = _core.switch_cfg_default()
     cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
@@ -135,6 +137,7 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     if path_select not in PATH_SELECT:
         raise ValueError(f"path_select must be one of {', '.join(PATH_SELECT)}, got {path_select!r}")
     cfg["path_select"] = PATH_SELECT.index(path_select)
+    cfg["pfc_response_ps"] = time_in("pfc_response", pfc_response)
     if routing not in ROUTING:
         raise ValueError(f"routing must be one of {', '.join(ROUTING)}, got {routing!r}")
     cfg["routing"] = ROUTING.index(routing)
@@ -145,6 +148,42 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
         raise ValueError("hop_classes needs routing by group (routing 'minimal', 'valiant' or 'ugal')")
     cfg["hop_classes"] = int(hop_classes)
     return cfg
+
+
+#: bytes of RoCEv2 framing around an RDMA WRITE's first packet: Ethernet 14, IPv4 20, UDP 8, BTH 12,
+#: RETH 16, ICRC 4, FCS 4
+ROCE_MAX_OVERHEAD = 78
+#: preamble, start-of-frame delimiter and inter-frame gap: bytes of wire time between frames
+WIRE_GAP = 20
+#: a PFC frame on the wire: 64 bytes (minimum frame) plus the gap
+PFC_FRAME_WIRE = 64 + WIRE_GAP
+
+
+def pfc_headroom(rate: str | int, delay: str | int, mtu: int = 1024, response: str | int = 0) -> int:
+    """Headroom (bytes per ingress port and lossless priority) that absorbs everything a sender can
+    still put on a link of ``rate`` and one-way ``delay`` after the switch decides to pause it:
+    the round trip of the cable (the XOFF travels to the sender, the data already sent travels
+    back), the sender's PFC ``response`` time, a largest frame ahead of the XOFF at the switch's
+    port, the largest frame the sender has started, and the XOFF frame itself (802.1Qbb Annex N's
+    terms; times in wire bytes, so a slight over-estimate of stored frame bytes)."""
+    from rdmasim.units import parse_rate
+
+    rate_bps = parse_rate(rate)
+    t_ps = 2 * time_in("delay", delay) + time_in("response", response)
+    in_flight = -(-t_ps * rate_bps // (8 * 10**12))  # bytes, rounded up
+    max_frame = _int_in("mtu", mtu, 1, 1 << 16) + ROCE_MAX_OVERHEAD + WIRE_GAP
+    return in_flight + 2 * max_frame + PFC_FRAME_WIRE
+
+
+def time_in(name: str, value: Any) -> int:
+    """A time (string with unit or int ps) in 0..MAX_TIME_PS, errors naming ``name``."""
+    try:
+        t = parse_time(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    if not 0 <= t <= MAX_TIME_PS:
+        raise ValueError(f"{name} = {value!r} is out of range: allowed [0, {MAX_TIME_PS}] ps")
+    return t
 
 
 class Switch:
@@ -268,8 +307,9 @@ def set_link_state(link: Link, up: bool, at: str | int | None) -> None:
 
 
 def inject_pfc(node: Host | Switch, quanta: Mapping[int, int], port: int = 0) -> None:
-    """Test hook: make ``node``'s ``port`` act now on a PFC frame carrying ``quanta``
-    ({priority: pause quanta, 0 = resume}) as if it had just arrived on its link."""
+    """Test hook: hand ``node``'s ``port`` a PFC frame carrying ``quanta`` ({priority: pause
+    quanta, 0 = resume}) as if it had just arrived on its link (it acts after the port's PFC
+    response time: at once by default)."""
     enable = 0
     q = [0] * 8
     for prio, n in quanta.items():

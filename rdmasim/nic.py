@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from rdmasim.cc import DcqcnParams
+from rdmasim.checks import MAX_TIME_PS
 from rdmasim.units import parse_time
 
 #: Largest requester window accepted (half the 24-bit PSN space; csrc/transport/nic_params.h).
@@ -27,6 +28,8 @@ class NicProfile:
     ``cnp_interval``: at most one CNP per QP per interval at the notification point (0 = every
     CE-marked packet); applied with the host's congestion control.
     ``dcqcn``: name of the DCQCN preset that goes with the NIC (``DcqcnParams.paper`` / ``nvidia``).
+    ``pfc_response``: PFC response time: a PFC frame the NIC receives stops (or restarts) its
+    sending this long after it arrived (0 = at once); the switch's headroom must cover it.
     """
 
     name: str
@@ -35,6 +38,7 @@ class NicProfile:
     ack_timeout: str | int
     cnp_interval: str | int
     dcqcn: str
+    pfc_response: str | int = 0
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_unacked_psns <= MAX_UNACKED_PSNS_LIMIT:
@@ -48,6 +52,12 @@ class NicProfile:
                              "must be > 0 when ack_coalesce_pkts > 1")
         if parse_time(self.cnp_interval) < 0:
             raise ValueError(f"nic.cnp_interval = {self.cnp_interval!r}: must be >= 0")
+        try:
+            r = parse_time(self.pfc_response)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"nic.pfc_response: {exc}") from None
+        if not 0 <= r <= MAX_TIME_PS:
+            raise ValueError(f"nic.pfc_response = {self.pfc_response!r}: allowed 0..{MAX_TIME_PS} ps")
         if self.dcqcn not in ("paper", "nvidia"):
             raise ValueError(f"nic.dcqcn = {self.dcqcn!r}: allowed 'paper', 'nvidia'")
 
@@ -70,21 +80,24 @@ PROFILES: dict[str, NicProfile] = {
     # requester sets AckReq at a message's last packet and every RXE_MAX_PKT_PER_ACK = 64 packets
     # (rxe_req.c) and the responder ACKs every AckReq packet (rxe_resp.c): no coalescing.  rxe has
     # no DCQCN; the paper's parameters (Zhu et al., SIGCOMM 2015) and its 50 us CNP interval are used.
+    # PFC is the Ethernet NIC's under rxe; an ideal response (0) is kept as the reference.
     "rxe": NicProfile("rxe", max_unacked_psns=128, ack_coalesce_pkts=1, ack_timeout=0,
-                      cnp_interval="50us", dcqcn="paper"),
+                      cnp_interval="50us", dcqcn="paper", pfc_response=0),
     # ConnectX-6-like.  The PSN window of hardware NICs is not published; modelled assumption:
     # 2^22 (half the PSN space: never the binding limit).  ACK coalescing is done in hardware but
     # its constants are not published; modelled assumption: one ACK per 4 packets, at most 2 us
     # late.  CNP interval: NVIDIA's min_time_between_cnps default 4 us (mlxconfig / NVIDIA RoCE
-    # congestion control documentation); DCQCN: DcqcnParams.nvidia().
+    # congestion control documentation); DCQCN: DcqcnParams.nvidia().  PFC response time: the
+    # upper bound IEEE 802.3 Annex 31D allows a 100 Gb/s MAC, 394 pause quanta = 201,728 bit times
+    # = 2.01728 us (the NIC's own figure is not published: the worst case a headroom must cover).
     "cx6": NicProfile("cx6", max_unacked_psns=MAX_UNACKED_PSNS_LIMIT, ack_coalesce_pkts=4,
-                      ack_timeout="2us", cnp_interval="4us", dcqcn="nvidia"),
+                      ack_timeout="2us", cnp_interval="4us", dcqcn="nvidia", pfc_response="2017280ps"),
 }
 
 
 #: the constants a scenario's ``[nic.overrides]`` may set (the CNP interval and the DCQCN preset
 #: are set with ``[congestion_control]``)
-SCENARIO_OVERRIDES = ("max_unacked_psns", "ack_coalesce_pkts", "ack_timeout")
+SCENARIO_OVERRIDES = ("max_unacked_psns", "ack_coalesce_pkts", "ack_timeout", "pfc_response")
 
 
 def get_profile(name: str | NicProfile, **overrides: Any) -> NicProfile:
@@ -99,7 +112,10 @@ def get_profile(name: str | NicProfile, **overrides: Any) -> NicProfile:
     return p.with_overrides(**overrides) if overrides else p
 
 
-def apply(sim_core: Any, host_index: int, profile: NicProfile) -> None:
-    """Set the host's NIC constants in the simulator core."""
-    sim_core.host_set_nic(host_index, profile.max_unacked_psns, profile.ack_coalesce_pkts,
-                          parse_time(profile.ack_timeout))
+def apply(sim: Any, host_index: int, profile: NicProfile) -> None:
+    """Set the host's NIC constants in the simulation ``sim`` (an ``rdmasim.Simulator``)."""
+    from rdmasim.fabric import NODE_HOST
+
+    sim._core.host_set_nic(host_index, profile.max_unacked_psns, profile.ack_coalesce_pkts,
+                           parse_time(profile.ack_timeout))
+    sim._fabric_core().set_pfc_response(NODE_HOST, host_index, 0, parse_time(profile.pfc_response))

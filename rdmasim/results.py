@@ -453,10 +453,20 @@ class RunResult:
             p99 = sds[min(len(sds) - 1, int(0.99 * len(sds)))]
             lines.append(f"  slowdown: median {sds[len(sds) // 2]:.2f}, p99 {p99:.2f}, max {sds[-1]:.2f}")
         for c in self.collectives:
-            lines.append(f"  collective {c['collective']} on {c['ranks']} ranks, {c['size_bytes']:,} bytes: "
-                         f"{format_time(c['time_ps'])}, algbw {c['algbw_Bps'] * 8 / 1e9:.2f} Gb/s, busbw "
-                         f"{c['busbw_Bps'] * 8 / 1e9:.2f} Gb/s ({c['busbw_over_link_rate']:.1%} of the "
-                         "link rate)")
+            if "busbw_Bps" in c:
+                lines.append(f"  collective {c['collective']} on {c['ranks']} ranks, "
+                             f"{c['size_bytes']:,} bytes: {format_time(c['time_ps'])}, algbw "
+                             f"{c['algbw_Bps'] * 8 / 1e9:.2f} Gb/s, busbw "
+                             f"{c['busbw_Bps'] * 8 / 1e9:.2f} Gb/s ({c['busbw_over_link_rate']:.1%} of the "
+                             "link rate)")
+            else:  # a pattern with no bus bandwidth (halo exchange)
+                lines.append(f"  {c['collective']} on {c['ranks']} ranks, {c['size_bytes']:,} bytes per "
+                             f"face, {c['timesteps']} timesteps: {format_time(c['time_ps'])} "
+                             f"({format_time(round(c['time_per_step_ps']))} per timestep)")
+            if c.get("wait_ps"):
+                host, most = max(c["wait_ps"].items(), key=lambda kv: kv[1])
+                lines.append(f"    critical path: {c['bottleneck']}; longest wait {host} "
+                             f"{format_time(most)}")
         if self.deadlock is not None:
             t_ps, cycle = self.deadlock
             ring = " -> ".join(f"{s}:{p}/p{pr}" for s, p, pr in cycle)

@@ -42,6 +42,9 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "group %u outside 0..%u", c->group, RS_MAX_GROUPS - 1);
     if (c->pfc_quanta == 0)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
+    if (c->pfc_response_ps < 0 || c->pfc_response_ps > RS_MAX_TIME_PS)
+        return rs_net_fail(net, RS_ERR_INVAL, "pfc_response %lld ps outside 0..%lld", (long long)c->pfc_response_ps,
+                           (long long)RS_MAX_TIME_PS);
     for (int i = 0; i < 64; i++)
         if (c->dscp_to_prio[i] > 7)
             return rs_net_fail(net, RS_ERR_INVAL, "dscp_to_prio[%d] = %u outside 0..7", i, c->dscp_to_prio[i]);
@@ -198,6 +201,19 @@ int rs_net_link_set_up(rs_net *net, int link, int up)
     return RS_OK;
 }
 
+/* The rate is read per frame (serialisation, pause quanta) and by the NIC's rate limiter, so a
+ * change needs no other bookkeeping; DCQCN takes a QP's line rate when the QP is created. */
+int rs_net_link_set_rate(rs_net *net, int link, int64_t rate_bps)
+{
+    rs_link *l = get_link(net, link);
+    if (!l)
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
+    if (rate_bps <= 0)
+        return rs_net_fail(net, RS_ERR_INVAL, "link %d: rate %lld b/s must be positive", link, (long long)rate_bps);
+    l->rate_bps = rate_bps;
+    return RS_OK;
+}
+
 int rs_net_link_schedule_up(rs_net *net, int link, int up, int64_t t_ps)
 {
     rs_link *l = get_link(net, link);
@@ -259,6 +275,18 @@ int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_
     if (!p)
         return RS_ERR_INVAL;
     rs_pause_stats_now(p, net->eng.now_ps, out);
+    return RS_OK;
+}
+
+int rs_net_port_set_pfc_response(rs_net *net, int kind, int node, int port, int64_t response_ps)
+{
+    rs_port *p = find_port(net, kind, node, port);
+    if (!p)
+        return rs_net_fail(net, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
+    if (response_ps < 0 || response_ps > RS_MAX_TIME_PS)
+        return rs_net_fail(net, RS_ERR_INVAL, "pfc_response %lld ps outside 0..%lld", (long long)response_ps,
+                           (long long)RS_MAX_TIME_PS);
+    p->pfc_response_ps = response_ps;
     return RS_OK;
 }
 

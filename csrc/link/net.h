@@ -29,6 +29,7 @@ enum rs_net_event {
     RS_EV_MONITOR = 8,        /* owner: rs_monitor, PFC watchdog / deadlock detector (monitor.c) */
     RS_EV_RX_DRAIN = 9,       /* owner: rs_rxpipe, a slow receiver takes its next frame (rxpipe.c) */
     RS_EV_RX_REFRESH = 10,    /* owner: rs_rxpipe, re-send XOFF while its buffer is full */
+    RS_EV_PORT_PFC_RESPOND = 24, /* owner: rs_port, a received PFC frame's response time is over (pause.c) */
 };
 
 typedef struct rs_net {
@@ -68,9 +69,11 @@ int rs_net_fabric_connect(rs_net *net, int kind_a, int a, int kind_b, int b, int
 int rs_net_link_ends(const rs_net *net, int link, int *fk, int *fn, int *fp, int *tk, int *tn, int *tp);
 int rs_net_link_set_up(rs_net *net, int link, int up);
 int rs_net_link_schedule_up(rs_net *net, int link, int up, int64_t t_ps);
+int rs_net_link_set_rate(rs_net *net, int link, int64_t rate_bps);
 int rs_net_switch_port_stats(const rs_net *net, int sw, int port, rs_swport_stats *out);
 int rs_net_switch_queue_bytes(const rs_net *net, int sw, int port, int prio, uint64_t *egress, uint64_t *ingress);
 int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_pause_stats *out);
+int rs_net_port_set_pfc_response(rs_net *net, int kind, int node, int port, int64_t response_ps);
 int rs_net_port_inject_pfc(rs_net *net, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8]);
 int rs_net_switch_next_hops(rs_net *net, int sw, int dst, uint16_t *out, int cap);
 int rs_net_switch_ecmp_port(rs_net *net, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport);

@@ -1,6 +1,9 @@
 /* Receive side of PFC: per-priority pause timers of one port.
  *
- * Per priority i the port is RUNNING or PAUSED:
+ * A frame acts pfc_response_ps after it arrived (the MAC's response time; 802.3 Annex 31D bounds
+ * it, e.g. 394 pause quanta at 100 Gb/s, and headroom must cover it): until then it waits in the
+ * port's FIFO, in arrival order, and the port goes on sending.  Then, per priority i, the port is
+ * RUNNING or PAUSED:
  *   RUNNING --frame, time[i] > 0--> PAUSED until now + time[i] x 512 / rate
  *   PAUSED  --frame, time[i] > 0--> PAUSED, deadline restarted from now
  *   PAUSED  --frame, time[i] = 0--> RUNNING (kick the owner's transmit loop)
@@ -60,7 +63,8 @@ static void rearm(rs_net *net, rs_port *port)
         rs_engine_arm(&net->eng, &port->pause_end, next);
 }
 
-void rs_pause_receive(rs_net *net, rs_port *port, rs_pkt *pkt)
+/* The frame acts now. */
+static void pause_apply(rs_net *net, rs_port *port, rs_pkt *pkt)
 {
     int64_t rate = port->tx ? port->tx->rate_bps : 0;
     uint8_t was = port->paused_mask;
@@ -85,6 +89,40 @@ void rs_pause_receive(rs_net *net, rs_port *port, rs_pkt *pkt)
     rearm(net, port);
     if (port->paused_mask != was)
         rs_port_kick(net, port);
+}
+
+void rs_pause_receive(rs_net *net, rs_port *port, rs_pkt *pkt)
+{
+    if (port->pfc_response_ps == 0 && !port->pfc_wait_head) {
+        pause_apply(net, port, pkt);
+        return;
+    }
+    /* in arrival order: a response time lowered while frames wait does not overtake them */
+    int64_t at = net->eng.now_ps + port->pfc_response_ps;
+    if (port->pfc_wait_tail && port->pfc_wait_tail->t_arrive_ps > at)
+        at = port->pfc_wait_tail->t_arrive_ps;
+    pkt->t_arrive_ps = at;
+    pkt->next = NULL;
+    if (port->pfc_wait_tail) {
+        port->pfc_wait_tail->next = pkt;
+    } else {
+        port->pfc_wait_head = pkt;
+        rs_engine_arm(&net->eng, &port->pfc_respond, at);
+    }
+    port->pfc_wait_tail = pkt;
+}
+
+void rs_pause_respond(rs_net *net, rs_port *port)
+{
+    rs_pkt *p;
+    while ((p = port->pfc_wait_head) && p->t_arrive_ps <= net->eng.now_ps) {
+        port->pfc_wait_head = p->next;
+        if (!port->pfc_wait_head)
+            port->pfc_wait_tail = NULL;
+        pause_apply(net, port, p);
+    }
+    if (port->pfc_wait_head)
+        rs_engine_arm(&net->eng, &port->pfc_respond, port->pfc_wait_head->t_arrive_ps);
 }
 
 void rs_pause_expire(rs_net *net, rs_port *port)

@@ -15,6 +15,8 @@ struct rs_net;
 
 /* A PFC frame arrived at `port`; takes ownership of pkt. */
 void rs_pause_receive(struct rs_net *net, rs_port *port, rs_pkt *pkt);
+/* The pfc_respond timer fired: the waiting PFC frames whose response time is over act now. */
+void rs_pause_respond(struct rs_net *net, rs_port *port);
 /* The pause_end timer fired: resume priorities whose time is up. */
 void rs_pause_expire(struct rs_net *net, rs_port *port);
 /* Picoseconds of `quanta` x 512 bit times at rate_bps, rounded up. */

@@ -16,6 +16,8 @@ static void port_init(rs_port *port, int owner_kind, int32_t node, uint16_t inde
     port->tx_done.kind = RS_EV_PORT_TX_DONE;
     port->pause_end.owner = port;
     port->pause_end.kind = RS_EV_PORT_PAUSE_END;
+    port->pfc_respond.owner = port;
+    port->pfc_respond.kind = RS_EV_PORT_PFC_RESPOND;
 }
 
 void rs_port_init_host(rs_port *port, int32_t node, const rs_port_client *client)

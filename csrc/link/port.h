@@ -72,6 +72,11 @@ typedef struct rs_port {
     int64_t pause_until_ps[RS_NPRIO];
     int64_t pause_start_ps[RS_NPRIO];
     rs_timer pause_end;       /* fires at the earliest pause_until of a paused priority */
+    /* PFC response time: received PFC frames wait here (t_arrive_ps = when each acts, in order) */
+    int64_t pfc_response_ps;
+    rs_pkt *pfc_wait_head;
+    rs_pkt *pfc_wait_tail;
+    rs_timer pfc_respond;     /* fires when the first waiting frame acts */
     rs_pause_stats pause;
     struct rs_rxpipe *rx;     /* host port: slow-receiver pipeline (rxpipe.c); NULL: frames go up on arrival */
     struct rs_rxpipe *rx_off; /* a disabled pipeline, kept for reuse: its timers may have heap entries */

@@ -51,6 +51,7 @@ rs_switch *rs_switch_new(rs_net *net, int id, const rs_switch_cfg *cfg, int *err
     for (uint32_t p = 0; p < cfg->n_ports; p++) {
         rs_swport *sp = &sw->ports[p];
         rs_port_init_switch(&sp->port, (int32_t)sw->id, sw, (uint16_t)p);
+        sp->port.pfc_response_ps = cfg->pfc_response_ps;
         for (int i = 0; i < RS_NPRIO; i++)
             sp->wd_stalled_since[i] = -1;
         for (int i = 0; i < RS_NPRIO; i++)
@@ -80,6 +81,7 @@ void rs_switch_free(rs_net *net, rs_switch *sw)
         return;
     for (uint32_t p = 0; p < sw->cfg.n_ports; p++) {
         free_list(net, sw->ports[p].port.ctrl_head);
+        free_list(net, sw->ports[p].port.pfc_wait_head);
         for (int i = 0; i < RS_NPRIO; i++)
             free_list(net, sw->ports[p].q_head[i]);
     }

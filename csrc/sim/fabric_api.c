@@ -32,6 +32,11 @@ int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps)
     return rs_net_link_schedule_up(&sim->tp.net, link, up, t_ps);
 }
 
+int rs_link_set_rate(rs_sim *sim, int link, int64_t rate_bps)
+{
+    return rs_net_link_set_rate(&sim->tp.net, link, rate_bps);
+}
+
 int rs_switch_port_stats(const rs_sim *sim, int sw, int port, rs_swport_stats *out)
 {
     return rs_net_switch_port_stats(&sim->tp.net, sw, port, out);
@@ -45,6 +50,11 @@ int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_
 int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out)
 {
     return rs_net_port_pause_stats(&sim->tp.net, kind, node, port, out);
+}
+
+int rs_port_set_pfc_response(rs_sim *sim, int kind, int node, int port, int64_t response_ps)
+{
+    return rs_net_port_set_pfc_response(&sim->tp.net, kind, node, port, response_ps);
 }
 
 int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8])

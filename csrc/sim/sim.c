@@ -160,6 +160,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_PORT_PAUSE_END:
         rs_pause_expire(&sim->tp.net, tm->owner);
         break;
+    case RS_EV_PORT_PFC_RESPOND:
+        rs_pause_respond(&sim->tp.net, tm->owner);
+        break;
     case RS_EV_PFC_REFRESH:
         rs_pfc_refresh(&sim->tp.net, tm->owner);
         break;

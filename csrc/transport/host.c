@@ -49,6 +49,11 @@ void rs_host_free(rs_host *h)
         rs_pkt_release(&h->tp->pool, p);
         p = next;
     }
+    for (p = h->port.pfc_wait_head; p;) { /* PFC frames waiting for the response time */
+        rs_pkt *next = p->next;
+        rs_pkt_release(&h->tp->pool, p);
+        p = next;
+    }
     for (p = h->lb_head; p;) {
         rs_pkt *next = p->next;
         rs_pkt_release(&h->tp->pool, p);

@@ -456,9 +456,10 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                         _host_list(hosts),
                     )
                 )
-        if row["src"] == row["dst"] and "src" in row["_given"]:
+        if row["src"] == row["dst"] and "src" in row["_given"] and row["verb"] != "LOCAL":
             problems.append(
-                Problem(file, f"flows[{i}].dst", "same host as src", row["dst"], "a host other than src")
+                Problem(file, f"flows[{i}].dst", "same host as src", row["dst"],
+                        "a host other than src (only a LOCAL flow may have src = dst)")
             )
     if sc.has_incast:
         rx = v["traffic.incast.receiver"]
@@ -492,12 +493,13 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                     Problem(file, f"traffic.{gen}.hosts[{j}]", "unknown host" + _suggest(s, hosts), s,
                             _host_list(hosts))
                 )
+    _hpc_checks(sc, problems, hosts, ok)
     if not sc.arrays.get("flows") and not sc.generators:
         problems.append(
             Problem(file, "flows", "no traffic",
                     allowed="[[flows]] or a [traffic.*] generator (" + ", ".join(GENERATORS) + ")")
         )
-    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
+    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures", "impairments.slow_links"):
         for i, row in enumerate(sc.arrays.get(sec, [])):
             if "link" in row["_given"] and ok(sec) and not has_link(sc, *row["link"]):
                 problems.append(Problem(file, f"{sec}[{i}].link", "no such link", row["link"],
@@ -512,6 +514,40 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                         allowed="two node names, e.g. ['h0', 's0']",
                     )
                 )
+
+
+def _hpc_checks(sc: Scenario, problems: list[Problem], hosts: list[str], ok: Any) -> None:
+    """[traffic.halo] grid against its ranks, and [[impairments.stragglers]] against the ranks they slow."""
+    v, file = sc.values, sc.file
+    ranks: dict[str, set[str]] = {}
+    for gen in ("collective", "halo"):
+        if gen in sc.generators:
+            ranks[gen] = set(v[f"traffic.{gen}.hosts"] or hosts)
+    if "halo" in sc.generators and ok("traffic.halo.dims", "traffic.halo.hosts"):
+        dims = v["traffic.halo.dims"]
+        n = len(v["traffic.halo.hosts"]) or len(hosts)
+        if len(dims) not in (2, 3):
+            problems.append(Problem(file, "traffic.halo.dims", f"{len(dims)} sizes", dims, "2 or 3 sizes"))
+        elif math.prod(dims) != n:
+            problems.append(Problem(file, "traffic.halo.dims",
+                                    f"a grid of {math.prod(dims)} ranks for {n} hosts", dims,
+                                    f"sizes whose product is {n} (the hosts of traffic.halo.hosts, or all)"))
+    seen: set[str] = set()
+    for i, row in enumerate(sc.arrays.get("impairments.stragglers", [])):
+        where = f"impairments.stragglers[{i}].host"
+        h = row["host"]
+        if "host" not in row["_given"]:
+            problems.append(Problem(file, where, "missing (required)", allowed="a host name"))
+        elif not ranks:
+            problems.append(Problem(file, "impairments.stragglers", "slows the ranks of [traffic.collective] "
+                                    "or [traffic.halo], and the file has neither", allowed="one of them"))
+        elif not any(h in r for r in ranks.values()):
+            gens = " or ".join(f"[traffic.{g}]" for g in ranks)
+            problems.append(Problem(file, where, f"not a rank of {gens}" + _suggest(h, hosts), h,
+                                    _host_list(sorted(set().union(*ranks.values())))))
+        elif h in seen:
+            problems.append(Problem(file, where, "listed twice (give one row with the total delay)", h))
+        seen.add(h)
 
 
 def _num(name: str, prefix: str, n: int) -> int | None:
@@ -890,6 +926,9 @@ def _flow_counts(sc: Scenario, problems: list[Problem]) -> None:
             count = float(n)
         elif gen == "all_to_all":
             count = float(n * (n - 1))
+        elif gen == "halo":
+            dims = v[p + "dims"]
+            count = float(v[p + "timesteps"] * n * (3 + 2 * len(dims) + 2 * max(1, n.bit_length())))
         elif gen == "poisson":
             from rdmasim.scenario.traffic import _size_cdf
 

@@ -11,7 +11,7 @@ from typing import Any
 _MISSING = object()
 
 #: the ``[traffic.*]`` generator tables, in the order their flows are appended
-GENERATORS = ("incast", "permutation", "all_to_all", "poisson", "collective")
+GENERATORS = ("incast", "permutation", "all_to_all", "poisson", "collective", "halo")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from rdmasim.results import (
 )
 from rdmasim.scenario.ideal import ideal_fct_ps
 from rdmasim.scenario.load import Problem, Scenario, ScenarioError
-from rdmasim.scenario.traffic import collective_rows, sim_host_indices, traffic_table
+from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_host_indices, traffic_table
 from rdmasim.sim import Link, Simulator
 from rdmasim.traffic.table import LOCAL
 from rdmasim.units import format_time
@@ -37,6 +37,7 @@ def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
         "resume_offset": v["switch.resume_offset"],
         "lossless": v["switch.lossless"],
         "pfc_quanta": v["switch.pfc_quanta"],
+        "pfc_response": v["switch.pfc_response"],
         "scheduler": v["switch.scheduler"],
         "ecn_mark": v["switch.ecn_mark"],
         "path_select": v["switch.path_select"],
@@ -156,7 +157,7 @@ def _impair(sc: Scenario, sim: Simulator) -> None:
         for link in sim.links:
             link.ab.set_loss(sc.values["link.loss"])
             link.ba.set_loss(sc.values["link.loss"])
-    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures"):
+    for sec in ("impairments.loss", "impairments.gilbert", "impairments.failures", "impairments.slow_links"):
         for i, row in enumerate(sc.arrays.get(sec, [])):
             link = _find_link(sim, row["link"])
             if link is None:
@@ -182,7 +183,11 @@ def _impair(sc: Scenario, sim: Simulator) -> None:
                 "reverse": [link.direction(row["link"][1])],
             }[row["direction"]]
             for d in dirs:
-                if sec == "impairments.loss":
+                if sec == "impairments.slow_links":
+                    d.set_rate(row["rate"])
+                    if link.ab.rate_bps == link.ba.rate_bps:  # the ideal FCT's rate (a lower bound)
+                        link.rate_bps = link.ab.rate_bps
+                elif sec == "impairments.loss":
                     d.set_loss(row["probability"])
                 else:
                     d.set_gilbert_elliott(
@@ -338,7 +343,10 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         name=v["simulation.name"],
     )
     result.flow_samples = samples
-    result.collectives = collective_rows(sc, res, flows["group"], table.groups, v["link.rate"])
+    result.collectives = (collective_rows(sc, res, flows["group"], table.groups, v["link.rate"])
+                          + halo_rows(sc, res, flows["group"], table.groups))
+    for row in result.collectives:  # where each one's time went (docs/hpc-patterns.md)
+        row.update(analysis(table, res, row["collective"], sim))
     result.interrupted = interrupted
     if sim.switches and v["switch.deadlock_check"]:
         result.deadlock = fabric.deadlock(sim)

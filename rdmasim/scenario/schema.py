@@ -89,11 +89,16 @@ SECTIONS: dict[str, str] = {
     "switch.ecn": "RED ECN marking on egress queues.",
     "switch.watchdog": "PFC watchdog (rdmasim.fabric.enable_pfc_watchdog).",
     "congestion_control": "NIC congestion control of every host.",
-    "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing.",
+    "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
     "impairments.gilbert[]": "Bursty (Gilbert-Elliott) loss on one link.",
     "impairments.failures[]": "A link going down (and optionally back up) at given times.",
+    "impairments.slow_links[]": "A link (or one direction of it) running slower than its rate from the "
+    "start: a slow NIC (the host's link) or a degraded link.",
+    "impairments.stragglers[]": "A slow rank: `host` arrives `delay` late at `[traffic.collective]` (none of "
+    "the flows it sends starts before then) and computes `delay` longer in every `[traffic.halo]` timestep. "
+    "A slow NIC is `[[impairments.slow_links]]` on the host's link.",
     "flows[]": "Explicit flows. `src` is where the data is, `dst` where it goes: WRITE and SEND are "
     "posted by `src`, READ by `dst`.",
     "traffic.incast": "Incast generator: every sender sends `size` to `receiver` at `start`.",
@@ -108,6 +113,10 @@ SECTIONS: dict[str, str] = {
     "`size`-byte buffer, pipelined in `chunk_size` chunks over `channels` (ring, tree and chain); the older "
     "names `ring_allreduce`, `halving_doubling_allreduce` and `moe_all_to_all` (`size` bytes per host pair "
     "for `rounds` rounds) still work. The results give each collective's time, algbw and busbw.",
+    "traffic.halo": "Nearest-neighbour halo exchange on a 2-D or 3-D process grid (`dims`, ranks "
+    "row-major over `hosts`): every timestep each rank computes (a time drawn from `compute`), sends "
+    "`face_size` bytes to each grid neighbour (during the compute with `overlap`), then joins a `barrier`. "
+    "The results give its time, each rank's wait and the critical path (docs/hpc-patterns.md).",
     "outputs": "What is written and where.",
 }
 
@@ -191,6 +200,9 @@ SCHEMA: dict[str, Opt] = {
     "switch.resume_offset": Opt("size", "3KB", "XON hysteresis.", lo=0, hi=2**32 - 1),
     "switch.lossless": Opt("list[int]", [3], "Priorities with PFC (the others drop when full).", lo=0, hi=7),
     "switch.pfc_quanta": Opt("int", 0xFFFF, "Pause time of XOFF frames (quanta).", lo=1, hi=0xFFFF),
+    "switch.pfc_response": Opt("time", 0, "PFC response time of every switch port: a received PFC frame acts "
+                               "this long after it arrived (802.3 Annex 31D bound at 100 Gb/s: 2.01728us).",
+                               lo=0, hi=2**62),
     "switch.scheduler": Opt("str", "strict", "Egress scheduler.", choices=("strict", "wrr")),
     "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
     "switch.path_select": Opt(
@@ -226,7 +238,8 @@ SCHEMA: dict[str, Opt] = {
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
                        choices=("rxe", "cx6", "connectx")),
     "nic.overrides": Opt(
-        "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout.",
+        "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout, "
+        "pfc_response.",
     ),
     # qp
     "qp.mtu": Opt("int", 1024, "Path MTU of every QP (<= link.mtu).", choices=MTUS),
@@ -266,12 +279,22 @@ SCHEMA: dict[str, Opt] = {
     "impairments.failures[].link": Opt("node_pair", [], "The link, by its two end names."),
     "impairments.failures[].at": Opt("time", 0, "When it goes down.", lo=0, hi=U63),
     "impairments.failures[].recover": Opt("time?", "never", "When it comes back up ('never')."),
+    "impairments.slow_links[].link": Opt("node_pair", [], "The link, by its two end names."),
+    "impairments.slow_links[].direction": Opt(
+        "str", "both", "'forward' = first name to second.", choices=DIRECTIONS
+    ),
+    "impairments.slow_links[].rate": Opt("rate", "10Gbps", "Its line rate.", lo=1, hi=U63),
+    "impairments.stragglers[].host": Opt("str", "", "The slow host (a rank of the collective or halo)."),
+    "impairments.stragglers[].delay": Opt("time", 0, "Its extra compute time.", lo=0, hi=2**62),
     # flows
     "flows[].src": Opt("str", "", "Host the data comes from."),
     "flows[].dst": Opt("str", "", "Host the data goes to."),
     "flows[].size": Opt("size", "1MiB", "Message size.", lo=1, hi=2**31 - 1),
     "flows[].start": Opt("time", 0, "When the work request is posted.", lo=0, hi=U63),
-    "flows[].verb": Opt("str", "WRITE", "RC verb.", choices=VERBS),
+    "flows[].verb": Opt("str", "WRITE", "RC verb, or LOCAL: no packets, `src` = `dst` allowed, it lasts its "
+                        "`hold` (a delay on that host).", choices=(*VERBS, "LOCAL")),
+    "flows[].hold": Opt("time", 0, "Wait this long after `start` before posting (a compute phase).", lo=0,
+                        hi=2**62),
     "flows[].priority": Opt("int", 3, "Priority (traffic class DSCP 8 x priority).", lo=0, hi=7),
     # incast generator
     "traffic.incast.receiver": Opt("str", "", "Receiving host ('' = the last host)."),
@@ -326,6 +349,36 @@ SCHEMA: dict[str, Opt] = {
                                      lo=1, hi=1024),
     "traffic.collective.start": Opt("time", 0, "Start time.", lo=0, hi=U63),
     "traffic.collective.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
+    "traffic.collective.gpus_per_node": Opt(
+        "int", 1, "allreduce: GPUs per host; above 1 the all-reduce is hierarchical: intra-node "
+        "reduce-scatter and all-gather (no packets: each of their G-1 steps lasts intra_latency + size/G at "
+        "intra_rate) around the `algorithm` all-reduce across the hosts.", lo=1, hi=64),
+    "traffic.collective.intra_rate": Opt("rate", "2400Gbps", "gpus_per_node > 1: one GPU's intra-node "
+                                         "(NVLink-like) bandwidth.", lo=1, hi=U63),
+    "traffic.collective.intra_latency": Opt("time", "1us", "gpus_per_node > 1: latency of each intra-node "
+                                            "step.", lo=0, hi=2**62),
+    # halo exchange
+    "traffic.halo.dims": Opt("list[int]", [2, 2], "Process grid: 2 or 3 sizes whose product is the number of "
+                             "ranks.", lo=1, hi=4096),
+    "traffic.halo.periodic": Opt("bool", True, "Wrap around at the grid's edges (a torus)."),
+    "traffic.halo.face_size": Opt("size", "64KiB", "Bytes sent to each neighbour per timestep.", lo=1,
+                                  hi=2**31 - 1),
+    "traffic.halo.timesteps": Opt("int", 1, "Timesteps.", lo=1, hi=100_000),
+    "traffic.halo.compute": Opt("str", "constant", "Distribution of each rank's compute time per timestep "
+                                "(seeded from simulation.seed).",
+                                choices=("constant", "normal", "lognormal", "exponential")),
+    "traffic.halo.compute_mean": Opt("time", 0, "Mean compute time.", lo=0, hi=2**62),
+    "traffic.halo.compute_std": Opt("time", 0, "normal: standard deviation (negative draws are redrawn).",
+                                    lo=0, hi=2**62),
+    "traffic.halo.compute_sigma": Opt("float", 0.0, "lognormal: standard deviation of the log.", lo=0.0,
+                                      hi=10.0),
+    "traffic.halo.barrier": Opt("str", "dissemination", "Barrier after each exchange.",
+                                choices=("dissemination", "tree", "none")),
+    "traffic.halo.barrier_size": Opt("size", 8, "Bytes of each barrier message.", lo=1, hi=2**31 - 1),
+    "traffic.halo.overlap": Opt("bool", False, "Send the halo while computing instead of after."),
+    "traffic.halo.hosts": Opt("list[str]", [], "Ranks in order ([] = every host)."),
+    "traffic.halo.start": Opt("time", 0, "Start time.", lo=0, hi=U63),
+    "traffic.halo.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
     # outputs
     "outputs.dir": Opt("str", "results", "Results folder (relative paths: to the current directory)."),
     "outputs.pcap": Opt("bool", False, "Write capture.pcap of every frame."),
@@ -349,7 +402,8 @@ SCHEMA: dict[str, Opt] = {
 }
 
 #: array-of-tables sections (their rows are validated against ``name[].*``)
-ARRAYS = ("topology.links", "impairments.loss", "impairments.gilbert", "impairments.failures", "flows")
+ARRAYS = ("topology.links", "impairments.loss", "impairments.gilbert", "impairments.failures",
+          "impairments.slow_links", "impairments.stragglers", "flows")
 #: sub-tables that may appear (possibly empty)
 TABLES = (
     "simulation",
@@ -368,5 +422,6 @@ TABLES = (
     "traffic.all_to_all",
     "traffic.poisson",
     "traffic.collective",
+    "traffic.halo",
     "outputs",
 )

@@ -67,19 +67,55 @@ def _generator(sc: Scenario, gen: str, names: list[str], index: dict[str, int]) 
         return tr.poisson(hosts(), v[p + "load"], v["link.rate"], v[p + "duration"], _size_cdf(sc),
                           seed=seed * 1_000_003 + 7, start=v[p + "start"], verb=v[p + "verb"],
                           priority=v[p + "priority"])
+    if gen == "halo":
+        ranks = v[p + "hosts"] or names
+        slow = _stragglers(sc)
+        comp = tr.Compute(v[p + "compute"], v[p + "compute_mean"], v[p + "compute_std"],
+                          v[p + "compute_sigma"], seed=seed * 1_000_003 + 11)  # a stream of its own
+        return tr.halo_exchange(v[p + "dims"], v[p + "face_size"], timesteps=v[p + "timesteps"],
+                                periodic=v[p + "periodic"], compute=comp,
+                                extra_compute={r: slow[h] for r, h in enumerate(ranks) if h in slow},
+                                barrier_kind=v[p + "barrier"], barrier_size=v[p + "barrier_size"],
+                                overlap=v[p + "overlap"], hosts=hosts(), start=v[p + "start"],
+                                priority=v[p + "priority"], group="halo")
+    table = _collective(sc, p, hosts())
+    for h, delay in _stragglers(sc).items():
+        if h in (v[p + "hosts"] or names) and delay:
+            table = tr.with_straggler(table, index[h], delay)
+    return table
+
+
+def _stragglers(sc: Scenario) -> dict[str, int]:
+    """[[impairments.stragglers]]: host name -> its extra compute (ps)."""
+    return {r["host"]: r["delay"] for r in sc.arrays.get("impairments.stragglers", [])}
+
+
+def _collective(sc: Scenario, p: str, hosts: list[int]) -> tr.FlowTable:
+    v = sc.values
     kind = v[p + "kind"]
     common: dict[str, Any] = {"start": v[p + "start"], "priority": v[p + "priority"]}
+    gpus = v[p + "gpus_per_node"]
+    if gpus > 1 and kind != "allreduce":
+        raise ScenarioError([Problem(sc.file, p + "gpus_per_node",
+                                     f"applies only to kind 'allreduce', not {kind!r}", gpus,
+                                     "1 for this kind")])
     if kind == "ring_allreduce":
-        return tr.ring_allreduce(hosts(), v[p + "size"], **common)
+        return tr.ring_allreduce(hosts, v[p + "size"], **common)
     if kind == "halving_doubling_allreduce":
-        return tr.halving_doubling_allreduce(hosts(), v[p + "size"], **common)
+        return tr.halving_doubling_allreduce(hosts, v[p + "size"], **common)
     if kind == "moe_all_to_all":
-        return tr.moe_all_to_all(hosts(), v[p + "size"], rounds=v[p + "rounds"], **common)
+        return tr.moe_all_to_all(hosts, v[p + "size"], rounds=v[p + "rounds"], **common)
     algo = v[p + "algorithm"]
     if algo and algo not in tr.ALGORITHMS[kind]:
         raise ScenarioError([Problem(sc.file, p + "algorithm", f"not an algorithm of {kind}", algo,
                                      ", ".join(tr.ALGORITHMS[kind]))])
-    return tr.collective(kind, hosts(), v[p + "size"], algorithm=algo or None,
+    if gpus > 1:
+        return tr.hierarchical_allreduce(hosts, v[p + "size"], gpus_per_node=gpus,
+                                         intra_rate=v[p + "intra_rate"], intra_latency=v[p + "intra_latency"],
+                                         inter_algorithm=algo or "ring",
+                                         chunk_size=v[p + "chunk_size"] or None, group=collective_label(sc),
+                                         **common)
+    return tr.collective(kind, hosts, v[p + "size"], algorithm=algo or None,
                          chunk_size=v[p + "chunk_size"] or None, channels=v[p + "channels"] or None,
                          inflight=v[p + "inflight"], root=v[p + "root"], group=collective_label(sc), **common)
 
@@ -90,7 +126,9 @@ def collective_label(sc: Scenario) -> str:
     kind = v["traffic.collective.kind"]
     if kind in ("ring_allreduce", "halving_doubling_allreduce", "moe_all_to_all"):
         return kind.replace("_", "-")
-    return f"{kind}/{v['traffic.collective.algorithm'] or tr.ALGORITHMS[kind][0]}"
+    label = f"{kind}/{v['traffic.collective.algorithm'] or tr.ALGORITHMS[kind][0]}"
+    gpus = v["traffic.collective.gpus_per_node"]
+    return f"{label}/hierarchical x{gpus}" if gpus > 1 else label
 
 
 def collective_rows(sc: Scenario, res: np.ndarray, group: np.ndarray, groups: list[str],
@@ -121,6 +159,44 @@ def collective_rows(sc: Scenario, res: np.ndarray, group: np.ndarray, groups: li
              "busbw_Bps": r.busbw_Bps, "busbw_over_link_rate": r.busbw_Bps * 8 / link_rate_bps}]
 
 
+def halo_rows(sc: Scenario, res: np.ndarray, group: np.ndarray, groups: list[str]) -> list[dict[str, Any]]:
+    """The ``[traffic.halo]`` run: ranks, face size, timesteps, time (first start to last finish) and time
+    per timestep (empty if the scenario has none or it did not finish)."""
+    if "halo" not in sc.generators or "halo" not in groups:
+        return []
+    rows = res[group == groups.index("halo")]
+    if not len(rows) or (rows["finish_ps"] < 0).any():
+        return []
+    v = sc.values
+    t = int(rows["finish_ps"].max() - rows["start_ps"].min())
+    steps = v["traffic.halo.timesteps"]
+    return [{"collective": "halo", "ranks": len(v["traffic.halo.hosts"]) or len(host_names(v)),
+             "dims": list(v["traffic.halo.dims"]), "size_bytes": v["traffic.halo.face_size"],
+             "timesteps": steps, "time_ps": t, "time_per_step_ps": t / steps}]
+
+
+def analysis(table: tr.FlowTable, res: np.ndarray, label: str, sim: Any) -> dict[str, Any]:
+    """Wait per rank, bottleneck and critical path (:func:`rdmasim.traffic.analyze`) of the flows of
+    group ``label`` (generators' flows are contiguous and depend only on each other); {} if none or
+    unfinished."""
+    if label not in table.groups:
+        return {}
+    rows = np.flatnonzero(table.flows["group"] == table.groups.index(label))
+    if not rows.size or (res["finish_ps"][rows] < 0).any():
+        return {}
+    lo, hi = int(rows[0]), int(rows[-1]) + 1
+    d0, d1 = int(table.dep_ptr[lo]), int(table.dep_ptr[hi])
+    sub = tr.FlowTable(table.flows[lo:hi], table.dep_ptr[lo:hi + 1] - d0, table.deps[d0:d1] - lo, [label])
+    a = tr.analyze(sub, res[lo:hi], sim).as_dict()
+    wait = {r["host"]: r["wait_ps"] for r in a["ranks"]}
+    keep = ("flow", "src", "dst", "verb", "hold_ps", "started_ps", "finish_ps", "retx_pkts", "link")
+    path = [{k: s[k] for k in keep} for s in a["critical_path"]]
+    for s in path:
+        s["flow"] += lo  # its flow_id in the run
+    return {"bottleneck": a["bottleneck"], "wait_ps": wait, "compute_by_rank": a["compute_by_rank"],
+            "transfer_by_link": a["transfer_by_link"], "critical_path": path}
+
+
 def traffic_table(sc: Scenario) -> tuple[tr.FlowTable, list[str]]:
     """The scenario's flows and the host names their ``src``/``dst`` positions refer to."""
     names = host_names(sc.values)
@@ -132,7 +208,7 @@ def traffic_table(sc: Scenario) -> tuple[tr.FlowTable, list[str]]:
             src=[index[r["src"]] for r in rows], dst=[index[r["dst"]] for r in rows],
             size=[r["size"] for r in rows], start_ps=[r["start"] for r in rows],
             verb=[r["verb"] for r in rows], priority=[r["priority"] for r in rows],
-            group=0, groups=["flows"]))
+            hold_ps=[r["hold"] for r in rows], group=0, groups=["flows"]))
     problems: list[Problem] = []
     for gen in sc.generators:
         try:
@@ -152,4 +228,5 @@ def sim_host_indices(names: list[str], sim_hosts: dict[str, Any]) -> np.ndarray:
     return np.array([sim_hosts[h].index for h in names], dtype=np.int32)
 
 
-__all__ = ["collective_label", "collective_rows", "sim_host_indices", "traffic_table"]
+__all__ = ["analysis", "collective_label", "collective_rows", "halo_rows", "sim_host_indices",
+           "traffic_table"]

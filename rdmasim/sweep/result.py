@@ -25,6 +25,18 @@ def _p99(xs: list[int]) -> int:
     return s[min(len(s) - 1, int(0.99 * len(s)))]
 
 
+def _percentile(xs: list[float], q: float) -> float | None:
+    """numpy's default (linear) percentile ``q`` of ``xs``, None when empty."""
+    import numpy as np
+
+    return float(np.percentile(xs, q)) if xs else None
+
+
+#: summary columns that are not parameters
+_STAT_KEYS = ("runs", "failed", "flows", "completed", "mean_fct_ps", "p99_fct_ps", "median_slowdown",
+              "p95_slowdown", "p99_slowdown")
+
+
 @dataclass
 class SweepResult:
     """A sweep's results, read from its store (``sweep.sqlite`` in ``out_dir``).
@@ -98,8 +110,8 @@ class SweepResult:
     def summary_rows(self) -> list[dict[str, Any]]:
         """One dict per parameter combination (``simulation.seed`` aside: seeds are replicates):
         the parameters, ``runs`` (ok), ``failed``, ``flows``, ``completed`` and the mean and p99 FCT
-        (ps) of the completed flows; in grid order (or by parameter values, from
-        :func:`load_sweep`)."""
+        (ps) of the completed flows, and their median, p95 and p99 FCT slowdown (FCT / ideal FCT);
+        in grid order (or by parameter values, from :func:`load_sweep`)."""
         runs, flows = self._read()
         keys = [k for k in self._params(runs) if k != SEED_KEY]
         if self.run_keys is not None:  # grid order
@@ -113,7 +125,8 @@ class SweepResult:
             g = tuple(repr(r["params"].get(k)) for k in keys)
             group_of[r["run_key"]] = g
             row = groups.setdefault(
-                g, {**{k: r["params"].get(k) for k in keys}, "runs": 0, "failed": 0, "flows": 0, "fcts": []}
+                g, {**{k: r["params"].get(k) for k in keys}, "runs": 0, "failed": 0, "flows": 0, "fcts": [],
+                    "slowdowns": []}
             )
             row["runs" if r["status"] == "ok" else "failed"] += 1
         for f in flows:
@@ -121,32 +134,51 @@ class SweepResult:
             row["flows"] += 1
             if f["status"] == "ok" and f["fct_ps"] is not None:
                 row["fcts"].append(f["fct_ps"])
+                if f["slowdown"] is not None:
+                    row["slowdowns"].append(f["slowdown"])
         out = []
         for row in groups.values():
             fcts = row.pop("fcts")
+            sds = row.pop("slowdowns")
             row["completed"] = len(fcts)
             row["mean_fct_ps"] = sum(fcts) / len(fcts) if fcts else None
             row["p99_fct_ps"] = _p99(fcts) if fcts else None
+            for q, name in ((50, "median_slowdown"), (95, "p95_slowdown"), (99, "p99_slowdown")):
+                row[name] = _percentile(sds, q)
             out.append(row)
         return out
+
+    def flows_by_combination(self) -> dict[str, Any]:
+        """The flows of every run, one pandas DataFrame per parameter combination (seeds pooled),
+        keyed by its name (:func:`_label`: ``dcqcn`` for a sweep of one parameter); in summary order."""
+        recs, names = self._flows_table()
+        keys = [k for k in self.param_keys or self._params(self._read()[0]) if k != SEED_KEY]
+        by: dict[str, list[dict[str, Any]]] = {}
+        for row in self.summary_rows():
+            by[_label(row, keys)] = []
+        for f in recs:
+            by.setdefault(_label(f, keys), []).append(f)
+        return {k: _table(v, names) for k, v in by.items() if v}
+
+    def slowdown_plot(self, buckets: Any = None, title: str | None = None) -> Any:
+        """FCT slowdown by flow size (median and p99), one line pair per parameter combination
+        (:func:`rdmasim.plots.fct_slowdown_by_size`): a matplotlib Figure."""
+        from rdmasim import plots
+
+        return plots.fct_slowdown_by_size(self.flows_by_combination(), buckets=buckets,
+                                          title=title or "FCT slowdown by flow size")
 
     def summary(self) -> str:
         """The summary table as text: one line per parameter combination."""
         rows = self.summary_rows()
-        keys = (
-            [
-                k
-                for k in rows[0]
-                if k not in ("runs", "failed", "flows", "completed", "mean_fct_ps", "p99_fct_ps")
-            ]
-            if rows
-            else []
-        )
-        head = [*keys, "runs", "failed", "mean FCT", "p99 FCT", "completed"]
+        keys = [k for k in rows[0] if k not in _STAT_KEYS] if rows else []
+        head = [*keys, "runs", "failed", "mean FCT", "p99 FCT", "slowdown p50/p95/p99", "completed"]
         body = []
         for r in rows:
             mean = "-" if r["mean_fct_ps"] is None else format_time(round(r["mean_fct_ps"]))
             p99 = "-" if r["p99_fct_ps"] is None else format_time(r["p99_fct_ps"])
+            sds = [r[k] for k in ("median_slowdown", "p95_slowdown", "p99_slowdown")]
+            sd = "-" if sds[0] is None else "/".join(f"{x:.2f}" for x in sds)
             body.append(
                 [
                     *(_show(r[k]) for k in keys),
@@ -154,6 +186,7 @@ class SweepResult:
                     str(r["failed"]),
                     mean,
                     p99,
+                    sd,
                     f"{r['completed']}/{r['flows']}",
                 ]
             )
@@ -161,6 +194,14 @@ class SweepResult:
         lines = ["  " + "  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
         lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(b, widths, strict=True)) for b in body]
         return "\n".join(lines)
+
+
+def _label(row: dict[str, Any], keys: Sequence[str]) -> str:
+    """A combination's name: the value of the one parameter (``dcqcn``), else ``key=value, ...``
+    with each key's last part (``algorithm=dcqcn, loss=0.01``); ``all runs`` without parameters."""
+    if len(keys) == 1:
+        return _show(row.get(keys[0]))
+    return ", ".join(f"{k.split('.')[-1]}={_show(row.get(k))}" for k in keys) or "all runs"
 
 
 def _order(v: Any) -> tuple[int, Any]:

@@ -22,6 +22,10 @@ Patterns (``hosts`` is an int ``n`` for hosts ``0..n-1``, or the host indices to
   recursive-doubling all-reduce, ring all-gather and reduce-scatter, chain broadcast and reduce, direct and
   pairwise all-to-all, chunked and over channels), :func:`in_network_allreduce` (SHARP-style),
   :func:`bus_factor` / :func:`collective_result` (algbw, busbw) and :class:`AlphaBeta` (cost models)
+- :func:`halo_exchange` (2-D / 3-D nearest-neighbour halo with barriers and compute phases,
+  :class:`Compute` distributions, :func:`halo_model_ps`), :func:`hierarchical_allreduce` (intra-node
+  stages as LOCAL flows, inter-node ring)
+- :func:`analyze` (completion time, each rank's wait, the critical path) and :func:`with_straggler`
 - :class:`SizeCDF` with :data:`WEB_SEARCH` (DCTCP) and :data:`DATA_MINING` (VL2) flow-size distributions
 """
 
@@ -36,6 +40,8 @@ from rdmasim.traffic.collectives import (
     collective,
     collective_result,
     halving_doubling_allreduce,
+    hierarchical_allreduce,
+    hierarchical_allreduce_ps,
     ideal_ring_allreduce_ps,
     in_network_allreduce,
     moe_all_to_all,
@@ -46,6 +52,7 @@ from rdmasim.traffic.collectives import (
     ring_reduce_scatter,
     tree_allreduce,
 )
+from rdmasim.traffic.critical_path import CollectiveAnalysis, analyze, with_straggler
 from rdmasim.traffic.generators import (
     POISSON_MAX_FLOWS,
     all_to_all,
@@ -53,6 +60,7 @@ from rdmasim.traffic.generators import (
     permutation,
     poisson,
 )
+from rdmasim.traffic.hpc import Compute, halo_exchange, halo_model_ps
 from rdmasim.traffic.table import FLOW_DTYPE, MAX_FLOW_SIZE, VERB_CODES, FlowTable, verb_code
 
 __all__ = [
@@ -63,4 +71,6 @@ __all__ = [
     "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
     "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",
     "permutation", "poisson", "ring_allreduce", "verb_code",
+    "hierarchical_allreduce", "hierarchical_allreduce_ps", "CollectiveAnalysis", "Compute", "analyze",
+    "halo_exchange", "halo_model_ps", "with_straggler",
 ]

@@ -49,3 +49,16 @@ def test_bad_nic_settings_name_the_key(extra: str, key: str) -> None:
     with pytest.raises(ScenarioError) as info:
         loads(B2B + extra, "n.toml")
     assert key in str(info.value)
+
+
+
+def test_pfc_response_keys_are_read_and_checked() -> None:
+    sc = loads(B2B + '[switch]\npfc_response = "1.5us"\n[nic.overrides]\npfc_response = "2us"\n', "n.toml")
+    assert sc.values["switch.pfc_response"] == 1_500_000
+    assert sc.values["nic.overrides"] == {"pfc_response": "2us"}
+    assert _fct('[nic.overrides]\npfc_response = "2us"\n') > 0
+    for extra, key in (('[nic.overrides]\npfc_response = "-2us"\n', "nic.overrides"),
+                       ('[switch]\npfc_response = -1\n', "switch.pfc_response")):
+        with pytest.raises(ScenarioError) as info:
+            loads(B2B + extra, "n.toml")
+        assert key in str(info.value)

@@ -61,6 +61,7 @@ typedef struct rs_switch_cfg {
     uint32_t ecn_on_dequeue;       /* 0: mark on enqueue (ASICs); 1: on dequeue (HPCC ns-3) */
     uint64_t ecmp_seed;            /* XORed with the switch id: per-switch hash */
     uint32_t path_select;          /* RS_PATH_*: how a packet picks among equal-cost next hops */
+    int64_t pfc_response_ps;       /* a received PFC frame acts this long after it arrived (0: at once) */
     uint32_t routing;              /* RS_ROUTE_*: shortest paths, or by group (dragonfly) */
     uint32_t group;                /* the switch's group under group routing, 0..RS_MAX_GROUPS-1 */
     uint32_t hop_classes;          /* group routing: 1 = a packet's priority rises by one per global link
@@ -100,6 +101,9 @@ int rs_link_ends(const rs_sim *sim, int link, int *from_kind, int *from_node, in
 int rs_link_set_up(rs_sim *sim, int link, int up);
 /* Schedule rs_link_set_up at an absolute time. */
 int rs_link_schedule_up(rs_sim *sim, int link, int up, int64_t t_ps);
+/* Change one link direction's line rate (a slow NIC, a degraded link): frames put on it from now on
+ * serialise at rate_bps (> 0); a frame already on the wire keeps its time. */
+int rs_link_set_rate(rs_sim *sim, int link, int64_t rate_bps);
 
 /* Drop rules on one link direction (checked in C per frame put on it; no cost when none are set).
  * A rule names the fields that must match (RS_DROPF_* in `fields`); among the frames that match, it
@@ -165,6 +169,9 @@ int rs_switch_queue_bytes(const rs_sim *sim, int sw, int port, int prio, uint64_
 /* Test hook: act on a PFC frame at a port now, as if it had just arrived on its link. */
 int rs_port_inject_pfc(rs_sim *sim, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8]);
 int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_pause_stats *out);
+/* PFC response time of a port: a PFC frame it receives takes effect response_ps after it arrived
+ * (0..RS_MAX_TIME_PS; 0 = at once).  Frames already waiting keep their time. */
+int rs_port_set_pfc_response(rs_sim *sim, int kind, int node, int port, int64_t response_ps);
 /* Equal-cost next-hop ports of switch `sw` towards host `dst` (routes computed if needed). */
 int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap);
 /* The port ECMP picks for a 5-tuple (test hook: same hash the data path uses). */

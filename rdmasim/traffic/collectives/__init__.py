@@ -10,6 +10,7 @@ host in ``hosts`` is its rank. One module per family:
 - :mod:`.tree`: NCCL's double binary tree all-reduce
 - :mod:`.rooted`: pipelined broadcast and reduce
 - :mod:`.alltoall`: direct and pairwise all-to-all
+- :mod:`.hierarchical`: hierarchical all-reduce for multi-GPU nodes (intra-node stages as LOCAL flows)
 - :mod:`.innetwork`: in-network (SHARP-style) all-reduce over an aggregation tree
 - :mod:`.metrics`: algbw / busbw (nccl-tests) and the alpha-beta cost models
 - :func:`collective`: any of them by name
@@ -27,6 +28,7 @@ from rdmasim.traffic.collectives.allreduce import (
     ring_allreduce,
 )
 from rdmasim.traffic.collectives.alltoall import alltoall
+from rdmasim.traffic.collectives.hierarchical import hierarchical_allreduce, hierarchical_allreduce_ps
 from rdmasim.traffic.collectives.innetwork import in_network_allreduce, star_with_aggregator
 from rdmasim.traffic.collectives.metrics import AlphaBeta, CollectiveResult, bus_factor, collective_result
 from rdmasim.traffic.collectives.ring import chunked_ring_allreduce, ring_allgather, ring_reduce_scatter
@@ -91,5 +93,5 @@ __all__ = [
     "collective", "collective_result", "double_btree_parents", "halving_doubling_allreduce",
     "ideal_ring_allreduce_ps", "in_network_allreduce", "moe_all_to_all", "recursive_doubling_allreduce",
     "reduce", "ring_allgather", "ring_allreduce", "ring_reduce_scatter", "star_with_aggregator",
-    "tree_allreduce", "alltoall",
+    "tree_allreduce", "alltoall", "hierarchical_allreduce", "hierarchical_allreduce_ps",
 ]

@@ -1,0 +1,64 @@
+"""Instructions the event loop executes per data packet, per posting mode, counted by callgrind.
+
+Wall-clock ratios on a shared machine are noisy; instruction counts are not.  This runs
+``bench/models/rdmasim_incast.py``'s verbs modes under ``valgrind --tool=callgrind`` with
+collection only inside ``SimCore.run`` (the event loop: posting, setup and the interpreter are
+left out) and prints each mode's instructions per data packet and its ratio to ``write1MiB``.
+The inverse of that ratio bounds what any posting mode can reach in ``bench/posting_ratio.py``:
+even a free ``post_send`` cannot make the simulation of one-packet WRITEs cheaper.
+
+    PYTHONPATH=$PWD python bench/sim_instructions.py --packets-per-sender 4000 [--nic-profile cx6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = os.path.join(HERE, "models", "rdmasim_incast.py")
+
+
+def _python() -> str:
+    """The interpreter binary itself (valgrind must not trace a pyenv shell shim)."""
+    return os.path.realpath(sys.executable)
+
+
+def instructions(mode: str, senders: int, packets_per_sender: int, nic_profile: str) -> int:
+    """Instructions executed inside SimCore.run for one run of the model."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "cg.out")
+        cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=*SimCore*run*",
+               f"--callgrind-out-file={out}", _python(), MODEL, "--mode", mode, "--senders", str(senders),
+               "--packets-per-sender", str(packets_per_sender), "--nic-profile", nic_profile]
+        subprocess.run(cmd, check=True, capture_output=True)
+        text = subprocess.run(["callgrind_annotate", out], check=True, capture_output=True, text=True).stdout
+    m = re.search(r"^\s*([\d,]+)\s.*PROGRAM TOTALS", text, re.M)
+    if not m:
+        raise RuntimeError(f"no PROGRAM TOTALS in callgrind_annotate output for mode {mode}")
+    return int(m.group(1).replace(",", ""))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--senders", type=int, default=8)
+    p.add_argument("--packets-per-sender", type=int, default=4000)
+    p.add_argument("--nic-profile", default="rxe")
+    p.add_argument("--modes", default="write1MiB,write1024-batch")
+    a = p.parse_args()
+    modes = a.modes.split(",")
+    packets = a.senders * a.packets_per_sender
+    counts = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile) for m in modes}
+    ref = counts[modes[0]]
+    print(f"incast-{a.senders}, {a.packets_per_sender} data packets per sender, NIC profile {a.nic_profile}")
+    print(f"{'mode':17s} {'instructions':>14s} {'per packet':>11s} {'ratio':>6s} {'bound':>6s}")
+    for m, n in counts.items():
+        print(f"{m:17s} {n:14,d} {n / packets:11.0f} {n / ref:6.2f} {ref / n:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Stragglers and faults in a collective: their cost, each rank's wait, and the critical path naming them.
+
+Ring all-reduce of 8 MiB over 8 hosts of an idle 100 Gb/s star (tests/traffic/hpc_util.py). Tolerance:
+a rank that enters D late delays the ring by D within one MTU frame time per step of the path, 2(p-1) x
+4096 B at 100 Gb/s = 4.6 us (once the ranks no longer run in lock step, the last ACK of a step can queue
+behind a data frame its receiver is sending); measured: +34 ns (D = 1 us), +55 ns (10 us), +362 ns
+(50 us), +1065 ns (200 us), -20 ns (1 ms) (docs/hpc-patterns.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hpc_util import run, span, star
+
+from rdmasim import traffic as tr
+from rdmasim.flows import RESULT_DTYPE
+from rdmasim.traffic.critical_path import analyze, ready_times, with_straggler
+
+P, N = 8, 8 << 20
+US = 1_000_000
+FRAME_PS = 4096 * 8 * 10**12 // 100_000_000_000  # one MTU of payload at the link rate
+SLACK_PS = 2 * (P - 1) * FRAME_PS
+
+
+@pytest.fixture(scope="module")
+def base() -> tuple[tr.FlowTable, int]:
+    table = tr.ring_allreduce(P, N)
+    res, _ = run(table, P)
+    return table, span(res)
+
+
+@pytest.mark.parametrize("delay_us", [10, 50, 200, 1000])
+def test_a_stragglers_cost_on_the_ring_is_its_delay(base: tuple[tr.FlowTable, int], delay_us: int) -> None:
+    table, t0 = base
+    res, _ = run(with_straggler(table, 3, delay_us * US), P)
+    cost = span(res) - t0
+    assert abs(cost - delay_us * US) <= SLACK_PS, f"straggler of {delay_us} us cost {cost} ps"
+
+
+def test_no_fault_no_bottleneck(base: tuple[tr.FlowTable, int]) -> None:
+    table, _ = base
+    res, sim = run(table, P)
+    a = analyze(table, res, sim)
+    assert a.bottleneck == "" and sum(a.excess_by_link.values()) < a.time_ps // 100
+    assert max(a.wait().values()) == 0  # the ring runs in lock step: nobody waits
+
+
+def test_critical_path_and_wait_name_the_straggler(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    delay = 50 * US
+    res, sim = run(with_straggler(table, 3, delay), P)
+    a = analyze(with_straggler(table, 3, delay), res, sim)
+    assert a.time_ps == span(res)
+    first = a.path[0]
+    assert (first.src, first.hold_ps, first.ready_ps) == ("h3", delay, 0)
+    assert a.compute_by_rank == {"h3": delay}
+    assert a.bottleneck == "rank h3"
+    assert a.path[-1].finish_ps == a.end_ps
+    for prev, nxt in zip(a.path, a.path[1:], strict=False):  # each step made the next one ready
+        assert prev.finish_ps == nxt.ready_ps
+    wait = a.wait()
+    assert wait["h3"] <= SLACK_PS  # it was never waiting for anyone
+    for host, w in wait.items():
+        if host != "h3":  # everyone else waited for it, about its delay
+            assert 0.9 * delay <= w <= delay + SLACK_PS, (host, w)
+    for r in a.ranks:
+        assert r.busy_ps + r.wait_ps == a.time_ps
+
+
+def test_a_long_straggler_is_the_bottleneck(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    delay = 2 * t0  # longer than all of the communication
+    t = with_straggler(table, 5, delay)
+    res, sim = run(t, P)
+    assert analyze(t, res, sim).bottleneck == "rank h5"
+
+
+def test_a_slow_nic_is_the_critical_link(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    res, sim = run(table, P, star(P, {3: "50Gbps"}))
+    a = analyze(table, res, sim)
+    # every step of the ring waits for the slow link: the run takes about twice as long
+    assert 1.9 * t0 <= a.time_ps <= 2.0 * t0
+    assert a.bottleneck in ("link h3->s0", "link s0->h3")  # both directions are slow
+    assert all("h3" in (s.src, s.dst) for s in a.path)
+    wait = a.wait()
+    # h3 sends on the slow uplink and h2 into its slow downlink: both are busy all the time
+    assert max(wait["h2"], wait["h3"]) <= 0.01 * a.time_ps
+    assert min(w for h, w in wait.items() if h not in ("h2", "h3")) >= 0.4 * a.time_ps
+
+
+def test_set_rate_is_a_slower_link() -> None:
+    table = tr.ring_allreduce(4, 1 << 20)
+    built, _ = run(table, 4, star(4, {2: "25Gbps"}))
+    sim = star(4)
+    sim.links[2].set_rate("25Gbps")
+    assert sim.links[2].rate_bps == sim.links[2].ab.rate_bps == 25 * 10**9
+    changed, _ = run(table, 4, sim)
+    assert np.array_equal(built["finish_ps"], changed["finish_ps"])
+    with pytest.raises(ValueError, match="must be positive"):
+        sim.links[2].ab.set_rate(0)
+
+
+def test_a_lossy_link_is_the_critical_link(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    sim = star(P)
+    sim.links[3].ab.set_loss(0.002)  # h3 -> s0
+    res, sim = run(table, P, sim)
+    a = analyze(table, res, sim)
+    assert int(res["retx_pkts"].sum()) > 0 and a.time_ps > t0
+    assert a.bottleneck == "link h3->s0"
+    assert any(s.retx_pkts and s.link == "h3->s0" for s in a.path)
+
+
+def test_a_link_failure_mid_collective(base: tuple[tr.FlowTable, int]) -> None:
+    table, t0 = base
+    sim = star(P)
+    sim.links[3].fail(at=300 * US)  # h3's link, down for 50 us in the middle of the ring
+    sim.links[3].recover(at=350 * US)
+    res, sim = run(table, P, sim, timeout=4)  # ACK timeout 4.096 us x 2^4 = 65.5 us
+    a = analyze(table, res, sim)
+    assert (res["status"] == 0).all()
+    assert a.time_ps >= t0 + 50 * US  # at least the outage, nothing overlaps it
+    hit = [s for s in a.path if s.retx_pkts]
+    assert hit and all(s.link == "h3->s0" for s in hit)
+    assert a.transfer_by_link["h3->s0"] >= 50 * US
+    assert a.bottleneck == "link h3->s0"
+
+
+def test_a_late_rank_holds_back_everything_it_sends() -> None:
+    """A chain broadcast: rank 2 has no flow that waits for nothing, yet none of its forwards may start
+    before it arrives, while what it receives is not held back."""
+    table = tr.broadcast(4, 256 << 10, chunk_size=32 << 10)
+    late = with_straggler(table, 2, 30 * US)
+    late.validate(4)
+    assert len(late) == len(table) + 1
+    res, sim = run(late, 4)
+    sends = res["src"][:-1] == 2
+    assert res["started_ps"][:-1][sends].min() >= 30 * US
+    assert res["started_ps"][:-1][res["dst"][:-1] == 2].min() < 30 * US
+    a = analyze(late, res, sim)
+    assert a.compute_by_rank == {"h2": 30 * US} and a.bottleneck == "rank h2"
+
+
+def test_analyze_by_hand() -> None:
+    """Two ranks: flow 0 (host 0 -> 1) from 0 to 10; flow 1 LOCAL on host 1 holding 5 after flow 0;
+    flow 2 (1 -> 0) after flow 1, from 15 to 30; flow 3 (0 -> 1) waits for nothing, starts at 2, to 4."""
+    table = tr.FlowTable.from_columns([0, 1, 1, 0], [1, 1, 0, 1], [10, 0, 10, 10], [0, 0, 0, 2],
+                                      verb=[0, 3, 0, 0], hold_ps=[0, 5, 0, 0], dep_ptr=[0, 0, 1, 2, 2],
+                                      deps=[0, 1])
+    res = np.zeros(4, dtype=RESULT_DTYPE)
+    res["src"], res["dst"] = table.flows["src"], table.flows["dst"]
+    res["started_ps"] = [0, 15, 15, 2]
+    res["finish_ps"] = [10, 15, 30, 4]
+    assert ready_times(table, res).tolist() == [0, 10, 15, 2]
+    a = analyze(table, res)
+    assert (a.start_ps, a.end_ps, a.time_ps) == (0, 30, 30)
+    assert [s.flow for s in a.path] == [0, 1, 2]
+    assert a.compute_by_rank == {"host 1": 5}
+    assert a.transfer_by_link == {"send host 0": 10, "send host 1": 15}
+    # the median 10-byte WRITE took 10: flow 2 took 5 more; the hold (5) ties with it and comes first
+    assert a.excess_by_link == {"send host 1": 5}
+    assert a.bottleneck == "rank host 1"
+    r0, r1 = a.ranks
+    assert (r0.busy_ps, r0.blocked_ps, r0.tail_ps) == (10, 20, 0)  # busy [0, 10); received at 30
+    assert (r1.busy_ps, r1.blocked_ps, r1.tail_ps) == (20, 10, 0)  # busy [10, 30) (hold, then send)
+    assert a.as_dict()["ranks"][0]["wait_ps"] == 20
+
+
+def test_bad_input() -> None:
+    table = tr.ring_allreduce(4, 4096)
+    with pytest.raises(ValueError, match="delay_ps"):
+        with_straggler(table, 1, -1)
+    with pytest.raises(ValueError, match="host 9 sends no flow in this table"):
+        with_straggler(table, 9, 10)
+    res = np.zeros(len(table), dtype=RESULT_DTYPE)
+    res["finish_ps"] = -1
+    with pytest.raises(ValueError, match="24 of 24 flows have not finished"):
+        analyze(table, res)
+    with pytest.raises(ValueError, match="3 result rows for a table of 24"):
+        analyze(table, res[:3])
