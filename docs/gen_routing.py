@@ -19,14 +19,19 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "fabric"))
 
 import numpy as np  # noqa: E402
 from routing_util import (  # noqa: E402
+    QPS,
     adversarial,
     dragonfly_gbps,
     expected_max_load,
     fat_tree_permutation,
     leaf_spine_permutation,
     spray_recovery,
+    sustained_goodput_gbps,
     uniform_random,
 )
+
+from rdmasim import fabric  # noqa: E402
+from rdmasim.topology import dragonfly  # noqa: E402
 
 SEEDS = range(1, 21)
 
@@ -75,9 +80,33 @@ def dragonfly_tables() -> None:
         print(f"| {routing} | {choice} | {qps} | {adv:.1f} | {uni:.1f} |")
 
 
+def hop_classes_table() -> None:
+    print("| routing | PFC priorities | adversarial (Gb/s per host) | uniform random (Gb/s per host) | "
+          "deadlock |")
+    print("|---|---|---|---|---|")
+    for routing in ("minimal", "valiant"):
+        for hc in (False, True):
+            got, dead = [], False
+            for pattern in (adversarial, uniform_random):
+                df = dragonfly(routing=routing, hop_classes=hc)
+                fabric.enable_deadlock_detector(df.sim, "10us")
+                src, dst = pattern(df, QPS)
+                g = sustained_goodput_gbps(df.sim, src, dst, recovery="gbn")
+                got.append(float(g.reshape(-1, QPS).sum(axis=1).mean()))
+                found = fabric.deadlock(df.sim)
+                dead = dead or found is not None
+                if found is not None and pattern is adversarial:
+                    at = found[0] / 1e6
+            classes = "3, 4, 5 (hop classes, WRR)" if hc else "3"
+            print(f"| {routing} | {classes} | {got[0]:.1f} | {got[1]:.1f} | "
+                  + (f"yes, at {at:.0f} us" if dead else "no") + " |")
+
+
 if __name__ == "__main__":
     balls_into_bins()
     print()
     spray()
     print()
     dragonfly_tables()
+    print()
+    hop_classes_table()

@@ -59,7 +59,7 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
                   wrr_weights: Iterable[int] | None = None, ecn: Mapping[str, Any] | None = None,
                   ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED,
                   path_select: str = "ecmp", pfc_response: str | int = 0, routing: str = "shortest",
-                  group: int = 0) -> dict[str, Any]:
+                  group: int = 0, hop_classes: bool = False) -> dict[str, Any]:
     """Validate switch settings and return the dict the C core takes.
 
     ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
@@ -81,7 +81,9 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     switch's dragonfly group), ``"minimal"`` (at most one link between groups), ``"valiant"`` (via
     an intermediate group drawn at the source switch: per flow under ``path_select="ecmp"``, per
     packet otherwise) or ``"ugal"`` (UGAL-L: Valiant only when the minimal egress queue holds more
-    than twice the Valiant one's bytes); see docs/routing.md.
+    than twice the Valiant one's bytes); ``hop_classes`` (group routing): a packet's priority
+    rises by one for each global link it has crossed (capped at 7), Kim et al.'s virtual
+    channels, so PFC cannot close a cycle (make those priorities lossless); see docs/routing.md.
     """
     cfg = _core.switch_cfg_default()
     cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
@@ -140,6 +142,11 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
         raise ValueError(f"routing must be one of {', '.join(ROUTING)}, got {routing!r}")
     cfg["routing"] = ROUTING.index(routing)
     cfg["group"] = _int_in("group", group, 0, MAX_GROUPS - 1)
+    if not isinstance(hop_classes, bool):
+        raise ValueError(f"hop_classes must be True or False, got {hop_classes!r}")
+    if hop_classes and routing == "shortest":
+        raise ValueError("hop_classes needs routing by group (routing 'minimal', 'valiant' or 'ugal')")
+    cfg["hop_classes"] = int(hop_classes)
     return cfg
 
 

@@ -317,8 +317,8 @@ def dragonfly_links(groups: int, a: int, h: int) -> list[tuple[int, int, int, in
 
 
 def dragonfly(a: int = 4, p: int = 2, h: int = 2, groups: int | None = None, routing: str = "minimal",
-              rate: str | int = "100Gbps", global_rate: str | int | None = None, delay: str | int = "1us",
-              global_delay: str | int | None = None, mtu: int = 4096, seed: int = 1,
+              hop_classes: bool = False, rate: str | int = "100Gbps", global_rate: str | int | None = None,
+              delay: str | int = "1us", global_delay: str | int | None = None, mtu: int = 4096, seed: int = 1,
               sim: Simulator | None = None, switch_config: dict[str, Any] | None = None) -> Dragonfly:
     """A dragonfly of ``groups`` (default ``a*h + 1``, the largest: one global link per pair of groups)
     groups of ``a`` routers with ``p`` hosts and ``h`` global links each; Kim et al.'s balanced choice is
@@ -326,9 +326,13 @@ def dragonfly(a: int = 4, p: int = 2, h: int = 2, groups: int | None = None, rou
 
     ``routing``: ``"minimal"``, ``"valiant"`` or ``"ugal"`` (see :func:`rdmasim.fabric.switch_config`;
     the intermediate group is drawn per flow under the default ``path_select="ecmp"``, per packet
-    under ``"spray"``/``"adaptive"``). Host and local links run at ``rate`` with ``delay``; global
-    links at ``global_rate`` / ``global_delay`` (default the same). Each router's ports: its hosts,
-    then the ``a - 1`` local links, then its global links. See :func:`dragonfly_links`."""
+    under ``"spray"``/``"adaptive"``). ``hop_classes=True``: a packet's priority rises by one per
+    global link crossed, so PFC cannot deadlock (priorities 3, 4, 5 lossless and a round-robin
+    scheduler, unless ``switch_config`` gives ``lossless`` / ``scheduler``: strict priority would
+    starve the packets that have crossed fewer global links). Host and local links run at ``rate``
+    with ``delay``; global links at ``global_rate`` / ``global_delay`` (default the same). Each
+    router's ports: its hosts, then the ``a - 1`` local links, then its global links. See
+    :func:`dragonfly_links`."""
     for name, v, hi in (("a", a, 256), ("p", p, 256), ("h", h, 256)):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
             raise ValueError(f"dragonfly {name} must be an int in 1..{hi}, got {v!r}")
@@ -338,14 +342,18 @@ def dragonfly(a: int = 4, p: int = 2, h: int = 2, groups: int | None = None, rou
         raise ValueError(f"dragonfly groups must be an int in 2..a*h+1 = {g_max}, got {groups!r}")
     if routing not in ("minimal", "valiant", "ugal"):
         raise ValueError(f"dragonfly routing must be one of 'minimal', 'valiant', 'ugal', got {routing!r}")
-    clash = {"routing", "group"} & set(switch_config or {})
+    clash = {"routing", "group", "hop_classes"} & set(switch_config or {})
     if clash:
         raise ValueError(f"dragonfly sets {', '.join(sorted(clash))} of every router itself; "
                          "leave them out of switch_config (use routing=)")
     sim = _sim(sim, seed)
-    cfg = _swcfg(switch_config, p + a - 1 + h)
-    routers = [[sim.add_switch(f"r{g}_{r}", **cfg, routing=routing, group=g) for r in range(a)]
-               for g in range(groups)]
+    base = dict(switch_config or {})
+    if hop_classes:  # priority 3 after 0, 1 and 2 global links, served round robin (not strictly)
+        base.setdefault("lossless", (3, 4, 5))
+        base.setdefault("scheduler", "wrr")
+    cfg = _swcfg(base, p + a - 1 + h)
+    routers = [[sim.add_switch(f"r{g}_{r}", **cfg, routing=routing, group=g, hop_classes=hop_classes)
+                for r in range(a)] for g in range(groups)]
     hosts: list[list[list[Host]]] = []
     for g in range(groups):
         grp = []

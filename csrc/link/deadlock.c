@@ -54,10 +54,12 @@ static int blocked(const rs_switch *sw, uint32_t p, uint32_t i)
     return (sp->port.paused_mask & (1u << i)) && sp->q_head[i] != NULL;
 }
 
-static int holds_from(const rs_swport *sp, uint32_t prio, uint16_t in_port)
+/* Egress queue (sp, prio) holds a packet that arrived on (in_port, in_prio) (the two priorities
+ * differ under hop classes). */
+static int holds_from(const rs_swport *sp, uint32_t prio, uint16_t in_port, uint32_t in_prio)
 {
     for (const rs_pkt *q = sp->q_head[prio]; q; q = q->next)
-        if (q->sw_in_port == in_port)
+        if (q->sw_in_port == in_port && q->sw_in_prio == in_prio)
             return 1;
     return 0;
 }
@@ -74,11 +76,11 @@ static int64_t next_succ(rs_net *net, rs_monitor *m, uint32_t v, uint32_t *k)
     rs_switch *ds = peer->sw;
     if (!ds->ports[peer->index].pfc[i].pausing)
         return -1;
-    for (; *k < ds->n_used; (*k)++) {
-        uint32_t x = *k;
-        if (blocked(ds, x, i) && holds_from(&ds->ports[x], i, peer->index)) {
+    for (; *k < ds->n_used * RS_NPRIO; (*k)++) { /* egress queue x, priority j */
+        uint32_t x = *k / RS_NPRIO, j = *k % RS_NPRIO;
+        if (blocked(ds, x, j) && holds_from(&ds->ports[x], j, peer->index, i)) {
             (*k)++;
-            return (int64_t)m->node_base[ds->id] + x * RS_NPRIO + i;
+            return (int64_t)m->node_base[ds->id] + x * RS_NPRIO + j;
         }
     }
     return -1;

@@ -36,6 +36,8 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "path_select %u outside 0..%d", c->path_select, RS_PATH_ADAPTIVE);
     if (c->routing > RS_ROUTE_UGAL)
         return rs_net_fail(net, RS_ERR_INVAL, "routing %u outside 0..%d", c->routing, RS_ROUTE_UGAL);
+    if (c->hop_classes > 1)
+        return rs_net_fail(net, RS_ERR_INVAL, "hop_classes %u outside 0..1", c->hop_classes);
     if (c->group >= RS_MAX_GROUPS)
         return rs_net_fail(net, RS_ERR_INVAL, "group %u outside 0..%u", c->group, RS_MAX_GROUPS - 1);
     if (c->pfc_quanta == 0)

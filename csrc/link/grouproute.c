@@ -76,15 +76,18 @@ static int switch_tables(rs_net *net, rs_switch *sw)
     uint32_t G = net->n_groups, P = sw->cfg.n_ports;
     free(sw->gnh);
     free(sw->gnh_cnt);
+    free(sw->gport);
     sw->gnh = calloc((size_t)G * P + 1, sizeof(uint16_t));
     sw->gnh_cnt = calloc((size_t)G + 1, sizeof(uint16_t));
-    if (!sw->gnh || !sw->gnh_cnt)
+    sw->gport = calloc(P, 1);
+    if (!sw->gnh || !sw->gnh_cnt || !sw->gport)
         return rs_net_fail(net, RS_ERR_NOMEM, "out of memory building group routing tables");
     for (uint32_t p = 0; p < sw->n_used; p++) { /* direct global links */
         const rs_switch *q = peer_switch(&sw->ports[p].port);
         if (q && q->cfg.routing != RS_ROUTE_SHORTEST && q->cfg.group != sw->cfg.group) {
             uint32_t g = q->cfg.group;
             sw->gnh[(size_t)g * P + sw->gnh_cnt[g]++] = (uint16_t)p;
+            sw->gport[p] = 1;
         }
     }
     for (uint32_t g = 0; g < G; g++) { /* else one local hop to a switch with a global link */
@@ -168,4 +171,11 @@ int rs_group_route(const rs_net *net, rs_switch *sw, rs_pkt *pkt, uint32_t prio)
     if (n == 0) /* in the target group, or no group link towards it */
         hops = host_hops(sw, d, &n);
     return n ? (int)rs_switch_pick_hop(sw, pkt, hops, n, prio) : -1;
+}
+
+uint32_t rs_group_egress_class(const rs_switch *sw, rs_pkt *pkt, uint32_t out, uint32_t base)
+{
+    if (sw->gport && sw->gport[out] && pkt->global_hops < 0xFF)
+        pkt->global_hops++;
+    return rs_group_class(base, pkt->global_hops);
 }

@@ -65,14 +65,14 @@ static void add_ingress(rs_mmu *m, size_t i, uint32_t bytes)
     m->shared_used += sh_after - sh_before;
 }
 
-int rs_mmu_admit(rs_mmu *m, uint32_t in, uint32_t out, uint32_t prio, uint32_t bytes)
+int rs_mmu_admit(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes)
 {
-    size_t i = IDX(in, prio), o = IDX(out, prio);
+    size_t i = IDX(in, in_prio), o = IDX(out, prio);
     uint64_t r = m->cfg->reserve_bytes;
     uint64_t after = m->in_bytes[i] + bytes;
     uint64_t sh_after = after > r ? after - r : 0;
-    uint64_t sh_grow = sh_after - rs_mmu_shared_of(m, in, prio);
-    if (m->cfg->pfc_mask & (1u << prio)) {
+    uint64_t sh_grow = sh_after - rs_mmu_shared_of(m, in, in_prio);
+    if (m->cfg->pfc_mask & (1u << in_prio)) {
         if (sh_after == 0 || sh_after <= rs_mmu_threshold(m)) {
             add_ingress(m, i, bytes);
         } else if (m->hdrm_bytes[i] + bytes <= m->cfg->headroom_bytes) {
@@ -92,14 +92,14 @@ int rs_mmu_admit(rs_mmu *m, uint32_t in, uint32_t out, uint32_t prio, uint32_t b
     return -1;
 }
 
-void rs_mmu_release(rs_mmu *m, uint32_t in, uint32_t out, uint32_t prio, uint32_t bytes)
+void rs_mmu_release(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes)
 {
-    size_t i = IDX(in, prio), o = IDX(out, prio);
+    size_t i = IDX(in, in_prio), o = IDX(out, prio);
     /* headroom drains first (as HPCC), then the shared part, then the reserve */
     uint64_t from_hdrm = m->hdrm_bytes[i] < bytes ? m->hdrm_bytes[i] : bytes;
     m->hdrm_bytes[i] -= from_hdrm;
     uint64_t rest = bytes - from_hdrm;
-    uint64_t sh = rs_mmu_shared_of(m, in, prio);
+    uint64_t sh = rs_mmu_shared_of(m, in, in_prio);
     m->shared_used -= rest < sh ? rest : sh;
     m->in_bytes[i] -= rest < m->in_bytes[i] ? rest : m->in_bytes[i];
     m->eg_bytes[o] -= bytes < m->eg_bytes[o] ? bytes : m->eg_bytes[o];

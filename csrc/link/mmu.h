@@ -31,11 +31,12 @@ typedef struct rs_mmu {
 int rs_mmu_init(rs_mmu *m, const rs_switch_cfg *cfg);
 void rs_mmu_free(rs_mmu *m);
 
-/* Decide whether a packet of `bytes` from (in, prio) to egress `out` fits: returns -1 if admitted
- * (and accounted), else the rs_sw_drop reason. */
-int rs_mmu_admit(rs_mmu *m, uint32_t in, uint32_t out, uint32_t prio, uint32_t bytes);
+/* Decide whether a packet of `bytes` from ingress queue (in, in_prio) to egress queue (out, prio)
+ * fits (the two priorities differ only under hop classes): returns -1 if admitted (and
+ * accounted), else the rs_sw_drop reason.  Lossless or lossy: by the ingress priority. */
+int rs_mmu_admit(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes);
 /* The packet left egress queue (out, prio): release its bytes. */
-void rs_mmu_release(rs_mmu *m, uint32_t in, uint32_t out, uint32_t prio, uint32_t bytes);
+void rs_mmu_release(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes);
 
 uint64_t rs_mmu_threshold(const rs_mmu *m);
 uint64_t rs_mmu_shared_of(const rs_mmu *m, uint32_t port, uint32_t prio);

@@ -93,6 +93,7 @@ void rs_switch_free(rs_net *net, rs_switch *sw)
     free(sw->nh_cnt);
     free(sw->gnh);
     free(sw->gnh_cnt);
+    free(sw->gport);
     free(sw->ports);
     free(sw);
 }
@@ -171,24 +172,29 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     uint32_t bytes = pkt->frame_len; /* rs_frame_len, set by the link that brought it */
     in->stats.rx_pkts++;
     in->stats.rx_bytes += bytes;
-    uint32_t prio = sw->cfg.dscp_to_prio[pkt->tos >> 2] & 7u;
-    pkt->priority = (uint8_t)prio;
-    int route = route_of(net, sw, pkt, prio);
+    uint32_t base = sw->cfg.dscp_to_prio[pkt->tos >> 2] & 7u;
+    /* ip: the priority it arrived in (ingress accounting, PFC); prio: the egress queue's.  They
+     * differ only under hop classes, on the way out to a global link. */
+    uint32_t ip = sw->cfg.hop_classes ? rs_group_class(base, pkt->global_hops) : base, prio = ip;
+    pkt->priority = (uint8_t)ip;
+    int route = route_of(net, sw, pkt, ip);
     if (route < 0) {
         drop(net, in, pkt, RS_SWDROP_NO_ROUTE);
         return;
     }
     uint32_t out_idx = (uint32_t)route;
+    if (sw->cfg.hop_classes)
+        prio = rs_group_egress_class(sw, pkt, out_idx, base);
     rs_swport *out = &sw->ports[out_idx];
     if (out->wd_storm_until[prio] > net->eng.now_ps) {
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);
         return;
     }
-    int why = rs_mmu_admit(&sw->mmu, port->index, out_idx, prio, bytes);
+    int why = rs_mmu_admit(&sw->mmu, port->index, ip, out_idx, prio, bytes);
 #ifdef RDMASIM_MUTANTS /* lossless_drop: a lossless class over XOFF is dropped like a lossy one */
-    if (why < 0 && RS_MUTANT(&net->eng, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> prio & 1u) &&
-        rs_mmu_should_pause(&sw->mmu, port->index, prio)) {
-        rs_mmu_release(&sw->mmu, port->index, out_idx, prio, bytes);
+    if (why < 0 && RS_MUTANT(&net->eng, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> ip & 1u) &&
+        rs_mmu_should_pause(&sw->mmu, port->index, ip)) {
+        rs_mmu_release(&sw->mmu, port->index, ip, out_idx, prio, bytes);
         why = RS_SWDROP_LOSSY_THRESHOLD;
     }
 #endif
@@ -196,10 +202,12 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
         drop(net, in, pkt, why);
         return;
     }
-    size_t qi = (size_t)out_idx * RS_NPRIO + prio, ii = (size_t)port->index * RS_NPRIO + prio;
+    pkt->priority = (uint8_t)prio;
+    pkt->sw_in_prio = (uint8_t)ip;
+    size_t qi = (size_t)out_idx * RS_NPRIO + prio, ii = (size_t)port->index * RS_NPRIO + ip;
     peak(&out->stats.q_bytes_peak[prio], sw->mmu.eg_bytes[qi]);
-    peak(&in->stats.in_bytes_peak[prio], sw->mmu.in_bytes[ii] + sw->mmu.hdrm_bytes[ii]);
-    peak(&in->stats.hdrm_bytes_peak[prio], sw->mmu.hdrm_bytes[ii]);
+    peak(&in->stats.in_bytes_peak[ip], sw->mmu.in_bytes[ii] + sw->mmu.hdrm_bytes[ii]);
+    peak(&in->stats.hdrm_bytes_peak[ip], sw->mmu.hdrm_bytes[ii]);
     if (!sw->cfg.ecn_on_dequeue &&
         rs_ecn_maybe_mark(pkt, sw->mmu.eg_bytes[qi] - bytes, sw->cfg.ecn_kmin[prio], sw->cfg.ecn_kmax[prio],
                           sw->cfg.ecn_pmax[prio], &sw->rng)) {
@@ -213,7 +221,7 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     else
         out->q_head[prio] = pkt;
     out->q_tail[prio] = pkt;
-    rs_pfc_on_enqueue(net, &in->pfc[prio]);
+    rs_pfc_on_enqueue(net, &in->pfc[ip]);
     rs_port_kick(net, &out->port);
 }
 
@@ -274,7 +282,7 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
         __builtin_prefetch(sp->q_head[prio]);
     p->next = NULL;
     uint32_t bytes = p->frame_len;
-    rs_mmu_release(&sw->mmu, p->sw_in_port, port->index, (uint32_t)prio, bytes);
+    rs_mmu_release(&sw->mmu, p->sw_in_port, p->sw_in_prio, port->index, (uint32_t)prio, bytes);
     if (sw->cfg.ecn_on_dequeue &&
         rs_ecn_maybe_mark(p, sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio], sw->cfg.ecn_kmin[prio],
                           sw->cfg.ecn_kmax[prio], sw->cfg.ecn_pmax[prio], &sw->rng)) {
@@ -285,7 +293,7 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
     sp->stats.tx_bytes += bytes;
     sp->stats.q_tx_pkts[prio]++;
     sp->stats.q_tx_bytes[prio] += bytes;
-    rs_pfc_on_dequeue(net, &sw->ports[p->sw_in_port].pfc[prio]);
+    rs_pfc_on_dequeue(net, &sw->ports[p->sw_in_port].pfc[p->sw_in_prio]);
     return p;
 }
 
@@ -297,11 +305,12 @@ void rs_switch_flush_queue(rs_net *net, rs_switch *sw, uint32_t port, uint32_t p
     while (p) {
         rs_pkt *next = p->next;
         uint16_t in = p->sw_in_port;
-        rs_mmu_release(&sw->mmu, in, port, prio, p->frame_len);
+        uint8_t ip = p->sw_in_prio;
+        rs_mmu_release(&sw->mmu, in, ip, port, prio, p->frame_len);
         sw->ports[in].stats.drops[reason]++;
-        sw->ports[in].stats.q_drops[prio]++;
+        sw->ports[in].stats.q_drops[ip]++;
         rs_pkt_release(net->pool, p);
-        rs_pfc_on_dequeue(net, &sw->ports[in].pfc[prio]);
+        rs_pfc_on_dequeue(net, &sw->ports[in].pfc[ip]);
         p = next;
     }
 }

@@ -61,6 +61,7 @@ typedef struct rs_switch {
      * gnh[g * n_ports .. + gnh_cnt[g]) (count 0: shortest paths; always 0 for the own group) */
     uint16_t *gnh;
     uint16_t *gnh_cnt;
+    uint8_t *gport;            /* per port: 1 = a global link (to another group) */
 } rs_switch;
 
 rs_switch *rs_switch_new(struct rs_net *net, int id, const rs_switch_cfg *cfg, int *err);
@@ -75,6 +76,14 @@ void rs_switch_flush_queue(struct rs_net *net, rs_switch *sw, uint32_t port, uin
 uint32_t rs_switch_pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *hops, uint32_t n, uint32_t prio);
 /* grouproute.c: the egress port under group routing, or -1 (no route); may set pkt->via_group. */
 int rs_group_route(const struct rs_net *net, rs_switch *sw, rs_pkt *pkt, uint32_t prio);
+/* Hop classes (cfg.hop_classes): the priority of a packet of class `base` that has crossed
+ * `global_hops` global links (capped at 7) ... */
+static inline uint32_t rs_group_class(uint32_t base, uint32_t global_hops)
+{
+    return base + global_hops < 7u ? base + global_hops : 7u;
+}
+/* ... and the egress priority when it leaves on port `out` (counts the global link it takes). */
+uint32_t rs_group_egress_class(const rs_switch *sw, rs_pkt *pkt, uint32_t out, uint32_t base);
 /* ECMP choice among n next hops for the packet's 5-tuple. */
 uint32_t rs_switch_ecmp_hash(const rs_switch *sw, uint32_t sip, uint32_t dip, uint16_t sport);
 

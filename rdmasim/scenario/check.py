@@ -48,6 +48,8 @@ _HOPS = {
     "dumbbell": 3,
     "leaf_spine": 4,
     "fat_tree": 6,
+    "dragonfly": 7,
+    "rail_optimized": 4,
     "explicit": 4,
 }
 

@@ -25,8 +25,10 @@ from rdmasim.scenario.model import (  # noqa: F401  (MAX_HOSTS: re-exported)
     Problem,
     Scenario,
     ScenarioError,
+    dragonfly_groups,
     host_count,
     host_names,
+    rail_units,
 )
 from rdmasim.scenario.schema import ARRAYS, SCHEMA, TABLES, Opt
 from rdmasim.scenario.traffic import traffic_table
@@ -40,6 +42,9 @@ KIND_PARAMS: dict[str, tuple[str, ...]] = {
     "dumbbell": ("n_left", "n_right", "bottleneck_rate"),
     "leaf_spine": ("leaves", "spines", "hosts_per_leaf", "fabric_rate"),
     "fat_tree": ("k",),
+    "dragonfly": ("routers_per_group", "hosts_per_router", "global_per_router", "groups", "routing",
+                  "global_rate", "hop_classes"),
+    "rail_optimized": ("nodes", "gpus_per_node", "spines", "nodes_per_unit", "fabric_rate"),
     "explicit": ("hosts", "switches", "links"),
 }
 
@@ -238,6 +243,13 @@ def switch_ports(sc: Scenario) -> list[int]:
     if kind == "fat_tree":
         k = v["topology.k"]
         return [k] * (5 * k * k // 4)
+    if kind == "dragonfly":
+        a, p = v["topology.routers_per_group"], v["topology.hosts_per_router"]
+        return [p + a - 1 + v["topology.global_per_router"]] * (dragonfly_groups(v) * a)
+    if kind == "rail_optimized":
+        per_unit, units = rail_units(v)
+        rails = v["topology.gpus_per_node"] * units
+        return [per_unit + v["topology.spines"]] * rails + [rails] * v["topology.spines"]
     if kind == "explicit":
         degree: Counter[str] = Counter()
         for r in sc.arrays.get("topology.links", []):
@@ -316,11 +328,19 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
                 allowed="only with kind = 'explicit'",
             )
         )
+    if kind == "dragonfly":
+        a, h, g = v["topology.routers_per_group"], v["topology.global_per_router"], v["topology.groups"]
+        if g != 0 and not 2 <= g <= a * h + 1:
+            problems.append(Problem(file, "topology.groups", f"a dragonfly of a = {a}, h = {h} has "
+                                    "2..a*h+1 groups", g, f"0 or an int in 2..{a * h + 1}"))
+    if kind == "rail_optimized" and v["topology.nodes_per_unit"] > v["topology.nodes"]:
+        problems.append(Problem(file, "topology.nodes_per_unit", "more nodes per unit than nodes",
+                                v["topology.nodes_per_unit"], f"0 or an int in 1..{v['topology.nodes']}"))
     if kind == "fat_tree" and v["topology.k"] % 2:
         problems.append(
             Problem(file, "topology.k", "fat_tree needs an even k", v["topology.k"], "even ints 2..64")
         )
-    for p in ("topology.bottleneck_rate", "topology.fabric_rate"):
+    for p in ("topology.bottleneck_rate", "topology.fabric_rate", "topology.global_rate"):
         if v[p]:
             try:
                 parse_rate(v[p])
@@ -577,10 +597,50 @@ def has_link(sc: Scenario, a: str, b: str) -> bool:
                 core = _num(y, "core", half * half)
                 if core is not None and core // half == i:
                     return True
+        if kind == "dragonfly" and _dragonfly_link(v, x, y):
+            return True
+        if kind == "rail_optimized" and _rail_link(v, x, y):
+            return True
         rows = sc.arrays.get("topology.links", [])
         if kind == "explicit" and any({r["a"], r["b"]} == {x, y} for r in rows):
             return True
     return False
+
+
+def _dragonfly_link(v: dict[str, Any], x: str, y: str) -> bool:
+    """A dragonfly link x - y: router - its host, two routers of a group, or a global link."""
+    from rdmasim.topology import dragonfly_links
+
+    a, p, h = v["topology.routers_per_group"], v["topology.hosts_per_router"], v["topology.global_per_router"]
+    g = dragonfly_groups(v)
+    rm = re.fullmatch(r"r(\d+)_(\d+)", x)
+    if not rm or int(rm.group(1)) >= g or int(rm.group(2)) >= a:
+        return False
+    gx, rx = int(rm.group(1)), int(rm.group(2))
+    hm = re.fullmatch(r"h(\d+)_(\d+)_(\d+)", y)
+    if hm:
+        return (int(hm.group(1)), int(hm.group(2))) == (gx, rx) and int(hm.group(3)) < p
+    ym = re.fullmatch(r"r(\d+)_(\d+)", y)
+    if not ym or int(ym.group(1)) >= g or int(ym.group(2)) >= a:
+        return False
+    gy, ry = int(ym.group(1)), int(ym.group(2))
+    if gx == gy:
+        return rx != ry
+    return any({(i, ri), (j, rj)} == {(gx, rx), (gy, ry)} for i, ri, j, rj in dragonfly_links(g, a, h))
+
+
+def _rail_link(v: dict[str, Any], x: str, y: str) -> bool:
+    """A rail_optimized link x - y: rail switch - its NIC, or rail switch - spine."""
+    per_unit, units = rail_units(v)
+    m = re.fullmatch(r"rail(\d+)_(\d+)", x)
+    if not m or int(m.group(1)) >= v["topology.gpus_per_node"] or int(m.group(2)) >= units:
+        return False
+    rail, unit = int(m.group(1)), int(m.group(2))
+    if _num(y, "spine", v["topology.spines"]) is not None:
+        return True
+    hm = re.fullmatch(r"n(\d+)_g(\d+)", y)
+    return bool(hm) and int(hm.group(2)) == rail and int(hm.group(1)) < v["topology.nodes"] and (
+        int(hm.group(1)) // per_unit == unit)
 
 
 def _explicit(sc: Scenario, problems: list[Problem]) -> None:

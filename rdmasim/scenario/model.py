@@ -87,6 +87,19 @@ class Scenario:
 MAX_HOSTS = 65_536
 
 
+def dragonfly_groups(values: dict[str, Any]) -> int:
+    """A dragonfly's group count: topology.groups, or a*h + 1 when 0."""
+    g = values["topology.groups"]
+    return g or values["topology.routers_per_group"] * values["topology.global_per_router"] + 1
+
+
+def rail_units(values: dict[str, Any]) -> tuple[int, int]:
+    """A rail_optimized fabric's (nodes per scalable unit, units)."""
+    n = values["topology.nodes"]
+    per_unit = values["topology.nodes_per_unit"] or n
+    return per_unit, -(-n // per_unit)
+
+
 def host_count(values: dict[str, Any]) -> int:
     """How many hosts the topology will have, computed without naming them."""
     kind = values["topology.kind"]
@@ -97,6 +110,9 @@ def host_count(values: dict[str, Any]) -> int:
         "dumbbell": lambda: values["topology.n_left"] + values["topology.n_right"],
         "leaf_spine": lambda: values["topology.leaves"] * values["topology.hosts_per_leaf"],
         "fat_tree": lambda: values["topology.k"] ** 3 // 4,
+        "dragonfly": lambda: dragonfly_groups(values) * values["topology.routers_per_group"]
+        * values["topology.hosts_per_router"],
+        "rail_optimized": lambda: values["topology.nodes"] * values["topology.gpus_per_node"],
         "explicit": lambda: len(values["topology.hosts"]),
     }[kind]
     return int(n())
@@ -120,4 +136,10 @@ def host_names(values: dict[str, Any]) -> list[str]:
     if kind == "fat_tree":
         h = values["topology.k"] // 2
         return [f"h{p}_{i}_{j}" for p in range(values["topology.k"]) for i in range(h) for j in range(h)]
+    if kind == "dragonfly":
+        a, p = values["topology.routers_per_group"], values["topology.hosts_per_router"]
+        return [f"h{g}_{r}_{i}" for g in range(dragonfly_groups(values)) for r in range(a) for i in range(p)]
+    if kind == "rail_optimized":
+        gpus = values["topology.gpus_per_node"]
+        return [f"n{n}_g{i}" for n in range(values["topology.nodes"]) for i in range(gpus)]
     return list(values["topology.hosts"])

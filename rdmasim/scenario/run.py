@@ -89,6 +89,19 @@ def build(sc: Scenario) -> Simulator:
         ).sim
     elif kind == "fat_tree":
         sim = topology.fat_tree(v["topology.k"], switch_config=swc, **common).sim
+    elif kind == "dragonfly":
+        sim = topology.dragonfly(
+            v["topology.routers_per_group"], v["topology.hosts_per_router"], v["topology.global_per_router"],
+            groups=v["topology.groups"] or None, routing=v["topology.routing"],
+            hop_classes=v["topology.hop_classes"],
+            global_rate=v["topology.global_rate"] or None, switch_config=swc, **common,
+        ).sim
+    elif kind == "rail_optimized":
+        sim = topology.rail_optimized(
+            v["topology.nodes"], v["topology.gpus_per_node"], v["topology.spines"],
+            nodes_per_unit=v["topology.nodes_per_unit"] or None, host_rate=rate,
+            fabric_rate=v["topology.fabric_rate"] or rate, delay=delay, mtu=mtu, seed=seed, switch_config=swc,
+        ).sim
     else:
         sim = Simulator(seed)
         rows = sc.arrays.get("topology.links", [])
@@ -278,7 +291,8 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     # the table with hosts mapped to the simulator's indices
     mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
     fs = sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
-                       rnr_retry=v["qp.rnr_retry"], recovery=v["qp.recovery"])
+                       rnr_retry=v["qp.rnr_retry"], recovery=v["qp.recovery"],
+                       irn_window=v["qp.irn_window"] or None)
     end_ps = v["simulation.duration"]
     interval = v["outputs.sample_interval"]
     qs = _queue_sampler(sim, {int(p) for p in np.unique(flows["priority"])}, interval) if interval else None

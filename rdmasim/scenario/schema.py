@@ -68,7 +68,8 @@ def _num(x: float) -> str:
 
 
 MTUS = (256, 512, 1024, 2048, 4096)
-TOPOLOGY_KINDS = ("back_to_back", "star", "incast", "dumbbell", "leaf_spine", "fat_tree", "explicit")
+TOPOLOGY_KINDS = ("back_to_back", "star", "incast", "dumbbell", "leaf_spine", "fat_tree", "dragonfly",
+                  "rail_optimized", "explicit")
 VERBS = ("WRITE", "READ", "SEND")
 DIRECTIONS = ("both", "forward", "reverse")
 U63 = 2**63 - 1
@@ -79,7 +80,9 @@ SECTIONS: dict[str, str] = {
     "topology": "The fabric: a builder from rdmasim.topology and its parameters, or an explicit graph "
     '(`kind = "explicit"` with `hosts`, `switches` and `[[topology.links]]`). '
     "Host names: back_to_back `a`, `b`; star/incast `h0..`; dumbbell `l0..`, `r0..`; "
-    "leaf_spine `h0..`; fat_tree `h{pod}_{edge}_{i}`.",
+    "leaf_spine `h0..`; fat_tree `h{pod}_{edge}_{i}`; dragonfly `h{group}_{router}_{i}` (routers "
+    "`r{group}_{router}`); rail_optimized `n{node}_g{gpu}` (rail switches `rail{gpu}_{unit}`, spines "
+    "`spine{j}`). See docs/routing.md for dragonfly and rail_optimized.",
     "topology.links[]": "Links of an explicit graph (rate/delay default to [link]).",
     "link": "Defaults for every link.",
     "switch": "Every switch (rdmasim.fabric.switch_config).",
@@ -144,10 +147,28 @@ SCHEMA: dict[str, Opt] = {
         "str", "", "dumbbell: rate of the switch-switch link ('' = [link] rate)."
     ),
     "topology.leaves": Opt("int", 2, "leaf_spine: number of leaves.", lo=1, hi=2048),
-    "topology.spines": Opt("int", 2, "leaf_spine: number of spines.", lo=1, hi=2048),
+    "topology.spines": Opt("int", 2, "leaf_spine, rail_optimized: number of spines.", lo=1, hi=2048),
     "topology.hosts_per_leaf": Opt("int", 2, "leaf_spine: hosts per leaf.", lo=1, hi=2048),
-    "topology.fabric_rate": Opt("str", "", "leaf_spine: leaf-spine link rate ('' = [link] rate)."),
+    "topology.fabric_rate": Opt("str", "", "leaf_spine, rail_optimized: rate of the links to spines ('' = "
+                                "[link] rate)."),
     "topology.k": Opt("int", 4, "fat_tree: arity (even).", lo=2, hi=64),
+    "topology.routers_per_group": Opt("int", 4, "dragonfly: routers per group (a).", lo=1, hi=256),
+    "topology.hosts_per_router": Opt("int", 2, "dragonfly: hosts per router (p).", lo=1, hi=256),
+    "topology.global_per_router": Opt("int", 2, "dragonfly: global links per router (h).", lo=1, hi=256),
+    "topology.groups": Opt("int", 0, "dragonfly: groups, 2..a*h+1 (0 = a*h+1, one global link per pair of "
+                           "groups).", lo=0, hi=65535),
+    "topology.routing": Opt("str", "minimal", "dragonfly: routing by group; Valiant's intermediate group is "
+                            "drawn per flow under switch.path_select = 'ecmp', per packet otherwise.",
+                            choices=("minimal", "valiant", "ugal")),
+    "topology.global_rate": Opt("str", "", "dragonfly: global link rate ('' = [link] rate)."),
+    "topology.hop_classes": Opt("bool", False, "dragonfly: a packet's priority rises by one per global "
+                                "link crossed (virtual channels: PFC cannot deadlock); make those priorities "
+                                "lossless, e.g. switch.lossless = [3, 4, 5], and use switch.scheduler = "
+                                "'wrr'."),
+    "topology.nodes": Opt("int", 4, "rail_optimized: nodes.", lo=1, hi=4096),
+    "topology.gpus_per_node": Opt("int", 8, "rail_optimized: GPUs (NICs, rails) per node.", lo=1, hi=64),
+    "topology.nodes_per_unit": Opt("int", 0, "rail_optimized: nodes per scalable unit, each with its own "
+                                   "rail switches (0 = all nodes, one unit).", lo=0, hi=4095),
     "topology.hosts": Opt("list[str]", [], "explicit: host names."),
     "topology.switches": Opt("list[str]", [], "explicit: switch names."),
     "topology.links[].a": Opt("str", "", "One end (a host or switch name)."),
@@ -228,6 +249,10 @@ SCHEMA: dict[str, Opt] = {
     "qp.recovery": Opt(
         "str", "gbn", "Loss recovery: 'gbn' (Go-Back-N, as RoCEv2 NICs) or 'irn' (IRN selective repeat; "
         "window = the path's bandwidth-delay product).", choices=("gbn", "irn"),
+    ),
+    "qp.irn_window": Opt(
+        "int", 0, "IRN's cap on packets in flight (0 = the bandwidth-delay product of one link; a path of "
+        "several hops needs more).", lo=0, hi=65536,
     ),
     # impairments
     "impairments.loss[].link": Opt("node_pair", [], "The link, by its two end names."),

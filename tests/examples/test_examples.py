@@ -104,12 +104,23 @@ def check_ring_allreduce(r: dict[str, Any]) -> None:
     assert np.all(np.diff(rt) < 0)
 
 
+def check_fabric_compare(r: dict[str, Any]) -> None:
+    """RoCE pauses and never retransmits; spraying without PFC never pauses and, with IRN, beats
+    RoCE's slowdown and goodput; adaptive per-packet selection reorders, and Go-Back-N pays."""
+    roce, spray, apfc, airn = r["roce"], r["spray_irn"], r["adaptive_pfc"], r["adaptive_irn"]
+    assert roce["retx_pkts"] == 0 and roce["drops"] == 0 and roce["nic_paused_us"] > 0
+    assert spray["switch_paused_us"] == 0 == airn["switch_paused_us"]
+    assert spray["slowdown_mean"] < roce["slowdown_mean"] and spray["goodput_gbps"] > roce["goodput_gbps"]
+    assert apfc["retx_pkts"] > 10 * airn["retx_pkts"] and apfc["goodput_gbps"] < roce["goodput_gbps"]
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "gbn_loss": check_gbn_loss,
     "incast_dcqcn": check_incast_dcqcn,
     "pfc_victim": check_pfc_victim,
     "pfc_deadlock": check_pfc_deadlock,
     "ring_allreduce": check_ring_allreduce,
+    "fabric_compare": check_fabric_compare,
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from routing_util import adversarial, dragonfly_gbps, uniform_random
+from routing_util import QPS, adversarial, dragonfly_gbps, sustained_goodput_gbps, uniform_random
 
 from rdmasim import fabric
 from rdmasim.topology import dragonfly, dragonfly_links
@@ -163,3 +163,32 @@ def test_minimal_with_pfc_deadlocks_under_the_adversarial_pattern() -> None:
     _, cycle = found
     groups = {name.split("_")[0] for name, _, _ in cycle}
     assert len(groups) == df.groups, cycle  # the cycle runs through every group
+
+
+def test_hop_classes_break_the_deadlock() -> None:
+    # Kim et al.'s virtual channels as priorities: 3 before any global link, 4 after one, 5 after two
+    df = dragonfly(routing="minimal", hop_classes=True)
+    r = df.routers[0][0]
+    assert r.config["hop_classes"] == 1 and r.config["pfc_mask"] == 0b111000 and r.config["wrr"] == 1
+    fabric.enable_deadlock_detector(df.sim, "10us")
+    src, dst = adversarial(df)
+    gbps = sustained_goodput_gbps(df.sim, src, dst, recovery="gbn").reshape(-1, QPS).sum(axis=1)
+    assert fabric.deadlock(df.sim) is None
+    assert 0.85 * RATE_GBPS / 8 <= gbps.mean() <= 1.2 * RATE_GBPS / 8, gbps.mean()
+    # the global links carried priority 4, the local links before them priority 3
+    g0 = df.global_links[(0, 1)][0]
+    out = g0.ab if g0.a.name.startswith("r0_") else g0.ba
+    sw = out.src
+    q = sw.port_stats(sw.port_to(out.dst))["queue_tx_pkts"]
+    assert q[4] > 0 and q[3] == 0, q
+
+
+def test_valiant_with_hop_classes_and_pfc() -> None:
+    df = dragonfly(routing="valiant", hop_classes=True)
+    fabric.enable_deadlock_detector(df.sim, "10us")
+    src, dst = adversarial(df)
+    gbps = sustained_goodput_gbps(df.sim, src, dst, recovery="gbn").reshape(-1, QPS).sum(axis=1)
+    assert fabric.deadlock(df.sim) is None
+    assert gbps.mean() >= 0.4 * RATE_GBPS, gbps.mean()
+    with pytest.raises(ValueError, match="hop_classes"):
+        fabric.switch_config(hop_classes=True)

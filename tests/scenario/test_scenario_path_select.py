@@ -59,3 +59,17 @@ def test_bad_mode_names_key_value_and_choices() -> None:
     msg = str(info.value)
     assert "switch.path_select" in msg and "'random'" in msg
     assert all(repr(m) in msg for m in PATH_SELECT)
+
+
+def test_irn_window_reaches_the_flows() -> None:
+    # four hops of 1 us: one link's bandwidth-delay product (the default window) binds
+    text = LEAF_SPINE.replace('fabric_rate = "25Gbps"\n', "") + '[qp]\nrecovery = "irn"\n'
+
+    def fct(extra: str) -> int:
+        (f,) = run_scenario(loads(text + extra, "p.toml"), out_dir="", progress=False).flows
+        assert f.status == "ok"
+        return f.fct_ps
+
+    assert fct("irn_window = 64\n") < 0.7 * fct("")
+    with pytest.raises(ScenarioError, match="qp.irn_window"):
+        loads(text + "irn_window = 70000\n", "p.toml")

@@ -64,6 +64,8 @@ typedef struct rs_switch_cfg {
     int64_t pfc_response_ps;       /* a received PFC frame acts this long after it arrived (0: at once) */
     uint32_t routing;              /* RS_ROUTE_*: shortest paths, or by group (dragonfly) */
     uint32_t group;                /* the switch's group under group routing, 0..RS_MAX_GROUPS-1 */
+    uint32_t hop_classes;          /* group routing: 1 = a packet's priority rises by one per global link
+                                    * it has crossed (Kim et al.'s virtual channels: no PFC cycle) */
 } rs_switch_cfg;
 
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch

@@ -117,6 +117,8 @@ typedef struct rs_pkt {
     /* group routing (link/grouproute.c): intermediate group + 1 the packet is still heading for
      * (Valiant / UGAL), 0 = none.  Simulator metadata set at the source switch, never on the wire. */
     uint16_t via_group;
+    uint8_t global_hops; /* global links crossed so far (hop classes: its priority offset) */
+    uint8_t sw_in_prio;  /* the priority it arrived in, while queued in a switch (its ingress accounting) */
 
     /* congestion-control echo (metadata, not encoded; transport/cc_qp.c): a request of a QP whose
      * algorithm wants ACK events carries cc_want and, with RS_CC_WANTS_RTT, its NIC send time
