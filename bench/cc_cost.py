@@ -116,7 +116,8 @@ def main() -> None:
             res[n].append(json.loads(out.strip().splitlines()[-1]))
     base = statistics.median(x["loop_s"] for x in res["none"]) if "none" in res else None
     print(f"incast-8, {a.size} per sender in {a.msg} WRITEs, median of {a.rounds} rounds")
-    print(f"{'algorithm':10} {'loop s':>8} {'ratio':>6} {'events':>9} {'events/pkt':>10} {'packets':>8} {'sim us':>8}")
+    print(f"{'algorithm':10} {'loop s':>8} {'ratio':>6} {'events':>9} {'events/pkt':>10} {'packets':>8} "
+          f"{'sim us':>8}")
     for n, xs in res.items():
         med = statistics.median(x["loop_s"] for x in xs)
         x = xs[0]
