@@ -391,10 +391,10 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
     if v["congestion_control.algorithm"] == "dctcp" and ok("congestion_control.dctcp"):
         import re
 
-        from rdmasim.scenario.run import dctcp_params
+        from rdmasim.cc_dctcp import DctcpParams
 
         try:
-            dctcp_params(v)
+            DctcpParams.from_scenario(v)
         except (TypeError, ValueError) as exc:
             m = re.match(r"DCTCP parameter (\w+)=", str(exc))
             key = f"congestion_control.dctcp.{m.group(1)}" if m else "congestion_control.dctcp"

@@ -127,20 +127,14 @@ def build(sc: Scenario) -> Simulator:
                 "dcqcn", params, notification_point=v["congestion_control.notification_point"]
             )
     elif algo == "dctcp":
-        dctcp = dctcp_params(v)
+        from rdmasim.cc_dctcp import DctcpParams
+
+        dctcp = DctcpParams.from_scenario(v)
         for h in sim.hosts.values():
             h.set_congestion_control(
                 "dctcp", dctcp, notification_point=v["congestion_control.notification_point"]
             )
     return sim
-
-
-def dctcp_params(v: dict[str, Any]) -> Any:
-    """DctcpParams from the ``[congestion_control.dctcp]`` keys (already parsed: rates in b/s,
-    sizes in bytes)."""
-    from rdmasim.cc_dctcp import DctcpParams
-
-    return DctcpParams(**{k: v[f"congestion_control.dctcp.{k}"] for k in DctcpParams.field_names()})
 
 
 def _find_link(sim: Simulator, pair: list[str]) -> Link | None:

@@ -6,7 +6,6 @@ import pytest
 
 from rdmasim.cc_dctcp import DctcpParams
 from rdmasim.scenario import ScenarioError, loads, run_scenario
-from rdmasim.scenario.run import dctcp_params
 from rdmasim.scenario.schema import SCHEMA
 
 FLOWS = """
@@ -45,7 +44,7 @@ def test_every_dctcp_field_has_a_key() -> None:
 
 def test_table_sets_every_field() -> None:
     sc = loads(FLOWS + DCTCP)
-    p = dctcp_params(sc.values)
+    p = DctcpParams.from_scenario(sc.values)
     assert p.to_c() == DctcpParams(g=0.125, initial_alpha=0.5, ai_rate="2Gbps", min_rate="5Gbps",
                                    max_rate="80Gbps", window="40KB", var_win=False, pace=False).to_c()
 
