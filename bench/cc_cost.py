@@ -13,6 +13,11 @@ the ratio of medians to ``none`` and the run's events and data packets.
     python bench/cc_cost.py                          # 8 x 10 MiB (81,920 packets), 5 rounds
     python bench/cc_cost.py --size 40MiB --rounds 7
     python bench/cc_cost.py --one dcqcn              # one run, one JSON line (what a round runs)
+
+Rows besides the algorithms: ``<algo>-nomark`` runs it with ECN marking off (it never reacts, the
+network behaves as without CC: the difference to ``none`` is the algorithm's own bookkeeping);
+``<algo>@cx6`` uses the cx6 NIC profile, whose responder coalesces 4 ACKs into one (DCTCP asks
+for an ACK per packet).
 """
 
 from __future__ import annotations
@@ -43,12 +48,20 @@ def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) ->
     from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
     from rdmasim.verbs import enums as e
 
-    t = rdmasim.incast(senders, rate="100Gbps", delay="1us", mtu=1024, seed=seed, switch_config={"ecn": ECN})
+    # "<algo>-nomark": the same algorithm with ECN marking off at the switch: it never reacts, so
+    # the network behaves as without CC and the difference to "none" is the algorithm's own cost
+    # "<algo>@cx6": the hosts use the cx6 NIC profile (the responder coalesces 4 ACKs into one)
+    algo_nic, _, nic = algo.partition("@")
+    name, nomark = algo_nic.removesuffix("-nomark"), algo_nic.endswith("-nomark")
+    ecn = {**ECN, "priorities": []} if nomark else ECN
+    t = rdmasim.incast(senders, rate="100Gbps", delay="1us", mtu=1024, seed=seed, switch_config={"ecn": ecn})
     for h in t.hosts:
-        if algo == "dctcp":  # the window for this path's ~4.2 us base RTT
+        if nic:
+            h.set_nic_profile(nic)
+        if name == "dctcp":  # the window for this path's ~4.2 us base RTT
             h.set_congestion_control("dctcp", DctcpParams.for_path("100Gbps", "4190ns", mtu=1024))
-        elif algo != "none":
-            h.set_congestion_control(algo)
+        elif name != "none":
+            h.set_congestion_control(name)
     n_msg = -(-size // msg)
     ctx_r = Context(t.receiver)
     pd_r = PD(ctx_r)
@@ -106,6 +119,7 @@ def main() -> None:
 
         built = _core.cc_kinds()
         algos = [n for n in ALGORITHM_NAMES if n == "none" or built.get(n, (0, False))[1]]
+        algos += [f"{n}-nomark" for n in algos if n != "none"] + ["none@cx6", "dctcp@cx6"]
     res: dict[str, list[dict]] = {n: [] for n in algos}
     env = dict(os.environ)
     env.setdefault("PYTHONPATH", os.path.dirname(HERE))
@@ -116,13 +130,13 @@ def main() -> None:
             res[n].append(json.loads(out.strip().splitlines()[-1]))
     base = statistics.median(x["loop_s"] for x in res["none"]) if "none" in res else None
     print(f"incast-8, {a.size} per sender in {a.msg} WRITEs, median of {a.rounds} rounds")
-    print(f"{'algorithm':10} {'loop s':>8} {'ratio':>6} {'events':>9} {'events/pkt':>10} {'packets':>8} "
+    print(f"{'algorithm':14} {'loop s':>8} {'ratio':>6} {'events':>9} {'events/pkt':>10} {'packets':>8} "
           f"{'sim us':>8}")
     for n, xs in res.items():
         med = statistics.median(x["loop_s"] for x in xs)
         x = xs[0]
         ratio = f"{med / base:.2f}" if base else "-"
-        print(f"{n:10} {med:8.3f} {ratio:>6} {x['events']:9d} {x['events'] / x['packets']:10.2f} "
+        print(f"{n:14} {med:8.3f} {ratio:>6} {x['events']:9d} {x['events'] / x['packets']:10.2f} "
               f"{x['packets']:8d} {x['sim_end_us']:8.1f}")
 
 

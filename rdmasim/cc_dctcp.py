@@ -80,6 +80,12 @@ class DctcpParams:
         kw.update(overrides)
         return cls(**kw)
 
+    @classmethod
+    def from_scenario(cls, values: dict[str, Any]) -> DctcpParams:
+        """From a scenario's parsed ``congestion_control.dctcp.*`` values (rates in b/s, sizes in
+        bytes)."""
+        return cls(**{k: values[f"congestion_control.dctcp.{k}"] for k in cls.field_names()})
+
     def to_c(self) -> dict[str, Any]:
         """The fields of the C struct rs_dctcp_params (bits/s, bytes)."""
         def rate(v: str | int) -> float:

@@ -408,6 +408,17 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                     DcqcnParams.paper(**ov)
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "congestion_control.overrides", str(exc), ov))
+    if v["congestion_control.algorithm"] == "dctcp" and ok("congestion_control.dctcp"):
+        import re
+
+        from rdmasim.cc_dctcp import DctcpParams
+
+        try:
+            DctcpParams.from_scenario(v)
+        except (TypeError, ValueError) as exc:
+            m = re.match(r"DCTCP parameter (\w+)=", str(exc))
+            key = f"congestion_control.dctcp.{m.group(1)}" if m else "congestion_control.dctcp"
+            problems.append(Problem(file, key, str(exc), v.get(key)))
     nic_ov = v["nic.overrides"]
     if nic_ov and ok("nic"):
         from rdmasim import nic

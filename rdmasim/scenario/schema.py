@@ -89,6 +89,8 @@ SECTIONS: dict[str, str] = {
     "switch.ecn": "RED ECN marking on egress queues.",
     "switch.watchdog": "PFC watchdog (rdmasim.fabric.enable_pfc_watchdog).",
     "congestion_control": "NIC congestion control of every host.",
+    "congestion_control.dctcp": "DCTCP parameters (rdmasim.cc_dctcp.DctcpParams; the defaults are the HPCC "
+    "authors' ns-3 settings): used when `algorithm = \"dctcp\"`.",
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
@@ -224,16 +226,35 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn.pmax": Opt("float", 0.01, "RED marking probability at Kmax.", lo=0.0, hi=1.0),
     "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked.", lo=0, hi=7),
     # congestion control
-    "congestion_control.algorithm": Opt("str", "none", "NIC congestion control.", choices=("none", "dcqcn")),
+    "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
+                                        choices=("none", "dcqcn", "dctcp")),
     "congestion_control.preset": Opt(
         "str", "paper", "DCQCN parameter preset (DcqcnParams.paper/nvidia).", choices=("paper", "nvidia")
     ),
-    "congestion_control.notification_point": Opt("bool", True, "Receivers send CNPs for CE-marked packets."),
+    "congestion_control.notification_point": Opt(
+        "bool", True, "Receivers send CNPs for CE-marked packets (DCTCP does not use them: it reads the CE "
+        "marks its ACKs echo; set false to save the frames)."
+    ),
     "congestion_control.overrides": Opt(
         "table",
         {},
         "Parameter overrides: DcqcnParams field names (preset paper) or mlxconfig names (preset nvidia).",
     ),
+    # DCTCP (rdmasim.cc_dctcp.DctcpParams; used when algorithm = "dctcp")
+    "congestion_control.dctcp.g": Opt("float", 1 / 16, "DCTCP alpha gain g (0 < g <= 1).", lo=0.0, hi=1.0),
+    "congestion_control.dctcp.initial_alpha": Opt("float", 1.0, "DCTCP alpha before its first update.",
+                                                  lo=0.0, hi=1.0),
+    "congestion_control.dctcp.ai_rate": Opt("rate", "615Mbps", "DCTCP additive increase per window of data "
+                                            "without a mark (one MTU per RTT)."),
+    "congestion_control.dctcp.min_rate": Opt("rate", "1Gbps", "DCTCP rate floor of a cut."),
+    "congestion_control.dctcp.max_rate": Opt("str", "0", "DCTCP rate cap: '0' = the line rate, or a rate "
+                                             "like '50Gbps'."),
+    "congestion_control.dctcp.window": Opt("size", 0, "DCTCP window at the maximum rate (a BDP, e.g. "
+                                           "'52KB'); 0 = no window.", lo=0, hi=2**64 - 1),
+    "congestion_control.dctcp.var_win": Opt("bool", True, "DCTCP window follows the rate (window x rate / "
+                                            "max rate)."),
+    "congestion_control.dctcp.pace": Opt("bool", True, "DCTCP paces packets at its rate (false: the window "
+                                         "alone limits; needs a window)."),
     # nic
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
                        choices=("rxe", "cx6", "connectx")),
@@ -422,6 +443,7 @@ TABLES = (
     "switch.ecn",
     "switch.watchdog",
     "congestion_control",
+    "congestion_control.dctcp",
     "nic",
     "qp",
     "impairments",
