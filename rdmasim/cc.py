@@ -146,10 +146,12 @@ class Algorithm:
 
 def _algorithms() -> dict[str, Algorithm]:
     from rdmasim.cc_dctcp import DctcpParams
+    from rdmasim.cc_timely import TimelyParams
 
     return {
         "dcqcn": Algorithm("dcqcn", DcqcnParams, True),
         "dctcp": Algorithm("dctcp", DctcpParams, False),
+        "timely": Algorithm("timely", TimelyParams, False),
     }
 
 

@@ -126,6 +126,14 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(
                 "dcqcn", params, notification_point=v["congestion_control.notification_point"]
             )
+    elif algo == "timely":
+        from rdmasim.cc_timely import TimelyParams
+
+        timely = TimelyParams.from_scenario(v)
+        for h in sim.hosts.values():
+            h.set_congestion_control(
+                "timely", timely, notification_point=v["congestion_control.notification_point"]
+            )
     elif algo == "dctcp":
         from rdmasim.cc_dctcp import DctcpParams
 
