@@ -40,6 +40,7 @@ PUBLIC: dict[str, str] = {
     "cc_dcqcn.h": "cc",
     "cc_dctcp.h": "cc",
     "cc_timely.h": "cc",
+    "cc_swift.h": "cc",
     "verbs.h": "transport",
     "flows.h": "workload",
     "sim.h": "sim",

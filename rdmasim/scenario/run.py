@@ -126,13 +126,13 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(
                 "dcqcn", params, notification_point=v["congestion_control.notification_point"]
             )
-    elif algo == "timely":
-        from rdmasim.cc_timely import TimelyParams
+    elif algo in ("timely", "swift"):
+        from rdmasim.cc import params_class
 
-        timely = TimelyParams.from_scenario(v)
+        delay_cc = params_class(algo).from_scenario(v)
         for h in sim.hosts.values():
             h.set_congestion_control(
-                "timely", timely, notification_point=v["congestion_control.notification_point"]
+                algo, delay_cc, notification_point=v["congestion_control.notification_point"]
             )
     elif algo == "dctcp":
         from rdmasim.cc_dctcp import DctcpParams

@@ -88,6 +88,8 @@ SECTIONS: dict[str, str] = {
     "authors' ns-3 settings): used when `algorithm = \"dctcp\"`.",
     "congestion_control.timely": "TIMELY parameters (rdmasim.cc_timely.TimelyParams; the defaults are the "
     "TIMELY paper's, for 10 Gb/s NICs): used when `algorithm = \"timely\"`.",
+    "congestion_control.swift": "Swift parameters (rdmasim.cc_swift.SwiftParams; the delays depend on the "
+    "fabric: SwiftParams.for_path derives them from the base RTT): used when `algorithm = \"swift\"`.",
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
@@ -189,7 +191,7 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked.", lo=0, hi=7),
     # congestion control
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
-                                        choices=("none", "dcqcn", "dctcp", "timely")),
+                                        choices=("none", "dcqcn", "dctcp", "timely", "swift")),
     "congestion_control.preset": Opt(
         "str", "paper", "DCQCN parameter preset (DcqcnParams.paper/nvidia).", choices=("paper", "nvidia")
     ),
@@ -241,6 +243,32 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.timely.segment": Opt("size", "16KB", "TIMELY updates once per this many bytes "
                                              "acknowledged (the paper's segment); 0 = once per window of "
                                              "data (ns-3).", lo=0, hi=2**64 - 1),
+    # Swift (rdmasim.cc_swift.SwiftParams; used when algorithm = "swift")
+    "congestion_control.swift.ai": Opt("float", 1.0, "Swift additive increase, packets per RTT.", lo=0.0),
+    "congestion_control.swift.beta": Opt("float", 0.8, "Swift decrease scale: cwnd x (1 - beta (delay - "
+                                         "target) / delay).", lo=0.0, hi=1.0),
+    "congestion_control.swift.max_mdf": Opt("float", 0.5, "Swift largest cut (a fraction of the window, "
+                                            "0 < f < 1).", lo=0.0, hi=1.0),
+    "congestion_control.swift.base_target": Opt("time", "10us", "Swift target delay of a one-hop path "
+                                                "with few flows.", lo=1, hi=U63),
+    "congestion_control.swift.hop_scale": Opt("time", "1us", "Swift target added per hop (h).",
+                                              lo=0, hi=U63),
+    "congestion_control.swift.hops": Opt("int", 1, "Swift hop count (switches on the forward path; a "
+                                         "parameter: no TTL feedback).", lo=0, hi=2**32 - 1),
+    "congestion_control.swift.fs_range": Opt("time", "10us", "Swift flow scaling: the most target added "
+                                             "(at fs_min_cwnd).", lo=0, hi=U63),
+    "congestion_control.swift.fs_min_cwnd": Opt("float", 0.1, "Swift flow scaling adds all of fs_range "
+                                                "at or below this window (packets).", lo=0.0),
+    "congestion_control.swift.fs_max_cwnd": Opt("float", 100.0, "Swift flow scaling adds nothing at or "
+                                                "above this window (packets, > fs_min_cwnd).", lo=0.0),
+    "congestion_control.swift.min_cwnd": Opt("float", 0.001, "Swift smallest window (packets; below 1 "
+                                             "the QP is paced one RTT / cwnd apart).", lo=0.0),
+    "congestion_control.swift.max_cwnd": Opt("float", 0.0, "Swift largest window (packets; 0 = no cap).",
+                                             lo=0.0),
+    "congestion_control.swift.init_cwnd": Opt("float", 0.0, "Swift first window (packets; 0 = line rate "
+                                              "x base_target).", lo=0.0),
+    "congestion_control.swift.packet_bytes": Opt("int", 1024, "Swift packet size for the window (the "
+                                                 "path MTU's payload).", lo=1, hi=2**32 - 1),
     # nic
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
                        choices=("rxe", "cx6", "connectx")),
@@ -376,6 +404,7 @@ TABLES = (
     "congestion_control",
     "congestion_control.dctcp",
     "congestion_control.timely",
+    "congestion_control.swift",
     "nic",
     "qp",
     "impairments",
