@@ -16,6 +16,7 @@ cdef extern from "rdmasim/cc_swift.h" nogil:
         double max_cwnd
         double init_cwnd
         uint32_t packet_bytes
+        uint32_t acks_per_window
     ctypedef struct rs_swift_state:
         double cwnd
         double fs_alpha_ps
@@ -24,6 +25,7 @@ cdef extern from "rdmasim/cc_swift.h" nogil:
         int64_t last_decrease_ps
         int decreased
         uint32_t last_wire_bytes
+        uint32_t since_ask
         uint64_t acks
         uint64_t increases
         uint64_t decreases
@@ -36,6 +38,7 @@ cdef extern from "rdmasim/cc_swift.h" nogil:
     int64_t rs_swift_target(const rs_swift_state *s, const rs_swift_params *p)
     void rs_swift_on_ack(rs_swift_state *s, const rs_swift_params *p, int64_t now_ps, uint64_t acked,
                          int64_t rtt_ps)
+    int rs_swift_ack_request(rs_swift_state *s, const rs_swift_params *p, uint64_t inflight)
     uint64_t rs_swift_window(const rs_swift_state *s, const rs_swift_params *p)
     double rs_swift_rate(const rs_swift_state *s, const rs_swift_params *p)
 
@@ -78,6 +81,10 @@ cdef class SwiftForTest:
 
     def sent(self, uint32_t wire_bytes):
         self.s.last_wire_bytes = wire_bytes
+
+    def ack_request(self, uint64_t inflight):
+        """A request packet leaves with `inflight` payload bytes outstanding: does it ask for an ACK?"""
+        return bool(rs_swift_ack_request(&self.s, &self.p, inflight))
 
     def set_cwnd(self, double cwnd):
         """Put the window at an exact value (tests of the rules at chosen windows)."""

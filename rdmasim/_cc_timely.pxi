@@ -25,6 +25,9 @@ cdef extern from "rdmasim/cc_timely.h" nogil:
         uint64_t next_update_pos
         uint32_t neg_count
         int started
+        int want_sample
+        uint64_t sent_bytes
+        uint64_t next_ask
         uint64_t updates
         uint64_t low_increases
         uint64_t high_decreases
@@ -35,6 +38,7 @@ cdef extern from "rdmasim/cc_timely.h" nogil:
         int64_t rtt_min_ps
         uint64_t rtt_samples
     void rs_timely_init(rs_timely_state *s, const rs_timely_params *p, double line_bps)
+    int rs_timely_ack_request(rs_timely_state *s, const rs_timely_params *p, uint32_t payload)
     void rs_timely_on_ack(rs_timely_state *s, const rs_timely_params *p, uint64_t acked, uint64_t inflight,
                           int64_t rtt_ps)
 
@@ -62,7 +66,8 @@ _CC_STATE["timely"] = timely_state_from_bytes
 
 
 cdef class TimelyForTest:
-    """The C TIMELY rules driven by hand: ack(acked, inflight, rtt_ps), state."""
+    """The C TIMELY rules driven by hand: sent(payload) -> asks for an ACK, ack(acked, inflight,
+    rtt_ps), state."""
     cdef rs_timely_params p
     cdef rs_timely_state s
 
@@ -70,6 +75,9 @@ cdef class TimelyForTest:
         memset(&self.p, 0, sizeof(self.p))
         self.p = params
         rs_timely_init(&self.s, &self.p, line_bps)
+
+    def sent(self, uint32_t payload):
+        return bool(rs_timely_ack_request(&self.s, &self.p, payload))
 
     def ack(self, uint64_t acked, uint64_t inflight, int64_t rtt_ps):
         rs_timely_on_ack(&self.s, &self.p, acked, inflight, rtt_ps)

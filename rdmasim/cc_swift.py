@@ -9,7 +9,8 @@ cwnd apart (Kumar et al., SIGCOMM 2020, Algorithm 1 and sec. 3.5). ``ai``, ``bet
 and the flow-scaling window range are the values of the paper's Algorithm 1 as public
 reimplementations use them; the delays depend on the fabric (the paper tunes them per
 deployment), so :meth:`SwiftParams.for_path` derives them from a path's base RTT. Without INT or
-TTL feedback the hop count is a parameter. Times take units as strings (``"6us"``).
+TTL feedback the hop count is a parameter. Packets ask for ``acks_per_window`` ACKs per window
+(ACK coalescing: each ACK's acknowledged bytes count), not one per packet. Times take units as strings (``"6us"``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class SwiftParams:
     max_cwnd: float = 0.0            # packets; 0 = no cap
     init_cwnd: float = 0.0           # packets; 0 = line rate x base_target
     packet_bytes: int = 1024         # payload bytes of one packet (the path MTU)
+    acks_per_window: int = 8         # ACKs asked for per window (and when it fills); 0 = every packet
 
     def __post_init__(self) -> None:
         def check(name: str, ok: bool, allowed: str) -> None:
@@ -73,6 +75,8 @@ class SwiftParams:
               f"0 (no cap) or >= min_cwnd ({self.min_cwnd!r})")
         check("init_cwnd", number("init_cwnd") and self.init_cwnd >= 0, "0 (line rate x base_target) or > 0")
         check("packet_bytes", integer("packet_bytes") and 0 < self.packet_bytes < 2**32, "a positive size")
+        check("acks_per_window", integer("acks_per_window") and 0 <= self.acks_per_window < 2**32,
+              "an integer >= 0 (0 = an ACK per packet)")
 
     @classmethod
     def paper(cls, **overrides: Any) -> SwiftParams:
@@ -118,6 +122,7 @@ class SwiftParams:
             hops=int(self.hops), fs_range_ps=parse_time(self.fs_range), fs_min_cwnd=float(self.fs_min_cwnd),
             fs_max_cwnd=float(self.fs_max_cwnd), min_cwnd=float(self.min_cwnd), max_cwnd=float(self.max_cwnd),
             init_cwnd=float(self.init_cwnd), packet_bytes=int(self.packet_bytes),
+            acks_per_window=int(self.acks_per_window),
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -15,6 +15,11 @@
  *   cwnd in [min_cwnd, max_cwnd]; window = cwnd packets; below one packet the QP sends one at a
  *   time, paced one RTT / cwnd apart (rate_bps).
  *
+ * ACKs: a packet asks for one every cwnd / acks_per_window packets and when it fills the window
+ * (so the window never waits for the requester's 65-packet cadence); num_acked counts what each
+ * covers, so coalesced ACKs grow the window as single ones would.  acks_per_window 0 asks on every
+ * packet.
+ *
  * The hop count is a parameter (the paper reads it from the IP TTL; rdmasim's ACKs carry no TTL
  * back): set it from the topology (rdmasim.cc_swift.SwiftParams.for_path).  Loss and
  * retransmission timeouts do not reach the algorithm (Swift's RTO/fast-recovery decrease is
@@ -22,8 +27,8 @@
  *
  * Parameters (rs_swift_params), defaults in rdmasim/cc_swift.py:
  *   ai 1 packet/RTT, beta 0.8, max_mdf 0.5, fs_min_cwnd 0.1, fs_max_cwnd 100 packets,
- *   min_cwnd 0.001 packets; base_target, h, hops and fs_range depend on the fabric (the paper
- *   sets them per deployment): SwiftParams.for_path derives them from the base RTT. */
+ *   min_cwnd 0.001 packets, acks_per_window 8 (rdmasim's); base_target, h, hops and fs_range
+ *   depend on the fabric (the paper sets them per deployment): SwiftParams.for_path derives them from the base RTT. */
 #include <math.h>
 #include <string.h>
 
@@ -84,6 +89,18 @@ void rs_swift_on_ack(rs_swift_state *s, const rs_swift_params *p, int64_t now_ps
     s->cwnd = clampd(w, p->min_cwnd, cwnd_cap(p));
 }
 
+int rs_swift_ack_request(rs_swift_state *s, const rs_swift_params *p, uint64_t inflight)
+{
+    if (!p->acks_per_window)
+        return 1;
+    s->since_ask++;
+    int fills = inflight + p->packet_bytes > rs_swift_window(s, p); /* the next packet would wait */
+    if (!fills && (double)s->since_ask < s->cwnd / (double)p->acks_per_window)
+        return 0;
+    s->since_ask = 0;
+    return 1;
+}
+
 uint64_t rs_swift_window(const rs_swift_state *s, const rs_swift_params *p)
 {
     uint64_t w = (uint64_t)(s->cwnd * (double)p->packet_bytes);
@@ -114,6 +131,10 @@ static void algo_sent(void *st, const void *p, uint64_t wire_bytes, int64_t now)
     ((rs_swift_state *)st)->last_wire_bytes = (uint32_t)wire_bytes;
 }
 static double algo_rate(const void *st, const void *p) { return rs_swift_rate(st, p); }
+static int algo_ack_request(void *st, const void *p, uint32_t payload, uint64_t inflight)
+{
+    return rs_swift_ack_request(st, p, inflight);
+}
 static uint64_t algo_window(const void *st, const void *p) { return rs_swift_window(st, p); }
 
 const rs_cc_algo rs_cc_swift = {
@@ -127,4 +148,5 @@ const rs_cc_algo rs_cc_swift = {
     .on_sent = algo_sent,
     .rate_bps = algo_rate,
     .window_bytes = algo_window,
+    .ack_request = algo_ack_request,
 };

@@ -17,6 +17,11 @@
  *   g > 0                  ─▶ R <- R max(0, 1 - beta g)
  *   then R in [R_min, R_max]; the QP is paced at R.
  *
+ * ACKs: the paper's NIC timestamps each segment's completion; here the packet that ends a segment
+ * (segment 0: the first packet after an update) asks for an ACK and the others do not, so the
+ * responder sends about one ACK per update (plus the requester's own: the last packet of a
+ * message, every 65th), and the update uses that ACK's sample.
+ *
  * The HAI count counts consecutive updates in the gradient <= 0 branch (Algorithm 1: "N = 5 if
  * gradient < 0 for five completion events"); any other update resets it.  The first update only
  * records prev_rtt.  TIMELY has no window.
@@ -44,6 +49,17 @@ void rs_timely_init(rs_timely_state *s, const rs_timely_params *p, double line_b
     memset(s, 0, sizeof *s);
     s->max_bps = p->max_rate_bps > 0 && p->max_rate_bps < line_bps ? p->max_rate_bps : line_bps;
     s->rate_bps = p->initial_rate_bps > 0 && p->initial_rate_bps < s->max_bps ? p->initial_rate_bps : s->max_bps;
+    s->want_sample = 1; /* the first packet asks: its ACK is the first completion */
+}
+
+int rs_timely_ack_request(rs_timely_state *s, const rs_timely_params *p, uint32_t payload)
+{
+    s->sent_bytes += payload;
+    if (p->segment_bytes ? s->sent_bytes < s->next_ask : !s->want_sample)
+        return 0;
+    s->next_ask = s->sent_bytes + p->segment_bytes;
+    s->want_sample = 0;
+    return 1;
 }
 
 static void update(rs_timely_state *s, const rs_timely_params *p, int64_t rtt)
@@ -87,8 +103,14 @@ void rs_timely_on_ack(rs_timely_state *s, const rs_timely_params *p, uint64_t ac
                       int64_t rtt_ps)
 {
     s->acked_pos += acked;
-    if (rtt_ps < 0)
-        return; /* no sample (Karn, a repeated ACK): the segment completes on a later ACK */
+    if (rtt_ps < 0) {
+        /* no sample (Karn, a repeated ACK): the segment completes on a later ACK; ask again */
+        if (s->started && s->acked_pos >= s->next_update_pos) {
+            s->want_sample = 1;
+            s->next_ask = s->sent_bytes;
+        }
+        return;
+    }
     s->rtt_last_ps = rtt_ps;
     if (!s->rtt_samples || rtt_ps < s->rtt_min_ps)
         s->rtt_min_ps = rtt_ps;
@@ -99,6 +121,7 @@ void rs_timely_on_ack(rs_timely_state *s, const rs_timely_params *p, uint64_t ac
     update(s, p, rtt_ps);
     /* the next completion: one segment on, or (0) everything sent by now acknowledged */
     s->next_update_pos = s->acked_pos + (p->segment_bytes ? p->segment_bytes : inflight + 1);
+    s->want_sample = 1;
 }
 
 /* ---- rs_cc_algo adapter ---- */
@@ -111,6 +134,10 @@ static void algo_ack(void *st, const void *p, const rs_cc_ack *a)
     rs_timely_on_ack(st, p, a->acked_bytes, a->inflight_bytes, a->rtt_ps);
 }
 static double algo_rate(const void *st, const void *p) { return ((const rs_timely_state *)st)->rate_bps; }
+static int algo_ack_request(void *st, const void *p, uint32_t payload, uint64_t inflight)
+{
+    return rs_timely_ack_request(st, p, payload);
+}
 
 const rs_cc_algo rs_cc_timely = {
     .name = "timely",
@@ -121,4 +148,5 @@ const rs_cc_algo rs_cc_timely = {
     .init = algo_init,
     .on_ack = algo_ack,
     .rate_bps = algo_rate,
+    .ack_request = algo_ack_request,
 };

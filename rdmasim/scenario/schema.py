@@ -269,6 +269,9 @@ SCHEMA: dict[str, Opt] = {
                                               "x base_target).", lo=0.0),
     "congestion_control.swift.packet_bytes": Opt("int", 1024, "Swift packet size for the window (the "
                                                  "path MTU's payload).", lo=1, hi=2**32 - 1),
+    "congestion_control.swift.acks_per_window": Opt("int", 8, "Swift ACKs asked for per window (and "
+                                                    "when it fills); 0 = one per packet.", lo=0,
+                                                    hi=2**32 - 1),
     # nic
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
                        choices=("rxe", "cx6", "connectx")),

@@ -111,6 +111,18 @@ def test_window_limits_and_pacing_below_one_packet():
     assert sw.state["cwnd"] == 30.0  # capped
 
 
+def test_asks_for_acks_per_window_and_when_the_window_fills():
+    sw = harness(acks_per_window=4)  # cwnd 20, 4 ACKs per window: every 5th packet
+    asks = [sw.ack_request(k * PKT) for k in range(1, 15)]
+    assert [i + 1 for i, a in enumerate(asks) if a] == [5, 10]
+    # the packet after which the window (20 packets) is full asks, whatever the count
+    assert sw.ack_request(20 * PKT)
+    every = harness(acks_per_window=0)
+    assert all(every.ack_request(PKT) for _ in range(5))
+    small = harness(init_cwnd=0.5)  # below one packet: each packet fills the window
+    assert all(small.ack_request(PKT) for _ in range(5))
+
+
 def test_acks_without_a_sample_change_nothing():
     sw = harness()
     sw.ack(0, PKT, -1)
@@ -125,6 +137,7 @@ def test_acks_without_a_sample_change_nothing():
     (dict(fs_max_cwnd=0.05), "fs_max_cwnd"), (dict(min_cwnd=0), "min_cwnd"),
     (dict(max_cwnd=0.0001), "max_cwnd"), (dict(init_cwnd=-1), "init_cwnd"),
     (dict(packet_bytes=0), "packet_bytes"), (dict(hops=True), "hops"),
+    (dict(acks_per_window=-1), "acks_per_window"),
 ])
 def test_bad_parameters_name_the_field_and_range(kw, field):
     with pytest.raises(ValueError, match=rf"Swift parameter {field}=.*allowed"):

@@ -128,6 +128,39 @@ def test_acks_without_a_sample_move_the_position_only():
     assert s["acked_pos"] == SEG and s["rtt_samples"] == 0 and s["updates"] == 0
 
 
+def test_the_packet_that_ends_a_segment_asks_for_an_ack():
+    t = harness()
+    asks = [t.sent(1000) for _ in range(40)]
+    # the first packet (the first completion), then each that reaches a further 16 KB
+    assert [i for i, a in enumerate(asks) if a] == [0, 16, 32]
+    # the ACK of the 17th packet (17000 bytes) completes the segment the first opened
+    t.ack(1000, 0, 10 * US)
+    t.ack(16_000, 0, 10 * US)
+    assert t.state["updates"] == 2
+
+
+def test_segment_zero_asks_once_per_update():
+    t = harness(segment=0)
+    assert t.sent(1000) and not t.sent(1000) and not t.sent(1000)
+    t.ack(1000, 2000, 10 * US)  # the first packet's ACK: an update; the next packet asks
+    assert t.state["updates"] == 1
+    assert t.sent(1000) and not t.sent(1000)
+    t.ack(2000, 2000, 10 * US)  # up to 3000 < 3001: no update yet
+    assert t.state["updates"] == 1 and not t.sent(1000)
+    t.ack(1000, 2000, 10 * US)  # 4000 (the asking packet's end): the update
+    assert t.state["updates"] == 2 and t.sent(1000)
+
+
+def test_an_update_due_without_a_sample_asks_again():
+    t = harness(segment=0)
+    t.sent(1000)
+    t.ack(1000, 0, 10 * US)
+    t.sent(1000)  # asks
+    assert not t.sent(1000)
+    t.ack(2000, 0, -1)  # covers the asking packet but carries no sample (a retransmission)
+    assert t.state["updates"] == 1 and t.sent(1000)
+
+
 @pytest.mark.parametrize("kw, field", [
     (dict(alpha=0), "alpha"), (dict(beta=1.5), "beta"), (dict(t_low=0), "t_low"),
     (dict(t_low="100us", t_high="50us"), "t_high"), (dict(min_rtt="-1us"), "min_rtt"),

@@ -19,6 +19,7 @@ typedef struct rs_swift_params {
     double max_cwnd;         /* packets; 0 = no cap */
     double init_cwnd;        /* packets; 0 = line rate x base target (one packet at least) */
     uint32_t packet_bytes;   /* payload bytes of a packet (the path MTU): cwnd <-> bytes */
+    uint32_t acks_per_window; /* ask for about this many ACKs per window (and when it fills); 0: every packet */
 } rs_swift_params;
 
 typedef struct rs_swift_state {
@@ -29,6 +30,7 @@ typedef struct rs_swift_state {
     int64_t last_decrease_ps;
     int decreased;           /* last_decrease_ps is set */
     uint32_t last_wire_bytes; /* the last request packet's wire size (pacing gap = RTT / cwnd) */
+    uint32_t since_ask;      /* request packets since the last that asked for an ACK */
     uint64_t acks;           /* statistics */
     uint64_t increases;
     uint64_t decreases;
@@ -44,6 +46,9 @@ void rs_swift_init(rs_swift_state *s, const rs_swift_params *p, double line_bps)
 int64_t rs_swift_target(const rs_swift_state *s, const rs_swift_params *p);
 /* One ACK at now_ps: acked (newly acknowledged bytes), rtt_ps (its sample, -1 = none). */
 void rs_swift_on_ack(rs_swift_state *s, const rs_swift_params *p, int64_t now_ps, uint64_t acked, int64_t rtt_ps);
+/* A request packet leaves with inflight bytes (it included) outstanding: nonzero = it asks for an
+ * ACK (one every cwnd / acks_per_window packets, and the one that fills the window). */
+int rs_swift_ack_request(rs_swift_state *s, const rs_swift_params *p, uint64_t inflight);
 /* Window in bytes (at least 1) and pacing rate (0 = unpaced: cwnd >= 1 packet). */
 uint64_t rs_swift_window(const rs_swift_state *s, const rs_swift_params *p);
 double rs_swift_rate(const rs_swift_state *s, const rs_swift_params *p);

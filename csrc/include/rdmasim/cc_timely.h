@@ -30,6 +30,9 @@ typedef struct rs_timely_state {
     uint64_t next_update_pos; /* the next update waits for the ACKs to reach this position */
     uint32_t neg_count;      /* consecutive gradient <= 0 updates (HAI after hai_after) */
     int started;             /* the first sample opened the first segment */
+    int want_sample;         /* segment 0: the next packet asks for an ACK (one per update) */
+    uint64_t sent_bytes;     /* request payload bytes sent (retransmissions included) */
+    uint64_t next_ask;       /* segment > 0: the packet that takes sent_bytes here asks for an ACK */
     uint64_t updates;        /* statistics */
     uint64_t low_increases;  /* rtt < T_low */
     uint64_t high_decreases; /* rtt > T_high */
@@ -44,6 +47,10 @@ typedef struct rs_timely_state {
 void rs_timely_init(rs_timely_state *s, const rs_timely_params *p, double line_bps);
 /* One ACK: acked (newly acknowledged bytes), inflight (bytes still outstanding after it), rtt_ps
  * (its sample, -1 = none). */
+/* A request packet of `payload` bytes leaves: nonzero = it asks for an ACK (the one ending a
+ * segment, or with segment 0 the first after an update), so the NIC sends one ACK per update
+ * instead of one per packet. */
+int rs_timely_ack_request(rs_timely_state *s, const rs_timely_params *p, uint32_t payload);
 void rs_timely_on_ack(rs_timely_state *s, const rs_timely_params *p, uint64_t acked, uint64_t inflight,
                       int64_t rtt_ps);
 
