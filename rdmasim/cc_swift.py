@@ -10,7 +10,8 @@ and the flow-scaling window range are the values of the paper's Algorithm 1 as p
 reimplementations use them; the delays depend on the fabric (the paper tunes them per
 deployment), so :meth:`SwiftParams.for_path` derives them from a path's base RTT. Without INT or
 TTL feedback the hop count is a parameter. Packets ask for ``acks_per_window`` ACKs per window
-(ACK coalescing: each ACK's acknowledged bytes count), not one per packet. Times take units as strings (``"6us"``).
+(ACK coalescing: each ACK's acknowledged bytes count), not one per packet. Times take units as
+strings (``"6us"``).
 """
 
 from __future__ import annotations

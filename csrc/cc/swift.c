@@ -28,7 +28,8 @@
  * Parameters (rs_swift_params), defaults in rdmasim/cc_swift.py:
  *   ai 1 packet/RTT, beta 0.8, max_mdf 0.5, fs_min_cwnd 0.1, fs_max_cwnd 100 packets,
  *   min_cwnd 0.001 packets, acks_per_window 8 (rdmasim's); base_target, h, hops and fs_range
- *   depend on the fabric (the paper sets them per deployment): SwiftParams.for_path derives them from the base RTT. */
+ *   depend on the fabric (the paper sets them per deployment): SwiftParams.for_path derives
+ *   them from the base RTT. */
 #include <math.h>
 #include <string.h>
 
