@@ -88,15 +88,15 @@ class TimelyParams:
         25 x ``rtt``); ``ai_rate`` = line rate / 1000 (10 Mb/s at 10 Gb/s, the ns-3 simulator's
         scaling); ``min_rate`` = line / 100. Two choices differ from the paper's: one update per
         window of data (``segment=0``, as the ns-3 simulator), so every flow updates equally often
-        whatever its rate; and ``min_rtt`` = 2 x ``t_low``, so a gradient decrease, which takes
-        about beta x (update interval / min_rtt) of the rate excess, does not overshoot (with the
-        paper's ratio it takes twice the excess and the queue swings empty:
-        docs/cc-timely.md)."""
+        whatever its rate; and ``min_rtt`` = 4 x ``t_low``: a gradient decrease removes about
+        beta x RTT / min_rtt of the rate excess per update, so it stays below the excess while the
+        RTT is under 5 x ``t_low`` (with the paper's ratio it removes about twice the excess and the
+        queue swings empty: docs/cc-timely.md)."""
         rate, rtt_ps = parse_rate(line_rate), parse_time(rtt)
         if rate <= 0 or rtt_ps <= 0:
             raise ValueError(f"for_path needs a positive line_rate and rtt, got {line_rate!r}, {rtt!r}")
         t_low = round(2.5 * rtt_ps)
-        kw: dict[str, Any] = dict(t_low=t_low, t_high=25 * rtt_ps, min_rtt=2 * t_low, ai_rate=rate // 1000,
+        kw: dict[str, Any] = dict(t_low=t_low, t_high=25 * rtt_ps, min_rtt=4 * t_low, ai_rate=rate // 1000,
                                   min_rate=rate // 100, segment=0)
         kw.update(overrides)
         return cls(**kw)

@@ -174,7 +174,7 @@ def test_bad_parameters_name_the_field_and_range(kw, field):
 
 def test_for_path_scales_the_paper_thresholds():
     p = TimelyParams.for_path("100Gbps", "4us").to_c()
-    assert p["t_low_ps"] == 10 * US and p["t_high_ps"] == 100 * US and p["min_rtt_ps"] == 20 * US
+    assert p["t_low_ps"] == 10 * US and p["t_high_ps"] == 100 * US and p["min_rtt_ps"] == 40 * US
     assert p["ai_bps"] == 100e6 and p["min_rate_bps"] == 1e9 and p["segment_bytes"] == 0
     assert TimelyParams.for_path("100Gbps", "4us", beta=0.5).beta == 0.5
 
