@@ -8,8 +8,9 @@ state the gradient rule holds the RTT between the two; the flows share the bottl
 keep it full. With the paper's own ratio min_rtt = T_low / 2.5 the gradient cut overshoots (each
 takes about beta x RTT / min_rtt ~ 2 times the rate excess) and the queue swings empty, which is
 checked too. The flows start together at the line rate; TIMELY's gradient rule has no unique
-fair fixed point (Zhu et al., CoNEXT 2016), and over longer runs the shares can drift apart
-(docs/cc-timely.md), so fairness is checked over these 10 ms runs. docs/cc-timely.md puts the numbers beside the paper's and names the command.
+fair fixed point (Zhu et al., CoNEXT 2016), and over longer runs the shares can drift apart, so
+fairness is checked over these 10 ms runs. docs/cc-timely.md puts the numbers beside the paper's
+and names the command.
 """
 
 from __future__ import annotations
