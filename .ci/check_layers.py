@@ -39,6 +39,8 @@ PUBLIC: dict[str, str] = {
     "cc.h": "cc",
     "cc_dcqcn.h": "cc",
     "cc_dctcp.h": "cc",
+    "cc_timely.h": "cc",
+    "cc_swift.h": "cc",
     "verbs.h": "transport",
     "flows.h": "workload",
     "sim.h": "sim",

@@ -146,10 +146,14 @@ class Algorithm:
 
 def _algorithms() -> dict[str, Algorithm]:
     from rdmasim.cc_dctcp import DctcpParams
+    from rdmasim.cc_swift import SwiftParams
+    from rdmasim.cc_timely import TimelyParams
 
     return {
         "dcqcn": Algorithm("dcqcn", DcqcnParams, True),
         "dctcp": Algorithm("dctcp", DctcpParams, False),
+        "timely": Algorithm("timely", TimelyParams, False),
+        "swift": Algorithm("swift", SwiftParams, False),
     }
 
 

@@ -114,18 +114,22 @@ void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire
     const rs_cc_algo *a = qp->cc;
     if (!a)
         return;
+    catch_up(tp->net.eng.now_ps, qp);
     if (a->flags & RS_CC_WANTS_ACKS) {
-        /* an ACK for every request (ns-3 HPCC's L2_ACK_INTERVAL 1): feedback per packet, and a
-         * window never waits for the A bit's 65-packet cadence (requester.c) */
-        p->ackreq = 1;
-        qp->since_ackreq = 0;
+        /* an ACK for every request (ns-3 HPCC's L2_ACK_INTERVAL 1) unless the algorithm picks
+         * fewer: feedback per packet, and a window never waits for the A bit's 65-packet cadence
+         * (requester.c) */
+        uint64_t inflight = rs_req_next_pos(qp) - rs_req_acked_pos(qp);
+        if (!a->ack_request || a->ack_request(qp->cc_state, params_of(qp), p->payload_len, inflight)) {
+            p->ackreq = 1;
+            qp->since_ackreq = 0;
+        }
         p->cc_want = 1;
         if ((a->flags & RS_CC_WANTS_RTT) && !retx) {
             p->cc_stamped = 1;
             p->cc_tx_ps = tp->net.eng.now_ps;
         }
     }
-    catch_up(tp->net.eng.now_ps, qp);
     if (a->on_sent)
         a->on_sent(qp->cc_state, params_of(qp), wire_bytes, tp->net.eng.now_ps);
     double rate = qp->cc->rate_bps(qp->cc_state, params_of(qp)), line = line_rate(qp);

@@ -281,6 +281,29 @@ def _switch_buffer(sc: Scenario, given: bool, problems: list[Problem]) -> None:
             v["switch.buffer"], f">= {need} bytes (or lower switch.reserve / switch.headroom)"))
 
 
+#: algorithm -> (module, params class, the name its errors start with) for the tables checked below
+_CC_TABLES = {"timely": ("rdmasim.cc_timely", "TimelyParams", "TIMELY"),
+              "swift": ("rdmasim.cc_swift", "SwiftParams", "Swift")}
+
+
+def _check_cc_table(v: dict[str, Any], file: str, problems: list[Problem], ok: Any) -> None:
+    """The selected algorithm's [congestion_control.<name>] table as a whole (a params class
+    checks relations such as t_high > t_low), the problem under the key it names."""
+    import importlib
+
+    algo = v["congestion_control.algorithm"]
+    if algo not in _CC_TABLES or not ok(f"congestion_control.{algo}"):
+        return
+    module, cls_name, label = _CC_TABLES[algo]
+    cls = getattr(importlib.import_module(module), cls_name)
+    try:
+        cls.from_scenario(v)
+    except (TypeError, ValueError) as exc:
+        m = re.match(rf"{label} parameter (\w+)=", str(exc))
+        key = f"congestion_control.{algo}.{m.group(1)}" if m else f"congestion_control.{algo}"
+        problems.append(Problem(file, key, str(exc), v.get(key)))
+
+
 def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
     """The checks that relate several keys. A check whose keys already had a problem (wrong type,
     out of range) is skipped, so one mistake is reported once, and every other one with it."""
@@ -419,6 +442,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
             m = re.match(r"DCTCP parameter (\w+)=", str(exc))
             key = f"congestion_control.dctcp.{m.group(1)}" if m else "congestion_control.dctcp"
             problems.append(Problem(file, key, str(exc), v.get(key)))
+    _check_cc_table(v, file, problems, ok)
     nic_ov = v["nic.overrides"]
     if nic_ov and ok("nic"):
         from rdmasim import nic

@@ -141,6 +141,14 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(
                 "dcqcn", params, notification_point=v["congestion_control.notification_point"]
             )
+    elif algo in ("timely", "swift"):
+        from rdmasim.cc import params_class
+
+        delay_cc = params_class(algo).from_scenario(v)
+        for h in sim.hosts.values():
+            h.set_congestion_control(
+                algo, delay_cc, notification_point=v["congestion_control.notification_point"]
+            )
     elif algo == "dctcp":
         from rdmasim.cc_dctcp import DctcpParams
 

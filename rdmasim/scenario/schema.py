@@ -91,6 +91,10 @@ SECTIONS: dict[str, str] = {
     "congestion_control": "NIC congestion control of every host.",
     "congestion_control.dctcp": "DCTCP parameters (rdmasim.cc_dctcp.DctcpParams; the defaults are the HPCC "
     "authors' ns-3 settings): used when `algorithm = \"dctcp\"`.",
+    "congestion_control.timely": "TIMELY parameters (rdmasim.cc_timely.TimelyParams; the defaults are the "
+    "TIMELY paper's, for 10 Gb/s NICs): used when `algorithm = \"timely\"`.",
+    "congestion_control.swift": "Swift parameters (rdmasim.cc_swift.SwiftParams; the delays depend on the "
+    "fabric: SwiftParams.for_path derives them from the base RTT): used when `algorithm = \"swift\"`.",
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
@@ -227,7 +231,7 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked.", lo=0, hi=7),
     # congestion control
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
-                                        choices=("none", "dcqcn", "dctcp")),
+                                        choices=("none", "dcqcn", "dctcp", "timely", "swift")),
     "congestion_control.preset": Opt(
         "str", "paper", "DCQCN parameter preset (DcqcnParams.paper/nvidia).", choices=("paper", "nvidia")
     ),
@@ -255,6 +259,59 @@ SCHEMA: dict[str, Opt] = {
                                             "max rate)."),
     "congestion_control.dctcp.pace": Opt("bool", True, "DCTCP paces packets at its rate (false: the window "
                                          "alone limits; needs a window)."),
+    # TIMELY (rdmasim.cc_timely.TimelyParams; used when algorithm = "timely")
+    "congestion_control.timely.alpha": Opt("float", 0.875, "TIMELY EWMA weight of a new RTT difference "
+                                           "(0 < alpha <= 1).", lo=0.0, hi=1.0),
+    "congestion_control.timely.beta": Opt("float", 0.8, "TIMELY multiplicative decrease factor "
+                                          "(0 < beta <= 1).", lo=0.0, hi=1.0),
+    "congestion_control.timely.t_low": Opt("time", "50us", "TIMELY T_low: below it the rate only grows "
+                                           "(additive).", lo=1, hi=U63),
+    "congestion_control.timely.t_high": Opt("time", "500us", "TIMELY T_high (> t_low): above it the rate "
+                                            "falls by beta (1 - T_high / RTT).", lo=1, hi=U63),
+    "congestion_control.timely.min_rtt": Opt("time", "20us", "TIMELY gradient normalisation: gradient = "
+                                             "EWMA(RTT difference) / min_rtt.", lo=1, hi=U63),
+    "congestion_control.timely.ai_rate": Opt("rate", "10Mbps", "TIMELY additive step delta.", lo=1),
+    "congestion_control.timely.hai_after": Opt("int", 5, "TIMELY HAI after this many consecutive "
+                                               "updates with gradient <= 0.", lo=1, hi=2**32 - 1),
+    "congestion_control.timely.hai_factor": Opt("float", 5.0, "TIMELY HAI step = hai_factor x delta.",
+                                                lo=1.0),
+    "congestion_control.timely.min_rate": Opt("rate", "1Gbps", "TIMELY rate floor (0 = none)."),
+    "congestion_control.timely.max_rate": Opt("str", "0", "TIMELY rate cap: '0' = the line rate, or a "
+                                              "rate like '50Gbps'."),
+    "congestion_control.timely.initial_rate": Opt("str", "0", "TIMELY starting rate: '0' = the maximum "
+                                                  "rate, or a rate."),
+    "congestion_control.timely.segment": Opt("size", "16KB", "TIMELY updates once per this many bytes "
+                                             "acknowledged (the paper's segment); 0 = once per window of "
+                                             "data (ns-3).", lo=0, hi=2**64 - 1),
+    # Swift (rdmasim.cc_swift.SwiftParams; used when algorithm = "swift")
+    "congestion_control.swift.ai": Opt("float", 1.0, "Swift additive increase, packets per RTT.", lo=0.0),
+    "congestion_control.swift.beta": Opt("float", 0.8, "Swift decrease scale: cwnd x (1 - beta (delay - "
+                                         "target) / delay).", lo=0.0, hi=1.0),
+    "congestion_control.swift.max_mdf": Opt("float", 0.5, "Swift largest cut (a fraction of the window, "
+                                            "0 < f < 1).", lo=0.0, hi=1.0),
+    "congestion_control.swift.base_target": Opt("time", "10us", "Swift target delay of a one-hop path "
+                                                "with few flows.", lo=1, hi=U63),
+    "congestion_control.swift.hop_scale": Opt("time", "1us", "Swift target added per hop (h).",
+                                              lo=0, hi=U63),
+    "congestion_control.swift.hops": Opt("int", 1, "Swift hop count (switches on the forward path; a "
+                                         "parameter: no TTL feedback).", lo=0, hi=2**32 - 1),
+    "congestion_control.swift.fs_range": Opt("time", "10us", "Swift flow scaling: the most target added "
+                                             "(at fs_min_cwnd).", lo=0, hi=U63),
+    "congestion_control.swift.fs_min_cwnd": Opt("float", 0.1, "Swift flow scaling adds all of fs_range "
+                                                "at or below this window (packets).", lo=0.0),
+    "congestion_control.swift.fs_max_cwnd": Opt("float", 100.0, "Swift flow scaling adds nothing at or "
+                                                "above this window (packets, > fs_min_cwnd).", lo=0.0),
+    "congestion_control.swift.min_cwnd": Opt("float", 0.001, "Swift smallest window (packets; below 1 "
+                                             "the QP is paced one RTT / cwnd apart).", lo=0.0),
+    "congestion_control.swift.max_cwnd": Opt("float", 0.0, "Swift largest window (packets; 0 = no cap).",
+                                             lo=0.0),
+    "congestion_control.swift.init_cwnd": Opt("float", 0.0, "Swift first window (packets; 0 = line rate "
+                                              "x base_target).", lo=0.0),
+    "congestion_control.swift.packet_bytes": Opt("int", 1024, "Swift packet size for the window (the "
+                                                 "path MTU's payload).", lo=1, hi=2**32 - 1),
+    "congestion_control.swift.acks_per_window": Opt("int", 8, "Swift ACKs asked for per window (and "
+                                                    "when it fills); 0 = one per packet.", lo=0,
+                                                    hi=2**32 - 1),
     # nic
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
                        choices=("rxe", "cx6", "connectx")),
@@ -444,6 +501,8 @@ TABLES = (
     "switch.watchdog",
     "congestion_control",
     "congestion_control.dctcp",
+    "congestion_control.timely",
+    "congestion_control.swift",
     "nic",
     "qp",
     "impairments",

@@ -73,7 +73,8 @@ typedef struct rs_cc_ack {
 /* flags: what the NIC does for the algorithm (skipped when not asked for: DCQCN asks for none) */
 enum {
     RS_CC_WANTS_ACKS = 1, /* call on_ack for every acknowledgement; every request sets the A bit
-                             (an ACK per packet, as ns-3 HPCC's L2_ACK_INTERVAL 1) and asks for the echo */
+                             (an ACK per packet, as ns-3 HPCC's L2_ACK_INTERVAL 1; ack_request
+                             may ask for fewer) and asks for the echo */
     RS_CC_WANTS_INT = 2,  /* the fabric's INT in rs_cc_ack.intel (not implemented yet: NULL) */
     RS_CC_WANTS_RTT = 4,  /* stamp requests with their send time: rs_cc_ack.rtt_ps */
 };
@@ -92,6 +93,11 @@ typedef struct rs_cc_algo {
     double (*rate_bps)(const void *state, const void *params);
     uint64_t (*window_bytes)(const void *state, const void *params); /* nullable: no window */
     int64_t (*next_timer_ps)(const void *state);  /* nullable; returns 0 = none */
+    /* nullable (RS_CC_WANTS_ACKS): called as each request packet leaves with its payload bytes
+     * and the payload bytes in flight including it; nonzero sets its A bit.  NULL: every packet
+     * asks (an ACK per packet).  Packets the requester marks itself (the last of a message, every
+     * 65th) still ask; an algorithm with a window must ask at least when the window fills. */
+    int (*ack_request)(void *state, const void *params, uint32_t payload_bytes, uint64_t inflight_bytes);
 } rs_cc_algo;
 
 /* The registry (csrc/cc/registry.c): the algorithm of an rs_cc_kind, or NULL (RS_CC_NONE, an
