@@ -32,6 +32,7 @@ PUBLIC: dict[str, str] = {
     "mutants.h": "engine",
     "packet.h": "codec",
     "pool.h": "codec",
+    "telemetry.h": "codec",
     "codec.h": "codec",
     "ib.h": "codec",
     "ib_enums.def": "codec",

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "link/link.h"
 #include "link/net.h"
 #include "link/ecn.h"
 
@@ -262,6 +263,21 @@ static int pick(rs_switch *sw, rs_swport *sp)
     return -1;
 }
 
+/* HPCC's INT: a request that collects telemetry gets this egress's record as it leaves (the
+ * queue it leaves behind, the port's bytes sent with it included).  A longer path than
+ * RS_INT_MAX_HOPS records its first switches only. */
+static void int_push(const rs_net *net, const rs_swport *sp, const rs_port *port, rs_pkt *p, uint32_t qlen)
+{
+    rs_int_stack *st = p->intel;
+    if (!p->cc_want || st->n_hops >= RS_INT_MAX_HOPS)
+        return;
+    rs_int_hop *h = &st->hop[st->n_hops++];
+    h->ts_ps = net->eng.now_ps;
+    h->tx_bytes = sp->stats.tx_bytes;
+    h->qlen_bytes = qlen;
+    h->rate_bps = port->tx ? (uint64_t)port->tx->rate_bps : 0;
+}
+
 rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
 {
     rs_swport *sp = &sw->ports[port->index];
@@ -293,6 +309,8 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
     sp->stats.tx_bytes += bytes;
     sp->stats.q_tx_pkts[prio]++;
     sp->stats.q_tx_bytes[prio] += bytes;
+    if (net->pool->ints_in_use && p->intel) /* no packet reads past its first line without INT */
+        int_push(net, sp, port, p, (uint32_t)sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio]);
     rs_pfc_on_dequeue(net, &sw->ports[p->sw_in_port].pfc[p->sw_in_prio]);
     return p;
 }

@@ -83,6 +83,7 @@ void rs_cc_qp_start(rs_transport *tp, rs_qp *qp)
 
 void rs_cc_qp_release(rs_transport *tp, rs_qp *qp)
 {
+    rs_cc_resp_drop_int(tp, qp);
     if (qp->cc_state && qp->cc_state != qp->cc_room)
         rs_slab_put(&tp->cc_slab, qp->cc_state);
     qp->cc_state = NULL;
@@ -129,6 +130,10 @@ void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire
             p->cc_stamped = 1;
             p->cc_tx_ps = tp->net.eng.now_ps;
         }
+        /* an empty INT stack the switches on its path fill in (out of memory: no INT, the
+         * algorithm sees an ACK without it) */
+        if ((a->flags & RS_CC_WANTS_INT) && !p->intel)
+            (void)rs_pkt_attach_int(&tp->pool, p);
     }
     if (a->on_sent)
         a->on_sent(qp->cc_state, params_of(qp), wire_bytes, tp->net.eng.now_ps);
@@ -213,10 +218,32 @@ void rs_cc_resp_echo(rs_qp *qp, rs_pkt *a)
     a->cc_stamped = qp->rx_cc_stamped;
     a->cc_ce_echo = qp->rx_cc_ce;
     a->cc_ce_bytes = qp->rx_cc_ce_bytes;
+    a->intel = qp->rx_int; /* moved, not copied: the ACK returns it to the pool */
+    qp->rx_int = NULL;
     /* used up: a later ACK without a new request (a duplicate's re-ACK) carries no sample */
     qp->rx_cc_stamped = 0;
     qp->rx_cc_ce = 0;
     qp->rx_cc_ce_bytes = 0;
+}
+
+void rs_cc_resp_keep_int(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
+{
+    if (!qp->rx_int) { /* a pool block the next ACK takes along (out of memory: no INT) */
+        rs_pkt holder = {0};
+        if (rs_pkt_attach_int(&tp->pool, &holder) != 0)
+            return;
+        qp->rx_int = holder.intel;
+    }
+    const rs_int_stack *in = pkt->intel;
+    qp->rx_int->n_hops = in->n_hops;
+    memcpy(qp->rx_int->hop, in->hop, in->n_hops * sizeof in->hop[0]);
+}
+
+void rs_cc_resp_drop_int(rs_transport *tp, rs_qp *qp)
+{
+    if (qp->rx_int)
+        rs_pool_put_int(&tp->pool, qp->rx_int);
+    qp->rx_int = NULL;
 }
 
 void rs_cc_on_ack(rs_transport *tp, rs_qp *qp, const rs_cc_echo *echo, uint32_t psn, uint64_t una_before_bytes)
@@ -233,7 +260,7 @@ void rs_cc_on_ack(rs_transport *tp, rs_qp *qp, const rs_cc_echo *echo, uint32_t 
         .snd_nxt_psn = qp->req_psn,
         .ce_bytes = echo->ce_bytes,
         .ce_echo = echo->ce,
-        .intel = NULL,
+        .intel = echo->intel,
     };
     catch_up(now, qp);
     if (a->on_ack)

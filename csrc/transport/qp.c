@@ -296,6 +296,7 @@ void rs_qp_reset(rs_transport *tp, rs_qp *qp)
     qp->retry_started = 0;
     rs_respq_clear(tp, qp);
     rs_resp_release_held(tp, qp);
+    rs_cc_resp_drop_int(tp, qp);
     for (uint32_t i = 0; i < qp->res_cap; i++)
         qp->res[i].valid = 0;
     qp->res_next = 0;

@@ -173,6 +173,7 @@ typedef struct rs_qp {
     uint8_t rx_cc_want;
     uint8_t rx_cc_stamped;
     uint8_t rx_cc_ce;
+    rs_int_stack *rx_int;      /* INT of the last accepted request (HPCC), moved into the next ACK */
 
     /* ---- cold: per message, per connection, on loss ---- */
     rs_timer rto;

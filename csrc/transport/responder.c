@@ -458,6 +458,8 @@ void rs_resp_execute(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
         if (rc == RS_EXEC_OK) {
             rs_resp_advance(qp, pkt, op);
             rs_cc_resp_accepted(qp, pkt);
+            if (pkt->intel)
+                rs_cc_resp_keep_int(tp, qp, pkt);
             if (pkt->ackreq)
                 ack_accepted(tp, qp);
 #ifdef RDMASIM_MUTANTS /* ack_ahead: the ACK covers one PSN not yet received */

@@ -259,10 +259,15 @@ static inline void rs_cc_resp_accepted(rs_qp *qp, const rs_pkt *pkt)
         qp->rx_cc_ce_bytes += ce ? pkt->payload_len : 0;
     }
 }
+/* Responder: accepted request `pkt` carries INT (pkt->intel): the QP keeps a copy for its next
+ * ACK, in place of an older one.  drop: the QP lets go of a kept stack (released, reset). */
+void rs_cc_resp_keep_int(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt);
+void rs_cc_resp_drop_int(rs_transport *tp, rs_qp *qp);
 /* Responder: ACK `a` leaves; it carries the echo, which is then used up. */
 void rs_cc_resp_echo(rs_qp *qp, rs_pkt *a);
 /* The echo fields of an ACK (rs_pkt.cc_*), kept once the packet is released. */
 typedef struct rs_cc_echo {
+    const rs_int_stack *intel; /* the ACK's INT (a copy the completer keeps), or NULL */
     int64_t tx_ps;
     uint32_t ce_bytes;
     uint8_t stamped;

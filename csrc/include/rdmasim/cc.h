@@ -23,18 +23,8 @@ enum rs_cc_kind {
     RS_CC_COUNT
 };
 
-/* In-band network telemetry per hop (HPCC).  No packet carries it yet: rs_cc_ack.intel is NULL. */
-#define RS_INT_MAX_HOPS 5
-typedef struct rs_int_hop {
-    int64_t ts_ps;       /* when the hop's egress sent the packet */
-    uint64_t tx_bytes;   /* the egress port's transmitted bytes so far */
-    uint32_t qlen_bytes; /* its queue */
-    uint64_t rate_bps;   /* its line rate */
-} rs_int_hop;
-typedef struct rs_int_stack {
-    uint8_t n_hops;
-    rs_int_hop hop[RS_INT_MAX_HOPS];
-} rs_int_stack;
+/* In-band network telemetry per hop (HPCC): rs_int_stack in rdmasim/telemetry.h. */
+#include "rdmasim/telemetry.h"
 
 /* One acknowledgement (an ACK-syndrome AETH for a PSN this QP sent; duplicates included, with
  * acked_bytes 0), as the requester's NIC sees it. */
@@ -75,7 +65,7 @@ enum {
     RS_CC_WANTS_ACKS = 1, /* call on_ack for every acknowledgement; every request sets the A bit
                              (an ACK per packet, as ns-3 HPCC's L2_ACK_INTERVAL 1; ack_request
                              may ask for fewer) and asks for the echo */
-    RS_CC_WANTS_INT = 2,  /* the fabric's INT in rs_cc_ack.intel (not implemented yet: NULL) */
+    RS_CC_WANTS_INT = 2,  /* requests collect INT at each switch egress; rs_cc_ack.intel echoes it */
     RS_CC_WANTS_RTT = 4,  /* stamp requests with their send time: rs_cc_ack.rtt_ps */
 };
 

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "rdmasim/telemetry.h"
+
 enum rs_pkt_kind {
     RS_PKT_ROCE = 0, /* Ethernet / IPv4 / UDP 4791 / BTH ... / ICRC */
     RS_PKT_PFC = 1,  /* 802.1Qbb MAC control frame (issue 4) */
@@ -130,6 +132,12 @@ typedef struct rs_pkt {
     uint8_t cc_want;
     uint8_t cc_stamped;
     uint8_t cc_ce_echo;
+    /* in-band network telemetry (HPCC; metadata, not encoded: docs/cc-hpcc.md): NULL unless the
+     * sending QP's algorithm wants INT.  A request (cc_want) collects one record per switch egress
+     * (link/switch.c); the responder moves the stack of the last accepted request into its next ACK,
+     * which carries it back unchanged.  The stack is a pool block (rs_pkt_attach_int), returned
+     * with the packet. */
+    rs_int_stack *intel;
 
     /* responder job (kind == RS_PKT_JOB): index of the responder resource it replays */
     uint32_t job_res;

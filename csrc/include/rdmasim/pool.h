@@ -19,6 +19,8 @@ typedef struct rs_pool {
     size_t pkts_peak;
     size_t payloads_total;
     size_t payloads_in_use;
+    rs_slab ints;          /* rs_int_stack blocks (rdmasim/cc.h) for packets that carry INT */
+    size_t ints_in_use;    /* 0: no packet carries INT (switches skip the INT test) */
 } rs_pool;
 
 void rs_pool_init(rs_pool *p);
@@ -28,7 +30,11 @@ void rs_pool_free(rs_pool *p);
 rs_pkt *rs_pkt_alloc(rs_pool *p);
 /* Attach a payload buffer (RS_MAX_PAYLOAD bytes). Returns 0 or -1 on out of memory. */
 int rs_pkt_attach_payload(rs_pool *p, rs_pkt *pkt);
-/* Return the packet (and its payload buffer, if any) to the pool. */
+/* Attach an empty INT stack (pkt->intel, no hops). Returns 0 or -1 on out of memory. */
+int rs_pkt_attach_int(rs_pool *p, rs_pkt *pkt);
+/* Return an INT stack taken off a packet. */
+void rs_pool_put_int(rs_pool *p, rs_int_stack *st);
+/* Return the packet (and its payload buffer and INT stack, if any) to the pool. */
 void rs_pkt_release(rs_pool *p, rs_pkt *pkt);
 
 #endif
