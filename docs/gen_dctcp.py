@@ -28,7 +28,8 @@ def main() -> None:
             q_max = (k + n) * pkt
             amp = 0.5 * math.sqrt(2 * n * (bdp + k)) * pkt
             print(f"| {n} | {'on' if pace else 'off'} | {r.k_bytes / 1e3:.1f} | {r.bdp_bytes / 1e3:.1f} "
-                  f"| {q_max / 1e3:.1f} | {r.q_p95 / 1e3:.1f} | {amp / 1e3:.1f} | {(r.q_p95 - r.q_p5) / 1e3:.1f} "
+                  f"| {q_max / 1e3:.1f} | {r.q_p95 / 1e3:.1f} | {amp / 1e3:.1f} "
+                  f"| {(r.q_p95 - r.q_p5) / 1e3:.1f} "
                   f"| {r.q_p5 / 1e3:.1f} | {r.goodput_fraction:.3f} | {r.jain:.3f} |")
     low = run_dctcp_incast(8, k_bytes=2_000, duration_us=10_000, pace=False)
     print(f"\nK = 2 KB < C x RTT / 7 = {low.bdp_bytes / 7e3:.1f} KB, N = 8, pace off: goodput / line "
