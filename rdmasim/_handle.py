@@ -105,6 +105,7 @@ class Host:
         self.mac = ":".join(f"{b:02x}" for b in mac)
         self.ip = str(ipaddress.IPv4Address(ip))
         self.link: Link | None = None
+        self._nic_profile: Any = None  # rdmasim.nic.NicProfile; None: the default ("rxe")
 
     def set_congestion_control(self, algorithm: str | None = "dcqcn", params: Any = None, *,
                                notification_point: bool | None = None) -> None:
@@ -112,10 +113,11 @@ class Host:
 
         ``algorithm``: a name of ``rdmasim.cc.ALGORITHM_NAMES`` (``"dcqcn"``, ...) or ``None`` /
         ``"none"`` (line rate). ``params``: that algorithm's parameters class
-        (``rdmasim.cc.params_class(name)``, e.g. ``DcqcnParams``; default: its defaults, the
-        paper's for DCQCN). ``notification_point``: send CNPs for CE-marked packets received, at
-        most one per QP per ``cnp_interval`` (DCQCN's, else DcqcnParams' default); default: on
-        unless the algorithm reacts to ECN through ACKs instead of CNPs.
+        (``rdmasim.cc.params_class(name)``, e.g. ``DcqcnParams``; default: its defaults, and for
+        DCQCN the preset of the host's NIC profile with the profile's CNP interval, so set the
+        profile first). ``notification_point``: send CNPs for CE-marked packets received, at most
+        one per QP per ``cnp_interval`` (DCQCN's, else the NIC profile's); default: on unless the
+        algorithm reacts to ECN through ACKs instead of CNPs.
         """
         from rdmasim import cc
 
@@ -125,7 +127,12 @@ class Host:
             kinds = _core.cc_kinds()
             if name not in kinds or not kinds[name][1]:
                 raise ValueError(f"congestion control {name!r} is not built in")
-            p = params if params is not None else cc.default_params(name)
+            if params is not None:
+                p = params
+            elif name == "dcqcn":
+                p = self.nic_profile.dcqcn_params()
+            else:
+                p = cc.default_params(name)
             if not isinstance(p, algo.params_class):
                 raise TypeError(f"params for {name!r} must be a {algo.params_class.__name__}, "
                                 f"got {type(p).__name__}")
@@ -135,7 +142,9 @@ class Host:
                 raise TypeError(f"params without an algorithm must be None or a DcqcnParams (its "
                                 f"cnp_interval), got {type(params).__name__}")
             p, kind, blob, uses_cnp = params, 0, None, True
-        interval = getattr(p, "cnp_interval", None) or cc.DcqcnParams().cnp_interval
+        interval = getattr(p, "cnp_interval", None)
+        if interval is None:
+            interval = self.nic_profile.cnp_interval
         np_on = uses_cnp if notification_point is None else notification_point
         self.sim._core.host_set_cc(self.index, kind, blob, np_on, parse_time(interval), 48)
 
@@ -147,7 +156,15 @@ class Host:
 
         p = nic.get_profile(profile, **overrides)
         nic.apply(self.sim, self.index, p)
+        self._nic_profile = p
         return p
+
+    @property
+    def nic_profile(self) -> Any:
+        """The :class:`rdmasim.nic.NicProfile` this host's NIC runs with (``"rxe"`` unless set)."""
+        from rdmasim import nic
+
+        return self._nic_profile if self._nic_profile is not None else nic.get_profile("rxe")
 
     @property
     def gid(self) -> str:

@@ -69,10 +69,17 @@ class NicProfile:
             raise ValueError(f"nic: unknown key(s) {sorted(bad)}; allowed {sorted(allowed)}")
         return replace(self, **kw)
 
-    def dcqcn_params(self) -> DcqcnParams:
-        """The DCQCN preset that goes with this NIC, with this profile's CNP interval."""
-        base = DcqcnParams.nvidia() if self.dcqcn == "nvidia" else DcqcnParams.paper()
-        return replace(base, cnp_interval=self.cnp_interval)
+    def dcqcn_params(self, **overrides: Any) -> DcqcnParams:
+        """The DCQCN preset that goes with this NIC, with this profile's CNP interval.
+
+        ``overrides`` are in the preset's own names: ``DcqcnParams`` field names for ``"paper"``,
+        mlxconfig names for ``"nvidia"``; a CNP interval among them (``cnp_interval`` or
+        ``min_time_between_cnps``) wins over the profile's."""
+        if self.dcqcn == "nvidia":
+            base, own_interval = DcqcnParams.nvidia(**overrides), "min_time_between_cnps" in overrides
+        else:
+            base, own_interval = DcqcnParams.paper(**overrides), "cnp_interval" in overrides
+        return base if own_interval else replace(base, cnp_interval=self.cnp_interval)
 
 
 PROFILES: dict[str, NicProfile] = {

@@ -409,9 +409,8 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
     if ov and ok("congestion_control"):
         from rdmasim.cc import DcqcnParams
 
-        names = (
-            list(_NVIDIA_NAMES) if v["congestion_control.preset"] == "nvidia" else DcqcnParams.field_names()
-        )
+        preset = dcqcn_preset(v)
+        names = list(_NVIDIA_NAMES) if preset == "nvidia" else DcqcnParams.field_names()
         bad = [k for k in ov if k not in names]
         for k in bad:
             problems.append(
@@ -425,7 +424,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
             )
         if not bad:
             try:
-                if v["congestion_control.preset"] == "nvidia":
+                if preset == "nvidia":
                     DcqcnParams.nvidia(**ov)
                 else:
                     DcqcnParams.paper(**ov)
@@ -1005,3 +1004,17 @@ def read_text(path: str | Path) -> str:
 def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
     """Read and validate a scenario file (with ``overrides`` applied, see :func:`loads`)."""
     return loads(read_text(path), str(path), overrides)
+
+
+def dcqcn_preset(v: dict[str, Any]) -> str:
+    """The DCQCN preset a scenario's values name: ``congestion_control.preset``, or for ``"nic"``
+    the NIC profile's (``"paper"`` when the profile name is not valid: load reports that)."""
+    preset = str(v["congestion_control.preset"])
+    if preset != "nic":
+        return preset
+    from rdmasim import nic
+
+    try:
+        return nic.get_profile(v["nic.profile"]).dcqcn
+    except ValueError:
+        return "paper"

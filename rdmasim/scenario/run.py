@@ -132,11 +132,12 @@ def build(sc: Scenario) -> Simulator:
         from rdmasim.cc import DcqcnParams
 
         ov = v["congestion_control.overrides"]
-        params = (
-            DcqcnParams.nvidia(**ov)
-            if v["congestion_control.preset"] == "nvidia"
-            else DcqcnParams.paper(**ov)
-        )
+        if v["congestion_control.preset"] == "nic":
+            params = profile.dcqcn_params(**ov)
+        elif v["congestion_control.preset"] == "nvidia":
+            params = DcqcnParams.nvidia(**ov)
+        else:
+            params = DcqcnParams.paper(**ov)
         for h in sim.hosts.values():
             h.set_congestion_control(
                 "dcqcn", params, notification_point=v["congestion_control.notification_point"]

@@ -233,7 +233,9 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
                                         choices=("none", "dcqcn", "dctcp", "timely", "swift")),
     "congestion_control.preset": Opt(
-        "str", "paper", "DCQCN parameter preset (DcqcnParams.paper/nvidia).", choices=("paper", "nvidia")
+        "str", "nic", "DCQCN parameter preset: \"nic\" = the NIC profile's (rxe: paper, cx6: nvidia) with the "
+        "profile's CNP interval; \"paper\" / \"nvidia\" = DcqcnParams.paper / nvidia.",
+        choices=("nic", "paper", "nvidia"),
     ),
     "congestion_control.notification_point": Opt(
         "bool", True, "Receivers send CNPs for CE-marked packets (DCTCP does not use them: it reads the CE "
@@ -242,7 +244,8 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.overrides": Opt(
         "table",
         {},
-        "Parameter overrides: DcqcnParams field names (preset paper) or mlxconfig names (preset nvidia).",
+        "Parameter overrides: DcqcnParams field names (preset paper) or mlxconfig names (preset nvidia; "
+        "preset nic: the names of the NIC profile's preset).",
     ),
     # DCTCP (rdmasim.cc_dctcp.DctcpParams; used when algorithm = "dctcp")
     "congestion_control.dctcp.g": Opt("float", 1 / 16, "DCTCP alpha gain g (0 < g <= 1).", lo=0.0, hi=1.0),
