@@ -233,8 +233,8 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
                                         choices=("none", "dcqcn", "dctcp", "timely", "swift")),
     "congestion_control.preset": Opt(
-        "str", "nic", "DCQCN parameter preset: \"nic\" = the NIC profile's (rxe: paper, cx6: nvidia) with the "
-        "profile's CNP interval; \"paper\" / \"nvidia\" = DcqcnParams.paper / nvidia.",
+        "str", "nic", "DCQCN parameter preset: \"nic\" = the NIC profile's (rxe: paper, cx6: nvidia) "
+        "with the profile's CNP interval; \"paper\" / \"nvidia\" = DcqcnParams.paper / nvidia.",
         choices=("nic", "paper", "nvidia"),
     ),
     "congestion_control.notification_point": Opt(
