@@ -17,7 +17,8 @@ the ratio of medians to ``none`` and the run's events and data packets.
 Rows besides the algorithms: ``<algo>-nomark`` runs it with ECN marking off (it never reacts, the
 network behaves as without CC: the difference to ``none`` is the algorithm's own bookkeeping);
 ``<algo>@cx6`` uses the cx6 NIC profile, whose responder coalesces 4 ACKs into one (DCTCP asks
-for an ACK per packet).
+for an ACK per packet); ``dctcp-ackN`` runs DCTCP asking for an ACK every N packets
+(``DctcpParams.ack_every``; 2 is DCTCP's delayed ACK).
 """
 
 from __future__ import annotations
@@ -55,13 +56,15 @@ def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) ->
     # "<algo>@cx6": the hosts use the cx6 NIC profile (the responder coalesces 4 ACKs into one)
     algo_nic, _, nic = algo.partition("@")
     name, nomark = algo_nic.removesuffix("-nomark"), algo_nic.endswith("-nomark")
+    name, _, ack = name.partition("-ack")  # "dctcp-ack2": an ACK every 2 packets
     ecn = {**ECN, "priorities": []} if nomark else ECN
     t = rdmasim.incast(senders, rate="100Gbps", delay="1us", mtu=1024, seed=seed, switch_config={"ecn": ecn})
     for h in t.hosts:
         if nic:
             h.set_nic_profile(nic)
         if name == "dctcp":  # the window for this path's ~4.2 us base RTT
-            h.set_congestion_control("dctcp", DctcpParams.for_path("100Gbps", "4190ns", mtu=1024))
+            h.set_congestion_control("dctcp", DctcpParams.for_path("100Gbps", "4190ns", mtu=1024,
+                                                                   ack_every=int(ack or 1)))
         elif name == "timely":  # thresholds for the same path
             h.set_congestion_control("timely", TimelyParams.for_path("100Gbps", "4190ns"))
         elif name == "swift":  # targets for the same path, one switch

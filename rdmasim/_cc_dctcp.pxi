@@ -11,6 +11,7 @@ cdef extern from "rdmasim/cc_dctcp.h" nogil:
         uint64_t window_bytes
         int var_win
         int pace
+        uint32_t ack_every
     ctypedef struct rs_dctcp_state:
         double rate_bps
         double max_bps
@@ -30,10 +31,12 @@ cdef extern from "rdmasim/cc_dctcp.h" nogil:
         int64_t rtt_last_ps
         int64_t rtt_min_ps
         uint64_t rtt_samples
+        uint32_t unasked
     void rs_dctcp_init(rs_dctcp_state *s, const rs_dctcp_params *p, double line_bps)
     void rs_dctcp_on_ack(rs_dctcp_state *s, const rs_dctcp_params *p, uint64_t acked, uint64_t inflight,
                          uint64_t ce_bytes, int ce_echo)
     uint64_t rs_dctcp_window(const rs_dctcp_state *s, const rs_dctcp_params *p)
+    int rs_dctcp_ack_request(rs_dctcp_state *s, const rs_dctcp_params *p, uint32_t payload, uint64_t inflight)
 
 
 def _dctcp_params_bytes(dict fields):
@@ -70,6 +73,9 @@ cdef class DctcpForTest:
 
     def ack(self, uint64_t acked, uint64_t inflight, uint64_t ce_bytes=0, bint ce_echo=False):
         rs_dctcp_on_ack(&self.s, &self.p, acked, inflight, ce_bytes, ce_echo)
+
+    def ack_request(self, uint32_t payload, uint64_t inflight):
+        return bool(rs_dctcp_ack_request(&self.s, &self.p, payload, inflight))
 
     @property
     def window(self):

@@ -30,6 +30,7 @@ class DctcpParams:
     window: str | int = 0             # window at the maximum rate, bytes (run.py: the BDP); 0 = none
     var_win: bool = True              # the window follows the rate (run.py VAR_WIN 1)
     pace: bool = True                 # pace packets at the rate (run.py RATE_BOUND 1)
+    ack_every: int = 1                # ACK every n-th packet (run.py L2_ACK_INTERVAL 1; delayed ACK: 2)
 
     def __post_init__(self) -> None:
         def check(name: str, ok: bool, allowed: str) -> None:
@@ -42,6 +43,7 @@ class DctcpParams:
 
         check("g", number("g") and 0 < self.g <= 1, "0 < g <= 1")
         check("initial_alpha", number("initial_alpha") and 0 <= self.initial_alpha <= 1, "0..1")
+        check("ack_every", type(self.ack_every) is int and 1 <= self.ack_every <= 65536, "an integer 1..65536")
         for name in ("var_win", "pace"):
             check(name, isinstance(getattr(self, name), bool), "true or false")
         def parses(name: str, parse: Any, zero_ok: bool) -> bool:
@@ -95,7 +97,7 @@ class DctcpParams:
             g=float(self.g), initial_alpha=float(self.initial_alpha), ai_bps=rate(self.ai_rate),
             min_rate_bps=rate(self.min_rate), max_rate_bps=rate(self.max_rate),
             window_bytes=0 if self.window in (0, "0") else parse_size(self.window), var_win=int(self.var_win),
-            pace=int(self.pace),
+            pace=int(self.pace), ack_every=int(self.ack_every),
         )
 
     def as_dict(self) -> dict[str, Any]:

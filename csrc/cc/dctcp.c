@@ -30,7 +30,10 @@
  *   max_rate_bps  0 (line)
  *   window_bytes  0 (none)      run.py HAS_WIN 1: the BDP (the caller knows it: rdmasim.cc_dctcp)
  *   var_win       1             run.py VAR_WIN 1
- *   pace          1             run.py RATE_BOUND 1 */
+ *   pace          1             run.py RATE_BOUND 1
+ *   ack_every     1             run.py L2_ACK_INTERVAL 1 (an ACK per packet); the DCTCP paper's
+ *                               delayed ACKs use 2.  The responder sums the CE-marked bytes over
+ *                               the packets an ACK covers, so F is exact whatever the value. */
 #include <string.h>
 
 #include "rdmasim/cc.h"
@@ -86,6 +89,16 @@ void rs_dctcp_on_ack(rs_dctcp_state *s, const rs_dctcp_params *p, uint64_t acked
     }
 }
 
+int rs_dctcp_ack_request(rs_dctcp_state *s, const rs_dctcp_params *p, uint32_t payload, uint64_t inflight)
+{
+    const uint64_t w = rs_dctcp_window(s, p);
+    if (++s->unasked >= p->ack_every || (w && inflight + payload >= w)) {
+        s->unasked = 0;
+        return 1;
+    }
+    return 0;
+}
+
 uint64_t rs_dctcp_window(const rs_dctcp_state *s, const rs_dctcp_params *p)
 {
     if (!p->window_bytes)
@@ -117,6 +130,10 @@ static double algo_rate(const void *st, const void *p)
     return ((const rs_dctcp_params *)p)->pace ? ((const rs_dctcp_state *)st)->rate_bps : 0.0;
 }
 static uint64_t algo_window(const void *st, const void *p) { return rs_dctcp_window(st, p); }
+static int algo_ack_request(void *st, const void *p, uint32_t payload, uint64_t inflight)
+{
+    return rs_dctcp_ack_request(st, p, payload, inflight);
+}
 
 const rs_cc_algo rs_cc_dctcp = {
     .name = "dctcp",
@@ -128,4 +145,5 @@ const rs_cc_algo rs_cc_dctcp = {
     .on_ack = algo_ack,
     .rate_bps = algo_rate,
     .window_bytes = algo_window,
+    .ack_request = algo_ack_request,
 };

@@ -46,6 +46,7 @@ class DctcpResult:
     goodput_fraction: float      # sum of payload rates / the payload rate the bottleneck carries
     pause_frames: int
     ecn_marked: int
+    ack_frames: int = 0          # frames the switch sent back towards the senders (ACKs)
 
 
 def base_rtt_ps(data_frame: int, ack_frame: int) -> int:
@@ -58,12 +59,12 @@ def base_rtt_ps(data_frame: int, ack_frame: int) -> int:
 
 
 def run_dctcp_incast(n: int, k_bytes: int = 20_000, duration_us: int = 10_000, pace: bool = False,
-                     seed: int = 1) -> DctcpResult:
+                     seed: int = 1, ack_every: int = 1) -> DctcpResult:
     cfg = {"ecn": {"kmin": k_bytes, "kmax": k_bytes + 1, "pmax": 1.0}}
     t = rdmasim.incast(n, rate="100Gbps", delay="1us", mtu=MTU, seed=seed, switch_config=cfg)
     data_frame, ack_frame = 1082, 62  # WRITE MIDDLE with 1024 B payload; ACK (eth/IPv4/UDP/BTH/AETH/ICRC)
     rtt = base_rtt_ps(data_frame, ack_frame)
-    params = DctcpParams.for_path("100Gbps", rtt, mtu=MTU, pace=pace)
+    params = DctcpParams.for_path("100Gbps", rtt, mtu=MTU, pace=pace, ack_every=ack_every)
     for h in t.hosts:
         h.set_congestion_control("dctcp", params)
     port = t.switch.port_to(t.receiver)
@@ -111,4 +112,5 @@ def run_dctcp_incast(n: int, k_bytes: int = 20_000, duration_us: int = 10_000, p
         pkt_bytes=pkt, base_rtt_ps=rtt, rtt_min_ps=int(cc.get("rtt_min_ps", 0)),
         bdp_bytes=LINE_BPS * rtt * 1e-12 / 8, goodput_fraction=sum(rates) / payload_line,
         pause_frames=tot["pfc_xoff_sent"], ecn_marked=tot["ecn_marked"],
+        ack_frames=sum(t.switch.port_stats(t.switch.port_to(h))["tx_pkts"] for h in t.senders),
     )

@@ -86,3 +86,16 @@ def test_hpcc_simulator_default_pacing_keeps_line_rate_and_fairness(n):
     assert r.goodput_fraction >= 0.99
     assert r.jain >= 0.99
     assert r.q_p5 < r.k_bytes < r.q_p95
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_delayed_acks_keep_the_k_relation_with_half_the_acks(window_runs, n):
+    # DCTCP's delayed ACK (ack_every = 2): the responder sums the CE bytes an ACK covers, so
+    # alpha and the queue stay where one ACK per packet puts them, at about half the ACK frames
+    every, delayed = window_runs[n], run_dctcp_incast(n, k_bytes=20_000, duration_us=10_000, pace=False,
+                                                      ack_every=2)
+    m = model(n, delayed.k_bytes, delayed.bdp_bytes, delayed.pkt_bytes)
+    assert delayed.q_p95 == pytest.approx(m["q_max"], rel=0.12)
+    assert delayed.q_p95 - delayed.q_p5 == pytest.approx(m["amplitude"], rel=0.25)
+    assert delayed.goodput_fraction >= 0.99 and delayed.pause_frames == 0
+    assert 0.45 < delayed.ack_frames / every.ack_frames < 0.6

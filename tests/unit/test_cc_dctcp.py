@@ -135,3 +135,19 @@ def test_c_rejects_an_unbuilt_kind_by_name_and_a_wrong_params_size():
         t.a.set_congestion_control("dctcp", default_params("dcqcn"))
     with pytest.raises(ValueError, match="choose one of"):
         t.a.set_congestion_control("bbr")
+
+
+def test_ack_every_asks_on_every_nth_packet_and_when_the_window_fills():
+    d = harness(ack_every=4)
+    asks = [d.ack_request(1024, 0) for _ in range(8)]
+    assert asks == [False, False, False, True] * 2
+    w = harness(window="8KB", ack_every=100)  # var_win at the maximum rate: the whole 8,000 B
+    assert not w.ack_request(1024, 6000)
+    assert w.ack_request(1024, 7000)  # this packet fills the window: it must ask
+    assert harness().ack_request(1024, 0)  # the default asks every packet (the HPCC simulator's)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 65537, 2.0, True])
+def test_ack_every_out_of_range_names_the_parameter(bad):
+    with pytest.raises(ValueError, match="ack_every"):
+        DctcpParams(ack_every=bad)

@@ -14,6 +14,8 @@ typedef struct rs_dctcp_params {
     uint64_t window_bytes;   /* window at the maximum rate (a BDP); 0 = no window */
     int var_win;             /* 1: the window follows the rate: window_bytes x rate / max rate */
     int pace;                /* 1: pace request packets at the rate; 0: the window alone limits */
+    uint32_t ack_every;      /* ask for an ACK on every n-th request packet (1: each; DCTCP's delayed
+                                ACK m); a filling window always asks */
 } rs_dctcp_params;
 
 typedef struct rs_dctcp_state {
@@ -35,6 +37,7 @@ typedef struct rs_dctcp_state {
     int64_t rtt_last_ps;     /* RTT samples of the ACKs (statistics only: DCTCP does not use them) */
     int64_t rtt_min_ps;      /* 0 until the first sample */
     uint64_t rtt_samples;
+    uint32_t unasked;        /* request packets sent without the A bit since the last that had it */
 } rs_dctcp_state;
 
 void rs_dctcp_init(rs_dctcp_state *s, const rs_dctcp_params *p, double line_bps);
@@ -42,6 +45,9 @@ void rs_dctcp_init(rs_dctcp_state *s, const rs_dctcp_params *p, double line_bps)
  * (CE-marked bytes it covers), ce_echo (its PSN's packet was CE-marked). */
 void rs_dctcp_on_ack(rs_dctcp_state *s, const rs_dctcp_params *p, uint64_t acked, uint64_t inflight,
                      uint64_t ce_bytes, int ce_echo);
+/* Whether the next request packet (payload bytes, with inflight bytes out before it) asks for an
+ * ACK: every ack_every-th, and any that fills the window. */
+int rs_dctcp_ack_request(rs_dctcp_state *s, const rs_dctcp_params *p, uint32_t payload, uint64_t inflight);
 /* The window now (bytes; 0 = none). */
 uint64_t rs_dctcp_window(const rs_dctcp_state *s, const rs_dctcp_params *p);
 
