@@ -43,7 +43,8 @@ class DctcpParams:
 
         check("g", number("g") and 0 < self.g <= 1, "0 < g <= 1")
         check("initial_alpha", number("initial_alpha") and 0 <= self.initial_alpha <= 1, "0..1")
-        check("ack_every", type(self.ack_every) is int and 1 <= self.ack_every <= 65536, "an integer 1..65536")
+        check("ack_every", type(self.ack_every) is int and 1 <= self.ack_every <= 65536,
+              "an integer 1..65536")
         for name in ("var_win", "pace"):
             check(name, isinstance(getattr(self, name), bool), "true or false")
         def parses(name: str, parse: Any, zero_ok: bool) -> bool:

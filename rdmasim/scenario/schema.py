@@ -262,8 +262,9 @@ SCHEMA: dict[str, Opt] = {
                                             "max rate)."),
     "congestion_control.dctcp.pace": Opt("bool", True, "DCTCP paces packets at its rate (false: the window "
                                          "alone limits; needs a window)."),
-    "congestion_control.dctcp.ack_every": Opt("int", 1, "DCTCP asks for an ACK on every n-th packet (1: each, "
-                                              "as the HPCC simulator; 2: DCTCP's delayed ACKs).", lo=1, hi=65536),
+    "congestion_control.dctcp.ack_every": Opt("int", 1, "DCTCP asks for an ACK on every n-th packet (1: "
+                                              "each, as the HPCC simulator; 2: DCTCP's delayed ACKs).",
+                                              lo=1, hi=65536),
     # TIMELY (rdmasim.cc_timely.TimelyParams; used when algorithm = "timely")
     "congestion_control.timely.alpha": Opt("float", 0.875, "TIMELY EWMA weight of a new RTT difference "
                                            "(0 < alpha <= 1).", lo=0.0, hi=1.0),
