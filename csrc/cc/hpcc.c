@@ -40,12 +40,12 @@ static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > 
 void rs_hpcc_init(rs_hpcc_state *s, const rs_hpcc_params *p, double line_bps)
 {
     memset(s, 0, sizeof *s);
-    const double t_s = (double)p->base_rtt_ps * 1e-12;
+    const double t_ps = (double)p->base_rtt_ps;
     double max_bps = p->max_rate_bps > 0 && p->max_rate_bps < line_bps ? p->max_rate_bps : line_bps;
     double ai = p->ai_bps > 0 ? p->ai_bps : line_bps / 2500.0;
-    s->w_max_bytes = max_bps * t_s / 8.0;
-    s->w_min_bytes = p->min_rate_bps < max_bps ? p->min_rate_bps * t_s / 8.0 : s->w_max_bytes;
-    s->w_ai_bytes = ai * t_s / 8.0;
+    s->w_max_bytes = max_bps * t_ps / 8e12;
+    s->w_min_bytes = p->min_rate_bps < max_bps ? p->min_rate_bps * t_ps / 8e12 : s->w_max_bytes;
+    s->w_ai_bytes = ai * t_ps / 8e12;
     s->w_bytes = s->w_ref_bytes = s->w_max_bytes;
     s->u = 1.0;
 }
@@ -141,7 +141,7 @@ void rs_hpcc_on_ack(rs_hpcc_state *s, const rs_hpcc_params *p, uint64_t acked, u
 
 uint64_t rs_hpcc_window(const rs_hpcc_state *s, const rs_hpcc_params *p)
 {
-    uint64_t w = (uint64_t)s->w_bytes;
+    uint64_t w = (uint64_t)(s->w_bytes + 0.5);
     return w ? w : 1; /* below one byte: one packet at a time (the NIC lets one go when none is in flight) */
 }
 
