@@ -65,3 +65,33 @@ def test_dcqcn_on_the_same_fabric_builds_a_queue_many_times_larger(runs):
     assert np.mean(dc) > 10 * np.mean(hp)
     assert np.percentile(dc, 99) > 5 * np.percentile(hp, 99)
     assert np.percentile(dc, 50) > 10 * max(np.percentile(hp, 50), 1082)
+
+
+def test_int_is_metadata_pcap_frames_stay_plain_rocev2(tmp_path):
+    """INT records travel with the packet as simulator metadata: the captured frames are the same
+    RoCEv2 frames, of the same lengths, as without HPCC (the ACKs the plain AETH frame), and every
+    one decodes."""
+    from rdmasim import topology
+    from rdmasim.capture import read_pcap, read_records
+
+    def capture(algo: str | None) -> tuple[list[int], int]:
+        t = topology.dumbbell(2, 2, mtu=1024, seed=5)
+        for h in t.sim.hosts.values():
+            if algo:
+                h.set_congestion_control(algo, HpccParams.for_path("100Gbps", "8us"))
+        path = tmp_path / f"{algo}.pcap"
+        t.sim.capture(path)
+        t.sim.add_flows({"src": np.array([0, 1]), "dst": np.array([2, 3]), "size": np.array([20_480, 30_720])})
+        t.sim.run_flows()
+        t.sim.close_capture()
+        lengths = sorted(r.orig_len for r in read_records(path)[1])
+        return lengths, sum(1 for _ in read_pcap(path))
+
+    plain, n_plain = capture(None)
+    hpcc, n_hpcc = capture("hpcc")
+    assert n_hpcc == len(hpcc)  # every frame decodes
+    data = [x for x in hpcc if x > 100]
+    assert data == [x for x in plain if x > 100]  # the same data frames, byte for byte in length
+    assert set(data) == {1082, 1098}  # WRITE MIDDLE/LAST, and FIRST with its RETH
+    assert len(hpcc) > len(plain)  # an ACK per packet under HPCC
+    assert set(hpcc) == set(plain)  # no frame length that plain RoCEv2 lacks (the ACKs too)
