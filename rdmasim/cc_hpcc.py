@@ -29,7 +29,7 @@ class HpccParams:
     """HPCC reaction at the sender NIC (switches write INT, receivers echo it in their ACKs)."""
 
     eta: float = 0.95                # target utilisation (paper; ns-3 TargetUtil)
-    max_stage: int = 5               # additive-only updates before a multiplicative one (paper; ns-3 MiThresh)
+    max_stage: int = 5               # additive-only updates before a multiplicative (paper; ns-3 MiThresh)
     fast_react: bool = True          # react on every ACK between reference updates (ns-3 FastReact)
     base_rtt: str | int = "4us"      # T (rdmasim default: fabric-dependent; see for_path)
     ai_rate: str | int = 0           # W_AI = ai_rate x T; 0 = line rate / 2500 (ns-3 run.py)
@@ -106,8 +106,8 @@ class HpccParams:
 
         return dict(
             eta=float(self.eta), max_stage=int(self.max_stage), fast_react=int(self.fast_react),
-            base_rtt_ps=parse_time(self.base_rtt), ai_bps=rate(self.ai_rate), min_rate_bps=rate(self.min_rate),
-            max_rate_bps=rate(self.max_rate),
+            base_rtt_ps=parse_time(self.base_rtt), ai_bps=rate(self.ai_rate),
+            min_rate_bps=rate(self.min_rate), max_rate_bps=rate(self.max_rate),
         )
 
     def as_dict(self) -> dict[str, Any]:

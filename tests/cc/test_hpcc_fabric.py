@@ -81,7 +81,8 @@ def test_int_is_metadata_pcap_frames_stay_plain_rocev2(tmp_path):
                 h.set_congestion_control(algo, HpccParams.for_path("100Gbps", "8us"))
         path = tmp_path / f"{algo}.pcap"
         t.sim.capture(path)
-        t.sim.add_flows({"src": np.array([0, 1]), "dst": np.array([2, 3]), "size": np.array([20_480, 30_720])})
+        sizes = np.array([20_480, 30_720])
+        t.sim.add_flows({"src": np.array([0, 1]), "dst": np.array([2, 3]), "size": sizes})
         t.sim.run_flows()
         t.sim.close_capture()
         lengths = sorted(r.orig_len for r in read_records(path)[1])

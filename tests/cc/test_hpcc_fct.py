@@ -17,8 +17,9 @@ SHORT_BYTES = 100_000
 
 def short_slowdowns(algorithm: str) -> np.ndarray:
     path = resources.files("rdmasim") / "data" / "scenarios" / "hpcc_fct.toml"
-    res = run_scenario(load(str(path), {"congestion_control.algorithm": algorithm, "traffic.poisson.load": 0.5,
-                                        "traffic.poisson.duration": "30ms"}), "")
+    over = {"congestion_control.algorithm": algorithm, "traffic.poisson.load": 0.5,
+            "traffic.poisson.duration": "30ms"}
+    res = run_scenario(load(str(path), over), "")
     assert all(f.status == "ok" for f in res.flows)
     return np.asarray([f.slowdown for f in res.flows if f.size_bytes <= SHORT_BYTES])
 

@@ -53,7 +53,8 @@ def test_defaults_are_the_params_class_defaults() -> None:
 
 
 def test_hosts_run_hpcc_and_the_flows_finish() -> None:
-    text = FLOWS + '[congestion_control]\nalgorithm = "hpcc"\n[congestion_control.hpcc]\nbase_rtt = "4200ns"\n'
+    text = (FLOWS + '[congestion_control]\nalgorithm = "hpcc"\n'
+            '[congestion_control.hpcc]\nbase_rtt = "4200ns"\n')
     res = run_scenario(loads(text), "")
     assert all(f.status == "ok" for f in res.flows) and len(res.flows) == 2
     # HPCC asks for an ACK per packet (each brings the INT of its request back)
