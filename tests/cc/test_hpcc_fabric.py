@@ -96,3 +96,10 @@ def test_int_is_metadata_pcap_frames_stay_plain_rocev2(tmp_path):
     assert set(data) == {1082, 1098}  # WRITE MIDDLE/LAST, and FIRST with its RETH
     assert len(hpcc) > len(plain)  # an ACK per packet under HPCC
     assert set(hpcc) == set(plain)  # no frame length that plain RoCEv2 lacks (the ACKs too)
+
+
+def test_deterministic_for_a_seed():
+    a, b = (run_incast(4, "hpcc", hpcc_params(), duration_us=500, sample_period_ps=SAMPLE_PS)
+            for _ in range(2))
+    assert np.array_equal(a.queue_bytes, b.queue_bytes) and a.rates_gbps == b.rates_gbps
+    assert a.cc_states == b.cc_states
