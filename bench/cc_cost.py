@@ -46,6 +46,7 @@ def parse_size(s: str) -> int:
 def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) -> dict:
     import rdmasim
     from rdmasim.cc_dctcp import DctcpParams
+    from rdmasim.cc_hpcc import HpccParams
     from rdmasim.cc_swift import SwiftParams
     from rdmasim.cc_timely import TimelyParams
     from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
@@ -69,6 +70,8 @@ def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) ->
             h.set_congestion_control("timely", TimelyParams.for_path("100Gbps", "4190ns"))
         elif name == "swift":  # targets for the same path, one switch
             h.set_congestion_control("swift", SwiftParams.for_path("100Gbps", "4190ns", hops=1, mtu=1024))
+        elif name == "hpcc":  # T = the same path's base RTT
+            h.set_congestion_control("hpcc", HpccParams.for_path("100Gbps", "4190ns"))
         elif name != "none":
             h.set_congestion_control(name)
     n_msg = -(-size // msg)

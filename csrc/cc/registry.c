@@ -7,12 +7,14 @@ extern const rs_cc_algo rs_cc_dcqcn;
 extern const rs_cc_algo rs_cc_dctcp;
 extern const rs_cc_algo rs_cc_timely;
 extern const rs_cc_algo rs_cc_swift;
+extern const rs_cc_algo rs_cc_hpcc;
 
 static const rs_cc_algo *const algos[RS_CC_COUNT] = {
     [RS_CC_DCQCN] = &rs_cc_dcqcn,
     [RS_CC_DCTCP] = &rs_cc_dctcp,
     [RS_CC_TIMELY] = &rs_cc_timely,
     [RS_CC_SWIFT] = &rs_cc_swift,
+    [RS_CC_HPCC] = &rs_cc_hpcc,
 };
 
 static const char *const names[RS_CC_COUNT] = {

@@ -95,6 +95,8 @@ SECTIONS: dict[str, str] = {
     "TIMELY paper's, for 10 Gb/s NICs): used when `algorithm = \"timely\"`.",
     "congestion_control.swift": "Swift parameters (rdmasim.cc_swift.SwiftParams; the delays depend on the "
     "fabric: SwiftParams.for_path derives them from the base RTT): used when `algorithm = \"swift\"`.",
+    "congestion_control.hpcc": "HPCC parameters (rdmasim.cc_hpcc.HpccParams; base_rtt depends on the "
+    "fabric: HpccParams.for_path takes it from a path): used when `algorithm = \"hpcc\"`.",
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
@@ -231,7 +233,7 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked.", lo=0, hi=7),
     # congestion control
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
-                                        choices=("none", "dcqcn", "dctcp", "timely", "swift")),
+                                        choices=("none", "dcqcn", "dctcp", "timely", "swift", "hpcc")),
     "congestion_control.preset": Opt(
         "str", "nic", "DCQCN parameter preset: \"nic\" = the NIC profile's (rxe: paper, cx6: nvidia) "
         "with the profile's CNP interval; \"paper\" / \"nvidia\" = DcqcnParams.paper / nvidia.",
@@ -318,6 +320,20 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.swift.acks_per_window": Opt("int", 8, "Swift ACKs asked for per window (and "
                                                     "when it fills); 0 = one per packet.", lo=0,
                                                     hi=2**32 - 1),
+    # HPCC (rdmasim.cc_hpcc.HpccParams; used when algorithm = "hpcc")
+    "congestion_control.hpcc.eta": Opt("float", 0.95, "HPCC target utilisation eta (0 < eta <= 1).",
+                                       lo=0.0, hi=1.0),
+    "congestion_control.hpcc.max_stage": Opt("int", 5, "HPCC additive-only reference updates before a "
+                                             "multiplicative one.", lo=0, hi=2**32 - 1),
+    "congestion_control.hpcc.fast_react": Opt("bool", True, "HPCC reacts to every ACK between its once-"
+                                              "per-RTT reference updates."),
+    "congestion_control.hpcc.base_rtt": Opt("time", "4us", "HPCC T: the fabric's (largest) base RTT; "
+                                            "window = rate x T.", lo=1, hi=U63),
+    "congestion_control.hpcc.ai_rate": Opt("str", "0", "HPCC additive step W_AI = ai_rate x T: '0' = "
+                                           "line rate / 2500 (the ns-3 simulator's), or a rate."),
+    "congestion_control.hpcc.min_rate": Opt("rate", "1Gbps", "HPCC smallest window / T."),
+    "congestion_control.hpcc.max_rate": Opt("str", "0", "HPCC largest window / T: '0' = the line rate, "
+                                            "or a rate like '50Gbps'."),
     # nic
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
                        choices=("rxe", "cx6", "connectx")),
@@ -509,6 +525,7 @@ TABLES = (
     "congestion_control.dctcp",
     "congestion_control.timely",
     "congestion_control.swift",
+    "congestion_control.hpcc",
     "nic",
     "qp",
     "impairments",

@@ -53,6 +53,7 @@ class Result:
     trace_t_us: list[float] = field(default_factory=list)
     trace_rate_gbps: list[list[float]] = field(default_factory=list)  # [flow][sample]
     dcqcn: list[dict[str, Any]] = field(default_factory=list)
+    cc_states: list[dict[str, Any]] = field(default_factory=list)  # qp.cc_state() at the end (any algorithm)
 
     @property
     def sum_gbps(self) -> float:
@@ -134,7 +135,7 @@ def run_incast(n: int, cc: str | None = "dcqcn", params: DcqcnParams | None = No
         ecn_marked=tot["ecn_marked"], cnps=[q.stats()["cnps_rcvd"] for q in qps],
         wire_bytes_per_pkt=st["queue_tx_bytes"][PRIO] / max(1, st["queue_tx_pkts"][PRIO]),
         trace_t_us=trace_t, trace_rate_gbps=trace,
-        dcqcn=[q.dcqcn_state() or {} for q in qps],
+        dcqcn=[q.dcqcn_state() or {} for q in qps], cc_states=[q.cc_state() or {} for q in qps],
     )
 
 

@@ -17,9 +17,9 @@ enum rs_cc_kind {
     RS_CC_NONE = 0,   /* line rate, no reaction */
     RS_CC_DCQCN = 1,  /* DCQCN reaction point (protocol.md 8) */
     RS_CC_DCTCP = 2,  /* DCTCP-style ECN rate/window control (csrc/cc/dctcp.c) */
-    RS_CC_TIMELY = 3, /* the kinds below have a name and no implementation until their file lands: */
-    RS_CC_SWIFT = 4,  /* rs_tp_host_set_cc rejects them ("... is not built in") */
-    RS_CC_HPCC = 5,
+    RS_CC_TIMELY = 3, /* TIMELY RTT-gradient rate control (csrc/cc/timely.c) */
+    RS_CC_SWIFT = 4,  /* Swift delay-based window control (csrc/cc/swift.c) */
+    RS_CC_HPCC = 5,   /* HPCC INT-based window control (csrc/cc/hpcc.c) */
     RS_CC_COUNT
 };
 
