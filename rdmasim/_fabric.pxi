@@ -101,6 +101,22 @@ cdef extern from "rdmasim/fabric.h" nogil:
     int rs_sim_pcap_status(const rs_sim *sim, uint64_t *frames, int *err)
     int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
+    ctypedef struct rs_credit_cfg:
+        uint32_t n_vls
+        uint32_t buffer_blocks[8]
+        uint8_t sl2vl[16]
+        int64_t fc_period_ps
+    ctypedef struct rs_credit_stats:
+        int64_t stall_ps[8]
+        uint32_t stalled_mask
+        uint64_t fc_sent, fc_rx, stalls
+        uint32_t used_blocks[8]
+        uint32_t peak_blocks[8]
+        uint32_t cap_blocks[8]
+        uint64_t overruns
+    int rs_port_credit_config(rs_sim *sim, int kind, int node, int port, const rs_credit_cfg *cfg)
+    int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out)
+    int rs_switch_set_lft(rs_sim *sim, int sw, const uint16_t *ports, uint32_t n)
 
 DROPF_NTH, DROPF_PSN, DROPF_OPCODE, DROPF_DEST_QP = 1, 2, 4, 8
 
@@ -329,3 +345,43 @@ cdef class FabricCore:
         cdef int err = 0
         closed = rs_sim_pcap_status(self.core.sim, &frames, &err)
         return not closed, frames, err
+
+    def credit_config(self, int kind, int node, int port, uint32_t n_vls, blocks, sl2vl, int64_t fc_period_ps):
+        """Put a port in InfiniBand credit mode (link/credit.h)."""
+        cdef rs_credit_cfg c
+        cdef int i
+        c.n_vls = n_vls
+        for i in range(8):
+            c.buffer_blocks[i] = blocks[i]
+        for i in range(16):
+            c.sl2vl[i] = sl2vl[i]
+        c.fc_period_ps = fc_period_ps
+        self.core._check(rs_port_credit_config(self.core.sim, kind, node, port, &c))
+
+    def credit_stats(self, int kind, int node, int port):
+        """Credit counters of a port, or None when it is not in credit mode."""
+        cdef rs_credit_stats s
+        rc = rs_port_credit_stats(self.core.sim, kind, node, port, &s)
+        if rc == 1:
+            return None
+        self.core._check(rc)
+        return {"credit_stall_ps": [s.stall_ps[i] for i in range(8)], "credit_stalled_mask": s.stalled_mask,
+                "fc_sent": s.fc_sent, "fc_rx": s.fc_rx, "credit_stalls": s.stalls,
+                "credit_used_blocks": [s.used_blocks[i] for i in range(8)],
+                "credit_peak_blocks": [s.peak_blocks[i] for i in range(8)],
+                "credit_cap_blocks": [s.cap_blocks[i] for i in range(8)],
+                "credit_overruns": s.overruns}
+
+    def set_lft(self, int sw, ports):
+        """Linear forwarding table of a switch: ports[dlid] (0xFFFF: none); [] clears it."""
+        cdef uint32_t n = len(ports)
+        cdef uint16_t *buf = <uint16_t *>malloc((n if n else 1) * sizeof(uint16_t))
+        cdef uint32_t k
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            for k in range(n):
+                buf[k] = ports[k]
+            self.core._check(rs_switch_set_lft(self.core.sim, sw, buf, n))
+        finally:
+            free(buf)

@@ -216,11 +216,14 @@ class Switch:
         """Counters of one port: rx/tx packets and bytes, drops by reason (counted where the packet
         arrived), ECN marks (on packets leaving), PFC frames sent upstream (XOFF incl. refreshes,
         XON) and received (``pfc_rx_*``), time each priority was paused (``paused_ps``), queue peaks;
+        in InfiniBand credit mode also ``credit_stall_ps`` per VL and the rest of
+        :func:`rdmasim.ib_fabric.credit_stats`;
         per queue (lists indexed by priority): ``queue_tx_pkts``, ``queue_tx_bytes``,
         ``queue_ecn_marked``, ``queue_drops`` (packets that arrived on this port in that priority)."""
         self._check_port(port)
         d = self._fab.port_stats(self.index, port)
         d.update(self._fab.pause_stats(NODE_SWITCH, self.index, port))
+        d.update(self._fab.credit_stats(NODE_SWITCH, self.index, port) or {})  # IB credit mode (ib_fabric)
         return d
 
     def stats(self) -> list[dict[str, Any]]:

@@ -258,7 +258,7 @@ int rs_net_switch_queue_bytes(const rs_net *net, int sw, int port, int prio, uin
     return RS_OK;
 }
 
-static rs_port *find_port(const rs_net *net, int kind, int node, int port)
+rs_port *rs_net_find_port(const rs_net *net, int kind, int node, int port)
 {
     rs_port *p = NULL;
     if (kind == RS_NODE_HOST && node >= 0 && (uint32_t)node < net->n_hosts)
@@ -271,7 +271,7 @@ static rs_port *find_port(const rs_net *net, int kind, int node, int port)
 
 int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_pause_stats *out)
 {
-    const rs_port *p = find_port(net, kind, node, port);
+    const rs_port *p = rs_net_find_port(net, kind, node, port);
     if (!p)
         return RS_ERR_INVAL;
     rs_pause_stats_now(p, net->eng.now_ps, out);
@@ -280,7 +280,7 @@ int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_
 
 int rs_net_port_set_pfc_response(rs_net *net, int kind, int node, int port, int64_t response_ps)
 {
-    rs_port *p = find_port(net, kind, node, port);
+    rs_port *p = rs_net_find_port(net, kind, node, port);
     if (!p)
         return rs_net_fail(net, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
     if (response_ps < 0 || response_ps > RS_MAX_TIME_PS)
@@ -292,7 +292,7 @@ int rs_net_port_set_pfc_response(rs_net *net, int kind, int node, int port, int6
 
 int rs_net_port_inject_pfc(rs_net *net, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8])
 {
-    rs_port *p = find_port(net, kind, node, port);
+    rs_port *p = rs_net_find_port(net, kind, node, port);
     if (!p)
         return rs_net_fail(net, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
     if (class_enable > 0xFF)
