@@ -55,7 +55,8 @@ def _check_credit_ports(sim: rdmasim.Simulator, hosts: list) -> int:
         c = ib.credit_stats(node, port)
         assert c is not None
         assert c["credit_overruns"] == 0, (node.name, port, c)
-        for used, peak, cap in zip(c["credit_used_blocks"], c["credit_peak_blocks"], c["credit_cap_blocks"]):
+        for used, peak, cap in zip(c["credit_used_blocks"], c["credit_peak_blocks"], c["credit_cap_blocks"],
+                                   strict=True):
             assert used <= cap and peak <= cap, (node.name, port, c)
         n += 1
     return n
@@ -155,7 +156,8 @@ def test_stalled_vl_resumes_within_one_credit_round_trip() -> None:
     assert gaps.max() <= bound
     # and not sooner than the loop allows: the data waited for the drain's credits
     assert gaps.min() >= 2 * up.delay_ps
-    print(f"\nresume after drain: {gaps.min() / 1e3:.1f}..{gaps.max() / 1e3:.1f} ns (bound {bound / 1e3:.1f} ns)")
+    print(f"\nresume after drain: {gaps.min() / 1e3:.1f}..{gaps.max() / 1e3:.1f} ns "
+          f"(bound {bound / 1e3:.1f} ns)")
 
 
 # ---- SL -> VL and the configuration errors ----
