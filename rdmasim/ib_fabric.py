@@ -37,6 +37,10 @@ MAX_VLS = 8
 N_SL = 16
 #: an LFT entry without a port
 LFT_NONE = 0xFFFF
+#: port-to-port latency (ps) of 100 Gb/s switches from vendor product briefs, for
+#: ``switch_config(latency=...)``: an EDR InfiniBand switch (Mellanox Switch-IB 2, SB7800: 90 ns) and
+#: a 100 GbE switch (Mellanox Spectrum, SN2700: 300 ns; the 40 GbE SwitchX before it: 230 ns)
+SWITCH_LATENCY = {"infiniband": 90_000, "ethernet": 300_000}
 
 
 def blocks(frame_bytes: int) -> int:

@@ -42,6 +42,9 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "group %u outside 0..%u", c->group, RS_MAX_GROUPS - 1);
     if (c->pfc_quanta == 0)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
+    if (c->latency_ps < 0 || c->latency_ps > RS_MAX_TIME_PS)
+        return rs_net_fail(net, RS_ERR_INVAL, "latency %lld ps outside 0..%lld", (long long)c->latency_ps,
+                           (long long)RS_MAX_TIME_PS);
     if (c->pfc_response_ps < 0 || c->pfc_response_ps > RS_MAX_TIME_PS)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_response %lld ps outside 0..%lld", (long long)c->pfc_response_ps,
                            (long long)RS_MAX_TIME_PS);
@@ -147,8 +150,11 @@ int rs_net_fabric_connect(rs_net *net, int kind_a, int a, int kind_b, int b, int
     if (!nl)
         return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     net->links = nl;
-    rs_link *ab = rs_link_new(net, pa, pb, rate_bps, delay_ps);
-    rs_link *ba = ab ? rs_link_new(net, pb, pa, rate_bps, delay_ps) : NULL;
+    /* a switch's forwarding latency: frames into it arrive that much later (FIFO order kept) */
+    int64_t lat_b = kind_b == RS_NODE_SWITCH ? net->switches[b]->cfg.latency_ps : 0;
+    int64_t lat_a = kind_a == RS_NODE_SWITCH ? net->switches[a]->cfg.latency_ps : 0;
+    rs_link *ab = rs_link_new(net, pa, pb, rate_bps, delay_ps + lat_b);
+    rs_link *ba = ab ? rs_link_new(net, pb, pa, rate_bps, delay_ps + lat_a) : NULL;
     if (!ab || !ba)
         return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     if (kind_a == RS_NODE_SWITCH)

@@ -66,6 +66,8 @@ typedef struct rs_switch_cfg {
     uint32_t group;                /* the switch's group under group routing, 0..RS_MAX_GROUPS-1 */
     uint32_t hop_classes;          /* group routing: 1 = a packet's priority rises by one per global link
                                     * it has crossed (Kim et al.'s virtual channels: no PFC cycle) */
+    int64_t latency_ps;            /* forwarding latency: a frame received is seen this long after its
+                                    * last bit arrived (added to the links into the switch) */
 } rs_switch_cfg;
 
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch
