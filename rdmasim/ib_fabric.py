@@ -7,7 +7,7 @@ credits with 6-byte flow-control packets as its buffer drains. It never sends or
 and never drops for lack of buffer. Stall time per VL is in ``Switch.port_stats`` /
 :func:`credit_stats` (``credit_stall_ps``) beside PFC's ``paused_ps``.
 
-LFTs (IBA 18.2.4.1): one egress port per destination LID, computed here on the control path
+LFTs (IBA 18.2.4): one egress port per destination LID, computed here on the control path
 (:func:`lft_minhop`, :func:`lft_updn`) and looked up in C per packet. A host's LID is its index + 1.
 See docs/mechanisms/credits.md.
 """
@@ -23,11 +23,11 @@ from rdmasim.units import parse_rate, parse_size
 if TYPE_CHECKING:
     from rdmasim.sim import Host, Link, Simulator
 
-#: bytes per credit (IBA 7.9.4: flow control counts 64-byte blocks)
+#: bytes per credit (IBA 7.9: flow control counts 64-byte blocks)
 BLOCK_BYTES = 64
-#: an FC packet on the wire: Op 4 b, FCTBS 12 b, VL 4 b, FCCL 12 b, LPCRC 16 b (IBA 7.9.4.1)
+#: an FC packet on the wire: Op 4 b, FCTBS 12 b, VL 4 b, FCCL 12 b, LPCRC 16 b (IBA 7.9.4)
 FC_PACKET_BYTES = 6
-#: most symbol times between two FC packets of a VL (IBA 7.9.4.3)
+#: most symbol times between two FC packets of a VL (IBA 7.9)
 FC_PERIOD_SYMBOLS = 65536
 #: lanes of the links the FC period is computed for (a 4x link: symbols go on 4 lanes at once)
 LANES = 4

@@ -10,7 +10,7 @@
 
 /* ---- receiver side ---- */
 
-/* The FCCL the receiving buffer of VL vl advertises now (IBA 7.9.4.2). */
+/* The FCCL the receiving buffer of VL vl advertises now (IBA 7.9). */
 static uint16_t fccl_now(const rs_credit_rx *rx)
 {
     uint32_t free_blocks = rx->used_blocks < rx->cap_blocks ? rx->cap_blocks - rx->used_blocks : 0;

@@ -1,4 +1,4 @@
-/* InfiniBand credit-based link-level flow control per virtual lane (IBA vol. 1, 7.9), the
+/* InfiniBand credit-based link-level flow control per virtual lane (IBA vol. 1, section 7.9), the
  * alternative to PFC on a port: a port in credit mode never sends or obeys pause frames and its
  * receive buffer never overflows, because its peer sends a data packet on a VL only when the
  * receiver has advertised room for all of it.
@@ -7,14 +7,14 @@
  *   block  = 64 bytes; a packet of frame_len bytes needs ceil(frame_len / 64) blocks.
  *   FCTBS  (sender, per VL)   total blocks sent since link-up.
  *   ABR    (receiver, per VL) adjusted blocks received: + blocks of each data packet that arrives;
- *                             set to the FCTBS an FC packet from the peer carries (7.9.4.2), which
+ *                             set to the FCTBS an FC packet from the peer carries (7.9), which
  *                             repairs the count after a data packet was lost on the link.
  *   FCCL   (receiver -> sender) credit limit = ABR + free blocks, or ABR + 2048 when 2048 or more
- *                             blocks are free (7.9.4.2; 2048 = half the modulus, so the test
+ *                             blocks are free (7.9; 2048 = half the modulus, so the test
  *                             below never wraps).
  *   credit test (sender):     may send a packet of n blocks iff (FCCL - (FCTBS + n)) mod 4096 <= 2048.
  *
- * A flow-control packet (6 bytes: Op, FCTBS, VL, FCCL, LPCRC; 7.9.4.1) carries the sender's FCTBS
+ * A flow-control packet (6 bytes: Op, FCTBS, VL, FCCL, LPCRC; 7.9.4) carries the sender's FCTBS
  * for one direction and the receiver's FCCL for the other, for one VL.  It is link-local: it
  * bypasses the data queues (sent before any data, never blocked by credits) and is consumed at
  * the far port, never forwarded.  When FC packets go out:

@@ -1,4 +1,4 @@
-/* Linear forwarding tables (IBA 18.2.4.1): one egress port per destination LID, set by a subnet
+/* Linear forwarding tables (IBA 18.2.4): one egress port per destination LID, set by a subnet
  * manager (rdmasim/ib_fabric.py computes min-hop or up-down (up*-down*) tables).  A switch with a table
  * forwards by it alone (switch.c route_of); DLID = destination host index + 1 (LID 0 is
  * reserved).  Control path only. */

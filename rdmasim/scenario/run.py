@@ -38,6 +38,7 @@ def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
         "lossless": v["switch.lossless"],
         "pfc_quanta": v["switch.pfc_quanta"],
         "pfc_response": v["switch.pfc_response"],
+        "latency": v["switch.latency"],
         "scheduler": v["switch.scheduler"],
         "ecn_mark": v["switch.ecn_mark"],
         "path_select": v["switch.path_select"],

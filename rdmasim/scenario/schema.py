@@ -209,6 +209,9 @@ SCHEMA: dict[str, Opt] = {
     "switch.pfc_response": Opt("time", 0, "PFC response time of every switch port: a received PFC frame acts "
                                "this long after it arrived (802.3 Annex 31D bound at 100 Gb/s: 2.01728us).",
                                lo=0, hi=2**62),
+    "switch.latency": Opt("time", 0, "Forwarding latency of every switch: a received frame is seen this long "
+                          "after its last bit (EDR InfiniBand switch: 90ns, 100 GbE switch: 300ns; "
+                          "rdmasim.ib_fabric.SWITCH_LATENCY).", lo=0, hi=2**62),
     "switch.scheduler": Opt("str", "strict", "Egress scheduler.", choices=("strict", "wrr")),
     "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
     "switch.path_select": Opt(

@@ -243,7 +243,7 @@ int rs_port_credit_config(rs_sim *sim, int kind, int node, int port, const rs_cr
 /* Returns RS_ERR_INVAL for no such port, 1 when the port is not in credit mode, else RS_OK. */
 int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out);
 
-/* Linear forwarding table (IBA 18.2.4.1): switch `sw` forwards a packet for DLID d (host index + 1)
+/* Linear forwarding table (IBA 18.2.4): switch `sw` forwards a packet for DLID d (host index + 1)
  * out of port ports[d] (0xFFFF: no route, the packet is dropped as no_route), for d < n; n = 0
  * returns the switch to its computed routes.  Computed by a subnet manager (rdmasim.ib_fabric). */
 int rs_switch_set_lft(rs_sim *sim, int sw, const uint16_t *ports, uint32_t n);
