@@ -118,6 +118,13 @@ def build(sc: Scenario) -> Simulator:
                 nodes[r["a"]], nodes[r["b"]], rate=r["rate"] or rate, delay=r["delay"] or delay, mtu=mtu
             )
     _impair(sc, sim)
+    if v["switch.flow_control"] == "credits" or v["switch.lft"] != "none":
+        from rdmasim import ib_fabric
+
+        if v["switch.flow_control"] == "credits":
+            ib_fabric.enable_credits(sim, vls=v["switch.credits.vls"], buffer=v["switch.credits.buffer"])
+        if sim.switches and v["switch.lft"] != "none":
+            ib_fabric.route_lft(sim, v["switch.lft"])
     if sim.switches and v["switch.watchdog.enabled"]:
         fabric.enable_pfc_watchdog(sim, v["switch.watchdog.poll"], v["switch.watchdog.detect"],
                                    v["switch.watchdog.restore"])
