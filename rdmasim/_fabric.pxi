@@ -107,6 +107,10 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint32_t buffer_blocks[8]
         uint8_t sl2vl[16]
         int64_t fc_period_ps
+        uint32_t vlarb
+        uint8_t vlarb_high[8]
+        uint8_t vlarb_low[8]
+        uint32_t vlarb_high_limit
     ctypedef struct rs_credit_stats:
         int64_t stall_ps[8]
         uint32_t stalled_mask
@@ -348,11 +352,17 @@ cdef class FabricCore:
         closed = rs_sim_pcap_status(self.core.sim, &frames, &err)
         return not closed, frames, err
 
-    def credit_config(self, int kind, int node, int port, uint32_t n_vls, blocks, sl2vl, int64_t fc_period_ps):
-        """Put a port in InfiniBand credit mode (link/credit.h)."""
+    def credit_config(self, int kind, int node, int port, uint32_t n_vls, blocks, sl2vl, int64_t fc_period_ps,
+                      vlarb=None):
+        """Put a port in InfiniBand credit mode (link/credit.h); vlarb: (high[8], low[8], limit) or None."""
         cdef rs_credit_cfg c
         cdef int i
         c.n_vls = n_vls
+        c.vlarb = 0 if vlarb is None else 1
+        c.vlarb_high_limit = 0 if vlarb is None else vlarb[2]
+        for i in range(8):
+            c.vlarb_high[i] = 0 if vlarb is None else vlarb[0][i]
+            c.vlarb_low[i] = 0 if vlarb is None else vlarb[1][i]
         for i in range(8):
             c.buffer_blocks[i] = blocks[i]
         for i in range(16):

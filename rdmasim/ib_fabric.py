@@ -100,6 +100,33 @@ def _sl2vl(sl2vl: Mapping[int, int] | Sequence[int] | None, vls: int) -> list[in
     return table
 
 
+def _vlarb(vlarb: Mapping[str, Any] | None, vls: int) -> tuple[list[int], list[int], int] | None:
+    if vlarb is None:
+        return None
+    unknown = set(vlarb) - {"high", "low", "high_limit"}
+    if unknown:
+        raise ValueError(f"vlarb: unknown keys {sorted(unknown)} (allowed: high, low, high_limit)")
+    tables = []
+    for name in ("high", "low"):
+        t = [0] * MAX_VLS
+        for vl, w in dict(vlarb.get(name, {})).items():
+            if isinstance(vl, bool) or not isinstance(vl, int) or not 0 <= vl < vls:
+                raise ValueError(f"vlarb {name} key (VL) must be an int in 0..{vls - 1}, got {vl!r}")
+            if isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= 255:
+                raise ValueError(f"vlarb {name}[{vl}] (weight, 64-byte units) must be an int in 1..255, "
+                                 f"got {w!r}")
+            t[vl] = w
+        tables.append(t)
+    for vl in range(vls):
+        if not tables[0][vl] and not tables[1][vl]:
+            raise ValueError(f"vlarb: VL {vl} is in neither table (it would never be sent)")
+    limit = vlarb.get("high_limit", 255)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 255:
+        raise ValueError(f"vlarb high_limit must be an int in 0..255 (x 4096 bytes; 255 unlimited), "
+                         f"got {limit!r}")
+    return tables[0], tables[1], limit
+
+
 def _ends(link: Link) -> list[tuple[int, int, int]]:
     """(kind, node index, port) of both ends of a link."""
     out = []
@@ -113,7 +140,7 @@ def _ends(link: Link) -> list[tuple[int, int, int]]:
 
 def enable_credits(sim: Simulator, *, vls: int = 1, buffer: str | int | Iterable[str | int] = "64KB",
                    sl2vl: Mapping[int, int] | Sequence[int] | None = None, fc_period: str | int | None = None,
-                   links: Iterable[Link] | None = None) -> None:
+                   vlarb: Mapping[str, Any] | None = None, links: Iterable[Link] | None = None) -> None:
     """Put both ends of every link (or of ``links``) in InfiniBand credit mode, replacing PFC there.
 
     ``vls``: data VLs per port (1..8); ``buffer``: receive buffer per VL (one size, or one per VL),
@@ -122,12 +149,18 @@ def enable_credits(sim: Simulator, *, vls: int = 1, buffer: str | int | Iterable
     16-entry sequence; default SL mod ``vls``) for what every port sends; a packet's SL is its
     class from the DSCP map (``switch_config(dscp_map=...)``, ``fabric.host_dscp_map``), 0..7.
     ``fc_period``: longest gap between FC packets of a VL (default :func:`fc_period_ps` of each
-    link's rate). Call before traffic starts (a port with packets queued or in flight is refused).
+    link's rate). ``vlarb``: VL arbitration at switch ports, the IBA's tables:
+    ``{"high": {vl: weight}, "low": {vl: weight}, "high_limit": n}`` (weights 1..255 in 64-byte
+    units per turn; ``high_limit`` = LimitOfHighPriority, x 4096 bytes, 255 unlimited, 0 one
+    packet); every VL must be in a table. None: the switch's own scheduler (``switch_config``
+    ``scheduler`` strict or WRR) over the VLs with credits. Call before traffic starts (a port
+    with packets queued or in flight is refused).
     """
     if isinstance(vls, bool) or not isinstance(vls, int) or not 1 <= vls <= MAX_VLS:
         raise ValueError(f"vls must be an int in 1..{MAX_VLS}, got {vls!r}")
     blk = _vl_list("buffer", buffer, vls)
     table = _sl2vl(sl2vl, vls)
+    arb = _vlarb(vlarb, vls)
     period = None if fc_period is None else time_in("fc_period", fc_period)
     if period == 0:
         raise ValueError("fc_period must be > 0")
@@ -139,7 +172,7 @@ def enable_credits(sim: Simulator, *, vls: int = 1, buffer: str | int | Iterable
                              f"packet of link {link.a.name}-{link.b.name} ({largest} blocks)")
         p = period if period is not None else fc_period_ps(link.rate_bps)
         for kind, node, port in _ends(link):
-            fab.credit_config(kind, node, port, vls, blk, table, p)
+            fab.credit_config(kind, node, port, vls, blk, table, p, arb)
 
 
 def credit_stats(node: Host | Switch, port: int = 0) -> dict[str, Any] | None:

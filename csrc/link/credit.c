@@ -124,6 +124,8 @@ int rs_credit_take(rs_net *net, rs_port *port, rs_pkt *pkt)
         }
     } else {
         vl = pkt->priority & 7u; /* the switch queued it on its egress VL and checked credits */
+        if (cr->arb.on)
+            rs_vlarb_charge(&cr->arb, vl, pkt->frame_len);
     }
     spend(net, cr, vl, blocks);
     return 1;
@@ -273,6 +275,10 @@ int rs_net_port_credit_config(rs_net *net, int kind, int node, int port, const r
         if (cfg->sl2vl[sl] >= cfg->n_vls)
             return rs_net_fail(net, RS_ERR_INVAL, "credits: sl2vl[%u] = %u outside 0..%u", sl, cfg->sl2vl[sl],
                                cfg->n_vls - 1);
+    for (uint32_t vl = 0; cfg->vlarb && vl < cfg->n_vls; vl++)
+        if (!cfg->vlarb_high[vl] && !cfg->vlarb_low[vl])
+            return rs_net_fail(net, RS_ERR_INVAL, "credits: VL %u is in neither VL arbitration table (it would "
+                               "never be sent)", vl);
     if (cfg->fc_period_ps <= 0 || cfg->fc_period_ps > RS_MAX_TIME_PS)
         return rs_net_fail(net, RS_ERR_INVAL, "credits: fc_period %lld ps outside 1..%lld",
                            (long long)cfg->fc_period_ps, (long long)RS_MAX_TIME_PS);
@@ -293,6 +299,12 @@ int rs_net_port_credit_config(rs_net *net, int kind, int node, int port, const r
         cr->stats.cap_blocks[vl] = cr->rx[vl].cap_blocks;
     }
     cr->fc_period_ps = cfg->fc_period_ps;
+    cr->arb = (rs_vlarb){.on = (uint8_t)(cfg->vlarb && p->owner_kind == RS_NODE_SWITCH),
+                         .high_limit = (uint8_t)cfg->vlarb_high_limit};
+    for (uint32_t vl = 0; vl < RS_NPRIO; vl++) {
+        cr->arb.weight[RS_VLARB_HIGH][vl] = vl < cfg->n_vls ? cfg->vlarb_high[vl] : 0;
+        cr->arb.weight[RS_VLARB_LOW][vl] = vl < cfg->n_vls ? cfg->vlarb_low[vl] : 0;
+    }
     cr->fc_timer.owner = cr;
     cr->fc_timer.kind = RS_EV_CREDIT_FC;
     p->cr = cr;

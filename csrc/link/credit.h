@@ -40,6 +40,7 @@
 #include "rdmasim/eventq.h"
 #include "rdmasim/fabric.h"
 #include "rdmasim/packet.h"
+#include "link/vlarb.h"
 
 struct rs_net;
 struct rs_port;
@@ -92,6 +93,7 @@ typedef struct rs_credit_port {
     uint16_t last_fccl[RS_NPRIO];
     rs_pkt *held[RS_NPRIO];          /* host port: a built packet waiting for credits on its VL */
     rs_timer fc_timer;               /* periodic FC packets */
+    rs_vlarb arb;                    /* switch port: VL arbitration tables (off: the switch's scheduler) */
     rs_credit_stats stats;
 } rs_credit_port;
 

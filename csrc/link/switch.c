@@ -265,6 +265,8 @@ static int pick(rs_switch *sw, rs_swport *sp)
             ready |= (uint8_t)(1u << i);
     if (!ready)
         return -1;
+    if (sp->port.cr && sp->port.cr->arb.on) /* IB VL arbitration tables (vlarb.h) */
+        return rs_vlarb_pick(&sp->port.cr->arb, ready);
     if (!sw->cfg.wrr) {
         for (int i = RS_NPRIO - 1; i >= 0; i--)
             if (ready & (1u << i))

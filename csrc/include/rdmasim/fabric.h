@@ -228,6 +228,11 @@ typedef struct rs_credit_cfg {
     uint32_t buffer_blocks[RS_NPRIO];     /* receive buffer per VL in 64-byte blocks, 1..65535 */
     uint8_t sl2vl[16];                    /* VL of what the port sends, by SL (each < n_vls) */
     int64_t fc_period_ps;                 /* periodic FC packets (IBA: <= 65,536 symbol times), > 0 */
+    /* VL arbitration at switch ports (link/vlarb.h); vlarb 0: the switch's strict / WRR scheduler */
+    uint32_t vlarb;
+    uint8_t vlarb_high[RS_NPRIO];         /* weight per VL in 64-byte units, 0: not in the table */
+    uint8_t vlarb_low[RS_NPRIO];
+    uint32_t vlarb_high_limit;            /* LimitOfHighPriority: x 4096 bytes, 255 unlimited, 0..255 */
 } rs_credit_cfg;
 typedef struct rs_credit_stats {
     int64_t stall_ps[RS_NPRIO];           /* time each VL had a packet to send and too few credits */
