@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rdmasim
+from rdmasim import fabric
 from rdmasim import ib_fabric as ib
 from rdmasim import trace as tr
 
@@ -167,7 +168,6 @@ def test_sl2vl_puts_classes_on_their_vls() -> None:
     switch holds only its own class, and both complete."""
     topo = rdmasim.dumbbell(2, 1, seed=4, switch_config={"dscp_map": {10: 1, 20: 2}})
     sim = topo.sim
-    from rdmasim import fabric
     for h in (*topo.left, *topo.right):
         fabric.host_dscp_map(h, {10: 1, 20: 2})
     ib.enable_credits(sim, vls=2, buffer="32KB", sl2vl={1: 0, 2: 1})
@@ -198,3 +198,9 @@ def test_configuration_errors_name_the_key() -> None:
     assert ib.credit_stats(t.a) is None        # nothing half-configured
     ib.enable_credits(t.sim)
     assert ib.credit_stats(t.a)["credit_cap_blocks"][0] == 1000  # 64 KB = 64,000 B
+    with pytest.raises(Exception, match="slow receiver .* credit mode is not supported"):
+        fabric.slow_receiver(t.b, "10Gbps")     # a slow receiver speaks PFC
+    u = rdmasim.back_to_back()
+    fabric.slow_receiver(u.b, "10Gbps")
+    with pytest.raises(Exception, match="has a slow receiver"):
+        ib.enable_credits(u.sim)
