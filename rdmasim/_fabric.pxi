@@ -31,6 +31,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint32_t routing
         uint32_t group
         uint32_t hop_classes
+        int64_t latency_ps
     ctypedef struct rs_swport_stats:
         uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes
         uint64_t drops[5]
@@ -101,6 +102,26 @@ cdef extern from "rdmasim/fabric.h" nogil:
     int rs_sim_pcap_status(const rs_sim *sim, uint64_t *frames, int *err)
     int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
+    ctypedef struct rs_credit_cfg:
+        uint32_t n_vls
+        uint32_t buffer_blocks[8]
+        uint8_t sl2vl[16]
+        int64_t fc_period_ps
+        uint32_t vlarb
+        uint8_t vlarb_high[8]
+        uint8_t vlarb_low[8]
+        uint32_t vlarb_high_limit
+    ctypedef struct rs_credit_stats:
+        int64_t stall_ps[8]
+        uint32_t stalled_mask
+        uint64_t fc_sent, fc_rx, stalls
+        uint32_t used_blocks[8]
+        uint32_t peak_blocks[8]
+        uint32_t cap_blocks[8]
+        uint64_t overruns
+    int rs_port_credit_config(rs_sim *sim, int kind, int node, int port, const rs_credit_cfg *cfg)
+    int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out)
+    int rs_switch_set_lft(rs_sim *sim, int sw, const uint16_t *ports, uint32_t n)
 
 DROPF_NTH, DROPF_PSN, DROPF_OPCODE, DROPF_DEST_QP = 1, 2, 4, 8
 
@@ -108,7 +129,7 @@ SWITCH_DROP_REASONS = ("no_route", "lossy_threshold", "buffer_full", "headroom_o
 _SCALAR_CFG = ("n_ports", "buffer_bytes", "reserve_bytes", "headroom_bytes", "dynamic", "alpha_shift",
                "xoff_bytes", "resume_offset_bytes", "lossy_limit_bytes", "pfc_mask", "pfc_quanta", "wrr",
                "ecn_on_dequeue", "ecmp_seed", "path_select", "pfc_response_ps", "routing", "group",
-               "hop_classes")
+               "hop_classes", "latency_ps")
 _ARRAY_CFG = ("dscp_to_prio", "wrr_weight", "ecn_kmin", "ecn_kmax", "ecn_pmax")
 
 
@@ -153,6 +174,7 @@ cdef class FabricCore:
         c.routing = cfg.get("routing", 0)
         c.group = cfg.get("group", 0)
         c.hop_classes = cfg.get("hop_classes", 0)
+        c.latency_ps = cfg.get("latency_ps", 0)
         for i in range(64):
             c.dscp_to_prio[i] = cfg["dscp_to_prio"][i]
         for i in range(8):
@@ -329,3 +351,49 @@ cdef class FabricCore:
         cdef int err = 0
         closed = rs_sim_pcap_status(self.core.sim, &frames, &err)
         return not closed, frames, err
+
+    def credit_config(self, int kind, int node, int port, uint32_t n_vls, blocks, sl2vl, int64_t fc_period_ps,
+                      vlarb=None):
+        """Put a port in InfiniBand credit mode (link/credit.h); vlarb: (high[8], low[8], limit) or None."""
+        cdef rs_credit_cfg c
+        cdef int i
+        c.n_vls = n_vls
+        c.vlarb = 0 if vlarb is None else 1
+        c.vlarb_high_limit = 0 if vlarb is None else vlarb[2]
+        for i in range(8):
+            c.vlarb_high[i] = 0 if vlarb is None else vlarb[0][i]
+            c.vlarb_low[i] = 0 if vlarb is None else vlarb[1][i]
+        for i in range(8):
+            c.buffer_blocks[i] = blocks[i]
+        for i in range(16):
+            c.sl2vl[i] = sl2vl[i]
+        c.fc_period_ps = fc_period_ps
+        self.core._check(rs_port_credit_config(self.core.sim, kind, node, port, &c))
+
+    def credit_stats(self, int kind, int node, int port):
+        """Credit counters of a port, or None when it is not in credit mode."""
+        cdef rs_credit_stats s
+        rc = rs_port_credit_stats(self.core.sim, kind, node, port, &s)
+        if rc == 1:
+            return None
+        self.core._check(rc)
+        return {"credit_stall_ps": [s.stall_ps[i] for i in range(8)], "credit_stalled_mask": s.stalled_mask,
+                "fc_sent": s.fc_sent, "fc_rx": s.fc_rx, "credit_stalls": s.stalls,
+                "credit_used_blocks": [s.used_blocks[i] for i in range(8)],
+                "credit_peak_blocks": [s.peak_blocks[i] for i in range(8)],
+                "credit_cap_blocks": [s.cap_blocks[i] for i in range(8)],
+                "credit_overruns": s.overruns}
+
+    def set_lft(self, int sw, ports):
+        """Linear forwarding table of a switch: ports[dlid] (0xFFFF: none); [] clears it."""
+        cdef uint32_t n = len(ports)
+        cdef uint16_t *buf = <uint16_t *>malloc((n if n else 1) * sizeof(uint16_t))
+        cdef uint32_t k
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            for k in range(n):
+                buf[k] = ports[k]
+            self.core._check(rs_switch_set_lft(self.core.sim, sw, buf, n))
+        finally:
+            free(buf)

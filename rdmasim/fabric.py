@@ -59,7 +59,7 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
                   wrr_weights: Iterable[int] | None = None, ecn: Mapping[str, Any] | None = None,
                   ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED,
                   path_select: str = "ecmp", pfc_response: str | int = 0, routing: str = "shortest",
-                  group: int = 0, hop_classes: bool = False) -> dict[str, Any]:
+                  group: int = 0, hop_classes: bool = False, latency: str | int = 0) -> dict[str, Any]:
     """Validate switch settings and return the dict the C core takes.
 
     ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
@@ -84,6 +84,10 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     than twice the Valiant one's bytes); ``hop_classes`` (group routing): a packet's priority
     rises by one for each global link it has crossed (capped at 7), Kim et al.'s virtual
     channels, so PFC cannot close a cycle (make those priorities lossless); see docs/routing.md.
+    ``latency``: forwarding latency (0 = none, the default): every frame the switch receives is
+    seen that long after its last bit arrived (store and forward plus latency; port-to-port
+    latency of a 100 Gb/s switch is roughly 90 ns for InfiniBand and 300-600 ns for Ethernet,
+    see :data:`rdmasim.ib_fabric.SWITCH_LATENCY`).
     """
     cfg = _core.switch_cfg_default()
     cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
@@ -147,6 +151,7 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     if hop_classes and routing == "shortest":
         raise ValueError("hop_classes needs routing by group (routing 'minimal', 'valiant' or 'ugal')")
     cfg["hop_classes"] = int(hop_classes)
+    cfg["latency_ps"] = time_in("latency", latency)
     return cfg
 
 
@@ -216,11 +221,14 @@ class Switch:
         """Counters of one port: rx/tx packets and bytes, drops by reason (counted where the packet
         arrived), ECN marks (on packets leaving), PFC frames sent upstream (XOFF incl. refreshes,
         XON) and received (``pfc_rx_*``), time each priority was paused (``paused_ps``), queue peaks;
+        in InfiniBand credit mode also ``credit_stall_ps`` per VL and the rest of
+        :func:`rdmasim.ib_fabric.credit_stats`;
         per queue (lists indexed by priority): ``queue_tx_pkts``, ``queue_tx_bytes``,
         ``queue_ecn_marked``, ``queue_drops`` (packets that arrived on this port in that priority)."""
         self._check_port(port)
         d = self._fab.port_stats(self.index, port)
         d.update(self._fab.pause_stats(NODE_SWITCH, self.index, port))
+        d.update(self._fab.credit_stats(NODE_SWITCH, self.index, port) or {})  # IB credit mode (ib_fabric)
         return d
 
     def stats(self) -> list[dict[str, Any]]:

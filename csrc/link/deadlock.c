@@ -2,7 +2,8 @@
  *
  * A wait-for graph over egress queues that are paused (by a pause they obey) and hold packets:
  * E = (S, p, prio) waits on E' = (S', x, prio) when S' is the switch at the far end of port p, S' is
- * pausing that ingress queue (its PFC machine sent XOFF) and E' holds a packet that came in on it.
+ * pausing that ingress queue (its PFC machine sent XOFF; in credit mode, credit.h: E is stalled for
+ * credits of that ingress buffer) and E' holds a packet that came in on it.
  * A cycle is a deadlock: nothing in it can move again.  Depth-first search with an explicit stack;
  * the first cycle found is kept with its time. */
 #include <stdlib.h>
@@ -74,7 +75,8 @@ static int64_t next_succ(rs_net *net, rs_monitor *m, uint32_t v, uint32_t *k)
         return -1;
     const rs_port *peer = port->tx->to;
     rs_switch *ds = peer->sw;
-    if (!ds->ports[peer->index].pfc[i].pausing)
+    /* credit mode: the egress is stalled for credits of exactly that downstream buffer */
+    if (!peer->cr && !ds->ports[peer->index].pfc[i].pausing)
         return -1;
     for (; *k < ds->n_used * RS_NPRIO; (*k)++) { /* egress queue x, priority j */
         uint32_t x = *k / RS_NPRIO, j = *k % RS_NPRIO;

@@ -42,6 +42,9 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "group %u outside 0..%u", c->group, RS_MAX_GROUPS - 1);
     if (c->pfc_quanta == 0)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
+    if (c->latency_ps < 0 || c->latency_ps > RS_MAX_TIME_PS)
+        return rs_net_fail(net, RS_ERR_INVAL, "latency %lld ps outside 0..%lld", (long long)c->latency_ps,
+                           (long long)RS_MAX_TIME_PS);
     if (c->pfc_response_ps < 0 || c->pfc_response_ps > RS_MAX_TIME_PS)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_response %lld ps outside 0..%lld", (long long)c->pfc_response_ps,
                            (long long)RS_MAX_TIME_PS);
@@ -147,8 +150,11 @@ int rs_net_fabric_connect(rs_net *net, int kind_a, int a, int kind_b, int b, int
     if (!nl)
         return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     net->links = nl;
-    rs_link *ab = rs_link_new(net, pa, pb, rate_bps, delay_ps);
-    rs_link *ba = ab ? rs_link_new(net, pb, pa, rate_bps, delay_ps) : NULL;
+    /* a switch's forwarding latency: frames into it arrive that much later (FIFO order kept) */
+    int64_t lat_b = kind_b == RS_NODE_SWITCH ? net->switches[b]->cfg.latency_ps : 0;
+    int64_t lat_a = kind_a == RS_NODE_SWITCH ? net->switches[a]->cfg.latency_ps : 0;
+    rs_link *ab = rs_link_new(net, pa, pb, rate_bps, delay_ps + lat_b);
+    rs_link *ba = ab ? rs_link_new(net, pb, pa, rate_bps, delay_ps + lat_a) : NULL;
     if (!ab || !ba)
         return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
     if (kind_a == RS_NODE_SWITCH)
@@ -258,7 +264,7 @@ int rs_net_switch_queue_bytes(const rs_net *net, int sw, int port, int prio, uin
     return RS_OK;
 }
 
-static rs_port *find_port(const rs_net *net, int kind, int node, int port)
+rs_port *rs_net_find_port(const rs_net *net, int kind, int node, int port)
 {
     rs_port *p = NULL;
     if (kind == RS_NODE_HOST && node >= 0 && (uint32_t)node < net->n_hosts)
@@ -271,7 +277,7 @@ static rs_port *find_port(const rs_net *net, int kind, int node, int port)
 
 int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_pause_stats *out)
 {
-    const rs_port *p = find_port(net, kind, node, port);
+    const rs_port *p = rs_net_find_port(net, kind, node, port);
     if (!p)
         return RS_ERR_INVAL;
     rs_pause_stats_now(p, net->eng.now_ps, out);
@@ -280,7 +286,7 @@ int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_
 
 int rs_net_port_set_pfc_response(rs_net *net, int kind, int node, int port, int64_t response_ps)
 {
-    rs_port *p = find_port(net, kind, node, port);
+    rs_port *p = rs_net_find_port(net, kind, node, port);
     if (!p)
         return rs_net_fail(net, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
     if (response_ps < 0 || response_ps > RS_MAX_TIME_PS)
@@ -292,7 +298,7 @@ int rs_net_port_set_pfc_response(rs_net *net, int kind, int node, int port, int6
 
 int rs_net_port_inject_pfc(rs_net *net, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8])
 {
-    rs_port *p = find_port(net, kind, node, port);
+    rs_port *p = rs_net_find_port(net, kind, node, port);
     if (!p)
         return rs_net_fail(net, RS_ERR_INVAL, "no port %d on %s %d", port, kind ? "switch" : "host", node);
     if (class_enable > 0xFF)

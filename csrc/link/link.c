@@ -2,6 +2,7 @@
 #include "link/net.h"
 #include "codec/trace_frame.h"
 
+#include "link/credit.h"
 #include "link/pause.h"
 #include "rdmasim/fabric.h"
 #include "link/rxpipe.h"
@@ -202,7 +203,10 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
     /* cached by the requester that built it or by the link that carried it into a switch (0: not) */
     size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
     pkt->frame_len = (uint16_t)frame;
-    int64_t ser_ps = rs_link_ser_ps(l, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
+    /* an IB flow-control packet is its 6 bytes on the wire (no Ethernet FCS, preamble or gap) */
+    uint32_t wire = pkt->kind == RS_PKT_IB_FC ? RS_CREDIT_FC_BYTES
+                                              : (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES;
+    int64_t ser_ps = rs_link_ser_ps(l, wire);
     uint64_t index = l->stats.frames++;
     if (net->stop_after_frame) { /* step-through: hand control back once this event is done */
         net->stop_after_frame = 0;
@@ -210,7 +214,7 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
     }
     l->stats.bytes += frame;
     l->stats.busy_ps += ser_ps;
-    if (net->pcap && l->capture)
+    if (net->pcap && l->capture && pkt->kind != RS_PKT_IB_FC) /* the codec writes Ethernet frames */
         rs_pcap_write(net->pcap, pkt, net->eng.now_ps); /* a write error stops the capture, not the run */
     trace_tx(&net->eng, l, pkt);
     int drop = l->down ? RS_TR_DROP_LINK_DOWN : should_drop(net, l, pkt, index);
@@ -241,6 +245,20 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
     return ser_ps;
 }
 
+/* A data packet reaches a port in credit mode: it takes blocks of the VL's buffer; a host NIC
+ * takes it at once, which frees them again, while a switch holds them until the packet leaves. */
+static void credit_deliver(rs_net *net, rs_port *to, rs_pkt *pkt)
+{
+    rs_credit_arrive(net, to, pkt);
+    if (to->owner_kind == RS_NODE_SWITCH) {
+        rs_switch_receive(net, to->sw, to, pkt);
+        return;
+    }
+    uint32_t vl = pkt->priority & 7u, blocks = rs_credit_blocks(pkt->frame_len);
+    to->client.receive(to->client.ctx, pkt);
+    rs_credit_drained(net, to, vl, blocks);
+}
+
 void rs_link_arrival(rs_net *net, rs_link *l)
 {
     rs_pkt *pkt = l->fifo_head;
@@ -258,6 +276,10 @@ void rs_link_arrival(rs_net *net, rs_link *l)
     rs_port *to = l->to;
     if (pkt->kind == RS_PKT_PFC)
         rs_pause_receive(net, to, pkt); /* acts on this port; never forwarded */
+    else if (pkt->kind == RS_PKT_IB_FC)
+        rs_credit_fc_receive(net, to, pkt); /* likewise */
+    else if (to->cr)
+        credit_deliver(net, to, pkt);
     else if (to->owner_kind == RS_NODE_HOST && to->rx)
         rs_rxpipe_receive(net, to->rx, pkt); /* slow receiver: buffer, drain, maybe pause */
     else if (to->owner_kind == RS_NODE_HOST)

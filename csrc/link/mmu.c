@@ -92,6 +92,13 @@ int rs_mmu_admit(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_
     return -1;
 }
 
+int rs_mmu_admit_credit(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes)
+{
+    add_ingress(m, IDX(in, in_prio), bytes);
+    m->eg_bytes[IDX(out, prio)] += bytes;
+    return -1;
+}
+
 void rs_mmu_release(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes)
 {
     size_t i = IDX(in, in_prio), o = IDX(out, prio);

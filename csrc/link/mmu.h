@@ -35,6 +35,9 @@ void rs_mmu_free(rs_mmu *m);
  * fits (the two priorities differ only under hop classes): returns -1 if admitted (and
  * accounted), else the rs_sw_drop reason.  Lossless or lossy: by the ingress priority. */
 int rs_mmu_admit(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes);
+/* Credit mode (credit.h): the sender checked the room, so the packet is always admitted and
+ * accounted (never in headroom); returns -1. */
+int rs_mmu_admit_credit(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes);
 /* The packet left egress queue (out, prio): release its bytes. */
 void rs_mmu_release(rs_mmu *m, uint32_t in, uint32_t in_prio, uint32_t out, uint32_t prio, uint32_t bytes);
 

@@ -30,6 +30,7 @@ enum rs_net_event {
     RS_EV_RX_DRAIN = 9,       /* owner: rs_rxpipe, a slow receiver takes its next frame (rxpipe.c) */
     RS_EV_RX_REFRESH = 10,    /* owner: rs_rxpipe, re-send XOFF while its buffer is full */
     RS_EV_PORT_PFC_RESPOND = 24, /* owner: rs_port, a received PFC frame's response time is over (pause.c) */
+    RS_EV_CREDIT_FC = 25,     /* owner: rs_credit_port, periodic IB flow-control packets (credit.c) */
 };
 
 typedef struct rs_net {
@@ -81,6 +82,11 @@ int rs_net_switch_set_route(rs_net *net, int sw, int dst, const uint16_t *ports,
 int rs_net_link_add_drop_rule(rs_net *net, int link, const rs_drop_spec *spec);
 int64_t rs_net_link_drops_pending(const rs_net *net, int link);
 int rs_net_link_schedule_loss(rs_net *net, int link, double loss_prob, int64_t t_ps);
+int rs_net_port_credit_config(rs_net *net, int kind, int node, int port, const rs_credit_cfg *cfg);
+int rs_net_port_credit_stats(const rs_net *net, int kind, int node, int port, rs_credit_stats *out);
+int rs_net_switch_set_lft(rs_net *net, int sw, const uint16_t *ports, uint32_t n);
+/* The port `port` of a switch, or a host's port (port ignored); NULL if none. */
+struct rs_port *rs_net_find_port(const rs_net *net, int kind, int node, int port);
 int rs_net_pcap_status(const rs_net *net, uint64_t *frames, int *err);
 int rs_net_pcap_links(rs_net *net, const int *links, uint32_t n);
 int rs_net_pfc_watchdog(rs_net *net, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps);

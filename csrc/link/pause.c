@@ -93,6 +93,10 @@ static void pause_apply(rs_net *net, rs_port *port, rs_pkt *pkt)
 
 void rs_pause_receive(rs_net *net, rs_port *port, rs_pkt *pkt)
 {
+    if (port->cr) { /* credit mode replaces PFC: pause frames are not obeyed */
+        rs_pkt_release(net->pool, pkt);
+        return;
+    }
     if (port->pfc_response_ps == 0 && !port->pfc_wait_head) {
         pause_apply(net, port, pkt);
         return;
@@ -137,8 +141,9 @@ void rs_pause_expire(rs_net *net, rs_port *port)
 void rs_pause_stats_now(const rs_port *port, int64_t now_ps, rs_pause_stats *out)
 {
     *out = port->pause;
-    out->paused_mask = port->paused_mask;
+    uint8_t mask = port->cr ? 0 : port->paused_mask; /* credit mode: paused_mask is credit stall (credit.c) */
+    out->paused_mask = mask;
     for (int i = 0; i < RS_NPRIO; i++)
-        if (port->paused_mask & (1u << i))
+        if (mask & (1u << i))
             out->paused_ps[i] += now_ps - port->pause_start_ps[i];
 }

@@ -1,6 +1,7 @@
 /* Port transmit loop: one frame at a time, pulled from the owner when idle. */
 #include <string.h>
 
+#include "link/credit.h"
 #include "link/frame.h"
 #include "link/net.h"
 #include "link/switch.h"
@@ -88,12 +89,20 @@ void rs_port_kick(rs_net *net, rs_port *port)
     port->pulling = 1;
     do {
         port->kick_again = 0;
+        /* credit mode: flow-control packets, then a held packet whose credits came, go first */
+        if (port->cr && (pkt = rs_credit_next_frame(net, port)) != NULL)
+            break;
         if (port->owner_kind == RS_NODE_HOST) {
             pkt = port->client.next_frame(port->client.ctx);
             if (pkt)
                 pkt->ip_id = port->next_ip_id++; /* a switch forwards the sender's IP ID unchanged */
         } else {
             pkt = rs_switch_next_frame(net, port->sw, port);
+        }
+        if (pkt && port->cr && !(port->owner_kind == RS_NODE_HOST && is_loopback(port, pkt)) &&
+            !rs_credit_take(net, port, pkt)) {
+            pkt = NULL; /* held for credits: its VL is stalled now, ask the owner for another */
+            port->kick_again = 1;
         }
     } while (!pkt && port->kick_again);
     port->pulling = 0;

@@ -19,6 +19,7 @@
 struct rs_link;
 struct rs_switch;
 struct rs_rxpipe;
+struct rs_credit_port;
 
 /* The link-layer seam: what a host port calls in the transport above it.  The transport fills
  * one in when it creates a host (rs_port_init_host) and passes its own object as `ctx`; the port
@@ -81,6 +82,9 @@ typedef struct rs_port {
     struct rs_rxpipe *rx;     /* host port: slow-receiver pipeline (rxpipe.c); NULL: frames go up on arrival */
     struct rs_rxpipe *rx_off; /* a disabled pipeline, kept for reuse: its timers may have heap entries */
     rs_port_addr addr;        /* a host port's addresses (rs_port_init_host) */
+    /* InfiniBand credit mode (credit.c; NULL: PFC).  Then paused_mask lists what is stalled for
+     * lack of credits, and no pause frame is sent or obeyed. */
+    struct rs_credit_port *cr;
 } rs_port;
 
 /* The default DSCP -> priority table (switch default too): CNP's DSCP 48 -> 6, all else -> 3.

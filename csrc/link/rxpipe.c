@@ -107,6 +107,9 @@ void rs_rxpipe_free(rs_net *net, rs_rxpipe *rx)
 int rs_rxpipe_set(rs_net *net, rs_port *port, const uint8_t mac[6], int enable, int64_t rate_bps,
                   uint64_t buf_bytes, uint64_t xoff_bytes, uint64_t xon_bytes, uint8_t prio_mask, uint16_t quanta)
 {
+    if (enable && port->cr) /* its PFC frames would meet a peer that obeys credits only */
+        return rs_net_fail(net, RS_ERR_STATE, "host %d: a slow receiver (PFC) on a port in credit mode is not "
+                           "supported", (int)port->node);
     if (!enable) {
         if (port->rx && port->rx->head)
             return rs_net_fail(net, RS_ERR_BUSY, "host %d: receive buffer still holds %llu bytes", (int)port->node,

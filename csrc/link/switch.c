@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "link/credit.h"
 #include "link/link.h"
 #include "link/net.h"
 #include "link/ecn.h"
@@ -83,6 +84,7 @@ void rs_switch_free(rs_net *net, rs_switch *sw)
     for (uint32_t p = 0; p < sw->cfg.n_ports; p++) {
         free_list(net, sw->ports[p].port.ctrl_head);
         free_list(net, sw->ports[p].port.pfc_wait_head);
+        rs_credit_free(net, &sw->ports[p].port);
         for (int i = 0; i < RS_NPRIO; i++)
             free_list(net, sw->ports[p].q_head[i]);
     }
@@ -90,6 +92,7 @@ void rs_switch_free(rs_net *net, rs_switch *sw)
     for (uint32_t i = 0; i < sw->n_pins; i++)
         free(sw->pins[i].ports);
     free(sw->pins);
+    free(sw->lft);
     free(sw->nh);
     free(sw->nh_cnt);
     free(sw->gnh);
@@ -141,6 +144,11 @@ uint32_t rs_switch_pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *ho
 /* The egress port of pkt, or -1 when there is no route. */
 static int route_of(const rs_net *net, rs_switch *sw, rs_pkt *pkt, uint32_t prio)
 {
+    if (sw->lft) { /* linear forwarding table by DLID = host index + 1 (lft.c) */
+        uint32_t dlid = (uint32_t)pkt->dst_node + 1;
+        uint16_t out = dlid < sw->n_lft ? sw->lft[dlid] : RS_LFT_NONE;
+        return out == RS_LFT_NONE ? -1 : (int)out;
+    }
     if (sw->cfg.routing != RS_ROUTE_SHORTEST)
         return rs_group_route(net, sw, pkt, prio);
     uint32_t d = pkt->dst_node;
@@ -158,6 +166,8 @@ static void drop(rs_net *net, rs_swport *in, rs_pkt *pkt, int reason)
 #endif
     in->stats.drops[reason]++;
     in->stats.q_drops[pkt->priority & 7u]++;
+    if (in->port.cr) /* it leaves the credit buffer it arrived in */
+        rs_credit_drained(net, &in->port, pkt->priority & 7u, rs_credit_blocks(pkt->frame_len));
     rs_pkt_release(net->pool, pkt);
 }
 
@@ -177,6 +187,8 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     /* ip: the priority it arrived in (ingress accounting, PFC); prio: the egress queue's.  They
      * differ only under hop classes, on the way out to a global link. */
     uint32_t ip = sw->cfg.hop_classes ? rs_group_class(base, pkt->global_hops) : base, prio = ip;
+    if (port->cr) /* credit mode: base is the packet's SL; it came in on the VL its sender stamped */
+        ip = prio = pkt->priority & 7u;
     pkt->priority = (uint8_t)ip;
     int route = route_of(net, sw, pkt, ip);
     if (route < 0) {
@@ -184,14 +196,18 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
         return;
     }
     uint32_t out_idx = (uint32_t)route;
-    if (sw->cfg.hop_classes)
-        prio = rs_group_egress_class(sw, pkt, out_idx, base);
     rs_swport *out = &sw->ports[out_idx];
+    if (out->port.cr)
+        prio = rs_credit_vl(out->port.cr, base); /* the egress port's SL -> VL table */
+    else if (sw->cfg.hop_classes)
+        prio = rs_group_egress_class(sw, pkt, out_idx, base);
     if (out->wd_storm_until[prio] > net->eng.now_ps) {
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);
         return;
     }
-    int why = rs_mmu_admit(&sw->mmu, port->index, ip, out_idx, prio, bytes);
+    /* a credit port's buffer was checked by its sender's credits: always room */
+    int why = port->cr ? rs_mmu_admit_credit(&sw->mmu, port->index, ip, out_idx, prio, bytes)
+                       : rs_mmu_admit(&sw->mmu, port->index, ip, out_idx, prio, bytes);
 #ifdef RDMASIM_MUTANTS /* lossless_drop: a lossless class over XOFF is dropped like a lossy one */
     if (why < 0 && RS_MUTANT(&net->eng, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> ip & 1u) &&
         rs_mmu_should_pause(&sw->mmu, port->index, ip)) {
@@ -222,7 +238,8 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     else
         out->q_head[prio] = pkt;
     out->q_tail[prio] = pkt;
-    rs_pfc_on_enqueue(net, &in->pfc[ip]);
+    if (!port->cr)
+        rs_pfc_on_enqueue(net, &in->pfc[ip]);
     rs_port_kick(net, &out->port);
 }
 
@@ -243,10 +260,13 @@ static int pick(rs_switch *sw, rs_swport *sp)
 {
     uint8_t ready = 0;
     for (int i = 0; i < RS_NPRIO; i++)
-        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->net->eng.now_ps))
+        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->net->eng.now_ps) &&
+            (!sp->port.cr || rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q_head[i])))
             ready |= (uint8_t)(1u << i);
     if (!ready)
         return -1;
+    if (sp->port.cr && sp->port.cr->arb.on) /* IB VL arbitration tables (vlarb.h) */
+        return rs_vlarb_pick(&sp->port.cr->arb, ready);
     if (!sw->cfg.wrr) {
         for (int i = RS_NPRIO - 1; i >= 0; i--)
             if (ready & (1u << i))
@@ -276,6 +296,16 @@ static void int_push(const rs_net *net, const rs_swport *sp, const rs_port *port
     h->tx_bytes = sp->stats.tx_bytes;
     h->qlen_bytes = qlen;
     h->rate_bps = port->tx ? (uint64_t)port->tx->rate_bps : 0;
+}
+
+/* Packet p has left the switch: its ingress queue may resume (PFC) or return credits. */
+static void rs_switch_left(rs_net *net, rs_switch *sw, const rs_pkt *p)
+{
+    rs_swport *in = &sw->ports[p->sw_in_port];
+    if (in->port.cr)
+        rs_credit_drained(net, &in->port, p->sw_in_prio, rs_credit_blocks(p->frame_len));
+    else
+        rs_pfc_on_dequeue(net, &in->pfc[p->sw_in_prio]);
 }
 
 rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
@@ -311,7 +341,7 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
     sp->stats.q_tx_bytes[prio] += bytes;
     if (net->pool->ints_in_use && p->intel) /* no packet reads past its first line without INT */
         int_push(net, sp, port, p, (uint32_t)sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio]);
-    rs_pfc_on_dequeue(net, &sw->ports[p->sw_in_port].pfc[p->sw_in_prio]);
+    rs_switch_left(net, sw, p);
     return p;
 }
 
@@ -327,8 +357,8 @@ void rs_switch_flush_queue(rs_net *net, rs_switch *sw, uint32_t port, uint32_t p
         rs_mmu_release(&sw->mmu, in, ip, port, prio, p->frame_len);
         sw->ports[in].stats.drops[reason]++;
         sw->ports[in].stats.q_drops[ip]++;
+        rs_switch_left(net, sw, p);
         rs_pkt_release(net->pool, p);
-        rs_pfc_on_dequeue(net, &sw->ports[in].pfc[ip]);
         p = next;
     }
 }

@@ -35,6 +35,8 @@ typedef struct rs_swport {
     rs_swport_stats stats;
 } rs_swport;
 
+#define RS_LFT_NONE 0xFFFFu /* an LFT entry without a port: no route */
+
 typedef struct rs_route_pin {
     uint32_t dst;
     uint16_t n;
@@ -62,6 +64,9 @@ typedef struct rs_switch {
     uint16_t *gnh;
     uint16_t *gnh_cnt;
     uint8_t *gport;            /* per port: 1 = a global link (to another group) */
+    /* linear forwarding table (lft.c; NULL: the computed routes): egress port by DLID */
+    uint16_t *lft;
+    uint32_t n_lft;
 } rs_switch;
 
 rs_switch *rs_switch_new(struct rs_net *net, int id, const rs_switch_cfg *cfg, int *err);

@@ -123,3 +123,18 @@ int rs_sampler_read(const rs_sim *sim, int64_t *t, uint64_t *egress, uint64_t *i
 {
     return rs_net_sampler_read(&sim->tp.net, t, egress, ingress, paused, missed);
 }
+
+int rs_port_credit_config(rs_sim *sim, int kind, int node, int port, const rs_credit_cfg *cfg)
+{
+    return rs_net_port_credit_config(&sim->tp.net, kind, node, port, cfg);
+}
+
+int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out)
+{
+    return rs_net_port_credit_stats(&sim->tp.net, kind, node, port, out);
+}
+
+int rs_switch_set_lft(rs_sim *sim, int sw, const uint16_t *ports, uint32_t n)
+{
+    return rs_net_switch_set_lft(&sim->tp.net, sw, ports, n);
+}

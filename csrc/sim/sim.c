@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "link/credit.h"
 #include "link/monitor.h"
 #include "link/pause.h"
 #include "link/pfc.h"
@@ -49,6 +50,7 @@ void rs_sim_free(rs_sim *sim)
         rs_rxpipe_free(&sim->tp.net, port->rx);
         rs_rxpipe_free(&sim->tp.net, port->rx_off);
         port->rx = port->rx_off = NULL;
+        rs_credit_free(&sim->tp.net, port);
     }
     for (uint32_t i = 0; i < sim->tp.n_hosts; i++)
         rs_host_free(sim->tp.hosts[i]);
@@ -174,6 +176,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
         break;
     case RS_EV_RX_DRAIN:
         rs_rxpipe_drain(&sim->tp.net, tm->owner);
+        break;
+    case RS_EV_CREDIT_FC:
+        rs_credit_fc_timer(&sim->tp.net, tm->owner);
         break;
     case RS_EV_RX_REFRESH:
         rs_rxpipe_refresh(&sim->tp.net, tm->owner);

@@ -38,6 +38,7 @@ def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
         "lossless": v["switch.lossless"],
         "pfc_quanta": v["switch.pfc_quanta"],
         "pfc_response": v["switch.pfc_response"],
+        "latency": v["switch.latency"],
         "scheduler": v["switch.scheduler"],
         "ecn_mark": v["switch.ecn_mark"],
         "path_select": v["switch.path_select"],
@@ -117,6 +118,13 @@ def build(sc: Scenario) -> Simulator:
                 nodes[r["a"]], nodes[r["b"]], rate=r["rate"] or rate, delay=r["delay"] or delay, mtu=mtu
             )
     _impair(sc, sim)
+    if v["switch.flow_control"] == "credits" or v["switch.lft"] != "none":
+        from rdmasim import ib_fabric
+
+        if v["switch.flow_control"] == "credits":
+            ib_fabric.enable_credits(sim, vls=v["switch.credits.vls"], buffer=v["switch.credits.buffer"])
+        if sim.switches and v["switch.lft"] != "none":
+            ib_fabric.route_lft(sim, v["switch.lft"])
     if sim.switches and v["switch.watchdog.enabled"]:
         fabric.enable_pfc_watchdog(sim, v["switch.watchdog.poll"], v["switch.watchdog.detect"],
                                    v["switch.watchdog.restore"])

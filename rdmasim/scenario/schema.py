@@ -88,6 +88,8 @@ SECTIONS: dict[str, str] = {
     "switch": "Every switch (rdmasim.fabric.switch_config).",
     "switch.ecn": "RED ECN marking on egress queues.",
     "switch.watchdog": "PFC watchdog (rdmasim.fabric.enable_pfc_watchdog).",
+    "switch.credits": "InfiniBand credits, with `flow_control = \"credits\"` "
+                      "(rdmasim.ib_fabric.enable_credits).",
     "congestion_control": "NIC congestion control of every host.",
     "congestion_control.dctcp": "DCTCP parameters (rdmasim.cc_dctcp.DctcpParams; the defaults are the HPCC "
     "authors' ns-3 settings): used when `algorithm = \"dctcp\"`.",
@@ -211,6 +213,19 @@ SCHEMA: dict[str, Opt] = {
     "switch.pfc_response": Opt("time", 0, "PFC response time of every switch port: a received PFC frame acts "
                                "this long after it arrived (802.3 Annex 31D bound at 100 Gb/s: 2.01728us).",
                                lo=0, hi=2**62),
+    "switch.latency": Opt("time", 0, "Forwarding latency of every switch: a received frame is seen this long "
+                          "after its last bit (EDR InfiniBand switch: 90ns, 100 GbE switch: 300ns; "
+                          "rdmasim.ib_fabric.SWITCH_LATENCY).", lo=0, hi=2**62),
+    "switch.flow_control": Opt("str", "pfc", "Link-level flow control of every link: 'pfc' (lossless "
+                               "priorities by pause frames) or 'credits' (InfiniBand credits per VL, "
+                               "docs/mechanisms/credits.md; replaces PFC).", choices=("pfc", "credits")),
+    "switch.credits.vls": Opt("int", 1, "Credits: data VLs per port (SL s goes on VL s mod vls).",
+                              lo=1, hi=8),
+    "switch.credits.buffer": Opt("size", "64KB", "Credits: receive buffer per (port, VL), in 64-byte blocks "
+                                 "rounded up; at least one largest packet.", lo=64, hi=65535 * 64),
+    "switch.lft": Opt("str", "none", "Linear forwarding tables computed once at setup: 'none' (the "
+                      "switches' own routing), 'minhop' or 'updn' (up*/down*, deadlock-free).",
+                      choices=("none", "minhop", "updn")),
     "switch.scheduler": Opt("str", "strict", "Egress scheduler.", choices=("strict", "wrr")),
     "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
     "switch.path_select": Opt(
@@ -521,6 +536,7 @@ TABLES = (
     "switch",
     "switch.ecn",
     "switch.watchdog",
+    "switch.credits",
     "congestion_control",
     "congestion_control.dctcp",
     "congestion_control.timely",

@@ -66,6 +66,8 @@ typedef struct rs_switch_cfg {
     uint32_t group;                /* the switch's group under group routing, 0..RS_MAX_GROUPS-1 */
     uint32_t hop_classes;          /* group routing: 1 = a packet's priority rises by one per global link
                                     * it has crossed (Kim et al.'s virtual channels: no PFC cycle) */
+    int64_t latency_ps;            /* forwarding latency: a frame received is seen this long after its
+                                    * last bit arrived (added to the links into the switch) */
 } rs_switch_cfg;
 
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch
@@ -216,6 +218,40 @@ int rs_sampler_config(rs_sim *sim, int64_t period_ps, const rs_queue_ref *probes
 /* Copy the rows so far (t[n], egress/ingress/paused[n * n_probes]); returns n. */
 int rs_sampler_read(const rs_sim *sim, int64_t *t, uint64_t *egress, uint64_t *ingress, uint8_t *paused,
                     uint64_t *missed);
+
+/* InfiniBand credit-based flow control on one port (link/credit.h): the port stops using PFC and
+ * sends a data packet on a VL only with credits for all its 64-byte blocks.  Give both ends of a
+ * link the same configuration kind (a port whose peer has none never gets credits).  Configure a
+ * port while nothing is queued at it or on its link. */
+typedef struct rs_credit_cfg {
+    uint32_t n_vls;                       /* data VLs 0..n_vls-1, 1..8 */
+    uint32_t buffer_blocks[RS_NPRIO];     /* receive buffer per VL in 64-byte blocks, 1..65535 */
+    uint8_t sl2vl[16];                    /* VL of what the port sends, by SL (each < n_vls) */
+    int64_t fc_period_ps;                 /* periodic FC packets (IBA: <= 65,536 symbol times), > 0 */
+    /* VL arbitration at switch ports (link/vlarb.h); vlarb 0: the switch's strict / WRR scheduler */
+    uint32_t vlarb;
+    uint8_t vlarb_high[RS_NPRIO];         /* weight per VL in 64-byte units, 0: not in the table */
+    uint8_t vlarb_low[RS_NPRIO];
+    uint32_t vlarb_high_limit;            /* LimitOfHighPriority: x 4096 bytes, 255 unlimited, 0..255 */
+} rs_credit_cfg;
+typedef struct rs_credit_stats {
+    int64_t stall_ps[RS_NPRIO];           /* time each VL had a packet to send and too few credits */
+    uint32_t stalled_mask;                /* VLs stalled now */
+    uint64_t fc_sent, fc_rx;              /* flow-control packets sent and received */
+    uint64_t stalls;                      /* times a VL became stalled */
+    uint32_t used_blocks[RS_NPRIO];       /* receive buffer held now, per VL */
+    uint32_t peak_blocks[RS_NPRIO];       /* its peak */
+    uint32_t cap_blocks[RS_NPRIO];
+    uint64_t overruns;                    /* arrivals that found too little room (0 unless a bug) */
+} rs_credit_stats;
+int rs_port_credit_config(rs_sim *sim, int kind, int node, int port, const rs_credit_cfg *cfg);
+/* Returns RS_ERR_INVAL for no such port, 1 when the port is not in credit mode, else RS_OK. */
+int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out);
+
+/* Linear forwarding table (IBA 18.2.4): switch `sw` forwards a packet for DLID d (host index + 1)
+ * out of port ports[d] (0xFFFF: no route, the packet is dropped as no_route), for d < n; n = 0
+ * returns the switch to its computed routes.  Computed by a subnet manager (rdmasim.ib_fabric). */
+int rs_switch_set_lft(rs_sim *sim, int sw, const uint16_t *ports, uint32_t n);
 
 /* First deadlock found: returns the cycle length (0: none yet), fills *t_ps and up to cap entries. */
 int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap);

@@ -17,6 +17,8 @@ enum rs_pkt_kind {
     RS_PKT_JOB = 2,  /* never on the wire: a queued RDMA READ response job (responder) */
     RS_PKT_RAW = 3,  /* bytes that do not decode (sent unchecked by a scripted peer): the whole frame
                       * is the payload, no field is valid but the routing metadata; NICs drop it */
+    RS_PKT_IB_FC = 4, /* InfiniBand link flow-control packet (link/credit.h): VL in pfc_class_enable,
+                       * FCTBS in pfc_quanta[0], FCCL in pfc_quanta[1]; link-local, never forwarded */
 };
 
 /* Header bytes of the frame up to and including BTH: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12. */
