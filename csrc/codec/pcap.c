@@ -1,5 +1,5 @@
 /* Classic pcap writer: magic 0xa1b23c4d (nanosecond timestamps), version 2.4,
- * LINKTYPE_ETHERNET.  Everything is written little-endian explicitly, so the file
+ * LINKTYPE_ETHERNET, or LINKTYPE_INFINIBAND (247: packets from the LRH) for an IB fabric.  Everything is written little-endian explicitly, so the file
  * is the same on any host; readers detect the byte order from the magic. */
 #define _POSIX_C_SOURCE 200809L /* fileno, ftruncate */
 #include <errno.h>
@@ -10,7 +10,6 @@
 #include "rdmasim/codec.h"
 
 #define PCAP_MAGIC_NS 0xa1b23c4du
-#define LINKTYPE_ETHERNET 1u
 #define PS_PER_NS 1000
 #define NS_PER_S 1000000000
 #define PCAP_REC_HDR 16
@@ -62,6 +61,12 @@ int rs_pcap_flush(rs_pcap *pc)
 
 int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
 {
+    return rs_pcap_open_linktype(pc, path, snaplen, RS_LINKTYPE_ETHERNET);
+}
+
+int rs_pcap_open_linktype(rs_pcap *pc, const char *path, uint32_t snaplen, uint32_t linktype)
+{
+    pc->linktype = linktype;
     uint8_t hdr[24];
     pc->frames = pc->pending = pc->file_bytes = 0;
     pc->wlen = 0;
@@ -82,7 +87,7 @@ int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
     put_le32(hdr + 8, 0);  /* thiszone: timestamps are UTC */
     put_le32(hdr + 12, 0); /* sigfigs */
     put_le32(hdr + 16, pc->snaplen);
-    put_le32(hdr + 20, LINKTYPE_ETHERNET);
+    put_le32(hdr + 20, linktype);
     errno = 0;
     if (fwrite(hdr, 1, sizeof hdr, pc->fp) != sizeof hdr) {
         int e = errno ? errno : EIO;
@@ -103,6 +108,10 @@ int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps)
     int64_t sec = ns / NS_PER_S;
     if (sec > (int64_t)UINT32_MAX) { /* ts_sec is 32 bits: beyond year 2106 */
         errno = EOVERFLOW;
+        return -1;
+    }
+    if ((pc->linktype == RS_LINKTYPE_INFINIBAND) != (p->link_layer == RS_LL_IB)) {
+        errno = EINVAL; /* a frame of the other link layer has no form in this file */
         return -1;
     }
     size_t frame = 0;

@@ -202,7 +202,7 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
     /* cached by the requester that built it or by the link that carried it into a switch (0: not) */
     size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
     pkt->frame_len = (uint16_t)frame;
-    int64_t ser_ps = rs_link_ser_ps(l, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
+    int64_t ser_ps = rs_link_ser_ps(l, (uint32_t)frame + rs_frame_wire_extra(pkt));
     uint64_t index = l->stats.frames++;
     if (net->stop_after_frame) { /* step-through: hand control back once this event is done */
         net->stop_after_frame = 0;

@@ -50,9 +50,17 @@ typedef struct rs_net {
     struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
     rs_pcap *pcap;              /* NULL: capture off */
     int pcap_all;               /* the capture takes every link direction, also those added later */
+    uint8_t link_layer;         /* enum rs_link_layer of every port (rs_sim_set_link_layer, before any host) */
+    /* IB link-level flow control: set by the credit module when it provides credits per VL.  IB has
+     * no PFC, so on an IB fabric switches and slow receivers send no pause frames either way
+     * (rs_net_pfc_allowed); without credits its lossless classes are lossy (tail drop). */
+    uint8_t ib_credit_fc;
     int stop_after_frame;       /* step-through: armed by rs_sim_stop_after_next_frame */
     int frame_stop;             /* set when that frame went out */
 } rs_net;
+
+/* Whether this fabric's link layer has PFC pause frames (Ethernet); InfiniBand has none. */
+static inline int rs_net_pfc_allowed(const rs_net *net) { return net->link_layer == RS_LL_ROCE; }
 
 /* Record a failure reason in the engine; returns `code` for tail calls (control path). */
 int rs_net_fail(rs_net *net, int code, const char *fmt, ...)

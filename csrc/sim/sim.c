@@ -91,6 +91,18 @@ int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...)
 
 void rs_sim_stop_after_next_frame(rs_sim *sim) { sim->tp.net.stop_after_frame = 1; }
 
+int rs_sim_set_link_layer(rs_sim *sim, int link_layer)
+{
+    rs_net *net = &sim->tp.net;
+    if (link_layer != RS_LL_ROCE && link_layer != RS_LL_IB)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "link_layer %d: allowed %d (RoCEv2) or %d (InfiniBand)", link_layer,
+                           RS_LL_ROCE, RS_LL_IB);
+    if (link_layer != net->link_layer && (net->n_hosts || net->n_switches || net->pcap))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "link_layer must be set before any host, switch or capture");
+    net->link_layer = (uint8_t)link_layer;
+    return RS_OK;
+}
+
 int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
 {
     if (snaplen > RS_PCAP_SNAPLEN_MAX)
@@ -100,7 +112,8 @@ int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
     rs_pcap *pc = malloc(sizeof(*pc));
     if (!pc)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    if (rs_pcap_open(pc, path, snaplen) != 0) {
+    uint32_t linktype = sim->tp.net.link_layer == RS_LL_IB ? RS_LINKTYPE_INFINIBAND : RS_LINKTYPE_ETHERNET;
+    if (rs_pcap_open_linktype(pc, path, snaplen, linktype) != 0) {
         int e = errno;
         free(pc);
         rs_sim_fail(sim, RS_ERR_IO, "cannot open pcap file '%s' for writing: %s", path, strerror(e));

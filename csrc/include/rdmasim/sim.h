@@ -44,7 +44,10 @@ uint64_t rs_sim_events(const rs_sim *sim);
 /* Packets currently allocated from the pool, and the peak. */
 void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4]);
 
-/* pcap capture of every frame put on any link (at its transmit start). */
+/* The fabric's link layer, enum rs_link_layer (RS_LL_ROCE default, RS_LL_IB: InfiniBand framing, no
+ * PFC); only before any host, switch or capture exists. */
+int rs_sim_set_link_layer(rs_sim *sim, int link_layer);
+/* pcap capture of every frame put on any link (at its transmit start); LINKTYPE_INFINIBAND on IB. */
 int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen); /* snaplen 0: whole frames */
 int rs_sim_pcap_close(rs_sim *sim);
 /* Write the capture's buffered frames to its file (a no-op without a capture); a write error stops
