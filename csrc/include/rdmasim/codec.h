@@ -132,12 +132,14 @@ typedef struct rs_pcap {
 #define RS_PCAP_SNAPLEN_MAX 65535u
 #define RS_LINKTYPE_ETHERNET 1u
 #define RS_LINKTYPE_INFINIBAND 247u
+#define RS_LINKTYPE_ERF 197u /* IB packets in ERF InfiniBand records (type 21): what Wireshark opens */
 
 /* Open `path` for writing and write the file header. `snaplen` 1..RS_PCAP_SNAPLEN_MAX keeps the
  * first `snaplen` bytes of each frame (tcpdump -s; the record keeps the frame's real length), 0
  * keeps whole frames. Returns 0 or -1 (errno set; EINVAL for a snaplen out of range). */
 int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen);
-/* rs_pcap_open with the file's link type (an IB fabric's capture: RS_LINKTYPE_INFINIBAND). */
+/* rs_pcap_open with the file's link type (an IB fabric's capture: RS_LINKTYPE_INFINIBAND or
+ * RS_LINKTYPE_ERF); a packet of the other link layer is refused by rs_pcap_write (EINVAL). */
 int rs_pcap_open_linktype(rs_pcap *pc, const char *path, uint32_t snaplen, uint32_t linktype);
 /* Encode `p` and append it with timestamp `t_ps` (picoseconds, truncated to ns).
  * Returns 0, or -1 (not open, stopped by an earlier error, negative time, encode error, write
