@@ -164,7 +164,7 @@ _PKT_INT_FIELDS = (
 )
 _PKT_KEYS = frozenset(_PKT_INT_FIELDS + ("payload", "dst_mac", "src_mac", "pfc_quanta"))
 # Keys decode() adds that encode() accepts and ignores, so decode output feeds encode.
-_DECODE_ONLY_KEYS = frozenset(("icrc_ok", "truncated"))
+_DECODE_ONLY_KEYS = frozenset(("icrc_ok", "vcrc_ok", "truncated"))
 # Encode buffer: largest frame is headers (54) + 32 B ext + 4096 payload + 3 pad + ICRC.
 cdef enum:
     _FRAME_CAP = 4352

@@ -141,7 +141,8 @@ class Simulator(SimHandle):
         for 247; docs/infiniband.md). Both read back with :func:`rdmasim.capture.read_pcap`.
         """
         if ib_format not in _IB_PCAP_LINKTYPES:
-            raise ValueError(f"capture ib_format={ib_format!r}: allowed {', '.join(map(repr, _IB_PCAP_LINKTYPES))}")
+            allowed = ", ".join(map(repr, _IB_PCAP_LINKTYPES))
+            raise ValueError(f"capture ib_format={ib_format!r}: allowed {allowed}")
         if snaplen is not None and (isinstance(snaplen, bool) or not isinstance(snaplen, int)
                                     or not 1 <= snaplen <= 65535):
             raise ValueError(f"capture snaplen={snaplen!r}: allowed 1..65535 bytes, or None for whole frames")

@@ -250,6 +250,8 @@ int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap)
 
 int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, size_t *frame_len)
 {
+    if (p->link_layer == RS_LL_IB)
+        return rs_ib_encode_prefix(p, out, cap, want, frame_len);
     if (p->kind == RS_PKT_PFC) { /* 60 bytes: always whole */
         int n = rs_pfc_encode(p, out, cap);
         if (frame_len && n >= 0)
@@ -270,8 +272,6 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
     }
     if (p->kind != RS_PKT_ROCE)
         return RS_CODEC_ERR_BAD_FIELD;
-    if (p->link_layer == RS_LL_IB)
-        return rs_ib_encode_prefix(p, out, cap, want, frame_len);
 
     struct layout l;
     int st = roce_layout(p, &l);
