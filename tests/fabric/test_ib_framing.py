@@ -187,3 +187,14 @@ def test_bad_link_layer_is_refused_naming_the_choices() -> None:
     core.add_host()
     with pytest.raises(PyverbsRDMAError, match="before any host"):
         core._core.set_link_layer(1)
+
+
+def test_pyverbs_port_attr_reports_the_ib_link_layer_and_lid() -> None:
+    from rdmasim.pyverbs._devices import IBV_LINK_LAYER_ETHERNET, IBV_LINK_LAYER_INFINIBAND, port_attr
+
+    for layer, want in (("roce", IBV_LINK_LAYER_ETHERNET), ("ib", IBV_LINK_LAYER_INFINIBAND)):
+        sim = Simulator(link_layer=layer)
+        a, b = sim.add_host("a"), sim.add_host("b")
+        sim.connect(a, b)
+        attr = port_attr(b)
+        assert attr.link_layer == want and attr.lid == (2 if layer == "ib" else 0)
