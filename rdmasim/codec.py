@@ -1,6 +1,8 @@
-"""RoCEv2 / PFC wire codec: packet fields <-> exact frame bytes, ICRC, pcap.
+"""RoCEv2 / PFC wire codec: packet fields <-> exact frame bytes, ICRC, pcap; and InfiniBand framing.
 
-Frames are Ethernet II without FCS, as pcap LINKTYPE_ETHERNET stores them. A packet is a
+Frames are Ethernet II without FCS, as pcap LINKTYPE_ETHERNET stores them. A packet with
+``link_layer`` 1 (:data:`LL_IB`) is framed as InfiniBand instead: LRH / BTH ... / ICRC / VCRC, as
+LINKTYPE_INFINIBAND stores it (:func:`decode_ib`, docs/infiniband.md). A packet is a
 dict keyed by the C ``rs_pkt`` field names (csrc/include/rdmasim/packet.h); see
 csrc/include/rdmasim/codec.h for the field conventions (24-bit QPN/PSN/MSN, ``imm`` sent
 big-endian and also carrying the IETH rkey, booleans as 0/1).
