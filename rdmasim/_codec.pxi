@@ -19,7 +19,12 @@ cdef extern from "rdmasim/packet.h":
         int64_t t_arrive_ps
         uint8_t *payload
         uint32_t payload_len
-        uint32_t kind
+        uint16_t kind
+        uint8_t link_layer
+        uint8_t ib_vl
+        uint8_t ib_sl
+        uint16_t ib_dlid
+        uint16_t ib_slid
         uint32_t src_qpn
         uint16_t src_node
         uint16_t dst_node
@@ -78,6 +83,10 @@ cdef extern from "rdmasim/codec.h":
         RS_CODEC_ERR_IP_FRAGMENT
         RS_CODEC_ERR_PFC_DST
         RS_CODEC_ERR_RUNT
+        RS_CODEC_ERR_BAD_VCRC
+        RS_IB_LRH_BYTES
+        RS_LINKTYPE_ETHERNET
+        RS_LINKTYPE_INFINIBAND
 
     ctypedef struct rs_pcap:
         FILE *fp
@@ -91,6 +100,10 @@ cdef extern from "rdmasim/codec.h":
     uint32_t rs_icrc(const uint8_t *frame, size_t len)
     uint32_t rs_crc32(uint32_t crc, const uint8_t *data, size_t len)
     int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen)
+    int rs_pcap_open_linktype(rs_pcap *pc, const char *path, uint32_t snaplen, uint32_t linktype)
+    int rs_ib_decode_captured(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
+    uint32_t rs_ib_icrc(const uint8_t *pkt, size_t len)
+    uint16_t rs_ib_vcrc(const uint8_t *data, size_t len)
     int rs_pcap_write(rs_pcap *pc, const rs_pkt *p, int64_t t_ps)
     int rs_pcap_close(rs_pcap *pc)
 
@@ -107,6 +120,7 @@ _CODEC_STATUS = {
     RS_CODEC_ERR_IP_FRAGMENT: "IP_FRAGMENT",
     RS_CODEC_ERR_PFC_DST: "PFC_DST",
     RS_CODEC_ERR_RUNT: "RUNT",
+    RS_CODEC_ERR_BAD_VCRC: "BAD_VCRC",
 }
 CODEC_STATUS_NAMES = dict(_CODEC_STATUS)
 
@@ -134,6 +148,8 @@ _FIELD_RANGE = {
     "atomic_va": _U(64), "atomic_rkey": _U(32), "atomic_swap_add": _U(64), "atomic_compare": _U(64),
     "atomic_orig": _U(64),
     "pfc_class_enable": _U(8),  # the class-enable vector's high octet is reserved (0)
+    # InfiniBand (link_layer 1): LRH fields
+    "link_layer": (0, 1), "ib_vl": _U(4), "ib_sl": _U(4), "ib_dlid": _U(16), "ib_slid": _U(16),
 }
 _ONE_BIT = frozenset(("se", "mig", "fecn", "becn", "ackreq"))
 
@@ -144,11 +160,11 @@ _PKT_INT_FIELDS = (
     "opcode", "se", "mig", "fecn", "becn", "ackreq", "pkey", "dest_qpn", "psn",
     "reth_va", "reth_rkey", "reth_len", "aeth_syndrome", "aeth_msn", "imm", "deth_qkey",
     "atomic_va", "atomic_rkey", "atomic_swap_add", "atomic_compare", "atomic_orig",
-    "pfc_class_enable",
+    "pfc_class_enable", "link_layer", "ib_vl", "ib_sl", "ib_dlid", "ib_slid",
 )
 _PKT_KEYS = frozenset(_PKT_INT_FIELDS + ("payload", "dst_mac", "src_mac", "pfc_quanta"))
 # Keys decode() adds that encode() accepts and ignores, so decode output feeds encode.
-_DECODE_ONLY_KEYS = frozenset(("icrc_ok", "truncated"))
+_DECODE_ONLY_KEYS = frozenset(("icrc_ok", "vcrc_ok", "truncated"))
 # Encode buffer: largest frame is headers (54) + 32 B ext + 4096 payload + 3 pad + ICRC.
 cdef enum:
     _FRAME_CAP = 4352
@@ -205,6 +221,11 @@ cdef int _set_int(rs_pkt *p, str name, object v) except -1:
     elif name == "atomic_compare": p.atomic_compare = v
     elif name == "atomic_orig": p.atomic_orig = v
     elif name == "pfc_class_enable": p.pfc_class_enable = v
+    elif name == "link_layer": p.link_layer = v
+    elif name == "ib_vl": p.ib_vl = v
+    elif name == "ib_sl": p.ib_sl = v
+    elif name == "ib_dlid": p.ib_dlid = v
+    elif name == "ib_slid": p.ib_slid = v
     # simulator metadata, never on the wire (PacketPoolForTest writes them; encode does not take them)
     elif name == "x_valid": p.x_valid = v
     elif name == "x_rkey": p.x_rkey = v
@@ -299,6 +320,8 @@ cdef dict _pkt_to_dict(const rs_pkt *p, const uint8_t *base, bytes frame):
         "atomic_orig": p.atomic_orig,
         "pfc_class_enable": p.pfc_class_enable,
         "pfc_quanta": [p.pfc_quanta[i] for i in range(8)],
+        "link_layer": p.link_layer, "ib_vl": p.ib_vl, "ib_sl": p.ib_sl,
+        "ib_dlid": p.ib_dlid, "ib_slid": p.ib_slid,
     }
     if p.payload != NULL and p.payload_len:
         off = <size_t>(p.payload - base)
@@ -352,6 +375,47 @@ def decode(frame, orig_len=None):
     return d
 
 
+def decode_ib(frame, orig_len=None):
+    """Decode an InfiniBand packet (from its LRH, as LINKTYPE_INFINIBAND stores it) like decode():
+    the dict also has "vcrc_ok"; a wrong ICRC or VCRC is not an error (icrc_ok / vcrc_ok False)."""
+    cdef bytes data = bytes(frame)
+    cdef const uint8_t *base = <const uint8_t *><const unsigned char *>data
+    cdef rs_pkt p
+    cdef size_t n = <size_t>len(data)
+    if orig_len is not None:
+        from rdmasim.checks import check_int
+        orig_len = check_int("decode_ib: orig_len", orig_len, 0, 0xFFFFFFFF)
+    cdef size_t wire = n if orig_len is None or <size_t>orig_len < n else <size_t>orig_len
+    cdef int st = rs_ib_decode_captured(base, n, wire, &p)
+    if st not in (RS_CODEC_OK, RS_CODEC_ERR_BAD_ICRC, RS_CODEC_ERR_BAD_VCRC):
+        raise _codec_error(st, "decode_ib failed")
+    d = _pkt_to_dict(&p, base, data)
+    d["truncated"] = wire > n
+    if wire > n:
+        start = RS_IB_LRH_BYTES + 12 + rs_opcode_ext_bytes(p.opcode)  # LRH + BTH + extensions
+        d["payload"] = data[start:start + p.payload_len]
+        d["icrc_ok"] = d["vcrc_ok"] = None
+    else:
+        d["vcrc_ok"] = st != RS_CODEC_ERR_BAD_VCRC
+        if st == RS_CODEC_ERR_BAD_VCRC:  # the ICRC is checked after the VCRC: check it here
+            d["icrc_ok"] = rs_ib_icrc(base, n - 6) == int.from_bytes(data[n - 6:n - 2], "little")
+        else:
+            d["icrc_ok"] = st == RS_CODEC_OK
+    return d
+
+
+def ib_icrc(packet_without_icrc):
+    """InfiniBand ICRC of a packet (from its LRH) cut just before its ICRC (wire: LSB first)."""
+    cdef bytes data = bytes(packet_without_icrc)
+    return rs_ib_icrc(<const uint8_t *><const unsigned char *>data, <size_t>len(data))
+
+
+def ib_vcrc(data):
+    """InfiniBand VCRC (CRC-16, polynomial 0x100B) of `data`: a packet from LRH through ICRC."""
+    cdef bytes b = bytes(data)
+    return rs_ib_vcrc(<const uint8_t *><const unsigned char *>b, <size_t>len(b))
+
+
 def icrc(frame_without_icrc):
     """RoCEv2 ICRC of a frame given up to, not including, its ICRC (wire order is LSB first)."""
     cdef bytes data = bytes(frame_without_icrc)
@@ -387,11 +451,11 @@ cdef class PcapWriter:
         self.pc.fp = NULL
         self.pc.frames = 0
 
-    def __init__(self, path=None, snaplen=0):
+    def __init__(self, path=None, snaplen=0, link_layer="roce"):
         if path is not None:
-            self.open(path, snaplen)
+            self.open(path, snaplen, link_layer)
 
-    def open(self, path, snaplen=0):
+    def open(self, path, snaplen=0, link_layer="roce"):
         """Create/truncate `path` and write the pcap file header (`snaplen` 0: whole frames)."""
         if self.pc.fp != NULL:
             raise ValueError("PcapWriter is already open")
@@ -399,7 +463,10 @@ cdef class PcapWriter:
             raise ValueError(f"snaplen {snaplen}: allowed 1..65535 bytes, or 0 for whole frames")
         from rdmasim.checks import check_path
         cdef bytes bpath = check_path("pcap path", path)
-        if rs_pcap_open(&self.pc, bpath, snaplen) != 0:
+        if link_layer not in ("roce", "ib"):
+            raise ValueError(f"PcapWriter link_layer {link_layer!r}: allowed 'roce' or 'ib'")
+        cdef uint32_t lt = RS_LINKTYPE_INFINIBAND if link_layer == "ib" else RS_LINKTYPE_ETHERNET
+        if rs_pcap_open_linktype(&self.pc, bpath, snaplen, lt) != 0:
             e = errno
             raise OSError(e, os.strerror(e) if e else "pcap open failed", str(path))
         return self

@@ -20,6 +20,9 @@ from rdmasim import _core
 from rdmasim import errors as _errors  # noqa: F401  (registers the C error classes)
 from rdmasim.units import format_time, parse_time
 
+#: the link layers a fabric can have, in rs_link_layer order: RoCEv2 over Ethernet, InfiniBand
+LINK_LAYERS = ("roce", "ib")
+
 if TYPE_CHECKING:  # annotations only: Host.sim is the Simulator that made it
     from rdmasim.sim import Simulator
     from rdmasim.verbs.cq import CQ
@@ -32,11 +35,17 @@ class SimHandle:
     Time is integer picoseconds (``now``). All randomness comes from ``seed``.
     """
 
-    def __init__(self, seed: int = 1) -> None:
+    def __init__(self, seed: int = 1, link_layer: str = "roce") -> None:
         if not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        if link_layer not in LINK_LAYERS:
+            raise ValueError(f"link_layer {link_layer!r}: allowed {', '.join(map(repr, LINK_LAYERS))}")
         self.seed = seed
         self._core = _core.SimCore(seed)
+        #: the fabric's framing: "roce" (RoCEv2 over Ethernet) or "ib" (InfiniBand, docs/infiniband.md)
+        self.link_layer = link_layer
+        if link_layer != "roce":
+            self._core.set_link_layer(LINK_LAYERS.index(link_layer))
         self._fabric: Any = None
         self._flows: Any = None
         self.hosts: dict[str, Host] = {}
@@ -104,6 +113,11 @@ class Host:
         mac, ip = sim._core.host_info(index)
         self.mac = ":".join(f"{b:02x}" for b in mac)
         self.ip = str(ipaddress.IPv4Address(ip))
+        lid, gid = sim._core.host_ib_addr(index)
+        #: InfiniBand local identifier (1-based, unique per port) and port GID (fe80::/64 + GUID): the
+        #: LRH addresses on an IB fabric (verbs address hosts by ``gid`` on either link layer)
+        self.lid: int = lid
+        self.ib_gid = str(ipaddress.IPv6Address(gid))
         self.link: Link | None = None
         self._nic_profile: Any = None  # rdmasim.nic.NicProfile; None: the default ("rxe")
 

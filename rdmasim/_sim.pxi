@@ -134,6 +134,9 @@ cdef extern from "rdmasim/sim.h" nogil:
     uint64_t rs_sim_events(const rs_sim *sim)
     void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
     int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
+    int rs_sim_set_link_layer(rs_sim *sim, int link_layer)
+    int rs_sim_pcap_open_as(rs_sim *sim, const char *path, uint32_t snaplen, uint32_t linktype)
+    int rs_host_ib_addr(const rs_sim *sim, int host, uint16_t *lid, uint8_t gid[16])
     int rs_sim_pcap_close(rs_sim *sim)
     void rs_sim_pcap_flush(rs_sim *sim)
     int rs_host_add(rs_sim *sim)
@@ -291,12 +294,16 @@ cdef class SimCore:
             self._pcap_raise()
         return r
 
-    def pcap_open(self, path, uint32_t snaplen=0):
+    def set_link_layer(self, int link_layer):
+        """The fabric's link layer (0 RoCEv2, 1 InfiniBand), before any host, switch or capture."""
+        self._check(rs_sim_set_link_layer(self.sim, link_layer))
+
+    def pcap_open(self, path, uint32_t snaplen=0, uint32_t linktype=0):
         from rdmasim.checks import check_path
         cdef bytes bpath = check_path("capture path", path)
         if self.pcap_path is not None:
             self.pcap_close()  # the previous capture's write error, if any, is not lost
-        cdef int rc = rs_sim_pcap_open(self.sim, bpath, snaplen)
+        cdef int rc = rs_sim_pcap_open_as(self.sim, bpath, snaplen, linktype)
         if rc == -5:  # RS_ERR_IO: the file cannot be created or its header written
             e = errno or EIO
             raise OSError(e, f"{os.strerror(e)}: cannot write a capture there", os.fsdecode(bpath))
@@ -412,6 +419,12 @@ cdef class SimCore:
         cdef uint32_t ip
         self._check(rs_host_info(self.sim, host, mac, &ip))
         return bytes(mac[:6]), ip
+
+    def host_ib_addr(self, int host):
+        cdef uint16_t lid
+        cdef uint8_t gid[16]
+        self._check(rs_host_ib_addr(self.sim, host, &lid, gid))
+        return lid, bytes(gid[:16])
 
     def link_connect(self, int a, int b, int64_t rate_bps, int64_t delay_ps):
         return self._check(rs_link_connect(self.sim, a, b, rate_bps, delay_ps))

@@ -57,16 +57,26 @@ def read_records(path: str | Path) -> tuple[int, list[Record]]:
     return snaplen, records
 
 
+#: pcap link type -> (decoder, bytes of record header before the frame): Ethernet (RoCEv2, PFC),
+#: InfiniBand from the LRH, ERF InfiniBand records (16-byte ERF header)
+_DECODERS = {1: (codec.decode, 0), 247: (codec.decode_ib, 0), 197: (codec.decode_ib, 16)}
+
+
 def read_pcap(path: str | Path) -> Iterator[Frame]:
-    """Yield every frame of a classic pcap file (ns or us resolution), decoded.
+    """Yield every frame of a classic pcap file (ns or us resolution), decoded: Ethernet (RoCEv2,
+    PFC) or an InfiniBand fabric's capture (LINKTYPE_INFINIBAND or ERF, by ``codec.decode_ib``).
 
     Records cut by a snaplen (``sim.capture(path, snaplen=N)``) decode their headers; their
     fields have ``truncated`` True and ``payload`` holds the bytes captured. Frames the codec
     cannot decode raise ValueError naming the frame number.
     """
+    linktype = struct.unpack_from("<I", Path(path).read_bytes()[:24].ljust(24, b"\0"), 20)[0]
+    if linktype not in _DECODERS:
+        raise ValueError(f"{path}: pcap link type {linktype}: allowed {sorted(_DECODERS)}")
+    decode, skip = _DECODERS[linktype]
     for n, rec in enumerate(read_records(path)[1], start=1):
         try:
-            fields = codec.decode(rec.data, rec.orig_len)
+            fields = decode(rec.data[skip:], rec.orig_len - skip)
         except ValueError as exc:
             raise ValueError(f"{path}: frame {n}: {exc}") from None
         yield Frame(rec.t_ns, fields)

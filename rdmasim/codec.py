@@ -1,6 +1,8 @@
-"""RoCEv2 / PFC wire codec: packet fields <-> exact frame bytes, ICRC, pcap.
+"""RoCEv2 / PFC wire codec: packet fields <-> exact frame bytes, ICRC, pcap; and InfiniBand framing.
 
-Frames are Ethernet II without FCS, as pcap LINKTYPE_ETHERNET stores them. A packet is a
+Frames are Ethernet II without FCS, as pcap LINKTYPE_ETHERNET stores them. A packet with
+``link_layer`` 1 (:data:`LL_IB`) is framed as InfiniBand instead: LRH / BTH ... / ICRC / VCRC, as
+LINKTYPE_INFINIBAND stores it (:func:`decode_ib`, docs/infiniband.md). A packet is a
 dict keyed by the C ``rs_pkt`` field names (csrc/include/rdmasim/packet.h); see
 csrc/include/rdmasim/codec.h for the field conventions (24-bit QPN/PSN/MSN, ``imm`` sent
 big-endian and also carrying the IETH rkey, booleans as 0/1).
@@ -16,6 +18,9 @@ from rdmasim import _core
 
 PKT_ROCE = 0
 PKT_PFC = 1
+#: ``link_layer`` field values: RoCEv2 over Ethernet, native InfiniBand
+LL_ROCE = 0
+LL_IB = 1
 ROCE_UDP_PORT = 4791
 
 _RC_UC_NAMES = {
@@ -93,6 +98,26 @@ def decode(frame: bytes, orig_len: int | None = None) -> dict[str, Any]:
     return _core.decode(frame, orig_len)
 
 
+def decode_ib(frame: bytes, orig_len: int | None = None) -> dict[str, Any]:
+    """Decode an InfiniBand packet, from its LRH (LINKTYPE_INFINIBAND), as :func:`decode` does a
+    RoCEv2 frame: the LRH gives ``ib_vl``, ``ib_sl``, ``ib_dlid``, ``ib_slid`` (``link_layer`` 1),
+    then the same BTH and extension fields. ``icrc_ok`` and ``vcrc_ok`` say whether the two CRCs
+    match (None when cut by a snaplen). LNH other than "IBA local" (a GRH) raises NOT_ROCE."""
+    return _core.decode_ib(frame, orig_len)
+
+
+def ib_icrc(packet_without_icrc: bytes) -> int:
+    """InfiniBand ICRC of a packet (from its LRH) cut just before its ICRC: CRC-32 with LRH:VL and
+    BTH byte 4 set to ones; the wire carries ``value.to_bytes(4, "little")``."""
+    return _core.ib_icrc(packet_without_icrc)
+
+
+def ib_vcrc(data: bytes) -> int:
+    """InfiniBand VCRC (CRC-16, polynomial 0x100B) of a packet from its LRH through its ICRC; the
+    wire carries ``value.to_bytes(2, "little")``."""
+    return _core.ib_vcrc(data)
+
+
 def icrc(frame_without_icrc: bytes) -> int:
     """RoCEv2 ICRC of an Ethernet frame cut just before its ICRC; the wire carries
     ``value.to_bytes(4, "little")``."""
@@ -121,22 +146,29 @@ class PcapWriter(_core.PcapWriter):
     truncated to nanoseconds. ``snaplen`` 1..65535 keeps the first bytes of each frame (the
     record keeps its real length), 0 whole frames."""
 
-    def __init__(self, path: str | PathLike[str] | None = None, snaplen: int = 0) -> None:
-        super().__init__(path, snaplen)
+    def __init__(self, path: str | PathLike[str] | None = None, snaplen: int = 0,
+                 link_layer: str = "roce") -> None:
+        """``link_layer="ib"``: LINKTYPE_INFINIBAND; ``write`` then takes packets with ``link_layer`` 1."""
+        super().__init__(path, snaplen, link_layer)
 
 
 __all__ = [
     "STATUS_NAMES",
     "CodecError",
     "OPCODE_NAMES",
+    "LL_IB",
+    "LL_ROCE",
     "PKT_PFC",
     "PKT_ROCE",
     "ROCE_UDP_PORT",
     "PcapWriter",
     "crc32",
     "decode",
+    "decode_ib",
     "encode",
     "frame_len",
+    "ib_icrc",
+    "ib_vcrc",
     "icrc",
     "opcode_ext_bytes",
 ]

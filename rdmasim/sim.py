@@ -23,19 +23,23 @@ DROP_PSN = 1
 INT64_MAX = 2**63 - 1
 
 _MTUS = (256, 512, 1024, 2048, 4096)
+#: pcap link type of an InfiniBand fabric's capture, by ``capture(ib_format=...)``
+_IB_PCAP_LINKTYPES = {"infiniband": 247, "erf": 197}
 
 __all__ = ["DROP_NTH", "DROP_PSN", "INT64_MAX", "Host", "Link", "LinkDirection", "Simulator"]
 
 
 class Simulator(SimHandle):
-    """A deterministic packet-level RoCEv2 simulation.
+    """A deterministic packet-level RoCEv2 (or InfiniBand) simulation.
 
     Time is integer picoseconds (``now``). All randomness comes from ``seed``: the same
     seed and inputs give byte-identical packet captures.
     """
 
-    def __init__(self, seed: int = 1) -> None:
-        super().__init__(seed)
+    def __init__(self, seed: int = 1, link_layer: str = "roce") -> None:
+        """``link_layer``: ``"roce"`` (RoCEv2 over Ethernet, the default) or ``"ib"`` (native
+        InfiniBand framing: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md)."""
+        super().__init__(seed, link_layer)
         self.links: list[Link] = []
         self.switches: dict[str, Switch] = {}
         self._pcap: str | None = None
@@ -108,7 +112,8 @@ class Simulator(SimHandle):
         return link
 
     # ---- capture ----
-    def capture(self, path: str, snaplen: int | None = None, links: Any = None) -> None:
+    def capture(self, path: str, snaplen: int | None = None, links: Any = None,
+                ib_format: str = "infiniband") -> None:
         """Write frames put on links to a pcap file (nanosecond timestamps, at transmit start).
 
         ``links=None`` (the default) records every link direction, including links connected later:
@@ -129,13 +134,25 @@ class Simulator(SimHandle):
         Every return of ``run``, ``wait_for``, ``run_until_idle``, ``step`` and ``run_flows``
         leaves the file holding every frame so far, so it can be opened (Wireshark, tshark, scapy)
         while the simulation goes on; ``close_capture`` ends it.
+
+        On an InfiniBand fabric (``link_layer="ib"``) packets start at the LRH: ``ib_format``
+        ``"infiniband"`` writes pcap LINKTYPE_INFINIBAND (247); ``"erf"`` wraps each packet in an
+        ERF InfiniBand record (LINKTYPE_ERF, 197), the form Wireshark decodes (it has no dissector
+        for 247; docs/infiniband.md). Both read back with :func:`rdmasim.capture.read_pcap`.
         """
+        if ib_format not in _IB_PCAP_LINKTYPES:
+            allowed = ", ".join(map(repr, _IB_PCAP_LINKTYPES))
+            raise ValueError(f"capture ib_format={ib_format!r}: allowed {allowed}")
         if snaplen is not None and (isinstance(snaplen, bool) or not isinstance(snaplen, int)
                                     or not 1 <= snaplen <= 65535):
             raise ValueError(f"capture snaplen={snaplen!r}: allowed 1..65535 bytes, or None for whole frames")
         from rdmasim.capture import link_ids
         ids = None if links is None else link_ids(self, links)
-        self._core.pcap_open(path, snaplen or 0)
+        if ib_format != "infiniband" and self.link_layer != "ib":
+            raise ValueError(f"capture ib_format={ib_format!r} needs an InfiniBand fabric (link_layer 'ib'), "
+                             f"this one is {self.link_layer!r}")
+        linktype = _IB_PCAP_LINKTYPES[ib_format] if self.link_layer == "ib" else 0
+        self._core.pcap_open(path, snaplen or 0, linktype)
         self._fabric_core().pcap_links(ids)
         self._pcap = str(path)
 

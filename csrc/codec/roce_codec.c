@@ -5,6 +5,7 @@
 
 #include "rdmasim/codec.h"
 #include "rdmasim/ib.h"
+#include "bth.h"
 #include "pfc.h"
 #include "wire.h"
 
@@ -87,17 +88,25 @@ struct layout {
 
 #define HDRS_TO_BTH (RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES + RS_BTH_BYTES)
 
-static int roce_layout(const rs_pkt *p, struct layout *l)
+int rs_bth_check(const rs_pkt *p, uint16_t *flags, size_t *ext, size_t *pad)
 {
-    l->flags = op_table[p->opcode];
-    if (!(l->flags & OP_KNOWN))
+    *flags = op_table[p->opcode];
+    if (!(*flags & OP_KNOWN))
         return RS_CODEC_ERR_BAD_OPCODE;
-    if (p->payload_len > RS_MAX_PAYLOAD || (p->payload_len && !(l->flags & OP_PAYLOAD)))
+    if (p->payload_len > RS_MAX_PAYLOAD || (p->payload_len && !(*flags & OP_PAYLOAD)))
         return RS_CODEC_ERR_BAD_FIELD;
     if (p->dest_qpn > RS_QPN_MASK || p->psn > RS_PSN_MASK || p->aeth_msn > 0xFFFFFFu)
         return RS_CODEC_ERR_BAD_FIELD;
-    l->ext = ext_bytes(l->flags);
-    l->pad = (4u - (p->payload_len & 3u)) & 3u;
+    *ext = ext_bytes(*flags);
+    *pad = (4u - (p->payload_len & 3u)) & 3u;
+    return RS_CODEC_OK;
+}
+
+static int roce_layout(const rs_pkt *p, struct layout *l)
+{
+    int st = rs_bth_check(p, &l->flags, &l->ext, &l->pad);
+    if (st != RS_CODEC_OK)
+        return st;
     l->ip_len = RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES + RS_BTH_BYTES + l->ext + p->payload_len +
                 l->pad + RS_ICRC_BYTES;
     l->frame = RS_ETH_HDR_BYTES + l->ip_len;
@@ -107,6 +116,8 @@ static int roce_layout(const rs_pkt *p, struct layout *l)
 size_t rs_frame_len(const rs_pkt *p)
 {
     struct layout l;
+    if (p->link_layer == RS_LL_IB)
+        return rs_ib_frame_len(p);
     if (p->kind == RS_PKT_PFC)
         return p->pfc_class_enable > 0xFFu ? 0 : RS_ETH_MIN_FRAME_NOFCS;
     if (p->kind == RS_PKT_RAW) /* the bytes as sent, padded by the MAC to the minimum */
@@ -164,8 +175,13 @@ int rs_encode_ipv4_header(const rs_pkt *p, uint8_t out[RS_IPV4_HDR_BYTES])
 
 static void put_bth(const rs_pkt *p, const struct layout *l, uint8_t *b)
 {
+    rs_bth_put(p, l->pad, b);
+}
+
+void rs_bth_put(const rs_pkt *p, size_t pad, uint8_t *b)
+{
     b[0] = p->opcode;
-    b[1] = (uint8_t)((p->se ? 0x80u : 0) | (p->mig ? 0x40u : 0) | (l->pad << 4)); /* TVer 0 */
+    b[1] = (uint8_t)((p->se ? 0x80u : 0) | (p->mig ? 0x40u : 0) | (pad << 4)); /* TVer 0 */
     rs_put16(b + 2, p->pkey);
     b[4] = (uint8_t)((p->fecn ? 0x80u : 0) | (p->becn ? 0x40u : 0));
     rs_put24(b + 5, p->dest_qpn);
@@ -174,7 +190,7 @@ static void put_bth(const rs_pkt *p, const struct layout *l, uint8_t *b)
 }
 
 /* Writes the extension headers in wire order; returns the bytes written (== l->ext). */
-static size_t put_ext(const rs_pkt *p, uint16_t f, uint8_t *b)
+size_t rs_bth_put_ext(const rs_pkt *p, uint16_t f, uint8_t *b)
 {
     uint8_t *start = b;
     if (f & EXT_DETH) { /* Q_Key, a reserved byte, the sending QP */
@@ -220,7 +236,7 @@ static size_t put_ext(const rs_pkt *p, uint16_t f, uint8_t *b)
     return (size_t)(b - start);
 }
 
-static void put_icrc(uint8_t *b, uint32_t crc)
+void rs_put_icrc(uint8_t *b, uint32_t crc)
 {
     /* Least-significant byte first, like the Ethernet FCS. */
     for (int i = 0; i < 4; i++)
@@ -234,6 +250,8 @@ int rs_encode(const rs_pkt *p, uint8_t *out, size_t cap)
 
 int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, size_t *frame_len)
 {
+    if (p->link_layer == RS_LL_IB)
+        return rs_ib_encode_prefix(p, out, cap, want, frame_len);
     if (p->kind == RS_PKT_PFC) { /* 60 bytes: always whole */
         int n = rs_pfc_encode(p, out, cap);
         if (frame_len && n >= 0)
@@ -272,7 +290,7 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
     put_bth(p, &l, out + RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES);
 
     uint8_t *b = out + HDRS_TO_BTH;
-    b += put_ext(p, l.flags, b);
+    b += rs_bth_put_ext(p, l.flags, b);
     size_t hdrs = (size_t)(b - out);
     if (want <= hdrs + p->payload_len) { /* the prefix ends in the payload: no pad, no ICRC */
         size_t n = want > hdrs ? want - hdrs : 0;
@@ -293,10 +311,45 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
     b += l.pad;
     /* a packet known to carry a wrong ICRC keeps it wrong on the wire (rs_pkt.icrc_xor) */
     uint32_t bad = p->icrc_bad ? (p->icrc_xor ? p->icrc_xor : 0xFFFFFFFFu) : 0u;
-    put_icrc(b, rs_icrc(out, (size_t)(b - out)) ^ bad);
+    rs_put_icrc(b, rs_icrc(out, (size_t)(b - out)) ^ bad);
     b += RS_ICRC_BYTES;
     memset(b, 0, total - l.frame); /* Ethernet minimum-size padding, outside IP */
     return (int)total;
+}
+
+static void get_ext(const uint8_t *b, uint16_t f, rs_pkt *p);
+
+int rs_bth_parse(const uint8_t *bth, uint16_t *flags, size_t *ext, size_t *pad)
+{
+    *flags = op_table[bth[0]];
+    if (!(*flags & OP_KNOWN))
+        return RS_CODEC_ERR_BAD_OPCODE;
+    if ((bth[1] & 0x0F) != 0) /* TVer */
+        return RS_CODEC_ERR_BAD_FIELD;
+    *ext = ext_bytes(*flags);
+    *pad = (bth[1] >> 4) & 3u;
+    return RS_CODEC_OK;
+}
+
+int rs_bth_payload_ok(uint16_t flags, size_t payload_len)
+{
+    if (payload_len && !(flags & OP_PAYLOAD))
+        return RS_CODEC_ERR_BAD_LENGTH;
+    return payload_len > RS_MAX_PAYLOAD ? RS_CODEC_ERR_BAD_FIELD : RS_CODEC_OK;
+}
+
+void rs_bth_get(const uint8_t *bth, uint16_t flags, rs_pkt *p)
+{
+    p->opcode = bth[0];
+    p->se = (bth[1] >> 7) & 1u;
+    p->mig = (bth[1] >> 6) & 1u;
+    p->pkey = rs_get16(bth + 2);
+    p->fecn = (bth[4] >> 7) & 1u;
+    p->becn = (bth[4] >> 6) & 1u;
+    p->dest_qpn = rs_get24(bth + 5);
+    p->ackreq = (bth[8] >> 7) & 1u;
+    p->psn = rs_get24(bth + 9);
+    get_ext(bth + RS_BTH_BYTES, flags, p);
 }
 
 static void get_ext(const uint8_t *b, uint16_t f, rs_pkt *p)
@@ -369,23 +422,20 @@ static int decode_roce(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *
         return RS_CODEC_ERR_BAD_LENGTH;
 
     const uint8_t *bth = udp + RS_UDP_HDR_BYTES;
-    uint16_t f = op_table[bth[0]];
-    if (!(f & OP_KNOWN))
-        return RS_CODEC_ERR_BAD_OPCODE;
-    if ((bth[1] & 0x0F) != 0) /* TVer */
-        return RS_CODEC_ERR_BAD_FIELD;
-    size_t ext = ext_bytes(f);
+    uint16_t f;
+    size_t ext, pad;
+    int st = rs_bth_parse(bth, &f, &ext, &pad);
+    if (st != RS_CODEC_OK)
+        return st;
     if (HDRS_TO_BTH + ext > len) /* a capture too short for the headers */
         return RS_CODEC_ERR_SHORT;
-    size_t pad = (bth[1] >> 4) & 3u;
     size_t fixed = HDRS_TO_BTH - RS_ETH_HDR_BYTES + ext + RS_ICRC_BYTES;
     if (ip_len < fixed || ip_len - fixed < pad)
         return RS_CODEC_ERR_BAD_LENGTH;
     size_t payload_len = ip_len - fixed - pad;
-    if (payload_len && !(f & OP_PAYLOAD))
-        return RS_CODEC_ERR_BAD_LENGTH;
-    if (payload_len > RS_MAX_PAYLOAD)
-        return RS_CODEC_ERR_BAD_FIELD;
+    st = rs_bth_payload_ok(f, payload_len);
+    if (st != RS_CODEC_OK)
+        return st;
 
     memcpy(p->dst_mac, buf, 6);
     memcpy(p->src_mac, buf + 6, 6);
@@ -396,16 +446,7 @@ static int decode_roce(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *
     p->src_ip = rs_get32(ip + 12);
     p->dst_ip = rs_get32(ip + 16);
     p->udp_sport = rs_get16(udp);
-    p->opcode = bth[0];
-    p->se = (bth[1] >> 7) & 1u;
-    p->mig = (bth[1] >> 6) & 1u;
-    p->pkey = rs_get16(bth + 2);
-    p->fecn = (bth[4] >> 7) & 1u;
-    p->becn = (bth[4] >> 6) & 1u;
-    p->dest_qpn = rs_get24(bth + 5);
-    p->ackreq = (bth[8] >> 7) & 1u;
-    p->psn = rs_get24(bth + 9);
-    get_ext(bth + RS_BTH_BYTES, f, p);
+    rs_bth_get(bth, f, p);
     p->payload_len = (uint32_t)payload_len;
     if (RS_ETH_HDR_BYTES + ip_len > len) /* truncated capture: no payload pointer, no ICRC */
         return RS_CODEC_OK;

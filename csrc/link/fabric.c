@@ -65,6 +65,12 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
 
 int rs_net_switch_add(rs_net *net, const rs_switch_cfg *cfg)
 {
+    rs_switch_cfg no_pfc;
+    if (!rs_net_pfc_allowed(net)) { /* InfiniBand has no PFC: no class pauses (credits instead, link/credit.h) */
+        no_pfc = *cfg;
+        no_pfc.pfc_mask = 0;
+        cfg = &no_pfc;
+    }
     int rc = check_cfg(net, cfg);
     if (rc != RS_OK)
         return rc;

@@ -5,9 +5,9 @@
  * request (rs_port_resolve_path), keeps the small rs_link_path, and stamps every frame it builds
  * with rs_link_frame: a copy of a few fields, inline, so the per-packet cost stays a handful of
  * stores.  Everything the path holds is RoCEv2 over Ethernet's (MACs, IPv4, the UDP source port,
- * ECT, the PFC priority); the transport never reads it.  An InfiniBand port would resolve an LRH
- * (DLID/SLID, SL, VL from its SL-to-VL table) into the same kind of struct and stamp it the same
- * way. */
+ * ECT, the PFC priority); the transport never reads it.  On an InfiniBand fabric (rs_net.link_layer
+ * RS_LL_IB) the path also holds the LRH (DLID/SLID, SL, VL) and the codec frames the packet as IB
+ * (codec/ib_codec.c); the Ethernet/IP fields then stay simulator metadata (switch hashing). */
 #ifndef RDMASIM_LINK_FRAME_H
 #define RDMASIM_LINK_FRAME_H
 
@@ -29,6 +29,11 @@ typedef struct rs_link_path {
     uint8_t tos;        /* DSCP << 2 | ECT(0) */
     uint8_t priority;   /* PFC priority of the DSCP, by the port's DSCP map */
     uint8_t ttl;
+    uint8_t link_layer; /* enum rs_link_layer of the fabric */
+    uint8_t ib_sl;      /* IB: service level (the QP's class, as its PFC priority on RoCE) */
+    uint8_t ib_vl;      /* IB: virtual lane of the first link (SL-to-VL: identity) */
+    uint16_t ib_dlid;   /* IB: destination and source LIDs */
+    uint16_t ib_slid;
 } rs_link_path;
 
 /* The path from host port `port` to host `dst_node` for traffic class `traffic_class` (the IPv4
@@ -51,6 +56,11 @@ static inline void rs_link_frame(rs_pkt *p, const rs_link_path *path)
     p->src_ip = path->src_ip;
     p->dst_ip = path->dst_ip;
     p->udp_sport = path->udp_sport;
+    p->link_layer = path->link_layer;
+    p->ib_sl = path->ib_sl;
+    p->ib_vl = path->ib_vl;
+    p->ib_dlid = path->ib_dlid;
+    p->ib_slid = path->ib_slid;
 }
 
 /* Give an already stamped frame another DSCP (ECT(0) again), keeping its path's priority: the CNP

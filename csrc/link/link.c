@@ -204,8 +204,7 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
     size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
     pkt->frame_len = (uint16_t)frame;
     /* an IB flow-control packet is its 6 bytes on the wire (no Ethernet FCS, preamble or gap) */
-    uint32_t wire = pkt->kind == RS_PKT_IB_FC ? RS_CREDIT_FC_BYTES
-                                              : (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES;
+    uint32_t wire = pkt->kind == RS_PKT_IB_FC ? RS_CREDIT_FC_BYTES : (uint32_t)frame + rs_frame_wire_extra(pkt);
     int64_t ser_ps = rs_link_ser_ps(l, wire);
     uint64_t index = l->stats.frames++;
     if (net->stop_after_frame) { /* step-through: hand control back once this event is done */

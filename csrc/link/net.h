@@ -51,9 +51,16 @@ typedef struct rs_net {
     struct rs_monitor *monitor; /* NULL: no PFC watchdog / deadlock detector */
     rs_pcap *pcap;              /* NULL: capture off */
     int pcap_all;               /* the capture takes every link direction, also those added later */
+    uint8_t link_layer;         /* enum rs_link_layer of every port (rs_sim_set_link_layer, before any host) */
+    /* IB has no PFC: on an IB fabric switches and slow receivers send no pause frames
+     * (rs_net_pfc_allowed); its link-level flow control is credits per VL (link/credit.h, enabled
+     * per port), without which it is lossy (tail drop). */
     int stop_after_frame;       /* step-through: armed by rs_sim_stop_after_next_frame */
     int frame_stop;             /* set when that frame went out */
 } rs_net;
+
+/* Whether this fabric's link layer has PFC pause frames (Ethernet); InfiniBand has none. */
+static inline int rs_net_pfc_allowed(const rs_net *net) { return net->link_layer == RS_LL_ROCE; }
 
 /* Record a failure reason in the engine; returns `code` for tail calls (control path). */
 int rs_net_fail(rs_net *net, int code, const char *fmt, ...)

@@ -31,6 +31,14 @@ void rs_port_init_host(rs_port *port, int32_t node, const rs_port_client *client
     port->addr.ip = (10u << 24) | (n & 0xFFFFFF);
     for (int i = 0; i < 64; i++)
         port->addr.dscp_to_prio[i] = rs_dscp_default_prio((uint8_t)i);
+    /* IB: LIDs 1..0xBFFF are unicast; the simulator's host count stays below that (16-bit nodes) */
+    port->addr.lid = (uint16_t)n;
+    /* GID: fe80::/64 + EUI-64 port GUID from the MAC (as RoCE's and IPoIB's link-local GIDs) */
+    memset(port->addr.gid, 0, sizeof port->addr.gid);
+    port->addr.gid[0] = 0xFE;
+    port->addr.gid[1] = 0x80;
+    const uint8_t guid[8] = {(uint8_t)(mac[0] ^ 0x02), mac[1], mac[2], 0xFF, 0xFE, mac[3], mac[4], mac[5]};
+    memcpy(port->addr.gid + 8, guid, 8);
 }
 
 void rs_port_resolve_path(const rs_net *net, const rs_port *port, int dst_node, uint8_t traffic_class, uint32_t qpn,
@@ -47,6 +55,14 @@ void rs_port_resolve_path(const rs_net *net, const rs_port *port, int dst_node, 
     out->tos = (uint8_t)((traffic_class & 0xFC) | 0x02); /* ECT(0): ECN-capable transport */
     out->priority = port->addr.dscp_to_prio[out->tos >> 2];
     out->ttl = 64;
+    out->link_layer = net->link_layer;
+    /* IB: the service level is the class the QP's traffic class selects (what RoCE makes its PFC
+     * priority), and SL-to-VL is the identity here; a credit module with its own SL2VL tables
+     * rewrites ib_vl per hop */
+    out->ib_sl = out->priority;
+    out->ib_vl = out->priority;
+    out->ib_dlid = dst->lid;
+    out->ib_slid = port->addr.lid;
 }
 
 void rs_port_init_switch(rs_port *port, int32_t node, rs_switch *sw, uint16_t index)
@@ -65,7 +81,7 @@ static int64_t loopback(rs_port *port, rs_pkt *pkt)
 {
     size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
     pkt->frame_len = (uint16_t)frame;
-    int64_t ser_ps = rs_link_ser_ps(port->tx, (uint32_t)frame + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES);
+    int64_t ser_ps = rs_link_ser_ps(port->tx, (uint32_t)frame + rs_frame_wire_extra(pkt));
     port->client.loopback(port->client.ctx, pkt, ser_ps);
     return ser_ps;
 }

@@ -49,6 +49,8 @@ typedef struct rs_port_addr {
     uint8_t mac[6];
     uint32_t ip;
     uint8_t dscp_to_prio[64]; /* PFC priority of what the host sends, by DSCP (default: rs_dscp_default_prio) */
+    uint16_t lid;             /* IB local identifier: host index + 1, as a subnet manager assigns (1-based) */
+    uint8_t gid[16];          /* IB port GID: link-local prefix fe80::/64 and the port GUID (from the MAC) */
 } rs_port_addr;
 
 typedef struct rs_port {

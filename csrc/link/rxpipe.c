@@ -18,7 +18,7 @@ static int64_t drain_ps(const rs_rxpipe *rx, const rs_pkt *p)
 static void send_pfc(rs_net *net, rs_rxpipe *rx, uint16_t quanta)
 {
     rs_port *port = rx->port;
-    if (!port->tx)
+    if (!port->tx || !rs_net_pfc_allowed(net)) /* InfiniBand: no pause frames */
         return;
     rs_pkt *p = rs_pfc_frame_new(net, rx->mac, rx->prio_mask, quanta);
     if (!p)

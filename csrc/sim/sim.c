@@ -93,8 +93,31 @@ int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...)
 
 void rs_sim_stop_after_next_frame(rs_sim *sim) { sim->tp.net.stop_after_frame = 1; }
 
+int rs_sim_set_link_layer(rs_sim *sim, int link_layer)
+{
+    rs_net *net = &sim->tp.net;
+    if (link_layer != RS_LL_ROCE && link_layer != RS_LL_IB)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "link_layer %d: allowed %d (RoCEv2) or %d (InfiniBand)", link_layer,
+                           RS_LL_ROCE, RS_LL_IB);
+    if (link_layer != net->link_layer && (net->n_hosts || net->n_switches || net->pcap))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "link_layer must be set before any host, switch or capture");
+    net->link_layer = (uint8_t)link_layer;
+    return RS_OK;
+}
+
 int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
 {
+    return rs_sim_pcap_open_as(sim, path, snaplen, 0);
+}
+
+int rs_sim_pcap_open_as(rs_sim *sim, const char *path, uint32_t snaplen, uint32_t linktype)
+{
+    int ib = sim->tp.net.link_layer == RS_LL_IB;
+    if (!linktype)
+        linktype = ib ? RS_LINKTYPE_INFINIBAND : RS_LINKTYPE_ETHERNET;
+    if (ib ? linktype != RS_LINKTYPE_INFINIBAND && linktype != RS_LINKTYPE_ERF : linktype != RS_LINKTYPE_ETHERNET)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "pcap link type %u: allowed %s", linktype,
+                           ib ? "247 (InfiniBand) or 197 (ERF) on an InfiniBand fabric" : "1 (Ethernet) on RoCE");
     if (snaplen > RS_PCAP_SNAPLEN_MAX)
         return rs_sim_fail(sim, RS_ERR_INVAL, "pcap snaplen %u: allowed 1..%u bytes, or 0 for whole frames",
                            snaplen, RS_PCAP_SNAPLEN_MAX);
@@ -102,7 +125,7 @@ int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
     rs_pcap *pc = malloc(sizeof(*pc));
     if (!pc)
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-    if (rs_pcap_open(pc, path, snaplen) != 0) {
+    if (rs_pcap_open_linktype(pc, path, snaplen, linktype) != 0) {
         int e = errno;
         free(pc);
         rs_sim_fail(sim, RS_ERR_IO, "cannot open pcap file '%s' for writing: %s", path, strerror(e));
@@ -381,6 +404,16 @@ int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip)
     const rs_port_addr *a = &sim->tp.hosts[host]->port.addr;
     memcpy(mac, a->mac, 6);
     *ip = a->ip;
+    return RS_OK;
+}
+
+int rs_host_ib_addr(const rs_sim *sim, int host, uint16_t *lid, uint8_t gid[16])
+{
+    if (host < 0 || (uint32_t)host >= sim->tp.n_hosts)
+        return RS_ERR_INVAL;
+    const rs_port_addr *a = &sim->tp.hosts[host]->port.addr;
+    *lid = a->lid;
+    memcpy(gid, a->gid, 16);
     return RS_OK;
 }
 

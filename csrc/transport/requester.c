@@ -163,12 +163,13 @@ static void run_local(rs_transport *tp, rs_qp *qp, rs_swqe *w)
         rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
 }
 
-/* Bytes the packet occupies on the wire (frame, FCS, preamble and gap): what the pacer meters.
+/* Bytes the packet occupies on the wire (frame and the link layer's extra: FCS, preamble and gap on
+ * Ethernet): what the pacer meters.
  * The packet is complete here, so its frame length is kept for the link (rs_pkt.frame_len). */
 static uint32_t wire_bytes(rs_pkt *p)
 {
     p->frame_len = (uint16_t)rs_frame_len(p);
-    return (uint32_t)p->frame_len + RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES;
+    return (uint32_t)p->frame_len + rs_frame_wire_extra(p);
 }
 
 /* Returns 1 when the packet is a retransmission (its PSN was sent before). */

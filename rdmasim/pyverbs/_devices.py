@@ -83,6 +83,7 @@ RXE_PORT_ATTR: dict[str, int] = {
 }
 
 IBV_PORT_ACTIVE = 4
+IBV_LINK_LAYER_INFINIBAND = 1
 IBV_LINK_LAYER_ETHERNET = 2
 IBV_PORT_PHYS_STATE_LINK_UP = 5
 IBV_ATOMIC_HCA = 1
@@ -264,14 +265,17 @@ def device_attr_ex(host: Host) -> DeviceAttrEx:
 
 
 def port_attr(host: Host) -> PortAttr:
-    """``ibv_port_attr`` of port 1 on ``host``: ACTIVE, Ethernet, the active MTU of its link."""
+    """``ibv_port_attr`` of port 1 on ``host``: ACTIVE, Ethernet (InfiniBand with its LID on an IB
+    fabric), the active MTU of its link."""
     link = host.link
     mtu = link.mtu if link is not None else 4096
     # as rxe: the largest IB MTU that fits the link's
     active = max((v for b, v in _MTU_ENUM.items() if b <= mtu), default=_MTU_ENUM[256])
+    ib = getattr(host.sim, "link_layer", "roce") == "ib"
+    values = dict(RXE_PORT_ATTR, lid=host.lid) if ib else dict(RXE_PORT_ATTR)
     return PortAttr(state=IBV_PORT_ACTIVE, max_mtu=_MTU_ENUM[4096], active_mtu=active,
-                    link_layer=IBV_LINK_LAYER_ETHERNET, phys_state=IBV_PORT_PHYS_STATE_LINK_UP,
-                    port_cap_flags=0, values=dict(RXE_PORT_ATTR))
+                    link_layer=IBV_LINK_LAYER_INFINIBAND if ib else IBV_LINK_LAYER_ETHERNET,
+                    phys_state=IBV_PORT_PHYS_STATE_LINK_UP, port_cap_flags=0, values=values)
 
 
 def gid_text(host: Host) -> str:

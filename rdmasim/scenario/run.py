@@ -61,6 +61,8 @@ def build(sc: Scenario) -> Simulator:
     seed, rate, delay, mtu = v["simulation.seed"], v["link.rate"], v["link.delay"], v["link.mtu"]
     kind = v["topology.kind"]
     common: dict[str, Any] = {"rate": rate, "delay": delay, "mtu": mtu, "seed": seed}
+    if v["link.layer"] != "roce":  # the builders take the simulator of that fabric
+        common["sim"] = Simulator(seed, link_layer=v["link.layer"])
     swc = _switch_config(v)
     if kind == "back_to_back":
         sim = topology.back_to_back(**common).sim
@@ -86,6 +88,7 @@ def build(sc: Scenario) -> Simulator:
             delay=delay,
             mtu=mtu,
             seed=seed,
+            sim=common.get("sim"),
             switch_config=swc,
         ).sim
     elif kind == "fat_tree":
@@ -102,9 +105,10 @@ def build(sc: Scenario) -> Simulator:
             v["topology.nodes"], v["topology.gpus_per_node"], v["topology.spines"],
             nodes_per_unit=v["topology.nodes_per_unit"] or None, host_rate=rate,
             fabric_rate=v["topology.fabric_rate"] or rate, delay=delay, mtu=mtu, seed=seed, switch_config=swc,
+            sim=common.get("sim"),
         ).sim
     else:
-        sim = Simulator(seed)
+        sim = common.get("sim") or Simulator(seed)
         rows = sc.arrays.get("topology.links", [])
         degree: dict[str, int] = {}
         for r in rows:

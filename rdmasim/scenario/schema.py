@@ -68,6 +68,7 @@ def _num(x: float) -> str:
 
 
 MTUS = (256, 512, 1024, 2048, 4096)
+LINK_LAYERS = ("roce", "ib")
 TOPOLOGY_KINDS = ("back_to_back", "star", "incast", "dumbbell", "leaf_spine", "fat_tree", "dragonfly",
                   "rail_optimized", "explicit")
 VERBS = ("WRITE", "READ", "SEND")
@@ -189,6 +190,9 @@ SCHEMA: dict[str, Opt] = {
     "link.rate": Opt("rate", "100Gbps", "Line rate.", lo=1, hi=U63),
     "link.delay": Opt("time", "1us", "Propagation delay.", lo=0, hi=U63),
     "link.mtu": Opt("int", 4096, "Largest RoCE path MTU the links carry.", choices=MTUS),
+    "link.layer": Opt("str", "roce", "Framing of the whole fabric: `roce` (RoCEv2 over Ethernet) or `ib` "
+                      "(native InfiniBand: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md).",
+                      choices=LINK_LAYERS),
     "link.loss": Opt(
         "float", 0.0, "i.i.d. frame loss probability in each direction of every link.", lo=0.0, hi=1.0
     ),

@@ -37,7 +37,7 @@ def test_unknown_key_names_file_key_value_suggestion_and_siblings() -> None:
     (p,) = problems({"link.los": 0.1})
     assert p.file == f"{LOSSY} (override)" and p.path == "link.los" and p.value == 0.1
     assert "did you mean 'link.loss'" in p.message
-    assert p.allowed == "keys here: delay, loss, mtu, rate"
+    assert p.allowed == "keys here: delay, layer, loss, mtu, rate"
     (p,) = problems({"flows[].sise": "1KiB"})
     assert "did you mean 'flows[].size'" in p.message and "size" in p.allowed
     (p,) = problems({"simulation": 1})

@@ -24,6 +24,7 @@ enum rs_codec_status {
     RS_CODEC_ERR_IP_FRAGMENT = -8, /* an IPv4 fragment (MF set or offset nonzero): RoCEv2 is never fragmented */
     RS_CODEC_ERR_PFC_DST = -9,     /* a PFC frame not sent to 01:80:C2:00:00:01 (802.1Qbb) */
     RS_CODEC_ERR_RUNT = -10,       /* a whole PFC frame shorter than the 60-byte Ethernet minimum */
+    RS_CODEC_ERR_BAD_VCRC = -11,   /* InfiniBand: the VCRC does not match (fields filled) */
 };
 
 /* Field conventions (both directions):
@@ -81,6 +82,37 @@ uint32_t rs_icrc(const uint8_t *frame, size_t len);
 /* CRC-32 (IEEE 802.3 / zlib) continuing from `crc` (start with 0). */
 uint32_t rs_crc32(uint32_t crc, const uint8_t *data, size_t len);
 
+/* ---- InfiniBand framing (ib_codec.c, vcrc.c): packets whose link_layer is RS_LL_IB ----
+ * LRH (8) / BTH / ext headers / payload / pad / ICRC (4) / VCRC (2); LNH "IBA local", no GRH.
+ * rs_frame_len, rs_encode and rs_encode_prefix frame such a packet this way; the LRH takes ib_vl,
+ * ib_sl, ib_dlid, ib_slid; PktLen counts LRH .. ICRC in 4-byte words; FECN is set also when the
+ * packet's tos carries ECN CE.  ICRC and VCRC are stored least-significant byte first. */
+#define RS_IB_LRH_BYTES 8u
+#define RS_IB_VCRC_BYTES 2u
+#define RS_IB_LNH_LOCAL 2u /* LRH:LNH: BTH follows the LRH */
+/* Per packet on the wire besides the packet: the SDP and EGP delimiter symbols (1 each, IBA vol. 2
+ * 8b/10b framing); no preamble, no inter-packet gap, no FCS. */
+#define RS_IB_DELIM_BYTES 2u
+
+/* Wire bytes a frame of p occupies beyond rs_frame_len(p): Ethernet's FCS, preamble + SFD and
+ * inter-frame gap, or IB's packet delimiters.  What links serialise and pacers meter. */
+static inline uint32_t rs_frame_wire_extra(const rs_pkt *p)
+{
+    return p->link_layer == RS_LL_IB ? RS_IB_DELIM_BYTES : RS_FCS_BYTES + RS_WIRE_OVERHEAD_BYTES;
+}
+
+size_t rs_ib_frame_len(const rs_pkt *p);
+int rs_ib_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, size_t *frame_len);
+/* Decode an IB packet starting at its LRH, as rs_decode_captured does a RoCE frame; a mismatching
+ * VCRC is RS_CODEC_ERR_BAD_VCRC, then the ICRC RS_CODEC_ERR_BAD_ICRC (fields filled in both).
+ * LNH other than local (GRH, raw) is RS_CODEC_ERR_NOT_ROCE. */
+int rs_ib_decode(const uint8_t *buf, size_t len, rs_pkt *p);
+int rs_ib_decode_captured(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p);
+/* The ICRC of an IB local packet from its LRH to (not including) the ICRC: `len` bytes. */
+uint32_t rs_ib_icrc(const uint8_t *pkt, size_t len);
+/* The VCRC over `len` bytes (LRH .. ICRC). */
+uint16_t rs_ib_vcrc(const uint8_t *data, size_t len);
+
 /* pcap writer: nanosecond-resolution pcap (magic 0xa1b23c4d), LINKTYPE_ETHERNET.  Records are
  * gathered in `wbuf` and written in blocks; the first write error stops the writer (`err`) and cuts
  * the file back to its last whole record, so the file always holds exactly `frames` records. */
@@ -92,16 +124,23 @@ typedef struct rs_pcap {
     size_t wlen;         /* bytes in wbuf */
     int err;             /* errno of the first write error; 0: none */
     uint32_t snaplen;    /* bytes kept per frame (RS_PCAP_SNAPLEN_MAX: whole frames) */
+    uint32_t linktype;   /* RS_LINKTYPE_ETHERNET, or RS_LINKTYPE_INFINIBAND (frames from the LRH) */
     uint8_t buf[RS_MAX_PAYLOAD + 256]; /* encode scratch */
     uint8_t wbuf[1u << 16];            /* records not yet written */
 } rs_pcap;
 
 #define RS_PCAP_SNAPLEN_MAX 65535u
+#define RS_LINKTYPE_ETHERNET 1u
+#define RS_LINKTYPE_INFINIBAND 247u
+#define RS_LINKTYPE_ERF 197u /* IB packets in ERF InfiniBand records (type 21): what Wireshark opens */
 
 /* Open `path` for writing and write the file header. `snaplen` 1..RS_PCAP_SNAPLEN_MAX keeps the
  * first `snaplen` bytes of each frame (tcpdump -s; the record keeps the frame's real length), 0
  * keeps whole frames. Returns 0 or -1 (errno set; EINVAL for a snaplen out of range). */
 int rs_pcap_open(rs_pcap *pc, const char *path, uint32_t snaplen);
+/* rs_pcap_open with the file's link type (an IB fabric's capture: RS_LINKTYPE_INFINIBAND or
+ * RS_LINKTYPE_ERF); a packet of the other link layer is refused by rs_pcap_write (EINVAL). */
+int rs_pcap_open_linktype(rs_pcap *pc, const char *path, uint32_t snaplen, uint32_t linktype);
 /* Encode `p` and append it with timestamp `t_ps` (picoseconds, truncated to ns).
  * Returns 0, or -1 (not open, stopped by an earlier error, negative time, encode error, write
  * error: then `err` holds the errno). */

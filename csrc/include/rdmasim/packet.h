@@ -21,6 +21,13 @@ enum rs_pkt_kind {
                        * FCTBS in pfc_quanta[0], FCCL in pfc_quanta[1]; link-local, never forwarded */
 };
 
+/* The link layer a frame travels on (one per fabric, rs_net.link_layer; stamped by link/frame.h):
+ * RoCEv2 over Ethernet, or native InfiniBand (LRH / BTH ... / ICRC / VCRC, docs/infiniband.md). */
+enum rs_link_layer {
+    RS_LL_ROCE = 0,
+    RS_LL_IB = 1,
+};
+
 /* Header bytes of the frame up to and including BTH: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12. */
 #define RS_ETH_HDR_BYTES 14u
 #define RS_IPV4_HDR_BYTES 20u
@@ -52,7 +59,9 @@ typedef struct rs_pkt {
     int64_t t_arrive_ps;  /* when it reached the far end of its last link (on a link: see link.c) */
     uint8_t *payload;     /* pool-owned bytes, or NULL: payload_len zero bytes */
     uint32_t payload_len; /* payload bytes, without pad */
-    uint32_t kind;        /* enum rs_pkt_kind (simulator metadata, as the fields up to dst_node) */
+    uint16_t kind;        /* enum rs_pkt_kind (simulator metadata, as the fields up to dst_node) */
+    uint8_t link_layer;   /* enum rs_link_layer: which framing the codec writes (0: RoCEv2) */
+    uint8_t ib_vl;        /* IB: the LRH virtual lane on the current link (SL-to-VL of its port) */
     uint32_t dest_qpn;    /* BTH */
     uint32_t psn;         /* BTH */
     uint32_t src_ip;      /* IPv4 */
@@ -82,6 +91,10 @@ typedef struct rs_pkt {
     uint8_t becn;
     uint8_t icrc_bad; /* the frame's ICRC is wrong (by icrc_xor): the receiving NIC drops it */
     uint16_t pkey;
+    /* IB LRH (link_layer RS_LL_IB): local identifiers and service level */
+    uint16_t ib_dlid;
+    uint16_t ib_slid;
+    uint8_t ib_sl;
 
     /* RETH */
     uint64_t reth_va;

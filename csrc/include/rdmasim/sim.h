@@ -44,8 +44,14 @@ uint64_t rs_sim_events(const rs_sim *sim);
 /* Packets currently allocated from the pool, and the peak. */
 void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4]);
 
-/* pcap capture of every frame put on any link (at its transmit start). */
+/* The fabric's link layer, enum rs_link_layer (RS_LL_ROCE default, RS_LL_IB: InfiniBand framing, no
+ * PFC); only before any host, switch or capture exists. */
+int rs_sim_set_link_layer(rs_sim *sim, int link_layer);
+/* pcap capture of every frame put on any link (at its transmit start); LINKTYPE_INFINIBAND on IB. */
 int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen); /* snaplen 0: whole frames */
+/* ... with the file's pcap link type: 0 the fabric's (1 Ethernet; 247 InfiniBand), or on an IB
+ * fabric 197 (ERF InfiniBand records, which Wireshark opens). */
+int rs_sim_pcap_open_as(rs_sim *sim, const char *path, uint32_t snaplen, uint32_t linktype);
 int rs_sim_pcap_close(rs_sim *sim);
 /* Write the capture's buffered frames to its file (a no-op without a capture); a write error stops
  * the capture as during a run (rs_sim_pcap_status reports it). */
@@ -70,6 +76,8 @@ int rs_link_add_drop(rs_sim *sim, int link, int match, uint64_t value, uint32_t 
 
 int rs_link_get_stats(const rs_sim *sim, int link, rs_link_stats *out);
 int rs_host_info(const rs_sim *sim, int host, uint8_t mac[6], uint32_t *ip);
+/* A host port's InfiniBand addresses: its LID (host index + 1) and GID (fe80::/64 + port GUID). */
+int rs_host_ib_addr(const rs_sim *sim, int host, uint16_t *lid, uint8_t gid[16]);
 
 /* ---- step-through and inspection (teaching, debugging) ---- */
 /* Make the next rs_sim_run return RS_RUN_STEP right after the next frame is put on a link. */

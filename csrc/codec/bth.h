@@ -1,0 +1,26 @@
+/* The transport headers (BTH and the extension headers after it) are the same on every link layer:
+ * roce_codec.c owns the opcode table and their layout, and ib_codec.c puts them behind an LRH
+ * instead of Ethernet / IPv4 / UDP.  Private to csrc/codec. */
+#ifndef RDMASIM_CODEC_BTH_H
+#define RDMASIM_CODEC_BTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdmasim/packet.h"
+
+/* Check p's transport fields; *flags: its opcode's row, *ext: extension header bytes, *pad: the
+ * BTH pad count (payload to a 4-byte multiple).  Returns RS_CODEC_OK or a negative status. */
+int rs_bth_check(const rs_pkt *p, uint16_t *flags, size_t *ext, size_t *pad);
+/* Write the 12-byte BTH with pad count `pad`; then the extension headers (returns their bytes). */
+void rs_bth_put(const rs_pkt *p, size_t pad, uint8_t *bth);
+size_t rs_bth_put_ext(const rs_pkt *p, uint16_t flags, uint8_t *b);
+/* Receive: the opcode's row, extension bytes and pad count of the BTH at `bth` (opcode known, TVer 0);
+ * whether `payload_len` bytes of payload suit that opcode; the BTH and extension fields into p. */
+int rs_bth_parse(const uint8_t *bth, uint16_t *flags, size_t *ext, size_t *pad);
+int rs_bth_payload_ok(uint16_t flags, size_t payload_len);
+void rs_bth_get(const uint8_t *bth, uint16_t flags, rs_pkt *p);
+/* An ICRC on the wire: least-significant byte first (IBA and RoCEv2 alike). */
+void rs_put_icrc(uint8_t *b, uint32_t crc);
+
+#endif
