@@ -431,6 +431,10 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                     DcqcnParams.paper(**ov)
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "congestion_control.overrides", str(exc), ov))
+    if v["link.layer"] == "ib" and v["switch.flow_control"] == "pfc":
+        problems.append(Problem(file, "switch.flow_control", "InfiniBand has no PFC (pause frames are "
+                                "Ethernet's); its link-level flow control is credits", "pfc",
+                                "'auto' or 'credits' when link.layer = 'ib'"))
     if v["congestion_control.algorithm"] == "dctcp" and ok("congestion_control.dctcp"):
         import re
 

@@ -122,10 +122,11 @@ def build(sc: Scenario) -> Simulator:
                 nodes[r["a"]], nodes[r["b"]], rate=r["rate"] or rate, delay=r["delay"] or delay, mtu=mtu
             )
     _impair(sc, sim)
-    if v["switch.flow_control"] == "credits" or v["switch.lft"] != "none":
+    credits = flow_control(v) == "credits"
+    if credits or v["switch.lft"] != "none":
         from rdmasim import ib_fabric
 
-        if v["switch.flow_control"] == "credits":
+        if credits:
             ib_fabric.enable_credits(sim, vls=v["switch.credits.vls"], buffer=v["switch.credits.buffer"])
         if sim.switches and v["switch.lft"] != "none":
             ib_fabric.route_lft(sim, v["switch.lft"])
@@ -171,6 +172,15 @@ def build(sc: Scenario) -> Simulator:
                 "dctcp", dctcp, notification_point=v["congestion_control.notification_point"]
             )
     return sim
+
+
+def flow_control(v: dict[str, Any]) -> str:
+    """The link-level flow control a scenario's values ask for: ``switch.flow_control``, with
+    ``"auto"`` meaning credits on InfiniBand (which has no PFC) and PFC on RoCE."""
+    fc = str(v["switch.flow_control"])
+    if fc == "auto":
+        return "credits" if v["link.layer"] == "ib" else "pfc"
+    return fc
 
 
 def _find_link(sim: Simulator, pair: list[str]) -> Link | None:

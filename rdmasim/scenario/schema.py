@@ -220,9 +220,11 @@ SCHEMA: dict[str, Opt] = {
     "switch.latency": Opt("time", 0, "Forwarding latency of every switch: a received frame is seen this long "
                           "after its last bit (EDR InfiniBand switch: 90ns, 100 GbE switch: 300ns; "
                           "rdmasim.ib_fabric.SWITCH_LATENCY).", lo=0, hi=2**62),
-    "switch.flow_control": Opt("str", "pfc", "Link-level flow control of every link: 'pfc' (lossless "
-                               "priorities by pause frames) or 'credits' (InfiniBand credits per VL, "
-                               "docs/mechanisms/credits.md; replaces PFC).", choices=("pfc", "credits")),
+    "switch.flow_control": Opt("str", "auto", "Link-level flow control of every link: 'pfc' (lossless "
+                               "priorities by pause frames), 'credits' (InfiniBand credits per VL, "
+                               "docs/mechanisms/credits.md; replaces PFC) or 'auto' (credits when "
+                               "link.layer = 'ib', which has no PFC; else pfc).",
+                               choices=("auto", "pfc", "credits")),
     "switch.credits.vls": Opt("int", 1, "Credits: data VLs per port (SL s goes on VL s mod vls).",
                               lo=1, hi=8),
     "switch.credits.buffer": Opt("size", "64KB", "Credits: receive buffer per (port, VL), in 64-byte blocks "

@@ -53,3 +53,34 @@ def test_a_bad_link_layer_names_the_key_and_the_choices() -> None:
     with pytest.raises(ScenarioError) as info:
         loads(INCAST.format(layer='layer = "ethernet"'), "ib.toml")
     assert "link.layer" in str(info.value) and "roce" in str(info.value) and "ib" in str(info.value)
+
+
+def _totals(res) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in res.switches.values():
+        for k, v in s["totals"].items():
+            out[k] = out.get(k, 0) + int(v)
+    return out
+
+
+def test_an_ib_scenario_runs_credits_by_default_and_does_not_drop(tmp_path: Path) -> None:
+    # 4 senders into one port, 2 MB each: without flow control the switch tail-drops on IB
+    heavy = INCAST.replace("n_senders = 2", "n_senders = 4").replace('size = "256KB"', 'size = "2MB"')
+    heavy = heavy.replace("pcap = true", "pcap = false")
+    sc = loads(heavy.format(layer='layer = "ib"'), "ib.toml")
+    res = run_scenario(sc, out_dir="", progress=False)
+    assert all(f.status == "ok" for f in res.flows)
+    assert _totals(res)["drops"] == 0 and sum(f.retx_pkts for f in res.flows) == 0
+    from rdmasim.scenario.run import flow_control
+
+    assert flow_control(sc.values) == "credits"  # "auto" on IB
+    # the switch's egress queue towards the receiver filled its ingress buffers: credits held it
+    peak = max(max(p["egress_peak_bytes"]) for s in res.switches.values() for p in s["ports"])
+    assert peak > 64_000
+
+
+def test_pfc_on_an_ib_scenario_is_refused_naming_the_key() -> None:
+    text = INCAST.format(layer='layer = "ib"').replace("[qp]", '[switch]\nflow_control = "pfc"\n[qp]')
+    with pytest.raises(ScenarioError) as info:
+        loads(text, "ib.toml")
+    assert "switch.flow_control" in str(info.value) and "credits" in str(info.value)
