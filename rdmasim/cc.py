@@ -146,6 +146,7 @@ class Algorithm:
 
 def _algorithms() -> dict[str, Algorithm]:
     from rdmasim.cc_dctcp import DctcpParams
+    from rdmasim.cc_ibcc import IbccParams
     from rdmasim.cc_swift import SwiftParams
     from rdmasim.cc_timely import TimelyParams
 
@@ -154,6 +155,7 @@ def _algorithms() -> dict[str, Algorithm]:
         "dctcp": Algorithm("dctcp", DctcpParams, False),
         "timely": Algorithm("timely", TimelyParams, False),
         "swift": Algorithm("swift", SwiftParams, False),
+        "ibcc": Algorithm("ibcc", IbccParams, True),
     }
 
 
