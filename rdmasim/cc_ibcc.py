@@ -74,8 +74,8 @@ def _default_cct() -> tuple[int, ...]:
     return IbccParams.linear_cct(CCT_MAX, _DEFAULT_STEP)
 
 
-#: the default table's step: for_path("100Gbps", 1024)'s (see IbccParams.for_path)
-_DEFAULT_STEP = 47
+#: the default table's step: IbccParams.for_path("100Gbps", 1024)'s (docs/cc-ibcc.md)
+_DEFAULT_STEP = 22
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,10 @@ class IbccParams:
     ccti_increase: int = 1                 # CCTI_Increase (Mellanox CC manager default)
     ccti_limit: int | None = None          # CCTI_Limit; None = the table's last index
     ccti_min: int = 0                      # CCTI_Min (Mellanox CC manager default)
-    ccti_timer: int = 10                   # CCTI_Timer, units of 1.024 us (ours: docs/cc-ibcc.md)
+    ccti_timer: int = 300                  # CCTI_Timer, units of 1.024 us (ours: docs/cc-ibcc.md)
     cct: tuple[Any, ...] = field(default_factory=_default_cct)  # IPD values or (shift, multiplier)
     ipd_unit: str | int = "1ns"            # the time of one IPD unit (ours)
-    cnp_interval: str | int = 0            # NP: 0 = a BECN for every FECN-marked packet (annex)
+    cnp_interval: str | int = "4us"        # NP: at most one BECN per QP per interval; 0 = one per mark
 
     def __post_init__(self) -> None:
         def check(name: str, ok: bool, allowed: str) -> None:
@@ -100,6 +100,9 @@ class IbccParams:
             return isinstance(v, int) and not isinstance(v, bool)
 
         def parses(name: str, positive: bool) -> bool:
+            if not positive and getattr(self, name) in (0, "0"):
+                object.__setattr__(self, name, 0)
+                return True
             try:
                 t = parse_time(getattr(self, name))
             except (TypeError, ValueError):
@@ -113,7 +116,7 @@ class IbccParams:
             try:
                 _entry(e)
             except ValueError as exc:
-                raise ValueError(f"IB CC parameter cct[{i}]={e!r}: {exc}") from None
+                raise ValueError(f"IB CC parameter cct=<entry {i}: {e!r}>: {exc}") from None
         object.__setattr__(self, "cct", tuple(tuple(e) if isinstance(e, list) else e for e in cct))
         last = len(cct) - 1
         check("ccti_increase", integer("ccti_increase") and 1 <= self.ccti_increase <= 255,
@@ -144,7 +147,7 @@ class IbccParams:
         return tuple(nearest_ipd(i * step) for i in range(n))
 
     @classmethod
-    def for_path(cls, line_rate: str | int, mtu: str | int, *, min_share: float = 1 / 64,
+    def for_path(cls, line_rate: str | int, mtu: str | int, *, min_share: float = 1 / 32,
                  entries: int = CCT_MAX, **overrides: Any) -> IbccParams:
         """Settings for a port of ``line_rate`` sending ``mtu``-byte packets: a linear table of
         ``entries`` whose last entry holds an MTU packet to ``min_share`` of the line rate (its
