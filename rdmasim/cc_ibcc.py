@@ -121,8 +121,8 @@ class IbccParams:
         last = len(cct) - 1
         check("ccti_increase", integer("ccti_increase") and 1 <= self.ccti_increase <= 255,
               "an integer 1..255 (the annex's 8-bit field)")
-        check("ccti_limit", self.ccti_limit is None or (integer("ccti_limit") and 0 <= self.ccti_limit <= last),
-              f"None (the table's last index) or an integer 0..{last} (len(cct) - 1)")
+        limit_ok = self.ccti_limit is None or (integer("ccti_limit") and 0 <= self.ccti_limit <= last)
+        check("ccti_limit", limit_ok, f"None (the table's last index) or an integer 0..{last} (len(cct) - 1)")
         limit = last if self.ccti_limit is None else self.ccti_limit
         check("ccti_min", integer("ccti_min") and 0 <= self.ccti_min <= limit,
               f"an integer 0..{limit} (ccti_limit)")
@@ -157,7 +157,8 @@ class IbccParams:
         rate, size = parse_rate(line_rate), parse_size(mtu)
         if rate <= 0 or size <= 0 or not 0 < min_share < 1 or not 2 <= entries <= CCT_MAX:
             raise ValueError(f"for_path needs a positive line_rate and mtu, 0 < min_share < 1 and "
-                             f"2 <= entries <= {CCT_MAX}; got {line_rate!r}, {mtu!r}, {min_share!r}, {entries!r}")
+                             f"2 <= entries <= {CCT_MAX}; got {line_rate!r}, {mtu!r}, {min_share!r}, "
+                             f"{entries!r}")
         packet_ns = (size + _WIRE_OVERHEAD) * 8 / rate * 1e9
         step = max(1, round(packet_ns * (1 / min_share - 1) / (entries - 1)))
         step = min(step, IPD_MAX // (entries - 1))
