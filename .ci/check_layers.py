@@ -43,6 +43,7 @@ PUBLIC: dict[str, str] = {
     "cc_timely.h": "cc",
     "cc_swift.h": "cc",
     "cc_hpcc.h": "cc",
+    "cc_ibcc.h": "cc",
     "verbs.h": "transport",
     "flows.h": "workload",
     "sim.h": "sim",

@@ -72,6 +72,10 @@ def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) ->
             h.set_congestion_control("swift", SwiftParams.for_path("100Gbps", "4190ns", hops=1, mtu=1024))
         elif name == "hpcc":  # T = the same path's base RTT
             h.set_congestion_control("hpcc", HpccParams.for_path("100Gbps", "4190ns"))
+        elif name == "ibcc":  # the table for this link rate and MTU (= IbccParams())
+            from rdmasim.cc_ibcc import IbccParams
+
+            h.set_congestion_control("ibcc", IbccParams.for_path("100Gbps", 1024))
         elif name != "none":
             h.set_congestion_control(name)
     n_msg = -(-size // msg)
@@ -132,7 +136,7 @@ def main() -> None:
         built = _core.cc_kinds()
         algos = [n for n in ALGORITHM_NAMES if n == "none" or built.get(n, (0, False))[1]]
         # delay-based algorithms ignore marks: no -nomark row for them
-        algos += [f"{n}-nomark" for n in algos if n in ("dcqcn", "dctcp")] + ["none@cx6", "dctcp@cx6"]
+        algos += [f"{n}-nomark" for n in algos if n in ("dcqcn", "dctcp", "ibcc")] + ["none@cx6", "dctcp@cx6"]
     res: dict[str, list[dict]] = {n: [] for n in algos}
     env = dict(os.environ)
     env.setdefault("PYTHONPATH", os.path.dirname(HERE))

@@ -147,6 +147,7 @@ class Algorithm:
 def _algorithms() -> dict[str, Algorithm]:
     from rdmasim.cc_dctcp import DctcpParams
     from rdmasim.cc_hpcc import HpccParams
+    from rdmasim.cc_ibcc import IbccParams
     from rdmasim.cc_swift import SwiftParams
     from rdmasim.cc_timely import TimelyParams
 
@@ -156,6 +157,7 @@ def _algorithms() -> dict[str, Algorithm]:
         "timely": Algorithm("timely", TimelyParams, False),
         "swift": Algorithm("swift", SwiftParams, False),
         "hpcc": Algorithm("hpcc", HpccParams, False),
+        "ibcc": Algorithm("ibcc", IbccParams, True),
     }
 
 

@@ -284,7 +284,8 @@ def _switch_buffer(sc: Scenario, given: bool, problems: list[Problem]) -> None:
 #: algorithm -> (module, params class, the name its errors start with) for the tables checked below
 _CC_TABLES = {"timely": ("rdmasim.cc_timely", "TimelyParams", "TIMELY"),
               "swift": ("rdmasim.cc_swift", "SwiftParams", "Swift"),
-              "hpcc": ("rdmasim.cc_hpcc", "HpccParams", "HPCC")}
+              "hpcc": ("rdmasim.cc_hpcc", "HpccParams", "HPCC"),
+              "ibcc": ("rdmasim.cc_ibcc", "IbccParams", "IB CC")}
 
 
 def _check_cc_table(v: dict[str, Any], file: str, problems: list[Problem], ok: Any) -> None:

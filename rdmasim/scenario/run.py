@@ -171,6 +171,14 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(
                 "dctcp", dctcp, notification_point=v["congestion_control.notification_point"]
             )
+    elif algo == "ibcc":
+        from rdmasim.cc_ibcc import IbccParams
+
+        ibcc = IbccParams.from_scenario(v)
+        for h in sim.hosts.values():
+            h.set_congestion_control(
+                "ibcc", ibcc, notification_point=v["congestion_control.notification_point"]
+            )
     return sim
 
 

@@ -100,6 +100,8 @@ SECTIONS: dict[str, str] = {
     "fabric: SwiftParams.for_path derives them from the base RTT): used when `algorithm = \"swift\"`.",
     "congestion_control.hpcc": "HPCC parameters (rdmasim.cc_hpcc.HpccParams; base_rtt depends on the "
     "fabric: HpccParams.for_path takes it from a path): used when `algorithm = \"hpcc\"`.",
+    "congestion_control.ibcc": "InfiniBand CC parameters (IBA annex A10; rdmasim.cc_ibcc.IbccParams, "
+    "docs/cc-ibcc.md; the default table suits 100 Gb/s and 1 KB MTU): used when `algorithm = \"ibcc\"`.",
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
@@ -254,7 +256,7 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked.", lo=0, hi=7),
     # congestion control
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
-                                        choices=("none", "dcqcn", "dctcp", "timely", "swift", "hpcc")),
+                                        choices=("none", "dcqcn", "dctcp", "timely", "swift", "hpcc", "ibcc")),
     "congestion_control.preset": Opt(
         "str", "nic", "DCQCN parameter preset: \"nic\" = the NIC profile's (rxe: paper, cx6: nvidia) "
         "with the profile's CNP interval; \"paper\" / \"nvidia\" = DcqcnParams.paper / nvidia.",
@@ -355,6 +357,26 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.hpcc.min_rate": Opt("rate", "1Gbps", "HPCC smallest window / T."),
     "congestion_control.hpcc.max_rate": Opt("str", "0", "HPCC largest window / T: '0' = the line rate, "
                                             "or a rate like '50Gbps'."),
+    # InfiniBand CC (rdmasim.cc_ibcc.IbccParams; used when algorithm = "ibcc")
+    "congestion_control.ibcc.ccti_increase": Opt("int", 1, "IB CC CCTI_Increase: CCT index steps per BECN.",
+                                                 lo=1, hi=255),
+    "congestion_control.ibcc.ccti_limit": Opt("int", -1, "IB CC CCTI_Limit, the highest index (-1 = the "
+                                              "table's last).", lo=-1, hi=127),
+    "congestion_control.ibcc.ccti_min": Opt("int", 0, "IB CC CCTI_Min: the timer lowers the index down to "
+                                            "it.", lo=0, hi=127),
+    "congestion_control.ibcc.ccti_timer": Opt("int", 300, "IB CC CCTI_Timer, units of 1.024 us: each expiry "
+                                              "lowers the index by one.", lo=1, hi=65535),
+    "congestion_control.ibcc.cct": Opt("list[int]", [], "IB CC table: inter-packet delays in ipd_unit, "
+                                       "index 0 first (empty = linear: cct_entries, cct_step).", lo=0,
+                                       hi=16383 << 3),
+    "congestion_control.ibcc.cct_entries": Opt("int", 128, "IB CC linear table: entries (when cct is "
+                                               "empty).", lo=1, hi=128),
+    "congestion_control.ibcc.cct_step": Opt("int", 22, "IB CC linear table: entry i = i x step ipd_unit "
+                                            "(when cct is empty).", lo=0, hi=16383 << 3),
+    "congestion_control.ibcc.ipd_unit": Opt("time", "1ns", "IB CC time of one inter-packet delay unit.",
+                                            lo=1, hi=U63),
+    "congestion_control.ibcc.cnp_interval": Opt("time", "4us", "IB CC: at most one BECN (CNP) per QP per "
+                                                "interval (0 = one per FECN mark).", lo=0, hi=U63),
     # nic
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
                        choices=("rxe", "cx6", "connectx")),
@@ -548,6 +570,7 @@ TABLES = (
     "congestion_control.timely",
     "congestion_control.swift",
     "congestion_control.hpcc",
+    "congestion_control.ibcc",
     "nic",
     "qp",
     "impairments",

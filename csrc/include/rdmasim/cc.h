@@ -20,6 +20,7 @@ enum rs_cc_kind {
     RS_CC_TIMELY = 3, /* TIMELY RTT-gradient rate control (csrc/cc/timely.c) */
     RS_CC_SWIFT = 4,  /* Swift delay-based window control (csrc/cc/swift.c) */
     RS_CC_HPCC = 5,   /* HPCC INT-based window control (csrc/cc/hpcc.c) */
+    RS_CC_IBCC = 6,   /* InfiniBand CC (annex A10): CCT index per QP (csrc/cc/ibcc.c) */
     RS_CC_COUNT
 };
 
@@ -58,7 +59,7 @@ typedef struct rs_cc_ack {
  * still lets one packet go when nothing is in flight.  When an ACK callback may open the window
  * the NIC looks at the QP again by itself. */
 #define RS_CC_STATE_BYTES 256
-#define RS_CC_PARAMS_BYTES 256
+#define RS_CC_PARAMS_BYTES 512 /* IB CC: a 128-entry congestion control table */
 
 /* flags: what the NIC does for the algorithm (skipped when not asked for: DCQCN asks for none) */
 enum {
@@ -93,7 +94,7 @@ typedef struct rs_cc_algo {
 /* The registry (csrc/cc/registry.c): the algorithm of an rs_cc_kind, or NULL (RS_CC_NONE, an
  * unknown kind, or a named kind not built in). */
 const rs_cc_algo *rs_cc_algo_get(int kind);
-/* "none", "dcqcn", "dctcp", "timely", "swift", "hpcc"; NULL outside the enum. */
+/* "none", "dcqcn", "dctcp", "timely", "swift", "hpcc", "ibcc"; NULL outside the enum. */
 const char *rs_cc_kind_name(int kind);
 
 /* Per-host congestion-control configuration (a NIC setting, as in firmware).  Each kind keeps its
