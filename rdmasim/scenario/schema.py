@@ -256,7 +256,8 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked.", lo=0, hi=7),
     # congestion control
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
-                                        choices=("none", "dcqcn", "dctcp", "timely", "swift", "hpcc", "ibcc")),
+                                        choices=("none", "dcqcn", "dctcp", "timely", "swift", "hpcc",
+                                                 "ibcc")),
     "congestion_control.preset": Opt(
         "str", "nic", "DCQCN parameter preset: \"nic\" = the NIC profile's (rxe: paper, cx6: nvidia) "
         "with the profile's CNP interval; \"paper\" / \"nvidia\" = DcqcnParams.paper / nvidia.",
