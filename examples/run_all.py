@@ -18,7 +18,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: the examples, in the order of examples/README.md
-EXAMPLES = ("gbn_loss", "incast_dcqcn", "pfc_victim", "pfc_deadlock", "ring_allreduce", "fabric_compare")
+EXAMPLES = ("gbn_loss", "incast_dcqcn", "pfc_victim", "pfc_deadlock", "ring_allreduce", "fabric_compare",
+            "link_layers")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

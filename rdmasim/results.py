@@ -127,7 +127,8 @@ COLUMN_UNITS: dict[str, str] = {
 #: columns of :meth:`RunResult.port_rows` (ports.csv)
 PORT_COLUMNS: list[str] = [
     "node", "kind", "port", "rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes", "drops", "ecn_marked",
-    "pfc_xoff_sent", "pfc_rx_frames", "paused_ps", "egress_peak_bytes", "ingress_peak_bytes",
+    "pfc_xoff_sent", "pfc_rx_frames", "paused_ps", "credit_stall_ps", "egress_peak_bytes",
+    "ingress_peak_bytes",
 ]
 
 
@@ -202,7 +203,8 @@ class RunResult:
                     "tx_pkts": c["tx_pkts"], "rx_bytes": c["rx_bytes"], "tx_bytes": c["tx_bytes"],
                     "drops": sum(c["drops"].values()), "ecn_marked": c["ecn_marked"],
                     "pfc_xoff_sent": c["pfc_xoff_sent"], "pfc_rx_frames": c["pfc_rx_frames"],
-                    "paused_ps": sum(c["paused_ps"]), "egress_peak_bytes": max(c["egress_peak_bytes"]),
+                    "paused_ps": sum(c["paused_ps"]), "credit_stall_ps": sum(c.get("credit_stall_ps", ())),
+                    "egress_peak_bytes": max(c["egress_peak_bytes"]),
                     "ingress_peak_bytes": max(c["ingress_peak_bytes"]),
                 })
         for name, n in self.nics.items():
@@ -211,6 +213,7 @@ class RunResult:
                 "rx_bytes": n["rx_bytes"], "tx_bytes": n["tx_bytes"], "drops": n["tx_dropped"],
                 "ecn_marked": 0,
                 "pfc_xoff_sent": 0, "pfc_rx_frames": n["pfc_rx_frames"], "paused_ps": sum(n["paused_ps"]),
+                "credit_stall_ps": sum(n.get("credit_stall_ps", ())),
                 "egress_peak_bytes": 0, "ingress_peak_bytes": 0,
             })
         return rows

@@ -46,11 +46,14 @@ def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
         "dscp_map": {8 * p: p for p in range(8)},
     }
     if v["switch.ecn.enabled"]:
+        prios = list(v["switch.ecn.priorities"])
+        if flow_control(v) == "credits":  # a credit port's egress queues are VLs: SL s is on VL s mod vls
+            prios = sorted({p % v["switch.credits.vls"] for p in prios})
         cfg["ecn"] = {
             "kmin": v["switch.ecn.kmin"],
             "kmax": v["switch.ecn.kmax"],
             "pmax": v["switch.ecn.pmax"],
-            "priorities": v["switch.ecn.priorities"],
+            "priorities": prios,
         }
     return cfg
 
@@ -397,17 +400,21 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     result.interrupted = interrupted
     if sim.switches and v["switch.deadlock_check"]:
         result.deadlock = fabric.deadlock(sim)
+    from rdmasim import ib_fabric
+
     for h in sim.hosts.values():
         if h.link:
             result.host_rate_bps[h.name] = float(h.link.rate_bps)
         tx = h.link.direction(h.name).stats() if h.link else {}
         rx = (h.link.ba if h.link.a is h else h.link.ab).stats() if h.link else {}
         ps = h.pause_stats()
+        cs = ib_fabric.credit_stats(h) if h.link else None
         result.nics[h.name] = {
             "tx_frames": tx.get("frames", 0), "tx_bytes": tx.get("bytes", 0),
             "tx_dropped": tx.get("dropped", 0),
             "rx_frames": rx.get("delivered", 0), "rx_bytes": rx.get("bytes", 0),
             "pfc_rx_frames": ps["pfc_rx_frames"], "paused_ps": ps["paused_ps"],
+            "credit_stall_ps": list(cs["credit_stall_ps"]) if cs else [],
         }
     if qs is not None:
         result.queue_samples = {**qs[0].arrays(), "labels": qs[1]}

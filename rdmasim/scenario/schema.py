@@ -253,7 +253,9 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn.kmin": Opt("size", "5KB", "RED Kmin.", lo=0, hi=2**64 - 1),
     "switch.ecn.kmax": Opt("size", "200KB", "RED Kmax (> kmin).", lo=1, hi=2**64 - 1),
     "switch.ecn.pmax": Opt("float", 0.01, "RED marking probability at Kmax.", lo=0.0, hi=1.0),
-    "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked.", lo=0, hi=7),
+    "switch.ecn.priorities": Opt("list[int]", [3], "Priorities that are ECN-marked (with credits: the "
+                                 "VLs they map to, p mod switch.credits.vls; on IB the mark is FECN).",
+                                 lo=0, hi=7),
     # congestion control
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
                                         choices=("none", "dcqcn", "dctcp", "timely", "swift", "hpcc",

@@ -114,6 +114,20 @@ def check_fabric_compare(r: dict[str, Any]) -> None:
     assert apfc["retx_pkts"] > 10 * airn["retx_pkts"] and apfc["goodput_gbps"] < roce["goodput_gbps"]
 
 
+def check_link_layers(r: dict[str, Any]) -> None:
+    """On the incast RoCE pauses, InfiniBand stalls for credits instead (never a PFC frame, never a
+    drop), Ethernet without PFC drops and IRN resends; IB CC stalls the links less than IB alone."""
+    roce, ib, ib_cc, spray = (r["incast"][k] for k in ("roce", "ib", "ib_cc", "spray"))
+    assert roce["paused_us"] > 0 and roce["drops"] == 0 == roce["retx_pkts"] and roce["credit_stall_us"] == 0
+    for x in (ib, ib_cc):
+        assert x["credit_stall_us"] > 0 and x["paused_us"] == 0 and x["drops"] == 0 == x["retx_pkts"]
+    assert ib_cc["credit_stall_us"] < ib["credit_stall_us"]
+    assert spray["paused_us"] == 0 == spray["credit_stall_us"]
+    assert spray["drops"] > 0 and spray["retx_pkts"] > 0
+    for w in ("permutation", "all_to_all"):
+        assert r[w]["ib"]["drops"] == 0 == r[w]["roce"]["drops"]
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "gbn_loss": check_gbn_loss,
     "incast_dcqcn": check_incast_dcqcn,
@@ -121,6 +135,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "pfc_deadlock": check_pfc_deadlock,
     "ring_allreduce": check_ring_allreduce,
     "fabric_compare": check_fabric_compare,
+    "link_layers": check_link_layers,
 }
 
 
