@@ -84,3 +84,15 @@ def test_pfc_on_an_ib_scenario_is_refused_naming_the_key() -> None:
     with pytest.raises(ScenarioError) as info:
         loads(text, "ib.toml")
     assert "switch.flow_control" in str(info.value) and "credits" in str(info.value)
+
+
+def test_ib_cc_in_a_scenario_gets_its_marks_and_results_show_credit_stalls() -> None:
+    # credits put every SL on VL 0 (vls = 1): the ECN priorities [3] must mark that VL's queues
+    text = INCAST.replace("n_senders = 2", "n_senders = 4").replace('size = "256KB"', 'size = "2MB"')
+    text = text.replace("pcap = true", "pcap = false").format(layer='layer = "ib"')
+    text = text.replace("[qp]", '[congestion_control]\nalgorithm = "ibcc"\n[qp]')
+    res = run_scenario(loads(text, "ib.toml"), out_dir="", progress=False)
+    assert all(f.status == "ok" for f in res.flows)
+    assert _totals(res)["ecn_marked"] > 0 and sum(f.cnps for f in res.flows) > 0
+    hosts = [r for r in res.port_rows() if r["kind"] == "host"]
+    assert sum(r["credit_stall_ps"] for r in hosts) > 0  # the senders waited for the switch's credits
