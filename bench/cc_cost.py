@@ -122,6 +122,9 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--algos", default=None, help="comma-separated (default: none and every built-in)")
     p.add_argument("--one", help="run this algorithm once and print one JSON line")
+    p.add_argument("--instructions", action="store_true",
+                   help="count the event loop's instructions with callgrind instead of timing it (one run "
+                        "each: exact for a build, whatever the machine's load; about 50x slower)")
     a = p.parse_args()
     size, msg = parse_size(a.size), parse_size(a.msg)
     if a.one:
@@ -137,6 +140,9 @@ def main() -> None:
         algos = [n for n in ALGORITHM_NAMES if n == "none" or built.get(n, (0, False))[1]]
         # delay-based algorithms ignore marks: no -nomark row for them
         algos += [f"{n}-nomark" for n in algos if n in ("dcqcn", "dctcp", "ibcc")] + ["none@cx6", "dctcp@cx6"]
+    if a.instructions:
+        print_instructions(algos, a.size, a.msg, size)
+        return
     res: dict[str, list[dict]] = {n: [] for n in algos}
     env = dict(os.environ)
     env.setdefault("PYTHONPATH", os.path.dirname(HERE))
@@ -155,6 +161,22 @@ def main() -> None:
         ratio = f"{med / base:.2f}" if base else "-"
         print(f"{n:14} {med:8.3f} {ratio:>6} {x['events']:9d} {x['events'] / x['packets']:10.2f} "
               f"{x['packets']:8d} {x['sim_end_us']:8.1f}")
+
+
+def print_instructions(algos: list[str], size_arg: str, msg_arg: str, size: int) -> None:
+    """Each algorithm's event-loop instructions per data packet (callgrind) and ratio to none."""
+    sys.path.insert(0, HERE)
+    from sim_instructions import loop_instructions
+
+    me = os.path.abspath(__file__)
+    counts = {n: loop_instructions([me, "--one", n, "--size", size_arg, "--msg", msg_arg]) for n in algos}
+    packets = 8 * -(-size // 1024)  # every sender's data packets at MTU 1024
+    base = counts.get("none")
+    print(f"incast-8, {size_arg} per sender in {msg_arg} WRITEs: event-loop instructions (callgrind)")
+    print(f"{'algorithm':14} {'instructions':>14} {'per packet':>11} {'ratio':>6}")
+    for n, c in counts.items():
+        ratio = f"{c / base:.2f}" if base else "-"
+        print(f"{n:14} {c:14,d} {c / packets:11.0f} {ratio:>6}")
 
 
 if __name__ == "__main__":

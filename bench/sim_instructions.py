@@ -28,19 +28,24 @@ def _python() -> str:
     return os.path.realpath(sys.executable)
 
 
-def instructions(mode: str, senders: int, packets_per_sender: int, nic_profile: str) -> int:
-    """Instructions executed inside SimCore.run for one run of the model."""
+def loop_instructions(script_and_args: list[str]) -> int:
+    """Instructions executed inside SimCore.run (the event loop) by ``python script args...``."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
         cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=*SimCore*run*",
-               f"--callgrind-out-file={out}", _python(), MODEL, "--mode", mode, "--senders", str(senders),
-               "--packets-per-sender", str(packets_per_sender), "--nic-profile", nic_profile]
+               f"--callgrind-out-file={out}", _python(), *script_and_args]
         subprocess.run(cmd, check=True, capture_output=True)
         text = subprocess.run(["callgrind_annotate", out], check=True, capture_output=True, text=True).stdout
     m = re.search(r"^\s*([\d,]+)\s.*PROGRAM TOTALS", text, re.M)
     if not m:
-        raise RuntimeError(f"no PROGRAM TOTALS in callgrind_annotate output for mode {mode}")
+        raise RuntimeError(f"no PROGRAM TOTALS in callgrind_annotate output for {script_and_args}")
     return int(m.group(1).replace(",", ""))
+
+
+def instructions(mode: str, senders: int, packets_per_sender: int, nic_profile: str) -> int:
+    """Instructions executed inside SimCore.run for one run of the model."""
+    return loop_instructions([MODEL, "--mode", mode, "--senders", str(senders),
+                              "--packets-per-sender", str(packets_per_sender), "--nic-profile", nic_profile])
 
 
 def main() -> None:
