@@ -22,5 +22,12 @@ int rs_bth_payload_ok(uint16_t flags, size_t payload_len);
 void rs_bth_get(const uint8_t *bth, uint16_t flags, rs_pkt *p);
 /* An ICRC on the wire: least-significant byte first (IBA and RoCEv2 alike). */
 void rs_put_icrc(uint8_t *b, uint32_t crc);
+/* The ICRC value a packet carries: `crc`, or kept wrong for a packet known to carry a bad one
+ * (rs_pkt.icrc_bad / icrc_xor). */
+uint32_t rs_wire_icrc(const rs_pkt *p, uint32_t crc);
+/* Put p's payload at b, `hdrs` bytes into a frame of which the caller wants `want` bytes.  When the
+ * wanted prefix ends in the payload, copy that much and return the prefix's length (no pad, no
+ * CRCs follow); else copy all of it and `pad` zero bytes, set *end after them and return 0. */
+size_t rs_put_payload(const rs_pkt *p, uint8_t *b, size_t hdrs, size_t want, size_t pad, uint8_t **end);
 
 #endif

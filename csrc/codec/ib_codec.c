@@ -74,26 +74,10 @@ int rs_ib_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, 
         bth[4] |= 0x80u;
     uint8_t *b = bth + RS_BTH_BYTES;
     b += rs_bth_put_ext(p, f, b);
-    size_t hdrs = (size_t)(b - out);
-    if (want <= hdrs + p->payload_len) { /* the prefix ends in the payload: no pad, no CRCs */
-        size_t n = want > hdrs ? want - hdrs : 0;
-        if (n && p->payload)
-            memcpy(b, p->payload, n);
-        else if (n)
-            memset(b, 0, n);
-        return (int)(hdrs + n);
-    }
-    if (p->payload_len) {
-        if (p->payload)
-            memcpy(b, p->payload, p->payload_len);
-        else
-            memset(b, 0, p->payload_len);
-        b += p->payload_len;
-    }
-    memset(b, 0, pad);
-    b += pad;
-    uint32_t bad = p->icrc_bad ? (p->icrc_xor ? p->icrc_xor : 0xFFFFFFFFu) : 0u;
-    rs_put_icrc(b, rs_ib_icrc(out, (size_t)(b - out)) ^ bad);
+    size_t cut = rs_put_payload(p, b, (size_t)(b - out), want, pad, &b);
+    if (cut) /* the prefix ends in the payload: no pad, no CRCs */
+        return (int)cut;
+    rs_put_icrc(b, rs_wire_icrc(p, rs_ib_icrc(out, (size_t)(b - out))));
     b += RS_ICRC_BYTES;
     uint16_t vcrc = rs_ib_vcrc(out, (size_t)(b - out)); /* recomputed by every hop: always right */
     b[0] = (uint8_t)vcrc; /* least-significant byte first, as the ICRC */

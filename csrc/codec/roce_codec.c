@@ -236,6 +236,33 @@ size_t rs_bth_put_ext(const rs_pkt *p, uint16_t f, uint8_t *b)
     return (size_t)(b - start);
 }
 
+uint32_t rs_wire_icrc(const rs_pkt *p, uint32_t crc)
+{
+    return crc ^ (p->icrc_bad ? (p->icrc_xor ? p->icrc_xor : 0xFFFFFFFFu) : 0u);
+}
+
+size_t rs_put_payload(const rs_pkt *p, uint8_t *b, size_t hdrs, size_t want, size_t pad, uint8_t **end)
+{
+    if (want <= hdrs + p->payload_len) { /* the prefix ends in the payload */
+        size_t n = want > hdrs ? want - hdrs : 0;
+        if (n && p->payload)
+            memcpy(b, p->payload, n);
+        else if (n)
+            memset(b, 0, n);
+        return hdrs + n;
+    }
+    if (p->payload_len) {
+        if (p->payload)
+            memcpy(b, p->payload, p->payload_len);
+        else
+            memset(b, 0, p->payload_len); /* size-only packet: contents do not matter */
+        b += p->payload_len;
+    }
+    memset(b, 0, pad);
+    *end = b + pad;
+    return 0;
+}
+
 void rs_put_icrc(uint8_t *b, uint32_t crc)
 {
     /* Least-significant byte first, like the Ethernet FCS. */
@@ -291,27 +318,10 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
 
     uint8_t *b = out + HDRS_TO_BTH;
     b += rs_bth_put_ext(p, l.flags, b);
-    size_t hdrs = (size_t)(b - out);
-    if (want <= hdrs + p->payload_len) { /* the prefix ends in the payload: no pad, no ICRC */
-        size_t n = want > hdrs ? want - hdrs : 0;
-        if (n && p->payload)
-            memcpy(b, p->payload, n);
-        else if (n)
-            memset(b, 0, n);
-        return (int)(hdrs + n);
-    }
-    if (p->payload_len) {
-        if (p->payload)
-            memcpy(b, p->payload, p->payload_len);
-        else
-            memset(b, 0, p->payload_len); /* size-only packet: contents do not matter */
-        b += p->payload_len;
-    }
-    memset(b, 0, l.pad);
-    b += l.pad;
-    /* a packet known to carry a wrong ICRC keeps it wrong on the wire (rs_pkt.icrc_xor) */
-    uint32_t bad = p->icrc_bad ? (p->icrc_xor ? p->icrc_xor : 0xFFFFFFFFu) : 0u;
-    rs_put_icrc(b, rs_icrc(out, (size_t)(b - out)) ^ bad);
+    size_t cut = rs_put_payload(p, b, (size_t)(b - out), want, l.pad, &b);
+    if (cut) /* the prefix ends in the payload: no pad, no ICRC */
+        return (int)cut;
+    rs_put_icrc(b, rs_wire_icrc(p, rs_icrc(out, (size_t)(b - out))));
     b += RS_ICRC_BYTES;
     memset(b, 0, total - l.frame); /* Ethernet minimum-size padding, outside IP */
     return (int)total;
