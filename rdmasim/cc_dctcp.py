@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from rdmasim._param_checks import ParamChecks
 from rdmasim.units import parse_rate, parse_size
 
 
@@ -33,13 +34,8 @@ class DctcpParams:
     ack_every: int = 1                # ACK every n-th packet (run.py L2_ACK_INTERVAL 1; delayed ACK: 2)
 
     def __post_init__(self) -> None:
-        def check(name: str, ok: bool, allowed: str) -> None:
-            if not ok:
-                raise ValueError(f"DCTCP parameter {name}={getattr(self, name)!r}: allowed {allowed}")
-
-        def number(name: str) -> bool:
-            v = getattr(self, name)
-            return isinstance(v, (int, float)) and not isinstance(v, bool)
+        checks = ParamChecks("DCTCP", self)
+        check, number, parses = checks.check, checks.number, checks.parses
 
         check("g", number("g") and 0 < self.g <= 1, "0 < g <= 1")
         check("initial_alpha", number("initial_alpha") and 0 <= self.initial_alpha <= 1, "0..1")
@@ -47,14 +43,6 @@ class DctcpParams:
               "an integer 1..65536")
         for name in ("var_win", "pace"):
             check(name, isinstance(getattr(self, name), bool), "true or false")
-        def parses(name: str, parse: Any, zero_ok: bool) -> bool:
-            v = getattr(self, name)
-            if zero_ok and v in (0, "0"):
-                return True
-            try:
-                return parse(v) > 0
-            except (TypeError, ValueError):
-                return False
 
         check("ai_rate", parses("ai_rate", parse_rate, False), "a positive rate, e.g. '615Mbps'")
         check("min_rate", parses("min_rate", parse_rate, True), "0 or a positive rate, e.g. '1Gbps'")

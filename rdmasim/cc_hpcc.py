@@ -17,11 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from rdmasim._param_checks import ParamChecks, is_zero
 from rdmasim.units import parse_rate, parse_time
-
-
-def _zero(v: Any) -> bool:
-    return v in (0, "0")
 
 
 @dataclass(frozen=True)
@@ -37,22 +34,8 @@ class HpccParams:
     max_rate: str | int = 0          # W <= max_rate x T; 0 = line rate
 
     def __post_init__(self) -> None:
-        def check(name: str, ok: bool, allowed: str) -> None:
-            if not ok:
-                raise ValueError(f"HPCC parameter {name}={getattr(self, name)!r}: allowed {allowed}")
-
-        def number(name: str) -> bool:
-            v = getattr(self, name)
-            return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-        def parses(name: str, parse: Any, zero_ok: bool) -> bool:
-            v = getattr(self, name)
-            if zero_ok and _zero(v):
-                return True
-            try:
-                return parse(v) > 0
-            except (TypeError, ValueError):
-                return False
+        checks = ParamChecks("HPCC", self)
+        check, number, parses = checks.check, checks.number, checks.parses
 
         check("eta", number("eta") and 0 < self.eta <= 1, "0 < eta <= 1")
         check("max_stage", isinstance(self.max_stage, int) and not isinstance(self.max_stage, bool)
@@ -62,7 +45,7 @@ class HpccParams:
         check("ai_rate", parses("ai_rate", parse_rate, True), "0 (line rate / 2500) or a positive rate")
         check("min_rate", parses("min_rate", parse_rate, True), "0 or a positive rate, e.g. '1Gbps'")
         check("max_rate", parses("max_rate", parse_rate, True), "0 (line rate) or a positive rate")
-        if not _zero(self.max_rate) and not _zero(self.min_rate):
+        if not is_zero(self.max_rate) and not is_zero(self.min_rate):
             check("min_rate", parse_rate(self.min_rate) <= parse_rate(self.max_rate),
                   f"a rate <= max_rate ({self.max_rate!r})")
 
@@ -94,7 +77,7 @@ class HpccParams:
         """Algorithm 1's window (bytes) from the reference window ``w_ref``, the smoothed
         utilisation ``u`` and the stage, before the min/max clamp (the C rule's formula)."""
         t = parse_time(self.base_rtt) * 1e-12
-        ai = parse_rate(line_rate) / 2500 if _zero(self.ai_rate) else parse_rate(self.ai_rate)
+        ai = parse_rate(line_rate) / 2500 if is_zero(self.ai_rate) else parse_rate(self.ai_rate)
         if u / self.eta >= 1 or inc_stage >= self.max_stage:
             return w_ref / (u / self.eta) + ai * t / 8
         return w_ref + ai * t / 8
@@ -102,7 +85,7 @@ class HpccParams:
     def to_c(self) -> dict[str, Any]:
         """The fields of the C struct rs_hpcc_params (ps, bits/s)."""
         def rate(v: str | int) -> float:
-            return 0.0 if _zero(v) else float(parse_rate(v))
+            return 0.0 if is_zero(v) else float(parse_rate(v))
 
         return dict(
             eta=float(self.eta), max_stage=int(self.max_stage), fast_react=int(self.fast_react),

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from rdmasim._param_checks import ParamChecks
 from rdmasim.units import parse_time
 
 
@@ -42,17 +43,8 @@ class SwiftParams:
     acks_per_window: int = 8         # ACKs asked for per window (and when it fills); 0 = every packet
 
     def __post_init__(self) -> None:
-        def check(name: str, ok: bool, allowed: str) -> None:
-            if not ok:
-                raise ValueError(f"Swift parameter {name}={getattr(self, name)!r}: allowed {allowed}")
-
-        def number(name: str) -> bool:
-            v = getattr(self, name)
-            return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-        def integer(name: str) -> bool:
-            v = getattr(self, name)
-            return isinstance(v, int) and not isinstance(v, bool)
+        checks = ParamChecks("Swift", self)
+        check, number, integer = checks.check, checks.number, checks.integer
 
         def time(name: str, zero_ok: bool) -> bool:
             try:

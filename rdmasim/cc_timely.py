@@ -17,11 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from rdmasim._param_checks import ParamChecks, is_zero
 from rdmasim.units import parse_rate, parse_size, parse_time
-
-
-def _zero(v: Any) -> bool:
-    return v in (0, "0")
 
 
 @dataclass(frozen=True)
@@ -42,22 +39,8 @@ class TimelyParams:
     segment: str | int = "16KB"     # one update per segment acknowledged (paper: 16-64 KB); 0 = per window
 
     def __post_init__(self) -> None:
-        def check(name: str, ok: bool, allowed: str) -> None:
-            if not ok:
-                raise ValueError(f"TIMELY parameter {name}={getattr(self, name)!r}: allowed {allowed}")
-
-        def number(name: str) -> bool:
-            v = getattr(self, name)
-            return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-        def parses(name: str, parse: Any, zero_ok: bool) -> bool:
-            v = getattr(self, name)
-            if zero_ok and _zero(v):
-                return True
-            try:
-                return parse(v) > 0
-            except (TypeError, ValueError):
-                return False
+        checks = ParamChecks("TIMELY", self)
+        check, number, parses = checks.check, checks.number, checks.parses
 
         check("alpha", number("alpha") and 0 < self.alpha <= 1, "0 < alpha <= 1")
         check("beta", number("beta") and 0 < self.beta <= 1, "0 < beta <= 1")
@@ -110,7 +93,7 @@ class TimelyParams:
     def to_c(self) -> dict[str, Any]:
         """The fields of the C struct rs_timely_params (ps, bits/s, bytes)."""
         def rate(v: str | int) -> float:
-            return 0.0 if _zero(v) else float(parse_rate(v))
+            return 0.0 if is_zero(v) else float(parse_rate(v))
 
         return dict(
             alpha=float(self.alpha), beta=float(self.beta), t_low_ps=parse_time(self.t_low),
@@ -118,7 +101,7 @@ class TimelyParams:
             hai_after=int(self.hai_after), hai_factor=float(self.hai_factor),
             min_rate_bps=rate(self.min_rate),
             max_rate_bps=rate(self.max_rate), initial_rate_bps=rate(self.initial_rate),
-            segment_bytes=0 if _zero(self.segment) else parse_size(self.segment),
+            segment_bytes=0 if is_zero(self.segment) else parse_size(self.segment),
         )
 
     def as_dict(self) -> dict[str, Any]:
