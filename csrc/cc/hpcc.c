@@ -170,7 +170,12 @@ int rs_hpcc_ack_request(rs_hpcc_state *s, const rs_hpcc_params *p, uint32_t payl
         return 1;
     const uint64_t end = s->acked_pos + inflight; /* where this packet ends */
     /* end <= ask_pos: sent again after a rewind, the packet that asked may be gone: ask */
-    if (++s->unasked >= p->ack_every || inflight + payload > own_window(s) || s->probe || end <= s->ask_pos) {
+    /* the first packet after a reference update: its ACK makes the next one, so W_ref moves once
+     * per RTT as with an ACK per packet (not n - 1 packets later, which would slow the additive
+     * steps of small windows more than of large ones: unfair) */
+    const int ref = end > s->last_update_pos && end - payload <= s->last_update_pos;
+    if (++s->unasked >= p->ack_every || inflight + payload > own_window(s) || s->probe || ref ||
+        end <= s->ask_pos) {
         s->unasked = 0;
         s->probe = 0;
         s->ask_pos = end;
