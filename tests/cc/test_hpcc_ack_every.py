@@ -68,6 +68,16 @@ def test_eight_flows_share_fairly_at_ack_every_4(runs):
     assert runs[(8, 4)].jain >= 0.98
 
 
+def test_a_larger_additive_step_restores_fairness_at_ack_every_4(runs):
+    # W_AI is what evens the windows out (the multiplicative steps keep their ratio); five times
+    # ns-3's step (line / 500) still leaves room for 25 flows' steps in the 5 % headroom
+    p = HpccParams.for_path("100Gbps", base_rtt_ps(), ack_every=4, ai_rate="200Mbps")
+    r = run_incast(8, "hpcc", p, duration_us=DURATION_US, sample_period_ps=SAMPLE_PS)
+    assert r.jain >= 0.99
+    assert np.percentile(second_half(r), 99) < QUEUE_P99_BOUND and r.pause_frames == 0
+    assert util(r) >= 0.97 * util(runs[(8, 1)])
+
+
 @pytest.mark.parametrize("k", [2, 4])
 def test_ack_frames_drop_with_n(runs, k):
     one, co = runs[(8, 1)].ack_frames, runs[(8, k)].ack_frames
