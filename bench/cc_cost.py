@@ -73,7 +73,8 @@ def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) ->
         elif name == "swift":  # targets for the same path, one switch
             h.set_congestion_control("swift", SwiftParams.for_path("100Gbps", "4190ns", hops=1, mtu=1024))
         elif name == "hpcc":  # T = the same path's base RTT
-            h.set_congestion_control("hpcc", HpccParams.for_path("100Gbps", "4190ns", ack_every=int(ack or 1)))
+            p_hpcc = HpccParams.for_path("100Gbps", "4190ns", ack_every=int(ack or 1))
+            h.set_congestion_control("hpcc", p_hpcc)
         elif name == "ibcc":  # the table for this link rate and MTU (= IbccParams())
             from rdmasim.cc_ibcc import IbccParams
 

@@ -34,7 +34,7 @@ class HpccParams:
     ai_rate: str | int = 0           # W_AI = ai_rate x T; 0 = line rate / 2500 (ns-3 run.py)
     min_rate: str | int = "1Gbps"    # W >= min_rate x T (ns-3 run.py MIN_RATE)
     max_rate: str | int = 0          # W <= max_rate x T; 0 = line rate
-    ack_every: int = 1               # ACK every n-th packet and when the window fills (ns-3 L2_ACK_INTERVAL 1)
+    ack_every: int = 1               # ACK every n-th packet, and when the window fills (ns-3: 1)
 
     def __post_init__(self) -> None:
         checks = ParamChecks("HPCC", self)

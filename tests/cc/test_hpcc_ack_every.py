@@ -30,7 +30,8 @@ def incast(n: int, ack_every: int, duration_us: int = DURATION_US):
 @pytest.fixture(scope="module")
 def runs():
     out = {(n, k): incast(n, k) for n in (8, 16) for k in (1, 2, 4)}
-    out["dcqcn"] = run_incast(8, "dcqcn", DcqcnParams.paper(), duration_us=DURATION_US, sample_period_ps=SAMPLE_PS)
+    out["dcqcn"] = run_incast(8, "dcqcn", DcqcnParams.paper(), duration_us=DURATION_US,
+                              sample_period_ps=SAMPLE_PS)
     return out
 
 
