@@ -132,8 +132,8 @@ def fct(folder: str | None) -> None:
 
 def acks() -> None:
     """The incast with ack_every 1, 2 and 4 (and 4 with five times the additive step)."""
-    print("| N | ack_every | ai_rate | queue mean / p50 / p99 / max (KB) | payload rate / payload line | Jain "
-          "| PFC XOFF | ACK frames | vs ack_every 1 |")
+    print("| N | ack_every | ai_rate | queue mean / p50 / p99 / max (KB) | payload rate / payload line "
+          "| Jain | PFC XOFF | ACK frames | vs ack_every 1 |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n in (8, 16):
         base = None
