@@ -18,7 +18,9 @@ Rows besides the algorithms: ``<algo>-nomark`` runs it with ECN marking off (it 
 network behaves as without CC: the difference to ``none`` is the algorithm's own bookkeeping);
 ``<algo>@cx6`` uses the cx6 NIC profile, whose responder coalesces 4 ACKs into one (DCTCP asks
 for an ACK per packet); ``dctcp-ackN`` runs DCTCP asking for an ACK every N packets
-(``DctcpParams.ack_every``; 2 is DCTCP's delayed ACK).
+(``DctcpParams.ack_every``; 2 is DCTCP's delayed ACK); ``hpcc-ackN`` runs HPCC asking for an ACK
+every N packets (``HpccParams.ack_every``; also on the packet that fills the window and the first
+after each reference update).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) ->
     # "<algo>@cx6": the hosts use the cx6 NIC profile (the responder coalesces 4 ACKs into one)
     algo_nic, _, nic = algo.partition("@")
     name, nomark = algo_nic.removesuffix("-nomark"), algo_nic.endswith("-nomark")
-    name, _, ack = name.partition("-ack")  # "dctcp-ack2": an ACK every 2 packets
+    name, _, ack = name.partition("-ack")  # "dctcp-ack2", "hpcc-ack4": an ACK every N packets
     ecn = {**ECN, "priorities": []} if nomark else ECN
     t = rdmasim.incast(senders, rate="100Gbps", delay="1us", mtu=1024, seed=seed, switch_config={"ecn": ecn})
     for h in t.hosts:
@@ -71,7 +73,8 @@ def run_once(algo: str, size: int, msg: int, senders: int = 8, seed: int = 1) ->
         elif name == "swift":  # targets for the same path, one switch
             h.set_congestion_control("swift", SwiftParams.for_path("100Gbps", "4190ns", hops=1, mtu=1024))
         elif name == "hpcc":  # T = the same path's base RTT
-            h.set_congestion_control("hpcc", HpccParams.for_path("100Gbps", "4190ns"))
+            p_hpcc = HpccParams.for_path("100Gbps", "4190ns", ack_every=int(ack or 1))
+            h.set_congestion_control("hpcc", p_hpcc)
         elif name == "ibcc":  # the table for this link rate and MTU (= IbccParams())
             from rdmasim.cc_ibcc import IbccParams
 

@@ -1,6 +1,7 @@
 """The HPCC tables and figures of docs/cc-hpcc.md.
 
     python docs/gen_hpcc.py incast   # incast table + docs/img/hpcc-incast-queue.png (~15 s)
+    python docs/gen_hpcc.py acks     # the ACK-coalescing (ack_every) incast table (~10 s)
     python docs/gen_hpcc.py fct      # the web-search FCT sweep (hpcc_fct.toml, 6 runs, ~2 min on
                                      # 2 cores) + table + docs/img/hpcc-fct-slowdown.png
     python docs/gen_hpcc.py fct DIR  # the table and figure from a sweep folder already made by
@@ -129,11 +130,32 @@ def fct(folder: str | None) -> None:
     print(f"wrote {out}")
 
 
+def acks() -> None:
+    """The incast with ack_every 1, 2 and 4 (and 4 with five times the additive step)."""
+    print("| N | ack_every | ai_rate | queue mean / p50 / p99 / max (KB) | payload rate / payload line "
+          "| Jain | PFC XOFF | ACK frames | vs ack_every 1 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in (8, 16):
+        base = None
+        for k, ai in ((1, "line/2500"), (2, "line/2500"), (4, "line/2500"), (4, "200Mbps")):
+            extra = {} if ai == "line/2500" else {"ai_rate": ai}
+            p = HpccParams.for_path("100Gbps", base_rtt_ps(), ack_every=k, **extra)
+            r = run_incast(n, "hpcc", p, duration_us=DURATION_US, sample_period_ps=100_000)
+            base = base or r.ack_frames
+            q = r.queue_bytes[r.t_us >= DURATION_US / 2] / 1e3
+            pc = np.percentile(q, [50, 99])
+            print(f"| {n} | {k} | {ai} | {q.mean():.1f} / {pc[0]:.1f} / {pc[1]:.1f} / {q.max():.1f} "
+                  f"| {r.sum_gbps * 1e9 / PAYLOAD_LINE_BPS:.3f} | {r.jain:.4f} | {r.pause_frames} "
+                  f"| {r.ack_frames} | {r.ack_frames / base:.2f} |")
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "incast"
     if what == "incast":
         incast()
+    elif what == "acks":
+        acks()
     elif what == "fct":
         fct(sys.argv[2] if len(sys.argv) > 2 else None)
     else:
-        raise SystemExit(f"unknown figure {what!r}: incast or fct")
+        raise SystemExit(f"unknown figure {what!r}: incast, acks or fct")

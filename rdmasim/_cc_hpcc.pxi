@@ -21,6 +21,7 @@ cdef extern from "rdmasim/cc_hpcc.h" nogil:
         double ai_bps
         double min_rate_bps
         double max_rate_bps
+        uint32_t ack_every
     ctypedef struct rs_hpcc_hop:
         int64_t ts_ps
         uint64_t tx_bytes
@@ -36,17 +37,21 @@ cdef extern from "rdmasim/cc_hpcc.h" nogil:
         uint64_t acked_pos
         uint64_t last_update_pos
         uint32_t inc_stage
-        uint32_t n_hops
-        int started
+        uint32_t unasked
+        uint8_t n_hops
+        uint8_t started
+        uint8_t probe
         rs_hpcc_hop hop[5]
         uint64_t acks
         uint64_t updates
         uint64_t fast_reacts
         uint64_t mi_updates
         uint64_t no_int
+        uint64_t ask_pos
     void rs_hpcc_init(rs_hpcc_state *s, const rs_hpcc_params *p, double line_bps)
     void rs_hpcc_on_ack(rs_hpcc_state *s, const rs_hpcc_params *p, uint64_t acked, uint64_t inflight,
                         const rs_int_stack *intel)
+    int rs_hpcc_ack_request(rs_hpcc_state *s, const rs_hpcc_params *p, uint32_t payload, uint64_t inflight)
     uint64_t rs_hpcc_window(const rs_hpcc_state *s, const rs_hpcc_params *p)
     double rs_hpcc_rate(const rs_hpcc_state *s, const rs_hpcc_params *p)
 
@@ -66,7 +71,7 @@ cdef dict _hpcc_state_dict(const rs_hpcc_state *s):
              w_min_bytes=s.w_min_bytes, w_max_bytes=s.w_max_bytes, acked_pos=s.acked_pos,
              last_update_pos=s.last_update_pos, inc_stage=s.inc_stage, n_hops=s.n_hops, started=s.started,
              acks=s.acks, updates=s.updates, fast_reacts=s.fast_reacts, mi_updates=s.mi_updates,
-             no_int=s.no_int)
+             no_int=s.no_int, unasked=s.unasked, probe=s.probe, ask_pos=s.ask_pos)
     d["hop"] = [dict(ts_ps=s.hop[i].ts_ps, tx_bytes=s.hop[i].tx_bytes, qlen_bytes=s.hop[i].qlen_bytes)
                 for i in range(s.n_hops)]
     return d
@@ -87,7 +92,8 @@ _CC_STATE["hpcc"] = hpcc_state_from_bytes
 
 cdef class HpccForTest:
     """The C HPCC rules driven by hand: ack(acked, inflight, hops) with hops a list of INT records
-    (ts_ps, tx_bytes, qlen_bytes, rate_bps) or None for an ACK without INT; window, rate, state."""
+    (ts_ps, tx_bytes, qlen_bytes, rate_bps) or None for an ACK without INT; ack_request(payload,
+    inflight) as a request packet leaves; window, rate, state."""
     cdef rs_hpcc_params p
     cdef rs_hpcc_state s
 
@@ -112,6 +118,9 @@ cdef class HpccForTest:
             st.hop[i].qlen_bytes = q
             st.hop[i].rate_bps = r
         rs_hpcc_on_ack(&self.s, &self.p, acked, inflight, &st)
+
+    def ack_request(self, uint32_t payload, uint64_t inflight):
+        return bool(rs_hpcc_ack_request(&self.s, &self.p, payload, inflight))
 
     @property
     def window(self):

@@ -7,7 +7,9 @@ takes the largest, smooths it over one base RTT ``T`` and sets its window
 ``W = W_ref / (U / eta) + W_AI`` when ``U >= eta`` (or after ``max_stage`` additive steps), else
 ``W_ref + W_AI``; the QP is paced at ``W / T``. ``W_ref`` moves once per RTT, the ACKs in between
 react from it (Li et al., SIGCOMM 2019, Algorithm 1, as the authors' ns-3 simulator
-alibaba-edu/High-Precision-Congestion-Control ``rdma-hw.cc`` runs it). ``base_rtt`` depends on
+alibaba-edu/High-Precision-Congestion-Control ``rdma-hw.cc`` runs it). ``ack_every`` > 1 asks
+for an ACK on every n-th packet only (and whenever the window fills), for fewer ACK frames and
+events. ``base_rtt`` depends on
 the fabric: :meth:`HpccParams.for_path` takes it from a path. Times take units as strings
 (``"4us"``), rates ``"40Mbps"``.
 """
@@ -32,6 +34,7 @@ class HpccParams:
     ai_rate: str | int = 0           # W_AI = ai_rate x T; 0 = line rate / 2500 (ns-3 run.py)
     min_rate: str | int = "1Gbps"    # W >= min_rate x T (ns-3 run.py MIN_RATE)
     max_rate: str | int = 0          # W <= max_rate x T; 0 = line rate
+    ack_every: int = 1               # ACK every n-th packet, and when the window fills (ns-3: 1)
 
     def __post_init__(self) -> None:
         checks = ParamChecks("HPCC", self)
@@ -41,6 +44,8 @@ class HpccParams:
         check("max_stage", isinstance(self.max_stage, int) and not isinstance(self.max_stage, bool)
               and 0 <= self.max_stage < 2**32, "an integer >= 0")
         check("fast_react", isinstance(self.fast_react, bool), "true or false")
+        check("ack_every", checks.integer("ack_every") and 1 <= self.ack_every < 2**32,
+              "an integer >= 1 (at most 2**32 - 1)")
         check("base_rtt", parses("base_rtt", parse_time, False), "a positive time, e.g. '4us'")
         check("ai_rate", parses("ai_rate", parse_rate, True), "0 (line rate / 2500) or a positive rate")
         check("min_rate", parses("min_rate", parse_rate, True), "0 or a positive rate, e.g. '1Gbps'")
@@ -90,7 +95,7 @@ class HpccParams:
         return dict(
             eta=float(self.eta), max_stage=int(self.max_stage), fast_react=int(self.fast_react),
             base_rtt_ps=parse_time(self.base_rtt), ai_bps=rate(self.ai_rate),
-            min_rate_bps=rate(self.min_rate), max_rate_bps=rate(self.max_rate),
+            min_rate_bps=rate(self.min_rate), max_rate_bps=rate(self.max_rate), ack_every=int(self.ack_every),
         )
 
     def as_dict(self) -> dict[str, Any]:

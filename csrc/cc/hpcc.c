@@ -22,6 +22,17 @@
  * path grew) or with no time between its two records only stores the new one.  ACKs without INT
  * (no switch on the path, or the INT pool ran dry) change nothing.
  *
+ * ACK coalescing (ack_every n > 1; ns-3's L2_ACK_INTERVAL in packets): a request asks for an ACK
+ * when it is the n-th since the last that asked, or when the next packet of its size would not fit
+ * the window.  Nothing else changes: an ACK echoes the INT of the packet that asked (the last the
+ * responder accepted, as ns-3's receiver copies the triggering packet's INT header), so tau and
+ * txRate span the n packets it covers and the EWMA weighs U by that longer tau; its acked bytes
+ * are the cumulative advance, so acked_pos passes last_update_pos exactly where the per-packet
+ * ACKs would have (up to n - 1 packets later: ns-3's ack_seq > lastUpdateSeq the same way).  An
+ * ACK can shrink the window below the packets in flight that did not ask; when the ACK of the
+ * last packet that asked leaves only those, no ACK is coming, so the window lets one more packet
+ * go (probe) and that packet asks.
+ *
  * Parameters (rs_hpcc_params), defaults in rdmasim/cc_hpcc.py:
  *   eta         0.95          paper sec. 3.3; ns-3 TargetUtil
  *   max_stage   5             paper sec. 3.3; ns-3 MiThresh attribute (its run.py passes 0)
@@ -29,7 +40,8 @@
  *   T           base RTT      a parameter (ns-3 GLOBAL_T 1: the fabric's largest base RTT)
  *   ai          line / 2500   ns-3 run.py: RATE_AI = 10 Mb/s x bw / 25 Gb/s; W_AI = ai x T
  *   min_rate    1 Gb/s        ns-3 run.py MIN_RATE
- *   max_rate    0 (line)      a QP starts at W = line rate x T (ns-3 starts at line rate) */
+ *   max_rate    0 (line)      a QP starts at W = line rate x T (ns-3 starts at line rate)
+ *   ack_every   1             ns-3 run.py L2_ACK_INTERVAL 1: an ACK per packet */
 #include <string.h>
 
 #include "rdmasim/cc.h"
@@ -91,6 +103,8 @@ void rs_hpcc_on_ack(rs_hpcc_state *s, const rs_hpcc_params *p, uint64_t acked, u
     s->acks++;
     s->acked_pos += acked;
     const uint64_t next_pos = s->acked_pos + inflight; /* what has been sent so far */
+    if (p->ack_every > 1) /* every packet that asked is acknowledged, some that did not are out */
+        s->probe = inflight > 0 && s->acked_pos >= s->ask_pos;
     if (!intel || intel->n_hops == 0) {
         s->no_int++;
         return;
@@ -139,10 +153,35 @@ void rs_hpcc_on_ack(rs_hpcc_state *s, const rs_hpcc_params *p, uint64_t acked, u
         s->last_update_pos = next_pos;
 }
 
-uint64_t rs_hpcc_window(const rs_hpcc_state *s, const rs_hpcc_params *p)
+static uint64_t own_window(const rs_hpcc_state *s)
 {
     uint64_t w = (uint64_t)(s->w_bytes + 0.5);
     return w ? w : 1; /* below one byte: one packet at a time (the NIC lets one go when none is in flight) */
+}
+
+uint64_t rs_hpcc_window(const rs_hpcc_state *s, const rs_hpcc_params *p)
+{
+    return s->probe ? UINT64_MAX : own_window(s);
+}
+
+int rs_hpcc_ack_request(rs_hpcc_state *s, const rs_hpcc_params *p, uint32_t payload, uint64_t inflight)
+{
+    if (p->ack_every <= 1)
+        return 1;
+    const uint64_t end = s->acked_pos + inflight; /* where this packet ends */
+    /* end <= ask_pos: sent again after a rewind, the packet that asked may be gone: ask */
+    /* the first packet after a reference update: its ACK makes the next one, so W_ref moves once
+     * per RTT as with an ACK per packet (not n - 1 packets later, which would slow the additive
+     * steps of small windows more than of large ones: unfair) */
+    const int ref = end > s->last_update_pos && end - payload <= s->last_update_pos;
+    if (++s->unasked >= p->ack_every || inflight + payload > own_window(s) || s->probe || ref ||
+        end <= s->ask_pos) {
+        s->unasked = 0;
+        s->probe = 0;
+        s->ask_pos = end;
+        return 1;
+    }
+    return 0;
 }
 
 double rs_hpcc_rate(const rs_hpcc_state *s, const rs_hpcc_params *p)
@@ -159,6 +198,10 @@ static void algo_ack(void *st, const void *p, const rs_cc_ack *a)
 {
     rs_hpcc_on_ack(st, p, a->acked_bytes, a->inflight_bytes, a->intel);
 }
+static int algo_ack_request(void *st, const void *p, uint32_t payload, uint64_t inflight)
+{
+    return rs_hpcc_ack_request(st, p, payload, inflight);
+}
 static double algo_rate(const void *st, const void *p) { return rs_hpcc_rate(st, p); }
 static uint64_t algo_window(const void *st, const void *p) { return rs_hpcc_window(st, p); }
 
@@ -172,4 +215,5 @@ const rs_cc_algo rs_cc_hpcc = {
     .on_ack = algo_ack,
     .rate_bps = algo_rate,
     .window_bytes = algo_window,
+    .ack_request = algo_ack_request,
 };

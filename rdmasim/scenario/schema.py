@@ -360,6 +360,9 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.hpcc.min_rate": Opt("rate", "1Gbps", "HPCC smallest window / T."),
     "congestion_control.hpcc.max_rate": Opt("str", "0", "HPCC largest window / T: '0' = the line rate, "
                                             "or a rate like '50Gbps'."),
+    "congestion_control.hpcc.ack_every": Opt("int", 1, "HPCC asks for an ACK on every n-th packet and "
+                                             "whenever the window fills (1: each, as the HPCC "
+                                             "simulator).", lo=1, hi=2**32 - 1),
     # InfiniBand CC (rdmasim.cc_ibcc.IbccParams; used when algorithm = "ibcc")
     "congestion_control.ibcc.ccti_increase": Opt("int", 1, "IB CC CCTI_Increase: CCT index steps per BECN.",
                                                  lo=1, hi=255),

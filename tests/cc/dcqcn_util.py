@@ -54,6 +54,7 @@ class Result:
     trace_rate_gbps: list[list[float]] = field(default_factory=list)  # [flow][sample]
     dcqcn: list[dict[str, Any]] = field(default_factory=list)
     cc_states: list[dict[str, Any]] = field(default_factory=list)  # qp.cc_state() at the end (any algorithm)
+    ack_frames: int = 0               # frames the switch sent towards the senders (ACKs, CNPs), whole run
 
     @property
     def sum_gbps(self) -> float:
@@ -136,6 +137,7 @@ def run_incast(n: int, cc: str | None = "dcqcn", params: DcqcnParams | None = No
         wire_bytes_per_pkt=st["queue_tx_bytes"][PRIO] / max(1, st["queue_tx_pkts"][PRIO]),
         trace_t_us=trace_t, trace_rate_gbps=trace,
         dcqcn=[q.dcqcn_state() or {} for q in qps], cc_states=[q.cc_state() or {} for q in qps],
+        ack_frames=sum(t.switch.port_stats(t.switch.port_to(h))["tx_pkts"] for h in t.senders),
     )
 
 

@@ -75,3 +75,21 @@ def test_bad_values_name_the_key(line: str, key: str) -> None:
     with pytest.raises(ScenarioError) as info:
         loads(text, "s.toml")
     assert any(key in str(p) for p in info.value.problems), [str(p) for p in info.value.problems]
+
+
+def test_ack_every_key_sets_the_field_and_halves_the_ack_frames() -> None:
+    text = (FLOWS + '[congestion_control]\nalgorithm = "hpcc"\n'
+            '[congestion_control.hpcc]\nbase_rtt = "4200ns"\nack_every = 2\n')
+    assert HpccParams.from_scenario(loads(text).values).ack_every == 2
+    every = run_scenario(loads(text.replace("ack_every = 2", "ack_every = 1")), "")
+    res = run_scenario(loads(text), "")
+    assert res.nics["h2"]["tx_frames"] < 0.75 * every.nics["h2"]["tx_frames"]
+    assert res.nics["h2"]["tx_frames"] > 512  # every second packet and the window-filling ones
+
+
+@pytest.mark.parametrize("line", ["ack_every = 0", "ack_every = 4294967296"])
+def test_bad_ack_every_names_the_key(line: str) -> None:
+    text = FLOWS + "[congestion_control]\nalgorithm = 'hpcc'\n[congestion_control.hpcc]\n" + line + "\n"
+    with pytest.raises(ScenarioError) as info:
+        loads(text, "s.toml")
+    assert any("congestion_control.hpcc.ack_every" in str(p) for p in info.value.problems)

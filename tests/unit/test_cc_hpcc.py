@@ -211,3 +211,90 @@ def test_registry_and_host_api():
     t.a.set_congestion_control("hpcc", HpccParams.for_path("100Gbps", "3us"))
     with pytest.raises(TypeError, match="HpccParams"):
         t.a.set_congestion_control("hpcc", default_params("timely"))
+
+
+# ---- ACK coalescing (ack_every) ----
+
+def test_ack_every_1_asks_on_every_packet_and_keeps_no_ask_state():
+    h = started()
+    assert all(h.ack_request(1024, 1024 * i) for i in range(1, 200))
+    s = h.state
+    assert s["unasked"] == 0 and s["ask_pos"] == 0 and s["probe"] == 0
+    h.ack(1024, 0, [hop(1, 1_000, 0)])
+    assert h.state["probe"] == 0 and h.window == round(h.state["w_bytes"])
+
+
+def asking(**overrides):
+    """started() with ack_every > 1: its ACK left 50000 bytes out that never asked, so the next
+    packet asks (and may pass the window), and so does the one after, the first past the reference
+    point 51000; then the harness counts from zero, 52024 bytes sent."""
+    h = started(**overrides)
+    assert h.state["probe"] == 1 and h.window == 2**64 - 1
+    assert h.ack_request(1024, 50_000)
+    assert h.state["probe"] == 0 and h.state["ask_pos"] == 51_000
+    assert h.ack_request(1024, 51_024)
+    assert h.state["ask_pos"] == 52_024 and h.state["unasked"] == 0
+    return h
+
+
+def test_ack_every_asks_on_every_nth_packet():
+    h = asking(ack_every=4)  # acked 1000, reference point 51000, window 125000
+    asks = [h.ack_request(1024, 51_024 + 1024 * i) for i in range(1, 9)]
+    assert asks == [False, False, False, True] * 2
+    assert h.state["ask_pos"] == 52_024 + 8 * 1024  # where the last packet that asked ends
+
+
+def test_the_packet_that_fills_the_window_asks():
+    h = asking(ack_every=100)
+    assert not h.ack_request(1024, 100_000)
+    assert not h.ack_request(1024, 123_976)  # 123976 + 1024 = 125000: one more still fits
+    assert h.ack_request(1024, 124_000)      # the next one of its size would wait for an ACK
+
+
+def test_the_first_packet_after_a_reference_update_asks():
+    h = asking(ack_every=100)
+    h.ack(10_000, 41_024, [hop(2, 25_000, 0)])  # acked 11000, not past 51000: a fast reaction
+    assert h.state["last_update_pos"] == 51_000 and h.state["probe"] == 0
+    h.ack(41_024, 0, [hop(4, 50_000, 0)])       # acked 52024 > 51000: reference update, next at 52024
+    assert h.state["last_update_pos"] == 52_024 and h.state["updates"] == 1
+    assert h.ack_request(1024, 1024)             # covers 52024..53048: its ACK makes the next update
+    assert not h.ack_request(1024, 2048)
+
+
+def test_an_ack_covering_every_asking_packet_lets_one_more_go_which_asks():
+    h = asking(ack_every=4)
+    for i in range(1, 5):
+        h.ack_request(1024, 51_024 + 1024 * i)  # the 4th asks: ask_pos 56120
+    assert not h.ack_request(1024, 51_024 + 5 * 1024)  # two more that do not ask
+    assert not h.ack_request(1024, 51_024 + 6 * 1024)
+    assert h.state["ask_pos"] == 56_120 and h.state["probe"] == 0
+    # the ACK of the 4th arrives (cumulative): no ACK is coming for the two still out, whatever the
+    # window does now
+    h.ack(55_120, 2048, [hop(2, 25_000, 30_000)])
+    assert h.state["probe"] == 1 and h.window == 2**64 - 1
+    assert h.ack_request(1024, 3072)            # the one packet past the window asks
+    assert h.state["probe"] == 0 and h.window == round(h.state["w_bytes"])
+
+
+def test_a_packet_sent_again_after_a_rewind_asks():
+    h = asking(ack_every=100)                   # the last packet that asked ends at 52024
+    for i in range(1, 11):
+        assert not h.ack_request(1024, 51_024 + 1024 * i)
+    assert h.ack_request(1024, 20_000)          # ends before 52024 again: sent again after a rewind
+
+
+@pytest.mark.parametrize("acked, full", [(50_000, False), (50_001, True)])
+def test_one_ack_covering_many_packets_updates_w_ref_when_it_passes_the_reference(acked, full):
+    # ns-3: ack_seq > lastUpdateSeq, on the cumulative byte position (51000 after started())
+    h = started(ack_every=8)
+    h.ack(acked, 10_000, [hop(2, 25_000, 30_000)])
+    s = h.state
+    assert s["acked_pos"] == 1000 + acked
+    assert (s["updates"], s["fast_reacts"]) == ((1, 0) if full else (0, 1))
+    assert s["last_update_pos"] == (1000 + acked + 10_000 if full else 51_000)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2**32, 2.0, True, "2"])
+def test_ack_every_out_of_range_names_the_parameter(bad):
+    with pytest.raises(ValueError, match=r"HPCC parameter ack_every=.*allowed an integer >= 1"):
+        HpccParams(ack_every=bad)
