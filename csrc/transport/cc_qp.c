@@ -171,11 +171,16 @@ void rs_cc_np_on_ce(rs_transport *tp, rs_qp *qp)
 
 /* ---- ACK events and the window ---- */
 
+static inline const rs_swqe *sq_at(const rs_qp *qp, uint32_t i)
+{
+    return &qp->sq[(qp->sq_head + i) % qp->init.max_send_wr];
+}
+
 uint64_t rs_req_next_pos(const rs_qp *qp)
 {
     if (qp->req_idx >= qp->sq_count)
         return qp->sq_stream_end;
-    const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
+    const rs_swqe *w = sq_at(qp, qp->req_idx);
     return w->stream_off + (rs_swqe_req_bytes(w) ? qp->req_off : 0);
 }
 
@@ -183,9 +188,11 @@ uint64_t rs_req_acked_pos(const rs_qp *qp)
 {
     if (!qp->sq_count)
         return qp->sq_stream_end;
-    const rs_swqe *w = &qp->sq[qp->sq_head % qp->init.max_send_wr];
+    const rs_swqe *w = sq_at(qp, 0);
+    if (!w->started)
+        return w->stream_off;
     uint64_t bytes = rs_swqe_req_bytes(w);
-    int32_t d = w->started && bytes ? rs_psn_diff(qp->comp_psn, w->first_psn) : 0;
+    int32_t d = bytes ? rs_psn_diff(qp->comp_psn, w->first_psn) : 0;
     if (d <= 0)
         return w->stream_off;
     uint64_t done = (uint64_t)d * qp->pmtu;
@@ -198,15 +205,17 @@ int rs_cc_window_check(const rs_transport *tp, const rs_qp *qp)
     uint64_t win = qp->cc->window_bytes(qp->cc_state, params_of(qp));
     if (win == 0 || win == UINT64_MAX)
         return 1;
-    uint64_t inflight = rs_req_next_pos(qp) - rs_req_acked_pos(qp);
-    if (inflight == 0)
-        return 1; /* a window below one packet still lets one go */
-    uint64_t next = 0;
+    /* the next packet's payload and its stream position in one look at its WQE (rs_req_next_pos) */
+    uint64_t next = 0, next_pos = qp->sq_stream_end;
     if (qp->req_idx < qp->sq_count) {
-        const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
-        uint64_t left = rs_swqe_req_bytes(w) - (rs_swqe_req_bytes(w) ? qp->req_off : 0);
+        const rs_swqe *w = sq_at(qp, qp->req_idx);
+        uint64_t bytes = rs_swqe_req_bytes(w), off = bytes ? qp->req_off : 0, left = bytes - off;
+        next_pos = w->stream_off + off;
         next = left < qp->pmtu ? left : qp->pmtu;
     }
+    uint64_t inflight = next_pos - rs_req_acked_pos(qp);
+    if (inflight == 0)
+        return 1; /* a window below one packet still lets one go */
     return inflight + next <= win;
 }
 

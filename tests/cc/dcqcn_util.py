@@ -22,8 +22,7 @@ import rdmasim
 from rdmasim.analytic import jain_index
 from rdmasim.cc import DcqcnParams
 from rdmasim.fabric import QueueSampler
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
-from rdmasim.verbs import enums as e
+from tests.long_writes import start_long_writes
 
 LINE_BPS = 100e9
 MTU = 1024
@@ -75,30 +74,8 @@ def run_incast(n: int, cc: str | None = "dcqcn", params: DcqcnParams | None = No
         sample_period_ps = max(1_000_000, duration_us * 1_000_000 // 50_000)
     sampler = QueueSampler(t.sim, [(t.switch, port, PRIO)], period=sample_period_ps,
                            max_samples=duration_us * 1_000_000 // sample_period_ps + 10)
-    rx = Context(t.receiver)
-    prx = PD(rx)
-    cq_rx = CQ(rx, 1000)
-    size = 1536 << 20   # never finishes within the runs used (> 100 Gb/s x 100 ms)
-    chunks = 64
-    qps = []
-    keep = []
-    for h in t.senders:
-        c = Context(h)
-        p = PD(c)
-        cq = CQ(c, chunks)
-        src = MR(p, size, e.IBV_ACCESS_LOCAL_WRITE)
-        dst = MR(prx, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-        qa = QP(p, QPInitAttr(scq=cq, rcq=cq, cap=QPCap(max_send_wr=chunks)))
-        qb = QP(prx, QPInitAttr(scq=cq_rx, rcq=cq_rx, cap=QPCap()))
-        connect_qps(qa, qb, timeout=14)
-        step = size // chunks
-        for k in range(chunks):
-            wr = SendWR(wr_id=k, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf + k * step, step, src.lkey)],
-                        send_flags=0)
-            wr.set_wr_rdma(dst.rkey, dst.buf + k * step)
-            qa.post_send(wr)
-        qps.append(qa)
-        keep.append((c, p, cq, src, dst, qb))
+    # never finishes within the runs used (> 100 Gb/s x 100 ms)
+    qps, keep = start_long_writes(t, 1536 << 20, 64)
 
     half_ps = duration_us * 1_000_000 // 2
     end_ps = duration_us * 1_000_000

@@ -18,8 +18,7 @@ import numpy as np
 import rdmasim
 from rdmasim.analytic import jain_index
 from rdmasim.fabric import QueueSampler
-from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
-from rdmasim.verbs import enums as e
+from tests.long_writes import start_long_writes
 
 LINE_BPS = 100e9
 DELAY_PS = 1_000_000
@@ -62,28 +61,7 @@ def run_incast(n: int, algorithm: str, params: Any, duration_us: int = 4_000, rt
     port = t.switch.port_to(t.receiver)
     sampler = QueueSampler(t.sim, [(t.switch, port, PRIO)], period=SAMPLE_PS,
                            max_samples=duration_us * 1_000_000 // SAMPLE_PS + 10)
-    rx = Context(t.receiver)
-    prx = PD(rx)
-    cq_rx = CQ(rx, 1000)
-    size, chunks = 256 << 20, 16  # never finishes within the runs used
-    qps, keep = [], []
-    for h in t.senders:
-        c = Context(h)
-        pd = PD(c)
-        cq = CQ(c, chunks)
-        src = MR(pd, size, e.IBV_ACCESS_LOCAL_WRITE)
-        dst = MR(prx, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-        qa = QP(pd, QPInitAttr(scq=cq, rcq=cq, cap=QPCap(max_send_wr=chunks)))
-        qb = QP(prx, QPInitAttr(scq=cq_rx, rcq=cq_rx, cap=QPCap()))
-        connect_qps(qa, qb, timeout=14)
-        step = size // chunks
-        for k in range(chunks):
-            wr = SendWR(wr_id=k, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf + k * step, step, src.lkey)],
-                        send_flags=0)
-            wr.set_wr_rdma(dst.rkey, dst.buf + k * step)
-            qa.post_send(wr)
-        qps.append(qa)
-        keep.append((c, pd, cq, src, dst, qb))
+    qps, keep = start_long_writes(t, 256 << 20, 16)  # never finishes within the runs used
     half, end = duration_us * 1_000_000 // 2, duration_us * 1_000_000
     t.sim.run(half)
     b0 = [q.stats()["bytes_sent"] for q in qps]

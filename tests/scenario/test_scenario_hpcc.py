@@ -7,20 +7,9 @@ import pytest
 from rdmasim.cc_hpcc import HpccParams
 from rdmasim.scenario import ScenarioError, loads, run_scenario
 from rdmasim.scenario.schema import SCHEMA
+from tests.scenario.cc_flows import TWO_SENDER_INCAST
 
-FLOWS = """
-[topology]
-kind = "incast"
-n_senders = 2
-[link]
-mtu = 1024
-[qp]
-mtu = 1024
-[traffic.incast]
-receiver = "h2"
-senders = ["h0", "h1"]
-size = "512KiB"
-"""
+FLOWS = TWO_SENDER_INCAST
 
 HPCC = """
 [congestion_control]

@@ -14,6 +14,7 @@ from rdmasim.cc import ALGORITHM_NAMES, algorithm
 from rdmasim.cc_ibcc import CCT_MAX, CCTI_TIMER_UNIT_PS, IPD_MAX, IbccParams, encode_ipd, nearest_ipd
 from rdmasim.scenario import ScenarioError, loads, run_scenario
 from rdmasim.scenario.schema import SCHEMA
+from tests.scenario.cc_flows import TWO_SENDER_INCAST
 
 LINE = 100e9
 US = 1_000_000
@@ -152,19 +153,7 @@ def test_registered_and_selectable_on_a_host() -> None:
         t.hosts[0].set_congestion_control("ibcc", object())
 
 
-FLOWS = """
-[topology]
-kind = "incast"
-n_senders = 2
-[link]
-mtu = 1024
-[qp]
-mtu = 1024
-[traffic.incast]
-receiver = "h2"
-senders = ["h0", "h1"]
-size = "512KiB"
-"""
+FLOWS = TWO_SENDER_INCAST
 
 IBCC = """
 [congestion_control]
