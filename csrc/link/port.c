@@ -95,7 +95,16 @@ void rs_port_kick(rs_net *net, rs_port *port)
     }
     if (port->busy || !port->tx)
         return;
-    if (net->eng.now_ps < port->busy_until) {
+    if (port->tx_reserved) {
+        /* a switch port that sent without arming tx_done: if that event would not have fired
+         * yet, arm it now with its own sequence number (same-time events keep their order) */
+        port->tx_reserved = 0;
+        if (!rs_eventq_passed(&net->eng.evq, net->eng.now_ps, port->busy_until, port->tx_seq)) {
+            port->busy = 1;
+            rs_engine_arm_seq(&net->eng, &port->tx_done, port->busy_until, port->tx_seq);
+            return;
+        }
+    } else if (net->eng.now_ps < port->busy_until) {
         /* still serialising a frame that went out without a transmit-done event: come back then */
         port->busy = 1;
         rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
@@ -131,8 +140,17 @@ void rs_port_kick(rs_net *net, rs_port *port)
     /* A NIC whose remaining work is all held by its rate limiter until after this frame gets no
      * transmit-done event: its pace timer brings the port back (one event per paced packet, not
      * two); anything that turns up sooner kicks the port, which then waits for busy_until. */
-    if (port->owner_kind == RS_NODE_HOST && port->client.idle_after(port->client.ctx, port->busy_until))
+    if (port->owner_kind == RS_NODE_HOST) {
+        if (port->client.idle_after(port->client.ctx, port->busy_until))
+            return;
+    } else if (ser_ps > 0 && !port->cr && !net->switch_tx_eager && rs_switch_port_empty(port)) {
+        /* A switch port with nothing queued behind this frame (toward a sender: its ACKs) gets
+         * no transmit-done event either; it takes the event's sequence number now, so that a
+         * kick before the end of the frame arms the event exactly as it would have been. */
+        port->tx_seq = rs_eventq_reserve_seq(&net->eng.evq);
+        port->tx_reserved = 1;
         return;
+    }
     port->busy = 1;
     rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
 }

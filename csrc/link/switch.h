@@ -11,6 +11,7 @@
 #ifndef RDMASIM_NET_SWITCH_H
 #define RDMASIM_NET_SWITCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "link/mmu.h"
@@ -34,6 +35,7 @@ typedef struct rs_swport {
     int64_t wd_storm_until[RS_NPRIO];   /* drop this queue's packets and ignore pause until then */
     rs_swport_stats stats;
 } rs_swport;
+_Static_assert(offsetof(rs_swport, port) == 0, "rs_switch_port_empty casts a port to its rs_swport");
 
 #define RS_LFT_NONE 0xFFFFu /* an LFT entry without a port: no route */
 
@@ -73,6 +75,17 @@ rs_switch *rs_switch_new(struct rs_net *net, int id, const rs_switch_cfg *cfg, i
 void rs_switch_free(struct rs_net *net, rs_switch *sw);
 /* A frame (not PFC) arrived on `port`; takes ownership. */
 void rs_switch_receive(struct rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt);
+/* Nothing waits on switch port `port`: no control frame and no packet in any egress queue. */
+static inline int rs_switch_port_empty(const rs_port *port)
+{
+    const rs_swport *sp = (const rs_swport *)port; /* the port is the first member */
+    if (port->ctrl_head)
+        return 0;
+    for (int i = 0; i < RS_NPRIO; i++)
+        if (sp->q_head[i])
+            return 0;
+    return 1;
+}
 /* The egress port is idle: the next frame to send, or NULL. */
 rs_pkt *rs_switch_next_frame(struct rs_net *net, rs_switch *sw, rs_port *port);
 /* Drop every packet queued at egress (port, prio), counting `reason` on each packet's ingress port. */
