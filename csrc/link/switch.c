@@ -259,14 +259,20 @@ static rs_pkt *pop_ctrl(rs_port *port)
 static int pick(rs_switch *sw, rs_swport *sp)
 {
     uint8_t ready = 0;
+    const uint32_t paused = sp->port.paused_mask;
+    const int64_t now = sw->net->eng.now_ps;
     for (int i = 0; i < RS_NPRIO; i++)
-        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->net->eng.now_ps) &&
-            (!sp->port.cr || rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q_head[i])))
+        if (sp->q_head[i] && (!(paused & (1u << i)) || sp->wd_storm_until[i] > now))
             ready |= (uint8_t)(1u << i);
+    if (sp->port.cr) { /* credit mode: only VLs with credit for their head packet; IB VL arbitration */
+        for (int i = 0; i < RS_NPRIO; i++)
+            if ((ready & (1u << i)) && !rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q_head[i]))
+                ready &= (uint8_t)~(1u << i);
+        if (ready && sp->port.cr->arb.on) /* (vlarb.h) */
+            return rs_vlarb_pick(&sp->port.cr->arb, ready);
+    }
     if (!ready)
         return -1;
-    if (sp->port.cr && sp->port.cr->arb.on) /* IB VL arbitration tables (vlarb.h) */
-        return rs_vlarb_pick(&sp->port.cr->arb, ready);
     if (!sw->cfg.wrr) {
         for (int i = RS_NPRIO - 1; i >= 0; i--)
             if (ready & (1u << i))
