@@ -86,6 +86,18 @@ static int64_t loopback(rs_port *port, rs_pkt *pkt)
     return ser_ps;
 }
 
+/* The owner's next frame: the transport's (host) or an egress queue's (switch), or NULL. */
+static inline rs_pkt *owner_next_frame(rs_net *net, rs_port *port)
+{
+    if (port->owner_kind == RS_NODE_HOST) {
+        rs_pkt *pkt = port->client.next_frame(port->client.ctx);
+        if (pkt)
+            pkt->ip_id = port->next_ip_id++; /* a switch forwards the sender's IP ID unchanged */
+        return pkt;
+    }
+    return rs_switch_next_frame(net, port->sw, port);
+}
+
 void rs_port_kick(rs_net *net, rs_port *port)
 {
     if (port->pulling) {
@@ -112,24 +124,25 @@ void rs_port_kick(rs_net *net, rs_port *port)
     }
     rs_pkt *pkt;
     port->pulling = 1;
-    do {
-        port->kick_again = 0;
-        /* credit mode: flow-control packets, then a held packet whose credits came, go first */
-        if (port->cr && (pkt = rs_credit_next_frame(net, port)) != NULL)
-            break;
-        if (port->owner_kind == RS_NODE_HOST) {
-            pkt = port->client.next_frame(port->client.ctx);
-            if (pkt)
-                pkt->ip_id = port->next_ip_id++; /* a switch forwards the sender's IP ID unchanged */
-        } else {
-            pkt = rs_switch_next_frame(net, port->sw, port);
-        }
-        if (pkt && port->cr && !(port->owner_kind == RS_NODE_HOST && is_loopback(port, pkt)) &&
-            !rs_credit_take(net, port, pkt)) {
-            pkt = NULL; /* held for credits: its VL is stalled now, ask the owner for another */
-            port->kick_again = 1;
-        }
-    } while (!pkt && port->kick_again);
+    if (!port->cr) {
+        do {
+            port->kick_again = 0;
+            pkt = owner_next_frame(net, port);
+        } while (!pkt && port->kick_again);
+    } else {
+        do {
+            port->kick_again = 0;
+            /* credit mode: flow-control packets, then a held packet whose credits came, go first */
+            if ((pkt = rs_credit_next_frame(net, port)) != NULL)
+                break;
+            pkt = owner_next_frame(net, port);
+            if (pkt && !(port->owner_kind == RS_NODE_HOST && is_loopback(port, pkt)) &&
+                !rs_credit_take(net, port, pkt)) {
+                pkt = NULL; /* held for credits: its VL is stalled now, ask the owner for another */
+                port->kick_again = 1;
+            }
+        } while (!pkt && port->kick_again);
+    }
     port->pulling = 0;
     if (!pkt)
         return;

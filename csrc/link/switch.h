@@ -26,6 +26,7 @@ typedef struct rs_swport {
     rs_port port;
     rs_pkt *q_head[RS_NPRIO];
     rs_pkt *q_tail[RS_NPRIO];
+    uint8_t q_mask;             /* bit i: q_head[i] holds a packet (the scheduler's first test) */
     rs_pfc_queue pfc[RS_NPRIO]; /* ingress PFC machine per priority */
     uint8_t wrr_prio;           /* WRR: priority whose turn it is */
     uint8_t wrr_left;           /* WRR: packets left in that turn */
@@ -79,12 +80,7 @@ void rs_switch_receive(struct rs_net *net, rs_switch *sw, rs_port *port, rs_pkt 
 static inline int rs_switch_port_empty(const rs_port *port)
 {
     const rs_swport *sp = (const rs_swport *)port; /* the port is the first member */
-    if (port->ctrl_head)
-        return 0;
-    for (int i = 0; i < RS_NPRIO; i++)
-        if (sp->q_head[i])
-            return 0;
-    return 1;
+    return !port->ctrl_head && !sp->q_mask;
 }
 /* The egress port is idle: the next frame to send, or NULL. */
 rs_pkt *rs_switch_next_frame(struct rs_net *net, rs_switch *sw, rs_port *port);
