@@ -33,6 +33,9 @@ cdef extern from "rdmasim/eventq.h" nogil:
     int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     void rs_eventq_free(rs_eventq *q)
     int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
+    uint64_t rs_eventq_reserve_seq(rs_eventq *q)
+    int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
+    int rs_eventq_passed(const rs_eventq *q, int64_t now_ps, int64_t t_ps, uint64_t seq)
     void rs_timer_cancel(rs_timer *tm)
     int rs_eventq_pop(rs_eventq *q, rs_event *out)
     int64_t rs_eventq_peek_time(rs_eventq *q)
@@ -99,6 +102,23 @@ cdef class EventQueueForTest:
             raise MemoryError()
         if not was_armed:
             self.live += 1
+
+    def reserve_seq(self):
+        """Take the next sequence number without arming anything (rs_eventq_reserve_seq)."""
+        return rs_eventq_reserve_seq(&self.q)
+
+    def arm_seq(self, Py_ssize_t timer_index, int64_t t_ps, uint64_t seq):
+        """(Re)arm timer i at t_ps with a reserved sequence number (rs_timer_arm_seq)."""
+        cdef rs_timer *tm = self._timer(timer_index)
+        cdef bint was_armed = tm.armed != 0
+        if rs_timer_arm_seq(&self.q, tm, t_ps, seq) != 0:
+            raise MemoryError()
+        if not was_armed:
+            self.live += 1
+
+    def passed(self, int64_t now_ps, int64_t t_ps, uint64_t seq):
+        """Whether an entry (t_ps, seq) would have been popped by now (rs_eventq_passed)."""
+        return rs_eventq_passed(&self.q, now_ps, t_ps, seq) != 0
 
     def cancel(self, Py_ssize_t timer_index):
         cdef rs_timer *tm = self._timer(timer_index)

@@ -120,6 +120,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint32_t cap_blocks[8]
         uint64_t overruns
     int rs_port_credit_config(rs_sim *sim, int kind, int node, int port, const rs_credit_cfg *cfg)
+    void rs_net_set_switch_tx_eager(rs_sim *sim, int on)
     int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out)
     int rs_switch_set_lft(rs_sim *sim, int sw, const uint16_t *ports, uint32_t n)
 
@@ -369,6 +370,10 @@ cdef class FabricCore:
             c.sl2vl[i] = sl2vl[i]
         c.fc_period_ps = fc_period_ps
         self.core._check(rs_port_credit_config(self.core.sim, kind, node, port, &c))
+
+    def set_switch_tx_eager(self, bint on):
+        """Testing: every switch port arms a transmit-done event after each frame (same results)."""
+        rs_net_set_switch_tx_eager(self.core.sim, on)
 
     def credit_stats(self, int kind, int node, int port):
         """Credit counters of a port, or None when it is not in credit mode."""

@@ -88,7 +88,9 @@ struct layout {
 
 #define HDRS_TO_BTH (RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES + RS_BTH_BYTES)
 
-int rs_bth_check(const rs_pkt *p, uint16_t *flags, size_t *ext, size_t *pad)
+/* The BTH rules (rs_bth_check), inline here: the RoCE frame length is computed for every packet
+ * built, and through the out-of-line call its results went through memory. */
+static inline int bth_check(const rs_pkt *p, uint16_t *flags, size_t *ext, size_t *pad)
 {
     *flags = op_table[p->opcode];
     if (!(*flags & OP_KNOWN))
@@ -102,9 +104,14 @@ int rs_bth_check(const rs_pkt *p, uint16_t *flags, size_t *ext, size_t *pad)
     return RS_CODEC_OK;
 }
 
-static int roce_layout(const rs_pkt *p, struct layout *l)
+int rs_bth_check(const rs_pkt *p, uint16_t *flags, size_t *ext, size_t *pad)
 {
-    int st = rs_bth_check(p, &l->flags, &l->ext, &l->pad);
+    return bth_check(p, flags, ext, pad);
+}
+
+static inline int roce_layout(const rs_pkt *p, struct layout *l)
+{
+    int st = bth_check(p, &l->flags, &l->ext, &l->pad);
     if (st != RS_CODEC_OK)
         return st;
     l->ip_len = RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES + RS_BTH_BYTES + l->ext + p->payload_len +

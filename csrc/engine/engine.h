@@ -36,5 +36,7 @@ int rs_engine_vfail(rs_engine *e, int code, const char *fmt, va_list ap);
 
 /* Arm a timer on the queue; a time before now or out of memory marks the run failed. */
 void rs_engine_arm(rs_engine *e, rs_timer *tm, int64_t t_ps);
+/* The same with a sequence number reserved earlier (rs_eventq_reserve_seq, rs_timer_arm_seq). */
+void rs_engine_arm_seq(rs_engine *e, rs_timer *tm, int64_t t_ps, uint64_t seq);
 
 #endif

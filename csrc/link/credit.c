@@ -247,6 +247,8 @@ static int port_busy(const rs_net *net, const rs_port *p)
 {
     if (p->ctrl_head || (p->tx && p->tx->fifo_head) || p->busy)
         return 1;
+    if (p->tx_reserved && !rs_eventq_passed(&net->eng.evq, net->eng.now_ps, p->busy_until, p->tx_seq))
+        return 1; /* serialising a frame without a transmit-done event (port.c) */
     if (p->owner_kind != RS_NODE_SWITCH)
         return 0;
     for (int i = 0; i < RS_NPRIO; i++)

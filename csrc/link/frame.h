@@ -57,10 +57,12 @@ static inline void rs_link_frame(rs_pkt *p, const rs_link_path *path)
     p->dst_ip = path->dst_ip;
     p->udp_sport = path->udp_sport;
     p->link_layer = path->link_layer;
-    p->ib_sl = path->ib_sl;
-    p->ib_vl = path->ib_vl;
-    p->ib_dlid = path->ib_dlid;
-    p->ib_slid = path->ib_slid;
+    if (path->link_layer == RS_LL_IB) { /* the LRH: only the IB codec and credit ports read it */
+        p->ib_sl = path->ib_sl;
+        p->ib_vl = path->ib_vl;
+        p->ib_dlid = path->ib_dlid;
+        p->ib_slid = path->ib_slid;
+    }
 }
 
 /* Give an already stamped frame another DSCP (ECT(0) again), keeping its path's priority: the CNP

@@ -273,6 +273,13 @@ void rs_link_arrival(rs_net *net, rs_link *l)
     l->stats.delivered++;
     trace_rx(&net->eng, l, pkt);
     rs_port *to = l->to;
+    if (pkt->kind == RS_PKT_ROCE && !to->cr && !to->rx) { /* most frames: data to a PFC port */
+        if (to->owner_kind == RS_NODE_HOST)
+            to->client.receive(to->client.ctx, pkt);
+        else
+            rs_switch_receive(net, to->sw, to, pkt);
+        return;
+    }
     if (pkt->kind == RS_PKT_PFC)
         rs_pause_receive(net, to, pkt); /* acts on this port; never forwarded */
     else if (pkt->kind == RS_PKT_IB_FC)

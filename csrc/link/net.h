@@ -57,6 +57,9 @@ typedef struct rs_net {
      * per port), without which it is lossy (tail drop). */
     int stop_after_frame;       /* step-through: armed by rs_sim_stop_after_next_frame */
     int frame_stop;             /* set when that frame went out */
+    /* 1: a switch port always arms its transmit-done event, even with nothing queued behind the
+     * frame (the reference the lazy path is tested against: rs_port_kick) */
+    int switch_tx_eager;
 } rs_net;
 
 /* Whether this fabric's link layer has PFC pause frames (Ethernet); InfiniBand has none. */

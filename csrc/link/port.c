@@ -86,6 +86,18 @@ static int64_t loopback(rs_port *port, rs_pkt *pkt)
     return ser_ps;
 }
 
+/* The owner's next frame: the transport's (host) or an egress queue's (switch), or NULL. */
+static inline rs_pkt *owner_next_frame(rs_net *net, rs_port *port)
+{
+    if (port->owner_kind == RS_NODE_HOST) {
+        rs_pkt *pkt = port->client.next_frame(port->client.ctx);
+        if (pkt)
+            pkt->ip_id = port->next_ip_id++; /* a switch forwards the sender's IP ID unchanged */
+        return pkt;
+    }
+    return rs_switch_next_frame(net, port->sw, port);
+}
+
 void rs_port_kick(rs_net *net, rs_port *port)
 {
     if (port->pulling) {
@@ -95,7 +107,16 @@ void rs_port_kick(rs_net *net, rs_port *port)
     }
     if (port->busy || !port->tx)
         return;
-    if (net->eng.now_ps < port->busy_until) {
+    if (port->tx_reserved) {
+        /* a switch port that sent without arming tx_done: if that event would not have fired
+         * yet, arm it now with its own sequence number (same-time events keep their order) */
+        port->tx_reserved = 0;
+        if (!rs_eventq_passed(&net->eng.evq, net->eng.now_ps, port->busy_until, port->tx_seq)) {
+            port->busy = 1;
+            rs_engine_arm_seq(&net->eng, &port->tx_done, port->busy_until, port->tx_seq);
+            return;
+        }
+    } else if (net->eng.now_ps < port->busy_until) {
         /* still serialising a frame that went out without a transmit-done event: come back then */
         port->busy = 1;
         rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
@@ -103,24 +124,25 @@ void rs_port_kick(rs_net *net, rs_port *port)
     }
     rs_pkt *pkt;
     port->pulling = 1;
-    do {
-        port->kick_again = 0;
-        /* credit mode: flow-control packets, then a held packet whose credits came, go first */
-        if (port->cr && (pkt = rs_credit_next_frame(net, port)) != NULL)
-            break;
-        if (port->owner_kind == RS_NODE_HOST) {
-            pkt = port->client.next_frame(port->client.ctx);
-            if (pkt)
-                pkt->ip_id = port->next_ip_id++; /* a switch forwards the sender's IP ID unchanged */
-        } else {
-            pkt = rs_switch_next_frame(net, port->sw, port);
-        }
-        if (pkt && port->cr && !(port->owner_kind == RS_NODE_HOST && is_loopback(port, pkt)) &&
-            !rs_credit_take(net, port, pkt)) {
-            pkt = NULL; /* held for credits: its VL is stalled now, ask the owner for another */
-            port->kick_again = 1;
-        }
-    } while (!pkt && port->kick_again);
+    if (!port->cr) {
+        do {
+            port->kick_again = 0;
+            pkt = owner_next_frame(net, port);
+        } while (!pkt && port->kick_again);
+    } else {
+        do {
+            port->kick_again = 0;
+            /* credit mode: flow-control packets, then a held packet whose credits came, go first */
+            if ((pkt = rs_credit_next_frame(net, port)) != NULL)
+                break;
+            pkt = owner_next_frame(net, port);
+            if (pkt && !(port->owner_kind == RS_NODE_HOST && is_loopback(port, pkt)) &&
+                !rs_credit_take(net, port, pkt)) {
+                pkt = NULL; /* held for credits: its VL is stalled now, ask the owner for another */
+                port->kick_again = 1;
+            }
+        } while (!pkt && port->kick_again);
+    }
     port->pulling = 0;
     if (!pkt)
         return;
@@ -131,8 +153,17 @@ void rs_port_kick(rs_net *net, rs_port *port)
     /* A NIC whose remaining work is all held by its rate limiter until after this frame gets no
      * transmit-done event: its pace timer brings the port back (one event per paced packet, not
      * two); anything that turns up sooner kicks the port, which then waits for busy_until. */
-    if (port->owner_kind == RS_NODE_HOST && port->client.idle_after(port->client.ctx, port->busy_until))
+    if (port->owner_kind == RS_NODE_HOST) {
+        if (port->client.idle_after(port->client.ctx, port->busy_until))
+            return;
+    } else if (ser_ps > 0 && !port->cr && !net->switch_tx_eager && rs_switch_port_empty(port)) {
+        /* A switch port with nothing queued behind this frame (toward a sender: its ACKs) gets
+         * no transmit-done event either; it takes the event's sequence number now, so that a
+         * kick before the end of the frame arms the event exactly as it would have been. */
+        port->tx_seq = rs_eventq_reserve_seq(&net->eng.evq);
+        port->tx_reserved = 1;
         return;
+    }
     port->busy = 1;
     rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
 }

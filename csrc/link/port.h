@@ -62,8 +62,10 @@ typedef struct rs_port {
     int busy;                 /* serialising a frame until tx_done fires */
     uint8_t pulling;          /* inside the owner's next-frame call (re-entrant kicks are deferred) */
     uint8_t kick_again;
+    uint8_t tx_reserved;      /* switch port: busy_until's tx_done was not armed; its key is (busy_until, tx_seq) */
     uint16_t next_ip_id;
     int64_t busy_until;       /* end of the frame being serialised (a host port may send without tx_done) */
+    uint64_t tx_seq;          /* the event sequence number reserved for that tx_done */
     rs_port_client client;    /* a host port's transport (owner_kind RS_NODE_HOST) */
     struct rs_switch *sw;     /* owning switch (owner_kind RS_NODE_SWITCH) */
     rs_timer tx_done;

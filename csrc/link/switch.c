@@ -233,10 +233,12 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     }
     pkt->sw_in_port = port->index;
     pkt->next = NULL;
-    if (out->q_tail[prio])
+    if (out->q_tail[prio]) {
         out->q_tail[prio]->next = pkt;
-    else
+    } else {
         out->q_head[prio] = pkt;
+        out->q_mask |= (uint8_t)(1u << prio);
+    }
     out->q_tail[prio] = pkt;
     if (!port->cr)
         rs_pfc_on_enqueue(net, &in->pfc[ip]);
@@ -258,20 +260,25 @@ static rs_pkt *pop_ctrl(rs_port *port)
 /* The priority to serve next, or -1. */
 static int pick(rs_switch *sw, rs_swport *sp)
 {
-    uint8_t ready = 0;
-    for (int i = 0; i < RS_NPRIO; i++)
-        if (sp->q_head[i] && (!(sp->port.paused_mask & (1u << i)) || sp->wd_storm_until[i] > sw->net->eng.now_ps) &&
-            (!sp->port.cr || rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q_head[i])))
-            ready |= (uint8_t)(1u << i);
+    uint32_t ready = sp->q_mask & ~(uint32_t)sp->port.paused_mask;
+    uint32_t held = sp->q_mask & sp->port.paused_mask;
+    if (held) { /* a paused queue under a PFC storm sends anyway (the watchdog ignores its pause) */
+        const int64_t now = sw->net->eng.now_ps;
+        for (int i = 0; i < RS_NPRIO; i++)
+            if ((held & (1u << i)) && sp->wd_storm_until[i] > now)
+                ready |= 1u << i;
+    }
+    if (sp->port.cr) { /* credit mode: only VLs with credit for their head packet; IB VL arbitration */
+        for (int i = 0; i < RS_NPRIO; i++)
+            if ((ready & (1u << i)) && !rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q_head[i]))
+                ready &= ~(1u << i);
+        if (ready && sp->port.cr->arb.on) /* (vlarb.h) */
+            return rs_vlarb_pick(&sp->port.cr->arb, (uint8_t)ready);
+    }
     if (!ready)
         return -1;
-    if (sp->port.cr && sp->port.cr->arb.on) /* IB VL arbitration tables (vlarb.h) */
-        return rs_vlarb_pick(&sp->port.cr->arb, ready);
-    if (!sw->cfg.wrr) {
-        for (int i = RS_NPRIO - 1; i >= 0; i--)
-            if (ready & (1u << i))
-                return i;
-    }
+    if (!sw->cfg.wrr) /* strict priority: the highest ready */
+        return 31 - __builtin_clz(ready);
     for (int k = 0; k <= RS_NPRIO; k++) {
         if ((ready & (1u << sp->wrr_prio)) && sp->wrr_left > 0) {
             sp->wrr_left--;
@@ -322,9 +329,10 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
         return NULL;
     p = sp->q_head[prio];
     sp->q_head[prio] = p->next;
-    if (!sp->q_head[prio])
+    if (!sp->q_head[prio]) {
         sp->q_tail[prio] = NULL;
-    else /* it leaves next, one frame time from now; behind a deep queue it is no longer cached */
+        sp->q_mask &= (uint8_t)~(1u << prio);
+    } else /* it leaves next, one frame time from now; behind a deep queue it is no longer cached */
         __builtin_prefetch(sp->q_head[prio]);
     p->next = NULL;
     uint32_t bytes = p->frame_len;
@@ -350,6 +358,7 @@ void rs_switch_flush_queue(rs_net *net, rs_switch *sw, uint32_t port, uint32_t p
     rs_swport *sp = &sw->ports[port];
     rs_pkt *p = sp->q_head[prio];
     sp->q_head[prio] = sp->q_tail[prio] = NULL;
+    sp->q_mask &= (uint8_t)~(1u << prio);
     while (p) {
         rs_pkt *next = p->next;
         uint16_t in = p->sw_in_port;

@@ -11,6 +11,7 @@
 #ifndef RDMASIM_NET_SWITCH_H
 #define RDMASIM_NET_SWITCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "link/mmu.h"
@@ -25,6 +26,7 @@ typedef struct rs_swport {
     rs_port port;
     rs_pkt *q_head[RS_NPRIO];
     rs_pkt *q_tail[RS_NPRIO];
+    uint8_t q_mask;             /* bit i: q_head[i] holds a packet (the scheduler's first test) */
     rs_pfc_queue pfc[RS_NPRIO]; /* ingress PFC machine per priority */
     uint8_t wrr_prio;           /* WRR: priority whose turn it is */
     uint8_t wrr_left;           /* WRR: packets left in that turn */
@@ -34,6 +36,7 @@ typedef struct rs_swport {
     int64_t wd_storm_until[RS_NPRIO];   /* drop this queue's packets and ignore pause until then */
     rs_swport_stats stats;
 } rs_swport;
+_Static_assert(offsetof(rs_swport, port) == 0, "rs_switch_port_empty casts a port to its rs_swport");
 
 #define RS_LFT_NONE 0xFFFFu /* an LFT entry without a port: no route */
 
@@ -73,6 +76,12 @@ rs_switch *rs_switch_new(struct rs_net *net, int id, const rs_switch_cfg *cfg, i
 void rs_switch_free(struct rs_net *net, rs_switch *sw);
 /* A frame (not PFC) arrived on `port`; takes ownership. */
 void rs_switch_receive(struct rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt);
+/* Nothing waits on switch port `port`: no control frame and no packet in any egress queue. */
+static inline int rs_switch_port_empty(const rs_port *port)
+{
+    const rs_swport *sp = (const rs_swport *)port; /* the port is the first member */
+    return !port->ctrl_head && !sp->q_mask;
+}
 /* The egress port is idle: the next frame to send, or NULL. */
 rs_pkt *rs_switch_next_frame(struct rs_net *net, rs_switch *sw, rs_port *port);
 /* Drop every packet queued at egress (port, prio), counting `reason` on each packet's ingress port. */

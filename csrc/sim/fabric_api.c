@@ -138,3 +138,5 @@ int rs_switch_set_lft(rs_sim *sim, int sw, const uint16_t *ports, uint32_t n)
 {
     return rs_net_switch_set_lft(&sim->tp.net, sw, ports, n);
 }
+
+void rs_net_set_switch_tx_eager(rs_sim *sim, int on) { sim->tp.net.switch_tx_eager = on != 0; }

@@ -395,3 +395,67 @@ def test_far_fifo_grows_and_wraps_around_in_order():
         out.append(ev)
     assert [ev[2] for ev in out] == list(range(n))
     assert [ev[0] for ev in out] == sorted(ev[0] for ev in out)
+
+
+# ---- reserved sequence numbers (rs_eventq_reserve_seq / rs_timer_arm_seq / rs_eventq_passed) ----
+
+reserve_op = st.one_of(
+    st.tuples(st.just("arm"), timer_idx, st.integers(0, 40)),
+    st.tuples(st.just("reserve"), timer_idx, st.integers(0, 40)),
+    st.tuples(st.just("arm_reserved"), timer_idx),
+    st.tuples(st.just("pop")),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(reserve_op, max_size=150), far_horizons)
+def test_reserved_seq_arms_as_if_armed_when_reserved(ops, far_after_ps):
+    """An entry armed later with a sequence number reserved earlier pops exactly where an entry
+    armed at reservation time would (ties by reservation order), in the near heap, the far heap
+    and the far FIFO; ``passed`` says whether such an entry would already have been popped."""
+    q = _core.EventQueueForTest(N_TIMERS, far_after_ps=far_after_ps)
+    ref = RefQueue(N_TIMERS)
+    pending: dict[int, tuple[int, int]] = {}
+    last: tuple[int, int] | None = None  # key of the last entry popped
+    for o in ops:
+        if o[0] == "arm":
+            t = max(o[2], last[0] if last else 0)  # never in the past
+            q.arm(o[1], t)
+            ref.arm(o[1], t)
+        elif o[0] == "reserve":
+            seq = q.reserve_seq()
+            assert seq == ref.next_seq
+            ref.next_seq += 1
+            pending[o[1]] = (max(o[2], last[0] if last else 0), seq)
+        elif o[0] == "arm_reserved" and o[1] in pending:
+            t, seq = pending.pop(o[1])
+            now = last[0] if last else 0
+            want_passed = last is not None and (t, seq) < last
+            assert q.passed(now, t, seq) == want_passed
+            if not want_passed:
+                q.arm_seq(o[1], t, seq)
+                ref.cancel(o[1])
+                ent = (t, seq, o[1])
+                bisect.insort(ref.entries, ent)
+                ref.by_timer[o[1]] = ent
+        elif o[0] == "pop":
+            got, want = q.pop(), ref.pop()
+            assert got == want
+            if got is not None:
+                last = (got[0], got[1])
+    while (got := q.pop()) is not None:
+        assert got == ref.pop()
+    assert ref.pop() is None
+
+
+def test_passed_after_the_clock_moved_past_every_popped_entry():
+    """A run that ends at its time limit moves the clock past the last popped entry: every key
+    up to the new time counts as passed, whatever its sequence number."""
+    q = _core.EventQueueForTest(2)
+    q.arm(0, 100)
+    seq = q.reserve_seq()
+    assert q.pop() == (100, 0, 0)
+    assert not q.passed(100, 100, seq)  # at the popped entry's time, after it: still to come
+    assert q.passed(150, 150, seq)  # clock at 150, nothing popped there: all of time 150 is done
+    assert q.passed(150, 120, seq)
+    assert not q.passed(150, 151, seq)

@@ -60,6 +60,9 @@ typedef struct rs_eventq {
     int64_t far_from_ps;  /* entries at or after this time go to the far heap */
     int head_far;         /* the entry rs_eventq_head returned is far_first */
     uint64_t next_seq;
+    /* key of the entry handed out last (rs_eventq_consume_head): where the queue stands now */
+    int64_t cur_t_ps;
+    uint64_t cur_seq;
     uint64_t pushed;    /* statistics */
     uint64_t stale;
     /* 1: heap[0] is an entry already handed out (rs_eventq_consume_head) and still in `len`; the
@@ -106,20 +109,20 @@ static inline void rs_eventq_sift_up(rs_event *h, size_t i, rs_event e)
     h[i] = e;
 }
 
-static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
+/* Arm `tm` with the key (t_ps, seq) (the body of rs_timer_arm and rs_timer_arm_seq). */
+static inline int rs_timer_arm_key(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
 {
     if (t_ps >= q->far_from_ps) {
-        rs_event e = {t_ps, q->next_seq, tm};
+        rs_event e = {t_ps, seq, tm};
         if (rs_eventq_push_far(q, e) != 0)
             return -1;
-        tm->seq = q->next_seq++;
+        tm->seq = seq;
         tm->armed = 1;
         tm->when_ps = t_ps;
         return 0;
     }
     if (!q->hole && q->len == q->cap && rs_eventq_grow(q) != 0)
         return -1;
-    uint64_t seq = q->next_seq++;
     tm->seq = seq;
     tm->armed = 1;
     tm->when_ps = t_ps;
@@ -134,6 +137,32 @@ static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
     rs_eventq_sift_up(q->heap, q->len++, e);
     q->pushed++;
     return 0;
+}
+
+static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
+{
+    return rs_timer_arm_key(q, tm, t_ps, q->next_seq++);
+}
+
+/* A sequence number for an event that may be armed later (rs_timer_arm_seq) or never: the
+ * numbers after it are those they would be had it been armed now, so arming it later keeps
+ * the order of equal-time events exactly as if it had been armed now. */
+static inline uint64_t rs_eventq_reserve_seq(rs_eventq *q) { return q->next_seq++; }
+
+/* Arm `tm` at t_ps with a reserved sequence number.  Valid only while (t_ps, seq) is not yet
+ * passed (rs_eventq_passed): the heaps are ordered by (time, seq), wherever a key comes from. */
+static inline int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
+{
+    return rs_timer_arm_key(q, tm, t_ps, seq);
+}
+
+/* 1 if an entry with key (t_ps, seq) would already have been handed out at clock now_ps: it is
+ * earlier than now, or at now and before the last entry handed out, or at now after the clock
+ * moved past every entry handed out (a run that ended at its time limit had no more entries up
+ * to it). */
+static inline int rs_eventq_passed(const rs_eventq *q, int64_t now_ps, int64_t t_ps, uint64_t seq)
+{
+    return t_ps < now_ps || (t_ps == now_ps && (q->cur_t_ps < now_ps || seq < q->cur_seq));
 }
 
 /* Cancel `tm` (no-op if not armed). */
@@ -159,7 +188,10 @@ static inline void rs_eventq_settle(rs_eventq *q)
  * horizon (saturating: times near INT64_MAX are legal keys). */
 static inline void rs_eventq_consume_head(rs_eventq *q)
 {
-    int64_t t = q->head_far ? q->far_first->t_ps : q->heap[0].t_ps;
+    const rs_event *h = q->head_far ? q->far_first : &q->heap[0];
+    int64_t t = h->t_ps;
+    q->cur_t_ps = t;
+    q->cur_seq = h->seq;
     q->far_from_ps = t > INT64_MAX - q->far_after_ps ? INT64_MAX : t + q->far_after_ps;
     if (q->head_far)
         rs_eventq_drop_far_first(q);

@@ -245,6 +245,10 @@ typedef struct rs_credit_stats {
     uint64_t overruns;                    /* arrivals that found too little room (0 unless a bug) */
 } rs_credit_stats;
 int rs_port_credit_config(rs_sim *sim, int kind, int node, int port, const rs_credit_cfg *cfg);
+/* Testing: 1 makes every switch port arm its transmit-done event after each frame, also when
+ * nothing is queued behind it (0, the default, skips it; the results are the same, the event
+ * count is higher). */
+void rs_net_set_switch_tx_eager(rs_sim *sim, int on);
 /* Returns RS_ERR_INVAL for no such port, 1 when the port is not in credit mode, else RS_OK. */
 int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out);
 
