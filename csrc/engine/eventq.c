@@ -12,7 +12,7 @@ int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     q->len = 0;
     q->cap = q->heap ? initial_cap : 0;
     q->next_seq = 0;
-    q->cur_t_ps = INT64_MIN;
+    q->cur_t_ps = 0; /* nothing handed out: the clock stands at 0, all of time 0 still to come */
     q->cur_seq = 0;
     q->pushed = 0;
     q->stale = 0;
