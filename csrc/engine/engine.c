@@ -19,17 +19,12 @@ int rs_engine_fail(rs_engine *e, int code, const char *fmt, ...)
     return code;
 }
 
-static void arm_failed(rs_engine *e, int64_t t_ps)
-{
-    e->failed = 1;
-    rs_engine_fail(e, RS_ERR_INVAL, "timer armed at %lld ps, before now (%lld ps): a time overflowed",
-                   (long long)t_ps, (long long)e->now_ps);
-}
-
 void rs_engine_arm_seq(rs_engine *e, rs_timer *tm, int64_t t_ps, uint64_t seq)
 {
-    if (t_ps < e->now_ps) {
-        arm_failed(e, t_ps);
+    if (t_ps < e->now_ps) { /* a time sum wrapped (or a past time): the clock must never go back */
+        e->failed = 1;
+        rs_engine_fail(e, RS_ERR_INVAL, "timer armed at %lld ps, before now (%lld ps): a time overflowed",
+                       (long long)t_ps, (long long)e->now_ps);
         return;
     }
     if (rs_timer_arm_seq(&e->evq, tm, t_ps, seq) != 0) {
@@ -40,12 +35,5 @@ void rs_engine_arm_seq(rs_engine *e, rs_timer *tm, int64_t t_ps, uint64_t seq)
 
 void rs_engine_arm(rs_engine *e, rs_timer *tm, int64_t t_ps)
 {
-    if (t_ps < e->now_ps) { /* a time sum wrapped (or a past time): the clock must never go back */
-        arm_failed(e, t_ps);
-        return;
-    }
-    if (rs_timer_arm(&e->evq, tm, t_ps) != 0) {
-        e->failed = 1;
-        rs_engine_fail(e, RS_ERR_NOMEM, "out of memory growing the event queue");
-    }
+    rs_engine_arm_seq(e, tm, t_ps, e->evq.next_seq++);
 }

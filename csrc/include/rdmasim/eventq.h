@@ -109,8 +109,10 @@ static inline void rs_eventq_sift_up(rs_event *h, size_t i, rs_event e)
     h[i] = e;
 }
 
-/* Arm `tm` with the key (t_ps, seq) (the body of rs_timer_arm and rs_timer_arm_seq). */
-static inline int rs_timer_arm_key(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
+/* Arm `tm` at t_ps with the sequence number `seq`: a fresh one (rs_timer_arm) or one reserved
+ * earlier (rs_eventq_reserve_seq).  A reserved one is valid only while (t_ps, seq) is not yet
+ * passed (rs_eventq_passed): the heaps are ordered by (time, seq), wherever a key comes from. */
+static inline int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
 {
     if (t_ps >= q->far_from_ps) {
         rs_event e = {t_ps, seq, tm};
@@ -141,20 +143,13 @@ static inline int rs_timer_arm_key(rs_eventq *q, rs_timer *tm, int64_t t_ps, uin
 
 static inline int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
 {
-    return rs_timer_arm_key(q, tm, t_ps, q->next_seq++);
+    return rs_timer_arm_seq(q, tm, t_ps, q->next_seq++);
 }
 
 /* A sequence number for an event that may be armed later (rs_timer_arm_seq) or never: the
  * numbers after it are those they would be had it been armed now, so arming it later keeps
  * the order of equal-time events exactly as if it had been armed now. */
 static inline uint64_t rs_eventq_reserve_seq(rs_eventq *q) { return q->next_seq++; }
-
-/* Arm `tm` at t_ps with a reserved sequence number.  Valid only while (t_ps, seq) is not yet
- * passed (rs_eventq_passed): the heaps are ordered by (time, seq), wherever a key comes from. */
-static inline int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
-{
-    return rs_timer_arm_key(q, tm, t_ps, seq);
-}
 
 /* 1 if an entry with key (t_ps, seq) would already have been handed out at clock now_ps: it is
  * earlier than now, or at now and before the last entry handed out, or at now after the clock
