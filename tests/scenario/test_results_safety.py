@@ -128,6 +128,9 @@ def test_ctrl_c_stops_the_run_and_keeps_the_flows_so_far(tmp_path: Path) -> None
     # on a terminal, so that the progress bar shows when the simulation is running
     pid, fd = pty.fork()
     if pid == 0:
+        # as a shell on a terminal starts it: a run started in the background (`cmd &` in a script)
+        # inherits SIGINT ignored, and exec keeps that
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.execvpe(sys.executable, [sys.executable, "-m", "rdmasim.cli", "run", str(scenario), "--out",
                                     str(out)], _env())
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 200, 0, 0))
