@@ -1,45 +1,11 @@
 # Fast data path of rdmasim.verbs: posting send work requests and polling completions.
 #
-# SendPoster.post takes a SendWR (or a next_wr chain) straight from its attributes: a work request
+# SendPoster.post takes a SendWR (or a next_wr chain) straight from its slots (_wr.pxi): a work request
 # whose every field is a plain int in range (and whose keys are plain ints or keys of this
 # simulation's MRs) is converted here, in C. Anything else - another type, a value out of range,
 # a bind or UD work request - is handed to the Python checks (rdmasim/verbs/qp.py QP._send_args),
 # which accept it or refuse it with their own messages. So this file only decides the cases the
 # Python checks would accept unchanged, and every refusal still comes from one place.
-from cpython.object cimport PyObject
-
-cdef extern from "Python.h":
-    unsigned long long _pylong_as_ull "PyLong_AsUnsignedLongLong" (object) noexcept
-    PyObject *_pyerr_occurred "PyErr_Occurred" () noexcept
-    void _pyerr_clear "PyErr_Clear" () noexcept
-
-cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef *d_member
-
-from types import MemberDescriptorType as _MemberDescriptorType
-
-
-cdef Py_ssize_t _slot_offset(object cls, str name) except -1:
-    """Where an instance of exactly ``cls`` keeps its ``__slots__`` field ``name`` (the offset its
-    member descriptor reads from), so the fast path reads fields without an attribute lookup."""
-    descr = cls.__dict__.get(name)
-    if type(descr) is not _MemberDescriptorType:
-        raise TypeError(f"{cls.__name__}.{name} is not a __slots__ field")
-    return (<PyMemberDescrObject *> <PyObject *> descr).d_member.offset
-
-
-cdef inline object _slot(object obj, Py_ssize_t off):
-    """The field of ``obj`` at ``off`` (an exact instance of the class the offset is of); None if
-    it is unset (then the conversion refuses it and the Python checks name it)."""
-    cdef PyObject *v = (<PyObject **> ((<char *> <PyObject *> obj) + off))[0]
-    if v == NULL:
-        return None
-    return <object> v
-
-
 cdef enum:
     _MAX_SGE = 32
     _WR_BIND_MW = 8
@@ -51,28 +17,6 @@ cdef enum:
 
 cdef inline uint32_t _bswap32(uint32_t v) noexcept nogil:
     return ((v >> 24) & 0xFF) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | ((v << 24) & 0xFF000000U)
-
-
-cdef inline bint _as_u64(object v, uint64_t *out) noexcept:
-    """An int (enum members too, not bools) in [0, 2**64 - 1] into *out; False for anything
-    else, with no error left set."""
-    cdef unsigned long long x
-    if type(v) is not int and (not isinstance(v, int) or isinstance(v, bool)):
-        return False
-    x = _pylong_as_ull(v)
-    if x == <unsigned long long> -1 and _pyerr_occurred() != NULL:
-        _pyerr_clear()
-        return False
-    out[0] = x
-    return True
-
-
-cdef inline bint _as_u32(object v, uint32_t *out) noexcept:
-    cdef uint64_t x
-    if not _as_u64(v, &x) or x > 0xFFFFFFFF:
-        return False
-    out[0] = <uint32_t> x
-    return True
 
 
 cdef class _Poster:

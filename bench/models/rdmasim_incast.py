@@ -86,6 +86,8 @@ def _import() -> float:
     import numpy  # noqa: F401
 
     import rdmasim  # noqa: F401
+    import rdmasim.pyverbs.enums  # noqa: F401  (mode write1024-pyverbs: not timed as its setup)
+    import rdmasim.pyverbs.qp  # noqa: F401
     import rdmasim.topology  # noqa: F401
     import rdmasim.traffic  # noqa: F401
     import rdmasim.verbs  # noqa: F401

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from rdmasim import _core
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums as e
 from rdmasim.verbs._checks import U32, U64, MRKey, instance, int_in, key, same_sim
@@ -24,20 +26,25 @@ def _key(what: str, value: Any) -> int:
     return value if isinstance(value, MRKey) else v
 
 
-class SGE:
-    """A scatter/gather element: ``addr`` (an MR's ``buf`` + offset), ``length``, ``lkey``."""
+def _signature(**defaults: Any) -> inspect.Signature:
+    """The constructor's signature for help() and inspect (it is a C function: it has none)."""
+    return inspect.Signature([inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=v)
+                              for k, v in defaults.items()])
 
-    __slots__ = ("addr", "length", "lkey")
 
-    def __init__(self, addr: int, length: int, lkey: int) -> None:
-        # plain in-range ints are taken as they are (one test for all three); anything else goes
-        # through the checks, field by field in order, so the first bad one is named
-        if (type(addr) is int and type(length) is int and (type(lkey) is int or type(lkey) is MRKey)
-                and 0 <= addr <= U64 and 0 <= length <= U32 and 0 <= lkey <= U32):
-            self.addr = addr
-            self.length = length
-            self.lkey = lkey
-            return
+class SGE(_core.SGEInit):
+    """A scatter/gather element: ``addr`` (an MR's ``buf`` + offset), ``length``, ``lkey``.
+
+    Made in C (rdmasim/_wr.pxi) when every argument is a plain int in range (``lkey`` may be an
+    MR's key); anything else through ``_init_checked``."""
+
+    __slots__ = _core.SGE_SLOTS
+    _layout: _core.WRLayout  # where the C constructor stores the fields (set below)
+    __signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                       for n in ("addr", "length", "lkey")])
+
+    def _init_checked(self, addr: Any, length: Any, lkey: Any) -> None:
+        """The fields checked one by one, in order, so the first bad one is named."""
         self.addr = addr if type(addr) is int and 0 <= addr <= U64 else int_in("SGE addr", addr, 0, U64)
         self.length = (length if type(length) is int and 0 <= length <= U32
                        else int_in("SGE length", length, 0, U32))
@@ -99,55 +106,28 @@ def copy_wr_fields(dst: Any, src: Any) -> None:
         setattr(dst, k, v)
 
 
-class SendWR:
+class SendWR(_core.SendWRInit):
     """A send work request (``struct ibv_send_wr``). Chain with ``next_wr``.
 
-    Its fields are fixed (``__slots__``, as the C struct): setting a misspelt one raises
-    AttributeError. Fields are checked when the work request is posted."""
+    ``SendWR(wr_id=0, opcode=IBV_WR_SEND, num_sge=None, imm_data=0, sg=None,
+    send_flags=IBV_SEND_SIGNALED, next_wr=None)``, as pyverbs. Its fields are fixed (as the C
+    struct): setting a misspelt one raises AttributeError. They are checked when the work request
+    is posted. Made in C (rdmasim/_wr.pxi) in the common case (plain ints, no or one SGE, num_sge
+    and next_wr left out); anything else through ``_init_checked``. ``set_wr_rdma`` likewise."""
 
-    __slots__ = ("wr_id", "opcode", "sg", "num_sge", "imm_data", "send_flags", "next_wr", "remote_addr",
-                 "rkey", "compare_add", "swap", "ah", "remote_qpn", "remote_qkey", "bind_mw", "bind_info")
+    __slots__ = _core.SEND_WR_SLOTS
+    _layout: _core.WRLayout
+    __signature__ = _signature(wr_id=0, opcode=e.IBV_WR_SEND, num_sge=None, imm_data=0, sg=None,
+                               send_flags=e.IBV_SEND_SIGNALED, next_wr=None)
 
-    def __init__(self, wr_id: int = 0, opcode: int = e.IBV_WR_SEND, num_sge: int | None = None,
-                 imm_data: int = 0, sg: list[SGE] | None = None,
-                 send_flags: int = e.IBV_SEND_SIGNALED, next_wr: SendWR | None = None) -> None:
-        # the common request - plain in-range ints, no or one SGE, num_sge and next_wr left out - in
-        # one test; anything else goes through the checks below, field by field in order
-        if (type(wr_id) is int and type(opcode) is int and type(imm_data) is int and type(send_flags) is int
-                and num_sge is None and next_wr is None and 0 <= wr_id <= U64
-                and 0 <= opcode <= U32 and 0 <= imm_data <= U32 and 0 <= send_flags <= U32):
-            if sg is None:
-                self.sg = []
-                self.num_sge = 0
-            elif type(sg) is list and len(sg) == 1 and type(sg[0]) is SGE:
-                self.sg = [sg[0]]
-                self.num_sge = 1
-            else:
-                self.sg = _sges("SendWR sg", sg)
-                self.num_sge = len(self.sg)
-            self.wr_id = wr_id
-            self.opcode = opcode
-            self.imm_data = imm_data
-            self.send_flags = send_flags
-            self.next_wr = None
-            self.remote_addr = 0
-            self.rkey = 0
-            self.compare_add = 0
-            self.swap = 0
-            self.ah = None
-            self.remote_qpn = 0
-            self.remote_qkey = 0
-            self.bind_mw = None
-            self.bind_info = None
-            return
+    def _init_checked(self, wr_id: Any, opcode: Any, num_sge: Any, imm_data: Any, sg: Any, send_flags: Any,
+                      next_wr: Any) -> None:
+        """The fields checked one by one, in order, so the first bad one is named."""
         self.wr_id = (wr_id if type(wr_id) is int and 0 <= wr_id <= U64
                       else int_in("SendWR wr_id", wr_id, 0, U64))
         self.opcode = (opcode if type(opcode) is int and 0 <= opcode <= U32
                        else int_in("SendWR opcode", opcode, 0, U32))
-        if type(sg) is list and len(sg) == 1 and type(sg[0]) is SGE:  # the common case, checked as _sges does
-            self.sg = list(sg)
-        else:
-            self.sg = _sges("SendWR sg", sg)
+        self.sg = _sges("SendWR sg", sg)
         self.num_sge = len(self.sg) if num_sge is None else int_in("SendWR num_sge", num_sge, 0, len(self.sg))
         self.imm_data = (imm_data if type(imm_data) is int and 0 <= imm_data <= U32
                          else int_in("SendWR imm_data", imm_data, 0, U32))
@@ -158,18 +138,16 @@ class SendWR:
         self.rkey = 0
         self.compare_add = 0
         self.swap = 0
-        self.ah: Any = None  # UD (set_wr_ud): an rdmasim.verbs.AH
+        self.ah = None  # UD (set_wr_ud): an rdmasim.verbs.AH
         self.remote_qpn = 0
         self.remote_qkey = 0
-        self.bind_mw: Any = None  # IBV_WR_BIND_MW (set_bind_wr): the window and its bind info
-        self.bind_info: Any = None
+        self.bind_mw = None  # IBV_WR_BIND_MW (set_bind_wr): the window and its bind info
+        self.bind_info = None
 
-    def set_wr_rdma(self, rkey: int, addr: int) -> None:
-        """Target of an RDMA WRITE/READ: the remote MR's ``rkey`` and an address in it."""
-        self.rkey = rkey if (type(rkey) is int or type(rkey) is MRKey) and 0 <= rkey <= U32 else _key(
-            "set_wr_rdma rkey", rkey)
-        self.remote_addr = addr if type(addr) is int and 0 <= addr <= U64 else int_in(
-            "set_wr_rdma addr", addr, 0, U64)
+    def _set_wr_rdma_checked(self, rkey: Any, addr: Any) -> None:
+        """``set_wr_rdma`` of anything but plain values: checked, rkey first."""
+        self.rkey = _key("set_wr_rdma rkey", rkey)
+        self.remote_addr = int_in("set_wr_rdma addr", addr, 0, U64)
 
     def set_wr_atomic(self, rkey: int, addr: int, compare_add: int, swap: int = 0) -> None:
         """Target and operands of an atomic operation."""
@@ -251,22 +229,17 @@ class SendWR:
         return f"SendWR(wr_id={self.wr_id!r}, opcode={op}, sg={self.sg!r}, send_flags={self.send_flags!r})"
 
 
-class RecvWR:
-    """A receive work request (``struct ibv_recv_wr``). Chain with ``next_wr``."""
+class RecvWR(_core.RecvWRInit):
+    """A receive work request (``struct ibv_recv_wr``):
+    ``RecvWR(wr_id=0, num_sge=None, sg=None, next_wr=None)``. Chain with ``next_wr``. Made in C
+    (rdmasim/_wr.pxi) in the common case (a plain wr_id, one SGE, num_sge left out)."""
 
-    __slots__ = ("wr_id", "sg", "num_sge", "next_wr")
+    __slots__ = _core.RECV_WR_SLOTS
+    _layout: _core.WRLayout
+    __signature__ = _signature(wr_id=0, num_sge=None, sg=None, next_wr=None)
 
-    def __init__(self, wr_id: int = 0, num_sge: int | None = None, sg: list[SGE] | None = None,
-                 next_wr: RecvWR | None = None) -> None:
-        # the common request (a plain in-range wr_id, one SGE, num_sge left out) in one test;
-        # anything else goes through the checks below, field by field in order
-        if (type(wr_id) is int and 0 <= wr_id <= U64 and num_sge is None
-                and type(sg) is list and len(sg) == 1 and type(sg[0]) is SGE):
-            self.wr_id = wr_id
-            self.sg = [sg[0]]
-            self.num_sge = 1
-            self.next_wr = None if next_wr is None else instance("RecvWR next_wr", next_wr, RecvWR)
-            return
+    def _init_checked(self, wr_id: Any, num_sge: Any, sg: Any, next_wr: Any) -> None:
+        """The fields checked one by one, in order, so the first bad one is named."""
         self.wr_id = int_in("RecvWR wr_id", wr_id, 0, U64)
         self.sg = _sges("RecvWR sg", sg)
         self.num_sge = len(self.sg) if num_sge is None else int_in("RecvWR num_sge", num_sge, 0, len(self.sg))
@@ -281,6 +254,11 @@ class RecvWR:
 
     def __repr__(self) -> str:
         return f"RecvWR(wr_id={self.wr_id!r}, sg={self.sg!r})"
+
+
+SGE._layout = _core.WRLayout(SGE, _core.SGE_SLOTS, key_type=MRKey)
+SendWR._layout = _core.WRLayout(SendWR, _core.SEND_WR_SLOTS, key_type=MRKey, sge_type=SGE)
+RecvWR._layout = _core.WRLayout(RecvWR, _core.RECV_WR_SLOTS, sge_type=SGE, wr_type=RecvWR)
 
 
 def report_bad_wr(bad_wr: Any, wr: Any) -> None:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import copy
 import pickle
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import rdmasim
 from rdmasim.errors import PyverbsUserError
 from rdmasim.verbs import enums as e
 from rdmasim.verbs.wr import SGE, RecvWR, SendWR, copy_wr_fields
@@ -127,3 +131,126 @@ def test_copy_pickle_and_copy_wr_fields() -> None:
     r = RecvWR(wr_id=2, sg=[SGE(0x1000, 8, 2)])
     rd = pickle.loads(pickle.dumps(r))
     assert (rd.wr_id, [s.as_tuple() for s in rd.sg], rd.num_sge) == (2, [(0x1000, 8, 2)], 1)
+
+
+def test_plain_construction_is_decided_in_c_and_the_rest_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The common request (plain ints, an MR's key, no or one SGE) never reaches the Python
+    checks (``_init_checked``); anything else does, and is decided there."""
+    from rdmasim.verbs import MR, PD, Context
+    from rdmasim.verbs._checks import MRKey
+
+    calls: list[str] = []
+    for cls, name in ((SGE, "_init_checked"), (SendWR, "_init_checked"), (RecvWR, "_init_checked"),
+                      (SendWR, "_set_wr_rdma_checked")):
+        checked = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda self, *a, _c=checked, _n=f"{cls.__name__}.{name}": (
+            calls.append(_n), _c(self, *a))[1])
+    topo = rdmasim.back_to_back()
+    mr = MR(PD(Context(topo.a)), 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    s = SGE(mr.buf, 64, mr.lkey)
+    assert type(s.lkey) is MRKey  # kept, so post_send can check its simulation
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[s], send_flags=0)
+    wr.set_wr_rdma(mr.rkey, mr.buf)
+    RecvWR(wr_id=2, sg=[s])
+    assert calls == []
+    SGE(mr.buf, _Int(64), mr.lkey)
+    SendWR(wr_id=1, sg=[s, s])
+    RecvWR(wr_id=2, sg=[s], next_wr=RecvWR(wr_id=3, sg=[s]))  # a RecvWR as next_wr: still plain
+    RecvWR(wr_id=2, sg=[s], num_sge=1)
+    wr.set_wr_rdma(_Int(1), 0)
+    assert calls == ["SGE._init_checked", "SendWR._init_checked", "RecvWR._init_checked",
+                     "SendWR._set_wr_rdma_checked"]
+
+
+def test_a_work_request_never_initialised_is_refused_when_posted() -> None:
+    """``SendWR.__new__`` without ``__init__`` (or ``del wr.field``) leaves fields unset: posting
+    it names the first one (no crash, nothing posted)."""
+    from rdmasim.verbs import CQ, MR, PD, QP, Context, QPCap, QPInitAttr, connect_qps
+
+    topo = rdmasim.back_to_back()
+    ca, cb = Context(topo.a), Context(topo.b)
+    pa, pb = PD(ca), PD(cb)
+    cqa, cqb = CQ(ca, 4), CQ(cb, 4)
+    qa = QP(pa, QPInitAttr(scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    qb = QP(pb, QPInitAttr(scq=cqb, rcq=cqb, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    connect_qps(qa, qb)
+    MR(pa, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    bare = SendWR.__new__(SendWR)
+    with pytest.raises(AttributeError):
+        _ = bare.wr_id
+    with pytest.raises(AttributeError, match="wr_id"):
+        qa.post_send(bare)
+    with pytest.raises(AttributeError, match="wr_id"):
+        qb.post_recv(RecvWR.__new__(RecvWR))
+    wr = SendWR(sg=[SGE(0, 1, 0)])
+    del wr.rkey
+    with pytest.raises(AttributeError, match="rkey"):
+        qa.post_send(wr)
+    topo.sim.run_until_idle()
+    assert qa.stats()["pkts_sent"] == 0
+
+
+def test_signatures_for_help() -> None:
+    import inspect
+
+    assert list(inspect.signature(SendWR).parameters) == ["wr_id", "opcode", "num_sge", "imm_data", "sg",
+                                                          "send_flags", "next_wr"]
+    assert list(inspect.signature(SGE).parameters) == ["addr", "length", "lkey"]
+    assert inspect.signature(RecvWR).parameters["next_wr"].default is None
+
+
+def _outcome(make: Any) -> tuple[str, Any]:
+    """What building a work request gives: its fields (with their types), or its error."""
+    try:
+        obj = make()
+    except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+        return "error", (type(exc), str(exc))
+    names = [k for cls in type(obj).__mro__ for k in cls.__dict__.get("__slots__", ())]
+    out = {}
+    for k in names:
+        v = getattr(obj, k)
+        out[k] = ([(type(s), s.as_tuple()) for s in v] if k == "sg" else (type(v), v))
+    return "ok", out
+
+
+# mostly plain in-range ints (the C path is taken only when every field is one), else edges and
+# the wrong types
+_PLAIN = st.integers(0, 3)
+_VALUES = st.one_of(_PLAIN, _PLAIN, _PLAIN, _PLAIN, _PLAIN, _PLAIN, _PLAIN, _PLAIN,
+                    st.integers(-2, -1), st.integers(2**32 - 1, 2**32), st.integers(2**64 - 1, 2**64),
+                    st.integers(0, 9).map(_Int), st.booleans(), st.none(), st.just(1.0), st.just("1"))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_VALUES, min_size=7, max_size=7), st.sampled_from(["none", "one", "two", "tuple", "bad"]))
+def test_c_construction_gives_what_the_checks_give(args: list[Any], sg_kind: str) -> None:
+    """Whatever the arguments, SendWR(...) (the C plain case, else the checks) and the checks
+    alone (``_init_checked`` on a bare object) give the same fields or the same error."""
+    s = SGE(0x1000, 8, 2)
+    sg = {"none": None, "one": [s], "two": [s, s], "tuple": (s,), "bad": [(0, 1, 2)]}[sg_kind]
+    wr_id, opcode, num_sge, imm, flags, nxt, rkey = args
+    kw = {"wr_id": wr_id, "opcode": opcode, "imm_data": imm, "sg": sg, "send_flags": flags}
+    for extra in ({}, {"num_sge": num_sge}, {"next_wr": nxt}):
+        def checked(extra: dict = extra) -> SendWR:
+            obj = SendWR.__new__(SendWR)
+            a = {"num_sge": None, "next_wr": None, **kw, **extra}
+            obj._init_checked(a["wr_id"], a["opcode"], a["num_sge"], a["imm_data"], a["sg"], a["send_flags"],
+                              a["next_wr"])
+            return obj
+        assert _outcome(lambda extra=extra: SendWR(**kw, **extra)) == _outcome(checked)
+    for a in (args[:3], [args[0], args[1], rkey]):
+        def sge_checked(a: list[Any] = a) -> SGE:
+            obj = SGE.__new__(SGE)
+            obj._init_checked(*a)
+            return obj
+        assert _outcome(lambda a=a: SGE(*a)) == _outcome(sge_checked)
+    rkw = {"wr_id": wr_id, "sg": sg}
+
+    def recv_checked() -> RecvWR:
+        obj = RecvWR.__new__(RecvWR)
+        obj._init_checked(wr_id, None, sg, None)
+        return obj
+    assert _outcome(lambda: RecvWR(**rkw)) == _outcome(recv_checked)
+    w1, w2 = SendWR(), SendWR()
+    assert _outcome(lambda: (w1.set_wr_rdma(rkey, wr_id), w1)[1]) == _outcome(
+        lambda: (w2._set_wr_rdma_checked(rkey, wr_id), w2)[1])
