@@ -13,6 +13,7 @@
 # SendPoster (_post.pxi) reads the same slots.
 
 cimport cython
+from libc.stdint cimport UINT32_MAX
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 
@@ -65,7 +66,9 @@ cdef inline bint _as_u64(object v, uint64_t *out) noexcept:
 
 cdef inline bint _as_u32(object v, uint32_t *out) noexcept:
     cdef uint64_t x
-    if not _as_u64(v, &x) or x > 0xFFFFFFFF:
+    # UINT32_MAX, not the literal 0xFFFFFFFF: Cython compared that as a Python int (an int object
+    # made and freed per field)
+    if not _as_u64(v, &x) or x > UINT32_MAX:
         return False
     out[0] = <uint32_t> x
     return True
