@@ -134,29 +134,47 @@ SEND_WR_SLOTS = ("wr_id", "sg", "num_sge", "next_wr", "opcode", "imm_data", "sen
                  "rkey", "compare_add", "swap", "remote_qpn", "remote_qkey", "ah", "bind_mw", "bind_info")
 
 
+cdef enum:  # which class a layout is of
+    _K_SGE = 0
+    _K_RECV_WR = 1
+    _K_SEND_WR = 2
+
+_KINDS = {SGE_SLOTS: _K_SGE, RECV_WR_SLOTS: _K_RECV_WR, SEND_WR_SLOTS: _K_SEND_WR}
+
+
 cdef class WRLayout:
-    """Where a work-request class keeps its fields (``names``, its own ``__slots__``) and what
-    its plain case takes: ``key_type`` (an MR's key), ``sge_type``, ``wr_type`` (what a RecvWR's
-    next_wr may be)."""
+    """Where ``cls`` (a work-request class: its ``__slots__`` are one of SGE_SLOTS, RECV_WR_SLOTS,
+    SEND_WR_SLOTS) keeps its fields, and what its plain case takes: ``key_type`` (an MR's key),
+    ``sge_type``, ``wr_type`` (what a RecvWR's next_wr may be)."""
 
     cdef Py_ssize_t off[_F_MAX]
+    cdef int kind
+    cdef object cls
     cdef object key_type
     cdef object sge_type
     cdef object wr_type
 
-    def __init__(self, cls, names, key_type=None, sge_type=None, wr_type=None):
+    def __init__(self, cls, key_type=None, sge_type=None, wr_type=None):
         cdef Py_ssize_t i
-        if len(names) > _F_MAX:
-            raise ValueError(f"{len(names)} fields: at most {_F_MAX}")
+        names = cls.__dict__.get("__slots__")
+        if names not in _KINDS:
+            raise TypeError(f"{cls.__name__}: its __slots__ {names!r} are not those of a work-request class")
+        self.kind = _KINDS[names]
         for i in range(len(names)):
             self.off[i] = _slot_offset(cls, names[i])
+        self.cls = cls
         self.key_type = key_type
         self.sge_type = sge_type
         self.wr_type = wr_type
 
 
-cdef inline WRLayout _layout_of(object obj):
-    return <WRLayout?> type(obj)._layout
+cdef inline WRLayout _layout_of(object obj, int kind):
+    """The layout of ``obj``'s class, if it is one of ``kind`` that ``obj`` is an instance of (the
+    offsets are only valid then: anything else would write outside the object)."""
+    cdef WRLayout L = <WRLayout?> type(obj)._layout
+    if L.kind != kind or (type(obj) is not L.cls and not isinstance(obj, L.cls)):
+        raise TypeError(f"{type(obj).__name__}._layout is not a layout of its own work-request class")
+    return L
 
 
 @cython.auto_pickle(False)  # the fields are the subclass's slots: object's pickling
@@ -164,7 +182,7 @@ cdef class SGEInit:
     """``SGE(addr, length, lkey)`` in C (the plain case); rdmasim.verbs.SGE is the class to use."""
 
     def __init__(self, addr, length, lkey):
-        cdef WRLayout L = _layout_of(self)
+        cdef WRLayout L = _layout_of(self, _K_SGE)
         if _plain_u64(addr) and _plain_u32(length) and _plain_key(lkey, L.key_type):
             _set_slot(self, L.off[_F_ADDR], addr)
             _set_slot(self, L.off[_F_LENGTH], length)
@@ -193,7 +211,7 @@ cdef class SendWRInit:
 
     def __init__(self, wr_id=0, opcode=RS_WR_SEND, num_sge=None, imm_data=0, sg=None,
                  send_flags=RS_SEND_SIGNALED, next_wr=None):
-        cdef WRLayout L = _layout_of(self)
+        cdef WRLayout L = _layout_of(self, _K_SEND_WR)
         cdef int k
         if (num_sge is None and next_wr is None and _plain_u64(wr_id) and _plain_u32(opcode)
                 and _plain_u32(imm_data) and _plain_u32(send_flags) and _plain_sg(self, L, sg)):
@@ -211,7 +229,7 @@ cdef class SendWRInit:
 
     def set_wr_rdma(self, rkey, addr):
         """Target of an RDMA WRITE/READ: the remote MR's ``rkey`` and an address in it."""
-        cdef WRLayout L = _layout_of(self)
+        cdef WRLayout L = _layout_of(self, _K_SEND_WR)
         if _plain_key(rkey, L.key_type) and _plain_u64(addr):
             _set_slot(self, L.off[_F_RKEY], rkey)
             _set_slot(self, L.off[_F_REMOTE_ADDR], addr)
@@ -224,7 +242,7 @@ cdef class RecvWRInit:
     """``RecvWR(...)`` in C (the plain case); rdmasim.verbs.RecvWR is the class to use."""
 
     def __init__(self, wr_id=0, num_sge=None, sg=None, next_wr=None):
-        cdef WRLayout L = _layout_of(self)
+        cdef WRLayout L = _layout_of(self, _K_RECV_WR)
         if (num_sge is None and _plain_u64(wr_id) and type(sg) is list
                 and (next_wr is None or isinstance(next_wr, L.wr_type)) and _plain_sg(self, L, sg)):
             _set_slot(self, L.off[_F_WR_ID], wr_id)

@@ -256,9 +256,9 @@ class RecvWR(_core.RecvWRInit):
         return f"RecvWR(wr_id={self.wr_id!r}, sg={self.sg!r})"
 
 
-SGE._layout = _core.WRLayout(SGE, _core.SGE_SLOTS, key_type=MRKey)
-SendWR._layout = _core.WRLayout(SendWR, _core.SEND_WR_SLOTS, key_type=MRKey, sge_type=SGE)
-RecvWR._layout = _core.WRLayout(RecvWR, _core.RECV_WR_SLOTS, sge_type=SGE, wr_type=RecvWR)
+SGE._layout = _core.WRLayout(SGE, key_type=MRKey)
+SendWR._layout = _core.WRLayout(SendWR, key_type=MRKey, sge_type=SGE)
+RecvWR._layout = _core.WRLayout(RecvWR, sge_type=SGE, wr_type=RecvWR)
 
 
 def report_bad_wr(bad_wr: Any, wr: Any) -> None:

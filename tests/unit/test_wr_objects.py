@@ -254,3 +254,36 @@ def test_c_construction_gives_what_the_checks_give(args: list[Any], sg_kind: str
     w1, w2 = SendWR(), SendWR()
     assert _outcome(lambda: (w1.set_wr_rdma(rkey, wr_id), w1)[1]) == _outcome(
         lambda: (w2._set_wr_rdma_checked(rkey, wr_id), w2)[1])
+
+
+def test_a_layout_only_serves_its_own_class() -> None:
+    """The C constructors store fields at the offsets of the class's ``_layout``: a layout of
+    another class, or of the wrong kind, is refused (TypeError) instead of writing outside the
+    object."""
+    from rdmasim import _core
+
+    class Other(_core.SendWRInit):
+        __slots__ = ("a",)
+        _layout = SendWR._layout  # offsets of SendWR's 16 slots: Other has one
+
+    with pytest.raises(TypeError, match="not a layout of its own"):
+        Other()
+
+    class Wrong(_core.SGEInit):
+        __slots__ = _core.SGE_SLOTS
+        _layout = SendWR._layout  # a send WR's layout for an SGE
+
+    with pytest.raises(TypeError, match="not a layout of its own"):
+        Wrong(0, 1, 2)
+
+    class NoSlots(_core.RecvWRInit):
+        __slots__ = ("x",)
+
+    with pytest.raises(TypeError, match="not those of a work-request class"):
+        _core.WRLayout(NoSlots)
+
+    class Sub(SendWR):  # a user's subclass: the parent's layout, valid in its instances
+        __slots__ = ("note",)
+
+    s = Sub(wr_id=3, sg=[SGE(0, 1, 2)])
+    assert (s.wr_id, s.num_sge, s.rkey) == (3, 1, 0)
