@@ -188,7 +188,7 @@ uint64_t rs_req_acked_pos(const rs_qp *qp)
 {
     if (!qp->sq_count)
         return qp->sq_stream_end;
-    const rs_swqe *w = sq_at(qp, 0);
+    const rs_swqe *w = &qp->sq[qp->sq_head]; /* the head: sq_head < max_send_wr */
     if (!w->started)
         return w->stream_off;
     uint64_t bytes = rs_swqe_req_bytes(w);
@@ -199,24 +199,19 @@ uint64_t rs_req_acked_pos(const rs_qp *qp)
     return w->stream_off + (done < bytes ? done : bytes);
 }
 
-int rs_cc_window_check(const rs_transport *tp, const rs_qp *qp)
+int rs_cc_window_check(const rs_transport *tp, const rs_qp *qp, const rs_swqe *next)
 {
     catch_up(tp->net.eng.now_ps, qp);
     uint64_t win = qp->cc->window_bytes(qp->cc_state, params_of(qp));
     if (win == 0 || win == UINT64_MAX)
         return 1;
-    /* the next packet's payload and its stream position in one look at its WQE (rs_req_next_pos) */
-    uint64_t next = 0, next_pos = qp->sq_stream_end;
-    if (qp->req_idx < qp->sq_count) {
-        const rs_swqe *w = sq_at(qp, qp->req_idx);
-        uint64_t bytes = rs_swqe_req_bytes(w), off = bytes ? qp->req_off : 0, left = bytes - off;
-        next_pos = w->stream_off + off;
-        next = left < qp->pmtu ? left : qp->pmtu;
-    }
+    /* the next packet's payload and its stream position (rs_req_next_pos) from its WQE */
+    uint64_t bytes = rs_swqe_req_bytes(next), off = bytes ? qp->req_off : 0, left = bytes - off;
+    uint64_t next_pos = next->stream_off + off, len = left < qp->pmtu ? left : qp->pmtu;
     uint64_t inflight = next_pos - rs_req_acked_pos(qp);
     if (inflight == 0)
         return 1; /* a window below one packet still lets one go */
-    return inflight + next <= win;
+    return inflight + len <= win;
 }
 
 void rs_cc_resp_echo(rs_qp *qp, rs_pkt *a)

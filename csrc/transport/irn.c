@@ -131,7 +131,7 @@ int rs_irn_req_can_send(const rs_transport *tp, const rs_qp *qp)
         return 0;
     if (qp->req_off == 0 && !rs_req_may_start(qp, w))
         return 0;
-    return rs_cc_window_open(tp, qp); /* new packets only: a retransmission goes regardless */
+    return rs_cc_window_open(tp, qp, w); /* new packets only: a retransmission goes regardless */
 }
 
 /* Where PSN `psn` (a SEND/WRITE packet already sent) lives: WQE offset from the head, byte offset. */

@@ -51,7 +51,7 @@ int rs_req_can_send(const rs_transport *tp, const rs_qp *qp)
     const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
     if (qp->req_off == 0 && !rs_req_may_start(qp, w)) /* about to start a WQE */
         return 0;
-    return rs_cc_window_open(tp, qp); /* the congestion window, when the algorithm has one */
+    return rs_cc_window_open(tp, qp, w); /* the congestion window, when the algorithm has one */
 }
 
 /* The rate limiter lets the QP's next request go at `next_tx_ps` (0 = now). */

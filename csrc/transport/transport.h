@@ -241,11 +241,12 @@ void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp);
  * ACK events. */
 void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire_bytes, int retx);
 void rs_cc_np_on_ce(rs_transport *tp, rs_qp *qp);              /* responder saw CE: maybe send a CNP */
-/* Window: may the QP's next request packet go?  1 when its algorithm has no window (inline test). */
-int rs_cc_window_check(const rs_transport *tp, const rs_qp *qp);
-static inline int rs_cc_window_open(const rs_transport *tp, const rs_qp *qp)
+/* Window: may the QP's next request packet go?  1 when its algorithm has no window (inline test).
+ * `next` is the WQE at req_idx (the caller has it: req_idx < sq_count). */
+int rs_cc_window_check(const rs_transport *tp, const rs_qp *qp, const rs_swqe *next);
+static inline int rs_cc_window_open(const rs_transport *tp, const rs_qp *qp, const rs_swqe *next)
 {
-    return !qp->cc || !qp->cc->window_bytes || rs_cc_window_check(tp, qp);
+    return !qp->cc || !qp->cc->window_bytes || rs_cc_window_check(tp, qp, next);
 }
 /* Responder: request `pkt` was accepted; keep what the next ACK echoes (when it asked for that). */
 static inline void rs_cc_resp_accepted(rs_qp *qp, const rs_pkt *pkt)
