@@ -7,7 +7,7 @@
 # reuses one work request and changes four fields per post feels. Each subclasses one of the
 # bases here, which only fill those slots, at the offsets of the class's `_layout` (a WRLayout
 # made once per class), and only in the plain case: every argument a plain int in range (keys: a
-# plain int or the class's `_key_type`, an MR's key), no or one SGE of the class's `_sge_type`,
+# plain int or the layout's `key_type`, an MR's key), no or one SGE of the layout's `sge_type`,
 # num_sge and next_wr left out. Everything else goes to the class's `_init_checked`, which
 # converts or refuses it with its own messages, so every check has one implementation.
 # SendPoster (_post.pxi) reads the same slots.
@@ -47,7 +47,6 @@ cdef inline object _slot(object obj, Py_ssize_t off):
     if v == NULL:
         return None
     return <object> v
-
 
 
 cdef inline bint _as_u64(object v, uint64_t *out) noexcept:
