@@ -58,13 +58,16 @@ cdef class _Poster:
         self.slow = slow
         self.chain_fn = chain_fn
         self.failed = None
-        self.o_wr_id = _slot_offset(wr_cls, "wr_id")
-        self.o_sg = _slot_offset(wr_cls, "sg")
-        self.o_num_sge = _slot_offset(wr_cls, "num_sge")
-        self.o_next = _slot_offset(wr_cls, "next_wr")
-        self.o_addr = _slot_offset(sge_cls, "addr")
-        self.o_length = _slot_offset(sge_cls, "length")
-        self.o_lkey = _slot_offset(sge_cls, "lkey")
+        # the slots of the classes' layouts (_wr.pxi); a send and a receive WR share the first four
+        cdef WRLayout wl = _layout_of_class(wr_cls, self._wr_kind())
+        cdef WRLayout sl = _layout_of_class(sge_cls, _K_SGE)
+        self.o_wr_id = wl.off[_F_WR_ID]
+        self.o_sg = wl.off[_F_SG]
+        self.o_num_sge = wl.off[_F_NUM_SGE]
+        self.o_next = wl.off[_F_NEXT_WR]
+        self.o_addr = sl.off[_F_ADDR]
+        self.o_length = sl.off[_F_LENGTH]
+        self.o_lkey = sl.off[_F_LKEY]
 
     cdef bint _key(self, object v, uint32_t *out):
         """A key: a plain int, or an MR's key of this simulation (remembered once seen)."""
@@ -123,6 +126,10 @@ cdef class _Poster:
                 return self.chain_fn(first)
         return out
 
+    cdef int _wr_kind(self):
+        """Which work-request layout the posted class has (_wr.pxi _K_*)."""
+        return -1
+
     cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
         raise NotImplementedError
 
@@ -172,13 +179,17 @@ cdef class SendPoster(_Poster):
         self.ud = ud
         self.swap_imm = swap_imm
         self.flags_mask = flags_mask
-        self.o_opcode = _slot_offset(wr_cls, "opcode")
-        self.o_send_flags = _slot_offset(wr_cls, "send_flags")
-        self.o_imm_data = _slot_offset(wr_cls, "imm_data")
-        self.o_remote_addr = _slot_offset(wr_cls, "remote_addr")
-        self.o_rkey = _slot_offset(wr_cls, "rkey")
-        self.o_compare_add = _slot_offset(wr_cls, "compare_add")
-        self.o_swap = _slot_offset(wr_cls, "swap")
+        cdef WRLayout wl = _layout_of_class(wr_cls, _K_SEND_WR)
+        self.o_opcode = wl.off[_F_OPCODE]
+        self.o_send_flags = wl.off[_F_SEND_FLAGS]
+        self.o_imm_data = wl.off[_F_IMM_DATA]
+        self.o_remote_addr = wl.off[_F_REMOTE_ADDR]
+        self.o_rkey = wl.off[_F_RKEY]
+        self.o_compare_add = wl.off[_F_COMPARE_ADD]
+        self.o_swap = wl.off[_F_SWAP]
+
+    cdef int _wr_kind(self):
+        return _K_SEND_WR
 
     cdef bint _fast(self, object wr, rs_send_wr *w, rs_sge *sg):
         """Fill *w from ``wr`` if every field is one the Python checks pass unchanged."""
@@ -241,6 +252,9 @@ cdef class RecvPoster(_Poster):
                  bint srq=False):
         _Poster.__init__(self, core, host, qpn, sim, wr_cls, sge_cls, key_cls, slow, chain_fn)
         self.srq = srq
+
+    cdef int _wr_kind(self):
+        return _K_RECV_WR
 
     cdef int _post_one(self, Py_ssize_t i, object wr) except -1:
         cdef rs_recv_wr w

@@ -167,6 +167,15 @@ cdef class WRLayout:
         self.wr_type = wr_type
 
 
+cdef WRLayout _layout_of_class(object cls, int kind):
+    """The layout of exactly ``cls`` (its own, of ``kind``), for code that reads its instances'
+    slots (the posters)."""
+    L = cls.__dict__.get("_layout")
+    if type(L) is not WRLayout or (<WRLayout> L).kind != kind or (<WRLayout> L).cls is not cls:
+        raise TypeError(f"{cls.__name__}: no work-request layout of its own")
+    return <WRLayout> L
+
+
 cdef inline WRLayout _layout_of(object obj, int kind):
     """The layout of ``obj``'s class, if it is one of ``kind`` that ``obj`` is an instance of (the
     offsets are only valid then: anything else would write outside the object)."""
