@@ -269,8 +269,7 @@ void rs_cc_on_ack(rs_transport *tp, rs_qp *qp, const rs_cc_echo *echo, uint32_t 
     catch_up(now, qp);
     if (a->on_ack)
         a->on_ack(qp->cc_state, params_of(qp), &ack);
-    if (a->window_bytes)
-        rs_nic_wake(tp, qp); /* the window may have opened */
+    /* the window may have opened: the caller (completer.c) wakes the QP once, after the ACK */
 }
 
 static rs_host *get_host(const rs_transport *tp, int host)

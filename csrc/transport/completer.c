@@ -348,8 +348,11 @@ void rs_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     case RS_AETH_ACK:
         qp->stats.acks_rcvd++;
         if (rs_psn_diff(psn, qp->comp_psn) < 0) { /* a duplicate: acknowledges nothing new */
-            if (cc_acks)
+            if (cc_acks) {
                 rs_cc_on_ack(tp, qp, &echo, psn, una_before);
+                if (qp->cc->window_bytes)
+                    rs_nic_wake(tp, qp); /* the algorithm may have opened its window */
+            }
         } else {
             rs_comp_ack_through(tp, qp, psn);
             if (cc_acks)

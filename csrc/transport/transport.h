@@ -275,7 +275,8 @@ typedef struct rs_cc_echo {
     uint8_t ce;
 } rs_cc_echo;
 /* Requester: an ACK-syndrome acknowledgement for `psn` arrived, after the completer applied it;
- * una_before_bytes = rs_req_acked_pos before that. */
+ * una_before_bytes = rs_req_acked_pos before that.  The caller wakes the QP after it (a window
+ * may have opened). */
 void rs_cc_on_ack(rs_transport *tp, rs_qp *qp, const rs_cc_echo *echo, uint32_t psn, uint64_t una_before_bytes);
 /* Request payload byte positions (rs_swqe.stream_off): the next byte to send, and the first one not
  * yet acknowledged; bytes in flight = the difference. */
