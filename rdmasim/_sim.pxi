@@ -170,7 +170,7 @@ cdef extern from "rdmasim/sim.h" nogil:
                        int64_t cnp_interval_ps, uint32_t cnp_dscp)
     int rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn, void *out, size_t cap, int *kind)
     int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
-                        int64_t ack_timeout_ps)
+                        int64_t ack_timeout_ps, uint32_t ack_req_interval)
     double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
     int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *out)
     int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps)
@@ -369,9 +369,10 @@ cdef class SimCore:
         return kind, (<const char *>buf)[:sizeof(buf)]
 
     def host_set_nic(self, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
-                     int64_t ack_timeout_ps):
+                     int64_t ack_timeout_ps, uint32_t ack_req_interval):
         """NIC-dependent constants of `host` (rdmasim.nic.NicProfile applies them)."""
-        self._check(rs_host_set_nic(self.sim, host, max_unacked_psns, ack_coalesce_pkts, ack_timeout_ps))
+        self._check(rs_host_set_nic(self.sim, host, max_unacked_psns, ack_coalesce_pkts, ack_timeout_ps,
+                                    ack_req_interval))
 
     def qp_rate_bps(self, int host, uint32_t qpn):
         return rs_qp_rate_bps(self.sim, host, qpn)

@@ -25,6 +25,8 @@ class NicProfile:
     ``ack_coalesce_pkts``: the responder acknowledges an AckReq packet at once only when it
     completes a group of this many accepted packets since the last ACK (1 = every AckReq packet).
     ``ack_timeout``: longest a coalesced ACK waits (a time string or ps; needed when coalescing).
+    ``ack_req_interval``: the requester sets AckReq on a message's last packet and on the n-th
+    packet since the last one that had it (1 = every packet, as ns-3 HPCC's L2_ACK_INTERVAL 1).
     ``cnp_interval``: at most one CNP per QP per interval at the notification point (0 = every
     CE-marked packet); applied with the host's congestion control.
     ``dcqcn``: name of the DCQCN preset that goes with the NIC (``DcqcnParams.paper`` / ``nvidia``).
@@ -39,11 +41,15 @@ class NicProfile:
     cnp_interval: str | int
     dcqcn: str
     pfc_response: str | int = 0
+    ack_req_interval: int = 66
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_unacked_psns <= MAX_UNACKED_PSNS_LIMIT:
             raise ValueError(f"nic.max_unacked_psns = {self.max_unacked_psns}: "
                              f"allowed 1..{MAX_UNACKED_PSNS_LIMIT}")
+        if not isinstance(self.ack_req_interval, int) or not 1 <= self.ack_req_interval <= 0xFFFFFFFF:
+            raise ValueError(f"nic.ack_req_interval = {self.ack_req_interval!r}: allowed >= 1 "
+                             "(an integer up to 2**32 - 1)")
         if self.ack_coalesce_pkts < 1:
             raise ValueError(f"nic.ack_coalesce_pkts = {self.ack_coalesce_pkts}: allowed >= 1")
         t = parse_time(self.ack_timeout)
@@ -84,8 +90,9 @@ class NicProfile:
 
 PROFILES: dict[str, NicProfile] = {
     # Linux soft-RoCE (drivers/infiniband/sw/rxe): RXE_MAX_UNACKED_PSNS = 128 (rxe_param.h); the
-    # requester sets AckReq at a message's last packet and every RXE_MAX_PKT_PER_ACK = 64 packets
-    # (rxe_req.c) and the responder ACKs every AckReq packet (rxe_resp.c): no coalescing.  rxe has
+    # requester sets AckReq at a message's last packet and when `noack_pkts++ > RXE_MAX_PKT_PER_ACK`
+    # (64): on the 66th packet since the last AckReq (rxe_req.c, ack_req_interval = 66); the
+    # responder ACKs every AckReq packet (rxe_resp.c): no coalescing.  rxe has
     # no DCQCN; the paper's parameters (Zhu et al., SIGCOMM 2015) and its 50 us CNP interval are used.
     # PFC is the Ethernet NIC's under rxe; an ideal response (0) is kept as the reference.
     "rxe": NicProfile("rxe", max_unacked_psns=128, ack_coalesce_pkts=1, ack_timeout=0,
@@ -97,6 +104,7 @@ PROFILES: dict[str, NicProfile] = {
     # congestion control documentation); DCQCN: DcqcnParams.nvidia().  PFC response time: the
     # upper bound IEEE 802.3 Annex 31D allows a 100 Gb/s MAC, 394 pause quanta = 201,728 bit times
     # = 2.01728 us (the NIC's own figure is not published: the worst case a headroom must cover).
+    # AckReq cadence: not published; modelled assumption: as rxe (66), coalescing then applies.
     "cx6": NicProfile("cx6", max_unacked_psns=MAX_UNACKED_PSNS_LIMIT, ack_coalesce_pkts=4,
                       ack_timeout="2us", cnp_interval="4us", dcqcn="nvidia", pfc_response="2017280ps"),
 }
@@ -104,7 +112,8 @@ PROFILES: dict[str, NicProfile] = {
 
 #: the constants a scenario's ``[nic.overrides]`` may set (the CNP interval and the DCQCN preset
 #: are set with ``[congestion_control]``)
-SCENARIO_OVERRIDES = ("max_unacked_psns", "ack_coalesce_pkts", "ack_timeout", "pfc_response")
+SCENARIO_OVERRIDES = ("max_unacked_psns", "ack_coalesce_pkts", "ack_timeout", "ack_req_interval",
+                      "pfc_response")
 
 
 def get_profile(name: str | NicProfile, **overrides: Any) -> NicProfile:
@@ -124,5 +133,5 @@ def apply(sim: Any, host_index: int, profile: NicProfile) -> None:
     from rdmasim.fabric import NODE_HOST
 
     sim._core.host_set_nic(host_index, profile.max_unacked_psns, profile.ack_coalesce_pkts,
-                           parse_time(profile.ack_timeout))
+                           parse_time(profile.ack_timeout), profile.ack_req_interval)
     sim._fabric_core().set_pfc_response(NODE_HOST, host_index, 0, parse_time(profile.pfc_response))

@@ -10,9 +10,10 @@ int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, size_t p
 }
 
 int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
-                    int64_t ack_timeout_ps)
+                    int64_t ack_timeout_ps, uint32_t ack_req_interval)
 {
-    return rs_tp_host_set_nic(&sim->tp, host, max_unacked_psns, ack_coalesce_pkts, ack_timeout_ps);
+    return rs_tp_host_set_nic(&sim->tp, host, max_unacked_psns, ack_coalesce_pkts, ack_timeout_ps,
+                              ack_req_interval);
 }
 
 double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)

@@ -125,7 +125,7 @@ int rs_tp_host_rx_stats_get(const rs_transport *tp, int host, rs_host_rx_stats *
 }
 
 int rs_tp_host_set_nic(rs_transport *tp, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
-                       int64_t ack_timeout_ps)
+                       int64_t ack_timeout_ps, uint32_t ack_req_interval)
 {
     if (host < 0 || (uint32_t)host >= tp->n_hosts)
         return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
@@ -137,9 +137,12 @@ int rs_tp_host_set_nic(rs_transport *tp, int host, uint32_t max_unacked_psns, ui
     if (ack_timeout_ps < 0 || (ack_coalesce_pkts > 1 && ack_timeout_ps == 0))
         return rs_tp_fail(tp, RS_ERR_INVAL, "ack_timeout_ps %lld must be > 0 with ack_coalesce_pkts > 1 (>= 0 otherwise)",
                           (long long)ack_timeout_ps);
+    if (ack_req_interval < 1)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "ack_req_interval %u must be >= 1", ack_req_interval);
     rs_nic_params *n = &tp->hosts[host]->nic;
     n->max_unacked_psns = max_unacked_psns;
     n->ack_coalesce_pkts = ack_coalesce_pkts;
     n->ack_timeout_ps = ack_timeout_ps;
+    n->ack_req_interval = ack_req_interval;
     return RS_OK;
 }

@@ -10,10 +10,6 @@
 
 #include "rdmasim/ib.h"
 
-/* rxe_req.c: a packet that does not end its message asks for an ACK when
- * `noack_pkts++ > RXE_MAX_PKT_PER_ACK`: every 66th in a row; the count runs across retries */
-#define RS_MAX_PKT_PER_ACK 64
-
 int rs_req_may_start(const rs_qp *qp, const rs_swqe *w)
 {
     if (qp->sq_draining && !w->started)
@@ -392,7 +388,8 @@ rs_pkt *rs_req_build_packet(rs_transport *tp, rs_qp *qp)
     if (last && (has_imm(w->opcode) || w->opcode == RS_WR_SEND_WITH_INV))
         p->imm = w->imm_data; /* ImmDt, or the IETH's rkey */
     p->se = last && (w->send_flags & RS_SEND_SOLICITED) && (is_send(w->opcode) || has_imm(w->opcode));
-    if (last || qp->since_ackreq++ > RS_MAX_PKT_PER_ACK) {
+    /* the host's AckReq cadence (nic_params.h; rxe: every 66th); the count runs across retries */
+    if (last || ++qp->since_ackreq >= qp->host->nic.ack_req_interval) {
         p->ackreq = 1;
         qp->since_ackreq = 0;
     }

@@ -197,7 +197,7 @@ void rs_resp_drain_held(rs_transport *tp, rs_qp *qp);
 /* The ack_timer fired: send the coalesced ACK still owed (responder.c). */
 void rs_resp_ack_due(rs_transport *tp, rs_qp *qp);
 int rs_tp_host_set_nic(rs_transport *tp, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
-                       int64_t ack_timeout_ps);
+                       int64_t ack_timeout_ps, uint32_t ack_req_interval);
 void rs_resp_release_held(rs_transport *tp, rs_qp *qp);
 
 /* resp_queue.c: responder output in PSN order (READ responses built lazily) */

@@ -78,3 +78,16 @@ def test_rxe_window_binds_single_qp_cx6_does_not() -> None:
     assert rxe_bps == pytest.approx(65 * 1024 * 8 / rtt_s, rel=0.1)
     assert rxe_bps < 0.8 * cx_bps
     assert cx_bps > 0.85 * 100e9
+
+
+def test_ack_req_interval_sets_the_requesters_ackreq_cadence() -> None:
+    # rxe asks on the 66th packet since the last AckReq and on a message's last packet, and the
+    # responder (no coalescing) ACKs each: 66 packets draw one ACK, 67 two, 132 two, 133 three;
+    # interval 1 asks on every packet (ns-3 HPCC's L2_ACK_INTERVAL 1), interval 8 on every 8th
+    assert nic.get_profile("rxe").ack_req_interval == 66
+    assert [_writes(1, n * 1024)["acks"] for n in (66, 67, 132, 133)] == [1, 2, 2, 3]
+    every = _writes(1, 64 * 1024, ack_req_interval=1)
+    assert every["ok"] and every["intact"] and every["acks"] == 64
+    assert _writes(1, 64 * 1024, ack_req_interval=8)["acks"] == 8
+    with pytest.raises(ValueError, match=r"nic.ack_req_interval = 0: allowed >= 1"):
+        nic.get_profile("rxe", ack_req_interval=0)

@@ -43,7 +43,7 @@ int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, size_t p
                    int64_t cnp_interval_ps, uint32_t cnp_dscp);
 /* NIC-dependent constants of a host (transport/nic_params.h; profiles in rdmasim/nic.py). */
 int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
-                    int64_t ack_timeout_ps);
+                    int64_t ack_timeout_ps, uint32_t ack_req_interval);
 /* Current rate (bits/s) the QP is paced at (0 = line rate, no limit). */
 double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn);
 /* The QP's DCQCN reaction point as of now, copied to *out with `alpha` the current value (the
