@@ -208,6 +208,12 @@ int rs_cc_window_check(const rs_transport *tp, const rs_qp *qp, const rs_swqe *n
     /* the next packet's payload and its stream position (rs_req_next_pos) from its WQE */
     uint64_t bytes = rs_swqe_req_bytes(next), off = bytes ? qp->req_off : 0, left = bytes - off;
     uint64_t next_pos = next->stream_off + off, len = left < qp->pmtu ? left : qp->pmtu;
+    /* each PSN in flight carries at most one PMTU of request payload: when even that bound fits,
+     * the head WQE (rs_req_acked_pos) need not be read.  After a rewind the completer's PSN may
+     * be past the requester's (psns < 0): then the exact test below decides. */
+    int32_t psns = rs_psn_diff(qp->req_psn, qp->comp_psn);
+    if (psns >= 0 && (uint64_t)psns * qp->pmtu + len <= win)
+        return 1;
     uint64_t inflight = next_pos - rs_req_acked_pos(qp);
     if (inflight == 0)
         return 1; /* a window below one packet still lets one go */
@@ -230,17 +236,13 @@ void rs_cc_resp_echo(rs_qp *qp, rs_pkt *a)
     qp->rx_cc_ce_bytes = 0;
 }
 
-void rs_cc_resp_keep_int(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
+void rs_cc_resp_keep_int(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
-    if (!qp->rx_int) { /* a pool block the next ACK takes along (out of memory: no INT) */
-        rs_pkt holder = {0};
-        if (rs_pkt_attach_int(&tp->pool, &holder) != 0)
-            return;
-        qp->rx_int = holder.intel;
-    }
-    const rs_int_stack *in = pkt->intel;
-    qp->rx_int->n_hops = in->n_hops;
-    memcpy(qp->rx_int->hop, in->hop, in->n_hops * sizeof in->hop[0]);
+    /* moved, not copied: the packet is released without it, the next ACK takes it along */
+    if (qp->rx_int)
+        rs_pool_put_int(&tp->pool, qp->rx_int);
+    qp->rx_int = pkt->intel;
+    pkt->intel = NULL;
 }
 
 void rs_cc_resp_drop_int(rs_transport *tp, rs_qp *qp)

@@ -330,15 +330,13 @@ void rs_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
                         (syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK;
     rs_cc_echo echo = {0};
     uint64_t una_before = 0;
-    rs_int_stack intel; /* the ACK's INT outlives the packet: its records only */
+    rs_int_stack *intel = NULL; /* the ACK's INT outlives the packet: taken from it, returned below */
     if (cc_acks) {
         echo = (rs_cc_echo){.tx_ps = pkt->cc_tx_ps, .ce_bytes = pkt->cc_ce_bytes, .stamped = pkt->cc_stamped,
                             .ce = pkt->cc_ce_echo};
-        if (pkt->intel) {
-            intel.n_hops = pkt->intel->n_hops;
-            memcpy(intel.hop, pkt->intel->hop, intel.n_hops * sizeof intel.hop[0]);
-            echo.intel = &intel;
-        }
+        intel = pkt->intel;
+        pkt->intel = NULL;
+        echo.intel = intel;
         una_before = rs_req_acked_pos(qp);
     }
     rs_pkt_release(&tp->pool, pkt);
@@ -381,4 +379,6 @@ void rs_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
         fail_head(tp, qp, RS_WC_STATUS_BAD_RESP_ERR);
         break;
     }
+    if (intel)
+        rs_pool_put_int(&tp->pool, intel);
 }

@@ -260,9 +260,10 @@ static inline void rs_cc_resp_accepted(rs_qp *qp, const rs_pkt *pkt)
         qp->rx_cc_ce_bytes += ce ? pkt->payload_len : 0;
     }
 }
-/* Responder: accepted request `pkt` carries INT (pkt->intel): the QP keeps a copy for its next
- * ACK, in place of an older one.  drop: the QP lets go of a kept stack (released, reset). */
-void rs_cc_resp_keep_int(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt);
+/* Responder: accepted request `pkt` carries INT (pkt->intel): the QP takes the stack over from the
+ * packet for its next ACK, in place of an older one.  drop: the QP lets go of a kept stack
+ * (released, reset). */
+void rs_cc_resp_keep_int(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
 void rs_cc_resp_drop_int(rs_transport *tp, rs_qp *qp);
 /* Responder: ACK `a` leaves; it carries the echo, which is then used up. */
 void rs_cc_resp_echo(rs_qp *qp, rs_pkt *a);
