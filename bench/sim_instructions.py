@@ -43,9 +43,13 @@ def loop_instructions(script_and_args: list[str]) -> int:
 
 
 def instructions(mode: str, senders: int, packets_per_sender: int, nic_profile: str) -> int:
-    """Instructions executed inside SimCore.run for one run of the model."""
-    return loop_instructions([MODEL, "--mode", mode, "--senders", str(senders),
-                              "--packets-per-sender", str(packets_per_sender), "--nic-profile", nic_profile])
+    """Instructions executed inside SimCore.run for one run of the model ("write1MiB-ack1": write1MiB
+    with every packet asking for an ACK, the frames of one-packet WRITEs)."""
+    model_mode, _, ack = mode.partition("-ack")
+    extra = ["--ack-req-interval", ack] if ack else []
+    return loop_instructions([MODEL, "--mode", model_mode, "--senders", str(senders),
+                              "--packets-per-sender", str(packets_per_sender), "--nic-profile", nic_profile,
+                              *extra])
 
 
 def main() -> None:
@@ -53,7 +57,9 @@ def main() -> None:
     p.add_argument("--senders", type=int, default=8)
     p.add_argument("--packets-per-sender", type=int, default=4000)
     p.add_argument("--nic-profile", default="rxe")
-    p.add_argument("--modes", default="write1MiB,write1024-batch")
+    p.add_argument("--modes", default="write1MiB,write1MiB-ack1,write1024-batch",
+                   help="comma-separated model modes; NAME-ackN: NAME with every N-th packet asking "
+                   "for an ACK")
     a = p.parse_args()
     modes = a.modes.split(",")
     packets = a.senders * a.packets_per_sender

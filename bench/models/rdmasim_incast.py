@@ -108,12 +108,13 @@ def has_dcqcn() -> bool:
     return hasattr(Host, "set_congestion_control")
 
 
-def build(senders: int, topology: str, cc: str, seed: int,
-          loss: float = 0.0, nic_profile: str = "rxe") -> tuple[Any, Any, list[Any], Any, dict[str, Any]]:
+def build(senders: int, topology: str, cc: str, seed: int, loss: float = 0.0, nic_profile: str = "rxe",
+          ack_req_interval: int | None = None) -> tuple[Any, Any, list[Any], Any, dict[str, Any]]:
     """Returns (topology object, sim, sender hosts, receiver host, facts about what was built).
 
     ``loss``: i.i.d. loss probability of each data frame on its way into the receiver (the
     receiver's link, switch to receiver; 0 = lossless), to exercise retransmission.
+    ``ack_req_interval``: the NIC profile's AckReq cadence on every host (None: the profile's own).
     """
     import rdmasim
 
@@ -139,10 +140,13 @@ def build(senders: int, topology: str, cc: str, seed: int,
         for h in snd + [rcv]:
             h.set_congestion_control("dcqcn")
     facts["cc"] = "dcqcn" if use_dcqcn else "none (line rate)"
-    if nic_profile != "rxe":  # rxe is every host's default
+    if nic_profile != "rxe" or ack_req_interval is not None:  # rxe is every host's default
+        over = {} if ack_req_interval is None else {"ack_req_interval": ack_req_interval}
         for h in snd + [rcv]:
-            h.set_nic_profile(nic_profile)
+            h.set_nic_profile(nic_profile, **over)
     facts["nic_profile"] = nic_profile
+    if ack_req_interval is not None:
+        facts["ack_req_interval"] = ack_req_interval
     if loss:
         link = rcv.link
         link.direction(link.b if link.a is rcv else link.a).set_loss(loss)
@@ -409,7 +413,8 @@ def _run_verbs(mode: str, topo: Any, sim: Any, snd_hosts: list, rcv_host: Any, p
 
 def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology: str = "auto",
         cc: str = "auto", seed: int = 1, loss: float = 0.0, keep: dict[str, Any] | None = None,
-        capture: str | None = None, nic_profile: str = "rxe") -> dict:
+        capture: str | None = None, nic_profile: str = "rxe",
+        ack_req_interval: int | None = None) -> dict:
     """One incast run; returns its result (see the module docstring). ``keep``, when given, receives
     the simulation objects (``sim``, ``topo``, ``state``: the verbs state or the FlowSet) for tests;
     ``capture``: a pcap file of the frames on the senders' links (128 bytes of each), for tests."""
@@ -420,7 +425,8 @@ def run(senders: int, packets_per_sender: int, mode: str = "write1000", topology
 
     total = senders * packets_per_sender
     t0 = time.perf_counter()
-    topo, sim, snd_hosts, rcv_host, facts = build(senders, topology, cc, seed, loss, nic_profile)
+    topo, sim, snd_hosts, rcv_host, facts = build(senders, topology, cc, seed, loss, nic_profile,
+                                                  ack_req_interval)
     if capture:
         sim.capture(capture, snaplen=128, links=snd_hosts)
     per_host = total // len(snd_hosts)  # the placeholder has one sender: it sends every packet
@@ -457,13 +463,16 @@ def main() -> None:
                    help="i.i.d. loss probability of data frames into the receiver (default 0)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--nic-profile", default="rxe", help="rdmasim.nic profile of every host (rxe, cx6)")
+    p.add_argument("--ack-req-interval", type=int, default=None,
+                   help="every host's NIC asks for an ACK on every N-th packet (default: the profile's; "
+                   "1 = every packet)")
     a = p.parse_args()
     if not 0.0 <= a.loss < 1.0:
         p.error(f"--loss {a.loss}: allowed 0 <= loss < 1")
     for i in range(a.repeat):
         gc.collect()  # free the previous run's reference cycles before timing the next
         r = run(a.senders, a.packets_per_sender, a.mode, a.topology, a.cc, a.seed, a.loss,
-                nic_profile=a.nic_profile)
+                nic_profile=a.nic_profile, ack_req_interval=a.ack_req_interval)
         r["repeat_index"] = i
         emit(r)
 
