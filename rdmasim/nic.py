@@ -47,7 +47,8 @@ class NicProfile:
         if not 1 <= self.max_unacked_psns <= MAX_UNACKED_PSNS_LIMIT:
             raise ValueError(f"nic.max_unacked_psns = {self.max_unacked_psns}: "
                              f"allowed 1..{MAX_UNACKED_PSNS_LIMIT}")
-        if not isinstance(self.ack_req_interval, int) or not 1 <= self.ack_req_interval <= 0xFFFFFFFF:
+        v = self.ack_req_interval
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 0xFFFFFFFF:
             raise ValueError(f"nic.ack_req_interval = {self.ack_req_interval!r}: allowed >= 1 "
                              "(an integer up to 2**32 - 1)")
         if self.ack_coalesce_pkts < 1:

@@ -89,5 +89,6 @@ def test_ack_req_interval_sets_the_requesters_ackreq_cadence() -> None:
     every = _writes(1, 64 * 1024, ack_req_interval=1)
     assert every["ok"] and every["intact"] and every["acks"] == 64
     assert _writes(1, 64 * 1024, ack_req_interval=8)["acks"] == 8
-    with pytest.raises(ValueError, match=r"nic.ack_req_interval = 0: allowed >= 1"):
-        nic.get_profile("rxe", ack_req_interval=0)
+    for bad in (0, 2**32, 1.5, True, "4"):
+        with pytest.raises(ValueError, match=r"nic.ack_req_interval = .*: allowed >= 1"):
+            nic.get_profile("rxe", ack_req_interval=bad)
