@@ -134,6 +134,7 @@ static int algo_ack_request(void *st, const void *p, uint32_t payload, uint64_t 
 {
     return rs_dctcp_ack_request(st, p, payload, inflight);
 }
+static int algo_ack_all(const void *p) { return ((const rs_dctcp_params *)p)->ack_every <= 1; }
 
 const rs_cc_algo rs_cc_dctcp = {
     .name = "dctcp",
@@ -146,4 +147,5 @@ const rs_cc_algo rs_cc_dctcp = {
     .rate_bps = algo_rate,
     .window_bytes = algo_window,
     .ack_request = algo_ack_request,
+    .ack_all = algo_ack_all,
 };

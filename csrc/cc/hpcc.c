@@ -202,6 +202,7 @@ static int algo_ack_request(void *st, const void *p, uint32_t payload, uint64_t 
 {
     return rs_hpcc_ack_request(st, p, payload, inflight);
 }
+static int algo_ack_all(const void *p) { return ((const rs_hpcc_params *)p)->ack_every <= 1; }
 static double algo_rate(const void *st, const void *p) { return rs_hpcc_rate(st, p); }
 static uint64_t algo_window(const void *st, const void *p) { return rs_hpcc_window(st, p); }
 
@@ -216,4 +217,5 @@ const rs_cc_algo rs_cc_hpcc = {
     .rate_bps = algo_rate,
     .window_bytes = algo_window,
     .ack_request = algo_ack_request,
+    .ack_all = algo_ack_all,
 };

@@ -120,8 +120,9 @@ void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire
         /* an ACK for every request (ns-3 HPCC's L2_ACK_INTERVAL 1) unless the algorithm picks
          * fewer: feedback per packet, and a window never waits for the A bit's 65-packet cadence
          * (requester.c) */
-        uint64_t inflight = rs_req_next_pos(qp) - rs_req_acked_pos(qp);
-        if (!a->ack_request || a->ack_request(qp->cc_state, params_of(qp), p->payload_len, inflight)) {
+        const void *prm = params_of(qp);
+        if (!a->ack_request || (a->ack_all && a->ack_all(prm)) ||
+            a->ack_request(qp->cc_state, prm, p->payload_len, rs_req_next_pos(qp) - rs_req_acked_pos(qp))) {
             p->ackreq = 1;
             qp->since_ackreq = 0;
         }

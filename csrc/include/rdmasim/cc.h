@@ -89,6 +89,9 @@ typedef struct rs_cc_algo {
      * asks (an ACK per packet).  Packets the requester marks itself (the last of a message, every
      * 65th) still ask; an algorithm with a window must ask at least when the window fills. */
     int (*ack_request)(void *state, const void *params, uint32_t payload_bytes, uint64_t inflight_bytes);
+    /* nullable: nonzero when with these parameters every request asks, so that ack_request (and
+     * the bytes in flight it takes, two WQE reads) is skipped on each packet */
+    int (*ack_all)(const void *params);
 } rs_cc_algo;
 
 /* The registry (csrc/cc/registry.c): the algorithm of an rs_cc_kind, or NULL (RS_CC_NONE, an
