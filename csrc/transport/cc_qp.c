@@ -174,7 +174,7 @@ void rs_cc_np_on_ce(rs_transport *tp, rs_qp *qp)
 
 static inline const rs_swqe *sq_at(const rs_qp *qp, uint32_t i)
 {
-    return &qp->sq[(qp->sq_head + i) % qp->init.max_send_wr];
+    return &qp->sq[rs_qp_sq_slot(qp, i)];
 }
 
 uint64_t rs_req_next_pos(const rs_qp *qp)

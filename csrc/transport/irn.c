@@ -126,7 +126,7 @@ int rs_irn_req_can_send(const rs_transport *tp, const rs_qp *qp)
     /* READ/atomics and SEND/WRITEs are never outstanding together: a READ/atomic phase runs
      * Go-Back-N, a SEND/WRITE phase IRN (rd_phase: the outstanding WQEs are READ/atomics) */
     int rd_phase = qp->req_idx > 0 && rs_wr_is_rd_atomic(qp->sq[qp->sq_head].opcode);
-    const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
+    const rs_swqe *w = &qp->sq[rs_qp_sq_slot(qp, qp->req_idx)];
     if (rs_wr_is_rd_atomic(w->opcode) ? (qp->req_psn != qp->comp_psn && !rd_phase) : rd_phase)
         return 0;
     if (qp->req_off == 0 && !rs_req_may_start(qp, w))

@@ -222,7 +222,7 @@ void rs_qp_complete_head(rs_transport *tp, rs_qp *qp, uint32_t status)
     }
     if (status == RS_WC_STATUS_SUCCESS)
         qp->stats.msgs_completed++;
-    qp->sq_head = (qp->sq_head + 1) % qp->init.max_send_wr;
+    qp->sq_head = rs_qp_sq_slot(qp, 1);
     qp->sq_count--;
     if (qp->req_idx > 0) {
         qp->req_idx--;

@@ -32,7 +32,7 @@ int rs_req_can_send(const rs_transport *tp, const rs_qp *qp)
     if (qp->is_uc) { /* nothing is acknowledged: no PSN window, no RNR wait */
         if ((qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD) || qp->req_idx >= qp->sq_count)
             return 0;
-        return qp->req_off != 0 || rs_req_may_start(qp, &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr]);
+        return qp->req_off != 0 || rs_req_may_start(qp, &qp->sq[rs_qp_sq_slot(qp, qp->req_idx)]);
     }
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 0;
@@ -44,7 +44,7 @@ int rs_req_can_send(const rs_transport *tp, const rs_qp *qp)
      * (`psn_compare(req.psn, comp.psn + RXE_MAX_UNACKED_PSNS) > 0` waits); per host (nic_params.h) */
     if (rs_psn_diff(qp->req_psn, qp->comp_psn) > (int32_t)qp->host->nic.max_unacked_psns)
         return 0;
-    const rs_swqe *w = &qp->sq[(qp->sq_head + qp->req_idx) % qp->init.max_send_wr];
+    const rs_swqe *w = &qp->sq[rs_qp_sq_slot(qp, qp->req_idx)];
     if (qp->req_off == 0 && !rs_req_may_start(qp, w)) /* about to start a WQE */
         return 0;
     return rs_cc_window_open(tp, qp, w); /* the congestion window, when the algorithm has one */
