@@ -142,7 +142,7 @@ static int algo_ack_request(void *st, const void *p, uint32_t payload, uint64_t 
 const rs_cc_algo rs_cc_timely = {
     .name = "timely",
     .kind = RS_CC_TIMELY,
-    .flags = RS_CC_WANTS_ACKS | RS_CC_WANTS_RTT,
+    .flags = RS_CC_WANTS_ACKS | RS_CC_WANTS_RTT | RS_CC_ASKS_BLIND,
     .params_size = sizeof(rs_timely_params),
     .state_size = sizeof(rs_timely_state),
     .init = algo_init,

@@ -118,11 +118,12 @@ void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire
     catch_up(tp->net.eng.now_ps, qp);
     if (a->flags & RS_CC_WANTS_ACKS) {
         /* an ACK for every request (ns-3 HPCC's L2_ACK_INTERVAL 1) unless the algorithm picks
-         * fewer: feedback per packet, and a window never waits for the A bit's 65-packet cadence
+         * fewer: feedback per packet, and a window never waits for the A bit's 66-packet cadence
          * (requester.c) */
         const void *prm = params_of(qp);
         if (!a->ack_request || (a->ack_all && a->ack_all(prm)) ||
-            a->ack_request(qp->cc_state, prm, p->payload_len, rs_req_next_pos(qp) - rs_req_acked_pos(qp))) {
+            a->ack_request(qp->cc_state, prm, p->payload_len,
+                           (a->flags & RS_CC_ASKS_BLIND) ? 0 : rs_req_next_pos(qp) - rs_req_acked_pos(qp))) {
             p->ackreq = 1;
             qp->since_ackreq = 0;
         }

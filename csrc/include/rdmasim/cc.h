@@ -68,6 +68,8 @@ enum {
                              may ask for fewer) and asks for the echo */
     RS_CC_WANTS_INT = 2,  /* requests collect INT at each switch egress; rs_cc_ack.intel echoes it */
     RS_CC_WANTS_RTT = 4,  /* stamp requests with their send time: rs_cc_ack.rtt_ps */
+    RS_CC_ASKS_BLIND = 8, /* ack_request ignores inflight_bytes: the NIC passes 0 and spares the two
+                             WQE reads that compute it (TIMELY asks by bytes sent) */
 };
 
 typedef struct rs_cc_algo {
@@ -87,7 +89,7 @@ typedef struct rs_cc_algo {
     /* nullable (RS_CC_WANTS_ACKS): called as each request packet leaves with its payload bytes
      * and the payload bytes in flight including it; nonzero sets its A bit.  NULL: every packet
      * asks (an ACK per packet).  Packets the requester marks itself (the last of a message, every
-     * 65th) still ask; an algorithm with a window must ask at least when the window fills. */
+     * 66th) still ask; an algorithm with a window must ask at least when the window fills. */
     int (*ack_request)(void *state, const void *params, uint32_t payload_bytes, uint64_t inflight_bytes);
     /* nullable: nonzero when with these parameters every request asks, so that ack_request (and
      * the bytes in flight it takes, two WQE reads) is skipped on each packet */
