@@ -164,9 +164,12 @@ uint64_t rs_hpcc_window(const rs_hpcc_state *s, const rs_hpcc_params *p)
     return s->probe ? UINT64_MAX : own_window(s);
 }
 
+/* ack_every 1 (or 0): every packet asks, whatever the state (the NIC asks algo_ack_all first) */
+static int asks_every_packet(const rs_hpcc_params *p) { return p->ack_every <= 1; }
+
 int rs_hpcc_ack_request(rs_hpcc_state *s, const rs_hpcc_params *p, uint32_t payload, uint64_t inflight)
 {
-    if (p->ack_every <= 1)
+    if (asks_every_packet(p))
         return 1;
     const uint64_t end = s->acked_pos + inflight; /* where this packet ends */
     /* end <= ask_pos: sent again after a rewind, the packet that asked may be gone: ask */
@@ -202,7 +205,7 @@ static int algo_ack_request(void *st, const void *p, uint32_t payload, uint64_t 
 {
     return rs_hpcc_ack_request(st, p, payload, inflight);
 }
-static int algo_ack_all(const void *p) { return ((const rs_hpcc_params *)p)->ack_every <= 1; }
+static int algo_ack_all(const void *p) { return asks_every_packet(p); }
 static double algo_rate(const void *st, const void *p) { return rs_hpcc_rate(st, p); }
 static uint64_t algo_window(const void *st, const void *p) { return rs_hpcc_window(st, p); }
 

@@ -110,6 +110,20 @@ void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp)
     qp->cc->on_cnp(qp->cc_state, params, tp->net.eng.now_ps);
 }
 
+/* Whether a request with `payload` bytes sets the A bit for the algorithm: an ACK for every request
+ * (ns-3 HPCC's L2_ACK_INTERVAL 1) unless the algorithm picks fewer: feedback per packet, and a
+ * window never waits for the A bit's 66-packet cadence (requester.c).  The bytes in flight are
+ * computed only for an algorithm that reads them. */
+static int asks_for_ack(rs_qp *qp, uint32_t payload)
+{
+    const rs_cc_algo *a = qp->cc;
+    const void *prm = params_of(qp);
+    if (!a->ack_request || (a->ack_all && a->ack_all(prm)))
+        return 1;
+    uint64_t inflight = (a->flags & RS_CC_ASKS_BLIND) ? 0 : rs_req_next_pos(qp) - rs_req_acked_pos(qp);
+    return a->ack_request(qp->cc_state, prm, payload, inflight);
+}
+
 void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire_bytes, int retx)
 {
     const rs_cc_algo *a = qp->cc;
@@ -117,13 +131,7 @@ void rs_cc_on_request_sent(rs_transport *tp, rs_qp *qp, rs_pkt *p, uint32_t wire
         return;
     catch_up(tp->net.eng.now_ps, qp);
     if (a->flags & RS_CC_WANTS_ACKS) {
-        /* an ACK for every request (ns-3 HPCC's L2_ACK_INTERVAL 1) unless the algorithm picks
-         * fewer: feedback per packet, and a window never waits for the A bit's 66-packet cadence
-         * (requester.c) */
-        const void *prm = params_of(qp);
-        if (!a->ack_request || (a->ack_all && a->ack_all(prm)) ||
-            a->ack_request(qp->cc_state, prm, p->payload_len,
-                           (a->flags & RS_CC_ASKS_BLIND) ? 0 : rs_req_next_pos(qp) - rs_req_acked_pos(qp))) {
+        if (asks_for_ack(qp, p->payload_len)) {
             p->ackreq = 1;
             qp->since_ackreq = 0;
         }
