@@ -234,10 +234,12 @@ static void on_response(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 static int is_read_response(uint8_t op) { return op >= RS_OP_READ_RESP_FIRST && op <= RS_OP_READ_RESP_ONLY; }
 
 /* Does READ response `pkt` fit PSN pkt->psn of READ `w`?  By position: FIRST at the first PSN,
- * MIDDLE inside, LAST at the last PSN (ONLY when there is one), so a READ re-issued for its tail
- * resumes with MIDDLE/LAST as the responder answers it (rxe check_ack sequence rule); FIRST and
- * MIDDLE carry exactly one PMTU, LAST/ONLY the rest of the message; AETH (all but MIDDLE) is an
- * ACK.  A READ completes only on the packet that ends it (rxe do_read: END mask). */
+ * MIDDLE inside, LAST at the last PSN (ONLY when there is one).  A READ re-issued for its tail
+ * (w->read_psn) may be answered either way at that PSN: continuing the message (MIDDLE/LAST, as
+ * rxe's responder does) or as a new READ (FIRST, or ONLY for a one-packet tail, as qib/hfi1 do;
+ * rxe check_ack accepts a FIRST/ONLY at the re-issued request's first PSN).  FIRST and MIDDLE
+ * carry exactly one PMTU, LAST/ONLY the rest of the message; AETH (all but MIDDLE) is an ACK.
+ * A READ completes only on the packet that ends it (rxe do_read: END mask). */
 static int read_response_fits(const rs_qp *qp, const rs_swqe *w, const rs_pkt *pkt)
 {
     uint32_t idx = (uint32_t)rs_psn_diff(pkt->psn, w->first_psn);
@@ -246,9 +248,10 @@ static int read_response_fits(const rs_qp *qp, const rs_swqe *w, const rs_pkt *p
                    : first       ? RS_OP_READ_RESP_FIRST
                    : last        ? RS_OP_READ_RESP_LAST
                                  : RS_OP_READ_RESP_MIDDLE;
-    if (pkt->opcode != want)
+    uint8_t restart = last ? RS_OP_READ_RESP_ONLY : RS_OP_READ_RESP_FIRST; /* a new answer from here */
+    if (pkt->opcode != want && !(w->opcode == RS_WR_RDMA_READ && pkt->psn == w->read_psn && pkt->opcode == restart))
         return 0;
-    if (want != RS_OP_READ_RESP_MIDDLE && (pkt->aeth_syndrome & RS_AETH_TYPE_MASK) != RS_AETH_ACK)
+    if (pkt->opcode != RS_OP_READ_RESP_MIDDLE && (pkt->aeth_syndrome & RS_AETH_TYPE_MASK) != RS_AETH_ACK)
         return 0;
     uint64_t len = last ? w->length - (uint64_t)idx * qp->pmtu : qp->pmtu;
     if (w->opcode == RS_WR_ATOMIC_WRITE || w->opcode == RS_WR_FLUSH)

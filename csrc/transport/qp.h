@@ -41,6 +41,8 @@ typedef struct rs_swqe {
     uint32_t imm_data;
     uint32_t rkey;
     uint32_t num_sge;
+    uint32_t read_psn;    /* READ: the PSN its latest request was sent at (first_psn, or where a
+                           * retry re-issued it for the tail); a new FIRST/ONLY may start there */
     uint64_t compare_add; /* atomics */
     uint64_t swap;
     uint32_t first_psn;   /* valid once started */

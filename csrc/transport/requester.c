@@ -230,6 +230,7 @@ static rs_pkt *build_rd_atomic(rs_transport *tp, rs_qp *qp, rs_swqe *w)
         p->reth_rkey = w->rkey;
         p->reth_len = (uint32_t)(w->length - qp->req_off);
         npsn = w->npkts - (uint32_t)(qp->req_off / qp->pmtu);
+        w->read_psn = qp->req_psn;
     } else {
         p->atomic_va = w->remote_addr;
         p->atomic_rkey = w->rkey;

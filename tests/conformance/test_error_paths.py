@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from peer_case import PeerCase, pattern
+from peer_case import REMOTE_VA, PeerCase, pattern
 from support.verbs_pair import CapturedPair
 from support.wire import Op, Syn
 
@@ -135,6 +135,68 @@ def test_well_formed_read_response_still_succeeds() -> None:
     wcs = c.wcs()
     assert [(w.wr_id, w.status, w.byte_len) for w in wcs] == [(5, e.IBV_WC_SUCCESS, 1000)]
     assert c.mem(0, 1000) == data and c.qp.qp_state == e.IBV_QPS_RTS
+
+
+@pytest.mark.parametrize("answered", [2, 3])  # response packets that arrive before the loss
+@pytest.mark.parametrize("fresh", [False, True], ids=["continuing", "fresh"])
+def test_read_retried_from_the_middle_completes_with_either_answer(answered: int, fresh: bool) -> None:
+    """1024-byte READ at PMTU 256: the first ``answered`` response packets arrive, the rest are lost;
+    the timeout re-issues the READ for its tail at the first missing PSN.  The responder may
+    continue the message there (MIDDLE..LAST, as rxe) or answer the re-issued READ as a new one
+    (FIRST..LAST, or ONLY for a one-packet tail, as qib/hfi1; rxe check_ack accepts a FIRST at the
+    re-issued READ's first PSN): either way SUCCESS with every byte in place."""
+    c = PeerCase(mtu=256, timeout=8, retry_cnt=3)
+    c.post(e.IBV_WR_RDMA_READ, 1024, wr_id=5)
+    data = pattern(1024, seed=6)
+    reqs: list[tuple[int, int, int]] = []
+
+    def handler(peer: ScriptedPeer, pkt: dict) -> None:
+        if pkt["opcode"] != Op.READ_REQ:
+            return
+        reqs.append((pkt["psn"], pkt["reth_va"], pkt["reth_len"]))
+        off = pkt["reth_va"] - REMOTE_VA
+        n = pkt["reth_len"] // 256
+        if len(reqs) == 1:
+            ops = [Op.READ_FIRST] + [Op.READ_MIDDLE] * (answered - 1)
+        elif fresh:
+            ops = [Op.READ_ONLY] if n == 1 else [Op.READ_FIRST] + [Op.READ_MIDDLE] * (n - 2) + [Op.READ_LAST]
+        else:
+            ops = [Op.READ_MIDDLE] * (n - 1) + [Op.READ_LAST]
+        for i, op in enumerate(ops):
+            c.respond(op, pkt["psn"] + i, data[off + 256 * i:off + 256 * (i + 1)],
+                      syndrome=None if op == Op.READ_MIDDLE else Syn.ACK)
+
+    c.peer.run(handler, until="5ms")
+    tail = 256 * answered
+    assert reqs == [(100, REMOTE_VA, 1024), (100 + answered, REMOTE_VA + tail, 1024 - tail)]
+    wcs = c.wcs()
+    assert [(w.wr_id, w.status, w.byte_len) for w in wcs] == [(5, e.IBV_WC_SUCCESS, 1024)]
+    assert c.mem(0, 1024) == data and c.qp.qp_state == e.IBV_QPS_RTS
+    assert c.qp.stats()["bad_responses"] == 0 and c.qp.stats()["timeouts"] == 1
+
+
+def test_read_response_first_at_a_psn_never_re_issued_is_still_bad() -> None:
+    """A FIRST is accepted inside a READ only at the PSN its request was re-issued at: FIRST at
+    PSN 102 answering a retry from 101 is IBV_WC_BAD_RESP_ERR."""
+    c = PeerCase(mtu=256, timeout=8, retry_cnt=3)
+    c.post(e.IBV_WR_RDMA_READ, 1024, wr_id=5)
+    data = pattern(1024, seed=7)
+    reqs: list[int] = []
+
+    def handler(peer: ScriptedPeer, pkt: dict) -> None:
+        if pkt["opcode"] != Op.READ_REQ:
+            return
+        reqs.append(pkt["psn"])
+        if len(reqs) == 1:
+            c.respond(Op.READ_FIRST, 100, data[:256])
+        elif len(reqs) == 2:
+            c.respond(Op.READ_MIDDLE, 101, data[256:512], syndrome=None)
+            c.respond(Op.READ_FIRST, 102, data[512:768])
+
+    c.peer.run(handler, until="5ms")
+    assert reqs == [100, 101]
+    assert c.statuses() == [(5, e.IBV_WC_BAD_RESP_ERR)]
+    assert c.qp.qp_state == e.IBV_QPS_ERR and c.mem(0, 512) == data[:512]
 
 
 # ---------------------------------------------------------------------------------------------
