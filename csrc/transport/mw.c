@@ -74,11 +74,19 @@ uint8_t *rs_mw_resolve(rs_host *h, uint32_t key, uint32_t qpn, uint32_t pd, uint
     if (!mw || mw->state != RS_MW_STATE_VALID || mw->pd != pd || (mw->type == 2 && mw->qpn != qpn) ||
         mw->length == 0 || mw->mr < 0 || (mw->access & need) != need)
         return NULL;
-    /* IBA 10.6.7.2: the access must fall inside the window (rxe checks the region's bounds only) */
-    if (addr < mw->addr || len > mw->length || addr - mw->addr > mw->length - len)
+    /* IBA 10.6.7.2: the access must fall inside the window (rxe checks the region's bounds only).
+     * A zero-based window is addressed by offset from its start (rxe check_rkey: resp.offset =
+     * mw->addr for IB_ZERO_BASED); any other by the region's addresses. */
+    uint64_t off = addr;
+    if (!(mw->access & RS_ACCESS_ZERO_BASED)) {
+        if (addr < mw->addr)
+            return NULL;
+        off = addr - mw->addr;
+    }
+    if (len > mw->length || off > mw->length - len || off > UINT64_MAX - mw->addr)
         return NULL;
     const rs_mr *mr = &h->mrs[mw->mr];
-    return rs_mr_resolve(h, mr->lkey, 0, mr->pd, 0, addr, len);
+    return rs_mr_resolve(h, mr->lkey, 0, mr->pd, 0, mw->addr + off, len);
 }
 
 uint32_t rs_mw_bind(rs_host *h, const rs_qp *qp, const rs_swqe *w)

@@ -33,7 +33,9 @@ typedef struct rs_mw {
 static inline int rs_key_is_mw(uint32_t key) { return (key >> 8) >= RS_MW_MIN_INDEX; }
 
 /* Remote access under a window key for QP `qpn` on PD `pd`: the window is valid, its key, PD,
- * QP (type 2), access and range match, and its region still resolves. NULL otherwise. */
+ * QP (type 2), access and range match, and its region still resolves. NULL otherwise.  `addr` is
+ * an offset from the window's start for a zero-based window (IBV_ACCESS_ZERO_BASED), else an
+ * address of the region. */
 uint8_t *rs_mw_resolve(struct rs_host *h, uint32_t key, uint32_t qpn, uint32_t pd, uint32_t need, uint64_t addr,
                        uint64_t len);
 

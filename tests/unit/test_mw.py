@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.verbs_pair import VerbsPair
@@ -149,6 +150,82 @@ def test_type2_window_is_bound_to_its_qp() -> None:
     qa2.post_send(wr)
     p.run()
     assert [w.status for w in cq_a2.poll(4)[1]] == [e.IBV_WC_REM_ACCESS_ERR]
+
+
+# ---- zero-based type 2 windows: the remote address is an offset from the window's start ----
+
+ZB_START, ZB_LEN = 64, 128  # the window covers dst[64:192]
+ZB_ACCESS = e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC
+
+
+def zero_based(p: Pair) -> int:
+    """Bind a zero-based type 2 window over dst[64:192] through p.qb; its rkey."""
+    rkey, wcs = p.bind2(MW(p.pd_b, 2), ZB_START, ZB_LEN, ZB_ACCESS | e.IBV_ACCESS_ZERO_BASED)
+    assert statuses(wcs) == [(8, e.IBV_WC_SUCCESS, e.IBV_WC_BIND_MW)]
+    return rkey
+
+
+def at(p: Pair, wr: SendWR) -> tuple[int, bytes]:
+    """Post ``wr`` on p.qa, run; its status and the first 64 bytes of p.src afterwards."""
+    p.qa.post_send(wr)
+    p.run()
+    (wc,) = p.cq_a.poll(8)[1]
+    return wc.status, p.src.read(64)
+
+
+def rdma(p: Pair, opcode: int, rkey: int, va: int, length: int) -> SendWR:
+    wr = SendWR(wr_id=1, opcode=opcode, sg=[SGE(p.src.buf, length, p.src.lkey)])
+    wr.set_wr_rdma(rkey, va)
+    return wr
+
+
+def atomic(p: Pair, opcode: int, rkey: int, va: int, compare_add: int, swap: int = 0) -> SendWR:
+    wr = SendWR(wr_id=1, opcode=opcode, sg=[SGE(p.src.buf, 8, p.src.lkey)])
+    wr.set_wr_atomic(rkey, va, compare_add, swap)
+    return wr
+
+
+def test_zero_based_window_write_and_read_take_offsets() -> None:
+    """IBA 10.6.7 / rxe check_rkey (resp.offset = mw->addr): address 100 under a zero-based
+    window is byte 100 of the window, i.e. region byte 64 + 100."""
+    p = Pair()
+    rkey = zero_based(p)
+    assert at(p, rdma(p, e.IBV_WR_RDMA_WRITE, rkey, 100, 28))[0] == e.IBV_WC_SUCCESS
+    assert p.dst.read(256) == bytes(164) + b"\x42" * 28 + bytes(64)
+    p.dst.write(bytes(range(256)))
+    status, got = at(p, rdma(p, e.IBV_WR_RDMA_READ, rkey, 0, 64))
+    assert status == e.IBV_WC_SUCCESS and got == bytes(range(64, 128))
+    status, got = at(p, rdma(p, e.IBV_WR_RDMA_READ, rkey, ZB_LEN - 64, 64))  # the window's last byte
+    assert status == e.IBV_WC_SUCCESS and got == bytes(range(128, 192))
+
+
+def test_zero_based_window_atomics_take_offsets() -> None:
+    p = Pair()
+    rkey = zero_based(p)
+    p.dst.write((5).to_bytes(8, "little"), offset=ZB_START + 8)
+    status, got = at(p, atomic(p, e.IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, 8, 3))
+    assert status == e.IBV_WC_SUCCESS and got[:8] == (5).to_bytes(8, "little")
+    status, got = at(p, atomic(p, e.IBV_WR_ATOMIC_CMP_AND_SWP, rkey, 8, 8, 77))
+    assert status == e.IBV_WC_SUCCESS and got[:8] == (8).to_bytes(8, "little")
+    assert p.dst.read(8, ZB_START + 8) == (77).to_bytes(8, "little")
+    assert p.dst.read(8, 8) == bytes(8)  # region byte 8 (the offset taken as an address) untouched
+
+
+@pytest.mark.parametrize("make", [
+    lambda p, k: rdma(p, e.IBV_WR_RDMA_WRITE, k, 100, 29),        # one byte past the window
+    lambda p, k: rdma(p, e.IBV_WR_RDMA_READ, k, ZB_LEN - 63, 64),  # one byte past the window
+    lambda p, k: rdma(p, e.IBV_WR_RDMA_WRITE, k, ZB_LEN, 1),       # starts at the window's end
+    lambda p, k: atomic(p, e.IBV_WR_ATOMIC_FETCH_AND_ADD, k, ZB_LEN, 1),
+    lambda p, k: rdma(p, e.IBV_WR_RDMA_WRITE, k, p.dst.buf + ZB_START, 8),  # the address, not the offset
+], ids=["write", "read", "write-at-end", "atomic-at-end", "absolute-address"])
+def test_zero_based_window_bounds(make: Any) -> None:
+    """An offset + length beyond the window's length is a remote access error (the region's
+    bytes after the window are not granted), and so is the window's address taken as absolute."""
+    p = Pair()
+    rkey = zero_based(p)
+    before = p.dst.read(256)
+    assert at(p, make(p, rkey))[0] == e.IBV_WC_REM_ACCESS_ERR
+    assert p.dst.read(256) == before
 
 
 def test_type2_local_invalidate() -> None:
