@@ -213,6 +213,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_srq_query(rs_sim *sim, int host, uint32_t srq, rs_srq_attr *out)
     int rs_srq_take_limit_event(rs_sim *sim, int host, uint32_t srq)
     int rs_post_srq_recv(rs_sim *sim, int host, uint32_t srq, const rs_recv_wr *wr)
+    enum: RS_UD_DEST_NO_AV
     int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
 
 # rs_err codes -> Python exception classes (set by rdmasim.errors at import)
@@ -226,6 +227,8 @@ RUN_ERROR = 4
 RUN_PEER = 5
 RUN_STEP = 6
 INT64_MAX = 0x7FFFFFFFFFFFFFFF
+# a UD work request's ud_dest_host when its address handle gives the QP no address vector
+UD_DEST_NO_AV = RS_UD_DEST_NO_AV
 
 _QP_ATTR_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pkey_index", "port_num",
                    "dest_qp_num", "rq_psn", "sq_psn", "max_rd_atomic", "max_dest_rd_atomic",

@@ -328,7 +328,7 @@ static int check_ud_wr(rs_transport *tp, const rs_qp *qp, const rs_send_wr *wr)
                           "opcode %u on UD QP 0x%x: a UD QP sends IBV_WR_SEND (%d) or IBV_WR_SEND_WITH_IMM (%d) "
                           "only", wr->opcode, qp->qpn, RS_WR_SEND, RS_WR_SEND_WITH_IMM);
     /* the QP's own host is allowed: the NIC loops the datagram back (RoCE loopback, as RC) */
-    if (wr->ud_dest_host < 0 || (uint32_t)wr->ud_dest_host >= tp->n_hosts)
+    if (wr->ud_dest_host != RS_UD_DEST_NO_AV && (wr->ud_dest_host < 0 || (uint32_t)wr->ud_dest_host >= tp->n_hosts))
         return rs_tp_fail(tp, RS_ERR_INVAL, "UD work request: address handle destination host=%d is out of "
                           "range (allowed: a host of this simulation)", wr->ud_dest_host);
     if (wr->ud_remote_qpn > RS_QPN_MASK)

@@ -293,6 +293,10 @@ static rs_pkt *build_ud(rs_transport *tp, rs_qp *qp)
         rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
         return NULL;
     }
+    if (w->ud_dest == RS_UD_DEST_NO_AV) { /* rxe_get_av: no address vector for this QP */
+        local_fail(tp, qp, RS_WC_STATUS_LOC_QP_OP_ERR);
+        return NULL;
+    }
     if (check_sges(qp, w) != 0) {
         local_error(tp, qp);
         return NULL;

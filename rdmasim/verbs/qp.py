@@ -537,7 +537,7 @@ class QP:
                 key(f"{what}: rkey", wr.rkey, self._sim),
                 int_in(f"{what}: compare_add", wr.compare_add, 0, U64),
                 int_in(f"{what}: swap", wr.swap, 0, U64))
-        ud = wr.ud_args(what, self._sim) if self.qp_type == e.IBV_QPT_UD else _NO_UD
+        ud = wr.ud_args(what, self._sim, self.pd) if self.qp_type == e.IBV_QPT_UD else _NO_UD
         bind = _NO_BIND
         if wr.opcode == e.IBV_WR_BIND_MW:  # the window and bind info; remote_addr is the bind address
             bind = wr.bind_args(what, self._sim)

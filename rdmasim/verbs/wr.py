@@ -12,6 +12,7 @@ from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums as e
 from rdmasim.verbs._checks import U32, U64, MRKey, instance, int_in, key, same_sim
 from rdmasim.verbs.ah import AH
+from rdmasim.verbs.device import PD
 from rdmasim.verbs.mw import MW, MWBindInfo, inc_rkey
 
 if TYPE_CHECKING:
@@ -204,13 +205,17 @@ class SendWR(_core.SendWRInit):
         self.remote_qpn = int_in("set_wr_ud rqpn", rqpn, 0, 0xFFFFFF)
         self.remote_qkey = int_in("set_wr_ud rqkey", rqkey, 0, U32)
 
-    def ud_args(self, what: str, sim: Any) -> dict[str, int]:
-        """The core's UD fields of this WR (post_send on a UD QP)."""
+    def ud_args(self, what: str, sim: Any, pd: PD) -> dict[str, int]:
+        """The core's UD fields of this WR (post_send on a UD QP of PD ``pd``).  An address handle
+        of another PD (or device) or one destroyed gives the QP no address vector: the WR is
+        posted and completes IBV_WC_LOC_QP_OP_ERR when sent, as rxe (rxe_get_av)."""
         if self.ah is None:
             raise PyverbsUserError(f"{what}: a UD QP needs wr.set_wr_ud(ah, rqpn, rqkey) first")
         ah = instance(f"{what}: ah", self.ah, AH)
         same_sim(f"{what}: ah", ah.pd.ctx.sim, sim)
-        return {"ud_dest_host": ah.dest.index, "ud_traffic_class": ah.traffic_class,
+        usable = not ah._closed and ah.pd is pd
+        return {"ud_dest_host": ah.dest.index if usable else _core.UD_DEST_NO_AV,
+                "ud_traffic_class": ah.traffic_class,
                 "ud_remote_qpn": int_in(f"{what}: remote_qpn", self.remote_qpn, 0, 0xFFFFFF),
                 "ud_remote_qkey": int_in(f"{what}: remote_qkey", self.remote_qkey, 0, U32)}
 

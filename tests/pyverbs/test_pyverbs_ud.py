@@ -40,6 +40,29 @@ def test_ud_qp_created_with_an_attr_is_in_rts_and_sends_through_a_namespace_ah()
     assert bytes(dst.read(64, 40)) == bytes(range(64))
 
 
+@pytest.mark.parametrize("which", ["other-device", "destroyed"])
+def test_ud_send_through_a_foreign_or_destroyed_ah_completes_loc_qp_op_err(which: str) -> None:
+    """As rxe (rxe_get_av: no address vector): an AH of another device's PD, or one destroyed,
+    fails the UD send with IBV_WC_LOC_QP_OP_ERR and the QP goes to ERR; nothing arrives."""
+    ctx0, ctx1 = Context(name="rxe0"), Context(name="rxe1")
+    pd0, pd1 = PD(ctx0), PD(ctx1)
+    cq0, cq1 = CQ(ctx0, 8), CQ(ctx1, 8)
+    q0, q1 = ud_qp(pd0, cq0, QKEY), ud_qp(pd1, cq1, QKEY)
+    src = MR(pd0, 256, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(pd1, 256, e.IBV_ACCESS_LOCAL_WRITE)
+    q1.post_recv(RecvWR(wr_id=2, num_sge=1, sg=[SGE(dst.buf, 40 + 64, dst.lkey)]))
+    ah = ah_to(pd1 if which == "other-device" else pd0, ctx1)
+    if which == "destroyed":
+        ah.close()
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(src.buf, 64, src.lkey)])
+    wr.set_wr_ud(ah, q1.qp_num, QKEY)
+    q0.post_send(wr)
+    wcs = poll(cq0)
+    assert [(w.wr_id, w.status) for w in wcs] == [(1, e.IBV_WC_LOC_QP_OP_ERR)]
+    assert q0.qp_state == e.IBV_QPS_ERR
+    assert cq1.poll(4)[0] == 0
+
+
 def test_a_namespace_ah_without_a_global_route_is_einval() -> None:
     ctx = Context(name="rxe0")
     with pytest.raises(PyverbsRDMAError) as ex:

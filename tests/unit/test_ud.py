@@ -209,6 +209,47 @@ def test_ud_send_needs_send_opcode_and_an_address_handle() -> None:
         u.qa.post_send(SendWR(wr_id=2, sg=[SGE(u.src.buf, 8, u.src.lkey)]))
 
 
+@pytest.mark.parametrize("which", ["other-pd", "other-device", "destroyed"])
+def test_ud_send_through_an_unusable_address_handle_is_loc_qp_op_err(which: str) -> None:
+    """rxe_get_av finds no address vector for an AH whose PD is not the QP's (another PD of the
+    device, or a PD of another device) or that was destroyed: rxe_requester completes the WR
+    IBV_WC_LOC_QP_OP_ERR (not a post_send error) and the QP goes to ERR; nothing is sent and the
+    WR behind it is flushed."""
+    u = make_ud()
+    post_recv(u, 1, GRH + 64)
+    ah = {"other-pd": lambda: AH(PD(u.pd_a.ctx), attr=gid_route(u.t.b.gid, is_global=0)),
+          "other-device": lambda: AH(u.pd_b, attr=gid_route(u.t.b.gid, is_global=0)),
+          "destroyed": u.ah_to_b}[which]()
+    if which == "destroyed":
+        ah.close()
+    bad = ud_send(u, 1, 16)
+    bad.set_wr_ud(ah, u.qb.qp_num, QKEY)
+    u.qa.post_send(bad)
+    u.qa.post_send(ud_send(u, 2, 16))
+    u.sim.run_until_idle()
+    assert [(w.wr_id, w.status) for w in drain(u.cq_a)] == [(1, e.IBV_WC_LOC_QP_OP_ERR),
+                                                            (2, e.IBV_WC_WR_FLUSH_ERR)]
+    assert u.qa.qp_state == e.IBV_QPS_ERR
+    assert u.qa.stats()["pkts_sent"] == 0 and drain(u.cq_b) == []
+
+
+def test_ud_send_through_the_qps_own_address_handle_after_a_good_one_still_works() -> None:
+    """The check is per work request: a datagram through a valid AH of the QP's PD is sent
+    before a later WR's unusable AH fails the QP."""
+    u = make_ud()
+    post_recv(u, 1, GRH + 64)
+    u.qa.post_send(ud_send(u, 1, 16))
+    gone = u.ah_to_b()
+    gone.close()
+    bad = ud_send(u, 2, 16)
+    bad.set_wr_ud(gone, u.qb.qp_num, QKEY)
+    u.qa.post_send(bad)
+    u.sim.run_until_idle()
+    assert [(w.wr_id, w.status) for w in drain(u.cq_a)] == [(1, e.IBV_WC_SUCCESS),
+                                                            (2, e.IBV_WC_LOC_QP_OP_ERR)]
+    assert [(w.wr_id, w.status) for w in drain(u.cq_b)] == [(1, e.IBV_WC_SUCCESS)]
+
+
 def test_rc_qp_drops_ud_opcodes_and_ud_qp_drops_rc_opcodes() -> None:
     u = make_ud()
     post_recv(u, 1, GRH + 64)

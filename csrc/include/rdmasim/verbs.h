@@ -159,6 +159,11 @@ typedef struct rs_sge {
     uint32_t lkey;
 } rs_sge;
 
+/* A UD work request whose address handle is not usable by the QP (of another PD or device, or
+ * destroyed): accepted, and completed IBV_WC_LOC_QP_OP_ERR when the requester reaches it (rxe
+ * rxe_get_av finds no address vector; the QP goes to ERR). */
+#define RS_UD_DEST_NO_AV (-2)
+
 typedef struct rs_send_wr {
     uint64_t wr_id;
     uint32_t opcode;      /* ibv_wr_opcode */
@@ -171,7 +176,8 @@ typedef struct rs_send_wr {
     uint64_t compare_add; /* atomics (issue 3) */
     uint64_t swap;
     /* UD (wr.ud): address handle (destination host, its traffic class), remote QPN and Q_Key
-     * (high bit set: use the sending QP's own qkey, IBA 10.2.5) */
+     * (high bit set: use the sending QP's own qkey, IBA 10.2.5).  ud_dest_host RS_UD_DEST_NO_AV:
+     * the address handle gives this QP no address vector (another PD's, or destroyed). */
     int ud_dest_host;
     uint32_t ud_traffic_class;
     uint32_t ud_remote_qpn;
