@@ -432,9 +432,9 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                     DcqcnParams.paper(**ov)
             except (TypeError, ValueError) as exc:
                 m = re.match(r"(?:DCQCN parameter|mlxconfig DCQCN name) (\w+)=", str(exc))
-                key = f"congestion_control.overrides.{m.group(1)}" if m and m.group(1) in ov else None
-                problems.append(Problem(file, key or "congestion_control.overrides", str(exc),
-                                        ov[m.group(1)] if key and m else ov))
+                name = m.group(1) if m and m.group(1) in ov else None  # the override it names
+                key = f"congestion_control.overrides.{name}" if name else "congestion_control.overrides"
+                problems.append(Problem(file, key, str(exc), ov[name] if name else ov))
     if v["link.layer"] == "ib" and v["switch.flow_control"] == "pfc":
         problems.append(Problem(file, "switch.flow_control", "InfiniBand has no PFC (pause frames are "
                                 "Ethernet's); its link-level flow control is credits", "pfc",

@@ -37,5 +37,6 @@ def test_last_flow_finishes_within_a_few_ms_of_the_last_arrival() -> None:
     assert all(f.status == "ok" for f in res.flows)
     last_start = max(f.start_ps for f in res.flows)
     last_finish = max(f.finish_ps for f in res.flows)
-    print(f"{len(res.flows)} flows, last arrival {last_start / MS:.2f} ms, last finish {last_finish / MS:.2f} ms")
+    print(f"{len(res.flows)} flows, last arrival {last_start / MS:.2f} ms, "
+          f"last finish {last_finish / MS:.2f} ms")
     assert last_finish - last_start < 9 * MS, (last_start, last_finish)
