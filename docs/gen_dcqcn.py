@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python docs/gen_dcqcn.py                 # table for seed 1 + the four figures (~2 min)
     python docs/gen_dcqcn.py --seeds 1 2 3   # the table for several seeds
     python docs/gen_dcqcn.py --no-figures
+    python docs/gen_dcqcn.py --nvidia --seeds 1 2 3   # the NVIDIA preset's table and its figure only
 
 The experiment is tests/cc/dcqcn_util.py::run_incast, the same code tests/cc/test_dcqcn_fabric.py
 asserts on. Figures go to docs/img/dcqcn-fabric-*.png; the table is printed as Markdown.
@@ -49,25 +50,54 @@ def table(seeds: list[int]) -> None:
                   f"{base.queue_mean / 1e3:.0f} | {base.pause_frames} |", flush=True)
 
 
-def figures() -> None:
+NVIDIA_US = 40_000
+
+
+def nvidia_table(seeds: list[int]) -> None:
+    """DcqcnParams.nvidia() on the same incast, N = 4 and 8, 40 ms (the NVIDIA section's table)."""
+    print("| N | seed | rates Gb/s | Jain (2nd half) | min / fair | queue mean (KB) | range (KB) | XOFF |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in (4, 8):
+        for seed in seeds:
+            r = run_incast(n, "dcqcn", DcqcnParams.nvidia(), NVIDIA_US, seed=seed)
+            rates = " / ".join(f"{x:.1f}" for x in r.rates_gbps)
+            print(f"| {n} | {seed} | {rates} | {r.jain:.3f} | {min(r.rates_gbps) / (r.sum_gbps / n):.2f} | "
+                  f"{r.queue_mean / 1e3:.0f} | {r.queue_min / 1e3:.0f}-{r.queue_max / 1e3:.0f} | "
+                  f"{r.pause_frames} |", flush=True)
+
+
+def _plt():  # pyplot, imported when a figure is drawn
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
 
-    def rates_fig(r, fair: float, title: str, name: str) -> None:
-        fig, ax = plt.subplots(figsize=(6.4, 3.2), dpi=90)
-        for i, tr in enumerate(r.trace_rate_gbps):
-            ax.plot(np.asarray(r.trace_t_us) / 1e3, tr, lw=0.7, label=f"flow {i}")
-        ax.axhline(fair, color="k", ls="--", lw=0.8, label="C/N")
-        ax.set_xlabel("time (ms)")
-        ax.set_ylabel("Rc (Gb/s)")
-        ax.set_ylim(0, 100)
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7, ncol=5, loc="upper right")
-        fig.tight_layout()
-        fig.savefig(os.path.join(IMG, name))
-        plt.close(fig)
-        print("wrote", os.path.join("docs/img", name))
+
+def rates_fig(r, fair: float, title: str, name: str) -> None:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 3.2), dpi=90)
+    for i, tr in enumerate(r.trace_rate_gbps):
+        ax.plot(np.asarray(r.trace_t_us) / 1e3, tr, lw=0.7, label=f"flow {i}")
+    ax.axhline(fair, color="k", ls="--", lw=0.8, label="C/N")
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("Rc (Gb/s)")
+    ax.set_ylim(0, 100)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, ncol=5, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(IMG, name))
+    plt.close(fig)
+    print("wrote", os.path.join("docs/img", name))
+
+
+def nvidia_figure() -> None:
+    r = run_incast(4, "dcqcn", DcqcnParams.nvidia(), NVIDIA_US, trace_every_us=50)
+    rates_fig(r, 100 / 4, f"NVIDIA firmware preset, 4:1 incast, paper ECN profile (Jain {r.jain:.3f})",
+              "dcqcn-fabric-rates-nvidia-n4.png")
+
+
+def figures() -> None:
+    plt = _plt()
 
     # 1. per-flow Rc, paper preset, N = 4
     r = run_incast(4, "dcqcn", None, 60_000, trace_every_us=50)
@@ -108,9 +138,7 @@ def figures() -> None:
     print("wrote docs/img/dcqcn-fabric-nocc.png")
 
     # 4. NVIDIA preset, N = 4
-    r = run_incast(4, "dcqcn", DcqcnParams.nvidia(), 40_000, trace_every_us=50)
-    rates_fig(r, 100 / 4, f"NVIDIA firmware preset, 4:1 incast, paper ECN profile (Jain {r.jain:.3f})",
-              "dcqcn-fabric-rates-nvidia-n4.png")
+    nvidia_figure()
 
 
 def main() -> None:
@@ -118,7 +146,14 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[1])
     ap.add_argument("--no-figures", action="store_true")
     ap.add_argument("--no-table", action="store_true")
+    ap.add_argument("--nvidia", action="store_true", help="only the NVIDIA preset's table and figure")
     a = ap.parse_args()
+    if a.nvidia:
+        if not a.no_table:
+            nvidia_table(a.seeds)
+        if not a.no_figures:
+            nvidia_figure()
+        return
     if not a.no_table:
         table(a.seeds)
     if not a.no_figures:

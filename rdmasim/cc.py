@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from rdmasim._param_checks import ParamChecks
 from rdmasim.units import parse_rate, parse_time
+
+#: the parameters the C struct holds as integers: a float or a bool is refused, not truncated
+_DCQCN_INTEGERS = {"byte_counter": (2**64 - 1, "an integer >= 0 bytes (0 = off)"),
+                   "fast_recovery_steps": (2**31, "an integer >= 0 (at most 2**31)")}
+_DCQCN_FLAGS = ("alpha_update_on_timer", "clamp_tgt_rate", "clamp_tgt_rate_after_time_inc")
+#: mlxconfig names DcqcnParams.nvidia() reads as integers (flags: 0 or 1)
+_MLX_INTEGERS = ("rpg_byte_reset", "rpg_threshold", "rpg_gd")
+_MLX_FLAGS = ("clamp_tgt_rate", "clamp_tgt_rate_after_time_inc")
 
 
 @dataclass(frozen=True)
@@ -33,21 +42,25 @@ class DcqcnParams:
     rate_reduce_period: str | int = 0         # 0: decrease on every CNP
     rate_on_first_cnp: float = 0.0            # 0: keep
     clamp_tgt_rate: bool = True               # Rt <- Rc at every decrease (paper)
+    # with clamp_tgt_rate off, Rt <- Rc only at a decrease after an increase since the previous
+    # one: a byte-counter increase, or with this flag any increase, the rate timer's included
     clamp_tgt_rate_after_time_inc: bool = False
     cnp_interval: str | int = "50us"          # NP: at most one CNP per QP per interval
 
     def __post_init__(self) -> None:
-        def check(name: str, ok: bool, allowed: str) -> None:
-            if not ok:
-                raise ValueError(f"DCQCN parameter {name}={getattr(self, name)!r}: allowed {allowed}")
-
+        checks = ParamChecks("DCQCN", self)
+        check = checks.check
+        for name, (hi, allowed) in _DCQCN_INTEGERS.items():
+            check(name, checks.integer(name) and 0 <= getattr(self, name) <= hi, allowed)
+        for name in _DCQCN_FLAGS:
+            v = getattr(self, name)
+            check(name, isinstance(v, bool) or (checks.integer(name) and v in (0, 1)),
+                  "true or false (or 1 / 0)")
         check("g", 0 < self.g <= 1, "0 < g <= 1")
         check("initial_alpha", 0 <= self.initial_alpha <= 1, "0..1")
         check("decrease_scale", 0 < self.decrease_scale <= 1, "0 < scale <= 1")
         check("min_dec_factor", 0 <= self.min_dec_factor < 1, "0 <= f < 1")
         check("rate_on_first_cnp", 0 <= self.rate_on_first_cnp <= 1, "0 (keep) or a fraction <= 1")
-        check("fast_recovery_steps", self.fast_recovery_steps >= 0, ">= 0")
-        check("byte_counter", self.byte_counter >= 0, ">= 0 bytes (0 = off)")
         for name in ("alpha_timer", "rate_timer"):
             check(name, parse_time(getattr(self, name)) > 0, "a positive time, e.g. '55us'")
         parse_time(self.rate_reduce_period)
@@ -80,6 +93,14 @@ class DcqcnParams:
         if unknown:
             raise ValueError(f"unknown mlxconfig DCQCN name(s) {sorted(unknown)}; known: {sorted(m)}")
         m.update(mlxconfig)
+        for name in _MLX_INTEGERS + _MLX_FLAGS:
+            v = m[name]
+            ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            if name in _MLX_FLAGS:
+                ok = isinstance(v, bool) or (ok and v in (0, 1))
+            if not ok:
+                allowed = "0 or 1" if name in _MLX_FLAGS else "an integer >= 0"
+                raise ValueError(f"mlxconfig DCQCN name {name}={v!r}: allowed {allowed}")
         if not 0 <= m["dce_tcp_g"] < 1024:
             raise ValueError(f"dce_tcp_g={m['dce_tcp_g']}: allowed 0..1023")
         return cls(

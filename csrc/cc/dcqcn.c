@@ -7,6 +7,12 @@
  *   every B bytes:  j++ ──┴▶ increase: max(i,j) < F          fast recovery   Rc <- (Rt + Rc)/2
  *                                      min(i,j) < F <= max   additive        Rt += R_AI, Rc <- (Rt + Rc)/2
  *                                      min(i,j) >= F         hyper           Rt += (min(i,j) - F + 1) R_HAI, ...
+ *   no byte counter (B = 0), the timer alone: i <= F fast recovery, i = F + 1 additive, i > F + 1
+ *   hyper by R_HAI (HPCC's ns-3 model of the firmware, rdma-hw.cc RateIncEventMlx).
+ * Clamp rule: Rt <- Rc at a cut with clamp_tgt_rate, or when an increase happened since the previous
+ * cut: any (j > 0 or i > 0) with clamp_tgt_rate_after_time_inc, a byte-counter one (j > 0) without
+ * (DCQCN's ns-3 rpr_cnm_received; HPCC's CheckRateDecreaseMlx, timer only; NVIDIA's parameter
+ * descriptions).  Sources and the choices: docs/congestion-control.md.
  * Rates are capped at the maximum (line) rate; at the maximum the reaction point goes idle. */
 #include <string.h>
 
@@ -74,7 +80,9 @@ static void decrease(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now)
 {
     if (!rp->ever_cut && p->rate_on_first_cnp > 0)
         rp->rc_bps = rp->rt_bps = rp->rc_bps * p->rate_on_first_cnp;
-    int clamp = p->clamp_tgt_rate || (p->clamp_tgt_rate_after_time_inc && rp->last_inc_timer);
+    /* i and j count the increases since the previous cut (both reset below) */
+    const int clamp = p->clamp_tgt_rate || rp->byte_events > 0 ||
+                      (p->clamp_tgt_rate_after_time_inc && rp->timer_events > 0);
     if (clamp || !rp->ever_cut)
         rp->rt_bps = rp->rc_bps;
     double old = rp->rc_bps;
@@ -127,20 +135,38 @@ void rs_dcqcn_on_cnp(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, int64_t now)
     }
 }
 
+/* What an increase event adds to Rt, i and j the timer and byte stages counted with it. */
+static inline double target_step(uint32_t i, uint32_t j, const rs_dcqcn_params *p)
+{
+    const uint32_t f = p->fast_recovery_steps;
+    if (p->byte_counter_bytes == 0)
+        return i <= f ? 0.0 : i == f + 1 ? p->ai_bps : p->hai_bps;
+    const uint32_t lo = i < j ? i : j, hi = i < j ? j : i;
+    if (hi < f)
+        return 0.0;
+    return lo < f ? p->ai_bps : (double)(lo - f + 1) * p->hai_bps;
+}
+
+/* Whether every increase event from timer stage i on (j fixed) adds the same *d to Rt: the
+ * additive stage, or hyper with the byte stage j at or below the timer stage, or with the byte
+ * counter off hyper's constant R_HAI. */
+static inline int steady_step(uint32_t i, uint32_t j, const rs_dcqcn_params *p, double *d)
+{
+    const uint32_t f = p->fast_recovery_steps;
+    if (p->byte_counter_bytes == 0) {
+        *d = p->hai_bps;
+        return i > f + 1;
+    }
+    *d = j < f ? p->ai_bps : (double)(j - f + 1) * p->hai_bps;
+    return i >= f && (j < f || j <= i);
+}
+
 /* The increase rule on (Rt, Rc) for stage counters i (timer) and j (bytes); returns 1 when both
  * rates reached `cap` (max_rate(rp, p)): the reaction point has recovered.  On values, not on the
  * state, so that the timer catch-up keeps Rt and Rc in registers across hundreds of periods. */
 static inline int rate_step(double *rt, double *rc, uint32_t i, uint32_t j, const rs_dcqcn_params *p, double cap)
 {
-    uint32_t f = p->fast_recovery_steps;
-    /* literal stages: with the byte counter off (j stays 0) hyper increase never starts */
-    uint32_t lo = i < j ? i : j, hi = i < j ? j : i;
-    if (hi >= f) {
-        if (lo >= f)
-            *rt += (double)(lo - f + 1) * p->hai_bps;
-        else
-            *rt += p->ai_bps;
-    }
+    *rt += target_step(i, j, p);
     if (*rt > cap)
         *rt = cap;
     *rc = (*rt + *rc) / 2.0;
@@ -175,12 +201,12 @@ static uint64_t halvings_to_cap(double cap, double rc)
  *   - Rt at the cap: every stage's increase is clamped back to it, so only Rc <- (cap + Rc)/2 moves,
  *     up to the period that reaches the cap (that one goes through rate_step: it recovers); when
  *     that period is before `until` the halvings before it are counted, not done (halvings_to_cap);
- *   - the same increase d every period (additive stage, or hyper with the byte stage j fixed at or
- *     below the timer stage) while Rt + d stays below the cap: Rt += d, Rc <- (Rt + Rc)/2. */
+ *   - the same increase d every period (steady_step) while Rt + d stays below the cap:
+ *     Rt += d, Rc <- (Rt + Rc)/2. */
 static int rate_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double cap, int64_t until,
                         int64_t *recovered_at)
 {
-    const uint32_t f = p->fast_recovery_steps, j = rp->byte_events, i0 = rp->timer_events;
+    const uint32_t j = rp->byte_events, i0 = rp->timer_events;
     const int64_t step = p->rate_timer_ps;
     const int rt_stays_at_cap = p->ai_bps >= 0 && p->hai_bps >= 0;
     double rt = rp->rt_bps, rc = rp->rc_bps;
@@ -189,6 +215,7 @@ static int rate_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double cap, i
     int recovered = 0;
     while (tr <= until) {
         const uint32_t stage = i + 1;
+        double d;
         if (tr + step > until) {
             /* one period left (a QP visited often): straight to rate_step */
         } else if (rt == cap && rt_stays_at_cap) {
@@ -214,8 +241,7 @@ static int rate_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double cap, i
                     tr += step;
                 }
             }
-        } else if (stage >= f && (j < f || j <= stage) && rc <= cap) {
-            const double d = j < f ? p->ai_bps : (double)(j - f + 1) * p->hai_bps;
+        } else if (steady_step(stage, j, p, &d) && rc <= cap) {
             while (tr <= until && rt + d < cap) {
                 rt += d;
                 rc = (rt + rc) / 2.0;
@@ -237,7 +263,6 @@ static int rate_periods(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, double cap, i
     rp->rc_bps = rc;
     rp->timer_events = i;
     rp->increases += i - i0;
-    rp->last_inc_timer = 1;
     rp->next_rate_ps = tr;
     return recovered;
 }
@@ -259,7 +284,6 @@ void rs_dcqcn_on_sent(rs_dcqcn_rp *rp, const rs_dcqcn_params *p, uint64_t bytes)
         rp->bytes_since -= p->byte_counter_bytes;
         rp->byte_events++;
         double cap = max_rate(rp, p);
-        rp->last_inc_timer = 0;
         rp->increases++;
         if (rate_step(&rp->rt_bps, &rp->rc_bps, rp->timer_events, rp->byte_events, p, cap))
             recover(rp, cap);

@@ -431,14 +431,15 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                 else:
                     DcqcnParams.paper(**ov)
             except (TypeError, ValueError) as exc:
-                problems.append(Problem(file, "congestion_control.overrides", str(exc), ov))
+                m = re.match(r"(?:DCQCN parameter|mlxconfig DCQCN name) (\w+)=", str(exc))
+                name = m.group(1) if m and m.group(1) in ov else None  # the override it names
+                key = f"congestion_control.overrides.{name}" if name else "congestion_control.overrides"
+                problems.append(Problem(file, key, str(exc), ov[name] if name else ov))
     if v["link.layer"] == "ib" and v["switch.flow_control"] == "pfc":
         problems.append(Problem(file, "switch.flow_control", "InfiniBand has no PFC (pause frames are "
                                 "Ethernet's); its link-level flow control is credits", "pfc",
                                 "'auto' or 'credits' when link.layer = 'ib'"))
     if v["congestion_control.algorithm"] == "dctcp" and ok("congestion_control.dctcp"):
-        import re
-
         from rdmasim.cc_dctcp import DctcpParams
 
         try:

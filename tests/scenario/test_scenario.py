@@ -94,6 +94,16 @@ def test_cc_override_suggestion() -> None:
     assert "congestion_control.overrides.rate_timr" in msg and "did you mean 'rate_timer'" in msg
 
 
+def test_cc_override_byte_counter_must_be_an_integer() -> None:
+    """byte_counter = 0.5 used to reach the core as 0 (the byte counter off)."""
+    (msg,) = problems(
+        MINIMAL + "[congestion_control]\nalgorithm='dcqcn'\n[congestion_control.overrides]\n"
+        "byte_counter = 0.5\n"
+    )
+    assert "congestion_control.overrides.byte_counter" in msg
+    assert "byte_counter=0.5: allowed an integer >= 0" in msg
+
+
 def test_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = tmp_path / "good.toml"
     good.write_text(MINIMAL)

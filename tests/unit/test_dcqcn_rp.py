@@ -22,7 +22,8 @@ class PaperRP:
     """The paper's reaction point, written from the equations (not from the C code).
 
     alpha is updated on every CNP and decays by (1-g) every K without a CNP; rate increases
-    come from a timer (period T) and a byte counter (every B bytes), staged by F.
+    come from a timer (period T) and a byte counter (every B bytes), staged by F. With B = 0 (no
+    byte counter) the stages follow the timer alone, as in HPCC's ns-3 model of the firmware.
     """
 
     def __init__(self, p: DcqcnParams, line: float) -> None:
@@ -38,6 +39,17 @@ class PaperRP:
         self.t_next = None     # next rate-timer expiry (None = not running)
 
     def _increase(self) -> None:
+        if not self.B:
+            # byte counter off: the timer's stage alone, as in HPCC's model of the NVIDIA firmware
+            # (rdma-hw.cc RateIncEventMlx): F fast-recovery events, one additive, then hyper
+            # by a constant R_HAI
+            self.rt += 0 if self.i <= self.F else self.rai if self.i == self.F + 1 else self.rhai
+            self.rt = min(self.rt, self.line)
+            self.rc = min((self.rt + self.rc) / 2, self.line)
+            if self.rc >= self.line and self.rt >= self.line:
+                self.rc = self.rt = self.line
+                self.t_next = None
+            return
         lo, hi = min(self.i, self.j), max(self.i, self.j)
         if hi < self.F:
             pass                                   # fast recovery: Rt unchanged
@@ -314,3 +326,135 @@ def test_a_late_visit_ending_near_the_recovery_equals_a_visit_at_every_deadline(
         for periods in range(1, 16):
             s, s_each = _cut_then_visit(line, gap, periods * 55 * US + 1)
             assert s == s_each, (gap, periods)
+
+
+# ---- the target-rate clamp and the timer-only stages, as the reference implementations have them
+# (docs/congestion-control.md, "DCQCN: clamp and stages"): HPCC's ns-3 rdma-hw.cc
+# CheckRateDecreaseMlx clamps only when its timer stage is non-zero, i.e. a timer increase happened
+# since the previous cut, and RateIncEventMlx stages by the timer alone (no byte counter); DCQCN's
+# own ns-3 code (rpr_cnm_received) clamps after any increase since the previous cut with
+# clamp_tgt_rate_after_time_inc, and after a byte-counter increase with neither flag.
+
+T_PAPER = 55 * US
+
+
+def _cut_at(c: _core.DcqcnRpForTest, t: int) -> None:
+    c.advance(t)
+    c.cnp(t)
+
+
+def test_after_time_inc_clamps_only_after_an_increase_since_the_previous_cut() -> None:
+    """clamp_tgt_rate_after_time_inc: a cut after a timer increase since the previous cut sets
+    Rt <- Rc; a second cut with no increase between keeps Rt (the per-QP "last increase came from
+    the timer" flag must not outlive the cut that used it)."""
+    p = DcqcnParams.paper(byte_counter=0, clamp_tgt_rate=False, clamp_tgt_rate_after_time_inc=True)
+    c = _core.DcqcnRpForTest(p.to_c(), LINE)
+    _cut_at(c, 0)                                   # Rc = line/2, Rt = line
+    c.advance(T_PAPER)                              # one timer increase (fast recovery)
+    rc = c.state["rc_bps"]
+    assert rc == pytest.approx(0.75 * LINE) and c.state["rt_bps"] == LINE
+    _cut_at(c, T_PAPER + 1)                         # a timer increase since the last cut: clamp
+    assert c.state["rt_bps"] == rc
+    _cut_at(c, T_PAPER + 2)                         # none since the last cut: Rt kept
+    assert c.state["rt_bps"] == rc
+    assert c.state["rc_bps"] < rc / 2
+    c.advance(2 * T_PAPER + 1)                      # the timer restarted at the cut: no event yet
+    _cut_at(c, 2 * T_PAPER + 1)
+    assert c.state["rt_bps"] == rc and c.state["decreases"] == 4
+
+
+def test_after_time_inc_clamps_after_a_byte_counter_increase_too() -> None:
+    """The flag adds timer increases to the byte-counter increases that clamp by default."""
+    p = DcqcnParams.paper(byte_counter=100_000, clamp_tgt_rate=False, clamp_tgt_rate_after_time_inc=True)
+    c = _core.DcqcnRpForTest(p.to_c(), LINE)
+    _cut_at(c, 0)
+    c.sent(100_000)                                 # one byte-counter increase
+    rc = c.state["rc_bps"]
+    _cut_at(c, 1)
+    assert c.state["rt_bps"] == rc
+
+
+def test_without_clamp_flags_only_a_byte_counter_increase_since_the_cut_clamps() -> None:
+    p = DcqcnParams.paper(byte_counter=100_000, clamp_tgt_rate=False, clamp_tgt_rate_after_time_inc=False)
+    c = _core.DcqcnRpForTest(p.to_c(), LINE)
+    _cut_at(c, 0)
+    c.advance(T_PAPER)                              # a timer increase: no clamp at the next cut
+    _cut_at(c, T_PAPER + 1)
+    assert c.state["rt_bps"] == LINE
+    c.sent(100_000)                                 # a byte-counter increase: the next cut clamps
+    rc = c.state["rc_bps"]
+    assert rc < LINE
+    _cut_at(c, T_PAPER + 2)
+    assert c.state["rt_bps"] == rc
+
+
+def _cut_below_the_cap(f: int) -> tuple[_core.DcqcnRpForTest, int]:
+    """Paper preset with the byte counter off: two cuts with a timer increase between, so the
+    second clamps Rt to 3/4 of the line rate (Rt below the cap: its increases show)."""
+    p = DcqcnParams.paper(byte_counter=0, fast_recovery_steps=f)
+    c = _core.DcqcnRpForTest(p.to_c(), LINE)
+    _cut_at(c, 0)
+    c.advance(T_PAPER)
+    t0 = T_PAPER + 1
+    _cut_at(c, t0)
+    assert c.state["rt_bps"] == pytest.approx(0.75 * LINE)
+    return c, t0
+
+
+@pytest.mark.parametrize("f", [1, 5])
+def test_byte_counter_off_stages_advance_by_the_timer(f: int) -> None:
+    """No byte counter: F timer events of fast recovery (Rt kept), one additive step (+R_AI),
+    then hyper increase by R_HAI every timer event, as HPCC's RateIncEventMlx stages them."""
+    c, t0 = _cut_below_the_cap(f)
+    ai, hai = 40e6, 400e6
+    s = c.state
+    for k in range(1, f + 6):
+        c.advance(t0 + k * T_PAPER)
+        prev, s = s, c.state
+        step = 0.0 if k <= f else ai if k == f + 1 else hai
+        assert s["timer_events"] == k
+        assert s["rt_bps"] == pytest.approx(prev["rt_bps"] + step, rel=0, abs=1e-3), k
+        assert s["rc_bps"] == pytest.approx((s["rt_bps"] + prev["rc_bps"]) / 2, rel=1e-12), k
+
+
+def test_byte_counter_off_hyper_run_late_visit_equals_a_visit_at_every_deadline() -> None:
+    """The catch-up's run of equal hyper steps with the byte counter off (Rt below the cap)."""
+    late, t0 = _cut_below_the_cap(5)
+    each, _ = _cut_below_the_cap(5)
+    end = t0 + 60 * T_PAPER
+    late.advance(end)
+    advance_deadline_by_deadline(each, end)
+    s = late.state
+    assert s == each.state
+    assert s["timer_events"] == 60 and s["rt_bps"] < LINE
+    assert s["rt_bps"] == pytest.approx(0.75 * LINE + 40e6 + 54 * 400e6, rel=1e-12)
+
+
+@pytest.mark.parametrize(("name", "value", "allowed"), [
+    ("byte_counter", 0.5, "an integer >= 0"),
+    ("byte_counter", 1e6, "an integer >= 0"),
+    ("byte_counter", True, "an integer >= 0"),
+    ("fast_recovery_steps", 2.0, "an integer >= 0"),
+    ("fast_recovery_steps", False, "an integer >= 0"),
+    ("clamp_tgt_rate", 0.5, "true or false"),
+    ("clamp_tgt_rate_after_time_inc", 2, "true or false"),
+    ("alpha_update_on_timer", 1.0, "true or false"),
+])
+def test_integer_and_flag_parameters_refuse_other_types(name: str, value: object, allowed: str) -> None:
+    """The C struct takes these as integers: a float or a bool must not be truncated on the way
+    (byte_counter = 0.5 used to reach the core as 0, the byte counter off)."""
+    with pytest.raises(ValueError, match=rf"DCQCN parameter {name}={value!r}: allowed {allowed}"):
+        DcqcnParams.paper(**{name: value})
+
+
+def test_flag_parameters_take_zero_and_one() -> None:
+    p = DcqcnParams.paper(clamp_tgt_rate=0, clamp_tgt_rate_after_time_inc=1)
+    assert p.to_c()["clamp_tgt_rate"] == 0 and p.to_c()["clamp_tgt_rate_after_time_inc"] == 1
+
+
+@pytest.mark.parametrize(("name", "value"), [("rpg_byte_reset", 0.5), ("rpg_threshold", 1.5),
+                                             ("rpg_gd", 11.0), ("clamp_tgt_rate", 0.5),
+                                             ("clamp_tgt_rate_after_time_inc", 3)])
+def test_nvidia_integer_names_refuse_non_integers(name: str, value: object) -> None:
+    with pytest.raises(ValueError, match=rf"mlxconfig DCQCN name {name}={value!r}: allowed"):
+        DcqcnParams.nvidia(**{name: value})

@@ -24,8 +24,9 @@ typedef struct rs_dcqcn_params {
     double min_dec_factor;           /* a decrease leaves at least this fraction of Rc (0 = no floor) */
     int64_t rate_reduce_period_ps;   /* 0: decrease on every CNP; else at most once per period */
     double rate_on_first_cnp;        /* 0: keep; else Rc = Rt = this fraction of Rc at the first CNP */
-    int clamp_tgt_rate;              /* 1: Rt <- Rc on every decrease */
-    int clamp_tgt_rate_after_time_inc; /* 1: Rt <- Rc if the last increase came from the timer */
+    int clamp_tgt_rate;              /* 1: Rt <- Rc on every decrease; 0: only when an increase came since
+                                        the previous decrease: a byte-counter one, or with */
+    int clamp_tgt_rate_after_time_inc; /* 1: any one, the rate timer's included */
 } rs_dcqcn_params;
 
 /* DCQCN reaction point state (one per QP). */
@@ -34,7 +35,7 @@ typedef struct rs_dcqcn_rp {
     double rt_bps;          /* target rate */
     double alpha;           /* with alpha_decays: alpha (1 - g)^alpha_decays is the value (rs_dcqcn_alpha) */
     double line_bps;
-    uint32_t timer_events;  /* i: rate-timer expiries since the last decrease */
+    uint32_t timer_events;  /* i: rate-timer expiries since the last decrease (the timer stage) */
     uint32_t byte_events;   /* j: byte-counter expiries since the last decrease */
     uint64_t bytes_since;   /* bytes toward the next byte-counter event */
     int64_t next_alpha_ps;  /* 0 = timer off */
@@ -44,7 +45,6 @@ typedef struct rs_dcqcn_rp {
     int64_t last_alpha_ps;  /* last alpha-period boundary (alpha decays lazily while idle) */
     int cnp_seen;           /* a CNP arrived in the current alpha period */
     int cnp_pending;        /* waiting for the rate-reduce period to allow a decrease */
-    int last_inc_timer;     /* the last increase came from the rate timer */
     int reacting;           /* below line rate: timers run */
     int ever_cut;
     uint64_t cnps;          /* statistics */
