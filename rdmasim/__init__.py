@@ -19,6 +19,25 @@ import sys as _sys
 if "numpy" not in _sys.modules:
     _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+
+def _core_missing_message() -> str:
+    """Say what to do when the package is imported from a source tree whose core is not built."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    return (
+        f"rdmasim's compiled core is not built in {here} (this is the source tree, not the installed "
+        "package). Build it in place with `pip install -e .` (or "
+        "`python setup.py build_ext --inplace`) in the clone, or run from outside the clone to use "
+        "the installed rdmasim."
+    )
+
+
+try:
+    from rdmasim import _core as _core_check  # noqa: E402,F401
+except ImportError as _err:  # an extension that is absent, not one that fails to load its symbols
+    if "_core" not in str(_err) or "undefined symbol" in str(_err):
+        raise
+    raise ImportError(_core_missing_message()) from _err
+
 from rdmasim.fabric import Switch  # noqa: E402
 from rdmasim.sim import Host, Link, Simulator  # noqa: E402
 from rdmasim.topology import (  # noqa: E402
