@@ -205,7 +205,7 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     uint32_t out_idx = (uint32_t)route;
     rs_swport *out = &sw->ports[out_idx];
     /* hop classes: the class rises by one per global link taken (grouproute.c); on a credit port
-     * the class is the SL its SL -> VL table looks up, so each class gets its own VL (credit.h) */
+     * the class is the SL its SL -> VL table looks up: one VL per class keeps credit loops open */
     if (sw->cfg.hop_classes)
         prio = rs_group_egress_class(sw, pkt, out_idx, base);
     if (out->port.cr)
