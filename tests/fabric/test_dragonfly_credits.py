@@ -117,3 +117,11 @@ def test_scenario_reports_the_credit_loop_without_a_periodic_check() -> None:
     assert "CREDIT LOOP DEADLOCK" in stuck.summary()
     ok = run_scenario(loads(_scenario(True), "d.toml"), out_dir="", progress=False)
     assert all(f.status == "ok" for f in ok.flows) and ok.deadlock is None
+
+
+def test_too_few_vls_for_the_hop_classes_is_a_warning() -> None:
+    few = loads(_scenario(True).replace("vls = 3", "vls = 1"), "d.toml")
+    assert [w.path for w in few.warnings] == ["switch.credits.vls"]
+    assert "need 2 VLs" in str(few.warnings[0])
+    assert loads(_scenario(True), "d.toml").warnings == []
+    assert loads(_scenario(False).replace("vls = 3", "vls = 1"), "d.toml").warnings == []
