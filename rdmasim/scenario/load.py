@@ -436,9 +436,10 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
         problems.append(Problem(file, "switch.flow_control", "InfiniBand has no PFC (pause frames are "
                                 "Ethernet's); its link-level flow control is credits", "pfc",
                                 "'auto' or 'credits' when link.layer = 'ib'"))
-    credits = v["switch.flow_control"] == "credits" or (v["switch.flow_control"] == "auto"
-                                                          and v["link.layer"] == "ib")
-    if credits and v["topology.kind"] == "dragonfly" and v["topology.hop_classes"] and ok("switch.credits"):
+    from rdmasim.scenario.run import flow_control  # one rule for "auto"
+
+    hop_classes = v["topology.kind"] == "dragonfly" and v["topology.hop_classes"]
+    if hop_classes and flow_control(v) == "credits" and ok("switch.credits"):
         need = 2 if v["topology.routing"] == "minimal" else 3  # classes: 0, 1 (, 2) global links crossed
         if v["switch.credits.vls"] < need:  # SL s -> VL s mod vls: fewer VLs than classes share one
             why = (f"hop classes under {v['topology.routing']} routing need {need} VLs, one per class; "
