@@ -82,6 +82,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
     int rs_switch_set_route(rs_sim *sim, int sw, int dst, const uint16_t *ports, int n)
     int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps)
     int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
+    int rs_deadlock_check_now(rs_sim *sim)
     int rs_deadlock_result(const rs_sim *sim, int64_t *t_ps, rs_queue_ref *cycle, int cap)
     int rs_sampler_config(rs_sim *sim, int64_t period_ps, const rs_queue_ref *probes, uint32_t n_probes,
                           uint32_t max_samples)
@@ -123,6 +124,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
     void rs_net_set_switch_tx_eager(rs_sim *sim, int on)
     int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out)
     int rs_switch_set_lft(rs_sim *sim, int sw, const uint16_t *ports, uint32_t n)
+    int rs_switch_victim_mask(rs_sim *sim, int sw, int port, int on)
 
 DROPF_NTH, DROPF_PSN, DROPF_OPCODE, DROPF_DEST_QP = 1, 2, 4, 8
 
@@ -264,6 +266,10 @@ cdef class FabricCore:
     def deadlock_detector(self, int64_t period_ps):
         self.core._check(rs_deadlock_detector(self.core.sim, period_ps))
 
+    def deadlock_check_now(self):
+        """One deadlock check now (link/deadlock.c), unless one was already found."""
+        self.core._check(rs_deadlock_check_now(self.core.sim))
+
     def deadlock_result(self):
         cdef rs_queue_ref cyc[64]
         cdef int64_t t = 0
@@ -388,6 +394,10 @@ cdef class FabricCore:
                 "credit_peak_blocks": [s.peak_blocks[i] for i in range(8)],
                 "credit_cap_blocks": [s.cap_blocks[i] for i in range(8)],
                 "credit_overruns": s.overruns}
+
+    def victim_mask(self, int sw, int port, bint on):
+        """IB CC Victim_Mask bit of a switch port (link/credit.h rs_credit_starved)."""
+        self.core._check(rs_switch_victim_mask(self.core.sim, sw, port, on))
 
     def set_lft(self, int sw, ports):
         """Linear forwarding table of a switch: ports[dlid] (0xFFFF: none); [] clears it."""

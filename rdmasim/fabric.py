@@ -349,15 +349,27 @@ def enable_pfc_watchdog(sim: Simulator, poll: str | int = "100us", detect: str |
 
 
 def enable_deadlock_detector(sim: Simulator, period: str | int = "10us") -> None:
-    """Check every ``period`` for a cycle of mutually paused egress queues; see :func:`deadlock`."""
+    """Check every ``period`` for a cycle of egress queues each held back by the next (PFC pause or
+    InfiniBand credit stall); see :func:`deadlock`."""
     period_ps = parse_time(period)
     if period_ps <= 0:
         raise ValueError(f"deadlock check period must be > 0, got {period!r}")
     sim._fabric_core().deadlock_detector(period_ps)
 
 
+def check_deadlock(sim: Simulator) -> tuple[int, list[tuple[str, int, int]]] | None:
+    """Look for a deadlock once, now (the periodic detector need not be on), unless one was found
+    already; returns :func:`deadlock`. Cheap: one search of the wait-for graph."""
+    sim._fabric_core().deadlock_check_now()
+    return deadlock(sim)
+
+
 def deadlock(sim: Simulator) -> tuple[int, list[tuple[str, int, int]]] | None:
-    """The first PFC deadlock found: (time in ps, cycle of (switch name, port, priority)), or None."""
+    """The first deadlock found: (time in ps, cycle of (switch name, port, priority)), or None. A
+    cycle of egress queues, each held back by the next switch -- paused by its PFC, or, on
+    InfiniBand credit links, stalled for the credits of its ingress buffer (the priority is then
+    the VL) -- and holding packets that wait in the next queue of the cycle. Found by the periodic
+    detector (:func:`enable_deadlock_detector`) or :func:`check_deadlock`."""
     r = sim._fabric_core().deadlock_result()
     if r is None:
         return None

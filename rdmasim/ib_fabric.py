@@ -188,6 +188,38 @@ def credit_stats(node: Host | Switch, port: int = 0) -> dict[str, Any] | None:
     return result
 
 
+def host_ports(switch: Switch) -> list[int]:
+    """The ports of ``switch`` that lead to a host (a channel adapter, CA)."""
+    return [i for i, link in enumerate(switch.ports)
+            if not isinstance(link.b if link.a is switch else link.a, Switch)]
+
+
+def set_victim_mask(switch: Switch, ports: Iterable[int] | str = "hosts") -> list[int]:
+    """Set IB congestion control's Victim_Mask (IBA vol. 1 annex A10, SwitchCongestionSetting) of
+    ``switch``: the ports given (a list of port numbers, or ``"hosts"``: the CA-facing ports of
+    :func:`host_ports`, ``"all"``, ``"none"``) get their bit set, the others cleared; returns the
+    ports set. A credit-mode port that lacks credits on a VL (stalled for them, or its last packet
+    had to wait for them) is a *victim* of congestion further on, and ECN-marks (FECN) packets only
+    when its bit is set; a port with credits, the root of congestion, marks as usual. The default
+    mask is 0 on every port, as OpenSM's ``cc_sw_cong_setting_victim_mask``. Set it on a port to a
+    CA: a host that returns credits slowly is the root of its congestion, not a victim. Ports
+    without credits ignore the mask."""
+    if isinstance(ports, str):
+        choices = {"hosts": host_ports(switch), "all": list(range(len(switch.ports))), "none": []}
+        if ports not in choices:
+            raise ValueError(f"victim_mask: {ports!r} is not a port list nor one of 'hosts', 'all', 'none'")
+        chosen = choices[ports]
+    else:
+        chosen = list(ports)
+        for p in chosen:
+            switch._check_port(p)
+    fab = switch.sim._fabric_core()
+    on = set(chosen)
+    for p in range(len(switch.ports)):
+        fab.victim_mask(switch.index, p, p in on)
+    return sorted(on)
+
+
 # ---- linear forwarding tables ----
 
 def dlid(host: Host) -> int:

@@ -181,7 +181,8 @@ class RunResult:
     flow_samples: Any = None
     #: switch queue samples (QueueSampler.arrays() plus "labels") when sample_interval > 0
     queue_samples: dict[str, Any] | None = None
-    #: the first PFC deadlock found ([switch] deadlock_check): (time ps, [(switch, port, priority)])
+    #: the first deadlock found (PFC pauses or InfiniBand credit stalls; [switch] deadlock_check, or one
+    #: look at the end of a run with unfinished flows): (time ps, [(switch, port, priority or VL)])
     deadlock: Any = None
     #: per host NIC: PFC pause received and frames sent / received (see :meth:`port_rows`)
     nics: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -472,8 +473,12 @@ class RunResult:
                              f"{format_time(most)}")
         if self.deadlock is not None:
             t_ps, cycle = self.deadlock
-            ring = " -> ".join(f"{s}:{p}/p{pr}" for s, p, pr in cycle)
-            lines.append(f"  PFC DEADLOCK at {format_time(t_ps)}: {ring}")
+            s0, p0, _ = cycle[0]
+            ports = self.switches.get(s0, {}).get("ports", [])
+            credits = p0 < len(ports) and "credit_stalled_mask" in ports[p0]
+            ring = " -> ".join(f"{s}:{p}/{'vl' if credits else 'p'}{pr}" for s, p, pr in cycle)
+            kind = "CREDIT LOOP DEADLOCK" if credits else "PFC DEADLOCK"
+            lines.append(f"  {kind} at {format_time(t_ps)}: {ring}")
         for name, sw in self.switches.items():
             t = sw["totals"]
             lines.append(

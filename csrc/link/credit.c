@@ -72,6 +72,7 @@ static void stall(rs_net *net, rs_port *port, uint32_t vl, uint32_t blocks)
     if (cr->stalled & VL_BIT(vl))
         return;
     cr->stalled |= VL_BIT(vl);
+    cr->waited |= VL_BIT(vl);
     cr->tx[vl].need = blocks;
     cr->tx[vl].stall_since_ps = net->eng.now_ps;
     cr->stats.stalls++;
@@ -124,6 +125,8 @@ int rs_credit_take(rs_net *net, rs_port *port, rs_pkt *pkt)
         }
     } else {
         vl = pkt->priority & 7u; /* the switch queued it on its egress VL and checked credits */
+        cr->starved = (uint8_t)((cr->starved & ~VL_BIT(vl)) | (cr->waited & VL_BIT(vl)));
+        cr->waited &= (uint8_t)~VL_BIT(vl);
         if (cr->arb.on)
             rs_vlarb_charge(&cr->arb, vl, pkt->frame_len);
     }
@@ -314,6 +317,18 @@ int rs_net_port_credit_config(rs_net *net, int kind, int node, int port, const r
     rs_port *peer = p->tx->to;
     if (peer->cr)
         link_up(cr, peer->cr);
+    return RS_OK;
+}
+
+int rs_net_switch_victim_mask(rs_net *net, int sw_id, int port, int on)
+{
+    if (sw_id < 0 || (uint32_t)sw_id >= net->n_switches)
+        return rs_net_fail(net, RS_ERR_INVAL, "victim_mask: no switch %d", sw_id);
+    rs_switch *sw = net->switches[sw_id];
+    if (port < 0 || (uint32_t)port >= sw->cfg.n_ports)
+        return rs_net_fail(net, RS_ERR_INVAL, "victim_mask: port %d of switch %d outside 0..%u", port, sw_id,
+                           sw->cfg.n_ports - 1);
+    sw->ports[port].cc_victim_mask = on ? 1 : 0;
     return RS_OK;
 }
 

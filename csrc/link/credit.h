@@ -84,6 +84,8 @@ typedef struct rs_credit_port {
     uint8_t n_vls;                   /* data VLs 0..n_vls-1 */
     uint8_t sl2vl[RS_CREDIT_NSL];    /* VL of what this port sends, by SL */
     uint8_t stalled;                 /* VLs stalled for credits (bit per VL) */
+    uint8_t waited;                  /* VLs stalled since their last packet was sent */
+    uint8_t starved;                 /* VLs whose last packet sent had waited for credits */
     uint8_t fc_due;                  /* VLs whose FC packet should go out now (drained) */
     uint8_t fc_next_vl;              /* round robin among due VLs */
     int64_t fc_period_ps;
@@ -116,6 +118,13 @@ void rs_credit_drained(struct rs_net *net, struct rs_port *port, uint32_t vl, ui
 void rs_credit_fc_receive(struct rs_net *net, struct rs_port *port, rs_pkt *pkt);
 /* The periodic timer fired. */
 void rs_credit_fc_timer(struct rs_net *net, rs_credit_port *cr);
+/* IB congestion control (annex A10): the port lacks credits on VL `vl` -- stalled now, stalled since
+ * its last packet, or that packet had waited -- so a queue there is a victim of congestion further
+ * on, not its root. */
+static inline int rs_credit_starved(const rs_credit_port *cr, uint32_t vl)
+{
+    return ((cr->stalled | cr->waited | cr->starved) >> vl) & 1u;
+}
 /* The VL a port sends a packet of SL `sl` on. */
 static inline uint32_t rs_credit_vl(const rs_credit_port *cr, uint32_t sl) { return cr->sl2vl[sl & 15u]; }
 

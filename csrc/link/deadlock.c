@@ -1,9 +1,12 @@
-/* PFC deadlock detector, run by the monitor timer.
+/* Deadlock detector for lossless fabrics (PFC pauses and InfiniBand credit loops), run by the
+ * monitor timer, or once on request (rs_net_deadlock_check_now).
  *
- * A wait-for graph over egress queues that are paused (by a pause they obey) and hold packets:
- * E = (S, p, prio) waits on E' = (S', x, prio) when S' is the switch at the far end of port p, S' is
- * pausing that ingress queue (its PFC machine sent XOFF; in credit mode, credit.h: E is stalled for
- * credits of that ingress buffer) and E' holds a packet that came in on it.
+ * A wait-for graph over egress queues that are held back and hold packets:
+ * E = (S, p, q) waits on E' = (S', x, q') when S' is the switch at the far end of port p and
+ *   - PFC: S' is pausing its ingress queue (port, q) (its PFC machine sent XOFF), E obeys that pause;
+ *   - credits (credit.h): E's VL q is stalled for credits of the ingress buffer (port, VL q) of S';
+ * and E' holds a packet that came in on that ingress queue (q' differs from q under hop classes and
+ * when a credit port's SL -> VL table moves a packet to another VL).
  * A cycle is a deadlock: nothing in it can move again.  Depth-first search with an explicit stack;
  * the first cycle found is kept with its time. */
 #include <stdlib.h>

@@ -107,6 +107,16 @@ int rs_net_pfc_watchdog(rs_net *net, int64_t poll_ps, int64_t detect_ps, int64_t
     return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
 }
 
+int rs_net_deadlock_check_now(rs_net *net)
+{
+    rs_monitor *m = rs_monitor_get(net);
+    if (!m)
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
+    if (m->dl_time_ps < 0)
+        rs_deadlock_check(net, m);
+    return net->eng.failed ? RS_ERR_NOMEM : RS_OK;
+}
+
 int rs_net_deadlock_detector(rs_net *net, int64_t period_ps)
 {
     if (period_ps < 0)

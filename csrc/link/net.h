@@ -101,6 +101,8 @@ int rs_net_pcap_status(const rs_net *net, uint64_t *frames, int *err);
 int rs_net_pcap_links(rs_net *net, const int *links, uint32_t n);
 int rs_net_pfc_watchdog(rs_net *net, int64_t poll_ps, int64_t detect_ps, int64_t restore_ps);
 int rs_net_deadlock_detector(rs_net *net, int64_t period_ps);
+int rs_net_deadlock_check_now(rs_net *net);
+int rs_net_switch_victim_mask(rs_net *net, int sw_id, int port, int on);
 int rs_net_sampler_config(rs_net *net, int64_t period_ps, const rs_queue_ref *probes, uint32_t n_probes,
                           uint32_t max_samples);
 int rs_net_sampler_read(const rs_net *net, int64_t *t, uint64_t *egress, uint64_t *ingress, uint8_t *paused,

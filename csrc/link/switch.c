@@ -171,6 +171,13 @@ static void drop(rs_net *net, rs_swport *in, rs_pkt *pkt, int reason)
     rs_pkt_release(net->pool, pkt);
 }
 
+/* May egress (sp, vl) ECN-mark now?  IB CC (annex A10): a credit port that lacks credits is a victim
+ * of congestion downstream, not its root, and marks only when its Victim_Mask bit is set. */
+static int may_mark(const rs_swport *sp, uint32_t vl)
+{
+    return !sp->port.cr || sp->cc_victim_mask || !rs_credit_starved(sp->port.cr, vl);
+}
+
 static void peak(uint64_t *slot, uint64_t v)
 {
     if (v > *slot)
@@ -197,10 +204,12 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     }
     uint32_t out_idx = (uint32_t)route;
     rs_swport *out = &sw->ports[out_idx];
-    if (out->port.cr)
-        prio = rs_credit_vl(out->port.cr, base); /* the egress port's SL -> VL table */
-    else if (sw->cfg.hop_classes)
+    /* hop classes: the class rises by one per global link taken (grouproute.c); on a credit port
+     * the class is the SL its SL -> VL table looks up: one VL per class keeps credit loops open */
+    if (sw->cfg.hop_classes)
         prio = rs_group_egress_class(sw, pkt, out_idx, base);
+    if (out->port.cr)
+        prio = rs_credit_vl(out->port.cr, sw->cfg.hop_classes ? prio : base);
     if (out->wd_storm_until[prio] > net->eng.now_ps) {
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);
         return;
@@ -225,7 +234,7 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     peak(&out->stats.q_bytes_peak[prio], sw->mmu.eg_bytes[qi]);
     peak(&in->stats.in_bytes_peak[ip], sw->mmu.in_bytes[ii] + sw->mmu.hdrm_bytes[ii]);
     peak(&in->stats.hdrm_bytes_peak[ip], sw->mmu.hdrm_bytes[ii]);
-    if (!sw->cfg.ecn_on_dequeue &&
+    if (!sw->cfg.ecn_on_dequeue && may_mark(out, prio) &&
         rs_ecn_maybe_mark(pkt, sw->mmu.eg_bytes[qi] - bytes, sw->cfg.ecn_kmin[prio], sw->cfg.ecn_kmax[prio],
                           sw->cfg.ecn_pmax[prio], &sw->rng)) {
         out->stats.ecn_marked++;
@@ -337,7 +346,7 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
     p->next = NULL;
     uint32_t bytes = p->frame_len;
     rs_mmu_release(&sw->mmu, p->sw_in_port, p->sw_in_prio, port->index, (uint32_t)prio, bytes);
-    if (sw->cfg.ecn_on_dequeue &&
+    if (sw->cfg.ecn_on_dequeue && may_mark(sp, (uint32_t)prio) &&
         rs_ecn_maybe_mark(p, sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio], sw->cfg.ecn_kmin[prio],
                           sw->cfg.ecn_kmax[prio], sw->cfg.ecn_pmax[prio], &sw->rng)) {
         sp->stats.ecn_marked++;

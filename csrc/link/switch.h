@@ -34,6 +34,7 @@ typedef struct rs_swport {
     uint64_t wd_last_tx[RS_NPRIO];
     int64_t wd_stalled_since[RS_NPRIO]; /* -1: not stalled */
     int64_t wd_storm_until[RS_NPRIO];   /* drop this queue's packets and ignore pause until then */
+    uint8_t cc_victim_mask;             /* IB CC Victim_Mask: mark here also when starved of credits */
     rs_swport_stats stats;
 } rs_swport;
 _Static_assert(offsetof(rs_swport, port) == 0, "rs_switch_port_empty casts a port to its rs_swport");

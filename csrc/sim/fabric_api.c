@@ -112,6 +112,16 @@ int rs_deadlock_detector(rs_sim *sim, int64_t period_ps)
     return rs_net_deadlock_detector(&sim->tp.net, period_ps);
 }
 
+int rs_switch_victim_mask(rs_sim *sim, int sw, int port, int on)
+{
+    return rs_net_switch_victim_mask(&sim->tp.net, sw, port, on);
+}
+
+int rs_deadlock_check_now(rs_sim *sim)
+{
+    return rs_net_deadlock_check_now(&sim->tp.net);
+}
+
 int rs_sampler_config(rs_sim *sim, int64_t period_ps, const rs_queue_ref *probes, uint32_t n_probes,
                       uint32_t max_samples)
 {

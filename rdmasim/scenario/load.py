@@ -439,6 +439,16 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
         problems.append(Problem(file, "switch.flow_control", "InfiniBand has no PFC (pause frames are "
                                 "Ethernet's); its link-level flow control is credits", "pfc",
                                 "'auto' or 'credits' when link.layer = 'ib'"))
+    from rdmasim.scenario.run import flow_control  # one rule for "auto"
+
+    hop_classes = v["topology.kind"] == "dragonfly" and v["topology.hop_classes"]
+    if hop_classes and flow_control(v) == "credits" and ok("switch.credits"):
+        need = 2 if v["topology.routing"] == "minimal" else 3  # classes: 0, 1 (, 2) global links crossed
+        if v["switch.credits.vls"] < need:  # SL s -> VL s mod vls: fewer VLs than classes share one
+            why = (f"hop classes under {v['topology.routing']} routing need {need} VLs, one per class; "
+                   "with fewer, classes share a VL and a credit loop can close (a deadlock)")
+            vls = v["switch.credits.vls"]
+            sc.warnings.append(Problem(file, "switch.credits.vls", why, vls, f"{need}..8"))
     if v["congestion_control.algorithm"] == "dctcp" and ok("congestion_control.dctcp"):
         from rdmasim.cc_dctcp import DctcpParams
 

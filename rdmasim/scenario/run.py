@@ -131,6 +131,9 @@ def build(sc: Scenario) -> Simulator:
 
         if credits:
             ib_fabric.enable_credits(sim, vls=v["switch.credits.vls"], buffer=v["switch.credits.buffer"])
+            if v["switch.credits.victim_mask"] != "none":
+                for sw in sim.switches.values():
+                    ib_fabric.set_victim_mask(sw, v["switch.credits.victim_mask"])
         if sim.switches and v["switch.lft"] != "none":
             ib_fabric.route_lft(sim, v["switch.lft"])
     if sim.switches and v["switch.watchdog.enabled"]:
@@ -400,6 +403,8 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     result.interrupted = interrupted
     if sim.switches and v["switch.deadlock_check"]:
         result.deadlock = fabric.deadlock(sim)
+    elif sim.switches and any(r.status != "ok" for r in records):  # stuck? one look (PFC or credits)
+        result.deadlock = fabric.check_deadlock(sim)
     from rdmasim import ib_fabric
 
     for h in sim.hosts.values():

@@ -177,7 +177,9 @@ SCHEMA: dict[str, Opt] = {
     "topology.hop_classes": Opt("bool", False, "dragonfly: a packet's priority rises by one per global "
                                 "link crossed (virtual channels: PFC cannot deadlock); make those priorities "
                                 "lossless, e.g. switch.lossless = [3, 4, 5], and use switch.scheduler = "
-                                "'wrr'."),
+                                "'wrr'. With credits the class is the SL of the egress port's SL -> VL "
+                                "table: with SL 3, vls = 3 puts classes 3, 4, 5 on VLs 0, 1, 2 (credit "
+                                "loops cannot close)."),
     "topology.nodes": Opt("int", 4, "rail_optimized: nodes.", lo=1, hi=4096),
     "topology.gpus_per_node": Opt("int", 8, "rail_optimized: GPUs (NICs, rails) per node.", lo=1, hi=64),
     "topology.nodes_per_unit": Opt("int", 0, "rail_optimized: nodes per scalable unit, each with its own "
@@ -227,8 +229,14 @@ SCHEMA: dict[str, Opt] = {
                                "docs/mechanisms/credits.md; replaces PFC) or 'auto' (credits when "
                                "link.layer = 'ib', which has no PFC; else pfc).",
                                choices=("auto", "pfc", "credits")),
-    "switch.credits.vls": Opt("int", 1, "Credits: data VLs per port (SL s goes on VL s mod vls).",
+    "switch.credits.vls": Opt("int", 1, "Credits: data VLs per port (SL s goes on VL s mod vls; under "
+                              "topology.hop_classes the class, SL + global links crossed, is the SL).",
                               lo=1, hi=8),
+    "switch.credits.victim_mask": Opt("str", "none", "Credits: IB congestion control's Victim_Mask on "
+                                      "every switch: the ports that ECN-mark (FECN) also while they lack "
+                                      "credits (a victim of congestion further on): 'none' (the annex's and "
+                                      "OpenSM's default), 'hosts' (the ports to hosts, CAs) or 'all'.",
+                                      choices=("none", "hosts", "all")),
     "switch.credits.buffer": Opt("size", "64KB", "Credits: receive buffer per (port, VL), in 64-byte blocks "
                                  "rounded up; at least one largest packet.", lo=64, hi=65535 * 64),
     "switch.lft": Opt("str", "none", "Linear forwarding tables computed once at setup: 'none' (the "
@@ -247,8 +255,10 @@ SCHEMA: dict[str, Opt] = {
     "switch.watchdog.poll": Opt("time", "100us", "Watchdog polling period.", lo=1, hi=U63),
     "switch.watchdog.detect": Opt("time", "200us", "Stall that declares a storm (>= poll).", lo=1, hi=U63),
     "switch.watchdog.restore": Opt("time", "200us", "Time pause is ignored after a storm.", lo=1, hi=U63),
-    "switch.deadlock_check": Opt("time", 0, "Look for a cycle of mutually paused queues (a PFC deadlock) "
-                                 "this often (0 = off); the first found is in metadata.json.", lo=0, hi=U63),
+    "switch.deadlock_check": Opt("time", 0, "Look for a cycle of queues each held back by the next (paused "
+                                 "by PFC, or stalled for InfiniBand credits) this often; the first found is "
+                                 "in metadata.json. 0: one look at the end of a run that leaves flows "
+                                 "unfinished.", lo=0, hi=U63),
     "switch.ecn.enabled": Opt("bool", True, "Mark ECN (needed by DCQCN)."),
     "switch.ecn.kmin": Opt("size", "5KB", "RED Kmin.", lo=0, hi=2**64 - 1),
     "switch.ecn.kmax": Opt("size", "200KB", "RED Kmax (> kmin).", lo=1, hi=2**64 - 1),

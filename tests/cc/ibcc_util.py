@@ -112,3 +112,45 @@ def run_victim(cc: str | None = "ibcc", params: Any = None, duration_us: int = 1
                         ccti=[int(st.get("ccti", -1)) for st in states[:4]],
                         victim_becns=s.qps[-1].stats()["cnps_rcvd"],
                         victim_ccti_peak=int(states[4].get("ccti_peak", -1)))
+
+
+@dataclass
+class CreditVictimResult:
+    victim_port_marks: int            # ECN (FECN) marks at sl's port to sr (the victim of credit starvation)
+    root_port_marks: int              # marks at sr's port to r0 (the hot spot: the root)
+    victim_port_stall_us: float       # time sl -> sr was stalled for credits
+    victim_becns: int                 # BECNs (CNPs) the victim's QP received
+    victim_gbps: float                # the victim's payload rate over the whole run
+
+
+def run_victim_credits(victim_mask: Any = None, duration_us: int = 2_000, *, seed: int = 1,
+                       buffer: str = "32KB", shared_rate: str = "300Gbps") -> CreditVictimResult:
+    """The hot-spot / victim experiment over InfiniBand credits (one VL, ``buffer`` per port and VL,
+    no PFC) with IB CC on every host. The shared link runs at ``shared_rate``, by default the sum of
+    its three senders' (so it is no root of congestion itself); the contributors' packets fill
+    ``sr``'s ingress buffer from ``sl``, so ``sl``'s port towards ``sr`` lacks credits -- a victim of
+    the hot spot downstream.
+    ``victim_mask``: ports of ``sl`` given the annex A10 Victim_Mask bit, as
+    :func:`rdmasim.ib_fabric.set_victim_mask` takes them, or ``"shared"``: its port to ``sr`` (None:
+    the default, none)."""
+    from rdmasim import ib_fabric
+
+    cfg = {"ecn": {**ECN, "priorities": [0]}}  # credits: the queues are VLs; SL 3 on VL 0 of 1
+    d = rdmasim.topology.dumbbell(3, 4, rate="100Gbps", bottleneck_rate=shared_rate, delay="1us", mtu=MTU,
+                                  seed=seed, switch_config=cfg)
+    ib_fabric.enable_credits(d.sim, vls=1, buffer=buffer)
+    if victim_mask is not None:
+        ports = [d.s_left.port_to(d.s_right)] if victim_mask == "shared" else victim_mask
+        ib_fabric.set_victim_mask(d.s_left, ports)
+    for h in [*d.left, *d.right]:
+        h.set_congestion_control("ibcc", None)
+    l0, l1, l2 = d.left
+    r0, r1, r2, r3 = d.right
+    s = Streams([(l0, r0), (l1, r0), (r1, r0), (r2, r0), (l2, r3)])
+    d.sim.run(duration_us * 1_000_000)
+    vp = d.s_left.port_stats(d.s_left.port_to(d.s_right))
+    rp = d.s_right.port_stats(d.s_right.port_to(r0))
+    return CreditVictimResult(victim_port_marks=vp["ecn_marked"], root_port_marks=rp["ecn_marked"],
+                              victim_port_stall_us=vp["credit_stall_ps"][0] / 1e6,
+                              victim_becns=s.qps[-1].stats()["cnps_rcvd"],
+                              victim_gbps=s.sent()[-1] * 8 / (duration_us * 1e-6) / 1e9)

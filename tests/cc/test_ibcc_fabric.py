@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import pytest
 from dcqcn_util import Result, run_incast
-from ibcc_util import PAYLOAD_SHARE, VictimResult, run_victim
+from ibcc_util import PAYLOAD_SHARE, VictimResult, run_victim, run_victim_credits
 
+import rdmasim
+from rdmasim import ib_fabric
 from rdmasim.cc_ibcc import IbccParams
 
 DURATION_US = {4: 80_000, 8: 40_000}
@@ -79,3 +81,28 @@ def test_victim_keeps_its_rate_with_ib_cc() -> None:
     # the shared link), and together they still fill the hot link
     assert min(with_cc.ccti) > 0 and with_cc.victim_ccti_peak < max(with_cc.ccti), with_cc
     assert sum(with_cc.hot_gbps) >= 0.95 * line, with_cc.hot_gbps
+
+
+def test_credit_starved_victim_port_marks_only_with_its_victim_mask() -> None:
+    """Annex A10: a switch port congested only because it lacks credits is a victim and marks FECN
+    only when its Victim_Mask bit is set (default 0, as OpenSM's cc_sw_cong_setting_victim_mask);
+    the root (sr's port to the hot spot, which has credits) marks either way."""
+    default = run_victim_credits(None)
+    assert default.victim_port_stall_us > 500, default        # sl -> sr lacked credits most of the run
+    assert default.victim_port_marks == 0, default             # ... and, a victim, did not mark
+    assert default.root_port_marks > 0, default
+    masked = run_victim_credits("shared")                      # the bit set on sl's port to sr
+    assert masked.victim_port_marks > 0, masked
+    assert masked.root_port_marks > 0, masked
+    hosts = run_victim_credits("hosts")                        # CA-facing ports only: sl -> sr still a victim
+    assert hosts.victim_port_marks == 0, hosts
+
+
+def test_victim_mask_names_bad_ports() -> None:
+    d = rdmasim.topology.dumbbell(2, 1)
+    assert ib_fabric.set_victim_mask(d.s_left, "hosts") == [0, 1]   # the CA-facing ports
+    assert ib_fabric.set_victim_mask(d.s_left, "all") == [0, 1, 2]
+    with pytest.raises(ValueError, match="'cas' is not a port list"):
+        ib_fabric.set_victim_mask(d.s_left, "cas")
+    with pytest.raises(ValueError, match="port must be in 0..2"):
+        ib_fabric.set_victim_mask(d.s_left, [3])

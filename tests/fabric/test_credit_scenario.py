@@ -55,6 +55,7 @@ def test_credits_and_updn_from_a_scenario_file() -> None:
     ('[switch]\nflow_control = "ib"\n', "switch.flow_control"),
     ('[switch]\nlft = "ftree"\n', "switch.lft"),
     ('[switch.credits]\nvls = 9\n', "switch.credits.vls"),
+    ('[switch.credits]\nvictim_mask = "cas"\n', "switch.credits.victim_mask"),
     ('[switch]\nlatency = -1\n', "switch.latency"),
 ])
 def test_bad_values_name_the_key(extra: str, key: str) -> None:

@@ -205,6 +205,9 @@ int rs_pfc_watchdog(rs_sim *sim, int64_t poll_ps, int64_t detect_ps, int64_t res
  * priority), each waiting on a downstream ingress queue that is pausing it and whose packets sit in
  * the next paused egress queue of the cycle.  0 = off. */
 int rs_deadlock_detector(rs_sim *sim, int64_t period_ps);
+/* One check now (the detector need not be on), unless a deadlock was already found; the result is
+ * read with rs_deadlock_result as the periodic detector's. */
+int rs_deadlock_check_now(rs_sim *sim);
 typedef struct rs_queue_ref {
     int32_t sw;
     int32_t port;
@@ -249,6 +252,10 @@ int rs_port_credit_config(rs_sim *sim, int kind, int node, int port, const rs_cr
  * nothing is queued behind it (0, the default, skips it; the results are the same, the event
  * count is higher). */
 void rs_net_set_switch_tx_eager(rs_sim *sim, int on);
+/* IB congestion control (annex A10) Victim_Mask bit of a switch port (default 0): a credit-mode port
+ * that lacks credits (link/credit.h rs_credit_starved) is a victim of congestion and ECN-marks (FECN)
+ * only when its bit is set; a port with credits marks as usual.  Ports without credits ignore it. */
+int rs_switch_victim_mask(rs_sim *sim, int sw, int port, int on);
 /* Returns RS_ERR_INVAL for no such port, 1 when the port is not in credit mode, else RS_OK. */
 int rs_port_credit_stats(const rs_sim *sim, int kind, int node, int port, rs_credit_stats *out);
 
