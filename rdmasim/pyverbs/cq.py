@@ -75,13 +75,13 @@ class CompChannel:
 class CQ(_cq.CQ):
     """A completion queue; ``channel`` (a CompChannel) enables ``req_notify``.
 
-    ``cqe`` is limited by the device's ``max_cqe`` (rxe: 32767), EINVAL above it, as rxe."""
+    ``cqe`` is limited by the device's ``max_cqe`` (rxe: 32767), EINVAL above it, as rxe. It must
+    be an integer: ``CQ(ctx, 1.5)`` is a TypeError (PyverbsTypeError), where pyverbs' C
+    conversion would quietly make a CQ of 1."""
 
     def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,
                  channel: CompChannel | None = None, comp_vector: int = 0) -> None:
-        if isinstance(cqe, float) and cqe >= 0:
-            cqe = int(cqe)  # pyverbs converts cqe to a C int, which truncates a float
-        n = int_in("CQ cqe", cqe, 0, U32)
+        n = int_in("CQ cqe", cqe, 0, U32)  # a float is refused (TypeError), never truncated
         max_cqe = _devices.RXE_DEVICE_ATTR["max_cqe"]
         if n > max_cqe:
             raise PyverbsRDMAError(f"CQ cqe={n}: the device allows at most max_cqe={max_cqe}", errno.EINVAL)
@@ -260,16 +260,13 @@ class CQEX(CQ):
         return self._wc("read_wc_flags").wc_flags
 
     def read_slid(self) -> int:
-        """Source LID: 0 on RoCE."""
-        self._wc("read_slid")
-        return 0
+        """Source LID (WC.slid): 0 on RoCE."""
+        return self._wc("read_slid").slid
 
     def read_sl(self) -> int:
-        """Service level: 0."""
-        self._wc("read_sl")
-        return 0
+        """Service level (WC.sl)."""
+        return self._wc("read_sl").sl
 
     def read_dlid_path_bits(self) -> int:
-        """DLID path bits: 0 on RoCE."""
-        self._wc("read_dlid_path_bits")
-        return 0
+        """DLID path bits (WC.dlid_path_bits): 0 on RoCE."""
+        return self._wc("read_dlid_path_bits").dlid_path_bits
