@@ -1,12 +1,15 @@
 """What pyverbs (rdma-core) and Linux rxe refuse, the namespace refuses too, with their error
-types: a float or bool where a C integer goes (no silent truncation: a TypeError that is also a
-PyverbsUserError), an address handle on a port the device lacks (PyverbsRDMAError, EINVAL, as
+types: an address handle on a port the device lacks (PyverbsRDMAError, EINVAL, as
 ``ibv_create_ah``), a deregistered MR's bytes (PyverbsUserError, as pyverbs' ``MR.read``/``write``
-once the buffer is gone). WCs carry every field of pyverbs' WC."""
+once the buffer is gone). A float or bool where a C integer goes is a TypeError that is also a
+PyverbsUserError, never silently truncated; the one float pyverbs programs rely on, a CQ's
+``cqe`` (rdma-core's tests create ``CQ(ctx, max_cqe/2)``), is truncated as pyverbs' C conversion
+does, with a warning. WCs carry every field of pyverbs' WC."""
 
 from __future__ import annotations
 
 import errno
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +19,7 @@ from support.pyverbs_pair import poll
 from rdmasim.errors import PyverbsError, PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs import libibverbs_enums as e
 from rdmasim.pyverbs.addr import AH, AHAttr, GlobalRoute
-from rdmasim.pyverbs.cq import CQ, CQEX, WC, CqInitAttrEx, PollCqAttr
+from rdmasim.pyverbs.cq import CQ, CQEX, WC, CqInitAttrEx, PollCqAttr, TruncatedCqeWarning
 from rdmasim.pyverbs.device import Context
 from rdmasim.pyverbs.mr import MR
 from rdmasim.pyverbs.pd import PD
@@ -56,11 +59,12 @@ INT_ARGUMENTS = ("CQ cqe", "CQ comp_vector", "CQEX cqe", "MR length", "MR access
                  "AHAttr port_num", "GlobalRoute sgid_index", "SGE length", "SendWR wr_id", "RecvWR num_sge")
 
 
-@pytest.mark.parametrize("value", [1.5, 2.0, True])
-@pytest.mark.parametrize("what", INT_ARGUMENTS)
+@pytest.mark.parametrize(("what", "value"), [(w, v) for w in INT_ARGUMENTS for v in (1.5, 2.0, True)
+                                              if not (w.endswith("cqe") and isinstance(v, float))])
 def test_a_float_or_bool_integer_argument_is_a_type_error(what: str, value: Any) -> None:
     """pyverbs hands these to C integers; rdmasim never truncates 1.5 to 1 or reads True as 1:
-    each constructor refuses them, naming the argument and the value."""
+    each constructor refuses them, naming the argument and the value (a CQ's float cqe is
+    converted as pyverbs converts it: the next test)."""
     ctx = Context(name="rxe0")
     make = _constructors(ctx, PD(ctx))[what]
     with pytest.raises(TypeError, match=what.split()[-1]) as exc:
@@ -69,11 +73,38 @@ def test_a_float_or_bool_integer_argument_is_a_type_error(what: str, value: Any)
     assert repr(value) in str(exc.value)
 
 
-def test_cq_of_one_and_a_half_entries_is_refused_not_truncated() -> None:
+def test_a_float_cqe_is_truncated_as_pyverbs_does_with_a_warning() -> None:
+    """pyverbs passes cqe to ibv_create_cq's C int through Cython's conversion, which truncates
+    a float (rdma-core's test_cq creates CQ(ctx, max_cqe/2, ...), 16383.5 on rxe): the same CQ
+    here, and a TruncatedCqeWarning naming the value, so the truncation is not silent."""
     ctx = Context(name="rxe0")
-    with pytest.raises(TypeError, match=r"CQ cqe must be an integer .*not 1\.5 \(float\)"):
-        CQ(ctx, 1.5)
-    assert CQ(ctx, 2).cqe == 2
+    max_cqe = ctx.query_device().max_cqe
+    with pytest.warns(TruncatedCqeWarning, match=r"CQ cqe=1\.5 is not an integer: truncated to 1"):
+        assert CQ(ctx, 1.5).cqe == 1
+    with pytest.warns(TruncatedCqeWarning, match=f"truncated to {max_cqe // 2}"):
+        assert CQ(ctx, max_cqe / 2, None, None, 0).cqe == max_cqe // 2
+    with pytest.warns(TruncatedCqeWarning):
+        assert CQEX(ctx, CqInitAttrEx(cqe=7.9)).cqe == 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert CQ(ctx, 2.0).cqe == 2  # nothing lost: no warning
+        warnings.simplefilter("error", TruncatedCqeWarning)
+        with pytest.raises(TruncatedCqeWarning):
+            CQ(ctx, 2.5)
+    for bad in (True, float("nan"), "3"):
+        with pytest.raises(TypeError, match="CQ cqe") as exc:
+            CQ(ctx, bad)
+        assert isinstance(exc.value, PyverbsUserError)
+
+
+def test_the_verbs_cq_refuses_a_float_cqe() -> None:
+    """rdmasim.verbs (not the pyverbs namespace) takes integers only."""
+    from rdmasim import verbs
+
+    ctx = Context(name="rxe0")
+    with pytest.raises(TypeError, match=r"CQ cqe must be an integer .*not 1\.5 \(float\)") as exc:
+        verbs.CQ(ctx, 1.5)
+    assert isinstance(exc.value, PyverbsUserError)
 
 
 @pytest.mark.parametrize("port", [0, 2])
