@@ -91,9 +91,10 @@ def _live_block(addr: int, what: str, kinds: tuple[str, ...]) -> list:
         inside = block_of(addr, 1)
         if inside is not None:
             start, size, how = inside
+            release = "munmap" if how == "mmap" else "free"
             raise PyverbsUserError(f"{call}: 0x{addr:x} is inside the block at 0x{start:x} ({size} bytes "
-                                   f"from {how}), {addr - start} bytes in: {what} takes the address "
-                                   f"{how} returned")
+                                   f"from {how}), {addr - start} bytes in: release it with "
+                                   f"{release}(0x{start:x})")
         if addr in _released:
             raise PyverbsUserError(f"{call}: 0x{addr:x} was already {_released[addr]}")
         allocators = "mmap" if what == "munmap" else "malloc or posix_memalign"

@@ -24,8 +24,9 @@ T = TypeVar("T")
 
 
 class PyverbsTypeError(PyverbsUserError, TypeError):
-    """An argument of the wrong type: ``CQ(ctx, 1.5)``, ``MR(pd, 8, True)``. Never truncated
-    or read as a number; caught by ``except PyverbsUserError`` and ``except TypeError`` alike."""
+    """An argument of the wrong type: ``QPCap(max_send_wr=1.5)``, ``MR(pd, 8, True)``. Never
+    truncated or read as a number; caught by ``except PyverbsUserError`` and ``except TypeError``
+    alike."""
 
 
 def int_in(what: str, value: Any, lo: int, hi: int) -> int:

@@ -62,8 +62,8 @@ class CQ:
         ``wr_id``, ``status``, ``opcode``, ``vendor_err``, ``byte_len``, ``imm_data``,
         ``qp_num``, ``src_qp``, ``wc_flags``, ``pkey_index``, ``sl``), in one call into the
         core. ``wcs["wr_id"]`` is then an array of the wr_ids, ``(wcs["status"] == 0).all()``
-        says that all succeeded. On an empty CQ it first lets
-        simulated time pass as :meth:`poll` does."""
+        says that all succeeded. On an empty CQ it first lets simulated time pass as
+        :meth:`poll` does."""
         n = (INT32_MAX if max_entries is None
              else int_in("CQ.poll_batch max_entries", max_entries, 0, INT32_MAX))
         if self._closed:

@@ -35,7 +35,9 @@ print(f"p={p:x} q={q:x} m={m:x}")
 # case: (the bad call, what the refusal says; {p} {q} {m} are the blocks' addresses in hex)
 BAD_CALLS = {
     "freed twice": ("mem_alloc.free(p); mem_alloc.free(p)", "free(0x{p}): 0x{p} was already freed"),
-    "interior pointer": ("mem_alloc.free(p + 16)", "is inside the block at 0x{p} (256 bytes from malloc)"),
+    "interior pointer": ("mem_alloc.free(p + 16)",
+                         "is inside the block at 0x{p} (256 bytes from malloc), 16 bytes in: release it "
+                         "with free(0x{p})"),
     "interior of an aligned block": ("mem_alloc.free(q + 64)", "inside the block at 0x{q}"),
     "random pointer": ("mem_alloc.free(0x12345678)", "0x12345678 was not allocated by"),
     "memory not from mem_alloc": ("mem_alloc.free(ctypes.addressof(other))", "was not allocated by"),
@@ -70,3 +72,15 @@ def test_free_of_null_does_nothing_and_reused_addresses_free_again() -> None:
         seen.add(p)
         mem_alloc.free(p)
     assert seen  # each freed once, whether or not malloc reused the address
+
+
+def test_munmap_of_the_first_pages_keeps_the_rest_a_mapping() -> None:
+    """``munmap(addr, n)`` unmaps the first pages of a mapping, as munmap(2) does; the rest is
+    still a mapping from mem_alloc (registrable, and unmapped by its own start)."""
+    page = mem_alloc._PAGE
+    m = mem_alloc.mmap(length=3 * page)
+    mem_alloc.munmap(m, page)
+    assert mem_alloc.block_of(m, 1) is None
+    assert mem_alloc.block_of(m + page, 2 * page) == (m + page, 2 * page, "mmap")
+    mem_alloc.munmap(m + page, 2 * page)
+    assert mem_alloc.block_of(m + page, 1) is None
