@@ -65,7 +65,8 @@ class AHAttr:
 
 class AH:
     """An address handle of a PD: ``AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=peer_gid)))`` (or
-    ``AHAttr(dest=host)``).  Give it to ``SendWR.set_wr_ud(ah, rqpn, rqkey)``."""
+    ``AHAttr(dest=host)``).  Give it to ``SendWR.set_wr_ud(ah, rqpn, rqkey)``. ``port_num``
+    must name the NIC's port, 1: another is EINVAL, as ``ibv_create_ah``."""
 
     def __init__(self, pd: PD, attr: AHAttr | None = None) -> None:
         instance("AH pd", pd, PD)
