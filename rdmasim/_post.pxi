@@ -367,8 +367,9 @@ def post_send_arrays(SimCore core, int host, uint32_t qpn, const uint64_t[:] wr_
 
 def cq_poll_wcs(SimCore core, int host, int cq, int n, wc_new, wc_cls, bint swap_imm):
     """Up to ``n`` completions as ``wc_new(wc_cls, (wr_id, status, opcode, vendor_err, byte_len,
-    imm_data, qp_num, src_qp, wc_flags, pkey_index, sl))`` objects (``imm_data`` as verbs holds
-    it), in one call."""
+    imm_data, qp_num, src_qp, wc_flags, pkey_index, sl, slid, dlid_path_bits))`` objects
+    (``imm_data`` as verbs holds it; ``slid`` and ``dlid_path_bits`` 0, as on RoCE), in one
+    call."""
     cdef rs_wc *out
     cdef int got, i
     cdef uint32_t imm
@@ -386,7 +387,7 @@ def cq_poll_wcs(SimCore core, int host, int cq, int n, wc_new, wc_cls, bint swap
                 imm = _bswap32(imm)
             res[i] = wc_new(wc_cls, (out[i].wr_id, out[i].status, out[i].opcode, out[i].vendor_err,
                                      out[i].byte_len, imm, out[i].qp_num, out[i].src_qp,
-                                     out[i].wc_flags, out[i].pkey_index, out[i].sl))
+                                     out[i].wc_flags, out[i].pkey_index, out[i].sl, 0, 0))
         return res
     finally:
         free(out)

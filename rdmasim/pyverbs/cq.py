@@ -8,6 +8,12 @@ until it arrives), ``cq.ack_events(n)`` acknowledges events.
 from __future__ import annotations
 
 import errno
+import math
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
 
 from rdmasim import _core
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
@@ -20,6 +26,29 @@ from rdmasim.verbs.wc import WC
 __all__ = ["CQ", "CQEX", "WC", "CompChannel", "CqInitAttrEx", "PollCqAttr"]
 
 _INT64_MAX = (1 << 63) - 1
+
+
+class TruncatedCqeWarning(UserWarning):
+    """A float ``cqe`` was truncated to an integer, as pyverbs' C conversion does it
+    (``CQ(ctx, 1.5)`` is a CQ of 1). ``warnings.simplefilter("error", TruncatedCqeWarning)``
+    makes it an error."""
+
+
+def _cqe_as_pyverbs_converts(cqe: Any) -> Any:
+    """``cqe`` as pyverbs hands it to ``ibv_create_cq``'s ``int``: Cython's conversion takes a
+    float's ``__int__`` (truncation toward zero), so a finite float becomes that integer, with a
+    TruncatedCqeWarning; anything else is returned for the integer check to judge (a bool, a
+    str, NaN are refused there by name)."""
+    if not isinstance(cqe, (float, np.floating)) or not math.isfinite(cqe):
+        return cqe
+    n = int(cqe)
+    if n != cqe:
+        level, frame = 1, sys._getframe(0)
+        while frame is not None and frame.f_globals.get("__name__") == __name__:
+            frame, level = frame.f_back, level + 1  # point at the caller of CQ / CQEX
+        warnings.warn(f"CQ cqe={cqe!r} is not an integer: truncated to {n}, as pyverbs' C int "
+                      "conversion does", TruncatedCqeWarning, stacklevel=level)
+    return n
 
 
 class CompChannel:
@@ -75,13 +104,14 @@ class CompChannel:
 class CQ(_cq.CQ):
     """A completion queue; ``channel`` (a CompChannel) enables ``req_notify``.
 
-    ``cqe`` is limited by the device's ``max_cqe`` (rxe: 32767), EINVAL above it, as rxe."""
+    ``cqe`` is limited by the device's ``max_cqe`` (rxe: 32767), EINVAL above it, as rxe. A float
+    ``cqe`` is truncated as pyverbs' C conversion truncates it (rdma-core's own tests create
+    ``CQ(ctx, max_cqe/2)``), with a :class:`TruncatedCqeWarning` saying so; a bool or any other
+    non-number is a TypeError (PyverbsTypeError)."""
 
     def __init__(self, ctx: Context, cqe: int = 100, cq_context: object = None,
                  channel: CompChannel | None = None, comp_vector: int = 0) -> None:
-        if isinstance(cqe, float) and cqe >= 0:
-            cqe = int(cqe)  # pyverbs converts cqe to a C int, which truncates a float
-        n = int_in("CQ cqe", cqe, 0, U32)
+        n = int_in("CQ cqe", _cqe_as_pyverbs_converts(cqe), 0, U32)
         max_cqe = _devices.RXE_DEVICE_ATTR["max_cqe"]
         if n > max_cqe:
             raise PyverbsRDMAError(f"CQ cqe={n}: the device allows at most max_cqe={max_cqe}", errno.EINVAL)
@@ -91,7 +121,7 @@ class CQ(_cq.CQ):
         if int_in("CQ comp_vector", comp_vector, 0, U32) >= nvec:
             raise PyverbsRDMAError(f"Failed to create CQ: comp_vector={comp_vector}, the device has "
                                    f"{nvec} completion vector(s) (0..{nvec - 1})", errno.EINVAL)
-        super().__init__(ctx, cqe, cq_context, None, comp_vector)
+        super().__init__(ctx, n, cq_context, None, comp_vector)
         self._polled = 0  # completions taken by poll() so far (for req_notify)
         self.channel = channel
         self.cq_context = cq_context
@@ -260,16 +290,13 @@ class CQEX(CQ):
         return self._wc("read_wc_flags").wc_flags
 
     def read_slid(self) -> int:
-        """Source LID: 0 on RoCE."""
-        self._wc("read_slid")
-        return 0
+        """Source LID (WC.slid): 0 on RoCE."""
+        return self._wc("read_slid").slid
 
     def read_sl(self) -> int:
-        """Service level: 0."""
-        self._wc("read_sl")
-        return 0
+        """Service level (WC.sl)."""
+        return self._wc("read_sl").sl
 
     def read_dlid_path_bits(self) -> int:
-        """DLID path bits: 0 on RoCE."""
-        self._wc("read_dlid_path_bits")
-        return 0
+        """DLID path bits (WC.dlid_path_bits): 0 on RoCE."""
+        return self._wc("read_dlid_path_bits").dlid_path_bits

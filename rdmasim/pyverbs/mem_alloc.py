@@ -2,7 +2,13 @@
 ``mmap``, ``munmap``, ``madvise``, ...), real calls into the C library through :mod:`ctypes`.
 They return and take raw addresses (ints), as in pyverbs. The blocks they allocate are recorded,
 so that ``MR(pd, length, access, address=addr)`` can register memory from here (the emulated
-device maps it to a buffer); freeing or unmapping a block that an MR still registers is refused."""
+device maps it to a buffer); freeing or unmapping a block that an MR still registers is refused.
+
+Because the blocks are recorded, ``free`` and ``munmap`` take only what these functions handed
+out: a pointer freed already, one inside a block, one from the other allocator (``free`` of an
+``mmap`` block, ``munmap`` of a ``malloc`` block) or one never allocated here is refused with a
+PyverbsUserError naming it, instead of reaching the C library (where glibc aborts the process on
+a double or invalid free, and a stray pointer crashes it or corrupts the heap)."""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import ctypes.util
 import mmap as _mmap
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.verbs._checks import U64, int_in
 
 __all__ = ["MAP_ANONYMOUS_", "MAP_HUGETLB_", "MAP_PRIVATE_", "block_of", "free", "madvise", "malloc", "mmap",
            "munmap", "posix_memalign", "read32", "read64", "writebe32", "writebe64"]
@@ -34,11 +41,24 @@ _MADV_DONTNEED = 4
 
 # Blocks allocated here and not yet freed: start address -> [length, how, MRs registering it].
 _blocks: dict[int, list] = {}
+# Start addresses freed or unmapped here and not handed out again -> "freed" / "unmapped" (only
+# to say so when one is released again; the oldest are forgotten beyond _RELEASED_MAX, and a
+# forgotten one is still refused, as memory not allocated here).
+_released: dict[int, str] = {}
+_RELEASED_MAX = 1 << 16
+_PAGE = _mmap.PAGESIZE
 
 
 def _record(addr: int, length: int, how: str) -> int:
     _blocks[addr] = [length, how, set()]
+    _released.pop(addr, None)
     return addr
+
+
+def _remember_released(addr: int, what: str) -> None:
+    _released[addr] = what
+    if len(_released) > _RELEASED_MAX:
+        del _released[next(iter(_released))]
 
 
 def block_of(addr: int, length: int) -> tuple[int, int, str] | None:
@@ -61,12 +81,33 @@ def _release(start: int, mr: object) -> None:
         entry[2].discard(id(mr))
 
 
-def _forget(addr: int, what: str) -> None:
+def _live_block(addr: int, what: str, kinds: tuple[str, ...]) -> list:
+    """The record of the block that starts at ``addr``, allocated by one of ``kinds`` and not
+    registered by an MR, for ``what`` (free or munmap) to release; else PyverbsUserError naming
+    the pointer and why it cannot be released."""
     entry = _blocks.get(addr)
-    if entry is not None and entry[2]:
-        raise PyverbsUserError(f"{what}(0x{addr:x}): {len(entry[2])} MR(s) still register this memory; "
+    call = f"{what}(0x{addr:x})"
+    if entry is None:
+        inside = block_of(addr, 1)
+        if inside is not None:
+            start, size, how = inside
+            release = "munmap" if how == "mmap" else "free"
+            raise PyverbsUserError(f"{call}: 0x{addr:x} is inside the block at 0x{start:x} ({size} bytes "
+                                   f"from {how}), {addr - start} bytes in: release it with "
+                                   f"{release}(0x{start:x})")
+        if addr in _released:
+            raise PyverbsUserError(f"{call}: 0x{addr:x} was already {_released[addr]}")
+        allocators = "mmap" if what == "munmap" else "malloc or posix_memalign"
+        verb = "mapped" if what == "munmap" else "allocated"
+        raise PyverbsUserError(f"{call}: 0x{addr:x} was not {verb} by rdmasim.pyverbs.mem_alloc "
+                               f"({allocators}); releasing it would corrupt or crash the process")
+    if entry[1] not in kinds:
+        other = "munmap" if entry[1] == "mmap" else "free"
+        raise PyverbsUserError(f"{call}: the block is from {entry[1]}: release it with {other}")
+    if entry[2]:
+        raise PyverbsUserError(f"{call}: {len(entry[2])} MR(s) still register this memory; "
                                "close (deregister) them first")
-    _blocks.pop(addr, None)
+    return entry
 
 
 def mmap(addr: int = 0, length: int = 100, prot: int = _mmap.PROT_READ | _mmap.PROT_WRITE,
@@ -86,10 +127,24 @@ def madvise(addr: int, length: int, flags: int = _MADV_DONTNEED) -> None:
 
 
 def munmap(addr: int, length: int) -> None:
-    """``munmap(2)``; MemoryError when it fails. Refused while an MR registers the mapping."""
-    _forget(addr, "munmap")
+    """``munmap(2)`` of a mapping from :func:`mmap`, from its start address (its first
+    ``length`` bytes, rounded up to pages; the rest stays mapped); MemoryError when it fails.
+    Refused with PyverbsUserError while an MR registers the mapping, and for any other address
+    or a length beyond the mapping."""
+    addr = int_in("munmap addr", addr, 0, U64)
+    length = int_in("munmap length", length, 0, U64)
+    entry = _live_block(addr, "munmap", ("mmap",))
+    mapped = -(-entry[0] // _PAGE) * _PAGE
+    if length > mapped:
+        raise PyverbsUserError(f"munmap(0x{addr:x}): length {length} is beyond the {entry[0]}-byte "
+                               f"mapping at 0x{addr:x} (its pages end at {mapped} bytes)")
     if _libc.munmap(addr, length):
         raise MemoryError(f"Failed to munmap 0x{addr:x} length {length}")
+    gone = -(-length // _PAGE) * _PAGE
+    del _blocks[addr]
+    _remember_released(addr, "unmapped")
+    if gone < entry[0]:  # the tail pages stay mapped: still a block, from their start
+        _record(addr + gone, entry[0] - gone, "mmap")
 
 
 def malloc(size: int) -> int:
@@ -111,9 +166,16 @@ def posix_memalign(size: int, alignment: int = 8) -> int:
 
 
 def free(ptr: int) -> None:
-    """``free(3)`` a block from :func:`malloc` or :func:`posix_memalign`. Refused while an MR
-    registers the block."""
-    _forget(ptr, "free")
+    """``free(3)`` a block from :func:`malloc` or :func:`posix_memalign`, by the address they
+    returned (``free(0)`` does nothing, as ``free(NULL)``). Refused with PyverbsUserError naming
+    the pointer while an MR registers the block, and for a pointer freed already, inside a
+    block, from :func:`mmap` or not allocated here."""
+    ptr = int_in("free ptr", ptr, 0, U64)
+    if ptr == 0:
+        return
+    _live_block(ptr, "free", ("malloc", "posix_memalign"))
+    del _blocks[ptr]
+    _remember_released(ptr, "freed")
     _libc.free(ptr)
 
 

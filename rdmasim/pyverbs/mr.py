@@ -31,8 +31,12 @@ _REREG_FLAGS = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD | IBV_RE
 IBV_ACCESS_OPTIONAL_RANGE = 0x3FF00000
 
 
-def _optional_dropped(access: int) -> int:
-    return int(access) & ~IBV_ACCESS_OPTIONAL_RANGE if isinstance(access, int) else access
+def _optional_dropped(access: Any) -> Any:
+    """``access`` without the optional bits when it is an integer; anything else (a bool, a
+    float) as given, for the MR's own check to refuse by name."""
+    if isinstance(access, (int, np.integer)) and not isinstance(access, bool):
+        return int(access) & ~IBV_ACCESS_OPTIONAL_RANGE
+    return access
 
 
 class MR(_mr.MR):

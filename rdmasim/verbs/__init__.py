@@ -6,6 +6,7 @@ GlobalRoute, SendWR, RecvWR, SGE, WC) and the enums keep rdma-core's values.
 
 from rdmasim.errors import PyverbsError, PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs import enums
+from rdmasim.verbs._checks import PyverbsTypeError
 from rdmasim.verbs.ah import AH, AHAttr, GlobalRoute
 from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import PD, Context
@@ -18,8 +19,6 @@ from rdmasim.verbs.wr import SGE, RecvWR, SendWR
 
 __all__ = [
     "AH", "AHAttr", "CQ", "Context", "GlobalRoute", "MR", "MW", "MWBind", "MWBindInfo", "PD", "PyverbsError",
-    "PyverbsRDMAError",
-    "PyverbsUserError", "QP", "QPAttr", "QPCap", "QPInitAttr", "RecvWR", "SGE", "SRQ", "SendWR", "SrqAttr",
-    "SrqInitAttr", "WC",
-    "connect_qps", "enums",
+    "PyverbsRDMAError", "PyverbsTypeError", "PyverbsUserError", "QP", "QPAttr", "QPCap", "QPInitAttr",
+    "RecvWR", "SGE", "SRQ", "SendWR", "SrqAttr", "SrqInitAttr", "WC", "connect_qps", "enums",
 ]

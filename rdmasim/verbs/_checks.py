@@ -1,6 +1,8 @@
 """Argument checks of the verbs API: every value reaches the C core exactly as given or is refused
 with PyverbsUserError naming it, its value and what is allowed (the conversions of
-rdmasim.checks, with the verbs error type)."""
+rdmasim.checks, with the verbs error type). A value of the wrong type (a float, a bool, a str
+where an integer goes) is a PyverbsTypeError: a PyverbsUserError that is also the TypeError
+pyverbs' Cython conversions raise for a value that is no number."""
 
 from __future__ import annotations
 
@@ -21,15 +23,24 @@ INT32_MAX = (1 << 31) - 1
 T = TypeVar("T")
 
 
+class PyverbsTypeError(PyverbsUserError, TypeError):
+    """An argument of the wrong type: ``QPCap(max_send_wr=1.5)``, ``MR(pd, 8, True)``. Never
+    truncated or read as a number; caught by ``except PyverbsUserError`` and ``except TypeError``
+    alike."""
+
+
 def int_in(what: str, value: Any, lo: int, hi: int) -> int:
-    """``value`` as an int in ``[lo, hi]`` (no bools, no floats), else PyverbsUserError."""
+    """``value`` as an int in ``[lo, hi]``, else PyverbsUserError (PyverbsTypeError for a bool,
+    a float, even an integral one, or anything else that is not an integer)."""
     if type(value) is int and lo <= value <= hi:  # the common case, decided without check_int's ABCs
         return value
     if type(value) is MRKey and lo <= value <= hi:  # an MR's key: an int (as check_int returns it)
         return int(value)
     try:
         return checks.check_int(what, value, lo, hi)
-    except (TypeError, ValueError) as exc:
+    except TypeError as exc:
+        raise PyverbsTypeError(str(exc)) from None
+    except ValueError as exc:
         raise PyverbsUserError(str(exc)) from None
 
 

@@ -3,10 +3,25 @@ address handles (``ibv_create_ah``)."""
 
 from __future__ import annotations
 
+import errno
+
 from rdmasim._handle import Host
-from rdmasim.errors import PyverbsUserError
+from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs._checks import U8, U16, instance, int_in, same_sim
 from rdmasim.verbs.device import PD
+
+# The NIC's ports: one, port 1 (``phys_port_cnt`` 1, as an rxe device on one netdev).
+NIC_PORTS = (1,)
+
+
+def check_av_port(what: str, attr: AHAttr) -> None:
+    """An address vector names a port of the NIC, else EINVAL: the kernel checks the port of
+    ``ibv_create_ah`` (ib_uverbs_create_ah) and of ``ibv_modify_qp`` with IBV_QP_AV
+    (rdma_check_ah_attr) with rdma_is_port_valid."""
+    port = int_in("AHAttr port_num", attr.port_num, 0, U8)
+    if port not in NIC_PORTS:
+        raise PyverbsRDMAError(f"{what}: AHAttr port_num={port} is not a port of the NIC (allowed: 1, "
+                               "one port per NIC)", errno.EINVAL)
 
 
 class GlobalRoute:
@@ -50,7 +65,8 @@ class AHAttr:
 
 class AH:
     """An address handle of a PD: ``AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=peer_gid)))`` (or
-    ``AHAttr(dest=host)``).  Give it to ``SendWR.set_wr_ud(ah, rqpn, rqkey)``."""
+    ``AHAttr(dest=host)``).  Give it to ``SendWR.set_wr_ud(ah, rqpn, rqkey)``. ``port_num``
+    must name the NIC's port, 1: another is EINVAL, as ``ibv_create_ah``."""
 
     def __init__(self, pd: PD, attr: AHAttr | None = None) -> None:
         instance("AH pd", pd, PD)
@@ -59,6 +75,7 @@ class AH:
             raise PyverbsUserError("AH needs attr=AHAttr(gr=GlobalRoute(dgid=<peer GID>)) or "
                                    "AHAttr(dest=<Host>)")
         attr = instance("AH attr", attr, AHAttr)
+        check_av_port("Failed to create AH", attr)
         sim = pd.ctx.host.sim
         gr = None if attr.gr is None else instance("AHAttr gr", attr.gr, GlobalRoute)
         dest: Host

@@ -58,11 +58,12 @@ class CQ:
 
     def poll_batch(self, max_entries: int | None = None) -> Any:
         """Take up to ``max_entries`` completions (default: all waiting) as one numpy structured
-        array (fields as :class:`WC`: ``wr_id``, ``status``, ``opcode``, ``vendor_err``,
-        ``byte_len``, ``imm_data``, ``qp_num``, ``src_qp``, ``wc_flags``, ``pkey_index``,
-        ``sl``), in one call into the core. ``wcs["wr_id"]`` is then an array of the wr_ids,
-        ``(wcs["status"] == 0).all()`` says that all succeeded. On an empty CQ it first lets
-        simulated time pass as :meth:`poll` does."""
+        array (the fields of :class:`WC` but ``slid`` and ``dlid_path_bits``, 0 on RoCE:
+        ``wr_id``, ``status``, ``opcode``, ``vendor_err``, ``byte_len``, ``imm_data``,
+        ``qp_num``, ``src_qp``, ``wc_flags``, ``pkey_index``, ``sl``), in one call into the
+        core. ``wcs["wr_id"]`` is then an array of the wr_ids, ``(wcs["status"] == 0).all()``
+        says that all succeeded. On an empty CQ it first lets simulated time pass as
+        :meth:`poll` does."""
         n = (INT32_MAX if max_entries is None
              else int_in("CQ.poll_batch max_entries", max_entries, 0, INT32_MAX))
         if self._closed:

@@ -96,14 +96,26 @@ class MR:
         self._closed = False
         pd._children.add(self)
 
+    def _check_registered(self, what: str) -> None:
+        """Once deregistered the memory is no longer the region's (memory given with pyverbs'
+        ``address=`` may even be freed): its bytes are refused, as pyverbs refuses them once
+        the MR's buffer is gone."""
+        if self._closed:
+            raise PyverbsUserError(f"{what}: {self!r} is deregistered (closed); its memory is no "
+                                   "longer the region's")
+
     @property
     def array(self) -> np.ndarray:
-        """The region's bytes as a numpy uint8 array (a view, not a copy)."""
+        """The region's bytes as a numpy uint8 array (a view, not a copy); refused once the MR
+        is closed."""
+        self._check_registered("MR.array")
         return self._array
 
     def write(self, data: bytes | bytearray | np.ndarray, length: int | None = None,
               offset: int = 0) -> None:
-        """Copy ``data`` into the region at ``offset`` (as pyverbs ``MR.write``)."""
+        """Copy ``data`` into the region at ``offset`` (as pyverbs ``MR.write``); refused once
+        the MR is closed."""
+        self._check_registered("MR.write")
         if self._array.flags.writeable is False:
             raise PyverbsUserError("MR.write: the region's buffer is read-only")
         if not isinstance(data, (bytes, bytearray, memoryview, np.ndarray)):
@@ -119,7 +131,8 @@ class MR:
         self._array[offset:offset + n] = src[:n]
 
     def read(self, length: int, offset: int = 0) -> bytes:
-        """Return ``length`` bytes of the region from ``offset``."""
+        """Return ``length`` bytes of the region from ``offset``; refused once the MR is closed."""
+        self._check_registered("MR.read")
         length = int_in("MR.read length", length, 0, self.length)
         offset = int_in("MR.read offset", offset, 0, self.length)
         if offset + length > self.length:

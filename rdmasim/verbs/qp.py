@@ -26,7 +26,7 @@ from rdmasim.verbs._checks import (
     same_sim,
     wr_chain,
 )
-from rdmasim.verbs.ah import AHAttr, GlobalRoute
+from rdmasim.verbs.ah import AHAttr, GlobalRoute, check_av_port
 from rdmasim.verbs.cq import CQ
 from rdmasim.verbs.device import CLOSE_QP, PD
 from rdmasim.verbs.mw import IBV_MW_TYPE_1, MW, MWBind, inc_rkey
@@ -304,6 +304,7 @@ class QP:
             if ah is None:
                 raise PyverbsUserError("IBV_QP_AV is in the mask but QPAttr.ah_attr is None")
             instance("QPAttr ah_attr", ah, AHAttr)
+            check_av_port(f"modify QP 0x{self.qp_num:x}: ah_attr", ah)
             gr = None if ah.gr is None else instance("AHAttr gr", ah.gr, GlobalRoute)
             if ah.dest is not None:
                 dest = instance("AHAttr dest", ah.dest, Host)

@@ -9,7 +9,10 @@ from rdmasim.verbs import enums as e
 
 class WC(NamedTuple):
     """A work completion (``struct ibv_wc``): a light, immutable record (a named tuple, made in
-    one step from the core's completion). Fields as rdma-core names them."""
+    one step from the core's completion). Fields as rdma-core names them, every field of
+    pyverbs' ``WC``: ``slid`` (source LID) and ``dlid_path_bits`` are 0, as on RoCE, where the
+    source is in the GRH and there are no LIDs (the verbs view is RoCE's on either link layer,
+    as ``sl`` is)."""
 
     wr_id: int = 0
     status: int = 0
@@ -22,6 +25,9 @@ class WC(NamedTuple):
     wc_flags: int = 0
     pkey_index: int = 0
     sl: int = 0
+    slid: int = 0
+    dlid_path_bits: int = 0
+
 
     @property
     def ok(self) -> bool:

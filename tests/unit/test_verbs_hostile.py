@@ -280,3 +280,75 @@ def test_many_sges_are_einval_not_value_error() -> None:
     with pytest.raises(PyverbsRDMAError) as exc:
         p.qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=sg))
     assert exc.value.error_code == errno.EINVAL
+
+
+# ---- refused as pyverbs / rxe refuse them ------------------------------------------------------
+
+@pytest.mark.parametrize("port", [0, 2, 255])
+def test_an_address_handle_on_a_port_the_nic_lacks_is_einval(port: int) -> None:
+    """The NIC has one port, 1: ``ibv_create_ah`` on any other is EINVAL (ib_uverbs_create_ah
+    checks rdma_is_port_valid), and nothing is created."""
+    from rdmasim.verbs import AH
+
+    p = Pair()
+    with pytest.raises(PyverbsRDMAError, match=f"port_num={port}") as exc:
+        AH(p.pd_a, AHAttr(port_num=port, dest=p.t.b))
+    assert exc.value.error_code == errno.EINVAL
+    with pytest.raises(PyverbsRDMAError, match=f"port_num={port}"):
+        AH(p.pd_a, AHAttr(port_num=port, is_global=1, gr=GlobalRoute(dgid=p.t.b.gid)))
+    assert AH(p.pd_a, AHAttr(port_num=1, dest=p.t.b)).dest is p.t.b
+
+
+def test_a_qp_address_vector_on_a_port_the_nic_lacks_is_einval() -> None:
+    """``ibv_modify_qp`` with IBV_QP_AV on port 2 of a one-port NIC is EINVAL (the kernel's
+    rdma_check_ah_attr) and leaves the QP where it was."""
+    p = Pair()
+    p.qa.to_init(QPAttr(qp_access_flags=RW))
+    attr = QPAttr(dest_qp_num=p.qb.qp_num, ah_attr=AHAttr(port_num=2, is_global=1,
+                                                          gr=GlobalRoute(dgid=p.t.b.gid)))
+    with pytest.raises(PyverbsRDMAError, match="port_num=2") as exc:
+        p.qa.to_rtr(attr)
+    assert exc.value.error_code == errno.EINVAL
+    assert p.qa.qp_state == e.IBV_QPS_INIT
+    attr.ah_attr.port_num = 1
+    p.qa.to_rtr(attr)
+    assert p.qa.qp_state == e.IBV_QPS_RTR
+
+
+def test_a_deregistered_mrs_bytes_are_refused() -> None:
+    """After ``close`` (ibv_dereg_mr) the region's memory is no longer the MR's: read, write and
+    ``array`` are refused (pyverbs: PyverbsUserError, 'The MR buffer isn't allocated')."""
+    p = Pair()
+    mr = MR(p.pd_a, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    mr.write(b"abc")
+    assert mr.read(3) == b"abc"
+    mr.close()
+    with pytest.raises(PyverbsUserError, match="deregistered"):
+        mr.write(b"x")
+    with pytest.raises(PyverbsUserError, match="deregistered"):
+        mr.read(1)
+    with pytest.raises(PyverbsUserError, match="deregistered"):
+        _ = mr.array
+
+
+def test_a_wc_has_every_field_of_pyverbs_wc_with_roce_values() -> None:
+    """pyverbs' WC has wr_id, status, opcode, vendor_err, byte_len, qp_num, src_qp, imm_data,
+    wc_flags, pkey_index, slid, sl and dlid_path_bits; on RoCE slid and dlid_path_bits are 0
+    (no LIDs: the source is in the GRH)."""
+    from rdmasim.verbs import WC
+
+    names = ("wr_id", "status", "opcode", "vendor_err", "byte_len", "qp_num", "src_qp", "imm_data",
+             "wc_flags", "pkey_index", "slid", "sl", "dlid_path_bits")
+    assert set(names) <= set(WC._fields)
+    made = WC(**{n: i + 1 for i, n in enumerate(names)})  # pyverbs' keywords
+    assert [getattr(made, n) for n in names] == list(range(1, len(names) + 1))
+    assert (WC().slid, WC().dlid_path_bits) == (0, 0)
+    p = Pair().connect()
+    p.qb.post_recv(RecvWR(wr_id=9, sg=[SGE(p.dst.buf, 64, p.dst.lkey)]))
+    p.qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(p.src.buf, 8, p.src.lkey)]))
+    for cq in (p.cq_b, p.cq_a):
+        n, [wc] = cq.poll(1)  # busy polling lets time pass until the completion is due
+        assert n == 1 and wc.status == e.IBV_WC_SUCCESS
+        assert (wc.slid, wc.dlid_path_bits) == (0, 0)
+        assert len(wc) == len(WC._fields)
+        assert wc._asdict()["slid"] == 0
