@@ -459,6 +459,11 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
         if set(nic_ov) <= set(nic.SCENARIO_OVERRIDES):
             try:
                 nic.get_profile(v["nic.profile"], **nic_ov)
+            except nic.NicProfileError as exc:
+                # the key the file sets among those involved (the window, or the cadence alone)
+                key = next((k for k in exc.keys if k in nic_ov), None)
+                problems.append(Problem(file, f"nic.overrides.{key}" if key else "nic.overrides", str(exc),
+                                        nic_ov[key] if key else nic_ov))
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "nic.overrides", str(exc), nic_ov))
     for i, row in enumerate(sc.arrays.get("impairments.failures", [])):

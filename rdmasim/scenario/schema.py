@@ -388,7 +388,7 @@ SCHEMA: dict[str, Opt] = {
                        choices=("rxe", "cx6", "connectx")),
     "nic.overrides": Opt(
         "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout, "
-        "ack_req_interval, pfc_response.",
+        "ack_req_interval, pfc_response (counts are integers; max_unacked_psns + 1 >= ack_req_interval).",
     ),
     # qp
     "qp.mtu": Opt("int", 1024, "Path MTU of every QP (<= link.mtu).", choices=MTUS),
