@@ -17,7 +17,9 @@ from typing import Any
 
 import tomllib
 
+from rdmasim._userfile import read_user_file
 from rdmasim.checks import check_int, check_real
+from rdmasim.errors import UserInputError
 from rdmasim.scenario.model import (  # noqa: F401  (MAX_HOSTS: re-exported)
     _MISSING,
     GENERATORS,
@@ -995,14 +997,24 @@ def _flow_counts(sc: Scenario, problems: list[Problem]) -> None:
                                     "duration or a lower load)"))
 
 
+#: Largest scenario file read (32 MiB: some 400,000 explicit ``[[flows]]``; generators and the
+#: Python API make larger traffic)
+MAX_SCENARIO_FILE_BYTES = 32 << 20
+
+
 def read_text(path: str | Path) -> str:
-    """The text of a scenario file, or :class:`ScenarioError` naming it (unreadable, a folder,
-    not UTF-8: the byte offset of the first bad byte)."""
+    """The text of a scenario file, or :class:`ScenarioError` naming it (unreadable, a folder, a
+    device or named pipe, over :data:`MAX_SCENARIO_FILE_BYTES`, not UTF-8: the byte offset of the
+    first bad byte)."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_user_file(p, "scenario file", MAX_SCENARIO_FILE_BYTES)
     except OSError as exc:
         raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
+    except UserInputError as exc:
+        raise ScenarioError([Problem(str(p), "(file)", str(exc).removeprefix(f"{p}: "),
+                                     allowed=f"a regular file of at most {MAX_SCENARIO_FILE_BYTES:,} "
+                                     "bytes")]) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

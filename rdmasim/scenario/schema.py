@@ -470,7 +470,8 @@ SCHEMA: dict[str, Opt] = {
     "traffic.poisson.load": Opt("float", 0.5, "Offered load per host link (fraction of its rate).",
                                 lo=1e-6, hi=1.0),
     "traffic.poisson.cdf": Opt(
-        "str", "web_search", "Flow sizes: 'web_search', 'data_mining' or a CSV path (relative to the file)."
+        "str", "web_search", "Flow sizes: 'web_search', 'data_mining' or a CSV path (relative to the file; "
+        "a regular file of at most 8 MiB)."
     ),
     "traffic.poisson.duration": Opt("time", "1ms", "Arrivals happen in [start, start + duration).", lo=1,
                                     hi=U63),
