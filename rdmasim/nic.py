@@ -31,7 +31,9 @@ MAX_UNACKED_PSNS_LIMIT = 1 << 22
 class NicProfile:
     """NIC-dependent constants of one host.
 
-    ``max_unacked_psns``: PSNs a QP may have in flight beyond the oldest unacknowledged one.
+    ``max_unacked_psns``: PSNs a QP may have in flight beyond the oldest unacknowledged one; the
+    window must hold the packets up to the next AckReq (``max_unacked_psns + 1 >=
+    ack_req_interval``), as the requester never asks for an ACK because the window is full.
     ``ack_coalesce_pkts``: the responder acknowledges an AckReq packet at once only when it
     completes a group of this many accepted packets since the last ACK (1 = every AckReq packet).
     ``ack_timeout``: longest a coalesced ACK waits (a time string or ps; needed when coalescing).
@@ -59,7 +61,7 @@ class NicProfile:
         self._integer("ack_req_interval", 1, UINT32_MAX, "allowed >= 1 (an integer up to 2**32 - 1)")
         if self.max_unacked_psns + 1 < self.ack_req_interval:
             # rxe_req.c sets AckReq only on a message's last packet and every RXE_MAX_PKT_PER_ACK + 1
-            # packets, never because the window is full (its 128 PSNs always hold 66 packets)
+            # packets, never because the window is full (its 129 packets in flight hold 66)
             raise NicProfileError(
                 ("max_unacked_psns", "ack_req_interval"),
                 f"nic.max_unacked_psns = {self.max_unacked_psns} with nic.ack_req_interval = "
