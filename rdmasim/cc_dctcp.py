@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from rdmasim._param_checks import ParamChecks
+from rdmasim._param_checks import ParamChecks, is_zero
 from rdmasim.units import parse_rate, parse_size
 
 
@@ -48,7 +48,7 @@ class DctcpParams:
         check("min_rate", parses("min_rate", parse_rate, True), "0 or a positive rate, e.g. '1Gbps'")
         check("max_rate", parses("max_rate", parse_rate, True), "0 (line rate) or a positive rate")
         check("window", parses("window", parse_size, True), "0 (no window) or a size in bytes, e.g. '60KB'")
-        check("pace", self.pace or self.window not in (0, "0"),
+        check("pace", self.pace or not is_zero(self.window),
               "true, or a nonzero window (with neither nothing limits the sender)")
 
     @classmethod
@@ -80,12 +80,12 @@ class DctcpParams:
     def to_c(self) -> dict[str, Any]:
         """The fields of the C struct rs_dctcp_params (bits/s, bytes)."""
         def rate(v: str | int) -> float:
-            return 0.0 if v in (0, "0") else float(parse_rate(v))
+            return 0.0 if is_zero(v) else float(parse_rate(v))
 
         return dict(
             g=float(self.g), initial_alpha=float(self.initial_alpha), ai_bps=rate(self.ai_rate),
             min_rate_bps=rate(self.min_rate), max_rate_bps=rate(self.max_rate),
-            window_bytes=0 if self.window in (0, "0") else parse_size(self.window), var_win=int(self.var_win),
+            window_bytes=0 if is_zero(self.window) else parse_size(self.window), var_win=int(self.var_win),
             pace=int(self.pace), ack_every=int(self.ack_every),
         )
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from rdmasim._param_checks import is_zero
 from rdmasim.units import parse_rate, parse_size, parse_time
 
 #: one CCTI_Timer unit (IBA annex A10; the Linux hfi1 driver: 1024 ns), ps
@@ -100,7 +101,7 @@ class IbccParams:
             return isinstance(v, int) and not isinstance(v, bool)
 
         def parses(name: str, positive: bool) -> bool:
-            if not positive and getattr(self, name) in (0, "0"):
+            if not positive and is_zero(getattr(self, name)):
                 object.__setattr__(self, name, 0)
                 return True
             try:

@@ -10,8 +10,18 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from rdmasim.cc import DcqcnParams
-from rdmasim.checks import MAX_TIME_PS
+from rdmasim.checks import MAX_TIME_PS, UINT32_MAX
 from rdmasim.units import parse_time
+
+
+class NicProfileError(ValueError):
+    """A NIC constant is refused; ``keys`` names the profile fields involved (the one at fault
+    first), the message their values and what is allowed."""
+
+    def __init__(self, keys: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.keys = keys
+
 
 #: Largest requester window accepted (half the 24-bit PSN space; csrc/transport/nic_params.h).
 MAX_UNACKED_PSNS_LIMIT = 1 << 22
@@ -21,7 +31,9 @@ MAX_UNACKED_PSNS_LIMIT = 1 << 22
 class NicProfile:
     """NIC-dependent constants of one host.
 
-    ``max_unacked_psns``: PSNs a QP may have in flight beyond the oldest unacknowledged one.
+    ``max_unacked_psns``: PSNs a QP may have in flight beyond the oldest unacknowledged one; the
+    window must hold the packets up to the next AckReq (``max_unacked_psns + 1 >=
+    ack_req_interval``), as the requester never asks for an ACK because the window is full.
     ``ack_coalesce_pkts``: the responder acknowledges an AckReq packet at once only when it
     completes a group of this many accepted packets since the last ACK (1 = every AckReq packet).
     ``ack_timeout``: longest a coalesced ACK waits (a time string or ps; needed when coalescing).
@@ -44,29 +56,47 @@ class NicProfile:
     ack_req_interval: int = 66
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_unacked_psns <= MAX_UNACKED_PSNS_LIMIT:
-            raise ValueError(f"nic.max_unacked_psns = {self.max_unacked_psns}: "
-                             f"allowed 1..{MAX_UNACKED_PSNS_LIMIT}")
-        v = self.ack_req_interval
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 0xFFFFFFFF:
-            raise ValueError(f"nic.ack_req_interval = {self.ack_req_interval!r}: allowed >= 1 "
-                             "(an integer up to 2**32 - 1)")
-        if self.ack_coalesce_pkts < 1:
-            raise ValueError(f"nic.ack_coalesce_pkts = {self.ack_coalesce_pkts}: allowed >= 1")
-        t = parse_time(self.ack_timeout)
-        if t < 0 or (self.ack_coalesce_pkts > 1 and t == 0):
-            raise ValueError(f"nic.ack_timeout = {self.ack_timeout!r}: "
-                             "must be > 0 when ack_coalesce_pkts > 1")
-        if parse_time(self.cnp_interval) < 0:
-            raise ValueError(f"nic.cnp_interval = {self.cnp_interval!r}: must be >= 0")
-        try:
-            r = parse_time(self.pfc_response)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"nic.pfc_response: {exc}") from None
-        if not 0 <= r <= MAX_TIME_PS:
-            raise ValueError(f"nic.pfc_response = {self.pfc_response!r}: allowed 0..{MAX_TIME_PS} ps")
+        self._integer("max_unacked_psns", 1, MAX_UNACKED_PSNS_LIMIT)
+        self._integer("ack_coalesce_pkts", 1, UINT32_MAX)
+        self._integer("ack_req_interval", 1, UINT32_MAX, "allowed >= 1 (an integer up to 2**32 - 1)")
+        if self.max_unacked_psns + 1 < self.ack_req_interval:
+            # rxe_req.c sets AckReq only on a message's last packet and every RXE_MAX_PKT_PER_ACK + 1
+            # packets, never because the window is full (its 129 packets in flight hold 66)
+            raise NicProfileError(
+                ("max_unacked_psns", "ack_req_interval"),
+                f"nic.max_unacked_psns = {self.max_unacked_psns} with nic.ack_req_interval = "
+                f"{self.ack_req_interval}: the requester may run max_unacked_psns PSNs ahead of the "
+                "oldest unacknowledged one and asks for an ACK only on every ack_req_interval-th "
+                "packet (and a message's last), so a longer message would stall until the "
+                "retransmit timeout each time the window fills; allowed max_unacked_psns + 1 >= "
+                f"ack_req_interval (max_unacked_psns >= {self.ack_req_interval - 1}, or "
+                f"ack_req_interval <= {self.max_unacked_psns + 1})")
+        t = self._time("ack_timeout")
+        if self.ack_coalesce_pkts > 1 and t == 0:
+            raise NicProfileError(("ack_timeout", "ack_coalesce_pkts"),
+                                  f"nic.ack_timeout = {self.ack_timeout!r}: must be > 0 when "
+                                  f"ack_coalesce_pkts > 1 (it is {self.ack_coalesce_pkts})")
+        self._time("cnp_interval")
+        self._time("pfc_response")
         if self.dcqcn not in ("paper", "nvidia"):
-            raise ValueError(f"nic.dcqcn = {self.dcqcn!r}: allowed 'paper', 'nvidia'")
+            raise NicProfileError(("dcqcn",), f"nic.dcqcn = {self.dcqcn!r}: allowed 'paper', 'nvidia'")
+
+    def _integer(self, name: str, lo: int, hi: int, allowed: str = "") -> None:
+        v = getattr(self, name)
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise NicProfileError((name,), f"nic.{name} = {v!r}: "
+                                  f"{allowed or f'allowed an integer in {lo}..{hi}'}")
+
+    def _time(self, name: str) -> int:
+        v = getattr(self, name)
+        try:
+            t = parse_time(v)
+        except (TypeError, ValueError) as exc:
+            raise NicProfileError((name,), f"nic.{name} = {v!r}: {exc}; allowed a time "
+                                  f"('2us') or an integer of picoseconds in 0..{MAX_TIME_PS}") from None
+        if not 0 <= t <= MAX_TIME_PS:
+            raise NicProfileError((name,), f"nic.{name} = {v!r}: allowed 0..{MAX_TIME_PS} ps")
+        return t
 
     def with_overrides(self, **kw: Any) -> NicProfile:
         """A copy with some constants changed (unknown names raise, naming the allowed ones)."""

@@ -139,6 +139,11 @@ int rs_tp_host_set_nic(rs_transport *tp, int host, uint32_t max_unacked_psns, ui
                           (long long)ack_timeout_ps);
     if (ack_req_interval < 1)
         return rs_tp_fail(tp, RS_ERR_INVAL, "ack_req_interval %u must be >= 1", ack_req_interval);
+    /* the window must hold the packets up to the next AckReq, or it stalls until the retransmit
+     * timeout (the requester never asks for an ACK because the window is full, as rxe_req.c) */
+    if (max_unacked_psns + 1 < ack_req_interval)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "max_unacked_psns %u + 1 < ack_req_interval %u: the window "
+                          "ends before the next AckReq", max_unacked_psns, ack_req_interval);
     rs_nic_params *n = &tp->hosts[host]->nic;
     n->max_unacked_psns = max_unacked_psns;
     n->ack_coalesce_pkts = ack_coalesce_pkts;

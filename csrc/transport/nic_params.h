@@ -21,7 +21,8 @@ typedef struct rs_nic_params {
     uint32_t ack_coalesce_pkts;
     int64_t ack_timeout_ps;    /* > 0 when ack_coalesce_pkts > 1 */
     /* Requester: AckReq on a message's last packet and on the ack_req_interval-th packet since the
-     * last AckReq (>= 1; 1 = every packet, as ns-3 HPCC's L2_ACK_INTERVAL 1) */
+     * last AckReq (>= 1; 1 = every packet, as ns-3 HPCC's L2_ACK_INTERVAL 1; at most
+     * max_unacked_psns + 1: the window must hold the packets up to the next AckReq) */
     uint32_t ack_req_interval;
 } rs_nic_params;
 

@@ -162,11 +162,23 @@ all();
 """
 
 
+#: characters JSON may hold that HTML reads inside a <script> element: "</script" ends it, "<!--"
+#: and "<script" switch the tokenizer into the escaped states in which the next "</script" does not
+_SCRIPT_UNSAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON text safe inside an HTML ``<script>`` element: ``<``, ``>`` and ``&`` are
+    written as the JSON escapes ``\\u003c``, ``\\u003e`` and ``\\u0026`` (``JSON.parse`` reads the
+    same value back), so no string in it can end the element or change how the page parses."""
+    return json.dumps(value, ensure_ascii=True).translate(_SCRIPT_UNSAFE)
+
+
 def render(view: View, title: str) -> str:
     """The HTML page of a :class:`View` (see :func:`rdmasim.ladder.render_html`)."""
     svg = _svg.render(view, title=None)
     data = [_event_data(view, e) for e in view.events]
-    payload = json.dumps(data, ensure_ascii=True).replace("</", "<\\/")
+    payload = script_json(data)
     desc = f"<p>Showing {_svg.esc(view.description)}.</p>" if view.description else ""
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_svg.esc(title)}</title><style>{_STYLE}</style></head><body>\n"

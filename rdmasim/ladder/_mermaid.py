@@ -5,13 +5,16 @@ from __future__ import annotations
 from rdmasim.ladder._model import fmt_time
 from rdmasim.ladder._window import View
 
-# characters Mermaid reads as syntax inside a message or note, as its entity codes
-_ESCAPE = {"#": "#35;", ";": "#59;", "<": "#lt;", ">": "#gt;", "\n": " "}
+# characters Mermaid reads as syntax inside a message or note, as its entity codes ("%%" starts a
+# comment or a %%{init: ...}%% directive, which Mermaid finds anywhere in the text)
+_ESCAPE = {"#": "#35;", ";": "#59;", "<": "#lt;", ">": "#gt;", "%": "#37;"}
 
 
 def esc(text: str) -> str:
-    """Text safe in a Mermaid message or note."""
-    return "".join(_ESCAPE.get(c, c) for c in text)
+    """Text safe in a Mermaid message or note: syntax characters as entity codes, and every line
+    break or other non-printing character (``\\r``, U+2028...) as a space, so the text stays on
+    its statement's line."""
+    return "".join(_ESCAPE.get(c, c if c.isprintable() else " ") for c in text)
 
 
 def render(view: View, title: str | None = None, *, times: bool = True) -> str:

@@ -10,6 +10,7 @@ shortened to at most :data:`MAX_GAP_PX` and marked with ``≈``.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,8 +36,14 @@ _LEGEND = [("line", "data", "request"), ("line", "retx", "retransmission"), ("li
            ("dot", "post", "verbs event on a host")]
 
 
+#: characters XML 1.0 does not allow in a document (an SVG holding one does not parse)
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def esc(s: str) -> str:
-    return html.escape(s, quote=True)
+    """``s`` as XML/HTML text or attribute value: markup characters as entities, characters XML
+    does not allow spelled out as in a Python repr (``\\x01``)."""
+    return html.escape(_XML_INVALID.sub(lambda m: repr(m[0])[1:-1], s), quote=True)
 
 
 @dataclass

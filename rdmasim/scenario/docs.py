@@ -84,6 +84,10 @@ than what the largest switch sets aside (reserve x 8 priorities + headroom x los
 per port). When `switch.buffer` is not given it grows with the port count: 12 MB, or, when
 reserve and headroom of the largest switch take more than 11 MB, those plus 1 MB shared.
 
+The scenario file and a size CDF file (`traffic.poisson.cdf`) are read only when they are regular
+files of at most 32 MiB and 8 MiB: a device (`/dev/zero`), a named pipe or a directory is refused
+at once, as is a larger file, naming the file, the key, the size found and the limit.
+
 ## How big a run is
 
 `rdmasim validate` prints an estimate of the memory and time a run takes, and refuses a file

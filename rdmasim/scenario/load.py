@@ -17,7 +17,9 @@ from typing import Any
 
 import tomllib
 
+from rdmasim._userfile import read_user_file
 from rdmasim.checks import check_int, check_real
+from rdmasim.errors import UserInputError
 from rdmasim.scenario.model import (  # noqa: F401  (MAX_HOSTS: re-exported)
     _MISSING,
     GENERATORS,
@@ -470,6 +472,11 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
         if set(nic_ov) <= set(nic.SCENARIO_OVERRIDES):
             try:
                 nic.get_profile(v["nic.profile"], **nic_ov)
+            except nic.NicProfileError as exc:
+                # the key the file sets among those involved (the window, or the cadence alone)
+                key = next((k for k in exc.keys if k in nic_ov), None)
+                problems.append(Problem(file, f"nic.overrides.{key}" if key else "nic.overrides", str(exc),
+                                        nic_ov[key] if key else nic_ov))
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "nic.overrides", str(exc), nic_ov))
     for i, row in enumerate(sc.arrays.get("impairments.failures", [])):
@@ -1001,14 +1008,24 @@ def _flow_counts(sc: Scenario, problems: list[Problem]) -> None:
                                     "duration or a lower load)"))
 
 
+#: Largest scenario file read (32 MiB: some 400,000 explicit ``[[flows]]``; generators and the
+#: Python API make larger traffic)
+MAX_SCENARIO_FILE_BYTES = 32 << 20
+
+
 def read_text(path: str | Path) -> str:
-    """The text of a scenario file, or :class:`ScenarioError` naming it (unreadable, a folder,
-    not UTF-8: the byte offset of the first bad byte)."""
+    """The text of a scenario file, or :class:`ScenarioError` naming it (unreadable, a folder, a
+    device or named pipe, over :data:`MAX_SCENARIO_FILE_BYTES`, not UTF-8: the byte offset of the
+    first bad byte)."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_user_file(p, "scenario file", MAX_SCENARIO_FILE_BYTES)
     except OSError as exc:
         raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
+    except UserInputError as exc:
+        raise ScenarioError([Problem(str(p), "(file)", str(exc).removeprefix(f"{p}: "),
+                                     allowed=f"a regular file of at most {MAX_SCENARIO_FILE_BYTES:,} "
+                                     "bytes")]) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -398,7 +398,7 @@ SCHEMA: dict[str, Opt] = {
                        choices=("rxe", "cx6", "connectx")),
     "nic.overrides": Opt(
         "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout, "
-        "ack_req_interval, pfc_response.",
+        "ack_req_interval, pfc_response (counts are integers; max_unacked_psns + 1 >= ack_req_interval).",
     ),
     # qp
     "qp.mtu": Opt("int", 1024, "Path MTU of every QP (<= link.mtu).", choices=MTUS),
@@ -480,7 +480,8 @@ SCHEMA: dict[str, Opt] = {
     "traffic.poisson.load": Opt("float", 0.5, "Offered load per host link (fraction of its rate).",
                                 lo=1e-6, hi=1.0),
     "traffic.poisson.cdf": Opt(
-        "str", "web_search", "Flow sizes: 'web_search', 'data_mining' or a CSV path (relative to the file)."
+        "str", "web_search", "Flow sizes: 'web_search', 'data_mining' or a CSV path (relative to the file; "
+        "a regular file of at most 8 MiB)."
     ),
     "traffic.poisson.duration": Opt("time", "1ms", "Arrivals happen in [start, start + duration).", lo=1,
                                     hi=U63),

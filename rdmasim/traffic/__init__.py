@@ -30,7 +30,7 @@ Patterns (``hosts`` is an int ``n`` for hosts ``0..n-1``, or the host indices to
 - :class:`SizeCDF` with :data:`WEB_SEARCH` (DCTCP) and :data:`DATA_MINING` (VL2) flow-size distributions
 """
 
-from rdmasim.traffic.cdfs import DATA_MINING, WEB_SEARCH, SizeCDF
+from rdmasim.traffic.cdfs import DATA_MINING, MAX_CDF_FILE_BYTES, WEB_SEARCH, SizeCDF
 from rdmasim.traffic.collectives import (
     ALGORITHMS,
     AlphaBeta,
@@ -68,7 +68,7 @@ __all__ = [
     "ALGORITHMS", "AlphaBeta", "alltoall", "broadcast", "bus_factor", "chunked_ring_allreduce", "collective",
     "collective_result", "in_network_allreduce", "recursive_doubling_allreduce", "reduce", "ring_allgather",
     "ring_reduce_scatter", "tree_allreduce",
-    "DATA_MINING", "FLOW_DTYPE", "MAX_FLOW_SIZE", "POISSON_MAX_FLOWS",
+    "DATA_MINING", "FLOW_DTYPE", "MAX_CDF_FILE_BYTES", "MAX_FLOW_SIZE", "POISSON_MAX_FLOWS",
     "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
     "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",
     "permutation", "poisson", "ring_allreduce", "verb_code",

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import csv
+import io
 import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from rdmasim._userfile import read_user_file
 from rdmasim.traffic.table import MAX_FLOW_SIZE
+
+#: Largest size CDF file read (8 MiB: some 400,000 ``size,cdf`` rows)
+MAX_CDF_FILE_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -72,28 +77,34 @@ class SizeCDF:
         """Read two columns ``size,cdf`` (comma or whitespace separated; a header line is optional).
 
         ``cdf`` may be a fraction (ending at 1) or a percentage (ending at 100). Errors name the file, the
-        line and the value.
+        line and the value. Only a regular file of at most :data:`MAX_CDF_FILE_BYTES` is read (a
+        device, a named pipe or a larger file raises :class:`~rdmasim.errors.UserInputError`).
         """
         path = os.fspath(path)
+        data = read_user_file(path, "size CDF file", MAX_CDF_FILE_BYTES)
+        try:
+            text_all = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text: byte {data[exc.start]:#04x} at offset "
+                             f"{exc.start}") from None
         rows: list[tuple[int, float, float]] = []
         seen_content = False
-        with open(path, newline="") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                text = line.strip()
-                if not text or text.startswith("#"):
-                    continue
-                first, seen_content = not seen_content, True
-                fields = next(csv.reader([text])) if "," in text else text.split()
-                fields = [f.strip() for f in fields if f.strip()]
-                if len(fields) != 2:
-                    raise ValueError(f"{path}:{lineno}: expected two columns size,cdf, got {len(fields)}: "
-                                     f"{text!r}")
-                bad = [f for f in fields if not _is_float(f)]
-                if bad:
-                    if first:
-                        continue  # a header
-                    raise ValueError(f"{path}:{lineno}: {bad[0]!r} is not a number")
-                rows.append((lineno, float(fields[0]), float(fields[1])))
+        for lineno, line in enumerate(io.StringIO(text_all, newline=""), start=1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            first, seen_content = not seen_content, True
+            fields = next(csv.reader([text])) if "," in text else text.split()
+            fields = [f.strip() for f in fields if f.strip()]
+            if len(fields) != 2:
+                raise ValueError(f"{path}:{lineno}: expected two columns size,cdf, got {len(fields)}: "
+                                 f"{text!r}")
+            bad = [f for f in fields if not _is_float(f)]
+            if bad:
+                if first:
+                    continue  # a header
+                raise ValueError(f"{path}:{lineno}: {bad[0]!r} is not a number")
+            rows.append((lineno, float(fields[0]), float(fields[1])))
         if not rows:
             raise ValueError(f"{path}: no size,cdf rows found")
         s = np.array([r[1] for r in rows])

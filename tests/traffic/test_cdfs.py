@@ -99,3 +99,10 @@ def test_from_csv_with_header_comments_and_whitespace(tmp_path: Path) -> None:
 def test_from_csv_errors_name_file_line_and_value(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SizeCDF.from_csv(_write(tmp_path, text))
+
+
+def test_from_csv_names_a_byte_that_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "sizes.csv"
+    path.write_bytes(b"size,cdf\n100,0\n\xff200,1\n")
+    with pytest.raises(ValueError, match=r"sizes\.csv: not UTF-8 text: byte 0xff at offset 15$"):
+        SizeCDF.from_csv(path)

@@ -120,3 +120,33 @@ def test_cli_trace_prints_the_ladder(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_records_as_plain_array_render_too(example: tr.Trace) -> None:
     text = ladder.render_text(example.to_numpy(), names={0: "client", 1: "server"})
     assert "client ──WRITE_FIRST psn=0 len=1024──► server" in text
+
+
+# a host name (or title) a user might hold: markup, a script, an entity, line breaks of every kind,
+# a Mermaid directive and a control character XML does not allow
+HOSTILE = "</script><!--<script>&amp;\r\x0b\u2028%%{init: {'securityLevel': 'loose'}}%%\x01"
+
+
+def test_hostile_names_stay_text_in_the_svg(example: tr.Trace) -> None:
+    names = {0: "a" + HOSTILE, 1: "b" + HOSTILE}
+    svg = ladder.svg_string(example, names=names, title="t" + HOSTILE)
+    root = ET.fromstring(svg)  # well-formed XML 1.0, whose characters exclude \x01 and \x0b
+    assert not [el for el in root.iter() if el.tag.endswith("script")]
+    texts = [t for el in root.iter() if el.text for t in [el.text]]
+    shown = "a</script><!--<script>&amp;\n\\x0b\u2028%%{init: {'securityLevel': 'loose'}}%%\\x01"
+    assert shown in texts  # the name as text (XML-invalid characters spelled out; \r read as \n)
+    assert any(t.startswith("t</script>") for t in texts)
+
+
+def test_hostile_names_stay_text_in_mermaid(example: tr.Trace) -> None:
+    names = {0: "a" + HOSTILE, 1: "b" + HOSTILE}
+    plain = ladder.mermaid_string(example, title="t").split("\n")
+    mmd = ladder.mermaid_string(example, names=names, title="t" + HOSTILE)
+    # one line per statement whatever the names hold (Mermaid ends a statement at any line break)
+    assert mmd.splitlines() == mmd.split("\n")[:-1] and len(mmd.split("\n")) == len(plain)
+    assert "%%" not in mmd  # Mermaid reads a %%{init: ...}%% directive anywhere in the text
+    heads = [line for line in mmd.split("\n") if line.startswith(("    participant", "    title"))]
+    assert len(heads) == 3
+    for line in heads:
+        assert not set(re.sub(r"#\w+;", "", line)) & set("<>;%"), line  # only as entity codes
+        assert "#lt;/script#gt;#lt;!--#lt;script#gt;&amp#59;" in line

@@ -315,3 +315,82 @@ def test_scenario_page_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert frames and all({("BTH", "opcode"), ("BTH", "PSN")} <= {(h[0], h[1]) for h in d["headers"]}
                           for d in frames if any(h[0] == "BTH" for h in d["headers"]))
     assert any("lost on the way" in note for d in data for note in d["notes"])
+
+
+# The end of a <script> element as the HTML tokenizer finds it (script data states, WHATWG HTML
+# 13.2.5.4-13.2.5.20): "<!--" enters the escaped state, in which "<script" enters the double
+# escaped state, in which "</script" does not end the element but only leaves that state again.
+_TAG_END = (" ", "\t", "\n", "\f", "\r", "/", ">")
+
+
+def _script_end(page: str, i: int) -> int:
+    """Index of the ``</script`` that ends the script element whose text starts at ``i``."""
+    state, dashes = "data", 0  # data | escaped | double
+
+    def tag_at(k: int, prefix: str) -> bool:
+        n = len(prefix)
+        return page[k:k + n].lower() == prefix and k + n < len(page) and page[k + n] in _TAG_END
+
+    while i < len(page):
+        c = page[i]
+        if state in ("data", "escaped") and tag_at(i, "</script"):
+            return i
+        if state == "data":
+            if page.startswith("<!--", i):
+                state, dashes, i = "escaped", 2, i + 4
+                continue
+        elif c == ">" and dashes >= 2:
+            state = "data"
+        elif state == "escaped" and tag_at(i, "<script"):
+            state, i = "double", i + len("<script") + 1
+            dashes = 0
+            continue
+        elif state == "double" and tag_at(i, "</script"):
+            state, i = "escaped", i + len("</script") + 1
+            dashes = 0
+            continue
+        dashes = dashes + 1 if c == "-" else 0
+        i += 1
+    raise AssertionError("a <script> element is never closed")
+
+
+def _scripts_per_spec(page: str) -> list[str]:
+    """The text of the page's two script elements (the data, then the code) as a browser splits
+    them, and a check that nothing but the end of the page follows them."""
+    head = '<script type="application/json" id="ladder-data">'
+    start = page.index(head) + len(head)
+    end = _script_end(page, start)
+    data = page[start:end]
+    rest = page[end:]
+    assert rest.startswith("</script>\n<script>"), rest[:80]
+    start2 = end + len("</script>\n<script>")
+    end2 = _script_end(page, start2)
+    assert page[end2:] == "</script>\n</body></html>\n", page[end2:][:80]
+    return [data, page[start2:end2]]
+
+
+HOSTILE = "</script><!--<script>&amp;\u2028"
+
+
+def test_host_names_and_title_cannot_break_out_of_the_page(tmp_path: Path) -> None:
+    """A host name or title holding ``</script><!--<script>``: the embedded data stays one script
+    element (a browser would otherwise read the viewer script as part of it), the page parses, the
+    names show as text, and the viewer still steps through the events under node."""
+    names = {0: "a" + HOSTILE, 1: "<b>" + HOSTILE}
+    page = ladder.render_html(ladder.example_write(), tmp_path / "h.html", title="t" + HOSTILE,
+                              names=names).read_text(encoding="utf-8")
+    payload, code = _scripts_per_spec(page)
+    for c in "<>&":
+        assert c not in payload
+    p = _parse(page)
+    assert json.loads(payload) == _data(p)
+    assert code == _code(p)
+    data = _data(p)
+    assert any(d["where"].startswith(names[0]) for d in data)
+    assert any(names[1] in d["where"] for d in data)
+    text = html.unescape(re.sub(r"<[^>]+>", "", page.split("<script", 1)[0]))
+    assert "t" + HOSTILE in text and names[0] in text
+    out = _run_script(page, [["key", "ArrowRight"], ["key", "ArrowRight"]], tmp_path)
+    assert out[-1]["count"] == len(data)
+    assert out[2]["step"] == f"event 2 of {len(data)}"
+    assert data[1]["where"] in html.unescape(out[2]["details"])  # shown as text, escaped once

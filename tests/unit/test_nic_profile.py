@@ -92,3 +92,56 @@ def test_ack_req_interval_sets_the_requesters_ackreq_cadence() -> None:
     for bad in (0, 2**32, 1.5, True, "4"):
         with pytest.raises(ValueError, match=r"nic.ack_req_interval = .*: allowed >= 1"):
             nic.get_profile("rxe", ack_req_interval=bad)
+
+
+def test_window_must_hold_the_packets_up_to_the_next_ackreq() -> None:
+    # The requester may run max_unacked_psns PSNs ahead of the oldest unacknowledged one, so
+    # max_unacked_psns + 1 packets fly before it waits; it asks for an ACK only on every
+    # ack_req_interval-th packet (and a message's last), as rxe, whose 128 and 66 always fit. A
+    # window that ends before the next AckReq waits for the retransmit timeout instead:
+    # interval 8 with a window of 6 took 7 timeouts (7.4 ms for 64 KiB), so it is refused, and
+    # the smallest window allowed (7) runs without one
+    ok = _writes(1, 64 * 1024, ack_req_interval=8, max_unacked_psns=7)
+    assert ok["ok"] and ok["intact"] and ok["timeouts"] == 0 and ok["acks"] == 8
+    assert nic.get_profile("rxe", max_unacked_psns=65).max_unacked_psns == 65  # rxe's 66 fits
+    for over in ({"ack_req_interval": 8, "max_unacked_psns": 6}, {"max_unacked_psns": 1},
+                 {"max_unacked_psns": 64}, {"ack_req_interval": 130}):
+        with pytest.raises(nic.NicProfileError) as info:
+            nic.get_profile("rxe", **over)
+        msg = str(info.value)
+        assert "nic.max_unacked_psns" in msg and "nic.ack_req_interval" in msg, msg
+        assert "max_unacked_psns + 1 >= ack_req_interval" in msg, msg
+        assert info.value.keys == ("max_unacked_psns", "ack_req_interval")
+    # cx6's window (2^22) holds any interval a message of that many packets can reach
+    assert nic.get_profile("cx6", ack_req_interval=1 << 22).ack_req_interval == 1 << 22
+
+
+def test_the_core_refuses_a_window_shorter_than_the_ackreq_interval() -> None:
+    # the C entry point checks the same rule (a caller that bypasses NicProfile)
+    topo = back_to_back()
+    with pytest.raises(Exception, match="max_unacked_psns 6 .*ack_req_interval 8"):
+        topo.sim._core.host_set_nic(0, 6, 1, 0, 8)
+    topo.sim._core.host_set_nic(0, 7, 1, 0, 8)
+
+
+@pytest.mark.parametrize("field", ["max_unacked_psns", "ack_coalesce_pkts", "ack_req_interval"])
+@pytest.mark.parametrize("bad", [True, False, 7.0, "7", None])
+def test_integer_constants_refuse_bools_floats_and_strings(field: str, bad: object) -> None:
+    with pytest.raises(nic.NicProfileError, match=rf"nic\.{field} = {bad!r}: allowed .*integer") as info:
+        nic.get_profile("cx6", ack_timeout="2us", **{field: bad})
+    assert info.value.keys[0] == field
+
+
+@pytest.mark.parametrize("field", ["ack_timeout", "cnp_interval", "pfc_response"])
+@pytest.mark.parametrize("bad", [True, 7.0, None, "-1us", "1 parsec"])
+def test_time_constants_name_the_field(field: str, bad: object) -> None:
+    with pytest.raises(nic.NicProfileError, match=rf"nic\.{field} = ") as info:
+        nic.get_profile("rxe", **{field: bad})
+    assert info.value.keys[0] == field
+
+
+def test_out_of_range_integers_are_refused_before_the_core() -> None:
+    for field, bad in (("ack_coalesce_pkts", 1 << 32), ("max_unacked_psns", (1 << 22) + 1),
+                       ("ack_coalesce_pkts", 0)):
+        with pytest.raises(nic.NicProfileError, match=rf"nic\.{field} = {bad}: allowed"):
+            nic.get_profile("cx6", ack_timeout="2us", **{field: bad})
