@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from rdmasim._param_checks import ParamChecks
+from rdmasim._param_checks import ParamChecks, is_zero
 from rdmasim.units import parse_rate, parse_time
 
 #: the parameters the C struct holds as integers: a float or a bool is refused, not truncated
@@ -67,7 +67,7 @@ class DcqcnParams:
         parse_time(self.cnp_interval)
         for name in ("ai_rate", "hai_rate", "min_rate"):
             parse_rate(getattr(self, name))
-        if self.max_rate not in (0, "0"):
+        if not is_zero(self.max_rate):
             parse_rate(self.max_rate)
 
     @classmethod
@@ -127,7 +127,7 @@ class DcqcnParams:
 
     def to_c(self) -> dict[str, Any]:
         """The reaction-point fields of the C struct rs_dcqcn_params (ps, bits/s)."""
-        max_rate = 0 if self.max_rate in (0, "0") else parse_rate(self.max_rate)
+        max_rate = 0 if is_zero(self.max_rate) else parse_rate(self.max_rate)
         return dict(
             g=float(self.g), initial_alpha=float(self.initial_alpha),
             alpha_timer_ps=parse_time(self.alpha_timer),

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rdmasim import _core
+from rdmasim._param_checks import is_zero
 from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_real
 from rdmasim.units import parse_size, parse_time
 
@@ -389,7 +390,7 @@ def slow_receiver(host: Host, rate: str | int | None = "10Gbps", *, buffer: str 
     if rate is None:
         fab.host_set_rx(host.index, False, 0, 0, 0, 0, 0, 1)
         return
-    rate_bps = 0 if rate in (0, "0") else parse_rate(rate)
+    rate_bps = 0 if is_zero(rate) else parse_rate(rate)
     buf, xo, xn = (_size_in(n, v, _U64) for n, v in (("buffer", buffer), ("xoff", xoff), ("xon", xon)))
     if not xn <= xo <= buf:
         raise ValueError(f"slow_receiver needs xon <= xoff <= buffer, got xon={xon!r}, xoff={xoff!r}, "

@@ -31,3 +31,23 @@ def test_false_and_zero_point_zero_are_not_the_zero(cls: type, name: str, bad: o
     assert getattr(cls(**{name: 0}), name) in (0, "0")  # the integer zero is the default's spelling
     with pytest.raises(ValueError, match=rf"parameter {name}={bad!r}: allowed"):
         cls(**{name: bad})
+
+
+@pytest.mark.parametrize("bad", [False, 0.0])
+def test_dcqcn_max_rate_false_or_zero_point_zero_is_not_unlimited(bad: object) -> None:
+    from rdmasim.cc import DcqcnParams
+
+    assert DcqcnParams(max_rate=0).max_rate == 0  # the integer zero: no cap
+    with pytest.raises((TypeError, ValueError), match="rate"):
+        DcqcnParams(max_rate=bad)
+
+
+@pytest.mark.parametrize("bad", [False, 0.0])
+def test_slow_receiver_false_or_zero_point_zero_is_not_a_stuck_receiver(bad: object) -> None:
+    import rdmasim
+    from rdmasim import fabric
+
+    topo = rdmasim.back_to_back()
+    with pytest.raises((TypeError, ValueError), match="rate"):
+        fabric.slow_receiver(topo.b, bad)
+    fabric.slow_receiver(topo.b, 0)  # the integer zero: stuck, as documented
