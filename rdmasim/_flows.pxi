@@ -82,6 +82,7 @@ cdef class FlowsCore:
         cdef const uint8_t[::1] a_prio = cols[5]
         cdef const int64_t[::1] a_hold = cols[6]
         cdef const uint32_t[::1] a_after = cols[7]
+        cdef const uint32_t *p_after = NULL  # NULL: every flow on a QP pair of its own
         cdef const int64_t[::1] a_ptr
         cdef const int32_t[::1] a_deps
         cdef const int64_t *p_ptr = NULL
@@ -112,12 +113,14 @@ cdef class FlowsCore:
         c.recovery.rto_low_ps = cfg.get("rto_low_ps", 0)
         c.recovery.rto_high_ps = cfg.get("rto_high_ps", 0)
         cdef int64_t first
+        if after is not None and n:
+            p_after = &a_after[0]
         if n == 0:
             first = rs_flows_add(self.core.sim, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, p_ptr, p_deps, n_deps,
                                  NULL, &c)
         else:
             first = rs_flows_add(self.core.sim, n, &a_src[0], &a_dst[0], &a_size[0], &a_start[0], &a_hold[0],
-                                 &a_verb[0], &a_prio[0], p_ptr, p_deps, n_deps, &a_after[0], &c)
+                                 &a_verb[0], &a_prio[0], p_ptr, p_deps, n_deps, p_after, &c)
         if first == -1:  # RS_ERR_INVAL: a value the core refuses is the caller's mistake, not the NIC's
             raise ValueError("add_flows: " + rs_sim_errmsg(self.core.sim).decode("utf-8", "replace"))
         if first < 0:
