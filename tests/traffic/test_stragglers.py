@@ -51,6 +51,9 @@ AMPLIFIED = {  # a late rank costs its delay (within 3 %): measured +200.0 .. +2
     "reduce-scatter": lambda: tr.collective("reduce_scatter", P, N),
     "alltoall-pairwise": lambda: tr.collective("alltoall", P, N, algorithm="pairwise"),
     "alltoall-direct": lambda: tr.collective("alltoall", P, N),
+    "hierarchical-ring": lambda: tr.hierarchical_allreduce(P, N, gpus_per_node=4),
+    "hierarchical-halving-doubling": lambda: tr.hierarchical_allreduce(P, N, gpus_per_node=4,
+                                                                     inter_algorithm="halving_doubling"),
 }
 AT_MOST = {  # rank 3 is not on every path: it costs up to its delay (measured +0, +149, +177 us)
     "tree": lambda: tr.collective("allreduce", P, N, algorithm="tree"),
@@ -71,7 +74,8 @@ def test_a_late_rank_costs_its_delay_in_every_collective(name: str) -> None:
     """8 ranks, 8 MiB, rank 3 200 us late: the collective ends 200 us later, not 2-11 x that (as when the
     late rank started every step that had become ready at once, each on a QP of its own sharing its link:
     +2,120 us for the ring with one chunk per block; halving-doubling +457, recursive doubling +970 and
-    pairwise all-to-all +265 us when a rank could receive a step's message before it entered the step)."""
+    pairwise all-to-all +265 us when a rank could receive a step's message before it entered the step;
+    the hierarchical all-reduce the same through its inter-node ring or halving-doubling)."""
     cost = _straggler_cost(AMPLIFIED[name]())
     assert abs(cost - DELAY) <= 0.03 * DELAY, f"{name}: a 200 us straggler cost {cost / US:.1f} us"
 
