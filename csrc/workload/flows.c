@@ -665,9 +665,10 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
             continue;
         rs_flow *p = &fs->f[base + i - after[i]];
         if (p->chain_next)
-            return rs_tp_fail(tp, RS_ERR_INVAL, "flows %llu and %u both come after flow %u on its connection: "
-                              "one QP pair posts its flows one after the other", (unsigned long long)(p->chain_next - 1 - base),
-                              i, i - after[i]);
+            return rs_tp_fail(tp, RS_ERR_INVAL,
+                              "flows %llu and %u both come after flow %u on its connection: one QP pair "
+                              "posts its flows one after the other",
+                              (unsigned long long)(p->chain_next - 1 - base), i, i - after[i]);
         p->chain_next = base + i + 1;
         fs->f[base + i].n_wait++;
     }

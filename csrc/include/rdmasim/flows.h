@@ -2,7 +2,8 @@
  *
  * A flow moves `size` bytes from host `src` to host `dst` with one RC work request (WRITE and
  * SEND posted by src, READ posted by dst).  At its start time the core creates a connected QP
- * pair for it (or posts it on the pair of the flow before it on its connection, see `after`) (RESET->INIT->RTR->RTS through the same state machine verbs users drive), posts
+ * pair for it (RESET->INIT->RTR->RTS through the same state machine verbs users drive; a flow
+ * chained by `after` uses the pair of the flow before it on its connection), posts
  * the work request on a size-only memory region (packets carry lengths, not bytes), and when
  * the requester completes it records the finish time and counters, releases the flows that
  * depend on it, and destroys the QP pair.  So memory follows the flows in flight, not the
