@@ -31,7 +31,7 @@ cdef extern from "rdmasim/flows.h" nogil:
     int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst,
                          const uint64_t *size, const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb,
                          const uint8_t *priority, const int64_t *dep_ptr, const int32_t *deps,
-                         uint64_t n_deps, const rs_flow_cfg *cfg)
+                         uint64_t n_deps, const uint32_t *after, const rs_flow_cfg *cfg)
     int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)
     void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out)
     void rs_flows_stop_when_done(rs_sim *sim, int on)
@@ -59,16 +59,17 @@ cdef class FlowsCore:
     def __cinit__(self, SimCore core):
         self.core = core
 
-    def add(self, src, dst, size, start_ps, verb, priority, dep_ptr, deps, dict cfg, hold_ps=None):
+    def add(self, src, dst, size, start_ps, verb, priority, dep_ptr, deps, dict cfg, hold_ps=None, after=None):
         """Columns as numpy arrays of the C types (rdmasim.flows.add_flows checked their values);
-        dep_ptr/deps and hold_ps (all 0) may be None. The C side checks everything again and a
+        dep_ptr/deps, hold_ps and after (all 0) may be None. The C side checks everything again and a
         refusal is a ValueError."""
         # contiguous and aligned: a one-row field of a packed record array is contiguous but can
         # start at any byte, and C reads int64 columns as int64
         cols = [_np.require(col, dtype=typ, requirements="CA") for col, typ in
                 ((src, _np.int32), (dst, _np.int32), (size, _np.uint64), (start_ps, _np.int64),
                  (verb, _np.uint8), (priority, _np.uint8),
-                 (_np.zeros(len(src), dtype=_np.int64) if hold_ps is None else hold_ps, _np.int64))]
+                 (_np.zeros(len(src), dtype=_np.int64) if hold_ps is None else hold_ps, _np.int64),
+                 (_np.zeros(len(src), dtype=_np.uint32) if after is None else after, _np.uint32))]
         if any(col.ndim != 1 for col in cols) or len({col.shape[0] for col in cols}) != 1:
             raise ValueError("flow columns must be one-dimensional and all of the same length")
         if cols[0].shape[0] > 0xFFFFFFFF:
@@ -80,6 +81,8 @@ cdef class FlowsCore:
         cdef const uint8_t[::1] a_verb = cols[4]
         cdef const uint8_t[::1] a_prio = cols[5]
         cdef const int64_t[::1] a_hold = cols[6]
+        cdef const uint32_t[::1] a_after = cols[7]
+        cdef const uint32_t *p_after = NULL  # NULL: every flow on a QP pair of its own
         cdef const int64_t[::1] a_ptr
         cdef const int32_t[::1] a_deps
         cdef const int64_t *p_ptr = NULL
@@ -110,12 +113,14 @@ cdef class FlowsCore:
         c.recovery.rto_low_ps = cfg.get("rto_low_ps", 0)
         c.recovery.rto_high_ps = cfg.get("rto_high_ps", 0)
         cdef int64_t first
+        if after is not None and n:
+            p_after = &a_after[0]
         if n == 0:
             first = rs_flows_add(self.core.sim, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, p_ptr, p_deps, n_deps,
-                                 &c)
+                                 NULL, &c)
         else:
             first = rs_flows_add(self.core.sim, n, &a_src[0], &a_dst[0], &a_size[0], &a_start[0], &a_hold[0],
-                                 &a_verb[0], &a_prio[0], p_ptr, p_deps, n_deps, &c)
+                                 &a_verb[0], &a_prio[0], p_ptr, p_deps, n_deps, p_after, &c)
         if first == -1:  # RS_ERR_INVAL: a value the core refuses is the caller's mistake, not the NIC's
             raise ValueError("add_flows: " + rs_sim_errmsg(self.core.sim).decode("utf-8", "replace"))
         if first < 0:

@@ -30,7 +30,7 @@ import numpy as np
 
 from rdmasim import _core
 from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_int_array, check_time_ps, exact_array
-from rdmasim.traffic.table import LOCAL, MAX_FLOW_SIZE, VERB_CODES, check_deps, verb_column
+from rdmasim.traffic.table import LOCAL, MAX_FLOW_SIZE, VERB_CODES, check_after, check_deps, verb_column
 from rdmasim.units import parse_time
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class FlowSet:
         return out
 
 
-FLOW_COLUMNS = ("src", "dst", "size", "start_ps", "verb", "priority", "group", "hold_ps")
+FLOW_COLUMNS = ("src", "dst", "size", "start_ps", "verb", "priority", "group", "hold_ps", "after")
 """Columns add_flows reads (``group``, a FlowTable's grouping, is carried and not used here)."""
 
 
@@ -138,10 +138,13 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     ``hold_ps`` (the same range, default 0: the flow starts this long after its start time and
     dependencies allow), ``verb`` (0/1/2/3 or "WRITE"/"READ"/"SEND"/"LOCAL", default WRITE; only a
     LOCAL flow, which sends no packets, may have ``src == dst`` or size 0), ``priority`` (0..7,
-    default 3; DSCP 8 x priority). Dependencies come from a FlowTable's ``dep_ptr``/``deps`` (CSR,
-    indices within the table; no cycles). QP attributes apply to every flow of the call: ``mtu`` in bytes
-    (default: the smallest link MTU), ``timeout`` (0..31), ``retry_cnt`` (0..7), ``rnr_retry``
-    (0..7), ``min_rnr_timer`` (0..31), ``max_rd_atomic`` (1..128) as in
+    default 3; DSCP 8 x priority), ``after`` (default 0: a QP pair of the flow's own; k > 0: the flow
+    is posted on the QP pair of flow ``i - k``, the flow before it on its connection, once that one was
+    posted, so the pair's send queue carries them in order; same src, dst, verb and priority, each flow
+    followed by at most one, at most 65536 on one pair). Dependencies come from a FlowTable's
+    ``dep_ptr``/``deps`` (CSR, indices within the table; no cycles). QP attributes apply to every flow
+    of the call: ``mtu`` in bytes (default: the smallest link MTU), ``timeout`` (0..31), ``retry_cnt``
+    (0..7), ``rnr_retry`` (0..7), ``min_rnr_timer`` (0..31), ``max_rd_atomic`` (1..128) as in
     :func:`rdmasim.verbs.connect_qps`; ``recovery`` "gbn" or "irn" (``irn_window`` 1..65536 packets,
     ``0 < rto_low <= rto_high``, ``rto_low_packets`` 0..2^32-1).
 
@@ -184,11 +187,15 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     start_a = check_int_array("add_flows: column 'start_ps'", start, 0, MAX_TIME_PS, np.int64)
     hold_a = check_int_array("add_flows: column 'hold_ps'", hold, 0, MAX_TIME_PS, np.int64)
     prio_a = check_int_array("add_flows: column 'priority'", prio, 0, 7, np.uint8)
+    after = _column(cols, "after", n, 0)
+    assert after is not None
+    after_a = check_int_array("add_flows: column 'after'", after, 0, UINT32_MAX, np.uint32)
     lengths = {"dst": len(dst), "size": len(size_a), "start_ps": len(start_a), "hold_ps": len(hold_a),
-               "verb": len(verb_a), "priority": len(prio_a)}
+               "verb": len(verb_a), "priority": len(prio_a), "after": len(after_a)}
     if set(lengths.values()) != {n}:
         raise ValueError(f"add_flows: flow columns have different lengths: src has {n}, "
                          + ", ".join(f"{k} {v}" for k, v in lengths.items()))
+    check_after("add_flows", after_a, src, dst, verb_a, prio_a)
     net = verb_a != LOCAL
     empty = np.flatnonzero((size_a == 0) & net)
     if empty.size:
@@ -203,14 +210,15 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     if (dep_ptr is None) != (deps is None):
         raise ValueError("add_flows: the table has only one of dep_ptr and deps; give both or neither")
     if dep_ptr is not None:
-        dep_ptr, deps = check_deps(n, dep_ptr, deps, "add_flows")
+        dep_ptr, deps = check_deps(n, dep_ptr, deps, "add_flows", after_a)
         if not len(deps):
             dep_ptr = deps = None
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,
                     min_rnr_timer=min_rnr_timer, max_rd_atomic=max_rd_atomic, recovery=recovery,
                     irn_window=irn_window, rto_low=rto_low, rto_high=rto_high,
                     rto_low_packets=rto_low_packets)
-    first = sim._flows_core().add(src, dst, size_a, start_a, verb_a, prio_a, dep_ptr, deps, cfg, hold_a)
+    first = sim._flows_core().add(src, dst, size_a, start_a, verb_a, prio_a, dep_ptr, deps, cfg, hold_a,
+                                  after_a if after_a.any() else None)
     has_group = getattr(cols, "dtype", None) is not None and "group" in (cols.dtype.names or ())
     return FlowSet(sim, int(first), src, dst, size_a, start_a, verb_a, prio_a,
                    np.asarray(cols["group"]) if has_group else None, list(getattr(table, "groups", [])),

@@ -1,6 +1,8 @@
 /* Bulk flows (rdmasim/flows.h): start at their time or when their dependencies finish (plus
  * their hold), run as one RC work request on a fresh QP pair, record results, free the pair.
- * A LOCAL flow has no QP pair: it finishes as it starts.
+ * A LOCAL flow has no QP pair: it finishes as it starts.  Flows chained by `after` (one
+ * connection) share the pair of the chain's first flow: each is posted once the one before it
+ * was, so the send queue carries them in order, and the pair is freed with the last.
  *
  * One timer drives the table: it fires at the earliest start time among flows that are ready
  * (dependencies done), starts every flow due, destroys the QP pairs of flows that finished
@@ -213,17 +215,32 @@ static int64_t src_paused_ps(rs_transport *tp, const rs_flow *f)
     return st.paused_ps[rs_port_dscp_prio(&h->port, (uint8_t)(8u * f->prio))];
 }
 
-static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
+/* The requester's and responder's counters that a flow's results are shares of. */
+static void pair_counters(const rs_transport *tp, const rs_flow *f, uint64_t *retx, uint64_t *cnps)
+{
+    int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
+    const rs_qp *qa = rs_host_qp(tp->hosts[req], f->r.req_qpn);
+    const rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
+    *retx = *cnps = 0;
+    if (!qa || !qb)
+        return;
+    *retx = qa->stats.pkts_retx + qb->stats.pkts_retx;
+    *cnps = (f->verb == RS_FLOW_READ ? qb : qa)->stats.cnps_rcvd;
+}
+
+/* A fresh connected QP pair for the flow (and the flows chained after it): 0 or an rs_err. */
+static int create_pair(rs_transport *tp, rs_flows *fs, uint64_t id, int req, int resp)
 {
     rs_flow *f = &fs->f[id];
     const rs_flow_cfg *c = &fs->cfgs[f->cfg];
-    int req = f->verb == RS_FLOW_READ ? f->dst : f->src;
-    int resp = f->verb == RS_FLOW_READ ? f->src : f->dst;
     int rc;
     if ((rc = host_ready(tp, fs, req)) < 0 || (rc = host_ready(tp, fs, resp)) < 0)
         return rc;
     const rs_flow_hostres *hq = &fs->hostres[req], *hp = &fs->hostres[resp];
-    rs_qp_init in = {.pd = FLOW_PD, .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1};
+    /* room for every message of the chain: a post never finds the send queue full */
+    uint32_t depth = f->chain_len ? f->chain_len : 1;
+    rs_qp_init in = {.pd = FLOW_PD, .max_send_wr = depth, .max_recv_wr = depth, .max_send_sge = 1,
+                     .max_recv_sge = 1};
     in.send_cq = in.recv_cq = hq->cq;
     int qa = rs_tp_qp_create(tp, req, &in);
     if (qa < 0)
@@ -235,11 +252,35 @@ static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
     if ((rc = connect_side(tp, req, (uint32_t)qa, resp, (uint32_t)qb, f, c)) < 0 ||
         (rc = connect_side(tp, resp, (uint32_t)qb, req, (uint32_t)qa, f, c)) < 0)
         return rc;
-    rs_host_qp(tp->hosts[req], (uint32_t)qa)->flow_ref = id + 1;
+    rs_host_qp(tp->hosts[req], (uint32_t)qa)->flow_ref = id + 1; /* marks a flow QP; wr_id names the flow */
     rs_host_qp(tp->hosts[resp], (uint32_t)qb)->flow_ref = id + 1;
+    f->qpn_req = (uint32_t)qa;
+    f->qpn_resp = (uint32_t)qb;
+    return RS_OK;
+}
+
+static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
+{
+    rs_flow *f = &fs->f[id];
+    int req = f->verb == RS_FLOW_READ ? f->dst : f->src;
+    int resp = f->verb == RS_FLOW_READ ? f->src : f->dst;
+    int rc;
+    if (!f->qpn_req && (rc = create_pair(tp, fs, id, req, resp)) < 0) /* else the chain's pair */
+        return rc;
+    const rs_flow_hostres *hq = &fs->hostres[req], *hp = &fs->hostres[resp];
+    uint32_t qa = f->qpn_req, qb = f->qpn_resp;
     f->r.req_host = (uint32_t)req;
-    f->r.req_qpn = (uint32_t)qa;
-    f->r.resp_qpn = (uint32_t)qb;
+    f->r.req_qpn = qa;
+    f->r.resp_qpn = qb;
+    pair_counters(tp, f, &f->retx0, &f->cnps0);
+    if (f->chain_next) { /* the next flow of the connection may be posted from now on */
+        rs_flow *nx = &fs->f[f->chain_next - 1];
+        nx->qpn_req = qa;
+        nx->qpn_resp = qb;
+        nx->byte_off = f->byte_off + f->size;
+        if (--nx->n_wait == 0)
+            ready_push(fs, ready_at(nx, tp->net.eng.now_ps), f->chain_next - 1);
+    }
     f->r.start_ps = tp->net.eng.now_ps;
     f->r.status = RS_FLOW_RUNNING;
     f->pause0 = src_paused_ps(tp, f);
@@ -253,7 +294,7 @@ static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
     if (f->verb == RS_FLOW_SEND) {
         rs_sge rsg = {.addr = hp->iova, .length = (uint32_t)f->size, .lkey = hp->lkey};
         rs_recv_wr rwr = {.wr_id = id, .num_sge = 1, .sg_list = &rsg};
-        if ((rc = rs_tp_post_recv(tp, resp, (uint32_t)qb, &rwr)) < 0)
+        if ((rc = rs_tp_post_recv(tp, resp, qb, &rwr)) < 0)
             return rc;
     }
     static const uint32_t opcode[] = {RS_WR_RDMA_WRITE, RS_WR_RDMA_READ, RS_WR_SEND};
@@ -263,24 +304,29 @@ static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
                      .sg_list = &local,
                      .remote_addr = hp->iova,
                      .rkey = hp->rkey};
-    return rs_tp_post_send(tp, req, (uint32_t)qa, &wr);
+    return rs_tp_post_send(tp, req, qa, &wr); /* may complete it at once (a flushed pair) */
 }
 
 /* ---- finishing ---- */
 
-static void live_counters(const rs_transport *tp, const rs_flow *f, rs_flow_result *r)
+/* A running flow's counters: its share of its QP pair's (see rs_flows_add: the pair's counters
+ * since the later of its post and the previous flow's completion; its bytes after the chain's
+ * earlier messages', which arrive first). */
+static void live_counters(const rs_transport *tp, const rs_flow *f, uint64_t id, rs_flow_result *r)
 {
     int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
     const rs_qp *qa = rs_host_qp(tp->hosts[req], f->r.req_qpn);
     const rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
     if (!qa || !qb)
         return;
-    const rs_qp *data_src = f->verb == RS_FLOW_READ ? qb : qa;
-    r->retx_pkts = qa->stats.pkts_retx + qb->stats.pkts_retx;
-    r->cnps = data_src->stats.cnps_rcvd;
+    uint64_t retx, cnps;
+    pair_counters(tp, f, &retx, &cnps);
+    r->retx_pkts = retx - f->retx0;
+    r->cnps = cnps - f->cnps0;
     if (f->verb != RS_FLOW_READ) {
-        r->bytes_delivered = qb->stats.bytes_rcvd;
-    } else if (qa->sq_count && qa->sq[qa->sq_head].started) {
+        uint64_t got = qb->stats.bytes_rcvd > f->byte_off ? qb->stats.bytes_rcvd - f->byte_off : 0;
+        r->bytes_delivered = got < f->size ? got : f->size;
+    } else if (qa->sq_count && qa->sq[qa->sq_head].started && qa->sq[qa->sq_head].wr_id == id) {
         /* READ: response bytes acknowledged in order at the requester */
         const rs_swqe *w = &qa->sq[qa->sq_head];
         uint64_t got = (uint64_t)(uint32_t)rs_psn_diff(qa->comp_psn, w->first_psn) * qa->pmtu;
@@ -318,11 +364,11 @@ static void run_local(rs_transport *tp, rs_flows *fs, uint64_t id)
 void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
 {
     rs_transport *tp = fs->tp;
-    uint64_t id = qp->flow_ref - 1;
+    uint64_t id = rs_qp_swqe(qp, 0)->wr_id; /* the head WQE: the flow ids are the wr_ids */
     rs_flow *f = &fs->f[id];
     if (f->r.status != RS_FLOW_RUNNING)
         return; /* a flush after the flow already ended */
-    live_counters(tp, f, &f->r);
+    live_counters(tp, f, id, &f->r);
     if (f->verb == RS_FLOW_READ && status == RS_WC_STATUS_SUCCESS)
         f->r.bytes_delivered = f->size;
     f->r.status = status;
@@ -334,9 +380,18 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
         fs->run_head = f->run_next;
     if (f->run_next)
         fs->f[f->run_next - 1].run_prev = f->run_prev;
-    /* the QP pair is destroyed at the next flow event, outside the completer */
-    f->reap_next = fs->reap_head;
-    fs->reap_head = id + 1;
+    if (f->chain_next) {
+        /* the pair carries on with the next flow: its share of the counters begins now if it
+         * was posted already (else at its post) */
+        rs_flow *nx = &fs->f[f->chain_next - 1];
+        if (nx->r.status == RS_FLOW_RUNNING)
+            pair_counters(tp, nx, &nx->retx0, &nx->cnps0);
+        f->r.req_qpn = f->r.resp_qpn = 0;
+    } else {
+        /* the QP pair is destroyed at the next flow event, outside the completer */
+        f->reap_next = fs->reap_head;
+        fs->reap_head = id + 1;
+    }
     release(tp, fs, f, status);
     arm(tp, fs);
 }
@@ -426,7 +481,8 @@ static int check_cfg(rs_transport *tp, const rs_flow_cfg *c)
  * only then deps[dep_ptr[i] .. dep_ptr[i+1]). */
 static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
                        const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb, const uint8_t *prio,
-                       const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *c)
+                       const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const uint32_t *after,
+                       const rs_flow_cfg *c)
 {
     int rc = check_cfg(tp, c);
     if (rc < 0)
@@ -464,6 +520,18 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
                               (long long)start_ps[i], (long long)RS_MAX_TIME_PS);
         if (prio[i] > 7)
             return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: priority %u outside 0..7", i, prio[i]);
+    }
+    for (uint32_t i = 0; after && i < n; i++) {
+        if (!after[i])
+            continue;
+        if (after[i] > i)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: after %u outside 0..%u (a flow earlier in the batch)", i,
+                              after[i], i);
+        uint32_t j = i - after[i];
+        if (verb[i] == RS_FLOW_LOCAL || verb[j] != verb[i] || src[j] != src[i] || dst[j] != dst[i] ||
+            prio[j] != prio[i])
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: after %u names flow %u, which is not on its connection "
+                              "(same src, dst, verb and priority, not LOCAL)", i, after[i], j);
     }
     if (!dep_ptr)
         return n_deps ? rs_tp_fail(tp, RS_ERR_INVAL, "%llu dependencies but no dep_ptr",
@@ -515,6 +583,11 @@ static int check_acyclic(rs_transport *tp, const rs_flows *fs, uint64_t base, ui
             if (--wait[d] == 0)
                 queue[tail++] = d;
         }
+        if (f->chain_next) { /* the next flow on its QP pair waits for its post */
+            uint32_t d = (uint32_t)(f->chain_next - 1 - base);
+            if (--wait[d] == 0)
+                queue[tail++] = d;
+        }
     }
     int rc = RS_OK;
     if (tail < n) {
@@ -553,11 +626,11 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
                         const int32_t *dst, const uint64_t *size, const int64_t *start_ps,
                         const int64_t *hold_ps, const uint8_t *verb,
                         const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
-                        const rs_flow_cfg *cfg)
+                        const uint32_t *after, const rs_flow_cfg *cfg)
 {
     if (!cfg)
         return RS_ERR_INVAL;
-    int rc = check_batch(tp, n, src, dst, size, start_ps, hold_ps, verb, prio, dep_ptr, deps, n_deps, cfg);
+    int rc = check_batch(tp, n, src, dst, size, start_ps, hold_ps, verb, prio, dep_ptr, deps, n_deps, after, cfg);
     if (rc < 0)
         return rc;
     rs_flows *fs = flows_of(tp, table, done);
@@ -586,6 +659,30 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
         f->r.start_ps = f->r.finish_ps = -1;
         f->r.status = RS_FLOW_WAITING;
     }
+    /* connections: each flow names the one before it; chain_len goes to a chain's first flow */
+    for (uint32_t i = 0; after && i < n; i++) {
+        if (!after[i])
+            continue;
+        rs_flow *p = &fs->f[base + i - after[i]];
+        if (p->chain_next)
+            return rs_tp_fail(tp, RS_ERR_INVAL,
+                              "flows %llu and %u both come after flow %u on its connection: one QP pair "
+                              "posts its flows one after the other",
+                              (unsigned long long)(p->chain_next - 1 - base), i, i - after[i]);
+        p->chain_next = base + i + 1;
+        fs->f[base + i].n_wait++;
+    }
+    for (uint32_t i = 0; after && i < n; i++) {
+        if (after[i] || !fs->f[base + i].chain_next)
+            continue;
+        uint64_t len = 1;
+        for (uint64_t at = fs->f[base + i].chain_next; at; at = fs->f[at - 1].chain_next)
+            len++;
+        if (len > RS_FLOW_MAX_CHAIN)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: %llu flows on one connection (QP pair), at most %u", i,
+                              (unsigned long long)len, RS_FLOW_MAX_CHAIN);
+        fs->f[base + i].chain_len = (uint32_t)len;
+    }
     /* reverse edges (who waits for flow j), laid out per flow in rdeps */
     if (n_deps) {
         for (uint64_t k = 0; k < n_deps; k++)
@@ -601,10 +698,12 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
                 rs_flow *d = &fs->f[base + (uint32_t)deps[k]];
                 fs->rdeps[d->rdep_begin + d->rdep_n++] = base + i;
             }
-        /* nothing is committed yet (fs->n, n_rdeps, n_cfgs unchanged): refusing leaves no trace */
-        if ((rc = check_acyclic(tp, fs, base, n)) < 0)
-            return rc;
         fs->n_rdeps += n_deps;
+    }
+    /* nothing is committed yet (fs->n, n_rdeps, n_cfgs unchanged): refusing leaves no trace */
+    if ((n_deps || after) && (rc = check_acyclic(tp, fs, base, n)) < 0) {
+        fs->n_rdeps -= n_deps;
+        return rc;
     }
     fs->n_cfgs++;
     fs->n = total;
@@ -628,7 +727,7 @@ int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t fir
         const rs_flow *f = &fs->f[first + i];
         out[i] = f->r;
         if (f->r.status == RS_FLOW_RUNNING) {
-            live_counters(tp, f, &out[i]);
+            live_counters(tp, f, first + i, &out[i]);
             rs_pause_stats st;
             const rs_host *h = tp->hosts[f->src];
             rs_pause_stats_now(&h->port, tp->net.eng.now_ps, &st);
@@ -660,7 +759,7 @@ uint32_t rs_wl_flows_sample(const rs_transport *tp, const rs_flows *fs, uint32_t
         uint64_t i = at - 1;
         const rs_flow *f = &fs->f[i];
         rs_flow_result r = f->r;
-        live_counters(tp, f, &r);
+        live_counters(tp, f, i, &r);
         int data_host = f->src;
         uint32_t data_qpn = f->verb == RS_FLOW_READ ? f->r.resp_qpn : f->r.req_qpn;
         ids[k] = i;

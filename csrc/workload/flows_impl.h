@@ -18,7 +18,13 @@ typedef struct rs_flow {
     int64_t hold_ps;      /* wait this long once start time and dependencies allow, then start */
     uint8_t verb, prio;
     uint32_t cfg;         /* index into rs_flows.cfgs */
-    uint32_t n_wait;      /* dependencies not finished yet */
+    uint32_t n_wait;      /* dependencies not finished yet (+1 while the flow before it on its QP pair
+                           * has not been posted) */
+    uint64_t chain_next;  /* the flow posted after this one on its QP pair: id + 1 (0 = none) */
+    uint32_t chain_len;   /* first flow of a chain: how many flows share its QP pair (else 0) */
+    uint32_t qpn_req, qpn_resp; /* the chain's QP pair, known once the flow before it was posted */
+    uint64_t byte_off;    /* payload bytes of the chain's earlier messages (where its bytes start) */
+    uint64_t retx0, cnps0; /* the pair's counters when this flow's share of them began */
     uint64_t rdep_begin;  /* flows waiting for this one: rdeps[rdep_begin .. + rdep_n) */
     uint32_t rdep_n;
     uint64_t reap_next;   /* finished, QP pair not yet destroyed: next in the list (id + 1, 0 = end) */
@@ -71,7 +77,7 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
                         const int32_t *dst, const uint64_t *size, const int64_t *start_ps,
                         const int64_t *hold_ps, const uint8_t *verb,
                         const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
-                        const rs_flow_cfg *cfg);
+                        const uint32_t *after, const rs_flow_cfg *cfg);
 int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t first, uint32_t n,
                         rs_flow_result *out);
 void rs_wl_flows_get_counts(const rs_flows *fs, rs_flows_counts *out);

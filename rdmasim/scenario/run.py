@@ -339,7 +339,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     cols = {
         "src": to_sim[flows["src"]], "dst": to_sim[flows["dst"]], "size": flows["size"],
         "start_ps": flows["start_ps"], "verb": flows["verb"], "priority": flows["priority"],
-        "hold_ps": flows["hold_ps"],
+        "hold_ps": flows["hold_ps"], "after": flows["after"],
     }
     # the table with hosts mapped to the simulator's indices
     mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)

@@ -329,7 +329,8 @@ def with_compute(table: FlowTable, delays: Mapping[int, int]) -> FlowTable:
     waits = np.full(n, -1, dtype=np.int64)  # the new flow each old one waits for (-1: none)
     first = int(f["start_ps"].min())
     for q, (host, mine, delay) in enumerate(rows):
-        late[q] = (host, host, 0, first, LOCAL, int(f["priority"][mine[0]]), int(f["group"][mine[0]]), delay)
+        late[q] = (host, host, 0, first, LOCAL, int(f["priority"][mine[0]]), int(f["group"][mine[0]]), delay,
+                   0)
         waits[mine] = n + q
     extra = waits >= 0
     counts = np.concatenate([np.diff(table.dep_ptr) + extra, np.zeros(k, dtype=np.int64)])

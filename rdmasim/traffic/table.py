@@ -5,6 +5,12 @@ A table is a numpy structured array of flows plus a CSR list of dependencies. Fl
 a compute phase before it sends). ``src`` is where the data is and ``dst`` where it goes, whatever the verb
 (a READ is posted by ``dst`` but still moves ``src -> dst``).
 
+Flows on one connection share a QP pair, as NCCL's channels and MPI's connections send their messages:
+``after[i] = k > 0`` posts flow ``i`` on the QP pair of flow ``i - k`` (same ``src``, ``dst``, verb and
+priority) once that flow has been posted, so the RC send queue carries them in order and flow ``i``'s
+first packet follows flow ``i - k``'s last one on the wire; ``after = 0`` gives a flow a QP pair of its
+own. The offset is relative, so :meth:`FlowTable.concat` keeps it.
+
 A ``LOCAL`` flow sends no packets: it finishes the moment it starts, so its duration is its hold. It is a
 step of the dependency graph off the fabric - a compute phase (``src == dst``, size 0), the join of a
 barrier, an intra-node (NVLink-like) copy whose latency + size/bandwidth is its hold. Only a LOCAL flow may
@@ -23,9 +29,12 @@ import numpy.typing as npt
 from rdmasim.checks import MAX_TIME_PS
 
 FLOW_DTYPE = np.dtype([("src", "<i4"), ("dst", "<i4"), ("size", "<u8"), ("start_ps", "<i8"),
-                       ("verb", "u1"), ("priority", "u1"), ("group", "<i4"), ("hold_ps", "<i8")])
+                       ("verb", "u1"), ("priority", "u1"), ("group", "<i4"), ("hold_ps", "<i8"),
+                       ("after", "<u4")])
 """One row per flow; ``src``/``dst`` are host indices; ``group`` indexes ``FlowTable.groups`` (-1: none);
-``hold_ps`` delays the start past the start time and the dependencies (0: none)."""
+``hold_ps`` delays the start past the start time and the dependencies (0: none); ``after`` is how many
+rows back the flow before it on its connection is (0: a QP pair of its own; see the module docstring)."""
+
 
 VERB_CODES: dict[str, int] = {"WRITE": 0, "READ": 1, "SEND": 2, "LOCAL": 3}
 """Verb name -> the code stored in ``FLOW_DTYPE['verb']``."""
@@ -117,6 +126,7 @@ class FlowTable:
         group: npt.ArrayLike = -1,
         *,
         hold_ps: npt.ArrayLike = 0,
+        after: npt.ArrayLike = 0,
         groups: Sequence[str] = (),
         dep_ptr: npt.ArrayLike | None = None,
         deps: npt.ArrayLike | None = None,
@@ -124,7 +134,8 @@ class FlowTable:
         """Build a table from columns; each is a scalar (broadcast) or a 1-D array of one common length.
 
         ``verb`` takes names (``"WRITE"``, ``"READ"``, ``"SEND"``, ``"LOCAL"``) or codes; ``hold_ps`` is each
-        flow's hold (ps) after its start time and dependencies. ``dep_ptr``/``deps`` give the
+        flow's hold (ps) after its start time and dependencies; ``after`` chains flows on a connection
+        (module docstring). ``dep_ptr``/``deps`` give the
         CSR dependencies (both or neither; default: none). Values are range-checked only by :meth:`validate`,
         except that they must fit the column types.
         """
@@ -132,7 +143,7 @@ class FlowTable:
             "src": _int_column("src", src), "dst": _int_column("dst", dst), "size": _int_column("size", size),
             "start_ps": _int_column("start_ps", start_ps), "verb": verb_column(verb),
             "priority": _int_column("priority", priority), "group": _int_column("group", group),
-            "hold_ps": _int_column("hold_ps", hold_ps),
+            "hold_ps": _int_column("hold_ps", hold_ps), "after": _int_column("after", after),
         }
         for name, col in cols.items():
             if col.ndim > 1:
@@ -145,7 +156,8 @@ class FlowTable:
         n = bcast[0].size if bcast[0].ndim else 1
         flows = np.zeros(n, dtype=FLOW_DTYPE)
         limits = {"src": (-(2**31), _INT32_MAX), "dst": (-(2**31), _INT32_MAX), "size": (0, 2**63 - 1),
-                  "verb": (0, 255), "priority": (0, 255), "group": (-(2**31), _INT32_MAX)}
+                  "verb": (0, 255), "priority": (0, 255), "group": (-(2**31), _INT32_MAX),
+                  "after": (0, 2**32 - 1)}
         for (name, _), col in zip(cols.items(), bcast, strict=True):
             col = col.reshape(-1)
             lo, hi = limits.get(name, (-(2**63), 2**63 - 1))
@@ -270,19 +282,51 @@ class FlowTable:
             i, count = _first_bad(empty)
             raise ValueError(f"flow {i}{_more(count)}: size = 0 is outside [1, {MAX_FLOW_SIZE}] "
                              "(only a LOCAL flow may have size 0)")
+        check_after("flows", f["after"], f["src"], f["dst"], f["verb"], f["priority"])
         self._validate_deps(n)
         return self
 
     def _validate_deps(self, n: int) -> None:
-        check_deps(n, self.dep_ptr, self.deps)
+        check_deps(n, self.dep_ptr, self.deps, after=self.flows["after"])
 
 
-def check_deps(n: int, dep_ptr: Any, deps: Any, what: str = "flows") -> tuple[np.ndarray, np.ndarray]:
+def check_after(what: str, after: np.ndarray, src: np.ndarray, dst: np.ndarray, verb: np.ndarray,
+                priority: np.ndarray) -> None:
+    """Check the ``after`` column (module docstring): each offset reaches an earlier flow of the same
+    connection (src, dst, verb, priority; not LOCAL), and no flow is followed by two. ValueError names
+    ``what``, the row, the value and the rule; cycles with the dependencies are :func:`check_deps`'s."""
+    a = np.asarray(after, dtype=np.int64)
+    rows = np.flatnonzero(a)
+    if not rows.size:
+        return
+    back = a[rows] > rows
+    if back.any():
+        i = int(rows[back][0])
+        raise ValueError(f"{what}: column 'after', row {i} = {int(a[i])} is outside [0, {i}] "
+                         "(the flow before it on its connection is an earlier row)")
+    prev = rows - a[rows]
+    other = ((src[prev] != src[rows]) | (dst[prev] != dst[rows]) | (verb[prev] != verb[rows])
+             | (priority[prev] != priority[rows]) | (verb[rows] == LOCAL))
+    if other.any():
+        i = int(rows[other][0])
+        raise ValueError(f"{what}: column 'after', row {i} = {int(a[i])} names row {i - int(a[i])}, which is "
+                         "not on its connection (the same src, dst, verb and priority; not LOCAL)")
+    uniq, counts = np.unique(prev, return_counts=True)
+    if (counts > 1).any():
+        j = int(uniq[counts > 1][0])
+        two = rows[prev == j][:2]
+        raise ValueError(f"{what}: column 'after': rows {int(two[0])} and {int(two[1])} both follow row {j}; "
+                         "a connection posts its flows one after the other")
+
+
+def check_deps(n: int, dep_ptr: Any, deps: Any, what: str = "flows",
+               after: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``dep_ptr``/``deps`` checked as the CSR dependencies of ``n`` flows, as (int64, int32) arrays.
 
     Every value is checked before any is used as an index: integer dtypes, ``dep_ptr`` of length
     ``n + 1`` starting at 0, non-decreasing and ending at ``len(deps)``, each dependency another flow
-    in ``[0, n - 1]``, and no cycle (a flow on one would wait forever). Errors are ValueError or
+    in ``[0, n - 1]``, and no cycle (a flow on one would wait forever; a flow also waits for the one
+    ``after`` rows back to be posted, if ``after`` is given). Errors are ValueError or
     TypeError naming ``what``, the column, the row and the allowed range.
     """
     from rdmasim.checks import check_int_array
@@ -320,7 +364,18 @@ def check_deps(n: int, dep_ptr: Any, deps: Any, what: str = "flows") -> tuple[np
         raise ValueError(f"{what}: column 'deps', row {e} = {int(dd[e])}: flow {int(owner[e])}"
                          f"{_more(count)} depends on itself")
     try:
-        topological_order(n, ptr, dd)
+        if after is not None and np.any(after):
+            a = np.asarray(after, dtype=np.int64)
+            extra = a > 0
+            cptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(counts + extra, out=cptr[1:])
+            cdd = np.empty(int(cptr[-1]), dtype=np.int64)
+            k = np.arange(dd.size) - ptr[:-1][owner]
+            cdd[cptr[:-1][owner] + k] = dd
+            cdd[cptr[1:][extra] - 1] = np.flatnonzero(extra) - a[extra]
+            topological_order(n, cptr, cdd)
+        else:
+            topological_order(n, ptr, dd)
     except ValueError as exc:
         raise ValueError(f"{what}: {exc}") from None
     return ptr, dd

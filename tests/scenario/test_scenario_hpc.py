@@ -63,6 +63,15 @@ def test_a_straggler_in_a_collective_costs_its_delay() -> None:
     assert slow["critical_path"][0]["src"] == "h2"
 
 
+def test_a_straggler_costs_its_delay_with_one_chunk_per_block() -> None:
+    """The scenario default (no chunk_size, 4 in flight): the late rank sends its ready steps in order on
+    its connection, as the API's tables do (tests/traffic/test_stragglers.py), so 200 us cost 200 us."""
+    coll = '[traffic.collective]\nkind = "allreduce"\nsize = "8MiB"\n'
+    base = _run(coll).collectives[0]
+    slow = _run(coll + '[[impairments.stragglers]]\nhost = "h3"\ndelay = "200us"\n').collectives[0]
+    assert slow["time_ps"] - base["time_ps"] == pytest.approx(200 * US, rel=0.03)
+
+
 def test_hierarchical_allreduce() -> None:
     res = _run('[traffic.collective]\nkind = "allreduce"\nsize = "1MiB"\ngpus_per_node = 4\n'
                'intra_rate = "1600Gbps"\nintra_latency = "2us"\n')

@@ -135,11 +135,12 @@ def test_alltoall_direct_and_pairwise() -> None:
         assert {(int(s), int(x)) for s, x in zip(t.flows["src"], t.flows["dst"], strict=True)} == {
             (a, b) for a in range(p) for b in range(p) if a != b}
     assert len(d.deps) == 0
-    for f in range(p, len(w)):  # round k waits for the rank's round k-1 send and receive
-        s = int(w.flows["src"][f])
-        a, b = w.deps_of(f).tolist()
-        ends = {(int(w.flows["src"][g]), int(w.flows["dst"][g])) for g in (a, b)}
-        assert [e[0] for e in ends].count(s) == 1 and [e[1] for e in ends].count(s) == 1
+    for f in range(p, len(w)):  # round k waits for both ends' round k-1 send and receive (rendezvous)
+        s, r = int(w.flows["src"][f]), int(w.flows["dst"][f])
+        ends = [(int(w.flows["src"][g]), int(w.flows["dst"][g])) for g in w.deps_of(f).tolist()]
+        assert len(ends) == 4
+        for x in (s, r):
+            assert [e[0] for e in ends].count(x) == 1 and [e[1] for e in ends].count(x) == 1
     with pytest.raises(ValueError, match="algorithm = 'ring': allowed 'direct' or 'pairwise'"):
         tr.alltoall(p, size, algorithm="ring")
 
@@ -155,7 +156,8 @@ def test_recursive_doubling() -> None:
             assert d == s ^ (1 << k)
             state[d] |= before[s]
             if k:
-                assert set(t.deps_of(f).tolist()) == {8 * (k - 1) + s, 8 * (k - 1) + (s ^ (1 << (k - 1)))}
+                prev = {s, s ^ (1 << (k - 1)), d, d ^ (1 << (k - 1))}  # both ends' step k-1 send and receive
+                assert set(t.deps_of(f).tolist()) == {8 * (k - 1) + r for r in prev}
     assert all(x == set(range(8)) for x in state)
     with pytest.raises(ValueError, match="power-of-two"):
         tr.recursive_doubling_allreduce(6, 1000)

@@ -4,8 +4,10 @@ alpha and beta are measured on the same fabric (collective_util.measure_alpha_be
 one flow per step and rank (ring, halving-doubling, recursive doubling, all-gather, reduce-scatter,
 all-to-all): within 1% of the Thakur, Rabenseifner and Gropp (2005) formula. Pipelined algorithms (chunked
 ring, chain broadcast/reduce, in-network): between the pipelined model (first chunk alone on the link) less
-1% and its upper bound (the first chunks of a window sharing the link) plus 3%. The double binary tree: the
-same, plus 12% above the bound, because its links stay only about 90% busy (docs/collectives.md).
+1% and its upper bound (the first chunks of a window sharing the link) plus 3%. The double binary tree: from
+the model less 10% (4 ranks, 256 KiB: 0.91 of it; the busiest rank's link carries its leaf traffic in the
+other tree while the first chunk fills the tree it is inner in, which the model counts as idle) to 12%
+above the bound, because its links stay only about 90% busy (docs/collectives.md).
 The table in docs/collectives.md comes from the same code: python docs/gen_collectives.py
 """
 
@@ -15,7 +17,7 @@ import pytest
 from collective_util import CASES, Case, crossing, measure, model_crossover, ring_and_tree
 
 ONE_FLOW_TOL = 0.01
-PIPE_LOW, PIPE_HIGH, TREE_HIGH = 0.01, 0.03, 0.12
+PIPE_LOW, PIPE_HIGH, TREE_LOW, TREE_HIGH = 0.01, 0.03, 0.10, 0.12
 
 
 def _check(case: Case, p: int, n: int) -> None:
@@ -25,8 +27,8 @@ def _check(case: Case, p: int, n: int) -> None:
     if case.upper is None:
         assert abs(t / lo - 1) <= ONE_FLOW_TOL, f"{case.name}, p={p}, n={n}: {t} ps vs model {lo:.0f} ps"
     else:
-        high = TREE_HIGH if "tree" in case.name else PIPE_HIGH
-        assert lo * (1 - PIPE_LOW) <= t <= hi * (1 + high), (
+        low, high = (TREE_LOW, TREE_HIGH) if "tree" in case.name else (PIPE_LOW, PIPE_HIGH)
+        assert lo * (1 - low) <= t <= hi * (1 + high), (
             f"{case.name}, p={p}, n={n}: {t} ps outside the model's [{lo:.0f}, {hi:.0f}] ps")
 
 

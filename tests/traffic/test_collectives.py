@@ -146,7 +146,14 @@ def test_halving_doubling_dependencies() -> None:
     dist = [4, 2, 1, 1, 2, 4]
     for s in range(1, 6):
         for i in range(n):
-            assert _deps(t, s * n + i) == {(s - 1) * n + i, (s - 1) * n + (i ^ dist[s - 1])}
+            # its own and its partner's step s-1 send and receive (rendezvous: the receiver is in step s)
+            peer = i ^ dist[s]
+            ends = (i, i ^ dist[s - 1], peer, peer ^ dist[s - 1])
+            assert _deps(t, s * n + i) == {(s - 1) * n + r for r in ends}
+    # the all-gather step pairing the ranks of reduce-scatter step j again follows it on their connection
+    after = t.flows["after"].reshape(6, n)
+    assert (after[:3] == 0).all() and (after[3] == n).all() and (after[4] == 3 * n).all()
+    assert (after[5] == 5 * n).all()
     assert all(_deps(t, i) == set() for i in range(n))
 
 

@@ -28,8 +28,9 @@ def _with_deps(n: int, per_flow: list[list[int]]) -> FlowTable:
 
 
 def test_dtype_and_codes_match_the_contract() -> None:
-    assert FLOW_DTYPE.names == ("src", "dst", "size", "start_ps", "verb", "priority", "group", "hold_ps")
-    assert FLOW_DTYPE.itemsize == 4 + 4 + 8 + 8 + 1 + 1 + 4 + 8
+    assert FLOW_DTYPE.names == ("src", "dst", "size", "start_ps", "verb", "priority", "group", "hold_ps",
+                                "after")
+    assert FLOW_DTYPE.itemsize == 4 + 4 + 8 + 8 + 1 + 1 + 4 + 8 + 4
     assert VERB_CODES == {"WRITE": 0, "READ": 1, "SEND": 2, "LOCAL": 3}
 
 

@@ -2,7 +2,8 @@
  *
  * A flow moves `size` bytes from host `src` to host `dst` with one RC work request (WRITE and
  * SEND posted by src, READ posted by dst).  At its start time the core creates a connected QP
- * pair for it (RESET->INIT->RTR->RTS through the same state machine verbs users drive), posts
+ * pair for it (RESET->INIT->RTR->RTS through the same state machine verbs users drive; a flow
+ * chained by `after` uses the pair of the flow before it on its connection), posts
  * the work request on a size-only memory region (packets carry lengths, not bytes), and when
  * the requester completes it records the finish time and counters, releases the flows that
  * depend on it, and destroys the QP pair.  So memory follows the flows in flight, not the
@@ -51,10 +52,23 @@ typedef struct rs_flow_cfg {
  * before it sends.  Every value is checked before use (hosts, size 1..2^31-1 (0.. for LOCAL),
  * src != dst (except LOCAL), start and hold 0..RS_MAX_TIME_PS, verb, priority 0..7, each cfg
  * field, dependencies in the batch and acyclic): whatever the arrays hold, nothing is read
- * outside them.  A start time earlier than now means now. */
+ * outside them.  A start time earlier than now means now.
+ *
+ * after (NULL: all 0) puts flows on one connection, as NCCL and MPI send a connection's messages:
+ * after[i] = k > 0 posts flow i on the QP pair of flow i - k of the batch, once that flow has been
+ * posted (and its own dependencies allow), so the pair's RC send queue carries them in order and
+ * the second starts on the wire when the first's last packet has left; after[i] = 0 gives flow i
+ * a QP pair of its own.  Flows on one pair have the same src, dst, verb and priority (not LOCAL),
+ * each flow is followed by at most one, at most 65536 share a pair, and the order counts as a
+ * dependency in the cycle check.  The pair is destroyed when its last flow completes; a flow's
+ * counters are the pair's from the later of its post and the previous flow's completion. */
 int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
                      const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb, const uint8_t *priority,
-                     const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const rs_flow_cfg *cfg);
+                     const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const uint32_t *after,
+                     const rs_flow_cfg *cfg);
+
+/* Most flows one QP pair carries (its send queue holds them all). */
+#define RS_FLOW_MAX_CHAIN 65536u
 
 typedef struct rs_flow_result {
     int64_t start_ps;         /* when its work request was posted (-1: not yet) */

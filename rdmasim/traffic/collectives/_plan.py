@@ -23,11 +23,14 @@ MAX_INFLIGHT = 64
 class Plan:
     """Flows between ranks with dependencies; ``inflight`` bounds the flows in flight per connection.
 
-    A *connection* is (source rank, destination rank, channel), as one NCCL channel's send/receive pair.
-    Adding a flow on a connection that already has ``inflight`` earlier flows makes it also wait for the
-    one ``inflight`` places back: like NCCL's fixed number of buffer slots per connection, a sender
-    cannot run ahead of its receiver without bound (and chunks go out in order instead of all sharing the
-    link at once).
+    A *connection* is (source rank, destination rank, channel), as one NCCL channel's send/receive pair
+    or one MPI connection. Its flows share one QP pair and are posted in the order they are added (each
+    after the one before it: the table's ``after`` column), so its RC send queue sends them one after
+    the other, as NCCL sends a channel's steps and MPI a connection's messages; a rank that has several
+    ready sends to one peer does not start them all at once sharing its link. Adding a flow on a
+    connection that already has ``inflight`` earlier flows also makes it wait for the one ``inflight``
+    places back to finish: like NCCL's fixed number of buffer slots per connection, a sender cannot run
+    ahead of its receiver without bound.
     """
 
     def __init__(self, inflight: int = 4) -> None:
@@ -36,6 +39,7 @@ class Plan:
         self.dst: list[int] = []
         self.size: list[int] = []
         self.deps: list[list[int]] = []
+        self.after: list[int] = []
         self._lanes: dict[tuple[int, int, int], list[int]] = {}
 
     def add(self, src: int, dst: int, size: int, deps: Iterable[int] = (), channel: int = 0) -> int:
@@ -48,6 +52,7 @@ class Plan:
         mine = {int(d) for d in deps}
         if len(lane) >= self.inflight:
             mine.add(lane[-self.inflight])
+        self.after.append(f - lane[-1] if lane else 0)
         lane.append(f)
         self.src.append(src)
         self.dst.append(dst)
@@ -64,5 +69,7 @@ class Plan:
         ptr, flat = deps_csr(self.deps)
         src = np.asarray(self.src, dtype=np.int64)
         dst = np.asarray(self.dst, dtype=np.int64)
-        return build(hosts[src], hosts[dst], np.asarray(self.size, dtype=np.int64), time_ps(start, "start"),
-                     verb, check_priority(priority), group, ptr, flat)
+        table = build(hosts[src], hosts[dst], np.asarray(self.size, dtype=np.int64), time_ps(start, "start"),
+                      verb, check_priority(priority), group, ptr, flat)
+        table.flows["after"] = self.after
+        return table

@@ -49,7 +49,8 @@ def ring_allreduce(
     The buffer is split into N chunks (sizes differ by at most one byte). There are 2(N-1) steps: N-1 of
     reduce-scatter, then N-1 of all-gather. In step ``s`` rank ``i`` sends chunk ``(i - s) % N`` to rank
     ``(i + 1) % N`` (flow ``s * N + i``); that flow depends on rank ``i-1``'s step ``s-1`` flow (the data
-    it forwards or reduces) and on rank ``i``'s own step ``s-1`` flow.
+    it forwards or reduces) and on rank ``i``'s own step ``s-1`` flow. Rank ``i``'s flows to rank ``i+1``
+    are one connection: each is posted after the one before (the ``after`` column).
     """
     h = host_array(hosts)
     n = h.size
@@ -60,8 +61,10 @@ def ring_allreduce(
     later = s[n:] - 1
     deps = np.stack([later * n + (i[n:] - 1) % n, later * n + i[n:]], axis=1)
     ptr, dd = _csr(steps * n, n, deps)
-    return build(h[i], h[(i + 1) % n], chunks[(i - s) % n], time_ps(start, "start"), verb, priority, group,
-                 ptr, dd)
+    table = build(h[i], h[(i + 1) % n], chunks[(i - s) % n], time_ps(start, "start"), verb, priority, group,
+                  ptr, dd)
+    table.flows["after"][n:] = n  # step s after step s-1 on the connection i -> i+1
+    return table
 
 
 def halving_doubling_allreduce(
@@ -80,7 +83,9 @@ def halving_doubling_allreduce(
     block of chunks that the partner keeps, so after log2(N) steps rank ``i`` holds reduced chunk ``i``.
     The all-gather replays the pairings in reverse, each rank sending all it holds. Flow ``s * N + i``
     (rank ``i``'s step ``s``) depends on rank ``i``'s step ``s-1`` flow and on the step ``s-1`` flow into
-    rank ``i``.
+    rank ``i``, and, as MPI's exchange of a large message waits for its receiver to post the receive
+    (rendezvous), on the partner's step ``s-1`` flow and the one into the partner. The all-gather step
+    that pairs ``i`` with a partner again is posted after the reduce-scatter one on their connection.
     """
     h = host_array(hosts)
     n = h.size
@@ -113,11 +118,27 @@ def halving_doubling_allreduce(
     if int(sizes.max()) > MAX_FLOW_SIZE:
         raise ValueError(f"size = {int(prefix[-1])} bytes: the first halving step sends {int(sizes.max())} "
                          f"bytes in one flow, over the largest flow ({MAX_FLOW_SIZE} bytes)")
-    prev = np.arange(steps - 1, dtype=np.int64)[:, None] * n
-    deps = np.stack([(prev + rank).reshape(-1), (prev + np.stack(partners[:-1])).reshape(-1)], axis=1)
-    ptr, dd = _csr(steps * n, n, deps)
-    src = np.tile(rank, steps)
-    return build(h[src], h[dst], sizes, time_ps(start, "start"), verb, priority, group, ptr, dd)
+    table = build(h[np.tile(rank, steps)], h[dst], sizes, time_ps(start, "start"), verb, priority, group,
+                  *_exchange_deps(partners, n))
+    after = np.zeros((steps, n), dtype=np.int64)
+    for j in range(k):  # all-gather step 2k-1-j pairs the ranks of reduce-scatter step j again
+        after[2 * k - 1 - j] = (2 * k - 1 - 2 * j) * n
+    table.flows["after"] = after.reshape(-1)
+    return table
+
+
+def _exchange_deps(partners: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR dependencies of a pairwise exchange, flow ``s * n + i`` from rank ``i`` to ``partners[s][i]``:
+    step ``s`` of rank ``i`` waits for the step ``s-1`` flows out of and into both ``i`` and its partner
+    (the sender has what it sends; the receiver has entered the step and posted its receive)."""
+    steps = len(partners)
+    rank = np.arange(n, dtype=np.int64)
+    rows = []
+    for s in range(1, steps):
+        prev, peer, back = (s - 1) * n, partners[s], partners[s - 1]
+        rows.append(np.stack([prev + rank, prev + back, prev + peer, prev + back[peer]], axis=1))
+    deps = np.concatenate(rows) if rows else np.zeros((0, 4), dtype=np.int64)
+    return _csr(steps * n, n, deps)
 
 
 def moe_all_to_all(
@@ -154,8 +175,10 @@ def moe_all_to_all(
     deps = np.concatenate(dep_rows) if dep_rows else np.zeros((0, 2 * (n - 1)), dtype=np.int64)
     ptr, dd = _csr(rounds * per_round, per_round, deps)
     src, dst = np.tile(i, rounds), np.tile((i + k) % n, rounds)
-    return build(h[src], h[dst], flow_size(size_per_pair, "size_per_pair"), time_ps(start, "start"),
-                 verb, priority, group, ptr, dd)
+    table = build(h[src], h[dst], flow_size(size_per_pair, "size_per_pair"), time_ps(start, "start"),
+                  verb, priority, group, ptr, dd)
+    table.flows["after"][per_round:] = per_round  # round r after round r-1 on each pair's connection
+    return table
 
 
 def ideal_ring_allreduce_ps(n: int, size: int, rate_bps: float, delay_ps: int) -> int:
@@ -184,7 +207,8 @@ def recursive_doubling_allreduce(
 ) -> FlowTable:
     """Recursive-doubling all-reduce: log2(N) steps, in step ``k`` rank ``i`` swaps its whole buffer with
     rank ``i ^ 2**k`` and reduces (N a power of two). N log2(N) flows of ``size`` bytes; a rank's step
-    ``k`` flow waits for its own step ``k-1`` flow and for the one that came into it in step ``k-1``.
+    ``k`` flow waits for its own step ``k-1`` flow and for the one that came into it in step ``k-1``,
+    and for the same two of its partner (rendezvous: the receiver has entered the step).
     """
     h = host_array(hosts)
     n = h.size
@@ -193,9 +217,6 @@ def recursive_doubling_allreduce(
     sz = flow_size(size, "size")
     k = n.bit_length() - 1
     rank = np.arange(n, dtype=np.int64)
-    dst = np.concatenate([rank ^ (1 << j) for j in range(k)])
-    prev = np.arange(k - 1, dtype=np.int64)[:, None] * n
-    partner_prev = np.stack([rank ^ (1 << j) for j in range(k - 1)]) if k > 1 else np.zeros((0, n), np.int64)
-    deps = np.stack([(prev + rank).reshape(-1), (prev + partner_prev).reshape(-1)], axis=1)
-    ptr, dd = _csr(k * n, n, deps)
-    return build(h[np.tile(rank, k)], h[dst], sz, time_ps(start, "start"), verb, priority, group, ptr, dd)
+    partners = [rank ^ (1 << j) for j in range(k)]
+    return build(h[np.tile(rank, k)], h[np.concatenate(partners)], sz, time_ps(start, "start"), verb,
+                 priority, group, *_exchange_deps(partners, n))

@@ -2,7 +2,9 @@
 
 Direct: all p(p-1) blocks start at once and share the links. Pairwise (the MPI pairwise exchange of
 Thakur, Rabenseifner and Gropp 2005): p-1 rounds; in round ``k`` rank ``i`` sends to ``(i + k) % p``, and
-a round starts at a rank once its previous round's send and receive have finished.
+a round's message from ``i`` to ``j`` moves once both have finished their previous round's send and
+receive (the sender has sent and received, the receiver has entered the round and posted its receive:
+MPI's rendezvous for a large message).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ def alltoall(hosts: Hosts, size: int | str, *, algorithm: str = "direct", start:
     prev_in: list[int] = []
     for k in range(1, p):
         out = [plan.add(i, (i + k) % p, block[(i + k) % p],
-                        [prev_out[i], prev_in[i]] if prev_out and algorithm == "pairwise" else ())
+                        [prev_out[i], prev_in[i], prev_out[(i + k) % p], prev_in[(i + k) % p]]
+                        if prev_out and algorithm == "pairwise" else ())
                for i in range(p)]
         prev_out, prev_in = out, [out[(i - k) % p] for i in range(p)]
     return plan.table(h, start, verb, priority, group)

@@ -104,11 +104,13 @@ def hierarchical_allreduce(
     sizes[off:off + m] = inter.flows["size"]
     verbs = np.where(local, LOCAL, inter.flows["verb"][0] if m else 0)
     hold = np.where(local, step, 0)
+    after = np.zeros(total, dtype=np.int64)
+    after[off:off + m] = inter.flows["after"]  # the inter-node flows keep their order and connections
     ptr, flat = deps_csr([sorted(set(ds)) for ds in deps])
     return FlowTable.from_columns(h[s], h[dst], sizes, time_ps(start, "start"), verb=verbs,
                                   priority=check_priority(priority), group=-1 if group is None else 0,
-                                  groups=() if group is None else (group,), hold_ps=hold, dep_ptr=ptr,
-                                  deps=flat)
+                                  groups=() if group is None else (group,), hold_ps=hold, after=after,
+                                  dep_ptr=ptr, deps=flat)
 
 
 def hierarchical_allreduce_ps(model: AlphaBeta, nodes: int, size: int, *, gpus_per_node: int = 8,
