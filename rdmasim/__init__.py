@@ -19,20 +19,49 @@ import sys as _sys
 if "numpy" not in _sys.modules:
     _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from rdmasim.fabric import Switch  # noqa: E402
-from rdmasim.sim import Host, Link, Simulator  # noqa: E402
-from rdmasim.topology import (  # noqa: E402
-    BackToBack,
-    back_to_back,
-    dragonfly,
-    dumbbell,
-    fat_tree,
-    incast,
-    leaf_spine,
-    rail_optimized,
-    ring,
-    star,
-)
+from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402
+
+if _TYPE_CHECKING:
+    from rdmasim.fabric import Switch
+    from rdmasim.sim import Host, Link, Simulator
+    from rdmasim.topology import (
+        BackToBack,
+        back_to_back,
+        dragonfly,
+        dumbbell,
+        fat_tree,
+        incast,
+        leaf_spine,
+        rail_optimized,
+        ring,
+        star,
+    )
+
+# The names below are imported when first used (PEP 562), not with the package: ``import
+# rdmasim.cli`` then loads no numpy and no C core, so the command line starts in milliseconds and
+# a Ctrl-C while it loads the rest reaches its own handler (a one-line message, exit 130).
+_LAZY = {
+    "Switch": "rdmasim.fabric",
+    "Host": "rdmasim.sim", "Link": "rdmasim.sim", "Simulator": "rdmasim.sim",
+    **{name: "rdmasim.topology" for name in ("BackToBack", "back_to_back", "dragonfly", "dumbbell",
+                                             "fat_tree", "incast", "leaf_spine", "rail_optimized",
+                                             "ring", "star")},
+}
+
+
+def __getattr__(name: str) -> object:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'rdmasim' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 __all__ = ["BackToBack", "Host", "Link", "Simulator", "Switch", "back_to_back", "dragonfly", "dumbbell",
            "fat_tree", "incast", "leaf_spine", "rail_optimized", "ring", "star", "__version__"]

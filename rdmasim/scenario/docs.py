@@ -114,7 +114,11 @@ fails (a full disk) is reported as one line naming the file, and leaves the fold
 
 Ctrl-C during `rdmasim run` stops the simulation and writes the results so far: flows that had
 not finished are `incomplete`, `metadata.json` has `"complete": false`, and the command says so
-and exits with status 130. A second Ctrl-C while writing leaves the folder as it was.
+and exits with status 130. SIGTERM (`kill`, `timeout`, a batch scheduler's time limit) and SIGHUP
+(the terminal closed) do the same, exiting with 143 and 129 (128 + the signal number) after
+`rdmasim run: interrupted by SIGTERM at simulated time ...`; a SIGHUP ignored by `nohup` stays
+ignored. A second signal while writing leaves the folder as it was. A Ctrl-C while the command is
+still starting (loading its modules) prints `rdmasim: interrupted` and exits with 130.
 
 This page is generated from `rdmasim/scenario/schema.py` by `python -m rdmasim.scenario.docs`.
 """

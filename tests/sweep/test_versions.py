@@ -72,7 +72,8 @@ def test_cli_refuses_an_edited_scenario_and_new_version_starts_one(
     capsys.readouterr()
     assert main(argv) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"rdmasim sweep: error: sweep store '{out / STORE_NAME}' holds the runs of scenario version ")
+    head = f"rdmasim sweep: error: sweep store '{out / STORE_NAME}' holds the runs of scenario version "
+    assert line.startswith(head)
     assert "--new-version" in line and "a new --out" in line
     assert main([*argv, "--new-version"]) == 0
     assert "1 runs: 1 ran" in capsys.readouterr().out
