@@ -201,14 +201,34 @@ def _trace_scenario(path: str, progress: bool | None = False) -> Any:
 
 def _validate(args: argparse.Namespace) -> int:
     """Check a scenario file: print "ok" with the estimate (exit 0) or every problem (exit 2)."""
+    from rdmasim.results import stale_staging
     from rdmasim.scenario import load
     from rdmasim.scenario.check import validate
 
-    est, warnings = validate(load(args.file), args.max_memory)
+    sc = load(args.file)
+    est, warnings = validate(sc, args.max_memory)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
+    for f in stale_staging(sc.values["outputs.dir"]) if sc.values["outputs.dir"] else []:
+        what = (f"left by process {f.pid}, no longer running: `rdmasim run` removes it" if f.pid is not None
+                else "left by an earlier rdmasim: remove it by hand if no run is writing it")
+        print(f"warning: {f.path} ({_size(f.size_bytes)}): a results folder's hidden staging folder {what}",
+              file=sys.stderr)
     print(f"{args.file}: ok; {est.describe()}")
     return 0
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n:,} bytes"
+
+
+def _remove_stale(out: str) -> None:
+    """Remove the hidden staging folders dead runs left beside ``out``, saying which."""
+    from rdmasim.results import remove_stale_staging
+
+    for f in remove_stale_staging(out) if out else []:
+        print(f"rdmasim run: removed {f.path} ({_size(f.size_bytes)}): the unfinished results of process "
+              f"{f.pid}, which is no longer running", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -218,7 +238,9 @@ def _run(args: argparse.Namespace) -> int:
 
     overrides = {} if args.seed is None else {"simulation.seed": args.seed}
     sc = load(args.file, overrides)
-    _, warnings = validate(sc, args.max_memory, build=False)
+    out = sc.values["outputs.dir"] if args.out is None else args.out
+    _remove_stale(out)  # before the free space is measured
+    _, warnings = validate(sc, args.max_memory, build=False, out_dir=out)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     if args.verbose:

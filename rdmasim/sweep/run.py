@@ -122,7 +122,9 @@ def run_sweep(
                 problems.setdefault(str(p), p)
             continue
         # a run that cannot fit in this machine's memory is refused before any run starts
-        for p in check_resources(sc, estimate(sc))[0]:
+        # (a run writes files only with keep_runs; each is checked against the free space alone)
+        runs_dir = str(Path(out_dir) / "runs") if keep_runs else ""
+        for p in check_resources(sc, estimate(sc), out_dir=runs_dir)[0]:
             run = ", ".join(f"{k} = {v!r}" for k, v in s.overrides.items())
             p = Problem(f"{file} (override)", p.path, f"{p.message} (run {run})", p.value, p.allowed)
             problems.setdefault(str(p), p)
