@@ -146,7 +146,10 @@ def _trace(args: argparse.Namespace) -> int:
             print(f"rdmasim {__version__} trace: {title}")
     window = {"start": args.start, "end": args.end, "around": args.around,
               "max_frames": args.max_frames, "focus": True}
-    v = ladder.view(t, **window)  # checks the window once, for every output
+    if args.svg or args.html or args.mermaid:
+        # several outputs: check the window before any is written (each renderer builds the ladder
+        # again; with only the printed one, that one checks it and the ladder is built once)
+        ladder.view(t, **window)
     if args.format == "mermaid":
         print(ladder.mermaid_string(t, title=title, **window), end="")
     else:
@@ -163,7 +166,6 @@ def _trace(args: argparse.Namespace) -> int:
         print(f"  trace: {t.save(args.save)}", file=out)
     if args.pcap and not args.file:
         print(f"  pcap: {args.pcap}", file=out)
-    del v
     return 0
 
 
