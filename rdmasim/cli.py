@@ -4,8 +4,8 @@
 Errors: :func:`main` is the one place where errors reach the user. A problem with what the user
 gave (a scenario file, a key, an argument, an output folder, a full disk) is printed as one line
 per problem, naming the file, key or argument, the value and what is allowed, and the exit status
-is 2; Ctrl-C exits with 130 after saying what was kept, SIGTERM and SIGHUP likewise with 143 and
-129 (128 + the signal number; a SIGHUP ignored by ``nohup`` stays ignored). A Ctrl-C while the
+is 2; Ctrl-C exits with 130 after saying what was kept, and during ``run`` SIGTERM and SIGHUP
+likewise with 143 and 129 (128 + the signal number; a SIGHUP ignored by ``nohup`` stays ignored). A Ctrl-C while the
 command is still starting is one line too. Only a bug in rdmasim shows a traceback (``-v`` adds the
 traceback to any error, for a bug report).
 
@@ -505,8 +505,9 @@ def main(argv: list[str] | None = None) -> int:
     sigs = _Signals()
     prog = "rdmasim"
     try:
-        sigs.install()
         args = build_parser().parse_args(argv)  # loads the modules a command needs
+        if args.command == "run":  # (a sweep's parent must not wait for its workers' runs to end)
+            sigs.install()
         args.quiet = bool(getattr(args, "quiet", False))
         args.verbose = int(getattr(args, "verbose", 0) or 0)
         args.signals = sigs
