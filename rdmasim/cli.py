@@ -5,9 +5,9 @@ Errors: :func:`main` is the one place where errors reach the user. A problem wit
 gave (a scenario file, a key, an argument, an output folder, a full disk) is printed as one line
 per problem, naming the file, key or argument, the value and what is allowed, and the exit status
 is 2; Ctrl-C exits with 130 after saying what was kept, and during ``run`` SIGTERM and SIGHUP
-likewise with 143 and 129 (128 + the signal number; a SIGHUP ignored by ``nohup`` stays ignored). A Ctrl-C while the
-command is still starting is one line too. Only a bug in rdmasim shows a traceback (``-v`` adds the
-traceback to any error, for a bug report).
+likewise with 143 and 129 (128 + the signal number; a SIGHUP ignored by ``nohup`` stays
+ignored). A Ctrl-C while the command is still starting is one line too. Only a bug in rdmasim
+shows a traceback (``-v`` adds the traceback to any error, for a bug report).
 
 ``-q`` turns the progress bars off (they are drawn only on a terminal anyway); ``-v`` shows more:
 every flow in ``run``'s summary, every file the demo wrote, every failed sweep run in full.

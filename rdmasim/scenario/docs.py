@@ -93,7 +93,7 @@ dir`). `rdmasim run` checks the same before it starts, against the free space of
 
 ```text
 examples/incast.toml: ok; estimated memory 150 MB; ~344.544 µs simulated, ~4,096 events, ~0.0 s
-lossy_capture.toml: ok; estimated memory 150 MB; writes ~220 MB (capture 220 MB); ~1.52295 ms simulated, ~334,233 events, ~1.2 s
+capture.toml: ok; estimated memory 150 MB; writes ~220 MB (capture 220 MB); ~1.52 ms simulated, ...
 ```
 
 The memory estimate adds up what grows with the input: the routing tables (2 bytes per
