@@ -50,14 +50,21 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'rdmasim' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(mod), name)
-    globals()[name] = value
-    return value
+    mod = _LAZY.get(name)
+    if mod is not None:
+        value = getattr(importlib.import_module(mod), name)
+        globals()[name] = value
+        return value
+    # a submodule not imported yet (``import rdmasim; rdmasim.units.parse_rate(...)``, which worked
+    # when the package imported its core at once)
+    if not name.startswith("_"):
+        import importlib.util
+
+        if importlib.util.find_spec(f"rdmasim.{name}") is not None:
+            return importlib.import_module(f"rdmasim.{name}")
+    raise AttributeError(f"module 'rdmasim' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

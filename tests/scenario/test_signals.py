@@ -121,3 +121,11 @@ def test_ctrl_c_at_any_moment_of_startup_shows_no_traceback(tmp_path: Path) -> N
         assert proc.returncode in (0, 130), (delay, proc.returncode, err)
         if proc.returncode == 130:
             assert len(err.splitlines()) == 1 and "interrupted" in err, err
+
+
+def test_the_package_names_and_submodules_still_load_on_first_use() -> None:
+    code = ("import rdmasim; print(rdmasim.units.parse_rate('1Gbps'), rdmasim.back_to_back.__name__, "
+            "rdmasim.Simulator.__name__, 'Switch' in dir(rdmasim))")
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert proc.stdout.split() == ["1000000000", "back_to_back", "Simulator", "True"]
