@@ -20,6 +20,7 @@ if "numpy" not in _sys.modules:
     _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+
 def _core_missing_message() -> str:
     """Say what to do when the package is imported from a source tree whose core is not built."""
     here = _os.path.dirname(_os.path.abspath(__file__))
@@ -31,27 +32,64 @@ def _core_missing_message() -> str:
     )
 
 
-try:
-    from rdmasim import _core as _core_check  # noqa: E402,F401
-except ImportError as _err:  # an extension that is absent, not one that fails to load its symbols
-    if "_core" not in str(_err) or "undefined symbol" in str(_err):
-        raise
-    raise ImportError(_core_missing_message()) from _err
+# Looked up, not loaded (the core loads on first use, below): a clone imported after `pip install .`
+# has no extension beside its sources, and the first use would fail deep inside with a circular-import
+# message.
+import importlib.util as _importlib_util  # noqa: E402
 
-from rdmasim.fabric import Switch  # noqa: E402
-from rdmasim.sim import Host, Link, Simulator  # noqa: E402
-from rdmasim.topology import (  # noqa: E402
-    BackToBack,
-    back_to_back,
-    dragonfly,
-    dumbbell,
-    fat_tree,
-    incast,
-    leaf_spine,
-    rail_optimized,
-    ring,
-    star,
-)
+if _importlib_util.find_spec("rdmasim._core") is None:
+    raise ImportError(_core_missing_message())
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402
+
+if _TYPE_CHECKING:
+    from rdmasim.fabric import Switch
+    from rdmasim.sim import Host, Link, Simulator
+    from rdmasim.topology import (
+        BackToBack,
+        back_to_back,
+        dragonfly,
+        dumbbell,
+        fat_tree,
+        incast,
+        leaf_spine,
+        rail_optimized,
+        ring,
+        star,
+    )
+
+# The names below are imported when first used (PEP 562), not with the package: ``import
+# rdmasim.cli`` then loads no numpy and no C core, so the command line starts in milliseconds and
+# a Ctrl-C while it loads the rest reaches its own handler (a one-line message, exit 130).
+_LAZY = {
+    "Switch": "rdmasim.fabric",
+    "Host": "rdmasim.sim", "Link": "rdmasim.sim", "Simulator": "rdmasim.sim",
+    **{name: "rdmasim.topology" for name in ("BackToBack", "back_to_back", "dragonfly", "dumbbell",
+                                             "fat_tree", "incast", "leaf_spine", "rail_optimized",
+                                             "ring", "star")},
+}
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    mod = _LAZY.get(name)
+    if mod is not None:
+        value = getattr(importlib.import_module(mod), name)
+        globals()[name] = value
+        return value
+    # a submodule not imported yet (``import rdmasim; rdmasim.units.parse_rate(...)``, which worked
+    # when the package imported its core at once)
+    if not name.startswith("_"):
+        import importlib.util
+
+        if importlib.util.find_spec(f"rdmasim.{name}") is not None:
+            return importlib.import_module(f"rdmasim.{name}")
+    raise AttributeError(f"module 'rdmasim' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 __all__ = ["BackToBack", "Host", "Link", "Simulator", "Switch", "back_to_back", "dragonfly", "dumbbell",
            "fat_tree", "incast", "leaf_spine", "rail_optimized", "ring", "star", "__version__"]

@@ -4,8 +4,10 @@
 Errors: :func:`main` is the one place where errors reach the user. A problem with what the user
 gave (a scenario file, a key, an argument, an output folder, a full disk) is printed as one line
 per problem, naming the file, key or argument, the value and what is allowed, and the exit status
-is 2; Ctrl-C exits with 130 after saying what was kept. Only a bug in rdmasim shows a traceback
-(``-v`` adds the traceback to any error, for a bug report).
+is 2; Ctrl-C exits with 130 after saying what was kept, and during ``run`` SIGTERM and SIGHUP
+likewise with 143 and 129 (128 + the signal number; a SIGHUP ignored by ``nohup`` stays
+ignored). A Ctrl-C while the command is still starting is one line too. Only a bug in rdmasim
+shows a traceback (``-v`` adds the traceback to any error, for a bug report).
 
 ``-q`` turns the progress bars off (they are drawn only on a terminal anyway); ``-v`` shows more:
 every flow in ``run``'s summary, every file the demo wrote, every failed sweep run in full.
@@ -14,16 +16,61 @@ every flow in ``run``'s summary, every file the demo wrote, every failed sweep r
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from types import FrameType
 from typing import Any, NoReturn
 
+# only light modules at import time (no numpy, no C core): a Ctrl-C while the rest loads is then
+# caught by main()
 from rdmasim import __version__
-from rdmasim.errors import UserInputError
 from rdmasim.units import format_rate, format_time, parse_rate, parse_size, parse_time
 
 #: exit statuses
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+
+
+class _Signals:
+    """SIGTERM and SIGHUP handled as Ctrl-C (KeyboardInterrupt: a run stops and keeps what it did);
+    remembers which signal came, for the message and the exit status 128 + its number."""
+
+    CAUGHT = (signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.signum = int(signal.SIGINT)
+        self.previous: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.signum = signum
+        raise KeyboardInterrupt
+
+    def install(self) -> None:
+        """Handle SIGTERM and SIGHUP (not one that is ignored, as under nohup); only in the main
+        thread (elsewhere Python allows no handlers)."""
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in self.CAUGHT:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                self.previous[sig] = signal.signal(sig, self._handler)
+
+    def restore(self) -> None:
+        """Put back the handlers :meth:`install` replaced."""
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        self.previous.clear()
+
+    @property
+    def exit_status(self) -> int:
+        """128 + the number of the signal that stopped the command (130 for Ctrl-C)."""
+        return 128 + self.signum
+
+    @property
+    def by(self) -> str:
+        """`` by SIGTERM`` (nothing for Ctrl-C): for the messages."""
+        return "" if self.signum == signal.SIGINT else f" by {signal.Signals(self.signum).name}"
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -99,7 +146,10 @@ def _trace(args: argparse.Namespace) -> int:
             print(f"rdmasim {__version__} trace: {title}")
     window = {"start": args.start, "end": args.end, "around": args.around,
               "max_frames": args.max_frames, "focus": True}
-    v = ladder.view(t, **window)  # checks the window once, for every output
+    if args.svg or args.html or args.mermaid:
+        # several outputs: check the window before any is written (each renderer builds the ladder
+        # again; with only the printed one, that one checks it and the ladder is built once)
+        ladder.view(t, **window)
     if args.format == "mermaid":
         print(ladder.mermaid_string(t, title=title, **window), end="")
     else:
@@ -116,13 +166,14 @@ def _trace(args: argparse.Namespace) -> int:
         print(f"  trace: {t.save(args.save)}", file=out)
     if args.pcap and not args.file:
         print(f"  pcap: {args.pcap}", file=out)
-    del v
     return 0
 
 
 def _load_trace(path: str, load: Any) -> Any:
     """A saved trace, or a UserInputError naming the file (missing, empty, not a trace)."""
     import zipfile
+
+    from rdmasim.errors import UserInputError
 
     try:
         return load(path)
@@ -152,14 +203,34 @@ def _trace_scenario(path: str, progress: bool | None = False) -> Any:
 
 def _validate(args: argparse.Namespace) -> int:
     """Check a scenario file: print "ok" with the estimate (exit 0) or every problem (exit 2)."""
+    from rdmasim.results import stale_staging
     from rdmasim.scenario import load
     from rdmasim.scenario.check import validate
 
-    est, warnings = validate(load(args.file), args.max_memory)
+    sc = load(args.file)
+    est, warnings = validate(sc, args.max_memory)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
+    for f in stale_staging(sc.values["outputs.dir"]) if sc.values["outputs.dir"] else []:
+        what = (f"left by process {f.pid}, no longer running: `rdmasim run` removes it" if f.pid is not None
+                else "left by an earlier rdmasim: remove it by hand if no run is writing it")
+        print(f"warning: {f.path} ({_size(f.size_bytes)}): a results folder's hidden staging folder {what}",
+              file=sys.stderr)
     print(f"{args.file}: ok; {est.describe()}")
     return 0
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n:,} bytes"
+
+
+def _remove_stale(out: str) -> None:
+    """Remove the hidden staging folders dead runs left beside ``out``, saying which."""
+    from rdmasim.results import remove_stale_staging
+
+    for f in remove_stale_staging(out) if out else []:
+        print(f"rdmasim run: removed {f.path} ({_size(f.size_bytes)}): the unfinished results of process "
+              f"{f.pid}, which is no longer running", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -169,7 +240,9 @@ def _run(args: argparse.Namespace) -> int:
 
     overrides = {} if args.seed is None else {"simulation.seed": args.seed}
     sc = load(args.file, overrides)
-    _, warnings = validate(sc, args.max_memory, build=False)
+    out = sc.values["outputs.dir"] if args.out is None else args.out
+    _remove_stale(out)  # before the free space is measured
+    _, warnings = validate(sc, args.max_memory, build=False, out_dir=out)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     if args.verbose:
@@ -186,10 +259,11 @@ def _run(args: argparse.Namespace) -> int:
             "metadata" in res.files) else "; nothing written"
         from rdmasim.units import format_time
 
-        print(f"rdmasim run: interrupted at simulated time {format_time(res.sim_time_ps)}: "
+        sigs = args.signals
+        print(f"rdmasim run: interrupted{sigs.by} at simulated time {format_time(res.sim_time_ps)}: "
               f"{sum(f.status == 'ok' for f in res.flows)} of {len(res.flows)} flows finished{where}",
               file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return int(sigs.exit_status)
     return 0 if all(f.status == "ok" for f in res.flows) else 1
 
 
@@ -211,6 +285,7 @@ def _sweep(args: argparse.Namespace) -> int:
         max_workers=args.workers,
         resume=not args.no_resume,
         keep_runs=args.keep_runs,
+        new_version=args.new_version,
         progress=_progress(args),
     )
     runs = res.runs_records()
@@ -388,6 +463,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-resume", action="store_true",
                     help="run every run again, even those the store has as ok")
     sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
+    sw.add_argument("--new-version", action="store_true",
+                    help="the scenario (or rdmasim) changed since the store's last sweep: keep the "
+                    "stored runs apart and start this version in the same --out (refused otherwise)")
     sw.add_argument("--no-plot", action="store_true",
                     help="skip fct_slowdown.png (FCT slowdown by flow size, one line per combination)")
     sw.set_defaults(func=_sweep)
@@ -424,15 +502,22 @@ def _one_line(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rdmasim`` command: the one error boundary (see the module docs)."""
-    args = build_parser().parse_args(argv)
-    args.quiet = bool(getattr(args, "quiet", False))
-    args.verbose = int(getattr(args, "verbose", 0) or 0)
-    prog = f"rdmasim {args.command}"
+    sigs = _Signals()
+    prog = "rdmasim"
     try:
+        args = build_parser().parse_args(argv)  # loads the modules a command needs
+        if args.command == "run":  # (a sweep's parent must not wait for its workers' runs to end)
+            sigs.install()
+        args.quiet = bool(getattr(args, "quiet", False))
+        args.verbose = int(getattr(args, "verbose", 0) or 0)
+        args.signals = sigs
+        prog = f"rdmasim {args.command}"
         return _dispatch(args, prog)
-    except KeyboardInterrupt:  # a second Ctrl-C, or one while an error is shown
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:  # while starting, a second Ctrl-C, or one while an error is shown
+        print(f"{prog}: interrupted{sigs.by}", file=sys.stderr)
+        return sigs.exit_status
+    finally:
+        sigs.restore()
 
 
 def _detail(args: argparse.Namespace) -> None:
@@ -457,8 +542,8 @@ def _dispatch(args: argparse.Namespace, prog: str) -> int:
         print(f"{getattr(args, 'file', prog)}: {len(exc.problems)} problem(s)", file=sys.stderr)
         _detail(args)
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print(f"{prog}: interrupted{args.signals.by}", file=sys.stderr)
+        return int(args.signals.exit_status)
     except OSError as exc:  # the environment: a folder, a file, a full disk
         named = exc.filename and str(exc.filename) not in str(exc.strerror or "")
         where = f"{exc.filename}: " if named else ""

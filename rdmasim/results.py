@@ -8,8 +8,11 @@ both), plus ``switch_counters.json``, ``timeseries.npz``, ``scenario.toml`` (the
 carries its unit (:data:`COLUMN_UNITS`); :func:`read_table` reads a table back as a DataFrame.
 
 A results folder is written whole or not at all: the files go into a hidden sibling folder
-(``.NAME.partial-*``) that replaces the folder only once everything is written, so a failed
-write (a full disk) leaves the previous results as they were and no mix of old and new files.
+(``.NAME.partial-PID-*``, PID the writing process) that replaces the folder only once
+everything is written, so a failed write (a full disk) leaves the previous results as they were and
+no mix of old and new files. A process killed while writing (SIGKILL, the OOM killer) leaves its
+hidden folder behind; :func:`remove_stale_staging` removes those of processes no longer running
+(``rdmasim run`` does before it starts).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import csv
 import json
 import os
 import platform
+import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field, fields
@@ -32,6 +36,73 @@ from rdmasim.units import format_time
 
 #: the file every results folder has; a folder with it may be replaced by a new run
 _MARKER = "metadata.json"
+
+
+def _pid_running(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user counts as running)."""
+    if pid <= 0:
+        return True  # not a process id: never treat its folder as stale
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def _dir_bytes(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+@dataclass
+class StaleFolder:
+    """A hidden staging folder a results folder's writer left behind: its path, the pid in its
+    name (None: a folder of an rdmasim that did not record it), its size in bytes."""
+
+    path: Path
+    pid: int | None
+    size_bytes: int
+
+
+def stale_staging(out_dir: str | Path) -> list[StaleFolder]:
+    """The hidden folders (``.NAME.partial-*``, ``.NAME.old-*``) beside ``out_dir`` whose writer is
+    no longer running (by the pid in the name), or that carry no pid (``pid`` None: whether their
+    writer runs cannot be told; they are never removed automatically)."""
+    out = Path(out_dir)
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        return []
+    pat = re.compile(rf"^\.{re.escape(out.name)}\.(?:partial|old)-(?:(\d+)-)?")
+    found = []
+    for p in sorted(parent.iterdir()):
+        m = pat.match(p.name)
+        if not m or not p.is_dir():
+            continue
+        pid = int(m.group(1)) if m.group(1) else None
+        if pid is None or not _pid_running(pid):
+            found.append(StaleFolder(p, pid, _dir_bytes(p)))
+    return found
+
+
+def remove_stale_staging(out_dir: str | Path) -> list[StaleFolder]:
+    """Remove the hidden folders beside ``out_dir`` left by writers that are no longer running
+    (the pid in their name is dead) and return them; folders without a pid, and those of running
+    processes, are left alone."""
+    removed = []
+    for f in stale_staging(out_dir):
+        if f.pid is not None:
+            shutil.rmtree(f.path, ignore_errors=True)
+            if not f.path.exists():
+                removed.append(f)
+    return removed
 
 
 def stage_out_dir(out_dir: str | Path) -> Path:
@@ -54,7 +125,7 @@ def stage_out_dir(out_dir: str | Path) -> Path:
                                  f"({shown}) (allowed: a new, empty or previous results folder)")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-{os.getpid()}-", dir=out.parent))
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out.parent) else ""
         raise ResultsWriteError(f"results folder {str(out)!r}: cannot write in {str(out.parent)!r}: "
@@ -67,7 +138,7 @@ def commit_out_dir(staging: Path, out_dir: str | Path) -> None:
     out = Path(out_dir)
     old = None
     if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
         os.replace(out, old / out.name)
     try:
         os.replace(staging, out)
@@ -192,6 +263,8 @@ class RunResult:
     host_rate_bps: dict[str, float] = field(default_factory=dict)
     #: per collective: time_ps, algbw_Bps, busbw_Bps (nccl-tests definitions), busbw_over_link_rate
     collectives: list[dict[str, Any]] = field(default_factory=list)
+    #: hidden folders of dead writers removed beside the results folder before the run
+    removed_stale: list[StaleFolder] = field(default_factory=list)
 
     def port_rows(self) -> list[dict[str, Any]]:
         """Per-port counters as rows: one per switch port and one per host NIC, with the columns of

@@ -92,6 +92,11 @@ def opcode_name(opcode: int) -> str:
     return OPCODE_NAMES.get(int(opcode), f"OPCODE_0x{int(opcode):02x}")
 
 
+def _table(names: dict[int, str], other: Any) -> np.ndarray:
+    """``names`` as an object array over every uint8 code (``other(code)`` where it has none)."""
+    return np.array([names[c] if c in names else other(c) for c in range(256)], dtype=object)
+
+
 class Trace:
     """Records of one simulation since tracing was enabled.
 
@@ -214,15 +219,22 @@ class Trace:
                               "(or use Trace.to_numpy())") from None
         a = self.to_numpy()
         df = pd.DataFrame({name: a[name] for name in TRACE_DTYPE.names if name != "reserved"})
-        df.insert(1, "kind_name", [kind_name(k) for k in a["kind"]])
-        df["opcode_name"] = [opcode_name(o) if k in (TX, DROP, RX) else "" for k, o in
-                             zip(a["kind"], a["opcode"], strict=True)]
-        names = self.node_names
-        df["node_name"] = [names.get(int(n), "") for n in a["node"]]
-        df["peer_name"] = [names.get(int(n), "") for n in a["peer"]]
-        df["reason_name"] = [DROP_REASONS.get(int(r), str(r)) if k == DROP else
-                             RETRY_CAUSES.get(int(r), str(r)) if k == RETRY else ""
-                             for k, r in zip(a["kind"], a["reason"], strict=True)]
+        # name columns by table lookup (numpy take), not a Python call per record: a capped trace
+        # has 2 million records
+        kind = a["kind"]
+        df.insert(1, "kind_name", _table(KIND_NAMES, lambda k: f"KIND_{k}")[kind])
+        framed = np.isin(kind, (TX, DROP, RX))
+        opcodes = _table(OPCODE_NAMES, lambda o: f"OPCODE_0x{o:02x}")
+        df["opcode_name"] = np.where(framed, opcodes[a["opcode"]], "")
+        nodes = np.full(1 << 16, "", dtype=object)
+        for i, n in self.node_names.items():
+            if 0 <= i < 1 << 16:
+                nodes[i] = n
+        df["node_name"] = nodes[a["node"]]
+        df["peer_name"] = nodes[a["peer"]]
+        reason = a["reason"]
+        df["reason_name"] = np.where(kind == DROP, _table(DROP_REASONS, str)[reason],
+                                     np.where(kind == RETRY, _table(RETRY_CAUSES, str)[reason], ""))
         return df
 
     # ---- files ----

@@ -1,17 +1,26 @@
-"""What ``rdmasim validate`` checks beyond the schema: that the fabric can be built, and how much
-memory and time a run will take (an estimate, refused when it cannot fit).
+"""What ``rdmasim validate`` checks beyond the schema: that the fabric can be built and takes the
+flows, and how much memory, disk and time a run will take (an estimate, refused when it cannot
+fit).
 
 The estimate adds up the structures that grow with the input (see docs/scenarios.md, "How big a
 run is"): the switches' routing tables (one entry per destination host and port), per-port and
 per-host state, the per-flow results, the time series ``outputs.sample_interval`` records and the
-event trace. The simulated time it assumes is the busiest host's bytes at line rate after the
-last start (bounded by ``simulation.duration``); runs slowed by loss or congestion take longer.
+event trace (at most :data:`rdmasim.trace.DEFAULT_MAX_RECORDS` records). The simulated time it
+assumes is the busiest host's bytes at line rate after the last start (the bottleneck link's for
+a dumbbell; half as long again on multi-path fabrics, where flows share links; bounded by
+``simulation.duration``); runs slowed by loss or congestion take longer. Events are the packets'
+(per hop) plus the timers': every poll of the PFC watchdog and of the deadlock check is an event
+that looks at every switch egress queue. Wall time is calibrated against measured runs
+(``bench/estimate_calibration.py``): the event loop slows as the fabric grows (its state
+outgrows the caches), and setting up a run takes time per host and per flow.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,16 +40,52 @@ _SAMPLE_STEP_BYTES = 450
 _SAMPLE_ROW_BYTES = 32
 #: rows run_flows keeps at most (rdmasim.flows.run_flows max_samples)
 _MAX_SAMPLE_ROWS = 10_000_000
-#: trace record per packet and hop (outputs.trace)
-_TRACE_BYTES = 390
+#: trace records (outputs.trace) per data packet and hop (TX and RX) and per data packet (the
+#: responder's ACCEPT, the ACKs), measured
+_TRACE_RECORDS_PER_HOP = 2.0
+_TRACE_RECORDS_PER_PACKET = 1.5
+#: memory per trace record kept: the C buffer's 64 bytes, the chunks drained, their concatenation
+_TRACE_RECORD_MEMORY = 3 * 64
+#: bytes per trace record in trace.npz (compressed; measured 6.4)
+_TRACE_RECORD_FILE = 10
+#: a pcap record header, the headers of a RoCEv2 data frame (Ethernet, IPv4, UDP, BTH, ICRC) and an
+#: acknowledgement frame (with its AETH)
+_PCAP_RECORD = 16
+_DATA_HEADERS = 58
+_ACK_FRAME = 62
+#: ACK frames per data packet (the AckReq cadence, congestion notifications; upper side)
+_ACKS_PER_PACKET = 0.25
+#: bytes per row of the tables written (flows, ports, samples)
+_TABLE_ROW_BYTES = 200
 #: a memory-resident base: the interpreter, numpy and the core
 _BASE_BYTES = 150_000_000
-#: rough speed of this machine class, for the time estimate
-_EVENTS_PER_S = 10e6
+#: event-loop time per event: a base plus a part per host (the fabric's state outgrows the caches);
+#: measured: 0.07-0.4 us with 4-16 hosts, 0.8 us with 128, 2.6-3.3 us with 1,024
+_EVENT_S = 0.15e-6
+_EVENT_PER_HOST_S = 3e-9
+#: a monitor poll (PFC watchdog, deadlock check): the event, and 8 egress queues of every switch port
+#: looked at (measured: 0.16 us a poll with 4 ports, 3 us with 80)
+_POLL_S = 0.05e-6
+_QUEUE_CHECK_S = 4.5e-9
+#: setting a run up and collecting its results: fixed, per host (the fabric, its routes), per flow
+_SETUP_S = 0.005
+_SETUP_PER_HOST_S = 1.5e-3
+_SETUP_PER_FLOW_S = 2e-5
+#: writing the capture: time per byte (payload copy, ICRC, the file; measured 4.3 ns)
+_CAPTURE_BYTE_S = 5e-9
+#: tracing: time per record recorded, and per record kept (drained, concatenated, compressed into
+#: trace.npz; measured 3.7 us)
+_TRACE_RECORD_S = 0.3e-6
+_TRACE_KEPT_S = 3.5e-6
+#: routing-table work (entries per second)
 _OPS_PER_S = 2e8
 #: runs estimated longer than this get a warning
 _LONG_S = 3600.0
+#: fabrics whose flows share links on several paths: the busiest link sees more than a host's bytes
+_SHARED_PATHS = {"leaf_spine", "fat_tree", "dragonfly", "rail_optimized", "explicit"}
+_SHARED_PATH_FACTOR = 1.5
 
+#: links a packet crosses on the longest path
 _HOPS = {
     "back_to_back": 1,
     "star": 2,
@@ -56,22 +101,31 @@ _HOPS = {
 
 @dataclass
 class Estimate:
-    """Memory (bytes) and time a run is expected to take, and what they are made of."""
+    """Memory (bytes), files (bytes) and time a run is expected to take, and what they are made
+    of (``parts``: memory, ``disk_parts``: the files written)."""
 
     memory_bytes: int
     events: int
     wall_s: float
     sim_time_ps: int
     parts: dict[str, int] = field(default_factory=dict)
+    disk_bytes: int = 0
+    disk_parts: dict[str, int] = field(default_factory=dict)
 
     def describe(self) -> str:
-        """One line: memory, simulated time, events, wall time, and the largest memory parts."""
+        """One line: memory, files written, simulated time, events, wall time, and the largest
+        parts."""
         from rdmasim.units import format_time
 
         top = sorted(self.parts.items(), key=lambda kv: -kv[1])[:3]
         parts = ", ".join(f"{k} {_mb(v)}" for k, v in top if v >= 1e6)
+        disk = ""
+        if self.disk_bytes >= 1e7:
+            big = sorted(self.disk_parts.items(), key=lambda kv: -kv[1])[:2]
+            what = ", ".join(f"{k} {_mb(v)}" for k, v in big if v >= 1e6)
+            disk = f"; writes ~{_mb(self.disk_bytes)}{f' ({what})' if what else ''}"
         return (
-            f"estimated memory {_mb(self.memory_bytes)}{f' ({parts})' if parts else ''}; "
+            f"estimated memory {_mb(self.memory_bytes)}{f' ({parts})' if parts else ''}{disk}; "
             f"~{format_time(self.sim_time_ps)} "
             f"simulated, ~{self.events:,} events, ~{_dur(self.wall_s)}"
         )
@@ -95,41 +149,86 @@ def physical_memory() -> int:
         return 0
 
 
+def free_space(folder: str | Path) -> tuple[Path, int]:
+    """(the folder whose file system holds ``folder``: it or its nearest existing parent, the
+    bytes free there); -1 when unknown."""
+    p = Path(folder or ".").absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return p, int(shutil.disk_usage(p).free)
+    except OSError:
+        return p, -1
+
+
+def _sim_time_ps(v: dict[str, Any], flows: Any, names: list[str]) -> float:
+    """The simulated time a run takes at least: the busiest host (or bottleneck link) at line rate
+    after the last start, plus round trips; more on fabrics where flows share links."""
+    size = flows["size"].astype(np.float64)
+    start = flows["start_ps"].astype(np.float64)
+    per_host = max(np.bincount(flows["src"], weights=size).max(),
+                   np.bincount(flows["dst"], weights=size).max())
+    rate = v["link.rate"]
+    busy = per_host * 8 / rate * 1e12
+    kind = v["topology.kind"]
+    if kind == "dumbbell":  # every left-right flow crosses the one bottleneck link
+        side = np.array([n[:1] for n in names])
+        cross = side[flows["src"]] != side[flows["dst"]]
+        both = [size[cross & (side[flows["src"]] == s)].sum() for s in ("l", "r")]
+        from rdmasim.units import parse_rate
+
+        brate = parse_rate(v["topology.bottleneck_rate"]) if v["topology.bottleneck_rate"] else rate
+        busy = max(busy, max(both) * 8 / brate * 1e12)
+    elif kind in _SHARED_PATHS:
+        busy *= _SHARED_PATH_FACTOR
+    # plus a few round trips (connection, the last ACKs) and the NICs' turnaround
+    return float(start.max()) + busy + 2 * _HOPS[kind] * v["link.delay"] + 5_000_000
+
+
 def estimate(sc: Scenario, table: Any = None) -> Estimate:
-    """Estimate the memory and time of running ``sc`` (``table``: its traffic table, made if None)."""
+    """Estimate the memory, files and time of running ``sc`` (``table``: its traffic table, made if
+    None)."""
     from rdmasim.scenario.load import host_names
     from rdmasim.scenario.traffic import traffic_table
+    from rdmasim.trace import DEFAULT_MAX_RECORDS
 
     v = sc.values
+    names = host_names(v)
     if table is None:
         table, _ = traffic_table(sc)
-    n_hosts = len(host_names(v))
+    n_hosts = len(names)
     ports = switch_ports(sc)
     total_ports = sum(ports)
     flows = table.flows
     n_flows = len(flows["size"])
-    rate = v["link.rate"]
+    mtu = v["qp.mtu"]
     if n_flows:
+        sim_ps = _sim_time_ps(v, flows, names)
         size = flows["size"].astype(np.float64)
-        start = flows["start_ps"].astype(np.float64)
-        per_host = max(
-            np.bincount(flows["src"], weights=size).max(), np.bincount(flows["dst"], weights=size).max()
-        )
-        busy = per_host * 8 / rate * 1e12
-        sim_ps = float(start.max()) + busy + 2 * 10 * v["link.delay"] + 10_000_000
-        packets = int(np.ceil(size / v["qp.mtu"]).sum())
+        packets = int(np.ceil(size / mtu).sum())
+        payload = float(size.sum())
     else:
-        sim_ps, packets = 0.0, 0
+        sim_ps, packets, payload = 0.0, 0, 0.0
     sim_ps = min(sim_ps, float(v["simulation.duration"]))
     hops = _HOPS[v["topology.kind"]]
-    events = int(packets * (2 * hops + 2))
+    # per data packet: its transmissions and arrivals on every hop, the ACKs, the completion
+    packet_events = int(packets * (1.4 * hops + 1.2))
+    per_event = _EVENT_S + _EVENT_PER_HOST_S * n_hosts
+    poll_s = _POLL_S + total_ports * 8 * _QUEUE_CHECK_S
+    polls = 0.0
+    for on, period in ((v["switch.watchdog.enabled"], v["switch.watchdog.poll"]),
+                       (True, v["switch.deadlock_check"])):
+        if on and period and ports:
+            polls += sim_ps / period
     parts = {
         "routing tables": sum((n_hosts * p + n_hosts + 2) * _ROUTE_ENTRY for p in ports),
         "switch ports": total_ports * _PORT_BYTES,
         "hosts": n_hosts * _HOST_BYTES,
         "flows": n_flows * _FLOW_BYTES,
     }
-    wall = events / _EVENTS_PER_S + n_hosts * (total_ports + len(ports)) / _OPS_PER_S
+    wall = (packet_events * per_event + polls * poll_s + _SETUP_S + n_hosts * _SETUP_PER_HOST_S
+            + n_flows * _SETUP_PER_FLOW_S + n_hosts * (total_ports + len(ports)) / _OPS_PER_S)
+    disk = {"tables": (n_flows + total_ports + n_hosts) * _TABLE_ROW_BYTES}
     interval = v["outputs.sample_interval"]
     if interval:
         steps = sim_ps / interval
@@ -139,25 +238,55 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
         parts["time series"] = int(
             steps * _SAMPLE_STEP_BYTES + rows * _SAMPLE_ROW_BYTES + min(steps, qcap) * probes * 17
         )
+        disk["time series"] = int(rows * _SAMPLE_ROW_BYTES + min(steps, qcap) * probes * 17)
         wall += steps * 2e-6
-    check = v["switch.deadlock_check"]
-    if check and ports:
-        wall += (sim_ps / check) * total_ports * 8 / _OPS_PER_S
     if v["outputs.trace"]:
-        parts["trace"] = packets * (hops + 1) * 2 * _TRACE_BYTES
+        records = packets * (hops * _TRACE_RECORDS_PER_HOP + _TRACE_RECORDS_PER_PACKET) + 4 * n_flows
+        kept = min(records, DEFAULT_MAX_RECORDS)  # the trace keeps at most this many
+        parts["trace"] = int(kept * _TRACE_RECORD_MEMORY)
+        disk["trace"] = int(kept * _TRACE_RECORD_FILE)
+        wall += records * _TRACE_RECORD_S + kept * _TRACE_KEPT_S
+    if v["outputs.pcap"]:
+        # every frame once per link it crosses (the capture records every link direction)
+        snap = v["outputs.pcap_snaplen"] or 1 << 30
+        data_bytes = payload + packets * _DATA_HEADERS
+        captured = (min(float(snap) * packets, data_bytes) if packets else 0.0)
+        acks = packets * _ACKS_PER_PACKET + n_flows
+        disk["capture"] = int(hops * (captured + packets * _PCAP_RECORD
+                                      + acks * (min(snap, _ACK_FRAME) + _PCAP_RECORD)) + 24)
+        wall += disk["capture"] * _CAPTURE_BYTE_S
     mem = _BASE_BYTES + sum(parts.values())
-    return Estimate(int(mem), events, wall, int(sim_ps), parts)
+    return Estimate(int(mem), int(packet_events + polls), wall, int(sim_ps), parts,
+                    int(sum(disk.values())), disk)
 
 
 def check_resources(
-    sc: Scenario, est: Estimate, max_memory: int | None = None
+    sc: Scenario, est: Estimate, max_memory: int | None = None, out_dir: str | Path | None = None
 ) -> tuple[list[Problem], list[Problem]]:
     """(problems, warnings) of ``est``: more memory than ``max_memory`` (default: this machine's
-    RAM) is a problem naming what takes it; an estimated wall time over an hour is a warning."""
+    RAM) is a problem naming what takes it, as are files (capture, trace, tables) larger than the
+    free space where they go (``out_dir``, default ``[outputs] dir``; ``""``: nothing is written);
+    an estimated wall time over an hour is a warning."""
     limit = physical_memory() if max_memory is None else max_memory
     problems: list[Problem] = []
     warnings: list[Problem] = []
     v, file = sc.values, sc.file
+    target = v["outputs.dir"] if out_dir is None else out_dir
+    if target and est.disk_bytes:
+        where, free = free_space(target)
+        if 0 <= free < est.disk_bytes:
+            key, big = max(est.disk_parts.items(), key=lambda kv: kv[1])
+            at = {"capture": "outputs.pcap", "trace": "outputs.trace",
+                  "time series": "outputs.sample_interval"}.get(key, "flows")
+            cure = {"outputs.pcap": "outputs.pcap_snaplen (e.g. 128: headers only), fewer or smaller flows",
+                    "outputs.trace": "fewer or smaller flows",
+                    "outputs.sample_interval": "a longer interval"}.get(at, "fewer flows")
+            problems.append(Problem(
+                file, at,
+                f"the run would write about {_mb(est.disk_bytes)} into {str(target)!r}, {_mb(big)} of it "
+                f"for the {key}, but {str(where)!r} has {_mb(free)} free",
+                v.get(at, True),
+                f"files that fit in the free space ({cure}, or another results folder)"))
     if limit and est.memory_bytes > limit:
         key, big = max(est.parts.items(), key=lambda kv: kv[1])
         where = {
@@ -181,9 +310,11 @@ def check_resources(
             )
         )
     if est.wall_s > _LONG_S:
+        timers = {k: v[k] for k in ("switch.deadlock_check", "switch.watchdog.poll") if v[k]
+                  and (k != "switch.watchdog.poll" or v["switch.watchdog.enabled"])}
         what = (
-            "switch.deadlock_check"
-            if v["switch.deadlock_check"]
+            min(timers, key=lambda k: timers[k])  # the most frequent timer
+            if timers
             else ("outputs.sample_interval" if v["outputs.sample_interval"] else "flows")
         )
         warnings.append(
@@ -198,12 +329,15 @@ def check_resources(
 
 
 def check_build(sc: Scenario) -> list[Problem]:
-    """Build the fabric once (nothing runs); what the simulator refuses becomes a problem."""
+    """Build the fabric and hand it the flows once, as a run does (nothing runs); what the
+    simulator refuses becomes a problem."""
     from rdmasim.errors import PyverbsError
-    from rdmasim.scenario.run import build
+    from rdmasim.scenario.run import add_scenario_flows, build
+    from rdmasim.scenario.traffic import traffic_table
 
     try:
-        build(sc)
+        table, names = traffic_table(sc)
+        add_scenario_flows(sc, build(sc), table, names)
     except ScenarioError as exc:
         return list(exc.problems)
     except (PyverbsError, ValueError) as exc:
@@ -212,13 +346,13 @@ def check_build(sc: Scenario) -> list[Problem]:
 
 
 def validate(
-    sc: Scenario, max_memory: int | None = None, *, build: bool = True
+    sc: Scenario, max_memory: int | None = None, *, build: bool = True, out_dir: str | Path | None = None
 ) -> tuple[Estimate, list[Problem]]:
-    """Every problem of a loaded scenario beyond the schema (resources, then the fabric if the
-    resources fit); raises :class:`ScenarioError` listing them. Returns the estimate and the
-    warnings."""
+    """Every problem of a loaded scenario beyond the schema (resources: memory, and disk in
+    ``out_dir``, default ``[outputs] dir``; then the fabric and its flows if the resources fit);
+    raises :class:`ScenarioError` listing them. Returns the estimate and the warnings."""
     est = estimate(sc)
-    problems, warnings = check_resources(sc, est, max_memory)
+    problems, warnings = check_resources(sc, est, max_memory, out_dir)
     if not problems and build:
         problems += check_build(sc)
     if problems:
@@ -226,4 +360,5 @@ def validate(
     return est, [*sc.warnings, *warnings]
 
 
-__all__ = ["Estimate", "check_build", "check_resources", "estimate", "physical_memory", "validate"]
+__all__ = ["Estimate", "check_build", "check_resources", "estimate", "free_space", "physical_memory",
+           "validate"]

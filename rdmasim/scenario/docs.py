@@ -90,35 +90,64 @@ at once, as is a larger file, naming the file, the key, the size found and the l
 
 ## How big a run is
 
-`rdmasim validate` prints an estimate of the memory and time a run takes, and refuses a file
-whose estimate exceeds the machine's memory (`--max-memory SIZE` sets another limit; `rdmasim
-run` checks the same before it starts):
+`rdmasim validate` prints an estimate of the memory, the files and the time a run takes, and
+refuses a file whose estimate exceeds the machine's memory (`--max-memory SIZE` sets another
+limit) or whose files (capture, trace, tables) exceed the free space where they go (`[outputs]
+dir`). `rdmasim run` checks the same before it starts, against the free space of `--out`:
 
 ```text
-examples/incast.toml: ok; estimated memory 150 MB; ~365.544 µs simulated, ~6,144 events, ~0.0 s
+examples/incast.toml: ok; estimated memory 150 MB; ~344.544 µs simulated, ~4,096 events, ~0.0 s
+capture.toml: ok; estimated memory 150 MB; writes ~220 MB (capture 220 MB); ~1.52 ms simulated, ...
 ```
 
-The estimate adds up what grows with the input: the routing tables (2 bytes per destination host
-and port of every switch, so a `fat_tree` of `k = 64` needs about 44 GB), about 2 KB per switch
-port, 8 KB per host and 2 KB per flow, the time series of `outputs.sample_interval` (450 bytes per
-sampling step plus 32 bytes per flow sample, at most 10 M samples) and the event trace (about 390
-bytes per packet and hop). The simulated time it assumes is the busiest host's bytes at line rate
-after the last flow starts (at most `simulation.duration`); runs slowed by loss, congestion or
-PFC take longer and sample more. Events are about 2 x (hops + 1) per data packet, at roughly 10 M
-events/s. An estimated wall time over an hour is a warning (for example a `switch.deadlock_check`
-of 1 ps), not an error.
+The memory estimate adds up what grows with the input: the routing tables (2 bytes per
+destination host and port of every switch, so a `fat_tree` of `k = 64` needs about 44 GB), about
+2 KB per switch port, 8 KB per host and 2 KB per flow, the time series of
+`outputs.sample_interval` (450 bytes per sampling step plus 32 bytes per flow sample, at most 10 M
+samples) and the event trace (about 2 records per packet and hop, 192 bytes each while the run
+holds them, at most the 2 million records a trace keeps: 384 MB).
+
+The files: `capture.pcap` holds every frame once per link it crosses (the frame, or its first
+`pcap_snaplen` bytes, plus 16 bytes of record header), so a capture of data crossing a leaf-spine
+fabric is about 4 times the bytes sent; `outputs.pcap_snaplen = 128` keeps the headers only. The
+trace file is about 10 bytes per record (compressed), the tables about 200 bytes per row.
+
+The simulated time it assumes is the busiest host's bytes at line rate after the last flow starts
+(the middle link's, if slower, on a `dumbbell`; half as long again on multi-path fabrics, where
+flows share links; at most `simulation.duration`); runs slowed by loss, congestion or PFC take
+longer and sample more. Events are about 1.4 per hop plus 1.2 per data packet, plus one per poll
+of `switch.watchdog` (every `poll`) and of `switch.deadlock_check`: a poll looks at 8 queues of
+every switch port, so a 1 ps poll makes a run of microseconds take seconds. The wall time is
+about 0.15 µs per event plus 3 ns per event and host (the event loop slows as the fabric outgrows
+the caches: about 3 µs per event with 1,000 hosts), 1.5 ms per host to build the fabric, and the
+time to write a capture (5 ns per byte) or a trace (3.5 µs per record kept). These figures were
+measured (`bench/estimate_calibration.py` compares the estimates with runs; each within 3x); a
+busy machine is slower. An estimated wall time over an hour is a warning (for example a
+`switch.deadlock_check` of 1 ps), not an error. `validate` also hands the flows to the simulator
+as `run` does, so a flow it accepts is one the run accepts (for example a start time past
+2^62 ps is refused by both, naming the flow).
 
 ## The results folder
 
-A run writes its files into a hidden folder beside `[outputs] dir` (`.NAME.partial-*`) and moves
-it into place when every file is written: the folder holds one run's results, whole. A folder
-that holds a previous run's results (it has `metadata.json`) is replaced; a file, or a folder of
-other files, is refused before the run starts, as is a place that cannot be written. A write that
-fails (a full disk) is reported as one line naming the file, and leaves the folder as it was.
+A run writes its files into a hidden folder beside `[outputs] dir` (`.NAME.partial-PID-*`, PID
+the process writing it) and moves it into place when every file is written: the folder holds one
+run's results, whole. A folder that holds a previous run's results (it has `metadata.json`) is
+replaced; a file, or a folder of other files, is refused before the run starts, as is a place that
+cannot be written. A write that fails (a full disk) is reported as one line naming the file, and
+leaves the folder as it was. A run killed outright (`kill -9`, the out-of-memory killer) leaves
+its hidden folder behind: the next `rdmasim run` into the same folder removes those whose process
+is no longer running and says so (`rdmasim run: removed .../.NAME.partial-4242-x1y2 (11.0 GB): the
+unfinished results of process 4242, which is no longer running`), and `rdmasim validate` lists
+them. Folders of a running process are left alone, as are those an older rdmasim left without a
+pid in their name (`validate` names them; remove them by hand).
 
 Ctrl-C during `rdmasim run` stops the simulation and writes the results so far: flows that had
 not finished are `incomplete`, `metadata.json` has `"complete": false`, and the command says so
-and exits with status 130. A second Ctrl-C while writing leaves the folder as it was.
+and exits with status 130. SIGTERM (`kill`, `timeout`, a batch scheduler's time limit) and SIGHUP
+(the terminal closed) do the same, exiting with 143 and 129 (128 + the signal number) after
+`rdmasim run: interrupted by SIGTERM at simulated time ...`; a SIGHUP ignored by `nohup` stays
+ignored. A second signal while writing leaves the folder as it was. A Ctrl-C while the command is
+still starting (loading its modules) prints `rdmasim: interrupted` and exits with 130.
 
 This page is generated from `rdmasim/scenario/schema.py` by `python -m rdmasim.scenario.docs`.
 """

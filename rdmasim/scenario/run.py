@@ -16,6 +16,7 @@ from rdmasim.results import (
     RunResult,
     commit_out_dir,
     discard_staging,
+    remove_stale_staging,
     stage_out_dir,
     write_error,
 )
@@ -300,7 +301,8 @@ def run_scenario(
 
     The results folder is checked before the run (a file, a folder of other files or an
     unwritable place is an error then, not after the simulation) and written whole or not at all
-    (:mod:`rdmasim.results`). Ctrl-C (KeyboardInterrupt) during the simulation stops it: the
+    (:mod:`rdmasim.results`); hidden folders that killed runs left beside it are removed first
+    (``RunResult.removed_stale``). Ctrl-C (KeyboardInterrupt) during the simulation stops it: the
     flows so far are written, unfinished ones ``incomplete``, with ``"complete": false`` in
     metadata.json, and ``RunResult.interrupted`` is True.
 
@@ -308,9 +310,11 @@ def run_scenario(
     default) one when ``[simulation] progress`` is on and the stream is a terminal; ``label`` names
     the bar (default: the scenario's name)."""
     outdir = sc.values["outputs.dir"] if out_dir is None else out_dir
+    removed = remove_stale_staging(outdir) if outdir else []
     staging = stage_out_dir(outdir) if outdir else None
     try:
         result = _run(sc, staging, progress, stream, label)
+        result.removed_stale = removed
         if staging is not None:
             commit_out_dir(staging, outdir)
             staging_files = result.files
@@ -325,6 +329,48 @@ def run_scenario(
     return result
 
 
+def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str]) -> Any:
+    """Hand the scenario's flow table to ``sim`` (:meth:`Simulator.add_flows`, the one check of
+    every flow column: start times, sizes, priorities) and return the FlowSet. Both ``rdmasim
+    validate`` and ``rdmasim run`` go through here; a value the core refuses becomes a
+    :class:`ScenarioError` naming the flow's key (``flows[i]`` or the generator that made it)."""
+    v = sc.values
+    to_sim = sim_host_indices(names, sim.hosts)
+    flows = table.flows
+    cols = {
+        "src": to_sim[flows["src"]], "dst": to_sim[flows["dst"]], "size": flows["size"],
+        "start_ps": flows["start_ps"], "verb": flows["verb"], "priority": flows["priority"],
+        "hold_ps": flows["hold_ps"], "after": flows["after"],
+    }
+    # the table with hosts mapped to the simulator's indices
+    mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
+    try:
+        return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
+                             rnr_retry=v["qp.rnr_retry"], recovery=v["qp.recovery"],
+                             irn_window=v["qp.irn_window"] or None)
+    except ValueError as exc:
+        raise ScenarioError([Problem(sc.file, _flow_key(sc, table, str(exc)), str(exc))]) from None
+
+
+def _flow_key(sc: Scenario, table: Any, message: str) -> str:
+    """The key a flow row the core refused came from: ``flows[i]`` for a row of ``[[flows]]``,
+    ``traffic.<generator>`` for a generated one (``flows`` when the message names no row)."""
+    import re
+
+    m = re.search(r"\brow (\d+)\b", message)
+    if m is None:
+        return "flows"
+    row = int(m.group(1))
+    g = int(table.flows["group"][row]) if row < len(table.flows) else -1
+    group = table.groups[g] if 0 <= g < len(table.groups) else ""
+    if group == "flows":
+        return f"flows[{int(np.count_nonzero(table.flows['group'][:row] == g))}]"
+    gen = group.replace("-", "_")
+    if gen in sc.generators:
+        return f"traffic.{gen}"
+    return f"traffic ({group})" if group else "flows"
+
+
 def _run(sc: Scenario, staging: Path | None, progress: bool | None,
          stream: TextIO | None, label: str | None = None) -> RunResult:
     v = sc.values
@@ -336,16 +382,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     trace = sim.trace() if keep_trace else None
     to_sim = sim_host_indices(names, sim.hosts)
     flows = table.flows
-    cols = {
-        "src": to_sim[flows["src"]], "dst": to_sim[flows["dst"]], "size": flows["size"],
-        "start_ps": flows["start_ps"], "verb": flows["verb"], "priority": flows["priority"],
-        "hold_ps": flows["hold_ps"], "after": flows["after"],
-    }
-    # the table with hosts mapped to the simulator's indices
-    mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
-    fs = sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
-                       rnr_retry=v["qp.rnr_retry"], recovery=v["qp.recovery"],
-                       irn_window=v["qp.irn_window"] or None)
+    fs = add_scenario_flows(sc, sim, table, names)
     end_ps = v["simulation.duration"]
     interval = v["outputs.sample_interval"]
     qs = _queue_sampler(sim, {int(p) for p in np.unique(flows["priority"])}, interval) if interval else None

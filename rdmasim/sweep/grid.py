@@ -34,10 +34,25 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
-def run_key(scenario_text: str, overrides: Mapping[str, Any]) -> str:
-    """16 hex digits of SHA-256 over the canonical JSON of ``overrides`` and the scenario text:
-    equal for the same run whatever the order the overrides were given in."""
-    blob = canonical_json({"overrides": dict(overrides), "scenario": scenario_text})
+def _code_version() -> str:
+    from rdmasim import __version__
+
+    return __version__
+
+
+def scenario_digest(scenario_text: str, version: str | None = None) -> str:
+    """16 hex digits of SHA-256 over the scenario text and the rdmasim version (default: this
+    one): the version of a scenario a sweep store holds runs of."""
+    blob = canonical_json({"rdmasim": version or _code_version(), "scenario": scenario_text})
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def run_key(scenario_text: str, overrides: Mapping[str, Any], version: str | None = None) -> str:
+    """16 hex digits of SHA-256 over the canonical JSON of ``overrides``, the scenario text and the
+    rdmasim version (default: this one): equal for the same run whatever the order the overrides
+    were given in, different when the scenario or the code that runs it changes."""
+    blob = canonical_json({"overrides": dict(overrides), "rdmasim": version or _code_version(),
+                           "scenario": scenario_text})
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

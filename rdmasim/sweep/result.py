@@ -42,6 +42,7 @@ class SweepResult:
     """A sweep's results, read from its store (``sweep.sqlite`` in ``out_dir``).
 
     ``run_keys`` limits the tables to the runs of one sweep (None: every run in the store);
+    ``version`` to the runs of one scenario version (its digest; None: every version);
     ``ran``/``skipped``/``failed`` count what :func:`run_sweep` did this time."""
 
     out_dir: Path
@@ -51,6 +52,7 @@ class SweepResult:
     skipped: int = 0
     failed: int = 0
     executor: str = ""
+    version: str | None = None
 
     @property
     def store_path(self) -> Path:
@@ -59,7 +61,7 @@ class SweepResult:
 
     def _read(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         with SweepStore(self.store_path) as st:
-            return st.runs(self.run_keys), st.flows(self.run_keys)
+            return st.runs(self.run_keys, self.version), st.flows(self.run_keys, self.version)
 
     def _params(self, runs: list[dict[str, Any]]) -> list[str]:
         keys = dict.fromkeys(self.param_keys)
@@ -219,11 +221,19 @@ def _show(v: Any) -> str:
     return "-" if v is None else str(v)
 
 
-def load_sweep(out_dir: str | Path) -> SweepResult:
-    """The results of every run in the sweep folder ``out_dir`` (its ``sweep.sqlite``)."""
+def load_sweep(out_dir: str | Path, version: str | None = None) -> SweepResult:
+    """The results of every run in the sweep folder ``out_dir`` (its ``sweep.sqlite``) of the
+    scenario version ``version`` (a digest, :func:`rdmasim.sweep.grid.scenario_digest`; default:
+    the version the last sweep ran). Runs of other versions of the scenario are never mixed in."""
     d = Path(out_dir)
     if not (d / STORE_NAME).is_file():
         raise FileNotFoundError(f"{d}: no {STORE_NAME} (not a sweep folder)")
     with SweepStore(d / STORE_NAME) as st:
         keys = st.get_meta("param_keys", [])
-    return SweepResult(d, None, list(keys))
+        current = st.get_meta("scenario_digest")
+        have = st.versions()
+    if version is not None and version not in have:
+        known = ", ".join(sorted(str(k) for k in have if k)) or "none"
+        raise ValueError(f"{d / STORE_NAME}: no runs of scenario version {version!r} "
+                         f"(allowed: the versions it holds: {known})")
+    return SweepResult(d, None, list(keys), version=version or current)

@@ -9,10 +9,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
+from rdmasim import __version__
+from rdmasim.errors import UserInputError
 from rdmasim.scenario.check import check_resources, estimate
 from rdmasim.scenario.load import Problem, ScenarioError, loads
 from rdmasim.sweep.executor import open_executor, run_one
-from rdmasim.sweep.grid import ParamsLike, param_keys, plan
+from rdmasim.sweep.grid import ParamsLike, param_keys, plan, scenario_digest
 from rdmasim.sweep.result import SweepResult
 from rdmasim.sweep.store import STORE_NAME, SweepStore
 
@@ -27,6 +29,34 @@ def _read_scenario(scenario: str | Path) -> tuple[str, str]:
         except OSError as exc:
             raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
     return scenario, "<string>"
+
+
+def _check_version(store: SweepStore, digest: str, text: str, file: str) -> None:
+    """Refuse to add runs of scenario version ``digest`` to a store whose current version (the one
+    its last sweep ran) is another one and has runs."""
+    old = store.get_meta("scenario_digest")
+    held = store.versions()
+    if old == digest or not sum(n for k, n in held.items() if k != digest):
+        return
+    if old is None:  # runs of a store written before runs carried their version
+        old_desc = (f"the runs of an earlier rdmasim that did not record the scenario version "
+                    f"({sum(held.values())} runs)")
+        why = "their scenario version is unknown"
+    else:
+        old_version = store.get_meta("rdmasim_version")
+        old_desc = (f"the runs of scenario version {old} ({store.get_meta('scenario_file')}, "
+                    f"rdmasim {old_version}; {held.get(old, 0)} runs)")
+        changed = []
+        if store.get_meta("scenario_text") != text:
+            changed.append("the scenario text changed")
+        if old_version != __version__:
+            changed.append(f"rdmasim changed from {old_version} to {__version__}")
+        why = " and ".join(changed) or "the scenario changed"
+    raise UserInputError(
+        f"sweep store {str(store.path)!r} holds {old_desc}; this sweep is scenario version {digest} "
+        f"({file}, rdmasim {__version__}): {why}, and runs of two versions must not be summarised "
+        "together (allowed: a new --out folder (out_dir), or --new-version (new_version=True) to keep "
+        "the stored runs apart and start this version in the same store)")
 
 
 class _Progress:
@@ -57,6 +87,7 @@ def run_sweep(
     max_workers: int | None = None,
     resume: bool = True,
     keep_runs: bool = False,
+    new_version: bool = False,
     progress: bool | None = None,
     stream: TextIO | None = None,
 ) -> SweepResult:
@@ -73,7 +104,13 @@ def run_sweep(
     need rdmasim installed). ``resume``: skip the runs the store has as ``ok`` (failed ones are run
     again); with ``resume=False`` every run is run and replaces its stored result. ``keep_runs``:
     also write each run's result files to ``out_dir/runs/<run_key>/``. ``progress`` (default: when
-    ``stream``, stderr by default, is a terminal): a runs done/total and ETA line."""
+    ``stream``, stderr by default, is a terminal): a runs done/total and ETA line.
+
+    A store holds one version of the scenario (:func:`~rdmasim.sweep.grid.scenario_digest`: its
+    text and the rdmasim version): a scenario that changed since the store's last sweep is refused
+    (:class:`~rdmasim.errors.UserInputError` naming the store and both digests) unless
+    ``new_version`` is True, which starts the new version beside the old one (the old runs stay,
+    and :func:`load_sweep` reads the new version's)."""
     text, file = _read_scenario(scenario)
     specs = plan(text, params, seeds)
     problems: dict[str, Problem] = {}
@@ -85,7 +122,9 @@ def run_sweep(
                 problems.setdefault(str(p), p)
             continue
         # a run that cannot fit in this machine's memory is refused before any run starts
-        for p in check_resources(sc, estimate(sc))[0]:
+        # (a run writes files only with keep_runs; each is checked against the free space alone)
+        runs_dir = str(Path(out_dir) / "runs") if keep_runs else ""
+        for p in check_resources(sc, estimate(sc), out_dir=runs_dir)[0]:
             run = ", ".join(f"{k} = {v!r}" for k, v in s.overrides.items())
             p = Problem(f"{file} (override)", p.path, f"{p.message} (run {run})", p.value, p.allowed)
             problems.setdefault(str(p), p)
@@ -96,13 +135,21 @@ def run_sweep(
     keys = param_keys(specs)
     with ExitStack() as stack:
         store = stack.enter_context(SweepStore(out / STORE_NAME))
+        digest = scenario_digest(text)
+        if not new_version:
+            _check_version(store, digest, text, file)
+        if store.get_meta("scenario_digest") != digest:
+            store.set_meta("param_keys", [])
         stored_keys = store.get_meta("param_keys", [])
         store.set_meta("param_keys", list(dict.fromkeys([*stored_keys, *keys])))
         store.set_meta("scenario_file", file)
         store.set_meta("scenario_text", text)
+        store.set_meta("scenario_digest", digest)
+        store.set_meta("rdmasim_version", __version__)
         done_keys = store.ok_keys() if resume else set()
         todo = [s for s in specs if s.run_key not in done_keys]
-        result = SweepResult(out, [s.run_key for s in specs], keys, skipped=len(specs) - len(todo))
+        result = SweepResult(out, [s.run_key for s in specs], keys, skipped=len(specs) - len(todo),
+                             version=digest)
         prog = _Progress(progress, stream, len(specs), result.skipped)
         if not todo:
             return result
@@ -119,7 +166,7 @@ def run_sweep(
                     outcome = fut.result()
                 except Exception as exc:  # the worker died (e.g. a broken process pool)
                     outcome = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
-                store.record(s.run_key, s.overrides, outcome)
+                store.record(s.run_key, s.overrides, outcome, digest)
                 result.ran += 1
                 result.failed += outcome.get("status") != "ok"
                 prog.show(result.ran, result.failed)

@@ -3,11 +3,17 @@
 Tables:
 
 - ``runs(run_key PRIMARY KEY, params, status, seed, sim_time_ps, events, wall_s, error,
-  finished_at)``: one row per run; ``params`` is the JSON of its overrides, ``status`` is ``ok`` or
-  ``error`` (``error`` then holds the error text), ``finished_at`` an ISO 8601 UTC time.
+  finished_at, scenario_digest)``: one row per run; ``params`` is the JSON of its overrides,
+  ``status`` is ``ok`` or ``error`` (``error`` then holds the error text), ``finished_at`` an ISO
+  8601 UTC time, ``scenario_digest`` the version of the scenario it ran
+  (:func:`rdmasim.sweep.grid.scenario_digest`: the scenario text and the rdmasim version).
 - ``flows(run_key, <every column of rdmasim.results.FLOW_COLUMNS>)``: the per-flow rows of the
   runs that finished, primary key (run_key, flow_id).
-- ``meta(key PRIMARY KEY, value)``: the scenario (file name, text) and the parameter keys.
+- ``meta(key PRIMARY KEY, value)``: the scenario (file name, text), the parameter keys, the
+  current ``scenario_digest`` and the rdmasim version that wrote it.
+
+A store holds the runs of one scenario version at a time: :func:`rdmasim.sweep.run_sweep` refuses
+an edited scenario unless asked to start a new version (the old runs stay, apart, by digest).
 
 A run's ``runs`` row and its ``flows`` rows are written in one transaction, so a sweep killed at
 any moment leaves whole runs only. The database is in WAL mode: it can be read while a sweep
@@ -40,6 +46,7 @@ RUN_COLUMNS = [
     "wall_s",
     "error",
     "finished_at",
+    "scenario_digest",
 ]
 
 
@@ -98,6 +105,9 @@ class SweepStore:
         for c in FLOW_COLUMNS:
             if c not in have:
                 self.db.execute(f"ALTER TABLE flows ADD COLUMN {_q(c)} {FLOW_TYPES.get(c, 'TEXT')}")
+        # a store made before runs carried their scenario version
+        if "scenario_digest" not in {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}:
+            self.db.execute("ALTER TABLE runs ADD COLUMN scenario_digest TEXT")
         self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
 
     def close(self) -> None:
@@ -121,10 +131,11 @@ class SweepStore:
         return default if row is None else json.loads(row[0])
 
     # -- writing ----------------------------------------------------------------------------------
-    def record(self, run_key: str, params: Mapping[str, Any], outcome: Mapping[str, Any]) -> None:
+    def record(self, run_key: str, params: Mapping[str, Any], outcome: Mapping[str, Any],
+               digest: str | None = None) -> None:
         """Write one run's outcome (a worker's dict: ``status``, and ``seed``, ``sim_time_ps``,
-        ``events``, ``wall_s``, ``flows`` (rows) if ok or ``error`` if not) in one transaction,
-        replacing whatever the store had for ``run_key``."""
+        ``events``, ``wall_s``, ``flows`` (rows) if ok or ``error`` if not) of the scenario version
+        ``digest`` in one transaction, replacing whatever the store had for ``run_key``."""
         ok = outcome.get("status") == "ok"
         flows: list[Mapping[str, Any]] = list(outcome.get("flows", ())) if ok else []
         row = (
@@ -137,6 +148,7 @@ class SweepStore:
             outcome.get("wall_s"),
             None if ok else str(outcome.get("error", "unknown error")),
             datetime.now(timezone.utc).isoformat(),
+            digest,
         )
         cols = ", ".join(_q(c) for c in FLOW_COLUMNS)
         marks = ", ".join("?" for _ in range(len(FLOW_COLUMNS) + 1))
@@ -158,11 +170,17 @@ class SweepStore:
         """run_keys of the runs that finished without error."""
         return {r[0] for r in self.db.execute("SELECT run_key FROM runs WHERE status = 'ok'")}
 
-    def runs(self, keys: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    def versions(self) -> dict[str | None, int]:
+        """Runs stored per scenario digest (None: runs of a store written before digests)."""
+        return dict(self.db.execute("SELECT scenario_digest, count(*) FROM runs GROUP BY scenario_digest"))
+
+    def runs(self, keys: Iterable[str] | None = None, digest: str | None = None) -> list[dict[str, Any]]:
         """The runs rows as dicts (``params`` decoded), ordered by finish time; only ``keys`` if
-        given."""
+        given, only those of the scenario version ``digest`` if given."""
         want = None if keys is None else set(keys)
-        cur = self.db.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY finished_at, run_key")
+        where, args = ("WHERE scenario_digest = ?", (digest,)) if digest else ("", ())
+        cur = self.db.execute(
+            f"SELECT {', '.join(RUN_COLUMNS)} FROM runs {where} ORDER BY finished_at, run_key", args)
         out = []
         for r in cur:
             d = dict(zip(RUN_COLUMNS, r, strict=True))
@@ -171,10 +189,13 @@ class SweepStore:
                 out.append(d)
         return out
 
-    def flows(self, keys: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        """The flows rows as dicts (run_key then :data:`FLOW_COLUMNS`); only ``keys`` if given."""
+    def flows(self, keys: Iterable[str] | None = None, digest: str | None = None) -> list[dict[str, Any]]:
+        """The flows rows as dicts (run_key then :data:`FLOW_COLUMNS`); only ``keys`` if given,
+        only those of runs of the scenario version ``digest`` if given."""
         want = None if keys is None else set(keys)
         names = ["run_key", *FLOW_COLUMNS]
-        sql = f"SELECT {', '.join(_q(c) for c in names)} FROM flows ORDER BY run_key, flow_id"
-        rows = (dict(zip(names, r, strict=True)) for r in self.db.execute(sql))
+        where, args = (("WHERE run_key IN (SELECT run_key FROM runs WHERE scenario_digest = ?)", (digest,))
+                       if digest else ("", ()))
+        sql = f"SELECT {', '.join(_q(c) for c in names)} FROM flows {where} ORDER BY run_key, flow_id"
+        rows = (dict(zip(names, r, strict=True)) for r in self.db.execute(sql, args))
         return [d for d in rows if want is None or d["run_key"] in want]

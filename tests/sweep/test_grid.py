@@ -55,13 +55,14 @@ def test_a_key_given_twice_is_refused() -> None:
 
 
 def test_run_keys_are_stable_short_and_depend_on_overrides_and_text() -> None:
-    k = run_key("[x]\n", {"b": 2, "a": [1, "s"]})
-    assert k == run_key("[x]\n", {"a": [1, "s"], "b": 2})  # order of the overrides does not matter
+    k = run_key("[x]\n", {"b": 2, "a": [1, "s"]}, version="0.1.0")
+    assert k == run_key("[x]\n", {"a": [1, "s"], "b": 2}, version="0.1.0")  # order does not matter
     assert len(k) == 16 and int(k, 16) >= 0
-    # the same in every process and release (resume relies on it): sha256 of the canonical JSON
-    assert k == "f66f9d8c1718b212"
-    assert run_key("[y]\n", {"b": 2, "a": [1, "s"]}) != k
-    assert run_key("[x]\n", {"b": 3, "a": [1, "s"]}) != k
+    # the same in every process (resume relies on it): sha256 of the canonical JSON of the
+    # overrides, the scenario text and the rdmasim version
+    assert k == "49c2ce3ae1fb0056"
+    assert run_key("[y]\n", {"b": 2, "a": [1, "s"]}, version="0.1.0") != k
+    assert run_key("[x]\n", {"b": 3, "a": [1, "s"]}, version="0.1.0") != k
     specs = plan("t", {"link.loss": [0, 0.1]}, seeds=2)
     assert [s.index for s in specs] == [0, 1, 2, 3]
     assert len({s.run_key for s in specs}) == 4
