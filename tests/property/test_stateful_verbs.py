@@ -71,6 +71,7 @@ class ModelMR:
     host: str  # "a" (requester) or "b" (responder)
     mr: MR
     pd_ok: bool  # registered in the PD of the host's QP
+    arr: np.ndarray  # the region's bytes, kept: a closed MR refuses MR.array, the memory stays ours
     valid: bool = True
 
     @property
@@ -149,7 +150,7 @@ class RdmaMachine(RuleBasedStateMachine):
         pd = self.pd[host] if pd_ok else self.other_pd[host]
         mr = MR(pd, size, access)
         mr.array[:] = self.rng.integers(0, 256, size, dtype=np.uint8)
-        self.mrs.append(ModelMR(host, mr, pd_ok))
+        self.mrs.append(ModelMR(host, mr, pd_ok, mr.array))
         self.mem.append(mr.array.copy())
         return len(self.mrs) - 1
 
@@ -360,7 +361,7 @@ class RdmaMachine(RuleBasedStateMachine):
         if err is not None and err != S_FLUSH and k < n:
             cands.append(failed_state.mem)
         for idx, mm in enumerate(self.mrs):
-            actual = mm.mr.array
+            actual = mm.arr
             ok = np.zeros(actual.size, dtype=bool)
             for c in cands:
                 ok |= actual == c[idx]
