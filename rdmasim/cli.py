@@ -474,6 +474,9 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("script", help="the pyverbs program (.py); `import pyverbs` loads rdmasim.pyverbs")
     pv.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     pv.set_defaults(func=_pyverbs_run)
+    from rdmasim.hpcc.cli import add_commands
+
+    add_commands(cmd)  # import hpcc, export-fct
     return p
 
 
