@@ -3,6 +3,7 @@
 Errors are raised as ValueError / OSError, which rdmasim.cli's error boundary prints as one line
 and exit status 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,11 +21,15 @@ def _import(args: argparse.Namespace) -> int:
     out = Path(args.output)
     tr = translate(inp, args.results_dir or f"results-{out.stem}")
     if args.strict and tr.unsupported:
-        raise ValueError(f"{args.source}: {len(tr.unsupported)} key(s) not supported (--strict): "
-                         + "; ".join(tr.unsupported))
+        raise ValueError(
+            f"{args.source}: {len(tr.unsupported)} key(s) not supported (--strict): "
+            + "; ".join(tr.unsupported)
+        )
     out.write_text(tr.toml, encoding="utf-8")
-    print(f"{out}: {tr.hosts} hosts, {tr.switches} switches, {tr.links} links, {tr.flows} flows "
-          f"from {args.source}")
+    print(
+        f"{out}: {tr.hosts} hosts, {tr.switches} switches, {tr.links} links, {tr.flows} flows "
+        f"from {args.source}"
+    )
     if args.verbose:
         for n in tr.notes:
             print(f"note: {n}")
@@ -36,8 +41,10 @@ def _import(args: argparse.Namespace) -> int:
         print(f"not supported: {n}")
     for n in tr.unused:
         print(f"not used: {n}")
-    print(f"{len(tr.unsupported)} key(s) not supported, {len(tr.unused)} not used by this CC_MODE "
-          f"(listed in {out}); next: rdmasim validate {out}")
+    print(
+        f"{len(tr.unsupported)} key(s) not supported, {len(tr.unused)} not used by this CC_MODE "
+        f"(listed in {out}); next: rdmasim validate {out}"
+    )
     return 0
 
 
@@ -59,20 +66,32 @@ def _export_fct(args: argparse.Namespace) -> int:
 def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
     """Add ``import`` (with ``hpcc``) and ``export-fct`` through rdmasim.cli's ``cmd(name, help)``."""
     imp = cmd("import", "translate another simulator's inputs into a scenario file")
-    imp.add_argument("format", choices=["hpcc"],
-                     help="hpcc: the HPCC authors' ns-3 simulator (simulation/mix: config.txt, topology.txt, "
-                     "flow.txt, trace.txt)")
-    imp.add_argument("source", help="a folder holding config.txt (or topology.txt and flow.txt), or the "
-                     "config file, which names the others")
+    imp.add_argument(
+        "format",
+        choices=["hpcc"],
+        help="hpcc: the HPCC authors' ns-3 simulator (simulation/mix: config.txt, topology.txt, "
+        "flow.txt, trace.txt)",
+    )
+    imp.add_argument(
+        "source",
+        help="a folder holding config.txt (or topology.txt and flow.txt), or the "
+        "config file, which names the others",
+    )
     imp.add_argument("-o", "--output", required=True, help="the scenario file to write (.toml)")
-    imp.add_argument("--results-dir", default=None,
-                     help="[outputs] dir of the scenario (default: results-<output stem>)")
-    imp.add_argument("--strict", action="store_true",
-                     help="exit 2 (writing nothing) when any key is not supported")
+    imp.add_argument(
+        "--results-dir", default=None, help="[outputs] dir of the scenario (default: results-<output stem>)"
+    )
+    imp.add_argument(
+        "--strict", action="store_true", help="exit 2 (writing nothing) when any key is not supported"
+    )
     imp.set_defaults(func=_import)
     ex = cmd("export-fct", "write a results folder's flows as an HPCC fct.txt")
     ex.add_argument("results", help="a results folder of `rdmasim run`")
-    ex.add_argument("--format", choices=["hpcc"], default="hpcc",
-                    help="hpcc: sip dip sport dport size start_time fct standalone_fct (ns)")
+    ex.add_argument(
+        "--format",
+        choices=["hpcc"],
+        default="hpcc",
+        help="hpcc: sip dip sport dport size start_time fct standalone_fct (ns)",
+    )
     ex.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
     ex.set_defaults(func=_export_fct)

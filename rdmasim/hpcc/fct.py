@@ -9,6 +9,7 @@ the size at the slower NIC's line rate plus a round trip of propagation), where 
 headers of every packet and one packet's serialisation per hop. A flow that did not finish has no
 line (ns-3 writes a line when a QP completes).
 """
+
 from __future__ import annotations
 
 import re
@@ -61,7 +62,9 @@ def parse_fct(text: str) -> list[FctLine]:
         if not parts:
             continue
         if len(parts) != len(COLUMNS):
-            raise ValueError(f"fct.txt:{n}: {len(parts)} columns (allowed: {len(COLUMNS)}: {' '.join(COLUMNS)})")
+            raise ValueError(
+                f"fct.txt:{n}: {len(parts)} columns (allowed: {len(COLUMNS)}: {' '.join(COLUMNS)})"
+            )
         out.append(FctLine(int(parts[0], 16), int(parts[1], 16), *(int(p) for p in parts[2:])))
     return out
 
@@ -72,8 +75,11 @@ def _dports(folder: Path, n: int) -> tuple[list[int], bool]:
     sc = folder / "scenario.toml"
     found = []
     if sc.is_file():
-        found = [int(m.group(1)) for line in sc.read_text(encoding="utf-8", errors="replace").splitlines()
-                 if (m := _DPORT.match(line))]
+        found = [
+            int(m.group(1))
+            for line in sc.read_text(encoding="utf-8", errors="replace").splitlines()
+            if (m := _DPORT.match(line))
+        ]
     if len(found) == n:
         return found, True
     return [DEFAULT_DPORT] * n, False
@@ -97,7 +103,9 @@ def export_fct(folder: str | Path) -> tuple[str, list[str]]:
     dports, from_file = _dports(folder, len(df))
     notes = [f"node ids: {how}"]
     if not from_file:
-        notes.append(f"dport {DEFAULT_DPORT} for every flow (the scenario was not written by `rdmasim import hpcc`)")
+        notes.append(
+            f"dport {DEFAULT_DPORT} for every flow (the scenario was not written by `rdmasim import hpcc`)"
+        )
     sports: dict[tuple[int, int], int] = {}
     lines, skipped = [], 0
     for row, dport in zip(df.itertuples(index=False), dports, strict=True):
@@ -107,8 +115,10 @@ def export_fct(folder: str | Path) -> tuple[str, list[str]]:
         if row.status != "ok" or pd.isna(row.fct_ps):
             skipped += 1
             continue
-        lines.append(f"{node_ip(s):08x} {node_ip(d):08x} {sport} {dport} {int(row.size_bytes)} "
-                     f"{_ns(row.start_ps)} {_ns(row.fct_ps)} {_ns(row.ideal_fct_ps)}")
+        lines.append(
+            f"{node_ip(s):08x} {node_ip(d):08x} {sport} {dport} {int(row.size_bytes)} "
+            f"{_ns(row.start_ps)} {_ns(row.fct_ps)} {_ns(row.ideal_fct_ps)}"
+        )
     if skipped:
         notes.append(f"{skipped} flow(s) that did not finish have no line (as in ns-3)")
     return "".join(x + "\n" for x in lines), notes

@@ -13,6 +13,7 @@ The counts say how many records follow; text after them is not read (ns-3 does t
 repository's files end with a few lines of explanation). Every problem raises
 :class:`HpccInputError` naming the file, the line, the value and what is allowed.
 """
+
 from __future__ import annotations
 
 import re
@@ -122,8 +123,9 @@ class _Tokens:
         try:
             v = int(tok)
         except ValueError:
-            raise HpccInputError(f"{self.path.name}:{line}: {what} = {tok!r}: not an integer "
-                                 f"(allowed: {lo}..{hi})") from None
+            raise HpccInputError(
+                f"{self.path.name}:{line}: {what} = {tok!r}: not an integer (allowed: {lo}..{hi})"
+            ) from None
         if not lo <= v <= hi:
             raise HpccInputError(f"{self.path.name}:{line}: {what} = {v}: out of range (allowed: {lo}..{hi})")
         return line, v
@@ -133,7 +135,7 @@ class _Tokens:
         if self.pos >= len(self.items):
             return 0
         first = self.items[self.pos][0]
-        return sum(1 for ln in self.lines[first - 1:] if ln.strip())
+        return sum(1 for ln in self.lines[first - 1 :] if ln.strip())
 
 
 def _ns3_time_ps(text: str) -> int:
@@ -160,8 +162,10 @@ def read_config(path: Path) -> Config:
                 continue
             key, values = toks[0], toks[1:]
             if not re.fullmatch(r"[A-Z][A-Z0-9_]*", key):
-                raise HpccInputError(f"{path.name}:{n}: {key!r}: not a configuration key "
-                                     "(allowed: KEY value..., KEY in capitals as in config_doc.txt)")
+                raise HpccInputError(
+                    f"{path.name}:{n}: {key!r}: not a configuration key "
+                    "(allowed: KEY value..., KEY in capitals as in config_doc.txt)"
+                )
             if key in cfg.entries:
                 cfg.repeated.append(key)
             cfg.entries[key] = (n, values)
@@ -185,30 +189,41 @@ def read_topology(path: Path) -> Topology:
         line, a = t.int(f"link {i} src", 0, nodes - 1)
         _, b = t.int(f"link {i} dst", 0, nodes - 1)
         if a == b:
-            raise HpccInputError(f"{path.name}:{line}: link {i} from node {a} to itself "
-                                 "(allowed: two different node ids)")
+            raise HpccInputError(
+                f"{path.name}:{line}: link {i} from node {a} to itself (allowed: two different node ids)"
+            )
         _, rate_s = t.take(f"link {i} rate")
         try:
             rate = _ns3_rate_bps(rate_s)
         except (ValueError, TypeError, InvalidOperation):
-            raise HpccInputError(f"{path.name}:{line}: link {i} rate = {rate_s!r}: not a rate "
-                                 "(allowed: like 100Gbps, 25Gb/s)") from None
+            raise HpccInputError(
+                f"{path.name}:{line}: link {i} rate = {rate_s!r}: not a rate (allowed: like 100Gbps, 25Gb/s)"
+            ) from None
         _, delay_s = t.take(f"link {i} delay")
         try:
             delay = _ns3_time_ps(delay_s)
         except (ValueError, TypeError, InvalidOperation):
-            raise HpccInputError(f"{path.name}:{line}: link {i} delay = {delay_s!r}: not a time "
-                                 "(allowed: like 1000ns, 0.001ms, 1us)") from None
+            raise HpccInputError(
+                f"{path.name}:{line}: link {i} delay = {delay_s!r}: not a time "
+                "(allowed: like 1000ns, 0.001ms, 1us)"
+            ) from None
         _, err_s = t.take(f"link {i} error rate")
         try:
             err = float(err_s)
         except ValueError:
             err = float("nan")
         if not 0.0 <= err <= 1.0 or rate <= 0 or delay < 0:
-            bad = (f"error rate = {err_s!r}" if not 0.0 <= err <= 1.0 else
-                   f"rate = {rate_s!r}" if rate <= 0 else f"delay = {delay_s!r}")
-            raise HpccInputError(f"{path.name}:{line}: link {i} {bad}: out of range "
-                                 "(allowed: error rate 0..1, rate > 0, delay >= 0)")
+            bad = (
+                f"error rate = {err_s!r}"
+                if not 0.0 <= err <= 1.0
+                else f"rate = {rate_s!r}"
+                if rate <= 0
+                else f"delay = {delay_s!r}"
+            )
+            raise HpccInputError(
+                f"{path.name}:{line}: link {i} {bad}: out of range "
+                "(allowed: error rate 0..1, rate > 0, delay >= 0)"
+            )
         links.append(Link(a, b, rate, delay, err, line))
     return Topology(path, nodes, frozenset(switches), links, t.rest_lines())
 
@@ -230,15 +245,20 @@ def read_flows(path: Path, topo: Topology) -> list[Flow]:
         except InvalidOperation:
             start = -1
         if start < 0:
-            raise HpccInputError(f"{path.name}:{line}: flow {i} start_time = {start_s!r}: "
-                                 "not a time in seconds (allowed: a number >= 0, e.g. 2.0)")
+            raise HpccInputError(
+                f"{path.name}:{line}: flow {i} start_time = {start_s!r}: "
+                "not a time in seconds (allowed: a number >= 0, e.g. 2.0)"
+            )
         for role, node in (("src", src), ("dst", dst)):
             if node in topo.switches:
-                raise HpccInputError(f"{path.name}:{line}: flow {i} {role} = {node}: a switch "
-                                     f"(allowed: a host id, not one of the switches of {topo.path.name})")
+                raise HpccInputError(
+                    f"{path.name}:{line}: flow {i} {role} = {node}: a switch "
+                    f"(allowed: a host id, not one of the switches of {topo.path.name})"
+                )
         if src == dst:
-            raise HpccInputError(f"{path.name}:{line}: flow {i} from host {src} to itself "
-                                 "(allowed: two different hosts)")
+            raise HpccInputError(
+                f"{path.name}:{line}: flow {i} from host {src} to itself (allowed: two different hosts)"
+            )
         flows.append(Flow(src, dst, pg, dport, size, start, line))
     return flows
 
@@ -259,8 +279,11 @@ def _resolve(cfg_path: Path, value: str) -> Path:
     for cand in (p, base / p, base.parent / p, base / p.name):
         if cand.is_file():
             return cand
-    raise FileNotFoundError(2, f"{cfg_path.name}: names {value!r}, not found beside it or in its parent folder",
-                            str(base / p.name))
+    raise FileNotFoundError(
+        2,
+        f"{cfg_path.name}: names {value!r}, not found beside it or in its parent folder",
+        str(base / p.name),
+    )
 
 
 def read_inputs(where: str | Path) -> Inputs:

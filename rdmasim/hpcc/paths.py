@@ -2,6 +2,7 @@
 for its window and its HPCC ``T``: a breadth-first search from each host through switches (fewest
 hops), RTT = 2 x the path's propagation delay + one packet's serialisation at every hop, the
 bandwidth the path's slowest link, BDP = RTT x bandwidth."""
+
 from __future__ import annotations
 
 from collections import deque

@@ -9,6 +9,7 @@ unknown mode), ``L2_ACK_INTERVAL 0`` (the ns-3 sender then ignores every ACK), a
 rdmasim's largest MTU, a link rate with no ``KMAX_MAP``/``KMIN_MAP``/``PMAX_MAP`` entry (ns-3 aborts),
 or a parameter the chosen algorithm needs that is missing.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,10 +27,28 @@ CC_MODES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
 CC_NAMES = {1: "DCQCN", 3: "HPCC", 7: "TIMELY", 8: "DCTCP", 10: "HPCC-PINT"}
 #: the keys each algorithm reads in ns-3 (a key of another algorithm is "not used by this CC_MODE")
 CC_KEYS = {
-    1: {"ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL", "CLAMP_TARGET_RATE", "RP_TIMER", "EWMA_GAIN",
-        "FAST_RECOVERY_TIMES", "RATE_AI", "RATE_HAI", "MIN_RATE"},
-    3: {"U_TARGET", "MI_THRESH", "FAST_REACT", "RATE_AI", "MIN_RATE", "INT_MULTI", "MULTI_RATE",
-        "SAMPLE_FEEDBACK", "RATE_BOUND"},
+    1: {
+        "ALPHA_RESUME_INTERVAL",
+        "RATE_DECREASE_INTERVAL",
+        "CLAMP_TARGET_RATE",
+        "RP_TIMER",
+        "EWMA_GAIN",
+        "FAST_RECOVERY_TIMES",
+        "RATE_AI",
+        "RATE_HAI",
+        "MIN_RATE",
+    },
+    3: {
+        "U_TARGET",
+        "MI_THRESH",
+        "FAST_REACT",
+        "RATE_AI",
+        "MIN_RATE",
+        "INT_MULTI",
+        "MULTI_RATE",
+        "SAMPLE_FEEDBACK",
+        "RATE_BOUND",
+    },
     7: {"RATE_AI", "RATE_HAI", "MIN_RATE"},
     8: {"EWMA_GAIN", "DCTCP_RATE_AI", "MIN_RATE", "RATE_BOUND"},
 }
@@ -108,8 +127,9 @@ class _Keys:
         try:
             return conv(vals[0])
         except (ValueError, TypeError, ArithmeticError):
-            raise HpccInputError(f"{self.cfg.where(key)}: {key} = {vals[0]!r}: not valid "
-                                 f"(allowed: {allowed})") from None
+            raise HpccInputError(
+                f"{self.cfg.where(key)}: {key} = {vals[0]!r}: not valid (allowed: {allowed})"
+            ) from None
 
     def int(self, key: str, default: int | None, lo: int = 0, hi: int = (1 << 63) - 1) -> int:
         v = self._one(key, default, int, f"an integer in {lo}..{hi}")
@@ -132,13 +152,19 @@ class _Keys:
             if not d.is_finite() or d < 0:
                 raise ValueError(s)
             return d
+
         return Decimal(self._one(key, Decimal(default), conv, allowed))
 
     def rate(self, key: str, default: str | None, need: str = "") -> int:
         if default is None and not self.has(key):
-            raise HpccRefused(f"{self.cfg.where(key)}: {key} missing ({need} needs it; allowed: a rate like 50Mb/s)")
-        return int(self._one(key, None if default is None else _ns3_rate_bps(default), _ns3_rate_bps,
-                             "a rate like 50Mb/s"))
+            raise HpccRefused(
+                f"{self.cfg.where(key)}: {key} missing ({need} needs it; allowed: a rate like 50Mb/s)"
+            )
+        return int(
+            self._one(
+                key, None if default is None else _ns3_rate_bps(default), _ns3_rate_bps, "a rate like 50Mb/s"
+            )
+        )
 
     def show(self, key: str) -> str:
         return f"{key} {' '.join(self.cfg.entries[key][1])}" if key in self.cfg.entries else key
@@ -155,8 +181,10 @@ def _rate_map(keys: _Keys, key: str, conv: Callable[[str], Any]) -> dict[int, An
             raise ValueError
         return {int(vals[1 + 2 * i]): conv(vals[2 + 2 * i]) for i in range(n)}
     except ValueError:
-        raise HpccInputError(f"{where}: {key} {' '.join(vals)}: malformed (allowed: N rate1 value1 ... "
-                             "rateN valueN, rates in b/s)") from None
+        raise HpccInputError(
+            f"{where}: {key} {' '.join(vals)}: malformed (allowed: N rate1 value1 ... "
+            "rateN valueN, rates in b/s)"
+        ) from None
 
 
 def translate(inp: Inputs, out_dir: str = "") -> Translation:
@@ -171,35 +199,47 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     cc_mode = k.int("CC_MODE", 1, 0, 1 << 31)
     if cc_mode not in CC_MODES:
         name = CC_NAMES.get(cc_mode, "unknown")
-        raise HpccRefused(f"{cfg.where('CC_MODE')}: CC_MODE = {cc_mode} ({name}): rdmasim has no such "
-                          "congestion control (allowed: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP)")
+        raise HpccRefused(
+            f"{cfg.where('CC_MODE')}: CC_MODE = {cc_mode} ({name}): rdmasim has no such "
+            "congestion control (allowed: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP)"
+        )
     algo = CC_MODES[cc_mode]
 
     # -- packets: MTU, ACKs, recovery
     payload = k.int("PACKET_PAYLOAD_SIZE", 1000, 1, 1 << 20)
     mtu = next((m for m in MTUS if m >= payload), 0)
     if not mtu:
-        raise HpccRefused(f"{cfg.where('PACKET_PAYLOAD_SIZE')}: PACKET_PAYLOAD_SIZE = {payload}: larger than "
-                          f"rdmasim's largest path MTU (allowed: 1..{MTUS[-1]})")
+        raise HpccRefused(
+            f"{cfg.where('PACKET_PAYLOAD_SIZE')}: PACKET_PAYLOAD_SIZE = {payload}: larger than "
+            f"rdmasim's largest path MTU (allowed: 1..{MTUS[-1]})"
+        )
     if mtu != payload:
-        say(f"PACKET_PAYLOAD_SIZE {payload}: rdmasim path MTUs are powers of two; qp.mtu = {mtu}, the "
+        say(
+            f"PACKET_PAYLOAD_SIZE {payload}: rdmasim path MTUs are powers of two; qp.mtu = {mtu}, the "
             f"smallest that holds {payload} B (packets carry up to {mtu} B of payload, "
-            f"{(mtu - payload) * 100 // payload}% more per packet than in ns-3)")
+            f"{(mtu - payload) * 100 // payload}% more per packet than in ns-3)"
+        )
     ack_bytes = k.int("L2_ACK_INTERVAL", 0, 0, (1 << 32) - 1)
     if ack_bytes == 0:
-        raise HpccRefused(f"{cfg.where('L2_ACK_INTERVAL')}: L2_ACK_INTERVAL = 0 (third.cc's default): the ns-3 "
-                          "sender then takes no ACK and no flow completes (allowed: >= 1 byte)")
+        raise HpccRefused(
+            f"{cfg.where('L2_ACK_INTERVAL')}: L2_ACK_INTERVAL = 0 (third.cc's default): the ns-3 "
+            "sender then takes no ACK and no flow completes (allowed: >= 1 byte)"
+        )
     chunk = k.int("L2_CHUNK_SIZE", 0, 0, (1 << 32) - 1)
     ack_pkts = -(-ack_bytes // payload)
     if chunk:
         ack_pkts = min(ack_pkts, max(1, chunk // payload))
-    say(f"L2_ACK_INTERVAL {ack_bytes} (bytes; with L2_CHUNK_SIZE {chunk} the receiver also ACKs each chunk): "
+    say(
+        f"L2_ACK_INTERVAL {ack_bytes} (bytes; with L2_CHUNK_SIZE {chunk} the receiver also ACKs each chunk): "
         f"an ACK every {ack_pkts} packet(s) -> nic.overrides.ack_req_interval = {ack_pkts}"
-        + (f", congestion_control.{algo}.ack_every = {ack_pkts}" if algo in ("hpcc", "dctcp") else ""))
+        + (f", congestion_control.{algo}.ack_every = {ack_pkts}" if algo in ("hpcc", "dctcp") else "")
+    )
     back_to_zero = k.int("L2_BACK_TO_ZERO", 0, 0, 1)
     if back_to_zero:
-        unsupported(f"L2_BACK_TO_ZERO 1: ns-3 resends from the start of the L2_CHUNK_SIZE chunk after a NACK; "
-                    "rdmasim's Go-Back-N resends from the NAKed PSN (qp.recovery = 'gbn'; differs only on loss)")
+        unsupported(
+            "L2_BACK_TO_ZERO 1: ns-3 resends from the start of the L2_CHUNK_SIZE chunk after a NACK; "
+            "rdmasim's Go-Back-N resends from the NAKed PSN (qp.recovery = 'gbn'; differs only on loss)"
+        )
     else:
         say("L2_BACK_TO_ZERO 0: Go-Back-N from the NACKed sequence number -> qp.recovery = 'gbn'")
     ack_high = k.int("ACK_HIGH_PRIO", 0, 0, 1)
@@ -209,55 +249,81 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     # -- topology
     hosts = topo.hosts
     name = {i: (f"s{i}" if i in topo.switches else f"h{i}") for i in range(topo.nodes)}
-    tr.hosts, tr.switches, tr.links, tr.flows = len(hosts), len(topo.switches), len(topo.links), len(inp.flows)
+    tr.hosts, tr.switches, tr.links, tr.flows = (
+        len(hosts),
+        len(topo.switches),
+        len(topo.links),
+        len(inp.flows),
+    )
     if topo.trailing_lines:
-        say(f"{topo.path.name}: {topo.trailing_lines} line(s) after the {len(topo.links)} declared links are "
-            "not read (as by ns-3)")
+        say(
+            f"{topo.path.name}: {topo.trailing_lines} line(s) after the {len(topo.links)} declared links are "
+            "not read (as by ns-3)"
+        )
     sw_rates = sorted({ln.rate_bps for ln in topo.links for e in (ln.a, ln.b) if e in topo.switches})
     figures = path_figures(topo, payload)
-    say(f"base RTT as ns-3 computes it (2 x propagation + one {payload} B packet per hop, fewest hops): "
+    say(
+        f"base RTT as ns-3 computes it (2 x propagation + one {payload} B packet per hop, fewest hops): "
         f"largest {_time_s(figures.max_rtt_ps)}, largest BDP {figures.max_bdp_bytes} B over {figures.pairs} "
-        "host pairs")
+        "host pairs"
+    )
 
     # -- switches: buffer, PFC, ECN
     buffer_mb = k.int("BUFFER_SIZE", 16, 1, 1 << 20)
     enable_qcn = bool(k.int("ENABLE_QCN", 1, 0, 1))
     dyn = k.int("USE_DYNAMIC_PFC_THRESHOLD", 1, 0, 1)
     if not dyn:
-        unsupported("USE_DYNAMIC_PFC_THRESHOLD 0: ns-3's switch MMU uses its dynamic threshold either way; "
-                    "so does the scenario (switch.threshold = 'dynamic')")
+        unsupported(
+            "USE_DYNAMIC_PFC_THRESHOLD 0: ns-3's switch MMU uses its dynamic threshold either way; "
+            "so does the scenario (switch.threshold = 'dynamic')"
+        )
     kmax = _rate_map(k, "KMAX_MAP", int)
     kmin = _rate_map(k, "KMIN_MAP", int)
     pmax = _rate_map(k, "PMAX_MAP", float)
     for key, m in (("KMAX_MAP", kmax), ("KMIN_MAP", kmin), ("PMAX_MAP", pmax)):
         missing = [r for r in sw_rates if r not in m]
         if missing:
-            raise HpccRefused(f"{cfg.where(key)}: {key} has no entry for switch port rate(s) "
-                              f"{', '.join(str(r) for r in missing)} b/s (ns-3 aborts: 'must set "
-                              f"{key[:4].lower()} for each link speed'; allowed: an entry per rate)")
+            raise HpccRefused(
+                f"{cfg.where(key)}: {key} has no entry for switch port rate(s) "
+                f"{', '.join(str(r) for r in missing)} b/s (ns-3 aborts: 'must set "
+                f"{key[:4].lower()} for each link speed'; allowed: an entry per rate)"
+            )
     switch: dict[str, Any] = {"buffer": buffer_mb * 1024 * 1024, "threshold": "dynamic", "alpha_shift": 3}
     ecn: dict[str, Any] = {"enabled": enable_qcn}
     if sw_rates:
         r0 = sw_rates[0]
         ecn.update(kmin=kmin[r0] * 1000, kmax=kmax[r0] * 1000, pmax=pmax[r0])
-        say(f"KMIN_MAP/KMAX_MAP/PMAX_MAP (KB, by port rate): rdmasim has one RED profile per priority for "
+        say(
+            f"KMIN_MAP/KMAX_MAP/PMAX_MAP (KB, by port rate): rdmasim has one RED profile per priority for "
             f"every switch port; the {_rate_s(r0)} entry is used: kmin {kmin[r0]} KB, kmax {kmax[r0]} KB, "
-            f"pmax {pmax[r0]}")
+            f"pmax {pmax[r0]}"
+        )
         if len(sw_rates) > 1:
-            unsupported(f"KMIN_MAP/KMAX_MAP/PMAX_MAP per port rate: switch ports run at "
-                        f"{', '.join(_rate_s(r) for r in sw_rates)}; every port takes the {_rate_s(r0)} entry")
-        hdrm = max(ln.rate_bps * ln.delay_ps * 3 // (8 * 10**12) for ln in topo.links
-                   if ln.a in topo.switches or ln.b in topo.switches)
+            unsupported(
+                f"KMIN_MAP/KMAX_MAP/PMAX_MAP per port rate: switch ports run at "
+                f"{', '.join(_rate_s(r) for r in sw_rates)}; every port takes the {_rate_s(r0)} entry"
+            )
+        hdrm = max(
+            ln.rate_bps * ln.delay_ps * 3 // (8 * 10**12)
+            for ln in topo.links
+            if ln.a in topo.switches or ln.b in topo.switches
+        )
         switch["headroom"] = max(hdrm, 2 * mtu)
-        say(f"PFC headroom: ns-3 sets rate x delay x 3 per switch port; rdmasim has one size for every port: "
-            f"the largest, {switch['headroom']} B (switch.headroom)")
-        host_rates = sorted({ln.rate_bps for ln in topo.links for e in (ln.a, ln.b) if e not in topo.switches})
+        say(
+            f"PFC headroom: ns-3 sets rate x delay x 3 per switch port; rdmasim has one size for every port: "
+            f"the largest, {switch['headroom']} B (switch.headroom)"
+        )
+        host_rates = sorted(
+            {ln.rate_bps for ln in topo.links for e in (ln.a, ln.b) if e not in topo.switches}
+        )
         nic_rate = host_rates[0] if host_rates else r0
         faster = [r for r in sw_rates if r > nic_rate]
         if faster and dyn:
-            unsupported(f"USE_DYNAMIC_PFC_THRESHOLD per port: ns-3 lowers the alpha shift by one per doubling of "
-                        f"a port's rate over the NIC's ({_rate_s(nic_rate)}): ports at "
-                        f"{', '.join(_rate_s(r) for r in faster)}; rdmasim uses alpha_shift 3 on every port")
+            unsupported(
+                f"USE_DYNAMIC_PFC_THRESHOLD per port: ns-3 lowers the alpha shift by one per doubling of "
+                f"a port's rate over the NIC's ({_rate_s(nic_rate)}): ports at "
+                f"{', '.join(_rate_s(r) for r in faster)}; rdmasim uses alpha_shift 3 on every port"
+            )
     say(f"BUFFER_SIZE {buffer_mb} (MB of 2^20 B) -> switch.buffer = {switch['buffer']} B")
 
     # -- congestion control
@@ -268,68 +334,116 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     var_win = k.int("VAR_WIN", 0, 0, 1)
     fast_react = k.int("FAST_REACT", 1, 0, 1)
     if not global_t and algo in ("hpcc", "dctcp") or (not global_t and has_win):
-        unsupported(f"GLOBAL_T 0: ns-3 gives each host pair its own base RTT as T (and BDP as window); rdmasim "
-                    f"uses one for every flow: the largest, {_time_s(figures.max_rtt_ps)}")
+        unsupported(
+            f"GLOBAL_T 0: ns-3 gives each host pair its own base RTT as T (and BDP as window); rdmasim "
+            f"uses one for every flow: the largest, {_time_s(figures.max_rtt_ps)}"
+        )
     min_rate = k.rate("MIN_RATE", "100Mb/s")
     cc_keys = CC_KEYS[cc_mode]
     if algo == "hpcc":
         cc["notification_point"] = False
-        params = {"eta": k.float("U_TARGET", 0.95, 1e-9, 1.0), "max_stage": k.int("MI_THRESH", 5, 0, (1 << 32) - 1),
-                  "fast_react": bool(fast_react), "base_rtt": _time_s(figures.max_rtt_ps) if figures.max_rtt_ps
-                  else "4us", "ai_rate": _rate_s(k.rate("RATE_AI", None, "CC_MODE 3 (HPCC)")),
-                  "min_rate": _rate_s(min_rate), "ack_every": ack_pkts}
-        say(f"HPCC T = the largest base RTT ({params['base_rtt']}, GLOBAL_T 1); window = rate x T "
-            "(HAS_WIN 1, VAR_WIN 1: the window follows the rate)")
+        params = {
+            "eta": k.float("U_TARGET", 0.95, 1e-9, 1.0),
+            "max_stage": k.int("MI_THRESH", 5, 0, (1 << 32) - 1),
+            "fast_react": bool(fast_react),
+            "base_rtt": _time_s(figures.max_rtt_ps) if figures.max_rtt_ps else "4us",
+            "ai_rate": _rate_s(k.rate("RATE_AI", None, "CC_MODE 3 (HPCC)")),
+            "min_rate": _rate_s(min_rate),
+            "ack_every": ack_pkts,
+        }
+        say(
+            f"HPCC T = the largest base RTT ({params['base_rtt']}, GLOBAL_T 1); window = rate x T "
+            "(HAS_WIN 1, VAR_WIN 1: the window follows the rate)"
+        )
         if not has_win:
             unsupported("HAS_WIN 0: rdmasim's HPCC always keeps its window W (paced at W / T)")
         if not var_win:
-            unsupported("VAR_WIN 0: ns-3 keeps the window at the BDP while the rate changes; rdmasim's HPCC "
-                        "window follows its rate")
+            unsupported(
+                "VAR_WIN 0: ns-3 keeps the window at the BDP while the rate changes; rdmasim's HPCC "
+                "window follows its rate"
+            )
         if k.int("MULTI_RATE", 1, 0, 1):
-            unsupported("MULTI_RATE 1 (third.cc's default when absent): rdmasim's HPCC keeps one rate, as MULTI_RATE 0")
+            unsupported(
+                "MULTI_RATE 1 (third.cc's default when absent): rdmasim's HPCC keeps one rate, "
+                "as MULTI_RATE 0"
+            )
         if k.int("SAMPLE_FEEDBACK", 0, 0, 1):
             unsupported("SAMPLE_FEEDBACK 1: rdmasim's HPCC takes the INT of every ACK, as SAMPLE_FEEDBACK 0")
         if not k.int("RATE_BOUND", 1, 0, 1):
             unsupported("RATE_BOUND 0: rdmasim's HPCC always paces at W / T")
         if k.has("INT_MULTI"):
-            say(f"{k.show('INT_MULTI')}: the unit of ns-3's packed INT fields; rdmasim's INT records are exact "
-                "(no effect)")
+            say(
+                f"{k.show('INT_MULTI')}: the unit of ns-3's packed INT fields; "
+                "rdmasim's INT records are exact "
+                "(no effect)"
+            )
             k.raw("INT_MULTI")
     elif algo == "dctcp":
-        params = {"g": k.float("EWMA_GAIN", 1 / 16, 1e-9, 1.0),
-                  "ai_rate": _rate_s(k.rate("DCTCP_RATE_AI", "1000Mb/s")), "min_rate": _rate_s(min_rate),
-                  "window": figures.max_bdp_bytes if has_win else 0, "var_win": bool(var_win),
-                  "pace": bool(k.int("RATE_BOUND", 1, 0, 1)) or not has_win, "ack_every": ack_pkts}
-        say(f"DCTCP window = the largest BDP ({figures.max_bdp_bytes} B) with HAS_WIN 1, none with HAS_WIN 0; "
-            "var_win = VAR_WIN")
+        params = {
+            "g": k.float("EWMA_GAIN", 1 / 16, 1e-9, 1.0),
+            "ai_rate": _rate_s(k.rate("DCTCP_RATE_AI", "1000Mb/s")),
+            "min_rate": _rate_s(min_rate),
+            "window": figures.max_bdp_bytes if has_win else 0,
+            "var_win": bool(var_win),
+            "pace": bool(k.int("RATE_BOUND", 1, 0, 1)) or not has_win,
+            "ack_every": ack_pkts,
+        }
+        say(
+            f"DCTCP window = the largest BDP ({figures.max_bdp_bytes} B) with HAS_WIN 1, "
+            "none with HAS_WIN 0; "
+            "var_win = VAR_WIN"
+        )
     elif algo == "timely":
         ai = k.rate("RATE_AI", None, "CC_MODE 7 (TIMELY)")
         hai = k.rate("RATE_HAI", None, "CC_MODE 7 (TIMELY)")
-        params = {"ai_rate": _rate_s(ai), "hai_factor": max(1.0, hai / ai), "hai_after": 5,
-                  "min_rate": _rate_s(min_rate), "t_low": "50us", "t_high": "500us", "min_rtt": "20us",
-                  "segment": 0}
-        say("TIMELY: hai_factor = RATE_HAI / RATE_AI, HAI after 5 increases, T_low 50us, T_high 500us, "
-            "min RTT 20us (rdma-hw.cc attribute defaults), one update per window of data (segment = 0)")
+        params = {
+            "ai_rate": _rate_s(ai),
+            "hai_factor": max(1.0, hai / ai),
+            "hai_after": 5,
+            "min_rate": _rate_s(min_rate),
+            "t_low": "50us",
+            "t_high": "500us",
+            "min_rtt": "20us",
+            "segment": 0,
+        }
+        say(
+            "TIMELY: hai_factor = RATE_HAI / RATE_AI, HAI after 5 increases, T_low 50us, T_high 500us, "
+            "min RTT 20us (rdma-hw.cc attribute defaults), one update per window of data (segment = 0)"
+        )
         if has_win:
-            unsupported("HAS_WIN 1 with TIMELY: ns-3 also caps TIMELY at a BDP window; rdmasim's TIMELY is rate-only")
+            unsupported(
+                "HAS_WIN 1 with TIMELY: ns-3 also caps TIMELY at a BDP window; rdmasim's TIMELY is rate-only"
+            )
     else:  # dcqcn
         cc["preset"] = "paper"
-        ov = {"g": k.float("EWMA_GAIN", 1 / 16, 1e-9, 1.0),
-              "alpha_timer": _time_s(int(k.decimal("ALPHA_RESUME_INTERVAL", "55", "microseconds >= 0") * 10**6)),
-              "alpha_update_on_timer": True,
-              "rate_reduce_period": _time_s(int(k.decimal("RATE_DECREASE_INTERVAL", "4", "microseconds >= 0")
-                                                * 10**6)),
-              "rate_timer": _time_s(int(k.decimal("RP_TIMER", "1500", "microseconds >= 0") * 10**6)),
-              "byte_counter": 0, "fast_recovery_steps": k.int("FAST_RECOVERY_TIMES", 5, 0, 1 << 31),
-              "ai_rate": _rate_s(k.rate("RATE_AI", None, "CC_MODE 1 (DCQCN)")),
-              "hai_rate": _rate_s(k.rate("RATE_HAI", None, "CC_MODE 1 (DCQCN)")), "min_rate": _rate_s(min_rate),
-              "clamp_tgt_rate": bool(k.int("CLAMP_TARGET_RATE", 0, 0, 1)), "cnp_interval": 0}
+        ov = {
+            "g": k.float("EWMA_GAIN", 1 / 16, 1e-9, 1.0),
+            "alpha_timer": _time_s(
+                int(k.decimal("ALPHA_RESUME_INTERVAL", "55", "microseconds >= 0") * 10**6)
+            ),
+            "alpha_update_on_timer": True,
+            "rate_reduce_period": _time_s(
+                int(k.decimal("RATE_DECREASE_INTERVAL", "4", "microseconds >= 0") * 10**6)
+            ),
+            "rate_timer": _time_s(int(k.decimal("RP_TIMER", "1500", "microseconds >= 0") * 10**6)),
+            "byte_counter": 0,
+            "fast_recovery_steps": k.int("FAST_RECOVERY_TIMES", 5, 0, 1 << 31),
+            "ai_rate": _rate_s(k.rate("RATE_AI", None, "CC_MODE 1 (DCQCN)")),
+            "hai_rate": _rate_s(k.rate("RATE_HAI", None, "CC_MODE 1 (DCQCN)")),
+            "min_rate": _rate_s(min_rate),
+            "clamp_tgt_rate": bool(k.int("CLAMP_TARGET_RATE", 0, 0, 1)),
+            "cnp_interval": 0,
+        }
         cc["overrides"] = ov
-        say("DCQCN (ns-3's 'mlx' model): alpha updated on its ALPHA_RESUME_INTERVAL timer, rate cut at most "
+        say(
+            "DCQCN (ns-3's 'mlx' model): alpha updated on its ALPHA_RESUME_INTERVAL timer, rate cut at most "
             "once per RATE_DECREASE_INTERVAL, increases on the RP_TIMER only (byte_counter = 0), a CNP for "
-            "each marked packet (cnp_interval = 0)")
+            "each marked packet (cnp_interval = 0)"
+        )
         if has_win:
-            unsupported("HAS_WIN 1 with DCQCN: ns-3 also caps DCQCN at a BDP window; rdmasim's DCQCN is rate-only")
+            unsupported(
+                "HAS_WIN 1 with DCQCN: ns-3 also caps DCQCN at a BDP window; rdmasim's DCQCN is rate-only"
+            )
     for key in sorted(set(cfg.entries) & (ALL_CC_KEYS - cc_keys) - k.read):
         tr.unused.append(f"{k.show(key)}: not read by CC_MODE {cc_mode} ({CC_NAMES[cc_mode]}) in ns-3 either")
         k.read.add(key)
@@ -341,20 +455,26 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     stop = k.decimal("SIMULATOR_STOP_TIME", "3.01", "seconds > 0")
     duration_ps = int(stop * 10**12)
     if duration_ps <= 0:
-        raise HpccInputError(f"{cfg.where('SIMULATOR_STOP_TIME')}: SIMULATOR_STOP_TIME = {stop}: "
-                             "out of range (allowed: seconds > 0)")
+        raise HpccInputError(
+            f"{cfg.where('SIMULATOR_STOP_TIME')}: SIMULATOR_STOP_TIME = {stop}: "
+            "out of range (allowed: seconds > 0)"
+        )
     failures: list[dict[str, Any]] = []
     down = k.raw("LINK_DOWN")
     if down:
         try:
             t_us, a, b = (int(x) for x in down[:3])
         except ValueError:
-            raise HpccInputError(f"{cfg.where('LINK_DOWN')}: LINK_DOWN {' '.join(down)}: malformed "
-                                 "(allowed: time_us node node)") from None
+            raise HpccInputError(
+                f"{cfg.where('LINK_DOWN')}: LINK_DOWN {' '.join(down)}: malformed "
+                "(allowed: time_us node node)"
+            ) from None
         if t_us:
             if not any({ln.a, ln.b} == {a, b} for ln in topo.links):
-                raise HpccInputError(f"{cfg.where('LINK_DOWN')}: LINK_DOWN {' '.join(down)}: no link between "
-                                     f"nodes {a} and {b} in {topo.path.name}")
+                raise HpccInputError(
+                    f"{cfg.where('LINK_DOWN')}: LINK_DOWN {' '.join(down)}: no link between "
+                    f"nodes {a} and {b} in {topo.path.name}"
+                )
             failures.append({"link": [name[a], name[b]], "at": _time_s(2 * 10**12 + t_us * 10**6)})
             say(f"LINK_DOWN: the link {name[a]}-{name[b]} goes down at 2 s + {t_us} us, as ns-3 schedules it")
     enable_trace = bool(k.int("ENABLE_TRACE", 1, 0, 1))
@@ -365,23 +485,34 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
             say(f"trace: {past} node id(s) past the last node skipped, as by ns-3")
     trace_on = enable_trace and bool(traced_ok)
     if trace_on and len(traced_ok) < topo.nodes:
-        unsupported(f"TRACE_FILE node selection ({len(traced_ok)} of {topo.nodes} nodes): rdmasim's event trace "
-                    "(outputs.trace, trace.npz) covers every node")
+        unsupported(
+            f"TRACE_FILE node selection ({len(traced_ok)} of {topo.nodes} nodes): rdmasim's event trace "
+            "(outputs.trace, trace.npz) covers every node"
+        )
     if trace_on:
-        say("ENABLE_TRACE 1 with traced nodes -> outputs.trace = true (trace.npz replaces mix.tr; at most "
-            "2 million records)")
+        say(
+            "ENABLE_TRACE 1 with traced nodes -> outputs.trace = true (trace.npz replaces mix.tr; at most "
+            "2 million records)"
+        )
     for key in ("TRACE_OUTPUT_FILE", "FCT_OUTPUT_FILE", "TOPOLOGY_FILE", "FLOW_FILE", "TRACE_FILE"):
         k.raw(key)
     if k.has("FCT_OUTPUT_FILE"):
-        say(f"{k.show('FCT_OUTPUT_FILE')}: write it from the results with "
-            "`rdmasim export-fct RESULTS --format hpcc -o fct.txt`")
-    for key, why in (("PFC_OUTPUT_FILE", "no per-event PFC log; the ports table counts PFC frames and paused "
-                      "time per port"),
-                     ("QLEN_MON_FILE", "no queue-length histogram file; outputs.sample_interval records queues"),
-                     ("QLEN_MON_START", "see QLEN_MON_FILE"), ("QLEN_MON_END", "see QLEN_MON_FILE"),
-                     ("PAUSE_TIME", "rdmasim's pause time is switch.pfc_quanta (65535 quanta)"),
-                     ("DATA_RATE", "not read by ns-3's links (topology.txt gives each link's rate)"),
-                     ("LINK_DELAY", "not read by ns-3's links (topology.txt gives each link's delay)")):
+        say(
+            f"{k.show('FCT_OUTPUT_FILE')}: write it from the results with "
+            "`rdmasim export-fct RESULTS --format hpcc -o fct.txt`"
+        )
+    for key, why in (
+        (
+            "PFC_OUTPUT_FILE",
+            "no per-event PFC log; the ports table counts PFC frames and paused time per port",
+        ),
+        ("QLEN_MON_FILE", "no queue-length histogram file; outputs.sample_interval records queues"),
+        ("QLEN_MON_START", "see QLEN_MON_FILE"),
+        ("QLEN_MON_END", "see QLEN_MON_FILE"),
+        ("PAUSE_TIME", "rdmasim's pause time is switch.pfc_quanta (65535 quanta)"),
+        ("DATA_RATE", "not read by ns-3's links (topology.txt gives each link's rate)"),
+        ("LINK_DELAY", "not read by ns-3's links (topology.txt gives each link's delay)"),
+    ):
         if k.has(key):
             unsupported(f"{k.show(key)}: {why}")
             k.read.add(key)
@@ -392,17 +523,22 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     switch["lossless"] = prios
     ecn["priorities"] = prios
     say(f"flow priorities {prios}: lossless (PFC) and ECN-marked, as every data queue of ns-3's switches")
-    say(f"NIC: profile rxe with max_unacked_psns = {MAX_UNACKED_PSNS_LIMIT} (the ns-3 NIC has no PSN window: "
-        "only the CC window, HAS_WIN, limits a flow)")
+    say(
+        f"NIC: profile rxe with max_unacked_psns = {MAX_UNACKED_PSNS_LIMIT} (the ns-3 NIC has no PSN window: "
+        "only the CC window, HAS_WIN, limits a flow)"
+    )
     say("flows are RC WRITEs of their size, each on its own QP, posted at start_time")
 
     # -- render
     src = inp.config.path or inp.topology.path.parent
-    lines = [f"# rdmasim scenario imported from HPCC ns-3 inputs: {src}",
-             f"# topology {topo.path.name}: {tr.hosts} hosts, {tr.switches} switches, {tr.links} links; "
-             f"{inp.flow_path.name}: {tr.flows} flows; CC_MODE {cc_mode} ({CC_NAMES[cc_mode]})",
-             "# Hosts are h<ID>, switches s<ID>, with the node ids of the topology file.", "#",
-             "# How keys mapped:"]
+    lines = [
+        f"# rdmasim scenario imported from HPCC ns-3 inputs: {src}",
+        f"# topology {topo.path.name}: {tr.hosts} hosts, {tr.switches} switches, {tr.links} links; "
+        f"{inp.flow_path.name}: {tr.flows} flows; CC_MODE {cc_mode} ({CC_NAMES[cc_mode]})",
+        "# Hosts are h<ID>, switches s<ID>, with the node ids of the topology file.",
+        "#",
+        "# How keys mapped:",
+    ]
     lines += [f"#   - {n}" for n in tr.notes]
     lines += ["#", "# NOT SUPPORTED (named here, not applied):"]
     lines += [f"#   - {n}" for n in tr.unsupported] or ["#   (none)"]
@@ -410,35 +546,73 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
         lines += ["#", "# Not used by this CC_MODE (ns-3 ignores them too):"]
         lines += [f"#   - {n}" for n in tr.unused]
     out = out_dir or "results"
-    lines += ["", "[simulation]", f"name = {_v('hpcc-import ' + str(src))}", f"duration = {_v(_time_s(duration_ps))}",
-              "", "[topology]", 'kind = "explicit"', f"hosts = {_v([name[h] for h in hosts])}",
-              f"switches = {_v([name[s] for s in sorted(topo.switches)])}"]
+    nic_ov = {
+        "max_unacked_psns": MAX_UNACKED_PSNS_LIMIT,
+        "ack_req_interval": ack_pkts,
+        "ack_coalesce_pkts": 1,
+    }
+    lines += [
+        "",
+        "[simulation]",
+        f"name = {_v('hpcc-import ' + str(src))}",
+        f"duration = {_v(_time_s(duration_ps))}",
+        "",
+        "[topology]",
+        'kind = "explicit"',
+        f"hosts = {_v([name[h] for h in hosts])}",
+        f"switches = {_v([name[s] for s in sorted(topo.switches)])}",
+    ]
     for ln in topo.links:
-        lines += ["", "[[topology.links]]",
-                  f"a = {_v(name[ln.a])}", f"b = {_v(name[ln.b])}",
-                  f"rate = {_v(_rate_s(ln.rate_bps))}", f"delay = {_v(_time_s(ln.delay_ps))}"]
-    lines += ["", "[link]", f"loss = {_v(loss)}",
-              "", "[switch]"] + [f"{key} = {_v(val)}" for key, val in switch.items()]
+        lines += [
+            "",
+            "[[topology.links]]",
+            f"a = {_v(name[ln.a])}",
+            f"b = {_v(name[ln.b])}",
+            f"rate = {_v(_rate_s(ln.rate_bps))}",
+            f"delay = {_v(_time_s(ln.delay_ps))}",
+        ]
+    lines += ["", "[link]", f"loss = {_v(loss)}", "", "[switch]"] + [
+        f"{key} = {_v(val)}" for key, val in switch.items()
+    ]
     lines += ["", "[switch.ecn]"] + [f"{key} = {_v(val)}" for key, val in ecn.items()]
     lines += ["", "[congestion_control]"] + [f"{key} = {_v(val)}" for key, val in cc.items()]
     if params:
         lines += ["", f"[congestion_control.{algo}]"] + [f"{key} = {_v(val)}" for key, val in params.items()]
-    lines += ["", "[nic]", 'profile = "rxe"',
-              f"overrides = {_v({'max_unacked_psns': MAX_UNACKED_PSNS_LIMIT, 'ack_req_interval': ack_pkts, 'ack_coalesce_pkts': 1})}",
-              "", "[qp]",
-              f"mtu = {mtu}  # PACKET_PAYLOAD_SIZE {payload}" + (f" -> {mtu}: rdmasim MTUs are powers of two"
-                                                                   if mtu != payload else ""),
-              'recovery = "gbn"',
-              "", "[outputs]", f"dir = {_v(out)}", f"trace = {_v(trace_on)}"]
+    lines += [
+        "",
+        "[nic]",
+        'profile = "rxe"',
+        f"overrides = {_v(nic_ov)}",
+        "",
+        "[qp]",
+        f"mtu = {mtu}  # PACKET_PAYLOAD_SIZE {payload}"
+        + (f" -> {mtu}: rdmasim MTUs are powers of two" if mtu != payload else ""),
+        'recovery = "gbn"',
+        "",
+        "[outputs]",
+        f"dir = {_v(out)}",
+        f"trace = {_v(trace_on)}",
+    ]
     for ln in topo.links:
         if ln.error_rate > 0:
-            lines += ["", "[[impairments.loss]]", f"link = {_v([name[ln.a], name[ln.b]])}",
-                      f"probability = {_v(ln.error_rate)}  # {topo.path.name}:{ln.line}"]
+            lines += [
+                "",
+                "[[impairments.loss]]",
+                f"link = {_v([name[ln.a], name[ln.b]])}",
+                f"probability = {_v(ln.error_rate)}  # {topo.path.name}:{ln.line}",
+            ]
     for f_ in failures:
         lines += ["", "[[impairments.failures]]"] + [f"{key} = {_v(val)}" for key, val in f_.items()]
     for fl in inp.flows:
-        lines += ["", f"# {inp.flow_path.name}:{fl.line} dport {fl.dport}", "[[flows]]",
-                  f"src = {_v(name[fl.src])}", f"dst = {_v(name[fl.dst])}", f"size = {fl.size}",
-                  f"start = {fl.start_ps}", f"priority = {fl.priority}"]
+        lines += [
+            "",
+            f"# {inp.flow_path.name}:{fl.line} dport {fl.dport}",
+            "[[flows]]",
+            f"src = {_v(name[fl.src])}",
+            f"dst = {_v(name[fl.dst])}",
+            f"size = {fl.size}",
+            f"start = {fl.start_ps}",
+            f"priority = {fl.priority}",
+        ]
     tr.toml = "\n".join(lines) + "\n"
     return tr

@@ -84,11 +84,27 @@ QLEN_MON_END 2010000000
 FOO_BAR 7
 """
 #: the keys of CONFIG that rdmasim cannot express (each must be named)
-UNSUPPORTED = ["PFC_OUTPUT_FILE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "FOO_BAR",
-               "TRACE_FILE node selection"]
+UNSUPPORTED = [
+    "PFC_OUTPUT_FILE",
+    "QLEN_MON_FILE",
+    "QLEN_MON_START",
+    "QLEN_MON_END",
+    "FOO_BAR",
+    "TRACE_FILE node selection",
+]
 #: DCQCN/DCTCP/PINT keys HPCC does not read
-UNUSED = ["ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL", "CLAMP_TARGET_RATE", "RP_TIMER", "EWMA_GAIN",
-          "FAST_RECOVERY_TIMES", "RATE_HAI", "DCTCP_RATE_AI", "PINT_LOG_BASE", "PINT_PROB"]
+UNUSED = [
+    "ALPHA_RESUME_INTERVAL",
+    "RATE_DECREASE_INTERVAL",
+    "CLAMP_TARGET_RATE",
+    "RP_TIMER",
+    "EWMA_GAIN",
+    "FAST_RECOVERY_TIMES",
+    "RATE_HAI",
+    "DCTCP_RATE_AI",
+    "PINT_LOG_BASE",
+    "PINT_PROB",
+]
 
 
 def _mix(tmp: Path, config: str = CONFIG, topology: str = TOPOLOGY, flows: str = FLOWS) -> Path:
@@ -107,7 +123,9 @@ def _import(tmp: Path, src: Path, *extra: str) -> tuple[int, Path]:
     return main(["import", "hpcc", str(src), "-o", str(out), *extra]), out
 
 
-def test_imported_scenario_maps_topology_flows_and_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_imported_scenario_maps_topology_flows_and_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = _import(tmp_path, _mix(tmp_path))
     assert code == 0
     v = load(out).values
@@ -115,13 +133,19 @@ def test_imported_scenario_maps_topology_flows_and_config(tmp_path: Path, capsys
     assert v["topology.hosts"] == ["h0", "h1", "h3", "h4"] and v["topology.switches"] == ["s2"]
     links = load(out).arrays["topology.links"]
     assert [(r["a"], r["b"], r["rate"], r["delay"]) for r in links] == [
-        ("h0", "s2", "100Gbps", "1us"), ("h1", "s2", "100Gbps", "1us"), ("h3", "s2", "100Gbps", "1us"),
-        ("h4", "s2", "100Gbps", "1us")]
+        ("h0", "s2", "100Gbps", "1us"),
+        ("h1", "s2", "100Gbps", "1us"),
+        ("h3", "s2", "100Gbps", "1us"),
+        ("h4", "s2", "100Gbps", "1us"),
+    ]
     loss = load(out).arrays["impairments.loss"]
     assert [(r["link"], r["probability"]) for r in loss] == [(["h3", "s2"], 0.001)]
     flows = load(out).arrays["flows"]
     assert [(f["src"], f["dst"], f["size"], f["start"], f["priority"]) for f in flows] == [
-        ("h0", "h4", 60000, 1_000_000, 3), ("h1", "h4", 30000, 2_000_000, 3), ("h0", "h4", 1000, 3_000_000, 3)]
+        ("h0", "h4", 60000, 1_000_000, 3),
+        ("h1", "h4", 30000, 2_000_000, 3),
+        ("h0", "h4", 1000, 3_000_000, 3),
+    ]
     assert v["congestion_control.algorithm"] == "hpcc"
     assert v["congestion_control.hpcc.eta"] == 0.95 and v["congestion_control.hpcc.max_stage"] == 0
     assert v["congestion_control.hpcc.ai_rate"] == "50Mbps" and v["congestion_control.hpcc.ack_every"] == 1
@@ -139,8 +163,9 @@ def test_imported_scenario_maps_topology_flows_and_config(tmp_path: Path, capsys
     assert "note: PACKET_PAYLOAD_SIZE 1000" in printed and "qp.mtu = 1024" in printed
 
 
-def test_every_unsupported_key_is_named_in_the_file_and_printed(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_unsupported_key_is_named_in_the_file_and_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = _import(tmp_path, _mix(tmp_path) / "config.txt")
     assert code == 0
     printed = capsys.readouterr().out
@@ -162,8 +187,9 @@ def test_strict_refuses_unsupported_keys(tmp_path: Path, capsys: pytest.CaptureF
     assert len(err) == 1 and "FOO_BAR" in err[0] and "(--strict)" in err[0]
 
 
-def test_import_validates_and_runs_and_fct_txt_parses_back(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_import_validates_and_runs_and_fct_txt_parses_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = _import(tmp_path, _mix(tmp_path))
     assert code == 0
     assert main(["validate", str(out)]) == 0
@@ -177,8 +203,10 @@ def test_import_validates_and_runs_and_fct_txt_parses_back(tmp_path: Path,
     assert all(re.fullmatch(r"[0-9a-f]{8}", c) for c in first[:2])
     lines = parse_fct(text)
     assert [(ip_node(x.sip), ip_node(x.dip), x.sport, x.dport, x.size, x.start_time) for x in lines] == [
-        (0, 4, FIRST_SPORT, 100, 60000, 1000), (1, 4, FIRST_SPORT, 200, 30000, 2000),
-        (0, 4, FIRST_SPORT + 1, 100, 1000, 3000)]
+        (0, 4, FIRST_SPORT, 100, 60000, 1000),
+        (1, 4, FIRST_SPORT, 200, 30000, 2000),
+        (0, 4, FIRST_SPORT + 1, 100, 1000, 3000),
+    ]
     from rdmasim.results import read_table
 
     flows = read_table(res, "flows").sort_values("flow_id")
@@ -192,11 +220,14 @@ def test_node_ip_is_ns3s() -> None:
     assert all(ip_node(node_ip(i)) == i for i in (0, 1, 255, 256, 347, 65535))
 
 
-@pytest.mark.parametrize("cc, algo, key, value", [
-    ("1", "dcqcn", "congestion_control.overrides", None),
-    ("7", "timely", "congestion_control.timely.hai_factor", 2.0),
-    ("8", "dctcp", "congestion_control.dctcp.ai_rate", 10**9),
-])
+@pytest.mark.parametrize(
+    "cc, algo, key, value",
+    [
+        ("1", "dcqcn", "congestion_control.overrides", None),
+        ("7", "timely", "congestion_control.timely.hai_factor", 2.0),
+        ("8", "dctcp", "congestion_control.dctcp.ai_rate", 10**9),
+    ],
+)
 def test_other_cc_modes_map_and_validate(tmp_path: Path, cc: str, algo: str, key: str, value: object) -> None:
     code, out = _import(tmp_path, _mix(tmp_path, CONFIG.replace("CC_MODE 3", f"CC_MODE {cc}")))
     assert code == 0
@@ -208,7 +239,11 @@ def test_other_cc_modes_map_and_validate(tmp_path: Path, cc: str, algo: str, key
         ov = v[key]
         assert (ov["rate_timer"], ov["alpha_timer"], ov["rate_reduce_period"]) == ("900us", "1us", "4us")
         assert (ov["g"], ov["ai_rate"], ov["hai_rate"], ov["fast_recovery_steps"]) == (
-            0.00390625, "50Mbps", "100Mbps", 1)
+            0.00390625,
+            "50Mbps",
+            "100Mbps",
+            1,
+        )
     assert main(["validate", str(out)]) == 0
 
 
@@ -220,25 +255,60 @@ def _bad(tmp: Path, capsys: pytest.CaptureFixture[str], src: Path) -> str:
     return err[0]
 
 
-@pytest.mark.parametrize("what, kw, expect", [
-    ("link rate", {"topology": TOPOLOGY.replace("1 2 100Gbps 1000ns", "1 2 fast 1000ns")},
-     "topology.txt:4: link 1 rate = 'fast'"),
-    ("link count", {"topology": "5 1 9\n2\n0 2 100Gbps 1us 0\n"}, "topology.txt:3: file ends where link 1 src"),
-    ("switch as flow end", {"flows": "1\n2 4 3 100 1000 0\n"}, "flow.txt:2: flow 0 src = 2: a switch"),
-    ("flow size", {"flows": "1\n0 4 3 100 0 0\n"}, "flow.txt:2: flow 0 size = 0: out of range (allowed: 1.."),
-    ("start time", {"flows": "1\n0 4 3 100 10 soon\n"}, "flow.txt:2: flow 0 start_time = 'soon'"),
-    ("priority", {"flows": "1\n0 4 9 100 10 0\n"}, "flow.txt:2: flow 0 priority = 9: out of range (allowed: 0..7)"),
-    ("PINT", {"config": CONFIG.replace("CC_MODE 3", "CC_MODE 10")},
-     "config.txt:11: CC_MODE = 10 (HPCC-PINT): rdmasim has no such congestion control"),
-    ("ack interval", {"config": CONFIG.replace("L2_ACK_INTERVAL 1", "L2_ACK_INTERVAL 0")},
-     "config.txt:24: L2_ACK_INTERVAL = 0"),
-    ("kmax map", {"config": CONFIG.replace("KMAX_MAP 2 25000000000 400 100000000000 1600",
-                                           "KMAX_MAP 1 25000000000 400")},
-     "KMAX_MAP has no entry for switch port rate(s) 100000000000 b/s"),
-    ("number", {"config": CONFIG.replace("U_TARGET 0.95", "U_TARGET high")}, "config.txt:30: U_TARGET = 'high'"),
-])
-def test_bad_input_is_one_line_naming_file_line_and_value(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                          what: str, kw: dict[str, str], expect: str) -> None:
+@pytest.mark.parametrize(
+    "what, kw, expect",
+    [
+        (
+            "link rate",
+            {"topology": TOPOLOGY.replace("1 2 100Gbps 1000ns", "1 2 fast 1000ns")},
+            "topology.txt:4: link 1 rate = 'fast'",
+        ),
+        (
+            "link count",
+            {"topology": "5 1 9\n2\n0 2 100Gbps 1us 0\n"},
+            "topology.txt:3: file ends where link 1 src",
+        ),
+        ("switch as flow end", {"flows": "1\n2 4 3 100 1000 0\n"}, "flow.txt:2: flow 0 src = 2: a switch"),
+        (
+            "flow size",
+            {"flows": "1\n0 4 3 100 0 0\n"},
+            "flow.txt:2: flow 0 size = 0: out of range (allowed: 1..",
+        ),
+        ("start time", {"flows": "1\n0 4 3 100 10 soon\n"}, "flow.txt:2: flow 0 start_time = 'soon'"),
+        (
+            "priority",
+            {"flows": "1\n0 4 9 100 10 0\n"},
+            "flow.txt:2: flow 0 priority = 9: out of range (allowed: 0..7)",
+        ),
+        (
+            "PINT",
+            {"config": CONFIG.replace("CC_MODE 3", "CC_MODE 10")},
+            "config.txt:11: CC_MODE = 10 (HPCC-PINT): rdmasim has no such congestion control",
+        ),
+        (
+            "ack interval",
+            {"config": CONFIG.replace("L2_ACK_INTERVAL 1", "L2_ACK_INTERVAL 0")},
+            "config.txt:24: L2_ACK_INTERVAL = 0",
+        ),
+        (
+            "kmax map",
+            {
+                "config": CONFIG.replace(
+                    "KMAX_MAP 2 25000000000 400 100000000000 1600", "KMAX_MAP 1 25000000000 400"
+                )
+            },
+            "KMAX_MAP has no entry for switch port rate(s) 100000000000 b/s",
+        ),
+        (
+            "number",
+            {"config": CONFIG.replace("U_TARGET 0.95", "U_TARGET high")},
+            "config.txt:30: U_TARGET = 'high'",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_naming_file_line_and_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], what: str, kw: dict[str, str], expect: str
+) -> None:
     line = _bad(tmp_path, capsys, _mix(tmp_path, **kw))
     assert line.startswith("rdmasim import: error: ") and expect in line, line
 
@@ -250,7 +320,9 @@ def test_missing_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "flow.txt" in line and "config.txt" in line and "not found" in line
 
 
-def test_folder_without_config_uses_third_cc_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_folder_without_config_uses_third_cc_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     mix = _mix(tmp_path)
     (mix / "config.txt").unlink()
     # third.cc's default L2_ACK_INTERVAL is 0: no flow would complete, so the import is refused
