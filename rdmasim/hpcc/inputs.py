@@ -96,6 +96,7 @@ class Inputs:
     flow_path: Path
     traced: list[int]
     trace_path: Path | None
+    flow_trailing_lines: int = 0
 
 
 class _Tokens:
@@ -228,8 +229,9 @@ def read_topology(path: Path) -> Topology:
     return Topology(path, nodes, frozenset(switches), links, t.rest_lines())
 
 
-def read_flows(path: Path, topo: Topology) -> list[Flow]:
-    """``flow.txt``; every flow goes between two hosts of ``topo``."""
+def read_flows(path: Path, topo: Topology) -> tuple[list[Flow], int]:
+    """``flow.txt``; every flow goes between two hosts of ``topo``. Also the count of non-empty lines
+    after the declared flows (not read)."""
     t = _Tokens(path)
     _, n = t.int("flow count", 0, 10_000_000)
     flows: list[Flow] = []
@@ -260,7 +262,7 @@ def read_flows(path: Path, topo: Topology) -> list[Flow]:
                 f"{path.name}:{line}: flow {i} from host {src} to itself (allowed: two different hosts)"
             )
         flows.append(Flow(src, dst, pg, dport, size, start, line))
-    return flows
+    return flows, t.rest_lines()
 
 
 def read_trace(path: Path, topo: Topology) -> list[int]:
@@ -318,6 +320,6 @@ def read_inputs(where: str | Path) -> Inputs:
     trace_path = named("TRACE_FILE", "trace.txt", required=False)
     assert topo_path is not None and flow_path is not None
     topo = read_topology(topo_path)
-    flows = read_flows(flow_path, topo)
+    flows, rest = read_flows(flow_path, topo)
     traced = read_trace(trace_path, topo) if trace_path else []
-    return Inputs(cfg, topo, flows, flow_path, traced, trace_path)
+    return Inputs(cfg, topo, flows, flow_path, traced, trace_path, rest)

@@ -255,6 +255,11 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
         len(topo.links),
         len(inp.flows),
     )
+    if inp.flow_trailing_lines:
+        say(
+            f"{inp.flow_path.name}: {inp.flow_trailing_lines} line(s) after the {len(inp.flows)} declared "
+            "flows are not read (as by ns-3)"
+        )
     if topo.trailing_lines:
         say(
             f"{topo.path.name}: {topo.trailing_lines} line(s) after the {len(topo.links)} declared links are "
@@ -485,14 +490,16 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
             say(f"trace: {past} node id(s) past the last node skipped, as by ns-3")
     trace_on = enable_trace and bool(traced_ok)
     if trace_on and len(traced_ok) < topo.nodes:
+        trace_on = False
         unsupported(
             f"TRACE_FILE node selection ({len(traced_ok)} of {topo.nodes} nodes): rdmasim's event trace "
-            "(outputs.trace, trace.npz) covers every node"
+            "(outputs.trace, trace.npz) covers every node or none; left off (set outputs.trace = true "
+            "to trace every node)"
         )
     if trace_on:
         say(
-            "ENABLE_TRACE 1 with traced nodes -> outputs.trace = true (trace.npz replaces mix.tr; at most "
-            "2 million records)"
+            "ENABLE_TRACE 1 tracing every node -> outputs.trace = true (trace.npz replaces mix.tr; at "
+            "most 2 million records)"
         )
     for key in ("TRACE_OUTPUT_FILE", "FCT_OUTPUT_FILE", "TOPOLOGY_FILE", "FLOW_FILE", "TRACE_FILE"):
         k.raw(key)
