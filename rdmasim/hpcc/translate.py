@@ -248,6 +248,18 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
 
     # -- topology
     hosts = topo.hosts
+    first_link: dict[int, int] = {}
+    for ln in topo.links:
+        for end in (ln.a, ln.b):
+            if end in topo.switches:
+                continue
+            if end in first_link:
+                raise HpccRefused(
+                    f"{topo.path.name}:{ln.line}: host {end} has a second link (the first on line "
+                    f"{first_link[end]}): a host with several NIC ports; rdmasim hosts have one port "
+                    "(allowed: one link per host)"
+                )
+            first_link[end] = ln.line
     name = {i: (f"s{i}" if i in topo.switches else f"h{i}") for i in range(topo.nodes)}
     tr.hosts, tr.switches, tr.links, tr.flows = (
         len(hosts),

@@ -83,6 +83,10 @@ QLEN_MON_START 2000000000
 QLEN_MON_END 2010000000
 FOO_BAR 7
 """
+#: host 0 with a second NIC port (as the repository's ali_32host_10rack.txt: two links per host)
+DUAL_HOMED = TOPOLOGY.replace("5 1 4", "5 1 5").replace(
+    "4 2 100Gbps 0.001ms 0\n", "4 2 100Gbps 0.001ms 0\n0 2 25Gbps 1us 0\n"
+)
 #: the keys of CONFIG that rdmasim cannot express (each must be named)
 UNSUPPORTED = [
     "PFC_OUTPUT_FILE",
@@ -269,6 +273,11 @@ def _bad(tmp: Path, capsys: pytest.CaptureFixture[str], src: Path) -> str:
             "link count",
             {"topology": "5 1 9\n2\n0 2 100Gbps 1us 0\n"},
             "topology.txt:3: file ends where link 1 src",
+        ),
+        (
+            "dual-homed host",
+            {"topology": DUAL_HOMED},
+            "topology.txt:7: host 0 has a second link (the first on line 3)",
         ),
         ("switch as flow end", {"flows": "1\n2 4 3 100 1000 0\n"}, "flow.txt:2: flow 0 src = 2: a switch"),
         (
