@@ -30,13 +30,8 @@ def _import(args: argparse.Namespace) -> int:
         f"{out}: {tr.hosts} hosts, {tr.switches} switches, {tr.links} links, {tr.flows} flows "
         f"from {args.source}"
     )
-    if args.verbose:
-        for n in tr.notes:
-            print(f"note: {n}")
-    else:
-        for n in tr.notes:
-            if n.startswith(("PACKET_PAYLOAD_SIZE", "KMIN_MAP")):
-                print(f"note: {n}")
+    for n in tr.notes if args.verbose else tr.loud:
+        print(f"note: {n}")
     for n in tr.unsupported:
         print(f"not supported: {n}")
     for n in tr.unused:

@@ -69,6 +69,8 @@ class Translation:
     notes: list[str] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
+    #: the notes printed without -v (also in ``notes``)
+    loud: list[str] = field(default_factory=list)
     hosts: int = 0
     switches: int = 0
     links: int = 0
@@ -193,8 +195,13 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     cfg, topo = inp.config, inp.topology
     k = _Keys(cfg)
     say, unsupported = tr.notes.append, tr.unsupported.append
+
+    def loud(text: str) -> None:
+        tr.notes.append(text)
+        tr.loud.append(text)
+
     for key in cfg.repeated:
-        say(f"{key} is given more than once: the last value is used, as by ns-3")
+        loud(f"{key} is given more than once: the last value is used, as by ns-3")
 
     cc_mode = k.int("CC_MODE", 1, 0, 1 << 31)
     if cc_mode not in CC_MODES:
@@ -214,7 +221,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
             f"rdmasim's largest path MTU (allowed: 1..{MTUS[-1]})"
         )
     if mtu != payload:
-        say(
+        loud(
             f"PACKET_PAYLOAD_SIZE {payload}: rdmasim path MTUs are powers of two; qp.mtu = {mtu}, the "
             f"smallest that holds {payload} B (packets carry up to {mtu} B of payload, "
             f"{(mtu - payload) * 100 // payload}% more per packet than in ns-3)"
@@ -268,7 +275,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
         len(inp.flows),
     )
     if inp.flow_trailing_lines:
-        say(
+        loud(
             f"{inp.flow_path.name}: {inp.flow_trailing_lines} line(s) after the {len(inp.flows)} declared "
             "flows are not read (as by ns-3)"
         )
@@ -310,7 +317,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     if sw_rates:
         r0 = sw_rates[0]
         ecn.update(kmin=kmin[r0] * 1000, kmax=kmax[r0] * 1000, pmax=pmax[r0])
-        say(
+        loud(
             f"KMIN_MAP/KMAX_MAP/PMAX_MAP (KB, by port rate): rdmasim has one RED profile per priority for "
             f"every switch port; the {_rate_s(r0)} entry is used: kmin {kmin[r0]} KB, kmax {kmax[r0]} KB, "
             f"pmax {pmax[r0]}"

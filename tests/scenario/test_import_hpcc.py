@@ -351,8 +351,12 @@ def test_tracing_every_node_turns_the_trace_on_and_unread_lines_are_said(
 ) -> None:
     # ns-3 skips ids past the last node (the repository's trace.txt lists 348 ids for 66 nodes)
     mix = _mix(tmp_path, trace="7\n0 1 2 3 4 5 300\n", flows=FLOWS + "1 0 3 100 5 0\n")
-    code, out = _import(tmp_path, mix, "-v")
+    code, out = _import(tmp_path, mix)
     assert code == 0 and load(out).values["outputs.trace"] is True
+    quiet = capsys.readouterr().out  # lines not read are said without -v
+    assert "note: flow.txt: 1 line(s) after the 3 declared flows are not read" in quiet
+    assert "past the last node" not in quiet
+    assert _import(tmp_path, mix, "-v")[0] == 0
     printed = capsys.readouterr().out
     assert "TRACE_FILE node selection" not in printed
     assert "2 node id(s) past the last node skipped" in printed
