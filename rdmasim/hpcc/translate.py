@@ -456,6 +456,8 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
             "hai_rate": _rate_s(k.rate("RATE_HAI", None, "CC_MODE 1 (DCQCN)")),
             "min_rate": _rate_s(min_rate),
             "clamp_tgt_rate": bool(k.int("CLAMP_TARGET_RATE", 0, 0, 1)),
+            # ns-3 with CLAMP_TARGET_RATE 0 still clamps when a timer increase came since the last cut
+            "clamp_tgt_rate_after_time_inc": True,
             "cnp_interval": 0,
         }
         cc["overrides"] = ov

@@ -244,6 +244,8 @@ def test_other_cc_modes_map_and_validate(tmp_path: Path, cc: str, algo: str, key
     else:
         ov = v[key]
         assert (ov["rate_timer"], ov["alpha_timer"], ov["rate_reduce_period"]) == ("900us", "1us", "4us")
+        assert ov["alpha_update_on_timer"] and ov["byte_counter"] == 0 and ov["cnp_interval"] == 0
+        assert not ov["clamp_tgt_rate"] and ov["clamp_tgt_rate_after_time_inc"]
         assert (ov["g"], ov["ai_rate"], ov["hai_rate"], ov["fast_recovery_steps"]) == (
             0.00390625,
             "50Mbps",
@@ -361,3 +363,51 @@ def test_tracing_every_node_turns_the_trace_on_and_unread_lines_are_said(
     assert "TRACE_FILE node selection" not in printed
     assert "2 node id(s) past the last node skipped" in printed
     assert "flow.txt: 1 line(s) after the 3 declared flows are not read" in printed
+
+
+STAR = """
+[topology]
+kind = "star"
+n = 3
+[[flows]]
+src = "h0"
+dst = "h2"
+size = "16KiB"
+[[flows]]
+src = "h0"
+dst = "h2"
+size = "4KiB"
+start = "1us"
+[outputs]
+plots = false
+"""
+
+
+def test_export_of_a_scenario_not_imported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sc = tmp_path / "star.toml"
+    sc.write_text(STAR)
+    res = tmp_path / "res"
+    assert main(["run", str(sc), "--out", str(res), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["export-fct", str(res)]) == 0  # stdout
+    captured = capsys.readouterr()
+    lines = parse_fct(captured.out)
+    assert [(x.sip, x.dip, x.sport, x.dport, x.size, x.start_time) for x in lines] == [
+        (node_ip(0), node_ip(2), FIRST_SPORT, 100, 16384, 0),
+        (node_ip(0), node_ip(2), FIRST_SPORT + 1, 100, 4096, 1000),
+    ]
+    assert "dport 100 for every flow" in captured.err
+
+
+def test_export_of_a_folder_without_results_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export-fct", str(tmp_path), "-o", str(tmp_path / "fct.txt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "rdmasim export-fct: error:" in err[0] and "flows.parquet or flows.csv" in err[0]
+    assert not (tmp_path / "fct.txt").exists()
+
+
+def test_parse_fct_names_a_short_line() -> None:
+    with pytest.raises(ValueError, match=r"fct.txt:2: 3 columns \(allowed: 8"):
+        parse_fct("0b000001 0b000101 10000 100 1 0 5 4\n0b000001 0b000101 1\n")
