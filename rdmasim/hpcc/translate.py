@@ -267,6 +267,21 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
                     "(allowed: one link per host)"
                 )
             first_link[end] = ln.line
+    linkless = [h for h in hosts if h not in first_link]
+    for fl in inp.flows:
+        for role, node in (("src", fl.src), ("dst", fl.dst)):
+            if node not in first_link:
+                raise HpccRefused(
+                    f"{inp.flow_path.name}:{fl.line}: flow {role} = {node}: host {node} has no link in "
+                    f"{topo.path.name} (allowed: a host with a link)"
+                )
+    if linkless:
+        hosts = [h for h in hosts if h in first_link]
+        shown = ", ".join(str(h) for h in linkless[:10]) + (", ..." if len(linkless) > 10 else "")
+        loud(
+            f"{topo.path.name}: {len(linkless)} host(s) with no link and no flow left out "
+            f"(rdmasim hosts need a link): {shown}"
+        )
     name = {i: (f"s{i}" if i in topo.switches else f"h{i}") for i in range(topo.nodes)}
     tr.hosts, tr.switches, tr.links, tr.flows = (
         len(hosts),

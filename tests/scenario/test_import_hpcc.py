@@ -411,3 +411,17 @@ def test_export_of_a_folder_without_results_is_one_line(
 def test_parse_fct_names_a_short_line() -> None:
     with pytest.raises(ValueError, match=r"fct.txt:2: 3 columns \(allowed: 8"):
         parse_fct("0b000001 0b000101 10000 100 1 0 5 4\n0b000001 0b000101 1\n")
+
+
+def test_a_host_without_link_is_left_out_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # node 5: a host no link reaches (ns-3 runs with it; rdmasim hosts need a link)
+    topo = TOPOLOGY.replace("5 1 4", "6 1 4")
+    code, out = _import(tmp_path, _mix(tmp_path, topology=topo))
+    assert code == 0 and load(out).values["topology.hosts"] == ["h0", "h1", "h3", "h4"]
+    assert (
+        "note: topology.txt: 1 host(s) with no link and no flow left out (rdmasim hosts need a link): 5"
+        in (capsys.readouterr().out)
+    )
+    assert main(["validate", str(out)]) == 0
+    line = _bad(tmp_path / "b", capsys, _mix(tmp_path / "b", topology=topo, flows="1\n0 5 3 100 10 0\n"))
+    assert "flow.txt:2: flow dst = 5: host 5 has no link in topology.txt" in line
