@@ -13,6 +13,7 @@ or a parameter the chosen algorithm needs that is missing.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -402,10 +403,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
                 "window follows its rate"
             )
         if k.int("MULTI_RATE", 1, 0, 1):
-            unsupported(
-                "MULTI_RATE 1 (third.cc's default when absent): rdmasim's HPCC keeps one rate, "
-                "as MULTI_RATE 0"
-            )
+            unsupported("MULTI_RATE 1: rdmasim's HPCC keeps one rate, as MULTI_RATE 0")
         if k.int("SAMPLE_FEEDBACK", 0, 0, 1):
             unsupported("SAMPLE_FEEDBACK 1: rdmasim's HPCC takes the INT of every ACK, as SAMPLE_FEEDBACK 0")
         if not k.int("RATE_BOUND", 1, 0, 1):
@@ -562,6 +560,10 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     for key in sorted(set(cfg.entries) - k.read):
         unsupported(f"{k.show(key)}: not a key this importer knows")
 
+    for i, text in enumerate(tr.unsupported):  # say which values are third.cc's defaults
+        m = re.match(r"([A-Z][A-Z0-9_]*) (\S+?):", text)
+        if m and m.group(1) not in cfg.entries and "default" not in text:
+            tr.unsupported[i] = f"{m.group(1)} {m.group(2)} (absent: third.cc's default):" + text[m.end() :]
     prios = sorted({f.priority for f in inp.flows}) or [3]
     switch["lossless"] = prios
     ecn["priorities"] = prios

@@ -425,3 +425,17 @@ def test_a_host_without_link_is_left_out_and_said(tmp_path: Path, capsys: pytest
     assert main(["validate", str(out)]) == 0
     line = _bad(tmp_path / "b", capsys, _mix(tmp_path / "b", topology=topo, flows="1\n0 5 3 100 10 0\n"))
     assert "flow.txt:2: flow dst = 5: host 5 has no link in topology.txt" in line
+
+
+def test_an_absent_key_that_does_not_map_says_it_is_third_ccs_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = "\n".join(line for line in CONFIG.splitlines() if not line.startswith(("MULTI_RATE", "VAR_WIN")))
+    code, out = _import(tmp_path, _mix(tmp_path, config))
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "not supported: MULTI_RATE 1 (absent: third.cc's default): rdmasim's HPCC keeps one rate" in printed
+    )
+    assert "not supported: VAR_WIN 0 (absent: third.cc's default): ns-3 keeps the window" in printed
+    assert "#   - MULTI_RATE 1 (absent: third.cc's default)" in out.read_text()
