@@ -416,6 +416,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
             )
             k.raw("INT_MULTI")
     elif algo == "dctcp":
+        cc["notification_point"] = False  # DCTCP reads the CE marks its ACKs echo, not CNPs
         params = {
             "g": k.float("EWMA_GAIN", 1 / 16, 1e-9, 1.0),
             "ai_rate": _rate_s(k.rate("DCTCP_RATE_AI", "1000Mb/s")),
@@ -431,6 +432,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
             "var_win = VAR_WIN"
         )
     elif algo == "timely":
+        cc["notification_point"] = False  # TIMELY reacts to RTTs only
         ai = k.rate("RATE_AI", None, "CC_MODE 7 (TIMELY)")
         hai = k.rate("RATE_HAI", None, "CC_MODE 7 (TIMELY)")
         params = {

@@ -239,6 +239,7 @@ def test_other_cc_modes_map_and_validate(tmp_path: Path, cc: str, algo: str, key
     assert code == 0
     v = load(out).values
     assert v["congestion_control.algorithm"] == algo
+    assert v["congestion_control.notification_point"] == (algo == "dcqcn")  # CNPs only where read
     if value is not None:
         assert v[key] == value
     else:
