@@ -12,7 +12,6 @@ or a parameter the chosen algorithm needs that is missing.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 
 from rdmasim.hpcc.inputs import Config, HpccInputError, Inputs, _ns3_rate_bps
 from rdmasim.hpcc.paths import path_figures
+from rdmasim.hpcc.toml_out import Table, render
 from rdmasim.nic import MAX_UNACKED_PSNS_LIMIT
 
 #: CC_MODE values of the HPCC simulator's rdma-hw.cc and the rdmasim algorithm of each
@@ -76,21 +76,6 @@ class Translation:
     switches: int = 0
     links: int = 0
     flows: int = 0
-
-
-def _v(x: Any) -> str:
-    """A TOML value."""
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if isinstance(x, (int, float)):
-        return repr(x)
-    if isinstance(x, str):
-        return json.dumps(x)
-    if isinstance(x, (list, tuple)):
-        return "[" + ", ".join(_v(i) for i in x) + "]"
-    if isinstance(x, dict):
-        return "{ " + ", ".join(f"{k} = {_v(i)}" for k, i in x.items()) + " }"
-    raise TypeError(f"no TOML form for {x!r}")
 
 
 def _rate_s(bps: int) -> str:
@@ -373,7 +358,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     global_t = k.int("GLOBAL_T", 1, 0, 1)
     var_win = k.int("VAR_WIN", 0, 0, 1)
     fast_react = k.int("FAST_REACT", 1, 0, 1)
-    if not global_t and algo in ("hpcc", "dctcp") or (not global_t and has_win):
+    if not global_t and (algo in ("hpcc", "dctcp") or has_win):
         unsupported(
             f"GLOBAL_T 0: ns-3 gives each host pair its own base RTT as T (and BDP as window); rdmasim "
             f"uses one for every flow: the largest, {_time_s(figures.max_rtt_ps)}"
@@ -576,90 +561,91 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     )
     say("flows are RC WRITEs of their size, each on its own QP, posted at start_time")
 
-    # -- render
+    # -- the scenario
     src = inp.config.path or inp.topology.path.parent
-    lines = [
-        f"# rdmasim scenario imported from HPCC ns-3 inputs: {src}",
-        f"# topology {topo.path.name}: {tr.hosts} hosts, {tr.switches} switches, {tr.links} links; "
+    header = [
+        f"rdmasim scenario imported from HPCC ns-3 inputs: {src}",
+        f"topology {topo.path.name}: {tr.hosts} hosts, {tr.switches} switches, {tr.links} links; "
         f"{inp.flow_path.name}: {tr.flows} flows; CC_MODE {cc_mode} ({CC_NAMES[cc_mode]})",
-        "# Hosts are h<ID>, switches s<ID>, with the node ids of the topology file.",
-        "#",
-        "# How keys mapped:",
+        "Hosts are h<ID>, switches s<ID>, with the node ids of the topology file.",
+        "",
+        "How keys mapped:",
+        *[f"  - {n}" for n in tr.notes],
+        "",
+        "NOT SUPPORTED (named here, not applied):",
+        *([f"  - {n}" for n in tr.unsupported] or ["  (none)"]),
     ]
-    lines += [f"#   - {n}" for n in tr.notes]
-    lines += ["#", "# NOT SUPPORTED (named here, not applied):"]
-    lines += [f"#   - {n}" for n in tr.unsupported] or ["#   (none)"]
     if tr.unused:
-        lines += ["#", "# Not used by this CC_MODE (ns-3 ignores them too):"]
-        lines += [f"#   - {n}" for n in tr.unused]
-    out = out_dir or "results"
+        header += ["", "Not used by this CC_MODE (ns-3 ignores them too):", *[f"  - {n}" for n in tr.unused]]
     nic_ov = {
         "max_unacked_psns": MAX_UNACKED_PSNS_LIMIT,
         "ack_req_interval": ack_pkts,
         "ack_coalesce_pkts": 1,
     }
-    lines += [
-        "",
-        "[simulation]",
-        f"name = {_v('hpcc-import ' + str(src))}",
-        f"duration = {_v(_time_s(duration_ps))}",
-        "",
-        "[topology]",
-        'kind = "explicit"',
-        f"hosts = {_v([name[h] for h in hosts])}",
-        f"switches = {_v([name[s] for s in sorted(topo.switches)])}",
+    tables = [
+        Table("simulation", {"name": f"hpcc-import {src}", "duration": _time_s(duration_ps)}),
+        Table(
+            "topology",
+            {
+                "kind": "explicit",
+                "hosts": [name[h] for h in hosts],
+                "switches": [name[s] for s in sorted(topo.switches)],
+            },
+        ),
+        *[
+            Table(
+                "topology.links",
+                {
+                    "a": name[ln.a],
+                    "b": name[ln.b],
+                    "rate": _rate_s(ln.rate_bps),
+                    "delay": _time_s(ln.delay_ps),
+                },
+                array=True,
+            )
+            for ln in topo.links
+        ],
+        Table("link", {"loss": loss}),
+        Table("switch", switch),
+        Table("switch.ecn", ecn),
+        Table("congestion_control", cc),
+        *([Table(f"congestion_control.{algo}", params)] if params else []),
+        Table("nic", {"profile": "rxe", "overrides": nic_ov}),
+        Table(
+            "qp",
+            {"mtu": mtu, "recovery": "gbn"},
+            after={
+                "mtu": f"PACKET_PAYLOAD_SIZE {payload}"
+                + (f" -> {mtu}: rdmasim MTUs are powers of two" if mtu != payload else "")
+            },
+        ),
+        Table("outputs", {"dir": out_dir or "results", "trace": trace_on}),
+        *[
+            Table(
+                "impairments.loss",
+                {"link": [name[ln.a], name[ln.b]], "probability": ln.error_rate},
+                array=True,
+                after={"probability": f"{topo.path.name}:{ln.line}"},
+            )
+            for ln in topo.links
+            if ln.error_rate > 0
+        ],
+        *[Table("impairments.failures", f_, array=True) for f_ in failures],
+        *[
+            Table(
+                "flows",
+                {
+                    "src": name[fl.src],
+                    "dst": name[fl.dst],
+                    "size": fl.size,
+                    "start": fl.start_ps,
+                    "priority": fl.priority,
+                },
+                array=True,
+                comment=f"{inp.flow_path.name}:{fl.line} dport {fl.dport}",
+            )
+            for fl in inp.flows
+        ],
     ]
-    for ln in topo.links:
-        lines += [
-            "",
-            "[[topology.links]]",
-            f"a = {_v(name[ln.a])}",
-            f"b = {_v(name[ln.b])}",
-            f"rate = {_v(_rate_s(ln.rate_bps))}",
-            f"delay = {_v(_time_s(ln.delay_ps))}",
-        ]
-    lines += ["", "[link]", f"loss = {_v(loss)}", "", "[switch]"] + [
-        f"{key} = {_v(val)}" for key, val in switch.items()
-    ]
-    lines += ["", "[switch.ecn]"] + [f"{key} = {_v(val)}" for key, val in ecn.items()]
-    lines += ["", "[congestion_control]"] + [f"{key} = {_v(val)}" for key, val in cc.items()]
-    if params:
-        lines += ["", f"[congestion_control.{algo}]"] + [f"{key} = {_v(val)}" for key, val in params.items()]
-    lines += [
-        "",
-        "[nic]",
-        'profile = "rxe"',
-        f"overrides = {_v(nic_ov)}",
-        "",
-        "[qp]",
-        f"mtu = {mtu}  # PACKET_PAYLOAD_SIZE {payload}"
-        + (f" -> {mtu}: rdmasim MTUs are powers of two" if mtu != payload else ""),
-        'recovery = "gbn"',
-        "",
-        "[outputs]",
-        f"dir = {_v(out)}",
-        f"trace = {_v(trace_on)}",
-    ]
-    for ln in topo.links:
-        if ln.error_rate > 0:
-            lines += [
-                "",
-                "[[impairments.loss]]",
-                f"link = {_v([name[ln.a], name[ln.b]])}",
-                f"probability = {_v(ln.error_rate)}  # {topo.path.name}:{ln.line}",
-            ]
-    for f_ in failures:
-        lines += ["", "[[impairments.failures]]"] + [f"{key} = {_v(val)}" for key, val in f_.items()]
-    for fl in inp.flows:
-        lines += [
-            "",
-            f"# {inp.flow_path.name}:{fl.line} dport {fl.dport}",
-            "[[flows]]",
-            f"src = {_v(name[fl.src])}",
-            f"dst = {_v(name[fl.dst])}",
-            f"size = {fl.size}",
-            f"start = {fl.start_ps}",
-            f"priority = {fl.priority}",
-        ]
-    tr.toml = "\n".join(lines) + "\n"
+    tr.toml = render(header, tables)
     return tr

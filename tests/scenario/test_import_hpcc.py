@@ -440,3 +440,17 @@ def test_an_absent_key_that_does_not_map_says_it_is_third_ccs_default(
     )
     assert "not supported: VAR_WIN 0 (absent: third.cc's default): ns-3 keeps the window" in printed
     assert "#   - MULTI_RATE 1 (absent: third.cc's default)" in out.read_text()
+
+
+def test_written_toml_reads_back_exactly() -> None:
+    import tomllib
+
+    from rdmasim.hpcc.toml_out import Table, render
+
+    odd = 'a "quoted" \\ path/ü\tx'
+    vals = {"s": odd, "i": 2**62, "f": 0.00390625, "b": False, "l": ["h0", "s2"], "t": {"k": 1, "m": "x"}}
+    text = render(
+        ["header", "", "  - a note"], [Table("x", vals, after={"i": "why"}), Table("y", {"v": 1}, array=True)]
+    )
+    assert tomllib.loads(text) == {"x": vals, "y": [{"v": 1}]}
+    assert text.startswith("# header\n#\n#   - a note\n") and "i = 4611686018427387904  # why" in text
