@@ -13,53 +13,18 @@ or a parameter the chosen algorithm needs that is missing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from rdmasim.hpcc.inputs import Config, HpccInputError, Inputs, _ns3_rate_bps
+from rdmasim.hpcc.cc_map import CC_MODES, CC_NAMES, map_cc
+from rdmasim.hpcc.inputs import HpccInputError, Inputs
+from rdmasim.hpcc.keys import HpccRefused, Keys, rate_map, rate_text, time_text
 from rdmasim.hpcc.paths import path_figures
 from rdmasim.hpcc.toml_out import Table, render
 from rdmasim.nic import MAX_UNACKED_PSNS_LIMIT
 
-#: CC_MODE values of the HPCC simulator's rdma-hw.cc and the rdmasim algorithm of each
-CC_MODES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
-CC_NAMES = {1: "DCQCN", 3: "HPCC", 7: "TIMELY", 8: "DCTCP", 10: "HPCC-PINT"}
-#: the keys each algorithm reads in ns-3 (a key of another algorithm is "not used by this CC_MODE")
-CC_KEYS = {
-    1: {
-        "ALPHA_RESUME_INTERVAL",
-        "RATE_DECREASE_INTERVAL",
-        "CLAMP_TARGET_RATE",
-        "RP_TIMER",
-        "EWMA_GAIN",
-        "FAST_RECOVERY_TIMES",
-        "RATE_AI",
-        "RATE_HAI",
-        "MIN_RATE",
-    },
-    3: {
-        "U_TARGET",
-        "MI_THRESH",
-        "FAST_REACT",
-        "RATE_AI",
-        "MIN_RATE",
-        "INT_MULTI",
-        "MULTI_RATE",
-        "SAMPLE_FEEDBACK",
-        "RATE_BOUND",
-    },
-    7: {"RATE_AI", "RATE_HAI", "MIN_RATE"},
-    8: {"EWMA_GAIN", "DCTCP_RATE_AI", "MIN_RATE", "RATE_BOUND"},
-}
-ALL_CC_KEYS = set().union(*CC_KEYS.values()) | {"DCTCP_RATE_AI", "PINT_LOG_BASE", "PINT_PROB"}
 #: rdmasim's path MTUs
 MTUS = (256, 512, 1024, 2048, 4096)
-
-
-class HpccRefused(HpccInputError):
-    """The inputs ask for something no rdmasim scenario expresses: import refused (exit 2)."""
 
 
 @dataclass
@@ -78,108 +43,11 @@ class Translation:
     flows: int = 0
 
 
-def _rate_s(bps: int) -> str:
-    for unit, scale in (("Gbps", 10**9), ("Mbps", 10**6), ("Kbps", 10**3)):
-        if bps % scale == 0:
-            return f"{bps // scale}{unit}"
-    return f"{bps}bps"
-
-
-def _time_s(ps: int) -> str:
-    for unit, scale in (("s", 10**12), ("ms", 10**9), ("us", 10**6), ("ns", 10**3)):
-        if ps and ps % scale == 0:
-            return f"{ps // scale}{unit}"
-    return f"{ps}ps"
-
-
-class _Keys:
-    """Typed access to config keys (third.cc's default when absent), remembering which were read."""
-
-    def __init__(self, cfg: Config) -> None:
-        self.cfg = cfg
-        self.read: set[str] = set()
-
-    def has(self, key: str) -> bool:
-        return key in self.cfg.entries
-
-    def raw(self, key: str) -> list[str]:
-        self.read.add(key)
-        return self.cfg.entries[key][1] if key in self.cfg.entries else []
-
-    def _one(self, key: str, default: Any, conv: Callable[[str], Any], allowed: str) -> Any:
-        vals = self.raw(key)
-        if not vals:
-            if key in self.cfg.entries or default is None:
-                raise HpccRefused(f"{self.cfg.where(key)}: {key}: no value (allowed: {allowed})")
-            return default
-        try:
-            return conv(vals[0])
-        except (ValueError, TypeError, ArithmeticError):
-            raise HpccInputError(
-                f"{self.cfg.where(key)}: {key} = {vals[0]!r}: not valid (allowed: {allowed})"
-            ) from None
-
-    def int(self, key: str, default: int | None, lo: int = 0, hi: int = (1 << 63) - 1) -> int:
-        v = self._one(key, default, int, f"an integer in {lo}..{hi}")
-        if not lo <= v <= hi:
-            raise HpccInputError(f"{self.cfg.where(key)}: {key} = {v}: out of range (allowed: {lo}..{hi})")
-        return int(v)
-
-    def float(self, key: str, default: float | None, lo: float, hi: float) -> float:
-        v = self._one(key, default, float, f"a number in {lo}..{hi}")
-        if not lo <= v <= hi:
-            raise HpccInputError(f"{self.cfg.where(key)}: {key} = {v}: out of range (allowed: {lo}..{hi})")
-        return float(v)
-
-    def decimal(self, key: str, default: str, allowed: str) -> Decimal:
-        def conv(s: str) -> Decimal:
-            try:
-                d = Decimal(s)
-            except InvalidOperation:
-                raise ValueError(s) from None
-            if not d.is_finite() or d < 0:
-                raise ValueError(s)
-            return d
-
-        return Decimal(self._one(key, Decimal(default), conv, allowed))
-
-    def rate(self, key: str, default: str | None, need: str = "") -> int:
-        if default is None and not self.has(key):
-            raise HpccRefused(
-                f"{self.cfg.where(key)}: {key} missing ({need} needs it; allowed: a rate like 50Mb/s)"
-            )
-        return int(
-            self._one(
-                key, None if default is None else _ns3_rate_bps(default), _ns3_rate_bps, "a rate like 50Mb/s"
-            )
-        )
-
-    def show(self, key: str) -> str:
-        return f"{key} {' '.join(self.cfg.entries[key][1])}" if key in self.cfg.entries else key
-
-
-def _rate_map(keys: _Keys, key: str, conv: Callable[[str], Any]) -> dict[int, Any]:
-    vals = keys.raw(key)
-    if not vals:
-        return {}
-    where = keys.cfg.where(key)
-    try:
-        n = int(vals[0])
-        if n < 0 or len(vals) < 1 + 2 * n:
-            raise ValueError
-        return {int(vals[1 + 2 * i]): conv(vals[2 + 2 * i]) for i in range(n)}
-    except ValueError:
-        raise HpccInputError(
-            f"{where}: {key} {' '.join(vals)}: malformed (allowed: N rate1 value1 ... "
-            "rateN valueN, rates in b/s)"
-        ) from None
-
-
 def translate(inp: Inputs, out_dir: str = "") -> Translation:
     """The rdmasim scenario of one HPCC ns-3 run."""
     tr = Translation()
     cfg, topo = inp.config, inp.topology
-    k = _Keys(cfg)
+    k = Keys(cfg)
     say, unsupported = tr.notes.append, tr.unsupported.append
 
     def loud(text: str) -> None:
@@ -289,8 +157,8 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
     figures = path_figures(topo, payload)
     say(
         f"base RTT as ns-3 computes it (2 x propagation + one {payload} B packet per hop, fewest hops): "
-        f"largest {_time_s(figures.max_rtt_ps)}, largest BDP {figures.max_bdp_bytes} B over {figures.pairs} "
-        "host pairs"
+        f"largest {time_text(figures.max_rtt_ps)}, largest BDP {figures.max_bdp_bytes} B over "
+        f"{figures.pairs} host pairs"
     )
 
     # -- switches: buffer, PFC, ECN
@@ -302,9 +170,9 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
             "USE_DYNAMIC_PFC_THRESHOLD 0: ns-3's switch MMU uses its dynamic threshold either way; "
             "so does the scenario (switch.threshold = 'dynamic')"
         )
-    kmax = _rate_map(k, "KMAX_MAP", int)
-    kmin = _rate_map(k, "KMIN_MAP", int)
-    pmax = _rate_map(k, "PMAX_MAP", float)
+    kmax = rate_map(k, "KMAX_MAP", int)
+    kmin = rate_map(k, "KMIN_MAP", int)
+    pmax = rate_map(k, "PMAX_MAP", float)
     for key, m in (("KMAX_MAP", kmax), ("KMIN_MAP", kmin), ("PMAX_MAP", pmax)):
         missing = [r for r in sw_rates if r not in m]
         if missing:
@@ -320,13 +188,13 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
         ecn.update(kmin=kmin[r0] * 1000, kmax=kmax[r0] * 1000, pmax=pmax[r0])
         loud(
             f"KMIN_MAP/KMAX_MAP/PMAX_MAP (KB, by port rate): rdmasim has one RED profile per priority for "
-            f"every switch port; the {_rate_s(r0)} entry is used: kmin {kmin[r0]} KB, kmax {kmax[r0]} KB, "
+            f"every switch port; the {rate_text(r0)} entry is used: kmin {kmin[r0]} KB, kmax {kmax[r0]} KB, "
             f"pmax {pmax[r0]}"
         )
         if len(sw_rates) > 1:
             unsupported(
                 f"KMIN_MAP/KMAX_MAP/PMAX_MAP per port rate: switch ports run at "
-                f"{', '.join(_rate_s(r) for r in sw_rates)}; every port takes the {_rate_s(r0)} entry"
+                f"{', '.join(rate_text(r) for r in sw_rates)}; every port takes the {rate_text(r0)} entry"
             )
         hdrm = max(
             ln.rate_bps * ln.delay_ps * 3 // (8 * 10**12)
@@ -346,135 +214,13 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
         if faster and dyn:
             unsupported(
                 f"USE_DYNAMIC_PFC_THRESHOLD per port: ns-3 lowers the alpha shift by one per doubling of "
-                f"a port's rate over the NIC's ({_rate_s(nic_rate)}): ports at "
-                f"{', '.join(_rate_s(r) for r in faster)}; rdmasim uses alpha_shift 3 on every port"
+                f"a port's rate over the NIC's ({rate_text(nic_rate)}): ports at "
+                f"{', '.join(rate_text(r) for r in faster)}; rdmasim uses alpha_shift 3 on every port"
             )
     say(f"BUFFER_SIZE {buffer_mb} (MB of 2^20 B) -> switch.buffer = {switch['buffer']} B")
 
     # -- congestion control
-    cc: dict[str, Any] = {"algorithm": algo}
-    params: dict[str, Any] = {}
-    has_win = k.int("HAS_WIN", 1, 0, 1)
-    global_t = k.int("GLOBAL_T", 1, 0, 1)
-    var_win = k.int("VAR_WIN", 0, 0, 1)
-    fast_react = k.int("FAST_REACT", 1, 0, 1)
-    if not global_t and (algo in ("hpcc", "dctcp") or has_win):
-        unsupported(
-            f"GLOBAL_T 0: ns-3 gives each host pair its own base RTT as T (and BDP as window); rdmasim "
-            f"uses one for every flow: the largest, {_time_s(figures.max_rtt_ps)}"
-        )
-    min_rate = k.rate("MIN_RATE", "100Mb/s")
-    cc_keys = CC_KEYS[cc_mode]
-    if algo == "hpcc":
-        cc["notification_point"] = False
-        params = {
-            "eta": k.float("U_TARGET", 0.95, 1e-9, 1.0),
-            "max_stage": k.int("MI_THRESH", 5, 0, (1 << 32) - 1),
-            "fast_react": bool(fast_react),
-            "base_rtt": _time_s(figures.max_rtt_ps) if figures.max_rtt_ps else "4us",
-            "ai_rate": _rate_s(k.rate("RATE_AI", None, "CC_MODE 3 (HPCC)")),
-            "min_rate": _rate_s(min_rate),
-            "ack_every": ack_pkts,
-        }
-        say(
-            f"HPCC T = the largest base RTT ({params['base_rtt']}, GLOBAL_T 1); window = rate x T "
-            "(HAS_WIN 1, VAR_WIN 1: the window follows the rate)"
-        )
-        if not has_win:
-            unsupported("HAS_WIN 0: rdmasim's HPCC always keeps its window W (paced at W / T)")
-        if not var_win:
-            unsupported(
-                "VAR_WIN 0: ns-3 keeps the window at the BDP while the rate changes; rdmasim's HPCC "
-                "window follows its rate"
-            )
-        if k.int("MULTI_RATE", 1, 0, 1):
-            unsupported("MULTI_RATE 1: rdmasim's HPCC keeps one rate, as MULTI_RATE 0")
-        if k.int("SAMPLE_FEEDBACK", 0, 0, 1):
-            unsupported("SAMPLE_FEEDBACK 1: rdmasim's HPCC takes the INT of every ACK, as SAMPLE_FEEDBACK 0")
-        if not k.int("RATE_BOUND", 1, 0, 1):
-            unsupported("RATE_BOUND 0: rdmasim's HPCC always paces at W / T")
-        if k.has("INT_MULTI"):
-            say(
-                f"{k.show('INT_MULTI')}: the unit of ns-3's packed INT fields; "
-                "rdmasim's INT records are exact "
-                "(no effect)"
-            )
-            k.raw("INT_MULTI")
-    elif algo == "dctcp":
-        cc["notification_point"] = False  # DCTCP reads the CE marks its ACKs echo, not CNPs
-        params = {
-            "g": k.float("EWMA_GAIN", 1 / 16, 1e-9, 1.0),
-            "ai_rate": _rate_s(k.rate("DCTCP_RATE_AI", "1000Mb/s")),
-            "min_rate": _rate_s(min_rate),
-            "window": figures.max_bdp_bytes if has_win else 0,
-            "var_win": bool(var_win),
-            "pace": bool(k.int("RATE_BOUND", 1, 0, 1)) or not has_win,
-            "ack_every": ack_pkts,
-        }
-        say(
-            f"DCTCP window = the largest BDP ({figures.max_bdp_bytes} B) with HAS_WIN 1, "
-            "none with HAS_WIN 0; "
-            "var_win = VAR_WIN"
-        )
-    elif algo == "timely":
-        cc["notification_point"] = False  # TIMELY reacts to RTTs only
-        ai = k.rate("RATE_AI", None, "CC_MODE 7 (TIMELY)")
-        hai = k.rate("RATE_HAI", None, "CC_MODE 7 (TIMELY)")
-        params = {
-            "ai_rate": _rate_s(ai),
-            "hai_factor": max(1.0, hai / ai),
-            "hai_after": 5,
-            "min_rate": _rate_s(min_rate),
-            "t_low": "50us",
-            "t_high": "500us",
-            "min_rtt": "20us",
-            "segment": 0,
-        }
-        say(
-            "TIMELY: hai_factor = RATE_HAI / RATE_AI, HAI after 5 increases, T_low 50us, T_high 500us, "
-            "min RTT 20us (rdma-hw.cc attribute defaults), one update per window of data (segment = 0)"
-        )
-        if has_win:
-            unsupported(
-                "HAS_WIN 1 with TIMELY: ns-3 also caps TIMELY at a BDP window; rdmasim's TIMELY is rate-only"
-            )
-    else:  # dcqcn
-        cc["preset"] = "paper"
-        ov = {
-            "g": k.float("EWMA_GAIN", 1 / 16, 1e-9, 1.0),
-            "alpha_timer": _time_s(
-                int(k.decimal("ALPHA_RESUME_INTERVAL", "55", "microseconds >= 0") * 10**6)
-            ),
-            "alpha_update_on_timer": True,
-            "rate_reduce_period": _time_s(
-                int(k.decimal("RATE_DECREASE_INTERVAL", "4", "microseconds >= 0") * 10**6)
-            ),
-            "rate_timer": _time_s(int(k.decimal("RP_TIMER", "1500", "microseconds >= 0") * 10**6)),
-            "byte_counter": 0,
-            "fast_recovery_steps": k.int("FAST_RECOVERY_TIMES", 5, 0, 1 << 31),
-            "ai_rate": _rate_s(k.rate("RATE_AI", None, "CC_MODE 1 (DCQCN)")),
-            "hai_rate": _rate_s(k.rate("RATE_HAI", None, "CC_MODE 1 (DCQCN)")),
-            "min_rate": _rate_s(min_rate),
-            "clamp_tgt_rate": bool(k.int("CLAMP_TARGET_RATE", 0, 0, 1)),
-            # ns-3 with CLAMP_TARGET_RATE 0 still clamps when a timer increase came since the last cut
-            "clamp_tgt_rate_after_time_inc": True,
-            "cnp_interval": 0,
-        }
-        cc["overrides"] = ov
-        say(
-            "DCQCN (ns-3's 'mlx' model): alpha updated on its ALPHA_RESUME_INTERVAL timer, rate cut at most "
-            "once per RATE_DECREASE_INTERVAL, increases on the RP_TIMER only (byte_counter = 0), a CNP for "
-            "each marked packet (cnp_interval = 0)"
-        )
-        if has_win:
-            unsupported(
-                "HAS_WIN 1 with DCQCN: ns-3 also caps DCQCN at a BDP window; rdmasim's DCQCN is rate-only"
-            )
-    for key in sorted(set(cfg.entries) & (ALL_CC_KEYS - cc_keys) - k.read):
-        tr.unused.append(f"{k.show(key)}: not read by CC_MODE {cc_mode} ({CC_NAMES[cc_mode]}) in ns-3 either")
-        k.read.add(key)
-    for key in ("HAS_WIN", "VAR_WIN", "GLOBAL_T", "FAST_REACT"):
-        k.read.add(key)
+    cc, params = map_cc(k, cc_mode, figures, ack_pkts, tr)
 
     # -- loss, link failure, time, outputs
     loss = k.float("ERROR_RATE_PER_LINK", 0.0, 0.0, 1.0)
@@ -501,7 +247,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
                     f"{cfg.where('LINK_DOWN')}: LINK_DOWN {' '.join(down)}: no link between "
                     f"nodes {a} and {b} in {topo.path.name}"
                 )
-            failures.append({"link": [name[a], name[b]], "at": _time_s(2 * 10**12 + t_us * 10**6)})
+            failures.append({"link": [name[a], name[b]], "at": time_text(2 * 10**12 + t_us * 10**6)})
             say(f"LINK_DOWN: the link {name[a]}-{name[b]} goes down at 2 s + {t_us} us, as ns-3 schedules it")
     enable_trace = bool(k.int("ENABLE_TRACE", 1, 0, 1))
     traced_ok = sorted({n for n in inp.traced if n < topo.nodes})
@@ -583,7 +329,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
         "ack_coalesce_pkts": 1,
     }
     tables = [
-        Table("simulation", {"name": f"hpcc-import {src}", "duration": _time_s(duration_ps)}),
+        Table("simulation", {"name": f"hpcc-import {src}", "duration": time_text(duration_ps)}),
         Table(
             "topology",
             {
@@ -598,8 +344,8 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
                 {
                     "a": name[ln.a],
                     "b": name[ln.b],
-                    "rate": _rate_s(ln.rate_bps),
-                    "delay": _time_s(ln.delay_ps),
+                    "rate": rate_text(ln.rate_bps),
+                    "delay": time_text(ln.delay_ps),
                 },
                 array=True,
             )

@@ -278,6 +278,11 @@ def _bad(tmp: Path, capsys: pytest.CaptureFixture[str], src: Path) -> str:
             "topology.txt:3: file ends where link 1 src",
         ),
         (
+            "zero rate",
+            {"config": CONFIG.replace("RATE_AI 50Mb/s", "RATE_AI 0Mb/s")},
+            "config.txt:18: RATE_AI = ",
+        ),
+        (
             "dual-homed host",
             {"topology": DUAL_HOMED},
             "topology.txt:7: host 0 has a second link (the first on line 3)",
