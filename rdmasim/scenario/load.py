@@ -71,6 +71,15 @@ _NVIDIA_NAMES = (
 )
 
 
+def flow_control(v: dict[str, Any]) -> str:
+    """The link-level flow control a scenario's values ask for: ``switch.flow_control``, with
+    ``"auto"`` meaning credits on InfiniBand (which has no PFC) and PFC on RoCE."""
+    fc = str(v["switch.flow_control"])
+    if fc == "auto":
+        return "credits" if v["link.layer"] == "ib" else "pfc"
+    return fc
+
+
 def _fmt_path(path: str) -> str:
     return path
 
@@ -441,8 +450,6 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
         problems.append(Problem(file, "switch.flow_control", "InfiniBand has no PFC (pause frames are "
                                 "Ethernet's); its link-level flow control is credits", "pfc",
                                 "'auto' or 'credits' when link.layer = 'ib'"))
-    from rdmasim.scenario.run import flow_control  # one rule for "auto"
-
     hop_classes = v["topology.kind"] == "dragonfly" and v["topology.hop_classes"]
     if hop_classes and flow_control(v) == "credits" and ok("switch.credits"):
         need = 2 if v["topology.routing"] == "minimal" else 3  # classes: 0, 1 (, 2) global links crossed

@@ -21,7 +21,7 @@ from rdmasim.results import (
     write_error,
 )
 from rdmasim.scenario.ideal import ideal_fct_ps
-from rdmasim.scenario.load import Problem, Scenario, ScenarioError
+from rdmasim.scenario.load import Problem, Scenario, ScenarioError, flow_control
 from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_host_indices, traffic_table
 from rdmasim.sim import Link, Simulator
 from rdmasim.traffic.table import LOCAL
@@ -187,15 +187,6 @@ def build(sc: Scenario) -> Simulator:
                 "ibcc", ibcc, notification_point=v["congestion_control.notification_point"]
             )
     return sim
-
-
-def flow_control(v: dict[str, Any]) -> str:
-    """The link-level flow control a scenario's values ask for: ``switch.flow_control``, with
-    ``"auto"`` meaning credits on InfiniBand (which has no PFC) and PFC on RoCE."""
-    fc = str(v["switch.flow_control"])
-    if fc == "auto":
-        return "credits" if v["link.layer"] == "ib" else "pfc"
-    return fc
 
 
 def _find_link(sim: Simulator, pair: list[str]) -> Link | None:
