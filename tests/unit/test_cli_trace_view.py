@@ -1,5 +1,6 @@
-"""`rdmasim trace FILE` builds the ladder of a saved trace once for the printed diagram (a capped
-trace has 2 million records: every build is most of the command's time and memory)."""
+"""`rdmasim trace FILE` builds the ladder of a saved trace once for the printed diagram, and only
+from the records its window draws (a capped trace has 2 million records: a row per record was
+most of the command's time and memory)."""
 
 from __future__ import annotations
 
@@ -7,29 +8,31 @@ from pathlib import Path
 
 import pytest
 
-import rdmasim.ladder._model as model
+import rdmasim.ladder._window as window
 from rdmasim import ladder
 from rdmasim.cli import main
+from rdmasim.ladder._model import Builder
 
 
-def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    real = model.build
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[Builder]:
+    """The builders of ladder rows the window code makes (each counts the records it was fed)."""
+    made: list[Builder] = []
 
-    def counting(records, names):  # type: ignore[no-untyped-def]
-        calls.append(len(records))
-        return real(records, names)
+    class Counting(Builder):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            made.append(self)
 
-    monkeypatch.setattr(model, "build", counting)
-    return calls
+    monkeypatch.setattr(window, "Builder", Counting)
+    return made
 
 
 def test_the_printed_ladder_is_built_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     saved = ladder.example_write(size=3072, mtu=1024, drop_psn=[1]).save(tmp_path / "t.npz")
-    calls = _count_builds(monkeypatch)
+    made = _count_builds(monkeypatch)
     assert main(["trace", str(saved)]) == 0
-    assert len(calls) == 1
+    assert len(made) == 1
     assert "WRITE" in capsys.readouterr().out
     # a bad window is still refused before anything is printed
     assert main(["trace", str(saved), "--around", "psn=99"]) == 2
