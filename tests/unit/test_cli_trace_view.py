@@ -45,3 +45,20 @@ def test_several_outputs_check_the_window_before_writing_any(tmp_path: Path,
     svg = tmp_path / "l.svg"
     assert main(["trace", str(saved), "--around", "psn=99", "--svg", str(svg)]) == 2
     assert not svg.exists()
+
+
+def test_max_frames_0_prints_every_frame(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hint of a focused trace says ``--max-frames 0 shows all``: it does."""
+    from rdmasim import trace as tr
+
+    t = ladder.example_write(size=1 << 20, loss=0.01)
+    saved = t.save(tmp_path / "long.npz")
+    total = int((t.to_numpy()["kind"] == tr.TX).sum())
+    assert total > 1000
+    assert main(["trace", str(saved)]) == 0
+    focused = capsys.readouterr().out
+    assert "--max-frames 0 shows all" in focused
+    assert main(["trace", str(saved), "--max-frames", "0"]) == 0
+    out = capsys.readouterr().out
+    assert sum("──" in line for line in out.splitlines()) == total
+    assert "focused" not in out and "more frames after this window" not in out
