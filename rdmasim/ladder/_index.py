@@ -44,6 +44,7 @@ class Index:
     when the trace ended). ``tx_of[i]``: for an RX or DROP record, the TX record of its frame
     (-1: none, e.g. the frame was sent before the trace started). ``event``: the record is a row
     of the ladder (a frame or a local event). ``nak``/``data``: frame styles the anchors look for.
+    ``retx``: a data frame whose PSN its QP had sent before.
     """
 
     records: np.ndarray
@@ -54,6 +55,7 @@ class Index:
     dropped: np.ndarray
     nak: np.ndarray
     data: np.ndarray
+    retx: np.ndarray
 
     @property
     def t(self) -> np.ndarray:
@@ -148,4 +150,12 @@ def build_index(recs: np.ndarray) -> Index:
     syn_kind = recs["syndrome"] & 0xE0
     nak = acks & ((syn_kind == 0x60) | (syn_kind == 0x20))
     data = frame & ~control & ~acks & (op != _OP_CNP)
-    return Index(recs, end, tx_of, event, frame, dropped, nak, data)
+    retx = np.zeros(n, bool)
+    di = np.flatnonzero(data)
+    if len(di):
+        key = ((recs["node"][di].astype(np.uint64) << np.uint64(48))
+               | (recs["qpn"][di].astype(np.uint64) << np.uint64(24)) | recs["psn"][di].astype(np.uint64))
+        first = np.unique(key, return_index=True)[1]
+        retx[di] = True
+        retx[di[first]] = False
+    return Index(recs, end, tx_of, event, frame, dropped, nak, data, retx)

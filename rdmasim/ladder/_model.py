@@ -270,7 +270,6 @@ class Builder:
         self.events: list[Event] = []
         self.bars: list[Bar] = []
         self.frame_of: dict[int, Event] = {}   # TX record index -> its frame row
-        self.sent: set[tuple[int, int, int]] = set()
         self.accepted: set[tuple[int, int, int, int]] = set()
         # (node, qpn, t) -> (psn, syndrome) of the NAKs sent
         self.naks_at: dict[tuple[int, int, int], tuple[int, int]] = {}
@@ -326,6 +325,15 @@ class Builder:
         return {k: (q.timer_from, q.rnr_from) for k, q in self.reqs.items()
                 if q.timer_from is not None or q.rnr_from is not None}
 
+    def replay(self, history: np.ndarray) -> None:
+        """Take the QP state the records before the window left, from ``history``: the few records
+        that set it (see :func:`rdmasim.ladder._window.history`); their rows are not kept."""
+        for i in history.tolist():
+            self.feed(i)
+        last = self.changes[-1] if self.changes else None
+        self.events, self.bars, self.frame_of = [], [], {}
+        self.changes = [last] if last is not None else []
+
     def feed(self, i: int) -> None:
         """Add the rows of record ``i`` (records are fed in increasing order)."""
         self.visits += 1
@@ -340,10 +348,7 @@ class Builder:
                                 ce=int(r["ecn"]) == tr.ECN_CE, qpn=qpn))
             self.frame_of[i] = ev
             op = int(r["opcode"])
-            if style == "data":
-                key = (node, qpn, int(r["psn"]))
-                ev.retx = key in self.sent
-                self.sent.add(key)
+            ev.retx = bool(self.index.retx[i])
             if int(r["pkt_kind"]) != 1 and int(r["node_kind"]) == 0 and is_request(op):
                 q = self.reqs.setdefault((node, qpn), _Req())
                 psn = int(r["psn"])

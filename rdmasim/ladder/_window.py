@@ -308,10 +308,107 @@ def _draw(ladder: Ladder, p: _Plan) -> View:
                 p.notes)
 
 
-def needed(index: Index, p: _Plan) -> np.ndarray:
-    """The records plan ``p`` draws from: every record up to its last instant (the rows and the
-    state of every QP then)."""
-    return np.arange(p.last + 1)
+_PSN_HALF = 1 << 23
+
+
+def _last_of(keys: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The last of ``idx`` (record indices, increasing) for each key."""
+    if not len(idx):
+        return idx
+    k = keys[idx]
+    order = np.argsort(k, kind="stable")
+    ks = k[order]
+    last = np.ones(len(ks), bool)
+    last[:-1] = ks[1:] != ks[:-1]
+    return idx[order[last]]
+
+
+def _first_of(keys: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The first of ``idx`` (record indices, increasing) for each key."""
+    if not len(idx):
+        return idx
+    return idx[np.unique(keys[idx], return_index=True)[1]]
+
+
+def history(index: Index, ws: int) -> np.ndarray | None:
+    """The records before record ``ws`` that leave each QP's ladder state as every record before
+    it does, or None when they cannot be picked safely (a QP's PSNs wrap around).
+
+    Per requester QP: its first and last request and the one with the highest PSN (the window:
+    oldest unacknowledged and highest PSN sent); the last response that advanced the window (the
+    first with the highest next-expected PSN), the last timeout and retry, and the first request
+    after the latest of those three with the highest request before that response (when and
+    whether the retransmit timer runs); the last RNR NAK and RNR retry (the RNR wait). Per
+    responder QP: its last ACCEPT and PSN-sequence NAK (the PSN it expects) and first fatal NAK
+    (in ERR). Per QP: its first error completion (RTS -> ERR shown once)."""
+    if ws <= 0:
+        return np.empty(0, np.int64)
+    h = index.records[:ws]
+    k, op, syn = h["kind"], h["opcode"], h["syndrome"]
+    node = h["node"].astype(np.int64)
+    host, ctl = h["node_kind"] == 0, h["pkt_kind"] == 1
+    psn = h["psn"].astype(np.int64)
+    acks = (op == 0x11) | (op == 0x12)
+    nak_code = syn & 0xE0
+    req_tx = (k == tr.TX) & host & ~ctl & request_mask(op)
+    resp_rx = (k == tr.RX) & host & ~ctl & response_mask(op) & (index.tx_of[:ws] >= 0)
+    nak_rx = resp_rx & acks & ((nak_code == 0x20) | (nak_code == 0x60))
+    rnr_rx = resp_rx & acks & (nak_code == 0x20)
+    timeout, retry = k == tr.TIMEOUT, k == tr.RETRY
+    rnr_retry = retry & (h["reason"] == 3)
+    nak_tx = (k == tr.TX) & host & ~ctl & acks & ((nak_code == 0x20) | (nak_code == 0x60))
+    seq_nak_tx = nak_tx & (syn == 0x60)
+    fatal_nak_tx = nak_tx & (nak_code == 0x60) & (syn != 0x60)
+    accept = k == tr.ACCEPT
+    err = (k == tr.COMPLETE) & ~np.isin(h["status"], (0, 5))
+    qkey = (node << 24) | np.where(resp_rx, h["dest_qpn"], h["qpn"]).astype(np.int64)
+    picks = [_first_of(qkey, np.flatnonzero(req_tx)), _last_of(qkey, np.flatnonzero(req_tx)),
+             _last_of(qkey, np.flatnonzero(timeout)), _last_of(qkey, np.flatnonzero(retry)),
+             _last_of(qkey, np.flatnonzero(rnr_retry)), _last_of(qkey, np.flatnonzero(rnr_rx)),
+             _last_of(qkey, np.flatnonzero(accept)), _last_of(qkey, np.flatnonzero(seq_nak_tx)),
+             _first_of(qkey, np.flatnonzero(fatal_nak_tx)), _first_of(qkey, np.flatnonzero(err))]
+    # per requester QP: the highest PSN sent, and the timer's last start or stop
+    sel = np.flatnonzero(req_tx | resp_rx | timeout | retry)
+    if len(sel):
+        new_una = np.where(nak_rx, psn, (psn + 1) % (1 << 24))
+        order = np.argsort(qkey[sel], kind="stable")
+        ss = sel[order]
+        ks = qkey[ss]
+        bounds = np.flatnonzero(np.concatenate([[True], ks[1:] != ks[:-1], [True]]))
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            g = ss[a:b]
+            reqs = g[req_tx[g]]
+            if len(reqs) and int(psn[reqs].max() - psn[reqs].min()) >= _PSN_HALF:
+                return None  # serial arithmetic across a wrap: not picked with max()
+            if len(reqs):
+                picks.append(reqs[np.argmax(psn[reqs])][None])
+            resp = g[resp_rx[g]]
+            stops = [int(g[timeout[g]].max(initial=-1)), int(g[retry[g]].max(initial=-1))]
+            if len(resp):
+                if int(new_una[resp].max() - new_una[resp].min()) >= _PSN_HALF:
+                    return None
+                adv = int(resp[np.argmax(new_una[resp])])  # first with the highest
+                picks.append(np.array([adv]))
+                before = reqs[reqs < adv]
+                if len(before):
+                    picks.append(before[np.argmax(psn[before])][None])
+                stops.append(adv)
+            last_stop = max(stops)
+            after = reqs[reqs > last_stop]
+            if last_stop >= 0 and len(after):
+                picks.append(after[:1])
+    return np.unique(np.concatenate(picks)).astype(np.int64)
+
+
+def needed(index: Index, p: _Plan) -> tuple[np.ndarray, np.ndarray]:
+    """The records plan ``p`` draws from: the few that set the QP state before its first instant
+    (:func:`history`) and every record from that instant to its last (arrivals included)."""
+    t = index.records["t_ps"]
+    ws = int(np.searchsorted(t, p.lo_t, side="left"))
+    before = history(index, ws)
+    if before is None:
+        return np.empty(0, np.int64), np.arange(p.last + 1)
+    return before, np.arange(ws, p.last + 1)
 
 
 def window_ladder(records: np.ndarray, names: dict[int, str], index: Index, p: _Plan) -> Builder:
@@ -324,8 +421,9 @@ def window_ladder(records: np.ndarray, names: dict[int, str], index: Index, p: _
         for i in range(len(records)):
             b.feed(i)
         return b
-    only = needed(index, p)
+    before, only = needed(index, p)
     b = Builder(records, names, index, only)
+    b.replay(before)
     for i in only.tolist():
         b.feed(i)
     pending = b.pending()
