@@ -355,3 +355,38 @@ def test_around_first_nak_starts_at_the_lost_request(long_trace: tr.Trace) -> No
         lost = [k for k, f in enumerate(frames[:nak]) if f" psn={psn} " in f and "lost:" in f]
         assert lost, frames
         assert lost[0] <= 1  # at most one frame before it
+
+
+def test_windows_of_a_trace_whose_psns_wrap_equal_the_whole_ladders() -> None:
+    """PSNs that wrap from 2^24 - 1 to 0 inside the trace (serial arithmetic): the records that set
+    the QP state before a window are not picked by the highest PSN then, and windows still show
+    what the ladder of every record shows."""
+    from rdmasim.ladder import _svg, _text
+    from rdmasim.topology import back_to_back
+    from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+    from rdmasim.verbs import enums as e
+
+    topo = back_to_back(rate="100Gbps", delay="1us", mtu=1024, loss_ab=0.01, seed=3)
+    ctx_a, ctx_b = Context(topo.a), Context(topo.b)
+    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
+    cq_a, cq_b = CQ(ctx_a, 16), CQ(ctx_b, 16)
+    n = 1 << 20
+    src = MR(pd_a, n, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(pd_b, n, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    connect_qps(qa, qb, path_mtu=1024, psn_a=(1 << 24) - 300, psn_b=(1 << 24) - 300)
+    t = topo.sim.trace(max_records=None)
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, n, src.lkey)])
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    qa.post_send(wr)
+    topo.sim.run_until_idle()
+    t.stop()
+    psns = t.to_numpy()["psn"][t.to_numpy()["kind"] == tr.TX]
+    assert psns.max() == (1 << 24) - 1 and psns.min() == 0
+    whole = ladder.build(t)
+    for w in ({"focus": True}, {"start": "5us", "max_frames": 30}, {"start": "20us", "max_frames": 30},
+              {"around": "psn=2", "max_frames": 20}, {"around": "first-nak"}):
+        v, ref = ladder.view(t, **w), ladder.select(whole, **w)  # type: ignore[arg-type]
+        assert _text.render(v, state=True) == _text.render(ref, state=True), w
+        assert _ids(_svg.render(v, "t")) == _ids(_svg.render(ref, "t")), w
