@@ -4,6 +4,10 @@ A real run has tens of thousands of frames; a ladder is read a few dozen at a ti
 chosen by time (``start``/``end``), by an anchor (``around``: the first loss, NAK, timeout,
 error or retry, a PSN, a time, or one QP's events) and by a frame limit (``max_frames``) that every
 renderer obeys.
+
+:func:`plan` decides the window on the trace's :class:`~rdmasim.ladder._index.Index` (numpy over
+every record); :func:`window_ladder` builds rows for the records it draws only; :func:`select`
+cuts the same window out of a ladder of every record.
 """
 
 from __future__ import annotations
@@ -412,9 +416,10 @@ def needed(index: Index, p: _Plan) -> tuple[np.ndarray, np.ndarray]:
 
 
 def window_ladder(records: np.ndarray, names: dict[int, str], index: Index, p: _Plan) -> Builder:
-    """Rows for plan ``p``, built from the records it needs: every record up to its last instant,
-    then, for each retransmit timer or RNR wait still running then, that QP's records until it
-    stops (a lost last packet's timer can fire tens of milliseconds later)."""
+    """Rows for plan ``p``, built from the records it needs (:func:`needed`): the QP state left by
+    the records before it, every record from its first instant to its last, then, for each
+    retransmit timer or RNR wait still running then, that QP's records until it stops (a lost last
+    packet's timer can fire tens of milliseconds later)."""
     t = records["t_ps"]
     if len(t) and bool((t[1:] < t[:-1]).any()):  # not in time order: no stretch to cut
         b = Builder(records, names, index)
