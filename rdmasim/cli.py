@@ -144,24 +144,20 @@ def _trace(args: argparse.Namespace) -> int:
         title = f"{what} of {size:,} bytes a -> b, MTU {args.mtu}, loss {args.loss:g}{dropped}"
         if args.format == "text":
             print(f"rdmasim {__version__} trace: {title}")
-    window = {"start": args.start, "end": args.end, "around": args.around,
-              "max_frames": args.max_frames, "focus": True}
-    if args.svg or args.html or args.mermaid:
-        # several outputs: check the window before any is written (each renderer builds the ladder
-        # again; with only the printed one, that one checks it and the ladder is built once)
-        ladder.view(t, **window)
+    # the window is found once and every output draws it (a check before any file is written)
+    v = ladder.view(t, start=args.start, end=args.end, around=args.around,
+                    max_frames=args.max_frames, focus=True)
     if args.format == "mermaid":
-        print(ladder.mermaid_string(t, title=title, **window), end="")
+        print(ladder.mermaid_string(v, title=title), end="")
     else:
-        print(ladder.render_text(t, ascii=args.ascii, max_lines=args.max_lines, state=args.state,
-                                 **window))
+        print(ladder.render_text(v, ascii=args.ascii, max_lines=args.max_lines, state=args.state))
     out = sys.stdout if args.format == "text" else sys.stderr
     if args.svg:
-        print(f"  SVG: {ladder.render_svg(t, args.svg, title=title, **window)}", file=out)
+        print(f"  SVG: {ladder.render_svg(v, args.svg, title=title)}", file=out)
     if args.html:
-        print(f"  HTML: {ladder.render_html(t, args.html, title=title, **window)}", file=out)
+        print(f"  HTML: {ladder.render_html(v, args.html, title=title)}", file=out)
     if args.mermaid:
-        print(f"  Mermaid: {ladder.render_mermaid(t, args.mermaid, title=title, **window)}", file=out)
+        print(f"  Mermaid: {ladder.render_mermaid(v, args.mermaid, title=title)}", file=out)
     if args.save:
         print(f"  trace: {t.save(args.save)}", file=out)
     if args.pcap and not args.file:
@@ -415,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     win = t.add_argument_group(
         "window (applies to every output)",
         "A trace of more than 200 frames with no window focuses on its first loss (or NAK, "
-        "timeout, error error completion), 60 frames, and says so.")
+        "timeout, error completion), 60 frames, and says so (--max-frames 0: all frames).")
     win.add_argument("--from", dest="start", metavar="TIME", default=None,
                      help="first send time shown, with units (e.g. 12us, 1.5ms)")
     win.add_argument("--to", dest="end", metavar="TIME", default=None, help="last send time shown")

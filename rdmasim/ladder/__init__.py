@@ -23,10 +23,18 @@ few dozen at a time:
 * ``around``: an anchor, ``"first-loss"``, ``"first-nak"``, ``"first-timeout"``,
   ``"first-retry"``, ``"first-error"``, ``"psn=N"``, ``"t=TIME"``, or ``"qp=N"`` (only that QP's
   frames and events, either end); around an event the window holds ``max_frames`` frames (default
-  40), a fifth of them before it;
+  40, 0: all), a fifth of them before it; around ``first-nak`` it starts at the request the NAK
+  names (the one lost) when that fits in the window with the NAK;
 * ``max_frames``: at most this many frames (0 or None: all);
-* ``focus=True``: a long trace (more than 200 frames) with no other window focuses on its first
-  loss, NAK, timeout or error (60 frames), and says so in the output. ``rdmasim trace`` does this.
+* ``focus=True``: a long trace (more than 200 frames) with no other window and no
+  ``max_frames`` focuses on its first loss, NAK, timeout or error (60 frames), and says so in the
+  output. ``rdmasim trace`` does this.
+
+The window is found on the whole trace with numpy (frames, losses, NAKs and anchors counted
+without a Python step per record) and rows are built only for the records it draws, so a capped
+trace of 2 million records is drawn in about the time it takes to load. :func:`view` returns the
+window; every renderer also takes a :class:`View` in place of the trace, to draw one window in
+several formats without finding it again.
 
 :func:`example_write` runs the small teaching scenario behind ``rdmasim trace``.
 """
@@ -48,15 +56,16 @@ from rdmasim.ladder._window import ANCHORS, View, parse_around, select
 __all__ = [
     "ANCHORS", "RNR_TIMER_US", "TEXT_CHARSET", "Bar", "Event", "Ladder", "View", "build",
     "build_events", "example_write", "mermaid_string", "parse_around", "render_html",
-    "render_mermaid", "render_svg", "render_text", "rnr_timer_text", "short_opcode", "svg_string",
-    "view",
+    "render_mermaid", "render_svg", "render_text", "rnr_timer_text", "select", "short_opcode",
+    "svg_string", "view",
 ]
 
 
 
 def _records(trace: tr.Trace | np.ndarray) -> np.ndarray:
     recs = trace.to_numpy() if isinstance(trace, tr.Trace) else np.asarray(trace)
-    return recs[recs["kind"] != tr.PFC]  # switch PFC decisions: not drawn
+    pfc = recs["kind"] == tr.PFC  # switch PFC decisions: not drawn
+    return recs[~pfc] if pfc.any() else recs  # (a copy of 2 M records costs a second)
 
 
 def _names(trace: tr.Trace | np.ndarray, names: dict[int, str] | None) -> dict[int, str]:
@@ -86,13 +95,25 @@ def view(trace: tr.Trace | np.ndarray, nodes: Sequence[int | str] | None = None,
     """The window of a trace the renderers draw (options in the module docstring). ``nodes``
     picks and orders the lanes (names or indices; default: every node in the trace).
     ``start_ps``/``end_ps`` are the older spelling of ``start``/``end``."""
-    lad = build(trace, names)
-    return select(lad, nodes, start=start if start is not None else start_ps,
-                  end=end if end is not None else end_ps, around=around, qp=qp,
-                  max_frames=max_frames, focus=focus)
+    from rdmasim.ladder._window import view as _view
+
+    return _view(_records(trace), _names(trace, names), nodes,
+                 start=start if start is not None else start_ps,
+                 end=end if end is not None else end_ps, around=around, qp=qp,
+                 max_frames=max_frames, focus=focus)
 
 
-def render_text(trace: tr.Trace | np.ndarray, nodes: Sequence[int | str] | None = None, *,
+def _view_of(trace: tr.Trace | np.ndarray | View, nodes: Sequence[int | str] | None,
+             names: dict[int, str] | None, window: dict[str, object]) -> View:
+    """``trace`` itself when it is a :class:`View` (no other window options then), else its view."""
+    if isinstance(trace, View):
+        if nodes is not None or names or window:
+            raise ValueError("a View is drawn as it is: pass the window options to view() instead")
+        return trace
+    return view(trace, nodes, names=names, **window)  # type: ignore[arg-type]
+
+
+def render_text(trace: tr.Trace | np.ndarray | View, nodes: Sequence[int | str] | None = None, *,
                 names: dict[int, str] | None = None, ascii: bool = False,
                 max_lines: int | None = None, state: bool = False,
                 **window: object) -> str:
@@ -107,22 +128,22 @@ def render_text(trace: tr.Trace | np.ndarray, nodes: Sequence[int | str] | None 
     every common monospace font has). ``max_lines`` truncates the events printed (the last line
     then says how many were left out). Window options as :func:`view`.
     """
-    v = view(trace, nodes, names=names, **window)  # type: ignore[arg-type]
+    v = _view_of(trace, nodes, names, window)
     return _text.render(v, ascii=ascii, max_lines=max_lines, state=state)
 
 
-def svg_string(trace: tr.Trace | np.ndarray, nodes: Sequence[int | str] | None = None, *,
+def svg_string(trace: tr.Trace | np.ndarray | View, nodes: Sequence[int | str] | None = None, *,
                names: dict[int, str] | None = None, title: str | None = None,
                **window: object) -> str:
     """The ladder as a self-contained SVG document (a string), with its legend and a "not to
     scale" note. One ``class="arrow ..."`` line per frame; lost frames end in a cross
     (``class="drop-x"``); bars ``class="bar rto"`` / ``"bar rnr"``. Every label has a row of its
     own, so none overlap. Window options as :func:`view`."""
-    v = view(trace, nodes, names=names, **window)  # type: ignore[arg-type]
+    v = _view_of(trace, nodes, names, window)
     return _svg.render(v, title)
 
 
-def render_svg(trace: tr.Trace | np.ndarray, path: str | Path,
+def render_svg(trace: tr.Trace | np.ndarray | View, path: str | Path,
                nodes: Sequence[int | str] | None = None, **kwargs: object) -> Path:
     """Write the ladder as a self-contained SVG file; returns its path.
     Options as :func:`svg_string`."""
@@ -131,19 +152,19 @@ def render_svg(trace: tr.Trace | np.ndarray, path: str | Path,
     return path
 
 
-def render_html(trace: tr.Trace | np.ndarray, path: str | Path,
+def render_html(trace: tr.Trace | np.ndarray | View, path: str | Path,
                 nodes: Sequence[int | str] | None = None, title: str = "rdmasim ladder diagram",
                 *, names: dict[int, str] | None = None, **window: object) -> Path:
     """Write the ladder as a self-contained HTML page (no network access needed): the SVG, a
     pane with the headers of the frame clicked (BTH, RETH, AETH, ECN...) and buttons (or the
     arrow keys) to step event by event, later events faded. Window options as :func:`view`."""
     path = Path(path)
-    v = view(trace, nodes, names=names, **window)  # type: ignore[arg-type]
+    v = _view_of(trace, nodes, names, window)
     path.write_text(_html.render(v, title), encoding="utf-8")
     return path
 
 
-def mermaid_string(trace: tr.Trace | np.ndarray, nodes: Sequence[int | str] | None = None, *,
+def mermaid_string(trace: tr.Trace | np.ndarray | View, nodes: Sequence[int | str] | None = None, *,
                    names: dict[int, str] | None = None, title: str | None = None,
                    times: bool = True, **window: object) -> str:
     """The ladder as Mermaid ``sequenceDiagram`` text: a participant per lane, an arrow per
@@ -151,11 +172,11 @@ def mermaid_string(trace: tr.Trace | np.ndarray, nodes: Sequence[int | str] | No
     discard, ``activate``/``deactivate`` for the timer and RNR-wait bars. ``times=False`` leaves
     the times out of the labels. Window options as :func:`view` (keep it to a few dozen frames:
     Mermaid draws every message at the same spacing)."""
-    v = view(trace, nodes, names=names, **window)  # type: ignore[arg-type]
+    v = _view_of(trace, nodes, names, window)
     return _mermaid.render(v, title, times=times)
 
 
-def render_mermaid(trace: tr.Trace | np.ndarray, path: str | Path,
+def render_mermaid(trace: tr.Trace | np.ndarray | View, path: str | Path,
                    nodes: Sequence[int | str] | None = None, **kwargs: object) -> Path:
     """Write :func:`mermaid_string` to a file (``.mmd``); returns its path."""
     path = Path(path)

@@ -1,6 +1,9 @@
 """The ladder as one self-contained HTML page: the SVG, a details pane with each frame's headers,
 and stepping event by event (buttons or the arrow keys). No network access: the script and the
-style are inline."""
+style are inline.
+
+The diagram takes the whole width of the window (scaled down to it when it is wider, so no note
+is cut off); the details pane sits below it, held at the bottom of the window while scrolling."""
 
 from __future__ import annotations
 
@@ -87,13 +90,15 @@ def _event_data(view: View, e: Event) -> dict[str, Any]:
 
 
 _STYLE = """
+html{scroll-padding-bottom:32vh}
 body{font-family:system-ui,sans-serif;margin:0}
 header{padding:.6em 1em;border-bottom:1px solid #ccc;position:sticky;top:0;background:#fff;z-index:2}
 h1{font-size:1.2em;margin:.2em 0}
-#wrap{display:flex;align-items:flex-start}
-#diagram{flex:1;overflow:auto;padding:0 1em}
-#details{width:26em;position:sticky;top:5.5em;padding:.5em 1em;border-left:1px solid #ccc;
-  font-size:.9em;max-height:85vh;overflow:auto}
+#wrap{width:100%}
+#diagram{width:100%;box-sizing:border-box;padding:0 1em}
+#diagram svg{display:block;max-width:100%;height:auto}
+#details{width:100%;box-sizing:border-box;position:sticky;bottom:0;z-index:2;background:#fff;
+  padding:.3em 1em;border-top:1px solid #ccc;font-size:.9em;max-height:30vh;overflow:auto}
 #details table{border-collapse:collapse;width:100%}
 #details td{border-bottom:1px solid #eee;padding:2px 4px;vertical-align:top}
 #details td:first-child{color:#666;white-space:nowrap}

@@ -18,13 +18,13 @@ same thing. The teaching annotations are derived from the records alone:
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rdmasim import trace as tr
 from rdmasim.codec import OPCODE_NAMES
+from rdmasim.ladder._index import Index, build_index
 
 _OP_ACK = 0x11
 _OP_ATOMIC_ACK = 0x12
@@ -254,33 +254,49 @@ class _Resp:
         return "" if self.expect is None else f"expects psn {self.expect}"
 
 
-def build(records: np.ndarray, names: dict[int, str]) -> Ladder:
-    """All rows of a trace (``records`` without invariant-checker kinds), annotated."""
-    events: list[Event] = []
-    bars: list[Bar] = []
-    inflight: dict[int, deque[Event]] = {}
-    last_rx: dict[int, Event] = {}
-    sent: set[tuple[int, int, int]] = set()
-    accepted: set[tuple[int, int, int, int]] = set()
-    naks_at: dict[tuple[int, int, int], tuple[int, int]] = {}  # (node, qpn, t) -> (psn, syndrome)
-    for r in records:
-        k = int(r["kind"])
-        if k == tr.ACCEPT:
-            accepted.add((int(r["node"]), int(r["qpn"]), int(r["psn"]), int(r["t_ps"])))
-        elif (k == tr.TX and int(r["pkt_kind"]) != 1 and int(r["opcode"]) in (_OP_ACK, _OP_ATOMIC_ACK)
-              and int(r["syndrome"]) & 0xE0):
-            naks_at[(int(r["node"]), int(r["qpn"]), int(r["t_ps"]))] = (int(r["psn"]), int(r["syndrome"]))
+class Builder:
+    """Turns trace records into ladder rows, fed one record index at a time in record order.
 
-    reqs: dict[tuple[int, int], _Req] = {}
-    resps: dict[tuple[int, int], _Resp] = {}
-    errored: set[tuple[int, int]] = set()
-    lane_state: dict[int, dict[tuple[int, int], str]] = {}  # node -> {(role, qpn): text}
-    multi_qp: set[int] = set()
+    :func:`build` feeds every record; a window feeds only the records it draws (its stretch of the
+    trace, the records that end its frames, the ones that close its timer bars). Frames are matched
+    with the RX or DROP that ended them by the trace's :class:`~rdmasim.ladder._index.Index`, so a
+    record can be fed without the ones between. ``visits`` counts the records fed."""
 
-    changes: list[tuple[int, dict[int, str]]] = []
+    def __init__(self, records: np.ndarray, names: dict[int, str], index: Index,
+                 only: np.ndarray | None = None) -> None:
+        self.records = records
+        self.names = names
+        self.index = index
+        self.events: list[Event] = []
+        self.bars: list[Bar] = []
+        self.frame_of: dict[int, Event] = {}   # TX record index -> its frame row
+        self.accepted: set[tuple[int, int, int, int]] = set()
+        # (node, qpn, t) -> (psn, syndrome) of the NAKs sent
+        self.naks_at: dict[tuple[int, int, int], tuple[int, int]] = {}
+        self.reqs: dict[tuple[int, int], _Req] = {}
+        self.resps: dict[tuple[int, int], _Resp] = {}
+        self.errored: set[tuple[int, int]] = set()
+        self.lane_state: dict[int, dict[tuple[int, int], str]] = {}  # node -> {(role, qpn): text}
+        self.multi_qp: set[int] = set()
+        self.changes: list[tuple[int, dict[int, str]]] = []
+        self.visits = 0
+        self.note(only)
 
-    def set_state(node: int, role: int, qpn: int, text: str) -> None:
-        per = lane_state.setdefault(node, {})
+    def note(self, only: np.ndarray | None) -> None:
+        """Learn which requests the responders accepted and which NAKs they sent at the instants of
+        the records ``only`` (every record if None): the annotations of frames arriving then."""
+        recs = self.records if only is None else self.records[only]
+        k = recs["kind"]
+        for r in recs[k == tr.ACCEPT]:
+            self.accepted.add((int(r["node"]), int(r["qpn"]), int(r["psn"]), int(r["t_ps"])))
+        naks = recs[(k == tr.TX) & (recs["pkt_kind"] != 1)
+                    & np.isin(recs["opcode"], (_OP_ACK, _OP_ATOMIC_ACK)) & (recs["syndrome"] & 0xE0 != 0)]
+        for r in naks:
+            self.naks_at[(int(r["node"]), int(r["qpn"]), int(r["t_ps"]))] = (int(r["psn"]),
+                                                                             int(r["syndrome"]))
+
+    def set_state(self, t: int, node: int, role: int, qpn: int, text: str) -> None:
+        per = self.lane_state.setdefault(node, {})
         if per.get((role, qpn), "") == text:
             return
         if text:
@@ -288,38 +304,53 @@ def build(records: np.ndarray, names: dict[int, str]) -> Ladder:
         else:
             per.pop((role, qpn), None)
         if len({q for _, q in per}) > 1:
-            multi_qp.add(node)
-        changes.append((t, snapshot()))
+            self.multi_qp.add(node)
+        self.changes.append((t, self.snapshot()))
 
-    def snapshot() -> dict[int, str]:
+    def snapshot(self) -> dict[int, str]:
         out = {}
-        for node, per in lane_state.items():
-            parts = [(f"qp 0x{q:x} " if node in multi_qp else "") + txt
+        for node, per in self.lane_state.items():
+            parts = [(f"qp 0x{q:x} " if node in self.multi_qp else "") + txt
                      for (_, q), txt in sorted(per.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
             if parts:
                 out[node] = "; ".join(parts)
         return out
 
-    def add(ev: Event) -> Event:
-        events.append(ev)
+    def add(self, ev: Event) -> Event:
+        self.events.append(ev)
         return ev
 
-    for i, r in enumerate(records):
+    def pending(self) -> dict[tuple[int, int], tuple[int | None, tuple[int, str] | None]]:
+        """Requester QPs whose retransmit timer or RNR wait is running: (node, qpn) -> what runs."""
+        return {k: (q.timer_from, q.rnr_from) for k, q in self.reqs.items()
+                if q.timer_from is not None or q.rnr_from is not None}
+
+    def replay(self, history: np.ndarray) -> None:
+        """Take the QP state the records before the window left, from ``history``: the few records
+        that set it (see :func:`rdmasim.ladder._window.history`); their rows are not kept."""
+        for i in history.tolist():
+            self.feed(i)
+        last = self.changes[-1] if self.changes else None
+        self.events, self.bars, self.frame_of = [], [], {}
+        self.changes = [last] if last is not None else []
+
+    def feed(self, i: int) -> None:
+        """Add the rows of record ``i`` (records are fed in increasing order)."""
+        self.visits += 1
+        r = self.records[i]
         kind = int(r["kind"])
         t = int(r["t_ps"])
         node = int(r["node"])
         qpn = int(r["qpn"])
         if kind == tr.TX:
             label, style = _frame_label(r)
-            ev = add(Event(t, node, int(r["peer"]), label, frame=True, style=style, record=i,
-                           ce=int(r["ecn"]) == tr.ECN_CE, qpn=qpn))
+            ev = self.add(Event(t, node, int(r["peer"]), label, frame=True, style=style, record=i,
+                                ce=int(r["ecn"]) == tr.ECN_CE, qpn=qpn))
+            self.frame_of[i] = ev
             op = int(r["opcode"])
-            if style == "data":
-                key = (node, qpn, int(r["psn"]))
-                ev.retx = key in sent
-                sent.add(key)
+            ev.retx = bool(self.index.retx[i])
             if int(r["pkt_kind"]) != 1 and int(r["node_kind"]) == 0 and is_request(op):
-                q = reqs.setdefault((node, qpn), _Req())
+                q = self.reqs.setdefault((node, qpn), _Req())
                 psn = int(r["psn"])
                 if q.top is None or _psn_le(q.top, psn):
                     q.top = psn
@@ -327,125 +358,138 @@ def build(records: np.ndarray, names: dict[int, str]) -> Ladder:
                     q.una = psn
                 if q.rnr_from is not None:  # the resend after an RNR wait
                     t0, text = q.rnr_from
-                    bars.append(Bar(node, t0, t, "rnr", text, qpn))
+                    self.bars.append(Bar(node, t0, t, "rnr", text, qpn))
                     q.rnr_from = None
                 if q.timer_from is None:
                     q.timer_from = t
-                set_state(node, 0, qpn, q.text())
+                self.set_state(t, node, 0, qpn, q.text())
             if style == "nak" and int(r["node_kind"]) == 0:
                 syn = int(r["syndrome"])
-                p = resps.setdefault((node, qpn), _Resp())
+                p = self.resps.setdefault((node, qpn), _Resp())
                 if syn & 0xE0 == 0x60 and syn != 0x60:
                     p.error = True
-                    add(Event(t, node, -1, f"QP 0x{qpn:x} state RTS → ERR (after a fatal NAK: "
-                                           f"{_NAK_LONG.get(syn, hex(syn))})", style="state",
-                              record=i, qpn=qpn))
-                    errored.add((node, qpn))
+                    self.add(Event(t, node, -1, f"QP 0x{qpn:x} state RTS → ERR (after a fatal NAK: "
+                                                f"{_NAK_LONG.get(syn, hex(syn))})", style="state",
+                                   record=i, qpn=qpn))
+                    self.errored.add((node, qpn))
                 elif syn == 0x60:
                     p.nak_for = int(r["psn"])
                     p.expect = int(r["psn"])
-                set_state(node, 1, qpn, p.text())
-            inflight.setdefault(int(r["link"]), deque()).append(ev)
-        elif kind == tr.DROP and int(r["link"]) >= 0:
-            q = inflight.get(int(r["link"]))
-            if q:  # the frame just put on this link
-                q.pop().dropped = drop_text(int(r["reason"]))
+                self.set_state(t, node, 1, qpn, p.text())
         elif kind == tr.DROP:
-            ev2 = last_rx.get(node)
-            if ev2 is not None:
-                ev2.discarded = drop_text(int(r["reason"]))
+            ev = self.frame_of.get(int(self.index.tx_of[i]))
+            if ev is not None:
+                if int(r["link"]) >= 0:  # lost on the link it was just put on
+                    ev.dropped = drop_text(int(r["reason"]))
+                else:  # thrown away by the host it was delivered to
+                    ev.discarded = drop_text(int(r["reason"]))
         elif kind == tr.RX:
-            q = inflight.get(int(r["link"]))
-            if not q:
-                continue
-            ev = q.popleft()
-            ev.t_arrive_ps = t
-            last_rx[node] = ev
+            tx = int(self.index.tx_of[i])
+            if tx < 0:
+                return
+            ev = self.frame_of.get(tx)  # None: its TX is outside what this builder was fed
+            if ev is not None:
+                ev.t_arrive_ps = t
             if int(r["pkt_kind"]) == 1 or int(r["node_kind"]) != 0:
-                continue
+                return
             op, psn, dq = int(r["opcode"]), int(r["psn"]), int(r["dest_qpn"])
             if is_request(op):
-                _responder_rx(ev, resps.setdefault((node, dq), _Resp()), (node, dq, psn, t),
-                              accepted, naks_at)
-                set_state(node, 1, dq, resps[(node, dq)].text())
+                p = self.resps.setdefault((node, dq), _Resp())
+                _responder_rx(ev, p, (node, dq, psn, t), self.accepted, self.naks_at)
+                self.set_state(t, node, 1, dq, p.text())
             elif is_response(op):
-                rq = reqs.setdefault((node, dq), _Req())
+                rq = self.reqs.setdefault((node, dq), _Req())
                 syn = int(r["syndrome"])
                 nak = op in (_OP_ACK, _OP_ATOMIC_ACK) and syn & 0xE0 in (0x20, 0x60)
                 new_una = psn if nak else (psn + 1) % _PSN_MOD
                 if rq.una is not None and not _psn_le(new_una, rq.una) or rq.una is None:
                     rq.una = new_una
                     rq.timer_from = t if rq.top is not None and _psn_le(new_una, rq.top) else None
-                elif op == _OP_ACK and not nak and new_una == rq.una:
+                elif op == _OP_ACK and not nak and new_una == rq.una and ev is not None:
                     ev.dup = True
                 if op in (_OP_ACK, _OP_ATOMIC_ACK) and syn & 0xE0 == 0x20:
                     rq.rnr_from = (t, f"RNR wait: {rnr_timer_text(syn)}")
-                set_state(node, 0, dq, rq.text())
+                self.set_state(t, node, 0, dq, rq.text())
         elif kind in (tr.ACCEPT, tr.PFC):
             if kind == tr.ACCEPT:
-                p = resps.setdefault((node, qpn), _Resp())
+                p = self.resps.setdefault((node, qpn), _Resp())
                 p.expect = int(r["aux"])
                 p.nak_for = None
-                set_state(node, 1, qpn, p.text())
-            continue
+                self.set_state(t, node, 1, qpn, p.text())
         else:
             label, style = _local_label(r)
-            add(Event(t, node, -1, label, style=style, record=i, qpn=qpn))
+            self.add(Event(t, node, -1, label, style=style, record=i, qpn=qpn))
             if kind == tr.TIMEOUT:
-                rq = reqs.setdefault((node, qpn), _Req())
+                rq = self.reqs.setdefault((node, qpn), _Req())
                 start = rq.timer_from if rq.timer_from is not None else t
-                bars.append(Bar(node, start, t, "rto",
-                                f"retransmit timer: {_fmt_dur(t - start)}", qpn))
+                self.bars.append(Bar(node, start, t, "rto",
+                                     f"retransmit timer: {_fmt_dur(t - start)}", qpn))
                 rq.timer_from = None
             elif kind == tr.RETRY:
-                rq = reqs.setdefault((node, qpn), _Req())
+                rq = self.reqs.setdefault((node, qpn), _Req())
                 rq.timer_from = None
                 if int(r["reason"]) == 3 and rq.rnr_from is None:
                     rq.rnr_from = (t, "RNR wait")
             elif (kind == tr.COMPLETE and int(r["status"]) not in (0, 5)
-                  and (node, qpn) not in errored):
-                errored.add((node, qpn))
-                add(Event(t, node, -1, f"QP 0x{qpn:x} state RTS → ERR (error completion: the "
-                                       "rest of its work is flushed)", style="state", record=i,
-                          qpn=qpn))
-    events.sort(key=lambda e: e.t_ps)  # stable: record order within the same instant
-    current: dict[int, str] = {}
-    c = 0
-    for n, e in enumerate(events):
-        e.index = n
-        while c < len(changes) and changes[c][0] <= e.t_ps:
-            current = changes[c][1]
-            c += 1
-        e.state = current
-    return Ladder(events, bars, names, records)
+                  and (node, qpn) not in self.errored):
+                self.errored.add((node, qpn))
+                self.add(Event(t, node, -1, f"QP 0x{qpn:x} state RTS → ERR (error completion: the "
+                                            "rest of its work is flushed)", style="state", record=i,
+                               qpn=qpn))
+
+    def ladder(self) -> Ladder:
+        """The rows fed so far, in time order, each with the QP state after it."""
+        events = self.events
+        events.sort(key=lambda e: e.t_ps)  # stable: record order within the same instant
+        current: dict[int, str] = {}
+        changes = sorted(self.changes, key=lambda c: c[0])  # stable: fed in record order
+        c = 0
+        for n, e in enumerate(events):
+            e.index = n
+            while c < len(changes) and changes[c][0] <= e.t_ps:
+                current = changes[c][1]
+                c += 1
+            e.state = current
+        return Ladder(events, self.bars, self.names, self.records)
 
 
-def _responder_rx(ev: Event, p: _Resp, key: tuple[int, int, int, int],
+def build(records: np.ndarray, names: dict[int, str], index: Index | None = None) -> Ladder:
+    """All rows of a trace (``records`` without invariant-checker kinds), annotated."""
+    b = Builder(records, names, index if index is not None else build_index(records))
+    for i in range(len(records)):
+        b.feed(i)
+    return b.ladder()
+
+
+def _responder_rx(ev: Event | None, p: _Resp, key: tuple[int, int, int, int],
                   accepted: set[tuple[int, int, int, int]],
                   naks_at: dict[tuple[int, int, int], tuple[int, int]]) -> None:
     """Say why a request that reached the responder was not accepted (if it was not)."""
     node, qpn, psn, t = key
-    if key in accepted or ev.discarded:
+    if key in accepted or ev is not None and ev.discarded:
         return
     nak = naks_at.get((node, qpn, t))
+    why = None
     if p.error:
-        ev.discarded = "discarded: the QP is in ERR"
+        why = "discarded: the QP is in ERR"
     elif nak is not None and nak[0] == psn and nak[1] & 0xE0 == 0x20:
-        ev.discarded = "not accepted: no receive posted (RNR NAK)"
+        why = "not accepted: no receive posted (RNR NAK)"
     elif nak is not None and nak[1] & 0xE0 == 0x60 and nak[1] != 0x60:
-        ev.discarded = f"refused: {_NAK_LONG.get(nak[1], hex(nak[1]))}"
+        why = f"refused: {_NAK_LONG.get(nak[1], hex(nak[1]))}"
     elif p.expect is not None and psn != p.expect and _psn_le(p.expect, psn):
         if nak is not None:
-            ev.discarded = f"discarded: out of sequence (expects {p.expect}), NAK sent"
+            why = f"discarded: out of sequence (expects {p.expect}), NAK sent"
         elif p.nak_for == p.expect:
-            ev.discarded = f"discarded: out of sequence (expects {p.expect}), NAK already sent"
+            why = f"discarded: out of sequence (expects {p.expect}), NAK already sent"
         else:
-            ev.discarded = f"discarded: out of sequence (expects {p.expect})"
+            why = f"discarded: out of sequence (expects {p.expect})"
     elif p.expect is not None and psn != p.expect:
-        ev.discarded = "duplicate: already accepted"
+        why = "duplicate: already accepted"
     elif nak is not None and nak[1] == 0x60:  # first packet after the gap, before any ACCEPT
         p.expect = nak[0]
-        ev.discarded = f"discarded: out of sequence (expects {nak[0]}), NAK sent"
+        why = f"discarded: out of sequence (expects {nak[0]}), NAK sent"
+    if ev is not None and why is not None:
+        ev.discarded = why
 
 
 def _fmt_dur(ps: int) -> str:

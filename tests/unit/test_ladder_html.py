@@ -394,3 +394,32 @@ def test_host_names_and_title_cannot_break_out_of_the_page(tmp_path: Path) -> No
     assert out[-1]["count"] == len(data)
     assert out[2]["step"] == f"event 2 of {len(data)}"
     assert data[1]["where"] in html.unescape(out[2]["details"])  # shown as text, escaped once
+
+
+def _css(page: str) -> dict[str, dict[str, str]]:
+    """The page's style rules: selector -> {property: value}."""
+    (style,) = re.findall(r"<style>(.*?)</style>", page, re.S)
+    rules: dict[str, dict[str, str]] = {}
+    for sel, body in re.findall(r"([^{}]+)\{([^{}]*)\}", style):
+        decls = dict(tuple(x.strip() for x in d.split(":", 1)) for d in body.split(";") if ":" in d)
+        for one in sel.split(","):
+            rules.setdefault(one.strip(), {}).update(decls)
+    return rules
+
+
+@pytest.mark.parametrize("name", ["example", "window"])
+def test_the_diagram_takes_the_width_of_the_window(pages: dict[str, str], name: str) -> None:
+    """The ladder pane is as wide as the window (no side column beside it, no fixed width), and
+    the SVG follows the pane's width: scaled down to it when wider, so no note is cut off."""
+    css = _css(pages[name])
+    for sel in ("body", "#wrap", "#diagram", "#diagram svg", "#details"):
+        for prop in ("width", "max-width", "min-width", "flex", "flex-basis"):
+            value = css.get(sel, {}).get(prop)
+            assert value in (None, "100%", "auto"), f"{sel} {{{prop}:{value}}}: not the width of the window"
+    assert css["#diagram"].get("width") == "100%"
+    assert css["#diagram svg"].get("max-width") == "100%" and css["#diagram svg"].get("height") == "auto"
+    assert css.get("#wrap", {}).get("display") != "flex"  # the details pane is not a column beside it
+    assert "overflow" not in css["#diagram"]  # nothing of the drawing is clipped
+    # the SVG scales: it has a viewBox of its own size
+    svg = re.search(r'<svg [^>]*width="(\d+)" height="(\d+)" viewBox="0 0 (\d+) (\d+)"', pages[name])
+    assert svg and svg[1] == svg[3] and svg[2] == svg[4]

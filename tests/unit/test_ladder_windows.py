@@ -235,3 +235,158 @@ def test_html_script_parses(tmp_path: Path) -> None:
     js = tmp_path / "page.js"
     js.write_text(scripts[-1], encoding="utf-8")
     subprocess.run([node, "--check", str(js)], check=True, capture_output=True)
+
+
+def _two_qp_trace(long_size: int) -> tr.Trace:
+    """Two WRITEs a -> b on two QPs: a short one whose last packet is lost (nothing follows it on
+    its QP, so its retransmit timer, 131 us, runs out) and a long one that keeps the link busy
+    meanwhile: the lost frame is near the start, its timer bar ends deep in the trace."""
+    from rdmasim.topology import back_to_back
+    from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+    from rdmasim.verbs import enums as e
+
+    topo = back_to_back(rate="100Gbps", delay="1us", mtu=1024)
+    ctx_a, ctx_b = Context(topo.a), Context(topo.b)
+    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
+    cq_a, cq_b = CQ(ctx_a, 16), CQ(ctx_b, 16)
+    src = MR(pd_a, long_size, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(pd_b, long_size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    pairs = []
+    for _ in range(2):
+        qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+        qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+        connect_qps(qa, qb, path_mtu=1024, timeout=5)
+        pairs.append((qa, qb))
+    (short_a, short_b), (long_a, _) = pairs
+    topo.link.ab.drop(psn=1, dest_qp=short_b.qp_num)
+    t = topo.sim.trace(max_records=None)
+    for qa, size in ((short_a, 2048), (long_a, long_size)):
+        wr = SendWR(wr_id=size, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, size, src.lkey)])
+        wr.set_wr_rdma(dst.rkey, dst.buf)
+        qa.post_send(wr)
+    topo.sim.run_until_idle()
+    t.stop()
+    return t
+
+
+def _records_fed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records fed to the row builders of the windows drawn (one entry per builder)."""
+    import rdmasim.ladder._window as window
+    from rdmasim.ladder._model import Builder
+
+    made: list[Builder] = []
+
+    class Counting(Builder):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(window, "Builder", Counting)
+    return made  # type: ignore[return-value]
+
+
+def test_a_window_builds_rows_only_for_the_records_it_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window of a long trace is built from a bounded number of records: the same number for a
+    trace four times longer, although the lost frame's timer bar, which starts in the focused
+    window, ends only when its timer fires deep in the trace (and is drawn as it is), and a window
+    deep in the trace shows the QP state and timer bar the records before it left."""
+    made = _records_fed(monkeypatch)
+    fed: list[tuple[int, int]] = []
+    for size in (2 << 20, 8 << 20):
+        t = _two_qp_trace(size)
+        n = len(t.to_numpy())
+        text = ladder.render_text(t, focus=True)
+        assert "a: retransmit timer: 131.072 µs" in text  # the bar, from its start to when it fired
+        # a window deep in the trace: the QP state before it comes from a few records per QP
+        deep = ladder.render_text(t, start="100us", max_frames=20, state=True)
+        assert "retransmit timer: 131.072 µs" in deep  # the bar that started before it, too
+        first, second = made
+        made.clear()
+        fed.append((first.visits, second.visits))
+        assert first.visits < n / 20 and second.visits < n / 20, (first.visits, second.visits, n)
+    assert fed[0] == fed[1]
+
+
+def _ids(svg: str) -> str:
+    """``svg`` with its event ids (positions in the ladder drawn from) numbered from 0 in order."""
+    ids: dict[str, str] = {}
+    return re.sub(r'data-ev="(\d+)"', lambda m: f'data-ev="{ids.setdefault(m[1], str(len(ids)))}"', svg)
+
+
+def test_windows_drawn_from_their_records_equal_windows_of_the_whole_ladder() -> None:
+    """Every output of a window built from its records only is what the window of the ladder of
+    every record shows (rows, marks, discards, QP state, bars)."""
+    from rdmasim.ladder import _mermaid, _svg, _text
+
+    t = _two_qp_trace(2 << 20)
+    whole = ladder.build(t)
+    recs = t.to_numpy()
+    lossy = int(recs["qpn"][recs["kind"] == tr.TIMEOUT][0])
+    other = int(recs["qpn"][(recs["kind"] == tr.TX) & (recs["qpn"] != lossy)][0])
+    windows: list[dict[str, object]] = [
+        {"focus": True}, {"around": "first-loss", "max_frames": 5}, {"around": "first-timeout"},
+        {"around": "first-retry", "max_frames": 12}, {"start": "100us", "max_frames": 20},
+        {"around": "t=131us", "max_frames": 8}, {"start": "50us", "end": "51us"},
+        {"around": f"qp={other}", "max_frames": 30}, {"qp": lossy, "around": "first-loss"},
+        {"max_frames": 3}, {"end": "2us"}]
+    for w in windows:
+        v = ladder.view(t, **w)  # type: ignore[arg-type]
+        ref = ladder.select(whole, **w)  # type: ignore[arg-type]
+        assert _text.render(v, state=True) == _text.render(ref, state=True), w
+        assert _ids(_svg.render(v, "t")) == _ids(_svg.render(ref, "t")), w
+        assert _mermaid.render(v, None) == _mermaid.render(ref, None), w
+
+
+def test_max_frames_0_shows_every_frame(long_trace: tr.Trace) -> None:
+    total = int((long_trace.to_numpy()["kind"] == tr.TX).sum())
+    text = ladder.render_text(long_trace, focus=True, max_frames=0)
+    assert len(_frames_in_text(text)) == total and "focused" not in text
+    # around an anchor too: 0 is no limit
+    assert len(_frames_in_text(ladder.render_text(long_trace, around="first-nak", max_frames=0))) == total
+
+
+def test_around_first_nak_starts_at_the_lost_request(long_trace: tr.Trace) -> None:
+    """The NAK names the PSN the responder expects: the window starts at the transmission of it
+    that was lost, so the loss, the discarded packets after it and the NAK are all in view."""
+    for n in (None, 30):
+        frames = _frames_in_text(ladder.render_text(long_trace, around="first-nak", max_frames=n))
+        nak = next(k for k, f in enumerate(frames) if "NAK(seq err)" in f)
+        psn = re.search(r"NAK\(seq err\) psn=(\d+)", frames[nak])[1]  # type: ignore[index]
+        lost = [k for k, f in enumerate(frames[:nak]) if f" psn={psn} " in f and "lost:" in f]
+        assert lost, frames
+        assert lost[0] <= 1  # at most one frame before it
+
+
+def test_windows_of_a_trace_whose_psns_wrap_equal_the_whole_ladders() -> None:
+    """PSNs that wrap from 2^24 - 1 to 0 inside the trace (serial arithmetic): the records that set
+    the QP state before a window are not picked by the highest PSN then, and windows still show
+    what the ladder of every record shows."""
+    from rdmasim.ladder import _svg, _text
+    from rdmasim.topology import back_to_back
+    from rdmasim.verbs import CQ, MR, PD, QP, SGE, Context, QPCap, QPInitAttr, SendWR, connect_qps
+    from rdmasim.verbs import enums as e
+
+    topo = back_to_back(rate="100Gbps", delay="1us", mtu=1024, loss_ab=0.01, seed=3)
+    ctx_a, ctx_b = Context(topo.a), Context(topo.b)
+    pd_a, pd_b = PD(ctx_a), PD(ctx_b)
+    cq_a, cq_b = CQ(ctx_a, 16), CQ(ctx_b, 16)
+    n = 1 << 20
+    src = MR(pd_a, n, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(pd_b, n, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    qa = QP(pd_a, QPInitAttr(scq=cq_a, rcq=cq_a, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    qb = QP(pd_b, QPInitAttr(scq=cq_b, rcq=cq_b, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    connect_qps(qa, qb, path_mtu=1024, psn_a=(1 << 24) - 300, psn_b=(1 << 24) - 300)
+    t = topo.sim.trace(max_records=None)
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, sg=[SGE(src.buf, n, src.lkey)])
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    qa.post_send(wr)
+    topo.sim.run_until_idle()
+    t.stop()
+    psns = t.to_numpy()["psn"][t.to_numpy()["kind"] == tr.TX]
+    assert psns.max() == (1 << 24) - 1 and psns.min() == 0
+    whole = ladder.build(t)
+    for w in ({"focus": True}, {"start": "5us", "max_frames": 30}, {"start": "20us", "max_frames": 30},
+              {"around": "psn=2", "max_frames": 20}, {"around": "first-nak"}):
+        v, ref = ladder.view(t, **w), ladder.select(whole, **w)  # type: ignore[arg-type]
+        assert _text.render(v, state=True) == _text.render(ref, state=True), w
+        assert _ids(_svg.render(v, "t")) == _ids(_svg.render(ref, "t")), w
