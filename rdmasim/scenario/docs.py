@@ -56,8 +56,23 @@ have finished).
 The ideal FCT is a lower bound: `size` at the slower NIC's line rate plus a round trip of
 propagation delay on the lowest-delay path. Slowdown = FCT / ideal FCT.
 
-Values with units: times `"1us"` (or an integer of ps), rates `"100Gbps"` (or b/s), sizes `"1MiB"`
-(or bytes). Every option below has the default shown; `[]` marks an array of tables (`[[flows]]`).
+Values with units: times `"1us"` (`ps`, `ns`, `us`, `ms`, `s`), rates `"100Gbps"` (`bps`, `Kbps`,
+`Mbps`, `Gbps`, `Tbps`; `B/s` for bytes), sizes `"1MiB"` or a bare number of bytes (`65536`). A
+time or a rate needs its unit: a bare number is refused, in the file as in an override
+(`rdmasim sweep --param`), with one line such as
+
+```text
+s.toml: link.delay = 1: a time needs a unit, e.g. "1us" (units: ps, ns, us, ms, s)
+```
+
+only `0` (the same in every unit) may be written bare. This holds also for the times and rates of
+`[nic.overrides]` (`ack_timeout`, `pfc_response`) and of `[congestion_control.overrides]` with the
+`paper` preset (the mlxconfig names of the `nvidia` preset are integers in their own documented
+units). Counts, probabilities and fractions (`qp.timeout`, `link.loss`, `traffic.poisson.load`)
+are plain numbers. The Python API is unchanged: where it takes a time, a rate or a size, an int is
+picoseconds, bits/s or bytes (`back_to_back(delay=1_000_000)` is 1 us).
+
+Every option below has the default shown; `[]` marks an array of tables (`[[flows]]`).
 
 ## Errors
 

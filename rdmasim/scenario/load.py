@@ -84,10 +84,39 @@ def _fmt_path(path: str) -> str:
     return path
 
 
+class _NeedsUnit(str):
+    """An error message that says all there is to say (no "allowed" part is added)."""
+
+
+#: dimension -> (an example unit, the units to list) for the "needs a unit" message
+_UNIT_HINTS = {"time": ("us", "ps, ns, us, ms, s"),
+               "rate": ("Gbps", "bps, Kbps, Mbps, Gbps, Tbps, or B/s for bytes")}
+
+
+def needs_unit(dim: str, value: Any) -> str | None:
+    """The refusal of a bare number ``value`` given for a time or rate (``dim``), or None.
+
+    In scenario files and override values a time or a rate must carry its unit (``"1us"``,
+    ``"100Gbps"``): a bare number is refused rather than read in picoseconds or bits/s. Zero is
+    the same in every unit and stays allowed bare; sizes are not checked here (a bare number of
+    bytes is their documented form)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0:
+        return None
+    unit, units = _UNIT_HINTS[dim]
+    return _NeedsUnit(f'a {dim} needs a unit, e.g. "{value}{unit}" (units: {units})')
+
+
 def _check_value(opt: Opt, value: Any) -> tuple[Any, str | None]:
     """Parsed value, or an error message."""
     k = opt.kind
     parsed: Any = value
+    dim = {"time": "time", "time?": "time", "rate": "rate"}.get(k, opt.dim)
+    if dim is not None:
+        bare = needs_unit(dim, value)
+        if bare is not None:
+            return None, bare
+        if k == "str" and value == 0 and not isinstance(value, bool) and opt.default == "0":
+            value = parsed = "0"  # a rate option whose "0" means "none" (max_rate = 0)
     if k == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             return None, f"expected an integer, got {type(value).__name__}"
@@ -147,6 +176,10 @@ def _check_value(opt: Opt, value: Any) -> tuple[Any, str | None]:
         except (TypeError, ValueError):
             return None, "out of range"
     return parsed, None
+
+
+def _allowed(opt: Opt, err: str) -> str:
+    return "" if isinstance(err, _NeedsUnit) else opt.allowed()
 
 
 def _default(opt: Opt) -> Any:
@@ -216,7 +249,7 @@ def _walk(
             opt = SCHEMA[path]
             parsed, err = _check_value(opt, value)
             if err is not None:
-                problems.append(Problem(file, where, err, value, opt.allowed()))
+                problems.append(Problem(file, where, err, value, _allowed(opt, err)))
             else:
                 out[path] = parsed
         else:
@@ -387,6 +420,25 @@ def _semantic(sc: Scenario, given: set[str], problems: list[Problem]) -> None:
     _semantic_rest(sc, problems, ok, topology_ok=True)
 
 
+#: the times and rates among the DCQCN parameters (preset paper) and the NIC profile's constants
+_DCQCN_DIMS = {"alpha_timer": "time", "rate_timer": "time", "rate_reduce_period": "time",
+               "cnp_interval": "time", "ai_rate": "rate", "hai_rate": "rate", "min_rate": "rate",
+               "max_rate": "rate"}
+_NIC_DIMS = {"ack_timeout": "time", "pfc_response": "time"}
+
+
+def _bare_numbers(file: str, section: str, table: dict[str, Any], dims: dict[str, str],
+                  problems: list[Problem]) -> list[str]:
+    """Report each time or rate of a free-form ``table`` given as a bare number; their keys."""
+    bad = []
+    for k, dim in dims.items():
+        msg = needs_unit(dim, table.get(k))
+        if msg is not None:
+            problems.append(Problem(file, f"{section}.{k}", msg, table[k]))
+            bad.append(k)
+    return bad
+
+
 def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: bool) -> None:
     v, file = sc.values, sc.file
     if ok("qp.mtu", "link.mtu") and v["qp.mtu"] > v["link.mtu"]:
@@ -425,6 +477,9 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
         preset = dcqcn_preset(v)
         names = list(_NVIDIA_NAMES) if preset == "nvidia" else DcqcnParams.field_names()
         bad = [k for k in ov if k not in names]
+        # mlxconfig names (preset nvidia) are integers in their documented units (us, Mb/s)
+        bare = [] if preset == "nvidia" else _bare_numbers(file, "congestion_control.overrides", ov,
+                                                             _DCQCN_DIMS, problems)
         for k in bad:
             problems.append(
                 Problem(
@@ -435,7 +490,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                     ", ".join(names),
                 )
             )
-        if not bad:
+        if not bad and not bare:
             try:
                 if preset == "nvidia":
                     DcqcnParams.nvidia(**ov)
@@ -476,7 +531,8 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
             problems.append(Problem(file, f"nic.overrides.{k}", "unknown NIC constant"
                                     + _suggest(k, list(nic.SCENARIO_OVERRIDES)), nic_ov[k],
                                     ", ".join(nic.SCENARIO_OVERRIDES)))
-        if set(nic_ov) <= set(nic.SCENARIO_OVERRIDES):
+        bare = _bare_numbers(file, "nic.overrides", nic_ov, _NIC_DIMS, problems)
+        if set(nic_ov) <= set(nic.SCENARIO_OVERRIDES) and not bare:
             try:
                 nic.get_profile(v["nic.profile"], **nic_ov)
             except nic.NicProfileError as exc:
@@ -895,7 +951,7 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], file: str
         if opt is not None:
             _, bad = _check_value(opt, value)
             if bad is not None:
-                problems.append(Problem(where, path, bad, value, opt.allowed()))
+                problems.append(Problem(where, path, bad, value, _allowed(opt, bad)))
                 continue
         targets, err = _override_tables(raw, segs)
         if err:

@@ -12,9 +12,9 @@ from typing import Any
 
 from rdmasim.fabric import PATH_SELECT
 
-#: value kinds: int, float, bool, str, time ("1us" or int ps), rate ("100Gbps" or int b/s),
-#: size ("1MiB" or int bytes), list[int], list[str], table (free-form, checked elsewhere),
-#: time? (a time or "never"), node_pair (two node names)
+#: value kinds: int, float, bool, str, time ("1us": a unit is required, except for 0), rate
+#: ("100Gbps": a unit is required), size ("1MiB" or a bare number of bytes), list[int], list[str],
+#: table (free-form, checked elsewhere), time? (a time or "never"), node_pair (two node names)
 KINDS = (
     "int",
     "float",
@@ -41,15 +41,17 @@ class Opt:
     choices: tuple[Any, ...] | None = None
     lo: float | None = None
     hi: float | None = None
+    #: "time" or "rate" for a ``str`` option holding one ('' or '0' = none): a bare number is refused
+    dim: str | None = None
 
     def allowed(self) -> str:
         """Human-readable allowed values."""
         if self.choices is not None:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         kind = {
-            "time": "a time like '1us' (or int ps)",
-            "rate": "a rate like '100Gbps' (or int b/s)",
-            "size": "a size like '1MiB' (or int bytes)",
+            "time": "a time with its unit, like '1us' (0 needs none)",
+            "rate": "a rate with its unit, like '100Gbps'",
+            "size": "a size like '1MiB' or a number of bytes",
             "time?": "a time like '1ms' or 'never'",
             "node_pair": "two node names, e.g. ['h0', 's0']",
             "table": "a table",
@@ -157,13 +159,12 @@ SCHEMA: dict[str, Opt] = {
     "topology.n_left": Opt("int", 1, "dumbbell: hosts on the left switch.", lo=1, hi=4095),
     "topology.n_right": Opt("int", 1, "dumbbell: hosts on the right switch.", lo=1, hi=4095),
     "topology.bottleneck_rate": Opt(
-        "str", "", "dumbbell: rate of the switch-switch link ('' = [link] rate)."
-    ),
+        "str", "", "dumbbell: rate of the switch-switch link ('' = [link] rate).", dim="rate"),
     "topology.leaves": Opt("int", 2, "leaf_spine: number of leaves.", lo=1, hi=2048),
     "topology.spines": Opt("int", 2, "leaf_spine, rail_optimized: number of spines.", lo=1, hi=2048),
     "topology.hosts_per_leaf": Opt("int", 2, "leaf_spine: hosts per leaf.", lo=1, hi=2048),
     "topology.fabric_rate": Opt("str", "", "leaf_spine, rail_optimized: rate of the links to spines ('' = "
-                                "[link] rate)."),
+                                "[link] rate).", dim="rate"),
     "topology.k": Opt("int", 4, "fat_tree: arity (even).", lo=2, hi=64),
     "topology.routers_per_group": Opt("int", 4, "dragonfly: routers per group (a).", lo=1, hi=256),
     "topology.hosts_per_router": Opt("int", 2, "dragonfly: hosts per router (p).", lo=1, hi=256),
@@ -173,7 +174,7 @@ SCHEMA: dict[str, Opt] = {
     "topology.routing": Opt("str", "minimal", "dragonfly: routing by group; Valiant's intermediate group is "
                             "drawn per flow under switch.path_select = 'ecmp', per packet otherwise.",
                             choices=("minimal", "valiant", "ugal")),
-    "topology.global_rate": Opt("str", "", "dragonfly: global link rate ('' = [link] rate)."),
+    "topology.global_rate": Opt("str", "", "dragonfly: global link rate ('' = [link] rate).", dim="rate"),
     "topology.hop_classes": Opt("bool", False, "dragonfly: a packet's priority rises by one per global "
                                 "link crossed (virtual channels: PFC cannot deadlock); make those priorities "
                                 "lossless, e.g. switch.lossless = [3, 4, 5], and use switch.scheduler = "
@@ -188,8 +189,8 @@ SCHEMA: dict[str, Opt] = {
     "topology.switches": Opt("list[str]", [], "explicit: switch names."),
     "topology.links[].a": Opt("str", "", "One end (a host or switch name)."),
     "topology.links[].b": Opt("str", "", "The other end."),
-    "topology.links[].rate": Opt("str", "", "Rate ('' = [link] rate)."),
-    "topology.links[].delay": Opt("str", "", "Propagation delay ('' = [link] delay)."),
+    "topology.links[].rate": Opt("str", "", "Rate ('' = [link] rate).", dim="rate"),
+    "topology.links[].delay": Opt("str", "", "Propagation delay ('' = [link] delay).", dim="time"),
     # link
     "link.rate": Opt("rate", "100Gbps", "Line rate.", lo=1, hi=U63),
     "link.delay": Opt("time", "1us", "Propagation delay.", lo=0, hi=U63),
@@ -293,7 +294,7 @@ SCHEMA: dict[str, Opt] = {
                                             "without a mark (one MTU per RTT)."),
     "congestion_control.dctcp.min_rate": Opt("rate", "1Gbps", "DCTCP rate floor of a cut."),
     "congestion_control.dctcp.max_rate": Opt("str", "0", "DCTCP rate cap: '0' = the line rate, or a rate "
-                                             "like '50Gbps'."),
+                                             "like '50Gbps'.", dim="rate"),
     "congestion_control.dctcp.window": Opt("size", 0, "DCTCP window at the maximum rate (a BDP, e.g. "
                                            "'52KB'); 0 = no window.", lo=0, hi=2**64 - 1),
     "congestion_control.dctcp.var_win": Opt("bool", True, "DCTCP window follows the rate (window x rate / "
@@ -321,9 +322,9 @@ SCHEMA: dict[str, Opt] = {
                                                 lo=1.0),
     "congestion_control.timely.min_rate": Opt("rate", "1Gbps", "TIMELY rate floor (0 = none)."),
     "congestion_control.timely.max_rate": Opt("str", "0", "TIMELY rate cap: '0' = the line rate, or a "
-                                              "rate like '50Gbps'."),
+                                              "rate like '50Gbps'.", dim="rate"),
     "congestion_control.timely.initial_rate": Opt("str", "0", "TIMELY starting rate: '0' = the maximum "
-                                                  "rate, or a rate."),
+                                                  "rate, or a rate.", dim="rate"),
     "congestion_control.timely.segment": Opt("size", "16KB", "TIMELY updates once per this many bytes "
                                              "acknowledged (the paper's segment); 0 = once per window of "
                                              "data (ns-3).", lo=0, hi=2**64 - 1),
@@ -366,10 +367,10 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.hpcc.base_rtt": Opt("time", "4us", "HPCC T: the fabric's (largest) base RTT; "
                                             "window = rate x T.", lo=1, hi=U63),
     "congestion_control.hpcc.ai_rate": Opt("str", "0", "HPCC additive step W_AI = ai_rate x T: '0' = "
-                                           "line rate / 2500 (the ns-3 simulator's), or a rate."),
+                                           "line rate / 2500 (the ns-3 simulator's), or a rate.", dim="rate"),
     "congestion_control.hpcc.min_rate": Opt("rate", "1Gbps", "HPCC smallest window / T."),
     "congestion_control.hpcc.max_rate": Opt("str", "0", "HPCC largest window / T: '0' = the line rate, "
-                                            "or a rate like '50Gbps'."),
+                                            "or a rate like '50Gbps'.", dim="rate"),
     "congestion_control.hpcc.ack_every": Opt("int", 1, "HPCC asks for an ACK on every n-th packet and "
                                              "whenever the window fills (1: each, as the HPCC "
                                              "simulator).", lo=1, hi=2**32 - 1),

@@ -28,7 +28,7 @@ def test_watchdog_polls_are_counted_as_events() -> None:
     assert _within_3x(est.events, res.events), (est.events, res.events)
     # and its cost: every poll looks at every queue, so a 1 ps poll is no "~0.0 s"
     slow = loads(NOPLOT + '[topology]\nkind = "star"\nn = 4\n[switch.watchdog]\nenabled = true\n'
-                 'poll = 1\ndetect = 1\n[[flows]]\nsrc = "h0"\ndst = "h1"\nsize = "256KiB"\n')
+                 'poll = "1ps"\ndetect = "1ps"\n[[flows]]\nsrc = "h0"\ndst = "h1"\nsize = "256KiB"\n')
     e2 = estimate(slow)
     assert e2.events > 20_000_000 and e2.wall_s > 1.0
 
@@ -82,7 +82,7 @@ def test_capture_and_trace_files_estimated_within_3x(tmp_path: Path) -> None:
 
 
 def test_a_flow_start_past_the_core_limit_is_refused_by_validate_as_by_run(tmp_path: Path) -> None:
-    text = '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\nstart = 4611686018427387909\n'
+    text = '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\nstart = "4611686018427387909ps"\n'
     with pytest.raises(ScenarioError) as by_validate:
         validate(loads(text, "f.toml"))
     with pytest.raises(ScenarioError) as by_run:
@@ -93,7 +93,7 @@ def test_a_flow_start_past_the_core_limit_is_refused_by_validate_as_by_run(tmp_p
     assert "allowed [0, 4611686018427387904]" in str(p)
     # a generator's flows: the generator is named
     gen = ('[topology]\nkind = "incast"\nn_senders = 2\n[traffic.incast]\nsize = "4KiB"\n'
-           'start = 4611686018427387905\n')
+           'start = "4611686018427387905ps"\n')
     with pytest.raises(ScenarioError) as err:
         validate(loads(gen, "g.toml"))
     assert str(err.value.problems[0]).startswith("g.toml: traffic.incast: ")
@@ -102,7 +102,7 @@ def test_a_flow_start_past_the_core_limit_is_refused_by_validate_as_by_run(tmp_p
 def test_cli_validate_and_run_agree_on_a_flow_start(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "f.toml"
-    f.write_text('[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\nstart = 4611686018427387909\n')
+    f.write_text('[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\nstart = "4611686018427387909ps"\n')
     assert main(["validate", str(f)]) == 2
     v = capsys.readouterr().err
     assert main(["run", str(f), "--out", str(tmp_path / "o"), "-q"]) == 2
