@@ -164,8 +164,8 @@ def _moved(files: dict[str, str], staging: Path, out: Path) -> dict[str, str]:
 @dataclass
 class FlowRecord:
     """One flow's outcome. Times in picoseconds; ``finish_ps``/``fct_ps``/``slowdown`` are None for
-    flows that did not complete; ``slowdown`` = FCT / ideal FCT (ideal: size at line rate plus a
-    round trip of propagation delay); ``pause_ps``: time the source NIC was paused (PFC) on the
+    flows that did not complete; ``slowdown`` = FCT / ideal FCT (the ideal FCT's definition,
+    :data:`IDEAL_FCT`, is ``RunResult.ideal_fct``); ``pause_ps``: time the source NIC was paused (PFC) on the
     flow's priority while the flow ran; ``group``: the generator or collective it came from."""
 
     flow_id: int
@@ -188,6 +188,18 @@ class FlowRecord:
 
 
 FLOW_COLUMNS: list[str] = [f.name for f in fields(FlowRecord)]
+#: the ideal FCT's definitions -> what each counts (scenario key ``outputs.ideal_fct``;
+#: rdmasim.scenario.ideal computes them)
+IDEAL_FCT: dict[str, str] = {
+    "wire": "the flow alone on an idle fabric, headers on the wire included",
+    "payload": "payload bytes at line rate plus the propagation round trip, no headers",
+}
+
+
+def slowdown_meaning(ideal_fct: str) -> str:
+    """What the ``slowdown`` column is under the ideal-FCT definition ``ideal_fct``: the sentence
+    tables, plots and summaries carry so a slowdown is never read against the wrong ideal."""
+    return f"FCT / ideal FCT (ideal FCT {ideal_fct!r}: {IDEAL_FCT[ideal_fct]})"
 #: the tables a results folder holds, in the order they are written
 TABLES: tuple[str, ...] = ("flows", "ports", "flow_samples", "queue_samples")
 #: how a column name says its unit: the suffix, and what it means (docs/scenarios.md lists them)
@@ -265,6 +277,9 @@ class RunResult:
     collectives: list[dict[str, Any]] = field(default_factory=list)
     #: hidden folders of dead writers removed beside the results folder before the run
     removed_stale: list[StaleFolder] = field(default_factory=list)
+    #: the ideal FCT's definition slowdown divides by: "wire" or "payload"
+    #: (rdmasim.scenario.ideal.DEFINITIONS; scenario key outputs.ideal_fct)
+    ideal_fct: str = "wire"
 
     def port_rows(self) -> list[dict[str, Any]]:
         """Per-port counters as rows: one per switch port and one per host NIC, with the columns of
@@ -317,6 +332,7 @@ class RunResult:
     def to_pandas(self) -> pd.DataFrame:
         """The per-flow table as a pandas DataFrame (one row per flow, :data:`FLOW_COLUMNS`)."""
         df = pd.DataFrame(self.rows(), columns=FLOW_COLUMNS)
+        df.attrs["ideal_fct"] = self.ideal_fct
         for c in ("finish_ps", "fct_ps"):
             df[c] = df[c].astype("Int64")
         df["slowdown"] = df["slowdown"].astype("Float64")
@@ -353,6 +369,9 @@ class RunResult:
             "collectives": self.collectives,
             "deadlock": None if self.deadlock is None else {
                 "at_ps": self.deadlock[0], "cycle": [list(c) for c in self.deadlock[1]]},
+            "ideal_fct": self.ideal_fct,
+            "columns": {"slowdown": slowdown_meaning(self.ideal_fct),
+                        "ideal_fct_ps": f"ideal FCT {self.ideal_fct!r}: {IDEAL_FCT[self.ideal_fct]}"},
         }
 
     def write(
@@ -420,7 +439,7 @@ class RunResult:
             for name in TABLES:
                 if name in frames:
                     put(f"{name}_parquet", f"{name}.parquet",
-                        lambda p, n=name: frames[n].to_parquet(p, index=False))
+                        lambda p, n=name: self._to_parquet(frames[n], p))
         if switch_counters:
             put("switch_counters", "switch_counters.json",
                 lambda p: p.write_text(json.dumps(self.switches, indent=1, sort_keys=True)))
@@ -444,6 +463,20 @@ class RunResult:
         self.files = files
         return files
 
+    def _to_parquet(self, df: pd.DataFrame, path: Path) -> None:
+        """One table as Parquet; the flows' ``slowdown`` and ``ideal_fct_ps`` columns carry their
+        definition in the field metadata (key ``description``)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        meta = self.metadata()["columns"]
+        if "slowdown" in df.columns:
+            schema = pa.schema([f.with_metadata({"description": meta[f.name]}) if f.name in meta else f
+                                for f in table.schema], metadata=table.schema.metadata)
+            table = table.cast(schema)
+        pq.write_table(table, path)
+
     def plot(self, out_dir: str | Path, formats: tuple[str, ...] = ("png", "svg")) -> dict[str, str]:
         """Draw the run's plots into ``out_dir``: FCT slowdown by size, and with time series,
         goodput and DCQCN rates over time and the busiest switch queues with their pauses.
@@ -460,7 +493,7 @@ class RunResult:
 
         if any(r["finish_ps"] is not None for r in rows):
             title = f"{self.name or 'run'}: FCT slowdown"
-            keep("fct_slowdown", plots.fct_slowdown_by_size(rows, title=title))
+            keep("fct_slowdown", plots.fct_slowdown_by_size(rows, title=title, ideal_fct=self.ideal_fct))
         s = self.flow_samples
         if s is not None and len(s.t_ps):
             line = max(self.host_rate_bps.values()) if self.host_rate_bps else None
@@ -528,7 +561,8 @@ class RunResult:
         )
         if sds:
             p99 = sds[min(len(sds) - 1, int(0.99 * len(sds)))]
-            lines.append(f"  slowdown: median {sds[len(sds) // 2]:.2f}, p99 {p99:.2f}, max {sds[-1]:.2f}")
+            lines.append(f"  slowdown: median {sds[len(sds) // 2]:.2f}, p99 {p99:.2f}, max {sds[-1]:.2f} "
+                         f"(ideal FCT {self.ideal_fct!r}: {IDEAL_FCT[self.ideal_fct]})")
         for c in self.collectives:
             if "busbw_Bps" in c:
                 lines.append(f"  collective {c['collective']} on {c['ranks']} ranks, "

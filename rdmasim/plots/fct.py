@@ -161,16 +161,30 @@ def split_tables(flows: Any, by: str | None = None, label: str | None = None) ->
     return {k: {n: c[keys == k] for n, c in cols.items()} for k in sorted(set(keys.tolist()))}
 
 
+def slowdown_axis_label(flows: Any = None, ideal_fct: str | None = None) -> str:
+    """The slowdown axis' label, naming the ideal FCT's definition: ``ideal_fct``, else a
+    DataFrame's ``attrs["ideal_fct"]`` (``RunResult.to_pandas`` sets it), else none named."""
+    if ideal_fct is None:
+        tables = flows.values() if isinstance(flows, dict) else [flows]
+        found = {getattr(t, "attrs", {}).get("ideal_fct") for t in tables} - {None}
+        ideal_fct = found.pop() if len(found) == 1 else None
+    return "FCT slowdown (FCT / ideal FCT" + (f", ideal: {ideal_fct})" if ideal_fct else ")")
+
+
 def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None = None,
-                         by: str | None = None, title: str | None = None) -> Figure:
+                         by: str | None = None, title: str | None = None,
+                         ideal_fct: str | None = None) -> Figure:
     """Median (solid) and p99 (dashed) FCT slowdown per flow-size bucket, log y.
 
     ``flows``: a per-flow table, or ``{label: table}`` to compare runs (e.g. DCQCN on vs off); ``by``
     splits one table by a column such as ``"group"``. ``buckets``: see :func:`bucket_edges`; when
     comparing, the edges come from all tables together. Unfinished flows are excluded and counted
     in the title; the tick labels carry the flows per bucket. ``fig.rdmasim_data`` is
-    ``{label: slowdown_buckets(...)}``.
+    ``{label: slowdown_buckets(...)}``. The slowdown axis names the ideal FCT's definition
+    (``ideal_fct``: ``"wire"`` or ``"payload"``, see docs/scenarios.md; by default the one a
+    DataFrame's ``attrs["ideal_fct"]`` gives).
     """
+    axis_label = slowdown_axis_label(flows, ideal_fct)
     tables = split_tables(flows, by=by, label=label)
     if buckets is None or isinstance(buckets, int):
         all_sizes = np.concatenate([size_column(c) for c in tables.values()
@@ -182,7 +196,7 @@ def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None 
     sizes = np.unique(np.concatenate([size_column(c)[finished_mask(c)] for c in tables.values()]
                                      or [np.zeros(0)]))
     if len(sizes) == 1:
-        return _slowdown_cdf(tables, stats, float(sizes[0]), title)
+        return _slowdown_cdf(tables, stats, float(sizes[0]), title, axis_label)
     first = next(iter(stats.values()))
     nb = len(first["labels"])
     fig, (ax,) = new_figure(figsize=(min(12.0, max(7.0, 1.2 * nb + 2.5)), 4.8))
@@ -202,7 +216,7 @@ def fct_slowdown_by_size(flows: Any, buckets: Buckets = None, label: str | None 
     ax.set_xticks(x, ticks)
     ax.set_xlim(-0.5, nb - 0.5)
     ax.set_xlabel("flow size (bytes)" + (" — n: " + " / ".join(stats) if len(stats) > 1 else ""))
-    ax.set_ylabel("FCT slowdown (FCT / ideal FCT)")
+    ax.set_ylabel(axis_label)
     ax.grid(True, which="major", axis="y", alpha=0.3)
     ax.legend(fontsize="small", ncols=2 if len(stats) > 2 else 1)
     unf = ", ".join(f"{name} {st['unfinished_total']}" for name, st in stats.items()) \
@@ -236,7 +250,7 @@ def _slowdown_axis(ax: Any, values: np.ndarray, which: str) -> None:
 
 
 def _slowdown_cdf(tables: dict[str, Columns], stats: dict[str, Any], size: float,
-                  title: str | None) -> Figure:
+                  title: str | None, axis_label: str) -> Figure:
     """Every finished flow has the same size: the CDF of slowdown per table (a by-size plot would
     be one point)."""
     fig, (ax,) = new_figure(figsize=(8.0, 4.8))
@@ -255,7 +269,7 @@ def _slowdown_cdf(tables: dict[str, Columns], stats: dict[str, Any], size: float
         ax.text(0.02, 0.95, f"all {len(every)} flows: slowdown {every[0]:.6g}", transform=ax.transAxes,
                 va="top", fontsize="small")
     ax.set_ylim(-0.08, 1.02)
-    ax.set_xlabel("FCT slowdown (FCT / ideal FCT)")
+    ax.set_xlabel(axis_label)
     ax.set_ylabel("fraction of flows (CDF)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="lower right")
@@ -300,4 +314,7 @@ def summary_table(flows: Any, by: str | None = None) -> str:
         cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    ideal = slowdown_axis_label(flows)
+    if ideal.endswith("ideal FCT)"):  # no definition known: none named
+        return "\n".join(lines)
+    return "\n".join([*lines, "slowdown: " + ideal.removeprefix("FCT slowdown (").removesuffix(")")])

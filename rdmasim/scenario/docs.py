@@ -53,8 +53,22 @@ QP pair, created at its start time and freed when it completes; packets carry le
 payload bytes. Collectives are flows with dependencies (a flow starts when the flows it waits for
 have finished).
 
-The ideal FCT is a lower bound: `size` at the slower NIC's line rate plus a round trip of
-propagation delay on the lowest-delay path. Slowdown = FCT / ideal FCT.
+Slowdown = FCT / ideal FCT, and `outputs.ideal_fct` says which ideal FCT, one of two lower bounds:
+
+* `"wire"` (the default): the FCT of the flow alone on an idle fabric. Its data frames' bytes on
+  the wire (every header, ICRC, FCS, preamble and inter-frame gap; on InfiniBand LRH, VCRC and
+  delimiters) at the slower NIC's line rate, the largest data frame once more at every further
+  hop (store and forward), the frame that closes the flow (the ACK; a READ's request) at every
+  hop, and a round trip of propagation delay and switch latency on the lowest-delay path. This is
+  how the HPCC authors' simulator counts it (headers per packet and a packet's time per hop), so
+  a flow alone on the fabric shows 1.00 and slowdowns compare with the papers' figures.
+* `"payload"`: `size` at the slower NIC's line rate plus the round trip of propagation delay (no
+  headers): a flow alone shows the header overhead, about 1.08 at MTU 1024 and 1.02 at 4096.
+
+The choice is stated with every slowdown: the summary line of `rdmasim run`, `metadata.json`
+(`ideal_fct`, and `columns` describing `slowdown` and `ideal_fct_ps`), the `description` of those
+columns in `flows.parquet`, `RunResult.to_pandas().attrs["ideal_fct"]` and the slowdown plots'
+axis.
 
 Values with units: times `"1us"` (`ps`, `ns`, `us`, `ms`, `s`), rates `"100Gbps"` (`bps`, `Kbps`,
 `Mbps`, `Gbps`, `Tbps`; `B/s` for bytes), sizes `"1MiB"` or a bare number of bytes (`65536`). A

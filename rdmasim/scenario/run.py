@@ -408,7 +408,9 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     if trace is not None:
         trace.stop()
     res = fs.results()
-    ideal = ideal_fct_ps(sim, res["src"], res["dst"], res["size_bytes"])
+    ideal = ideal_fct_ps(sim, res["src"], res["dst"], res["size_bytes"],
+                         verb=np.array(VERB_NAMES, dtype=object)[res["verb"]], mtu=v["qp.mtu"],
+                         link_layer=int(v["link.layer"] == "ib"), definition=v["outputs.ideal_fct"])
     ideal[res["verb"] == LOCAL] = 0  # no packets: no network time to compare with
     records = _records(res, ideal, names, to_sim, flows["group"], table.groups)
     switches = {name: {"totals": sw.totals(), "ports": sw.stats()} for name, sw in sim.switches.items()}
@@ -422,6 +424,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         scenario_text=sc.text,
         scenario_file=sc.file,
         name=v["simulation.name"],
+        ideal_fct=v["outputs.ideal_fct"],
     )
     result.flow_samples = samples
     result.collectives = (collective_rows(sc, res, flows["group"], table.groups, v["link.rate"])

@@ -568,6 +568,14 @@ SCHEMA: dict[str, Opt] = {
         "time", 0, "Record time series every this much simulated time (0 = off): per-flow bytes delivered "
         "and paced rate, switch egress queues and pause state (timeseries.npz).", lo=0, hi=U63
     ),
+    "outputs.ideal_fct": Opt(
+        "str", "wire", "Ideal FCT that slowdown (FCT / ideal FCT) divides by: 'wire' = the flow alone on "
+        "an idle fabric, its frames' wire bytes (headers, FCS, preamble and gap) at line rate, store and "
+        "forward per hop and the round trip, as the HPCC authors' simulator counts it (an unloaded flow: "
+        "1.00); 'payload' = the message bytes at line rate plus the round trip of propagation (no headers: "
+        "an unloaded flow at MTU 1024 shows about 1.08). The results name the one used.",
+        choices=("wire", "payload"),
+    ),
     "outputs.plots": Opt("bool", True, "Draw the plots (PNG and SVG) of the results into the folder."),
 }
 
