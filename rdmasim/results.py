@@ -280,6 +280,9 @@ class RunResult:
     #: the ideal FCT's definition slowdown divides by: "wire" or "payload"
     #: (rdmasim.scenario.ideal.DEFINITIONS; scenario key outputs.ideal_fct)
     ideal_fct: str = "wire"
+    #: what held the run back without an error (a NIC window under a path's bandwidth-delay
+    #: product: rdmasim.scenario.window), one line each; the summary ends with them
+    warnings: list[str] = field(default_factory=list)
 
     def port_rows(self) -> list[dict[str, Any]]:
         """Per-port counters as rows: one per switch port and one per host NIC, with the columns of
@@ -370,6 +373,7 @@ class RunResult:
             "deadlock": None if self.deadlock is None else {
                 "at_ps": self.deadlock[0], "cycle": [list(c) for c in self.deadlock[1]]},
             "ideal_fct": self.ideal_fct,
+            "warnings": self.warnings,
             "columns": {"slowdown": slowdown_meaning(self.ideal_fct),
                         "ideal_fct_ps": f"ideal FCT {self.ideal_fct!r}: {IDEAL_FCT[self.ideal_fct]}"},
         }
@@ -592,6 +596,7 @@ class RunResult:
                 f"  switch {name}: {t['tx_pkts']:,} pkts out, {t['drops']:,} drops, "
                 f"{t['ecn_marked']:,} ECN marks, {t['pfc_xoff_sent']:,} PFC XOFF"
             )
+        lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 

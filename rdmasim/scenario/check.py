@@ -328,16 +328,21 @@ def check_resources(
     return problems, warnings
 
 
-def check_build(sc: Scenario) -> list[Problem]:
+def check_build(sc: Scenario, warnings: list[Problem] | None = None) -> list[Problem]:
     """Build the fabric and hand it the flows once, as a run does (nothing runs); what the
-    simulator refuses becomes a problem."""
+    simulator refuses becomes a problem. ``warnings`` gets what holds flows back without an
+    error: a NIC window below a path's bandwidth-delay product (rdmasim.scenario.window)."""
     from rdmasim.errors import PyverbsError
     from rdmasim.scenario.run import add_scenario_flows, build
     from rdmasim.scenario.traffic import traffic_table
+    from rdmasim.scenario.window import window_caps
 
     try:
         table, names = traffic_table(sc)
-        add_scenario_flows(sc, build(sc), table, names)
+        sim = build(sc)
+        add_scenario_flows(sc, sim, table, names)
+        if warnings is not None:
+            warnings += window_caps(sc, sim, table, names)
     except ScenarioError as exc:
         return list(exc.problems)
     except (PyverbsError, ValueError) as exc:
@@ -354,7 +359,7 @@ def validate(
     est = estimate(sc)
     problems, warnings = check_resources(sc, est, max_memory, out_dir)
     if not problems and build:
-        problems += check_build(sc)
+        problems += check_build(sc, warnings)
     if problems:
         raise ScenarioError(problems)
     return est, [*sc.warnings, *warnings]

@@ -113,6 +113,11 @@ than what the largest switch sets aside (reserve x 8 priorities + headroom x los
 per port). When `switch.buffer` is not given it grows with the port count: 12 MB, or, when
 reserve and headroom of the largest switch take more than 11 MB, those plus 1 MB shared.
 
+`rdmasim validate` also warns (exit 0) about what would hold flows back without any error, such
+as a NIC window (`nic.overrides.max_unacked_psns`) below the bandwidth-delay product of the paths
+of the file's long flows, naming the value that lifts it (docs/nic-profiles.md); `rdmasim run`
+ends its summary with the same warnings.
+
 The scenario file and a size CDF file (`traffic.poisson.cdf`) are read only when they are regular
 files of at most 32 MiB and 8 MiB: a device (`/dev/zero`), a named pipe or a directory is refused
 at once, as is a larger file, naming the file, the key, the size found and the limit.

@@ -23,6 +23,7 @@ from rdmasim.results import (
 from rdmasim.scenario.ideal import ideal_fct_ps
 from rdmasim.scenario.load import Problem, Scenario, ScenarioError, flow_control
 from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_host_indices, traffic_table
+from rdmasim.scenario.window import window_caps
 from rdmasim.sim import Link, Simulator
 from rdmasim.traffic.table import LOCAL
 from rdmasim.units import format_time
@@ -374,6 +375,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     to_sim = sim_host_indices(names, sim.hosts)
     flows = table.flows
     fs = add_scenario_flows(sc, sim, table, names)
+    held_back = window_caps(sc, sim, table, names)
     end_ps = v["simulation.duration"]
     interval = v["outputs.sample_interval"]
     qs = _queue_sampler(sim, {int(p) for p in np.unique(flows["priority"])}, interval) if interval else None
@@ -427,6 +429,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         ideal_fct=v["outputs.ideal_fct"],
     )
     result.flow_samples = samples
+    result.warnings = [str(w) for w in held_back]
     result.collectives = (collective_rows(sc, res, flows["group"], table.groups, v["link.rate"])
                           + halo_rows(sc, res, flows["group"], table.groups))
     for row in result.collectives:  # where each one's time went (docs/hpc-patterns.md)

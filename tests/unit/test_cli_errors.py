@@ -299,7 +299,8 @@ def test_a_fabric_that_cannot_fit_in_memory_is_refused(
 
 
 def test_sampling_every_picosecond_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    f = _write(tmp_path, '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "1GiB"\n[outputs]\nsample_interval = "1ps"\n')
+    f = _write(tmp_path,
+               '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "1GiB"\n[outputs]\nsample_interval = "1ps"\n')
     rc, lines = _cli(capsys, "validate", f, "--max-memory", "16GB")
     assert rc == 2
     assert lines[0].startswith(f"{f}: outputs.sample_interval = 1: the run would need about ")
