@@ -123,7 +123,7 @@ def fct(folder: str | None) -> None:
         ax.set(xscale="log", yscale="log", xlabel="flow size (bytes)", title=f"web search, {load:.0%} load")
         ax.grid(alpha=0.3, which="both")
         ax.legend()
-    axes[0].set_ylabel("p95 FCT slowdown")
+    axes[0].set_ylabel("p95 FCT slowdown (ideal FCT: wire)")
     fig.tight_layout()
     out = os.path.join(HERE, "img", "hpcc-fct-slowdown.png")
     fig.savefig(out, dpi=110)
