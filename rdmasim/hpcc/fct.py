@@ -4,10 +4,11 @@ scripts (``analysis/fct_analysis.py``) read rdmasim results.
 One line per finished flow, as ns-3's ``qp_finish`` writes it: ``sip dip sport dport size start_time
 fct standalone_fct``: IPs as 8 hex digits (ns-3's ``node_id_to_ip``: ``0x0b000001 + (id / 256) <<
 16 + (id % 256) << 8``), the source port numbered per host pair from 10000 in flow order, the
-size in bytes, times in nanoseconds. ``standalone_fct`` is rdmasim's ideal FCT (``ideal_fct_ps``:
-the size at the slower NIC's line rate plus a round trip of propagation), where ns-3 adds the
-headers of every packet and one packet's serialisation per hop. A flow that did not finish has no
-line (ns-3 writes a line when a QP completes).
+size in bytes, times in nanoseconds. ``standalone_fct`` is the run's ideal FCT (``ideal_fct_ps``):
+with the default ``outputs.ideal_fct = "wire"`` it counts, as ns-3 does, every packet's headers and
+a packet's serialisation per hop; a ``"payload"`` run (or one from before the key) counts the
+payload alone, and a note says so. A flow that did not finish has no line (ns-3 writes a line when
+a QP completes).
 """
 
 from __future__ import annotations
@@ -89,6 +90,22 @@ def _ns(ps: int) -> int:
     return (int(ps) + 500) // 1000
 
 
+def _ideal_note(folder: Path) -> str:
+    """What the standalone_fct column is: the run's ideal FCT definition (metadata.json)."""
+    import json
+
+    try:
+        ideal = json.loads((folder / "metadata.json").read_text(encoding="utf-8")).get("ideal_fct")
+    except (OSError, ValueError, AttributeError):
+        ideal = None
+    if ideal == "wire":
+        return "standalone_fct: the run's ideal FCT 'wire' (headers and a packet per hop, as ns-3's)"
+    what = (f"the run's ideal FCT {ideal!r}" if ideal
+            else "the ideal FCT of a run older than outputs.ideal_fct")
+    return (f"standalone_fct: {what}, payload bytes only (ns-3 also counts headers and a packet per hop: "
+            "run with outputs.ideal_fct = 'wire' to compare slowdowns)")
+
+
 def export_fct(folder: str | Path) -> tuple[str, list[str]]:
     """The fct.txt text of a results folder and notes about it (flows left out, dports assumed)."""
     folder = Path(folder)
@@ -101,7 +118,7 @@ def export_fct(folder: str | Path) -> tuple[str, list[str]]:
         ids = {x: i for i, x in enumerate(sorted(set(map(str, names))))}
         how = "each host's position in name order (names are not h<ID>)"
     dports, from_file = _dports(folder, len(df))
-    notes = [f"node ids: {how}"]
+    notes = [f"node ids: {how}", _ideal_note(folder)]
     if not from_file:
         notes.append(
             f"dport {DEFAULT_DPORT} for every flow (the scenario was not written by `rdmasim import hpcc`)"

@@ -384,7 +384,7 @@ def translate(inp: Inputs, out_dir: str = "") -> Translation:
                     "src": name[fl.src],
                     "dst": name[fl.dst],
                     "size": fl.size,
-                    "start": fl.start_ps,
+                    "start": time_text(fl.start_ps),
                     "priority": fl.priority,
                 },
                 array=True,

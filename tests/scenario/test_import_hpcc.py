@@ -397,6 +397,8 @@ def test_export_of_a_scenario_not_imported(tmp_path: Path, capsys: pytest.Captur
     capsys.readouterr()
     assert main(["export-fct", str(res)]) == 0  # stdout
     captured = capsys.readouterr()
+    assert ("note: standalone_fct: the run's ideal FCT 'wire' (headers and a packet per hop, as ns-3's)"
+            in captured.err)
     lines = parse_fct(captured.out)
     assert [(x.sip, x.dip, x.sport, x.dport, x.size, x.start_time) for x in lines] == [
         (node_ip(0), node_ip(2), FIRST_SPORT, 100, 16384, 0),
