@@ -76,7 +76,7 @@ def _paths(sim: Simulator, start: Any) -> dict[int, tuple[int, float, int]]:
     return {k: (d, inv_sum, lat) for k, (d, lat, inv_sum) in best.items()}
 
 
-def _frame_bytes(verb: str, mtu: int, link_layer: int) -> tuple[np.ndarray, np.ndarray, int]:
+def _frame_bytes(verb: str, link_layer: int) -> tuple[np.ndarray, np.ndarray, int]:
     """(header bytes per data opcode, smallest frame per data opcode, closing frame) on the wire."""
     from rdmasim import codec
 
@@ -92,7 +92,7 @@ def _frame_bytes(verb: str, mtu: int, link_layer: int) -> tuple[np.ndarray, np.n
 def wire_bytes(verb: str, size: np.ndarray, mtu: int, link_layer: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Wire bytes of all data frames of messages of ``size`` bytes at path MTU ``mtu``, and of the
     largest of them (``link_layer`` 0 RoCEv2, 1 InfiniBand)."""
-    hdr, smallest, _ = _frame_bytes(verb, mtu, link_layer)
+    hdr, smallest, _ = _frame_bytes(verb, link_layer)
     size = np.asarray(size, dtype=np.int64)
 
     def frame(k: int, payload: np.ndarray) -> np.ndarray:
@@ -149,10 +149,9 @@ def ideal_fct_ps(sim: Simulator, src: np.ndarray, dst: np.ndarray, size: np.ndar
         serial = np.ceil(np.asarray(size, dtype=np.float64) * 8e12 / line).astype(np.int64)
         return serial + 2 * one_way
     # wire: the frames at line rate, the largest again per further hop, the closing frame per hop
-    inv = 1.0 / rate[src]
-    inv_path = np.where(via, inv, 0.0)
+    inv = 1.0 / rate[src]  # s/bit on the first link; inv_path: summed over the path's links
+    inv_path = inv.copy()
     inv_path[via] += inv_rate[fs[via], fd[via]] + 1.0 / rate[dst[via]]
-    inv_path[~via] = inv[~via]
     lat = np.zeros(len(src), dtype=np.int64)
     lat[via] = latency[fs[via], fd[via]]
     names = np.full(len(src), "WRITE", dtype=object) if verb is None else np.asarray(verb, dtype=object)
@@ -165,6 +164,6 @@ def ideal_fct_ps(sim: Simulator, src: np.ndarray, dst: np.ndarray, size: np.ndar
         if rows.any():
             t, big = wire_bytes(v, size[rows], mtu, link_layer)
             total[rows], largest[rows] = t, big
-            close[rows] = _frame_bytes(v, mtu, link_layer)[2]
+            close[rows] = _frame_bytes(v, link_layer)[2]
     ps = (total * 8 / line + largest * 8 * (inv_path - inv) + close * 8 * inv_path) * 1e12
     return np.ceil(ps - 1e-6).astype(np.int64) + 2 * one_way + 2 * lat
