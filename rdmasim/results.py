@@ -632,19 +632,28 @@ def table_formats(formats: list[str] | None) -> list[str]:
 def read_table(folder: str | Path, name: str) -> pd.DataFrame:
     """Table ``name`` (one of :data:`TABLES`) of a results folder as a DataFrame, from
     ``NAME.parquet`` if the folder has it, else ``NAME.csv``. Raises FileNotFoundError naming the
-    folder and the table when it has neither."""
+    folder and the table when it has neither. The flows table carries the run's ideal-FCT
+    definition in ``attrs["ideal_fct"]`` (from metadata.json; absent for older runs)."""
     if name not in TABLES:
         raise ValueError(f"table {name!r}: unknown (allowed: {', '.join(TABLES)})")
     base = Path(folder)
     if (base / f"{name}.parquet").is_file():
-        return pd.read_parquet(base / f"{name}.parquet")
-    if (base / f"{name}.csv").is_file():
+        df = pd.read_parquet(base / f"{name}.parquet")
+    elif (base / f"{name}.csv").is_file():
         df = pd.read_csv(base / f"{name}.csv")
         if name == "flows":
             for c in ("finish_ps", "fct_ps"):
                 df[c] = df[c].astype("Int64")
-        return df
-    raise FileNotFoundError(2, f"results folder has no {name}.parquet or {name}.csv", str(base))
+    else:
+        raise FileNotFoundError(2, f"results folder has no {name}.parquet or {name}.csv", str(base))
+    if name == "flows":
+        try:
+            ideal = json.loads((base / _MARKER).read_text(encoding="utf-8")).get("ideal_fct")
+        except (OSError, ValueError, AttributeError):
+            ideal = None
+        if ideal in IDEAL_FCT:
+            df.attrs["ideal_fct"] = ideal
+    return df
 
 
 def read_flows_csv(path: str | Path) -> list[dict[str, str]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rdmasim import plots
+from rdmasim.results import read_table
 from rdmasim.scenario import ScenarioError, loads, run_scenario
 
 NOPLOT = "[outputs]\nplots = false\n"
@@ -64,6 +65,7 @@ def test_every_output_names_the_definition(tmp_path: Path) -> None:
     assert meta["ideal_fct"] == "wire" and "'wire'" in meta["columns"]["slowdown"]
     df = res.to_pandas()
     assert df.attrs["ideal_fct"] == "wire"
+    assert read_table(tmp_path / "out", "flows").attrs["ideal_fct"] == "wire"  # from metadata.json
     fig = plots.fct_slowdown_by_size(df)
     assert fig.axes[0].get_ylabel() == "FCT slowdown (FCT / ideal FCT, ideal: wire)"
     assert plots.summary_table(df).splitlines()[-1].startswith("slowdown: FCT / ideal FCT, ideal: wire")
