@@ -237,10 +237,16 @@ def _run(args: argparse.Namespace) -> int:
     """Run a scenario file: progress on stderr, summary table, results folder."""
     from rdmasim.scenario import load, run_scenario
     from rdmasim.scenario.check import validate
+    from rdmasim.scenario.load import parse_assignments
+    from rdmasim.scenario.run import results_dir
 
-    overrides = {} if args.seed is None else {"simulation.seed": args.seed}
+    overrides = parse_assignments(args.set or [], "--set")
+    if args.seed is not None:
+        if "simulation.seed" in overrides:
+            raise ValueError("--seed and --set simulation.seed both given (allowed: one of them)")
+        overrides["simulation.seed"] = args.seed
     sc = load(args.file, overrides)
-    out = sc.values["outputs.dir"] if args.out is None else args.out
+    out, note = results_dir(sc, args.out)
     _remove_stale(out)  # before the free space is measured
     _, warnings = validate(sc, args.max_memory, build=False, out_dir=out)
     for w in warnings:
@@ -249,9 +255,11 @@ def _run(args: argparse.Namespace) -> int:
         from rdmasim.scenario.check import estimate
 
         print(f"{args.file}: {estimate(sc).describe()}", file=sys.stderr)
-    res = run_scenario(sc, out_dir=args.out, progress=_progress(args))
+    res = run_scenario(sc, out_dir=out, progress=_progress(args))
     print(f"rdmasim {__version__} run {args.file} (seed {res.seed})")
     print(res.summary(max_rows=None if args.verbose else 20))
+    if res.files:
+        print(f"results: {out}" + (f" ({note})" if note else ""))
     for kind, path in res.files.items():
         print(f"  {kind}: {path}")
     if res.interrupted:
@@ -436,8 +444,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_trace)
     r = cmd("run", "run a scenario file (TOML): summary table and results folder")
     r.add_argument("file", help="scenario file (see docs/scenarios.md)")
-    r.add_argument("--out", default=None, help="results folder (default: [outputs] dir)")
+    r.add_argument("--out", default=None, help="results folder (default: [outputs] dir, else "
+                   "results/<file stem>, numbered -2, -3, ... when it holds an earlier run)")
     r.add_argument("--seed", type=_int_arg(0, U63), default=None, help="override [simulation] seed")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="set a key path to a value (TOML syntax, as sweep's --param), e.g. link.loss=0.01 "
+                   "or flows[].size=64KiB; repeat for more keys")
     r.add_argument("--max-memory", type=_size_arg, default=None, metavar="SIZE",
                    help="refuse runs estimated to need more (default: this machine's RAM)")
     r.set_defaults(func=_run)

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rdmasim.scenario.load import parse_override_value
+from rdmasim.scenario.load import parse_assignment
+from rdmasim.scenario.load import split_values as split_values
 
 #: the key seeds=N replicates vary
 SEED_KEY = "simulation.seed"
@@ -56,41 +57,11 @@ def run_key(scenario_text: str, overrides: Mapping[str, Any], version: str | Non
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def split_values(text: str) -> list[str]:
-    """Split ``text`` at the commas outside brackets, braces and quotes: ``"[1,2],3"`` ->
-    ``["[1,2]", "3"]``."""
-    out: list[str] = []
-    depth, quote = 0, ""
-    cur: list[str] = []
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-            continue
-        cur.append(ch)
-    out.append("".join(cur).strip())
-    return out
-
-
 def parse_param(spec: str) -> tuple[str, list[Any]]:
     """``"link.loss=0,0.01"`` -> ``("link.loss", [0, 0.01])``; values are read as TOML values
-    (:func:`rdmasim.scenario.load.parse_override_value`). Raises ValueError if malformed."""
-    key, sep, rest = spec.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ValueError(f"--param {spec!r}: expected key=value[,value...], e.g. link.loss=0,0.01")
-    values = split_values(rest)
-    if any(v == "" for v in values):
-        raise ValueError(f"--param {spec!r}: empty value")
-    return key, [parse_override_value(v, key) for v in values]
+    (:func:`rdmasim.scenario.load.parse_assignment`, the parser ``rdmasim run --set`` uses too).
+    Raises ValueError if malformed."""
+    return parse_assignment(spec, "--param")
 
 
 def normalize_params(params: ParamsLike) -> dict[str, list[Any]]:
