@@ -283,6 +283,8 @@ def _sweep(args: argparse.Namespace) -> int:
     from rdmasim.sweep.grid import normalize_params
 
     params = normalize_params(args.param or [])
+    if args.x is not None and args.x not in params:
+        raise ValueError(f"--x {args.x!r}: not a swept parameter (allowed: {', '.join(params) or 'none'})")
     res = run_sweep(
         args.file,
         params,
@@ -297,28 +299,41 @@ def _sweep(args: argparse.Namespace) -> int:
         progress=_progress(args),
     )
     runs = res.runs_records()
-    failed = [r for r in runs if r["status"] != "ok"]
+    failed = [r for r in runs if r["status"] == "error"]
+    cut = [r for r in runs if r["status"] == "incomplete"]
+    unfinished = sum(r["unfinished"] or 0 for r in cut)
     where = f" on {res.executor}" if res.executor else ""
     print(
         f"rdmasim {__version__} sweep {args.file}: {len(runs)} runs: {res.ran} ran{where}, "
-        f"{res.skipped} already in the store, {len(failed)} failed"
+        f"{res.skipped} already in the store, {len(failed)} failed, {len(cut)} incomplete"
+        + (f" ({unfinished} flows unfinished)" if cut else "")
     )
-    print(res.summary())
-    if not args.no_plot and any(r["completed"] for r in res.summary_rows()):
+    print(res.summary_text())
+    if not args.no_plot and runs and len(failed) < len(runs):
         from rdmasim.plots import save
 
-        (png,) = save(res.slowdown_plot(title=f"{Path(args.file).name}: FCT slowdown by flow size"),
-                      res.out_dir / "fct_slowdown", formats=("png",))
+        metric = args.metric or res.default_metric()
+        fig = res.plot(metric, x=args.x, title=None)
+        (png,) = save(fig, res.out_dir / metric, formats=("png",))
         print(f"  plot: {png}")
+    for r in cut if args.verbose else cut[:5]:
+        errs = r["flow_errors"] or 0
+        running = r["unfinished"] - errs
+        why = [f"{running} still running at {format_time(r['sim_time_ps'])}" if running else "",
+               f"{errs} ended by an error completion" if errs else ""]
+        print(f"  incomplete run {r['run_name'] or r['run_key']}: {r['unfinished']} of {r['flows']} flows "
+              f"unfinished ({', '.join(w for w in why if w)})")
+    if len(cut) > 5 and not args.verbose:
+        print(f"  ... {len(cut) - 5} more incomplete runs (-v lists them all)")
     for r in failed if args.verbose else failed[:5]:
         lines = (r["error"] or "").strip().splitlines() or ["?"]
-        print(f"  failed run {r['run_key']}: {lines[-1]}")
+        print(f"  failed run {r['run_name'] or r['run_key']}: {lines[-1]}")
         if args.verbose:
             print("\n".join(f"    {ln}" for ln in lines[:-1]))
     if len(failed) > 5 and not args.verbose:
         print(f"  ... {len(failed) - 5} more failed runs (-v lists them all)")
     print(f"  store: {res.store_path}")
-    return 1 if failed else 0
+    return 1 if failed or cut else 0
 
 
 U63 = (1 << 63) - 1
@@ -474,12 +489,20 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--dask-local", action="store_true", help="run on a local Dask cluster")
     sw.add_argument("--no-resume", action="store_true",
                     help="run every run again, even those the store has as ok")
-    sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
+    sw.add_argument("--keep-runs", action="store_true",
+                    help="also keep each run's folder, named by its parameters (runs/algorithm=dcqcn,seed=1)")
     sw.add_argument("--new-version", action="store_true",
                     help="the scenario (or rdmasim) changed since the store's last sweep: keep the "
                     "stored runs apart and start this version in the same --out (refused otherwise)")
+    from rdmasim.sweep.result import METRICS
+
+    sw.add_argument("--metric", choices=list(METRICS), default=None,
+                    help="what the plot shows against the swept parameter (default: collective_time_ps "
+                    "with a collective, else median_slowdown); the plot is <out>/<metric>.png")
+    sw.add_argument("--x", default=None, metavar="KEY",
+                    help="the parameter on the plot's x axis (default: the numeric one with the most values)")
     sw.add_argument("--no-plot", action="store_true",
-                    help="skip fct_slowdown.png (FCT slowdown by flow size, one line per combination)")
+                    help="skip the plot (the metric against the swept parameter, a line per other value)")
     sw.set_defaults(func=_sweep)
     pv = cmd("pyverbs-run", "run an unmodified pyverbs program on the emulated devices "
                         "(rxe0, rxe1: two hosts back to back)")

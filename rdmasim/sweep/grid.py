@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,3 +126,69 @@ def param_keys(specs: Sequence[RunSpec]) -> list[str]:
     for s in specs:
         keys.update(dict.fromkeys(s.overrides))
     return list(keys)
+
+
+def short_names(keys: Sequence[str]) -> dict[str, str]:
+    """Each key path's shortest tail of dotted parts that no other key of ``keys`` ends with,
+    brackets dropped: ``link.rate`` -> ``rate``, ``impairments.loss[0].probability`` ->
+    ``probability`` (``loss0.probability`` when another key ends in ``probability``)."""
+    parts = {k: [re.sub(r"\[(\d*)\]", r"\1", p) for p in k.split(".")] for k in keys}
+    depth = dict.fromkeys(keys, 1)
+    for _ in range(max((len(p) for p in parts.values()), default=0)):
+        tails: dict[str, list[str]] = {}
+        for k in keys:
+            tails.setdefault(".".join(parts[k][-depth[k]:]), []).append(k)
+        clash = [k for ks in tails.values() if len(ks) > 1 for k in ks if depth[k] < len(parts[k])]
+        if not clash:
+            break
+        for k in clash:
+            depth[k] += 1
+    return {k: ".".join(parts[k][-depth[k]:]) for k in keys}
+
+
+def show_value(v: Any) -> str:
+    """A parameter value as text: strings as they are, booleans lowercase, lists joined by ``_``."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, (list, tuple)):
+        return "_".join(show_value(x) for x in v)
+    if isinstance(v, dict):
+        return canonical_json(v)
+    return "-" if v is None else str(v)
+
+
+#: longest run folder name, in bytes (file systems allow 255)
+MAX_NAME_BYTES = 200
+
+
+def run_names(overrides: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A readable, file-system-safe, unique name per run: ``algorithm=dcqcn,rate=25Gbps,seed=1``
+    (each key by its :func:`short_names` tail, in the grid's key order). Characters other than
+    letters, digits and ``.+-_`` become ``_``; names longer than :data:`MAX_NAME_BYTES` are cut and
+    names two runs would share get ``~`` and 8 hex digits of their overrides' hash."""
+    keys: dict[str, None] = {}
+    for ov in overrides:
+        keys.update(dict.fromkeys(ov))
+    short = short_names(list(keys))
+
+    def safe(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9.+\-]+", "_", text).strip("_")
+
+    def digest(ov: Mapping[str, Any]) -> str:
+        return hashlib.sha256(canonical_json(dict(ov)).encode()).hexdigest()[:8]
+
+    names = []
+    for ov in overrides:
+        name = ",".join(f"{safe(short[k])}={safe(show_value(v))}" for k, v in ov.items()) or "run"
+        if name.startswith("."):
+            name = "_" + name
+        if len(name.encode()) > MAX_NAME_BYTES:
+            name = name.encode()[: MAX_NAME_BYTES - 9].decode("ascii", "ignore") + "~" + digest(ov)
+        names.append(name)
+    count: dict[str, int] = {}
+    for n in names:
+        count[n] = count.get(n, 0) + 1
+    return [n if count[n] == 1 else f"{n[: MAX_NAME_BYTES - 9]}~{digest(ov)}"
+            for n, ov in zip(names, overrides, strict=True)]

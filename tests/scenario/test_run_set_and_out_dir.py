@@ -79,7 +79,8 @@ def test_set_overrides_values_as_sweep_param_does(scen: Path, capsys: pytest.Cap
     (["--set", "link.los=0.1"], "link.los = 0.1: unknown key; did you mean 'link.loss'?"),
     (["--set", "link.loss=2"], "link.loss = 2: out of range (allowed: float in 0..1)"),
     (["--set", "link.loss"], "--set 'link.loss': expected key=value"),
-    (["--set", "link.loss=0,0.1"], "--set 'link.loss=0,0.1': one value (several are for rdmasim sweep --param)"),
+    (["--set", "link.loss=0,0.1"],
+     "--set 'link.loss=0,0.1': one value (several are for rdmasim sweep --param)"),
     (["--set", "link.loss=0", "--set", "link.loss=0.1"], "--set 'link.loss' given twice"),
     (["--seed", "3", "--set", "simulation.seed=4"], "--seed and --set simulation.seed"),
 ])

@@ -125,8 +125,10 @@ def test_store_keeps_ports_queues_and_collectives(tmp_path: Path) -> None:
         sub = ports[ports["congestion_control.algorithm"] == algo]
         assert by.loc[algo, "ecn_marked"] == sub["ecn_marked"].sum()
     queues = res.queues()
-    assert {"probe", "samples", "mean_egress_bytes", "max_egress_bytes", "paused_fraction"} <= set(queues.columns)
-    assert (queues["max_egress_bytes"] >= queues["mean_egress_bytes"]).all() and queues["max_egress_bytes"].max() > 0
+    assert {"probe", "samples", "mean_egress_bytes", "max_egress_bytes", "paused_fraction"} <= set(
+        queues.columns)
+    assert (queues["max_egress_bytes"] >= queues["mean_egress_bytes"]).all()
+    assert queues["max_egress_bytes"].max() > 0
     summ = res.summary()
     assert {"ecn_marked", "drops", "pfc_xoff_sent"} <= set(summ.columns)
 

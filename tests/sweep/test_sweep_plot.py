@@ -21,16 +21,17 @@ def _inside(fig: Any) -> None:
     r = fig.canvas.get_renderer()
     box = fig.bbox
     (ax,) = fig.axes
-    texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.get_xticklabels(), *ax.get_yticklabels()]
+    texts = [ax.title, ax.xaxis.label, ax.yaxis.label, ax]  # ax: its drawn ticks and labels
     leg = ax.get_legend()
     if leg is not None:
         texts.append(leg)
     for t in texts:
         if hasattr(t, "get_text") and not t.get_text():
             continue
-        b = t.get_window_extent(r)
-        assert b.x0 >= box.x0 - 0.5 and b.x1 <= box.x1 + 0.5 and b.y0 >= box.y0 - 0.5 and b.y1 <= box.y1 + 0.5, (
-            getattr(t, "get_text", lambda: "legend")(), b, box)
+        b = t.get_tightbbox(r) if t is ax else t.get_window_extent(r)
+        inside = (b.x0 >= box.x0 - 0.5 and b.x1 <= box.x1 + 0.5
+                  and b.y0 >= box.y0 - 0.5 and b.y1 <= box.y1 + 0.5)
+        assert inside, (getattr(t, "get_text", lambda: "legend")(), b, box)
 
 
 def test_metric_against_the_numeric_parameter_one_line_per_other_value(tmp_path: Path) -> None:
@@ -83,6 +84,11 @@ def test_cli_writes_the_readable_plot(tmp_path: Path, capsys: pytest.CaptureFixt
     text = capsys.readouterr().out
     png = out / "p99_slowdown.png"
     assert f"plot: {png}" in text and png.stat().st_size > 10_000
-    assert main(["sweep", str(LOSSY), "--param", "flows[].size=8KiB", "--out", str(out / "x"), "--quiet",
-                 "--metric", "nope"]) == 2
-    assert "--metric" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["sweep", str(LOSSY), "--param", "flows[].size=8KiB", "--out", str(out / "x"), "--quiet",
+              "--metric", "nope"])
+    assert info.value.code == 2 and "--metric" in capsys.readouterr().err
+    assert main(["sweep", str(LOSSY), "--param", "flows[].size=8KiB", "--out", str(out / "y"), "--quiet",
+                 "--x", "link.rate"]) == 2
+    assert "--x 'link.rate': not a swept parameter (allowed: flows[].size)" in capsys.readouterr().err
+    assert not (out / "y").exists()
