@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from rdmasim.plots._common import attach, flow_colors, new_figure, time_unit
+from rdmasim.units import numeric_values
 
 #: the key replicates vary (pooled, not a line of their own)
 SEED_KEY = "simulation.seed"
@@ -25,25 +25,6 @@ def _show(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_show(x) for x in v) + "]"
     return "-" if v is None else f"{v:g}" if isinstance(v, float) else str(v)
-
-
-def numeric_values(values: Sequence[Any]) -> list[float] | None:
-    """``values`` as numbers: numbers as they are, or strings that all read as sizes, rates or
-    times (``64KiB`` -> 65536 bytes, ``25Gbps`` -> 25e9 b/s, ``1us`` -> 1e6 ps); None when they
-    are not all numbers of one kind (booleans are not numbers here)."""
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        return [float(v) for v in values]
-    if not all(isinstance(v, str) for v in values):
-        return None
-    from rdmasim.units import parse_rate, parse_size, parse_time
-
-    parsers: tuple[Callable[[str], int], ...] = (parse_size, parse_rate, parse_time)
-    for parse in parsers:
-        try:
-            return [float(parse(v)) for v in values]
-        except (TypeError, ValueError):
-            continue
-    return None
 
 
 def _distinct(rows: Sequence[Mapping[str, Any]], key: str) -> list[Any]:
@@ -75,26 +56,15 @@ def pick_x(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> str:
     return chosen
 
 
-def _short(keys: Sequence[str]) -> dict[str, str]:
-    """Each key's shortest dotted tail no other key ends with (brackets dropped)."""
-    parts = {k: [re.sub(r"\[(\d*)\]", r"\1", p) for p in k.split(".")] for k in keys}
-    out = {}
-    for k in keys:
-        for n in range(1, len(parts[k]) + 1):
-            tail = parts[k][-n:]
-            if not any(o != k and parts[o][-n:] == tail for o in keys) or n == len(parts[k]):
-                out[k] = ".".join(tail)
-                break
-    return out
-
-
 def sweep_metric(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], metric: str, label: str,
                  kind: str = "ratio", x: str | None = None,
-                 per_run: Sequence[Mapping[str, Any]] | None = None, title: str | None = None) -> Figure:
+                 per_run: Sequence[Mapping[str, Any]] | None = None, title: str | None = None,
+                 names: Mapping[str, str] | None = None) -> Figure:
     """``metric`` of each parameter combination (``rows``: one dict per combination with the
     parameters ``keys`` and the metric, e.g. :meth:`rdmasim.sweep.SweepResult.summary_rows`)
     against the parameter ``x`` (default :func:`pick_x`), one line per combination of the other
-    parameters that vary, the legend naming them (``size=64KiB``) under the key paths.
+    parameters that vary, the legend naming them (``size=64KiB``, a key by its ``names`` entry,
+    default the key path) under the key paths.
 
     ``label``: the y axis label; ``kind``: ``"time"`` (ps, drawn in a readable unit), ``"busbw"``
     (bytes/s, drawn in Gb/s), anything else as is. ``per_run`` (one dict per run, same keys):
@@ -112,7 +82,7 @@ def sweep_metric(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], metric:
     nums = numeric_values(xvals)
     pos = {repr(v): (nums[i] if nums is not None else float(i)) for i, v in enumerate(xvals)}
     others = [k for k in keys if k != x and len(_distinct(rows, k)) > 1]
-    short = _short([x, *others])
+    short = {k: (names or {}).get(k, k) for k in [x, *others]}
     peak = max((abs(float(r[metric])) for r in [*rows, *(per_run or [])] if r.get(metric) is not None),
                default=0.0)
     if kind == "time":

@@ -39,9 +39,10 @@ values (commas outside brackets) is refused: that is a sweep. `--seed N` is shor
 and `queue_samples` - as Parquet (`flows.parquet`, ...) when pyarrow is installed and as CSV
 (`flows.csv`, ...) otherwise (`formats = ["csv", "parquet"]` asks for both); also
 `switch_counters.json`, `timeseries.npz` (the same time series as numpy arrays), `plots/` (PNG
-and SVG), `scenario.toml` (the file as run) and `metadata.json` (seed and rdmasim version) so a
-result can be reproduced. In Python, `RunResult.frames()` gives every table as a pandas DataFrame
-and `rdmasim.results.read_table(folder, "flows")` reads one back from a results folder.
+and SVG), `scenario.toml` (the file as run) and `metadata.json` (seed, rdmasim version and the
+values `--set` changed) so a result can be reproduced. In Python, `RunResult.frames()` gives every
+table as a pandas DataFrame and `rdmasim.results.read_table(folder, "flows")` reads one back from a
+results folder.
 
 Every column name says its unit: `_ps` picoseconds (integers), `_bytes` bytes, `_bps` bits per
 second, `_pkts` packets, `_frames` Ethernet frames; a name without a suffix is a count, a label or

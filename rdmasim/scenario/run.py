@@ -453,6 +453,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         scenario_text=sc.text,
         scenario_file=sc.file,
         name=v["simulation.name"],
+        overrides=dict(sc.overrides),
     )
     result.flow_samples = samples
     result.collectives = (collective_rows(sc, res, flows["group"], table.groups, v["link.rate"])

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from rdmasim.results import FLOW_COLUMNS, PORT_COLUMNS
-from rdmasim.sweep.grid import SEED_KEY, show_value
+from rdmasim.sweep.grid import SEED_KEY, short_names, show_value
 from rdmasim.sweep.store import COLLECTIVE_COLUMNS, QUEUE_COLUMNS, RUN_COLUMNS, STORE_NAME, SweepStore
-from rdmasim.units import format_time
+from rdmasim.units import format_time, numeric_values
 
 
 def _table(records: list[dict[str, Any]], names: Sequence[str]) -> Any:
@@ -207,8 +207,6 @@ class SweepResult:
             pos = {k: i for i, k in enumerate(self.run_keys)}
             runs.sort(key=lambda r: pos.get(r["run_key"], len(pos)))
         else:  # by parameter values (sizes, rates and times by what they mean: 64KiB before 1MiB)
-            from rdmasim.plots.sweep import numeric_values
-
             rank: dict[str, dict[str, Any]] = {}
             for k in keys:
                 vals = list({repr(r["params"].get(k)): r["params"].get(k) for r in runs}.values())
@@ -307,7 +305,7 @@ class SweepResult:
             raise ValueError(f"x {x!r}: not a parameter of this sweep (allowed: {', '.join(keys) or 'none'})")
         label, kind = METRICS[metric]
         return sweep_metric(rows, keys, metric, label, kind, x=x, per_run=self.summary_rows(per_run=True),
-                            title=title)
+                            title=title, names=short_names(keys))
 
     def summary_text(self) -> str:
         """The summary table as text: one line per parameter combination, and a note on the

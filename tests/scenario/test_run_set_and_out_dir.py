@@ -71,6 +71,9 @@ def test_set_overrides_values_as_sweep_param_does(scen: Path, capsys: pytest.Cap
     assert rc == 0
     meta = json.loads((scen.parent / "o" / "metadata.json").read_text())
     assert meta["seed"] == 5
+    # the file is written as it is, the values set beside it: the run can be reproduced
+    assert meta["overrides"] == {"flows[].size": "16KiB", "link.rate": "25Gbps", "simulation.seed": 5}
+    assert (scen.parent / "o" / "scenario.toml").read_text() == SC
     out = capsys.readouterr().out
     assert "16,384" in out
 
