@@ -313,9 +313,14 @@ def _sweep(args: argparse.Namespace) -> int:
         from rdmasim.plots import save
 
         metric = args.metric or res.default_metric()
-        fig = res.plot(metric, x=args.x, title=None)
-        (png,) = save(fig, res.out_dir / metric, formats=("png",))
-        print(f"  plot: {png}")
+        rows = res.summary_rows()
+        if not params:
+            print("  plot: none (no --param to draw the metric against)")
+        elif all(r[metric] is None for r in rows):
+            print(f"  plot: none (no run has a value of {metric})")
+        else:
+            (png,) = save(res.plot(metric, x=args.x), res.out_dir / metric, formats=("png",))
+            print(f"  plot: {png}")
     for r in cut if args.verbose else cut[:5]:
         errs = r["flow_errors"] or 0
         running = r["unfinished"] - errs

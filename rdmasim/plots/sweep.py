@@ -76,7 +76,9 @@ def sweep_metric(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], metric:
     ``lines`` ({legend label: (x values, y values)})."""
     if not rows:
         raise ValueError("no runs to plot")
-    keys = [k for k in keys if k != SEED_KEY] or [k for k in keys]
+    keys = [k for k in keys if k != SEED_KEY] or list(keys)
+    if not keys:
+        raise ValueError("no parameter to plot against")
     x = x or pick_x(rows, keys)
     xvals = _distinct(rows, x)
     nums = numeric_values(xvals)
@@ -136,7 +138,7 @@ def sweep_metric(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], metric:
     ax.grid(True, alpha=0.3)
     if kind != "ratio" or metric == "unfinished":
         ax.set_ylim(bottom=0)
-    if others:
+    if others and lines:
         ax.legend(title=", ".join(others), fontsize="small", title_fontsize="small")
     head = title or f"{label.split(' (')[0]} by {short[x]}"
     if most_runs > 1:

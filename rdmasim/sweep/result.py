@@ -301,6 +301,8 @@ class SweepResult:
             raise ValueError(f"metric {metric!r}: not a sweep metric (allowed: {', '.join(METRICS)})")
         rows = self.summary_rows()
         keys = [k for k in rows[0] if k not in _STAT_KEYS] if rows else []
+        if not keys:
+            raise ValueError("the sweep has no parameter (other than simulation.seed) to plot against")
         if x is not None and x not in keys:
             raise ValueError(f"x {x!r}: not a parameter of this sweep (allowed: {', '.join(keys) or 'none'})")
         label, kind = METRICS[metric]
