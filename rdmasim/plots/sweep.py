@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullLocator
+from matplotlib.transforms import offset_copy
 
 from rdmasim.plots._common import attach, flow_colors, new_figure, time_unit
 from rdmasim.units import numeric_values
@@ -100,7 +101,7 @@ def sweep_metric(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], metric:
     lines: dict[str, tuple[list[float], list[float]]] = {}
     unfinished = 0
     most_runs = 1
-    for combo, color in zip(combos, colors, strict=True):
+    for n, (combo, color) in enumerate(zip(combos, colors, strict=True)):
         want = {k: repr(v) for k, v in zip(others, combo, strict=True)}
 
         def mine(r: Mapping[str, Any], want: dict[str, str] = want) -> bool:
@@ -130,8 +131,12 @@ def sweep_metric(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], metric:
                     at.append(p)
                     lo.append(min(vals))
                     hi.append(max(vals))
-            if at:
-                ax.vlines(at, lo, hi, color=color, lw=1.2, alpha=0.6)
+            if at:  # each line's bars a few points aside, so bars at one x do not hide each other
+                shift = offset_copy(ax.transData, fig=fig, x=(n - (len(combos) - 1) / 2) * 3.0, y=0.0,
+                                    units="points")
+                ax.vlines(at, lo, hi, color=color, lw=1.5, alpha=0.6, transform=shift)
+                ax.update_datalim(np.column_stack([at + at, lo + hi]))  # (shifted artists do not count)
+                ax.autoscale_view(scalex=False)
     _x_axis(ax, xvals, nums)
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel)
@@ -161,9 +166,12 @@ def _x_axis(ax: Any, values: list[Any], nums: list[float] | None) -> None:
             ax.set_xscale("log")
         elif len(pos) >= 2 and min(nums) == 0 and pos.max() / pos.min() >= 10:  # 0, 0.001, 0.01
             ax.set_xscale("symlog", linthresh=float(pos.min()), linscale=0.5)
-        span = max(nums) - min(nums)
-        if ax.get_xscale() == "linear" and span > 0:
-            ax.set_xlim(min(nums) - 0.08 * span, max(nums) + 0.08 * span)
+        # 8 % of the axis' width on each side, in the scale's own space (linear, log or symlog)
+        scale = ax.xaxis.get_transform()
+        lo, hi = scale.transform([min(nums), max(nums)])
+        if hi > lo:
+            pad = 0.08 * (hi - lo)
+            ax.set_xlim(*scale.inverted().transform([lo - pad, hi + pad]))
     ax.xaxis.set_major_locator(FixedLocator(at))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticks(at, [_show(v) for v in values])
