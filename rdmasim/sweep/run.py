@@ -104,9 +104,9 @@ def run_sweep(
     (failed ones are run again); with ``resume=False`` every run is run and replaces its stored
     result. ``keep_runs``: also write each run's result files to ``out_dir/runs/<run name>/``
     (named by its parameters, :func:`~rdmasim.sweep.grid.run_names`:
-    ``algorithm=dcqcn,rate=25Gbps,seed=1``). A run whose flows did not all finish (it reached
-    ``simulation.duration`` first) is stored as ``incomplete`` with all its flows and counted in
-    ``SweepResult.incomplete``. ``progress`` (default: when
+    ``algorithm=dcqcn,rate=25Gbps,seed=1``). A run whose flows did not all complete (still running at
+    ``simulation.duration``, or ended by an error completion) is stored as ``incomplete`` with all
+    its flows and counted in ``SweepResult.incomplete``. ``progress`` (default: when
     ``stream``, stderr by default, is a terminal): a runs done/total and ETA line.
 
     A store holds one version of the scenario (:func:`~rdmasim.sweep.grid.scenario_digest`: its
