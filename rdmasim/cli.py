@@ -501,9 +501,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "stored runs apart and start this version in the same --out (refused otherwise)")
     from rdmasim.sweep.result import METRICS
 
-    sw.add_argument("--metric", choices=list(METRICS), default=None,
-                    help="what the plot shows against the swept parameter (default: collective_time_ps "
-                    "with a collective, else median_slowdown); the plot is <out>/<metric>.png")
+    sw.add_argument("--metric", choices=list(METRICS), default=None, metavar="NAME",
+                    help="what the plot shows against the swept parameter: " + ", ".join(METRICS)
+                    + " (default: collective_time_ps with a collective, else median_slowdown); the plot "
+                    "is <out>/<NAME>.png")
     sw.add_argument("--x", default=None, metavar="KEY",
                     help="the parameter on the plot's x axis (default: the numeric one with the most values)")
     sw.add_argument("--no-plot", action="store_true",
