@@ -233,10 +233,16 @@ def _run(args: argparse.Namespace) -> int:
     """Run a scenario file: progress on stderr, summary table, results folder."""
     from rdmasim.scenario import load, run_scenario
     from rdmasim.scenario.check import validate
+    from rdmasim.scenario.load import parse_assignments
+    from rdmasim.scenario.run import results_dir
 
-    overrides = {} if args.seed is None else {"simulation.seed": args.seed}
+    overrides = parse_assignments(args.set or [], "--set")
+    if args.seed is not None:
+        if "simulation.seed" in overrides:
+            raise ValueError("--seed and --set simulation.seed both given (allowed: one of them)")
+        overrides["simulation.seed"] = args.seed
     sc = load(args.file, overrides)
-    out = sc.values["outputs.dir"] if args.out is None else args.out
+    out, note = results_dir(sc, args.out)
     _remove_stale(out)  # before the free space is measured
     _, warnings = validate(sc, args.max_memory, build=False, out_dir=out)
     for w in warnings:
@@ -245,9 +251,11 @@ def _run(args: argparse.Namespace) -> int:
         from rdmasim.scenario.check import estimate
 
         print(f"{args.file}: {estimate(sc).describe()}", file=sys.stderr)
-    res = run_scenario(sc, out_dir=args.out, progress=_progress(args))
+    res = run_scenario(sc, out_dir=out, progress=_progress(args))
     print(f"rdmasim {__version__} run {args.file} (seed {res.seed})")
     print(res.summary(max_rows=None if args.verbose else 20))
+    if res.files:
+        print(f"results: {out}" + (f" ({note})" if note else ""))
     for kind, path in res.files.items():
         print(f"  {kind}: {path}")
     if res.interrupted:
@@ -271,6 +279,8 @@ def _sweep(args: argparse.Namespace) -> int:
     from rdmasim.sweep.grid import normalize_params
 
     params = normalize_params(args.param or [])
+    if args.x is not None and args.x not in params:
+        raise ValueError(f"--x {args.x!r}: not a swept parameter (allowed: {', '.join(params) or 'none'})")
     res = run_sweep(
         args.file,
         params,
@@ -285,28 +295,46 @@ def _sweep(args: argparse.Namespace) -> int:
         progress=_progress(args),
     )
     runs = res.runs_records()
-    failed = [r for r in runs if r["status"] != "ok"]
+    failed = [r for r in runs if r["status"] == "error"]
+    cut = [r for r in runs if r["status"] == "incomplete"]
+    unfinished = sum(r["unfinished"] or 0 for r in cut)
     where = f" on {res.executor}" if res.executor else ""
     print(
         f"rdmasim {__version__} sweep {args.file}: {len(runs)} runs: {res.ran} ran{where}, "
-        f"{res.skipped} already in the store, {len(failed)} failed"
+        f"{res.skipped} already in the store, {len(failed)} failed, {len(cut)} incomplete"
+        + (f" ({unfinished} flows unfinished)" if cut else "")
     )
-    print(res.summary())
-    if not args.no_plot and any(r["completed"] for r in res.summary_rows()):
+    print(res.summary_text())
+    if not args.no_plot and runs and len(failed) < len(runs):
         from rdmasim.plots import save
 
-        (png,) = save(res.slowdown_plot(title=f"{Path(args.file).name}: FCT slowdown by flow size"),
-                      res.out_dir / "fct_slowdown", formats=("png",))
-        print(f"  plot: {png}")
+        metric = args.metric or res.default_metric()
+        rows = res.summary_rows()
+        if not params:
+            print("  plot: none (no --param to draw the metric against)")
+        elif all(r[metric] is None for r in rows):
+            print(f"  plot: none (no run has a value of {metric})")
+        else:
+            (png,) = save(res.plot(metric, x=args.x), res.out_dir / metric, formats=("png",))
+            print(f"  plot: {png}")
+    for r in cut if args.verbose else cut[:5]:
+        errs = r["flow_errors"] or 0
+        running = r["unfinished"] - errs
+        why = [f"{running} still running at {format_time(r['sim_time_ps'])}" if running else "",
+               f"{errs} ended by an error completion" if errs else ""]
+        print(f"  incomplete run {r['run_name'] or r['run_key']}: {r['unfinished']} of {r['flows']} flows "
+              f"unfinished ({', '.join(w for w in why if w)})")
+    if len(cut) > 5 and not args.verbose:
+        print(f"  ... {len(cut) - 5} more incomplete runs (-v lists them all)")
     for r in failed if args.verbose else failed[:5]:
         lines = (r["error"] or "").strip().splitlines() or ["?"]
-        print(f"  failed run {r['run_key']}: {lines[-1]}")
+        print(f"  failed run {r['run_name'] or r['run_key']}: {lines[-1]}")
         if args.verbose:
             print("\n".join(f"    {ln}" for ln in lines[:-1]))
     if len(failed) > 5 and not args.verbose:
         print(f"  ... {len(failed) - 5} more failed runs (-v lists them all)")
     print(f"  store: {res.store_path}")
-    return 1 if failed else 0
+    return 1 if failed or cut else 0
 
 
 U63 = (1 << 63) - 1
@@ -432,8 +460,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_trace)
     r = cmd("run", "run a scenario file (TOML): summary table and results folder")
     r.add_argument("file", help="scenario file (see docs/scenarios.md)")
-    r.add_argument("--out", default=None, help="results folder (default: [outputs] dir)")
+    r.add_argument("--out", default=None, help="results folder (default: [outputs] dir, else "
+                   "results/<file stem>, numbered -2, -3, ... when it holds an earlier run)")
     r.add_argument("--seed", type=_int_arg(0, U63), default=None, help="override [simulation] seed")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="set a key path to a value (TOML syntax, as sweep's --param), e.g. link.loss=0.01 "
+                   "or flows[].size=64KiB; repeat for more keys")
     r.add_argument("--max-memory", type=_size_arg, default=None, metavar="SIZE",
                    help="refuse runs estimated to need more (default: this machine's RAM)")
     r.set_defaults(func=_run)
@@ -458,12 +490,21 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--dask-local", action="store_true", help="run on a local Dask cluster")
     sw.add_argument("--no-resume", action="store_true",
                     help="run every run again, even those the store has as ok")
-    sw.add_argument("--keep-runs", action="store_true", help="also keep each run's folder (runs/<run_key>)")
+    sw.add_argument("--keep-runs", action="store_true",
+                    help="also keep each run's folder, named by its parameters (runs/algorithm=dcqcn,seed=1)")
     sw.add_argument("--new-version", action="store_true",
                     help="the scenario (or rdmasim) changed since the store's last sweep: keep the "
                     "stored runs apart and start this version in the same --out (refused otherwise)")
+    from rdmasim.sweep.result import METRICS
+
+    sw.add_argument("--metric", choices=list(METRICS), default=None, metavar="NAME",
+                    help="what the plot shows against the swept parameter: " + ", ".join(METRICS)
+                    + " (default: collective_time_ps with a collective, else median_slowdown); the plot "
+                    "is <out>/<NAME>.png")
+    sw.add_argument("--x", default=None, metavar="KEY",
+                    help="the parameter on the plot's x axis (default: the numeric one with the most values)")
     sw.add_argument("--no-plot", action="store_true",
-                    help="skip fct_slowdown.png (FCT slowdown by flow size, one line per combination)")
+                    help="skip the plot (the metric against the swept parameter, a line per other value)")
     sw.set_defaults(func=_sweep)
     pv = cmd("pyverbs-run", "run an unmodified pyverbs program on the emulated devices "
                         "(rxe0, rxe1: two hosts back to back)")

@@ -275,6 +275,9 @@ class RunResult:
     host_rate_bps: dict[str, float] = field(default_factory=dict)
     #: per collective: time_ps, algbw_Bps, busbw_Bps (nccl-tests definitions), busbw_over_link_rate
     collectives: list[dict[str, Any]] = field(default_factory=list)
+    #: the values changed on top of the scenario file (key path -> value: ``rdmasim run --set``, a
+    #: sweep's parameters), written into metadata.json with it so the run can be reproduced
+    overrides: dict[str, Any] = field(default_factory=dict)
     #: hidden folders of dead writers removed beside the results folder before the run
     removed_stale: list[StaleFolder] = field(default_factory=list)
     #: the ideal FCT's definition slowdown divides by: "wire" or "payload"
@@ -362,6 +365,7 @@ class RunResult:
             "name": self.name,
             "scenario_file": self.scenario_file,
             "scenario": "scenario.toml",
+            "overrides": self.overrides,
             "sim_time_ps": self.sim_time_ps,
             "events": self.events,
             "wall_s": self.wall_s,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from fractions import Fraction
+from typing import Any
 
 # A decimal number: digits with an optional fraction and exponent (no sign: values are >= 0).
 _NUM = re.compile(
@@ -147,3 +149,20 @@ def format_rate(bps: float) -> str:
         if abs(bps) >= scale:
             return f"{bps / scale:.4g} {unit}"
     return f"{bps:.4g} b/s"
+
+
+def numeric_values(values: Sequence[Any]) -> list[float] | None:
+    """``values`` as numbers: numbers as they are, or strings that all read as sizes, rates or
+    times (``64KiB`` -> 65536 bytes, ``25Gbps`` -> 25e9 b/s, ``1us`` -> 1e6 ps); None when they
+    are not all numbers of one kind (booleans are not numbers here)."""
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return [float(v) for v in values]
+    if not all(isinstance(v, str) for v in values):
+        return None
+    parsers: tuple[Callable[[str], int], ...] = (parse_size, parse_rate, parse_time)
+    for parse in parsers:
+        try:
+            return [float(parse(v)) for v in values]
+        except (TypeError, ValueError):
+            continue
+    return None

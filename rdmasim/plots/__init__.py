@@ -1,4 +1,5 @@
-"""Plots of rdmasim results: FCT slowdown, goodput, queues and pauses, DCQCN rates, collectives.
+"""Plots of rdmasim results: FCT slowdown, goodput, queues and pauses, DCQCN rates, collectives,
+a sweep's metric against its parameter.
 
 Every table input may be a pandas DataFrame, a numpy structured array, a dict of columns or a list
 of row dicts (:func:`as_columns`). Each plot returns a :class:`matplotlib.figure.Figure` on an Agg
@@ -21,6 +22,7 @@ from rdmasim.plots.fct import (
 from rdmasim.plots.psn import psn_over_time, psn_series
 from rdmasim.plots.queues import pause_spans, queue_timeline
 from rdmasim.plots.series import dcqcn_rates, goodput, goodput_over_time
+from rdmasim.plots.sweep import sweep_metric
 
 __all__ = [
     "CLASSIC_BUCKETS",
@@ -40,5 +42,6 @@ __all__ = [
     "save",
     "slowdown_buckets",
     "summary_table",
+    "sweep_metric",
     "time_unit",
 ]

@@ -22,14 +22,27 @@ $ rdmasim run examples/incast.toml        # progress bar on stderr, summary tabl
 terminal; `-q` turns it off, `-v` shows more (every flow in the summary, the run's estimate, and
 the traceback of an error). Both go before or after the command (`rdmasim -q run f.toml`).
 
+`rdmasim run FILE --set KEY=VALUE` changes one value of the file for this run, without editing it;
+repeat it for more keys. Keys and values are those of [sweeps](sweeps.md)' `--param` (the same
+parser): a key path of the reference below (`link.rate`, `switch.ecn.kmin`), a row of an array of
+tables by its index or `[]` for every row (`flows[0].size`, `flows[].size`), a value in TOML syntax
+where a bare word needs no quotes (`--set link.rate=25Gbps --set 'switch.lossless=[3]'`). A bad
+key or value is one line naming it, exit status 2, before anything runs; a `--set` with several
+values (commas outside brackets) is refused: that is a sweep. `--seed N` is short for
+`--set simulation.seed=N`.
+
+`rdmasim run` exits with status 0 when every flow completed successfully and 1 when one did not
+(still running at `simulation.duration`, or ended by an error completion).
+
 `rdmasim run` writes into `[outputs] dir` every table of the run - `flows` (one row per flow),
 `ports` (counters of every switch port and host NIC) and, with `sample_interval`, `flow_samples`
 and `queue_samples` - as Parquet (`flows.parquet`, ...) when pyarrow is installed and as CSV
 (`flows.csv`, ...) otherwise (`formats = ["csv", "parquet"]` asks for both); also
 `switch_counters.json`, `timeseries.npz` (the same time series as numpy arrays), `plots/` (PNG
-and SVG), `scenario.toml` (the file as run) and `metadata.json` (seed and rdmasim version) so a
-result can be reproduced. In Python, `RunResult.frames()` gives every table as a pandas DataFrame
-and `rdmasim.results.read_table(folder, "flows")` reads one back from a results folder.
+and SVG), `scenario.toml` (the file as run) and `metadata.json` (seed, rdmasim version and the
+values `--set` changed) so a result can be reproduced. In Python, `RunResult.frames()` gives every
+table as a pandas DataFrame and `rdmasim.results.read_table(folder, "flows")` reads one back from a
+results folder.
 
 Every column name says its unit: `_ps` picoseconds (integers), `_bytes` bytes, `_bps` bits per
 second, `_pkts` packets, `_frames` Ethernet frames; a name without a suffix is a count, a label or
@@ -162,6 +175,14 @@ as `run` does, so a flow it accepts is one the run accepts (for example a start 
 2^62 ps is refused by both, naming the flow).
 
 ## The results folder
+
+Without `[outputs] dir` (and `--out`), a run writes into `results/<file name without .toml>`
+(`results/incast` for `incast.toml`; a scenario given to `run_scenario` as text: `results/` and its
+`simulation.name`, or `results/run`). That default is never replaced: when it holds an earlier run,
+the run goes to the first free `results/incast-2`, `results/incast-3`, ... and `rdmasim run` says
+so (`results: results/incast-2 (results/incast holds an earlier run)`). A folder you name
+(`[outputs] dir` or `--out`) is yours: an earlier run there is replaced, and the output says that
+too (`results: DIR (replaced the earlier run there)`).
 
 A run writes its files into a hidden folder beside `[outputs] dir` (`.NAME.partial-PID-*`, PID
 the process writing it) and moves it into place when every file is written: the folder holds one

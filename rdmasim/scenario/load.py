@@ -866,6 +866,60 @@ def parse_override_value(text: str, path: str = "") -> Any:
     return value
 
 
+def split_values(text: str) -> list[str]:
+    """Split ``text`` at the commas outside brackets, braces and quotes: ``"[1,2],3"`` ->
+    ``["[1,2]", "3"]``."""
+    out: list[str] = []
+    depth, quote = 0, ""
+    cur: list[str] = []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
+def parse_assignment(spec: str, option: str = "--param") -> tuple[str, list[Any]]:
+    """A command-line override ``"key=v1,v2"`` -> ``("key", [v1, v2])``: the key path and its
+    values, each read by :func:`parse_override_value` (values are separated by the commas outside
+    brackets and quotes). The one parser of ``rdmasim sweep --param`` and ``rdmasim run --set``;
+    ``option`` names the option in the ValueError a malformed ``spec`` raises."""
+    key, sep, rest = spec.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"{option} {spec!r}: expected key=value[,value...], e.g. link.loss=0,0.01")
+    values = split_values(rest)
+    if any(v == "" for v in values):
+        raise ValueError(f"{option} {spec!r}: empty value")
+    return key, [parse_override_value(v, key) for v in values]
+
+
+def parse_assignments(specs: list[str], option: str = "--set") -> dict[str, Any]:
+    """``["key=value", ...]`` (one value each) -> ``{key: value}``: ``rdmasim run --set``. A spec
+    with several values or a key given twice raises ValueError naming ``option`` and the key."""
+    out: dict[str, Any] = {}
+    for spec in specs:
+        key, values = parse_assignment(spec, option)
+        if len(values) != 1:
+            raise ValueError(f"{option} {spec!r}: one value (several are for rdmasim sweep --param), "
+                             f"got {len(values)}")
+        if key in out:
+            raise ValueError(f"{option} {key!r} given twice (allowed: each key once)")
+        out[key] = values[0]
+    return out
+
+
 def _override_target(path: str) -> tuple[str, list[tuple[str, int | None]], str | None]:
     """Resolve override key ``path`` against the schema: (schema path, segments, problem).
 
@@ -982,6 +1036,17 @@ def _override_paths(overrides: Mapping[str, Any], raw: dict[str, Any]) -> dict[s
     return out
 
 
+def default_results_dir(file: str, name: str = "") -> str:
+    """The results folder of a scenario without ``[outputs] dir``: ``results/<file name without
+    .toml>``; for a scenario given as text, ``results/<simulation.name>`` (``results/run`` without
+    one). The name is made safe for a folder (other characters than letters, digits, ``.``, ``_``
+    and ``-`` become ``_``). :func:`rdmasim.scenario.run.results_dir` numbers it (``-2``, ``-3``,
+    ...) when it holds an earlier run."""
+    stem = Path(file).stem if file and not file.startswith("<") else (name or "run")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("_").lstrip(".") or "run"
+    return f"results/{safe}"
+
+
 def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None = None) -> Scenario:
     """Validate scenario TOML ``text``; raise :class:`ScenarioError` listing every problem.
 
@@ -1004,7 +1069,10 @@ def loads(text: str, file: str = "<string>", overrides: Mapping[str, Any] | None
     arrays: dict[str, list[dict[str, Any]]] = {}
     _walk(raw, "", "", file, given, arrays, problems)
     values = {p: given.get(p, _default(o)) for p, o in SCHEMA.items() if "[]" not in p}
-    sc = Scenario(file, text, values, arrays, raw, dict(overrides or {}))
+    numbered = "outputs.dir" not in given
+    if numbered:
+        values["outputs.dir"] = default_results_dir(file, values["simulation.name"])
+    sc = Scenario(file, text, values, arrays, raw, dict(overrides or {}), numbered_out_dir=numbered)
     # every check runs; those whose keys already had a problem are skipped (see _semantic)
     _semantic(sc, set(given) | {a + "[]" for a in arrays}, problems)
     if not problems:

@@ -67,6 +67,9 @@ class Scenario:
     overrides: dict[str, Any] = field(default_factory=dict)
     #: things that will not stop the run but are not what the file asks (shown by validate and run)
     warnings: list[Problem] = field(default_factory=list)
+    #: ``values["outputs.dir"]`` is the default (the file gives no ``[outputs] dir``): a run numbers
+    #: it rather than replace an earlier run there (:func:`rdmasim.scenario.run.results_dir`)
+    numbered_out_dir: bool = False
 
     @property
     def generators(self) -> tuple[str, ...]:

@@ -284,12 +284,43 @@ def _queue_sampler(sim: Simulator, priorities: set[int], period_ps: int) -> tupl
     return QueueSampler(sim, probes, period=period_ps, max_samples=cap), labels
 
 
+def _free(folder: Path) -> bool:
+    """Nothing is in ``folder``: it is missing or an empty folder."""
+    if not folder.exists():
+        return True
+    return folder.is_dir() and not any(folder.iterdir())
+
+
+def results_dir(sc: Scenario, out_dir: str | None = None) -> tuple[str, str]:
+    """The folder a run of ``sc`` writes into, and a note on it for the user ("" when there is
+    nothing to say).
+
+    ``out_dir`` (given) or ``[outputs] dir`` (in the file) is used as it is: a previous run's
+    results there are replaced (the note says so). Without either, the default
+    ``results/<name>`` (:func:`rdmasim.scenario.load.default_results_dir`) is never replaced: when
+    it holds anything, the first free ``results/<name>-2``, ``-3``, ... is used and the note names
+    the folder it passed over."""
+    if out_dir is not None or not sc.numbered_out_dir:
+        chosen = str(sc.values["outputs.dir"] if out_dir is None else out_dir)
+        taken = bool(chosen) and (Path(chosen) / "metadata.json").is_file()
+        return chosen, "replaced the earlier run there" if taken else ""
+    base = str(sc.values["outputs.dir"])
+    if _free(Path(base)):
+        return base, ""
+    n = 2
+    while not _free(Path(f"{base}-{n}")):
+        n += 1
+    what = "holds an earlier run" if (Path(base) / "metadata.json").is_file() else "is not empty"
+    return f"{base}-{n}", f"{base} {what}"
+
+
 def run_scenario(
     sc: Scenario, out_dir: str | None = None, *, progress: bool | None = None, stream: TextIO | None = None,
     label: str | None = None,
 ) -> RunResult:
     """Run ``sc`` and return its results (also written to ``out_dir`` or ``[outputs] dir``
-    unless ``out_dir`` is ``""``).
+    unless ``out_dir`` is ``""``; without either, to ``results/<name>``, numbered rather than
+    replacing an earlier run: :func:`results_dir`).
 
     The results folder is checked before the run (a file, a folder of other files or an
     unwritable place is an error then, not after the simulation) and written whole or not at all
@@ -301,7 +332,7 @@ def run_scenario(
     ``progress``: True draws a progress bar on ``stream`` (default stderr), False none, None (the
     default) one when ``[simulation] progress`` is on and the stream is a terminal; ``label`` names
     the bar (default: the scenario's name)."""
-    outdir = sc.values["outputs.dir"] if out_dir is None else out_dir
+    outdir = results_dir(sc, out_dir)[0]
     removed = remove_stale_staging(outdir) if outdir else []
     staging = stage_out_dir(outdir) if outdir else None
     try:
@@ -427,6 +458,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         scenario_file=sc.file,
         name=v["simulation.name"],
         ideal_fct=v["outputs.ideal_fct"],
+        overrides=dict(sc.overrides),
     )
     result.flow_samples = samples
     result.warnings = [str(w) for w in held_back]
@@ -495,4 +527,4 @@ def _records(res: np.ndarray, ideal: np.ndarray, names: list[str], to_sim: np.nd
     return out
 
 
-__all__ = ["FlowSamples", "build", "ideal_fct_ps", "run_scenario"]
+__all__ = ["FlowSamples", "build", "ideal_fct_ps", "results_dir", "run_scenario"]

@@ -550,7 +550,10 @@ SCHEMA: dict[str, Opt] = {
     "traffic.halo.start": Opt("time", 0, "Start time.", lo=0, hi=U63),
     "traffic.halo.priority": Opt("int", 3, "Priority.", lo=0, hi=7),
     # outputs
-    "outputs.dir": Opt("str", "results", "Results folder (relative paths: to the current directory)."),
+    "outputs.dir": Opt("str", "", "Results folder (relative paths: to the current directory). Not given: "
+                       "`results/<file name without .toml>` (a scenario given as text: "
+                       "`results/<simulation.name>`, or `results/run`), numbered `results/<name>-2`, `-3`, "
+                       "... rather than replacing an earlier run there."),
     "outputs.pcap": Opt("bool", False, "Write capture.pcap of every frame."),
     "outputs.pcap_snaplen": Opt(
         "int", 0, "Bytes of each frame kept in capture.pcap (0 = whole frames; 128 keeps every header and "

@@ -19,9 +19,11 @@ from typing import Any
 def run_one(text: str, file: str, overrides: dict[str, Any], out_dir: str = "") -> dict[str, Any]:
     """Run the scenario ``text`` with ``overrides``; never raises.
 
-    Returns ``{"status": "ok", "seed", "sim_time_ps", "events", "wall_s", "flows": [row dicts]}``
-    or ``{"status": "error", "error": text}``. ``out_dir`` (if not "") gets the run's result files
-    and ``overrides.json``."""
+    Returns ``{"status": "ok" or "incomplete", "seed", "sim_time_ps", "events", "wall_s",
+    "flows", "ports", "queues", "collectives"}`` (row dicts; ``incomplete``: some flows did not
+    complete successfully: still running at the end, or ended by an error completion) or
+    ``{"status": "error", "error": text}``. ``out_dir`` (if not "") gets the run's result
+    files and ``overrides.json``."""
     from rdmasim.scenario.load import loads
     from rdmasim.scenario.run import run_scenario
 
@@ -30,16 +32,56 @@ def run_one(text: str, file: str, overrides: dict[str, Any], out_dir: str = "") 
         res = run_scenario(sc, out_dir, progress=False)
         if out_dir:
             (Path(out_dir) / "overrides.json").write_text(json.dumps(overrides, indent=1, sort_keys=True))
+        flows = res.rows()
+        done = not res.interrupted and all(f["status"] == "ok" for f in flows)
         return {
-            "status": "ok",
+            "status": "ok" if done else "incomplete",
             "seed": res.seed,
             "sim_time_ps": res.sim_time_ps,
             "events": res.events,
             "wall_s": res.wall_s,
-            "flows": res.rows(),
+            "flows": flows,
+            "ports": res.port_rows(),
+            "queues": queue_summary(res.queue_samples),
+            "collectives": [_plain(c) for c in res.collectives],
         }
     except Exception as exc:  # reported in the store; the sweep goes on
         return {"status": "error", "error": "".join(traceback.format_exception(exc)).strip()}
+
+
+def queue_summary(samples: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per sampled switch egress queue (``RunResult.queue_samples``): ``probe`` (its label),
+    ``samples``, the mean, p99 and largest depth in bytes, and the fraction of samples it was
+    paused. [] without samples."""
+    import numpy as np
+
+    if not samples or not len(samples.get("labels", ())):
+        return []
+    egress = np.asarray(samples["egress_bytes"])
+    paused = np.asarray(samples["paused"], dtype=bool)
+    n = egress.shape[0]
+    out = []
+    for j, label in enumerate(samples["labels"]):
+        col = egress[:, j]
+        out.append({
+            "probe": str(label), "samples": int(n),
+            "mean_egress_bytes": int(round(float(col.mean()))) if n else 0,
+            "p99_egress_bytes": int(np.percentile(col, 99)) if n else 0,
+            "max_egress_bytes": int(col.max()) if n else 0,
+            "paused_fraction": float(paused[:, j].mean()) if n else 0.0,
+        })
+    return out
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` with numpy scalars made Python numbers (a worker's answer is plain data)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):
+        return obj.item()
+    return obj
 
 
 def _die_with_parent(parent_pid: int) -> None:

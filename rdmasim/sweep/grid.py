@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rdmasim.scenario.load import parse_override_value
+from rdmasim.scenario.load import parse_assignment
+from rdmasim.scenario.load import split_values as split_values
 
 #: the key seeds=N replicates vary
 SEED_KEY = "simulation.seed"
@@ -56,41 +58,11 @@ def run_key(scenario_text: str, overrides: Mapping[str, Any], version: str | Non
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def split_values(text: str) -> list[str]:
-    """Split ``text`` at the commas outside brackets, braces and quotes: ``"[1,2],3"`` ->
-    ``["[1,2]", "3"]``."""
-    out: list[str] = []
-    depth, quote = 0, ""
-    cur: list[str] = []
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-            continue
-        cur.append(ch)
-    out.append("".join(cur).strip())
-    return out
-
-
 def parse_param(spec: str) -> tuple[str, list[Any]]:
     """``"link.loss=0,0.01"`` -> ``("link.loss", [0, 0.01])``; values are read as TOML values
-    (:func:`rdmasim.scenario.load.parse_override_value`). Raises ValueError if malformed."""
-    key, sep, rest = spec.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ValueError(f"--param {spec!r}: expected key=value[,value...], e.g. link.loss=0,0.01")
-    values = split_values(rest)
-    if any(v == "" for v in values):
-        raise ValueError(f"--param {spec!r}: empty value")
-    return key, [parse_override_value(v, key) for v in values]
+    (:func:`rdmasim.scenario.load.parse_assignment`, the parser ``rdmasim run --set`` uses too).
+    Raises ValueError if malformed."""
+    return parse_assignment(spec, "--param")
 
 
 def normalize_params(params: ParamsLike) -> dict[str, list[Any]]:
@@ -154,3 +126,69 @@ def param_keys(specs: Sequence[RunSpec]) -> list[str]:
     for s in specs:
         keys.update(dict.fromkeys(s.overrides))
     return list(keys)
+
+
+def short_names(keys: Sequence[str]) -> dict[str, str]:
+    """Each key path's shortest tail of dotted parts that no other key of ``keys`` ends with,
+    brackets dropped: ``link.rate`` -> ``rate``, ``impairments.loss[0].probability`` ->
+    ``probability`` (``loss0.probability`` when another key ends in ``probability``)."""
+    parts = {k: [re.sub(r"\[(\d*)\]", r"\1", p) for p in k.split(".")] for k in keys}
+    depth = dict.fromkeys(keys, 1)
+    for _ in range(max((len(p) for p in parts.values()), default=0)):
+        tails: dict[str, list[str]] = {}
+        for k in keys:
+            tails.setdefault(".".join(parts[k][-depth[k]:]), []).append(k)
+        clash = [k for ks in tails.values() if len(ks) > 1 for k in ks if depth[k] < len(parts[k])]
+        if not clash:
+            break
+        for k in clash:
+            depth[k] += 1
+    return {k: ".".join(parts[k][-depth[k]:]) for k in keys}
+
+
+def show_value(v: Any) -> str:
+    """A parameter value as text: strings as they are, booleans lowercase, lists joined by ``_``."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, (list, tuple)):
+        return "_".join(show_value(x) for x in v)
+    if isinstance(v, dict):
+        return canonical_json(v)
+    return "-" if v is None else str(v)
+
+
+#: longest run folder name, in bytes (file systems allow 255)
+MAX_NAME_BYTES = 200
+
+
+def run_names(overrides: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A readable, file-system-safe, unique name per run: ``algorithm=dcqcn,rate=25Gbps,seed=1``
+    (each key by its :func:`short_names` tail, in the grid's key order). Characters other than
+    letters, digits and ``.+-_`` become ``_``; names longer than :data:`MAX_NAME_BYTES` are cut and
+    names two runs would share get ``~`` and 8 hex digits of their overrides' hash."""
+    keys: dict[str, None] = {}
+    for ov in overrides:
+        keys.update(dict.fromkeys(ov))
+    short = short_names(list(keys))
+
+    def safe(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9.+\-]+", "_", text).strip("_")
+
+    def digest(ov: Mapping[str, Any]) -> str:
+        return hashlib.sha256(canonical_json(dict(ov)).encode()).hexdigest()[:8]
+
+    names = []
+    for ov in overrides:
+        name = ",".join(f"{safe(short[k])}={safe(show_value(v))}" for k, v in ov.items()) or "run"
+        if name.startswith("."):
+            name = "_" + name
+        if len(name.encode()) > MAX_NAME_BYTES:
+            name = name.encode()[: MAX_NAME_BYTES - 9].decode("ascii", "ignore") + "~" + digest(ov)
+        names.append(name)
+    count: dict[str, int] = {}
+    for n in names:
+        count[n] = count.get(n, 0) + 1
+    return [n if count[n] == 1 else f"{n[: MAX_NAME_BYTES - 9]}~{digest(ov)}"
+            for n, ov in zip(names, overrides, strict=True)]

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rdmasim.results import FLOW_COLUMNS
-from rdmasim.sweep.grid import SEED_KEY
-from rdmasim.sweep.store import RUN_COLUMNS, STORE_NAME, SweepStore
-from rdmasim.units import format_time
+from rdmasim.results import FLOW_COLUMNS, PORT_COLUMNS
+from rdmasim.sweep.grid import SEED_KEY, short_names, show_value
+from rdmasim.sweep.store import COLLECTIVE_COLUMNS, QUEUE_COLUMNS, RUN_COLUMNS, STORE_NAME, SweepStore
+from rdmasim.units import format_time, numeric_values
 
 
 def _table(records: list[dict[str, Any]], names: Sequence[str]) -> Any:
@@ -32,9 +32,61 @@ def _percentile(xs: list[float], q: float) -> float | None:
     return float(np.percentile(xs, q)) if xs else None
 
 
-#: summary columns that are not parameters
-_STAT_KEYS = ("runs", "failed", "flows", "completed", "mean_fct_ps", "p99_fct_ps", "median_slowdown",
-              "p95_slowdown", "p99_slowdown")
+def _mean(xs: list[Any]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+#: summary columns that are not parameters, in order (``collective_time_ps`` and ``busbw_Bps``
+#: only for a scenario with a collective)
+_STAT_KEYS = ("runs", "incomplete", "failed", "flows", "completed", "unfinished", "mean_fct_ps", "p99_fct_ps",
+              "median_slowdown", "p95_slowdown", "p99_slowdown", "drops", "ecn_marked", "pfc_xoff_sent",
+              "paused_ps", "collective_time_ps", "busbw_Bps")
+_COLLECTIVE_STATS = ("collective_time_ps", "busbw_Bps")
+
+#: what :meth:`SweepResult.plot` can draw: summary column -> (axis label, kind of value)
+METRICS: dict[str, tuple[str, str]] = {
+    "median_slowdown": ("median FCT slowdown (FCT / ideal FCT)", "ratio"),
+    "p95_slowdown": ("p95 FCT slowdown (FCT / ideal FCT)", "ratio"),
+    "p99_slowdown": ("p99 FCT slowdown (FCT / ideal FCT)", "ratio"),
+    "mean_fct_ps": ("mean FCT", "time"),
+    "p99_fct_ps": ("p99 FCT", "time"),
+    "unfinished": ("unfinished flows", "count"),
+    "drops": ("packets dropped per run", "count"),
+    "ecn_marked": ("ECN-marked packets per run", "count"),
+    "pfc_xoff_sent": ("PFC XOFF frames sent per run", "count"),
+    "paused_ps": ("time paused per run (all ports)", "time"),
+    "collective_time_ps": ("collective time", "time"),
+    "busbw_Bps": ("bus bandwidth (Gb/s)", "busbw"),
+}
+
+
+def _stats(runs: list[dict[str, Any]], flows: list[dict[str, Any]],
+           colls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary numbers of a group of runs (one combination, or one run): counts of runs by
+    status, flows finished and not, FCT and slowdown of the finished flows, port totals per run
+    (mean over the runs that ran) and the collectives' mean time and busbw."""
+    ran = [r for r in runs if r["status"] != "error"]
+    fcts = [f["fct_ps"] for f in flows if f["status"] == "ok" and f["fct_ps"] is not None]
+    sds = [f["slowdown"] for f in flows if f["status"] == "ok" and f["fct_ps"] is not None
+           and f["slowdown"] is not None]
+    row: dict[str, Any] = {
+        "runs": sum(r["status"] == "ok" for r in runs),
+        "incomplete": sum(r["status"] == "incomplete" for r in runs),
+        "failed": sum(r["status"] == "error" for r in runs),
+        "flows": len(flows),
+        "completed": len(fcts),
+        "unfinished": len(flows) - len(fcts),
+        "mean_fct_ps": sum(fcts) / len(fcts) if fcts else None,
+        "p99_fct_ps": _p99(fcts) if fcts else None,
+    }
+    for q, name in ((50, "median_slowdown"), (95, "p95_slowdown"), (99, "p99_slowdown")):
+        row[name] = _percentile(sds, q)
+    for c in ("drops", "ecn_marked", "pfc_xoff_sent", "paused_ps"):
+        row[c] = _mean([r.get(c) for r in ran])
+    row["collective_time_ps"] = _mean([c["time_ps"] for c in colls])
+    row["busbw_Bps"] = _mean([c["busbw_Bps"] for c in colls])
+    return row
 
 
 @dataclass
@@ -43,7 +95,9 @@ class SweepResult:
 
     ``run_keys`` limits the tables to the runs of one sweep (None: every run in the store);
     ``version`` to the runs of one scenario version (its digest; None: every version);
-    ``ran``/``skipped``/``failed`` count what :func:`run_sweep` did this time."""
+    ``ran``/``skipped``/``failed``/``incomplete`` count what :func:`run_sweep` did this time
+    (``incomplete``: runs that ended with flows not finished). ``print(result)`` prints
+    :meth:`summary_text`."""
 
     out_dir: Path
     run_keys: list[str] | None = None
@@ -53,15 +107,19 @@ class SweepResult:
     failed: int = 0
     executor: str = ""
     version: str | None = None
+    incomplete: int = 0
+
+    def __str__(self) -> str:
+        return self.summary_text()
 
     @property
     def store_path(self) -> Path:
         """The SQLite file."""
         return self.out_dir / STORE_NAME
 
-    def _read(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def _read(self, table: str = "flows") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         with SweepStore(self.store_path) as st:
-            return st.runs(self.run_keys, self.version), st.flows(self.run_keys, self.version)
+            return st.runs(self.run_keys, self.version), st.rows(table, self.run_keys, self.version)
 
     def _params(self, runs: list[dict[str, Any]]) -> list[str]:
         keys = dict.fromkeys(self.param_keys)
@@ -70,7 +128,8 @@ class SweepResult:
         return list(keys)
 
     def _runs_table(self) -> tuple[list[dict[str, Any]], list[str]]:
-        runs, _ = self._read()
+        with SweepStore(self.store_path) as st:
+            runs = st.runs(self.run_keys, self.version)
         keys = self._params(runs)
         rest = [c for c in RUN_COLUMNS if c not in ("run_key", "params")]
         recs = [
@@ -79,76 +138,127 @@ class SweepResult:
         ]
         return recs, ["run_key", *keys, *rest]
 
-    def _flows_table(self) -> tuple[list[dict[str, Any]], list[str]]:
-        runs, flows = self._read()
+    def _rows_table(self, table: str) -> tuple[list[dict[str, Any]], list[str]]:
+        runs, rows = self._read(table)
         keys = self._params(runs)
-        params = {r["run_key"]: r["params"] for r in runs}
+        by = {r["run_key"]: r for r in runs}
+        columns = {"flows": FLOW_COLUMNS, "ports": PORT_COLUMNS, "queues": QUEUE_COLUMNS,
+                   "collectives": COLLECTIVE_COLUMNS}[table]
         recs = [
             {
                 "run_key": f["run_key"],
-                **{k: params[f["run_key"]].get(k) for k in keys},
-                **{c: f[c] for c in FLOW_COLUMNS},
+                **{k: by[f["run_key"]]["params"].get(k) for k in keys},
+                "run_status": by[f["run_key"]]["status"],
+                **{c: f[c] for c in columns},
             }
-            for f in flows
+            for f in rows if f["run_key"] in by
         ]
-        return recs, ["run_key", *keys, *FLOW_COLUMNS]
+        return recs, ["run_key", *keys, "run_status", *columns]
+
+    def _flows_table(self) -> tuple[list[dict[str, Any]], list[str]]:
+        return self._rows_table("flows")
 
     def runs_records(self) -> list[dict[str, Any]]:
         """One dict per run: run_key, the parameter columns (key paths), then the runs columns."""
         return self._runs_table()[0]
 
     def flows_records(self) -> list[dict[str, Any]]:
-        """One dict per flow: run_key, the run's parameter columns, then :data:`FLOW_COLUMNS`."""
+        """One dict per flow: run_key, the run's parameter columns, ``run_status`` (``ok``, or
+        ``incomplete`` for the flows of a run that ended with flows not finished), then
+        :data:`FLOW_COLUMNS`."""
         return self._flows_table()[0]
 
     def runs(self) -> Any:
-        """The runs table as a pandas DataFrame."""
+        """The runs table as a pandas DataFrame: the parameters, ``status`` (``ok``, ``incomplete``
+        or ``error``), ``run_name``, ``flows`` and ``unfinished``, and the run's port totals."""
         return _table(*self._runs_table())
 
     def flows(self) -> Any:
-        """The flows of every run with the run's parameters as columns, as a pandas DataFrame."""
+        """The flows of every run with the run's parameters and ``run_status`` as columns, as a
+        pandas DataFrame (the flows of an incomplete run are here too, flagged by ``run_status``)."""
         return _table(*self._flows_table())
 
-    def summary_rows(self) -> list[dict[str, Any]]:
-        """One dict per parameter combination (``simulation.seed`` aside: seeds are replicates):
-        the parameters, ``runs`` (ok), ``failed``, ``flows``, ``completed`` and the mean and p99 FCT
-        (ps) of the completed flows, and their median, p95 and p99 FCT slowdown (FCT / ideal FCT);
-        in grid order (or by parameter values, from :func:`load_sweep`)."""
-        runs, flows = self._read()
+    def ports(self) -> Any:
+        """Every run's per-port counters (one row per switch port and host NIC: drops, ECN marks,
+        PFC XOFF sent and received, time paused, peak queues; the columns of ``ports.csv``) with
+        the run's parameters, as a pandas DataFrame."""
+        return _table(*self._rows_table("ports"))
+
+    def queues(self) -> Any:
+        """Every run's sampled switch egress queues (with ``[outputs] sample_interval``): per queue
+        the mean, p99 and largest depth and the fraction of samples it was paused, as a pandas
+        DataFrame with the run's parameters."""
+        return _table(*self._rows_table("queues"))
+
+    def collectives(self) -> Any:
+        """Every run's collectives (``time_ps``, ``algbw_Bps``, ``busbw_Bps``, ...; ``detail`` as
+        JSON), as a pandas DataFrame with the run's parameters."""
+        return _table(*self._rows_table("collectives"))
+
+    def _groups(self) -> tuple[list[str], list[tuple[dict[str, Any], list[dict[str, Any]]]],
+                               dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+        """(parameter keys without the seed, [(parameter values, runs)] per combination in
+        summary order, flows by run_key, collectives by run_key)."""
+        runs, flows = self._read("flows")
+        with SweepStore(self.store_path) as st:
+            colls = st.rows("collectives", self.run_keys, self.version)
         keys = [k for k in self._params(runs) if k != SEED_KEY]
         if self.run_keys is not None:  # grid order
             pos = {k: i for i, k in enumerate(self.run_keys)}
             runs.sort(key=lambda r: pos.get(r["run_key"], len(pos)))
-        else:  # by parameter values
-            runs.sort(key=lambda r: [_order(r["params"].get(k)) for k in keys])
-        groups: dict[tuple[str, ...], dict[str, Any]] = {}
-        group_of: dict[str, tuple[str, ...]] = {}
+        else:  # by parameter values (sizes, rates and times by what they mean: 64KiB before 1MiB)
+            rank: dict[str, dict[str, Any]] = {}
+            for k in keys:
+                vals = list({repr(r["params"].get(k)): r["params"].get(k) for r in runs}.values())
+                nums = numeric_values(vals) if vals else None
+                rank[k] = {repr(v): ((0, n) if nums is not None else _order(v))
+                           for v, n in zip(vals, nums or vals, strict=True)}
+            runs.sort(key=lambda r: [rank[k][repr(r["params"].get(k))] for k in keys])
+        groups: dict[tuple[str, ...], tuple[dict[str, Any], list[dict[str, Any]]]] = {}
         for r in runs:
             g = tuple(repr(r["params"].get(k)) for k in keys)
-            group_of[r["run_key"]] = g
-            row = groups.setdefault(
-                g, {**{k: r["params"].get(k) for k in keys}, "runs": 0, "failed": 0, "flows": 0, "fcts": [],
-                    "slowdowns": []}
-            )
-            row["runs" if r["status"] == "ok" else "failed"] += 1
+            groups.setdefault(g, ({k: r["params"].get(k) for k in keys}, []))[1].append(r)
+        fby: dict[str, list[dict[str, Any]]] = {}
         for f in flows:
-            row = groups[group_of[f["run_key"]]]
-            row["flows"] += 1
-            if f["status"] == "ok" and f["fct_ps"] is not None:
-                row["fcts"].append(f["fct_ps"])
-                if f["slowdown"] is not None:
-                    row["slowdowns"].append(f["slowdown"])
+            fby.setdefault(f["run_key"], []).append(f)
+        cby: dict[str, list[dict[str, Any]]] = {}
+        for c in colls:
+            cby.setdefault(c["run_key"], []).append(c)
+        return keys, list(groups.values()), fby, cby
+
+    def summary_rows(self, per_run: bool = False) -> list[dict[str, Any]]:
+        """One dict per parameter combination (``simulation.seed`` aside: seeds are replicates):
+        the parameters, ``runs`` (ok), ``incomplete`` (runs that ended with flows not finished),
+        ``failed``, ``flows``, ``completed`` and ``unfinished``, the mean and p99 FCT (ps) and the
+        median, p95 and p99 FCT slowdown (FCT / ideal FCT) of the finished flows (unfinished flows
+        have no FCT: with ``unfinished`` > 0 these are of the finished flows only), the mean per run
+        of the port totals ``drops``, ``ecn_marked``, ``pfc_xoff_sent`` and ``paused_ps``, and with
+        collectives their mean ``collective_time_ps`` and ``busbw_Bps``; in grid order (or by
+        parameter values, from :func:`load_sweep`). ``per_run``: one dict per run instead (with
+        its ``run_key``, ``run_name`` and seed)."""
+        keys, groups, fby, cby = self._groups()
         out = []
-        for row in groups.values():
-            fcts = row.pop("fcts")
-            sds = row.pop("slowdowns")
-            row["completed"] = len(fcts)
-            row["mean_fct_ps"] = sum(fcts) / len(fcts) if fcts else None
-            row["p99_fct_ps"] = _p99(fcts) if fcts else None
-            for q, name in ((50, "median_slowdown"), (95, "p95_slowdown"), (99, "p99_slowdown")):
-                row[name] = _percentile(sds, q)
-            out.append(row)
+        for values, runs in groups:
+            if per_run:
+                for r in runs:
+                    row = {"run_key": r["run_key"], "run_name": r["run_name"], **values,
+                           SEED_KEY: r["params"].get(SEED_KEY, r["seed"])}
+                    row.update(_stats([r], fby.get(r["run_key"], []), cby.get(r["run_key"], [])))
+                    out.append(row)
+                continue
+            fl = [f for r in runs for f in fby.get(r["run_key"], [])]
+            cl = [c for r in runs for c in cby.get(r["run_key"], [])]
+            out.append({**values, **_stats(runs, fl, cl)})
         return out
+
+    def summary(self) -> Any:
+        """The summary as a pandas DataFrame: one row per parameter combination, the columns of
+        :meth:`summary_rows` (the collective columns only when a run has a collective).
+        :meth:`summary_text` is the same as a text table."""
+        rows = self.summary_rows()
+        keys = [k for k in rows[0] if k not in _STAT_KEYS] if rows else []
+        stats = [k for k in _STAT_KEYS if k not in _COLLECTIVE_STATS or any(r[k] is not None for r in rows)]
+        return _table(rows, [*keys, *stats])
 
     def flows_by_combination(self) -> dict[str, Any]:
         """The flows of every run, one pandas DataFrame per parameter combination (seeds pooled),
@@ -170,32 +280,85 @@ class SweepResult:
         return plots.fct_slowdown_by_size(self.flows_by_combination(), buckets=buckets,
                                           title=title or "FCT slowdown by flow size")
 
-    def summary(self) -> str:
-        """The summary table as text: one line per parameter combination."""
+    def default_metric(self) -> str:
+        """The metric :meth:`plot` draws by default: ``collective_time_ps`` when the runs have a
+        collective, else ``median_slowdown``."""
+        rows = self.summary_rows()
+        return "collective_time_ps" if any(r["collective_time_ps"] is not None for r in rows) else \
+            "median_slowdown"
+
+    def plot(self, metric: str | None = None, x: str | None = None, title: str | None = None) -> Any:
+        """``metric`` (a name of :data:`METRICS`, default :meth:`default_metric`) against the
+        swept parameter ``x`` (default: the numeric parameter with the most values; sizes, rates
+        and times count as numbers), one line per value of the other parameters, seeds pooled
+        (with several seeds, bars from the smallest to the largest run's value). Points of
+        combinations with unfinished flows are drawn hollow. A matplotlib Figure
+        (:func:`rdmasim.plots.sweep_metric`)."""
+        from rdmasim.plots.sweep import sweep_metric
+
+        metric = metric or self.default_metric()
+        if metric not in METRICS:
+            raise ValueError(f"metric {metric!r}: not a sweep metric (allowed: {', '.join(METRICS)})")
         rows = self.summary_rows()
         keys = [k for k in rows[0] if k not in _STAT_KEYS] if rows else []
-        head = [*keys, "runs", "failed", "mean FCT", "p99 FCT", "slowdown p50/p95/p99", "completed"]
+        if not keys:
+            raise ValueError("the sweep has no parameter (other than simulation.seed) to plot against")
+        if x is not None and x not in keys:
+            raise ValueError(f"x {x!r}: not a parameter of this sweep (allowed: {', '.join(keys) or 'none'})")
+        label, kind = METRICS[metric]
+        return sweep_metric(rows, keys, metric, label, kind, x=x, per_run=self.summary_rows(per_run=True),
+                            title=title, names=short_names(keys))
+
+    def summary_text(self) -> str:
+        """The summary table as text: one line per parameter combination, and a note on the
+        combinations whose runs left flows unfinished."""
+        rows = self.summary_rows()
+        keys = [k for k in rows[0] if k not in _STAT_KEYS] if rows else []
+        colls = any(r["collective_time_ps"] is not None for r in rows)
+        head = [*keys, "runs", "incomplete", "failed", "mean FCT", "p99 FCT", "slowdown p50/p95/p99",
+                "completed", "drops", "ECN marks", "PFC XOFF"]
+        if colls:
+            head += ["collective", "busbw"]
         body = []
         for r in rows:
-            mean = "-" if r["mean_fct_ps"] is None else format_time(round(r["mean_fct_ps"]))
-            p99 = "-" if r["p99_fct_ps"] is None else format_time(r["p99_fct_ps"])
+            star = "*" if r["unfinished"] else ""
+            mean = "-" if r["mean_fct_ps"] is None else format_time(round(r["mean_fct_ps"])) + star
+            p99 = "-" if r["p99_fct_ps"] is None else format_time(r["p99_fct_ps"]) + star
             sds = [r[k] for k in ("median_slowdown", "p95_slowdown", "p99_slowdown")]
-            sd = "-" if sds[0] is None else "/".join(f"{x:.2f}" for x in sds)
-            body.append(
-                [
-                    *(_show(r[k]) for k in keys),
-                    str(r["runs"]),
-                    str(r["failed"]),
-                    mean,
-                    p99,
-                    sd,
-                    f"{r['completed']}/{r['flows']}",
-                ]
-            )
+            sd = "-" if sds[0] is None else "/".join(f"{x:.2f}" for x in sds) + star
+            cells = [
+                *(_show(r[k]) for k in keys),
+                str(r["runs"]),
+                str(r["incomplete"]),
+                str(r["failed"]),
+                mean,
+                p99,
+                sd,
+                f"{r['completed']}/{r['flows']}",
+                *(_count(r[c]) for c in ("drops", "ecn_marked", "pfc_xoff_sent")),
+            ]
+            if colls:
+                t, bw = r["collective_time_ps"], r["busbw_Bps"]
+                cells += ["-" if t is None else format_time(round(t)),
+                          "-" if bw is None else f"{bw * 8 / 1e9:.2f} Gb/s"]
+            body.append(cells)
         widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
         lines = ["  " + "  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
         lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(b, widths, strict=True)) for b in body]
+        unfinished = sum(r["unfinished"] for r in rows)
+        if unfinished:
+            lines.append(f"  * {unfinished} flows unfinished (still running at simulation.duration, or ended "
+                         "by an error completion): FCT and slowdown are of the finished flows only")
+        if any(r["drops"] is not None for r in rows):
+            lines.append("  drops, ECN marks, PFC XOFF: per run (mean over the seeds), summed over every "
+                         "port")
         return "\n".join(lines)
+
+
+def _count(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if float(v).is_integer() or v >= 100 else f"{v:,.1f}"
 
 
 def _label(row: dict[str, Any], keys: Sequence[str]) -> str:
@@ -214,11 +377,7 @@ def _order(v: Any) -> tuple[int, Any]:
 
 
 def _show(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return str(v).lower()
-    return "-" if v is None else str(v)
+    return show_value(v)
 
 
 def load_sweep(out_dir: str | Path, version: str | None = None) -> SweepResult:

@@ -12,9 +12,9 @@ from typing import Any, TextIO
 from rdmasim import __version__
 from rdmasim.errors import UserInputError
 from rdmasim.scenario.check import check_resources, estimate
-from rdmasim.scenario.load import Problem, ScenarioError, loads
+from rdmasim.scenario.load import Problem, ScenarioError, loads, read_text
 from rdmasim.sweep.executor import open_executor, run_one
-from rdmasim.sweep.grid import ParamsLike, param_keys, plan, scenario_digest
+from rdmasim.sweep.grid import ParamsLike, param_keys, plan, run_names, scenario_digest
 from rdmasim.sweep.result import SweepResult
 from rdmasim.sweep.store import STORE_NAME, SweepStore
 
@@ -23,11 +23,8 @@ def _read_scenario(scenario: str | Path) -> tuple[str, str]:
     """(text, file name) of a scenario given as a path or as TOML text (which has a newline or
     an ``=``)."""
     if isinstance(scenario, Path) or ("\n" not in scenario and "=" not in scenario):
-        p = Path(scenario)
-        try:
-            return p.read_text(), str(p)
-        except OSError as exc:
-            raise ScenarioError([Problem(str(p), "(file)", f"cannot read: {exc.strerror or exc}")]) from None
+        # the checks of `rdmasim run`: a regular file of bounded size (never a device or a pipe)
+        return read_text(scenario), str(scenario)
     return scenario, "<string>"
 
 
@@ -68,9 +65,11 @@ class _Progress:
         self.total, self.skipped = total, skipped
         self.bar = Progress("sweep", enabled, stream)
 
-    def show(self, done: int, failed: int, force: bool = False) -> None:
+    def show(self, done: int, failed: int, force: bool = False, incomplete: int = 0) -> None:
+        cut = f", {incomplete} incomplete" if incomplete else ""
         self.bar.update((self.skipped + done) / max(1, self.total),
-                        f"{self.skipped + done}/{self.total} runs, {self.skipped} skipped, {failed} failed")
+                        f"{self.skipped + done}/{self.total} runs, {self.skipped} skipped, {failed} failed"
+                        + cut)
 
     def close(self) -> None:
         self.bar.close()
@@ -101,9 +100,13 @@ def run_sweep(
     ``executor``: None (a ProcessPoolExecutor of ``max_workers``), any
     :class:`concurrent.futures.Executor`, ``"thread"``, ``"dask"`` (a local Dask cluster) or a
     ``distributed.Client``; ``scheduler="tcp://host:port"`` runs on a Dask scheduler (its workers
-    need rdmasim installed). ``resume``: skip the runs the store has as ``ok`` (failed ones are run
-    again); with ``resume=False`` every run is run and replaces its stored result. ``keep_runs``:
-    also write each run's result files to ``out_dir/runs/<run_key>/``. ``progress`` (default: when
+    need rdmasim installed). ``resume``: skip the runs the store has as ``ok`` or ``incomplete``
+    (failed ones are run again); with ``resume=False`` every run is run and replaces its stored
+    result. ``keep_runs``: also write each run's result files to ``out_dir/runs/<run name>/``
+    (named by its parameters, :func:`~rdmasim.sweep.grid.run_names`:
+    ``algorithm=dcqcn,rate=25Gbps,seed=1``). A run whose flows did not all complete (still running at
+    ``simulation.duration``, or ended by an error completion) is stored as ``incomplete`` with all
+    its flows and counted in ``SweepResult.incomplete``. ``progress`` (default: when
     ``stream``, stderr by default, is a terminal): a runs done/total and ETA line.
 
     A store holds one version of the scenario (:func:`~rdmasim.sweep.grid.scenario_digest`: its
@@ -113,6 +116,7 @@ def run_sweep(
     and :func:`load_sweep` reads the new version's)."""
     text, file = _read_scenario(scenario)
     specs = plan(text, params, seeds)
+    names = dict(zip((s.run_key for s in specs), run_names([s.overrides for s in specs]), strict=True))
     problems: dict[str, Problem] = {}
     for s in specs:
         try:
@@ -157,7 +161,7 @@ def run_sweep(
         futures: dict[Future[dict[str, Any]], Any] = {}
         try:
             for s in todo:
-                run_dir = str(out / "runs" / s.run_key) if keep_runs else ""
+                run_dir = str(out / "runs" / names[s.run_key]) if keep_runs else ""
                 futures[ex.submit(run_one, text, file, s.overrides, run_dir)] = s
             prog.show(0, 0, force=True)
             for fut in as_completed(futures):
@@ -166,13 +170,14 @@ def run_sweep(
                     outcome = fut.result()
                 except Exception as exc:  # the worker died (e.g. a broken process pool)
                     outcome = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
-                store.record(s.run_key, s.overrides, outcome, digest)
+                store.record(s.run_key, s.overrides, outcome, digest, names[s.run_key])
                 result.ran += 1
-                result.failed += outcome.get("status") != "ok"
-                prog.show(result.ran, result.failed)
+                result.failed += outcome.get("status") not in ("ok", "incomplete")
+                result.incomplete += outcome.get("status") == "incomplete"
+                prog.show(result.ran, result.failed, incomplete=result.incomplete)
         finally:
             for fut in futures:
                 fut.cancel()
-            prog.show(result.ran, result.failed, force=True)
+            prog.show(result.ran, result.failed, force=True, incomplete=result.incomplete)
             prog.close()
     return result

@@ -23,7 +23,7 @@ def _committed(db: Path) -> int:
     if not db.exists():
         return 0
     try:
-        return int(query(db, "SELECT count(*) FROM runs WHERE status = 'ok'")[0][0])
+        return int(query(db, "SELECT count(*) FROM runs WHERE status IN ('ok', 'incomplete')")[0][0])
     except Exception:  # the tables may not exist yet
         return 0
 
@@ -48,7 +48,7 @@ def test_sigkill_then_resume_has_every_run_once_and_whole(tmp_path: Path) -> Non
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
     assert proc.returncode == -signal.SIGKILL
-    before = dict(query(db, "SELECT run_key, finished_at FROM runs WHERE status = 'ok'"))
+    before = dict(query(db, "SELECT run_key, finished_at FROM runs WHERE status IN ('ok', 'incomplete')"))
     specs = plan(LOSSY.read_text(), normalize_params(PARAMS), seeds=SEEDS)
     print(f"killed after {len(before)} of {len(specs)} runs")
     assert 2 <= len(before) < len(specs), "the kill came too late to test anything"
@@ -57,13 +57,16 @@ def test_sigkill_then_resume_has_every_run_once_and_whole(tmp_path: Path) -> Non
     assert counts == {k: FLOWS_PER_RUN for k in before}
 
     done = subprocess.run(argv, env=env(), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    # some of these runs end with their 32 MiB READ failed (IBV_WC_RETRY_EXC_ERR): incomplete, exit 1
+    cut = query(db, "SELECT count(*) FROM runs WHERE status = 'incomplete'")[0][0]
+    assert done.returncode == (1 if cut else 0), done.stderr
     ran = len(specs) - len(before)
     assert f"{ran} ran on 1 worker process, {len(before)} already in the store" in done.stdout
 
     keys = [s.run_key for s in specs]
     rows = query(db, "SELECT run_key, status FROM runs")
-    assert sorted(rows) == sorted((k, "ok") for k in keys)  # each run exactly once, all ok
+    assert sorted(k for k, _ in rows) == sorted(keys)  # each run exactly once, none failed
+    assert {st for _, st in rows} <= {"ok", "incomplete"}
     assert query(db, "SELECT count(*), count(DISTINCT run_key || '/' || flow_id) FROM flows") == [
         (len(keys) * FLOWS_PER_RUN, len(keys) * FLOWS_PER_RUN)
     ]

@@ -86,8 +86,10 @@ def test_cli_sweep_prints_a_row_per_combination(tmp_path: Path, capsys: pytest.C
     text = capsys.readouterr().out
     assert "4 runs: 4 ran on 2 worker processes, 0 already in the store, 0 failed" in text
     lines = [ln for ln in text.splitlines() if ln.strip().startswith(("8KiB", "16KiB"))]
-    assert len(lines) == 2 and all(ln.split()[1:3] == ["2", "0"] and ln.endswith("6/6") for ln in lines)
-    assert len(list((out / "runs").glob("*/metadata.json"))) == 4
+    # runs, incomplete, failed ... completed
+    assert len(lines) == 2 and all(ln.split()[1:4] == ["2", "0", "0"] and "6/6" in ln.split() for ln in lines)
+    assert sorted(p.parent.name for p in (out / "runs").glob("*/metadata.json")) == [
+        f"size={s},seed={k}" for s in ("16KiB", "8KiB") for k in (1, 2)]
     assert main(argv) == 0
     assert "0 ran, 4 already in the store" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError):
