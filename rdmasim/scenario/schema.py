@@ -394,11 +394,13 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.ibcc.cnp_interval": Opt("time", "4us", "IB CC: at most one BECN (CNP) per QP per "
                                                 "interval (0 = one per FECN mark).", lo=0, hi=U63),
     # nic
-    "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
-                       choices=("rxe", "cx6", "connectx")),
+    "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6'; 'cx7-ar' and "
+                       "'ib-ar' place packets out of order, docs/multipath.md).",
+                       choices=("rxe", "cx6", "connectx", "cx7-ar", "ib-ar")),
     "nic.overrides": Opt(
         "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout, "
-        "ack_req_interval, pfc_response (counts are integers; max_unacked_psns + 1 >= ack_req_interval).",
+        "ack_req_interval, pfc_response, ooo_placement (only false: a profile without it cannot gain it), "
+        "reorder_time (counts are integers; max_unacked_psns + 1 >= ack_req_interval).",
     ),
     # qp
     "qp.mtu": Opt("int", 1024, "Path MTU of every QP (<= link.mtu).", choices=MTUS),
@@ -406,8 +408,10 @@ SCHEMA: dict[str, Opt] = {
     "qp.retry_cnt": Opt("int", 7, "Retransmission retries before the QP errors out.", lo=0, hi=7),
     "qp.rnr_retry": Opt("int", 7, "RNR retries (7 = infinite).", lo=0, hi=7),
     "qp.recovery": Opt(
-        "str", "gbn", "Loss recovery: 'gbn' (Go-Back-N, as RoCEv2 NICs) or 'irn' (IRN selective repeat; "
-        "window = the path's bandwidth-delay product).", choices=("gbn", "irn"),
+        "str", "nic", "Loss recovery: 'nic' (the NIC profile's: 'ooo' with ooo_placement, else 'gbn'), "
+        "'gbn' (Go-Back-N, as RoCEv2 NICs), 'irn' (IRN selective repeat; window = the path's "
+        "bandwidth-delay product) or 'ooo' (IRN's placement, reorder-tolerant: docs/multipath.md; needs "
+        "a profile with ooo_placement).", choices=("nic", "gbn", "irn", "ooo"),
     ),
     "qp.irn_window": Opt(
         "int", 0, "IRN's cap on packets in flight (0 = the bandwidth-delay product of one link; a path of "
