@@ -309,7 +309,7 @@ def _check_ooo(v: dict[str, Any], file: str, problems: list[Problem], warnings: 
                                 f"profile {v['nic.profile']!r} places in order", recovery,
                                 f"'nic', 'gbn' or 'irn', or nic.profile one of {with_ooo}"))
     in_order = recovery == "gbn" or (recovery == "nic" and not profile.ooo_placement)
-    per_packet = v["switch.path_select"] in ("spray", "adaptive")
+    per_packet = v["switch.path_select"] in ("spray", "adaptive", "adaptive_packet")
     if in_order and per_packet and ok("switch.path_select"):
         warnings.append(Problem(file, "switch.path_select", f"{v['switch.path_select']!r} sends the packets "
                                 "of one QP over different paths, so they arrive out of order; the receivers "

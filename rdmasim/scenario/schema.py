@@ -246,8 +246,9 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
     "switch.path_select": Opt(
         "str", "ecmp", "How a packet picks among equal-cost next hops: 'ecmp' (5-tuple hash: one path per "
-        "QP), 'spray' (per packet: reorders a QP, see docs/routing.md) or 'adaptive' (the least-queued "
-        "egress, ties by the hash).", choices=PATH_SELECT,
+        "QP), 'spray' (per packet: reorders a QP, see docs/routing.md), 'adaptive' (the least-queued "
+        "egress, ties by the hash) or 'adaptive_packet' (the least-queued egress, ties per packet: "
+        "docs/multipath.md).", choices=PATH_SELECT,
     ),
     "switch.watchdog.enabled": Opt("bool", False, "PFC watchdog on every switch (SONiC-style): a lossless "
                                    "queue paused with no progress for `detect` drops its packets and ignores "

@@ -126,6 +126,24 @@ def test_adaptive_with_ooo_placement_runs_at_line_rate_small() -> None:
     assert ooo["mean"] > ecmp["mean"] and ooo["mean"] >= gbn["mean"], (ooo, gbn, ecmp)
 
 
+def test_adaptive_packet_spreads_one_qp_on_an_idle_fabric() -> None:
+    """'adaptive' follows the flow hash while the queues are equal (one QP on an idle fabric keeps
+    one path); 'adaptive_packet' breaks that tie per packet and uses every uplink."""
+    used = {}
+    for mode in ("adaptive", "adaptive_packet"):
+        topo = rdmasim.leaf_spine(2, 2, 1, seed=1, switch_config={"path_select": mode})
+        for h in topo.sim.hosts.values():
+            h.set_nic_profile("cx7-ar")
+        flows = topo.sim.add_flows({"src": [0], "dst": [1], "size": [1 << 20]})
+        topo.sim.run_flows()
+        assert flows.results()["retx_pkts"].sum() == 0
+        leaf0 = topo.sim.switches["leaf0"]
+        ups = [lk.direction(leaf0).stats()["frames"] for lk in topo.sim.links
+               if leaf0 in (lk.a, lk.b) and {lk.a, lk.b} & set(topo.sim.switches.values()) - {leaf0}]
+        used[mode] = sum(1 for f in ups if f > 10)
+    assert used == {"adaptive": 1, "adaptive_packet": 2}, used
+
+
 @pytest.mark.slow
 def test_leaf_spine_permutation_ooo() -> None:
     """4 leaves x 4 spines x 16 hosts, 100 Gb/s, PFC, a random permutation of long WRITEs, no CC."""
