@@ -77,8 +77,8 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     ``"spray"`` (per packet, deterministic for the seed), ``"adaptive"`` (the egress queue with
     the fewest bytes, ties by the flow hash) or ``"adaptive_packet"`` (the same, ties broken per
     packet as ``"spray"``, so an idle fabric spreads a QP too); ``pfc_response``: PFC response time
-    of every port (a received PFC frame acts this long after it arrived; 0 = at once; 802.3 Annex 31D bounds it,
-    e.g. 394 pause quanta = 2.01728 us at 100 Gb/s; headroom must cover it: ``pfc_headroom``);
+    of every port (a received PFC frame acts this long after it arrived; 0 = at once; 802.3 Annex
+    31D bounds it, e.g. 394 pause quanta = 2.01728 us at 100 Gb/s; headroom must cover it: ``pfc_headroom``);
     ``routing``: ``"shortest"`` (hop-count shortest paths) or, routing by ``group`` (0..65534, the
     switch's dragonfly group), ``"minimal"`` (at most one link between groups), ``"valiant"`` (via
     an intermediate group drawn at the source switch: per flow under ``path_select="ecmp"``, per
