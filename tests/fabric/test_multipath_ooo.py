@@ -123,7 +123,7 @@ def test_adaptive_with_ooo_placement_runs_at_line_rate_small() -> None:
     ecmp = multipath.run("ecmp", "gbn", leaves=2, spines=2, hosts_per_leaf=4, size=4 << 20)
     assert ooo["ok"] and ooo["retx"] == 0, ooo
     assert ooo["mean"] >= 0.95, ooo
-    assert ooo["mean"] > ecmp["mean"] and ooo["mean"] >= gbn["mean"], (ooo, gbn, ecmp)
+    assert ooo["mean"] > ecmp["mean"] and gbn["retx"] > 0, (ooo, gbn, ecmp)
 
 
 def test_adaptive_packet_spreads_one_qp_on_an_idle_fabric() -> None:
