@@ -439,6 +439,7 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
         slot->byte_len = pkt->x_len;
     }
     slot->opcode = op;
+    slot->ackreq = pkt->ackreq;
     slot->imm = pkt->imm;
     return 0;
 }
@@ -560,6 +561,7 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
         }
     }
     rs_irn *x = qp->irn;
+    int asked = pkt->ackreq;
     if (bget(x->rcvd, bidx(x, psn_next(pkt->psn))))
         pkt->ackreq = 0; /* it fills a hole: the ACK after the placed packets covers it */
     uint32_t before = qp->resp_psn;
@@ -570,11 +572,14 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     for (uint32_t i = bidx(x, qp->resp_psn); bget(x->rcvd, i); i = bidx(x, qp->resp_psn)) {
         bclr(x->rcvd, i);
         pass_placed(tp, qp, &x->slot[i]);
+        asked |= x->slot[i].ackreq;
         qp->resp_psn = psn_next(qp->resp_psn);
         passed++;
     }
     rs_trace_accept(tp, qp, pkt->psn, qp->resp_psn); /* accepted, and the placed ones after it */
-    if (passed)
+    /* IRN acknowledges every filled hole; OOO only when one of the packets asked for it (the
+     * requester's A bits come every window/4 packets and on each message's last) */
+    if (passed && (asked || !x->reorder_ps))
         send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0, 0);
     if (x->reorder_ps)
         ooo_detect(tp, qp);

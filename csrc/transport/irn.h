@@ -13,6 +13,7 @@ typedef struct rs_irn_slot {
     uint8_t opcode;
     uint32_t imm;
     uint32_t byte_len; /* SEND: message length (offset + length of its last packet); WRITE_IMM: RETH length */
+    uint8_t ackreq;    /* its A bit (OOO: the ACK after the placed packets is sent only if one asked) */
 } rs_irn_slot;
 
 typedef struct rs_irn {
