@@ -8,6 +8,10 @@ The inverse of that ratio bounds what any posting mode can reach in ``bench/post
 even a free ``post_send`` cannot make the simulation of one-packet WRITEs cheaper.
 
     PYTHONPATH=$PWD python bench/sim_instructions.py --packets-per-sender 4000 [--nic-profile cx6]
+
+``--multipath CASES`` counts instead the runs of ``bench/multipath.py`` (a 2 x 2 x 4 leaf-spine
+permutation), each case ``path_select:recovery:profile``, e.g. out-of-order placement against
+in-order RoCE: ``ecmp:gbn:cx6,ecmp:ooo:cx7-ar,spray:ooo:cx7-ar`` (docs/multipath.md).
 """
 
 from __future__ import annotations
@@ -52,6 +56,17 @@ def instructions(mode: str, senders: int, packets_per_sender: int, nic_profile: 
                               *extra])
 
 
+def multipath_instructions(case: str, size: str) -> tuple[int, int]:
+    """(instructions inside SimCore.run, data packets sent) of one bench/multipath.py case."""
+    script = os.path.join(HERE, "multipath.py")
+    args = ["--leaves", "2", "--spines", "2", "--hosts-per-leaf", "4", "--size", size, "--cases", case]
+    out = subprocess.run([_python(), script, *args], check=True, capture_output=True, text=True).stdout
+    m = re.search(r"data_pkts (\d+) ok True", out)
+    if not m:
+        raise RuntimeError(f"bench/multipath.py {case}: {out!r}")
+    return loop_instructions([script, *args]), int(m.group(1))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--senders", type=int, default=8)
@@ -60,7 +75,18 @@ def main() -> None:
     p.add_argument("--modes", default="write1MiB,write1MiB-ack1,write1024-batch",
                    help="comma-separated model modes; NAME-ackN: NAME with every N-th packet asking "
                    "for an ACK")
+    p.add_argument("--multipath", default="", help="comma-separated bench/multipath.py cases "
+                   "path_select:recovery:profile (the first is the reference)")
+    p.add_argument("--multipath-size", default="1MiB", help="bytes per flow of --multipath")
     a = p.parse_args()
+    if a.multipath:
+        got = {c: multipath_instructions(c, a.multipath_size) for c in a.multipath.split(",")}
+        ref_n, ref_p = next(iter(got.values()))
+        print(f"leaf-spine 2 x 2 x 4 permutation, {a.multipath_size} per flow")
+        print(f"{'case':24s} {'instructions':>14s} {'data pkts':>9s} {'per packet':>11s} {'ratio':>6s}")
+        for c, (n, pk) in got.items():
+            print(f"{c:24s} {n:14,d} {pk:9d} {n / pk:11.0f} {(n / pk) / (ref_n / ref_p):6.3f}")
+        return
     modes = a.modes.split(",")
     packets = a.senders * a.packets_per_sender
     counts = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile) for m in modes}

@@ -112,6 +112,7 @@ cdef class FlowsCore:
         c.recovery.rto_low_pkts = cfg.get("rto_low_pkts", 0)
         c.recovery.rto_low_ps = cfg.get("rto_low_ps", 0)
         c.recovery.rto_high_ps = cfg.get("rto_high_ps", 0)
+        c.recovery.reorder_ps = cfg.get("reorder_ps", 0)
         cdef int64_t first
         if after is not None and n:
             p_after = &a_after[0]

@@ -123,6 +123,7 @@ cdef extern from "rdmasim/sim.h" nogil:
         uint32_t rto_low_pkts
         int64_t rto_low_ps
         int64_t rto_high_ps
+        int64_t reorder_ps
     int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_params *p)
     int rs_qp_get_recovery(const rs_sim *sim, int host, uint32_t qpn, rs_recovery_params *out)
 
@@ -560,10 +561,14 @@ cdef class SimCore:
         return s
 
     def qp_set_recovery(self, int host, uint32_t qpn, uint32_t mode, uint32_t window=0,
-                        uint32_t rto_low_pkts=0, int64_t rto_low_ps=0, int64_t rto_high_ps=0):
-        """mode 0 = Go-Back-N, 1 = IRN (window in packets, RTO_low below rto_low_pkts in flight)."""
+                        uint32_t rto_low_pkts=0, int64_t rto_low_ps=0, int64_t rto_high_ps=0,
+                        int64_t reorder_ps=0):
+        """mode 0 = Go-Back-N, 1 = IRN (window in packets, RTO_low below rto_low_pkts in flight),
+        2 = OOO (IRN's placement with a reorder-tolerant responder: reorder_ps > 0)."""
         cdef rs_recovery_params p
+        memset(&p, 0, sizeof(p))
         p.mode = mode
+        p.reorder_ps = reorder_ps
         p.window = window
         p.rto_low_pkts = rto_low_pkts
         p.rto_low_ps = rto_low_ps

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 NODE_HOST = 0
 NODE_SWITCH = 1
 #: path selection modes among equal-cost next hops (index = the C enum rs_path_select)
-PATH_SELECT = ("ecmp", "spray", "adaptive")
+PATH_SELECT = ("ecmp", "spray", "adaptive", "adaptive_packet")
 #: routing modes (index = the C enum rs_routing): hop-count shortest paths, or by group (dragonfly)
 ROUTING = ("shortest", "minimal", "valiant", "ugal")
 #: most groups under group routing (groups 0..MAX_GROUPS-1)
@@ -74,10 +74,11 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     ``wrr_weights`` 1..255 per priority); ``ecn``: ``{"kmin": size, "kmax": size, "pmax": p,
     "priorities": (3,)}`` RED marking; ``ecn_mark``: ``"enqueue"`` or ``"dequeue"``;
     ``path_select``: how a packet picks among equal-cost next hops: ``"ecmp"`` (flow hash),
-    ``"spray"`` (per packet, deterministic for the seed) or ``"adaptive"`` (the egress queue with
-    the fewest bytes, ties by the flow hash); ``pfc_response``: PFC response time of every port (a
-    received PFC frame acts this long after it arrived; 0 = at once; 802.3 Annex 31D bounds it,
-    e.g. 394 pause quanta = 2.01728 us at 100 Gb/s; headroom must cover it: ``pfc_headroom``);
+    ``"spray"`` (per packet, deterministic for the seed), ``"adaptive"`` (the egress queue with
+    the fewest bytes, ties by the flow hash) or ``"adaptive_packet"`` (the same, ties broken per
+    packet as ``"spray"``, so an idle fabric spreads a QP too); ``pfc_response``: PFC response time
+    of every port (a received PFC frame acts this long after it arrived; 0 = at once; 802.3 Annex
+    31D bounds it, e.g. 394 pause quanta = 2.01728 us at 100 Gb/s; headroom must cover it: ``pfc_headroom``);
     ``routing``: ``"shortest"`` (hop-count shortest paths) or, routing by ``group`` (0..65534, the
     switch's dragonfly group), ``"minimal"`` (at most one link between groups), ``"valiant"`` (via
     an intermediate group drawn at the source switch: per flow under ``path_select="ecmp"``, per

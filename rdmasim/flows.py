@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 #: verb code -> name (the codes are rdmasim.traffic.VERB_CODES)
 VERB_NAMES: tuple[str, ...] = tuple(sorted(VERB_CODES, key=VERB_CODES.__getitem__))
 _MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
-_RECOVERY = {"gbn": 0, "irn": 1}
+_RECOVERY = {"gbn": 0, "irn": 1, "ooo": 2}
 
 #: columns of :meth:`FlowSet.results` (times in ps; -1 where not reached). Every column with a unit
 #: names it, as in the results folder's tables: ``size_bytes`` (``"size"`` is kept as a deprecated
@@ -127,9 +127,9 @@ FLOW_COLUMNS = ("src", "dst", "size", "start_ps", "verb", "priority", "group", "
 
 
 def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: int = 14, retry_cnt: int = 7,
-              rnr_retry: int = 7, min_rnr_timer: int = 12, max_rd_atomic: int = 1, recovery: str = "gbn",
-              irn_window: int | None = None, rto_low: str | int = "100us", rto_high: str | int = "320us",
-              rto_low_packets: int = 3) -> FlowSet:
+              rnr_retry: int = 7, min_rnr_timer: int = 12, max_rd_atomic: int = 1,
+              recovery: str | None = None, irn_window: int | None = None, rto_low: str | int = "100us",
+              rto_high: str | int = "320us", rto_low_packets: int = 3) -> FlowSet:
     """Add flows to ``sim`` (see the module docstring); returns their :class:`FlowSet`.
 
     ``table``: a :class:`rdmasim.traffic.FlowTable`, a numpy structured array, or a mapping of
@@ -145,8 +145,11 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     ``dep_ptr``/``deps`` (CSR, indices within the table; no cycles). QP attributes apply to every flow
     of the call: ``mtu`` in bytes (default: the smallest link MTU), ``timeout`` (0..31), ``retry_cnt``
     (0..7), ``rnr_retry`` (0..7), ``min_rnr_timer`` (0..31), ``max_rd_atomic`` (1..128) as in
-    :func:`rdmasim.verbs.connect_qps`; ``recovery`` "gbn" or "irn" (``irn_window`` 1..65536 packets,
-    ``0 < rto_low <= rto_high``, ``rto_low_packets`` 0..2^32-1).
+    :func:`rdmasim.verbs.connect_qps`; ``recovery`` "gbn", "irn" or "ooo" (``irn_window`` 1..65536
+    packets, ``0 < rto_low <= rto_high``, ``rto_low_packets`` 0..2^32-1). "ooo" is IRN's placement
+    with a reorder-tolerant receiver (docs/multipath.md): every host of the call needs a NIC
+    profile with ``ooo_placement`` (its ``reorder_time`` applies; the longest among the receivers).
+    The default (None) is "ooo" when every host of the call has such a profile, else "gbn".
 
     Every value is checked before anything is added: an integer column holding a float, a value
     outside its range or a dependency cycle raises TypeError/ValueError naming the column, the row
@@ -213,16 +216,45 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
         dep_ptr, deps = check_deps(n, dep_ptr, deps, "add_flows", after_a)
         if not len(deps):
             dep_ptr = deps = None
+    recovery, reorder_ps = _recovery_of(sim, recovery, src, dst, net)
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,
                     min_rnr_timer=min_rnr_timer, max_rd_atomic=max_rd_atomic, recovery=recovery,
                     irn_window=irn_window, rto_low=rto_low, rto_high=rto_high,
                     rto_low_packets=rto_low_packets)
+    if recovery == "ooo":
+        cfg["reorder_ps"] = reorder_ps
     first = sim._flows_core().add(src, dst, size_a, start_a, verb_a, prio_a, dep_ptr, deps, cfg, hold_a,
                                   after_a if after_a.any() else None)
     has_group = getattr(cols, "dtype", None) is not None and "group" in (cols.dtype.names or ())
     return FlowSet(sim, int(first), src, dst, size_a, start_a, verb_a, prio_a,
                    np.asarray(cols["group"]) if has_group else None, list(getattr(table, "groups", [])),
                    hold_ps=hold_a)
+
+
+def _recovery_of(sim: Simulator, recovery: str | None, src: np.ndarray, dst: np.ndarray,
+                 net: np.ndarray) -> tuple[str, int]:
+    """The loss recovery of an add_flows call and, for "ooo", the receivers' reorder time (ps)."""
+    if recovery is not None and (not isinstance(recovery, str) or recovery not in _RECOVERY):
+        raise ValueError(f"add_flows: recovery = {recovery!r}: allowed one of {sorted(_RECOVERY)} or None "
+                         "(the NICs': 'ooo' when every host's profile has ooo_placement, else 'gbn')")
+    if recovery not in (None, "ooo"):
+        return recovery, 0
+    if recovery is None and not any(h.nic_profile.ooo_placement for h in sim.hosts.values()):
+        return "gbn", 0
+    by_index = {h.index: h for h in sim.hosts.values()}
+    used = [int(i) for i in np.unique(np.concatenate([src[net], dst[net]]))]
+    profiles = {i: by_index[i].nic_profile for i in used}
+    lacking = [i for i, p in profiles.items() if not p.ooo_placement]
+    if recovery is None:
+        if lacking or not used:
+            return "gbn", 0
+    elif lacking:
+        h = by_index[lacking[0]]
+        raise ValueError(f"add_flows: recovery = 'ooo' needs out-of-order placement at both ends, but host "
+                         f"{h.name!r} has NIC profile {h.nic_profile.name!r} (ooo_placement false); allowed "
+                         "'gbn' or 'irn' there, or a profile with ooo_placement (cx7-ar, ib-ar)")
+    receivers = [int(i) for i in np.unique(dst[net])]
+    return "ooo", max(profiles[i].reorder_ps for i in receivers)
 
 
 def _flow_cfg(sim: Simulator, *, mtu: int | None, timeout: int, retry_cnt: int, rnr_retry: int,
@@ -245,7 +277,7 @@ def _flow_cfg(sim: Simulator, *, mtu: int | None, timeout: int, retry_cnt: int, 
         "max_rd_atomic": check_int("add_flows: max_rd_atomic", max_rd_atomic, 1, _core.FLOW_MAX_RD_ATOMIC),
         "recovery_mode": _RECOVERY[recovery],
     }
-    if recovery == "irn":
+    if recovery in ("irn", "ooo"):
         from rdmasim.verbs.qp import irn_bdp_window
 
         first_link = next(iter(sim.links), None)

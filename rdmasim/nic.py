@@ -1,8 +1,10 @@
 """NIC profiles: transport constants that depend on the NIC, chosen per host with one name.
 
 ``"rxe"`` (the default) is Linux's soft-RoCE driver and is what every host did before profiles
-existed.  ``"cx6"`` is a ConnectX-6-like hardware NIC.  Each constant names its source; values that
-no public source fixes are marked as modelled assumptions.
+existed.  ``"cx6"`` is a ConnectX-6-like hardware NIC.  ``"cx7-ar"`` (ConnectX-7 / BlueField-3 on a
+Spectrum-X-like RoCE fabric with adaptive routing) and ``"ib-ar"`` (a ConnectX-7 InfiniBand HCA
+under adaptive routing) place packets out of order (docs/multipath.md).  Each constant names its
+source; values that no public source fixes are marked as modelled assumptions.
 """
 from __future__ import annotations
 
@@ -44,6 +46,12 @@ class NicProfile:
     ``dcqcn``: name of the DCQCN preset that goes with the NIC (``DcqcnParams.paper`` / ``nvidia``).
     ``pfc_response``: PFC response time: a PFC frame the NIC receives stops (or restarts) its
     sending this long after it arrived (0 = at once); the switch's headroom must cover it.
+    ``ooo_placement``: the NIC places SEND/WRITE packets that arrive out of order where their
+    headers say and completes messages in order; QPs between two such NICs use the recovery
+    ``"ooo"`` by default (reorder-tolerant selective repeat, docs/multipath.md).  A profile
+    without it cannot be given it by an override.
+    ``reorder_time``: with ``ooo_placement``, a gap in the PSNs counts as lost (and is reported to
+    the sender) once a later PSN has been held this long; shorter reordering costs nothing.
     """
 
     name: str
@@ -54,6 +62,8 @@ class NicProfile:
     dcqcn: str
     pfc_response: str | int = 0
     ack_req_interval: int = 66
+    ooo_placement: bool = False
+    reorder_time: str | int = 0
 
     def __post_init__(self) -> None:
         self._integer("max_unacked_psns", 1, MAX_UNACKED_PSNS_LIMIT)
@@ -78,6 +88,14 @@ class NicProfile:
                                   f"ack_coalesce_pkts > 1 (it is {self.ack_coalesce_pkts})")
         self._time("cnp_interval")
         self._time("pfc_response")
+        if not isinstance(self.ooo_placement, bool):
+            raise NicProfileError(("ooo_placement",), f"nic.ooo_placement = {self.ooo_placement!r}: "
+                                  "allowed true or false")
+        reorder = self._time("reorder_time")
+        if self.ooo_placement and reorder == 0:
+            raise NicProfileError(("reorder_time",), f"nic.reorder_time = {self.reorder_time!r}: must be > 0 "
+                                  "with ooo_placement (a gap is reported lost once a later PSN has been "
+                                  "held this long)")
         if self.dcqcn not in ("paper", "nvidia"):
             raise NicProfileError(("dcqcn",), f"nic.dcqcn = {self.dcqcn!r}: allowed 'paper', 'nvidia'")
 
@@ -104,7 +122,17 @@ class NicProfile:
         bad = set(kw) - allowed
         if bad:
             raise ValueError(f"nic: unknown key(s) {sorted(bad)}; allowed {sorted(allowed)}")
+        if kw.get("ooo_placement") is True and not self.ooo_placement:
+            with_ooo = ", ".join(n for n, p in PROFILES.items() if p.ooo_placement)
+            raise NicProfileError(("ooo_placement",), f"nic.ooo_placement = True: profile {self.name!r} "
+                                  "places packets in order only; the profiles with out-of-order "
+                                  f"placement are {with_ooo}")
         return replace(self, **kw)
+
+    @property
+    def reorder_ps(self) -> int:
+        """``reorder_time`` in picoseconds."""
+        return parse_time(self.reorder_time)
 
     def dcqcn_params(self, **overrides: Any) -> DcqcnParams:
         """The DCQCN preset that goes with this NIC, with this profile's CNP interval.
@@ -138,17 +166,37 @@ PROFILES: dict[str, NicProfile] = {
     # AckReq cadence: not published; modelled assumption: as rxe (66), coalescing then applies.
     "cx6": NicProfile("cx6", max_unacked_psns=MAX_UNACKED_PSNS_LIMIT, ack_coalesce_pkts=4,
                       ack_timeout="2us", cnp_interval="4us", dcqcn="nvidia", pfc_response="2017280ps"),
+    # ConnectX-7 / BlueField-3 SuperNIC on a Spectrum-X-like RoCE fabric with adaptive routing.
+    # Out-of-order data placement: NVIDIA MLNX_OFED / DOCA "Out-of-Order (OOO) Data Placement"
+    # (ConnectX-5 and later, RC/XRC/DC: packets of one QP that took different paths are placed in
+    # host memory as they arrive instead of being dropped and retransmitted); rdma-core
+    # mlx5dv_create_qp(3) MLX5DV_QP_CREATE_OOO_DP; NVIDIA's Spectrum-X material: the SuperNIC takes
+    # care of the out-of-order packets at the RoCE transport and hands data to the application in
+    # order.  How the NIC finds the address of a MIDDLE/LAST packet and when it calls a gap lost are
+    # not published: modelled assumptions, IRN's placement header on every packet (Mittal et al.,
+    # SIGCOMM 2018) and a RACK-like reorder time of 50 us (docs/multipath.md).  The other constants
+    # are cx6's.
+    "cx7-ar": NicProfile("cx7-ar", max_unacked_psns=MAX_UNACKED_PSNS_LIMIT, ack_coalesce_pkts=4,
+                         ack_timeout="2us", cnp_interval="4us", dcqcn="nvidia", pfc_response="2017280ps",
+                         ooo_placement=True, reorder_time="50us"),
+    # ConnectX-7 InfiniBand HCA with adaptive routing (the same OOO data placement documentation;
+    # NVIDIA "HowTo Configure Adaptive Routing and SHIELD": AR needs the HCA's out-of-order
+    # support).  InfiniBand has no PFC (credits): pfc_response 0.  The rest as cx7-ar.
+    "ib-ar": NicProfile("ib-ar", max_unacked_psns=MAX_UNACKED_PSNS_LIMIT, ack_coalesce_pkts=4,
+                        ack_timeout="2us", cnp_interval="4us", dcqcn="nvidia", pfc_response=0,
+                        ooo_placement=True, reorder_time="50us"),
 }
 
 
 #: the constants a scenario's ``[nic.overrides]`` may set (the CNP interval and the DCQCN preset
 #: are set with ``[congestion_control]``)
 SCENARIO_OVERRIDES = ("max_unacked_psns", "ack_coalesce_pkts", "ack_timeout", "ack_req_interval",
-                      "pfc_response")
+                      "pfc_response", "ooo_placement", "reorder_time")
 
 
 def get_profile(name: str | NicProfile, **overrides: Any) -> NicProfile:
-    """The named profile (``"rxe"``, ``"cx6"``/``"connectx"``) with optional per-field overrides."""
+    """The named profile (``"rxe"``, ``"cx6"``/``"connectx"``, ``"cx7-ar"``, ``"ib-ar"``) with optional
+    per-field overrides."""
     if isinstance(name, NicProfile):
         p = name
     else:

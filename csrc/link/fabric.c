@@ -32,8 +32,9 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "n_ports %u outside 1..%u", c->n_ports, MAX_PORTS);
     if (c->alpha_shift > 16)
         return rs_net_fail(net, RS_ERR_INVAL, "alpha_shift %u outside 0..16", c->alpha_shift);
-    if (c->path_select > RS_PATH_ADAPTIVE)
-        return rs_net_fail(net, RS_ERR_INVAL, "path_select %u outside 0..%d", c->path_select, RS_PATH_ADAPTIVE);
+    if (c->path_select > RS_PATH_ADAPTIVE_PACKET)
+        return rs_net_fail(net, RS_ERR_INVAL, "path_select %u outside 0..%d", c->path_select,
+                           RS_PATH_ADAPTIVE_PACKET);
     if (c->routing > RS_ROUTE_UGAL)
         return rs_net_fail(net, RS_ERR_INVAL, "routing %u outside 0..%d", c->routing, RS_ROUTE_UGAL);
     if (c->hop_classes > 1)

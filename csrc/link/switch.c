@@ -125,8 +125,12 @@ uint32_t rs_switch_pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *ho
         return hops[0];
     if (sw->cfg.path_select == RS_PATH_SPRAY)
         return hops[rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip ^ (uint32_t)sw->spray_ctr++, pkt->udp_sport) % n];
-    uint32_t start = rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n;
-    if (sw->cfg.path_select != RS_PATH_ADAPTIVE)
+    uint32_t start;
+    if (sw->cfg.path_select == RS_PATH_ADAPTIVE_PACKET) /* equal queues: a per-packet choice */
+        start = rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip ^ (uint32_t)sw->spray_ctr++, pkt->udp_sport) % n;
+    else
+        start = rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n;
+    if (sw->cfg.path_select == RS_PATH_ECMP)
         return hops[start];
     uint32_t best = hops[start];
     uint64_t best_b = sw->mmu.eg_bytes[(size_t)best * RS_NPRIO + prio];

@@ -176,6 +176,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_QP_ACK:
         rs_resp_ack_due(&sim->tp, tm->owner);
         break;
+    case RS_EV_QP_REORDER:
+        rs_irn_reorder_due(&sim->tp, tm->owner);
+        break;
     case RS_EV_QP_RESP_DRAIN:
         rs_resp_drain_held(&sim->tp, tm->owner);
         break;

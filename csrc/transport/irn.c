@@ -87,8 +87,11 @@ static void advance_retx(rs_qp *qp)
     rs_irn *x = qp->irn;
     if (rs_psn_diff(x->retx_psn, qp->comp_psn) < 0)
         x->retx_psn = qp->comp_psn;
+    /* IRN resends what is not SACKed, OOO what was reported lost */
+    const uint8_t *skip = x->reorder_ps ? x->lost : x->sacked;
+    int skip_if = x->reorder_ps ? 0 : 1;
     while (rs_psn_diff(x->retx_psn, x->lost_below) < 0 && rs_psn_diff(x->retx_psn, qp->req_psn) < 0 &&
-           bget(x->sacked, bidx(x, x->retx_psn)))
+           bget(skip, bidx(x, x->retx_psn)) == skip_if)
         x->retx_psn = psn_next(x->retx_psn);
 }
 
@@ -167,8 +170,14 @@ static void tag(const rs_swqe *w, uint64_t off, rs_pkt *p)
         p->x_seq = w->irn_recv_seq;
 }
 
-/* A bit at least every window/8 packets (and on every last packet): ACKs keep the window open. */
-static uint32_t ack_step(const rs_irn *x) { return x->window >= 16 ? x->window / 8 : 1; }
+/* A bit at least every window/8 packets (and on every last packet): ACKs keep the window open.
+ * OOO: every window/4 (half the ACKs: the window still opens in quarters) */
+static uint32_t ack_step(const rs_irn *x)
+{
+    if (x->reorder_ps)
+        return x->window >= 8 ? x->window / 4 : 1;
+    return x->window >= 16 ? x->window / 8 : 1;
+}
 
 static rs_pkt *retransmit(rs_transport *tp, rs_qp *qp, uint32_t idx, uint64_t off)
 {
@@ -191,6 +200,8 @@ static rs_pkt *retransmit(rs_transport *tp, rs_qp *qp, uint32_t idx, uint64_t of
         return NULL;
     tag(w, off, p);
     p->ackreq = 1;
+    if (x->reorder_ps)
+        bclr(x->lost, bidx(x, psn));
     x->retx_psn = psn_next(psn);
     advance_retx(qp);
     return p;
@@ -237,6 +248,21 @@ int rs_irn_rewind(rs_transport *tp, rs_qp *qp, uint32_t psn)
     /* timeout or RNR: `psn` (the oldest unacknowledged) and every un-SACKed PSN after it up to
      * the last one sent is resent.  `psn` goes even if SACKed: then the responder has everything
      * and only its cumulative ACK was lost, and the duplicate makes it ACK again. */
+    if (x->reorder_ps) {
+        /* OOO: nothing is SACKed.  A timeout resends the oldest unacknowledged PSN only (the
+         * responder reports the gaps after it once it holds later PSNs); an RNR NAK (the
+         * responder refused `psn` and holds nothing it could not place) every PSN from it on */
+        int rnr = qp->rnr_until_ps > tp->net.eng.now_ps;
+        uint32_t end = rnr ? qp->req_psn : psn_next(psn);
+        for (uint32_t m = psn; m != end; m = psn_next(m))
+            bset(x->lost, bidx(x, m));
+        x->in_recovery = 1;
+        x->recovery_psn = qp->req_psn;
+        x->lost_below = end;
+        x->retx_psn = psn;
+        rs_nic_wake(tp, qp);
+        return 1;
+    }
     x->in_recovery = 1;
     x->recovery_psn = qp->req_psn;
     x->lost_below = qp->req_psn;
@@ -252,6 +278,7 @@ static void on_cumulative(rs_transport *tp, rs_qp *qp)
     int32_t d = rs_psn_diff(qp->comp_psn, x->snd_base);
     if (d < 0 || (uint32_t)d >= x->cap) {
         memset(x->sacked, 0, x->cap / 8);
+        memset(x->lost, 0, x->cap / 8);
         x->sacked_count = 0;
     } else {
         for (; x->snd_base != qp->comp_psn; x->snd_base = psn_next(x->snd_base)) {
@@ -260,6 +287,7 @@ static void on_cumulative(rs_transport *tp, rs_qp *qp)
                 bclr(x->sacked, i);
                 x->sacked_count--;
             }
+            bclr(x->lost, i);
         }
     }
     x->snd_base = qp->comp_psn;
@@ -293,6 +321,29 @@ static void on_sack(rs_transport *tp, rs_qp *qp, uint32_t sack)
     advance_retx(qp);
 }
 
+/* OOO: the responder reports `m` lost: it is resent once (again only on a later report or a
+ * timeout); recovery lasts until the cumulative ACK passes everything sent so far. */
+static void on_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
+{
+    rs_irn *x = qp->irn;
+    if (rs_psn_diff(m, qp->comp_psn) < 0 || rs_psn_diff(m, qp->req_psn) >= 0)
+        return;
+    bset(x->lost, bidx(x, m));
+    if (!x->in_recovery) {
+        x->in_recovery = 1;
+        x->retx_psn = m;
+        x->lost_below = psn_next(m);
+        rs_trace_retry(tp, qp, RS_TR_RETRY_NAK);
+    } else {
+        if (rs_psn_diff(m, x->lost_below) >= 0)
+            x->lost_below = psn_next(m);
+        if (rs_psn_diff(m, x->retx_psn) < 0)
+            x->retx_psn = m;
+    }
+    x->recovery_psn = qp->req_psn;
+    advance_retx(qp);
+}
+
 int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 {
     uint8_t syn = pkt->aeth_syndrome;
@@ -303,7 +354,7 @@ int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
         rs_psn_diff(pkt->psn, qp->max_sent_psn_next) >= 0)
         return 0; /* not for anything sent: Go-Back-N counts and drops it */
     uint32_t psn = pkt->psn, sack = pkt->x_sack_psn;
-    int has_sack = !is_ack && pkt->x_valid;
+    int has_sack = !is_ack && pkt->x_valid, lost = pkt->x_lost;
     rs_pkt_release(&tp->pool, pkt);
     if (is_ack) {
         qp->stats.acks_rcvd++;
@@ -317,7 +368,9 @@ int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 1;
     on_cumulative(tp, qp);
-    if (has_sack)
+    if (has_sack && lost)
+        on_lost(tp, qp, sack);
+    else if (has_sack)
         on_sack(tp, qp, sack);
     if (qp->rto_deadline_ps)
         set_deadline(tp, qp); /* fewer in flight may mean RTO_low now */
@@ -327,7 +380,8 @@ int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
 
 /* ---------------------------------------------------------------- responder */
 
-/* ACK, or NAK (PSN sequence error) with the selective ACK `sack` (no SACK if sack_valid is 0) */
+/* ACK, or NAK (PSN sequence error) with the selective ACK `sack` (no SACK if sack_valid is 0; with
+ * sack_valid 2 `sack` is a PSN reported lost, RS_RECOVERY_OOO) */
 static void send_aeth(rs_transport *tp, rs_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t sack, int sack_valid)
 {
     rs_pkt *a = rs_nic_new_packet(tp, qp, RS_OP_ACKNOWLEDGE, psn);
@@ -338,7 +392,8 @@ static void send_aeth(rs_transport *tp, rs_qp *qp, uint8_t syndrome, uint32_t ps
     if ((syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK) {
         qp->stats.acks_sent++;
     } else {
-        a->x_valid = (uint8_t)sack_valid;
+        a->x_valid = sack_valid != 0;
+        a->x_lost = sack_valid == 2;
         a->x_sack_psn = sack;
         qp->stats.naks_sent++;
     }
@@ -384,8 +439,70 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
         slot->byte_len = pkt->x_len;
     }
     slot->opcode = op;
+    slot->ackreq = pkt->ackreq;
     slot->imm = pkt->imm;
     return 0;
+}
+
+/* OOO: rcv_high and reported stay in [resp_psn, resp_psn + cap] (no gap: both at resp_psn). */
+static void ooo_sync(rs_qp *qp)
+{
+    rs_irn *x = qp->irn;
+    int32_t d = rs_psn_diff(x->rcv_high, qp->resp_psn);
+    if (d <= 0 || (uint32_t)d > x->cap) {
+        x->rcv_high = x->reported = qp->resp_psn;
+        x->ck_set = 0;
+    } else if (rs_psn_diff(x->reported, qp->resp_psn) < 0) {
+        x->reported = qp->resp_psn;
+    }
+}
+
+/* OOO loss detection (RACK-like, at the responder): a gap is lost once a later PSN has been held
+ * for reorder_ps.  The checkpoint (ck_ps, ck_psn) notes when PSN ck_psn - 1 at the latest was
+ * held; reorder_ps later every gap before ck_psn is reported, one NAK per lost PSN, once. */
+static void ooo_detect(rs_transport *tp, rs_qp *qp)
+{
+    rs_irn *x = qp->irn;
+    ooo_sync(qp);
+    if (x->rcv_high == qp->resp_psn)
+        return; /* no gap */
+    int64_t now = tp->net.eng.now_ps;
+    if (x->ck_set && rs_psn_diff(x->ck_psn, qp->resp_psn) <= 0)
+        x->ck_set = 0; /* the gaps it covered are filled */
+    if (!x->ck_set) {
+        x->ck_set = 1;
+        x->ck_ps = now;
+        x->ck_psn = x->rcv_high;
+        /* the sender may have stopped (its window full behind the gap): no arrival may come */
+        if (!qp->reorder_timer.armed)
+            rs_engine_arm(&tp->net.eng, &qp->reorder_timer, now + x->reorder_ps);
+        return;
+    }
+    if (now - x->ck_ps < x->reorder_ps)
+        return;
+    for (uint32_t m = x->reported; rs_psn_diff(m, x->ck_psn) < 0; m = psn_next(m))
+        if (m == qp->resp_psn || !bget(x->rcvd, bidx(x, m)))
+            send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, m, 2);
+    if (rs_psn_diff(x->ck_psn, x->reported) > 0)
+        x->reported = x->ck_psn;
+    x->ck_set = rs_psn_diff(x->rcv_high, x->ck_psn) > 0; /* the later PSNs: a new checkpoint */
+    x->ck_ps = now;
+    x->ck_psn = x->rcv_high;
+    if (x->ck_set && !qp->reorder_timer.armed)
+        rs_engine_arm(&tp->net.eng, &qp->reorder_timer, now + x->reorder_ps);
+}
+
+void rs_irn_reorder_due(rs_transport *tp, rs_qp *qp)
+{
+    if (!qp->irn || !qp->irn->reorder_ps ||
+        (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD))
+        return;
+    rs_irn *x = qp->irn;
+    if (x->ck_set && tp->net.eng.now_ps - x->ck_ps < x->reorder_ps) {
+        rs_engine_arm(&tp->net.eng, &qp->reorder_timer, x->ck_ps + x->reorder_ps); /* a newer checkpoint */
+        return;
+    }
+    ooo_detect(tp, qp);
 }
 
 static void receive_ooo(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
@@ -400,8 +517,16 @@ static void receive_ooo(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
         bset(x->rcvd, i);
         qp->stats.ooo_placed++;
         qp->stats.bytes_rcvd += pkt->payload_len;
+        if (x->reorder_ps) {
+            ooo_sync(qp);
+            if (rs_psn_diff(psn_next(pkt->psn), x->rcv_high) > 0)
+                x->rcv_high = psn_next(pkt->psn);
+        }
     }
-    send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn, 1);
+    if (x->reorder_ps)
+        ooo_detect(tp, qp); /* an out-of-order arrival is no error: no NAK for it */
+    else
+        send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn, 1);
 }
 
 /* The expected PSN passes a packet placed out of order: what it owes, in order. */
@@ -436,6 +561,7 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
         }
     }
     rs_irn *x = qp->irn;
+    int asked = pkt->ackreq;
     if (bget(x->rcvd, bidx(x, psn_next(pkt->psn))))
         pkt->ackreq = 0; /* it fills a hole: the ACK after the placed packets covers it */
     uint32_t before = qp->resp_psn;
@@ -446,12 +572,17 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     for (uint32_t i = bidx(x, qp->resp_psn); bget(x->rcvd, i); i = bidx(x, qp->resp_psn)) {
         bclr(x->rcvd, i);
         pass_placed(tp, qp, &x->slot[i]);
+        asked |= x->slot[i].ackreq;
         qp->resp_psn = psn_next(qp->resp_psn);
         passed++;
     }
     rs_trace_accept(tp, qp, pkt->psn, qp->resp_psn); /* accepted, and the placed ones after it */
-    if (passed)
+    /* IRN acknowledges every filled hole; OOO only when one of the packets asked for it (the
+     * requester's A bits come every window/4 packets and on each message's last) */
+    if (passed && (asked || !x->reorder_ps))
         send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0, 0);
+    if (x->reorder_ps)
+        ooo_detect(tp, qp);
 }
 
 /* A request ahead of the expected PSN that is not kept (a READ/atomic -- then the requester is in
@@ -493,8 +624,12 @@ void rs_irn_reset(rs_qp *qp)
     if (!x)
         return;
     memset(x->sacked, 0, x->cap / 8);
+    memset(x->lost, 0, x->cap / 8);
     memset(x->rcvd, 0, x->cap / 8);
     memset(x->slot, 0, x->cap * sizeof(*x->slot));
+    x->rcv_high = x->reported = x->ck_psn = qp->resp_psn;
+    x->ck_set = 0;
+    x->ck_ps = 0;
     x->sacked_count = 0;
     x->snd_base = qp->comp_psn;
     x->in_recovery = 0;
@@ -517,6 +652,7 @@ void rs_irn_free(rs_qp *qp)
     if (!qp->irn)
         return;
     free(qp->irn->sacked);
+    free(qp->irn->lost);
     free(qp->irn->rcvd);
     free(qp->irn->slot);
     free(qp->irn);
@@ -548,8 +684,12 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     if (qp->is_ud || qp->is_uc || qp->srq)
         return rs_tp_fail(tp, RS_ERR_INVAL, "QP 0x%x: IRN loss recovery is for RC QPs with their own receive "
                           "queue (not UD or UC, which recover nothing, not an SRQ)", qpn);
-    if (p->mode != RS_RECOVERY_IRN)
-        return rs_tp_fail(tp, RS_ERR_INVAL, "loss recovery mode %u: 0 = Go-Back-N, 1 = IRN", p->mode);
+    if (p->mode != RS_RECOVERY_IRN && p->mode != RS_RECOVERY_OOO)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "loss recovery mode %u: 0 = Go-Back-N, 1 = IRN, 2 = out-of-order "
+                          "placement (OOO)", p->mode);
+    if (p->mode == RS_RECOVERY_OOO && (p->reorder_ps <= 0 || p->reorder_ps > RS_MAX_TIME_PS))
+        return rs_tp_fail(tp, RS_ERR_INVAL, "OOO reorder time %lld ps is out of range (1..%lld)",
+                          (long long)p->reorder_ps, (long long)RS_MAX_TIME_PS);
     if (p->window < 1 || p->window > IRN_MAX_WINDOW)
         return rs_tp_fail(tp, RS_ERR_INVAL, "IRN window=%u packets is out of range (1..%u)", p->window,
                           IRN_MAX_WINDOW);
@@ -560,11 +700,12 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     uint32_t cap = 8;
     while (cap < p->window)
         cap <<= 1;
-    uint8_t *sacked = calloc(cap / 8, 1), *rcvd = calloc(cap / 8, 1);
+    uint8_t *sacked = calloc(cap / 8, 1), *rcvd = calloc(cap / 8, 1), *lost = calloc(cap / 8, 1);
     rs_irn_slot *slot = calloc(cap, sizeof(*slot));
     rs_irn *x = calloc(1, sizeof(*x));
-    if (!sacked || !rcvd || !slot || !x) {
+    if (!sacked || !rcvd || !lost || !slot || !x) {
         free(sacked);
+        free(lost);
         free(rcvd);
         free(slot);
         free(x);
@@ -577,7 +718,9 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     x->rto_low_ps = p->rto_low_ps;
     x->rto_high_ps = p->rto_high_ps;
     x->cap = cap;
+    x->reorder_ps = p->mode == RS_RECOVERY_OOO ? p->reorder_ps : 0;
     x->sacked = sacked;
+    x->lost = lost;
     x->rcvd = rcvd;
     x->slot = slot;
     rs_irn_reset(qp);
@@ -592,6 +735,9 @@ int rs_tp_qp_get_recovery(const rs_transport *tp, int host, uint32_t qpn, rs_rec
         return RS_ERR_INVAL;
     *out = (rs_recovery_params){.mode = qp->recovery};
     if (qp->irn) {
+        if (qp->irn->reorder_ps)
+            out->mode = RS_RECOVERY_OOO;
+        out->reorder_ps = qp->irn->reorder_ps;
         out->window = qp->irn->window;
         out->rto_low_pkts = qp->irn->rto_low_pkts;
         out->rto_low_ps = qp->irn->rto_low_ps;

@@ -13,6 +13,7 @@ typedef struct rs_irn_slot {
     uint8_t opcode;
     uint32_t imm;
     uint32_t byte_len; /* SEND: message length (offset + length of its last packet); WRITE_IMM: RETH length */
+    uint8_t ackreq;    /* its A bit (OOO: the ACK after the placed packets is sent only if one asked) */
 } rs_irn_slot;
 
 typedef struct rs_irn {
@@ -22,6 +23,8 @@ typedef struct rs_irn {
     int64_t rto_low_ps;
     int64_t rto_high_ps;
     uint32_t cap;          /* bitmap entries: power of two >= window */
+    int64_t reorder_ps;    /* RS_RECOVERY_OOO (> 0): a gap counts as lost once a later PSN has been
+                            * held this long; 0 = IRN (a NAK with a SACK per out-of-order arrival) */
 
     /* requester */
     uint8_t *sacked;       /* PSNs selectively acknowledged, in [comp_psn, max_sent_psn_next) */
@@ -34,10 +37,19 @@ typedef struct rs_irn {
     uint32_t send_seq;     /* receive WQE numbers handed to SEND / WRITE_WITH_IMM messages */
     uint32_t since_ackreq; /* packets since the last one with the A bit */
     int64_t rto_start_ps;  /* the retransmit timer runs from here (last cumulative progress) */
+    uint8_t *lost;         /* OOO: PSNs reported lost (or timed out) and not resent since */
 
     /* responder */
     uint8_t *rcvd;         /* out-of-order PSNs received and placed, in (resp_psn, resp_psn + window) */
     rs_irn_slot *slot;
+    /* responder, OOO: the gaps in [resp_psn, rcv_high) are reported lost once a later PSN has
+     * been held for reorder_ps; checkpoint: every PSN before ck_psn that is still a gap at
+     * ck_ps + reorder_ps is lost (a PSN at or after ck_psn - 1 had arrived by ck_ps) */
+    uint32_t rcv_high;     /* one past the highest PSN held */
+    uint32_t reported;     /* gaps before it were reported already */
+    uint32_t ck_psn;
+    int ck_set;
+    int64_t ck_ps;
 } rs_irn;
 
 #endif

@@ -116,6 +116,8 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
     qp->drain_timer.kind = RS_EV_QP_RESP_DRAIN;
     qp->ack_timer.owner = qp;
     qp->ack_timer.kind = RS_EV_QP_ACK;
+    qp->reorder_timer.owner = qp;
+    qp->reorder_timer.kind = RS_EV_QP_REORDER;
     qp->last_cnp_ps = -1;
     scq->users++;
     if (rcq != scq)
@@ -146,6 +148,7 @@ void rs_qp_release(rs_transport *tp, rs_qp *qp)
     rs_timer_cancel(&qp->rnr_timer);
     rs_timer_cancel(&qp->drain_timer);
     rs_timer_cancel(&qp->ack_timer);
+    rs_timer_cancel(&qp->reorder_timer);
     h->cqs[qp->init.send_cq].users--;
     if (qp->init.recv_cq != qp->init.send_cq)
         h->cqs[qp->init.recv_cq].users--;
@@ -264,6 +267,7 @@ void rs_qp_to_error(rs_transport *tp, rs_qp *qp)
     rs_timer_cancel(&qp->rto);
     rs_timer_cancel(&qp->rnr_timer);
     rs_timer_cancel(&qp->ack_timer);
+    rs_timer_cancel(&qp->reorder_timer);
     qp->ack_pending = 0;
     qp->rto_deadline_ps = 0;
     while (qp->sq_count)
@@ -278,6 +282,7 @@ void rs_qp_reset(rs_transport *tp, rs_qp *qp)
 {
     rs_nic_forget(qp->host, qp);
     rs_timer_cancel(&qp->ack_timer);
+    rs_timer_cancel(&qp->reorder_timer);
     qp->ack_pending = 0;
     qp->unacked_rx = 0;
     rs_timer_cancel(&qp->rto);

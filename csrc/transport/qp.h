@@ -182,6 +182,7 @@ typedef struct rs_qp {
     rs_timer rnr_timer;
     rs_timer drain_timer;
     rs_timer ack_timer;   /* flushes a coalesced ACK (nic_params.h ack_timeout_ps) */
+    rs_timer reorder_timer; /* RS_RECOVERY_OOO responder: the checkpoint's reorder time is over (irn.c) */
     rs_rdres *res;          /* ring of max(1, max_dest_rd_atomic) entries: &res_inline when 1 */
     uint32_t res_cap;
     uint32_t res_next;

@@ -33,6 +33,7 @@ enum rs_transport_event {
     RS_EV_QP_RESP_DRAIN = 13, /* owner: rs_qp, run requests held behind a finished READ */
     RS_EV_QP_ACK = 17,        /* owner: rs_qp, a coalesced ACK is due (responder.c) */
     RS_EV_NIC_LOOPBACK = 16,  /* owner: rs_host, a frame the NIC looped back to itself is received (nic.c) */
+    RS_EV_QP_REORDER = 26,    /* owner: rs_qp, an out-of-order responder's reorder time is over (irn.c) */
 };
 
 /* The transport's context: the hosts and their QPs' memory, over the link layer's network.  The
@@ -226,6 +227,8 @@ void rs_irn_arm_rto(rs_transport *tp, rs_qp *qp);
 int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
 void rs_irn_resp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
 void rs_irn_reset(rs_qp *qp);
+/* OOO responder: the reorder time of its checkpoint is over, report the gaps before it lost */
+void rs_irn_reorder_due(rs_transport *tp, rs_qp *qp);
 uint32_t rs_irn_held(const rs_qp *qp); /* responder: out-of-order packets placed (inspection) */
 void rs_irn_free(rs_qp *qp);
 

@@ -463,8 +463,11 @@ static int check_cfg(rs_transport *tp, const rs_flow_cfg *c)
     const rs_recovery_params *r = &c->recovery;
     if (r->mode == RS_RECOVERY_GBN)
         return RS_OK;
-    if (r->mode != RS_RECOVERY_IRN)
-        return rs_tp_fail(tp, RS_ERR_INVAL, "flow recovery mode %u: 0 = Go-Back-N, 1 = IRN", r->mode);
+    if (r->mode != RS_RECOVERY_IRN && r->mode != RS_RECOVERY_OOO)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow recovery mode %u: 0 = Go-Back-N, 1 = IRN, 2 = OOO", r->mode);
+    if (r->mode == RS_RECOVERY_OOO && (r->reorder_ps <= 0 || r->reorder_ps > RS_MAX_TIME_PS))
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow OOO reorder time %lld ps outside 1..%lld",
+                          (long long)r->reorder_ps, (long long)RS_MAX_TIME_PS);
     if (r->window < 1 || r->window > RS_FLOW_MAX_IRN_WINDOW)
         return rs_tp_fail(tp, RS_ERR_INVAL, "flow IRN window %u outside 1..%u", r->window,
                           RS_FLOW_MAX_IRN_WINDOW);

@@ -332,6 +332,35 @@ _CC_TABLES = {"timely": ("rdmasim.cc_timely", "TimelyParams", "TIMELY"),
               "ibcc": ("rdmasim.cc_ibcc", "IbccParams", "IB CC")}
 
 
+def _check_ooo(v: dict[str, Any], file: str, problems: list[Problem], warnings: list[Problem],
+               ok: Any) -> None:
+    """qp.recovery = 'ooo' needs a NIC profile with out-of-order placement; a fabric that reorders
+    (per-packet path selection) in front of in-order receivers is allowed, with a warning."""
+    from rdmasim import nic
+
+    if not (ok("nic") and ok("qp.recovery")):
+        return
+    try:
+        profile = nic.get_profile(v["nic.profile"], **v["nic.overrides"])
+    except (TypeError, ValueError):
+        return  # reported above
+    recovery = v["qp.recovery"]
+    if recovery == "ooo" and not profile.ooo_placement:
+        with_ooo = ", ".join(n for n, p in nic.PROFILES.items() if p.ooo_placement)
+        problems.append(Problem(file, "qp.recovery", f"out-of-order placement needs a NIC that has it; NIC "
+                                f"profile {v['nic.profile']!r} places in order", recovery,
+                                f"'nic', 'gbn' or 'irn', or nic.profile one of {with_ooo}"))
+    in_order = recovery == "gbn" or (recovery == "nic" and not profile.ooo_placement)
+    per_packet = v["switch.path_select"] in ("spray", "adaptive", "adaptive_packet")
+    if in_order and per_packet and ok("switch.path_select"):
+        warnings.append(Problem(file, "switch.path_select", f"{v['switch.path_select']!r} sends the packets "
+                                "of one QP over different paths, so they arrive out of order; the receivers "
+                                f"place in order (NIC profile {v['nic.profile']!r}, Go-Back-N) and will "
+                                "NAK and resend much of what was only reordered", v["switch.path_select"],
+                                "a profile with out-of-order placement (cx7-ar, ib-ar), qp.recovery = "
+                                "'irn', or 'ecmp'"))
+
+
 def _check_cc_table(v: dict[str, Any], file: str, problems: list[Problem], ok: Any) -> None:
     """The selected algorithm's [congestion_control.<name>] table as a whole (a params class
     checks relations such as t_high > t_low), the problem under the key it names."""
@@ -542,6 +571,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                                         nic_ov[key] if key else nic_ov))
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "nic.overrides", str(exc), nic_ov))
+    _check_ooo(v, file, problems, sc.warnings, ok)
     for i, row in enumerate(sc.arrays.get("impairments.failures", [])):
         if row["recover"] is not None and row["recover"] <= row["at"] and ok("impairments.failures"):
             problems.append(

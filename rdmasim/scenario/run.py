@@ -369,7 +369,8 @@ def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str
     mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
     try:
         return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
-                             rnr_retry=v["qp.rnr_retry"], recovery=v["qp.recovery"],
+                             rnr_retry=v["qp.rnr_retry"],
+                             recovery=None if v["qp.recovery"] == "nic" else v["qp.recovery"],
                              irn_window=v["qp.irn_window"] or None)
     except ValueError as exc:
         raise ScenarioError([Problem(sc.file, _flow_key(sc, table, str(exc)), str(exc))]) from None

@@ -247,8 +247,9 @@ SCHEMA: dict[str, Opt] = {
     "switch.ecn_mark": Opt("str", "enqueue", "When ECN marks are decided.", choices=("enqueue", "dequeue")),
     "switch.path_select": Opt(
         "str", "ecmp", "How a packet picks among equal-cost next hops: 'ecmp' (5-tuple hash: one path per "
-        "QP), 'spray' (per packet: reorders a QP, see docs/routing.md) or 'adaptive' (the least-queued "
-        "egress, ties by the hash).", choices=PATH_SELECT,
+        "QP), 'spray' (per packet: reorders a QP, see docs/routing.md), 'adaptive' (the least-queued "
+        "egress, ties by the hash) or 'adaptive_packet' (the least-queued egress, ties per packet: "
+        "docs/multipath.md).", choices=PATH_SELECT,
     ),
     "switch.watchdog.enabled": Opt("bool", False, "PFC watchdog on every switch (SONiC-style): a lossless "
                                    "queue paused with no progress for `detect` drops its packets and ignores "
@@ -395,11 +396,13 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.ibcc.cnp_interval": Opt("time", "4us", "IB CC: at most one BECN (CNP) per QP per "
                                                 "interval (0 = one per FECN mark).", lo=0, hi=U63),
     # nic
-    "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6').",
-                       choices=("rxe", "cx6", "connectx")),
+    "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6'; 'cx7-ar' and "
+                       "'ib-ar' place packets out of order, docs/multipath.md).",
+                       choices=("rxe", "cx6", "connectx", "cx7-ar", "ib-ar")),
     "nic.overrides": Opt(
         "table", {}, "Profile constants to change: max_unacked_psns, ack_coalesce_pkts, ack_timeout, "
-        "ack_req_interval, pfc_response (counts are integers; max_unacked_psns + 1 >= ack_req_interval).",
+        "ack_req_interval, pfc_response, ooo_placement (only false: a profile without it cannot gain it), "
+        "reorder_time (counts are integers; max_unacked_psns + 1 >= ack_req_interval).",
     ),
     # qp
     "qp.mtu": Opt("int", 1024, "Path MTU of every QP (<= link.mtu).", choices=MTUS),
@@ -407,8 +410,10 @@ SCHEMA: dict[str, Opt] = {
     "qp.retry_cnt": Opt("int", 7, "Retransmission retries before the QP errors out.", lo=0, hi=7),
     "qp.rnr_retry": Opt("int", 7, "RNR retries (7 = infinite).", lo=0, hi=7),
     "qp.recovery": Opt(
-        "str", "gbn", "Loss recovery: 'gbn' (Go-Back-N, as RoCEv2 NICs) or 'irn' (IRN selective repeat; "
-        "window = the path's bandwidth-delay product).", choices=("gbn", "irn"),
+        "str", "nic", "Loss recovery: 'nic' (the NIC profile's: 'ooo' with ooo_placement, else 'gbn'), "
+        "'gbn' (Go-Back-N, as RoCEv2 NICs), 'irn' (IRN selective repeat; window = the path's "
+        "bandwidth-delay product) or 'ooo' (IRN's placement, reorder-tolerant: docs/multipath.md; needs "
+        "a profile with ooo_placement).", choices=("nic", "gbn", "irn", "ooo"),
     ),
     "qp.irn_window": Opt(
         "int", 0, "IRN's cap on packets in flight (0 = the bandwidth-delay product of one link; a path of "

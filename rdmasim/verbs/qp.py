@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 # Loss recovery (docs/design.md "Loss recovery: IRN"). IRN defaults from Mittal et al., SIGCOMM 2018:
 # RTO_low = 100 us while fewer than N = 3 packets are in flight, RTO_high = 320 us otherwise.
-RECOVERY_MODES = {"gbn": 0, "irn": 1}
+RECOVERY_MODES = {"gbn": 0, "irn": 1, "ooo": 2}
 IRN_RTO_LOW = "100us"
 IRN_RTO_HIGH = "320us"
 IRN_RTO_LOW_PACKETS = 3
@@ -657,9 +657,13 @@ class QP:
 
     def set_recovery(self, recovery: str = "gbn", *, window: int | None = None,
                      rto_low: str | int = IRN_RTO_LOW, rto_high: str | int = IRN_RTO_HIGH,
-                     rto_low_packets: int = IRN_RTO_LOW_PACKETS) -> None:
-        """Loss recovery of this QP: ``"gbn"`` (Go-Back-N, the default, as RoCEv2 NICs) or ``"irn"``
-        (IRN selective repeat). Allowed in RESET, INIT or RTR; both ends must use the same mode.
+                     rto_low_packets: int = IRN_RTO_LOW_PACKETS,
+                     reorder_time: str | int | None = None) -> None:
+        """Loss recovery of this QP: ``"gbn"`` (Go-Back-N, the default, as RoCEv2 NICs), ``"irn"``
+        (IRN selective repeat) or ``"ooo"`` (IRN's out-of-order placement with a reorder-tolerant
+        receiver, docs/multipath.md: needs a host NIC profile with ``ooo_placement``; a gap counts
+        as lost after ``reorder_time``, default the profile's). Allowed in RESET, INIT or RTR; both
+        ends must use the same mode.
 
         IRN: at most ``window`` packets in flight (default: the path's BDP, ``irn_bdp_window``);
         the retransmit timer is ``rto_low`` while fewer than ``rto_low_packets`` are in flight,
@@ -681,9 +685,22 @@ class QP:
                 times.append(int_in(name, parse_time(t), 0, MAX_TIME_PS))
             except ValueError as exc:
                 raise PyverbsUserError(f"{name}={t!r}: {exc}") from None
+        reorder_ps = 0
+        if recovery == "ooo":
+            profile = self._host.nic_profile
+            if not profile.ooo_placement:
+                raise PyverbsUserError(f"recovery='ooo': host {self._host.name!r} has NIC profile "
+                                       f"{profile.name!r}, which places packets in order only; allowed 'gbn' "
+                                       "or 'irn', or a profile with ooo_placement (cx7-ar, ib-ar)")
+            t = profile.reorder_time if reorder_time is None else reorder_time
+            try:
+                reorder_ps = int_in("reorder_time", parse_time(t), 1, MAX_TIME_PS)
+            except (TypeError, ValueError) as exc:
+                raise PyverbsUserError(f"reorder_time={t!r}: {exc}") from None
         self._sim._core.qp_set_recovery(self._host.index, self.qp_num, RECOVERY_MODES[recovery],
                                         int_in("window", window, 0, U32),
-                                        int_in("rto_low_packets", rto_low_packets, 0, U32), *times)
+                                        int_in("rto_low_packets", rto_low_packets, 0, U32), *times,
+                                        reorder_ps=reorder_ps)
 
     def _path_mtu_bytes(self) -> int:
         raw = self._sim._core.qp_query(self._host.index, self.qp_num)
@@ -691,12 +708,14 @@ class QP:
 
     @property
     def recovery(self) -> dict[str, Any]:
-        """Loss recovery: ``mode`` ("gbn"/"irn"), and for IRN ``window``, ``rto_low_packets``,
-        ``rto_low_ps``, ``rto_high_ps``."""
+        """Loss recovery: ``mode`` ("gbn"/"irn"/"ooo"), and for IRN and OOO ``window``,
+        ``rto_low_packets``, ``rto_low_ps``, ``rto_high_ps``; for OOO ``reorder_ps``."""
         self._check_alive("recovery")
         raw = dict(self._sim._core.qp_get_recovery(self._host.index, self.qp_num))
         names = {v: k for k, v in RECOVERY_MODES.items()}
         raw["mode"] = names.get(int(raw["mode"]), str(raw["mode"]))
+        if raw["mode"] != "ooo":
+            raw.pop("reorder_ps", None)  # OOO only
         return raw
 
     @property

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from support.verbs_pair import ALL_REMOTE, CapturedPair, VerbsPair, mr, open_host, qp_pair, write_wr
 from support.wire import PSN_MOD, psn_add
 
+import rdmasim
 from rdmasim.capture import read_pcap
 from rdmasim.errors import PyverbsRDMAError
 from rdmasim.verbs import SGE, QPCap, RecvWR, SendWR
@@ -441,9 +442,30 @@ def test_irn_mixed_verbs_with_loss(ops: list[tuple[str, int]], mtu: int, loss: f
                                    seed: int, max_rd: int) -> None:
     """WRITE, SEND, READ and atomics mixed on one IRN QP under loss both ways (READ/atomics use
     the Go-Back-N fallback): every WR completes once, in order; memory and atomic results exact."""
-    pair = VerbsPair(mtu=4096, loss_ab=loss, loss_ba=loss, seed=seed, cqe=64,
-                     cap=(QPCap(max_send_wr=16), QPCap(max_recv_wr=16)), path_mtu=mtu, psn_a=psn,
-                     recovery="irn", max_rd_atomic=max_rd, timeout=8)
+    mixed_verbs_with_loss(ops, mtu, loss, psn, seed, max_rd, "irn")
+
+
+@settings(max_examples=120, **transfers.SETTINGS)
+@given(st.lists(st.tuples(st.sampled_from(OP_KINDS), st.integers(0, 9000)), min_size=1, max_size=10),
+       st.sampled_from((256, 1024, 4096)), st.sampled_from((0.0, 0.01, 0.05)), transfers.psns(),
+       st.integers(0, 2**32 - 1), st.integers(1, 4))
+def test_ooo_mixed_verbs_with_loss(ops: list[tuple[str, int]], mtu: int, loss: float, psn: int,
+                                   seed: int, max_rd: int) -> None:
+    """The same on two cx7-ar hosts with out-of-order placement (recovery "ooo": losses found by
+    the responder's reorder time and the requester's timer, not by NAKs of every arrival)."""
+    mixed_verbs_with_loss(ops, mtu, loss, psn, seed, max_rd, "ooo")
+
+
+def mixed_verbs_with_loss(ops: list[tuple[str, int]], mtu: int, loss: float, psn: int, seed: int, max_rd: int,
+                          recovery: str) -> None:
+    """``ops`` on one QP a -> b with ``recovery`` under loss both ways; checks completions (each
+    once, in order), memory and atomic results."""
+    topo = rdmasim.back_to_back(mtu=4096, loss_ab=loss, loss_ba=loss, seed=seed)
+    if recovery == "ooo":
+        for h in (topo.a, topo.b):
+            h.set_nic_profile("cx7-ar")
+    pair = VerbsPair(topology=topo, cqe=64, cap=(QPCap(max_send_wr=16), QPCap(max_recv_wr=16)), path_mtu=mtu,
+                     psn_a=psn, recovery=recovery, max_rd_atomic=max_rd, timeout=8)
     t, cqa, cqb, qa, qb = pair.t, pair.cq_a, pair.cq_b, pair.qa, pair.qb
     region = 9216
     a_mem, b_mem = pair.mr_a(region * len(ops), ALL_REMOTE), pair.mr_b(region * len(ops), ALL_REMOTE)

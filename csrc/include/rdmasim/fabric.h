@@ -73,7 +73,9 @@ typedef struct rs_switch_cfg {
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch
  * packet counter mixed into the hash: deterministic), or adaptive (the egress queue of the packet's
  * priority holding the fewest bytes; ties broken from the flow hash). */
-enum rs_path_select { RS_PATH_ECMP = 0, RS_PATH_SPRAY = 1, RS_PATH_ADAPTIVE = 2 };
+/* RS_PATH_ADAPTIVE_PACKET: as adaptive, but equal queues are broken per packet (the spray hash),
+ * not by the flow hash, so an idle fabric spreads one QP too (docs/multipath.md). */
+enum rs_path_select { RS_PATH_ECMP = 0, RS_PATH_SPRAY = 1, RS_PATH_ADAPTIVE = 2, RS_PATH_ADAPTIVE_PACKET = 3 };
 
 /* Routing (link/grouproute.c).  SHORTEST: hop-count shortest paths to the destination host.  The
  * others route by group (a dragonfly's groups; `group` in the config): a packet outside its

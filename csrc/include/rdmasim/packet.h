@@ -122,8 +122,10 @@ typedef struct rs_pkt {
      * codec -- docs/design.md "Loss recovery: IRN" lists what IRN puts on the wire):
      * SEND/WRITE: x_off = byte offset of this packet in its message; WRITE: x_va/x_rkey/x_len =
      * RETH on every packet (this packet's VA, total length); SEND and WRITE_WITH_IMM:
-     * x_seq = receive WQE sequence number; NAK: x_sack_psn = the out-of-order PSN that caused it. */
+     * x_seq = receive WQE sequence number; NAK: x_sack_psn = the out-of-order PSN that caused it,
+     * or with x_lost (RS_RECOVERY_OOO) the PSN the responder reports lost. */
     uint8_t x_valid;
+    uint8_t x_lost;
     uint32_t x_rkey;
     uint32_t x_len;
     uint32_t x_seq;

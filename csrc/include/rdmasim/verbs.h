@@ -259,13 +259,17 @@ int rs_qp_get_stats(const rs_sim *sim, int host, uint32_t qpn, rs_qp_stats *out)
 /* ---- loss recovery (per QP; both ends of a connection must use the same mode) ----
  * Go-Back-N (default, as RoCEv2 NICs) or IRN selective repeat (Mittal et al., SIGCOMM 2018;
  * csrc/transport/irn.c).  Set while the QP is in RESET, INIT or RTR. */
-enum rs_recovery { RS_RECOVERY_GBN = 0, RS_RECOVERY_IRN = 1 };
+/* RS_RECOVERY_OOO: IRN's out-of-order placement and selective repeat with a reorder-tolerant
+ * responder (no NAK for an out-of-order arrival; a gap is reported lost only after reorder_ps),
+ * the model of NICs that place packets of adaptive-routing fabrics directly (irn.c). */
+enum rs_recovery { RS_RECOVERY_GBN = 0, RS_RECOVERY_IRN = 1, RS_RECOVERY_OOO = 2 };
 typedef struct rs_recovery_params {
     uint32_t mode;          /* enum rs_recovery */
     uint32_t window;        /* IRN: PSNs in flight at most (BDP in packets), 1..65536 */
     uint32_t rto_low_pkts;  /* IRN: RTO_low applies while fewer than this many packets are in flight (N) */
     int64_t rto_low_ps;     /* IRN: RTO_low (> 0) */
     int64_t rto_high_ps;    /* IRN: RTO_high (>= RTO_low) */
+    int64_t reorder_ps;     /* OOO: a gap is lost once a later PSN has been held this long (> 0) */
 } rs_recovery_params;
 int rs_qp_set_recovery(rs_sim *sim, int host, uint32_t qpn, const rs_recovery_params *p);
 int rs_qp_get_recovery(const rs_sim *sim, int host, uint32_t qpn, rs_recovery_params *out);
