@@ -35,9 +35,12 @@ def window_caps(sc: Scenario, sim: Simulator, table: Any, names: list[str]) -> l
     from rdmasim.units import format_rate, format_time
 
     v = sc.values
-    if v["qp.recovery"] != "gbn":  # IRN's window is qp.irn_window
-        return []
     profile = nic.get_profile(v["nic.profile"], **v["nic.overrides"])
+    recovery = v["qp.recovery"]
+    if recovery == "nic":  # the profile's own: out-of-order placement or Go-Back-N
+        recovery = "ooo" if profile.ooo_placement else "gbn"
+    if recovery != "gbn":  # IRN's and out-of-order placement's window is qp.irn_window
+        return []
     mtu, window = v["qp.mtu"], profile.max_unacked_psns
     flows = table.flows
     code = {VERB_CODES["WRITE"], VERB_CODES["SEND"]}
