@@ -53,10 +53,9 @@ class Translation:
 
 
 def _us_ps(where: str, us: float) -> int:
-    ps = round(us * 10**6)
-    if not (us >= 0 and ps < 2**62):
+    if not 0 <= us * 10**6 < 2**62:  # also NaN
         raise HtsimInputError(f"{where} {us}: out of range (allowed: microseconds >= 0)")
-    return ps
+    return round(us * 10**6)
 
 
 def _topology(cm: ConnectionMatrix, o: Options, tr: Translation) -> tuple[dict[str, Any], list[str]]:
@@ -122,9 +121,9 @@ def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translatio
     # -- link, switch, MTU, time
     link: dict[str, Any] = {}
     mbps = 100000.0 if o.linkspeed_mbps is None else o.linkspeed_mbps
-    bps = round(mbps * 10**6)
-    if not 1 <= bps < 2**63:
+    if not 1 <= mbps * 10**6 < 2**63:  # also NaN
         raise HtsimInputError(f"--linkspeed {mbps}: out of range (allowed: Mb/s > 0)")
+    bps = round(mbps * 10**6)
     link["rate"] = rate_text(bps)
     say(
         f"linkspeed {mbps:g} Mb/s{' (htsim default, HOST_NIC)' if o.linkspeed_mbps is None else ''} "

@@ -186,6 +186,16 @@ def _bad(tmp: Path, capsys: pytest.CaptureFixture[str], text: str | None, *extra
             "--k 2: a fat tree of 2 hosts; bad.cm has Nodes 8",
         ),
         ("Nodes 8\nConnections 1\n0->5 start 0 size 10\n", ("--mtu", "100"), "--mtu 100: smaller than"),
+        (
+            "Nodes 8\nConnections 1\n0->5 start 0 size 10\n",
+            ("--linkspeed", "nan"),
+            "--linkspeed nan: out of range",
+        ),
+        (
+            "Nodes 8\nConnections 1\n0->5 start 0 size 10\n",
+            ("--hop-latency", "inf"),
+            "--hop-latency inf: out of range",
+        ),
     ],
 )
 def test_bad_input_is_one_line_naming_file_line_and_value(
