@@ -14,10 +14,11 @@ from pathlib import Path
 
 def _import(args: argparse.Namespace) -> int:
     """Translate HPCC ns-3 inputs into a scenario TOML; print the notes and every unsupported key."""
-    if args.format == "htsim":
-        from rdmasim.htsim.cli import run
+    from rdmasim.htsim.cli import refuse_htsim_options, run
 
+    if args.format == "htsim":
         return run(args)
+    refuse_htsim_options(args)
     from rdmasim.hpcc.inputs import read_inputs
     from rdmasim.hpcc.translate import translate
 

@@ -62,6 +62,32 @@ def add_arguments(imp: argparse.ArgumentParser) -> None:
     )
 
 
+#: the options add_arguments adds, by destination, with their defaults
+_OPTIONS = {
+    "topology": "fat_tree",
+    "k": None,
+    "hosts": None,
+    "linkspeed": None,
+    "hop_latency": None,
+    "switch_latency": None,
+    "mtu": None,
+    "q": None,
+    "end": None,
+    "seed": None,
+    "ignore_triggers": False,
+}
+
+
+def refuse_htsim_options(args: argparse.Namespace) -> None:
+    """ValueError naming the htsim options given to another format (they would do nothing)."""
+    given = [f"--{k.replace('_', '-')}" for k, v in _OPTIONS.items() if getattr(args, k) != v]
+    if given:
+        raise ValueError(
+            f"rdmasim import {args.format}: {', '.join(given)}: htsim options "
+            "(allowed with format htsim only)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Translate a connection matrix into a scenario TOML; print the notes and what is not supported."""
     from rdmasim.htsim.cm import read_cm

@@ -209,3 +209,12 @@ def test_read_cm_keeps_ids_triggers_and_skipped_header_lines(tmp_path: Path) -> 
     assert cm.nodes == 4 and [c.flow_id for c in cm.conns] == [1, 2, 3]
     assert cm.conns[0].send_done_trigger == 1 and cm.conns[1].trigger == 1 and cm.conns[1].start_ps is None
     assert cm.triggers[1].type == "oneshot" and cm.skipped == [(2, "Flowsize 9")] and cm.truncated_starts == 1
+
+
+def test_htsim_options_are_refused_with_format_hpcc(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x.toml"
+    assert main(["import", "hpcc", str(tmp_path), "-o", str(out), "--k", "4", "--ignore-triggers"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--k, --ignore-triggers: htsim options" in err[0] and not out.exists()
