@@ -14,6 +14,11 @@ from pathlib import Path
 
 def _import(args: argparse.Namespace) -> int:
     """Translate HPCC ns-3 inputs into a scenario TOML; print the notes and every unsupported key."""
+    from rdmasim.htsim.cli import refuse_htsim_options, run
+
+    if args.format == "htsim":
+        return run(args)
+    refuse_htsim_options(args)
     from rdmasim.hpcc.inputs import read_inputs
     from rdmasim.hpcc.translate import translate
 
@@ -59,18 +64,19 @@ def _export_fct(args: argparse.Namespace) -> int:
 
 
 def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
-    """Add ``import`` (with ``hpcc``) and ``export-fct`` through rdmasim.cli's ``cmd(name, help)``."""
+    """Add ``import`` (``hpcc``; ``htsim`` from rdmasim.htsim.cli) and ``export-fct`` through
+    rdmasim.cli's ``cmd(name, help)``."""
     imp = cmd("import", "translate another simulator's inputs into a scenario file")
     imp.add_argument(
         "format",
-        choices=["hpcc"],
+        choices=["hpcc", "htsim"],
         help="hpcc: the HPCC authors' ns-3 simulator (simulation/mix: config.txt, topology.txt, "
-        "flow.txt, trace.txt)",
+        "flow.txt, trace.txt); htsim: an htsim connection matrix (.cm)",
     )
     imp.add_argument(
         "source",
-        help="a folder holding config.txt (or topology.txt and flow.txt), or the "
-        "config file, which names the others",
+        help="hpcc: a folder holding config.txt (or topology.txt and flow.txt), or the "
+        "config file, which names the others; htsim: the .cm file",
     )
     imp.add_argument("-o", "--output", required=True, help="the scenario file to write (.toml)")
     imp.add_argument(
@@ -79,6 +85,9 @@ def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
     imp.add_argument(
         "--strict", action="store_true", help="exit 2 (writing nothing) when any key is not supported"
     )
+    from rdmasim.htsim.cli import add_arguments
+
+    add_arguments(imp)  # the htsim options
     imp.set_defaults(func=_import)
     ex = cmd("export-fct", "write a results folder's flows as an HPCC fct.txt")
     ex.add_argument("results", help="a results folder of `rdmasim run`")
