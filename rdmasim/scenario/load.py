@@ -142,6 +142,13 @@ def _check_value(opt: Opt, value: Any) -> tuple[Any, str | None]:
             parsed = fn(value)
         except (TypeError, ValueError) as exc:
             return None, str(exc)
+    elif k in ("id", "list[id]"):
+        items = [value] if k == "id" else value
+        if (k == "list[id]" and not isinstance(value, list)) or any(
+            isinstance(x, bool) or not isinstance(x, (str, int)) or x == "" for x in items
+        ):
+            return None, "expected a string or an integer" if k == "id" else "expected a list of flow ids"
+        return (value if k == "id" else list(value)), None
     elif k in ("list[int]", "list[str]", "node_pair"):
         want = int if k == "list[int]" else str
         if not isinstance(value, list) or any(isinstance(x, bool) or not isinstance(x, want) for x in value):
@@ -187,6 +194,8 @@ def _default(opt: Opt) -> Any:
         return None
     if opt.kind == "node_pair":
         return list(opt.default)
+    if opt.kind == "id":
+        return opt.default  # '' = none, which a file may not give
     parsed, err = _check_value(opt, opt.default)
     assert err is None, (opt, err)
     return parsed
@@ -587,6 +596,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                         "Parquet tables will be written", v["outputs.formats"], "'csv', or install pyarrow")
             # with csv also asked for, the run still writes what was asked first: a warning
             (sc.warnings if "csv" in v["outputs.formats"] else problems).append(p)
+    _flow_deps(sc, problems)
     if not topology_ok:
         return
     hosts = host_names(v)
@@ -665,6 +675,55 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                         allowed="two node names, e.g. ['h0', 's0']",
                     )
                 )
+
+
+def _flow_deps(sc: Scenario, problems: list[Problem]) -> None:
+    """``[[flows]]`` ``id`` unique, every ``after`` id one of them, and no cycle (it would wait forever)."""
+    file, rows = sc.file, sc.arrays.get("flows", [])
+    ids: dict[Any, int] = {}
+    for i, row in enumerate(rows):
+        if "id" not in row["_given"]:
+            continue
+        key = (type(row["id"]), row["id"])
+        if key in ids:
+            problems.append(Problem(file, f"flows[{i}].id", f"also the id of flows[{ids[key]}]", row["id"],
+                                    "an id unique among flows"))
+        else:
+            ids[key] = i
+    deps: list[list[int]] = []
+    known = ", ".join(repr(k[1]) for k in list(ids)[:12]) or "none: no flow has an id"
+    for i, row in enumerate(rows):
+        mine = []
+        for x in row["after"]:
+            j = ids.get((type(x), x))
+            if j is None:
+                problems.append(Problem(file, f"flows[{i}].after", f"unknown flow id {x!r}", row["after"],
+                                        f"ids of flows: {known}"))
+                break
+            mine.append(j)
+        deps.append(mine)
+    state = [0] * len(rows)  # 0 unseen, 1 on the path, 2 done
+    for root in range(len(rows)):
+        if state[root]:
+            continue
+        path, stack = [root], [iter(deps[root])]
+        state[root] = 1
+        while stack:
+            j = next(stack[-1], None)
+            if j is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state[j] == 1:
+                cycle = path[path.index(j):] + [j]
+                problems.append(Problem(file, f"flows[{cycle[0]}].after",
+                                        "a cycle: " + " -> ".join(f"flows[{c}]" for c in cycle)
+                                        + " each wait for the next", rows[cycle[0]]["after"],
+                                        "ids of flows that do not wait, directly or not, for this one"))
+                return
+            elif not state[j]:
+                state[j] = 1
+                path.append(j)
+                stack.append(iter(deps[j]))
 
 
 def _hpc_checks(sc: Scenario, problems: list[Problem], hosts: list[str], ok: Any) -> None:

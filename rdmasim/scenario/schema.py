@@ -55,6 +55,8 @@ class Opt:
             "time?": "a time like '1ms' or 'never'",
             "node_pair": "two node names, e.g. ['h0', 's0']",
             "table": "a table",
+            "id": "a string or an integer, unique among flows",
+            "list[id]": "a list of flow ids",
         }.get(self.kind, self.kind)
         if self.lo is not None or self.hi is not None:
             lo = "" if self.lo is None else _num(self.lo)
@@ -461,6 +463,13 @@ SCHEMA: dict[str, Opt] = {
     "flows[].hold": Opt("time", 0, "Wait this long after `start` before posting (a compute phase).", lo=0,
                         hi=2**62),
     "flows[].priority": Opt("int", 3, "Priority (traffic class DSCP 8 x priority).", lo=0, hi=7),
+    "flows[].id": Opt("id", "", "A name for the flow, for `after` ('' = none). A string or an integer: "
+                      "`1` and `\"1\"` are different ids."),
+    "flows[].after": Opt("list[id]", [], "Ids of flows that must complete first: the flow starts at the "
+                         "later of `start` and the last of their completions, then waits its `hold`. A "
+                         "flow completes at its work completion on the host that posted it, success or "
+                         "error (WRITE, SEND: the last ACK is back at `src`; READ: the last response is at "
+                         "`dst`; LOCAL: at its start + `hold`). A cycle is refused."),
     # incast generator
     "traffic.incast.receiver": Opt("str", "", "Receiving host ('' = the last host)."),
     "traffic.incast.senders": Opt("list[str]", [], "Sending hosts ([] = every other host)."),

@@ -210,11 +210,14 @@ def traffic_table(sc: Scenario) -> tuple[tr.FlowTable, list[str]]:
     rows = sc.arrays.get("flows", [])
     parts: list[tr.FlowTable] = []
     if rows:
+        ids = {(type(r["id"]), r["id"]): i for i, r in enumerate(rows) if "id" in r["_given"]}
+        deps = [ids[(type(x), x)] for r in rows for x in r["after"]]
+        dep_ptr = np.cumsum([0] + [len(r["after"]) for r in rows])
         parts.append(tr.FlowTable.from_columns(
             src=[index[r["src"]] for r in rows], dst=[index[r["dst"]] for r in rows],
             size=[r["size"] for r in rows], start_ps=[r["start"] for r in rows],
             verb=[r["verb"] for r in rows], priority=[r["priority"] for r in rows],
-            hold_ps=[r["hold"] for r in rows], group=0, groups=["flows"]))
+            hold_ps=[r["hold"] for r in rows], group=0, groups=["flows"], dep_ptr=dep_ptr, deps=deps))
     problems: list[Problem] = []
     for gen in sc.generators:
         try:
