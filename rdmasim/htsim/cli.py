@@ -58,7 +58,8 @@ def add_arguments(imp: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--ignore-triggers",
         action="store_true",
-        help="start flows that wait for a trigger at 0 and name them (default: refuse)",
+        help="start flows that wait for a trigger at 0 and name them (default: after = the flows that fire "
+        "the trigger; a trigger that does not map is refused)",
     )
 
 

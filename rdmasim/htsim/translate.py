@@ -3,10 +3,10 @@
 Policy (docs/import-htsim.md), as for the HPCC import: what rdmasim expresses is mapped, with a
 note where the mapping is not one-to-one; what it cannot express is named as *not supported* (on
 stdout and in a comment block of the TOML). The import is refused (:class:`HtsimInputError`, exit
-status 2) where no rdmasim run would be the same experiment: a flow that starts when a trigger
-fires (rdmasim scenario flows start at a time; ``ignore_triggers`` starts them at 0 instead and
-names each), a host id the topology does not have, a flow from a host to itself, or an MTU
-rdmasim has no path MTU for.
+status 2) where no rdmasim run would be the same experiment: a flow that starts on a trigger
+rdmasim's ``after`` cannot express (:func:`_trigger_deps`; ``ignore_triggers`` starts every
+triggered flow at 0 instead and names each), a host id the topology does not have, a flow from a
+host to itself, or an MTU rdmasim has no path MTU for.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from rdmasim.hpcc.keys import rate_text, time_text
 from rdmasim.hpcc.toml_out import Table, render
-from rdmasim.htsim.cm import DEFAULT_PRIO, ConnectionMatrix, HtsimInputError
+from rdmasim.htsim.cm import DEFAULT_PRIO, Conn, ConnectionMatrix, HtsimInputError
 
 #: rdmasim's path MTUs
 MTUS = (256, 512, 1024, 2048, 4096)
@@ -95,6 +95,65 @@ def _topology(cm: ConnectionMatrix, o: Options, tr: Translation) -> tuple[dict[s
         f"numbers them (host 0 is {names[0]}, host {n - 1} is {names[-1]})"
     )
     return {"kind": "fat_tree", "k": k}, names
+
+
+def _why_not(cm: ConnectionMatrix, tid: int, fired: list[tuple[Conn, str]], waiting: list[Conn]) -> str:
+    """Why trigger ``tid`` is no ``after`` (all of its firing flows done), or '' if it is one.
+
+    htsim (trigger.cpp): a oneshot trigger starts every flow waiting on it at its one activation (a
+    second one is an assertion failure); a multishot one starts the next waiting flow at each
+    activation; a barrier of count N starts them all at its N-th activation. Each ``send_done_trigger``
+    or ``recv_done_trigger`` naming it is one activation."""
+    t = cm.triggers[tid]
+    n = len(fired)
+    if not n:
+        return f"no connection fires it (send_done_trigger/recv_done_trigger {tid}): htsim never starts it"
+    if t.type == "oneshot" and n > 1:
+        return (f"oneshot, fired by {n} connections: htsim starts its flows at the first activation and "
+                "aborts at the second")
+    if t.type == "multishot" and (n > 1 or len(waiting) > 1):
+        return (f"multishot, {n} activation(s) for {len(waiting)} waiting flow(s): htsim starts one "
+                "waiting flow per activation in the order they come, which after (all done) cannot say")
+    if t.type == "barrier" and n != t.count:
+        return (f"barrier count {t.count}, fired by {n} connection(s): htsim "
+                + ("never fires it" if n < t.count else f"fires it at the {t.count}-th activation, "
+                   "whichever comes first"))
+    return ""
+
+
+def _trigger_deps(cm: ConnectionMatrix, o: Options, tr: Translation) -> dict[int, list[Conn]]:
+    """Trigger id -> the connections whose completion fires it, for each trigger a flow waits on that
+    maps to ``after``; the others are refused (HtsimInputError) or, with ``ignore_triggers``, named."""
+    waiting: dict[int, list[Conn]] = {}
+    fired: dict[int, list[tuple[Conn, str]]] = {}
+    for c in cm.conns:
+        if c.trigger:
+            waiting.setdefault(c.trigger, []).append(c)
+        for key in ("send_done_trigger", "recv_done_trigger"):
+            if getattr(c, key):
+                fired.setdefault(getattr(c, key), []).append((c, key))
+    if o.ignore_triggers:
+        return {}
+    deps: dict[int, list[Conn]] = {}
+    for tid, ws in waiting.items():
+        why = _why_not(cm, tid, fired.get(tid, []), ws)
+        if why:
+            c = ws[0]
+            raise HtsimInputError(
+                f"{cm.path.name}:{c.line}: trigger {tid}: flow {c.flow_id} waits on trigger {tid}, "
+                f"{why} (allowed: a oneshot trigger one connection fires, a multishot one with one firing "
+                "and one waiting, a barrier of count N that N connections fire; --ignore-triggers starts "
+                "triggered flows at 0 and names them)"
+            )
+        deps[tid] = [c for c, _ in fired[tid]]
+        for c, key in fired[tid]:
+            if key == "recv_done_trigger":
+                tr.notes.append(
+                    f"{cm.path.name}:{c.line}: recv_done_trigger {tid}: htsim fires it when the receiver has "
+                    "every byte; rdmasim's completion is the last ACK back at the sender, about half a round "
+                    "trip later"
+                )
+    return deps
 
 
 def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translation:
@@ -178,22 +237,33 @@ def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translatio
 
     # -- records of the connection matrix
     waited = {c.trigger for c in cm.conns if c.trigger}
+    deps = _trigger_deps(cm, o, tr)
+    flow_ids = [c.flow_id for c in cm.conns if c.flow_id]
+    by_id = len(set(flow_ids)) == len(flow_ids)  # else a flow's scenario id is its line
+
+    def conn_id(c: Conn) -> int | str:
+        return c.flow_id if by_id and c.flow_id else f"line {c.line}"
+
+    firing = {id(c) for cs in deps.values() for c in cs}
     for c in cm.conns:
         where = f"{cm.path.name}:{c.line}"
-        if c.trigger and not o.ignore_triggers:
-            raise HtsimInputError(
-                f"{where}: trigger {c.trigger}: flow {c.flow_id} starts when trigger {c.trigger} fires; "
-                "rdmasim scenario flows start at a time (allowed: start PS; --ignore-triggers starts "
-                "such flows at 0 and names them)"
+        if c.trigger in deps:
+            say(
+                f"{where}: trigger {c.trigger}: flow {c.flow_id} starts when "
+                + ", ".join(f"flow {conn_id(d)}" for d in deps[c.trigger])
+                + f" {'is' if len(deps[c.trigger]) == 1 else 'are'} done: after = "
+                + repr([conn_id(d) for d in deps[c.trigger]])
             )
-        if c.trigger:
+        elif c.trigger:
             unsupported(
                 f"{where}: trigger {c.trigger}: flow {c.flow_id} starts at 0, "
                 f"not when trigger {c.trigger} fires"
             )
         for key in ("send_done_trigger", "recv_done_trigger"):
             tid = getattr(c, key)
-            if tid and tid in waited:
+            if tid in deps:
+                pass  # mapped to the waiting flows' after
+            elif tid and tid in waited:
                 unsupported(
                     f"{where}: {key} {tid}: fires trigger {tid}, which the flows it starts do not wait for"
                 )
@@ -206,7 +276,9 @@ def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translatio
                 f"{where}: addon: htsim adds the flow when its trigger fires; it is added at its start"
             )
     for t in cm.triggers.values():
-        if t.id in waited:
+        if t.id in deps:
+            say(f"{cm.path.name}:{t.line}: trigger id {t.id} {t.type}: mapped to after (above)")
+        elif t.id in waited:
             unsupported(
                 f"{cm.path.name}:{t.line}: trigger id {t.id} {t.type}: no flow dependencies in a scenario"
             )
@@ -245,10 +317,12 @@ def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translatio
             Table(
                 "flows",
                 {
+                    **({"id": conn_id(c)} if id(c) in firing else {}),
                     "src": names[c.src],
                     "dst": names[c.dst],
                     "size": c.size,
                     "start": time_text(c.start_ps or 0),
+                    **({"after": [conn_id(d) for d in deps[c.trigger]]} if c.trigger in deps else {}),
                 },
                 array=True,
                 comment=f"{cm.path.name}:{c.line} {c.src}->{c.dst}"

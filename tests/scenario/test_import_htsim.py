@@ -106,6 +106,44 @@ def test_star_times_and_triggers_named_and_run(tmp_path: Path, capsys: pytest.Ca
     assert set(read_table(res, "flows")["status"]) == {"ok"}
 
 
+def test_trigger_maps_to_after_and_the_flow_starts_when_its_trigger_flow_is_done(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _import(tmp_path, _write(tmp_path, SERIAL), "--topology", "star", "-v")
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "m.cm:7: trigger 1: flow 2 starts when flow 1 is done: after = [1]" in printed
+    assert "not supported: m.cm:9: trigger id 1" not in printed and "send_done_trigger 1" not in printed
+    flows = tomllib.loads(out.read_text())["flows"]
+    assert (flows[0]["id"], flows[1]["after"], flows[1]["start"]) == (1, [1], "0ps")
+    res = tmp_path / "res"
+    assert main(["run", str(out), "--out", str(res), "--quiet"]) == 0
+    done = read_table(res, "flows")
+    assert set(done["status"]) == {"ok"}
+    assert done["start_ps"][1] == done["finish_ps"][0]  # htsim's send_done: the sender has its last ACK
+
+
+def test_barrier_of_two_waits_for_both_and_recv_done_gets_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cm = _write(
+        tmp_path,
+        "Nodes 4\nConnections 3\nTriggers 1\n0->1 id 5 start 0 size 4000 send_done_trigger 2\n"
+        "2->3 id 6 start 0 size 90000 recv_done_trigger 2\n1->2 id 7 trigger 2 size 1000\n"
+        "trigger id 2 barrier count 2\n",
+    )
+    code, out = _import(tmp_path, cm, "--topology", "star", "-v")
+    printed = capsys.readouterr().out
+    assert code == 0 and "0 field(s) not supported" in printed
+    assert "m.cm:5: recv_done_trigger 2: htsim fires it when the receiver has every byte" in printed
+    flows = tomllib.loads(out.read_text())["flows"]
+    assert flows[2]["after"] == [5, 6]
+    res = tmp_path / "res"
+    assert main(["run", str(out), "--out", str(res), "--quiet"]) == 0
+    done = read_table(res, "flows")
+    assert done["start_ps"][2] == max(done["finish_ps"][0], done["finish_ps"][1]) == done["finish_ps"][1]
+
+
 def test_strict_refuses_what_does_not_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _import(tmp_path, _write(tmp_path, SERIAL), "--ignore-triggers", "--strict")
     assert code == 2 and not out.exists()
@@ -172,7 +210,27 @@ def _bad(tmp: Path, capsys: pytest.CaptureFixture[str], text: str | None, *extra
         (
             "Nodes 8\nConnections 1\nTriggers 1\n0->5 id 1 trigger 1 size 10\ntrigger id 1 oneshot\n",
             (),
-            "bad.cm:4: trigger 1: flow 1 starts when trigger 1 fires",
+            "bad.cm:4: trigger 1: flow 1 waits on trigger 1, no connection fires it",
+        ),
+        (
+            "Nodes 8\nConnections 3\nTriggers 1\n0->5 id 1 start 0 size 10 send_done_trigger 1\n"
+            "1->5 id 2 start 0 size 10 send_done_trigger 1\n2->3 id 3 trigger 1 size 10\n"
+            "trigger id 1 oneshot\n",
+            (),
+            "bad.cm:6: trigger 1: flow 3 waits on trigger 1, oneshot, fired by 2 connections",
+        ),
+        (
+            "Nodes 8\nConnections 3\nTriggers 1\n0->5 id 1 start 0 size 10 send_done_trigger 1\n"
+            "2->3 id 2 trigger 1 size 10\n2->4 id 3 trigger 1 size 10\ntrigger id 1 multishot\n",
+            (),
+            "bad.cm:5: trigger 1: flow 2 waits on trigger 1, multishot, 1 activation(s) for 2 waiting",
+        ),
+        (
+            "Nodes 8\nConnections 2\nTriggers 1\n0->5 id 1 start 0 size 10 send_done_trigger 1\n"
+            "2->3 id 2 trigger 1 size 10\ntrigger id 1 barrier count 2\n",
+            (),
+            "bad.cm:5: trigger 1: flow 2 waits on trigger 1, barrier count 2, fired by 1 connection(s): "
+            "htsim never fires it",
         ),
         (
             "Nodes 8\nConnections 1\n0->5 id 1 trigger 2 size 10\n",
