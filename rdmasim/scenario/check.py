@@ -260,6 +260,23 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
                     int(sum(disk.values())), disk)
 
 
+def check_disk_total(out_dir: str | Path, estimates: list[Estimate]) -> str | None:
+    """The refusal (one line) when the files of several runs kept together in ``out_dir`` (each
+    run's :func:`estimate`, ``estimates``) do not fit the free space there; None when they fit (or
+    the free space is unknown)."""
+    need = sum(e.disk_bytes for e in estimates)
+    if not need:
+        return None
+    where, free = free_space(out_dir)
+    if not 0 <= free < need:
+        return None
+    return (f"the {len(estimates)} runs still to do would keep about {_mb(need)} ({need:,} bytes, the "
+            f"sum of each run's estimate) of files in {str(out_dir)!r}, but {str(where)!r} has {_mb(free)} "
+            f"({free:,} bytes) free (allowed: kept runs whose files fit in the free space: fewer runs, "
+            "smaller outputs such as outputs.pcap_snaplen or outputs.trace = false, another --out "
+            "folder, or no --keep-runs)")
+
+
 def check_resources(
     sc: Scenario, est: Estimate, max_memory: int | None = None, out_dir: str | Path | None = None
 ) -> tuple[list[Problem], list[Problem]]:
