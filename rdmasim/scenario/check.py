@@ -260,6 +260,11 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
                     int(sum(disk.values())), disk)
 
 
+def _size(n: int) -> str:
+    """``1.2 GB (1,234,567,890 bytes)``; below a megabyte the bytes alone."""
+    return f"{_mb(n)} ({n:,} bytes)" if n >= 1e6 else f"{n:,} bytes"
+
+
 def check_disk_total(out_dir: str | Path, estimates: list[Estimate]) -> str | None:
     """The refusal (one line) when the files of several runs kept together in ``out_dir`` (each
     run's :func:`estimate`, ``estimates``) do not fit the free space there; None when they fit (or
@@ -270,11 +275,11 @@ def check_disk_total(out_dir: str | Path, estimates: list[Estimate]) -> str | No
     where, free = free_space(out_dir)
     if not 0 <= free < need:
         return None
-    return (f"the {len(estimates)} runs still to do would keep about {_mb(need)} ({need:,} bytes, the "
-            f"sum of each run's estimate) of files in {str(out_dir)!r}, but {str(where)!r} has {_mb(free)} "
-            f"({free:,} bytes) free (allowed: kept runs whose files fit in the free space: fewer runs, "
-            "smaller outputs such as outputs.pcap_snaplen or outputs.trace = false, another --out "
-            "folder, or no --keep-runs)")
+    return (f"the {len(estimates)} runs still to do would keep about {_size(need)} of files in "
+            f"{str(out_dir)!r} (the sum of each run's estimate), but {str(where)!r} has {_size(free)} "
+            "free (allowed: kept runs whose files fit in the free space: fewer runs, smaller outputs "
+            "such as outputs.pcap_snaplen or outputs.trace = false, another --out folder, or no "
+            "--keep-runs)")
 
 
 def check_resources(

@@ -197,14 +197,14 @@ class SweepResult:
 
     def ideal_fct(self) -> str | None:
         """The ideal-FCT definition (scenario key ``outputs.ideal_fct``: ``wire`` or ``payload``,
-        :data:`rdmasim.results.IDEAL_FCT`) the slowdowns of the runs are of: one name, or
-        ``payload/wire by outputs.ideal_fct`` when the runs differ; None when no run recorded it
-        (a store of an earlier rdmasim)."""
+        :data:`rdmasim.results.IDEAL_FCT`) the slowdowns of the runs are of: its name, or
+        ``per outputs.ideal_fct`` when the runs differ (a swept ``outputs.ideal_fct``: its column
+        says which); None when no run recorded it (a store of an earlier rdmasim)."""
         with SweepStore(self.store_path) as st:
             runs = st.runs(self.run_keys, self.version)
         found = sorted({r["ideal_fct"] for r in runs if r["status"] != "error"} - {None})
         if len(found) > 1:
-            return "/".join(found) + " by outputs.ideal_fct"
+            return "per outputs.ideal_fct"
         return found[0] if found else None
 
     def _groups(self) -> tuple[list[str], list[tuple[dict[str, Any], list[dict[str, Any]]]],

@@ -43,7 +43,7 @@ def test_kept_runs_that_do_not_fit_together_are_refused_before_any_run(
     cap = capsys.readouterr()
     (line,) = cap.err.strip().splitlines()
     assert str(out / "runs") in line and "4 runs" in line
-    assert f"({free:,} bytes) free" in line and f"({sum(need):,} bytes," in line
+    assert f"has {free:,} bytes free" in line and f"about {sum(need):,} bytes of files" in line
     assert not (out / "runs").exists()
     assert not (out / STORE_NAME).exists() or not load_sweep(out).runs_records()
     # without kept runs nothing is written per run: no check of the total
@@ -85,3 +85,11 @@ def test_sweep_slowdown_names_the_ideal_fct(tmp_path: Path, capsys: pytest.Captu
     assert "ideal: payload" in res.plot("p99_slowdown").axes[0].get_ylabel()
     assert "ideal: payload" in res.slowdown_plot().axes[0].get_ylabel()
     assert set(res.runs()["ideal_fct"]) == {"payload"}
+
+
+def test_a_sweep_over_the_ideal_fct_says_the_column_tells(tmp_path: Path) -> None:
+    res = run_sweep(LOSSY, {"outputs.ideal_fct": ["wire", "payload"]}, tmp_path, executor="thread",
+                    progress=False)
+    assert res.ideal_fct() == "per outputs.ideal_fct"
+    assert "(ideal: per outputs.ideal_fct)" in res.summary_text()
+    assert "ideal: per outputs.ideal_fct" in res.plot("median_slowdown").axes[0].get_ylabel()
