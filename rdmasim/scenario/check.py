@@ -260,6 +260,28 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
                     int(sum(disk.values())), disk)
 
 
+def _size(n: int) -> str:
+    """``1.2 GB (1,234,567,890 bytes)``; below a megabyte the bytes alone."""
+    return f"{_mb(n)} ({n:,} bytes)" if n >= 1e6 else f"{n:,} bytes"
+
+
+def check_disk_total(out_dir: str | Path, estimates: list[Estimate]) -> str | None:
+    """The refusal (one line) when the files of several runs kept together in ``out_dir`` (each
+    run's :func:`estimate`, ``estimates``) do not fit the free space there; None when they fit (or
+    the free space is unknown)."""
+    need = sum(e.disk_bytes for e in estimates)
+    if not need:
+        return None
+    where, free = free_space(out_dir)
+    if not 0 <= free < need:
+        return None
+    return (f"the {len(estimates)} runs still to do would keep about {_size(need)} of files in "
+            f"{str(out_dir)!r} (the sum of each run's estimate), but {str(where)!r} has {_size(free)} "
+            "free (allowed: kept runs whose files fit in the free space: fewer runs, smaller outputs "
+            "such as outputs.pcap_snaplen or outputs.trace = false, another --out folder, or no "
+            "--keep-runs)")
+
+
 def check_resources(
     sc: Scenario, est: Estimate, max_memory: int | None = None, out_dir: str | Path | None = None
 ) -> tuple[list[Problem], list[Problem]]:

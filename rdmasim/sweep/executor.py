@@ -19,7 +19,7 @@ from typing import Any
 def run_one(text: str, file: str, overrides: dict[str, Any], out_dir: str = "") -> dict[str, Any]:
     """Run the scenario ``text`` with ``overrides``; never raises.
 
-    Returns ``{"status": "ok" or "incomplete", "seed", "sim_time_ps", "events", "wall_s",
+    Returns ``{"status": "ok" or "incomplete", "seed", "ideal_fct", "sim_time_ps", "events", "wall_s",
     "flows", "ports", "queues", "collectives"}`` (row dicts; ``incomplete``: some flows did not
     complete successfully: still running at the end, or ended by an error completion) or
     ``{"status": "error", "error": text}``. ``out_dir`` (if not "") gets the run's result
@@ -37,6 +37,7 @@ def run_one(text: str, file: str, overrides: dict[str, Any], out_dir: str = "") 
         return {
             "status": "ok" if done else "incomplete",
             "seed": res.seed,
+            "ideal_fct": res.ideal_fct,
             "sim_time_ps": res.sim_time_ps,
             "events": res.events,
             "wall_s": res.wall_s,

@@ -195,6 +195,18 @@ class SweepResult:
         JSON), as a pandas DataFrame with the run's parameters."""
         return _table(*self._rows_table("collectives"))
 
+    def ideal_fct(self) -> str | None:
+        """The ideal-FCT definition (scenario key ``outputs.ideal_fct``: ``wire`` or ``payload``,
+        :data:`rdmasim.results.IDEAL_FCT`) the slowdowns of the runs are of: its name, or
+        ``per outputs.ideal_fct`` when the runs differ (a swept ``outputs.ideal_fct``: its column
+        says which); None when no run recorded it (a store of an earlier rdmasim)."""
+        with SweepStore(self.store_path) as st:
+            runs = st.runs(self.run_keys, self.version)
+        found = sorted({r["ideal_fct"] for r in runs if r["status"] != "error"} - {None})
+        if len(found) > 1:
+            return "per outputs.ideal_fct"
+        return found[0] if found else None
+
     def _groups(self) -> tuple[list[str], list[tuple[dict[str, Any], list[dict[str, Any]]]],
                                dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
         """(parameter keys without the seed, [(parameter values, runs)] per combination in
@@ -274,11 +286,13 @@ class SweepResult:
 
     def slowdown_plot(self, buckets: Any = None, title: str | None = None) -> Any:
         """FCT slowdown by flow size (median and p99), one line pair per parameter combination
-        (:func:`rdmasim.plots.fct_slowdown_by_size`): a matplotlib Figure."""
+        (:func:`rdmasim.plots.fct_slowdown_by_size`; the axis names the ideal FCT's definition,
+        :meth:`ideal_fct`): a matplotlib Figure."""
         from rdmasim import plots
 
         return plots.fct_slowdown_by_size(self.flows_by_combination(), buckets=buckets,
-                                          title=title or "FCT slowdown by flow size")
+                                          title=title or "FCT slowdown by flow size",
+                                          ideal_fct=self.ideal_fct())
 
     def default_metric(self) -> str:
         """The metric :meth:`plot` draws by default: ``collective_time_ps`` when the runs have a
@@ -292,7 +306,8 @@ class SweepResult:
         swept parameter ``x`` (default: the numeric parameter with the most values; sizes, rates
         and times count as numbers), one line per value of the other parameters, seeds pooled
         (with several seeds, bars from the smallest to the largest run's value). Points of
-        combinations with unfinished flows are drawn hollow. A matplotlib Figure
+        combinations with unfinished flows are drawn hollow. A slowdown axis names the ideal FCT's
+        definition (:meth:`ideal_fct`). A matplotlib Figure
         (:func:`rdmasim.plots.sweep_metric`)."""
         from rdmasim.plots.sweep import sweep_metric
 
@@ -306,17 +321,23 @@ class SweepResult:
         if x is not None and x not in keys:
             raise ValueError(f"x {x!r}: not a parameter of this sweep (allowed: {', '.join(keys) or 'none'})")
         label, kind = METRICS[metric]
+        ideal = self.ideal_fct() if metric.endswith("_slowdown") else None
+        if ideal:  # the slowdown axis names the ideal FCT it divides by
+            label = f"{label.split(' (')[0]} (FCT / ideal FCT, ideal: {ideal})"
         return sweep_metric(rows, keys, metric, label, kind, x=x, per_run=self.summary_rows(per_run=True),
                             title=title, names=short_names(keys))
 
     def summary_text(self) -> str:
-        """The summary table as text: one line per parameter combination, and a note on the
-        combinations whose runs left flows unfinished."""
+        """The summary table as text: one line per parameter combination (the slowdown column
+        names the ideal FCT's definition, :meth:`ideal_fct`), and a note on the combinations whose
+        runs left flows unfinished."""
         rows = self.summary_rows()
+        ideal = self.ideal_fct()
         keys = [k for k in rows[0] if k not in _STAT_KEYS] if rows else []
         colls = any(r["collective_time_ps"] is not None for r in rows)
-        head = [*keys, "runs", "incomplete", "failed", "mean FCT", "p99 FCT", "slowdown p50/p95/p99",
-                "completed", "drops", "ECN marks", "PFC XOFF"]
+        slowdown = "slowdown p50/p95/p99" + (f" (ideal: {ideal})" if ideal else "")
+        head = [*keys, "runs", "incomplete", "failed", "mean FCT", "p99 FCT", slowdown, "completed", "drops",
+                "ECN marks", "PFC XOFF"]
         if colls:
             head += ["collective", "busbw"]
         body = []

@@ -11,10 +11,10 @@ from typing import Any, TextIO
 
 from rdmasim import __version__
 from rdmasim.errors import UserInputError
-from rdmasim.scenario.check import check_resources, estimate
+from rdmasim.scenario.check import Estimate, check_disk_total, check_resources, estimate
 from rdmasim.scenario.load import Problem, ScenarioError, loads, read_text
 from rdmasim.sweep.executor import open_executor, run_one
-from rdmasim.sweep.grid import ParamsLike, param_keys, plan, run_names, scenario_digest
+from rdmasim.sweep.grid import ParamsLike, RunSpec, param_keys, plan, run_names, scenario_digest
 from rdmasim.sweep.result import SweepResult
 from rdmasim.sweep.store import STORE_NAME, SweepStore
 
@@ -54,6 +54,19 @@ def _check_version(store: SweepStore, digest: str, text: str, file: str) -> None
         f"({file}, rdmasim {__version__}): {why}, and runs of two versions must not be summarised "
         "together (allowed: a new --out folder (out_dir), or --new-version (new_version=True) to keep "
         "the stored runs apart and start this version in the same store)")
+
+
+def _check_kept_runs(out: Path, specs: list[RunSpec], estimates: dict[str, Estimate], resume: bool) -> None:
+    """Refuse (:class:`UserInputError`) a sweep whose runs still to do (all, or with ``resume`` the
+    ones the store in ``out`` does not have) would keep more files in ``out/runs`` than fit."""
+    done: set[str] = set()
+    if resume and (out / STORE_NAME).is_file():
+        with SweepStore(out / STORE_NAME) as store:
+            done = store.ok_keys()
+    todo = [estimates[s.run_key] for s in specs if s.run_key not in done]
+    refusal = check_disk_total(out / "runs", todo)
+    if refusal:
+        raise UserInputError(f"sweep with --keep-runs (keep_runs=True): {refusal}")
 
 
 class _Progress:
@@ -118,6 +131,7 @@ def run_sweep(
     specs = plan(text, params, seeds)
     names = dict(zip((s.run_key for s in specs), run_names([s.overrides for s in specs]), strict=True))
     problems: dict[str, Problem] = {}
+    estimates: dict[str, Estimate] = {}
     for s in specs:
         try:
             sc = loads(text, file, s.overrides)
@@ -126,15 +140,19 @@ def run_sweep(
                 problems.setdefault(str(p), p)
             continue
         # a run that cannot fit in this machine's memory is refused before any run starts
-        # (a run writes files only with keep_runs; each is checked against the free space alone)
+        # (a run writes files only with keep_runs; each is checked against the free space here,
+        # all the runs still to do together below)
         runs_dir = str(Path(out_dir) / "runs") if keep_runs else ""
-        for p in check_resources(sc, estimate(sc), out_dir=runs_dir)[0]:
+        est = estimates[s.run_key] = estimate(sc)
+        for p in check_resources(sc, est, out_dir=runs_dir)[0]:
             run = ", ".join(f"{k} = {v!r}" for k, v in s.overrides.items())
             p = Problem(f"{file} (override)", p.path, f"{p.message} (run {run})", p.value, p.allowed)
             problems.setdefault(str(p), p)
     if problems:
         raise ScenarioError(list(problems.values()))
     out = Path(out_dir)
+    if keep_runs:  # the kept runs' files together, not each alone, must fit before any run starts
+        _check_kept_runs(out, specs, estimates, resume)
     stream = sys.stderr if stream is None else stream
     keys = param_keys(specs)
     with ExitStack() as stack:

@@ -71,11 +71,13 @@ RUN_COLUMNS = [
     "ecn_marked",
     "pfc_xoff_sent",
     "paused_ps",
+    "ideal_fct",
 ]
 #: SQLite types of the runs columns added after the first stores (an older store gets them)
 _RUN_TYPES = {"scenario_digest": "TEXT", "run_name": "TEXT", "flows": "INTEGER", "unfinished": "INTEGER",
               "flow_errors": "INTEGER",
-              "drops": "INTEGER", "ecn_marked": "INTEGER", "pfc_xoff_sent": "INTEGER", "paused_ps": "INTEGER"}
+              "drops": "INTEGER", "ecn_marked": "INTEGER", "pfc_xoff_sent": "INTEGER", "paused_ps": "INTEGER",
+              "ideal_fct": "TEXT"}
 #: run statuses: every flow finished / the run ended with flows not finished / the run failed
 STATUSES = ("ok", "incomplete", "error")
 #: the port counters summed into the runs row
@@ -188,8 +190,8 @@ class SweepStore:
     def record(self, run_key: str, params: Mapping[str, Any], outcome: Mapping[str, Any],
                digest: str | None = None, run_name: str = "") -> None:
         """Write one run's outcome (a worker's dict, :func:`rdmasim.sweep.run_one`: ``status`` and,
-        unless it is ``error``, ``seed``, ``sim_time_ps``, ``events``, ``wall_s`` and the rows of
-        ``flows``, ``ports``, ``queues``, ``collectives``; ``error`` if it failed) of the scenario
+        unless it is ``error``, ``seed``, ``ideal_fct``, ``sim_time_ps``, ``events``, ``wall_s`` and
+        the rows of ``flows``, ``ports``, ``queues``, ``collectives``; ``error`` if it failed) of the scenario
         version ``digest`` in one transaction, replacing whatever the store had for ``run_key``."""
         status = outcome.get("status")
         status = status if status in STATUSES else "error"
@@ -215,6 +217,7 @@ class SweepStore:
             sum(f.get("status") != "ok" for f in flows) if ran else None,
             sum(f.get("status") not in ("ok", "incomplete") for f in flows) if ran else None,
             *totals,
+            outcome.get("ideal_fct") if ran else None,
         )
         self.db.execute("BEGIN IMMEDIATE")
         try:
