@@ -87,8 +87,19 @@ IBV_LINK_LAYER_INFINIBAND = 1
 IBV_LINK_LAYER_ETHERNET = 2
 IBV_PORT_PHYS_STATE_LINK_UP = 5
 IBV_ATOMIC_HCA = 1
-# rxe's RXE_DEVICE_CAP_FLAGS, kept to what the emulator does: RNR NAKs, a system image GUID and
-# SRQ resize
+# rxe's RXE_DEVICE_CAP_FLAGS (rxe_param.h): the counters and port bits (BAD_PKEY_CNTR,
+# BAD_QKEY_CNTR, AUTO_PATH_MIG, CHANGE_PHY_PORT, UD_AV_PORT_ENFORCE, PORT_ACTIVE_EVENT,
+# MEM_MGT_EXTENSIONS), RNR NAKs, a system image GUID and SRQ resize
+IBV_DEVICE_BAD_PKEY_CNTR = 1 << 1
+IBV_DEVICE_BAD_QKEY_CNTR = 1 << 2
+IBV_DEVICE_AUTO_PATH_MIG = 1 << 4
+IBV_DEVICE_CHANGE_PHY_PORT = 1 << 5
+IBV_DEVICE_UD_AV_PORT_ENFORCE = 1 << 6
+IBV_DEVICE_PORT_ACTIVE_EVENT = 1 << 10
+IBV_DEVICE_MEM_MGT_EXTENSIONS = 1 << 21
+_RXE_PORT_CAPS = (IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_AUTO_PATH_MIG
+                  | IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_UD_AV_PORT_ENFORCE
+                  | IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_MGT_EXTENSIONS)
 IBV_DEVICE_SRQ_RESIZE = 8192
 IBV_DEVICE_SYS_IMAGE_GUID = 2048
 IBV_DEVICE_RC_RNR_NAK_GEN = 4096
@@ -253,7 +264,7 @@ def device_attr(host: Host) -> DeviceAttr:
     return DeviceAttr(fw_version="0.0.0", node_guid=guid, sys_image_guid=guid,
                       atomic_caps=IBV_ATOMIC_HCA,
                       device_cap_flags=(IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN
-                                        | IBV_DEVICE_SRQ_RESIZE | _MW_CAPS),
+                                        | IBV_DEVICE_SRQ_RESIZE | _MW_CAPS | _RXE_PORT_CAPS),
                       values=dict(RXE_DEVICE_ATTR))
 
 
