@@ -142,6 +142,12 @@ class Context(_device.Context):
         self._check_open("query_device")
         return _devices.device_attr(self.host)
 
+    def query_rt_values_ex(self, comp_mask: int = 1) -> tuple[int, int]:
+        """``ibv_query_rt_values_ex``: EOPNOTSUPP. rxe's provider does not implement it, and
+        libibverbs then answers EOPNOTSUPP; the emulated device has no hardware clock to read."""
+        raise PyverbsRDMAError("Failed to query real time values: not supported by the device (as rxe)",
+                               errno.EOPNOTSUPP)
+
     def query_device_ex(self) -> DeviceAttrEx:
         """``ibv_query_device_ex``: ``orig_attr`` is ``query_device()``; ``device_cap_flags_ex`` adds
         rxe's FLUSH and ATOMIC WRITE bits."""

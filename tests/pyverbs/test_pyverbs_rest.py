@@ -162,3 +162,10 @@ def test_srq_ops_wr_exists() -> None:
 
     assert OpsWr(wr_id=3).wr_id == 3
 
+
+
+def test_query_rt_values_ex_is_eopnotsupp_as_on_rxe() -> None:
+    # rxe's provider has no query_rt_values: libibverbs answers EOPNOTSUPP
+    with pytest.raises(PyverbsRDMAError) as exc:
+        Context(name="rxe0").query_rt_values_ex()
+    assert exc.value.error_code == errno.EOPNOTSUPP

@@ -51,7 +51,7 @@ def parse_pxd(text: str) -> list[tuple[str, bool, list[str]]]:
             continue
         if cur is None:
             continue
-        m2 = re.match(r"\s{8,}([A-Za-z_]\w*)\s*$", s)
+        m2 = re.match(r"\s{5,}([A-Za-z_]\w*)\s*(?:=.*)?$", s)
         if m2:
             cur.append(m2.group(1))
         elif s.strip():
