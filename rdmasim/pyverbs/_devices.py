@@ -136,14 +136,27 @@ class DeviceAttr:
         raise AttributeError(f"DeviceAttr has no attribute {name!r}")
 
 
+# rxe's ODP capabilities (rxe_init_device_param with CONFIG_INFINIBAND_ON_DEMAND_PAGING): ODP
+# without implicit MRs; RC: SEND, RECV, WRITE, READ, ATOMIC, SRQ_RECV, FLUSH, ATOMIC_WRITE;
+# UD: SEND, RECV, SRQ_RECV; none for UC
+IBV_ODP_SUPPORT = 1
+_ODP_SEND, _ODP_RECV, _ODP_WRITE, _ODP_READ, _ODP_ATOMIC, _ODP_SRQ_RECV = 1, 2, 4, 8, 16, 32
+_ODP_FLUSH, _ODP_ATOMIC_WRITE = 64, 128
+RXE_RC_ODP_CAPS = (_ODP_SEND | _ODP_RECV | _ODP_WRITE | _ODP_READ | _ODP_ATOMIC | _ODP_SRQ_RECV
+                   | _ODP_FLUSH | _ODP_ATOMIC_WRITE)
+RXE_UD_ODP_CAPS = _ODP_SEND | _ODP_RECV | _ODP_SRQ_RECV
+
+
 @dataclass(frozen=True)
 class OdpCaps:
-    """``struct ibv_odp_caps``: no on-demand paging (rxe has none either)."""
+    """``struct ibv_odp_caps``: on-demand paging as rxe has it. The emulated NIC reads and writes
+    the registered memory itself, so an ODP MR (``IBV_ACCESS_ON_DEMAND``) is served like any
+    other, whatever pages the process has dropped."""
 
-    general_caps: int = 0
-    rc_odp_caps: int = 0
+    general_caps: int = IBV_ODP_SUPPORT
+    rc_odp_caps: int = RXE_RC_ODP_CAPS
     uc_odp_caps: int = 0
-    ud_odp_caps: int = 0
+    ud_odp_caps: int = RXE_UD_ODP_CAPS
 
 
 @dataclass(frozen=True)
