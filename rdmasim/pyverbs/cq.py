@@ -11,6 +11,8 @@ import errno
 import math
 import os
 import sys
+import threading
+import time
 import warnings
 import weakref
 from typing import Any
@@ -28,6 +30,9 @@ from rdmasim.verbs.wc import WC
 __all__ = ["CQ", "CQEX", "WC", "CompChannel", "CqInitAttrEx", "PollCqAttr"]
 
 _INT64_MAX = (1 << 63) - 1
+# how long a blocking wait sleeps when nothing can happen until another thread acts (it only
+# lets that thread run: simulated time does not depend on it)
+_WAIT_S = 0.001
 
 
 class TruncatedCqeWarning(UserWarning):
@@ -100,8 +105,10 @@ class CompChannel:
 
     def get_cq_event(self, cq: CQ) -> None:
         """Wait for ``cq``'s next event: runs the simulation until a completion arrives on the
-        armed CQ. Refused (it would block forever) when the CQ is not armed, and a
-        PyverbsRDMAError (EIO) when the simulation goes idle with no completion to come."""
+        armed CQ. Refused (it would block forever) when the CQ is not armed. When the simulation
+        goes idle with no completion to come, it keeps waiting while another thread of the
+        program is alive (that thread may post), and raises PyverbsRDMAError (EIO) when none is
+        (no event can ever come)."""
         instance("get_cq_event cq", cq, CQ)
         if self.closed:
             raise PyverbsUserError("get_cq_event: the channel is closed")
@@ -122,9 +129,13 @@ class CompChannel:
             if reason in (_core.RUN_PEER, _core.RUN_STEP):
                 continue
             if len(cq) < want and reason != _core.RUN_CQ:
+                if threading.active_count() > 1:  # another thread may post: block, as ibv_get_cq_event
+                    time.sleep(_WAIT_S)
+                    continue
                 raise PyverbsRDMAError(
                     f"get_cq_event: the simulation went idle with no new completion on {cq!r}: "
-                    "nothing is in flight, so no event can come (was work posted?)", errno.EIO)
+                    "nothing is in flight and no other thread is running, so no event can come "
+                    "(was work posted?)", errno.EIO)
         cq._armed_at = None
         cq._events += 1
         if cq._signalled:  # the event fd announced it: taken now

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import threading
+import time
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
@@ -100,8 +102,9 @@ class Context(_device.Context):
         """``ibv_get_async_event``: the next asynchronous event of the device. The one emulated is
         ``IBV_EVENT_SRQ_LIMIT_REACHED`` (an SRQ of this context fell below its armed limit).
         When none is pending it runs the simulation, event by event, until one is raised; if the
-        simulation goes idle first (no event can come) it raises PyverbsRDMAError (EIO) instead
-        of blocking forever. Pending events of several SRQs are returned SRQ by SRQ (in order of
+        simulation goes idle first it keeps waiting while another thread of the program is alive,
+        and raises PyverbsRDMAError (EIO) instead of blocking forever when none is. Pending
+        events of several SRQs are returned SRQ by SRQ (in order of
         creation), not in the order they were raised."""
         from rdmasim import _core
 
@@ -116,6 +119,9 @@ class Context(_device.Context):
                                        "off (run the simulation first)", errno.EAGAIN)
             reason = sim._core.run(_core.INT64_MAX, 1)
             if reason == _core.RUN_IDLE and self._pending_async_event_count() == 0:
+                if threading.active_count() > 1:  # another thread may act: block, as libibverbs
+                    time.sleep(0.001)
+                    continue
                 raise PyverbsRDMAError(
                     f"get_async_event: no asynchronous event on {self.name} and the simulation is "
                     "idle: nothing is in flight, so none can come (was an SRQ limit armed?)", errno.EIO)

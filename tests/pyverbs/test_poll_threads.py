@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import select
 import threading
+import time
 
 import pytest
 from support.pyverbs_pair import poll
@@ -102,3 +103,37 @@ def test_comp_channel_fd_is_readable_while_an_event_waits() -> None:
     assert poll(cq)[0].wr_id == 5
     channel.close()
     assert channel.fd == -1
+
+
+def test_a_thread_waits_in_get_cq_event_until_another_thread_posts() -> None:
+    cqa, qa, mra, cqb, _, _ = _pair()
+    ctx = cqb.ctx
+    channel = CompChannel(ctx)
+    cq = CQ(ctx, 8, None, channel)
+    qp = QP(PD(ctx), QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=QPCap(max_recv_wr=2)))
+    mr = MR(qp.pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
+    qa = QP(qa.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqa, rcq=cqa, cap=QPCap(max_send_wr=2)))
+    connect_qps(qa, qp)
+    qp.post_recv(RecvWR(wr_id=5, sg=[SGE(mr.buf, 64, mr.lkey)]))
+    cq.req_notify()
+    waiting = threading.Event()
+    outcome: list[object] = []
+
+    def waiter() -> None:
+        waiting.set()
+        try:
+            channel.get_cq_event(cq)  # nothing in flight yet: a real ibv_get_cq_event blocks
+            outcome.append("event")
+        except BaseException as exc:  # noqa: BLE001 (reported by the main thread)
+            outcome.append(exc)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    assert waiting.wait(600)
+    time.sleep(0.2)  # let the waiter find the simulation idle (not an assertion on time)
+    assert not outcome, outcome
+    qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, sg=[SGE(mra.buf, 8, mra.lkey)]))
+    t.join(600)
+    assert outcome == ["event"]
+    cq.ack_events(1)
+    assert poll(cq)[0].wr_id == 5
