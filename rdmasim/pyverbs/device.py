@@ -124,7 +124,8 @@ class Context(_device.Context):
                     continue
                 raise PyverbsRDMAError(
                     f"get_async_event: no asynchronous event on {self.name} and the simulation is "
-                    "idle: nothing is in flight, so none can come (was an SRQ limit armed?)", errno.EIO)
+                    "idle: nothing is in flight and no other thread is running, so none can come (was an "
+                    "SRQ limit armed?)", errno.EIO)
 
     def _srqs(self) -> list[Any]:
         from rdmasim.verbs.srq import SRQ
