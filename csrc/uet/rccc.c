@@ -88,8 +88,10 @@ int rs_rccc_rx_on_request(rs_rccc_rx *rx, int64_t now_ps, uint32_t key, uint64_t
     }
     if (requested > s->requested) /* cumulative: a reordered older request changes nothing */
         s->requested = requested;
-    if (!rx->next_ps && waiting(s)) /* the pacer wakes up, no earlier than its last grant allows */
-        rx->next_ps = now_ps > rx->free_ps ? now_ps : rx->free_ps;
+    if (!rx->next_ps && waiting(s)) { /* the pacer wakes up, no earlier than its last grant allows */
+        int64_t t = now_ps > rx->free_ps ? now_ps : rx->free_ps;
+        rx->next_ps = t > 0 ? t : 1; /* 0 means idle: a request at time 0 is served at 1 ps */
+    }
     return 0;
 }
 

@@ -50,7 +50,8 @@ void rs_rccc_rx_init(rs_rccc_rx *rx, const rs_rccc_rx_params *p);
 /* A packet from sender `key` carried its cumulative request `requested` (bytes).  Returns 0, or -1
  * when `key` is new and the table is full (that sender gets no credit). */
 int rs_rccc_rx_on_request(rs_rccc_rx *rx, int64_t now_ps, uint32_t key, uint64_t requested);
-/* When the pacer's next grant is due (0 = no sender waits for credit). */
+/* When the pacer's next grant is due (0 = no sender waits for credit; so a request at time 0 is
+ * served at 1 ps). */
 int64_t rs_rccc_rx_next_ps(const rs_rccc_rx *rx);
 /* At or after rs_rccc_rx_next_ps: the next grant.  Returns 1 and the sender (*key) and its new
  * cumulative grant (*granted) for a credit packet to send now, or 0 when none is due. */
