@@ -67,7 +67,8 @@ class NsccParams:
         check("quick_adapt", flag("quick_adapt"), "true or false")
         for name in ("alpha_mss", "fi_mss", "fi_scale", "eta_mss"):
             check(name, number(name) and getattr(self, name) >= 0, ">= 0")
-        check("fast_increase_delay", parses("fast_increase_delay", parse_time, True), "a time >= 0, e.g. '1us'")
+        check("fast_increase_delay", parses("fast_increase_delay", parse_time, True),
+              "a time >= 0, e.g. '1us'")
         check("gamma", number("gamma") and 0 < self.gamma <= 1, "0 < gamma <= 1")
         check("max_md", number("max_md") and 0 < self.max_md < 1, "0 < max_md < 1")
         check("delay_alpha", number("delay_alpha") and 0 < self.delay_alpha <= 1, "0 < delay_alpha <= 1")
@@ -97,7 +98,8 @@ class NsccParams:
         return cls(**overrides)
 
     @classmethod
-    def for_path(cls, rtt: str | int, mtu: int = 1024, trimming: bool = False, **overrides: Any) -> NsccParams:
+    def for_path(cls, rtt: str | int, mtu: int = 1024, trimming: bool = False,
+                 **overrides: Any) -> NsccParams:
         """Settings for a path of base round-trip time ``rtt`` with path MTU ``mtu`` (the window's
         packet size); then ``overrides``."""
         kw: dict[str, Any] = dict(base_rtt=parse_time(rtt), packet_bytes=mtu, trimming=trimming)
@@ -115,7 +117,8 @@ class NsccParams:
             packet_bytes=int(self.packet_bytes), base_rtt_ps=parse_time(self.base_rtt),
             trimming=int(bool(self.trimming)), target_qdelay_ps=self._time("target_qdelay"),
             qa_threshold_ps=self._time("qa_threshold"), qa_gate=int(self.qa_gate),
-            quick_adapt=int(bool(self.quick_adapt)), alpha_mss=float(self.alpha_mss), fi_mss=float(self.fi_mss),
+            quick_adapt=int(bool(self.quick_adapt)), alpha_mss=float(self.alpha_mss),
+            fi_mss=float(self.fi_mss),
             fi_scale=float(self.fi_scale), fast_increase_delay_ps=self._time("fast_increase_delay"),
             eta_mss=float(self.eta_mss), gamma=float(self.gamma), max_md=float(self.max_md),
             delay_alpha=float(self.delay_alpha), adjust_bytes=int(self.adjust_packets * self.packet_bytes),

@@ -429,7 +429,8 @@ SCHEMA: dict[str, Opt] = {
     "congestion_control.nscc.delay_alpha": Opt("float", 0.0125, "NSCC EWMA gain of the average delay.",
                                                lo=0.0, hi=1.0),
     "congestion_control.nscc.adjust_packets": Opt("int", 8, "NSCC applies increases every this many "
-                                                  "packets acked (or once per base RTT).", lo=1, hi=2**32 - 1),
+                                                  "packets acked (or once per base RTT).", lo=1,
+                                                  hi=2**32 - 1),
     "congestion_control.nscc.ref_rate": Opt("rate", "100Gbps", "NSCC reference network rate the gains "
                                             "are tuned for."),
     "congestion_control.nscc.ref_rtt": Opt("time", "12us", "NSCC reference network RTT.", lo=1, hi=U63),

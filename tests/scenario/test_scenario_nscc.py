@@ -60,7 +60,8 @@ def test_defaults_are_the_params_class_defaults() -> None:
 
 
 def test_hosts_run_nscc_and_the_flows_finish() -> None:
-    res = run_scenario(loads(FLOWS + '[congestion_control]\nalgorithm = "nscc"\nnotification_point = false\n'), "")
+    text = FLOWS + '[congestion_control]\nalgorithm = "nscc"\nnotification_point = false\n'
+    res = run_scenario(loads(text), "")
     assert all(f.status == "ok" for f in res.flows) and len(res.flows) == 2
     # NSCC asks for an ACK per packet: the receiver sends about as many frames as it receives
     plain = run_scenario(loads(FLOWS), "")

@@ -159,7 +159,8 @@ def test_window_bounds():
 @pytest.mark.parametrize(("kw", "field"), [
     (dict(base_rtt=0), "base_rtt"), (dict(gamma=0), "gamma"), (dict(gamma=1.5), "gamma"),
     (dict(max_md=1.0), "max_md"), (dict(delay_alpha=0), "delay_alpha"), (dict(qa_gate=64), "qa_gate"),
-    (dict(adjust_packets=0), "adjust_packets"), (dict(fi_mss=-1), "fi_mss"), (dict(packet_bytes=0), "packet_bytes"),
+    (dict(adjust_packets=0), "adjust_packets"), (dict(fi_mss=-1), "fi_mss"),
+    (dict(packet_bytes=0), "packet_bytes"),
     (dict(max_cwnd="1KB"), "max_cwnd"), (dict(trimming="yes"), "trimming"), (dict(ref_rate=0), "ref_rate"),
     (dict(target_qdelay="soon"), "target_qdelay")])
 def test_bad_parameters_name_the_field_and_range(kw, field):

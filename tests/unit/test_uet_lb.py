@@ -18,7 +18,8 @@ def cfg(kind: str = "reps", **kw) -> dict:
 
 def test_defaults_are_htsims():
     c = cfg()
-    assert (c["ev_count"], c["buffer_size"], c["reuse"], c["freezing"], c["explore_after_freeze"]) == (256, 8, 1, 1, 16)
+    got = (c["ev_count"], c["buffer_size"], c["reuse"], c["freezing"], c["explore_after_freeze"])
+    assert got == (256, 8, 1, 1, 16)
     assert _core.uet_lb_cfg_check(c) == 0
 
 
