@@ -35,7 +35,8 @@ def nscc() -> None:
         r = run_incast(n, algo, params, duration_us=dur, ecn=ecn)
         q = r.queue_bytes
         print(f"| {algo} | {n} | {dur / 1000:g} ms | {np.median(q) / 1e3:.1f} KB "
-              f"| {np.percentile(q, 99) / 1e3:.1f} KB | {r.goodput_fraction:.3f} | {r.jain:.4f} | {r.pause_frames} |")
+              f"| {np.percentile(q, 99) / 1e3:.1f} KB | {r.goodput_fraction:.3f} | {r.jain:.4f} "
+              f"| {r.pause_frames} |")
 
 
 def reps() -> None:
