@@ -272,3 +272,34 @@ cdef class RcccForTest:
 
     def tx_state(self, int i):
         return self.tx[i]
+
+
+def uet_lb_failure(dict cfg, uint64_t seed, int npaths, dead, int packets, int ack_delay, int rto_delay):
+    """A sender that keeps `ack_delay` packets in flight over `npaths` paths (entropy e takes path
+    e % npaths): a packet on a path in `dead` is lost without a trace and its retransmission timer
+    fires `rto_delay` packets later (a timeout); any other packet is acknowledged, unmarked,
+    `ack_delay` packets later.  Returns the packets sent on each path and the lb counters: how much
+    of the traffic a failed path swallows under each policy."""
+    cdef rs_uet_lb lb
+    cdef rs_uet_lb_cfg c
+    cdef uint16_t ev
+    cdef int i
+    c = cfg
+    rs_uet_lb_init(&lb, &c, seed)
+    per_path = [0] * npaths
+    deadset = set(dead)
+    events = {}   # send index -> list of (kind, ev): 0 = ACK, 1 = timeout
+    for i in range(packets):
+        for kind, e in events.pop(i, ()):
+            if kind == 0:
+                rs_uet_lb_on_ack(&lb, e, 0)
+            else:
+                rs_uet_lb_on_timeout(&lb)
+        ev = rs_uet_lb_next(&lb)
+        path = ev % npaths
+        per_path[path] += 1
+        if path in deadset:
+            events.setdefault(i + rto_delay, []).append((1, ev))
+        else:
+            events.setdefault(i + ack_delay, []).append((0, ev))
+    return per_path, lb.stats

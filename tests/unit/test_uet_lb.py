@@ -110,3 +110,12 @@ def test_bad_configuration_names_the_field(field, value, index):
     assert _core.uet_lb_cfg_check(c) == index
     with pytest.raises(ValueError, match=f"field {index}"):
         _core.uet_lb_run(c, 1, [])
+
+
+@pytest.mark.parametrize(("in_flight", "rto"), [(32, 200), (8, 100)])
+def test_reps_leaves_a_failed_path_oblivious_keeps_feeding_it(in_flight, rto):
+    # 8 paths, path 3 drops everything: its packets end in timeouts rto packets later
+    obl, so = _core.uet_lb_failure(cfg("oblivious"), 5, 8, [3], 50_000, in_flight, rto)
+    reps, sr = _core.uet_lb_failure(cfg(), 5, 8, [3], 50_000, in_flight, rto)
+    assert obl[3] / sum(obl) == pytest.approx(1 / 8, abs=0.01) and so["timeouts"] > 6_000
+    assert reps[3] / sum(reps) < 0.001 and sr["timeouts"] < 20
