@@ -47,6 +47,12 @@ def reps() -> None:
             per, st = _core.uet_lb_paths(_core.uet_lb_default_cfg(kind), 5, 8, bad, 20_000)
             share = sum(per[b] for b in bad) / sum(per)
             print(f"| {kind} | {len(bad)} of 8 | {share:.3f} | {st['recycled'] / st['sent']:.3f} |")
+    print("| policy | in flight | timeout after | share on the failed path | timeouts |")
+    print("|---|---|---|---|---|")
+    for ackd, rto in ((32, 200), (8, 100)):
+        for kind in ("oblivious", "reps"):
+            per, st = _core.uet_lb_failure(_core.uet_lb_default_cfg(kind), 5, 8, [3], 50_000, ackd, rto)
+            print(f"| {kind} | {ackd} | {rto} | {per[3] / sum(per):.5f} | {st['timeouts']} |")
 
 
 if __name__ == "__main__":
