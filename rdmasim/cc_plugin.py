@@ -147,14 +147,20 @@ def _params_decl(fields_: list[tuple[str, str, Any]]) -> str:
 
 @contextlib.contextmanager
 def _stderr_to(path: str) -> Iterator[None]:
-    """Send file descriptor 2 (the compiler's diagnostics) to ``path`` for the block."""
+    """Send file descriptor 2 (the compiler's diagnostics) to ``path`` for the block, with the
+    compiler's messages in plain ASCII (LC_ALL=C: the same text whatever the user's locale)."""
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved, lc_all = os.dup(2), os.environ.get("LC_ALL")
     with open(path, "wb") as f:
         os.dup2(f.fileno(), 2)
+    os.environ["LC_ALL"] = "C"
     try:
         yield
     finally:
+        if lc_all is None:
+            os.environ.pop("LC_ALL", None)
+        else:
+            os.environ["LC_ALL"] = lc_all
         sys.stderr.flush()
         os.dup2(saved, 2)
         os.close(saved)

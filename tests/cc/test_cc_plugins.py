@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LINE_RATE = """
 #include <stdint.h>
 typedef struct { uint64_t sent; } st;
-static void init(void *s, const void *p, double line, int64_t now) { (void)s; (void)p; (void)line; (void)now; }
+static void init(void *s, const void *p, double line, int64_t now) {}
 static void on_sent(void *s, const void *p, uint64_t b, int64_t now) { ((st *)s)->sent += b; }
 static double rate(const void *s, const void *p) { return 0.0; }
 const rs_cc_algo plugin = { .init = init, .on_sent = on_sent, .rate_bps = rate, .state_size = sizeof(st) };
@@ -220,7 +220,10 @@ def test_get_include_holds_the_public_headers():
     assert (inc / "rdmasim" / "cc.h").is_file() and (inc / "rdmasim" / "telemetry.h").is_file()
 
 
-@pytest.mark.parametrize("header", sorted(p.name for p in (ROOT / "csrc" / "include" / "rdmasim").glob("cc*.h")))
+CC_HEADERS = sorted(p.name for p in (ROOT / "csrc" / "include" / "rdmasim").glob("cc*.h"))
+
+
+@pytest.mark.parametrize("header", CC_HEADERS)
 def test_cc_headers_are_cffi_clean(header):
     """Every congestion-control header parses with cffi's cdef after the documented preprocessing
     (rdmasim.cc_plugin.header_cdef), and the interface's types come out with the compiler's sizes."""
@@ -234,7 +237,7 @@ def test_header_cdef_refuses_what_cffi_cannot_parse(tmp_path, monkeypatch):
     (tmp_path / "rdmasim").mkdir()
     (tmp_path / "rdmasim" / "cc.h").write_text("#if FOO\nint x;\n#endif\n")
     monkeypatch.setattr("rdmasim.cc_plugin.get_include", lambda: str(tmp_path))
-    with pytest.raises(ValueError, match=r"rdmasim/cc.h:1: preprocessor line cffi's cdef cannot take: #if FOO"):
+    with pytest.raises(ValueError, match=r"cc.h:1: preprocessor line cffi's cdef cannot take: #if FOO"):
         header_cdef()
 
 
@@ -257,3 +260,40 @@ def test_cache_reused(tmp_path):
     cc.unregister_plugin("cached")
     cc.register_plugin("cached", LINE_RATE, cache_dir=tmp_path)
     assert os.path.getmtime(next(tmp_path.rglob("*.so"))) == mtime
+
+
+# ---- the protocol invariants with a plug-in in charge (rdmasim.testing) ----
+
+def test_plugin_keeps_the_invariants_under_hypothesis():
+    from dataclasses import replace
+
+    from hypothesis import given, settings
+
+    from rdmasim.testing import check_all, run_scenario
+    from rdmasim.testing.strategies import scenarios
+
+    cc.register_plugin("fixwin", FIXED_WINDOW, params={"window": 4096})
+    seen = []
+
+    @settings(max_examples=4, deadline=None, derandomize=True, database=None)
+    @given(sc=scenarios(topologies=("star",), max_ops=2))
+    def check(sc):
+        sc = replace(sc, params=replace(sc.params, dcqcn=None, cc="fixwin", cc_params={"window": 2048}))
+        r = run_scenario(sc)
+        seen.append(r.sim._core.cc_name(len(rdmasim._core.cc_kinds())))
+        violations = check_all(r)
+        assert not violations, "\n".join(map(str, violations))
+
+    check()
+    assert seen and set(seen) == {"fixwin"}  # each run registered and used the plug-in
+
+
+def test_runner_refuses_two_congestion_controls():
+    from dataclasses import replace
+
+    from rdmasim.cc import DcqcnParams
+    from rdmasim.testing import Scenario, run_scenario
+
+    sc = Scenario()
+    with pytest.raises(ValueError, match="dcqcn and cc='fixwin' both set"):
+        run_scenario(replace(sc, params=replace(sc.params, dcqcn=DcqcnParams(), cc="fixwin")))
