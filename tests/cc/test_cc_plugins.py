@@ -8,6 +8,7 @@ control; bad tables, parameters and sources are refused at registration with the
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import cffi
@@ -218,6 +219,27 @@ def test_unknown_name_lists_plugins():
 def test_get_include_holds_the_public_headers():
     inc = Path(rdmasim.get_include())
     assert (inc / "rdmasim" / "cc.h").is_file() and (inc / "rdmasim" / "telemetry.h").is_file()
+
+
+def test_get_include_prefers_the_installed_headers(tmp_path, monkeypatch):
+    """An installed package (setup.py's build_py copies the headers to rdmasim/include) finds them
+    beside itself."""
+    import importlib.util
+    import shutil
+
+    pkg = tmp_path / "rdmasim"
+    (pkg / "include" / "rdmasim").mkdir(parents=True)
+    shutil.copy(ROOT / "rdmasim" / "cc_plugin.py", pkg / "cc_plugin.py")
+    (pkg / "include" / "rdmasim" / "cc.h").write_text("/* installed */\n")
+    spec = importlib.util.spec_from_file_location("installed_cc_plugin", pkg / "cc_plugin.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "installed_cc_plugin", mod)  # (its dataclasses look it up)
+    spec.loader.exec_module(mod)
+    assert mod.get_include() == str(pkg / "include")
+    (pkg / "include" / "rdmasim" / "cc.h").unlink()
+    with pytest.raises(FileNotFoundError, match="public headers are neither in"):
+        mod.get_include()
 
 
 CC_HEADERS = sorted(p.name for p in (ROOT / "csrc" / "include" / "rdmasim").glob("cc*.h"))
