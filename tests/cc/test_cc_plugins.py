@@ -101,8 +101,9 @@ def test_plugin_from_dctcp_source_equals_builtin_dctcp():
 
 def test_plugin_params_override_defaults():
     cc.register_plugin("fixwin", FIXED_WINDOW, params={"window": 4096})
+    plugin = cc.get_plugin("fixwin")
     small, _ = incast_fcts("fixwin")
-    large, _ = incast_fcts("fixwin", {"window": 1 << 20})
+    large, _ = incast_fcts(plugin, {"window": 1 << 20})  # the Plugin object works as its name
     assert max(small) > max(large)  # 4 KB in flight per QP cannot fill the link
     with pytest.raises(PluginError, match=r"unknown parameter\(s\) \['windw'\]"):
         incast_fcts("fixwin", {"windw": 1})
