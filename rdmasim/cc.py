@@ -196,7 +196,10 @@ def algorithm(name: str) -> Algorithm:
     try:
         return ALGORITHMS[name]
     except KeyError:
-        raise ValueError(f"congestion control {name!r}: choose one of {list(ALGORITHM_NAMES)}") from None
+        from rdmasim.cc_plugin import plugin_names
+
+        raise ValueError(f"congestion control {name!r}: choose one of {list(ALGORITHM_NAMES)} or a "
+                         f"registered plug-in {list(plugin_names())}") from None
 
 
 def params_class(name: str) -> type:
@@ -208,3 +211,14 @@ def default_params(name: str) -> Any:
     """Algorithm ``name``'s parameters with their defaults (DCQCN: the paper's)."""
     cls = params_class(name)
     return cls.paper() if hasattr(cls, "paper") else cls()
+
+
+# C plug-ins compiled at run time (rdmasim.cc_plugin), re-exported as rdmasim.cc.register_plugin
+from rdmasim.cc_plugin import (  # noqa: E402, F401
+    PluginError,
+    get_plugin,
+    plugin_names,
+    register_plugin,
+    unregister_plugin,
+)
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rdmasim.cc_plugin import AlgorithmChoices
 from rdmasim.fabric import PATH_SELECT
 
 #: value kinds: int, float, bool, str, time ("1us": a unit is required, except for 0), rate
@@ -274,9 +275,12 @@ SCHEMA: dict[str, Opt] = {
                                  "VLs they map to, p mod switch.credits.vls; on IB the mark is FECN).",
                                  lo=0, hi=7),
     # congestion control
-    "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
-                                        choices=("none", "dcqcn", "dctcp", "timely", "swift", "hpcc",
-                                                 "ibcc", "nscc")),
+    "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES, "
+                                        "or a C plug-in registered with rdmasim.cc.register_plugin).",
+                                        choices=AlgorithmChoices(("none", "dcqcn", "dctcp", "timely", "swift",
+                                                                  "hpcc", "ibcc", "nscc"))),
+    "congestion_control.plugin": Opt("table", {}, "Parameters of a C plug-in algorithm (name = value, over "
+                                     "its registered defaults; docs/cc-plugins.md)."),
     "congestion_control.preset": Opt(
         "str", "nic", "DCQCN parameter preset: \"nic\" = the NIC profile's (rxe: paper, cx6: nvidia) "
         "with the profile's CNP interval; \"paper\" / \"nvidia\" = DcqcnParams.paper / nvidia.",
