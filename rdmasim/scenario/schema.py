@@ -463,8 +463,8 @@ SCHEMA: dict[str, Opt] = {
     "flows[].hold": Opt("time", 0, "Wait this long after `start` before posting (a compute phase).", lo=0,
                         hi=2**62),
     "flows[].priority": Opt("int", 3, "Priority (traffic class DSCP 8 x priority).", lo=0, hi=7),
-    "flows[].id": Opt("id", "", "A name for the flow, for `after` ('' = none). A string or an integer: "
-                      "`1` and `\"1\"` are different ids."),
+    "flows[].id": Opt("id", "", "A name for the flow, for `after` and `after_received` ('' = none). A "
+                      "string or an integer: `1` and `\"1\"` are different ids."),
     "flows[].after": Opt("list[id]", [], "Ids of flows that must complete first: the flow starts at the "
                          "later of `start` and the last of their completions, then waits its `hold`. A "
                          "flow completes at its work completion on the host that posted it, success or "
