@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rdmasim import topology
 from rdmasim.traffic import DEP_RECEIVED, FlowTable
@@ -110,3 +112,46 @@ def test_concat_keeps_dep_on_and_need() -> None:
     c = FlowTable.concat(a, b)
     assert c.deps.tolist() == [0, 2] and c.dep_on is not None and c.need is not None
     assert c.dep_on.tolist() == [0, 1] and c.need.tolist() == [0, 0, 0, 1]
+
+
+FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def _dags(draw: Any) -> FlowTable:
+    """Up to 6 flows, each depending on some earlier ones, on completion or receipt, needing k of them."""
+    n = draw(st.integers(1, 6))
+    pairs = [(a, b) for a in range(4) for b in range(4) if a != b]
+    chosen = draw(st.lists(st.sampled_from(pairs), min_size=n, max_size=n))
+    ptr, deps, on, need = [0], [], [], []
+    for i in range(n):
+        mine = draw(st.lists(st.integers(0, i - 1), max_size=3, unique=True)) if i else []
+        deps += mine
+        on += draw(st.lists(st.integers(0, 1), min_size=len(mine), max_size=len(mine)))
+        need.append(draw(st.integers(0, len(mine))))
+        ptr.append(len(deps))
+    return FlowTable.from_columns(src=[a for a, _ in chosen], dst=[b for _, b in chosen],
+                                  size=draw(st.lists(st.integers(1, 20000), min_size=n, max_size=n)),
+                                  verb=draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)),
+                                  dep_ptr=ptr, deps=deps, dep_on=on, need=need)
+
+
+@FAST
+@given(_dags())
+def test_random_receipt_and_count_dependencies_are_honoured(t: FlowTable) -> None:
+    """Each flow starts at the k-th of its dependency events: a completion is the flow's finish, a
+    receipt comes after the flow's start and no later than its finish."""
+    r = _run(t)
+    assert t.dep_on is not None and t.need is not None
+    for i in range(len(t)):
+        lo, hi = int(t.dep_ptr[i]), int(t.dep_ptr[i + 1])
+        if lo == hi:
+            assert r["started_ps"][i] == 0
+            continue
+        k = int(t.need[i]) or hi - lo
+        early = sorted(int(r["finish_ps"][d]) if not on else int(r["started_ps"][d]) + 1
+                       for d, on in zip(t.deps[lo:hi], t.dep_on[lo:hi], strict=True))
+        late = sorted(int(r["finish_ps"][d]) for d in t.deps[lo:hi])
+        assert early[k - 1] <= r["started_ps"][i] <= late[k - 1]
+        if not t.dep_on[lo:hi].any():
+            assert r["started_ps"][i] == late[k - 1]
