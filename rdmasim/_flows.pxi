@@ -31,7 +31,8 @@ cdef extern from "rdmasim/flows.h" nogil:
     int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst,
                          const uint64_t *size, const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb,
                          const uint8_t *priority, const int64_t *dep_ptr, const int32_t *deps,
-                         uint64_t n_deps, const uint32_t *after, const rs_flow_cfg *cfg)
+                         uint64_t n_deps, const uint8_t *dep_on, const uint32_t *need, const uint32_t *after,
+                         const rs_flow_cfg *cfg)
     int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)
     void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out)
     void rs_flows_stop_when_done(rs_sim *sim, int on)
@@ -59,10 +60,12 @@ cdef class FlowsCore:
     def __cinit__(self, SimCore core):
         self.core = core
 
-    def add(self, src, dst, size, start_ps, verb, priority, dep_ptr, deps, dict cfg, hold_ps=None, after=None):
+    def add(self, src, dst, size, start_ps, verb, priority, dep_ptr, deps, dict cfg, hold_ps=None, after=None,
+            dep_on=None, need=None):
         """Columns as numpy arrays of the C types (rdmasim.flows.add_flows checked their values);
-        dep_ptr/deps, hold_ps and after (all 0) may be None. The C side checks everything again and a
-        refusal is a ValueError."""
+        dep_ptr/deps, hold_ps and after (all 0) may be None; dep_on (one per dependency, all 0: on
+        completion) and need (one per flow, all 0: every dependency) too. The C side checks
+        everything again and a refusal is a ValueError."""
         # contiguous and aligned: a one-row field of a packed record array is contiguous but can
         # start at any byte, and C reads int64 columns as int64
         cols = [_np.require(col, dtype=typ, requirements="CA") for col, typ in
@@ -89,6 +92,10 @@ cdef class FlowsCore:
         cdef const int32_t *p_deps = NULL
         cdef uint64_t n_deps = 0
         cdef uint32_t n = <uint32_t>a_src.shape[0]
+        cdef const uint8_t[::1] a_on
+        cdef const uint32_t[::1] a_need
+        cdef const uint8_t *p_on = NULL
+        cdef const uint32_t *p_need = NULL
         if (dep_ptr is None) != (deps is None):
             raise ValueError("dep_ptr and deps go together: give both or neither")
         if dep_ptr is not None:
@@ -99,6 +106,16 @@ cdef class FlowsCore:
             p_ptr = &a_ptr[0]
             n_deps = <uint64_t>a_deps.shape[0]
             p_deps = &a_deps[0] if n_deps else NULL
+        if dep_on is not None:
+            a_on = _np.require(dep_on, dtype=_np.uint8, requirements="CA")
+            if a_on.shape[0] != <Py_ssize_t>n_deps:
+                raise ValueError(f"dep_on has {a_on.shape[0]} entries: it needs one per dependency, {n_deps}")
+            p_on = &a_on[0] if n_deps else NULL
+        if need is not None:
+            a_need = _np.require(need, dtype=_np.uint32, requirements="CA")
+            if a_need.shape[0] != <Py_ssize_t>n:
+                raise ValueError(f"need has {a_need.shape[0]} entries: it needs one per flow, {n}")
+            p_need = &a_need[0] if n else NULL
         cdef rs_flow_cfg c
         memset(&c, 0, sizeof(c))
         c.path_mtu = cfg["path_mtu"]
@@ -118,10 +135,10 @@ cdef class FlowsCore:
             p_after = &a_after[0]
         if n == 0:
             first = rs_flows_add(self.core.sim, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, p_ptr, p_deps, n_deps,
-                                 NULL, &c)
+                                 p_on, NULL, NULL, &c)
         else:
             first = rs_flows_add(self.core.sim, n, &a_src[0], &a_dst[0], &a_size[0], &a_start[0], &a_hold[0],
-                                 &a_verb[0], &a_prio[0], p_ptr, p_deps, n_deps, p_after, &c)
+                                 &a_verb[0], &a_prio[0], p_ptr, p_deps, n_deps, p_on, p_need, p_after, &c)
         if first == -1:  # RS_ERR_INVAL: a value the core refuses is the caller's mistake, not the NIC's
             raise ValueError("add_flows: " + rs_sim_errmsg(self.core.sim).decode("utf-8", "replace"))
         if first < 0:

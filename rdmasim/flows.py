@@ -214,8 +214,9 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
         raise ValueError("add_flows: the table has only one of dep_ptr and deps; give both or neither")
     if dep_ptr is not None:
         dep_ptr, deps = check_deps(n, dep_ptr, deps, "add_flows", after_a)
-        if not len(deps):
-            dep_ptr = deps = None
+    dep_on, need = _dep_kinds(table, n, dep_ptr, deps)
+    if dep_ptr is not None and not len(deps):
+        dep_ptr = deps = None
     recovery, reorder_ps = _recovery_of(sim, recovery, src, dst, net)
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,
                     min_rnr_timer=min_rnr_timer, max_rd_atomic=max_rd_atomic, recovery=recovery,
@@ -224,11 +225,40 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     if recovery == "ooo":
         cfg["reorder_ps"] = reorder_ps
     first = sim._flows_core().add(src, dst, size_a, start_a, verb_a, prio_a, dep_ptr, deps, cfg, hold_a,
-                                  after_a if after_a.any() else None)
+                                  after_a if after_a.any() else None, dep_on, need)
     has_group = getattr(cols, "dtype", None) is not None and "group" in (cols.dtype.names or ())
     return FlowSet(sim, int(first), src, dst, size_a, start_a, verb_a, prio_a,
                    np.asarray(cols["group"]) if has_group else None, list(getattr(table, "groups", [])),
                    hold_ps=hold_a)
+
+
+def _dep_kinds(table: Any, n: int, dep_ptr: np.ndarray | None,
+               deps: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """A table's ``dep_on`` (one per dependency, 0 on completion or 1 on receipt) and ``need`` (one per
+    flow, 0 all or 1..its dependencies), checked; None where all are 0."""
+    dep_on, need = getattr(table, "dep_on", None), getattr(table, "need", None)
+    n_deps = 0 if deps is None else len(deps)
+    if dep_on is not None:
+        dep_on = check_int_array("add_flows: column 'dep_on' (0 completion, 1 receipt)", dep_on, 0, 1,
+                                 np.uint8)
+        if len(dep_on) != n_deps:
+            raise ValueError(f"add_flows: column 'dep_on' has {len(dep_on)} entries: it needs one per "
+                             f"dependency, {n_deps}")
+        if not dep_on.any():
+            dep_on = None
+    if need is not None:
+        need = check_int_array("add_flows: column 'need'", need, 0, UINT32_MAX, np.uint32)
+        if len(need) != n:
+            raise ValueError(f"add_flows: column 'need' has {len(need)} entries: it needs one per flow, {n}")
+        have = np.zeros(n, np.int64) if dep_ptr is None else np.diff(dep_ptr)
+        bad = np.flatnonzero(need.astype(np.int64) > have)
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"add_flows: column 'need', row {i} = {int(need[i])} is outside "
+                             f"[0, {int(have[i])}] (its number of dependencies; 0 = all)")
+        if not need.any():
+            need = None
+    return dep_on, need
 
 
 def _recovery_of(sim: Simulator, recovery: str | None, src: np.ndarray, dst: np.ndarray,

@@ -4,13 +4,13 @@
 
 int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
                      const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb, const uint8_t *prio,
-                     const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const uint32_t *after,
-                     const rs_flow_cfg *cfg)
+                     const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const uint8_t *dep_on,
+                     const uint32_t *need, const uint32_t *after, const rs_flow_cfg *cfg)
 {
     if (!sim)
         return RS_ERR_INVAL;
     return rs_wl_flows_add(&sim->tp, &sim->flows, &sim->flows_stop, n, src, dst, size, start_ps, hold_ps, verb,
-                           prio, dep_ptr, deps, n_deps, after, cfg);
+                           prio, dep_ptr, deps, n_deps, dep_on, need, after, cfg);
 }
 
 int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)

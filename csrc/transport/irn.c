@@ -539,6 +539,7 @@ static void pass_placed(rs_transport *tp, rs_qp *qp, const rs_irn_slot *s)
     }
     qp->msn = (qp->msn + 1) & 0xFFFFFF;
     qp->in_msg = 0;
+    rs_qp_msg_received(tp, qp);
     if (rs_op_is_send(op))
         rs_qp_complete_recv(tp, qp, RS_WC_STATUS_SUCCESS, RS_WC_OPCODE_RECV, s->byte_len, rs_op_has_imm(op), s->imm);
     else if (rs_op_has_imm(op))

@@ -236,6 +236,12 @@ void rs_qp_complete_head(rs_transport *tp, rs_qp *qp, uint32_t status)
     }
 }
 
+void rs_qp_msg_received(rs_transport *tp, rs_qp *qp)
+{
+    if (qp->flow_ref && tp->flow_received)
+        tp->flow_received(tp->flow_ctx, qp); /* a bulk flow: the workload's receive-side event */
+}
+
 void rs_qp_complete_recv(rs_transport *tp, rs_qp *qp, uint32_t status, uint32_t opcode, uint32_t byte_len,
                          int with_imm, uint32_t imm)
 {

@@ -457,6 +457,8 @@ void rs_resp_execute(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
             rc_refused(tp, qp, pkt, rc);
         if (rc == RS_EXEC_OK) {
             rs_resp_advance(qp, pkt, op);
+            if (rs_op_ends(op))
+                rs_qp_msg_received(tp, qp);
             rs_cc_resp_accepted(qp, pkt);
             if (pkt->intel)
                 rs_cc_resp_keep_int(tp, qp, pkt);

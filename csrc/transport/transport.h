@@ -54,6 +54,8 @@ typedef struct rs_transport {
     /* A QP carrying a bulk flow (rs_qp.flow_ref) completed its work request: called instead of
      * writing a CQE.  The workload registers it (and its context) with its flow table. */
     void (*flow_complete)(void *ctx, rs_qp *qp, uint32_t status);
+    /* Its responder accepted in order the last packet of a SEND/WRITE message (rs_qp_msg_received) */
+    void (*flow_received)(void *ctx, rs_qp *qp);
     void *flow_ctx;
     /* congestion-control plug-ins registered with this simulation (cc_plugin.c): copies of their
      * tables, kind RS_CC_COUNT + i, with their names */
@@ -314,6 +316,9 @@ void rs_qp_to_error(rs_transport *tp, rs_qp *qp);
 void rs_qp_release(rs_transport *tp, rs_qp *qp);
 /* Complete the oldest send WQE with `status` and remove it from the send queue. */
 void rs_qp_complete_head(rs_transport *tp, rs_qp *qp, uint32_t status);
+/* The responder accepted, in order, the last packet of a SEND or WRITE message (RC: rs_resp_execute,
+ * IRN/OOO: when the expected PSN passes it): a bulk flow's receiver has every byte of it. */
+void rs_qp_msg_received(rs_transport *tp, rs_qp *qp);
 /* Complete the oldest receive WQE and remove it. */
 /* with_imm: 0, 1 (ImmDt in imm) or RS_RECV_WITH_INV (imm is the rkey a SEND with Invalidate invalidated) */
 #define RS_RECV_WITH_INV 2

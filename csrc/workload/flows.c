@@ -256,6 +256,7 @@ static int create_pair(rs_transport *tp, rs_flows *fs, uint64_t id, int req, int
     rs_host_qp(tp->hosts[resp], (uint32_t)qb)->flow_ref = id + 1;
     f->qpn_req = (uint32_t)qa;
     f->qpn_resp = (uint32_t)qb;
+    f->recv_cur = id + 1; /* its responder receives the chain's messages in order, this one first */
     return RS_OK;
 }
 
@@ -334,17 +335,49 @@ static void live_counters(const rs_transport *tp, const rs_flow *f, uint64_t id,
     }
 }
 
+/* The dependency events of f of kind `on` (RS_DEP_DONE, RS_DEP_RECEIVED) happened: each waiting
+ * flow counts one; one that has all it needs is ready (once: later events find dep_left 0). */
+static void dep_events(rs_transport *tp, rs_flows *fs, const rs_flow *f, uint8_t on)
+{
+    for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
+        if (fs->rdep_on[k] != on)
+            continue;
+        rs_flow *d = &fs->f[fs->rdeps[k]];
+        if (d->dep_left && --d->dep_left == 0 && --d->n_wait == 0)
+            ready_push(fs, ready_at(d, tp->net.eng.now_ps), fs->rdeps[k]);
+    }
+}
+
+/* f's receiver has every byte (or f ended without it): its RS_DEP_RECEIVED waiters count it. */
+static void received(rs_transport *tp, rs_flows *fs, rs_flow *f)
+{
+    if (f->recv_done)
+        return;
+    f->recv_done = 1;
+    dep_events(tp, fs, f, RS_DEP_RECEIVED);
+}
+
+void rs_flows_on_received(rs_flows *fs, rs_qp *qp)
+{
+    rs_flow *head = &fs->f[qp->flow_ref - 1]; /* the responder QP names its chain's first flow */
+    if (!head->recv_cur)
+        return;
+    rs_flow *f = &fs->f[head->recv_cur - 1];
+    head->recv_cur = f->chain_next; /* RC delivers a connection's messages in order */
+    if (f->r.status != RS_FLOW_RUNNING)
+        return;
+    received(fs->tp, fs, f);
+    arm(fs->tp, fs);
+}
+
 /* A flow ended with `status`: count it and make ready the flows that waited only for it. */
-static void release(rs_transport *tp, rs_flows *fs, const rs_flow *f, uint32_t status)
+static void release(rs_transport *tp, rs_flows *fs, rs_flow *f, uint32_t status)
 {
     fs->finished++;
     if (status != RS_WC_STATUS_SUCCESS)
         fs->failed++;
-    for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
-        rs_flow *d = &fs->f[fs->rdeps[k]];
-        if (--d->n_wait == 0)
-            ready_push(fs, ready_at(d, tp->net.eng.now_ps), fs->rdeps[k]);
-    }
+    received(tp, fs, f); /* READ (its requester is the receiver), LOCAL, or a flow that failed */
+    dep_events(tp, fs, f, RS_DEP_DONE);
     if (fs->stop_when_done && fs->finished == fs->n)
         *fs->done = 1; /* the simulation's flag: return to Python after this event */
 }
@@ -484,8 +517,8 @@ static int check_cfg(rs_transport *tp, const rs_flow_cfg *c)
  * only then deps[dep_ptr[i] .. dep_ptr[i+1]). */
 static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
                        const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb, const uint8_t *prio,
-                       const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const uint32_t *after,
-                       const rs_flow_cfg *c)
+                       const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const uint8_t *dep_on,
+                       const uint32_t *need, const uint32_t *after, const rs_flow_cfg *c)
 {
     int rc = check_cfg(tp, c);
     if (rc < 0)
@@ -536,10 +569,15 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
             return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: after %u names flow %u, which is not on its connection "
                               "(same src, dst, verb and priority, not LOCAL)", i, after[i], j);
     }
-    if (!dep_ptr)
-        return n_deps ? rs_tp_fail(tp, RS_ERR_INVAL, "%llu dependencies but no dep_ptr",
-                                   (unsigned long long)n_deps)
-                      : RS_OK;
+    if (!dep_ptr) {
+        if (n_deps)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "%llu dependencies but no dep_ptr", (unsigned long long)n_deps);
+        for (uint32_t i = 0; need && i < n; i++)
+            if (need[i])
+                return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: need %u outside 0..0 (it has no dependencies)", i,
+                                  need[i]);
+        return RS_OK;
+    }
     if (n_deps && !deps)
         return rs_tp_fail(tp, RS_ERR_INVAL, "dep_ptr names %llu dependencies but deps is NULL",
                           (unsigned long long)n_deps);
@@ -560,6 +598,14 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
             if (deps[k] < 0 || (uint32_t)deps[k] >= n || (uint32_t)deps[k] == i)
                 return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: dependency %d is not another flow of the batch",
                                   i, deps[k]);
+    for (uint64_t k = 0; dep_on && k < n_deps; k++)
+        if (dep_on[k] > RS_DEP_RECEIVED)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "dependency %llu: dep_on %u outside 0..1 (done, received)",
+                              (unsigned long long)k, dep_on[k]);
+    for (uint32_t i = 0; need && i < n; i++)
+        if ((int64_t)need[i] > dep_ptr[i + 1] - dep_ptr[i])
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: need %u outside 0..%lld (its dependencies; 0 = all)", i,
+                              need[i], (long long)(dep_ptr[i + 1] - dep_ptr[i]));
     return RS_OK;
 }
 
@@ -568,22 +614,25 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
 static int check_acyclic(rs_transport *tp, const rs_flows *fs, uint64_t base, uint32_t n)
 {
     uint32_t *wait = malloc((size_t)n * sizeof(*wait)), *queue = malloc((size_t)n * sizeof(*queue));
-    if (!wait || !queue) {
+    uint32_t *left = malloc((size_t)n * sizeof(*left)); /* dependency events still needed */
+    if (!wait || !queue || !left) {
         free(wait);
         free(queue);
+        free(left);
         return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory checking %u flows for dependency cycles", n);
     }
     uint32_t head = 0, tail = 0;
     for (uint32_t i = 0; i < n; i++) {
         wait[i] = fs->f[base + i].n_wait;
+        left[i] = fs->f[base + i].dep_left;
         if (!wait[i])
             queue[tail++] = i;
     }
     while (head < tail) {
         const rs_flow *f = &fs->f[base + queue[head++]];
         for (uint64_t k = f->rdep_begin; k < f->rdep_begin + f->rdep_n; k++) {
-            uint32_t d = (uint32_t)(fs->rdeps[k] - base);
-            if (--wait[d] == 0)
+            uint32_t d = (uint32_t)(fs->rdeps[k] - base); /* its receipt and completion both come */
+            if (left[d] && --left[d] == 0 && --wait[d] == 0)
                 queue[tail++] = d;
         }
         if (f->chain_next) { /* the next flow on its QP pair waits for its post */
@@ -602,10 +651,12 @@ static int check_acyclic(rs_transport *tp, const rs_flows *fs, uint64_t base, ui
     }
     free(wait);
     free(queue);
+    free(left);
     return rc;
 }
 
 static void on_flow_complete(void *ctx, rs_qp *qp, uint32_t status) { rs_flows_on_complete(ctx, qp, status); }
+static void on_flow_received(void *ctx, rs_qp *qp) { rs_flows_on_received(ctx, qp); }
 
 /* The flow table, created at first use: it registers its completion hook with the transport. */
 static rs_flows *flows_of(rs_transport *tp, rs_flows **table, int *done)
@@ -617,7 +668,8 @@ static rs_flows *flows_of(rs_transport *tp, rs_flows **table, int *done)
             fs->done = done;
             fs->timer.owner = fs;
             fs->timer.kind = RS_EV_FLOWS;
-            tp->flow_complete = on_flow_complete; /* the transport's call up (transport/qp.c) */
+            tp->flow_complete = on_flow_complete; /* the transport's calls up (transport/qp.c) */
+            tp->flow_received = on_flow_received;
             tp->flow_ctx = fs;
         }
         *table = fs;
@@ -629,11 +681,12 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
                         const int32_t *dst, const uint64_t *size, const int64_t *start_ps,
                         const int64_t *hold_ps, const uint8_t *verb,
                         const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
-                        const uint32_t *after, const rs_flow_cfg *cfg)
+                        const uint8_t *dep_on, const uint32_t *need, const uint32_t *after, const rs_flow_cfg *cfg)
 {
     if (!cfg)
         return RS_ERR_INVAL;
-    int rc = check_batch(tp, n, src, dst, size, start_ps, hold_ps, verb, prio, dep_ptr, deps, n_deps, after, cfg);
+    int rc = check_batch(tp, n, src, dst, size, start_ps, hold_ps, verb, prio, dep_ptr, deps, n_deps, dep_on, need,
+                         after, cfg);
     if (rc < 0)
         return rc;
     rs_flows *fs = flows_of(tp, table, done);
@@ -644,6 +697,7 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
         grow((void **)&fs->heap_id, total, sizeof(uint64_t)) || grow((void **)&fs->fifo_t, total, sizeof(int64_t)) ||
         grow((void **)&fs->fifo_id, total, sizeof(uint64_t)) ||
         grow((void **)&fs->rdeps, fs->n_rdeps + n_deps, sizeof(uint64_t)) ||
+        grow((void **)&fs->rdep_on, fs->n_rdeps + n_deps, sizeof(uint8_t)) ||
         grow((void **)&fs->cfgs, fs->n_cfgs + 1, sizeof(rs_flow_cfg)))
         return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for %u flows", n);
     fs->cfgs[fs->n_cfgs] = *cfg;
@@ -658,7 +712,10 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
         f->verb = verb[i];
         f->prio = prio[i];
         f->cfg = fs->n_cfgs;
-        f->n_wait = dep_ptr ? (uint32_t)(dep_ptr[i + 1] - dep_ptr[i]) : 0;
+        f->dep_left = dep_ptr ? (uint32_t)(dep_ptr[i + 1] - dep_ptr[i]) : 0;
+        if (need && need[i])
+            f->dep_left = need[i];
+        f->n_wait = f->dep_left ? 1 : 0;
         f->r.start_ps = f->r.finish_ps = -1;
         f->r.status = RS_FLOW_WAITING;
     }
@@ -699,6 +756,7 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
         for (uint32_t i = 0; i < n; i++)
             for (int64_t k = dep_ptr[i]; k < dep_ptr[i + 1]; k++) {
                 rs_flow *d = &fs->f[base + (uint32_t)deps[k]];
+                fs->rdep_on[d->rdep_begin + d->rdep_n] = dep_on ? dep_on[k] : RS_DEP_DONE;
                 fs->rdeps[d->rdep_begin + d->rdep_n++] = base + i;
             }
         fs->n_rdeps += n_deps;
@@ -783,6 +841,7 @@ void rs_flows_free(rs_flows *fs)
     free(fs->fifo_t);
     free(fs->fifo_id);
     free(fs->rdeps);
+    free(fs->rdep_on);
     free(fs->cfgs);
     free(fs->hostres);
     free(fs);

@@ -18,8 +18,12 @@ typedef struct rs_flow {
     int64_t hold_ps;      /* wait this long once start time and dependencies allow, then start */
     uint8_t verb, prio;
     uint32_t cfg;         /* index into rs_flows.cfgs */
-    uint32_t n_wait;      /* dependencies not finished yet (+1 while the flow before it on its QP pair
-                           * has not been posted) */
+    uint32_t n_wait;      /* 1 while its dependency events have not all come (dep_left), +1 while the
+                           * flow before it on its QP pair has not been posted */
+    uint32_t dep_left;    /* dependency events (completions, receipts) it still needs */
+    uint8_t recv_done;    /* its receiver has every byte (or it ended): its RS_DEP_RECEIVED waiters went */
+    uint64_t recv_cur;    /* first flow of a chain: the flow whose message its responder receives next
+                           * (id + 1, 0 = none) */
     uint64_t chain_next;  /* the flow posted after this one on its QP pair: id + 1 (0 = none) */
     uint32_t chain_len;   /* first flow of a chain: how many flows share its QP pair (else 0) */
     uint32_t qpn_req, qpn_resp; /* the chain's QP pair, known once the flow before it was posted */
@@ -47,6 +51,7 @@ typedef struct rs_flows {
     rs_flow *f;
     uint64_t n;
     uint64_t *rdeps;
+    uint8_t *rdep_on;     /* per rdeps entry: RS_DEP_DONE or RS_DEP_RECEIVED */
     uint64_t n_rdeps;
     rs_flow_cfg *cfgs;
     uint32_t n_cfgs;
@@ -67,6 +72,8 @@ typedef struct rs_flows {
 
 /* The requester of a flow's QP pair completed its work request (any status). */
 void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status);
+/* The responder of a flow's QP pair accepted, in order, the last packet of a message. */
+void rs_flows_on_received(rs_flows *fs, rs_qp *qp);
 /* The flow timer fired. */
 void rs_flows_event(rs_flows *fs);
 void rs_flows_free(rs_flows *fs);
@@ -77,7 +84,8 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
                         const int32_t *dst, const uint64_t *size, const int64_t *start_ps,
                         const int64_t *hold_ps, const uint8_t *verb,
                         const uint8_t *prio, const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps,
-                        const uint32_t *after, const rs_flow_cfg *cfg);
+                        const uint8_t *dep_on, const uint32_t *need, const uint32_t *after,
+                        const rs_flow_cfg *cfg);
 int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t first, uint32_t n,
                         rs_flow_result *out);
 void rs_wl_flows_get_counts(const rs_flows *fs, rs_flows_counts *out);

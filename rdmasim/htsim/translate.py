@@ -4,9 +4,9 @@ Policy (docs/import-htsim.md), as for the HPCC import: what rdmasim expresses is
 note where the mapping is not one-to-one; what it cannot express is named as *not supported* (on
 stdout and in a comment block of the TOML). The import is refused (:class:`HtsimInputError`, exit
 status 2) where no rdmasim run would be the same experiment: a flow that starts on a trigger
-rdmasim's ``after`` cannot express (:func:`_trigger_deps`; ``ignore_triggers`` starts every
-triggered flow at 0 instead and names each), a host id the topology does not have, a flow from a
-host to itself, or an MTU rdmasim has no path MTU for.
+rdmasim's ``after``, ``after_received`` and ``after_count`` cannot express (:func:`_trigger_deps`;
+``ignore_triggers`` starts every triggered flow at 0 instead and names each), a host id the
+topology does not have, a flow from a host to itself, or an MTU rdmasim has no path MTU for.
 """
 
 from __future__ import annotations
@@ -97,33 +97,43 @@ def _topology(cm: ConnectionMatrix, o: Options, tr: Translation) -> tuple[dict[s
     return {"kind": "fat_tree", "k": k}, names
 
 
+@dataclass
+class Wait:
+    """What a flow that starts on a trigger waits for, in scenario terms."""
+
+    after: list[Conn] = field(default_factory=list)  # their completion (send_done_trigger)
+    after_received: list[Conn] = field(default_factory=list)  # their bytes all in (recv_done_trigger)
+    count: int = 0  # after_count: the k-th of those events (0: all)
+
+
 def _why_not(cm: ConnectionMatrix, tid: int, fired: list[tuple[Conn, str]], waiting: list[Conn]) -> str:
-    """Why trigger ``tid`` is no ``after`` (all of its firing flows done), or '' if it is one.
+    """Why trigger ``tid`` cannot be said with after/after_received/after_count, or '' if it can.
 
     htsim (trigger.cpp): a oneshot trigger starts every flow waiting on it at its one activation (a
-    second one is an assertion failure); a multishot one starts the next waiting flow at each
-    activation; a barrier of count N starts them all at its N-th activation. Each ``send_done_trigger``
-    or ``recv_done_trigger`` naming it is one activation."""
+    second one is an assertion failure); a multishot one starts the next waiting flow, in the order
+    the file lists them, at each activation (activations beyond them do nothing); a barrier of count
+    N starts them all at its N-th activation (one more is an assertion failure). Each
+    ``send_done_trigger`` or ``recv_done_trigger`` naming it is one activation."""
     t = cm.triggers[tid]
     n = len(fired)
     if not n:
         return f"no connection fires it (send_done_trigger/recv_done_trigger {tid}): htsim never starts it"
     if t.type == "oneshot" and n > 1:
-        return (f"oneshot, fired by {n} connections: htsim starts its flows at the first activation and "
-                "aborts at the second")
-    if t.type == "multishot" and (n > 1 or len(waiting) > 1):
-        return (f"multishot, {n} activation(s) for {len(waiting)} waiting flow(s): htsim starts one "
-                "waiting flow per activation in the order they come, which after (all done) cannot say")
+        return (f"oneshot, fired by {n} activations: htsim starts its flows at the first and aborts at the "
+                "second")
+    if t.type == "multishot" and n < len(waiting):
+        return (f"multishot, {n} activation(s) for {len(waiting)} waiting flows: htsim never starts flow "
+                f"{waiting[n].flow_id} (line {waiting[n].line}) and those after it")
     if t.type == "barrier" and n != t.count:
-        return (f"barrier count {t.count}, fired by {n} connection(s): htsim "
-                + ("never fires it" if n < t.count else f"fires it at the {t.count}-th activation, "
-                   "whichever comes first"))
+        return (f"barrier count {t.count}, fired by {n} activation(s): htsim "
+                + ("never fires it" if n < t.count else f"fires it at the {_nth(t.count)} activation and "
+                   "aborts at the next"))
     return ""
 
 
-def _trigger_deps(cm: ConnectionMatrix, o: Options, tr: Translation) -> dict[int, list[Conn]]:
-    """Trigger id -> the connections whose completion fires it, for each trigger a flow waits on that
-    maps to ``after``; the others are refused (HtsimInputError) or, with ``ignore_triggers``, named."""
+def _trigger_deps(cm: ConnectionMatrix, o: Options, tr: Translation) -> dict[int, Wait]:
+    """Each flow that waits on a trigger (by ``id(conn)``) -> what it waits for, for each trigger that
+    maps; the others are refused (HtsimInputError) or, with ``ignore_triggers``, named."""
     waiting: dict[int, list[Conn]] = {}
     fired: dict[int, list[tuple[Conn, str]]] = {}
     for c in cm.conns:
@@ -134,26 +144,43 @@ def _trigger_deps(cm: ConnectionMatrix, o: Options, tr: Translation) -> dict[int
                 fired.setdefault(getattr(c, key), []).append((c, key))
     if o.ignore_triggers:
         return {}
-    deps: dict[int, list[Conn]] = {}
+    waits: dict[int, Wait] = {}
     for tid, ws in waiting.items():
         why = _why_not(cm, tid, fired.get(tid, []), ws)
         if why:
             c = ws[0]
             raise HtsimInputError(
                 f"{cm.path.name}:{c.line}: trigger {tid}: flow {c.flow_id} waits on trigger {tid}, "
-                f"{why} (allowed: a oneshot trigger one connection fires, a multishot one with one firing "
-                "and one waiting, a barrier of count N that N connections fire; --ignore-triggers starts "
-                "triggered flows at 0 and names them)"
+                f"{why} (allowed: a oneshot trigger one activation fires, a multishot one with at least "
+                "one activation per waiting flow, a barrier of count N that N activations fire; "
+                "--ignore-triggers starts triggered flows at 0 and names them)"
             )
-        deps[tid] = [c for c, _ in fired[tid]]
-        for c, key in fired[tid]:
-            if key == "recv_done_trigger":
-                tr.notes.append(
-                    f"{cm.path.name}:{c.line}: recv_done_trigger {tid}: htsim fires it when the receiver has "
-                    "every byte; rdmasim's completion is the last ACK back at the sender, about half a round "
-                    "trip later"
-                )
-    return deps
+        fs = fired[tid]
+        base = Wait([c for c, k in fs if k == "send_done_trigger"],
+                    [c for c, k in fs if k == "recv_done_trigger"])
+        for k, c in enumerate(ws, 1):
+            # multishot: the k-th waiting flow starts at the k-th activation (all of them: the last one)
+            count = k if cm.triggers[tid].type == "multishot" and k < len(fs) else 0
+            waits[id(c)] = Wait(base.after, base.after_received, count)
+    return waits
+
+
+def _nth(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def _wait_keys(w: Wait | None, conn_id: Any) -> dict[str, Any]:
+    """The [[flows]] keys of a flow that waits on a trigger."""
+    if w is None:
+        return {}
+    out: dict[str, Any] = {}
+    if w.after:
+        out["after"] = [conn_id(d) for d in w.after]
+    if w.after_received:
+        out["after_received"] = [conn_id(d) for d in w.after_received]
+    if w.count:
+        out["after_count"] = w.count
+    return out
 
 
 def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translation:
@@ -237,22 +264,29 @@ def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translatio
 
     # -- records of the connection matrix
     waited = {c.trigger for c in cm.conns if c.trigger}
-    deps = _trigger_deps(cm, o, tr)
+    waits = _trigger_deps(cm, o, tr)
+    mapped = {c.trigger for c in cm.conns if id(c) in waits}
     flow_ids = [c.flow_id for c in cm.conns if c.flow_id]
     by_id = len(set(flow_ids)) == len(flow_ids)  # else a flow's scenario id is its line
 
     def conn_id(c: Conn) -> int | str:
         return c.flow_id if by_id and c.flow_id else f"line {c.line}"
 
-    firing = {id(c) for cs in deps.values() for c in cs}
+    firing = {id(d) for w in waits.values() for d in (*w.after, *w.after_received)}
     for c in cm.conns:
         where = f"{cm.path.name}:{c.line}"
-        if c.trigger in deps:
+        w = waits.get(id(c))
+        if w:
+            events = ([f"flow {conn_id(d)} is done" for d in w.after]
+                      + [f"flow {conn_id(d)}'s bytes have all arrived" for d in w.after_received])
+            keys = ([f"after = {[conn_id(d) for d in w.after]!r}"] if w.after else []) + (
+                [f"after_received = {[conn_id(d) for d in w.after_received]!r}"] if w.after_received else [])
+            if w.count:
+                keys.append(f"after_count = {w.count}")
             say(
                 f"{where}: trigger {c.trigger}: flow {c.flow_id} starts when "
-                + ", ".join(f"flow {conn_id(d)}" for d in deps[c.trigger])
-                + f" {'is' if len(deps[c.trigger]) == 1 else 'are'} done: after = "
-                + repr([conn_id(d) for d in deps[c.trigger]])
+                + (f"the {_nth(w.count)} of: " if w.count else "")
+                + "; ".join(events) + ": " + ", ".join(keys)
             )
         elif c.trigger:
             unsupported(
@@ -261,8 +295,8 @@ def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translatio
             )
         for key in ("send_done_trigger", "recv_done_trigger"):
             tid = getattr(c, key)
-            if tid in deps:
-                pass  # mapped to the waiting flows' after
+            if tid in mapped:
+                pass  # mapped to the waiting flows' after / after_received
             elif tid and tid in waited:
                 unsupported(
                     f"{where}: {key} {tid}: fires trigger {tid}, which the flows it starts do not wait for"
@@ -276,8 +310,9 @@ def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translatio
                 f"{where}: addon: htsim adds the flow when its trigger fires; it is added at its start"
             )
     for t in cm.triggers.values():
-        if t.id in deps:
-            say(f"{cm.path.name}:{t.line}: trigger id {t.id} {t.type}: mapped to after (above)")
+        if t.id in mapped:
+            say(f"{cm.path.name}:{t.line}: trigger id {t.id} {t.type}: mapped to after, after_received "
+                "(above)")
         elif t.id in waited:
             unsupported(
                 f"{cm.path.name}:{t.line}: trigger id {t.id} {t.type}: no flow dependencies in a scenario"
@@ -322,7 +357,7 @@ def translate(cm: ConnectionMatrix, o: Options, out_dir: str = "") -> Translatio
                     "dst": names[c.dst],
                     "size": c.size,
                     "start": time_text(c.start_ps or 0),
-                    **({"after": [conn_id(d) for d in deps[c.trigger]]} if c.trigger in deps else {}),
+                    **_wait_keys(waits.get(id(c)), conn_id),
                 },
                 array=True,
                 comment=f"{cm.path.name}:{c.line} {c.src}->{c.dst}"

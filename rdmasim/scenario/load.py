@@ -680,7 +680,8 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
 
 
 def _flow_deps(sc: Scenario, problems: list[Problem]) -> None:
-    """``[[flows]]`` ``id`` unique, every ``after`` id one of them, and no cycle (it would wait forever)."""
+    """``[[flows]]`` ``id`` unique, every ``after``/``after_received`` id one of them, ``after_count`` at
+    most their number, and no cycle (it would wait forever)."""
     file, rows = sc.file, sc.arrays.get("flows", [])
     ids: dict[Any, int] = {}
     for i, row in enumerate(rows):
@@ -696,13 +697,19 @@ def _flow_deps(sc: Scenario, problems: list[Problem]) -> None:
     known = ", ".join(repr(k[1]) for k in list(ids)[:12]) or "none: no flow has an id"
     for i, row in enumerate(rows):
         mine = []
-        for x in row["after"]:
-            j = ids.get((type(x), x))
-            if j is None:
-                problems.append(Problem(file, f"flows[{i}].after", f"unknown flow id {x!r}", row["after"],
-                                        f"ids of flows: {known}"))
-                break
-            mine.append(j)
+        for key in ("after", "after_received"):
+            for x in row[key]:
+                j = ids.get((type(x), x))
+                if j is None:
+                    problems.append(Problem(file, f"flows[{i}].{key}", f"unknown flow id {x!r}", row[key],
+                                            f"ids of flows: {known}"))
+                    break
+                mine.append(j)
+        n_events = len(row["after"]) + len(row["after_received"])
+        if row["after_count"] > n_events:
+            problems.append(Problem(file, f"flows[{i}].after_count", f"more than the {n_events} flow(s) of "
+                                    "after and after_received", row["after_count"],
+                                    f"0 (all) .. {n_events}"))
         deps.append(mine)
     state = [0] * len(rows)  # 0 unseen, 1 on the path, 2 done
     for root in range(len(rows)):

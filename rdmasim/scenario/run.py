@@ -371,7 +371,8 @@ def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str
         "hold_ps": flows["hold_ps"], "after": flows["after"],
     }
     # the table with hosts mapped to the simulator's indices
-    mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
+    mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups,
+                             dep_on=table.dep_on, need=table.need)
     try:
         return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
                              rnr_retry=v["qp.rnr_retry"],

@@ -512,13 +512,22 @@ SCHEMA: dict[str, Opt] = {
     "flows[].hold": Opt("time", 0, "Wait this long after `start` before posting (a compute phase).", lo=0,
                         hi=2**62),
     "flows[].priority": Opt("int", 3, "Priority (traffic class DSCP 8 x priority).", lo=0, hi=7),
-    "flows[].id": Opt("id", "", "A name for the flow, for `after` ('' = none). A string or an integer: "
-                      "`1` and `\"1\"` are different ids."),
+    "flows[].id": Opt("id", "", "A name for the flow, for `after` and `after_received` ('' = none). A "
+                      "string or an integer: `1` and `\"1\"` are different ids."),
     "flows[].after": Opt("list[id]", [], "Ids of flows that must complete first: the flow starts at the "
                          "later of `start` and the last of their completions, then waits its `hold`. A "
                          "flow completes at its work completion on the host that posted it, success or "
                          "error (WRITE, SEND: the last ACK is back at `src`; READ: the last response is at "
                          "`dst`; LOCAL: at its start + `hold`). A cycle is refused."),
+    "flows[].after_received": Opt("list[id]", [], "Ids of flows whose bytes must all have arrived first: "
+                                  "the flow starts at the later of `start`, the `after` completions and the "
+                                  "moment each of these flows' receiver has every byte (WRITE, SEND: "
+                                  "`dst` accepted the last packet in order, about half a round trip before "
+                                  "the completion; READ, LOCAL: their completion; a flow that fails: when "
+                                  "it ends), then waits its `hold`."),
+    "flows[].after_count": Opt("int", 0, "How many of the events of `after` and `after_received` start "
+                               "the flow: 0 = all of them; k = the k-th to happen (the others are then "
+                               "not waited for). At most their number.", lo=0, hi=2**32 - 1),
     # incast generator
     "traffic.incast.receiver": Opt("str", "", "Receiving host ('' = the last host)."),
     "traffic.incast.senders": Opt("list[str]", [], "Sending hosts ([] = every other host)."),

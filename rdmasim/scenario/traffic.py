@@ -211,13 +211,17 @@ def traffic_table(sc: Scenario) -> tuple[tr.FlowTable, list[str]]:
     parts: list[tr.FlowTable] = []
     if rows:
         ids = {(type(r["id"]), r["id"]): i for i, r in enumerate(rows) if "id" in r["_given"]}
-        deps = [ids[(type(x), x)] for r in rows for x in r["after"]]
-        dep_ptr = np.cumsum([0] + [len(r["after"]) for r in rows])
+        deps = [ids[(type(x), x)] for r in rows for x in (*r["after"], *r["after_received"])]
+        dep_ptr = np.cumsum([0] + [len(r["after"]) + len(r["after_received"]) for r in rows])
+        dep_on = [on for r in rows
+                  for on in [0] * len(r["after"]) + [tr.DEP_RECEIVED] * len(r["after_received"])]
+        need = [r["after_count"] for r in rows]
         parts.append(tr.FlowTable.from_columns(
             src=[index[r["src"]] for r in rows], dst=[index[r["dst"]] for r in rows],
             size=[r["size"] for r in rows], start_ps=[r["start"] for r in rows],
             verb=[r["verb"] for r in rows], priority=[r["priority"] for r in rows],
-            hold_ps=[r["hold"] for r in rows], group=0, groups=["flows"], dep_ptr=dep_ptr, deps=deps))
+            hold_ps=[r["hold"] for r in rows], group=0, groups=["flows"], dep_ptr=dep_ptr, deps=deps,
+            dep_on=dep_on if any(dep_on) else None, need=need if any(need) else None))
     problems: list[Problem] = []
     for gen in sc.generators:
         try:

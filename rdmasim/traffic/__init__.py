@@ -62,13 +62,13 @@ from rdmasim.traffic.generators import (
     poisson,
 )
 from rdmasim.traffic.hpc import Compute, halo_exchange, halo_model_ps
-from rdmasim.traffic.table import FLOW_DTYPE, MAX_FLOW_SIZE, VERB_CODES, FlowTable, verb_code
+from rdmasim.traffic.table import DEP_RECEIVED, FLOW_DTYPE, MAX_FLOW_SIZE, VERB_CODES, FlowTable, verb_code
 
 __all__ = [
     "ALGORITHMS", "AlphaBeta", "alltoall", "broadcast", "bus_factor", "chunked_ring_allreduce", "collective",
     "collective_result", "in_network_allreduce", "recursive_doubling_allreduce", "reduce", "ring_allgather",
     "ring_reduce_scatter", "tree_allreduce",
-    "DATA_MINING", "FLOW_DTYPE", "MAX_CDF_FILE_BYTES", "MAX_FLOW_SIZE", "POISSON_MAX_FLOWS",
+    "DATA_MINING", "DEP_RECEIVED", "FLOW_DTYPE", "MAX_CDF_FILE_BYTES", "MAX_FLOW_SIZE", "POISSON_MAX_FLOWS",
     "VERB_CODES", "WEB_SEARCH", "FlowTable", "SizeCDF",
     "all_to_all", "halving_doubling_allreduce", "ideal_ring_allreduce_ps", "incast", "moe_all_to_all",
     "permutation", "poisson", "ring_allreduce", "verb_code",

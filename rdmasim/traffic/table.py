@@ -42,6 +42,11 @@ VERB_CODES: dict[str, int] = {"WRITE": 0, "READ": 1, "SEND": 2, "LOCAL": 3}
 LOCAL = VERB_CODES["LOCAL"]
 """The verb code of a flow with no packets (see the module docstring)."""
 
+DEP_RECEIVED = 1
+"""``FlowTable.dep_on`` of a dependency on a flow's receipt: its receiver has every byte (WRITE, SEND:
+the responder accepted the message's last packet in order; READ, LOCAL: their completion; a flow that
+fails: its end), which for a WRITE or SEND comes about half a round trip before its completion."""
+
 MAX_FLOW_SIZE = 2**31 - 1
 """Largest flow size in bytes (one RDMA message)."""
 
@@ -102,6 +107,11 @@ class FlowTable:
     dep_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     deps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     groups: list[str] = field(default_factory=list)
+    #: per dependency (parallel to ``deps``): 0 waits for that flow's completion, 1 for the moment
+    #: its receiver has every byte (:data:`DEP_RECEIVED`); None: all 0
+    dep_on: np.ndarray | None = None
+    #: per flow: how many of its dependency events start it (0: all; k: the k-th to happen); None: all 0
+    need: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # FlowTable(flows) with the default (empty) dependencies: one zero per flow, plus one
@@ -130,13 +140,17 @@ class FlowTable:
         groups: Sequence[str] = (),
         dep_ptr: npt.ArrayLike | None = None,
         deps: npt.ArrayLike | None = None,
+        dep_on: npt.ArrayLike | None = None,
+        need: npt.ArrayLike | None = None,
     ) -> FlowTable:
         """Build a table from columns; each is a scalar (broadcast) or a 1-D array of one common length.
 
         ``verb`` takes names (``"WRITE"``, ``"READ"``, ``"SEND"``, ``"LOCAL"``) or codes; ``hold_ps`` is each
         flow's hold (ps) after its start time and dependencies; ``after`` chains flows on a connection
         (module docstring). ``dep_ptr``/``deps`` give the
-        CSR dependencies (both or neither; default: none). Values are range-checked only by :meth:`validate`,
+        CSR dependencies (both or neither; default: none); ``dep_on`` (one per dependency: 0 its
+        completion, 1 its receipt, :data:`DEP_RECEIVED`) and ``need`` (one per flow: 0 all of its
+        dependency events, k the k-th) refine them. Values are range-checked only by :meth:`validate`,
         except that they must fit the column types.
         """
         cols = {
@@ -175,7 +189,9 @@ class FlowTable:
         else:
             ptr = np.asarray(dep_ptr, dtype=np.int64)
             dd = np.asarray(deps, dtype=np.int32)
-        return cls(flows, ptr, dd, list(groups))
+        return cls(flows, ptr, dd, list(groups),
+                   None if dep_on is None else np.asarray(dep_on, dtype=np.uint8),
+                   None if need is None else np.asarray(need, dtype=np.uint32))
 
     @classmethod
     def concat(cls, *tables: FlowTable) -> FlowTable:
@@ -204,7 +220,15 @@ class FlowTable:
         all_deps = np.concatenate(deps)
         if flow_off > _INT32_MAX:
             raise ValueError(f"{flow_off} flows do not fit int32 dependency indices")
-        return cls(flows, np.concatenate(ptrs), all_deps.astype(np.int32), groups)
+        dep_on = need = None
+        if any(t.dep_on is not None for t in tables):
+            dep_on = np.concatenate([np.zeros(int(t.dep_ptr[-1] - t.dep_ptr[0]), np.uint8) if t.dep_on is None
+                                     else np.asarray(t.dep_on[t.dep_ptr[0]:t.dep_ptr[-1]], np.uint8)
+                                     for t in tables])
+        if any(t.need is not None for t in tables):
+            need = np.concatenate([np.zeros(len(t), np.uint32) if t.need is None
+                                   else np.asarray(t.need, np.uint32) for t in tables])
+        return cls(flows, np.concatenate(ptrs), all_deps.astype(np.int32), groups, dep_on, need)
 
     def shifted(self, dt_ps: int) -> FlowTable:
         """A copy with every ``start_ps`` moved by ``dt_ps`` (dependencies and groups unchanged)."""
@@ -215,7 +239,9 @@ class FlowTable:
                 raise ValueError(f"shifted({dt_ps}): start_ps would span {lo} .. {hi}, "
                                  f"outside [0, {MAX_TIME_PS}]")
         flows["start_ps"] += np.int64(dt_ps)
-        return FlowTable(flows, self.dep_ptr.copy(), self.deps.copy(), list(self.groups))
+        return FlowTable(flows, self.dep_ptr.copy(), self.deps.copy(), list(self.groups),
+                         None if self.dep_on is None else self.dep_on.copy(),
+                         None if self.need is None else self.need.copy())
 
     # ------------------------------------------------------------------ queries
     def __len__(self) -> int:

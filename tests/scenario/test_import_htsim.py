@@ -123,7 +123,7 @@ def test_trigger_maps_to_after_and_the_flow_starts_when_its_trigger_flow_is_done
     assert done["start_ps"][1] == done["finish_ps"][0]  # htsim's send_done: the sender has its last ACK
 
 
-def test_barrier_of_two_waits_for_both_and_recv_done_gets_a_note(
+def test_barrier_of_two_waits_for_a_completion_and_a_receipt(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cm = _write(
@@ -135,13 +135,15 @@ def test_barrier_of_two_waits_for_both_and_recv_done_gets_a_note(
     code, out = _import(tmp_path, cm, "--topology", "star", "-v")
     printed = capsys.readouterr().out
     assert code == 0 and "0 field(s) not supported" in printed
-    assert "m.cm:5: recv_done_trigger 2: htsim fires it when the receiver has every byte" in printed
+    assert ("m.cm:6: trigger 2: flow 7 starts when flow 5 is done; flow 6's bytes have all arrived: "
+            "after = [5], after_received = [6]") in printed
     flows = tomllib.loads(out.read_text())["flows"]
-    assert flows[2]["after"] == [5, 6]
+    assert (flows[2]["after"], flows[2]["after_received"]) == ([5], [6])
     res = tmp_path / "res"
     assert main(["run", str(out), "--out", str(res), "--quiet"]) == 0
     done = read_table(res, "flows")
-    assert done["start_ps"][2] == max(done["finish_ps"][0], done["finish_ps"][1]) == done["finish_ps"][1]
+    # flow 6 (90000 B) is the later: flow 7 starts when its bytes are in, before its ACK is back
+    assert done["finish_ps"][0] < done["start_ps"][2] < done["finish_ps"][1]
 
 
 def test_strict_refuses_what_does_not_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -217,20 +219,28 @@ def _bad(tmp: Path, capsys: pytest.CaptureFixture[str], text: str | None, *extra
             "1->5 id 2 start 0 size 10 send_done_trigger 1\n2->3 id 3 trigger 1 size 10\n"
             "trigger id 1 oneshot\n",
             (),
-            "bad.cm:6: trigger 1: flow 3 waits on trigger 1, oneshot, fired by 2 connections",
+            "bad.cm:6: trigger 1: flow 3 waits on trigger 1, oneshot, fired by 2 activations",
         ),
         (
             "Nodes 8\nConnections 3\nTriggers 1\n0->5 id 1 start 0 size 10 send_done_trigger 1\n"
             "2->3 id 2 trigger 1 size 10\n2->4 id 3 trigger 1 size 10\ntrigger id 1 multishot\n",
             (),
-            "bad.cm:5: trigger 1: flow 2 waits on trigger 1, multishot, 1 activation(s) for 2 waiting",
+            "bad.cm:5: trigger 1: flow 2 waits on trigger 1, multishot, 1 activation(s) for 2 waiting flows: "
+            "htsim never starts flow 3 (line 6)",
         ),
         (
             "Nodes 8\nConnections 2\nTriggers 1\n0->5 id 1 start 0 size 10 send_done_trigger 1\n"
             "2->3 id 2 trigger 1 size 10\ntrigger id 1 barrier count 2\n",
             (),
-            "bad.cm:5: trigger 1: flow 2 waits on trigger 1, barrier count 2, fired by 1 connection(s): "
+            "bad.cm:5: trigger 1: flow 2 waits on trigger 1, barrier count 2, fired by 1 activation(s): "
             "htsim never fires it",
+        ),
+        (
+            "Nodes 8\nConnections 2\nTriggers 1\n0->5 id 1 start 0 size 10 send_done_trigger 1 "
+            "recv_done_trigger 1\n2->3 id 2 trigger 1 size 10\ntrigger id 1 barrier count 1\n",
+            (),
+            "bad.cm:5: trigger 1: flow 2 waits on trigger 1, barrier count 1, fired by 2 activation(s): "
+            "htsim fires it at the 1st activation and aborts at the next",
         ),
         (
             "Nodes 8\nConnections 1\n0->5 id 1 trigger 2 size 10\n",
@@ -276,3 +286,78 @@ def test_htsim_options_are_refused_with_format_hpcc(
     assert main(["import", "hpcc", str(tmp_path), "-o", str(out), "--k", "4", "--ignore-triggers"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--k, --ignore-triggers: htsim options" in err[0] and not out.exists()
+
+
+# a chain: flow 2 starts when flow 1's bytes have all arrived (recv_done_trigger) or when flow 1's
+# sender has its last ACK (send_done_trigger); 5 us links make the difference plain
+CHAIN = """Nodes 4
+Connections 2
+Triggers 1
+0->1 id 1 start 0 size 200000 {fires} 1
+2->3 id 2 trigger 1 size 10000
+trigger id 1 oneshot
+"""
+
+
+def _chain(tmp: Path, fires: str) -> tuple[str, dict[str, list[int]]]:
+    sub = tmp / fires
+    sub.mkdir()
+    code, out = _import(sub, _write(sub, CHAIN.format(fires=fires)), "--topology", "star",
+                        "--hop-latency", "5", "-v")
+    assert code == 0
+    res = sub / "res"
+    assert main(["run", str(out), "--out", str(res), "--quiet"]) == 0
+    done = read_table(res, "flows")
+    assert set(done["status"]) == {"ok"}
+    return out.read_text(), {k: [int(x) for x in done[k]] for k in ("start_ps", "finish_ps")}
+
+
+def test_recv_done_trigger_starts_the_next_flow_when_the_bytes_are_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, recv = _chain(tmp_path, "recv_done_trigger")
+    printed = capsys.readouterr().out
+    assert ("m.cm:5: trigger 1: flow 2 starts when flow 1's bytes have all arrived: "
+            "after_received = [1]") in printed
+    assert "half a round" not in printed  # exact now: no note
+    assert tomllib.loads(text)["flows"][1]["after_received"] == [1]
+    _, sent = _chain(tmp_path, "send_done_trigger")
+    assert sent["finish_ps"][0] == recv["finish_ps"][0] == sent["start_ps"][1]
+    # half a round trip earlier: the last ACK's way back over two 5 us links (and its serialization)
+    early = sent["start_ps"][1] - recv["start_ps"][1]
+    assert 10_000_000 <= early < 11_000_000, early
+
+
+# a multishot trigger three flows fire (two on completion, one on receipt) and two flows wait on:
+# htsim starts the first waiting flow at the first activation, the second at the second
+MULTI = """Nodes 8
+Connections 5
+Triggers 1
+0->1 id 1 start 0 size 300000 send_done_trigger 3
+2->3 id 2 start 0 size 20000 send_done_trigger 3
+4->5 id 3 start 0 size 100000 recv_done_trigger 3
+6->7 id 4 trigger 3 size 1000
+7->6 id 5 trigger 3 size 1000
+trigger id 3 multishot
+"""
+
+
+def test_multishot_starts_the_kth_waiting_flow_at_the_kth_activation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _import(tmp_path, _write(tmp_path, MULTI), "--topology", "star", "-v")
+    printed = capsys.readouterr().out
+    assert code == 0 and "0 field(s) not supported" in printed
+    assert ("m.cm:7: trigger 3: flow 4 starts when the 1st of: flow 1 is done; flow 2 is done; flow 3's "
+            "bytes have all arrived: after = [1, 2], after_received = [3], after_count = 1") in printed
+    flows = tomllib.loads(out.read_text())["flows"]
+    assert [(f.get("after_count"), f.get("after"), f.get("after_received")) for f in flows[3:]] == [
+        (1, [1, 2], [3]), (2, [1, 2], [3])]
+    res = tmp_path / "res"
+    assert main(["run", str(out), "--out", str(res), "--quiet"]) == 0
+    done = read_table(res, "flows")
+    assert set(done["status"]) == {"ok"}
+    start, finish = done["start_ps"], done["finish_ps"]
+    assert start[3] == finish[1]  # the small flow 2's completion is the first activation
+    # the second: flow 3's receipt, before its completion and before the big flow 1's
+    assert finish[1] < start[4] < finish[2] < finish[0]

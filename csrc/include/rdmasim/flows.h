@@ -61,11 +61,20 @@ typedef struct rs_flow_cfg {
  * a QP pair of its own.  Flows on one pair have the same src, dst, verb and priority (not LOCAL),
  * each flow is followed by at most one, at most 65536 share a pair, and the order counts as a
  * dependency in the cycle check.  The pair is destroyed when its last flow completes; a flow's
- * counters are the pair's from the later of its post and the previous flow's completion. */
+ * counters are the pair's from the later of its post and the previous flow's completion.
+ *
+ * dep_on (NULL: all RS_DEP_DONE) has n_deps entries, one per dependency: RS_DEP_DONE waits for
+ * that flow's completion, RS_DEP_RECEIVED for the moment its receiver has every byte of its
+ * message (WRITE, SEND: the responder accepted the message's last packet in order; READ and
+ * LOCAL: their completion; a flow that ends without it, at its end).  need (NULL: all) says per
+ * flow how many of its dependency events start it: 0 = all of them, k in 1..its number of
+ * dependencies = the k-th of them to happen. */
+#define RS_DEP_DONE 0u
+#define RS_DEP_RECEIVED 1u
 int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t *dst, const uint64_t *size,
                      const int64_t *start_ps, const int64_t *hold_ps, const uint8_t *verb, const uint8_t *priority,
-                     const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const uint32_t *after,
-                     const rs_flow_cfg *cfg);
+                     const int64_t *dep_ptr, const int32_t *deps, uint64_t n_deps, const uint8_t *dep_on,
+                     const uint32_t *need, const uint32_t *after, const rs_flow_cfg *cfg);
 
 /* Most flows one QP pair carries (its send queue holds them all). */
 #define RS_FLOW_MAX_CHAIN 65536u
