@@ -11,7 +11,6 @@ import errno
 import math
 import os
 import sys
-import threading
 import time
 import warnings
 import weakref
@@ -24,6 +23,7 @@ from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.pyverbs import _devices, libibverbs_enums
 from rdmasim.verbs import cq as _cq
 from rdmasim.verbs._checks import U32, instance, int_in
+from rdmasim.verbs._threads import another_thread_may_act
 from rdmasim.verbs.device import Context
 from rdmasim.verbs.wc import WC
 
@@ -129,7 +129,7 @@ class CompChannel:
             if reason in (_core.RUN_PEER, _core.RUN_STEP):
                 continue
             if len(cq) < want and reason != _core.RUN_CQ:
-                if threading.active_count() > 1:  # another thread may post: block, as ibv_get_cq_event
+                if another_thread_may_act():  # another thread may post: block, as ibv_get_cq_event
                     time.sleep(_WAIT_S)
                     continue
                 raise PyverbsRDMAError(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import sys
-import threading
 import time
 from typing import Any
 
@@ -16,6 +15,7 @@ from rdmasim.pyverbs._unsupported import unsupported
 from rdmasim.pyverbs.addr import GID
 from rdmasim.verbs import device as _device
 from rdmasim.verbs._checks import U16, int_in
+from rdmasim.verbs._threads import another_thread_may_act
 
 __all__ = ["DM", "AllocDmAttr", "AsyncEvent", "Context", "Device", "DeviceAttr", "DeviceAttrEx", "FdArr",
            "GIDEntry", "PortAttr", "get_device_list", "guid_format", "guid_to_hex", "phys_state_to_str",
@@ -119,7 +119,7 @@ class Context(_device.Context):
                                        "off (run the simulation first)", errno.EAGAIN)
             reason = sim._core.run(_core.INT64_MAX, 1)
             if reason == _core.RUN_IDLE and self._pending_async_event_count() == 0:
-                if threading.active_count() > 1:  # another thread may act: block, as libibverbs
+                if another_thread_may_act():  # another thread may act: block, as libibverbs
                     time.sleep(0.001)
                     continue
                 raise PyverbsRDMAError(

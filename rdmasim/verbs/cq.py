@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import sys
-import threading
 import time
 from typing import Any
 
@@ -12,6 +11,7 @@ from rdmasim import _core
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.units import format_time, parse_time
 from rdmasim.verbs._checks import INT32_MAX, U32, instance, int_in
+from rdmasim.verbs._threads import another_thread_may_act
 from rdmasim.verbs.device import CLOSE_CQ, Context
 from rdmasim.verbs.wc import WC
 
@@ -90,7 +90,7 @@ class CQ:
             self._idle_since = sim.events if not have and reason == _core.RUN_IDLE else None
             self._idle_polls = 1 if self._idle_since is not None else 0
             return
-        if threading.active_count() > 1:
+        if another_thread_may_act():
             # another thread may post: return 0 as ibv_poll_cq does, and let that thread run
             self._idle_polls = 0
             time.sleep(0)

@@ -81,6 +81,29 @@ def test_a_single_threaded_program_spinning_on_nothing_still_gets_etimedout() ->
     assert "no other thread" in str(exc.value)
 
 
+def test_daemon_threads_of_libraries_do_not_keep_an_idle_program_waiting() -> None:
+    # progress-bar monitors and notebook heartbeats are daemon threads that never post: with one
+    # alive, a single-threaded program's poll and get_cq_event still end instead of hanging
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait, daemon=True)
+    helper.start()
+    try:
+        cqa, *_ = _pair()
+        with pytest.raises(PyverbsRDMAError) as exc:
+            while cqa.poll()[0] == 0:
+                pass
+        assert exc.value.error_code == errno.ETIMEDOUT
+        ch = CompChannel(cqa.ctx)
+        cq = CQ(cqa.ctx, 4, channel=ch)
+        cq.req_notify()
+        with pytest.raises(PyverbsRDMAError) as exc:
+            ch.get_cq_event(cq)
+        assert exc.value.error_code == errno.EIO
+    finally:
+        stop.set()
+        helper.join()
+
+
 def test_comp_channel_fd_is_readable_while_an_event_waits() -> None:
     cqa, qa, mra, cqb, _, _ = _pair()
     ctx = cqb.ctx
