@@ -9,9 +9,11 @@ resent and no NAK may be sent, whatever the operation.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from support.verbs_pair import mr, open_host, qp_pair, random_bytes, recv_wr, write_wr
 
 import rdmasim
@@ -119,3 +121,57 @@ def test_lost_read_responses_are_asked_again_and_the_bytes_are_exact() -> None:
     assert got["dropped"] > 0, got
     assert got["ok"] and got["all_success"], got
     assert 0 < got["retx"], got
+
+
+# ---- bad input on the command line: one line, naming the key -----------------------------------
+
+CLI_SCENARIO = """
+[simulation]
+name = "s"
+progress = false
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+[switch]
+path_select = "{mode}"
+[nic]
+profile = "{profile}"
+{extra}
+[traffic.permutation]
+size = "64KiB"
+"""
+
+
+def _cli_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str = "spray",
+                  profile: str = "rxe", extra: str = "") -> tuple[int, list[str]]:
+    from rdmasim.cli import main
+
+    f = tmp_path / "s.toml"
+    f.write_text(CLI_SCENARIO.format(mode=mode, profile=profile, extra=extra))
+    rc = main(["validate", str(f)])
+    cap = capsys.readouterr()
+    return rc, [ln for ln in (cap.out + cap.err).splitlines() if ln.strip()]
+
+
+@pytest.mark.parametrize("mode", ["spray", "adaptive", "adaptive_packet"])
+def test_validate_warns_in_one_line_that_per_packet_paths_reorder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    rc, lines = _cli_validate(tmp_path, capsys, mode=mode)
+    assert rc == 0, lines
+    warned = [ln for ln in lines if ln.startswith("warning:")]
+    assert len(warned) == 1 and "switch.path_select" in warned[0] and "out of order" in warned[0], lines
+    rc, lines = _cli_validate(tmp_path, capsys, mode=mode, profile="cx7-ar")
+    assert rc == 0 and not [ln for ln in lines if ln.startswith("warning:")], lines
+
+
+@pytest.mark.parametrize(("extra", "key"), [("[qp]\nrecovery = \"ooo\"", "qp.recovery"),
+                                            ("[nic.overrides]\nooo_placement = true",
+                                             "nic.overrides.ooo_placement")])
+def test_validate_refuses_ooo_placement_on_an_in_order_profile_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: str, key: str) -> None:
+    rc, lines = _cli_validate(tmp_path, capsys, mode="ecmp", extra=extra)
+    assert rc == 2, lines
+    named = [ln for ln in lines if key in ln]
+    assert len(named) == 1 and "'rxe'" in named[0], lines
