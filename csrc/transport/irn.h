@@ -60,6 +60,7 @@ typedef struct rs_irn {
      * [comp_psn, comp_psn + cap); rd_gap_ps: when the first of them arrived since the last
      * in-order progress (0: none held).  Responder: READ requests ahead of resp_psn. */
     uint8_t *rd_held;
+    uint32_t rd_nheld;     /* bits set in rd_held */
     int64_t rd_gap_ps;
     struct rs_pkt *rd_req[RS_OOO_RD_REQS];
     uint32_t n_rd_req;

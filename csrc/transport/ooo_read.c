@@ -51,6 +51,7 @@ int rs_ooo_read_hold(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
                                                 pkt->payload_len) != 0)
             return 0;
         bset(x->rd_held, b);
+        x->rd_nheld++;
         qp->stats.ooo_placed++;
         if (!x->rd_gap_ps)
             x->rd_gap_ps = now;
@@ -63,22 +64,19 @@ int rs_ooo_read_take(rs_qp *qp, uint32_t psn)
 {
     rs_irn *x = qp->irn;
     uint32_t b = bidx(x, psn);
-    if (!bget(x->rd_held, b))
+    if (!x->rd_nheld || !bget(x->rd_held, b))
         return 0;
     bclr(x->rd_held, b);
+    x->rd_nheld--;
     return 1;
 }
 
 void rs_ooo_read_progress(rs_transport *tp, rs_qp *qp)
 {
     rs_irn *x = qp->irn;
-    /* the age of a gap runs from the first response held behind it */
-    x->rd_gap_ps = 0;
-    for (uint32_t k = 1; k < x->cap; k++)
-        if (bget(x->rd_held, bidx(x, qp->comp_psn + k))) {
-            x->rd_gap_ps = tp->net.eng.now_ps;
-            return;
-        }
+    /* the age of a gap runs from the first response held behind it (after in-order progress,
+     * every response still held is behind the next gap) */
+    x->rd_gap_ps = x->rd_nheld ? tp->net.eng.now_ps : 0;
 }
 
 int rs_ooo_rdreq_hold(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
@@ -118,6 +116,7 @@ void rs_ooo_read_clear(rs_qp *qp)
 {
     rs_irn *x = qp->irn;
     memset(x->rd_held, 0, x->cap / 8);
+    x->rd_nheld = 0;
     x->rd_gap_ps = 0;
     for (uint32_t i = 0; i < x->n_rd_req; i++)
         if (qp->host)
