@@ -1,7 +1,7 @@
 """Leaf-spine permutation under ECMP, spraying and adaptive routing, with in-order and out-of-order
 receivers (docs/multipath.md).
 
-    PYTHONPATH=. python bench/multipath.py [--hosts-per-leaf 4] [--size 8MiB] [--seed 1]
+    PYTHONPATH=. python bench/multipath.py [--hosts-per-leaf 4] [--size 8MiB] [--seed 1] [--ar-band 16KiB]
 
 Prints, per (path selection, receiver), the mean and lowest per-flow rate as a fraction of the
 line rate, retransmitted packets and NAKs.
@@ -20,17 +20,19 @@ LINE_BPS = 100e9
 
 def run(mode: str, recovery: str, *, leaves: int = 4, spines: int = 4, hosts_per_leaf: int = 4,
         size: int = 8 << 20, seed: int = 1, profile: str | None = None, irn_window: int = 64,
-        mtu: int = 4096) -> dict[str, Any]:
+        mtu: int = 4096, verb: str = "WRITE", ar_band: int = 0) -> dict[str, Any]:
     """One run; ``recovery`` gbn / irn / ooo; every host on ``profile`` (default: rxe, and cx7-ar
-    for ooo). Returns the mean and lowest per-flow rate (fraction of the line rate), the
+    for ooo); ``verb`` WRITE, SEND or READ (a READ flow's data runs from its destination to its
+    source); ``ar_band``: the switches' adaptive quality band in bytes (0: bytes exactly). Returns
+    the mean and lowest per-flow rate (fraction of the line rate), the
     retransmitted packets and the data packets sent."""
     topo = rdmasim.leaf_spine(leaves, spines, hosts_per_leaf, seed=seed, mtu=mtu,
-                              switch_config={"path_select": mode})
+                              switch_config={"path_select": mode, "ar_band": ar_band})
     hosts = len(topo.sim.hosts)
     if profile or recovery == "ooo":
         for h in topo.sim.hosts.values():
             h.set_nic_profile(profile or "cx7-ar")
-    table = permutation(hosts, size, seed)
+    table = permutation(hosts, size, seed, verb=verb)
     kw: dict[str, Any] = {"irn_window": irn_window} if recovery in ("irn", "ooo") else {}
     flows = topo.sim.add_flows(table, recovery=recovery, mtu=mtu, **kw)
     topo.sim.run_flows()
@@ -120,6 +122,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--mtu", type=int, default=4096)
     ap.add_argument("--irn-window", type=int, default=64)
+    ap.add_argument("--ar-band", default="0", help="adaptive modes: compare egress queues in bands of "
+                    "this size (switch_config ar_band)")
     ap.add_argument("--cases", default="ecmp:gbn,adaptive:gbn,adaptive:irn,adaptive:ooo,spray:ooo,ecmp:ooo",
                     help="comma-separated path_select:recovery[:profile]")
     ap.add_argument("--maxmin", action="store_true", help="print the max-min model of ECMP too")
@@ -130,10 +134,11 @@ def main() -> None:
         print(f"max-min model: one flow alone {m['single']:.3f}; ECMP's hashed spines "
               f"{m['hashed']:.3f}; random spines (mean) {m['random']:.3f}", flush=True)
     for case in a.cases.split(","):
-        mode, rec, *prof = case.split(":")
+        mode, rec, *rest = case.split(":")
         r = run(mode, rec, leaves=a.leaves, spines=a.spines, hosts_per_leaf=a.hosts_per_leaf,
                 size=parse_size(a.size), seed=a.seed, mtu=a.mtu, irn_window=a.irn_window,
-                profile=prof[0] if prof else None)
+                profile=rest[0] if rest and rest[0] else None, verb=rest[1] if len(rest) > 1 else "WRITE",
+                ar_band=parse_size(a.ar_band))
         print(f"{mode:9s} {rec:4s} mean {r['mean']:.3f} min {r['min']:.3f} retx {r['retx']:8d} "
               f"data_pkts {r['data_pkts']} ok {r['ok']}", flush=True)
 
