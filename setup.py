@@ -6,6 +6,7 @@ import os
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 C_SOURCES = sorted(
@@ -50,4 +51,19 @@ ext = Extension(
     extra_link_args=extra_link,
 )
 
-setup(ext_modules=cythonize([ext], language_level=3, compiler_directives={"embedsignature": True}))
+
+
+class BuildPyWithHeaders(build_py):
+    """Install the public C headers as rdmasim/include/rdmasim/ (rdmasim.get_include(): what a C
+    congestion-control plug-in compiles against, rdmasim.cc_plugin)."""
+
+    def run(self) -> None:
+        super().run()
+        dst = os.path.join(self.build_lib, "rdmasim", "include", "rdmasim")
+        self.mkpath(dst)
+        for p in sorted(glob.glob(os.path.join(HERE, "csrc", "include", "rdmasim", "*"))):
+            self.copy_file(p, dst)
+
+
+setup(ext_modules=cythonize([ext], language_level=3, compiler_directives={"embedsignature": True}),
+      cmdclass={"build_py": BuildPyWithHeaders})

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 # bottom first; the folder under csrc/ names the layer
-LAYERS: tuple[str, ...] = ("engine", "codec", "link", "cc", "transport", "workload", "sim")
+LAYERS: tuple[str, ...] = ("engine", "codec", "link", "cc", "transport", "uet", "workload", "sim")
 
 # public headers (csrc/include/rdmasim/) by layer
 PUBLIC: dict[str, str] = {
@@ -44,6 +44,7 @@ PUBLIC: dict[str, str] = {
     "cc_swift.h": "cc",
     "cc_hpcc.h": "cc",
     "cc_ibcc.h": "cc",
+    "cc_nscc.h": "cc",
     "verbs.h": "transport",
     "flows.h": "workload",
     "sim.h": "sim",

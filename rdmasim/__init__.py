@@ -63,6 +63,7 @@ if _TYPE_CHECKING:
 # a Ctrl-C while it loads the rest reaches its own handler (a one-line message, exit 130).
 _LAZY = {
     "Switch": "rdmasim.fabric",
+    "get_include": "rdmasim.cc_plugin",
     "Host": "rdmasim.sim", "Link": "rdmasim.sim", "Simulator": "rdmasim.sim",
     **{name: "rdmasim.topology" for name in ("BackToBack", "back_to_back", "dragonfly", "dumbbell",
                                              "fat_tree", "incast", "leaf_spine", "rail_optimized",
@@ -92,4 +93,5 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 __all__ = ["BackToBack", "Host", "Link", "Simulator", "Switch", "back_to_back", "dragonfly", "dumbbell",
-           "fat_tree", "incast", "leaf_spine", "rail_optimized", "ring", "star", "__version__"]
+           "fat_tree", "get_include", "incast", "leaf_spine", "rail_optimized", "ring", "star",
+           "__version__"]

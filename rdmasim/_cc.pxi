@@ -8,6 +8,7 @@ from libc.string cimport memcpy
 cdef extern from "rdmasim/cc.h" nogil:
     enum: RS_CC_COUNT
     enum: RS_CC_STATE_BYTES
+    enum: RS_CC_PARAMS_BYTES
     ctypedef struct rs_cc_algo:
         const char *name
         int kind

@@ -121,12 +121,13 @@ class Host:
         self.link: Link | None = None
         self._nic_profile: Any = None  # rdmasim.nic.NicProfile; None: the default ("rxe")
 
-    def set_congestion_control(self, algorithm: str | None = "dcqcn", params: Any = None, *,
+    def set_congestion_control(self, algorithm: Any = "dcqcn", params: Any = None, *,
                                notification_point: bool | None = None) -> None:
         """Set the NIC's congestion control for QPs created (connected) afterwards.
 
-        ``algorithm``: a name of ``rdmasim.cc.ALGORITHM_NAMES`` (``"dcqcn"``, ...) or ``None`` /
-        ``"none"`` (line rate). ``params``: that algorithm's parameters class
+        ``algorithm``: a name of ``rdmasim.cc.ALGORITHM_NAMES`` (``"dcqcn"``, ...), a registered C
+        plug-in's (``rdmasim.cc.register_plugin``, or the plug-in it returned; ``params`` then a dict
+        of its parameters) or ``None`` / ``"none"`` (line rate). ``params``: that algorithm's parameters class
         (``rdmasim.cc.params_class(name)``, e.g. ``DcqcnParams``; default: its defaults, and for
         DCQCN the preset of the host's NIC profile with the profile's CNP interval, so set the
         profile first). ``notification_point``: send CNPs for CE-marked packets received, at most
@@ -134,9 +135,20 @@ class Host:
         algorithm reacts to ECN through ACKs instead of CNPs.
         """
         from rdmasim import cc
+        from rdmasim.cc_plugin import Plugin, get_plugin
 
-        name = "none" if algorithm is None else algorithm
-        if name != "none":
+        if isinstance(algorithm, Plugin):  # what register_plugin returned
+            name, plugin = algorithm.name, algorithm
+        else:
+            name = "none" if algorithm is None else algorithm
+            plugin = get_plugin(name) if name != "none" else None
+        if plugin is not None:  # a C plug-in (rdmasim.cc_plugin): params a dict of overrides
+            if params is not None and not isinstance(params, dict):
+                raise TypeError(f"params for plug-in {name!r} must be a dict of its parameters "
+                                f"({list(plugin.params)}), got {type(params).__name__}")
+            p, kind, blob = None, plugin.kind_in(self.sim._core), plugin.params_bytes(params)
+            uses_cnp = plugin.uses_cnp
+        elif name != "none":
             algo = cc.algorithm(name)
             kinds = _core.cc_kinds()
             if name not in kinds or not kinds[name][1]:

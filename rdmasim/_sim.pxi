@@ -1,5 +1,5 @@
 # Simulation handle: the control-path calls of csrc/include/rdmasim/sim.h.
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.errno cimport EIO, errno
 from libc.string cimport memset
@@ -170,6 +170,9 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, size_t params_size, int np_enabled,
                        int64_t cnp_interval_ps, uint32_t cnp_dscp)
     int rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn, void *out, size_t cap, int *kind)
+    enum: RS_CC_PLUGINS
+    int rs_cc_plugin_add(rs_sim *sim, const rs_cc_algo *algo, const char *name)
+    const char *rs_cc_name(const rs_sim *sim, int kind)
     int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
                         int64_t ack_timeout_ps, uint32_t ack_req_interval)
     double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
@@ -234,6 +237,13 @@ UD_DEST_NO_AV = RS_UD_DEST_NO_AV
 _QP_ATTR_FIELDS = ("qp_state", "cur_qp_state", "path_mtu", "qp_access_flags", "pkey_index", "port_num",
                    "dest_qp_num", "rq_psn", "sq_psn", "max_rd_atomic", "max_dest_rd_atomic",
                    "min_rnr_timer", "timeout", "retry_cnt", "rnr_retry", "dest_host", "traffic_class")
+
+
+#: congestion-control plug-in slots per simulation, and the algorithm interface's size limits
+CC_PLUGINS = RS_CC_PLUGINS
+CC_STATE_BYTES = RS_CC_STATE_BYTES
+CC_PARAMS_BYTES = RS_CC_PARAMS_BYTES
+CC_ALGO_BYTES = sizeof(rs_cc_algo)
 
 
 cdef class SimCore:
@@ -349,12 +359,25 @@ cdef class SimCore:
             n = len(params)
         self._check(rs_host_set_cc(self.sim, host, kind, p, n, np_enabled, cnp_interval_ps, cnp_dscp))
 
+    def cc_plugin_add(self, uintptr_t table, str name):
+        """Register the rs_cc_algo at address `table` (a plug-in's, rdmasim.cc_plugin) under `name`
+        with this simulation; returns its kind for host_set_cc."""
+        if not table:
+            raise ValueError("congestion control plug-in: table address is NULL")
+        cdef bytes b = name.encode()
+        return self._check(rs_cc_plugin_add(self.sim, <const rs_cc_algo *>table, b))
+
+    def cc_name(self, int kind):
+        """The name of congestion-control kind `kind` (built in or a plug-in of this simulation), or None."""
+        cdef const char *n = rs_cc_name(self.sim, kind)
+        return None if n == NULL else n.decode()
+
     def qp_cc_state(self, int host, uint32_t qpn):
         """The QP's CC state as a dict with "algorithm" (its name), or None when it runs none."""
         r = self.qp_cc_state_bytes(host, qpn)
         if r is None:
             return None
-        name = rs_cc_kind_name(r[0]).decode()
+        name = self.cc_name(r[0])
         if name == "dcqcn":
             d = dict(self.qp_dcqcn_state(host, qpn))
         elif name in _CC_STATE:

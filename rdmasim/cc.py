@@ -169,6 +169,7 @@ def _algorithms() -> dict[str, Algorithm]:
     from rdmasim.cc_dctcp import DctcpParams
     from rdmasim.cc_hpcc import HpccParams
     from rdmasim.cc_ibcc import IbccParams
+    from rdmasim.cc_nscc import NsccParams
     from rdmasim.cc_swift import SwiftParams
     from rdmasim.cc_timely import TimelyParams
 
@@ -179,6 +180,7 @@ def _algorithms() -> dict[str, Algorithm]:
         "swift": Algorithm("swift", SwiftParams, False),
         "hpcc": Algorithm("hpcc", HpccParams, False),
         "ibcc": Algorithm("ibcc", IbccParams, True),
+        "nscc": Algorithm("nscc", NsccParams, False),
     }
 
 
@@ -194,7 +196,10 @@ def algorithm(name: str) -> Algorithm:
     try:
         return ALGORITHMS[name]
     except KeyError:
-        raise ValueError(f"congestion control {name!r}: choose one of {list(ALGORITHM_NAMES)}") from None
+        from rdmasim.cc_plugin import plugin_names
+
+        raise ValueError(f"congestion control {name!r}: choose one of {list(ALGORITHM_NAMES)} or a "
+                         f"registered plug-in {list(plugin_names())}") from None
 
 
 def params_class(name: str) -> type:
@@ -206,3 +211,14 @@ def default_params(name: str) -> Any:
     """Algorithm ``name``'s parameters with their defaults (DCQCN: the paper's)."""
     cls = params_class(name)
     return cls.paper() if hasattr(cls, "paper") else cls()
+
+
+# C plug-ins compiled at run time (rdmasim.cc_plugin), re-exported as rdmasim.cc.register_plugin
+from rdmasim.cc_plugin import (  # noqa: E402, F401
+    PluginError,
+    get_plugin,
+    plugin_names,
+    register_plugin,
+    unregister_plugin,
+)
+

@@ -533,7 +533,43 @@ def _pyverbs_run(args: argparse.Namespace) -> int:
             return int(code or 0)
         print(code, file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # the program failed: its traceback, as `python script.py` prints it
+        _print_program_traceback(exc, os.path.abspath(args.script))
+        return 1
     return 0
+
+
+def _print_program_traceback(exc: BaseException, script: str) -> None:
+    """Print ``exc``'s traceback from the program's first frame on (rdmasim's CLI and runpy
+    frames before it are not the program's). An error rdmasim raised on purpose (a
+    PyverbsError: a verbs call refused, as a device refuses it) ends at the program's call: the
+    frames inside rdmasim that raised it are left out; any other error keeps all its frames."""
+    import os
+    import traceback
+
+    from rdmasim.errors import PyverbsError
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+    def keep(frames: traceback.StackSummary, first_seen: list[bool]) -> traceback.StackSummary:
+        out = []
+        for f in frames:
+            first_seen[0] = first_seen[0] or f.filename == script
+            if not first_seen[0]:
+                continue
+            if isinstance(exc, PyverbsError) and f.filename.startswith(package):
+                continue
+            out.append(f)
+        return traceback.StackSummary.from_list(out)
+
+    te = traceback.TracebackException.from_exception(exc)
+    seen = [False]
+    te.stack = keep(te.stack, seen)
+    if not seen[0]:  # the program's file is not in the traceback (a compile error, say)
+        te = traceback.TracebackException.from_exception(exc)
+    print("".join(te.format()), end="", file=sys.stderr)
 
 
 def _one_line(text: str) -> str:

@@ -23,6 +23,7 @@
 
 #include "rdmasim/ib.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static double line_rate(const rs_qp *qp)
@@ -31,8 +32,12 @@ static double line_rate(const rs_qp *qp)
     return port->tx ? (double)port->tx->rate_bps : 0.0;
 }
 
-/* The host's parameters for the QP's algorithm (each kind has its own). */
-static const void *params_of(const rs_qp *qp) { return qp->host->cc.params[qp->cc->kind]; }
+/* The host's parameters for the QP's algorithm (each kind has its own; a plug-in's: cc_plugin.c). */
+static const void *params_of(const rs_qp *qp)
+{
+    int k = qp->cc->kind;
+    return k < RS_CC_COUNT ? (const void *)qp->host->cc.params[k] : qp->host->cc_plugin_params[k - RS_CC_COUNT];
+}
 
 /* Apply the algorithm's deadlines up to now (see the file comment).  Only the state behind
  * qp->cc_state changes, so a const QP will do (the window test runs from rs_req_can_send). */
@@ -56,7 +61,7 @@ double rs_cc_rate_now(const rs_transport *tp, rs_qp *qp)
 
 int rs_cc_qp_reserve(rs_transport *tp, rs_qp *qp)
 {
-    if (qp->cc_state || !rs_cc_algo_get(qp->host->cc.kind))
+    if (qp->cc_state || !rs_tp_cc_algo(tp, qp->host->cc.kind))
         return RS_OK;
     if (qp->has_cc_room) {
         qp->cc_state = qp->cc_room;
@@ -73,11 +78,11 @@ int rs_cc_qp_reserve(rs_transport *tp, rs_qp *qp)
 void rs_cc_qp_start(rs_transport *tp, rs_qp *qp)
 {
     const rs_host *h = qp->host;
-    qp->cc = rs_cc_algo_get(h->cc.kind);
+    qp->cc = rs_tp_cc_algo(tp, h->cc.kind);
     qp->next_tx_ps = 0;
     if (qp->cc) {
         memset(qp->cc_state, 0, RS_CC_STATE_BYTES);
-        qp->cc->init(qp->cc_state, h->cc.params[qp->cc->kind], line_rate(qp), tp->net.eng.now_ps);
+        qp->cc->init(qp->cc_state, params_of(qp), line_rate(qp), tp->net.eng.now_ps);
     }
 }
 
@@ -108,6 +113,14 @@ void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp)
 #endif
     catch_up(tp->net.eng.now_ps, qp);
     qp->cc->on_cnp(qp->cc_state, params, tp->net.eng.now_ps);
+}
+
+void rs_cc_on_loss(rs_transport *tp, rs_qp *qp, uint64_t lost_bytes, int trimmed)
+{
+    if (!qp->cc || !qp->cc->on_loss)
+        return;
+    catch_up(tp->net.eng.now_ps, qp);
+    qp->cc->on_loss(qp->cc_state, params_of(qp), tp->net.eng.now_ps, lost_bytes, trimmed);
 }
 
 /* Whether a request with `payload` bytes sets the A bit for the algorithm: an ACK for every request
@@ -295,9 +308,10 @@ int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, 
     rs_host *h = get_host(tp, host);
     if (!h)
         return rs_tp_fail(tp, RS_ERR_INVAL, "no host %d", host);
-    if (kind < 0 || kind >= RS_CC_COUNT)
-        return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control kind %d unknown (0..%d)", kind, RS_CC_COUNT - 1);
-    const rs_cc_algo *a = rs_cc_algo_get(kind);
+    int n_kinds = RS_CC_COUNT + (int)tp->n_cc_plugins;
+    if (kind < 0 || kind >= n_kinds)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control kind %d unknown (0..%d)", kind, n_kinds - 1);
+    const rs_cc_algo *a = rs_tp_cc_algo(tp, kind);
     if (kind != RS_CC_NONE && !a)
         return rs_tp_fail(tp, RS_ERR_INVAL, "congestion control '%s' is not built in", rs_cc_kind_name(kind));
     if (a && (!params || params_size != a->params_size))
@@ -305,9 +319,18 @@ int rs_tp_host_set_cc(rs_transport *tp, int host, int kind, const void *params, 
                           a->name, a->params_size, params ? params_size : (size_t)0);
     if (cnp_interval_ps < 0 || cnp_dscp > 63)
         return rs_tp_fail(tp, RS_ERR_INVAL, "cnp_interval must be >= 0 and cnp_dscp in 0..63");
+    void *dst = NULL;
+    if (kind >= RS_CC_COUNT) { /* a plug-in: its parameters in a block of their own (cc_plugin.c) */
+        uint8_t **slot = &h->cc_plugin_params[kind - RS_CC_COUNT];
+        if (!*slot && !(*slot = calloc(1, RS_CC_PARAMS_BYTES)))
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for the parameters of '%s'", a->name);
+        dst = *slot;
+    } else if (a) {
+        dst = h->cc.params[kind];
+    }
     h->cc.kind = kind;
-    if (a)
-        memcpy(h->cc.params[kind], params, params_size);
+    if (dst && params_size)
+        memcpy(dst, params, params_size);
     h->cc.np_enabled = np_enabled != 0;
     h->cc.cnp_interval_ps = cnp_interval_ps;
     h->cc.cnp_dscp = (uint8_t)cnp_dscp;

@@ -68,6 +68,8 @@ void rs_host_free(rs_host *h)
         free(h->cqs[i].ring);
     rs_qpn_free(&h->qpns);
     rs_host_free_srqs(h);
+    for (int i = 0; i < RS_CC_PLUGINS; i++)
+        free(h->cc_plugin_params[i]);
     free(h->pace_heap);
     free(h->cqs);
     free(h->mrs);

@@ -7,6 +7,7 @@
 #include "link/port.h"
 #include "rdmasim/cc.h"
 #include "rdmasim/rng.h"
+#include "rdmasim/verbs.h"
 #include "transport/cq.h"
 #include "transport/mr.h"
 #include "transport/mw.h"
@@ -42,6 +43,7 @@ typedef struct rs_host {
     uint32_t pace_len;
     uint32_t pace_cap;
     rs_cc_config cc;         /* congestion control for QPs created afterwards */
+    uint8_t *cc_plugin_params[RS_CC_PLUGINS]; /* the parameters of each plug-in kind (cc_plugin.c) */
     rs_nic_params nic;       /* NIC-dependent transport constants (nic_params.h) */
     rs_timer pace;           /* wakes the port when a paced QP may send again */
     int scripted;            /* frames go to Python (peer.c), not to the transport */

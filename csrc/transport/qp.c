@@ -61,7 +61,7 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
         in = &init;
     }
     /* a destroyed QP's memory first (see rs_sim.qp_slab); with room for CC state if the host runs CC */
-    int cc_room = rs_cc_algo_get(h->cc.kind) != NULL;
+    int cc_room = rs_tp_cc_algo(tp, h->cc.kind) != NULL;
     rs_qp *qp = rs_slab_alloc(qp_slab(tp, cc_room));
     if (!qp)
         return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");

@@ -55,6 +55,11 @@ typedef struct rs_transport {
      * writing a CQE.  The workload registers it (and its context) with its flow table. */
     void (*flow_complete)(void *ctx, rs_qp *qp, uint32_t status);
     void *flow_ctx;
+    /* congestion-control plug-ins registered with this simulation (cc_plugin.c): copies of their
+     * tables, kind RS_CC_COUNT + i, with their names */
+    rs_cc_algo cc_plugins[RS_CC_PLUGINS];
+    char cc_plugin_names[RS_CC_PLUGINS][RS_CC_PLUGIN_NAME];
+    uint32_t n_cc_plugins;
 } rs_transport;
 
 /* ---- NIC (transport/nic.c) ---- */
@@ -103,6 +108,14 @@ double rs_tp_qp_rate_bps(const rs_transport *tp, int host, uint32_t qpn);
 int rs_tp_qp_dcqcn_state(const rs_transport *tp, int host, uint32_t qpn, rs_dcqcn_rp *out);
 /* The QP's CC state bytes (its algorithm's state struct) and kind; 0 when it runs none. */
 int rs_tp_qp_cc_state(const rs_transport *tp, int host, uint32_t qpn, void *out, size_t cap, int *kind);
+/* ---- congestion-control plug-ins (cc_plugin.c) ---- */
+/* The algorithm of a kind: built in (rs_cc_algo_get) or a plug-in of this simulation; NULL for
+ * RS_CC_NONE and unknown kinds. */
+const rs_cc_algo *rs_tp_cc_algo(const rs_transport *tp, int kind);
+/* Its name ("none", "dcqcn", ..., a plug-in's), NULL for an unknown kind. */
+const char *rs_tp_cc_name(const rs_transport *tp, int kind);
+/* Register a copy of *algo under `name`: its kind (>= RS_CC_COUNT), or an RS_ERR_* with the reason. */
+int rs_tp_cc_plugin_add(rs_transport *tp, const rs_cc_algo *algo, const char *name);
 int rs_tp_cq_create(rs_transport *tp, int host, uint32_t cqe);
 int rs_tp_cq_destroy(rs_transport *tp, int host, int idx);
 int rs_tp_cq_resize(rs_transport *tp, int host, int idx, uint32_t cqe);
@@ -253,6 +266,9 @@ void rs_cc_qp_release(rs_transport *tp, rs_qp *qp);           /* released: a sep
 /* The QP's paced rate now (its algorithm's passed deadlines applied first); 0 = line rate. */
 double rs_cc_rate_now(const rs_transport *tp, rs_qp *qp);
 void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp);
+/* A Go-Back-N retry (sequence-error NAK, implied NAK or timeout) lost about lost_bytes: the
+ * algorithm's on_loss (interface v3), when it has one. */
+void rs_cc_on_loss(rs_transport *tp, rs_qp *qp, uint64_t lost_bytes, int trimmed);
 /* A request packet `p` of wire_bytes leaves (retx: its PSN was sent before): the algorithm counts
  * it, the pacer spaces the next one, and the packet asks for the ACK echo when the algorithm wants
  * ACK events. */

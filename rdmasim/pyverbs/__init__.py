@@ -21,7 +21,6 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import runpy
 import sys
 from types import ModuleType
 from typing import Any
@@ -88,16 +87,28 @@ def uninstall() -> None:
 
 def run_script(path: str, argv: list[str] | None = None) -> None:
     """Run the pyverbs program ``path`` as ``__main__`` with ``sys.argv = [path, *argv]`` and the
-    mapping installed (what ``rdmasim pyverbs-run`` does)."""
+    mapping installed (what ``rdmasim pyverbs-run`` does). As ``python path`` does, the program's
+    ``__file__`` is absolute whatever ``path`` is, and its directory comes first on ``sys.path``."""
     import os
 
     install()
+    full = os.path.abspath(path)
     old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
     sys.argv = [path, *(argv or [])]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    sys.path.insert(0, os.path.dirname(full))
+    main = ModuleType("__main__")
+    main.__file__ = full
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", full)
+    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    old_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = main  # the program's classes pickle as __main__.X, as under python
     try:
-        runpy.run_path(path, run_name="__main__")
+        with open(full, "rb") as fh:
+            code = compile(fh.read(), full, "exec", dont_inherit=True)
+        exec(code, main.__dict__)  # runpy.run_path would set sys.argv[0] to the absolute path
     finally:
         sys.argv = old_argv
+        if old_main is not None:
+            sys.modules["__main__"] = old_main
         if sys.path and sys.path[0] != old_path0:
             del sys.path[0]

@@ -87,8 +87,19 @@ IBV_LINK_LAYER_INFINIBAND = 1
 IBV_LINK_LAYER_ETHERNET = 2
 IBV_PORT_PHYS_STATE_LINK_UP = 5
 IBV_ATOMIC_HCA = 1
-# rxe's RXE_DEVICE_CAP_FLAGS, kept to what the emulator does: RNR NAKs, a system image GUID and
-# SRQ resize
+# rxe's RXE_DEVICE_CAP_FLAGS (rxe_param.h): the counters and port bits (BAD_PKEY_CNTR,
+# BAD_QKEY_CNTR, AUTO_PATH_MIG, CHANGE_PHY_PORT, UD_AV_PORT_ENFORCE, PORT_ACTIVE_EVENT,
+# MEM_MGT_EXTENSIONS), RNR NAKs, a system image GUID and SRQ resize
+IBV_DEVICE_BAD_PKEY_CNTR = 1 << 1
+IBV_DEVICE_BAD_QKEY_CNTR = 1 << 2
+IBV_DEVICE_AUTO_PATH_MIG = 1 << 4
+IBV_DEVICE_CHANGE_PHY_PORT = 1 << 5
+IBV_DEVICE_UD_AV_PORT_ENFORCE = 1 << 6
+IBV_DEVICE_PORT_ACTIVE_EVENT = 1 << 10
+IBV_DEVICE_MEM_MGT_EXTENSIONS = 1 << 21
+_RXE_PORT_CAPS = (IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_AUTO_PATH_MIG
+                  | IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_UD_AV_PORT_ENFORCE
+                  | IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_MGT_EXTENSIONS)
 IBV_DEVICE_SRQ_RESIZE = 8192
 IBV_DEVICE_SYS_IMAGE_GUID = 2048
 IBV_DEVICE_RC_RNR_NAK_GEN = 4096
@@ -125,14 +136,27 @@ class DeviceAttr:
         raise AttributeError(f"DeviceAttr has no attribute {name!r}")
 
 
+# rxe's ODP capabilities (rxe_init_device_param with CONFIG_INFINIBAND_ON_DEMAND_PAGING): ODP
+# without implicit MRs; RC: SEND, RECV, WRITE, READ, ATOMIC, SRQ_RECV, FLUSH, ATOMIC_WRITE;
+# UD: SEND, RECV, SRQ_RECV; none for UC
+IBV_ODP_SUPPORT = 1
+_ODP_SEND, _ODP_RECV, _ODP_WRITE, _ODP_READ, _ODP_ATOMIC, _ODP_SRQ_RECV = 1, 2, 4, 8, 16, 32
+_ODP_FLUSH, _ODP_ATOMIC_WRITE = 64, 128
+RXE_RC_ODP_CAPS = (_ODP_SEND | _ODP_RECV | _ODP_WRITE | _ODP_READ | _ODP_ATOMIC | _ODP_SRQ_RECV
+                   | _ODP_FLUSH | _ODP_ATOMIC_WRITE)
+RXE_UD_ODP_CAPS = _ODP_SEND | _ODP_RECV | _ODP_SRQ_RECV
+
+
 @dataclass(frozen=True)
 class OdpCaps:
-    """``struct ibv_odp_caps``: no on-demand paging (rxe has none either)."""
+    """``struct ibv_odp_caps``: on-demand paging as rxe has it. The emulated NIC reads and writes
+    the registered memory itself, so an ODP MR (``IBV_ACCESS_ON_DEMAND``) is served like any
+    other, whatever pages the process has dropped."""
 
-    general_caps: int = 0
-    rc_odp_caps: int = 0
+    general_caps: int = IBV_ODP_SUPPORT
+    rc_odp_caps: int = RXE_RC_ODP_CAPS
     uc_odp_caps: int = 0
-    ud_odp_caps: int = 0
+    ud_odp_caps: int = RXE_UD_ODP_CAPS
 
 
 @dataclass(frozen=True)
@@ -253,7 +277,7 @@ def device_attr(host: Host) -> DeviceAttr:
     return DeviceAttr(fw_version="0.0.0", node_guid=guid, sys_image_guid=guid,
                       atomic_caps=IBV_ATOMIC_HCA,
                       device_cap_flags=(IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN
-                                        | IBV_DEVICE_SRQ_RESIZE | _MW_CAPS),
+                                        | IBV_DEVICE_SRQ_RESIZE | _MW_CAPS | _RXE_PORT_CAPS),
                       values=dict(RXE_DEVICE_ATTR))
 
 

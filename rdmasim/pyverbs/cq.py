@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import errno
 import math
+import os
 import sys
+import threading
+import time
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -26,6 +30,9 @@ from rdmasim.verbs.wc import WC
 __all__ = ["CQ", "CQEX", "WC", "CompChannel", "CqInitAttrEx", "PollCqAttr"]
 
 _INT64_MAX = (1 << 63) - 1
+# how long a blocking wait sleeps when nothing can happen until another thread acts (it only
+# lets that thread run: simulated time does not depend on it)
+_WAIT_S = 0.001
 
 
 class TruncatedCqeWarning(UserWarning):
@@ -51,19 +58,57 @@ def _cqe_as_pyverbs_converts(cqe: Any) -> Any:
     return n
 
 
+_OPEN_CHANNELS: weakref.WeakSet[CompChannel] = weakref.WeakSet()
+
+
+def _refresh_channels() -> None:
+    """Make each open channel's ``fd`` readable for the events that have become due."""
+    for channel in list(_OPEN_CHANNELS):
+        channel._refresh()
+
+
 class CompChannel:
-    """A completion event channel (``ibv_create_comp_channel``) on a Context."""
+    """A completion event channel (``ibv_create_comp_channel``) on a Context.
+
+    ``fd`` is a real file descriptor (an eventfd), readable while an event waits to be taken by
+    :meth:`get_cq_event`: an armed CQ of this channel has received its completion. Simulated time
+    passes only inside verbs calls, so the completion must first have happened in one (a
+    ``CQ.poll``, ``get_cq_event``): ``select``/``poll`` on ``fd`` report what is already due and
+    never make time pass. ``get_cq_event`` itself waits for a completion not yet due."""
 
     def __init__(self, ctx: Context) -> None:
         instance("CompChannel ctx", ctx, Context)
         ctx._check_open("CompChannel")
         self.ctx = ctx
         self.closed = False
+        self._fd = os.eventfd(0, os.EFD_SEMAPHORE | os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._cqs: weakref.WeakSet[CQ] = weakref.WeakSet()
+        _OPEN_CHANNELS.add(self)
+
+    @property
+    def fd(self) -> int:
+        """The channel's file descriptor (``ibv_comp_channel.fd``): readable while an event
+        waits; -1 once the channel is closed."""
+        if self.closed:
+            return -1
+        self._refresh()
+        return self._fd
+
+    def _refresh(self) -> None:
+        if self.closed:
+            return
+        for cq in list(self._cqs):
+            if (not cq._signalled and cq._armed_at is not None and not cq._closed
+                    and cq._polled + len(cq) > cq._armed_at):
+                os.eventfd_write(self._fd, 1)
+                cq._signalled = True
 
     def get_cq_event(self, cq: CQ) -> None:
         """Wait for ``cq``'s next event: runs the simulation until a completion arrives on the
-        armed CQ. Refused (it would block forever) when the CQ is not armed, and a
-        PyverbsRDMAError (EIO) when the simulation goes idle with no completion to come."""
+        armed CQ. Refused (it would block forever) when the CQ is not armed. When the simulation
+        goes idle with no completion to come, it keeps waiting while another thread of the
+        program is alive (that thread may post), and raises PyverbsRDMAError (EIO) when none is
+        (no event can ever come)."""
         instance("get_cq_event cq", cq, CQ)
         if self.closed:
             raise PyverbsUserError("get_cq_event: the channel is closed")
@@ -84,15 +129,29 @@ class CompChannel:
             if reason in (_core.RUN_PEER, _core.RUN_STEP):
                 continue
             if len(cq) < want and reason != _core.RUN_CQ:
+                if threading.active_count() > 1:  # another thread may post: block, as ibv_get_cq_event
+                    time.sleep(_WAIT_S)
+                    continue
                 raise PyverbsRDMAError(
                     f"get_cq_event: the simulation went idle with no new completion on {cq!r}: "
-                    "nothing is in flight, so no event can come (was work posted?)", errno.EIO)
+                    "nothing is in flight and no other thread is running, so no event can come "
+                    "(was work posted?)", errno.EIO)
         cq._armed_at = None
         cq._events += 1
+        if cq._signalled:  # the event fd announced it: taken now
+            os.eventfd_read(self._fd)
+            cq._signalled = False
 
     def close(self) -> None:
-        """Destroy the channel."""
-        self.closed = True
+        """Destroy the channel (its ``fd`` is closed)."""
+        if not self.closed:
+            self.closed = True
+            _OPEN_CHANNELS.discard(self)
+            os.close(self._fd)
+
+    def __del__(self) -> None:
+        if not getattr(self, "closed", True):
+            self.close()
 
     def __enter__(self) -> CompChannel:
         return self
@@ -126,8 +185,11 @@ class CQ(_cq.CQ):
         self.channel = channel
         self.cq_context = cq_context
         self._armed_at: int | None = None
+        self._signalled = False  # the channel's fd announces this CQ's event
         self._events = 0
         self._acked = 0
+        if channel is not None:
+            channel._cqs.add(self)
 
     def req_notify(self, solicited_only: bool = False) -> None:
         """``ibv_req_notify_cq``: arm the CQ for one event at its next completion."""
@@ -149,6 +211,8 @@ class CQ(_cq.CQ):
         """Take up to ``num_entries`` completions (``ibv_poll_cq``)."""
         n, wcs = super().poll(num_entries)
         self._polled += n
+        if _OPEN_CHANNELS:
+            _refresh_channels()
         return n, wcs
 
     def resize(self, cqe: int) -> None:

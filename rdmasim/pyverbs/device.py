@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
+import threading
+import time
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
@@ -15,8 +18,11 @@ from rdmasim.verbs import device as _device
 from rdmasim.verbs._checks import U16, int_in
 
 __all__ = ["DM", "AllocDmAttr", "AsyncEvent", "Context", "Device", "DeviceAttr", "DeviceAttrEx", "FdArr",
-           "GIDEntry", "PortAttr", "get_device_list", "phys_state_to_str", "speed_to_str",
-           "translate_link_layer", "translate_mtu", "width_to_str"]
+           "GIDEntry", "PortAttr", "get_device_list", "guid_format", "guid_to_hex", "phys_state_to_str",
+           "port_state_to_str", "rdma_get_devices", "speed_to_str", "str_from_flags",
+           "translate_device_caps", "translate_event_type", "translate_gid_type", "translate_link_layer",
+           "translate_mtu", "translate_node_type", "translate_port_cap_flags", "translate_port_cap_flags2",
+           "translate_transport_type", "width_to_str"]
 
 DM = unsupported("DM", "device memory is not supported (max_dm_size 0, as on rxe)", __name__)
 AllocDmAttr = unsupported("AllocDmAttr", "device memory is not supported (max_dm_size 0, as on rxe)",
@@ -64,6 +70,12 @@ def get_device_list() -> list[Device]:
     return [Device(n, _devices.node_guid(h)) for n, h in zip(names, sim.hosts.values(), strict=True)]
 
 
+def rdma_get_devices() -> list[Device]:
+    """``rdma_get_devices`` (librdmacm): the devices the connection manager can use, i.e. the
+    same as :func:`get_device_list`."""
+    return get_device_list()
+
+
 class Context(_device.Context):
     """An opened emulated device: ``Context(name="rxe0")`` (the name may be bytes, as a
     ``Device.name``). ``Context(host)`` opens the device of a host directly."""
@@ -90,8 +102,9 @@ class Context(_device.Context):
         """``ibv_get_async_event``: the next asynchronous event of the device. The one emulated is
         ``IBV_EVENT_SRQ_LIMIT_REACHED`` (an SRQ of this context fell below its armed limit).
         When none is pending it runs the simulation, event by event, until one is raised; if the
-        simulation goes idle first (no event can come) it raises PyverbsRDMAError (EIO) instead
-        of blocking forever. Pending events of several SRQs are returned SRQ by SRQ (in order of
+        simulation goes idle first it keeps waiting while another thread of the program is alive,
+        and raises PyverbsRDMAError (EIO) instead of blocking forever when none is. Pending
+        events of several SRQs are returned SRQ by SRQ (in order of
         creation), not in the order they were raised."""
         from rdmasim import _core
 
@@ -106,9 +119,13 @@ class Context(_device.Context):
                                        "off (run the simulation first)", errno.EAGAIN)
             reason = sim._core.run(_core.INT64_MAX, 1)
             if reason == _core.RUN_IDLE and self._pending_async_event_count() == 0:
+                if threading.active_count() > 1:  # another thread may act: block, as libibverbs
+                    time.sleep(0.001)
+                    continue
                 raise PyverbsRDMAError(
                     f"get_async_event: no asynchronous event on {self.name} and the simulation is "
-                    "idle: nothing is in flight, so none can come (was an SRQ limit armed?)", errno.EIO)
+                    "idle: nothing is in flight and no other thread is running, so none can come (was an "
+                    "SRQ limit armed?)", errno.EIO)
 
     def _srqs(self) -> list[Any]:
         from rdmasim.verbs.srq import SRQ
@@ -131,6 +148,12 @@ class Context(_device.Context):
         """``ibv_query_device``: Linux rxe's capabilities (see rdmasim.pyverbs._devices)."""
         self._check_open("query_device")
         return _devices.device_attr(self.host)
+
+    def query_rt_values_ex(self, comp_mask: int = 1) -> tuple[int, int]:
+        """``ibv_query_rt_values_ex``: EOPNOTSUPP. rxe's provider does not implement it, and
+        libibverbs then answers EOPNOTSUPP; the emulated device has no hardware clock to read."""
+        raise PyverbsRDMAError("Failed to query real time values: not supported by the device (as rxe)",
+                               errno.EOPNOTSUPP)
 
     def query_device_ex(self) -> DeviceAttrEx:
         """``ibv_query_device_ex``: ``orig_attr`` is ``query_device()``; ``device_cap_flags_ex`` adds
@@ -297,3 +320,72 @@ def _check_gid_index(what: str, index: Any) -> int:
         raise PyverbsRDMAError(f"{what}: index={index}: the GID table has {tbl} entries (0..{tbl - 1})",
                                errno.EINVAL)
     return index
+
+
+def translate_gid_type(gid_type: int) -> str:
+    """``'IB'``, ``'RoCEv1'`` or ``'RoCEv2'`` for an ``ibv_gid_type`` value."""
+    return {0: "IB", 1: "RoCEv1", 2: "RoCEv2"}.get(gid_type, f"Unknown gid_type ({gid_type})")
+
+
+def guid_format(num: int) -> str:
+    """A GUID held as libibverbs holds it (big-endian bytes in a host integer) printed as
+    ``ibv_devinfo`` does: four groups of four hex digits."""
+    if sys.byteorder == "little":
+        num = int.from_bytes(int(num).to_bytes(8, "little"), "big")
+    digits = f"{num:016x}"
+    return ":".join(digits[i:i + 4] for i in range(0, 16, 4))
+
+
+def translate_transport_type(transport_type: int) -> str:
+    """The name of an ``ibv_transport_type`` value (``'Unknown'`` for any other)."""
+    return {0: "IB", 1: "IWARP", 2: "USNIC", 3: "USNIC UDP"}.get(transport_type, "Unknown")
+
+
+def translate_node_type(node_type: int) -> str:
+    """The name of an ``ibv_node_type`` value (``'Unknown'`` for any other)."""
+    names = {1: "CA", 2: "Switch", 3: "Router", 4: "RNIC", 5: "USNIC", 6: "USNIC UDP"}
+    return names.get(node_type, "Unknown")
+
+
+def guid_to_hex(node_guid: int) -> str:
+    """A GUID as bare lowercase hex digits (no ``0x``)."""
+    return f"{int(node_guid):x}"
+
+
+def port_state_to_str(port_state: int) -> str:
+    """``'Active (4)'`` for an ``ibv_port_state`` value."""
+    names = {0: "NOP", 1: "Down", 2: "Init", 3: "Armed", 4: "Active", 5: "Defer"}
+    return f"{names[port_state]} ({port_state})" if port_state in names else f"Invalid state ({port_state})"
+
+
+def str_from_flags(flags: int, dictionary: dict[int, str]) -> str:
+    """The names of the bits of ``flags`` that ``dictionary`` names, one per line, each line
+    indented by two spaces (pyverbs' layout: a newline first, one after each name)."""
+    return "\n  " + "".join(f"{name}\n  " for bit, name in dictionary.items() if flags & bit)
+
+
+def _named_bits(cls: Any) -> dict[int, str]:
+    return {int(m): n for n, m in cls.__members__.items()}
+
+
+def translate_port_cap_flags(flags: int) -> str:
+    """:func:`str_from_flags` over ``ibv_port_cap_flags``."""
+    return str_from_flags(flags, _named_bits(libibverbs_enums.ibv_port_cap_flags))
+
+
+def translate_port_cap_flags2(flags: int) -> str:
+    """:func:`str_from_flags` over ``ibv_port_cap_flags2``."""
+    return str_from_flags(flags, _named_bits(libibverbs_enums.ibv_port_cap_flags2))
+
+
+def translate_device_caps(flags: int) -> str:
+    """:func:`str_from_flags` over ``ibv_device_cap_flags``."""
+    return str_from_flags(flags, _named_bits(libibverbs_enums.ibv_device_cap_flags))
+
+
+def translate_event_type(event_type: int) -> str:
+    """The name of an ``ibv_event_type`` value."""
+    for name, member in libibverbs_enums.ibv_event_type.__members__.items():
+        if member == event_type:
+            return name
+    return f"Unknown event_type ({event_type})"

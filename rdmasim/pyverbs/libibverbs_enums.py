@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 from typing import Any
 
+from rdmasim.pyverbs import _enum_merge, _enum_values
 from rdmasim.verbs import enums as _e
 
 # the emulated opcodes plus verbs.h's others (post_send refuses them)
@@ -157,3 +158,7 @@ _CLASSES = [ibv_wr_opcode, ibv_wc_status, ibv_wc_opcode, ibv_qp_state, ibv_qp_ty
 for _cls in _CLASSES:
     globals().update({_name: _member for _name, _member in _cls.__members__.items()})
 del _cls
+
+# every other enum and member of rdma-core's libibverbs_enums.pxd (and verbs.h's ibv_rate), with
+# the values of rdma-core's headers
+_enum_merge.complete(globals(), _enum_values.VERBS, _enum_values.VERBS_ALIASES)

@@ -1,6 +1,9 @@
-"""``pyverbs.librdmacm_enums``: librdmacm's enums (rdma_cma.h) under rdma-core v59's module name;
-the same objects as :mod:`rdmasim.pyverbs.cm_enums`. The RDMA CM itself is not emulated."""
+"""``pyverbs.librdmacm_enums``: librdmacm's enums (``rdma_cma.h``) under rdma-core v59's module
+name, with the headers' values; the port spaces are the objects of :mod:`rdmasim.pyverbs.cm_enums`."""
 
+from __future__ import annotations
+
+from rdmasim.pyverbs import _enum_merge, _enum_values
 from rdmasim.pyverbs.cm_enums import (  # noqa: F401 (re-exported)
     RDMA_PS_IB,
     RDMA_PS_IPOIB,
@@ -8,3 +11,5 @@ from rdmasim.pyverbs.cm_enums import (  # noqa: F401 (re-exported)
     RDMA_PS_UDP,
     rdma_port_space,
 )
+
+_enum_merge.complete(globals(), _enum_values.RDMACM, _enum_values.RDMACM_ALIASES)

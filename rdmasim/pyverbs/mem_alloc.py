@@ -2,7 +2,12 @@
 ``mmap``, ``munmap``, ``madvise``, ...), real calls into the C library through :mod:`ctypes`.
 They return and take raw addresses (ints), as in pyverbs. The blocks they allocate are recorded,
 so that ``MR(pd, length, access, address=addr)`` can register memory from here (the emulated
-device maps it to a buffer); freeing or unmapping a block that an MR still registers is refused.
+device maps it to a buffer); freeing or unmapping a block that an MR still registers is refused,
+except under an on-demand-paging MR (``IBV_ACCESS_ON_DEMAND``), which does not pin its pages: the
+block is released for the program at once and returned to the C library when the last such MR is
+deregistered (until then the emulated NIC still reaches the old pages, where rxe would fault).
+``madvise`` also takes an MR's ``buf`` (the device's address of the region, which is the process
+address under pyverbs) and applies to the memory behind it.
 
 Because the blocks are recorded, ``free`` and ``munmap`` take only what these functions handed
 out: a pointer freed already, one inside a block, one from the other allocator (``free`` of an
@@ -15,6 +20,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import mmap as _mmap
+import weakref
+from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
 from rdmasim.verbs._checks import U64, int_in
@@ -39,8 +46,14 @@ MAP_HUGETLB_ = 0x40000  # linux mman-common.h
 _MAP_FAILED = ctypes.c_void_p(-1).value
 _MADV_DONTNEED = 4
 
-# Blocks allocated here and not yet freed: start address -> [length, how, MRs registering it].
+# Blocks allocated here and not yet freed: start address -> [length, how, MRs registering it,
+# on-demand-paging MRs registering it].
 _blocks: dict[int, list] = {}
+# Blocks the program released while ODP MRs still registered them: start -> [those MRs, the C
+# library call that releases the memory once the last of them is deregistered].
+_deferred: dict[int, list] = {}
+# Every live MR of the namespace, for madvise of an MR's device address.
+_mrs: weakref.WeakSet[Any] = weakref.WeakSet()
 # Start addresses freed or unmapped here and not handed out again -> "freed" / "unmapped" (only
 # to say so when one is released again; the oldest are forgotten beyond _RELEASED_MAX, and a
 # forgotten one is still refused, as memory not allocated here).
@@ -50,7 +63,7 @@ _PAGE = _mmap.PAGESIZE
 
 
 def _record(addr: int, length: int, how: str) -> int:
-    _blocks[addr] = [length, how, set()]
+    _blocks[addr] = [length, how, set(), set()]
     _released.pop(addr, None)
     return addr
 
@@ -63,22 +76,37 @@ def _remember_released(addr: int, what: str) -> None:
 
 def block_of(addr: int, length: int) -> tuple[int, int, str] | None:
     """The block allocated here that holds ``[addr, addr + length)``: (start, length, how), or
-    None when no such block is allocated."""
-    for start, (size, how, _) in _blocks.items():
-        if start <= addr and addr + length <= start + size:
+    None when no such block is allocated. An ``mmap`` block holds the whole pages it maps (the
+    kernel maps whole pages, whatever length was asked for)."""
+    for start, (size, how, *_) in _blocks.items():
+        extent = -(-size // _PAGE) * _PAGE if how == "mmap" else size
+        if start <= addr and addr + length <= start + extent:
             return start, size, how
     return None
 
 
-def _hold(start: int, mr: object) -> None:
-    """An MR registers memory of the block at ``start`` (until :func:`_release`)."""
-    _blocks[start][2].add(id(mr))
+def _hold(start: int, mr: object, on_demand: bool = False) -> None:
+    """An MR (an on-demand-paging one: ``on_demand``) registers memory of the block at
+    ``start`` (until :func:`_release`)."""
+    _blocks[start][3 if on_demand else 2].add(id(mr))
 
 
 def _release(start: int, mr: object) -> None:
     entry = _blocks.get(start)
     if entry is not None:
         entry[2].discard(id(mr))
+        entry[3].discard(id(mr))
+    pending = _deferred.get(start)
+    if pending is not None:
+        pending[0].discard(id(mr))
+        if not pending[0]:
+            del _deferred[start]
+            pending[1]()
+
+
+def _track_mr(mr: Any) -> None:
+    """A live MR (``buf``, ``length``, ``array``): :func:`madvise` of its device address."""
+    _mrs.add(mr)
 
 
 def _live_block(addr: int, what: str, kinds: tuple[str, ...]) -> list:
@@ -106,7 +134,7 @@ def _live_block(addr: int, what: str, kinds: tuple[str, ...]) -> list:
         raise PyverbsUserError(f"{call}: the block is from {entry[1]}: release it with {other}")
     if entry[2]:
         raise PyverbsUserError(f"{call}: {len(entry[2])} MR(s) still register this memory; "
-                               "close (deregister) them first")
+                               "close (deregister) them first (only on-demand-paging MRs let it go)")
     return entry
 
 
@@ -120,7 +148,22 @@ def mmap(addr: int = 0, length: int = 100, prot: int = _mmap.PROT_READ | _mmap.P
 
 
 def madvise(addr: int, length: int, flags: int = _MADV_DONTNEED) -> None:
-    """``madvise(2)``; PyverbsRDMAError with the errno when it fails."""
+    """``madvise(2)``; PyverbsRDMAError with the errno when it fails. An address inside a live
+    MR's device range (its ``buf``, which pyverbs programs pass) means the memory behind it."""
+    from rdmasim.pyverbs import _devices
+
+    addr = int_in("madvise addr", addr, 0, U64)
+    length = int_in("madvise length", length, 0, U64)
+    sim = _devices._REG.sim  # MRs of the devices' current simulation only
+    hits = {int(mr.array.ctypes.data) + (addr - mr.buf) for mr in list(_mrs)
+            if not getattr(mr, "_closed", True) and mr._host.sim is sim
+            and mr.buf <= addr and addr + length <= mr.buf + mr.length}
+    if len(hits) > 1:
+        raise PyverbsUserError(f"madvise(0x{addr:x}, {length}): the range is in MRs of several devices "
+                               "(each device numbers its regions from the same start); give the "
+                               "process address of the memory instead")
+    if hits:
+        addr = hits.pop()
     if _libc.madvise(addr, length, flags):
         err = ctypes.get_errno()
         raise PyverbsRDMAError(f"Failed to madvise memory at 0x{addr:x} length {length}", err)
@@ -129,8 +172,9 @@ def madvise(addr: int, length: int, flags: int = _MADV_DONTNEED) -> None:
 def munmap(addr: int, length: int) -> None:
     """``munmap(2)`` of a mapping from :func:`mmap`, from its start address (its first
     ``length`` bytes, rounded up to pages; the rest stays mapped); MemoryError when it fails.
-    Refused with PyverbsUserError while an MR registers the mapping, and for any other address
-    or a length beyond the mapping."""
+    Refused with PyverbsUserError while an MR that pins its pages registers the mapping (under
+    on-demand-paging MRs only, the unmapping is done when the last is deregistered), and for any
+    other address or a length beyond the mapping."""
     addr = int_in("munmap addr", addr, 0, U64)
     length = int_in("munmap length", length, 0, U64)
     entry = _live_block(addr, "munmap", ("mmap",))
@@ -138,7 +182,9 @@ def munmap(addr: int, length: int) -> None:
     if length > mapped:
         raise PyverbsUserError(f"munmap(0x{addr:x}): length {length} is beyond the {entry[0]}-byte "
                                f"mapping at 0x{addr:x} (its pages end at {mapped} bytes)")
-    if _libc.munmap(addr, length):
+    if entry[3]:  # ODP MRs register it: unmapped once the last of them is deregistered
+        _deferred[addr] = [set(entry[3]), lambda: _libc.munmap(addr, length)]
+    elif _libc.munmap(addr, length):
         raise MemoryError(f"Failed to munmap 0x{addr:x} length {length}")
     gone = -(-length // _PAGE) * _PAGE
     del _blocks[addr]
@@ -173,10 +219,13 @@ def free(ptr: int) -> None:
     ptr = int_in("free ptr", ptr, 0, U64)
     if ptr == 0:
         return
-    _live_block(ptr, "free", ("malloc", "posix_memalign"))
+    entry = _live_block(ptr, "free", ("malloc", "posix_memalign"))
     del _blocks[ptr]
     _remember_released(ptr, "freed")
-    _libc.free(ptr)
+    if entry[3]:  # ODP MRs register it: freed once the last of them is deregistered
+        _deferred[ptr] = [set(entry[3]), lambda: _libc.free(ptr)]
+    else:
+        _libc.free(ptr)
 
 
 def writebe32(addr: int, val: int, offset: int = 0) -> None:

@@ -39,6 +39,9 @@ def _optional_dropped(access: Any) -> Any:
     return access
 
 
+_ON_DEMAND = 1 << 6  # IBV_ACCESS_ON_DEMAND
+
+
 class MR(_mr.MR):
     """``MR(pd, length, access)``; also ``MR(pd, access=..., buffer=buf)`` (rdmasim's own).
 
@@ -56,8 +59,8 @@ class MR(_mr.MR):
         if kwargs:
             raise PyverbsUserError(f"MR: unsupported arguments {sorted(kwargs)}")
         if implicit:
-            raise PyverbsRDMAError("MR implicit=True: implicit ODP MRs are not emulated "
-                                   "(Linux rxe has no ODP either)", errno.EOPNOTSUPP)
+            raise PyverbsRDMAError("MR implicit=True: implicit ODP MRs are not supported (rxe has "
+                                   "ODP without IBV_ODP_SUPPORT_IMPLICIT)", errno.EOPNOTSUPP)
         self._block: int | None = None
         if address is not None:
             if buffer is not None:
@@ -69,7 +72,8 @@ class MR(_mr.MR):
             msg = str(exc).rsplit(". Errno:", 1)[0]
             raise PyverbsRDMAError(f"Failed to register a MR: {msg}", exc.error_code) from None
         if self._block is not None:
-            mem_alloc._hold(self._block, self)
+            mem_alloc._hold(self._block, self, bool(self.access & _ON_DEMAND))
+        mem_alloc._track_mr(self)
 
     def close(self) -> None:
         """Deregister the region (``ibv_dereg_mr``); memory from ``address=`` may then be freed."""

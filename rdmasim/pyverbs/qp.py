@@ -10,6 +10,7 @@ import socket
 from typing import Any
 
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.pyverbs import _devices
 from rdmasim.verbs import enums as e
 from rdmasim.verbs import qp as _qp
 from rdmasim.verbs._checks import U32, instance, int_in
@@ -57,6 +58,30 @@ class QPInitAttrEx(QPInitAttr):
                 raise PyverbsUserError(f"QPInitAttrEx {name}={n}: not emulated (give 0)")
 
 
+def _check_depths(cap: QPCap, has_srq: bool) -> list[str]:
+    """rxe's ``rxe_qp_chk_cap`` on the queue depths: each at most the device's ``max_qp_wr``
+    (EINVAL above it; the receive depth is not checked when the QP uses an SRQ), 0 allowed.
+    Returns the names of the depths that are 0."""
+    top = _devices.RXE_DEVICE_ATTR["max_qp_wr"]
+    fields = ["max_send_wr"] if has_srq else ["max_send_wr", "max_recv_wr"]
+    for name in fields:
+        n = int_in(f"QPCap {name}", getattr(cap, name), 0, U32)
+        if n > top:
+            raise PyverbsRDMAError(f"Failed to create QP: {name}={n} is above the device's "
+                                   f"max_qp_wr={top}", errno.EINVAL)
+    return [name for name in fields if getattr(cap, name) == 0]
+
+
+def _queue_full(what: str, field: str) -> Any:
+    """The post method of a queue created with depth 0: always full, as rxe's queue of 0 entries
+    (ENOMEM, what ``ibv_post_send``/``ibv_post_recv`` return for a full queue)."""
+
+    def post(wr: Any, bad_wr: Any = None) -> None:
+        raise PyverbsRDMAError(f"Failed to post {what}: the queue is full ({field}=0)", errno.ENOMEM)
+
+    return post
+
+
 class QP(_qp.QP):
     """``QP(pd, QPInitAttr, qp_attr=None)``, or ``QP(ctx, QPInitAttrEx(pd=pd, ...))``."""
 
@@ -68,6 +93,11 @@ class QP(_qp.QP):
             if pd.ctx is not creator:
                 raise PyverbsUserError("QPInitAttrEx pd belongs to another Context")
             creator = pd
+        cap = init_attr.cap if init_attr.cap is not None else QPCap()
+        empty = _check_depths(cap, init_attr.srq is not None)
+        if empty:  # the core's rings hold at least one WQE; posts to an empty queue are refused here
+            init_attr.cap = QPCap(max(cap.max_send_wr, 1), max(cap.max_recv_wr, 1), cap.max_send_sge,
+                                  cap.max_recv_sge, cap.max_inline_data)
         try:
             super().__init__(creator, init_attr, qp_attr)
         except PyverbsUserError as exc:
@@ -76,6 +106,13 @@ class QP(_qp.QP):
             if str(exc).startswith(f"qp_type {init_attr.qp_type}:") and init_attr.qp_type != e.IBV_QPT_RC:
                 raise PyverbsRDMAError(f"Failed to create QP: {exc}", errno.EOPNOTSUPP) from None
             raise
+        finally:
+            init_attr.cap = cap
+        self.cap = cap
+        if "max_send_wr" in empty:
+            self.post_send = _queue_full("send", "max_send_wr")  # type: ignore[method-assign]
+        if "max_recv_wr" in empty:
+            self.post_recv = _queue_full("recv", "max_recv_wr")  # type: ignore[method-assign]
 
     def query_data_in_order(self, op: int, flags: int = 0) -> int:
         """``ibv_query_qp_data_in_order``: 0. rxe's provider does not implement the query, and

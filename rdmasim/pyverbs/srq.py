@@ -8,6 +8,8 @@ tag-matching SRQs) is not emulated: EOPNOTSUPP; Linux rxe has neither XRC nor ta
 
 from __future__ import annotations
 
+from rdmasim.pyverbs import libibverbs_enums as _e
+from rdmasim.pyverbs._attrs import attr_class
 from rdmasim.pyverbs._unsupported import unsupported
 
 try:
@@ -21,4 +23,10 @@ except ImportError:  # a build without SRQ support in rdmasim.verbs
 SrqInitAttrEx = unsupported("SrqInitAttrEx", "extended SRQs (XRC, tag matching) are not emulated "
                             "(Linux rxe has neither)", __name__)
 
-__all__ = ["SRQ", "SrqAttr", "SrqInitAttr", "SrqInitAttrEx"]
+# a tag-matching operation (ibv_post_srq_ops) on such an SRQ; only the values are kept
+OpsWr = attr_class("OpsWr", __name__, "``ibv_ops_wr``: a tag-matching SRQ operation.",
+                   [("wr_id", 0), ("opcode", int(_e.IBV_WR_TAG_ADD)), ("flags", int(_e.IBV_OPS_SIGNALED)),
+                    ("next_wr", None), ("unexpected_cnt", 0), ("recv_wr_id", 0), ("num_sge", None),
+                    ("tag", 0), ("mask", 0), ("sg_list", None)])
+
+__all__ = ["SRQ", "OpsWr", "SrqAttr", "SrqInitAttr", "SrqInitAttrEx"]

@@ -338,7 +338,8 @@ def _switch_buffer(sc: Scenario, given: bool, problems: list[Problem]) -> None:
 _CC_TABLES = {"timely": ("rdmasim.cc_timely", "TimelyParams", "TIMELY"),
               "swift": ("rdmasim.cc_swift", "SwiftParams", "Swift"),
               "hpcc": ("rdmasim.cc_hpcc", "HpccParams", "HPCC"),
-              "ibcc": ("rdmasim.cc_ibcc", "IbccParams", "IB CC")}
+              "ibcc": ("rdmasim.cc_ibcc", "IbccParams", "IB CC"),
+              "nscc": ("rdmasim.cc_nscc", "NsccParams", "NSCC")}
 
 
 def _check_ooo(v: dict[str, Any], file: str, problems: list[Problem], warnings: list[Problem],
@@ -539,6 +540,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
                 name = m.group(1) if m and m.group(1) in ov else None  # the override it names
                 key = f"congestion_control.overrides.{name}" if name else "congestion_control.overrides"
                 problems.append(Problem(file, key, str(exc), ov[name] if name else ov))
+    _check_plugin_params(file, v, problems)
     if v["link.layer"] == "ib" and v["switch.flow_control"] == "pfc":
         problems.append(Problem(file, "switch.flow_control", "InfiniBand has no PFC (pause frames are "
                                 "Ethernet's); its link-level flow control is credits", "pfc",
@@ -1272,3 +1274,25 @@ def dcqcn_preset(v: dict[str, Any]) -> str:
         return nic.get_profile(v["nic.profile"]).dcqcn
     except ValueError:
         return "paper"
+
+
+def _check_plugin_params(file: str, v: dict[str, Any], problems: list[Problem]) -> None:
+    """[congestion_control.plugin]: the parameters of the C plug-in the algorithm names, each known
+    to it and fitting its C type (rdmasim.cc_plugin.Plugin.params_bytes)."""
+    from rdmasim.cc_plugin import PluginError, get_plugin
+
+    table, algo = v["congestion_control.plugin"], v["congestion_control.algorithm"]
+    plugin = get_plugin(algo) if isinstance(algo, str) else None
+    if not table:
+        return
+    if plugin is None:
+        problems.append(Problem(file, "congestion_control.plugin", "parameters of a C plug-in, but "
+                                f"congestion_control.algorithm = {algo!r} is not one", table,
+                                "a registered plug-in's name in congestion_control.algorithm"))
+        return
+    for k in table:
+        try:
+            plugin.params_bytes({k: table[k]})
+        except PluginError as exc:
+            problems.append(Problem(file, f"congestion_control.plugin.{k}", str(exc), table[k],
+                                    ", ".join(plugin.params)))

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from rdmasim import fabric, topology
+from rdmasim.cc_plugin import get_plugin
 from rdmasim.flows import VERB_NAMES, FlowSamples, describe_status
 from rdmasim.results import (
     FlowRecord,
@@ -164,7 +165,7 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(
                 "dcqcn", params, notification_point=v["congestion_control.notification_point"]
             )
-    elif algo in ("timely", "swift", "hpcc"):
+    elif algo in ("timely", "swift", "hpcc", "nscc"):
         from rdmasim.cc import params_class
 
         delay_cc = params_class(algo).from_scenario(v)
@@ -180,6 +181,10 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(
                 "dctcp", dctcp, notification_point=v["congestion_control.notification_point"]
             )
+    elif get_plugin(algo) is not None:  # a C plug-in (rdmasim.cc_plugin), its [congestion_control.plugin]
+        for h in sim.hosts.values():
+            h.set_congestion_control(algo, dict(v["congestion_control.plugin"]),
+                                     notification_point=v["congestion_control.notification_point"])
     elif algo == "ibcc":
         from rdmasim.cc_ibcc import IbccParams
 

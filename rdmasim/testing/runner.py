@@ -77,6 +77,10 @@ class Params:
     buffer: str = "4MB"
     lossy_limit: str | None = None
     dcqcn: DcqcnParams | None = None
+    #: another congestion control on every host instead of DCQCN: an algorithm's name (a C plug-in's
+    #: too, rdmasim.cc.register_plugin) and its parameters (None: the defaults); its rates are sampled
+    cc: str | None = None
+    cc_params: Any = None
 
 
 @dataclass(frozen=True)
@@ -280,10 +284,15 @@ def run_scenario(
 
         enable(sim, sc.mutant)
     cnp: dict[int, int] = {}
+    if p.dcqcn is not None and p.cc is not None:
+        raise ValueError(f"Params: dcqcn and cc={p.cc!r} both set; choose one congestion control")
     if p.dcqcn is not None:
         for h in hosts:
             h.set_congestion_control("dcqcn", p.dcqcn)
             cnp[h.index] = parse_time(p.dcqcn.cnp_interval)
+    elif p.cc is not None:
+        for h in hosts:
+            h.set_congestion_control(p.cc, p.cc_params, notification_point=False)
     _impair(dirs, sc.impairment, p.psn)
     rng = np.random.default_rng(sc.seed)
     trace = sim.trace(max_records=max_records)
@@ -311,7 +320,7 @@ def run_scenario(
         for pr, _, _ in built:
             for q in (pr.requester, pr.responder):
                 state_log.append((sim.now, q._host.index, q.qp_num, q.qp_state, "observed"))
-            if p.dcqcn is not None:
+            if p.dcqcn is not None or p.cc is not None:
                 rate_samples.append(
                     (sim.now, pr.requester._host.index, pr.requester.qp_num, pr.requester.rate_bps)
                 )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import sys
+import threading
+import time
 from typing import Any
 
 from rdmasim import _core
@@ -77,9 +79,10 @@ class CQ:
     def _advance(self) -> None:
         """Run the simulation until a completion for this CQ is due, the simulation is idle or
         ``sim.poll_slice`` of simulated time has passed. Polling an empty CQ of an idle
-        simulation returns 0 (as ``ibv_poll_cq``); ``sim.idle_poll_limit`` such polls in a row
-        with nothing happening in between are a program spinning on a completion that cannot
-        come: an error, not a hang."""
+        simulation returns 0 (as ``ibv_poll_cq``), for as long as another thread of the program
+        is alive (it may still post the work this poll waits for). Only a program that can never
+        make progress gets an error instead of a hang: ``sim.idle_poll_limit`` such polls in a
+        row, with nothing happening in between and no other thread alive, raise ETIMEDOUT."""
         sim = self._host.sim
         deadline = sim.now + parse_time(sim.poll_slice)
         reason, have = sim._run_until_cq(self, 1, deadline)
@@ -87,14 +90,19 @@ class CQ:
             self._idle_since = sim.events if not have and reason == _core.RUN_IDLE else None
             self._idle_polls = 1 if self._idle_since is not None else 0
             return
+        if threading.active_count() > 1:
+            # another thread may post: return 0 as ibv_poll_cq does, and let that thread run
+            self._idle_polls = 0
+            time.sleep(0)
+            return
         self._idle_polls += 1
         if self._idle_polls >= sim.idle_poll_limit:
             self._idle_polls = 0
             raise PyverbsRDMAError(
                 f"CQ.poll: {self!r} is empty and the simulation is idle at "
-                f"{format_time(sim.now)}: nothing is in flight, so no completion can arrive "
-                f"(polled {sim.idle_poll_limit} times with nothing happening; was work posted, "
-                "and signaled?)", errno.ETIMEDOUT)
+                f"{format_time(sim.now)}: nothing is in flight and no other thread is running, so no "
+                f"completion can arrive (polled {sim.idle_poll_limit} times with nothing happening; "
+                "was work posted, and signaled?)", errno.ETIMEDOUT)
 
     def resize(self, cqe: int) -> None:
         """Give the CQ room for ``cqe`` completions (``ibv_resize_cq``), keeping those it holds

@@ -53,6 +53,17 @@ int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, struct rs_dcqcn
 /* The QP's congestion-control state as of now (timers applied): its algorithm's state struct
  * copied to out (at most cap bytes), its kind in *kind; 1, or 0 when the QP runs none. */
 int rs_qp_cc_state(const rs_sim *sim, int host, uint32_t qpn, void *out, size_t cap, int *kind);
+/* Congestion-control plug-ins: an rs_cc_algo compiled outside rdmasim (rdmasim.cc_plugin), copied
+ * into this simulation under `name` (at most RS_CC_PLUGIN_NAME - 1 bytes, no built-in's name).
+ * Returns its kind for rs_host_set_cc (>= RS_CC_COUNT), or an RS_ERR_* naming what is wrong: a
+ * state or params struct too big, init or rate_bps missing, next_timer_ps without on_timer, unknown
+ * flags, a name taken, or all RS_CC_PLUGINS slots used.  The callbacks must outlive the simulation. */
+#define RS_CC_PLUGINS 16
+#define RS_CC_PLUGIN_NAME 32
+struct rs_cc_algo;
+int rs_cc_plugin_add(rs_sim *sim, const struct rs_cc_algo *algo, const char *name);
+/* The name of a kind, built in or a plug-in of this simulation; NULL for an unknown kind. */
+const char *rs_cc_name(const rs_sim *sim, int kind);
 
 /* ---- scripted peer (tests and teaching: per-packet Python, deliberately) ----
  * A scripted host has no transport: frames it receives are kept for Python, which

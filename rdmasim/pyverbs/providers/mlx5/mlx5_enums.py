@@ -6,6 +6,8 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 from typing import Any
 
+from rdmasim.pyverbs import _enum_merge, _enum_values
+
 mlx5dv_qp_init_attr_mask: Any = IntFlag("mlx5dv_qp_init_attr_mask", {
     "MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS": 1, "MLX5DV_QP_INIT_ATTR_MASK_DC": 2,
     "MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS": 4, "MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS": 8})
@@ -33,3 +35,6 @@ MLX5_SEND_WQE_BB = 64
 MLX5_SEND_WQE_SHIFT = 6
 MLX5_WQE_CTRL_CQ_UPDATE = 2 << 2
 _MLX5DV_UAR_ALLOC_TYPE_NC = 1
+
+# every other enum and name of rdma-core's mlx5_enums (mlx5dv.h's values)
+_enum_merge.complete(globals(), _enum_values.MLX5, _enum_values.MLX5_ALIASES)

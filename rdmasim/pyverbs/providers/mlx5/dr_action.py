@@ -1,0 +1,17 @@
+"""``pyverbs.providers.mlx5.dr_action``: mlx5 direct-rule (steering) actions.
+
+They need an mlx5 device; the emulated device (like rxe) is not one, so every class here raises
+``PyverbsRDMAError`` with EOPNOTSUPP."""
+
+from __future__ import annotations
+
+from rdmasim.pyverbs._unsupported import unsupported_module
+from rdmasim.pyverbs.providers.mlx5.mlx5dv import WHY
+
+_NAMES = ("DrAction", "DrActionQp", "DrActionFlowCounter", "DrActionDrop", "DrActionModify", "DrActionTag",
+          "DrActionDestTable", "DrActionPopVLan", "DrActionPushVLan", "DrActionDestAttr",
+          "DrActionDestArray", "DrActionDefMiss", "DrActionVPort", "DrActionIBPort", "DrActionDestTir",
+          "DrActionPacketReformat", "DrFlowSamplerAttr", "DrActionFlowSample", "DrFlowMeterAttr",
+          "DrActionFlowMeter")
+globals().update(unsupported_module(__name__, WHY, _NAMES))
+__all__ = list(_NAMES)
