@@ -10,8 +10,10 @@ even a free ``post_send`` cannot make the simulation of one-packet WRITEs cheape
     PYTHONPATH=$PWD python bench/sim_instructions.py --packets-per-sender 4000 [--nic-profile cx6]
 
 ``--multipath CASES`` counts instead the runs of ``bench/multipath.py`` (a 2 x 2 x 4 leaf-spine
-permutation), each case ``path_select:recovery:profile``, e.g. out-of-order placement against
-in-order RoCE: ``ecmp:gbn:cx6,ecmp:ooo:cx7-ar,spray:ooo:cx7-ar`` (docs/multipath.md).
+permutation), each case ``path_select:recovery:profile[:verb]``, e.g. out-of-order placement
+against in-order RoCE on the same NIC profile and workload:
+``ecmp:gbn:cx7-ar,ecmp:ooo:cx7-ar,spray:ooo:cx7-ar`` or, for READs,
+``ecmp:gbn:cx7-ar:read,ecmp:ooo:cx7-ar:read`` (docs/multipath.md).
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def main() -> None:
                    help="comma-separated model modes; NAME-ackN: NAME with every N-th packet asking "
                    "for an ACK")
     p.add_argument("--multipath", default="", help="comma-separated bench/multipath.py cases "
-                   "path_select:recovery:profile (the first is the reference)")
+                   "path_select:recovery:profile[:verb] (the first is the reference)")
     p.add_argument("--multipath-size", default="1MiB", help="bytes per flow of --multipath")
     a = p.parse_args()
     if a.multipath:

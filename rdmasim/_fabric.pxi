@@ -32,6 +32,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint32_t group
         uint32_t hop_classes
         int64_t latency_ps
+        uint32_t ar_band_bytes
     ctypedef struct rs_swport_stats:
         uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes
         uint64_t drops[5]
@@ -132,7 +133,7 @@ SWITCH_DROP_REASONS = ("no_route", "lossy_threshold", "buffer_full", "headroom_o
 _SCALAR_CFG = ("n_ports", "buffer_bytes", "reserve_bytes", "headroom_bytes", "dynamic", "alpha_shift",
                "xoff_bytes", "resume_offset_bytes", "lossy_limit_bytes", "pfc_mask", "pfc_quanta", "wrr",
                "ecn_on_dequeue", "ecmp_seed", "path_select", "pfc_response_ps", "routing", "group",
-               "hop_classes", "latency_ps")
+               "hop_classes", "latency_ps", "ar_band_bytes")
 _ARRAY_CFG = ("dscp_to_prio", "wrr_weight", "ecn_kmin", "ecn_kmax", "ecn_pmax")
 
 
@@ -178,6 +179,7 @@ cdef class FabricCore:
         c.group = cfg.get("group", 0)
         c.hop_classes = cfg.get("hop_classes", 0)
         c.latency_ps = cfg.get("latency_ps", 0)
+        c.ar_band_bytes = cfg.get("ar_band_bytes", 0)
         for i in range(64):
             c.dscp_to_prio[i] = cfg["dscp_to_prio"][i]
         for i in range(8):

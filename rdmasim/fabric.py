@@ -60,7 +60,8 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
                   wrr_weights: Iterable[int] | None = None, ecn: Mapping[str, Any] | None = None,
                   ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED,
                   path_select: str = "ecmp", pfc_response: str | int = 0, routing: str = "shortest",
-                  group: int = 0, hop_classes: bool = False, latency: str | int = 0) -> dict[str, Any]:
+                  group: int = 0, hop_classes: bool = False, latency: str | int = 0,
+                  ar_band: str | int = 0) -> dict[str, Any]:
     """Validate switch settings and return the dict the C core takes.
 
     ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
@@ -90,6 +91,9 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     seen that long after its last bit arrived (store and forward plus latency; port-to-port
     latency of a 100 Gb/s switch is roughly 90 ns for InfiniBand and 300-600 ns for Ethernet,
     see :data:`rdmasim.ib_fabric.SWITCH_LATENCY`).
+    ``ar_band``: ``"adaptive"`` and ``"adaptive_packet"`` compare egress queues in bands of this
+    size (queue bytes // band: queues in one band are equal, and equal queues are broken as the
+    mode says); 0 (the default) compares bytes exactly; see docs/multipath.md.
     """
     cfg = _core.switch_cfg_default()
     cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
@@ -154,6 +158,7 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
         raise ValueError("hop_classes needs routing by group (routing 'minimal', 'valiant' or 'ugal')")
     cfg["hop_classes"] = int(hop_classes)
     cfg["latency_ps"] = time_in("latency", latency)
+    cfg["ar_band_bytes"] = _size_in("ar_band", ar_band, _U32)
     return cfg
 
 

@@ -132,11 +132,14 @@ uint32_t rs_switch_pick_hop(rs_switch *sw, const rs_pkt *pkt, const uint16_t *ho
         start = rs_switch_ecmp_hash(sw, pkt->src_ip, pkt->dst_ip, pkt->udp_sport) % n;
     if (sw->cfg.path_select == RS_PATH_ECMP)
         return hops[start];
+    /* quality bands (ar_band_bytes): queues in the same band are equal, and equal queues are
+     * broken as the mode says (Broadcom DLB's quantised port quality; docs/multipath.md) */
+    uint64_t band = sw->cfg.ar_band_bytes > 1 ? sw->cfg.ar_band_bytes : 1;
     uint32_t best = hops[start];
-    uint64_t best_b = sw->mmu.eg_bytes[(size_t)best * RS_NPRIO + prio];
+    uint64_t best_b = sw->mmu.eg_bytes[(size_t)best * RS_NPRIO + prio] / band;
     for (uint32_t k = 1; k < n && best_b > 0; k++) {
         uint32_t c = hops[(start + k) % n];
-        uint64_t b = sw->mmu.eg_bytes[(size_t)c * RS_NPRIO + prio];
+        uint64_t b = sw->mmu.eg_bytes[(size_t)c * RS_NPRIO + prio] / band;
         if (b < best_b) {
             best = c;
             best_b = b;

@@ -224,10 +224,23 @@ static void on_response(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     qp->retry_started = 0;
     qp->retry_left = qp->attr.retry_cnt;
     qp->rnr_left = qp->attr.rnr_retry;
-    if (done) {
-        rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
-        complete_implied(tp, qp, qp->comp_psn); /* local operations (no PSN) right behind it */
+    int ooo = qp->irn && qp->irn->reorder_ps;
+    if (ooo)
+        rs_ooo_read_take(qp, pkt->psn);
+    for (;;) {
+        if (done) {
+            rs_qp_complete_head(tp, qp, RS_WC_STATUS_SUCCESS);
+            complete_implied(tp, qp, qp->comp_psn); /* local operations (no PSN) right behind it */
+        }
+        /* OOO: the responses placed before, now in order (ooo_read.c) */
+        if (!ooo || !qp->sq_count || !rs_ooo_read_take(qp, qp->comp_psn))
+            break;
+        w = rs_qp_swqe(qp, 0);
+        done = qp->comp_psn == last_psn(w);
+        qp->comp_psn = (qp->comp_psn + 1) & RS_PSN_MASK;
     }
+    if (ooo)
+        rs_ooo_read_progress(tp, qp);
     restart_rto(tp, qp);
     rs_nic_wake(tp, qp); /* a READ/atomic credit may be free */
 }
@@ -241,7 +254,7 @@ static int is_read_response(uint8_t op) { return op >= RS_OP_READ_RESP_FIRST && 
  * rxe check_ack accepts a FIRST/ONLY at the re-issued request's first PSN).  FIRST and MIDDLE
  * carry exactly one PMTU, LAST/ONLY the rest of the message; AETH (all but MIDDLE) is an ACK.
  * A READ completes only on the packet that ends it (rxe do_read: END mask). */
-static int read_response_fits(const rs_qp *qp, const rs_swqe *w, const rs_pkt *pkt)
+int rs_comp_read_response_fits(const rs_qp *qp, const rs_swqe *w, const rs_pkt *pkt)
 {
     uint32_t idx = (uint32_t)rs_psn_diff(pkt->psn, w->first_psn);
     int first = idx == 0, last = idx + 1 == w->npkts;
@@ -269,6 +282,12 @@ static void on_read_or_atomic_response(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     if (!qp->sq_count)
         return;
     rs_swqe *w = rs_qp_swqe(qp, 0);
+    int held = psn != qp->comp_psn ? rs_ooo_read_hold(tp, qp, pkt) : 0; /* OOO: placed ahead */
+    if (held) {
+        if (held == 2)
+            implied_nak(tp, qp); /* the gap before it outlived the reorder time: lost */
+        return;
+    }
     if (w->started && rs_wr_is_rd_atomic(w->opcode) && rs_psn_diff(psn, last_psn(w)) > 0) {
         implied_nak(tp, qp); /* an answer to a later request: the head's response was lost */
         return;
@@ -300,7 +319,7 @@ static void on_read_or_atomic_response(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     }
     /* at the expected PSN: an opcode, length or AETH that does not fit is a bad response */
     int fits = pkt->opcode == RS_OP_ATOMIC_ACK ? (pkt->aeth_syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK
-                                               : read_response_fits(qp, w, pkt);
+                                               : rs_comp_read_response_fits(qp, w, pkt);
     if (!fits) {
         qp->stats.bad_responses++;
         fail_head(tp, qp, RS_WC_STATUS_BAD_RESP_ERR);

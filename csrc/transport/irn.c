@@ -35,6 +35,8 @@
  * READ and atomics use Go-Back-N: they start only when no SEND/WRITE is outstanding, and no
  * SEND/WRITE starts while one is outstanding, so during such a phase the QP is a Go-Back-N QP
  * (the responder NAKs a READ/atomic ahead of the expected PSN once per gap, as Go-Back-N).
+ * OOO places READ responses out of order and keeps READ requests ahead of the expected PSN
+ * (ooo_read.c); atomics stay Go-Back-N.
  * Completions stay in send-queue order (cumulative ACKs complete WQEs, rs_comp_ack_through). */
 #include "transport/transport.h"
 #include "transport/opcodes.h"
@@ -606,14 +608,22 @@ void rs_irn_resp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     }
     uint8_t op = pkt->opcode;
     int32_t d = rs_psn_diff(pkt->psn, qp->resp_psn);
-    if (d < 0)
+    if (d < 0) {
         rs_resp_duplicate(tp, qp, pkt);
-    else if (d == 0)
+    } else if (d == 0) {
         receive_in_order(tp, qp, pkt);
-    else if ((rs_op_is_send(op) || rs_op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn->cap)
+        /* OOO: READ requests kept ahead, now in order (ooo_read.c) */
+        for (rs_pkt *r; qp->irn && qp->irn->n_rd_req && (r = rs_ooo_rdreq_take(tp, qp));) {
+            receive_in_order(tp, qp, r);
+            rs_pkt_release(&tp->pool, r);
+        }
+    } else if ((rs_op_is_send(op) || rs_op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn->cap) {
         receive_ooo(tp, qp, pkt);
-    else
+    } else if (qp->irn->reorder_ps && rs_op_is_read(op) && rs_ooo_rdreq_hold(tp, qp, pkt)) {
+        return; /* kept (or dropped as a duplicate) by ooo_read.c */
+    } else {
         ooo_not_kept(tp, qp);
+    }
     rs_pkt_release(&tp->pool, pkt);
 }
 
@@ -628,6 +638,7 @@ void rs_irn_reset(rs_qp *qp)
     memset(x->lost, 0, x->cap / 8);
     memset(x->rcvd, 0, x->cap / 8);
     memset(x->slot, 0, x->cap * sizeof(*x->slot));
+    rs_ooo_read_clear(qp);
     x->rcv_high = x->reported = x->ck_psn = qp->resp_psn;
     x->ck_set = 0;
     x->ck_ps = 0;
@@ -652,6 +663,8 @@ void rs_irn_free(rs_qp *qp)
 {
     if (!qp->irn)
         return;
+    rs_ooo_read_clear(qp);
+    free(qp->irn->rd_held);
     free(qp->irn->sacked);
     free(qp->irn->lost);
     free(qp->irn->rcvd);
@@ -702,9 +715,11 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     while (cap < p->window)
         cap <<= 1;
     uint8_t *sacked = calloc(cap / 8, 1), *rcvd = calloc(cap / 8, 1), *lost = calloc(cap / 8, 1);
+    uint8_t *rd_held = calloc(cap / 8, 1);
     rs_irn_slot *slot = calloc(cap, sizeof(*slot));
     rs_irn *x = calloc(1, sizeof(*x));
-    if (!sacked || !rcvd || !lost || !slot || !x) {
+    if (!sacked || !rcvd || !lost || !rd_held || !slot || !x) {
+        free(rd_held);
         free(sacked);
         free(lost);
         free(rcvd);
@@ -724,6 +739,7 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     x->lost = lost;
     x->rcvd = rcvd;
     x->slot = slot;
+    x->rd_held = rd_held;
     rs_irn_reset(qp);
     qp->recovery = RS_RECOVERY_IRN;
     return RS_OK;

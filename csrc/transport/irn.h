@@ -7,6 +7,11 @@
 
 #include <stdint.h>
 
+struct rs_pkt;
+
+/* OOO: READ requests that arrived ahead of the expected PSN, kept until it reaches them */
+#define RS_OOO_RD_REQS 16
+
 /* Responder: what an out-of-order packet still owes when the cumulative PSN passes it
  * (completions, MSN and the message cursor stay in order). */
 typedef struct rs_irn_slot {
@@ -50,6 +55,15 @@ typedef struct rs_irn {
     uint32_t ck_psn;
     int ck_set;
     int64_t ck_ps;
+
+    /* OOO READs (ooo_read.c).  Requester: READ response PSNs placed ahead of comp_psn, in
+     * [comp_psn, comp_psn + cap); rd_gap_ps: when the first of them arrived since the last
+     * in-order progress (0: none held).  Responder: READ requests ahead of resp_psn. */
+    uint8_t *rd_held;
+    uint32_t rd_nheld;     /* bits set in rd_held */
+    int64_t rd_gap_ps;
+    struct rs_pkt *rd_req[RS_OOO_RD_REQS];
+    uint32_t n_rd_req;
 } rs_irn;
 
 #endif

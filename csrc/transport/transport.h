@@ -247,6 +247,20 @@ void rs_irn_reorder_due(rs_transport *tp, rs_qp *qp);
 uint32_t rs_irn_held(const rs_qp *qp); /* responder: out-of-order packets placed (inspection) */
 void rs_irn_free(rs_qp *qp);
 
+/* ooo_read.c: out-of-order placement of READs (RS_RECOVERY_OOO).  Requester: place a READ
+ * response ahead of comp_psn (0 not placed, 1 placed, 2 placed but the gap before it is older
+ * than the reorder time: lost); take the mark of `psn` as comp_psn reaches it; restart the gap's
+ * age after in-order progress.  Responder: keep a READ request ahead of resp_psn (1: kept or
+ * dropped as a duplicate, the packet is no longer the caller's), take the kept one at resp_psn. */
+int rs_ooo_read_hold(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt);
+int rs_ooo_read_take(rs_qp *qp, uint32_t psn);
+void rs_ooo_read_progress(rs_transport *tp, rs_qp *qp);
+int rs_ooo_rdreq_hold(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
+rs_pkt *rs_ooo_rdreq_take(rs_transport *tp, rs_qp *qp);
+void rs_ooo_read_clear(rs_qp *qp);
+/* completer.c: does READ response `pkt` fit its PSN of READ `w` (opcode by position, length)? */
+int rs_comp_read_response_fits(const rs_qp *qp, const rs_swqe *w, const rs_pkt *pkt);
+
 /* cc_qp.c: congestion control of one QP (the NIC side of rdmasim/cc.h) */
 int rs_cc_qp_reserve(rs_transport *tp, rs_qp *qp);            /* RTR -> RTS, before anything changes: storage */
 void rs_cc_qp_start(rs_transport *tp, rs_qp *qp);             /* entering RTS */

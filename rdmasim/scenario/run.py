@@ -45,6 +45,7 @@ def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
         "scheduler": v["switch.scheduler"],
         "ecn_mark": v["switch.ecn_mark"],
         "path_select": v["switch.path_select"],
+        "ar_band": v["switch.ar_band"],
         # flow priority p is sent with DSCP 8p; map it to p (48 -> 6 as by default)
         "dscp_map": {8 * p: p for p in range(8)},
     }

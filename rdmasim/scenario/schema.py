@@ -257,6 +257,9 @@ SCHEMA: dict[str, Opt] = {
         "egress, ties by the hash) or 'adaptive_packet' (the least-queued egress, ties per packet: "
         "docs/multipath.md).", choices=PATH_SELECT,
     ),
+    "switch.ar_band": Opt("size", 0, "'adaptive' and 'adaptive_packet': compare egress queues in bands of "
+                          "this size (queues in one band are equal; 0: bytes exactly; docs/multipath.md).",
+                          lo=0, hi=2**32 - 1),
     "switch.watchdog.enabled": Opt("bool", False, "PFC watchdog on every switch (SONiC-style): a lossless "
                                    "queue paused with no progress for `detect` drops its packets and ignores "
                                    "pause for `restore`."),

@@ -68,6 +68,8 @@ typedef struct rs_switch_cfg {
                                     * it has crossed (Kim et al.'s virtual channels: no PFC cycle) */
     int64_t latency_ps;            /* forwarding latency: a frame received is seen this long after its
                                     * last bit arrived (added to the links into the switch) */
+    uint32_t ar_band_bytes;        /* adaptive path selection compares egress queues in bands of this
+                                    * many bytes (queue bytes / band; 0 or 1: bytes exactly) */
 } rs_switch_cfg;
 
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch

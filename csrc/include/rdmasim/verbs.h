@@ -257,7 +257,7 @@ typedef struct rs_qp_stats {
     uint64_t atomics_executed; /* responder: atomics executed (duplicates are replayed, not counted) */
     uint64_t implied_naks;     /* requester: retries started by a response that skipped PSNs */
     uint64_t bad_responses;    /* requester: responses for no outstanding request (dropped) */
-    uint64_t ooo_placed;       /* responder (IRN): out-of-order packets kept and placed */
+    uint64_t ooo_placed;       /* out-of-order packets placed: responder (IRN, OOO), OOO READ responses */
     uint64_t ud_qkey_dropped;  /* UD receive: datagrams dropped for a Q_Key other than the QP's */
     uint64_t ud_no_recv_dropped; /* UD receive: datagrams dropped with no receive WQE posted (no RNR in UD) */
     uint64_t ud_too_long_dropped; /* UD send: messages longer than the MTU, completed without a packet */
