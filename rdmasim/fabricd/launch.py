@@ -1,0 +1,217 @@
+"""``rdmasim exec``: run a program on an emulated fabric, starting the fabric's daemon if none runs.
+
+The daemon of fabric NAME listens on ``$XDG_RUNTIME_DIR/rdmasim/NAME.sock`` (``/tmp/rdmasim-UID/``
+without XDG_RUNTIME_DIR) and holds ``NAME.lock`` while it lives, so a second daemon on the same name
+is refused. ``rdmasim exec`` attaches to the daemon as a holder (it keeps the daemon alive but never
+stops simulated time), then replaces itself with the program, which inherits that connection:
+the daemon lives until the last program on it has exited.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rdmasim.errors import UserInputError
+from rdmasim.fabricd import proto
+
+LIB_NAME = "librdmasim_ibverbs.so"
+_HERE = Path(__file__).resolve().parent
+VERBS_H = Path("/usr/include/infiniband/verbs.h")
+DEBIAN_HINT = ("install the libibverbs headers and a C compiler (Debian/Ubuntu: "
+               "apt-get install libibverbs-dev gcc), then run the command again")
+
+
+def runtime_dir() -> Path:
+    """Where the daemons' sockets, locks and logs live."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    d = Path(base) / "rdmasim" if base else Path(f"/tmp/rdmasim-{os.getuid()}")
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return d
+
+
+def socket_path(fabric: str) -> Path:
+    """The Unix socket of fabric ``fabric``'s daemon."""
+    if not fabric or "/" in fabric or fabric.startswith("."):
+        raise UserInputError(f"--fabric {fabric!r}: a fabric name is a plain word (letters, digits, -_)")
+    return runtime_dir() / f"{fabric}.sock"
+
+
+def build_library(out: Path, cc: str | None = None) -> Path:
+    """Compile ``librdmasim_ibverbs.so`` to ``out`` (raises UserInputError naming what to install)."""
+    cc = cc or os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if not VERBS_H.is_file() or cc is None:
+        missing = "infiniband/verbs.h" if not VERBS_H.is_file() else "a C compiler"
+        raise UserInputError(f"{LIB_NAME} is not built and {missing} is missing: {DEBIAN_HINT}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")
+    cmd = [cc, "-std=gnu11", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra",
+           "-Wno-unused-parameter", "-o", str(tmp), str(_HERE / "preload.c"), "-lpthread"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise UserInputError(f"building {LIB_NAME} failed ({' '.join(cmd)}):\n{r.stderr.strip()}")
+    os.replace(tmp, out)
+    return out
+
+
+def library() -> Path:
+    """The preload library: the one ``pip install`` built beside this module, else one built now into
+    the user's cache (keyed by the sources' hash)."""
+    env = os.environ.get("RDMASIM_IBVERBS_LIB")
+    if env:
+        return Path(env)
+    here = _HERE / LIB_NAME
+    if here.is_file():
+        return here
+    h = hashlib.sha256()
+    for name in ("preload.c", "proto.h"):
+        h.update((_HERE / name).read_bytes())
+    if VERBS_H.is_file():
+        h.update(VERBS_H.read_bytes())
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rdmasim" / h.hexdigest()[:16]
+    lib = cache / LIB_NAME
+    return lib if lib.is_file() else build_library(lib)
+
+
+def _connect(path: Path) -> socket.socket | None:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(path))
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def _hello(s: socket.socket) -> list[int]:
+    s.sendall(struct.pack("<IIII", proto.C["RSD_HELLO"], 3, 0, 0) + struct.pack("<3Q", proto.VERSION, os.getpid(), 1))
+    hdr = _recv(s, 16)
+    status, nw, nb, _ = struct.unpack("<iIII", hdr)
+    words = list(struct.unpack(f"<{nw}Q", _recv(s, 8 * nw))) if nw else []
+    msg = _recv(s, nb).decode(errors="replace") if nb else ""
+    if status < 0:
+        raise UserInputError(f"the fabric daemon refused: {msg}")
+    return words
+
+
+def _recv(s: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise UserInputError("the fabric daemon closed the connection")
+        buf += chunk
+    return buf
+
+
+def start_daemon(fabric: str, scenario: str | None, pcap: str | None, timeout_s: float = 60.0) -> None:
+    """Start fabric ``fabric``'s daemon in the background and wait until it accepts."""
+    path = socket_path(fabric)
+    log = path.with_suffix(".log")
+    cmd = [sys.executable, "-m", "rdmasim.fabricd", "--fabric", fabric]
+    if scenario:
+        cmd += ["--scenario", str(Path(scenario).resolve())]
+    if pcap:
+        cmd += ["--pcap", str(Path(pcap).resolve())]
+    with open(log, "wb") as logf:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        s = _connect(path)
+        if s is not None:
+            s.close()
+            return
+        if proc.poll() is not None:
+            if _connect(path) is not None:  # another exec's daemon won the race: use it
+                return
+            text = log.read_text(errors="replace").strip()
+            raise UserInputError(f"the fabric daemon of {fabric!r} did not start: {text.splitlines()[-1] if text else ''}"
+                                 f" (log: {log})")
+        time.sleep(0.02)
+    raise UserInputError(f"the fabric daemon of {fabric!r} did not answer within {timeout_s:.0f} s (log: {log})")
+
+
+def exec_program(argv: list[str], *, fabric: str = "default", host: str | None = None,
+                 scenario: str | None = None, pcap: str | None = None) -> None:
+    """Replace this process with ``argv`` running on fabric ``fabric`` (started if needed)."""
+    if not argv:
+        raise UserInputError("rdmasim exec needs a program: rdmasim exec [options] -- PROGRAM ARGS...")
+    lib = library()
+    path = socket_path(fabric)
+    s = _connect(path)
+    if s is None:
+        start_daemon(fabric, scenario, pcap)
+        s = _connect(path)
+        if s is None:
+            raise UserInputError(f"the fabric daemon of {fabric!r} went away right after starting (log: "
+                                 f"{path.with_suffix('.log')})")
+    elif scenario or pcap:
+        print(f"rdmasim exec: fabric {fabric!r} is already running: --scenario/--pcap apply when it starts "
+              "(they are ignored here)", file=sys.stderr)
+    _hello(s)
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = " ".join(x for x in (str(lib), env.get("LD_PRELOAD", "")) if x)
+    env["RDMASIM_FABRIC_SOCKET"] = str(path)
+    if host:
+        env["RDMASIM_HOST"] = host
+    else:
+        env.pop("RDMASIM_HOST", None)
+    os.set_inheritable(s.fileno(), True)  # the holder connection lives as long as the program
+    exe = shutil.which(argv[0]) if "/" not in argv[0] else argv[0]
+    if exe is None:
+        raise UserInputError(f"rdmasim exec: program {argv[0]!r} not found on PATH")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(exe, argv, env)
+
+
+def serve(fabric: str, scenario: str | None, pcap: str | None) -> int:
+    """The daemon's main: build the fabric, take the lock, listen and serve until the last program goes."""
+    from rdmasim.fabricd.server import Daemon
+
+    path = socket_path(fabric)
+    lockf = open(path.with_suffix(".lock"), "w")  # noqa: SIM115 - held for the daemon's life
+    try:
+        fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"rdmasim fabric daemon: fabric {fabric!r} already has a daemon (lock {path.with_suffix('.lock')} "
+              "is held); refusing to start a second one", file=sys.stderr)
+        return 3
+    sim = _build_sim(scenario)
+    if pcap:
+        sim.capture(pcap)
+    if path.exists():
+        path.unlink()  # a crashed daemon's socket: nobody answers it (we hold the lock)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(64)
+    try:
+        Daemon(sim, str(path)).serve(listener)
+    finally:
+        listener.close()
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        if pcap:
+            sim.close_capture()
+    return 0
+
+
+def _build_sim(scenario: str | None):  # type: ignore[no-untyped-def]
+    if scenario:
+        from rdmasim.scenario.load import load
+        from rdmasim.scenario.run import build
+
+        return build(load(scenario))
+    from rdmasim import topology
+
+    return topology.star(2).sim
