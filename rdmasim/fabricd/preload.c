@@ -17,7 +17,10 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <endian.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -27,7 +30,10 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -117,7 +123,7 @@ static int read_all(int fd, void *buf, size_t len)
 {
     char *p = buf;
     while (len) {
-        ssize_t n = read(fd, p, len);
+        ssize_t n = syscall(SYS_read, fd, p, len); /* not through the wrapper below */
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -163,22 +169,26 @@ static int connect_locked(void)
 
 /* One request and its reply. Returns the reply's status (>= 0) or -errno; `out` gets up to `cap`
  * words (the reply's word count in *nout). `fd` >= 0 travels with the request. */
-static int64_t call_locked(uint32_t op, const uint64_t *w, uint32_t nw, const void *bytes, uint32_t nb, int fd,
-                           uint64_t *out, uint32_t cap, uint32_t *nout, void *obytes, uint32_t obcap)
+#define MAX_FDS 4
+
+static int64_t call_fds_locked(uint32_t op, const uint64_t *w, uint32_t nw, const void *bytes, uint32_t nb,
+                               const int *fds, int nfds, uint64_t *out, uint32_t cap, uint32_t *nout, void *obytes,
+                               uint32_t obcap)
 {
     if (connect_locked() < 0)
         return -ENODEV;
     uint32_t hdr[4] = {op, nw, nb, 0};
-    if (fd >= 0) {
+    if (nfds > 0) {
         struct iovec iov = {.iov_base = hdr, .iov_len = sizeof(hdr)};
-        char cbuf[CMSG_SPACE(sizeof(int))];
+        char cbuf[CMSG_SPACE(sizeof(int) * MAX_FDS)];
         memset(cbuf, 0, sizeof(cbuf));
-        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                           .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
         struct cmsghdr *c = CMSG_FIRSTHDR(&m);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
         ssize_t n;
         do
             n = sendmsg(S.sock, &m, 0);
@@ -225,6 +235,12 @@ lost:
     S.sock = -1;
     S.connect_failed = 1;
     return -EIO;
+}
+
+static int64_t call_locked(uint32_t op, const uint64_t *w, uint32_t nw, const void *bytes, uint32_t nb, int fd,
+                           uint64_t *out, uint32_t cap, uint32_t *nout, void *obytes, uint32_t obcap)
+{
+    return call_fds_locked(op, w, nw, bytes, nb, &fd, fd >= 0, out, cap, nout, obytes, obcap);
 }
 
 static int64_t call(uint32_t op, const uint64_t *w, uint32_t nw, const void *bytes, uint32_t nb, uint64_t *out,
@@ -1212,4 +1228,118 @@ RSD_EXPORT const char *ibv_port_state_str(enum ibv_port_state s)
 {
     static const char *const n[] = {"no state change (NOP)", "down", "init", "armed", "active", "active deferred"};
     return ((unsigned)s < sizeof(n) / sizeof(n[0])) ? n[s] : "unknown";
+}
+
+/* ---- waiting outside verbs ----
+ * A program blocked on its own socket (the TCP side channel of perftest and the pingpongs, an
+ * accept) waits for another process, which may need simulated time to pass to get there. Before
+ * such a call would block, the process tells the daemon it is idle until the socket is readable
+ * (passing the daemon a copy of the descriptor to watch); the daemon answers when it is, so the
+ * call then returns at once. Descriptors that are not sockets or pipes, non-blocking ones and
+ * ready ones go straight to libc. */
+
+/* 1: a blocking read of fd would wait for another process (a socket, pipe or eventfd, blocking,
+ * nothing to read yet); 0: it returns at once (ready, non-blocking, the daemon's own socket);
+ * -1: it waits for something else (a terminal, a device): time must not pass on its account. */
+static int waits_on(int fd)
+{
+    if (fd < 0 || S.sock < 0 || fd == S.sock)
+        return 0;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (syscall(SYS_poll, &p, 1, 0) != 0)
+        return 0; /* ready (or an error libc will report) */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || (fl & O_NONBLOCK))
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return 0;
+    return (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? -1 : 1;
+}
+
+static void idle_until_readable(const int *fds, int n)
+{
+    if (n <= 0)
+        return;
+    pthread_mutex_lock(&S.lock);
+    if (S.sock >= 0)
+        call_fds_locked(RSD_IDLE, NULL, 0, NULL, 0, fds, n, NULL, 0, NULL, NULL, 0);
+    pthread_mutex_unlock(&S.lock);
+}
+
+#define REAL(ret, name, ...)                                                                                 \
+    static ret (*real_##name)(__VA_ARGS__);                                                                    \
+    if (!real_##name)                                                                                          \
+        real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name);
+
+RSD_EXPORT ssize_t read(int fd, void *buf, size_t count)
+{
+    REAL(ssize_t, read, int, void *, size_t)
+    if (waits_on(fd) == 1)
+        idle_until_readable(&fd, 1);
+    return real_read(fd, buf, count);
+}
+
+RSD_EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+    REAL(ssize_t, recv, int, void *, size_t, int)
+    if (!(flags & MSG_DONTWAIT) && waits_on(fd) == 1)
+        idle_until_readable(&fd, 1);
+    return real_recv(fd, buf, len, flags);
+}
+
+RSD_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    REAL(int, accept, int, struct sockaddr *, socklen_t *)
+    if (waits_on(fd) == 1)
+        idle_until_readable(&fd, 1);
+    return real_accept(fd, addr, len);
+}
+
+RSD_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+    REAL(int, accept4, int, struct sockaddr *, socklen_t *, int)
+    if (waits_on(fd) == 1)
+        idle_until_readable(&fd, 1);
+    return real_accept4(fd, addr, len, flags);
+}
+
+RSD_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+    REAL(int, poll, struct pollfd *, nfds_t, int)
+    if (timeout != 0 && S.sock >= 0) {
+        int w[MAX_FDS], n = 0, ready = 0;
+        for (nfds_t i = 0; i < nfds; i++) {
+            if (!(fds[i].events & POLLIN))
+                continue;
+            int k = waits_on(fds[i].fd);
+            if (k == 1 && n < MAX_FDS)
+                w[n++] = fds[i].fd;
+            else if (k != 0 || (fds[i].fd >= 0 && fds[i].fd != S.sock))
+                ready = 1; /* something returns at once, or waits on a device: do not idle */
+        }
+        if (!ready)
+            idle_until_readable(w, n);
+    }
+    return real_poll(fds, nfds, timeout);
+}
+
+RSD_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout)
+{
+    REAL(int, select, int, fd_set *, fd_set *, fd_set *, struct timeval *)
+    if (rd && !(timeout && timeout->tv_sec == 0 && timeout->tv_usec == 0) && S.sock >= 0) {
+        int w[MAX_FDS], n = 0, ready = 0;
+        for (int fd = 0; fd < nfds; fd++) {
+            if (!FD_ISSET(fd, rd))
+                continue;
+            int k = waits_on(fd);
+            if (k == 1 && n < MAX_FDS)
+                w[n++] = fd;
+            else if (k != 0 || fd != S.sock)
+                ready = 1; /* something returns at once, or waits on a device: do not idle */
+        }
+        if (!ready && !(wr && nfds > 0))
+            idle_until_readable(w, n);
+    }
+    return real_select(nfds, rd, wr, ex, timeout);
 }

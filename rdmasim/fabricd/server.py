@@ -19,6 +19,7 @@ import errno
 import ipaddress
 import mmap
 import os
+import select
 import selectors
 import socket
 import struct
@@ -100,7 +101,9 @@ class Client:
     sock: socket.socket
     pid: int = 0
     holder: bool = False  # rdmasim exec holding the daemon open: never waits, never blocks time
-    wait: tuple[Any, ...] | None = None  # ("poll", host, cq, n) | ("event", channel) | ("idle",)
+    # ("poll", host, cq, n) | ("event", channel) | ("fds", [descriptors]) | ("idle",): what the process
+    # waits for (None: it runs, and simulated time stands still)
+    wait: tuple[Any, ...] | None = None
     maps: dict[tuple[int, int], mmap.mmap] = field(default_factory=dict)
     pds: set[tuple[int, int]] = field(default_factory=set)
     mrs: dict[tuple[int, int], MR] = field(default_factory=dict)  # (host, index)
@@ -146,8 +149,12 @@ class Daemon:
                     self.clients[conn.fileno()] = c
                     self.ever_attached = True
                     self.sel.register(conn, selectors.EVENT_READ, c)
-                else:
+                elif isinstance(key.data, Client):
                     self._readable(key.data)
+                else:  # a descriptor an idle process waits on became readable
+                    c = key.data[1]
+                    if c.wait is not None and c.wait[0] == "fds":
+                        self._finish_wait(c)
             self._advance()
         self.sel.close()
 
@@ -163,6 +170,8 @@ class Daemon:
                 self._drop(c)
                 return
         op, nw, nb, _ = _HDR.unpack(msg)
+        if c.wait is not None and c.wait[0] == "idle":
+            c.wait = None  # an explicit idle lasts until the process's next call
         try:
             words = struct.unpack(f"<{nw}Q", _recv_exact(c.sock, nw * 8)) if nw else ()
             data = _recv_exact(c.sock, nb) if nb else b""
@@ -200,6 +209,7 @@ class Daemon:
 
     def _drop(self, c: Client) -> None:
         """A process went (exited, crashed or was killed): release what it held."""
+        self._release_fds(c)
         fd = c.sock.fileno()
         if fd in self.clients:
             del self.clients[fd]
@@ -244,7 +254,9 @@ class Daemon:
             for ch in self.channels.values():
                 for cq in self._armed_cqs(ch.id):
                     watch.append((cq.host, cq.handle))
-            if len(set(watch)) == 1:
+            if not watch:  # nobody can see the fabric until it goes quiet: run it to the end
+                reason = self.core.run(_core.INT64_MAX)
+            elif len(set(watch)) == 1:
                 host, cq = watch[0]
                 reason = self.core.run(_core.INT64_MAX, 0, host, cq, 1)
             else:
@@ -254,12 +266,21 @@ class Daemon:
                 # nothing in flight: pollers see an empty CQ, as on hardware; event waiters keep waiting
                 woke = False
                 for c in active:
-                    if c.wait is not None and c.wait[0] in ("poll", "idle"):
+                    if c.wait is not None and c.wait[0] == "poll":
                         self._finish_wait(c, empty=True)
                         woke = True
                 if not woke:
                     return  # every process waits for an event that cannot come: they hang, as on hardware
                 return
+
+    def _release_fds(self, c: Client) -> None:
+        if c.wait is not None and c.wait[0] == "fds":
+            for fd in c.wait[1]:
+                try:
+                    self.sel.unregister(fd)
+                except (KeyError, ValueError):
+                    pass
+                _quiet(os.close, fd)
 
     def _armed_cqs(self, channel: int) -> list[CQ]:
         out = []
@@ -292,12 +313,19 @@ class Daemon:
             elif w[0] == "event" and self.channels.get(w[1]) and self.channels[w[1]].events:
                 self._finish_wait(c)
                 woke = True
+            elif w[0] == "fds" and select.select(w[1], [], [], 0)[0]:
+                self._finish_wait(c)
+                woke = True
         return woke
 
     def _finish_wait(self, c: Client, empty: bool = False) -> None:
         w = c.wait
-        c.wait = None
         assert w is not None
+        if w[0] == "idle":
+            return  # not blocked in a call: nothing to answer
+        if w[0] == "fds":
+            self._release_fds(c)
+        c.wait = None
         if w[0] == "poll":
             self._reply(c, *self._poll(c, w[1], w[2], 0 if empty else w[3]))
         elif w[0] == "event":
@@ -459,8 +487,8 @@ class Daemon:
         h = self._host(h)
         if (h, pd) not in c.pds:
             raise VerbsError(errno.EINVAL, f"ibv_create_qp: no PD {pd}")
-        if srq:
-            mrw, mrs = 0, 0
+        if srq:  # the SRQ holds the receives: the QP's own receive queue is unused (at least 1 for the core)
+            mrw, mrs = max(mrw, 1), max(mrs, 1)
         qpn = self.core.qp_create(h, pd, scq, rcq, msw, mrw, mss, mrs, bool(sig_all), qp_type, srq)
         c.qps[(h, qpn)] = -1
         c.qp_caps[(h, qpn)] = (msw, mrw, mss, mrs, inline)
@@ -614,7 +642,15 @@ class Daemon:
         return None
 
     def _op_idle(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
-        c.wait = ("idle",)
+        """Without descriptors: the process is idle until its next call (answered at once). With
+        them: it waits until one is readable (its own socket to a peer process)."""
+        if not fds:
+            c.wait = ("idle",)
+            return 0, ()
+        mine = [os.dup(fd) for fd in fds]
+        for fd in mine:
+            self.sel.register(fd, selectors.EVENT_READ, ("fd", c))
+        c.wait = ("fds", mine)
         return None
 
     def _op_create_srq(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
