@@ -121,7 +121,7 @@ def start_daemon(fabric: str, scenario: str | None, pcap: str | None, timeout_s:
         cmd += ["--scenario", str(Path(scenario).resolve())]
     if pcap:
         cmd += ["--pcap", str(Path(pcap).resolve())]
-    with open(log, "wb") as logf:
+    with open(log, "ab") as logf:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -194,7 +194,7 @@ def serve(fabric: str, scenario: str | None, pcap: str | None) -> int:
     listener.bind(str(path))
     listener.listen(64)
     try:
-        Daemon(sim, str(path)).serve(listener)
+        Daemon(sim, str(path), idle_ms=_idle_ms()).serve(listener)
     finally:
         listener.close()
         try:
@@ -206,12 +206,25 @@ def serve(fabric: str, scenario: str | None, pcap: str | None) -> int:
     return 0
 
 
+def _idle_ms() -> float:
+    """RDMASIM_IDLE_MS: how long a process may stay out of verbs calls before it counts as waiting
+    (default 50; 0: never, for bit-exact runs of programs that always wait in verbs calls)."""
+    text = os.environ.get("RDMASIM_IDLE_MS", "50")
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v <= 3_600_000:
+        raise UserInputError(f"RDMASIM_IDLE_MS={text!r}: give milliseconds in 0..3600000 (0: never)")
+    return v
+
+
 def _build_sim(scenario: str | None):  # type: ignore[no-untyped-def]
     if scenario:
         from rdmasim.scenario.load import load
         from rdmasim.scenario.run import build
 
-        return build(load(scenario))
+        return build(load(scenario, fabric_only=True))
     from rdmasim import topology
 
     return topology.star(2).sim

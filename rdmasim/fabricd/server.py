@@ -24,6 +24,7 @@ import selectors
 import socket
 import struct
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +105,7 @@ class Client:
     # ("poll", host, cq, n) | ("event", channel) | ("fds", [descriptors]) | ("idle",): what the process
     # waits for (None: it runs, and simulated time stands still)
     wait: tuple[Any, ...] | None = None
+    last_call: float = 0.0  # time.monotonic() of its last request or answer
     maps: dict[tuple[int, int], mmap.mmap] = field(default_factory=dict)
     pds: set[tuple[int, int]] = field(default_factory=set)
     mrs: dict[tuple[int, int], MR] = field(default_factory=dict)  # (host, index)
@@ -117,7 +119,7 @@ class Client:
 class Daemon:
     """Serve ``sim`` on the Unix socket ``path`` until the last process has gone."""
 
-    def __init__(self, sim: Simulator, path: str, *, log: Any = None) -> None:
+    def __init__(self, sim: Simulator, path: str, *, idle_ms: float = 50.0, log: Any = None) -> None:
         self.sim = sim
         self.core = sim._core
         self.path = path
@@ -131,6 +133,8 @@ class Daemon:
         self.hosts = list(sim.hosts.values())
         self.sel = selectors.DefaultSelector()
         self.calls = 0
+        # a process out of verbs calls this long counts as waiting (0: never; see docs/c-programs.md)
+        self.idle_s = idle_ms / 1000.0
 
     # ---- the loop ----
     def serve(self, listener: socket.socket) -> None:
@@ -138,7 +142,8 @@ class Daemon:
         listener.setblocking(False)
         self.sel.register(listener, selectors.EVENT_READ, None)
         while not (self.ever_attached and not self.clients):
-            for key, _ in self.sel.select():
+            running = self.idle_s > 0 and any(c.wait is None and not c.holder for c in self.clients.values())
+            for key, _ in self.sel.select(self.idle_s if running else None):
                 if key.data is None:
                     try:
                         conn, _ = listener.accept()
@@ -170,6 +175,7 @@ class Daemon:
                 self._drop(c)
                 return
         op, nw, nb, _ = _HDR.unpack(msg)
+        c.last_call = time.monotonic()
         if c.wait is not None and c.wait[0] == "idle":
             c.wait = None  # an explicit idle lasts until the process's next call
         try:
@@ -241,6 +247,11 @@ class Daemon:
         waits for, and answer it."""
         while True:
             active = [c for c in self.clients.values() if not c.holder]
+            if self.idle_s > 0:
+                now = time.monotonic()
+                for c in active:
+                    if c.wait is None and now - c.last_call > self.idle_s:
+                        c.wait = ("idle",)  # e.g. spinning on memory a peer WRITEs (ib_write_lat)
             if not active or any(c.wait is None for c in active):
                 return
             if self._wake_ready(active):
@@ -326,6 +337,7 @@ class Daemon:
         if w[0] == "fds":
             self._release_fds(c)
         c.wait = None
+        c.last_call = time.monotonic()
         if w[0] == "poll":
             self._reply(c, *self._poll(c, w[1], w[2], 0 if empty else w[3]))
         elif w[0] == "event":
