@@ -116,27 +116,52 @@ def start_daemon(fabric: str, scenario: str | None, pcap: str | None, timeout_s:
     """Start fabric ``fabric``'s daemon in the background and wait until it accepts."""
     path = socket_path(fabric)
     log = path.with_suffix(".log")
-    cmd = [sys.executable, "-m", "rdmasim.fabricd", "--fabric", fabric]
-    if scenario:
-        cmd += ["--scenario", str(Path(scenario).resolve())]
-    if pcap:
-        cmd += ["--pcap", str(Path(pcap).resolve())]
-    with open(log, "ab") as logf:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
+    if _lock_held(path.with_suffix(".lock")):  # a daemon is starting (another exec began it): wait for it
+        proc = None
+    else:
+        proc = _spawn(fabric, scenario, pcap, log)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         s = _connect(path)
         if s is not None:
             s.close()
             return
-        if proc.poll() is not None:
+        if proc is None and not _lock_held(path.with_suffix(".lock")):
+            proc = _spawn(fabric, scenario, pcap, log)  # the daemon we waited for went (it was ending)
+        if proc is not None and proc.poll() is not None:
             if _connect(path) is not None:  # another exec's daemon won the race: use it
                 return
+            if _lock_held(path.with_suffix(".lock")):
+                proc = None  # refused: another daemon is starting; wait for it
+                continue
             text = log.read_text(errors="replace").strip()
             raise UserInputError(f"the fabric daemon of {fabric!r} did not start: {text.splitlines()[-1] if text else ''}"
                                  f" (log: {log})")
         time.sleep(0.02)
     raise UserInputError(f"the fabric daemon of {fabric!r} did not answer within {timeout_s:.0f} s (log: {log})")
+
+
+def _lock_held(lock: Path) -> bool:
+    try:
+        with open(lock, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
+
+
+def _spawn(fabric: str, scenario: str | None, pcap: str | None, log: Path) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "rdmasim.fabricd", "--fabric", fabric]
+    if scenario:
+        cmd += ["--scenario", str(Path(scenario).resolve())]
+    if pcap:
+        cmd += ["--pcap", str(Path(pcap).resolve())]
+    with open(log, "ab") as logf:
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
 
 
 def exec_program(argv: list[str], *, fabric: str = "default", host: str | None = None,

@@ -135,15 +135,20 @@ class Daemon:
         self.calls = 0
         # a process out of verbs calls this long counts as waiting (0: never; see docs/c-programs.md)
         self.idle_s = idle_ms / 1000.0
+        self.first_client_s = 60.0  # a daemon nobody attaches to within this long exits
 
     # ---- the loop ----
     def serve(self, listener: socket.socket) -> None:
         """Accept processes and answer them until every one has gone (after the first came)."""
         listener.setblocking(False)
         self.sel.register(listener, selectors.EVENT_READ, None)
+        started = time.monotonic()
         while not (self.ever_attached and not self.clients):
+            if not self.ever_attached and time.monotonic() - started > self.first_client_s:
+                return  # started for a program that never came (it failed first): do not linger
             running = self.idle_s > 0 and any(c.wait is None and not c.holder for c in self.clients.values())
-            for key, _ in self.sel.select(self.idle_s if running else None):
+            timeout = self.idle_s if running else None if self.ever_attached else 1.0
+            for key, _ in self.sel.select(timeout):
                 if key.data is None:
                     try:
                         conn, _ = listener.accept()

@@ -1,0 +1,263 @@
+"""C verbs programs on the emulated fabric: ``rdmasim exec``, the fabric daemon and
+librdmasim_ibverbs.so (docs/c-programs.md).
+
+A small C program (rs_verbs.c, compiled here) checks the data path byte for byte; Debian's
+ibverbs-utils and perftest run when installed (skipped with the reason otherwise)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rdmasim.errors import UserInputError
+from rdmasim.fabricd import launch
+
+HERE = Path(__file__).resolve().parent
+_names = itertools.count()
+needs_build = pytest.mark.skipif(
+    not launch.VERBS_H.is_file() or shutil.which("gcc") is None,
+    reason="needs gcc and the libibverbs headers (Debian: apt-get install libibverbs-dev gcc)")
+
+
+def _fabric() -> str:
+    return f"test{os.getpid()}x{next(_names)}"
+
+
+def _exec(fabric: str, *args: str, host: str | None = None, extra: tuple[str, ...] = (),
+          env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "rdmasim", "exec", "--fabric", fabric, *extra]
+    if host:
+        cmd += ["--host", host]
+    return subprocess.Popen([*cmd, "--", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+
+
+def _done(p: subprocess.Popen[str], timeout: float = 240) -> tuple[int, str]:
+    out, _ = p.communicate(timeout=timeout)
+    return p.returncode, out
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def rs_verbs(tmp_path_factory: pytest.TempPathFactory) -> str:
+    if not launch.VERBS_H.is_file() or shutil.which("gcc") is None:
+        pytest.skip("needs gcc and the libibverbs headers (Debian: apt-get install libibverbs-dev gcc)")
+    exe = tmp_path_factory.mktemp("rs") / "rs_verbs"
+    subprocess.run(["gcc", "-std=gnu11", "-O2", "-o", str(exe), str(HERE / "rs_verbs.c"), "-libverbs"], check=True)
+    return str(exe)
+
+
+def test_one_process_two_devices_moves_real_bytes(rs_verbs: str) -> None:
+    """WRITE, SEND with immediate and READ between rdmasim0 and rdmasim1 land the program's bytes."""
+    rc, out = _done(_exec(_fabric(), rs_verbs, "loop", "20"))
+    assert rc == 0, out
+    assert "OK" in out
+
+
+def test_completion_channel_fd_and_get_cq_event(rs_verbs: str) -> None:
+    """Waiting through a completion channel: poll() on its fd, then ibv_get_cq_event."""
+    rc, out = _done(_exec(_fabric(), rs_verbs, "events", "5"))
+    assert rc == 0, out
+
+
+def test_client_server_processes(rs_verbs: str) -> None:
+    """Two processes on one fabric (h0 serves, h1 connects over a TCP side channel): the WRITE's
+    bytes reach the server's memory, the SENDs both ways complete."""
+    fabric, port = _fabric(), _port()
+    srv = _exec(fabric, rs_verbs, "server", str(port), host="h0")
+    cli = _exec(fabric, rs_verbs, "client", str(port), host="h1")  # it retries its connect
+    (rc_c, out_c), (rc_s, out_s) = _done(cli), _done(srv)
+    assert (rc_s, rc_c) == (0, 0), out_s + out_c
+
+
+def test_same_program_same_pcap_bytes(rs_verbs: str, tmp_path: Path) -> None:
+    """Simulated time passes only while the program waits in a verbs call: two runs, same bytes."""
+    env = dict(os.environ, RDMASIM_IDLE_MS="0")
+    pcaps = []
+    for i in range(2):
+        pcap = tmp_path / f"run{i}.pcap"
+        rc, out = _done(_exec(_fabric(), rs_verbs, "loop", "30", extra=("--pcap", str(pcap)), env=env))
+        assert rc == 0, out
+        pcaps.append(pcap.read_bytes())
+    assert len(pcaps[0]) > 24 + 30 * 2 * 60  # header, then at least a WRITE and an ACK per iteration
+    assert pcaps[0] == pcaps[1]
+
+
+def test_killed_program_leaves_the_daemon_serving(rs_verbs: str) -> None:
+    """A program killed mid-run: the daemon releases its objects and serves the next program."""
+    fabric = _fabric()
+    holder = _exec(fabric, "sleep", "120")  # keeps the daemon up between the programs
+    try:
+        victim = _exec(fabric, rs_verbs, "loop", "100000000")
+        time.sleep(3)
+        assert victim.poll() is None
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=30)
+        rc, out = _done(_exec(fabric, rs_verbs, "loop", "10"))
+        assert rc == 0, out
+        log = launch.socket_path(fabric).with_suffix(".log").read_text()
+        assert "Traceback" not in log
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_second_daemon_on_a_fabric_is_refused(rs_verbs: str) -> None:
+    fabric = _fabric()
+    holder = _exec(fabric, "sleep", "60")
+    try:
+        deadline = time.monotonic() + 60
+        while _connectable(launch.socket_path(fabric)) is False and time.monotonic() < deadline:
+            time.sleep(0.05)
+        r = subprocess.run([sys.executable, "-m", "rdmasim.fabricd", "--fabric", fabric], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 3
+        assert f"fabric {fabric!r} already has a daemon" in r.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _connectable(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX) as s:
+        try:
+            s.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def test_missing_headers_name_the_debian_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(launch, "VERBS_H", tmp_path / "nonexistent" / "verbs.h")
+    with pytest.raises(UserInputError, match="apt-get install libibverbs-dev"):
+        launch.build_library(tmp_path / "lib.so")
+
+
+def test_program_without_exec_says_how_to_run(tmp_path: Path) -> None:
+    """The library preloaded without a daemon: the program finds no device and is told why."""
+    if not launch.VERBS_H.is_file() or shutil.which("gcc") is None:
+        pytest.skip("needs gcc and the libibverbs headers")
+    lib = launch.library()
+    if shutil.which("ibv_devices") is None:
+        pytest.skip("needs Debian's ibverbs-utils (ibv_devices)")
+    env = {k: v for k, v in os.environ.items() if k != "RDMASIM_FABRIC_SOCKET"}
+    env["LD_PRELOAD"] = str(lib)
+    r = subprocess.run(["ibv_devices"], capture_output=True, text=True, env=env, timeout=60)
+    assert "RDMASIM_FABRIC_SOCKET is not set" in r.stderr
+    assert "rdmasim exec" in r.stderr
+
+
+# ---- Debian's binaries, unmodified ----
+needs_utils = pytest.mark.skipif(shutil.which("ibv_rc_pingpong") is None,
+                                 reason="needs Debian's ibverbs-utils (apt-get install ibverbs-utils)")
+needs_perftest = pytest.mark.skipif(shutil.which("ib_write_bw") is None,
+                                    reason="needs Debian's perftest (apt-get install perftest)")
+
+
+@needs_build
+@needs_utils
+def test_ibv_devinfo_lists_the_emulated_devices() -> None:
+    rc, out = _done(_exec(_fabric(), "ibv_devinfo", "-v", host="h1"))
+    assert rc == 0, out
+    assert out.index("hca_id:\trdmasim1") < out.index("hca_id:\trdmasim0")  # --host h1: h1's NIC first
+    assert "link_layer:\t\tEthernet" in out
+    assert "GID[  1]:\t\t::ffff:10.0.0.1, RoCE v2" in out
+    assert "GID[  0]:\t\tfe80::ff:fe00:1, RoCE v2" in out
+
+
+def _listening(port: int) -> bool:
+    """Whether a TCP socket listens on ``port`` (read from /proc: connecting would take the
+    server's one accept)."""
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+def _pair(fabric: str, prog: list[str], port_flag: str, extra: tuple[str, ...] = ()) -> tuple[str, str]:
+    port = _port()
+    srv = _exec(fabric, *prog, port_flag, str(port), host="h0", extra=extra)
+    try:
+        deadline = time.monotonic() + 120
+        while not _listening(port) and srv.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        cli = _exec(fabric, *prog, port_flag, str(port), "localhost", host="h1")
+        (rc_c, out_c), (rc_s, out_s) = _done(cli), _done(srv)
+    finally:
+        for p in (srv, locals().get("cli")):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    assert (rc_s, rc_c) == (0, 0), f"server:\n{out_s}\nclient:\n{out_c}"
+    return out_s, out_c
+
+
+@needs_build
+@needs_utils
+@pytest.mark.parametrize("prog", ["ibv_rc_pingpong", "ibv_uc_pingpong", "ibv_ud_pingpong", "ibv_srq_pingpong"])
+def test_pingpong_client_server(prog: str) -> None:
+    out_s, out_c = _pair(_fabric(), [prog, "-g", "1", "-n", "20"], "-p")
+    assert "20 iters in" in out_s and "20 iters in" in out_c
+
+
+@needs_build
+@needs_utils
+def test_rc_pingpong_with_events_and_buffer_check() -> None:
+    _pair(_fabric(), ["ibv_rc_pingpong", "-g", "1", "-n", "10", "-e", "-c"], "-p")
+
+
+@needs_build
+@needs_perftest
+@pytest.mark.parametrize("prog", ["ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"])
+def test_perftest_bw(prog: str) -> None:
+    out_s, out_c = _pair(_fabric(), [prog, "-x", "1", "-n", "20"], "-p")
+    assert "MsgRate[Mpps]" in out_c
+
+
+@needs_build
+@needs_perftest
+@pytest.mark.slow
+def test_perftest_write_lat() -> None:
+    """ib_write_lat waits by spinning on memory: it runs through the idle rule (RDMASIM_IDLE_MS)."""
+    out_s, out_c = _pair(_fabric(), ["ib_write_lat", "-x", "1", "-n", "20"], "-p")
+    assert "t_avg[usec]" in out_c
+
+
+@needs_build
+@needs_perftest
+def test_write_bw_over_a_lossy_link_retransmits(tmp_path: Path) -> None:
+    """1 % loss on every link: ib_write_bw still finishes, and the capture shows resent PSNs."""
+    sc = tmp_path / "lossy.toml"
+    sc.write_text('[topology]\nkind = "star"\nn = 2\n\n[link]\nrate = "100Gbps"\nloss = 0.01\n')
+    pcap = tmp_path / "lossy.pcap"
+    _pair(_fabric(), ["ib_write_bw", "-x", "1", "-n", "20", "-s", "4096"], "-p",
+          extra=("--scenario", str(sc), "--pcap", str(pcap)))
+    from rdmasim.capture import read_pcap
+
+    sent: dict[tuple[int, int, int], int] = {}  # (link end, link end, PSN) -> frames
+    for f in read_pcap(str(pcap)):
+        x = f.fields
+        if x["opcode"] in (6, 7, 8, 10):  # RDMA WRITE first/middle/last/only
+            key = (x["src_node"], x["dst_node"], x["psn"])
+            sent[key] = sent.get(key, 0) + 1
+    assert sent and max(sent.values()) > 1  # a PSN sent twice on one link: a retransmission
