@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
@@ -11,7 +12,8 @@ def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
     e = cmd("exec", "run a program (C verbs binaries: perftest, ibverbs-utils, your own) on an emulated "
                     "fabric served by a daemon; docs/c-programs.md")
     e.add_argument("--host", help="the host whose NIC is the program's first device (default: h0's order)")
-    e.add_argument("--scenario", help="scenario file of the fabric (default: hosts h0, h1 on one switch, 100 Gb/s); "
+    e.add_argument("--scenario", help="scenario file of the fabric (default: hosts h0, h1 on one switch, "
+                                      "100 Gb/s); "
                                       "used when this command starts the fabric's daemon")
     e.add_argument("--pcap", help="capture every frame of the fabric to this file (when the daemon starts)")
     e.add_argument("--fabric", default="default", help="the fabric's name: programs on one name share it "

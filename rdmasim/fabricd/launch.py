@@ -21,13 +21,11 @@ import time
 from pathlib import Path
 
 from rdmasim.errors import UserInputError
-from rdmasim.fabricd import proto
+from rdmasim.fabricd import build_lib, proto
 
 LIB_NAME = "librdmasim_ibverbs.so"
 _HERE = Path(__file__).resolve().parent
 VERBS_H = Path("/usr/include/infiniband/verbs.h")
-DEBIAN_HINT = ("install the libibverbs headers and a C compiler (Debian/Ubuntu: "
-               "apt-get install libibverbs-dev gcc), then run the command again")
 
 
 def runtime_dir() -> Path:
@@ -47,19 +45,10 @@ def socket_path(fabric: str) -> Path:
 
 def build_library(out: Path, cc: str | None = None) -> Path:
     """Compile ``librdmasim_ibverbs.so`` to ``out`` (raises UserInputError naming what to install)."""
-    cc = cc or os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
-    if not VERBS_H.is_file() or cc is None:
-        missing = "infiniband/verbs.h" if not VERBS_H.is_file() else "a C compiler"
-        raise UserInputError(f"{LIB_NAME} is not built and {missing} is missing: {DEBIAN_HINT}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".{os.getpid()}.tmp")
-    cmd = [cc, "-std=gnu11", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra",
-           "-Wno-unused-parameter", "-o", str(tmp), str(_HERE / "preload.c"), "-lpthread"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise UserInputError(f"building {LIB_NAME} failed ({' '.join(cmd)}):\n{r.stderr.strip()}")
-    os.replace(tmp, out)
-    return out
+    try:
+        return build_lib.build(out, cc, VERBS_H)
+    except RuntimeError as exc:
+        raise UserInputError(f"{LIB_NAME} is not built: {exc}; then run the command again") from None
 
 
 def library() -> Path:
@@ -92,7 +81,8 @@ def _connect(path: Path) -> socket.socket | None:
 
 
 def _hello(s: socket.socket) -> list[int]:
-    s.sendall(struct.pack("<IIII", proto.C["RSD_HELLO"], 3, 0, 0) + struct.pack("<3Q", proto.VERSION, os.getpid(), 1))
+    s.sendall(struct.pack("<IIII", proto.C["RSD_HELLO"], 3, 0, 0)
+              + struct.pack("<3Q", proto.VERSION, os.getpid(), 1))
     hdr = _recv(s, 16)
     status, nw, nb, _ = struct.unpack("<iIII", hdr)
     words = list(struct.unpack(f"<{nw}Q", _recv(s, 8 * nw))) if nw else []
@@ -135,10 +125,11 @@ def start_daemon(fabric: str, scenario: str | None, pcap: str | None, timeout_s:
                 proc = None  # refused: another daemon is starting; wait for it
                 continue
             text = log.read_text(errors="replace").strip()
-            raise UserInputError(f"the fabric daemon of {fabric!r} did not start: {text.splitlines()[-1] if text else ''}"
-                                 f" (log: {log})")
+            last = text.splitlines()[-1] if text else ""
+            raise UserInputError(f"the fabric daemon of {fabric!r} did not start: {last} (log: {log})")
         time.sleep(0.02)
-    raise UserInputError(f"the fabric daemon of {fabric!r} did not answer within {timeout_s:.0f} s (log: {log})")
+    raise UserInputError(f"the fabric daemon of {fabric!r} did not answer within {timeout_s:.0f} s "
+                         f"(log: {log})")
 
 
 def _lock_held(lock: Path) -> bool:
@@ -161,7 +152,8 @@ def _spawn(fabric: str, scenario: str | None, pcap: str | None, log: Path) -> su
     if pcap:
         cmd += ["--pcap", str(Path(pcap).resolve())]
     with open(log, "ab") as logf:
-        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                start_new_session=True)
 
 
 def exec_program(argv: list[str], *, fabric: str = "default", host: str | None = None,
@@ -183,7 +175,8 @@ def exec_program(argv: list[str], *, fabric: str = "default", host: str | None =
               "(they are ignored here)", file=sys.stderr)
     _hello(s)
     env = dict(os.environ)
-    env["LD_PRELOAD"] = " ".join(x for x in (str(lib), env.get("LD_PRELOAD", "")) if x)
+    # after what is preloaded already (a sanitizer runtime must come first); before libibverbs anyway
+    env["LD_PRELOAD"] = " ".join(x for x in (env.get("LD_PRELOAD", ""), str(lib)) if x)
     env["RDMASIM_FABRIC_SOCKET"] = str(path)
     if host:
         env["RDMASIM_HOST"] = host
@@ -207,7 +200,8 @@ def serve(fabric: str, scenario: str | None, pcap: str | None) -> int:
     try:
         fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        print(f"rdmasim fabric daemon: fabric {fabric!r} already has a daemon (lock {path.with_suffix('.lock')} "
+        print(f"rdmasim fabric daemon: fabric {fabric!r} already has a daemon "
+              f"(lock {path.with_suffix('.lock')} "
               "is held); refusing to start a second one", file=sys.stderr)
         return 3
     sim = _build_sim(scenario)
@@ -219,7 +213,10 @@ def serve(fabric: str, scenario: str | None, pcap: str | None) -> int:
     listener.bind(str(path))
     listener.listen(64)
     try:
-        Daemon(sim, str(path), idle_ms=_idle_ms()).serve(listener)
+        daemon = Daemon(sim, str(path), idle_ms=_idle_ms())
+        daemon.serve(listener)
+        print(f"rdmasim fabric daemon: served {daemon.calls} requests; simulated time {sim.now} ps, "
+              f"{sim.events} events", flush=True)
     finally:
         listener.close()
         try:

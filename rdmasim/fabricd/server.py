@@ -48,7 +48,8 @@ DEVICE_ATTR_ORDER = (
     "device_cap_flags", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr", "max_pd", "max_qp_rd_atom",
     "max_ee_rd_atom", "max_res_rd_atom", "max_qp_init_rd_atom", "max_ee_init_rd_atom", "atomic_cap", "max_ee",
     "max_rdd", "max_mw", "max_raw_ipv6_qp", "max_raw_ethy_qp", "max_mcast_grp", "max_mcast_qp_attach",
-    "max_total_mcast_qp_attach", "max_ah", "max_fmr", "max_map_per_fmr", "max_srq", "max_srq_wr", "max_srq_sge",
+    "max_total_mcast_qp_attach", "max_ah", "max_fmr", "max_map_per_fmr", "max_srq", "max_srq_wr",
+    "max_srq_sge",
     "max_pkeys", "local_ca_ack_delay", "phys_port_cnt",
 )
 #: ibv_port_attr fields in the order librdmasim_ibverbs.so reads them (ibv_query_port)
@@ -402,7 +403,8 @@ class Daemon:
 
     def _gids(self, h: int) -> list[bytes]:
         host = self.hosts[h]
-        return [ipaddress.IPv6Address(host.ib_gid if self.sim.link_layer == "ib" else _link_local(host.mac)).packed,
+        first = host.ib_gid if self.sim.link_layer == "ib" else _link_local(host.mac)
+        return [ipaddress.IPv6Address(first).packed,
                 ipaddress.IPv6Address(host.gid).packed]
 
     def _op_query_gid(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
@@ -552,9 +554,11 @@ class Daemon:
         out = [0] * _QPA
         for k, name in (("qp_state", "STATE"), ("cur_qp_state", "CUR_STATE"), ("path_mtu", "PATH_MTU"),
                         ("qp_access_flags", "ACCESS"), ("pkey_index", "PKEY_INDEX"), ("port_num", "PORT"),
-                        ("qkey", "QKEY"), ("dest_qp_num", "DEST_QP"), ("rq_psn", "RQ_PSN"), ("sq_psn", "SQ_PSN"),
+                        ("qkey", "QKEY"), ("dest_qp_num", "DEST_QP"), ("rq_psn", "RQ_PSN"),
+                        ("sq_psn", "SQ_PSN"),
                         ("max_rd_atomic", "MAX_RD_ATOMIC"), ("max_dest_rd_atomic", "MAX_DEST_RD_ATOMIC"),
-                        ("min_rnr_timer", "MIN_RNR_TIMER"), ("timeout", "TIMEOUT"), ("retry_cnt", "RETRY_CNT"),
+                        ("min_rnr_timer", "MIN_RNR_TIMER"), ("timeout", "TIMEOUT"),
+                        ("retry_cnt", "RETRY_CNT"),
                         ("rnr_retry", "RNR_RETRY")):
             out[P["RSD_QPA_" + name]] = a[k]
         return 0, out + list(c.qp_caps[(h, qpn)])

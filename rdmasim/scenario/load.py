@@ -1260,7 +1260,8 @@ def read_text(path: str | Path) -> str:
                                      f"{exc.start} (line {line})", allowed="a UTF-8 TOML file")]) from None
 
 
-def load(path: str | Path, overrides: Mapping[str, Any] | None = None, *, fabric_only: bool = False) -> Scenario:
+def load(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
+         fabric_only: bool = False) -> Scenario:
     """Read and validate a scenario file (with ``overrides`` applied, see :func:`loads`)."""
     return loads(read_text(path), str(path), overrides, fabric_only=fabric_only)
 

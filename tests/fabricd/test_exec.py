@@ -57,7 +57,8 @@ def rs_verbs(tmp_path_factory: pytest.TempPathFactory) -> str:
     if not launch.VERBS_H.is_file() or shutil.which("gcc") is None:
         pytest.skip("needs gcc and the libibverbs headers (Debian: apt-get install libibverbs-dev gcc)")
     exe = tmp_path_factory.mktemp("rs") / "rs_verbs"
-    subprocess.run(["gcc", "-std=gnu11", "-O2", "-o", str(exe), str(HERE / "rs_verbs.c"), "-libverbs"], check=True)
+    subprocess.run(["gcc", "-std=gnu11", "-O2", "-o", str(exe), str(HERE / "rs_verbs.c"), "-libverbs"],
+                   check=True)
     return str(exe)
 
 
@@ -214,7 +215,8 @@ def _pair(fabric: str, prog: list[str], port_flag: str, extra: tuple[str, ...] =
 
 @needs_build
 @needs_utils
-@pytest.mark.parametrize("prog", ["ibv_rc_pingpong", "ibv_uc_pingpong", "ibv_ud_pingpong", "ibv_srq_pingpong"])
+@pytest.mark.parametrize("prog", ["ibv_rc_pingpong", "ibv_uc_pingpong", "ibv_ud_pingpong",
+                                  "ibv_srq_pingpong"])
 def test_pingpong_client_server(prog: str) -> None:
     out_s, out_c = _pair(_fabric(), [prog, "-g", "1", "-n", "20"], "-p")
     assert "20 iters in" in out_s and "20 iters in" in out_c
