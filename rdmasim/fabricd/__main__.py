@@ -14,8 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fabric", default="default")
     p.add_argument("--scenario")
     p.add_argument("--pcap")
+    p.add_argument("--lock-fd", type=int, help="the fabric's lock file, already locked by rdmasim exec")
     a = p.parse_args(argv)
-    return serve(a.fabric, a.scenario, a.pcap)
+    return serve(a.fabric, a.scenario, a.pcap, a.lock_fd)
 
 
 if __name__ == "__main__":

@@ -103,27 +103,24 @@ def _recv(s: socket.socket, n: int) -> bytes:
 
 
 def start_daemon(fabric: str, scenario: str | None, pcap: str | None, timeout_s: float = 60.0) -> None:
-    """Start fabric ``fabric``'s daemon in the background and wait until it accepts."""
+    """Start fabric ``fabric``'s daemon in the background and wait until it accepts.
+
+    The exec that takes the fabric's lock starts the daemon and hands it the locked file, so when
+    several execs start at once exactly one daemon starts, with the first one's --scenario and --pcap;
+    the others wait for it."""
     path = socket_path(fabric)
     log = path.with_suffix(".log")
-    if _lock_held(path.with_suffix(".lock")):  # a daemon is starting (another exec began it): wait for it
-        proc = None
-    else:
-        proc = _spawn(fabric, scenario, pcap, log)
+    lock_path = path.with_suffix(".lock")
+    proc = _spawn_if_free(fabric, scenario, pcap, log, lock_path)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         s = _connect(path)
         if s is not None:
             s.close()
             return
-        if proc is None and not _lock_held(path.with_suffix(".lock")):
-            proc = _spawn(fabric, scenario, pcap, log)  # the daemon we waited for went (it was ending)
-        if proc is not None and proc.poll() is not None:
-            if _connect(path) is not None:  # another exec's daemon won the race: use it
-                return
-            if _lock_held(path.with_suffix(".lock")):
-                proc = None  # refused: another daemon is starting; wait for it
-                continue
+        if proc is None:  # another exec's daemon is starting, or ending: start ours once it has gone
+            proc = _spawn_if_free(fabric, scenario, pcap, log, lock_path)
+        elif proc.poll() is not None:
             text = log.read_text(errors="replace").strip()
             last = text.splitlines()[-1] if text else ""
             raise UserInputError(f"the fabric daemon of {fabric!r} did not start: {last} (log: {log})")
@@ -132,28 +129,25 @@ def start_daemon(fabric: str, scenario: str | None, pcap: str | None, timeout_s:
                          f"(log: {log})")
 
 
-def _lock_held(lock: Path) -> bool:
+def _spawn_if_free(fabric: str, scenario: str | None, pcap: str | None, log: Path,
+                   lock_path: Path) -> subprocess.Popen[bytes] | None:
+    """Take the fabric's lock and start the daemon with it; None when someone holds the lock."""
+    lockf = open(lock_path, "a")  # noqa: SIM115 - handed to the daemon, closed here after
     try:
-        with open(lock, "a") as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(f, fcntl.LOCK_UN)
-    except OSError:
-        return False
-    return False
-
-
-def _spawn(fabric: str, scenario: str | None, pcap: str | None, log: Path) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "rdmasim.fabricd", "--fabric", fabric]
-    if scenario:
-        cmd += ["--scenario", str(Path(scenario).resolve())]
-    if pcap:
-        cmd += ["--pcap", str(Path(pcap).resolve())]
-    with open(log, "ab") as logf:
-        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
-                                start_new_session=True)
+        try:
+            fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None
+        cmd = [sys.executable, "-m", "rdmasim.fabricd", "--fabric", fabric, "--lock-fd", str(lockf.fileno())]
+        if scenario:
+            cmd += ["--scenario", str(Path(scenario).resolve())]
+        if pcap:
+            cmd += ["--pcap", str(Path(pcap).resolve())]
+        with open(log, "ab") as logf:
+            return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                    start_new_session=True, pass_fds=(lockf.fileno(),))
+    finally:
+        lockf.close()  # the daemon's copy keeps the lock for its life
 
 
 def exec_program(argv: list[str], *, fabric: str = "default", host: str | None = None,
@@ -191,14 +185,15 @@ def exec_program(argv: list[str], *, fabric: str = "default", host: str | None =
     os.execve(exe, argv, env)
 
 
-def serve(fabric: str, scenario: str | None, pcap: str | None) -> int:
-    """The daemon's main: build the fabric, take the lock, listen and serve until the last program goes."""
+def serve(fabric: str, scenario: str | None, pcap: str | None, lock_fd: int | None = None) -> int:
+    """The daemon's main: take the lock (or the locked ``lock_fd`` its exec handed over), build the
+    fabric, listen and serve until the last program goes."""
     from rdmasim.fabricd.server import Daemon
 
     path = socket_path(fabric)
-    lockf = open(path.with_suffix(".lock"), "w")  # noqa: SIM115 - held for the daemon's life
+    lockf = open(lock_fd if lock_fd is not None else path.with_suffix(".lock"), "a")  # noqa: SIM115
     try:
-        fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held for the daemon's life
     except BlockingIOError:
         print(f"rdmasim fabric daemon: fabric {fabric!r} already has a daemon "
               f"(lock {path.with_suffix('.lock')} "

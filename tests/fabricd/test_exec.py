@@ -91,10 +91,38 @@ def test_same_program_same_pcap_bytes(rs_verbs: str, tmp_path: Path) -> None:
     pcaps = []
     for i in range(2):
         pcap = tmp_path / f"run{i}.pcap"
-        rc, out = _done(_exec(_fabric(), rs_verbs, "loop", "30", extra=("--pcap", str(pcap)), env=env))
+        fabric = _fabric()
+        rc, out = _done(_exec(fabric, rs_verbs, "loop", "30", extra=("--pcap", str(pcap)), env=env))
         assert rc == 0, out
+        deadline = time.monotonic() + 60  # the daemon closes the capture as it exits
+        while _connectable(launch.socket_path(fabric)) and time.monotonic() < deadline:
+            time.sleep(0.05)
         pcaps.append(pcap.read_bytes())
     assert len(pcaps[0]) > 24 + 30 * 2 * 60  # header, then at least a WRITE and an ACK per iteration
+    assert pcaps[0] == pcaps[1]
+
+
+def test_two_processes_same_pcap_bytes(rs_verbs: str, tmp_path: Path) -> None:
+    """Client and server in two processes, the server's exec starting the fabric with --pcap: two
+    runs give the same capture."""
+    env = dict(os.environ, RDMASIM_IDLE_MS="0")
+    pcaps = []
+    for i in range(2):
+        fabric, port, pcap = _fabric(), _port(), tmp_path / f"pair{i}.pcap"
+        srv = _exec(fabric, rs_verbs, "server", str(port), host="h0", extra=("--pcap", str(pcap)), env=env)
+        deadline = time.monotonic() + 60  # its exec holds the fabric's lock once it starts the daemon
+        while not _locked(launch.socket_path(fabric).with_suffix(".lock")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        cli = _exec(fabric, rs_verbs, "client", str(port), host="h1", env=env)
+        (rc_c, out_c), (rc_s, out_s) = _done(cli), _done(srv)
+        assert (rc_s, rc_c) == (0, 0), out_s + out_c
+        deadline = time.monotonic() + 60  # the daemon closes the capture as it exits
+        while _connectable(launch.socket_path(fabric)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pcaps.append(pcap.read_bytes())
+    from rdmasim.capture import read_pcap
+
+    assert len(list(read_pcap(str(tmp_path / "pair0.pcap")))) >= 8  # WRITE, SENDs and their ACKs, per link
     assert pcaps[0] == pcaps[1]
 
 
@@ -131,6 +159,20 @@ def test_second_daemon_on_a_fabric_is_refused(rs_verbs: str) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def _locked(lock: Path) -> bool:
+    import fcntl
+
+    if not lock.exists():
+        return False
+    with open(lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
 
 
 def _connectable(path: Path) -> bool:
