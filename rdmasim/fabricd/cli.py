@@ -18,6 +18,8 @@ def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
     e.add_argument("--pcap", help="capture every frame of the fabric to this file (when the daemon starts)")
     e.add_argument("--fabric", default="default", help="the fabric's name: programs on one name share it "
                                                        "(default: default)")
+    e.add_argument("--sim-clock", action="store_true",
+                   help="gettimeofday and clock_gettime read simulated time (docs/c-programs.md, Time)")
     e.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     e.set_defaults(func=_exec)
 
@@ -28,5 +30,6 @@ def _exec(args: Any) -> int:
     argv = list(args.program)
     if argv and argv[0] == "--":
         argv = argv[1:]
-    exec_program(argv, fabric=args.fabric, host=args.host, scenario=args.scenario, pcap=args.pcap)
+    exec_program(argv, fabric=args.fabric, host=args.host, scenario=args.scenario, pcap=args.pcap,
+                 sim_clock=args.sim_clock)
     return 0  # not reached: the program replaced this process

@@ -58,8 +58,9 @@ def library() -> Path:
     if env:
         return Path(env)
     here = _HERE / LIB_NAME
-    if here.is_file():
-        return here
+    sources = [_HERE / "preload.c", _HERE / "proto.h"]
+    if here.is_file() and all(here.stat().st_mtime >= p.stat().st_mtime for p in sources):
+        return here  # built by pip install (and not older than its sources, in a source tree)
     h = hashlib.sha256()
     for name in ("preload.c", "proto.h"):
         h.update((_HERE / name).read_bytes())
@@ -151,7 +152,7 @@ def _spawn_if_free(fabric: str, scenario: str | None, pcap: str | None, log: Pat
 
 
 def exec_program(argv: list[str], *, fabric: str = "default", host: str | None = None,
-                 scenario: str | None = None, pcap: str | None = None) -> None:
+                 scenario: str | None = None, pcap: str | None = None, sim_clock: bool = False) -> None:
     """Replace this process with ``argv`` running on fabric ``fabric`` (started if needed)."""
     if not argv:
         raise UserInputError("rdmasim exec needs a program: rdmasim exec [options] -- PROGRAM ARGS...")
@@ -172,6 +173,8 @@ def exec_program(argv: list[str], *, fabric: str = "default", host: str | None =
     # after what is preloaded already (a sanitizer runtime must come first); before libibverbs anyway
     env["LD_PRELOAD"] = " ".join(x for x in (env.get("LD_PRELOAD", ""), str(lib)) if x)
     env["RDMASIM_FABRIC_SOCKET"] = str(path)
+    if sim_clock:
+        env["RDMASIM_CLOCK"] = "sim"
     if host:
         env["RDMASIM_HOST"] = host
     else:

@@ -33,8 +33,10 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -1342,4 +1344,68 @@ RSD_EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timev
             idle_until_readable(w, n);
     }
     return real_select(nfds, rd, wr, ex, timeout);
+}
+
+/* ---- simulated clocks (RDMASIM_CLOCK=sim) ----
+ * gettimeofday and clock_gettime (REALTIME, MONOTONIC and their variants) read the fabric's
+ * simulated time: the realtime clock starts at the daemon's start, the monotonic one at 0. Off by
+ * default: a program that waits for a deadline by reading the clock outside verbs calls would wait
+ * forever on a quiet fabric. Before the program's first verbs call the host's clocks are read. */
+
+static int sim_clock_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("RDMASIM_CLOCK");
+        on = v && strcmp(v, "sim") == 0;
+    }
+    return on;
+}
+
+/* 0 and the simulated time in ns (plus the realtime epoch), or -1: use the host's clock */
+static int sim_now(uint64_t *ns, uint64_t *epoch_ns)
+{
+    if (!sim_clock_on())
+        return -1;
+    pthread_mutex_lock(&S.lock);
+    int64_t st = -1;
+    uint64_t o[2];
+    uint32_t n = 0;
+    if (S.sock >= 0)
+        st = call_locked(RSD_NOW, NULL, 0, NULL, 0, -1, o, 2, &n, NULL, 0);
+    pthread_mutex_unlock(&S.lock);
+    if (st < 0 || n < 2)
+        return -1;
+    *ns = o[0] / 1000u;
+    *epoch_ns = o[1];
+    return 0;
+}
+
+RSD_EXPORT int clock_gettime(clockid_t id, struct timespec *tp)
+{
+    REAL(int, clock_gettime, clockid_t, struct timespec *)
+    uint64_t ns, epoch;
+    int mono = id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW || id == CLOCK_MONOTONIC_COARSE ||
+               id == CLOCK_BOOTTIME;
+    int real = id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE;
+    if ((mono || real) && sim_now(&ns, &epoch) == 0) {
+        uint64_t t = real ? epoch + ns : ns;
+        tp->tv_sec = (time_t)(t / 1000000000u);
+        tp->tv_nsec = (long)(t % 1000000000u);
+        return 0;
+    }
+    return real_clock_gettime(id, tp);
+}
+
+RSD_EXPORT int gettimeofday(struct timeval *restrict tv, void *restrict tz)
+{
+    REAL(int, gettimeofday, struct timeval *restrict, void *restrict)
+    uint64_t ns, epoch;
+    if (sim_now(&ns, &epoch) == 0) {
+        uint64_t t = epoch + ns;
+        tv->tv_sec = (time_t)(t / 1000000000u);
+        tv->tv_usec = (suseconds_t)(t % 1000000000u / 1000u);
+        return 0;
+    }
+    return real_gettimeofday(tv, tz);
 }

@@ -39,6 +39,7 @@ enum rsd_op {
     RSD_QUERY_SRQ = 25,     /* host, srq -> u64: max_wr, max_sge, limit */
     RSD_CREATE_AH = 26,     /* host, pd, is_global, dlid, traffic_class; bytes: dgid -> status: dest host */
     RSD_IDLE = 27,          /* this process waits outside verbs until its next call (time may pass) */
+    RSD_NOW = 28,           /* -> u64: simulated time (ps), the daemon's wall clock at start (ns since the epoch) */
 };
 
 /* QP attribute words of MODIFY_QP / QUERY_QP, in this order */

@@ -134,6 +134,7 @@ class Daemon:
         self.hosts = list(sim.hosts.values())
         self.sel = selectors.DefaultSelector()
         self.calls = 0
+        self.epoch_ns = time.time_ns()  # what CLOCK_REALTIME reads at simulated time 0 (RDMASIM_CLOCK=sim)
         # a process out of verbs calls this long counts as waiting (0: never; see docs/c-programs.md)
         self.idle_s = idle_ms / 1000.0
         self.first_client_s = 60.0  # a daemon nobody attaches to within this long exits
@@ -673,6 +674,9 @@ class Daemon:
             self.sel.register(fd, selectors.EVENT_READ, ("fd", c))
         c.wait = ("fds", mine)
         return None
+
+    def _op_now(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
+        return 0, (self.sim.now, self.epoch_ns)
 
     def _op_create_srq(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
         h, pd, max_wr, max_sge, limit = self._host(w[0]), w[1], w[2], w[3], w[4]

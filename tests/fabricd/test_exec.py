@@ -237,14 +237,15 @@ def _listening(port: int) -> bool:
     return False
 
 
-def _pair(fabric: str, prog: list[str], port_flag: str, extra: tuple[str, ...] = ()) -> tuple[str, str]:
+def _pair(fabric: str, prog: list[str], port_flag: str, extra: tuple[str, ...] = (),
+          env: dict[str, str] | None = None, client_extra: tuple[str, ...] = ()) -> tuple[str, str]:
     port = _port()
-    srv = _exec(fabric, *prog, port_flag, str(port), host="h0", extra=extra)
+    srv = _exec(fabric, *prog, port_flag, str(port), host="h0", extra=extra, env=env)
     try:
         deadline = time.monotonic() + 120
         while not _listening(port) and srv.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        cli = _exec(fabric, *prog, port_flag, str(port), "localhost", host="h1")
+        cli = _exec(fabric, *prog, port_flag, str(port), "localhost", host="h1", extra=client_extra, env=env)
         (rc_c, out_c), (rc_s, out_s) = _done(cli), _done(srv)
     finally:
         for p in (srv, locals().get("cli")):
@@ -268,6 +269,22 @@ def test_pingpong_client_server(prog: str) -> None:
 @needs_utils
 def test_rc_pingpong_with_events_and_buffer_check() -> None:
     _pair(_fabric(), ["ibv_rc_pingpong", "-g", "1", "-n", "10", "-e", "-c"], "-p")
+
+
+@needs_build
+@needs_utils
+def test_sim_clock_pingpong_reports_the_fabric() -> None:
+    """--sim-clock: the time rc_pingpong reads is simulated, so it reports the fabric's round trip
+    (microseconds, not the host's milliseconds), the same in every run."""
+    env = dict(os.environ, RDMASIM_IDLE_MS="0")
+    lines = []
+    for _ in range(2):
+        _, out_c = _pair(_fabric(), ["ibv_rc_pingpong", "-g", "1", "-n", "50"], "-p", extra=("--sim-clock",),
+                         env=env, client_extra=("--sim-clock",))
+        lines.append([ln for ln in out_c.splitlines() if "usec/iter" in ln][0])
+    assert lines[0] == lines[1]
+    usec = float(lines[0].split("=")[1].split()[0])
+    assert 0 < usec < 50
 
 
 @needs_build
