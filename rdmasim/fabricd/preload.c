@@ -1015,6 +1015,8 @@ static int imm_is_value(enum ibv_wr_opcode op)
 
 static int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
+    unsigned char inl[16384]; /* the inline bytes of this post's WRs, in order */
+    uint32_t ninl = 0;
     struct words b = {.n = 3, .cap = 512};
     b.w = b.stack;
     uint32_t count = 0;
@@ -1046,6 +1048,18 @@ static int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
             b.w[b.n++] = x->sg_list[i].addr;
             b.w[b.n++] = x->sg_list[i].length;
             b.w[b.n++] = x->sg_list[i].lkey;
+            /* inline data is the program's bytes now (the buffer may be reused, or not registered) */
+            if ((x->send_flags & IBV_SEND_INLINE) && x->sg_list[i].length) {
+                uint32_t len = x->sg_list[i].length;
+                if (ninl + len > sizeof(inl)) {
+                    if (b.w != b.stack)
+                        free(b.w);
+                    *bad_wr = x;
+                    return EINVAL; /* beyond any QP's max_inline_data */
+                }
+                memcpy(inl + ninl, (const void *)(uintptr_t)x->sg_list[i].addr, len);
+                ninl += len;
+            }
         }
         count++;
     }
@@ -1054,7 +1068,7 @@ static int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
     b.w[2] = count;
     uint64_t o[1] = {0};
     uint32_t n = 0;
-    int64_t st = call(RSD_POST_SEND, b.w, b.n, NULL, 0, o, 1, &n);
+    int64_t st = call(RSD_POST_SEND, b.w, b.n, inl, ninl, o, 1, &n);
     if (b.w != b.stack)
         free(b.w);
     if (st < 0) {

@@ -54,6 +54,8 @@ enum rsd_qpa {
 /* a send WR: wr_id, opcode, send_flags, imm_data (host order), remote_addr, rkey, compare_add, swap,
  * ah (the AH's destination host, -1: none), remote_qpn, remote_qkey, num_sge; then the SGEs */
 #define RSD_SWR_WORDS 12
+/* IBV_SEND_INLINE WRs: their SGEs' bytes follow the words, in WR order (the daemon copies them to memory
+ * of its own that the NIC reads) */
 /* a completion: wr_id, status, opcode, vendor_err, byte_len, imm_data (host order), qp_num, src_qp,
  * wc_flags, pkey_index, slid, sl, dlid_path_bits */
 #define RSD_WC_WORDS 13

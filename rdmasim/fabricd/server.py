@@ -97,6 +97,21 @@ class Channel:
 
 
 @dataclass
+class InlineSlots:
+    """Daemon memory that IBV_SEND_INLINE bytes are copied to: the NIC reads a WR's bytes when it
+    builds the packets, after the program may have reused its buffer. Slot i of n is reused n posts
+    later, when the send queue (at most n entries) has retired the WR that used it."""
+
+    mr_index: int
+    lkey: int
+    iova: int
+    buf: bytearray
+    slot: int
+    n: int
+    next: int = 0
+
+
+@dataclass
 class Client:
     """One connected process and what it owns (released when it goes)."""
 
@@ -113,6 +128,9 @@ class Client:
     cqs: dict[tuple[int, int], CQ] = field(default_factory=dict)
     qps: dict[tuple[int, int], int] = field(default_factory=dict)  # (host, qpn) -> dest host (-1: none yet)
     qp_caps: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)  # as ibv_create_qp answered
+    qp_pd: dict[tuple[int, int], int] = field(default_factory=dict)
+    # a QP's memory for inline data: one slot of max_inline_data bytes per send queue entry
+    inline: dict[tuple[int, int], InlineSlots] = field(default_factory=dict)
     srqs: set[tuple[int, int]] = field(default_factory=set)
     channels: dict[int, Channel] = field(default_factory=dict)
 
@@ -234,6 +252,8 @@ class Daemon:
         core = self.core
         for (host, qpn) in sorted(c.qps):
             _quiet(core.qp_destroy, host, qpn)
+        for (host, _), slots in sorted(c.inline.items()):
+            _quiet(core.mr_dereg, host, slots.mr_index)
         for (host, srq) in sorted(c.srqs):
             _quiet(core.srq_destroy, host, srq)
         for (host, idx), mr in sorted(c.mrs.items()):
@@ -512,6 +532,7 @@ class Daemon:
         qpn = self.core.qp_create(h, pd, scq, rcq, msw, mrw, mss, mrs, bool(sig_all), qp_type, srq)
         c.qps[(h, qpn)] = -1
         c.qp_caps[(h, qpn)] = (msw, mrw, mss, mrs, inline)
+        c.qp_pd[(h, qpn)] = pd
         return 0, (qpn, *c.qp_caps[(h, qpn)])
 
     def _op_modify_qp(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
@@ -571,6 +592,10 @@ class Daemon:
         self.core.qp_destroy(*key)
         del c.qps[key]
         del c.qp_caps[key]
+        del c.qp_pd[key]
+        slots = c.inline.pop(key, None)
+        if slots is not None:
+            self.core.mr_dereg(key[0], slots.mr_index)
         return 0, ()
 
     def _local(self, h: int, addr: int, lkey: int) -> int:
@@ -585,11 +610,21 @@ class Daemon:
         if dest is None:
             raise VerbsError(errno.EINVAL, f"no QP 0x{qpn:x}")
         i = 3
+        at = 0  # next inline byte in data
         post = self.core.post_send
         for k in range(n):
             (wr_id, opcode, flags, imm, raddr, rkey, cmp_add, swap, ah, tc_qpn, qkey, nsge) = w[i:i + _SWR]
             i += _SWR
-            sges = [(self._local(h, w[j], w[j + 2]), w[j + 1], w[j + 2]) for j in range(i, i + 3 * nsge, 3)]
+            if flags & _IBV_SEND_INLINE:
+                total = sum(w[j + 1] for j in range(i, i + 3 * nsge, 3))
+                try:
+                    sges = [self._inline_sge(c, h, qpn, data[at:at + total])] if total else []
+                except VerbsError as exc:
+                    return -exc.err, (k,), str(exc).encode()
+                at += total
+            else:
+                sges = [(self._local(h, w[j], w[j + 2]), w[j + 1], w[j + 2])
+                        for j in range(i, i + 3 * nsge, 3)]
             i += 3 * nsge
             if dest >= 0:
                 mr = self.mr_by_key.get((dest, rkey))
@@ -603,6 +638,24 @@ class Daemon:
                 err = getattr(exc, "error_code", errno.EINVAL)
                 return -int(err), (k,), str(exc).encode()
         return 0, ()
+
+    def _inline_sge(self, c: Client, h: int, qpn: int, data: bytes) -> tuple[int, int, int]:
+        cap = c.qp_caps[(h, qpn)][4]
+        if len(data) > cap:
+            raise VerbsError(errno.EINVAL, f"IBV_SEND_INLINE of {len(data)} bytes on QP 0x{qpn:x}, whose "
+                             f"max_inline_data is {cap}")
+        slots = c.inline.get((h, qpn))
+        if slots is None:
+            n = max(1, c.qp_caps[(h, qpn)][0])
+            buf = bytearray(n * cap)
+            idx, iova, lkey, _ = self.core.mr_reg(h, c.qp_pd[(h, qpn)], buf, 1)  # IBV_ACCESS_LOCAL_WRITE
+            slots = c.inline[(h, qpn)] = InlineSlots(idx, lkey, iova, buf, cap, n)
+        if self.core.qp_inspect(h, qpn)["sq_outstanding"] >= slots.n:
+            raise VerbsError(errno.ENOMEM, f"QP 0x{qpn:x}: the send queue is full ({slots.n} work requests)")
+        off = slots.next * slots.slot
+        slots.next = (slots.next + 1) % slots.n
+        slots.buf[off:off + len(data)] = data
+        return slots.iova + off, len(data), slots.lkey
 
     def _op_post_recv(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
         h, qpn, srq, n = self._host(w[0]), w[1], w[2], w[3]

@@ -7,6 +7,7 @@
  *   rs_verbs server PORT         two processes: the server listens on 127.0.0.1:PORT, the client
  *   rs_verbs client PORT [crash] connects; the client WRITEs then SENDs, the server checks the bytes and
  *                                answers with a SEND; "crash": the client aborts after connecting its QP
+ *   rs_verbs inline              SENDs with IBV_SEND_INLINE from a stack buffer overwritten after the post
  *   rs_verbs events              as loop, but waits for completions with a completion channel
  *                                (ibv_req_notify_cq, poll() on the channel fd, ibv_get_cq_event)
  */
@@ -41,6 +42,8 @@ struct wire {
     union ibv_gid gid;
 };
 
+static uint32_t max_inline; /* asked for at QP creation ("inline" mode) */
+
 static void open_side(struct side *s, struct ibv_device *dev, int events)
 {
     memset(s, 0, sizeof(*s));
@@ -60,7 +63,7 @@ static void open_side(struct side *s, struct ibv_device *dev, int events)
         die("create_cq");
     struct ibv_qp_init_attr ia = {.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
                                   .cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-                                          .max_recv_sge = 1}};
+                                          .max_recv_sge = 1, .max_inline_data = max_inline}};
     if (!(s->qp = ibv_create_qp(s->pd, &ia)))
         die("create_qp");
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -276,11 +279,55 @@ static int run_pair(int server, int port, int crash)
     return 0;
 }
 
+/* SENDs with IBV_SEND_INLINE from an unregistered stack buffer, overwritten right after each post */
+static int run_inline(void)
+{
+    max_inline = 64;
+    struct side a, b;
+    open_side(&a, device(0), 0);
+    open_side(&b, device(1), 0);
+    struct wire wa = me(&a, 100), wb = me(&b, 200);
+    connect_side(&a, 100, &wb);
+    connect_side(&b, 200, &wa);
+    for (int k = 0; k < 8; k++)
+        post_recv(&b, 1024u * (uint32_t)k, 1024);
+    for (int k = 0; k < 8; k++) {
+        unsigned char msg[48];
+        for (int i = 0; i < 48; i++)
+            msg[i] = (unsigned char)(k * 31 + i);
+        struct ibv_sge sge = {.addr = (uintptr_t)msg, .length = sizeof(msg), .lkey = 0};
+        struct ibv_send_wr wr = {.wr_id = (uint64_t)k, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                 .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED}, *bad;
+        if (ibv_post_send(a.qp, &wr, &bad))
+            die("post_send inline");
+        memset(msg, 0xee, sizeof(msg)); /* the NIC must have taken the bytes already */
+    }
+    for (int k = 0; k < 8; k++) {
+        wait_one(&a);
+        struct ibv_wc wc = wait_one(&b);
+        if (wc.byte_len != 48)
+            die("inline SEND %d: %u bytes", k, wc.byte_len);
+        for (int i = 0; i < 48; i++)
+            if (b.buf[1024u * (uint32_t)k + (uint32_t)i] != (unsigned char)(k * 31 + i))
+                die("inline SEND %d: byte %d is %u", k, i, b.buf[1024u * (uint32_t)k + (uint32_t)i]);
+    }
+    unsigned char big[128] = {0};
+    struct ibv_sge sge = {.addr = (uintptr_t)big, .length = sizeof(big), .lkey = 0};
+    struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+                             .send_flags = IBV_SEND_INLINE}, *bad;
+    if (ibv_post_send(a.qp, &wr, &bad) != EINVAL)
+        die("an inline SEND above max_inline_data was not refused with EINVAL");
+    printf("OK\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     if (argc >= 2 && strcmp(argv[1], "loop") == 0)
         return run_loop(argc > 2 ? atol(argv[2]) : 0, 0);
+    if (argc >= 2 && strcmp(argv[1], "inline") == 0)
+        return run_inline();
     if (argc >= 2 && strcmp(argv[1], "events") == 0)
         return run_loop(argc > 2 ? atol(argv[2]) : 0, 1);
     if (argc >= 3 && (strcmp(argv[1], "server") == 0 || strcmp(argv[1], "client") == 0))
