@@ -211,6 +211,28 @@ def test_program_without_exec_says_how_to_run(tmp_path: Path) -> None:
     assert "rdmasim exec" in r.stderr
 
 
+def _system_pyverbs() -> str | None:
+    """A python3 whose ``import pyverbs`` is rdma-core's (Debian python3-pyverbs), or None."""
+    exe = "/usr/bin/python3"
+    if not Path(exe).exists():
+        return None
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([exe, "-c", "import pyverbs.device"], capture_output=True, env=env)
+    return exe if r.returncode == 0 else None
+
+
+@needs_build
+def test_rdma_core_pyverbs_on_the_daemon() -> None:
+    """rdma-core's own pyverbs (C-backed, over libibverbs) runs on the daemon unchanged: a WRITE's
+    bytes land in the peer's region."""
+    exe = _system_pyverbs()
+    if exe is None:
+        pytest.skip("needs rdma-core's pyverbs for /usr/bin/python3 (apt-get install python3-pyverbs)")
+    rc, out = _done(_exec(_fabric(), exe, str(HERE / "pv_write.py")))
+    assert rc == 0, out
+    assert "OK" in out
+
+
 # ---- Debian's binaries, unmodified ----
 needs_utils = pytest.mark.skipif(shutil.which("ibv_rc_pingpong") is None,
                                  reason="needs Debian's ibverbs-utils (apt-get install ibverbs-utils)")
