@@ -81,15 +81,17 @@ def _connect(path: Path) -> socket.socket | None:
     return s
 
 
-def _hello(s: socket.socket) -> list[int]:
-    s.sendall(struct.pack("<IIII", proto.C["RSD_HELLO"], 3, 0, 0)
-              + struct.pack("<3Q", proto.VERSION, os.getpid(), 1))
+def _hello(s: socket.socket, host: str | None = None) -> list[int]:
+    """Attach as a holder; the daemon checks ``host`` (a name of its fabric) on the way."""
+    name = (host or "").encode()
+    s.sendall(struct.pack("<IIII", proto.C["RSD_HELLO"], 3, len(name), 0)
+              + struct.pack("<3Q", proto.VERSION, os.getpid(), 1) + name)
     hdr = _recv(s, 16)
     status, nw, nb, _ = struct.unpack("<iIII", hdr)
     words = list(struct.unpack(f"<{nw}Q", _recv(s, 8 * nw))) if nw else []
     msg = _recv(s, nb).decode(errors="replace") if nb else ""
     if status < 0:
-        raise UserInputError(f"the fabric daemon refused: {msg}")
+        raise UserInputError(f"rdmasim exec: {msg}")
     return words
 
 
@@ -168,7 +170,7 @@ def exec_program(argv: list[str], *, fabric: str = "default", host: str | None =
     elif scenario or pcap:
         print(f"rdmasim exec: fabric {fabric!r} is already running: --scenario/--pcap apply when it starts "
               "(they are ignored here)", file=sys.stderr)
-    _hello(s)
+    _hello(s, host)
     env = dict(os.environ)
     # after what is preloaded already (a sanitizer runtime must come first); before libibverbs anyway
     env["LD_PRELOAD"] = " ".join(x for x in (env.get("LD_PRELOAD", ""), str(lib)) if x)

@@ -191,6 +191,13 @@ def _connectable(path: Path) -> bool:
     return True
 
 
+@needs_build
+def test_unknown_host_is_refused_naming_the_hosts() -> None:
+    rc, out = _done(_exec(_fabric(), "true", host="h9"))
+    assert rc == 2
+    assert "--host 'h9': the fabric's hosts are ['h0', 'h1']" in out
+
+
 def test_missing_headers_name_the_debian_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(launch, "VERBS_H", tmp_path / "nonexistent" / "verbs.h")
     with pytest.raises(UserInputError, match="apt-get install libibverbs-dev"):
