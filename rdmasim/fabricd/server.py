@@ -156,6 +156,10 @@ class Daemon:
         # a process out of verbs calls this long counts as waiting (0: never; see docs/c-programs.md)
         self.idle_s = idle_ms / 1000.0
         self.first_client_s = 60.0  # a daemon nobody attaches to within this long exits
+        # simulated time run between two looks at the sockets (a fabric that never goes quiet, e.g.
+        # a scenario's periodic timers, must not keep a new process from attaching)
+        self.slice_ps = 1_000_000_000
+        self.more = False  # the last _advance stopped at the end of a slice: continue after a look
 
     # ---- the loop ----
     def serve(self, listener: socket.socket) -> None:
@@ -167,7 +171,7 @@ class Daemon:
             if not self.ever_attached and time.monotonic() - started > self.first_client_s:
                 return  # started for a program that never came (it failed first): do not linger
             running = self.idle_s > 0 and any(c.wait is None and not c.holder for c in self.clients.values())
-            timeout = self.idle_s if running else None if self.ever_attached else 1.0
+            timeout = 0 if self.more else self.idle_s if running else None if self.ever_attached else 1.0
             for key, _ in self.sel.select(timeout):
                 if key.data is None:
                     try:
@@ -185,7 +189,7 @@ class Daemon:
                     c = key.data[1]
                     if c.wait is not None and c.wait[0] == "fds":
                         self._finish_wait(c)
-            self._advance()
+            self.more = self._advance()
         self.sel.close()
 
     def _readable(self, c: Client) -> None:
@@ -269,9 +273,11 @@ class Daemon:
             _quiet(m.close)
 
     # ---- time ----
-    def _advance(self) -> None:
+    def _advance(self) -> bool:
         """While every attached process waits, run the simulation until one of them has what it
-        waits for, and answer it."""
+        waits for, and answer it. True: a slice of simulated time ran out first (call again after
+        looking at the sockets)."""
+        until = self.sim.now + self.slice_ps
         while True:
             active = [c for c in self.clients.values() if not c.holder]
             if self.idle_s > 0:
@@ -280,9 +286,9 @@ class Daemon:
                     if c.wait is None and now - c.last_call > self.idle_s:
                         c.wait = ("idle",)  # e.g. spinning on memory a peer WRITEs (ib_write_lat)
             if not active or any(c.wait is None for c in active):
-                return
+                return False
             if self._wake_ready(active):
-                return
+                return False
             watch = []
             for c in active:
                 w = c.wait
@@ -292,14 +298,16 @@ class Daemon:
             for ch in self.channels.values():
                 for cq in self._armed_cqs(ch.id):
                     watch.append((cq.host, cq.handle))
-            if not watch:  # nobody can see the fabric until it goes quiet: run it to the end
-                reason = self.core.run(_core.INT64_MAX)
+            if not watch:  # nobody can see the fabric until it goes quiet: run it (a slice at a time)
+                reason = self.core.run(until)
             elif len(set(watch)) == 1:
                 host, cq = watch[0]
-                reason = self.core.run(_core.INT64_MAX, 0, host, cq, 1)
+                reason = self.core.run(until, 0, host, cq, 1)
             else:
-                reason = self.core.run(_core.INT64_MAX, 1)
+                reason = self.core.run(until, 1)
             self._fire_events()
+            if reason == _core.RUN_UNTIL and not self._wake_ready(active):
+                return True
             if reason == _core.RUN_IDLE and not self._wake_ready(active):
                 # nothing in flight: pollers see an empty CQ, as on hardware; event waiters keep waiting
                 woke = False
@@ -308,8 +316,8 @@ class Daemon:
                         self._finish_wait(c, empty=True)
                         woke = True
                 if not woke:
-                    return  # every process waits for an event that cannot come: they hang, as on hardware
-                return
+                    return False  # all wait for events that cannot come: they hang, as on hardware
+                return False
 
     def _release_fds(self, c: Client) -> None:
         if c.wait is not None and c.wait[0] == "fds":

@@ -92,6 +92,24 @@ def test_client_server_processes(rs_verbs: str) -> None:
     assert (rc_s, rc_c) == (0, 0), out_s + out_c
 
 
+def test_a_fabric_that_never_goes_quiet_still_serves(rs_verbs: str, tmp_path: Path) -> None:
+    """A PFC watchdog polls every 100 us forever: while the server waits on its socket the daemon
+    runs the fabric in slices, and the client can still attach."""
+    sc = tmp_path / "watchdog.toml"
+    sc.write_text('[topology]\nkind = "star"\nn = 2\n\n[switch.watchdog]\nenabled = true\n')
+    fabric, port = _fabric(), _port()
+    srv = _exec(fabric, rs_verbs, "server", str(port), host="h0", extra=("--scenario", str(sc)))
+    cli = _exec(fabric, rs_verbs, "client", str(port), host="h1")
+    try:
+        (rc_c, out_c), (rc_s, out_s) = _done(cli, 120), _done(srv, 120)
+    finally:
+        for p in (srv, cli):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert (rc_s, rc_c) == (0, 0), out_s + out_c
+
+
 def test_same_program_same_pcap_bytes(rs_verbs: str, tmp_path: Path) -> None:
     """Simulated time passes only while the program waits in a verbs call: two runs, same bytes."""
     env = dict(os.environ, RDMASIM_IDLE_MS="0")
