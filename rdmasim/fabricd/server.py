@@ -156,9 +156,10 @@ class Daemon:
         # a process out of verbs calls this long counts as waiting (0: never; see docs/c-programs.md)
         self.idle_s = idle_ms / 1000.0
         self.first_client_s = 60.0  # a daemon nobody attaches to within this long exits
-        # simulated time run between two looks at the sockets (a fabric that never goes quiet, e.g.
-        # a scenario's periodic timers, must not keep a new process from attaching)
-        self.slice_ps = 1_000_000_000
+        # events run between two looks at the sockets (a fabric that never goes quiet, e.g. a
+        # scenario's periodic timers, must not keep a new process from attaching). A budget of events,
+        # not of time: running to a time would move the clock of a quiet fabric to it.
+        self.slice_events = 200_000
         self.more = False  # the last _advance stopped at the end of a slice: continue after a look
 
     # ---- the loop ----
@@ -275,9 +276,9 @@ class Daemon:
     # ---- time ----
     def _advance(self) -> bool:
         """While every attached process waits, run the simulation until one of them has what it
-        waits for, and answer it. True: a slice of simulated time ran out first (call again after
-        looking at the sockets)."""
-        until = self.sim.now + self.slice_ps
+        waits for, and answer it. True: the slice's events ran out first (call again after looking at
+        the sockets)."""
+        budget = self.slice_events
         while True:
             active = [c for c in self.clients.values() if not c.holder]
             if self.idle_s > 0:
@@ -298,16 +299,18 @@ class Daemon:
             for ch in self.channels.values():
                 for cq in self._armed_cqs(ch.id):
                     watch.append((cq.host, cq.handle))
+            if budget <= 0:
+                return True
+            before = self.sim.events
             if not watch:  # nobody can see the fabric until it goes quiet: run it (a slice at a time)
-                reason = self.core.run(until)
+                reason = self.core.run(_core.INT64_MAX, budget)
             elif len(set(watch)) == 1:
                 host, cq = watch[0]
-                reason = self.core.run(until, 0, host, cq, 1)
+                reason = self.core.run(_core.INT64_MAX, budget, host, cq, 1)
             else:
-                reason = self.core.run(until, 1)
+                reason = self.core.run(_core.INT64_MAX, 1)
+            budget -= max(1, self.sim.events - before)
             self._fire_events()
-            if reason == _core.RUN_UNTIL and not self._wake_ready(active):
-                return True
             if reason == _core.RUN_IDLE and not self._wake_ready(active):
                 # nothing in flight: pollers see an empty CQ, as on hardware; event waiters keep waiting
                 woke = False
