@@ -122,6 +122,7 @@ class Client:
     # waits for (None: it runs, and simulated time stands still)
     wait: tuple[Any, ...] | None = None
     last_call: float = 0.0  # time.monotonic() of its last request or answer
+    wait_seq: int = 0  # when its wait began, in the daemon's count of waits (the oldest wakes first)
     maps: dict[tuple[int, int], mmap.mmap] = field(default_factory=dict)
     pds: set[tuple[int, int]] = field(default_factory=set)
     mrs: dict[tuple[int, int], MR] = field(default_factory=dict)  # (host, index)
@@ -152,6 +153,7 @@ class Daemon:
         self.hosts = list(sim.hosts.values())
         self.sel = selectors.DefaultSelector()
         self.calls = 0
+        self.waits = 0
         self.epoch_ns = time.time_ns()  # what CLOCK_REALTIME reads at simulated time 0 (RDMASIM_CLOCK=sim)
         # a process out of verbs calls this long counts as waiting (0: never; see docs/c-programs.md)
         self.idle_s = idle_ms / 1000.0
@@ -186,10 +188,7 @@ class Daemon:
                     self.sel.register(conn, selectors.EVENT_READ, c)
                 elif isinstance(key.data, Client):
                     self._readable(key.data)
-                else:  # a descriptor an idle process waits on became readable
-                    c = key.data[1]
-                    if c.wait is not None and c.wait[0] == "fds":
-                        self._finish_wait(c)
+                # else a descriptor a process waits on became readable: _advance wakes it in its turn
             self.more = self._advance()
         self.sel.close()
 
@@ -312,15 +311,16 @@ class Daemon:
             budget -= max(1, self.sim.events - before)
             self._fire_events()
             if reason == _core.RUN_IDLE and not self._wake_ready(active):
-                # nothing in flight: pollers see an empty CQ, as on hardware; event waiters keep waiting
-                woke = False
-                for c in active:
-                    if c.wait is not None and c.wait[0] == "poll":
-                        self._finish_wait(c, empty=True)
-                        woke = True
-                if not woke:
-                    return False  # all wait for events that cannot come: they hang, as on hardware
+                # nothing in flight: the longest-waiting poller sees an empty CQ, as on hardware; event
+                # waiters keep waiting (if all wait for events that cannot come, they hang, as on hardware)
+                pollers = [c for c in active if c.wait is not None and c.wait[0] == "poll"]
+                if pollers:
+                    self._finish_wait(min(pollers, key=lambda c: c.wait_seq), empty=True)
                 return False
+
+    def _wait(self, c: Client, what: tuple[Any, ...]) -> None:
+        self.waits += 1
+        c.wait, c.wait_seq = what, self.waits
 
     def _release_fds(self, c: Client) -> None:
         if c.wait is not None and c.wait[0] == "fds":
@@ -351,21 +351,22 @@ class Daemon:
                         _quiet(os.write, ch.efd, (1).to_bytes(8, sys.byteorder))
 
     def _wake_ready(self, active: list[Client]) -> bool:
-        woke = False
+        """Answer the process that has waited longest among those whose wait is over. One at a time:
+        only one process runs while simulated time stands still, so the order of their calls (and
+        of what they put on the fabric at one instant) is the same in every run."""
+        ready = []
         for c in active:
             w = c.wait
             if w is None:
                 continue
-            if w[0] == "poll" and self.core.cq_count(w[1], w[2]) > 0:
-                self._finish_wait(c)
-                woke = True
-            elif w[0] == "event" and self.channels.get(w[1]) and self.channels[w[1]].events:
-                self._finish_wait(c)
-                woke = True
-            elif w[0] == "fds" and select.select(w[1], [], [], 0)[0]:
-                self._finish_wait(c)
-                woke = True
-        return woke
+            if ((w[0] == "poll" and self.core.cq_count(w[1], w[2]) > 0)
+                    or (w[0] == "event" and self.channels.get(w[1]) and self.channels[w[1]].events)
+                    or (w[0] == "fds" and select.select(w[1], [], [], 0)[0])):
+                ready.append(c)
+        if not ready:
+            return False
+        self._finish_wait(min(ready, key=lambda c: c.wait_seq))
+        return True
 
     def _finish_wait(self, c: Client, empty: bool = False) -> None:
         w = c.wait
@@ -705,7 +706,7 @@ class Daemon:
             raise VerbsError(errno.EINVAL, f"no CQ {cq}")
         if n == 0 or self.core.cq_count(h, cq) > 0:
             return self._poll(c, h, cq, n)
-        c.wait = ("poll", h, cq, n)
+        self._wait(c, ("poll", h, cq, n))
         return None
 
     def _op_req_notify(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
@@ -724,7 +725,7 @@ class Daemon:
             raise VerbsError(errno.EINVAL, f"no channel {w[0]}")
         if ch.events:
             return 0, ch.events.pop(0)
-        c.wait = ("event", ch.id)
+        self._wait(c, ("event", ch.id))
         return None
 
     def _op_idle(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
@@ -736,7 +737,7 @@ class Daemon:
         mine = [os.dup(fd) for fd in fds]
         for fd in mine:
             self.sel.register(fd, selectors.EVENT_READ, ("fd", c))
-        c.wait = ("fds", mine)
+        self._wait(c, ("fds", mine))
         return None
 
     def _op_now(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
