@@ -105,8 +105,10 @@ def _recv(s: socket.socket, n: int) -> bytes:
     return buf
 
 
-def start_daemon(fabric: str, scenario: str | None, pcap: str | None, timeout_s: float = 60.0) -> None:
-    """Start fabric ``fabric``'s daemon in the background and wait until it accepts.
+def start_daemon(fabric: str, scenario: str | None, pcap: str | None,
+                 timeout_s: float = 60.0) -> socket.socket:
+    """Start fabric ``fabric``'s daemon in the background; return a connection to it, which holds
+    it open (a daemon whose every connection has gone exits).
 
     The exec that takes the fabric's lock starts the daemon and hands it the locked file, so when
     several execs start at once exactly one daemon starts, with the first one's --scenario and --pcap;
@@ -119,8 +121,7 @@ def start_daemon(fabric: str, scenario: str | None, pcap: str | None, timeout_s:
     while time.monotonic() < deadline:
         s = _connect(path)
         if s is not None:
-            s.close()
-            return
+            return s
         if proc is None:  # another exec's daemon is starting, or ending: start ours once it has gone
             proc = _spawn_if_free(fabric, scenario, pcap, log, lock_path)
         elif proc.poll() is not None:
@@ -162,11 +163,7 @@ def exec_program(argv: list[str], *, fabric: str = "default", host: str | None =
     path = socket_path(fabric)
     s = _connect(path)
     if s is None:
-        start_daemon(fabric, scenario, pcap)
-        s = _connect(path)
-        if s is None:
-            raise UserInputError(f"the fabric daemon of {fabric!r} went away right after starting (log: "
-                                 f"{path.with_suffix('.log')})")
+        s = start_daemon(fabric, scenario, pcap)
     elif scenario or pcap:
         print(f"rdmasim exec: fabric {fabric!r} is already running: --scenario/--pcap apply when it starts "
               "(they are ignored here)", file=sys.stderr)

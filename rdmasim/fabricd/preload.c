@@ -588,7 +588,9 @@ static int segment_for_locked(uintptr_t start, size_t len)
     int fd = memfd_create("rdmasim-mr", MFD_CLOEXEC);
     if (fd < 0)
         return -errno;
-    if (ftruncate(fd, (off_t)len) < 0 || pwrite(fd, (void *)start, len, 0) != (ssize_t)len) {
+    /* whole pages, so also the bytes around the region on its first and last page (heap neighbours):
+     * written by the kernel (the raw system call), which reads mapped pages whatever they hold */
+    if (ftruncate(fd, (off_t)len) < 0 || syscall(SYS_pwrite64, fd, (void *)start, len, (off_t)0) != (long)len) {
         int e = errno ? errno : EIO;
         close(fd);
         return -e;

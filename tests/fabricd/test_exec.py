@@ -178,7 +178,7 @@ def test_second_daemon_on_a_fabric_is_refused(rs_verbs: str) -> None:
         while _connectable(launch.socket_path(fabric)) is False and time.monotonic() < deadline:
             time.sleep(0.05)
         r = subprocess.run([sys.executable, "-m", "rdmasim.fabricd", "--fabric", fabric], capture_output=True,
-                           text=True, timeout=60)
+                           text=True, timeout=300)
         assert r.returncode == 3
         assert f"fabric {fabric!r} already has a daemon" in r.stderr
     finally:
@@ -328,17 +328,14 @@ def test_rc_pingpong_with_events_and_buffer_check() -> None:
 @needs_build
 @needs_utils
 def test_sim_clock_pingpong_reports_the_fabric() -> None:
-    """--sim-clock: the time rc_pingpong reads is simulated, so it reports the fabric's round trip
-    (microseconds, not the host's milliseconds), the same in every run."""
+    """--sim-clock: the time rc_pingpong reads is simulated, so it reports the fabric's round trip:
+    microseconds (a 4 KiB message each way over two 1 us hops), not the host's milliseconds."""
     env = dict(os.environ, RDMASIM_IDLE_MS="0")
-    lines = []
-    for _ in range(2):
-        _, out_c = _pair(_fabric(), ["ibv_rc_pingpong", "-g", "1", "-n", "50"], "-p", extra=("--sim-clock",),
-                         env=env, client_extra=("--sim-clock",))
-        lines.append([ln for ln in out_c.splitlines() if "usec/iter" in ln][0])
-    assert lines[0] == lines[1]
-    usec = float(lines[0].split("=")[1].split()[0])
-    assert 0 < usec < 50
+    _, out_c = _pair(_fabric(), ["ibv_rc_pingpong", "-g", "1", "-n", "50"], "-p", extra=("--sim-clock",),
+                     env=env, client_extra=("--sim-clock",))
+    line = [ln for ln in out_c.splitlines() if "usec/iter" in ln][0]
+    usec = float(line.split("=")[1].split()[0])
+    assert 4 < usec < 10  # 2 x (2 hops x 1 us + 4 KiB at 100 Gb/s per hop) and the ACKs
 
 
 @needs_build
