@@ -514,6 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     from rdmasim.hpcc.cli import add_commands
 
     add_commands(cmd)  # import hpcc, export-fct
+    from rdmasim.fabricd.cli import add_commands as add_fabric_commands
+
+    add_fabric_commands(cmd)  # exec
     return p
 
 
