@@ -25,6 +25,8 @@ cdef extern from "rdmasim/eventq.h" nogil:
         size_t far_len
         size_t fifo_len
         size_t wheel_len
+        size_t run_pos
+        size_t run_len
         int64_t far_after_ps
         int64_t far_from_ps
         uint64_t next_seq
@@ -151,14 +153,18 @@ cdef class EventQueueForTest:
 
     def peek_time(self):
         cdef int64_t t = rs_eventq_peek_time(&self.q)
-        if self.q.len + self.q.wheel_len + self.q.far_len + self.q.fifo_len == 0:
+        if self._raw_len() == 0:
             return None
         return t
 
+    cdef size_t _raw_len(self):
+        return (self.q.len + (self.q.run_len - self.q.run_pos) + self.q.wheel_len + self.q.far_len
+                + self.q.fifo_len)
+
     def heap_stats(self):
-        """Raw entries (live + stale) in all parts (bottom heap, wheel, far heap, far FIFO), of them
-        in the far heap and the far FIFO, entries pushed and stale entries skipped so far."""
-        return {"heap_len": self.q.len + self.q.wheel_len + self.q.far_len + self.q.fifo_len,
+        """Raw entries (live + stale) in all parts (bottom heap, run, wheel, far heap, far FIFO), of
+        them in the far heap and the far FIFO, entries pushed and stale entries skipped so far."""
+        return {"heap_len": self._raw_len(),
                 "far_len": self.q.far_len + self.q.fifo_len, "far_heap_len": self.q.far_len,
                 "fifo_len": self.q.fifo_len, "pushed": self.q.pushed,
                 "stale": self.q.stale}

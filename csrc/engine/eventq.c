@@ -55,7 +55,9 @@ int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     q->far_first = NULL;
     q->far_after_ps = RS_EVENTQ_FAR_PS;
     q->far_from_ps = RS_EVENTQ_FAR_PS;
-    q->head_far = 0;
+    q->head_from = RS_EVQ_HEAP;
+    q->run = NULL;
+    q->run_pos = q->run_len = q->run_cap = 0;
     q->wheel = NULL;
     q->wheel_bits = NULL;
     if (!q->heap || wheel_alloc(q, RS_EVENTQ_BUCKET_SHIFT, RS_EVENTQ_BUCKETS) != 0) {
@@ -71,7 +73,7 @@ int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb)
 {
     if (shift > 40 || nb < 64 || nb > (1u << 24) || (nb & (nb - 1)))
         return -1;
-    if (q->len || q->wheel_len || q->hole)
+    if (q->len || q->wheel_len || q->hole || q->run_pos < q->run_len)
         return -1;
     rs_eventq_bucket *old = q->wheel;
     uint64_t *old_bits = q->wheel_bits;
@@ -98,7 +100,9 @@ void rs_eventq_free(rs_eventq *q)
     free(q->heap);
     free(q->far);
     free(q->fifo);
-    q->heap = q->far = q->fifo = NULL;
+    free(q->run);
+    q->heap = q->far = q->fifo = q->run = NULL;
+    q->run_pos = q->run_len = q->run_cap = 0;
     q->len = q->cap = q->far_len = q->far_cap = 0;
     q->fifo_first = q->fifo_len = q->fifo_cap = 0;
     q->far_first = NULL;
@@ -295,6 +299,11 @@ static uint32_t next_slot(const rs_eventq *q, uint32_t from)
     return (w << 6) | (uint32_t)__builtin_ctzll(word);
 }
 
+static int cmp_event(const void *a, const void *b)
+{
+    return rs_event_less(a, b) ? -1 : rs_event_less(b, a) ? 1 : 0;
+}
+
 void rs_eventq_advance(rs_eventq *q)
 {
     uint32_t mask = q->nb - 1, from = (uint32_t)(q->cur + 1) & mask;
@@ -302,24 +311,46 @@ void rs_eventq_advance(rs_eventq *q)
     q->cur += 1 + (int64_t)((slot - from) & mask);
     rs_eventq_bucket *b = &q->wheel[slot];
     q->wheel_bits[slot >> 6] &= ~(1ull << (slot & 63));
-    q->wheel_len -= b->len;
-    /* the bucket's storage becomes the bottom heap's, the empty bottom heap's the bucket's */
-    rs_event *h = b->e;
-    size_t n = b->len, cap = b->cap;
-    b->e = q->heap;
-    b->cap = (uint32_t)(q->cap < UINT32_MAX ? q->cap : UINT32_MAX);
+    size_t n = b->len;
+    q->wheel_len -= n;
     b->len = 0;
-    q->heap = h;
-    q->cap = cap;
-    /* drop stale entries, heap-order the rest (armed in seq order, times within one bucket) */
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!rs_event_live(&h[i])) {
-            q->stale++;
-            continue;
+    const rs_event *src = b->e;
+    if (n > q->run_cap) { /* the run's storage grows to the fullest bucket (and stays in the cache) */
+        size_t ncap = q->run_cap * 2 > n ? q->run_cap * 2 : n;
+        rs_event *nr = realloc(q->run, ncap * sizeof(rs_event));
+        if (nr) {
+            q->run = nr;
+            q->run_cap = ncap;
+        } else { /* out of memory: take the bucket's storage instead, give it the run's */
+            rs_event *r = q->run;
+            q->run = b->e;
+            q->run_cap = b->cap;
+            b->e = r;
+            b->cap = (uint32_t)(q->run_cap < UINT32_MAX ? q->run_cap : UINT32_MAX);
+            src = q->run;
         }
-        rs_eventq_sift_up(h, k, h[i]);
-        k++;
     }
-    q->len = k;
+    /* sort by (time, seq): armed in seq order, so an insertion sort does little unless times
+     * within the bucket came out of order; past a bound, qsort */
+    rs_event *r = q->run;
+    size_t moves = 0;
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        rs_event e = src[i];
+        size_t j = i;
+        if (sorted) {
+            while (j > 0 && rs_event_less(&e, &r[j - 1])) {
+                r[j] = r[j - 1];
+                j--;
+                moves++;
+            }
+            if (moves > 8 * n + 64)
+                sorted = 0; /* far out of order: sort all at the end */
+        }
+        r[j] = e;
+    }
+    if (!sorted)
+        qsort(r, n, sizeof(rs_event), cmp_event);
+    q->run_pos = 0;
+    q->run_len = n;
 }

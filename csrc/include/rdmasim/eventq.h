@@ -8,14 +8,17 @@
  * break by insertion order, so runs are deterministic.
  *
  * Near entries live in a timing wheel (a calendar queue) of `nb` buckets of 2^shift ps each,
- * covering the buckets after the current one, and a small 4-ary "bottom" heap holding the
- * entries of the current bucket (and any earlier).  Arming appends to a bucket (O(1)); when the
- * bottom heap runs empty, the next non-empty bucket (found in a bitmap) becomes the bottom heap
- * (its storage is swapped in, stale entries dropped, then heap-ordered).  So an event costs a
- * heap of the few entries due within one bucket, not of all pending entries: at 1,024 hosts the
- * pending entries are tens of thousands, those of one bucket a handful.  The order handed out is
- * exactly (time, seq), whatever the bucket width: a bucket only ever holds entries later than
- * every entry of the bottom heap.
+ * covering the buckets after the current one.  Arming appends to a bucket (O(1)).  When the
+ * current bucket is used up, the next non-empty one (found in a bitmap) becomes the "run": its
+ * entries are copied into the run's storage (one array, the size of the fullest bucket, that
+ * stays in the cache) and sorted by (time, seq), which is nearly free because a bucket's entries
+ * were armed in seq order and often share their time (a fabric's links run in step); the run is
+ * then handed out front to back, O(1) an event, stale entries skipped.  An
+ * entry armed into the current bucket itself (or earlier) goes into a small 4-ary "bottom" heap,
+ * and the near head is the earlier of the run's front and the heap's root.  So an event costs
+ * neither a heap of all pending entries (tens of thousands at 1,024 hosts) nor a sift.  The
+ * order handed out is exactly (time, seq), whatever the bucket width: the wheel only ever holds
+ * entries later than every entry of the run and the bottom heap.
  *
  * Entries beyond the wheel's span, or more than `far_after_ps` after the last event handed out,
  * go "far": mostly retransmit timers that are re-armed or cancelled long before they fire.  The
@@ -49,6 +52,8 @@ typedef struct rs_event {
 #define RS_EVENTQ_BUCKET_SHIFT 9   /* 512 ps per wheel bucket */
 #define RS_EVENTQ_BUCKETS 8192     /* wheel span: 8192 x 512 ps = 4.2 us */
 
+enum { RS_EVQ_HEAP, RS_EVQ_RUN, RS_EVQ_FAR };
+
 /* One wheel bucket: its entries in the order armed (unsorted). */
 typedef struct rs_eventq_bucket {
     rs_event *e;
@@ -57,9 +62,13 @@ typedef struct rs_eventq_bucket {
 } rs_eventq_bucket;
 
 typedef struct rs_eventq {
-    rs_event *heap; /* bottom heap: entries of buckets up to `cur` */
+    rs_event *heap; /* bottom heap: entries armed into buckets up to `cur` after it became the run */
     size_t len;
     size_t cap;
+    rs_event *run;  /* bucket `cur`'s entries sorted by (time, seq): run[run_pos .. run_len) to come */
+    size_t run_pos;
+    size_t run_len;
+    size_t run_cap;
     /* timing wheel: slot (t >> shift) & (nb - 1) holds the entries of absolute bucket t >> shift,
      * for the buckets cur + 1 .. cur + nb - 1 */
     rs_eventq_bucket *wheel;
@@ -81,7 +90,7 @@ typedef struct rs_eventq {
     const rs_event *far_first;
     int64_t far_after_ps; /* horizon: RS_EVENTQ_FAR_PS unless a test sets it */
     int64_t far_from_ps;  /* entries at or after this time go far */
-    int head_far;         /* the entry rs_eventq_head returned is far_first */
+    int head_from;        /* where the entry rs_eventq_head returned is: RS_EVQ_HEAP, _RUN or _FAR */
     uint64_t next_seq;
     /* key of the entry handed out last (rs_eventq_consume_head): where the queue stands now */
     int64_t cur_t_ps;
@@ -101,7 +110,8 @@ void rs_eventq_free(rs_eventq *q);
 int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb);
 /* Append e to its wheel bucket (out of line: when the bucket's storage must grow). */
 int rs_eventq_wheel_grow(rs_eventq *q, rs_eventq_bucket *b);
-/* Make the next non-empty bucket the bottom heap (the bottom heap is empty, the wheel is not). */
+/* Make the next non-empty bucket the run (the run and the bottom heap are used up, the wheel is
+ * not empty). */
 void rs_eventq_advance(rs_eventq *q);
 
 /* Grow the near heap (out of line: rare). Returns 0, or -1 on out of memory. */
@@ -223,15 +233,19 @@ static inline void rs_eventq_settle(rs_eventq *q)
  * horizon (saturating: times near INT64_MAX are legal keys). */
 static inline void rs_eventq_consume_head(rs_eventq *q)
 {
-    const rs_event *h = q->head_far ? q->far_first : &q->heap[0];
+    const rs_event *h = q->head_from == RS_EVQ_FAR   ? q->far_first
+                        : q->head_from == RS_EVQ_RUN ? &q->run[q->run_pos]
+                                                     : &q->heap[0];
     int64_t t = h->t_ps;
     q->cur_t_ps = t;
     q->cur_seq = h->seq;
     q->far_from_ps = t > INT64_MAX - q->far_after_ps ? INT64_MAX : t + q->far_after_ps;
-    if (q->head_far) {
+    if (q->head_from == RS_EVQ_RUN) {
+        q->run_pos++;
+    } else if (q->head_from == RS_EVQ_FAR) {
         rs_eventq_drop_far_first(q);
         /* nothing near: the wheel may start at the clock (arms are never before it) */
-        if (q->len == 0 && q->wheel_len == 0 && (t >> q->shift) > q->cur)
+        if (q->len == 0 && q->run_pos == q->run_len && q->wheel_len == 0 && (t >> q->shift) > q->cur)
             q->cur = t >> q->shift;
     } else {
         q->hole = 1;
@@ -255,17 +269,31 @@ static inline const rs_event *rs_eventq_head(rs_eventq *q)
             rs_eventq_drop_head(q);
             q->stale++;
         }
-        if (q->len > 0 || q->wheel_len == 0)
+        while (q->run_pos < q->run_len && !rs_event_live(&q->run[q->run_pos])) {
+            q->run_pos++;
+            q->stale++;
+        }
+        if (q->len > 0 || q->run_pos < q->run_len || q->wheel_len == 0)
             break;
         rs_eventq_advance(q);
     }
     rs_eventq_clean_far(q);
-    if (q->far_first && (q->len == 0 || rs_event_less(q->far_first, &q->heap[0]))) {
-        q->head_far = 1;
+    const rs_event *near = NULL;
+    q->head_from = RS_EVQ_HEAP;
+    if (q->run_pos < q->run_len) {
+        near = &q->run[q->run_pos];
+        if (q->len > 0 && rs_event_less(&q->heap[0], near))
+            near = &q->heap[0];
+        else
+            q->head_from = RS_EVQ_RUN;
+    } else if (q->len > 0) {
+        near = &q->heap[0];
+    }
+    if (q->far_first && (!near || rs_event_less(q->far_first, near))) {
+        q->head_from = RS_EVQ_FAR;
         return q->far_first;
     }
-    q->head_far = 0;
-    return q->len > 0 ? &q->heap[0] : NULL;
+    return near;
 }
 /* Time of the earliest entry (maybe stale), or INT64_MAX when empty; drops stale heads first. */
 int64_t rs_eventq_peek_time(rs_eventq *q);
