@@ -1,5 +1,5 @@
-# Test handles over the engine's building blocks (csrc/core): the event queue (4-ary heap with
-# lazy timer cancellation), the seeded RNG streams and the packet pool; and a host's QP-number
+# Test handles over the engine's building blocks (csrc/core): the event queue (timing wheel and
+# heaps with lazy timer cancellation), the seeded RNG streams and the packet pool; and a host's QP-number
 # table (csrc/transport/qpn.h).  Used by the unit tests and the benches in bench/ only; the
 # simulation itself never calls into Python per event.
 from libc.stdint cimport int64_t, intptr_t, uint16_t, uint32_t, uint64_t
@@ -24,6 +24,9 @@ cdef extern from "rdmasim/eventq.h" nogil:
         size_t cap
         size_t far_len
         size_t fifo_len
+        size_t wheel_len
+        size_t run_pos
+        size_t run_len
         int64_t far_after_ps
         int64_t far_from_ps
         uint64_t next_seq
@@ -32,6 +35,7 @@ cdef extern from "rdmasim/eventq.h" nogil:
 
     int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     void rs_eventq_free(rs_eventq *q)
+    int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb)
     int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
     uint64_t rs_eventq_reserve_seq(rs_eventq *q)
     int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
@@ -55,7 +59,9 @@ cdef class EventQueueForTest:
     ``arm(i, t_ps)`` (re)arms timer i (cancelling its earlier arming), ``cancel(i)`` disarms it,
     ``pop()`` returns ``(t_ps, seq, i)`` of the earliest live event or None, ``peek_time()`` the
     time of the earliest live event or None, ``len()`` the number of live (armed) timers.
-    ``far_after_ps`` sets the horizon beyond which entries go to the far heap (default 50 us).
+    ``far_after_ps`` sets the horizon beyond which entries go to the far heap (default 50 us);
+    ``bucket_shift`` and ``buckets`` the timing wheel's bucket width (2^shift ps) and bucket count
+    (a power of two, 64..2^24; default 512 ps and 8192).
     """
     cdef rs_eventq q
     cdef rs_timer *timers
@@ -63,7 +69,8 @@ cdef class EventQueueForTest:
     cdef Py_ssize_t live
     cdef bint inited
 
-    def __cinit__(self, Py_ssize_t n_timers, Py_ssize_t initial_cap=16, far_after_ps=None):
+    def __cinit__(self, Py_ssize_t n_timers, Py_ssize_t initial_cap=16, far_after_ps=None,
+                  bucket_shift=None, buckets=None):
         self.timers = NULL
         self.inited = False
         self.live = 0
@@ -84,6 +91,14 @@ cdef class EventQueueForTest:
                 raise ValueError(f"far_after_ps must be >= 0, got {far_after_ps}")
             self.q.far_after_ps = far_after_ps
             self.q.far_from_ps = far_after_ps
+        if bucket_shift is not None or buckets is not None:
+            shift = 9 if bucket_shift is None else bucket_shift
+            nb = 8192 if buckets is None else buckets
+            if not 0 <= shift <= 40 or not 64 <= nb <= 2**24 or nb & (nb - 1):
+                raise ValueError(f"bucket_shift {shift}, buckets {nb}: allowed bucket_shift 0..40 and "
+                                 "buckets a power of two in 64..16777216")
+            if rs_eventq_set_wheel(&self.q, shift, nb) != 0:
+                raise MemoryError()
 
     def __dealloc__(self):
         if self.inited:
@@ -138,14 +153,18 @@ cdef class EventQueueForTest:
 
     def peek_time(self):
         cdef int64_t t = rs_eventq_peek_time(&self.q)
-        if self.q.len + self.q.far_len + self.q.fifo_len == 0:
+        if self._raw_len() == 0:
             return None
         return t
 
+    cdef size_t _raw_len(self):
+        return (self.q.len + (self.q.run_len - self.q.run_pos) + self.q.wheel_len + self.q.far_len
+                + self.q.fifo_len)
+
     def heap_stats(self):
-        """Raw entries (live + stale) in all three parts, of them in the far heap and the far FIFO,
-        entries pushed and stale entries skipped so far."""
-        return {"heap_len": self.q.len + self.q.far_len + self.q.fifo_len,
+        """Raw entries (live + stale) in all parts (bottom heap, run, wheel, far heap, far FIFO), of
+        them in the far heap and the far FIFO, entries pushed and stale entries skipped so far."""
+        return {"heap_len": self._raw_len(),
                 "far_len": self.q.far_len + self.q.fifo_len, "far_heap_len": self.q.far_len,
                 "fifo_len": self.q.fifo_len, "pushed": self.q.pushed,
                 "stale": self.q.stale}

@@ -1,8 +1,39 @@
-/* 4-ary min-heaps (near and far) and the far FIFO of (time, seq) with lazy cancellation: an entry
- * is live while its timer is armed with the entry's sequence number (see rdmasim/eventq.h). */
+/* The timing wheel and 4-ary bottom heap of near entries, the far heap and the far FIFO, all of
+ * (time, seq) with lazy cancellation: an entry is live while its timer is armed with the entry's
+ * sequence number (see rdmasim/eventq.h). */
 #include "rdmasim/eventq.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+static int wheel_alloc(rs_eventq *q, uint32_t shift, uint32_t nb)
+{
+    rs_eventq_bucket *w = calloc(nb, sizeof(*w));
+    uint64_t *bits = calloc(nb / 64, sizeof(uint64_t));
+    if (!w || !bits) {
+        free(w);
+        free(bits);
+        return -1;
+    }
+    q->wheel = w;
+    q->wheel_bits = bits;
+    q->nb = nb;
+    q->shift = shift;
+    q->wheel_len = 0;
+    q->cur = 0;
+    return 0;
+}
+
+static void wheel_free(rs_eventq *q)
+{
+    for (uint32_t i = 0; q->wheel && i < q->nb; i++)
+        free(q->wheel[i].e);
+    free(q->wheel);
+    free(q->wheel_bits);
+    q->wheel = NULL;
+    q->wheel_bits = NULL;
+    q->wheel_len = 0;
+}
 
 int rs_eventq_init(rs_eventq *q, size_t initial_cap)
 {
@@ -24,8 +55,44 @@ int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     q->far_first = NULL;
     q->far_after_ps = RS_EVENTQ_FAR_PS;
     q->far_from_ps = RS_EVENTQ_FAR_PS;
-    q->head_far = 0;
-    return q->heap ? 0 : -1;
+    q->head_from = RS_EVQ_HEAP;
+    q->run = NULL;
+    q->run_pos = q->run_len = q->run_cap = 0;
+    q->wheel = NULL;
+    q->wheel_bits = NULL;
+    if (!q->heap || wheel_alloc(q, RS_EVENTQ_BUCKET_SHIFT, RS_EVENTQ_BUCKETS) != 0) {
+        free(q->heap);
+        q->heap = NULL;
+        q->cap = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb)
+{
+    if (shift > 40 || nb < 64 || nb > (1u << 24) || (nb & (nb - 1)))
+        return -1;
+    if (q->len || q->wheel_len || q->hole || q->run_pos < q->run_len)
+        return -1;
+    rs_eventq_bucket *old = q->wheel;
+    uint64_t *old_bits = q->wheel_bits;
+    uint32_t old_nb = q->nb, old_shift = q->shift;
+    int64_t old_cur = q->cur;
+    if (wheel_alloc(q, shift, nb) != 0) {
+        q->wheel = old;
+        q->wheel_bits = old_bits;
+        q->nb = old_nb;
+        q->shift = old_shift;
+        q->cur = old_cur;
+        return -1;
+    }
+    for (uint32_t i = 0; i < old_nb; i++)
+        free(old[i].e);
+    free(old);
+    free(old_bits);
+    q->cur = q->cur_t_ps >> shift;
+    return 0;
 }
 
 void rs_eventq_free(rs_eventq *q)
@@ -33,11 +100,14 @@ void rs_eventq_free(rs_eventq *q)
     free(q->heap);
     free(q->far);
     free(q->fifo);
-    q->heap = q->far = q->fifo = NULL;
+    free(q->run);
+    q->heap = q->far = q->fifo = q->run = NULL;
+    q->run_pos = q->run_len = q->run_cap = 0;
     q->len = q->cap = q->far_len = q->far_cap = 0;
     q->fifo_first = q->fifo_len = q->fifo_cap = 0;
     q->far_first = NULL;
     q->hole = 0;
+    wheel_free(q);
 }
 
 /* Double a heap's storage (amortised: a heap is bounded by live timers plus stale entries). */
@@ -203,4 +273,84 @@ int64_t rs_eventq_peek_time(rs_eventq *q)
 {
     const rs_event *head = rs_eventq_head(q);
     return head ? head->t_ps : INT64_MAX;
+}
+
+int rs_eventq_wheel_grow(rs_eventq *q, rs_eventq_bucket *b)
+{
+    (void)q;
+    uint32_t ncap = b->cap ? b->cap * 2 : 8;
+    rs_event *ne = realloc(b->e, (size_t)ncap * sizeof(rs_event));
+    if (!ne)
+        return -1;
+    b->e = ne;
+    b->cap = ncap;
+    return 0;
+}
+
+/* The first non-empty slot at or after `from`, in circular order (the wheel is not empty). */
+static uint32_t next_slot(const rs_eventq *q, uint32_t from)
+{
+    uint32_t nw = q->nb >> 6, w = from >> 6;
+    uint64_t word = q->wheel_bits[w] & (~0ull << (from & 63));
+    while (!word) {
+        w = (w + 1) & (nw - 1);
+        word = q->wheel_bits[w];
+    }
+    return (w << 6) | (uint32_t)__builtin_ctzll(word);
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+    return rs_event_less(a, b) ? -1 : rs_event_less(b, a) ? 1 : 0;
+}
+
+void rs_eventq_advance(rs_eventq *q)
+{
+    uint32_t mask = q->nb - 1, from = (uint32_t)(q->cur + 1) & mask;
+    uint32_t slot = next_slot(q, from);
+    q->cur += 1 + (int64_t)((slot - from) & mask);
+    rs_eventq_bucket *b = &q->wheel[slot];
+    q->wheel_bits[slot >> 6] &= ~(1ull << (slot & 63));
+    size_t n = b->len;
+    q->wheel_len -= n;
+    b->len = 0;
+    const rs_event *src = b->e;
+    if (n > q->run_cap) { /* the run's storage grows to the fullest bucket (and stays in the cache) */
+        size_t ncap = q->run_cap * 2 > n ? q->run_cap * 2 : n;
+        rs_event *nr = realloc(q->run, ncap * sizeof(rs_event));
+        if (nr) {
+            q->run = nr;
+            q->run_cap = ncap;
+        } else { /* out of memory: take the bucket's storage instead, give it the run's */
+            rs_event *r = q->run;
+            q->run = b->e;
+            q->run_cap = b->cap;
+            b->e = r;
+            b->cap = (uint32_t)(q->run_cap < UINT32_MAX ? q->run_cap : UINT32_MAX);
+            src = q->run;
+        }
+    }
+    /* sort by (time, seq): armed in seq order, so an insertion sort does little unless times
+     * within the bucket came out of order; past a bound, qsort */
+    rs_event *r = q->run;
+    size_t moves = 0;
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        rs_event e = src[i];
+        size_t j = i;
+        if (sorted) {
+            while (j > 0 && rs_event_less(&e, &r[j - 1])) {
+                r[j] = r[j - 1];
+                j--;
+                moves++;
+            }
+            if (moves > 8 * n + 64)
+                sorted = 0; /* far out of order: sort all at the end */
+        }
+        r[j] = e;
+    }
+    if (!sorted)
+        qsort(r, n, sizeof(rs_event), cmp_event);
+    q->run_pos = 0;
+    q->run_len = n;
 }

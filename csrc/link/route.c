@@ -1,6 +1,6 @@
 /* Routing: shortest paths (hop count) from every switch to every host over
- * links that are up, keeping all equal-cost next hops for ECMP.  One BFS per
- * destination host; hosts are never transit nodes.  Control path only: runs
+ * links that are up, keeping all equal-cost next hops for ECMP.  Hosts are never
+ * transit nodes, so one BFS per switch that hosts hang off serves all of them.  Control path only: runs
  * when the graph changed (a link added, failed or recovered), before the next event. */
 #include <stdlib.h>
 #include <string.h>
@@ -38,52 +38,118 @@ static int alloc_tables(rs_net *net)
     return 0;
 }
 
-int rs_routes_compute(rs_net *net)
+/* The next hops of every switch towards the hosts behind `leaf` (the switch a host's link
+ * reaches), from one BFS over switches: port p of switch s is a next hop when its peer is a switch
+ * one hop nearer the leaf.  Written to rows[off[s] ..], counts to cnt[s]; the leaf's own row (its
+ * ports to the destination host itself) is per host, filled by the caller. */
+static void leaf_rows(const rs_net *net, uint32_t leaf, int *dist, uint32_t *queue, const uint32_t *off,
+                      uint16_t *rows, uint16_t *cnt)
 {
     uint32_t H = net->n_hosts, N = net->n_hosts + net->n_switches;
+    for (uint32_t i = 0; i < N; i++)
+        dist[i] = -1;
+    uint32_t qh = 0, qt = 0;
+    dist[leaf] = 1;
+    queue[qt++] = leaf;
+    while (qh < qt) {
+        rs_switch *sw = net->switches[queue[qh] - H];
+        int ds = dist[queue[qh++]];
+        for (uint32_t p = 0; p < sw->n_used; p++) {
+            int v = peer(net, &sw->ports[p].port);
+            if (v >= (int)H && dist[v] < 0) {
+                dist[v] = ds + 1;
+                queue[qt++] = (uint32_t)v;
+            }
+        }
+    }
+    for (uint32_t s = 0; s < net->n_switches; s++) {
+        rs_switch *sw = net->switches[s];
+        uint16_t n = 0;
+        int ds = dist[H + s];
+        for (uint32_t p = 0; ds > 1 && p < sw->n_used; p++) {
+            int v = peer(net, &sw->ports[p].port);
+            if (v >= (int)H && dist[v] == ds - 1)
+                rows[off[s] + n++] = (uint16_t)p;
+        }
+        cnt[s] = n;
+    }
+}
+
+/* Shortest paths over switches depend on the destination only through the switch its link
+ * reaches (hosts are never transit nodes): one BFS per such switch, its rows copied to each host
+ * behind it, so the cost is O(leaves x links + hosts x switches), not O(hosts x links). */
+int rs_routes_compute(rs_net *net)
+{
+    uint32_t H = net->n_hosts, S = net->n_switches, N = net->n_hosts + net->n_switches;
     if (alloc_tables(net) != 0)
         return rs_net_fail(net, RS_ERR_NOMEM, "out of memory building routing tables");
     int *dist = malloc((N + 1) * sizeof(int));
     uint32_t *queue = malloc((N + 1) * sizeof(uint32_t));
-    if (!dist || !queue) {
+    uint32_t *off = malloc((S + 1) * sizeof(uint32_t));
+    uint32_t *first = malloc((H + 1) * sizeof(uint32_t)); /* hosts, grouped by the switch their link reaches */
+    uint32_t *start = calloc(S + 2, sizeof(uint32_t));
+    uint16_t *cnt = malloc((S + 1) * sizeof(uint16_t));
+    uint16_t *rows = NULL;
+    size_t total = 0;
+    for (uint32_t s = 0; off && s < S; s++) {
+        off[s] = (uint32_t)total;
+        total += net->switches[s]->n_used;
+    }
+    rows = malloc((total + 1) * sizeof(uint16_t));
+    if (!dist || !queue || !off || !first || !start || !cnt || !rows) {
         free(dist);
         free(queue);
+        free(off);
+        free(first);
+        free(start);
+        free(cnt);
+        free(rows);
         return rs_net_fail(net, RS_ERR_NOMEM, "out of memory building routing tables");
     }
+    /* counting sort of the hosts by leaf (slot S: hosts whose link reaches no switch) */
     for (uint32_t d = 0; d < H; d++) {
-        for (uint32_t i = 0; i < N; i++)
-            dist[i] = -1;
-        dist[d] = 0;
-        uint32_t qh = 0, qt = 0;
-        int first = peer(net, net->host_ports[d]);
-        if (first >= (int)H) {
-            dist[first] = 1;
-            queue[qt++] = (uint32_t)first;
-        }
-        while (qh < qt) {
-            rs_switch *sw = net->switches[queue[qh] - H];
-            int ds = dist[queue[qh++]];
-            for (uint32_t p = 0; p < sw->n_used; p++) {
-                int v = peer(net, &sw->ports[p].port);
-                if (v >= (int)H && dist[v] < 0) {
-                    dist[v] = ds + 1;
-                    queue[qt++] = (uint32_t)v;
+        int f = peer(net, net->host_ports[d]);
+        start[(f >= (int)H ? (uint32_t)f - H : S) + 1]++;
+    }
+    for (uint32_t s = 0; s <= S; s++)
+        start[s + 1] += start[s];
+    for (uint32_t d = 0; d < H; d++) {
+        int f = peer(net, net->host_ports[d]);
+        first[start[f >= (int)H ? (uint32_t)f - H : S]++] = d;
+    }
+    for (uint32_t s = S + 1; s > 0; s--) /* back to the starts */
+        start[s] = start[s - 1];
+    start[0] = 0;
+    for (uint32_t i = start[S]; i < start[S + 1]; i++) /* no switch reaches them */
+        for (uint32_t s = 0; s < S; s++)
+            net->switches[s]->nh_cnt[first[i]] = 0;
+    for (uint32_t leaf = 0; leaf < S; leaf++) {
+        if (start[leaf] == start[leaf + 1])
+            continue;
+        leaf_rows(net, H + leaf, dist, queue, off, rows, cnt);
+        for (uint32_t i = start[leaf]; i < start[leaf + 1]; i++) {
+            uint32_t d = first[i];
+            for (uint32_t s = 0; s < S; s++) {
+                rs_switch *sw = net->switches[s];
+                uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
+                if (s != leaf) {
+                    memcpy(hops, &rows[off[s]], cnt[s] * sizeof(uint16_t));
+                    sw->nh_cnt[d] = cnt[s];
+                    continue;
                 }
+                uint16_t n = 0; /* the leaf: its ports to d itself */
+                for (uint32_t p = 0; p < sw->n_used; p++)
+                    if (peer(net, &sw->ports[p].port) == (int)d)
+                        hops[n++] = (uint16_t)p;
+                sw->nh_cnt[d] = n;
             }
-        }
-        for (uint32_t s = 0; s < net->n_switches; s++) {
-            rs_switch *sw = net->switches[s];
-            uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
-            uint16_t n = 0;
-            int ds = dist[H + s];
-            for (uint32_t p = 0; ds > 0 && p < sw->n_used; p++) {
-                int v = peer(net, &sw->ports[p].port);
-                if (v >= 0 && (v == (int)d || v >= (int)H) && dist[v] == ds - 1)
-                    hops[n++] = (uint16_t)p;
-            }
-            sw->nh_cnt[d] = n;
         }
     }
+    free(off);
+    free(first);
+    free(start);
+    free(cnt);
+    free(rows);
     /* static routes override the computed next hops */
     for (uint32_t s = 0; s < net->n_switches; s++) {
         rs_switch *sw = net->switches[s];

@@ -1,23 +1,32 @@
-/* Event queue: 4-ary min-heaps ordered by (time, insertion sequence).
+/* Event queue: entries ordered by (time, insertion sequence).
  *
  * Every event belongs to an rs_timer (an "event source": a port's transmit
- * slot, a link's arrival, a QP's retransmit timer ...).  A heap entry is live
+ * slot, a link's arrival, a QP's retransmit timer ...).  An entry is live
  * while its timer is armed and still remembers the entry's sequence number;
  * re-arming or cancelling a timer leaves its old entry stale, and stale
- * entries are skipped when they reach the top (lazy, O(1) cancel).  Ties
+ * entries are skipped when they reach the front (lazy, O(1) cancel).  Ties
  * break by insertion order, so runs are deterministic.
  *
- * Two heaps: an entry due more than `far_after_ps` after the last event handed out goes to the
- * `far` heap, the rest to the near one, and the head is the earlier of the two roots (the same
- * total order as one heap).  Far entries are mostly retransmit timers that are re-armed or
- * cancelled long before they fire: with 100k QPs they would make the near heap 100k deep and
- * every packet event pay ~8 cache-missing levels; apart they cost nothing per packet.
+ * Near entries live in a timing wheel (a calendar queue) of `nb` buckets of 2^shift ps each,
+ * covering the buckets after the current one.  Arming appends to a bucket (O(1)).  When the
+ * current bucket is used up, the next non-empty one (found in a bitmap) becomes the "run": its
+ * entries are copied into the run's storage (one array, the size of the fullest bucket, that
+ * stays in the cache) and sorted by (time, seq), which is nearly free because a bucket's entries
+ * were armed in seq order and often share their time (a fabric's links run in step); the run is
+ * then handed out front to back, O(1) an event, stale entries skipped.  An
+ * entry armed into the current bucket itself (or earlier) goes into a small 4-ary "bottom" heap,
+ * and the near head is the earlier of the run's front and the heap's root.  So an event costs
+ * neither a heap of all pending entries (tens of thousands at 1,024 hosts) nor a sift.  The
+ * order handed out is exactly (time, seq), whatever the bucket width: the wheel only ever holds
+ * entries later than every entry of the run and the bottom heap.
  *
- * The far entries themselves live in a FIFO while they arrive in (time, seq) order, which timers
- * of one duration armed as time goes on do (every QP's retransmit timer with the same timeout): an
- * append and a pop are O(1).  An entry earlier than the FIFO's last goes to the far heap.  At 100k
- * QPs the far heap's pops (one per retransmit timer, stale or not, ~8 levels of a 2.4 MB heap)
- * were 1,200 instructions per flow. */
+ * Entries beyond the wheel's span, or more than `far_after_ps` after the last event handed out,
+ * go "far": mostly retransmit timers that are re-armed or cancelled long before they fire.  The
+ * head is the earlier of the near head and the earliest far entry (the same total order as one
+ * heap).  The far entries themselves live in a FIFO while they arrive in (time, seq) order,
+ * which timers of one duration armed as time goes on do (every QP's retransmit timer with the
+ * same timeout): an append and a pop are O(1).  An entry earlier than the FIFO's last goes to
+ * the far heap. */
 #ifndef RDMASIM_EVENTQ_H
 #define RDMASIM_EVENTQ_H
 
@@ -40,11 +49,34 @@ typedef struct rs_event {
 } rs_event;
 
 #define RS_EVENTQ_FAR_PS 50000000 /* 50 us: beyond link delays, pause quanta and transmit slots */
+#define RS_EVENTQ_BUCKET_SHIFT 9   /* 512 ps per wheel bucket */
+#define RS_EVENTQ_BUCKETS 8192     /* wheel span: 8192 x 512 ps = 4.2 us */
+
+enum { RS_EVQ_HEAP, RS_EVQ_RUN, RS_EVQ_FAR };
+
+/* One wheel bucket: its entries in the order armed (unsorted). */
+typedef struct rs_eventq_bucket {
+    rs_event *e;
+    uint32_t len;
+    uint32_t cap;
+} rs_eventq_bucket;
 
 typedef struct rs_eventq {
-    rs_event *heap; /* near heap */
+    rs_event *heap; /* bottom heap: entries armed into buckets up to `cur` after it became the run */
     size_t len;
     size_t cap;
+    rs_event *run;  /* bucket `cur`'s entries sorted by (time, seq): run[run_pos .. run_len) to come */
+    size_t run_pos;
+    size_t run_len;
+    size_t run_cap;
+    /* timing wheel: slot (t >> shift) & (nb - 1) holds the entries of absolute bucket t >> shift,
+     * for the buckets cur + 1 .. cur + nb - 1 */
+    rs_eventq_bucket *wheel;
+    uint64_t *wheel_bits; /* bit i: slot i is not empty */
+    size_t wheel_len;     /* entries in the wheel */
+    int64_t cur;          /* the absolute bucket number drained into the bottom heap last */
+    uint32_t nb;          /* buckets: a power of two, >= 64 */
+    uint32_t shift;       /* bucket width 2^shift ps */
     rs_event *far;  /* far heap: far entries that came out of order (see above) */
     size_t far_len;
     size_t far_cap;
@@ -57,8 +89,8 @@ typedef struct rs_eventq {
      * far heap */
     const rs_event *far_first;
     int64_t far_after_ps; /* horizon: RS_EVENTQ_FAR_PS unless a test sets it */
-    int64_t far_from_ps;  /* entries at or after this time go to the far heap */
-    int head_far;         /* the entry rs_eventq_head returned is far_first */
+    int64_t far_from_ps;  /* entries at or after this time go far */
+    int head_from;        /* where the entry rs_eventq_head returned is: RS_EVQ_HEAP, _RUN or _FAR */
     uint64_t next_seq;
     /* key of the entry handed out last (rs_eventq_consume_head): where the queue stands now */
     int64_t cur_t_ps;
@@ -66,12 +98,21 @@ typedef struct rs_eventq {
     uint64_t pushed;    /* statistics */
     uint64_t stale;
     /* 1: heap[0] is an entry already handed out (rs_eventq_consume_head) and still in `len`; the
-     * next arm takes its place (one sift instead of a pop and a push), anything else removes it */
+     * next arm into the bottom heap takes its place (one sift instead of a pop and a push),
+     * anything else removes it */
     int hole;
 } rs_eventq;
 
 int rs_eventq_init(rs_eventq *q, size_t initial_cap);
 void rs_eventq_free(rs_eventq *q);
+/* Set the wheel's bucket width (2^shift ps, shift 0..40) and bucket count (a power of two in
+ * 64..2^24) of an empty queue.  Returns 0, or -1 (bad values, not empty, out of memory). */
+int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb);
+/* Append e to its wheel bucket (out of line: when the bucket's storage must grow). */
+int rs_eventq_wheel_grow(rs_eventq *q, rs_eventq_bucket *b);
+/* Make the next non-empty bucket the run (the run and the bottom heap are used up, the wheel is
+ * not empty). */
+void rs_eventq_advance(rs_eventq *q);
 
 /* Grow the near heap (out of line: rare). Returns 0, or -1 on out of memory. */
 int rs_eventq_grow(rs_eventq *q);
@@ -111,32 +152,41 @@ static inline void rs_eventq_sift_up(rs_event *h, size_t i, rs_event e)
 
 /* Arm `tm` at t_ps with the sequence number `seq`: a fresh one (rs_timer_arm) or one reserved
  * earlier (rs_eventq_reserve_seq).  A reserved one is valid only while (t_ps, seq) is not yet
- * passed (rs_eventq_passed): the heaps are ordered by (time, seq), wherever a key comes from. */
+ * passed (rs_eventq_passed): the queue is ordered by (time, seq), wherever a key comes from. */
 static inline int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
 {
-    if (t_ps >= q->far_from_ps) {
-        rs_event e = {t_ps, seq, tm};
-        if (rs_eventq_push_far(q, e) != 0)
+    int64_t b = t_ps >> q->shift; /* absolute bucket (arithmetic shift: floor for negative times) */
+    rs_event e = {t_ps, seq, tm};
+    if (t_ps >= q->far_from_ps || (b > q->cur && b - q->cur >= (int64_t)q->nb)) {
+        if (rs_eventq_push_far(q, e) != 0) /* counts it in `pushed` */
             return -1;
         tm->seq = seq;
         tm->armed = 1;
         tm->when_ps = t_ps;
         return 0;
     }
-    if (!q->hole && q->len == q->cap && rs_eventq_grow(q) != 0)
-        return -1;
+    if (b > q->cur) { /* a later bucket of the wheel: append */
+        uint32_t slot = (uint32_t)b & (q->nb - 1);
+        rs_eventq_bucket *bk = &q->wheel[slot];
+        if (bk->len == bk->cap && rs_eventq_wheel_grow(q, bk) != 0)
+            return -1;
+        bk->e[bk->len++] = e;
+        q->wheel_bits[slot >> 6] |= 1ull << (slot & 63);
+        q->wheel_len++;
+    } else {
+        if (!q->hole && q->len == q->cap && rs_eventq_grow(q) != 0)
+            return -1;
+        if (q->hole) { /* the event being handled left its slot at the root: fill it */
+            q->hole = 0;
+            rs_eventq_put_root(q->heap, q->len, t_ps, seq, tm);
+        } else {
+            /* a new entry is usually among the latest, so the sift rarely moves */
+            rs_eventq_sift_up(q->heap, q->len++, e);
+        }
+    }
     tm->seq = seq;
     tm->armed = 1;
     tm->when_ps = t_ps;
-    rs_event e = {t_ps, seq, tm};
-    if (q->hole) { /* the event being handled left its slot at the root: fill it */
-        q->hole = 0;
-        rs_eventq_put_root(q->heap, q->len, t_ps, seq, tm);
-        q->pushed++;
-        return 0;
-    }
-    /* a new entry is usually among the latest, so the sift rarely moves */
-    rs_eventq_sift_up(q->heap, q->len++, e);
     q->pushed++;
     return 0;
 }
@@ -167,7 +217,7 @@ static inline int rs_event_live(const rs_event *e) { return e->timer->armed && e
 
 /* Pop the earliest live event into *out. Returns 1, or 0 when empty. Disarms its timer. */
 int rs_eventq_pop(rs_eventq *q, rs_event *out);
-/* Remove the heap's first entry (live or not) without touching its timer. */
+/* Remove the bottom heap's first entry (live or not) without touching its timer. */
 void rs_eventq_drop_head(rs_eventq *q);
 /* Remove a pending hole (see `hole`). */
 static inline void rs_eventq_settle(rs_eventq *q)
@@ -183,15 +233,23 @@ static inline void rs_eventq_settle(rs_eventq *q)
  * horizon (saturating: times near INT64_MAX are legal keys). */
 static inline void rs_eventq_consume_head(rs_eventq *q)
 {
-    const rs_event *h = q->head_far ? q->far_first : &q->heap[0];
+    const rs_event *h = q->head_from == RS_EVQ_FAR   ? q->far_first
+                        : q->head_from == RS_EVQ_RUN ? &q->run[q->run_pos]
+                                                     : &q->heap[0];
     int64_t t = h->t_ps;
     q->cur_t_ps = t;
     q->cur_seq = h->seq;
     q->far_from_ps = t > INT64_MAX - q->far_after_ps ? INT64_MAX : t + q->far_after_ps;
-    if (q->head_far)
+    if (q->head_from == RS_EVQ_RUN) {
+        q->run_pos++;
+    } else if (q->head_from == RS_EVQ_FAR) {
         rs_eventq_drop_far_first(q);
-    else
+        /* nothing near: the wheel may start at the clock (arms are never before it) */
+        if (q->len == 0 && q->run_pos == q->run_len && q->wheel_len == 0 && (t >> q->shift) > q->cur)
+            q->cur = t >> q->shift;
+    } else {
         q->hole = 1;
+    }
 }
 /* Drop stale entries from the front of the far entries. */
 static inline void rs_eventq_clean_far(rs_eventq *q)
@@ -206,17 +264,36 @@ static inline void rs_eventq_clean_far(rs_eventq *q)
 static inline const rs_event *rs_eventq_head(rs_eventq *q)
 {
     rs_eventq_settle(q);
-    while (q->len > 0 && !rs_event_live(&q->heap[0])) {
-        rs_eventq_drop_head(q);
-        q->stale++;
+    for (;;) {
+        while (q->len > 0 && !rs_event_live(&q->heap[0])) {
+            rs_eventq_drop_head(q);
+            q->stale++;
+        }
+        while (q->run_pos < q->run_len && !rs_event_live(&q->run[q->run_pos])) {
+            q->run_pos++;
+            q->stale++;
+        }
+        if (q->len > 0 || q->run_pos < q->run_len || q->wheel_len == 0)
+            break;
+        rs_eventq_advance(q);
     }
     rs_eventq_clean_far(q);
-    if (q->far_first && (q->len == 0 || rs_event_less(q->far_first, &q->heap[0]))) {
-        q->head_far = 1;
+    const rs_event *near = NULL;
+    q->head_from = RS_EVQ_HEAP;
+    if (q->run_pos < q->run_len) {
+        near = &q->run[q->run_pos];
+        if (q->len > 0 && rs_event_less(&q->heap[0], near))
+            near = &q->heap[0];
+        else
+            q->head_from = RS_EVQ_RUN;
+    } else if (q->len > 0) {
+        near = &q->heap[0];
+    }
+    if (q->far_first && (!near || rs_event_less(q->far_first, near))) {
+        q->head_from = RS_EVQ_FAR;
         return q->far_first;
     }
-    q->head_far = 0;
-    return q->len > 0 ? &q->heap[0] : NULL;
+    return near;
 }
 /* Time of the earliest entry (maybe stale), or INT64_MAX when empty; drops stale heads first. */
 int64_t rs_eventq_peek_time(rs_eventq *q);
