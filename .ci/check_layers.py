@@ -52,6 +52,7 @@ PUBLIC: dict[str, str] = {
     "cc_swift.h": "cc",
     "cc_hpcc.h": "cc",
     "cc_ibcc.h": "cc",
+    "cc_nscc.h": "cc",
     "verbs.h": "transport",
     "uet.h": "uet",
     "flows.h": "workload",
