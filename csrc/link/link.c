@@ -152,6 +152,17 @@ int64_t rs_net_link_drops_pending(const rs_net *net, int link)
     return n;
 }
 
+int rs_net_link_mark_trim_ok(rs_net *net, int link, int on)
+{
+    rs_link *l = link_get(net, link);
+    if (!l)
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
+    if (on != 0 && on != 1)
+        return rs_net_fail(net, RS_ERR_INVAL, "mark_trim_ok %d outside 0..1", on);
+    l->mark_trim_ok = on;
+    return RS_OK;
+}
+
 int rs_net_link_schedule_loss(rs_net *net, int link, double loss_prob, int64_t t_ps)
 {
     rs_link *l = link_get(net, link);
@@ -203,6 +214,8 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
     /* cached by the requester that built it or by the link that carried it into a switch (0: not) */
     size_t frame = pkt->frame_len ? pkt->frame_len : rs_frame_len(pkt);
     pkt->frame_len = (uint16_t)frame;
+    if (l->mark_trim_ok && pkt->kind == RS_PKT_ROCE) /* test hook (rs_link_mark_trim_ok) */
+        pkt->trim_ok = 1;
     /* an IB flow-control packet is its 6 bytes on the wire (no Ethernet FCS, preamble or gap) */
     uint32_t wire = pkt->kind == RS_PKT_IB_FC ? RS_CREDIT_FC_BYTES : (uint32_t)frame + rs_frame_wire_extra(pkt);
     int64_t ser_ps = rs_link_ser_ps(l, wire);

@@ -57,6 +57,7 @@ typedef struct rs_link {
     uint32_t n_loss_changes;        /* scheduled loss changes not yet applied, ... */
     rs_loss_change *loss_changes;   /* ... sorted by time (oldest first) */
     int capture;                    /* frames put on this direction go to net->pcap (when open) */
+    int mark_trim_ok;               /* test hook: RoCE frames put on it are marked trim_ok (trim.h) */
     rs_pkt *fifo_head;   /* frames in flight, oldest first */
     rs_pkt *fifo_tail;
     rs_timer arrival;    /* fires when fifo_head reaches `to` */
