@@ -22,7 +22,8 @@ def run(size: int, threshold: int, trimming: bool, senders: int = 4) -> dict[str
                                    switch_config={"trimming": trimming, "trim_threshold": threshold})
     for link in topo.links[:senders]:
         mark_trim_ok(link.ab)
-    flows = topo.sim.add_flows({"src": list(range(senders)), "dst": [senders] * senders, "size": [size] * senders})
+    table = {"src": list(range(senders)), "dst": [senders] * senders, "size": [size] * senders}
+    flows = topo.sim.add_flows(table)
     topo.sim.run_flows()
     res = flows.results()
     port = topo.switch.port_stats(senders)

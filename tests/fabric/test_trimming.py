@@ -134,7 +134,8 @@ def test_scenario_switch_trimming_keys(tmp_path: Path) -> None:
     rows = res.port_rows()
     assert all(r["trimmed_pkts"] == 0 for r in rows)  # RoCE: never trimmed
     assert "trimmed_pkts" in res.frames()["ports"].columns
-    for bad, key in (("trim_priority = 8", "switch.trim_priority"), ("trim_threshold = 0", "switch.trim_threshold"),
+    for bad, key in (("trim_priority = 8", "switch.trim_priority"),
+                     ("trim_threshold = 0", "switch.trim_threshold"),
                      ('trimming = "yes"', "switch.trimming")):
         f.write_text(SCENARIO.format(switch=bad))
         with pytest.raises(ScenarioError, match=key.replace(".", r"\.")):
