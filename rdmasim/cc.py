@@ -169,6 +169,7 @@ def _algorithms() -> dict[str, Algorithm]:
     from rdmasim.cc_dctcp import DctcpParams
     from rdmasim.cc_hpcc import HpccParams
     from rdmasim.cc_ibcc import IbccParams
+    from rdmasim.cc_nscc import NsccParams
     from rdmasim.cc_swift import SwiftParams
     from rdmasim.cc_timely import TimelyParams
 
@@ -179,6 +180,7 @@ def _algorithms() -> dict[str, Algorithm]:
         "swift": Algorithm("swift", SwiftParams, False),
         "hpcc": Algorithm("hpcc", HpccParams, False),
         "ibcc": Algorithm("ibcc", IbccParams, True),
+        "nscc": Algorithm("nscc", NsccParams, False),
     }
 
 

@@ -493,7 +493,8 @@ def add_drop_rule(direction: LinkDirection, *, nth: int | None = None, psn: int 
     """Drop frames put on one link direction that match every field given (checked in C per frame).
 
     ``nth``: the frame's index in this direction (0-based, every kind of frame counts); ``psn``:
-    BTH PSN; ``opcode``: a BTH opcode name (``"ATOMIC_ACKNOWLEDGE"``, names of
+    BTH PSN, or the PDS PSN of an Ultra Ethernet request (0..2^24-1); ``opcode``: a BTH opcode
+    name (``"ATOMIC_ACKNOWLEDGE"``, names of
     :data:`rdmasim.codec.OPCODE_NAMES`), a number 0..255 or several of them; ``dest_qp``: BTH
     destination QP. Of the frames that match, the first ``skip`` pass and the next ``count`` are
     dropped. Rules apply in the order added; a frame one rule drops is not seen by later ones.

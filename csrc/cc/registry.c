@@ -9,6 +9,7 @@ extern const rs_cc_algo rs_cc_timely;
 extern const rs_cc_algo rs_cc_swift;
 extern const rs_cc_algo rs_cc_hpcc;
 extern const rs_cc_algo rs_cc_ibcc;
+extern const rs_cc_algo rs_cc_nscc;
 
 static const rs_cc_algo *const algos[RS_CC_COUNT] = {
     [RS_CC_DCQCN] = &rs_cc_dcqcn,
@@ -17,12 +18,13 @@ static const rs_cc_algo *const algos[RS_CC_COUNT] = {
     [RS_CC_SWIFT] = &rs_cc_swift,
     [RS_CC_HPCC] = &rs_cc_hpcc,
     [RS_CC_IBCC] = &rs_cc_ibcc,
+    [RS_CC_NSCC] = &rs_cc_nscc,
 };
 
 static const char *const names[RS_CC_COUNT] = {
     [RS_CC_NONE] = "none",     [RS_CC_DCQCN] = "dcqcn", [RS_CC_DCTCP] = "dctcp",
     [RS_CC_TIMELY] = "timely", [RS_CC_SWIFT] = "swift", [RS_CC_HPCC] = "hpcc",
-    [RS_CC_IBCC] = "ibcc",
+    [RS_CC_IBCC] = "ibcc",     [RS_CC_NSCC] = "nscc",
 };
 
 const rs_cc_algo *rs_cc_algo_get(int kind)

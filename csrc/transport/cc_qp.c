@@ -110,6 +110,14 @@ void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp)
     qp->cc->on_cnp(qp->cc_state, params, tp->net.eng.now_ps);
 }
 
+void rs_cc_on_loss(rs_transport *tp, rs_qp *qp, uint64_t lost_bytes, int trimmed)
+{
+    if (!qp->cc || !qp->cc->on_loss)
+        return;
+    catch_up(tp->net.eng.now_ps, qp);
+    qp->cc->on_loss(qp->cc_state, params_of(qp), tp->net.eng.now_ps, lost_bytes, trimmed);
+}
+
 /* Whether a request with `payload` bytes sets the A bit for the algorithm: an ACK for every request
  * (ns-3 HPCC's L2_ACK_INTERVAL 1) unless the algorithm picks fewer: feedback per packet, and a
  * window never waits for the A bit's 66-packet cadence (requester.c).  The bytes in flight are

@@ -109,6 +109,7 @@ static void retry(rs_transport *tp, rs_qp *qp, int cause)
     qp->retry_started = 1;
     qp->rto_deadline_ps = 0;
     rs_trace_retry(tp, qp, cause);
+    rs_cc_on_loss(tp, qp, qp->pmtu, 0); /* one packet lost, as far as the NAK or timeout tells */
     rs_req_rewind(tp, qp, qp->comp_psn);
 }
 

@@ -239,6 +239,9 @@ void rs_cc_qp_release(rs_transport *tp, rs_qp *qp);           /* released: a sep
 /* The QP's paced rate now (its algorithm's passed deadlines applied first); 0 = line rate. */
 double rs_cc_rate_now(const rs_transport *tp, rs_qp *qp);
 void rs_cc_on_cnp(rs_transport *tp, rs_qp *qp);
+/* A Go-Back-N retry (sequence-error NAK, implied NAK or timeout) lost about lost_bytes: the
+ * algorithm's on_loss (interface v3), when it has one. */
+void rs_cc_on_loss(rs_transport *tp, rs_qp *qp, uint64_t lost_bytes, int trimmed);
 /* A request packet `p` of wire_bytes leaves (retx: its PSN was sent before): the algorithm counts
  * it, the pacer spaces the next one, and the packet asks for the ACK echo when the algorithm wants
  * ACK events. */

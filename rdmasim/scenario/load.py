@@ -338,7 +338,8 @@ def _switch_buffer(sc: Scenario, given: bool, problems: list[Problem]) -> None:
 _CC_TABLES = {"timely": ("rdmasim.cc_timely", "TimelyParams", "TIMELY"),
               "swift": ("rdmasim.cc_swift", "SwiftParams", "Swift"),
               "hpcc": ("rdmasim.cc_hpcc", "HpccParams", "HPCC"),
-              "ibcc": ("rdmasim.cc_ibcc", "IbccParams", "IB CC")}
+              "ibcc": ("rdmasim.cc_ibcc", "IbccParams", "IB CC"),
+              "nscc": ("rdmasim.cc_nscc", "NsccParams", "NSCC")}
 
 
 def _check_ooo(v: dict[str, Any], file: str, problems: list[Problem], warnings: list[Problem],

@@ -166,7 +166,7 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(
                 "dcqcn", params, notification_point=v["congestion_control.notification_point"]
             )
-    elif algo in ("timely", "swift", "hpcc"):
+    elif algo in ("timely", "swift", "hpcc", "nscc"):
         from rdmasim.cc import params_class
 
         delay_cc = params_class(algo).from_scenario(v)

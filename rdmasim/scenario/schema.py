@@ -106,6 +106,9 @@ SECTIONS: dict[str, str] = {
     "fabric: HpccParams.for_path takes it from a path): used when `algorithm = \"hpcc\"`.",
     "congestion_control.ibcc": "InfiniBand CC parameters (IBA annex A10; rdmasim.cc_ibcc.IbccParams, "
     "docs/cc-ibcc.md; the default table suits 100 Gb/s and 1 KB MTU): used when `algorithm = \"ibcc\"`.",
+    "congestion_control.nscc": "NSCC parameters (the Ultra Ethernet network-signal CC, SMaRTT; "
+    "rdmasim.cc_nscc.NsccParams, defaults from the UEC htsim simulator; base_rtt depends on the fabric: "
+    "NsccParams.for_path takes it from a path): used when `algorithm = \"nscc\"`.",
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
@@ -281,7 +284,7 @@ SCHEMA: dict[str, Opt] = {
     # congestion control
     "congestion_control.algorithm": Opt("str", "none", "NIC congestion control (rdmasim.cc.ALGORITHM_NAMES).",
                                         choices=("none", "dcqcn", "dctcp", "timely", "swift", "hpcc",
-                                                 "ibcc")),
+                                                 "ibcc", "nscc")),
     "congestion_control.preset": Opt(
         "str", "nic", "DCQCN parameter preset: \"nic\" = the NIC profile's (rxe: paper, cx6: nvidia) "
         "with the profile's CNP interval; \"paper\" / \"nvidia\" = DcqcnParams.paper / nvidia.",
@@ -405,6 +408,48 @@ SCHEMA: dict[str, Opt] = {
                                             lo=1, hi=U63),
     "congestion_control.ibcc.cnp_interval": Opt("time", "4us", "IB CC: at most one BECN (CNP) per QP per "
                                                 "interval (0 = one per FECN mark).", lo=0, hi=U63),
+    # NSCC (rdmasim.cc_nscc.NsccParams; used when algorithm = "nscc")
+    "congestion_control.nscc.base_rtt": Opt("time", "4us", "NSCC network base RTT: target, adjustment "
+                                            "period, the BDP that scales the gains.", lo=1, hi=U63),
+    "congestion_control.nscc.trimming": Opt("bool", False, "NSCC: the network trims (target 0.75 x "
+                                            "base_rtt instead of 1 x)."),
+    "congestion_control.nscc.target_qdelay": Opt("time", 0, "NSCC target queueing delay (0 = from "
+                                                 "base_rtt and trimming).", lo=0, hi=U63),
+    "congestion_control.nscc.qa_threshold": Opt("time", 0, "NSCC QuickAdapt above this delay (0 = 4 x "
+                                                "target).", lo=0, hi=U63),
+    "congestion_control.nscc.qa_gate": Opt("int", 3, "NSCC QuickAdapt only when less than max window / "
+                                           "2**qa_gate was delivered in the last interval.", lo=0, hi=63),
+    "congestion_control.nscc.quick_adapt": Opt("bool", True, "NSCC QuickAdapt on."),
+    "congestion_control.nscc.alpha_mss": Opt("float", 4.0, "NSCC proportional increase gain (MSS, at "
+                                             "the 100 Gb/s, 12 us reference).", lo=0.0),
+    "congestion_control.nscc.fi_mss": Opt("float", 5.0, "NSCC fair increase per RTT (MSS, at the "
+                                          "reference).", lo=0.0),
+    "congestion_control.nscc.fi_scale": Opt("float", 0.25, "NSCC fast increase per acked byte (at the "
+                                            "reference).", lo=0.0),
+    "congestion_control.nscc.fast_increase_delay": Opt("time", "1us", "NSCC fast increase below this "
+                                                       "delay.", lo=0, hi=U63),
+    "congestion_control.nscc.eta_mss": Opt("float", 0.15, "NSCC increase once per base RTT (MSS, at the "
+                                           "reference).", lo=0.0),
+    "congestion_control.nscc.gamma": Opt("float", 0.8, "NSCC multiplicative decrease gain (0 < gamma <= 1).",
+                                         lo=0.0, hi=1.0),
+    "congestion_control.nscc.max_md": Opt("float", 0.5, "NSCC largest cut (a fraction of the window, "
+                                          "0 < max_md < 1).", lo=0.0, hi=1.0),
+    "congestion_control.nscc.delay_alpha": Opt("float", 0.0125, "NSCC EWMA gain of the average delay.",
+                                               lo=0.0, hi=1.0),
+    "congestion_control.nscc.adjust_packets": Opt("int", 8, "NSCC applies increases every this many "
+                                                  "packets acked (or once per base RTT).", lo=1,
+                                                  hi=2**32 - 1),
+    "congestion_control.nscc.ref_rate": Opt("rate", "100Gbps", "NSCC reference network rate the gains "
+                                            "are tuned for."),
+    "congestion_control.nscc.ref_rtt": Opt("time", "12us", "NSCC reference network RTT.", lo=1, hi=U63),
+    "congestion_control.nscc.min_cwnd": Opt("size", 0, "NSCC smallest window (0 = one packet).", lo=0,
+                                            hi=2**63 - 1),
+    "congestion_control.nscc.max_cwnd": Opt("size", 0, "NSCC largest window (0 = 1.5 x line rate x "
+                                            "base_rtt).", lo=0, hi=2**63 - 1),
+    "congestion_control.nscc.init_cwnd": Opt("size", 0, "NSCC first window (0 = max_cwnd).", lo=0,
+                                             hi=2**63 - 1),
+    "congestion_control.nscc.packet_bytes": Opt("int", 1024, "NSCC packet size for the window (the path "
+                                                "MTU).", lo=1, hi=2**32 - 1),
     # nic
     "nic.profile": Opt("str", "rxe", "NIC profile (rdmasim.nic.PROFILES; 'connectx' = 'cx6'; 'cx7-ar' and "
                        "'ib-ar' place packets out of order, docs/multipath.md).",
@@ -622,6 +667,7 @@ TABLES = (
     "congestion_control.swift",
     "congestion_control.hpcc",
     "congestion_control.ibcc",
+    "congestion_control.nscc",
     "nic",
     "qp",
     "impairments",

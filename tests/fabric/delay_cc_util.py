@@ -53,8 +53,9 @@ class IncastResult:
 
 
 def run_incast(n: int, algorithm: str, params: Any, duration_us: int = 4_000, rtt_sample_us: float = 2.0,
-               seed: int = 1) -> IncastResult:
-    cfg = {"ecn": {"priorities": []}}
+               seed: int = 1, ecn: dict[str, Any] | None = None) -> IncastResult:
+    """``ecn``: the switch's ECN settings (``rdmasim.fabric`` ecn keys); None = marking off."""
+    cfg = {"ecn": ecn if ecn is not None else {"priorities": []}}
     t = rdmasim.incast(n, rate="100Gbps", delay="1us", mtu=MTU, seed=seed, switch_config=cfg)
     for h in t.hosts:
         h.set_congestion_control(algorithm, params)

@@ -1,4 +1,4 @@
-/* Congestion control: what an algorithm sees and what it sets (interface v2).
+/* Congestion control: what an algorithm sees and what it sets (interface v3).
  *
  * An algorithm is a params struct, a per-QP state struct and the callbacks of rs_cc_algo.  The
  * NIC calls them on the events below and reads back the QP's sending rate (bits/s), its window
@@ -21,6 +21,7 @@ enum rs_cc_kind {
     RS_CC_SWIFT = 4,  /* Swift delay-based window control (csrc/cc/swift.c) */
     RS_CC_HPCC = 5,   /* HPCC INT-based window control (csrc/cc/hpcc.c) */
     RS_CC_IBCC = 6,   /* InfiniBand CC (annex A10): CCT index per QP (csrc/cc/ibcc.c) */
+    RS_CC_NSCC = 7,   /* UEC NSCC (SMaRTT): delay + ECN window control (csrc/cc/nscc.c) */
     RS_CC_COUNT
 };
 
@@ -94,12 +95,16 @@ typedef struct rs_cc_algo {
     /* nullable: nonzero when with these parameters every request asks, so that ack_request (and
      * the bytes in flight it takes, two WQE reads) is skipped on each packet */
     int (*ack_all)(const void *params);
+    /* nullable (v3): packets were lost: lost_bytes of payload, trimmed nonzero when the sender
+     * learnt it from a trimmed packet (UET) rather than a NAK or a retransmission timeout (RoCE:
+     * transport/cc_qp.c calls it on a sequence-error NAK and on a timeout, trimmed 0). */
+    void (*on_loss)(void *state, const void *params, int64_t now_ps, uint64_t lost_bytes, int trimmed);
 } rs_cc_algo;
 
 /* The registry (csrc/cc/registry.c): the algorithm of an rs_cc_kind, or NULL (RS_CC_NONE, an
  * unknown kind, or a named kind not built in). */
 const rs_cc_algo *rs_cc_algo_get(int kind);
-/* "none", "dcqcn", "dctcp", "timely", "swift", "hpcc", "ibcc"; NULL outside the enum. */
+/* "none", "dcqcn", "dctcp", "timely", "swift", "hpcc", "ibcc", "nscc"; NULL outside the enum. */
 const char *rs_cc_kind_name(int kind);
 
 /* Per-host congestion-control configuration (a NIC setting, as in firmware).  Each kind keeps its
