@@ -24,6 +24,7 @@ typedef struct rs_drop_rule {
     uint32_t dest_qp;
     uint64_t nth;           /* index of the frame in this direction (0-based) */
     uint64_t opcodes[4];    /* RoCE BTH opcodes matched (bit set over 0..255) */
+    uint8_t mark_trim_ok;   /* not a drop rule: marks RoCE frames trim_ok (rs_net_link_mark_trim_ok) */
 } rs_drop_rule;
 
 /* A loss probability that takes effect for frames put on the wire at or after t_ps. */
@@ -57,7 +58,6 @@ typedef struct rs_link {
     uint32_t n_loss_changes;        /* scheduled loss changes not yet applied, ... */
     rs_loss_change *loss_changes;   /* ... sorted by time (oldest first) */
     int capture;                    /* frames put on this direction go to net->pcap (when open) */
-    int mark_trim_ok;               /* test hook: RoCE frames put on it are marked trim_ok (trim.h) */
     rs_pkt *fifo_head;   /* frames in flight, oldest first */
     rs_pkt *fifo_tail;
     rs_timer arrival;    /* fires when fifo_head reaches `to` */

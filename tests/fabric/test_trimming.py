@@ -140,3 +140,70 @@ def test_scenario_switch_trimming_keys(tmp_path: Path) -> None:
         f.write_text(SCENARIO.format(switch=bad))
         with pytest.raises(ScenarioError, match=key.replace(".", r"\.")):
             load(f)
+
+
+def uet_incast(*, trim: bool, pcap: Path | None = None, **swcfg: Any) -> tuple[Any, Any, Any]:
+    """The 4:1 incast on the Ultra Ethernet transport (its data packets trim_ok when ``trim``)."""
+    topo = rdmasim.topology.incast(N_SEND, mtu=4096, seed=2, switch_config=swcfg)
+    sim = topo.sim
+    if pcap is not None:
+        sim.capture(str(pcap), links=[topo.links[N_SEND].ba])
+    flows = sim.add_flows({"src": list(range(N_SEND)), "dst": [N_SEND] * N_SEND, "size": [SIZE] * N_SEND},
+                          transport="uet", uet={"trim": trim})
+    sim.run_flows()
+    if pcap is not None:
+        sim.close_capture()
+    return topo, flows.results(), topo.switch.port_stats(N_SEND)
+
+
+def test_uet_trimmed_packets_are_nacked_and_resent(tmp_path: Path) -> None:
+    pcap = tmp_path / "uet.pcap"
+    topo, res, port = uet_incast(trim=True, pcap=pcap, trimming=True, trim_threshold=THRESHOLD)
+    trims = port["trims"]
+    assert trims > 0 and port["queue_tx_pkts"][7] == trims
+    assert (res["bytes_delivered"] == SIZE).all()
+    # every header reached its target, which NACKed it at once; the initiator resent each
+    assert int(res["trimmed_pkts"].sum()) == trims == int(res["nack_pkts"].sum())
+    assert int(res["retx_pkts"].sum()) >= trims
+    assert port["egress_peak_bytes"][3] <= THRESHOLD
+    # on the wire a trimmed request is its headers (Ethernet, IPv4, UDP, PDS, SES: 98 bytes)
+    _, records = read_records(pcap)
+    lens = np.array([r.orig_len for r in records])
+    assert (lens == 98).sum() == trims
+    full = int((lens == 4096 + 98).sum())
+    assert full == N_SEND * SIZE // 4096 + int(res["retx_pkts"].sum()) - trims
+
+
+def test_uet_without_trim_ok_is_not_trimmed() -> None:
+    _, res, port = uet_incast(trim=False, trimming=True, trim_threshold=THRESHOLD)
+    assert port["trims"] == 0 and int(res["trimmed_pkts"].sum()) == 0
+    assert (res["bytes_delivered"] == SIZE).all()
+
+
+def test_uet_on_a_lossy_fabric_trims_instead_of_dropping() -> None:
+    lossy: dict[str, Any] = {"lossless": (), "lossy_limit": "32KiB"}
+    topo0, res0, _ = uet_incast(trim=True, **lossy)  # switches without trimming drop
+    assert topo0.switch.totals()["drops"] > 0
+    topo, res, port = uet_incast(trim=True, trimming=True, trim_threshold="1MiB", **lossy)
+    assert topo.switch.totals()["drops"] == 0 and port["trims"] > 0
+    assert (res["bytes_delivered"] == SIZE).all() and (res0["bytes_delivered"] == SIZE).all()
+    assert int(res["trimmed_pkts"].sum()) == port["trims"]
+
+
+def test_the_trim_ok_mark_is_no_drop_rule_and_can_be_taken_off() -> None:
+    from rdmasim.fabric import drops_pending
+
+    topo = rdmasim.topology.incast(N_SEND, mtu=4096, seed=2,
+                                   switch_config={"trimming": True, "trim_threshold": THRESHOLD})
+    for link in topo.links[:N_SEND]:
+        mark_trim_ok(link.ab)
+        link.ab.drop(nth=10**9)  # a drop rule beside it, never reached
+        mark_trim_ok(link.ab, False)
+        assert drops_pending(link.ab) == 1
+    table = {"src": list(range(N_SEND)), "dst": [N_SEND] * N_SEND, "size": [SIZE] * N_SEND}
+    flows = topo.sim.add_flows(table)
+    topo.sim.run_flows()
+    assert topo.switch.port_stats(N_SEND)["trims"] == 0
+    assert flows.results()["retx_pkts"].sum() == 0
+    with pytest.raises(ValueError, match="on"):
+        mark_trim_ok(topo.links[0].ab, 1)  # type: ignore[arg-type]
