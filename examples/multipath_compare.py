@@ -41,7 +41,8 @@ from rdmasim.scenario.ideal import ideal_fct_ps
 from rdmasim.traffic.generators import all_to_all, incast, permutation
 
 NAME = "multipath_compare"
-DESCRIPTION = "Permutation, incast, all-to-all and a failing link over RoCE+ECMP, RoCE+AR+OOO and IB+AR."
+DESCRIPTION = ("Permutation, incast, all-to-all and a failing link over RoCE+ECMP, RoCE+AR+OOO, IB+AR "
+               "and UET with spraying.")
 LINE_BPS = 100e9
 MTU = 4096
 SEED = 1
@@ -63,6 +64,9 @@ class Config:
     link_layer: str   # "roce" or "ib"
     path_select: str  # switch path selection
     profile: str      # NIC profile of every host
+    transport: str = "roce"                 # "uet": the Ultra Ethernet transport (csrc/uet)
+    uet: dict[str, Any] | None = None       # its options (rdmasim.uet.DEFAULTS)
+    switch: dict[str, Any] | None = None    # switch settings beside path_select
 
 
 CONFIGS: dict[str, Config] = {
@@ -70,8 +74,27 @@ CONFIGS: dict[str, Config] = {
     "roce_ar_ooo": Config("RoCE + AR + OOO", "roce", "adaptive_packet", "cx7-ar"),
     "ib_ar": Config("IB + AR", "ib", "adaptive_packet", "ib-ar"),
 }
-#: the Ultra Ethernet rows (oblivious spraying, REPS): empty until the UET transport is built in
-UET_CONFIGS: dict[str, Config] = {}
+
+
+def _uet_configs() -> dict[str, Config]:
+    """The Ultra Ethernet rows this build can run: oblivious spraying, and REPS where the UET
+    transport offers it. UET as its specification deploys it: best-effort Ethernet (no PFC) with
+    trimming switches (``trim_threshold`` 64 KiB), entropy per packet, the switches hashing it."""
+    try:
+        from rdmasim import uet
+    except ImportError:
+        return {}
+    lossy_trim = {"lossless": (), "trimming": True, "trim_threshold": "64KiB"}
+    out = {"uet_spray": Config("UET + spray", "roce", "ecmp", "cx6", "uet", {"lb": "oblivious", "trim": True},
+                               lossy_trim)}
+    if "reps" in uet.LOAD_BALANCERS:
+        out["uet_reps"] = Config("UET + REPS", "roce", "ecmp", "cx6", "uet", {"lb": "reps", "trim": True},
+                                 lossy_trim)
+    return out
+
+
+#: the Ultra Ethernet rows (oblivious spraying, REPS when the transport has it)
+UET_CONFIGS: dict[str, Config] = _uet_configs()
 COLORS = {"roce_ecmp": "tab:blue", "roce_ar_ooo": "tab:red", "ib_ar": "tab:green", "uet_spray": "tab:purple",
           "uet_reps": "tab:orange"}
 
@@ -101,7 +124,8 @@ def build(cfg: Config, size: Size) -> Any:
     """The leaf-spine of ``cfg``: its link layer, path selection and NIC profile."""
     sim = rdmasim.Simulator(SEED, link_layer=cfg.link_layer)
     topo = rdmasim.leaf_spine(size.leaves, size.spines, size.hosts_per_leaf, mtu=MTU, sim=sim,
-                              switch_config={"path_select": cfg.path_select, "buffer": "4MB"})
+                              switch_config={"path_select": cfg.path_select, "buffer": "4MB",
+                                             **(cfg.switch or {})})
     if cfg.link_layer == "ib":
         ib_fabric.enable_credits(sim)
     for h in topo.hosts:
@@ -127,8 +151,12 @@ def run_case(cfg: Config, workload: str, size: Size) -> dict[str, Any]:
     topo = build(cfg, size)
     sim = topo.sim
     flows_table = table(workload, size)
-    kw: dict[str, Any] = {"irn_window": 64} if rdmasim.nic.get_profile(cfg.profile).ooo_placement else {}
-    flows = sim.add_flows(flows_table, mtu=MTU, timeout=10, **kw)
+    kw: dict[str, Any] = {"timeout": 10}
+    if cfg.transport == "uet":
+        kw = {"transport": "uet", "uet": cfg.uet}
+    elif rdmasim.nic.get_profile(cfg.profile).ooo_placement:
+        kw["irn_window"] = 64
+    flows = sim.add_flows(flows_table, mtu=MTU, **kw)
     if workload == "failure":
         samples, lost = run_failure(topo, size)
     else:
@@ -250,10 +278,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     configs = {**CONFIGS, **UET_CONFIGS}
     runs = {w: {k: run_case(cfg, w, size) for k, cfg in configs.items()} for w in WORKLOADS}
     hosts = size.leaves * size.hosts_per_leaf
-    print(f"leaf-spine {size.leaves} x {size.spines} x {hosts} hosts, 100 Gb/s, 1 us links, "
+    print(f"leaf-spine: {size.leaves} leaves x {size.spines} spines, {hosts} hosts, 100 Gb/s, 1 us links, "
           "no congestion control")
     if not UET_CONFIGS:
         print("(Ultra Ethernet rows: not in this build)")
+    elif "uet_reps" not in UET_CONFIGS:
+        print("(UET + REPS: not in this build's UET transport)")
     for w in WORKLOADS:
         rows = ROWS + (FAILURE_ROWS if w == "failure" else [])
         print(f"\n{w}:")

@@ -147,6 +147,12 @@ def check_multipath_compare(r: dict[str, Any]) -> None:
     assert fail["ib_ar"]["last_fct_us"] < fail["roce_ecmp"]["last_fct_us"]
     assert fail["roce_ecmp"]["retx_pkts"] > 0
     assert all(r[w][k]["trims"] == 0 for w in mp.WORKLOADS for k in mp.CONFIGS)
+    if "uet_spray" in perm:  # UET with oblivious spraying and trimming switches
+        assert r["incast"]["uet_spray"]["trims"] > 0  # the incast queue passes the threshold
+        assert perm["uet_spray"]["mean_rate"] > ecmp["mean_rate"]
+        assert fail["uet_spray"]["stalled_flows"] == 0
+        assert fail["uet_spray"]["last_fct_us"] < fail["roce_ecmp"]["last_fct_us"]
+        assert fail["uet_spray"]["delivered_by_reroute"] > fail["roce_ecmp"]["delivered_by_reroute"]
 
 
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
