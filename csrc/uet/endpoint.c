@@ -175,6 +175,7 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     p->udp_sport = ev; /* what the switches hash: each packet may take another path */
     p->psn = tx->psn;
     p->payload_len = tx->len;
+    p->trim_ok = c->prm.trim_ok; /* a trimming switch may cut it to its headers (link/trim.c) */
     rs_uet_hdr *h = &p->uet;
     h->type = c->prm.mode == RS_UET_ROD ? RS_UET_PDS_ROD_REQ : RS_UET_PDS_RUD_REQ;
     h->next_hdr = RS_UET_NH_REQ_STD;
@@ -285,8 +286,32 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
 }
 
 /* Target: a request for PDC c; answers with an ACK when pds.c says so. */
+/* Target: a switch trimmed the request for PSN pkt->psn to its headers (link/trim.c): a NACK
+ * (code TRIMMED) asks for it again at once, echoing its entropy; the PSN is not received. */
+static void nack_trimmed(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
+{
+    rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
+    if (!a)
+        return;
+    a->udp_sport = pkt->udp_sport;
+    a->psn = pkt->psn;
+    rs_uet_hdr *h = &a->uet;
+    h->type = RS_UET_PDS_NACK;
+    h->next_hdr = RS_UET_NH_NONE;
+    h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
+    h->nack_code = RS_UET_NACK_TRIMMED;
+    h->spdcid = c->dst_id;
+    h->dpdcid = c->src_id;
+    h->nack_payload = c->rx_max;
+    send_ctrl(u, ep, a);
+}
+
 static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
+    if (pkt->trimmed) {
+        nack_trimmed(u, ep, c, pkt);
+        return;
+    }
     rs_pds_rx_res r;
     rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
     if (!r.ack)

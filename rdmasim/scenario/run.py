@@ -44,6 +44,9 @@ def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
         "scheduler": v["switch.scheduler"],
         "ecn_mark": v["switch.ecn_mark"],
         "path_select": v["switch.path_select"],
+        "trimming": v["switch.trimming"],
+        "trim_threshold": v["switch.trim_threshold"],
+        "trim_priority": v["switch.trim_priority"],
         # flow priority p is sent with DSCP 8p; map it to p (48 -> 6 as by default)
         "dscp_map": {8 * p: p for p in range(8)},
     }

@@ -256,6 +256,14 @@ SCHEMA: dict[str, Opt] = {
         "egress, ties by the hash) or 'adaptive_packet' (the least-queued egress, ties per packet: "
         "docs/multipath.md).", choices=PATH_SELECT,
     ),
+    "switch.trimming": Opt("bool", False, "Packet trimming (NDP; Ultra Ethernet's option, "
+                           "docs/multipath.md): a packet its transport lets be trimmed, whose egress "
+                           "queue would exceed trim_threshold or that the buffer would drop, goes on as "
+                           "its headers at trim_priority. RoCE packets are never trimmed."),
+    "switch.trim_threshold": Opt("size", "64KiB", "Trimming: egress queue bytes (with the packet) above "
+                                 "which a packet is trimmed.", lo=1, hi=2**40),
+    "switch.trim_priority": Opt("int", 7, "Trimming: the priority (egress queue) trimmed headers go at.",
+                                lo=0, hi=7),
     "switch.watchdog.enabled": Opt("bool", False, "PFC watchdog on every switch (SONiC-style): a lossless "
                                    "queue paused with no progress for `detect` drops its packets and ignores "
                                    "pause for `restore`."),

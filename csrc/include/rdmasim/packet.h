@@ -202,6 +202,13 @@ typedef struct rs_pkt {
     /* PFC (kind == RS_PKT_PFC) */
     uint16_t pfc_class_enable;
     uint16_t pfc_quanta[8];
+
+    /* packet trimming (link/trim.c; NDP, UEC's optional trimming; metadata, not encoded):
+     * trim_ok: the transport that built the packet lets a switch cut it to its headers (a
+     * transport sets it on the packets it can recover from a header; RoCE never does);
+     * trimmed: a switch did (payload_len 0, frame_len recomputed: the frame is its headers). */
+    uint8_t trim_ok;
+    uint8_t trimmed;
 } rs_pkt;
 
 #endif
