@@ -4,6 +4,8 @@
 The layers, bottom first, are data (LAYERS): a file's layer is its folder under csrc/, and each
 public header under csrc/include/rdmasim/ is assigned to a layer in PUBLIC.  A file may include
 headers of its own layer and of the layers below it; an include of a higher layer is a violation.
+A rank may hold sibling folders (the two transports, RoCE/IB's and Ultra Ethernet's): siblings
+share a rank and neither may include the other.
 Upward reach goes through handlers the upper layer registers, never an include.
 
 KNOWN lists the upward includes the tree still has (each a debt to remove, named so it cannot
@@ -19,8 +21,14 @@ import re
 import sys
 from pathlib import Path
 
-# bottom first; the folder under csrc/ names the layer
-LAYERS: tuple[str, ...] = ("engine", "codec", "link", "cc", "transport", "uet", "workload", "sim")
+# bottom first; the folder under csrc/ names the layer.  A tuple is one rank of sibling layers:
+# neither may include the other (transport: RC/UC/UD over the IB transport; uet: Ultra Ethernet).
+LAYERS: tuple[str | tuple[str, ...], ...] = ("engine", "codec", "link", "cc", ("transport", "uet"), "workload",
+                                             "sim")
+# every layer folder, and its rank
+RANK: dict[str, int] = {name: i for i, entry in enumerate(LAYERS)
+                        for name in ((entry,) if isinstance(entry, str) else entry)}
+FOLDERS: frozenset[str] = frozenset(RANK)
 
 # public headers (csrc/include/rdmasim/) by layer
 PUBLIC: dict[str, str] = {
@@ -46,6 +54,7 @@ PUBLIC: dict[str, str] = {
     "cc_ibcc.h": "cc",
     "cc_nscc.h": "cc",
     "verbs.h": "transport",
+    "uet.h": "uet",
     "flows.h": "workload",
     "sim.h": "sim",
 }
@@ -61,7 +70,7 @@ def layer_of_file(rel: str) -> str | None:
     parts = rel.split("/")
     if parts[0] == "include" and len(parts) == 3 and parts[1] == "rdmasim":
         return PUBLIC.get(parts[2])
-    return parts[0] if parts[0] in LAYERS else None
+    return parts[0] if parts[0] in FOLDERS else None
 
 
 def layer_of_include(inc: str, including_dir: str) -> str | None:
@@ -69,7 +78,7 @@ def layer_of_include(inc: str, including_dir: str) -> str | None:
     if inc.startswith("rdmasim/"):
         return PUBLIC.get(inc.removeprefix("rdmasim/"))
     head = inc.split("/")[0]
-    if head in LAYERS:
+    if head in FOLDERS:
         return head
     if "/" not in inc:  # a file beside the includer
         return layer_of_file(f"{including_dir}/{inc}" if including_dir else inc)
@@ -77,9 +86,9 @@ def layer_of_include(inc: str, including_dir: str) -> str | None:
 
 
 def violations(csrc: Path) -> tuple[list[tuple[str, str, str, str]], list[str]]:
-    """Upward includes as (file, header, file's layer, header's layer), and problems
+    """Upward and sibling includes as (file, header, file's layer, header's layer), and problems
     (files in no layer, public headers without a layer, unknown includes)."""
-    rank = {name: i for i, name in enumerate(LAYERS)}
+    rank = RANK
     found: list[tuple[str, str, str, str]] = []
     problems: list[str] = []
     for path in sorted(csrc.rglob("*")):
@@ -95,9 +104,13 @@ def violations(csrc: Path) -> tuple[list[tuple[str, str, str, str]], list[str]]:
             theirs = layer_of_include(inc, including_dir)
             if theirs is None:
                 problems.append(f"csrc/{rel}: includes \"{inc}\", which is in no layer")
-            elif rank[theirs] > rank[mine]:
+            elif rank[theirs] > rank[mine] or (rank[theirs] == rank[mine] and theirs != mine):
                 found.append((f"csrc/{rel}", inc, mine, theirs))
     return found, problems
+
+
+def _order() -> str:
+    return " < ".join(e if isinstance(e, str) else "{" + ", ".join(e) + "}" for e in LAYERS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,16 +128,17 @@ def main(argv: list[str] | None = None) -> int:
     bad = [v for v in found if (v[0], v[1]) not in known]
     gone = sorted(known - {(v[0], v[1]) for v in found})
     for f, inc, mine, theirs in bad:
-        print(f"{f}: layer {mine} includes \"{inc}\" of the higher layer {theirs}")
+        how = "its sibling layer" if RANK[mine] == RANK[theirs] else "the higher layer"
+        print(f"{f}: layer {mine} includes \"{inc}\" of {how} {theirs}")
     for f, inc in gone:
         print(f"{f}: KNOWN lists \"{inc}\", which it no longer includes upward: remove the entry")
     for p in problems:
         print(p)
     if bad or gone or problems:
         print(f"check_layers: {len(bad)} upward include(s), {len(gone)} stale KNOWN entr(ies), "
-              f"{len(problems)} other problem(s); layers bottom first: {' < '.join(LAYERS)}")
+              f"{len(problems)} other problem(s); layers bottom first: {_order()}")
         return 1
-    print(f"check_layers: ok ({len(found)} known upward includes left; layers: {' < '.join(LAYERS)})")
+    print(f"check_layers: ok ({len(found)} known upward includes left; layers: {_order()})")
     return 0
 
 

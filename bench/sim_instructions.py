@@ -13,7 +13,8 @@ even a free ``post_send`` cannot make the simulation of one-packet WRITEs cheape
 permutation), each case ``path_select:recovery:profile[:verb]``, e.g. out-of-order placement
 against in-order RoCE on the same NIC profile and workload:
 ``ecmp:gbn:cx7-ar,ecmp:ooo:cx7-ar,spray:ooo:cx7-ar`` or, for READs,
-``ecmp:gbn:cx7-ar:read,ecmp:ooo:cx7-ar:read`` (docs/multipath.md).
+``ecmp:gbn:cx7-ar:read,ecmp:ooo:cx7-ar:read`` (docs/multipath.md), or the Ultra
+Ethernet transport beside RoCE: ``ecmp:gbn,ecmp:uet:oblivious,ecmp:uet:reps`` (docs/uet.md).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 #: the examples, in the order of examples/README.md
 EXAMPLES = ("gbn_loss", "incast_dcqcn", "pfc_victim", "pfc_deadlock", "ring_allreduce", "fabric_compare",
-            "link_layers")
+            "link_layers", "multipath_compare")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

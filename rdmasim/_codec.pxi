@@ -1,6 +1,6 @@
 # RoCEv2 / PFC wire codec (csrc/codec): encode/decode between dicts and frame bytes,
 # ICRC, CRC-32 and a pcap writer.  Control-path and test helpers, not per-packet paths.
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdio cimport FILE
 from libc.errno cimport errno
 from libc.string cimport memset
@@ -12,7 +12,38 @@ cdef extern from "rdmasim/packet.h":
     enum:
         RS_PKT_ROCE
         RS_PKT_PFC
+        RS_PKT_UET
         RS_MAX_PAYLOAD
+
+    ctypedef struct rs_uet_hdr:
+        uint8_t type
+        uint8_t next_hdr
+        uint8_t flags
+        uint8_t nack_code
+        uint16_t spdcid
+        uint16_t dpdcid
+        int16_t psn_off
+        int16_t sack_off
+        uint32_t cack_psn
+        uint32_t nack_payload
+        uint8_t cc_type
+        uint8_t cc_flags
+        uint8_t mpr
+        uint8_t ses_opcode
+        uint64_t sack_bitmap
+        uint64_t cc_state
+        uint8_t ses_flags
+        uint8_t index_gen
+        uint16_t msg_id
+        uint32_t job_id
+        uint16_t pid_on_fep
+        uint16_t resource_index
+        uint32_t initiator
+        uint32_t message_offset
+        uint32_t request_length
+        uint64_t buffer_offset
+        uint64_t mem_key
+        uint64_t header_data
 
     ctypedef struct rs_pkt:
         rs_pkt *next
@@ -60,6 +91,7 @@ cdef extern from "rdmasim/packet.h":
         uint64_t atomic_orig
         uint16_t pfc_class_enable
         uint16_t pfc_quanta[8]
+        rs_uet_hdr uet
         uint8_t x_valid
         uint32_t x_rkey
         uint32_t x_len
@@ -162,7 +194,18 @@ _PKT_INT_FIELDS = (
     "atomic_va", "atomic_rkey", "atomic_swap_add", "atomic_compare", "atomic_orig",
     "pfc_class_enable", "link_layer", "ib_vl", "ib_sl", "ib_dlid", "ib_slid",
 )
-_PKT_KEYS = frozenset(_PKT_INT_FIELDS + ("payload", "dst_mac", "src_mac", "pfc_quanta"))
+_PKT_KEYS = frozenset(_PKT_INT_FIELDS + ("payload", "dst_mac", "src_mac", "pfc_quanta", "uet"))
+# Ultra Ethernet headers (kind 5, given as the "uet" sub-dict): field -> (signed, bits)
+_UET_FIELDS = {
+    "type": (False, 5), "next_hdr": (False, 4), "flags": (False, 7), "nack_code": (False, 8),
+    "spdcid": (False, 16), "dpdcid": (False, 16), "psn_off": (True, 16), "sack_off": (True, 16),
+    "cack_psn": (False, 32), "nack_payload": (False, 32), "cc_type": (False, 4), "cc_flags": (False, 4),
+    "mpr": (False, 8), "ses_opcode": (False, 6), "sack_bitmap": (False, 64), "cc_state": (False, 64),
+    "ses_flags": (False, 8), "index_gen": (False, 8), "msg_id": (False, 16), "job_id": (False, 24),
+    "pid_on_fep": (False, 12), "resource_index": (False, 12), "initiator": (False, 32),
+    "message_offset": (False, 32), "request_length": (False, 32), "buffer_offset": (False, 64),
+    "mem_key": (False, 64), "header_data": (False, 64),
+}
 # Keys decode() adds that encode() accepts and ignores, so decode output feeds encode.
 _DECODE_ONLY_KEYS = frozenset(("icrc_ok", "vcrc_ok", "truncated"))
 # Encode buffer: largest frame is headers (54) + 32 B ext + 4096 payload + 3 pad + ICRC.
@@ -260,9 +303,16 @@ cdef bytes _fill_pkt(rs_pkt *p, object fields):
     unknown = set(fields) - _PKT_KEYS - _DECODE_ONLY_KEYS
     if unknown:
         raise ValueError(f"unknown rs_pkt field(s): {sorted(unknown)}")
+    uet = fields.get("uet")
     for name in _PKT_INT_FIELDS:
         if name in fields:
             v = fields[name]
+            if name == "kind" and uet is not None and v == RS_PKT_UET:
+                continue  # set below with the UET headers
+            if name == "psn" and uet is not None:  # the PDS PSN is 32 bits (BTH's: 24)
+                from rdmasim.checks import check_int
+                p.psn = check_int("encode: field psn", v, 0, 0xFFFFFFFF)
+                continue
             if name in ("src_ip", "dst_ip"):
                 v = _ip_int(name, v)
             _set_int(p, name, _checked_field(name, v))
@@ -285,6 +335,8 @@ cdef bytes _fill_pkt(rs_pkt *p, object fields):
         from rdmasim.checks import check_int
         for i in range(8):
             p.pfc_quanta[i] = check_int(f"encode: field pfc_quanta[{i}]", q[i], 0, 0xFFFF)
+    if uet is not None:
+        _fill_uet(p, uet)
     cdef bytes payload = None
     if fields.get("payload") is not None:
         if not isinstance(fields["payload"], (bytes, bytearray, memoryview)):  # bytes(5) is five zeros
@@ -299,6 +351,65 @@ cdef bytes _fill_pkt(rs_pkt *p, object fields):
         if len(payload):
             p.payload = <uint8_t *><const unsigned char *>payload
     return payload
+
+
+cdef int _fill_uet(rs_pkt *p, object uet) except -1:
+    from rdmasim.checks import check_int
+    if not isinstance(uet, dict):
+        raise TypeError(f"encode: field uet must be a dict of UET header fields, not {type(uet).__name__}")
+    unknown = set(uet) - set(_UET_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown UET header field(s): {sorted(unknown)}; known: {sorted(_UET_FIELDS)}")
+    p.kind = RS_PKT_UET
+    for name, (signed, bits) in _UET_FIELDS.items():
+        if name not in uet:
+            continue
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+        v = check_int(f"encode: field uet.{name}", uet[name], lo, hi)
+        if name == "type": p.uet.type = v
+        elif name == "next_hdr": p.uet.next_hdr = v
+        elif name == "flags": p.uet.flags = v
+        elif name == "nack_code": p.uet.nack_code = v
+        elif name == "spdcid": p.uet.spdcid = v
+        elif name == "dpdcid": p.uet.dpdcid = v
+        elif name == "psn_off": p.uet.psn_off = v
+        elif name == "sack_off": p.uet.sack_off = v
+        elif name == "cack_psn": p.uet.cack_psn = v
+        elif name == "nack_payload": p.uet.nack_payload = v
+        elif name == "cc_type": p.uet.cc_type = v
+        elif name == "cc_flags": p.uet.cc_flags = v
+        elif name == "mpr": p.uet.mpr = v
+        elif name == "ses_opcode": p.uet.ses_opcode = v
+        elif name == "sack_bitmap": p.uet.sack_bitmap = v
+        elif name == "cc_state": p.uet.cc_state = v
+        elif name == "ses_flags": p.uet.ses_flags = v
+        elif name == "index_gen": p.uet.index_gen = v
+        elif name == "msg_id": p.uet.msg_id = v
+        elif name == "job_id": p.uet.job_id = v
+        elif name == "pid_on_fep": p.uet.pid_on_fep = v
+        elif name == "resource_index": p.uet.resource_index = v
+        elif name == "initiator": p.uet.initiator = v
+        elif name == "message_offset": p.uet.message_offset = v
+        elif name == "request_length": p.uet.request_length = v
+        elif name == "buffer_offset": p.uet.buffer_offset = v
+        elif name == "mem_key": p.uet.mem_key = v
+        elif name == "header_data": p.uet.header_data = v
+    return 0
+
+
+cdef dict _uet_to_dict(const rs_pkt *p):
+    u = &p.uet
+    return {
+        "type": u.type, "next_hdr": u.next_hdr, "flags": u.flags, "nack_code": u.nack_code,
+        "spdcid": u.spdcid, "dpdcid": u.dpdcid, "psn_off": u.psn_off, "sack_off": u.sack_off,
+        "cack_psn": u.cack_psn, "nack_payload": u.nack_payload, "cc_type": u.cc_type,
+        "cc_flags": u.cc_flags, "mpr": u.mpr, "ses_opcode": u.ses_opcode, "sack_bitmap": u.sack_bitmap,
+        "cc_state": u.cc_state, "ses_flags": u.ses_flags, "index_gen": u.index_gen, "msg_id": u.msg_id,
+        "job_id": u.job_id, "pid_on_fep": u.pid_on_fep, "resource_index": u.resource_index,
+        "initiator": u.initiator, "message_offset": u.message_offset,
+        "request_length": u.request_length, "buffer_offset": u.buffer_offset, "mem_key": u.mem_key,
+        "header_data": u.header_data,
+    }
 
 
 cdef dict _pkt_to_dict(const rs_pkt *p, const uint8_t *base, bytes frame):
@@ -323,6 +434,8 @@ cdef dict _pkt_to_dict(const rs_pkt *p, const uint8_t *base, bytes frame):
         "link_layer": p.link_layer, "ib_vl": p.ib_vl, "ib_sl": p.ib_sl,
         "ib_dlid": p.ib_dlid, "ib_slid": p.ib_slid,
     }
+    if p.kind == RS_PKT_UET:
+        d["uet"] = _uet_to_dict(p)
     if p.payload != NULL and p.payload_len:
         off = <size_t>(p.payload - base)
         d["payload"] = frame[off:off + p.payload_len]
@@ -366,7 +479,11 @@ def decode(frame, orig_len=None):
         raise _codec_error(st, "decode failed")
     d = _pkt_to_dict(&p, base, data)
     d["truncated"] = wire > n
-    if wire > n:
+    if wire > n and p.kind == RS_PKT_UET:
+        start = 42 + 12 + 44  # Ethernet + IPv4 + UDP + PDS request + SES standard header
+        d["payload"] = data[start:start + p.payload_len]
+        d["icrc_ok"] = None
+    elif wire > n:
         start = 54 + rs_opcode_ext_bytes(p.opcode)  # Ethernet + IPv4 + UDP + BTH + extensions
         d["payload"] = data[start:start + p.payload_len]
         d["icrc_ok"] = None

@@ -33,6 +33,9 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint32_t hop_classes
         int64_t latency_ps
         uint32_t ar_band_bytes
+        uint32_t trim
+        uint64_t trim_threshold_bytes
+        uint32_t trim_prio
     ctypedef struct rs_swport_stats:
         uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes
         uint64_t drops[5]
@@ -47,6 +50,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint64_t q_tx_bytes[8]
         uint64_t q_ecn_marked[8]
         uint64_t q_drops[8]
+        uint64_t trims
     ctypedef struct rs_pause_stats:
         uint64_t pfc_rx_frames
         uint64_t pfc_rx_xoff
@@ -99,6 +103,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
         uint64_t opcodes[4]
     int rs_link_add_drop_rule(rs_sim *sim, int link, const rs_drop_spec *spec)
     int64_t rs_link_drops_pending(const rs_sim *sim, int link)
+    int rs_link_mark_trim_ok(rs_sim *sim, int link, int on)
     int rs_link_schedule_loss(rs_sim *sim, int link, double loss_prob, int64_t t_ps)
     int rs_sim_pcap_links(rs_sim *sim, const int *links, uint32_t n)
     int rs_sim_pcap_status(const rs_sim *sim, uint64_t *frames, int *err)
@@ -133,7 +138,7 @@ SWITCH_DROP_REASONS = ("no_route", "lossy_threshold", "buffer_full", "headroom_o
 _SCALAR_CFG = ("n_ports", "buffer_bytes", "reserve_bytes", "headroom_bytes", "dynamic", "alpha_shift",
                "xoff_bytes", "resume_offset_bytes", "lossy_limit_bytes", "pfc_mask", "pfc_quanta", "wrr",
                "ecn_on_dequeue", "ecmp_seed", "path_select", "pfc_response_ps", "routing", "group",
-               "hop_classes", "latency_ps", "ar_band_bytes")
+               "hop_classes", "latency_ps", "ar_band_bytes", "trim", "trim_threshold_bytes", "trim_prio")
 _ARRAY_CFG = ("dscp_to_prio", "wrr_weight", "ecn_kmin", "ecn_kmax", "ecn_pmax")
 
 
@@ -180,6 +185,9 @@ cdef class FabricCore:
         c.hop_classes = cfg.get("hop_classes", 0)
         c.latency_ps = cfg.get("latency_ps", 0)
         c.ar_band_bytes = cfg.get("ar_band_bytes", 0)
+        c.trim = cfg.get("trim", 0)
+        c.trim_threshold_bytes = cfg.get("trim_threshold_bytes", c.trim_threshold_bytes)
+        c.trim_prio = cfg.get("trim_prio", c.trim_prio)
         for i in range(64):
             c.dscp_to_prio[i] = cfg["dscp_to_prio"][i]
         for i in range(8):
@@ -220,7 +228,8 @@ cdef class FabricCore:
              "queue_tx_pkts": [s.q_tx_pkts[i] for i in range(8)],
              "queue_tx_bytes": [s.q_tx_bytes[i] for i in range(8)],
              "queue_ecn_marked": [s.q_ecn_marked[i] for i in range(8)],
-             "queue_drops": [s.q_drops[i] for i in range(8)]}
+             "queue_drops": [s.q_drops[i] for i in range(8)],
+             "trims": s.trims}
         return d
 
     def queue_bytes(self, int sw, int port, int prio):
@@ -322,6 +331,9 @@ cdef class FabricCore:
         for i in range(64):
             m[i] = table[i]
         self.core._check(rs_host_set_dscp_map(self.core.sim, host, m))
+
+    def link_mark_trim_ok(self, int link, bint on):
+        self.core._check(rs_link_mark_trim_ok(self.core.sim, link, on))
 
     def link_add_drop_rule(self, int link, uint32_t fields, uint32_t skip, uint32_t count, uint32_t psn,
                            uint32_t dest_qp, uint64_t nth, opcodes):

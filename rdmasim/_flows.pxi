@@ -1,5 +1,18 @@
 # Bulk flows: arrays in, per-flow results out (csrc/include/rdmasim/flows.h).
 
+cdef extern from "rdmasim/uet.h" nogil:
+    ctypedef struct rs_uet_params:
+        uint32_t mtu
+        uint32_t window_bytes
+        uint32_t reorder_pkts
+        uint32_t ack_every
+        int64_t rto_ps
+        uint8_t mode
+        uint8_t trim_ok
+        uint8_t lb
+        uint8_t cc
+        int64_t cc_base_rtt_ps
+
 cdef extern from "rdmasim/flows.h" nogil:
     enum:
         RS_FLOW_MAX_RD_ATOMIC
@@ -12,6 +25,8 @@ cdef extern from "rdmasim/flows.h" nogil:
         uint32_t min_rnr_timer
         uint32_t max_rd_atomic
         rs_recovery_params recovery
+        uint32_t transport
+        rs_uet_params uet
     ctypedef struct rs_flow_result:
         int64_t start_ps
         int64_t finish_ps
@@ -23,6 +38,8 @@ cdef extern from "rdmasim/flows.h" nogil:
         uint32_t req_host
         uint32_t req_qpn
         uint32_t resp_qpn
+        uint64_t uet_nacks
+        uint64_t uet_trims
     ctypedef struct rs_flows_counts:
         uint64_t total
         uint64_t started
@@ -49,7 +66,7 @@ FLOW_LOCAL = 3  # RS_FLOW_LOCAL: no packets, finishes as it starts
 FLOW_RESULT_DTYPE = _np.dtype([("start_ps", "<i8"), ("finish_ps", "<i8"), ("bytes_delivered", "<u8"),
                               ("retx_pkts", "<u8"), ("cnps", "<u8"), ("pause_ps", "<i8"),
                               ("status", "<u4"), ("req_host", "<u4"), ("req_qpn", "<u4"),
-                              ("resp_qpn", "<u4")])
+                              ("resp_qpn", "<u4"), ("uet_nacks", "<u8"), ("uet_trims", "<u8")])
 assert FLOW_RESULT_DTYPE.itemsize == sizeof(rs_flow_result)
 
 
@@ -130,6 +147,19 @@ cdef class FlowsCore:
         c.recovery.rto_low_ps = cfg.get("rto_low_ps", 0)
         c.recovery.rto_high_ps = cfg.get("rto_high_ps", 0)
         c.recovery.reorder_ps = cfg.get("reorder_ps", 0)
+        uet = cfg.get("uet")
+        if uet is not None:  # the flows run on the Ultra Ethernet transport (rdmasim.flows checked it)
+            c.transport = 1
+            c.uet.mtu = uet["mtu"]
+            c.uet.window_bytes = uet["window_bytes"]
+            c.uet.reorder_pkts = uet["reorder_pkts"]
+            c.uet.ack_every = uet["ack_every"]
+            c.uet.rto_ps = uet["rto_ps"]
+            c.uet.mode = uet["mode"]
+            c.uet.trim_ok = uet["trim_ok"]
+            c.uet.lb = uet["lb"]
+            c.uet.cc = uet["cc"]
+            c.uet.cc_base_rtt_ps = uet["cc_base_rtt_ps"]
         cdef int64_t first
         if after is not None and n:
             p_after = &a_after[0]

@@ -61,7 +61,9 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
                   ecn_mark: str = "enqueue", ecmp_seed: int = 0x5EED,
                   path_select: str = "ecmp", pfc_response: str | int = 0, routing: str = "shortest",
                   group: int = 0, hop_classes: bool = False, latency: str | int = 0,
-                  ar_band: str | int = 0) -> dict[str, Any]:
+                  ar_band: str | int = 0,
+                  trimming: bool = False, trim_threshold: str | int = "64KiB",
+                  trim_priority: int = 7) -> dict[str, Any]:
     """Validate switch settings and return the dict the C core takes.
 
     ``buffer``: shared buffer; ``reserve``: guaranteed bytes per (ingress port, priority);
@@ -94,6 +96,10 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     ``ar_band``: ``"adaptive"`` and ``"adaptive_packet"`` compare egress queues in bands of this
     size (queue bytes // band: queues in one band are equal, and equal queues are broken as the
     mode says); 0 (the default) compares bytes exactly; see docs/multipath.md.
+    ``trimming``: packet trimming (NDP; an option of Ultra Ethernet, docs/multipath.md): a packet
+    its transport allows to be trimmed, whose egress queue would hold more than ``trim_threshold``
+    (bytes, > 0) with it or that the buffer would drop, is cut to its headers and queued at
+    ``trim_priority`` (0..7) instead; RoCE packets are never trimmed.
     """
     cfg = _core.switch_cfg_default()
     cfg["n_ports"] = _int_in("ports", ports, 1, 4096)
@@ -159,6 +165,13 @@ def switch_config(*, ports: int = 32, buffer: str | int = "12MB", reserve: str |
     cfg["hop_classes"] = int(hop_classes)
     cfg["latency_ps"] = time_in("latency", latency)
     cfg["ar_band_bytes"] = _size_in("ar_band", ar_band, _U32)
+    if not isinstance(trimming, bool):
+        raise ValueError(f"trimming must be True or False, got {trimming!r}")
+    cfg["trim"] = int(trimming)
+    cfg["trim_threshold_bytes"] = _size_in("trim_threshold", trim_threshold, 1 << 40)
+    if cfg["trim_threshold_bytes"] < 1:
+        raise ValueError(f"trim_threshold must be at least 1 byte, got {trim_threshold!r}")
+    cfg["trim_prio"] = _int_in("trim_priority", trim_priority, 0, 7)
     return cfg
 
 
@@ -228,6 +241,7 @@ class Switch:
         """Counters of one port: rx/tx packets and bytes, drops by reason (counted where the packet
         arrived), ECN marks (on packets leaving), PFC frames sent upstream (XOFF incl. refreshes,
         XON) and received (``pfc_rx_*``), time each priority was paused (``paused_ps``), queue peaks;
+        ``trims`` (packets trimmed to their headers for this egress port, ``trimming``);
         in InfiniBand credit mode also ``credit_stall_ps`` per VL and the rest of
         :func:`rdmasim.ib_fabric.credit_stats`;
         per queue (lists indexed by priority): ``queue_tx_pkts``, ``queue_tx_bytes``,
@@ -248,10 +262,11 @@ class Switch:
         from rdmasim.report import Report
 
         t: dict[str, int] = {"rx_pkts": 0, "tx_pkts": 0, "ecn_marked": 0, "pfc_xoff_sent": 0,
-                             "pfc_xon_sent": 0, "pfc_rx_frames": 0, "drops": 0}
+                             "pfc_xon_sent": 0, "pfc_rx_frames": 0, "trims": 0, "drops": 0}
         t.update({f"drops_{r}": 0 for r in DROP_REASONS})
         for s in self.stats():
-            for k in ("rx_pkts", "tx_pkts", "ecn_marked", "pfc_xoff_sent", "pfc_xon_sent", "pfc_rx_frames"):
+            for k in ("rx_pkts", "tx_pkts", "ecn_marked", "pfc_xoff_sent", "pfc_xon_sent", "pfc_rx_frames",
+                      "trims"):
                 t[k] += s[k]
             for r, n in s["drops"].items():
                 t[f"drops_{r}"] += n
@@ -483,7 +498,8 @@ def add_drop_rule(direction: LinkDirection, *, nth: int | None = None, psn: int 
     """Drop frames put on one link direction that match every field given (checked in C per frame).
 
     ``nth``: the frame's index in this direction (0-based, every kind of frame counts); ``psn``:
-    BTH PSN; ``opcode``: a BTH opcode name (``"ATOMIC_ACKNOWLEDGE"``, names of
+    BTH PSN, or the PDS PSN of an Ultra Ethernet request (0..2^24-1); ``opcode``: a BTH opcode
+    name (``"ATOMIC_ACKNOWLEDGE"``, names of
     :data:`rdmasim.codec.OPCODE_NAMES`), a number 0..255 or several of them; ``dest_qp``: BTH
     destination QP. Of the frames that match, the first ``skip`` pass and the next ``count`` are
     dropped. Rules apply in the order added; a frame one rule drops is not seen by later ones.
@@ -505,6 +521,15 @@ def add_drop_rule(direction: LinkDirection, *, nth: int | None = None, psn: int 
     sk = check_int("drop skip", skip, 0, UINT32_MAX)
     c = check_int("drop count", count, 1, UINT32_MAX)
     direction.link.sim._fabric_core().link_add_drop_rule(direction.link_id, fields, sk, c, p, q, n, ops)
+
+
+def mark_trim_ok(direction: LinkDirection, on: bool = True) -> None:
+    """Testing hook: mark every RoCE frame put on ``direction`` from now on as one its transport
+    allows switches to trim (``switch_config(trimming=True)``), as a transport with trimming
+    does (RoCE never does: a RoCE NIC drops a trimmed frame, whose ICRC no longer matches)."""
+    if not isinstance(on, bool):
+        raise ValueError(f"mark_trim_ok on must be True or False, got {on!r}")
+    direction.link.sim._fabric_core().link_mark_trim_ok(direction.link_id, on)
 
 
 def drops_pending(direction: LinkDirection) -> int:

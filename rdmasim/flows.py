@@ -62,6 +62,8 @@ RESULT_DTYPE = np.dtype(
         ("cnps", "<u8"),
         ("pause_ps", "<i8"),
         ("status", "<u4"),
+        ("nack_pkts", "<u8"),
+        ("trimmed_pkts", "<u8"),
     ]
 )
 
@@ -119,6 +121,8 @@ class FlowSet:
         out["fct_ps"] = np.where(done, raw["finish_ps"] - raw["start_ps"], -1)
         for name in ("bytes_delivered", "retx_pkts", "cnps", "pause_ps", "status"):
             out[name] = raw[name]
+        out["nack_pkts"] = raw["uet_nacks"]
+        out["trimmed_pkts"] = raw["uet_trims"]
         return out
 
 
@@ -129,7 +133,8 @@ FLOW_COLUMNS = ("src", "dst", "size", "start_ps", "verb", "priority", "group", "
 def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: int = 14, retry_cnt: int = 7,
               rnr_retry: int = 7, min_rnr_timer: int = 12, max_rd_atomic: int = 1,
               recovery: str | None = None, irn_window: int | None = None, rto_low: str | int = "100us",
-              rto_high: str | int = "320us", rto_low_packets: int = 3) -> FlowSet:
+              rto_high: str | int = "320us", rto_low_packets: int = 3, transport: str = "roce",
+              uet: Mapping[str, Any] | None = None) -> FlowSet:
     """Add flows to ``sim`` (see the module docstring); returns their :class:`FlowSet`.
 
     ``table``: a :class:`rdmasim.traffic.FlowTable`, a numpy structured array, or a mapping of
@@ -150,6 +155,12 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     with a reorder-tolerant receiver (docs/multipath.md): every host of the call needs a NIC
     profile with ``ooo_placement`` (its ``reorder_time`` applies; the longest among the receivers).
     The default (None) is "ooo" when every host of the call has such a profile, else "gbn".
+
+    ``transport`` "roce" (default: the IB transport's RC QP pairs) or "uet": each flow is one
+    Ultra Ethernet message over a PDC of its own (WRITE or SEND; docs/uet.md), with the options of
+    the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``, ``window``,
+    ``reorder_packets``, ``ack_every``, ``rto``, ``trim``) and ``mtu`` as its payload per packet.
+    ``uet`` with transport "roce", or ``recovery``/``irn_window`` with "uet", is refused.
 
     Every value is checked before anything is added: an integer column holding a float, a value
     outside its range or a dependency cycle raises TypeError/ValueError naming the column, the row
@@ -217,6 +228,27 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     dep_on, need = _dep_kinds(table, n, dep_ptr, deps)
     if dep_ptr is not None and not len(deps):
         dep_ptr = deps = None
+    if transport not in ("roce", "uet"):
+        raise ValueError(f"add_flows: transport = {transport!r}: allowed 'roce' or 'uet'")
+    if transport == "roce" and uet is not None:
+        raise ValueError("add_flows: uet options need transport='uet' (the flows run on RoCE)")
+    if transport == "uet":
+        for name, value in (("recovery", recovery), ("irn_window", irn_window)):
+            if value is not None:
+                raise ValueError(f"add_flows: {name} = {value!r} is a RoCE QP option: transport 'uet' "
+                                 "has its own loss recovery (SACK, NACK, timeout)")
+        reads = np.flatnonzero(verb_a == VERB_CODES["READ"])
+        if reads.size:
+            raise ValueError(f"add_flows: row {int(reads[0])}: verb READ with transport 'uet' "
+                             "(allowed WRITE, SEND or LOCAL)")
+        if after_a.any():
+            raise ValueError(f"add_flows: row {int(np.flatnonzero(after_a)[0])}: after with transport 'uet' "
+                             "(each UET flow runs on a PDC of its own)")
+        if dep_on is not None:
+            row = int(np.searchsorted(dep_ptr, int(np.flatnonzero(dep_on)[0]), side="right")) - 1
+            raise ValueError(f"add_flows: row {row}: a dependency on receipt (after_received) with "
+                             "transport 'uet' (allowed: on completion, after)")
+        recovery = "gbn"
     recovery, reorder_ps = _recovery_of(sim, recovery, src, dst, net)
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,
                     min_rnr_timer=min_rnr_timer, max_rd_atomic=max_rd_atomic, recovery=recovery,
@@ -224,6 +256,11 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
                     rto_low_packets=rto_low_packets)
     if recovery == "ooo":
         cfg["reorder_ps"] = reorder_ps
+    if transport == "uet":
+        from rdmasim.uet import uet_params
+
+        link_mtu = mtu if mtu is not None else min((link.mtu for link in sim.links), default=1024)
+        cfg["uet"] = uet_params(sim, link_mtu, uet)
     first = sim._flows_core().add(src, dst, size_a, start_a, verb_a, prio_a, dep_ptr, deps, cfg, hold_a,
                                   after_a if after_a.any() else None, dep_on, need)
     has_group = getattr(cols, "dtype", None) is not None and "group" in (cols.dtype.names or ())

@@ -185,6 +185,9 @@ class FlowRecord:
     status: str
     pause_ps: int = 0
     group: str = ""
+    #: Ultra Ethernet flows: NACKs the sender received, and of them those for trimmed packets
+    nack_pkts: int = 0
+    trimmed_pkts: int = 0
 
 
 FLOW_COLUMNS: list[str] = [f.name for f in fields(FlowRecord)]
@@ -211,7 +214,7 @@ COLUMN_UNITS: dict[str, str] = {
 PORT_COLUMNS: list[str] = [
     "node", "kind", "port", "rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes", "drops", "ecn_marked",
     "pfc_xoff_sent", "pfc_rx_frames", "paused_ps", "credit_stall_ps", "egress_peak_bytes",
-    "ingress_peak_bytes",
+    "ingress_peak_bytes", "trimmed_pkts",
 ]
 
 
@@ -300,7 +303,7 @@ class RunResult:
                     "pfc_xoff_sent": c["pfc_xoff_sent"], "pfc_rx_frames": c["pfc_rx_frames"],
                     "paused_ps": sum(c["paused_ps"]), "credit_stall_ps": sum(c.get("credit_stall_ps", ())),
                     "egress_peak_bytes": max(c["egress_peak_bytes"]),
-                    "ingress_peak_bytes": max(c["ingress_peak_bytes"]),
+                    "ingress_peak_bytes": max(c["ingress_peak_bytes"]), "trimmed_pkts": c.get("trims", 0),
                 })
         for name, n in self.nics.items():
             rows.append({
@@ -309,7 +312,7 @@ class RunResult:
                 "ecn_marked": 0,
                 "pfc_xoff_sent": 0, "pfc_rx_frames": n["pfc_rx_frames"], "paused_ps": sum(n["paused_ps"]),
                 "credit_stall_ps": sum(n.get("credit_stall_ps", ())),
-                "egress_peak_bytes": 0, "ingress_peak_bytes": 0,
+                "egress_peak_bytes": 0, "ingress_peak_bytes": 0, "trimmed_pkts": 0,
             })
         return rows
 

@@ -30,4 +30,7 @@ uint32_t rs_wire_icrc(const rs_pkt *p, uint32_t crc);
  * CRCs follow); else copy all of it and `pad` zero bytes, set *end after them and return 0. */
 size_t rs_put_payload(const rs_pkt *p, uint8_t *b, size_t hdrs, size_t want, size_t pad, uint8_t **end);
 
+/* RFC 1071 checksum of a 20-byte IPv4 header as it stands (0 over a header with a good checksum). */
+uint16_t rs_ipv4_checksum(const uint8_t *ip);
+
 #endif

@@ -129,12 +129,16 @@ size_t rs_frame_len(const rs_pkt *p)
         return p->pfc_class_enable > 0xFFu ? 0 : RS_ETH_MIN_FRAME_NOFCS;
     if (p->kind == RS_PKT_RAW) /* the bytes as sent, padded by the MAC to the minimum */
         return p->payload_len < RS_ETH_MIN_FRAME_NOFCS ? RS_ETH_MIN_FRAME_NOFCS : p->payload_len;
+    if (p->kind == RS_PKT_UET)
+        return rs_uet_frame_len(p);
     if (p->kind != RS_PKT_ROCE || roce_layout(p, &l) != RS_CODEC_OK)
         return 0;
     return l.frame < RS_ETH_MIN_FRAME_NOFCS ? RS_ETH_MIN_FRAME_NOFCS : l.frame;
 }
 
 /* RFC 1071 ones' complement sum over the 20-byte IPv4 header (checksum field zero). */
+static uint16_t ipv4_checksum(const uint8_t *ip);
+uint16_t rs_ipv4_checksum(const uint8_t *ip) { return ipv4_checksum(ip); }
 static uint16_t ipv4_checksum(const uint8_t *ip)
 {
     uint32_t sum = 0;
@@ -304,6 +308,8 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
         memset(out + k, 0, n - k);
         return (int)n;
     }
+    if (p->kind == RS_PKT_UET)
+        return rs_uet_encode_prefix(p, out, cap, want, frame_len);
     if (p->kind != RS_PKT_ROCE)
         return RS_CODEC_ERR_BAD_FIELD;
 
@@ -426,6 +432,8 @@ static int decode_roce(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *
     if (len < RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES)
         return RS_CODEC_ERR_SHORT;
     const uint8_t *udp = ip + RS_IPV4_HDR_BYTES;
+    if (rs_get16(udp + 2) == RS_UET_UDP_PORT)
+        return rs_uet_decode(buf, len, wire_len, p);
     if (rs_get16(udp + 2) != RS_ROCE_UDP_PORT)
         return RS_CODEC_ERR_NOT_ROCE;
 

@@ -41,6 +41,13 @@ static int check_cfg(rs_net *net, const rs_switch_cfg *c)
         return rs_net_fail(net, RS_ERR_INVAL, "hop_classes %u outside 0..1", c->hop_classes);
     if (c->group >= RS_MAX_GROUPS)
         return rs_net_fail(net, RS_ERR_INVAL, "group %u outside 0..%u", c->group, RS_MAX_GROUPS - 1);
+    if (c->trim > 1)
+        return rs_net_fail(net, RS_ERR_INVAL, "trim %u outside 0..1", c->trim);
+    if (c->trim_threshold_bytes < 1 || c->trim_threshold_bytes > (1ull << 40))
+        return rs_net_fail(net, RS_ERR_INVAL, "trim_threshold %llu bytes outside 1..%llu",
+                           (unsigned long long)c->trim_threshold_bytes, 1ull << 40);
+    if (c->trim_prio > 7)
+        return rs_net_fail(net, RS_ERR_INVAL, "trim_prio %u outside 0..7", c->trim_prio);
     if (c->pfc_quanta == 0)
         return rs_net_fail(net, RS_ERR_INVAL, "pfc_quanta 0 outside 1..65535 (0 would be XON)");
     if (c->latency_ps < 0 || c->latency_ps > RS_MAX_TIME_PS)

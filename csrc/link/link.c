@@ -64,6 +64,10 @@ static int rule_hits(const rs_drop_rule *r, const rs_pkt *pkt, uint64_t frame_in
     if ((r->fields & RS_DROPF_NTH) && r->nth != frame_index)
         return 0;
     if (r->fields & (RS_DROPF_PSN | RS_DROPF_OPCODE | RS_DROPF_DEST_QP)) {
+        if (pkt->kind == RS_PKT_UET) /* an Ultra Ethernet request matches by its PDS PSN only */
+            return !(r->fields & (RS_DROPF_OPCODE | RS_DROPF_DEST_QP)) &&
+                   (pkt->uet.type == RS_UET_PDS_RUD_REQ || pkt->uet.type == RS_UET_PDS_ROD_REQ) &&
+                   r->psn == pkt->psn;
         if (pkt->kind != RS_PKT_ROCE)
             return 0;
         if ((r->fields & RS_DROPF_PSN) && r->psn != pkt->psn)
@@ -78,10 +82,14 @@ static int rule_hits(const rs_drop_rule *r, const rs_pkt *pkt, uint64_t frame_in
 
 /* Drop rules first (teaching and conformance tests), then i.i.d. or bursty loss.
  * Returns 0 (keep) or the rs_trace_drop_reason. */
-static int should_drop(rs_net *net, rs_link *l, const rs_pkt *pkt, uint64_t frame_index)
+static int should_drop(rs_net *net, rs_link *l, rs_pkt *pkt, uint64_t frame_index)
 {
     for (uint32_t i = 0; i < l->n_drops; i++) {
         rs_drop_rule *r = &l->drops[i];
+        if (r->mark_trim_ok) { /* not a drop: the test hook of rs_net_link_mark_trim_ok */
+            pkt->trim_ok |= pkt->kind == RS_PKT_ROCE;
+            continue;
+        }
         if (!r->remaining || !rule_hits(r, pkt, frame_index))
             continue;
         if (r->skip) {
@@ -150,6 +158,30 @@ int64_t rs_net_link_drops_pending(const rs_net *net, int link)
     for (uint32_t i = 0; i < l->n_drops; i++)
         n += l->drops[i].remaining;
     return n;
+}
+
+int rs_net_link_mark_trim_ok(rs_net *net, int link, int on)
+{
+    rs_link *l = link_get(net, link);
+    if (!l)
+        return rs_net_fail(net, RS_ERR_INVAL, "no link %d", link);
+    if (on != 0 && on != 1)
+        return rs_net_fail(net, RS_ERR_INVAL, "mark_trim_ok %d outside 0..1", on);
+    /* kept as a rule among the drop rules, so a link without any costs nothing per frame */
+    uint32_t i = 0;
+    while (i < l->n_drops && !l->drops[i].mark_trim_ok)
+        i++;
+    if (!on && i < l->n_drops) {
+        memmove(&l->drops[i], &l->drops[i + 1], (l->n_drops - i - 1) * sizeof(*l->drops));
+        l->n_drops--;
+    } else if (on && i == l->n_drops) {
+        rs_drop_rule *nd = realloc(l->drops, (l->n_drops + 1) * sizeof(*nd));
+        if (!nd)
+            return rs_net_fail(net, RS_ERR_NOMEM, "out of memory");
+        l->drops = nd;
+        nd[l->n_drops++] = (rs_drop_rule){.mark_trim_ok = 1};
+    }
+    return RS_OK;
 }
 
 int rs_net_link_schedule_loss(rs_net *net, int link, double loss_prob, int64_t t_ps)

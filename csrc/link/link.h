@@ -24,6 +24,7 @@ typedef struct rs_drop_rule {
     uint32_t dest_qp;
     uint64_t nth;           /* index of the frame in this direction (0-based) */
     uint64_t opcodes[4];    /* RoCE BTH opcodes matched (bit set over 0..255) */
+    uint8_t mark_trim_ok;   /* not a drop rule: marks RoCE frames trim_ok (rs_net_link_mark_trim_ok) */
 } rs_drop_rule;
 
 /* A loss probability that takes effect for frames put on the wire at or after t_ps. */

@@ -90,6 +90,7 @@ int rs_net_switch_next_hops(rs_net *net, int sw, int dst, uint16_t *out, int cap
 int rs_net_switch_ecmp_port(rs_net *net, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport);
 int rs_net_switch_set_route(rs_net *net, int sw, int dst, const uint16_t *ports, int n);
 int rs_net_link_add_drop_rule(rs_net *net, int link, const rs_drop_spec *spec);
+int rs_net_link_mark_trim_ok(rs_net *net, int link, int on);
 int64_t rs_net_link_drops_pending(const rs_net *net, int link);
 int rs_net_link_schedule_loss(rs_net *net, int link, double loss_prob, int64_t t_ps);
 int rs_net_port_credit_config(rs_net *net, int kind, int node, int port, const rs_credit_cfg *cfg);

@@ -8,6 +8,7 @@
 #include "link/link.h"
 #include "link/net.h"
 #include "link/ecn.h"
+#include "link/trim.h"
 
 void rs_switch_cfg_default(rs_switch_cfg *c)
 {
@@ -31,6 +32,9 @@ void rs_switch_cfg_default(rs_switch_cfg *c)
         c->wrr_weight[i] = 1;
     c->ecn_on_dequeue = 0;
     c->ecmp_seed = 0x5eed;
+    c->trim = 0;
+    c->trim_threshold_bytes = 64u * 1024;
+    c->trim_prio = 7;
 }
 
 rs_switch *rs_switch_new(rs_net *net, int id, const rs_switch_cfg *cfg, int *err)
@@ -221,6 +225,10 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);
         return;
     }
+    /* trimming (link/trim.c): a trim_ok packet behind a long queue goes on as its header */
+    int trim = sw->cfg.trim && pkt->trim_ok && !port->cr && !out->port.cr;
+    if (trim)
+        prio = rs_trim_on_enqueue(sw, pkt, out_idx, prio, &bytes);
     /* a credit port's buffer was checked by its sender's credits: always room */
     int why = port->cr ? rs_mmu_admit_credit(&sw->mmu, port->index, ip, out_idx, prio, bytes)
                        : rs_mmu_admit(&sw->mmu, port->index, ip, out_idx, prio, bytes);
@@ -231,6 +239,8 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
         why = RS_SWDROP_LOSSY_THRESHOLD;
     }
 #endif
+    if (why >= 0 && trim && rs_trim_instead_of_drop(sw, pkt, out_idx, &prio, &bytes))
+        why = rs_mmu_admit(&sw->mmu, port->index, ip, out_idx, prio, bytes);
     if (why >= 0) {
         drop(net, in, pkt, why);
         return;

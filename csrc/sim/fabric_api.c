@@ -82,6 +82,11 @@ int rs_link_add_drop_rule(rs_sim *sim, int link, const rs_drop_spec *spec)
     return rs_net_link_add_drop_rule(&sim->tp.net, link, spec);
 }
 
+int rs_link_mark_trim_ok(rs_sim *sim, int link, int on)
+{
+    return rs_net_link_mark_trim_ok(&sim->tp.net, link, on);
+}
+
 int64_t rs_link_drops_pending(const rs_sim *sim, int link)
 {
     return rs_net_link_drops_pending(&sim->tp.net, link);

@@ -9,8 +9,14 @@ int64_t rs_flows_add(rs_sim *sim, uint32_t n, const int32_t *src, const int32_t 
 {
     if (!sim)
         return RS_ERR_INVAL;
-    return rs_wl_flows_add(&sim->tp, &sim->flows, &sim->flows_stop, n, src, dst, size, start_ps, hold_ps, verb,
-                           prio, dep_ptr, deps, n_deps, dep_on, need, after, cfg);
+    int uet = cfg && cfg->transport == RS_FLOW_UET;
+    if (uet && sim->tp.net.link_layer == RS_LL_ROCE && rs_sim_uet_enable(sim) != RS_OK)
+        return RS_ERR_NOMEM;
+    int64_t first = rs_wl_flows_add(&sim->tp, &sim->flows, &sim->flows_stop, n, src, dst, size, start_ps, hold_ps,
+                                    verb, prio, dep_ptr, deps, n_deps, dep_on, need, after, cfg);
+    if (uet && first >= 0 && sim->flows && !sim->flows->uet)
+        rs_wl_flows_attach_uet(sim->flows, &sim->uet);
+    return first;
 }
 
 int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)

@@ -31,6 +31,8 @@ rs_sim *rs_sim_new(uint64_t seed)
     }
     rs_pool_init(&sim->tp.pool);
     sim->tp.net.pool = &sim->tp.pool;
+    sim->uet.net = &sim->tp.net;
+    sim->uet.pool = &sim->tp.pool;
     rs_slab_init(&sim->tp.qp_slab, sizeof(rs_qp), _Alignof(rs_qp), 16);
     rs_slab_init(&sim->tp.qp_cc_slab, sizeof(rs_qp) + RS_CC_STATE_BYTES, _Alignof(rs_qp), 16);
     rs_slab_init(&sim->tp.cc_slab, RS_CC_STATE_BYTES, 64, 16);
@@ -45,6 +47,8 @@ void rs_sim_free(rs_sim *sim)
     rs_trace_stop(&sim->tp.net.eng);
     rs_fabric_free(&sim->tp.net);
     rs_flows_free(sim->flows);
+    rs_uet_free(&sim->uet);
+    rs_sim_mux_free(sim);
     for (uint32_t i = 0; i < sim->tp.n_hosts; i++) {
         rs_port *port = &sim->tp.hosts[i]->port;
         rs_rxpipe_free(&sim->tp.net, port->rx);
@@ -215,6 +219,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_NIC_LOOPBACK:
         rs_nic_loopback_arrival(&sim->tp, tm->owner);
         break;
+    case RS_EV_UET_RTO:
+        rs_uet_rto(&sim->uet, tm->owner);
+        break;
     default:
         break;
     }
@@ -325,7 +332,10 @@ int rs_host_add(rs_sim *sim)
     sim->tp.hosts[sim->tp.n_hosts] = h;
     sim->tp.net.host_ports[sim->tp.n_hosts] = &h->port; /* the link layer knows a host by its port */
     sim->tp.net.n_hosts = sim->tp.n_hosts + 1;
-    return (int)sim->tp.n_hosts++;
+    sim->tp.n_hosts++;
+    if (sim->mux && rs_sim_uet_enable(sim) != RS_OK) /* UET is on: the new host's port serves it too */
+        return RS_ERR_NOMEM;
+    return (int)sim->tp.n_hosts - 1;
 }
 
 int rs_link_connect(rs_sim *sim, int a, int b, int64_t rate_bps, int64_t delay_ps)

@@ -5,16 +5,25 @@
 
 #include "rdmasim/sim.h"
 #include "transport/transport.h"
+#include "uet/uet.h"
 #include "workload/flows_impl.h"
 
 struct rs_flows;
+struct rs_nic_mux;
 
 struct rs_sim {
     rs_transport tp; /* hosts and QPs, over the network (tp.net) and the engine (tp.net.eng) */
     uint64_t events;
     struct rs_flows *flows; /* NULL: no bulk flows (workload/flows.c) */
     int flows_stop; /* every bulk flow finished: return to Python after this event */
+    rs_uet uet;     /* the Ultra Ethernet transport, beside tp (uet/uet.h) */
+    struct rs_nic_mux **mux; /* by host: its port shared by both transports (sim/nic_mux.c); NULL: RoCE only */
+    uint32_t n_mux;
 };
+
+/* sim/nic_mux.c: the hosts' ports serve both transports from now on (idempotent; new hosts too). */
+int rs_sim_uet_enable(rs_sim *sim);
+void rs_sim_mux_free(rs_sim *sim);
 
 /* Record a failure reason; returns `code` for tail calls. */
 int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...);

@@ -466,6 +466,8 @@ static void client_receive(void *ctx, rs_pkt *pkt)
 
 void rs_nic_qps_changed(rs_host *h)
 {
+    if (h->port.client.ctx != h)
+        return; /* the port's client multiplexes two transports (sim/nic_mux.c): no hint */
     h->port.client.frame_coming = h->qpns.live > PREFETCH_MIN_QPS ? client_frame_coming : NULL;
 }
 

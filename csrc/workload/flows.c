@@ -260,9 +260,53 @@ static int create_pair(rs_transport *tp, rs_flows *fs, uint64_t id, int req, int
     return RS_OK;
 }
 
+static void run_list_add(rs_flows *fs, rs_flow *f, uint64_t id)
+{
+    f->run_next = fs->run_head;
+    f->run_prev = 0;
+    if (fs->run_head)
+        fs->f[fs->run_head - 1].run_prev = id + 1;
+    fs->run_head = id + 1;
+}
+
+static void run_list_remove(rs_flows *fs, rs_flow *f)
+{
+    if (f->run_prev)
+        fs->f[f->run_prev - 1].run_next = f->run_next;
+    else
+        fs->run_head = f->run_next;
+    if (f->run_next)
+        fs->f[f->run_next - 1].run_prev = f->run_prev;
+}
+
+static int64_t src_paused_ps(rs_transport *tp, const rs_flow *f);
+
+/* An Ultra Ethernet flow: one message over a PDC of its own (uet/endpoint.c). */
+static int start_uet_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
+{
+    rs_flow *f = &fs->f[id];
+    const rs_flow_cfg *c = &fs->cfgs[f->cfg];
+    rs_pdc *pdc = rs_uet_start(fs->uet, f->src, f->dst, f->size, f->prio,
+                               f->verb == RS_FLOW_SEND ? RS_UET_SES_SEND : RS_UET_SES_WRITE, &c->uet, id + 1);
+    if (!pdc)
+        return RS_ERR_NOMEM;
+    f->pdc = pdc;
+    f->r.req_host = (uint32_t)f->src;
+    f->r.req_qpn = pdc->src_id;
+    f->r.resp_qpn = pdc->dst_id;
+    f->r.start_ps = tp->net.eng.now_ps;
+    f->r.status = RS_FLOW_RUNNING;
+    f->pause0 = src_paused_ps(tp, f);
+    fs->started++;
+    run_list_add(fs, f, id);
+    return RS_OK;
+}
+
 static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
 {
     rs_flow *f = &fs->f[id];
+    if (fs->cfgs[f->cfg].transport == RS_FLOW_UET)
+        return start_uet_flow(tp, fs, id);
     int req = f->verb == RS_FLOW_READ ? f->dst : f->src;
     int resp = f->verb == RS_FLOW_READ ? f->src : f->dst;
     int rc;
@@ -286,11 +330,7 @@ static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
     f->r.status = RS_FLOW_RUNNING;
     f->pause0 = src_paused_ps(tp, f);
     fs->started++;
-    f->run_next = fs->run_head;
-    f->run_prev = 0;
-    if (fs->run_head)
-        fs->f[fs->run_head - 1].run_prev = id + 1;
-    fs->run_head = id + 1;
+    run_list_add(fs, f, id);
     rs_sge local = {.addr = hq->iova, .length = (uint32_t)f->size, .lkey = hq->lkey};
     if (f->verb == RS_FLOW_SEND) {
         rs_sge rsg = {.addr = hp->iova, .length = (uint32_t)f->size, .lkey = hp->lkey};
@@ -315,6 +355,11 @@ static int start_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
  * earlier messages', which arrive first). */
 static void live_counters(const rs_transport *tp, const rs_flow *f, uint64_t id, rs_flow_result *r)
 {
+    if (f->pdc) { /* UET: its PDC's counters */
+        r->retx_pkts = f->pdc->st.pkts_retx;
+        r->bytes_delivered = f->pdc->st.bytes_rcvd < f->size ? f->pdc->st.bytes_rcvd : f->size;
+        return;
+    }
     int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
     const rs_qp *qa = rs_host_qp(tp->hosts[req], f->r.req_qpn);
     const rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
@@ -407,12 +452,7 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
     f->r.status = status;
     f->r.finish_ps = tp->net.eng.now_ps;
     f->r.pause_ps = src_paused_ps(tp, f) - f->pause0;
-    if (f->run_prev)
-        fs->f[f->run_prev - 1].run_next = f->run_next;
-    else
-        fs->run_head = f->run_next;
-    if (f->run_next)
-        fs->f[f->run_next - 1].run_prev = f->run_prev;
+    run_list_remove(fs, f);
     if (f->chain_next) {
         /* the pair carries on with the next flow: its share of the counters begins now if it
          * was posted already (else at its post) */
@@ -427,6 +467,35 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
     }
     release(tp, fs, f, status);
     arm(tp, fs);
+}
+
+/* An Ultra Ethernet flow's message was acknowledged in full (its PDC is released here). */
+static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
+{
+    rs_flows *fs = ctx;
+    rs_transport *tp = fs->tp;
+    rs_flow *f = &fs->f[flow_ref - 1];
+    if (f->r.status != RS_FLOW_RUNNING || f->pdc != c)
+        return;
+    live_counters(tp, f, flow_ref - 1, &f->r);
+    f->r.bytes_delivered = f->size;
+    f->r.status = RS_WC_STATUS_SUCCESS;
+    f->r.finish_ps = tp->net.eng.now_ps;
+    f->r.pause_ps = src_paused_ps(tp, f) - f->pause0;
+    f->r.uet_nacks = c->st.nacks_rcvd;
+    f->r.uet_trims = c->st.trims_rcvd;
+    run_list_remove(fs, f);
+    rs_uet_release(fs->uet, f->pdc);
+    f->pdc = NULL;
+    release(tp, fs, f, RS_WC_STATUS_SUCCESS);
+    arm(tp, fs);
+}
+
+void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u)
+{
+    fs->uet = u;
+    u->flow_complete = on_uet_complete;
+    u->flow_ctx = fs;
 }
 
 static void reap(rs_transport *tp, rs_flows *fs)
@@ -478,8 +547,39 @@ static int grow(void **p, uint64_t n, size_t elem)
 
 /* Same ranges as rs_qp_modify / rs_qp_set_recovery: a knob they would refuse when the flow
  * starts (inside run, where the error could only stop the simulation) is refused here. */
+static int check_uet(rs_transport *tp, const rs_flow_cfg *c)
+{
+    const rs_uet_params *u = &c->uet;
+    if (tp->net.link_layer != RS_LL_ROCE)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "transport uet runs over Ethernet: this fabric is InfiniBand");
+    if (u->mode != RS_UET_RUD)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet delivery mode %u: only 0 (RUD) is modelled", u->mode);
+    if (u->mtu < 64 || u->mtu > RS_MAX_PAYLOAD)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet mtu %u bytes outside 64..%u", u->mtu, RS_MAX_PAYLOAD);
+    if (u->window_bytes < u->mtu || u->window_bytes > (uint64_t)RS_PDS_SLOTS * u->mtu)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet window %u bytes outside mtu..%u x mtu (%llu)", u->window_bytes,
+                          RS_PDS_SLOTS, (unsigned long long)RS_PDS_SLOTS * u->mtu);
+    if (u->reorder_pkts < 1 || u->reorder_pkts > RS_PDS_SLOTS)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet reorder_pkts %u outside 1..%u", u->reorder_pkts, RS_PDS_SLOTS);
+    if (u->ack_every < 1 || u->ack_every > RS_PDS_SLOTS)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet ack_every %u outside 1..%u", u->ack_every, RS_PDS_SLOTS);
+    if (u->cc != RS_CC_NONE && u->cc != RS_CC_NSCC)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet cc %u: %d = none, %d = NSCC", u->cc, RS_CC_NONE, RS_CC_NSCC);
+    if (u->cc == RS_CC_NSCC && (u->cc_base_rtt_ps <= 0 || u->cc_base_rtt_ps > RS_MAX_TIME_PS))
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet NSCC base RTT %lld ps outside 1..%lld",
+                          (long long)u->cc_base_rtt_ps, (long long)RS_MAX_TIME_PS);
+    if (u->rto_ps <= 0 || u->rto_ps > RS_MAX_TIME_PS)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet rto %lld ps outside 1..%lld", (long long)u->rto_ps,
+                          (long long)RS_MAX_TIME_PS);
+    return RS_OK;
+}
+
 static int check_cfg(rs_transport *tp, const rs_flow_cfg *c)
 {
+    if (c->transport > RS_FLOW_UET)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "flow transport %u: 0 = RoCE, 1 = UET", c->transport);
+    if (c->transport == RS_FLOW_UET)
+        return check_uet(tp, c);
     if (rs_mtu_bytes((int)c->path_mtu) == 0)
         return rs_tp_fail(tp, RS_ERR_INVAL, "flow path_mtu enum %u outside 1..5", c->path_mtu);
     if (c->timeout > 31)
@@ -530,6 +630,11 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
             return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb %u outside 0..3 (WRITE, READ, SEND, LOCAL)", i,
                               verb[i]);
         int local = verb[i] == RS_FLOW_LOCAL;
+        if (c->transport == RS_FLOW_UET && verb[i] == RS_FLOW_READ)
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb READ with transport uet (WRITE, SEND or LOCAL)", i);
+        if (c->transport == RS_FLOW_UET && after && after[i])
+            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: after %u with transport uet (each UET flow has a PDC of "
+                              "its own)", i, after[i]);
         for (int end = 0; end < 2; end++) {
             int32_t h = end ? dst[i] : src[i];
             if (h < 0 || (uint32_t)h >= tp->n_hosts)
@@ -825,7 +930,7 @@ uint32_t rs_wl_flows_sample(const rs_transport *tp, const rs_flows *fs, uint32_t
         uint32_t data_qpn = f->verb == RS_FLOW_READ ? f->r.resp_qpn : f->r.req_qpn;
         ids[k] = i;
         bytes[k] = r.bytes_delivered;
-        rate_bps[k] = rs_tp_qp_rate_bps(tp, data_host, data_qpn);
+        rate_bps[k] = f->pdc ? 0.0 : rs_tp_qp_rate_bps(tp, data_host, data_qpn); /* UET: a window, no pacer */
         k++;
     }
     return k;

@@ -4,6 +4,7 @@
 
 #include "rdmasim/flows.h"
 #include "transport/transport.h"
+#include "uet/uet.h"
 
 /* Event kinds of the workload's timers (the lower layers' are in their headers; sim/sim.c
  * dispatches them all). */
@@ -35,6 +36,7 @@ typedef struct rs_flow {
     uint64_t run_prev;    /* running flows list (id + 1, 0 = none) */
     uint64_t run_next;
     int64_t pause0;       /* the src port's paused time on the flow's priority at start */
+    rs_pdc *pdc;          /* an Ultra Ethernet flow's PDC while it runs (NULL: RoCE, or done) */
     rs_flow_result r;
 } rs_flow;
 
@@ -47,6 +49,7 @@ typedef struct rs_flow_hostres {
 
 typedef struct rs_flows {
     rs_transport *tp;     /* the hosts and QPs the flows run on */
+    rs_uet *uet;          /* the Ultra Ethernet transport beside it (rs_wl_flows_attach_uet) */
     int *done;            /* the simulation's flag: set when every flow finished (stop_when_done) */
     rs_flow *f;
     uint64_t n;
@@ -77,6 +80,8 @@ void rs_flows_on_received(rs_flows *fs, rs_qp *qp);
 /* The flow timer fired. */
 void rs_flows_event(rs_flows *fs);
 void rs_flows_free(rs_flows *fs);
+/* UET flows run on u from now on: the table registers its completion hook with it. */
+void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u);
 
 /* The workload's side of the public calls of rdmasim/flows.h (sim/flows_api.c maps each onto one):
  * `*table` is created at first use, `done` is the flag stop_when_done raises. */

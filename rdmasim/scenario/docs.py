@@ -55,7 +55,8 @@ a ratio.
 * `ports`: `node`, `kind` (switch or host), `port`, `rx_pkts`, `tx_pkts`, `rx_bytes`, `tx_bytes`,
   `drops`, `ecn_marked`, `pfc_xoff_sent`, `pfc_rx_frames`, `paused_ps`, `credit_stall_ps`
   (InfiniBand credits: time with a packet to send and too few credits, summed over VLs),
-  `egress_peak_bytes`, `ingress_peak_bytes`.
+  `egress_peak_bytes`, `ingress_peak_bytes`, `trimmed_pkts` (packets trimmed to their headers for
+  this egress port, `[switch] trimming`).
 * `flow_samples`: `t_ps`, `flow_id`, `bytes_acked` (cumulative), `rate_bps` (the DCQCN limit;
   0 = none, line rate).
 * `queue_samples`: `t_ps`, `probe` (`SWITCH:PORT->NEXT_HOP pPRIORITY`, e.g. `s0:8->h8 p3`),

@@ -46,6 +46,9 @@ def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
         "ecn_mark": v["switch.ecn_mark"],
         "path_select": v["switch.path_select"],
         "ar_band": v["switch.ar_band"],
+        "trimming": v["switch.trimming"],
+        "trim_threshold": v["switch.trim_threshold"],
+        "trim_priority": v["switch.trim_priority"],
         # flow priority p is sent with DSCP 8p; map it to p (48 -> 6 as by default)
         "dscp_map": {8 * p: p for p in range(8)},
     }
@@ -375,6 +378,11 @@ def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str
     mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups,
                              dep_on=table.dep_on, need=table.need)
     try:
+        if v["transport.kind"] == "uet":
+            uet = {"mode": v["uet.mode"], "lb": v["uet.lb"], "cc": v["uet.cc"],
+                   "window": v["uet.window"] or None, "reorder_packets": v["uet.reorder_packets"],
+                   "ack_every": v["uet.ack_every"], "rto": v["uet.rto"], "trim": v["uet.trim"]}
+            return sim.add_flows(mapped, mtu=v["qp.mtu"], transport="uet", uet=uet)
         return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
                              rnr_retry=v["qp.rnr_retry"],
                              recovery=None if v["qp.recovery"] == "nic" else v["qp.recovery"],
@@ -531,6 +539,7 @@ def _records(res: np.ndarray, ideal: np.ndarray, names: list[str], to_sim: np.nd
             retx_pkts=row["retx_pkts"], cnps=row["cnps"],
             status="incomplete" if not done else describe_status(row["status"]),
             pause_ps=row["pause_ps"], group=groups[g] if 0 <= g < len(groups) else "",
+            nack_pkts=row["nack_pkts"], trimmed_pkts=row["trimmed_pkts"],
         ))
     return out
 

@@ -158,6 +158,11 @@ class SweepStore:
         pcols = ", ".join(f"{_q(c)} {_PORT_TYPES.get(c, 'INTEGER')}" for c in PORT_COLUMNS)
         self.db.execute(f"CREATE TABLE IF NOT EXISTS ports (run_key TEXT NOT NULL, {pcols}, "
                         "PRIMARY KEY (run_key, node, port))")
+        # a store made before the ports table had every column (trims)
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(ports)")}
+        for c in PORT_COLUMNS:
+            if c not in have:
+                self.db.execute(f"ALTER TABLE ports ADD COLUMN {_q(c)} {_PORT_TYPES.get(c, 'INTEGER')}")
         qcols = ", ".join(f"{_q(c)} {_QUEUE_TYPES.get(c, 'INTEGER')}" for c in QUEUE_COLUMNS)
         self.db.execute(f"CREATE TABLE IF NOT EXISTS queues (run_key TEXT NOT NULL, {qcols}, "
                         "PRIMARY KEY (run_key, probe))")

@@ -128,6 +128,33 @@ def check_link_layers(r: dict[str, Any]) -> None:
         assert r[w]["ib"]["drops"] == 0 == r[w]["roce"]["drops"]
 
 
+def check_multipath_compare(r: dict[str, Any]) -> None:
+    """Per-packet adaptive routing with out-of-order placement beats ECMP on a permutation without
+    a retransmission; in the failing-link case ECMP flows stall until the routing converges, and
+    the adaptive ones keep moving; no packet is trimmed (RoCE and InfiniBand never are)."""
+    perm = r["permutation"]
+    ecmp, ar, ib = perm["roce_ecmp"], perm["roce_ar_ooo"], perm["ib_ar"]
+    assert ar["mean_rate"] > ecmp["mean_rate"] and ib["mean_rate"] > ecmp["mean_rate"]
+    assert ar["slowdown_p99"] < ecmp["slowdown_p99"] and ib["slowdown_p99"] < ecmp["slowdown_p99"]
+    assert ar["max_queue_kb"] < ecmp["max_queue_kb"]
+    assert ar["retx_pkts"] == 0 == ib["retx_pkts"]
+    fail = r["failure"]
+    assert fail["roce_ecmp"]["stalled_flows"] >= 1
+    assert fail["roce_ar_ooo"]["stalled_flows"] == 0 == fail["ib_ar"]["stalled_flows"]
+    mp = example("multipath_compare")
+    reroute_us = (mp.FAIL_AT_PS + mp.REROUTE_AFTER_PS) / 1e6
+    assert fail["roce_ecmp"]["last_fct_us"] > reroute_us  # the stalled flow waits for the routing
+    assert fail["ib_ar"]["last_fct_us"] < fail["roce_ecmp"]["last_fct_us"]
+    assert fail["roce_ecmp"]["retx_pkts"] > 0
+    assert all(r[w][k]["trims"] == 0 for w in mp.WORKLOADS for k in mp.CONFIGS)
+    if "uet_spray" in perm:  # UET with oblivious spraying and trimming switches
+        assert r["incast"]["uet_spray"]["trims"] > 0  # the incast queue passes the threshold
+        assert perm["uet_spray"]["mean_rate"] > ecmp["mean_rate"]
+        assert fail["uet_spray"]["stalled_flows"] == 0
+        assert fail["uet_spray"]["last_fct_us"] < fail["roce_ecmp"]["last_fct_us"]
+        assert fail["uet_spray"]["delivered_by_reroute"] > fail["roce_ecmp"]["delivered_by_reroute"]
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "gbn_loss": check_gbn_loss,
     "incast_dcqcn": check_incast_dcqcn,
@@ -136,6 +163,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "ring_allreduce": check_ring_allreduce,
     "fabric_compare": check_fabric_compare,
     "link_layers": check_link_layers,
+    "multipath_compare": check_multipath_compare,
 }
 
 

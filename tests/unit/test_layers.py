@@ -37,7 +37,7 @@ def test_tree_has_no_new_upward_include() -> None:
 def test_every_layer_folder_and_public_header_is_assigned() -> None:
     mod = _load()
     folders = {p.name for p in (ROOT / "csrc").iterdir() if p.is_dir()} - {"include"}
-    assert folders == set(mod.LAYERS)
+    assert folders == set(mod.FOLDERS)
     public = {p.name for p in (ROOT / "csrc" / "include" / "rdmasim").iterdir()}
     assert public == set(mod.PUBLIC)
 
@@ -87,3 +87,27 @@ def test_file_outside_any_layer_is_flagged(tmp_path: Path) -> None:
     (root / "csrc" / "misc" / "x.c").write_text("int x;\n")
     r = subprocess.run([sys.executable, str(SCRIPT), "--root", str(root)], capture_output=True, text=True)
     assert r.returncode == 1 and "csrc/misc/x.c: in no layer" in r.stdout
+
+
+def test_sibling_transports_may_not_include_each_other(tmp_path: Path) -> None:
+    mod = _load()
+    assert mod.RANK["uet"] == mod.RANK["transport"]  # one rank, two folders
+    root = _copy_csrc(tmp_path)
+    (root / "csrc" / "uet").mkdir(exist_ok=True)
+    planted = root / "csrc" / "uet" / "planted.c"
+    planted.write_text('#include "transport/transport.h"\n#include "cc/registry.c"\n')
+    other = root / "csrc" / "transport" / "qpn.c"
+    other.write_text('#include "uet/uet.h"\n' + other.read_text())
+    r = subprocess.run([sys.executable, str(SCRIPT), "--root", str(root)], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert ('csrc/uet/planted.c: layer uet includes "transport/transport.h" of its sibling layer transport'
+            in r.stdout)
+    assert 'csrc/transport/qpn.c: layer transport includes "uet/uet.h" of its sibling layer uet' in r.stdout
+    assert "cc/registry.c" not in r.stdout  # below both: allowed
+    # the workload above both may include either
+    flows = root / "csrc" / "workload" / "flows.c"
+    planted.unlink()
+    other.write_text(other.read_text().replace('#include "uet/uet.h"\n', ""))
+    flows.write_text('#include "uet/uet.h"\n' + flows.read_text())
+    r = subprocess.run([sys.executable, str(SCRIPT), "--root", str(root)], capture_output=True, text=True)
+    assert "flows.c" not in r.stdout, r.stdout

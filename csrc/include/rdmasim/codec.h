@@ -113,6 +113,47 @@ uint32_t rs_ib_icrc(const uint8_t *pkt, size_t len);
 /* The VCRC over `len` bytes (LRH .. ICRC). */
 uint16_t rs_ib_vcrc(const uint8_t *data, size_t len);
 
+/* ---- Ultra Ethernet transport over UDP (uet_codec.c): packets of kind RS_PKT_UET ----
+ * Ethernet II / IPv4 / UDP (destination port 4793, source port = the entropy value) / PDS header /
+ * SES header (requests: the 44-byte standard request header) / payload.  No ICRC and no
+ * end-to-end CRC (the optional pds CRC is not modelled); the UDP checksum is sent as 0. */
+#define RS_UET_UDP_PORT 4793u
+/* pds.type */
+enum rs_uet_pds_type {
+    RS_UET_PDS_RUD_REQ = 2,
+    RS_UET_PDS_ROD_REQ = 3,
+    RS_UET_PDS_ACK = 7,
+    RS_UET_PDS_ACK_CC = 8,
+    RS_UET_PDS_NACK = 10,
+};
+/* pds.next_hdr */
+#define RS_UET_NH_NONE 0u
+#define RS_UET_NH_REQ_STD 3u
+/* pds.flags of a RUD/ROD request, and of an ACK / NACK */
+#define RS_UET_F_RETX 0x10u /* requests, ACKs, NACKs: retransmitted */
+#define RS_UET_F_AR 0x08u   /* requests: ACK request */
+#define RS_UET_F_SYN 0x04u  /* requests: first packets of a new PDC */
+#define RS_UET_F_M 0x20u    /* ACK / NACK: the acknowledged request arrived ECN-marked */
+/* SES opcodes and the standard header's flag bits */
+#define RS_UET_SES_WRITE 0x01u
+#define RS_UET_SES_SEND 0x05u
+#define RS_UET_SES_EOM 0x02u
+#define RS_UET_SES_SOM 0x01u
+/* pds.nack_code */
+#define RS_UET_NACK_TRIMMED 0x01u
+/* header bytes */
+#define RS_UET_PDS_REQ_BYTES 12u
+#define RS_UET_PDS_ACK_BYTES 12u
+#define RS_UET_PDS_ACK_CC_BYTES 32u /* ACK + the 20-byte extension (cc type, MPR, SACK offset, bitmap, CC state) */
+#define RS_UET_PDS_NACK_BYTES 16u
+#define RS_UET_SES_STD_BYTES 44u
+#define RS_UET_MAX_PAYLOAD 16383u /* the standard header's 14-bit payload length */
+size_t rs_uet_frame_len(const rs_pkt *p);
+int rs_uet_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, size_t *frame_len);
+/* Decode the UDP payload of a frame to port 4793 (Ethernet and IPv4 were checked by the caller):
+ * fills p (kind RS_PKT_UET) as rs_decode_captured does a RoCE frame. */
+int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p);
+
 /* pcap writer: nanosecond-resolution pcap (magic 0xa1b23c4d), LINKTYPE_ETHERNET.  Records are
  * gathered in `wbuf` and written in blocks; the first write error stops the writer (`err`) and cuts
  * the file back to its last whole record, so the file always holds exactly `frames` records. */

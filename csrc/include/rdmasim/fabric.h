@@ -70,6 +70,13 @@ typedef struct rs_switch_cfg {
                                     * last bit arrived (added to the links into the switch) */
     uint32_t ar_band_bytes;        /* adaptive path selection compares egress queues in bands of this
                                     * many bytes (queue bytes / band; 0 or 1: bytes exactly) */
+    /* packet trimming (link/trim.c, docs/multipath.md): a packet whose transport allows it (rs_pkt
+     * trim_ok) and whose egress queue would hold more than trim_threshold_bytes with it, or that
+     * the buffer would drop, is cut to its headers and queued at priority trim_prio instead; a
+     * trimmed packet goes at trim_prio through every trimming switch.  Not on credit ports. */
+    uint32_t trim;                 /* 0 off, 1 on */
+    uint64_t trim_threshold_bytes; /* 1..2^40 */
+    uint32_t trim_prio;            /* 0..7 */
 } rs_switch_cfg;
 
 /* Path selection among equal-cost next hops: flow hash (ECMP), per-packet spraying (a per-switch
@@ -133,6 +140,10 @@ typedef struct rs_drop_spec {
 int rs_link_add_drop_rule(rs_sim *sim, int link, const rs_drop_spec *spec);
 /* Matching frames the rules of a link direction have still to drop (sum of their counts left). */
 int64_t rs_link_drops_pending(const rs_sim *sim, int link);
+/* Test hook (until a transport that sets it runs over the link): on 1, every RoCE frame put on
+ * link direction `link` from now on is marked trim_ok, as if its transport allowed trimming;
+ * 0 stops it.  A RoCE NIC drops a trimmed frame as one with a wrong ICRC. */
+int rs_link_mark_trim_ok(rs_sim *sim, int link, int on);
 /* Change the i.i.d. loss probability of a link direction for the frames put on it at or after
  * t_ps (>= now); changes at the same time apply in the order scheduled. */
 int rs_link_schedule_loss(rs_sim *sim, int link, double loss_prob, int64_t t_ps);
@@ -158,6 +169,7 @@ typedef struct rs_swport_stats {
     uint64_t q_tx_pkts[RS_NPRIO], q_tx_bytes[RS_NPRIO]; /* data sent from egress queue (port, prio) */
     uint64_t q_ecn_marked[RS_NPRIO];
     uint64_t q_drops[RS_NPRIO];        /* drops (any reason) of packets that arrived here in prio */
+    uint64_t trims;                    /* packets trimmed to their headers for this egress port */
 } rs_swport_stats;
 
 /* Counters of the receive side of PFC, for any port (host NIC or switch). */

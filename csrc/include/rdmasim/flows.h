@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "rdmasim/uet.h"
 #include "rdmasim/verbs.h"
 
 /* RS_FLOW_LOCAL: no packets and no QPs; the flow finishes the moment it starts (after its hold).
@@ -32,7 +33,12 @@ enum rs_flow_verb { RS_FLOW_WRITE = 0, RS_FLOW_READ = 1, RS_FLOW_SEND = 2, RS_FL
 #define RS_FLOW_MAX_RD_ATOMIC 128u
 #define RS_FLOW_MAX_IRN_WINDOW 65536u
 
-/* QP attributes of every flow in one rs_flows_add batch. */
+/* The transport a batch's flows run on (rs_flow_cfg.transport). */
+enum rs_flow_transport { RS_FLOW_ROCE = 0, RS_FLOW_UET = 1 };
+
+/* QP attributes of every flow in one rs_flows_add batch (transport RS_FLOW_ROCE), or the Ultra
+ * Ethernet PDS parameters (transport RS_FLOW_UET: WRITE and SEND flows only, no `after`; each flow
+ * a PDC of its own, docs/uet.md). */
 typedef struct rs_flow_cfg {
     uint32_t path_mtu;      /* ibv_mtu enum 1..5 */
     uint32_t timeout;       /* local ACK timeout exponent */
@@ -41,6 +47,8 @@ typedef struct rs_flow_cfg {
     uint32_t min_rnr_timer;
     uint32_t max_rd_atomic; /* READ credits (max_rd_atomic = max_dest_rd_atomic) */
     rs_recovery_params recovery;
+    uint32_t transport;     /* enum rs_flow_transport */
+    rs_uet_params uet;      /* transport RS_FLOW_UET */
 } rs_flow_cfg;
 
 /* Add n flows; ids continue from earlier batches (the first id is returned, or a negative
@@ -87,9 +95,11 @@ typedef struct rs_flow_result {
     uint64_t cnps;            /* CNPs received by the data sender */
     int64_t pause_ps;         /* time the src NIC was paused on the flow's priority while it ran */
     uint32_t status;          /* ibv_wc_status, or RS_FLOW_WAITING / RS_FLOW_RUNNING */
-    uint32_t req_host;        /* the QP pair while running (0 qpn: none) */
+    uint32_t req_host;        /* the QP pair while running (0 qpn: none); UET: the PDC ids */
     uint32_t req_qpn;
     uint32_t resp_qpn;
+    uint64_t uet_nacks;       /* UET: NACKs the initiator received */
+    uint64_t uet_trims;       /* UET: of which for trimmed packets */
 } rs_flow_result;
 
 /* Results of flows [first, first + n): running flows show their live counters. */

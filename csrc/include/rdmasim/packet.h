@@ -19,7 +19,44 @@ enum rs_pkt_kind {
                       * is the payload, no field is valid but the routing metadata; NICs drop it */
     RS_PKT_IB_FC = 4, /* InfiniBand link flow-control packet (link/credit.h): VL in pfc_class_enable,
                        * FCTBS in pfc_quanta[0], FCCL in pfc_quanta[1]; link-local, never forwarded */
+    RS_PKT_UET = 5,   /* Ultra Ethernet: Ethernet / IPv4 / UDP 4793 / PDS [/ SES] / payload (csrc/uet,
+                       * codec/uet_codec.c); the UDP source port is the entropy value, psn the PDS PSN */
 };
+
+/* Ultra Ethernet transport headers of a RS_PKT_UET packet (UE specification 1.0; field names as
+ * the specification's; docs/uet.md has the layout).  The PDS PSN is rs_pkt.psn, the entropy value
+ * rs_pkt.udp_sport. */
+typedef struct rs_uet_hdr {
+    /* PDS prologue: type (5 bits), next header or control type (4), flags (7, as on the wire) */
+    uint8_t type;
+    uint8_t next_hdr;
+    uint8_t flags;
+    uint8_t nack_code;      /* NACK: pds.nack_code */
+    uint16_t spdcid;        /* source / destination PDC identifiers */
+    uint16_t dpdcid;
+    int16_t psn_off;        /* request: clear_psn - psn; ACK: ack_psn - cack_psn (signed on the wire) */
+    int16_t sack_off;       /* ACK_CC: SACK bitmap base PSN - cack_psn */
+    uint32_t cack_psn;      /* ACK: cumulative ACK PSN (every PSN up to it received) */
+    uint32_t nack_payload;  /* NACK: the highest PSN received + 1 */
+    uint8_t cc_type;        /* ACK_CC: pds.cc_type (0 NSCC, 1 credit) and its flags (low 4 bits) */
+    uint8_t cc_flags;
+    uint8_t mpr;            /* ACK_CC: maximum PSN range */
+    uint8_t ses_opcode;     /* SES standard request: opcode (6 bits), flags byte (ver, DC, IE, rel, HD, EOM, SOM) */
+    uint64_t sack_bitmap;   /* ACK_CC: bit i (value 1 << i) = PSN base + i received */
+    uint64_t cc_state;      /* ACK_CC: the 8-byte CC state, as on the wire */
+    uint8_t ses_flags;
+    uint8_t index_gen;
+    uint16_t msg_id;        /* SES: message id */
+    uint32_t job_id;        /* 24 bits */
+    uint16_t pid_on_fep;    /* 12 bits */
+    uint16_t resource_index; /* 12 bits */
+    uint32_t initiator;
+    uint32_t message_offset; /* non-SOM packets: byte offset in the message (SOM: 0, header data instead) */
+    uint32_t request_length; /* the message's length in bytes */
+    uint64_t buffer_offset;  /* target buffer offset of the message's first byte */
+    uint64_t mem_key;        /* memory key / match bits (the rkey-like field) */
+    uint64_t header_data;    /* SOM packets */
+} rs_uet_hdr;
 
 /* The link layer a frame travels on (one per fabric, rs_net.link_layer; stamped by link/frame.h):
  * RoCEv2 over Ethernet, or native InfiniBand (LRH / BTH ... / ICRC / VCRC, docs/infiniband.md). */
@@ -159,9 +196,19 @@ typedef struct rs_pkt {
     /* responder job (kind == RS_PKT_JOB): index of the responder resource it replays */
     uint32_t job_res;
 
+    /* Ultra Ethernet (kind == RS_PKT_UET) */
+    rs_uet_hdr uet;
+
     /* PFC (kind == RS_PKT_PFC) */
     uint16_t pfc_class_enable;
     uint16_t pfc_quanta[8];
+
+    /* packet trimming (link/trim.c; NDP, UEC's optional trimming; metadata, not encoded):
+     * trim_ok: the transport that built the packet lets a switch cut it to its headers (a
+     * transport sets it on the packets it can recover from a header; RoCE never does);
+     * trimmed: a switch did (payload_len 0, frame_len recomputed: the frame is its headers). */
+    uint8_t trim_ok;
+    uint8_t trimmed;
 } rs_pkt;
 
 #endif

@@ -1,0 +1,519 @@
+/* A host's Ultra Ethernet endpoint: PDC tables, the frames of pds.c's decisions, the transmit
+ * round robin over PDCs with data, the retransmit timers, and bulk flows over PDCs. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdmasim/cc_nscc.h"
+#include "uet/uet.h"
+
+static void cc_loss(rs_uet *u, rs_pdc *c, uint64_t lost_bytes, int trimmed);
+
+/* ---- PDC ids: cyclic 1..65535 (an id is not reused while a PDC has it), open addressing ---- */
+
+static uint32_t id_hash(uint16_t id, uint32_t cap) { return ((uint32_t)id * 40503u) & (cap - 1u); }
+
+static rs_pdc *ids_find(const rs_uet_ids *t, uint16_t id)
+{
+    if (!t->cap)
+        return NULL;
+    for (uint32_t i = id_hash(id, t->cap);; i = (i + 1u) & (t->cap - 1u)) {
+        if (!t->slot[i])
+            return NULL;
+        if (t->key[i] == id && t->slot[i] != (rs_pdc *)t) /* (rs_pdc *)t marks a deleted entry */
+            return t->slot[i];
+    }
+}
+
+static int ids_grow(rs_uet_ids *t)
+{
+    uint32_t cap = t->cap ? t->cap * 2u : 64u;
+    rs_pdc **slot = calloc(cap, sizeof(*slot));
+    uint16_t *key = calloc(cap, sizeof(*key));
+    if (!slot || !key) {
+        free(slot);
+        free(key);
+        return -1;
+    }
+    for (uint32_t i = 0; i < t->cap; i++) {
+        if (!t->slot[i] || t->slot[i] == (rs_pdc *)t)
+            continue;
+        uint32_t j = id_hash(t->key[i], cap);
+        while (slot[j])
+            j = (j + 1u) & (cap - 1u);
+        slot[j] = t->slot[i];
+        key[j] = t->key[i];
+    }
+    free(t->slot);
+    free(t->key);
+    t->slot = slot;
+    t->key = key;
+    t->cap = cap;
+    return 0;
+}
+
+/* A fresh id for c: 0 when 65535 are in use or out of memory. */
+static uint16_t ids_add(rs_uet_ids *t, rs_pdc *c)
+{
+    if (t->live >= 65535u || ((t->live + 1u) * 2u > t->cap && ids_grow(t) != 0))
+        return 0;
+    uint16_t id;
+    do {
+        id = ++t->next ? t->next : ++t->next;
+    } while (ids_find(t, id));
+    uint32_t i = id_hash(id, t->cap);
+    while (t->slot[i] && t->slot[i] != (rs_pdc *)t)
+        i = (i + 1u) & (t->cap - 1u);
+    t->slot[i] = c;
+    t->key[i] = id;
+    t->live++;
+    return id;
+}
+
+static void ids_del(rs_uet_ids *t, uint16_t id)
+{
+    if (!t->cap)
+        return;
+    for (uint32_t i = id_hash(id, t->cap); t->slot[i]; i = (i + 1u) & (t->cap - 1u)) {
+        if (t->key[i] == id && t->slot[i] != (rs_pdc *)t) {
+            t->slot[i] = (rs_pdc *)t;
+            t->live--;
+            return;
+        }
+    }
+}
+
+/* ---- endpoints ---- */
+
+rs_uet_ep *rs_uet_ep_get(rs_uet *u, int host)
+{
+    if (host < 0 || (uint32_t)host >= u->net->n_hosts)
+        return NULL;
+    if ((uint32_t)host >= u->n_eps) {
+        uint32_t n = u->net->n_hosts;
+        rs_uet_ep **ne = realloc(u->eps, n * sizeof(*ne));
+        if (!ne)
+            return NULL;
+        memset(ne + u->n_eps, 0, (n - u->n_eps) * sizeof(*ne));
+        u->eps = ne;
+        u->n_eps = n;
+    }
+    if (u->eps[host])
+        return u->eps[host];
+    rs_uet_ep *ep = calloc(1, sizeof(*ep));
+    if (!ep)
+        return NULL;
+    ep->host = host;
+    ep->port = u->net->host_ports[host];
+    u->eps[host] = ep;
+    return ep;
+}
+
+static void ring_add(rs_uet_ep *ep, rs_pdc *c)
+{
+    if (c->act_next)
+        return;
+    ep->ring_len++;
+    if (!ep->ring) {
+        c->act_next = c->act_prev = c;
+        ep->ring = c;
+        return;
+    }
+    rs_pdc *h = ep->ring;
+    c->act_prev = h->act_prev;
+    c->act_next = h;
+    h->act_prev->act_next = c;
+    h->act_prev = c;
+}
+
+static void ring_remove(rs_uet_ep *ep, rs_pdc *c)
+{
+    if (!c->act_next)
+        return;
+    ep->ring_len--;
+    if (c->act_next == c) {
+        ep->ring = NULL;
+    } else {
+        c->act_prev->act_next = c->act_next;
+        c->act_next->act_prev = c->act_prev;
+        if (ep->ring == c)
+            ep->ring = c->act_next;
+    }
+    c->act_next = c->act_prev = NULL;
+}
+
+static rs_pkt *new_frame(rs_uet *u, const rs_link_path *path, int src, int dst)
+{
+    rs_pkt *p = rs_pkt_alloc(u->pool);
+    if (!p) {
+        u->net->eng.failed = 1;
+        rs_engine_fail(&u->net->eng, RS_ERR_NOMEM, "out of memory allocating a packet");
+        return NULL;
+    }
+    p->kind = RS_PKT_UET;
+    p->src_node = (uint16_t)src;
+    p->dst_node = (uint16_t)dst;
+    rs_link_frame(p, path);
+    return p;
+}
+
+static void send_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pkt *p)
+{
+    p->next = NULL;
+    if (ep->ctrl_tail)
+        ep->ctrl_tail->next = p;
+    else
+        ep->ctrl_head = p;
+    ep->ctrl_tail = p;
+    rs_port_kick(u->net, ep->port);
+}
+
+static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
+{
+    rs_pkt *p = new_frame(u, &c->path, c->src, c->dst);
+    if (!p)
+        return NULL;
+    uint16_t ev = rs_uet_lb_next(&c->lb); /* oblivious spraying or REPS (uet/lb.c) */
+    c->slots[tx->psn & (RS_PDS_SLOTS - 1u)].ev = ev;
+    p->udp_sport = ev; /* what the switches hash: each packet may take another path */
+    p->psn = tx->psn;
+    p->payload_len = tx->len;
+    p->trim_ok = c->prm.trim_ok; /* a trimming switch may cut it to its headers (link/trim.c) */
+    rs_uet_hdr *h = &p->uet;
+    h->type = c->prm.mode == RS_UET_ROD ? RS_UET_PDS_ROD_REQ : RS_UET_PDS_RUD_REQ;
+    h->next_hdr = RS_UET_NH_REQ_STD;
+    h->flags = (uint8_t)((tx->retx ? RS_UET_F_RETX : 0u) | (tx->ar ? RS_UET_F_AR : 0u));
+    int32_t clear = (int32_t)(c->una_psn - tx->psn); /* clear_psn: below it nothing is outstanding */
+    h->psn_off = (int16_t)(clear < INT16_MIN ? INT16_MIN : clear);
+    h->spdcid = c->src_id;
+    h->dpdcid = c->dst_id;
+    h->ses_opcode = c->ses_opcode;
+    h->ses_flags = (uint8_t)((tx->som ? RS_UET_SES_SOM : 0u) | (tx->eom ? RS_UET_SES_EOM : 0u));
+    h->msg_id = c->msg_id;
+    h->initiator = (uint32_t)c->src;
+    h->mem_key = c->dst_id; /* the target's buffer key: the PDC's (bulk flows place no bytes) */
+    h->message_offset = tx->som ? 0 : tx->off;
+    h->request_length = (uint32_t)c->msg_len;
+    if (!c->rto.armed)
+        rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->prm.rto_ps);
+    return p;
+}
+
+rs_pkt *rs_uet_next_frame(rs_uet_ep *ep)
+{
+    rs_port *port = ep->port;
+    rs_pkt *prev = NULL;
+    for (rs_pkt *p = ep->ctrl_head; p; prev = p, p = p->next) { /* ACKs first, unless paused */
+        if ((port->paused_mask >> p->priority) & 1u)
+            continue;
+        if (prev)
+            prev->next = p->next;
+        else
+            ep->ctrl_head = p->next;
+        if (ep->ctrl_tail == p)
+            ep->ctrl_tail = prev;
+        p->next = NULL;
+        return p;
+    }
+    for (uint32_t n = ep->ring_len; n && ep->ring; n--) {
+        rs_pdc *c = ep->ring;
+        if ((port->paused_mask >> c->path.priority) & 1u) {
+            ep->ring = c->act_next; /* its priority is paused: the others may go */
+            continue;
+        }
+        rs_pds_tx tx;
+        if (rs_pds_next(c, c->uet->net->eng.now_ps, &tx)) {
+            ep->ring = c->act_next; /* round robin: the next PDC goes first next time */
+            return build_data(c->uet, c, &tx);
+        }
+        ring_remove(ep, c); /* nothing to send until an ACK, NACK or timeout */
+    }
+    return NULL;
+}
+
+int rs_uet_idle_after(rs_uet_ep *ep, int64_t free_ps)
+{
+    (void)free_ps;
+    return !ep->ctrl_head && !ep->ring;
+}
+
+void rs_uet_rto(rs_uet *u, rs_pdc *c)
+{
+    if (!c->live)
+        return;
+    uint32_t lost;
+    int64_t due = rs_pds_on_rto(c, u->net->eng.now_ps, &lost);
+    if (due != INT64_MAX)
+        rs_engine_arm(&u->net->eng, &c->rto, due);
+    if (lost) {
+        rs_uet_lb_on_timeout(&c->lb); /* a path may have failed: REPS freezes */
+        cc_loss(u, c, (uint64_t)lost * c->prm.mtu, 0);
+        rs_uet_ep *ep = u->eps[c->src];
+        ring_add(ep, c);
+        rs_port_kick(u->net, ep->port);
+    }
+}
+
+/* ---- congestion control: the PDC's window from its rs_cc_algo ---- */
+
+static void cc_window(rs_pdc *c)
+{
+    uint64_t w = c->cc->window_bytes ? c->cc->window_bytes(c->cc_state, c->cc_params) : 0;
+    uint64_t hi = (uint64_t)RS_PDS_SLOTS * c->prm.mtu;
+    if (!w || w > hi)
+        w = hi;
+    c->window_bytes = (uint32_t)(w < c->prm.mtu ? c->prm.mtu : w);
+}
+
+static void cc_loss(rs_uet *u, rs_pdc *c, uint64_t lost_bytes, int trimmed)
+{
+    if (!c->cc || !c->cc->on_loss)
+        return;
+    c->cc->on_loss(c->cc_state, c->cc_params, u->net->eng.now_ps, lost_bytes, trimmed);
+    cc_window(c);
+}
+
+static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c)
+{
+    rs_timer_cancel(&c->rto);
+    ring_remove(ep, c);
+    if (u->flow_complete && c->flow_ref)
+        u->flow_complete(u->flow_ctx, c->flow_ref, c);
+}
+
+/* Initiator: an ACK or NACK for PDC c. */
+static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
+{
+    if (pkt->uet.type == RS_UET_PDS_NACK) {
+        if (pkt->uet.nack_code == RS_UET_NACK_TRIMMED)
+            c->st.trims_rcvd++;
+        const rs_pds_slot *s = &c->slots[pkt->psn & (RS_PDS_SLOTS - 1u)];
+        uint16_t ev = s->ev;
+        if (!rs_pds_on_nack(c, pkt->psn))
+            return;
+        rs_uet_lb_on_loss(&c->lb, ev);
+        cc_loss(u, c, s->len, pkt->uet.nack_code == RS_UET_NACK_TRIMMED);
+    } else {
+        rs_pds_ack_res r;
+        int ecn = (pkt->uet.flags & RS_UET_F_M) != 0;
+        c->st.ecn_acks += (uint64_t)ecn;
+        rs_uet_lb_on_ack(&c->lb, pkt->udp_sport, ecn); /* the ACK echoes the entropy it acknowledges */
+        uint32_t ack_psn = pkt->uet.cack_psn + (uint32_t)(int32_t)pkt->uet.psn_off;
+        const rs_pds_slot *s = &c->slots[ack_psn & (RS_PDS_SLOTS - 1u)];
+        int64_t rtt = -1; /* a sample only from a first transmission still unacknowledged (Karn) */
+        if ((int32_t)(ack_psn - c->una_psn) >= 0 && (int32_t)(ack_psn - c->next_psn) < 0 &&
+            (s->state == RS_PDS_SENT || s->state == RS_PDS_LOST) && s->sends == 1)
+            rtt = u->net->eng.now_ps - s->sent_ps;
+        rs_pds_on_ack(c, &pkt->uet, &r);
+        if (c->cc) {
+            rs_cc_ack a = {.now_ps = u->net->eng.now_ps, .rtt_ps = rtt, .acked_bytes = r.acked_bytes,
+                           .inflight_bytes = c->inflight_bytes, .ack_psn = ack_psn, .snd_nxt_psn = c->next_psn,
+                           .ce_echo = (uint8_t)ecn};
+            if (c->cc->on_ack)
+                c->cc->on_ack(c->cc_state, c->cc_params, &a);
+            cc_window(c);
+            if (r.lost)
+                cc_loss(u, c, (uint64_t)r.lost * c->prm.mtu, 0);
+        }
+        if (r.done) {
+            complete(u, ep, c);
+            return;
+        }
+    }
+    if (rs_pds_can_send(c)) {
+        ring_add(ep, c);
+        rs_port_kick(u->net, ep->port);
+    }
+}
+
+/* Target: a request for PDC c; answers with an ACK when pds.c says so. */
+/* Target: a switch trimmed the request for PSN pkt->psn to its headers (link/trim.c): a NACK
+ * (code TRIMMED) asks for it again at once, echoing its entropy; the PSN is not received. */
+static void nack_trimmed(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
+{
+    rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
+    if (!a)
+        return;
+    a->udp_sport = pkt->udp_sport;
+    a->psn = pkt->psn;
+    rs_uet_hdr *h = &a->uet;
+    h->type = RS_UET_PDS_NACK;
+    h->next_hdr = RS_UET_NH_NONE;
+    h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
+    h->nack_code = RS_UET_NACK_TRIMMED;
+    h->spdcid = c->dst_id;
+    h->dpdcid = c->src_id;
+    h->nack_payload = c->rx_max;
+    send_ctrl(u, ep, a);
+}
+
+static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
+{
+    if (pkt->trimmed) {
+        nack_trimmed(u, ep, c, pkt);
+        return;
+    }
+    rs_pds_rx_res r;
+    rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
+    if (!r.ack)
+        return;
+    rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
+    if (!a)
+        return;
+    a->udp_sport = pkt->udp_sport; /* the entropy of the packet it acknowledges, echoed */
+    rs_uet_hdr *h = &a->uet;
+    h->type = RS_UET_PDS_ACK_CC;
+    h->next_hdr = RS_UET_NH_NONE;
+    h->flags = (uint8_t)(((pkt->tos & 3u) == 3u ? RS_UET_F_M : 0u) | (pkt->uet.flags & RS_UET_F_RETX));
+    h->psn_off = r.ack_psn_off;
+    h->cack_psn = r.cack_psn;
+    h->spdcid = c->dst_id;
+    h->dpdcid = c->src_id;
+    h->sack_off = r.sack_off;
+    h->sack_bitmap = r.sack_bitmap;
+    send_ctrl(u, ep, a);
+}
+
+void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
+{
+    rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
+    uint8_t t = pkt->uet.type;
+    int request = t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ;
+    if (!c || !c->live || (request ? c->dst : c->src) != ep->host) {
+        ep->rx_unknown++;
+    } else if (request) {
+        target_receive(u, ep, c, pkt);
+    } else {
+        initiator_receive(u, ep, c, pkt);
+    }
+    rs_pkt_release(u->pool, pkt);
+}
+
+/* ---- PDCs ---- */
+
+static rs_pdc *pdc_alloc(rs_uet *u)
+{
+    if (u->free_pdcs) {
+        rs_pdc *c = u->free_pdcs;
+        u->free_pdcs = c->free_next;
+        return c;
+    }
+    if (u->n_all == u->cap_all) {
+        uint32_t cap = u->cap_all ? 2u * u->cap_all : 16u;
+        rs_pdc **n = realloc(u->all_pdcs, cap * sizeof(*n));
+        if (!n)
+            return NULL;
+        u->all_pdcs = n;
+        u->cap_all = cap;
+    }
+    rs_pdc *c = calloc(1, sizeof(*c));
+    rs_pds_slot *slots = malloc(RS_PDS_SLOTS * sizeof(*slots));
+    uint32_t *rq = malloc(RS_PDS_SLOTS * sizeof(*rq));
+    if (!c || !slots || !rq) {
+        free(c);
+        free(slots);
+        free(rq);
+        return NULL;
+    }
+    c->slots = slots;
+    c->rq = rq;
+    c->rto.owner = c;
+    c->rto.kind = RS_EV_UET_RTO;
+    u->all_pdcs[u->n_all++] = c;
+    return c;
+}
+
+rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, uint8_t ses_opcode,
+                     const rs_uet_params *prm, uint64_t flow_ref)
+{
+    rs_uet_ep *se = rs_uet_ep_get(u, src), *de = rs_uet_ep_get(u, dst);
+    if (!se || !de) {
+        rs_engine_fail(&u->net->eng, RS_ERR_NOMEM, "out of memory for a UET endpoint");
+        return NULL;
+    }
+    rs_pdc *c = pdc_alloc(u);
+    if (!c) {
+        rs_engine_fail(&u->net->eng, RS_ERR_NOMEM, "out of memory for a UET PDC");
+        return NULL;
+    }
+    c->uet = u;
+    c->src = src;
+    c->dst = dst;
+    c->prm = *prm;
+    c->ses_opcode = ses_opcode;
+    c->flow_ref = flow_ref;
+    c->msg_id = (uint16_t)(flow_ref & 0xFFFFu);
+    c->src_id = ids_add(&se->ids, c);
+    c->dst_id = c->src_id ? ids_add(&de->ids, c) : 0;
+    if (!c->dst_id) {
+        if (c->src_id)
+            ids_del(&se->ids, c->src_id);
+        c->free_next = u->free_pdcs;
+        u->free_pdcs = c;
+        rs_engine_fail(&u->net->eng, RS_ERR_NOMEM, "no UET PDC id left on host %d or %d (65535 in use)", src, dst);
+        return NULL;
+    }
+    uint8_t tc = (uint8_t)((8u * prio) << 2);
+    rs_port_resolve_path(u->net, se->port, dst, tc, c->src_id, &c->path);
+    rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back);
+    rs_pds_init(c, size, 0);
+    c->cc = NULL;
+    if (prm->cc == RS_CC_NSCC) {
+        rs_nscc_params_default((rs_nscc_params *)(void *)c->cc_params, prm->mtu, prm->cc_base_rtt_ps, prm->trim_ok);
+        c->cc = rs_cc_algo_get(RS_CC_NSCC);
+    }
+    if (c->cc) {
+        double line = se->port->tx ? (double)se->port->tx->rate_bps : 0.0;
+        c->cc->init(c->cc_state, c->cc_params, line, u->net->eng.now_ps);
+        cc_window(c);
+    }
+    rs_uet_lb_cfg lbc;
+    rs_uet_lb_cfg_default(&lbc, prm->lb);
+    rs_uet_lb_init(&c->lb, &lbc, u->net->eng.seed ^ (flow_ref * UINT64_C(0x9E3779B97F4A7C15)) ^ (uint64_t)src << 32);
+    c->start_ps = u->net->eng.now_ps;
+    c->live = 1;
+    c->act_next = c->act_prev = NULL;
+    ring_add(se, c);
+    rs_port_kick(u->net, se->port);
+    return c;
+}
+
+void rs_uet_release(rs_uet *u, rs_pdc *c)
+{
+    if (!c->live)
+        return;
+    c->live = 0;
+    rs_timer_cancel(&c->rto);
+    if ((uint32_t)c->src < u->n_eps && u->eps[c->src]) {
+        ring_remove(u->eps[c->src], c);
+        ids_del(&u->eps[c->src]->ids, c->src_id);
+    }
+    if ((uint32_t)c->dst < u->n_eps && u->eps[c->dst])
+        ids_del(&u->eps[c->dst]->ids, c->dst_id);
+    c->free_next = u->free_pdcs;
+    u->free_pdcs = c;
+}
+
+void rs_uet_free(rs_uet *u)
+{
+    for (uint32_t i = 0; i < u->n_eps; i++) {
+        rs_uet_ep *ep = u->eps[i];
+        if (!ep)
+            continue;
+        for (rs_pkt *p = ep->ctrl_head, *n; p; p = n) {
+            n = p->next;
+            rs_pkt_release(u->pool, p);
+        }
+        free(ep->ids.slot);
+        free(ep->ids.key);
+        free(ep);
+    }
+    free(u->eps);
+    for (uint32_t i = 0; i < u->n_all; i++) {
+        free(u->all_pdcs[i]->slots);
+        free(u->all_pdcs[i]->rq);
+        free(u->all_pdcs[i]);
+    }
+    free(u->all_pdcs);
+    memset(u, 0, sizeof(*u));
+}

@@ -1,0 +1,286 @@
+/* The packet delivery sublayer's state machines, sans-I/O: each function takes the PDC (and what
+ * arrived) and says what follows; endpoint.c builds the frames and runs the timers.
+ *
+ * Initiator, one slot per PSN in flight (rs_pds_slot.state):
+ *   FREE --send--> SENT --ACK / SACK bit--> ACKED --una passes--> FREE
+ *                  SENT --SACK gap of reorder_pkts, NACK, or retransmit timeout--> LOST
+ *                  LOST --retransmitted (same PSN, RETX flag)--> SENT;  LOST --ACK--> ACKED
+ * A retransmission keeps its PSN (the target's bitmap tells a late original from it: the second
+ * is a duplicate).  Bytes in flight count SENT slots only, so a lost packet frees window for its
+ * own retransmission.  The SACK-gap rule (as htsim's UEC sender): a PSN still SENT while a PSN at
+ * least reorder_pkts above it was acknowledged is lost; reordering by fewer PSNs is not loss.
+ *
+ * Target: every PSN up to rx_cack arrived; above it a bitmap.  It acknowledges at once what asks
+ * for it (AR), what arrives out of order or twice, and the message's last byte; otherwise every
+ * ack_every packets.  Each ACK is an ACK_CC carrying the cumulative ACK PSN and a 64-bit SACK
+ * bitmap whose base is the PSN after it rounded down to a multiple of 8 (bits of PSNs at or below
+ * the cumulative one are set), as the specification's ACK_CC extension header lays it out. */
+#include <limits.h>
+#include <string.h>
+
+#include "uet/uet.h"
+
+#define MASK (RS_PDS_SLOTS - 1u)
+
+static inline int32_t pdiff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
+
+void rs_pds_init(rs_pdc *c, uint64_t msg_len, uint32_t start_psn)
+{
+    c->msg_len = msg_len;
+    c->next_off = c->acked_bytes = c->inflight_bytes = 0;
+    c->start_psn = c->next_psn = c->una_psn = c->high_acked = c->loss_scan = start_psn;
+    c->window_bytes = c->prm.window_bytes;
+    c->rq_head = c->rq_len = 0;
+    memset(c->slots, 0, RS_PDS_SLOTS * sizeof(*c->slots));
+    c->rx_cack = start_psn - 1u;
+    c->rx_max = start_psn;
+    c->rx_unacked = 0;
+    c->rx_bytes = 0;
+    memset(c->rx_bitmap, 0, sizeof(c->rx_bitmap));
+    memset(&c->st, 0, sizeof(c->st));
+}
+
+/* The queued retransmission at the head, dropping entries acknowledged since they were queued. */
+static rs_pds_slot *rq_peek(rs_pdc *c, uint32_t *psn)
+{
+    while (c->rq_len) {
+        uint32_t p = c->rq[c->rq_head];
+        rs_pds_slot *s = &c->slots[p & MASK];
+        if (s->state == RS_PDS_LOST) {
+            *psn = p;
+            return s;
+        }
+        c->rq_head = (c->rq_head + 1u) & MASK;
+        c->rq_len--;
+    }
+    return NULL;
+}
+
+static int window_allows(const rs_pdc *c, uint32_t len)
+{
+    return c->inflight_bytes == 0 || c->inflight_bytes + len <= c->window_bytes;
+}
+
+static uint32_t next_len(const rs_pdc *c)
+{
+    uint64_t left = c->msg_len - c->next_off;
+    return left < c->prm.mtu ? (uint32_t)left : c->prm.mtu;
+}
+
+int rs_pds_can_send(const rs_pdc *c)
+{
+    for (uint32_t i = 0, h = c->rq_head; i < c->rq_len; i++, h = (h + 1u) & MASK) {
+        const rs_pds_slot *s = &c->slots[c->rq[h] & MASK];
+        if (s->state == RS_PDS_LOST)
+            return window_allows(c, s->len);
+    }
+    return c->next_off < c->msg_len && pdiff(c->next_psn, c->una_psn) < (int32_t)RS_PDS_SLOTS &&
+           window_allows(c, next_len(c));
+}
+
+static int wants_ack(const rs_pdc *c, uint32_t psn, int eom)
+{
+    uint32_t every = c->prm.ack_every ? c->prm.ack_every : 1u;
+    /* the last packet, one that fills the window (no more will come to carry the request), and
+     * every ack_every-th */
+    return eom || c->inflight_bytes + c->prm.mtu > c->window_bytes ||
+           (uint32_t)(psn - c->start_psn) % every == every - 1u;
+}
+
+int rs_pds_next(rs_pdc *c, int64_t now, rs_pds_tx *out)
+{
+    uint32_t psn;
+    rs_pds_slot *s = rq_peek(c, &psn);
+    if (s) {
+        if (!window_allows(c, s->len))
+            return 0;
+        c->rq_head = (c->rq_head + 1u) & MASK;
+        c->rq_len--;
+        s->state = RS_PDS_SENT;
+        s->sent_ps = now;
+        s->sends++;
+        c->inflight_bytes += s->len;
+        c->st.pkts_sent++;
+        c->st.pkts_retx++;
+        *out = (rs_pds_tx){.psn = psn, .off = s->off, .len = s->len, .retx = 1, .ar = 1,
+                           .som = s->off == 0, .eom = s->off + s->len == c->msg_len};
+        return 1;
+    }
+    if (c->next_off >= c->msg_len || pdiff(c->next_psn, c->una_psn) >= (int32_t)RS_PDS_SLOTS)
+        return 0;
+    uint32_t len = next_len(c);
+    if (!window_allows(c, len))
+        return 0;
+    psn = c->next_psn++;
+    s = &c->slots[psn & MASK];
+    *s = (rs_pds_slot){.sent_ps = now, .off = (uint32_t)c->next_off, .len = (uint16_t)len,
+                       .state = RS_PDS_SENT, .sends = 1};
+    int eom = c->next_off + len == c->msg_len;
+    *out = (rs_pds_tx){.psn = psn, .off = (uint32_t)c->next_off, .len = (uint16_t)len,
+                       .som = c->next_off == 0, .eom = (uint8_t)eom};
+    c->next_off += len;
+    c->inflight_bytes += len;
+    c->st.pkts_sent++;
+    out->ar = (uint8_t)wants_ack(c, psn, eom);
+    return 1;
+}
+
+static void lose(rs_pdc *c, uint32_t psn, rs_pds_slot *s)
+{
+    s->state = RS_PDS_LOST;
+    c->inflight_bytes -= s->len;
+    c->rq[(c->rq_head + c->rq_len) & MASK] = psn;
+    c->rq_len++;
+}
+
+static void ack_one(rs_pdc *c, uint32_t psn, rs_pds_ack_res *res)
+{
+    rs_pds_slot *s = &c->slots[psn & MASK];
+    if (s->state == RS_PDS_SENT)
+        c->inflight_bytes -= s->len;
+    else if (s->state != RS_PDS_LOST)
+        return; /* acknowledged before */
+    s->state = RS_PDS_ACKED;
+    c->acked_bytes += s->len;
+    res->acked_bytes += s->len;
+    if (pdiff(psn + 1u, c->high_acked) > 0)
+        c->high_acked = psn + 1u;
+}
+
+void rs_pds_on_ack(rs_pdc *c, const rs_uet_hdr *ack, rs_pds_ack_res *res)
+{
+    *res = (rs_pds_ack_res){0};
+    c->st.acks_rcvd++;
+    uint32_t cack = ack->cack_psn;
+    if (pdiff(cack, c->next_psn) >= 0) /* acknowledges what was never sent: ignore it */
+        return;
+    for (uint32_t p = c->una_psn; pdiff(p, cack) <= 0; p++)
+        ack_one(c, p, res);
+    if (ack->type == RS_UET_PDS_ACK_CC) {
+        uint32_t base = cack + (uint32_t)(int32_t)ack->sack_off;
+        for (uint64_t m = ack->sack_bitmap; m; m &= m - 1u) {
+            uint32_t p = base + (uint32_t)__builtin_ctzll(m);
+            if (pdiff(p, c->una_psn) >= 0 && pdiff(p, c->next_psn) < 0)
+                ack_one(c, p, res);
+        }
+    }
+    while (c->una_psn != c->next_psn && c->slots[c->una_psn & MASK].state == RS_PDS_ACKED) {
+        c->slots[c->una_psn & MASK].state = RS_PDS_FREE;
+        c->una_psn++;
+    }
+    if (pdiff(c->loss_scan, c->una_psn) < 0)
+        c->loss_scan = c->una_psn;
+    while (pdiff(c->high_acked, c->loss_scan) > (int32_t)c->prm.reorder_pkts) {
+        rs_pds_slot *s = &c->slots[c->loss_scan & MASK];
+        if (s->state == RS_PDS_SENT) {
+            lose(c, c->loss_scan, s);
+            res->lost++;
+            c->st.loss_sack++;
+        }
+        c->loss_scan++;
+    }
+    res->done = c->acked_bytes == c->msg_len;
+}
+
+int rs_pds_on_nack(rs_pdc *c, uint32_t psn)
+{
+    c->st.nacks_rcvd++;
+    if (pdiff(psn, c->una_psn) < 0 || pdiff(psn, c->next_psn) >= 0)
+        return 0;
+    rs_pds_slot *s = &c->slots[psn & MASK];
+    if (s->state != RS_PDS_SENT)
+        return 0;
+    lose(c, psn, s);
+    return 1;
+}
+
+int64_t rs_pds_on_rto(rs_pdc *c, int64_t now, uint32_t *lost)
+{
+    int64_t due = INT64_MAX;
+    *lost = 0;
+    for (uint32_t p = c->una_psn; p != c->next_psn; p++) {
+        rs_pds_slot *s = &c->slots[p & MASK];
+        if (s->state != RS_PDS_SENT)
+            continue;
+        if (s->sent_ps + c->prm.rto_ps <= now) {
+            lose(c, p, s);
+            (*lost)++;
+            c->st.loss_rto++;
+        } else if (s->sent_ps + c->prm.rto_ps < due) {
+            due = s->sent_ps + c->prm.rto_ps;
+        }
+    }
+    return due;
+}
+
+int64_t rs_pds_rto_due(const rs_pdc *c)
+{
+    int64_t due = INT64_MAX;
+    for (uint32_t p = c->una_psn; p != c->next_psn; p++) {
+        const rs_pds_slot *s = &c->slots[p & MASK];
+        if (s->state == RS_PDS_SENT && s->sent_ps + c->prm.rto_ps < due)
+            due = s->sent_ps + c->prm.rto_ps;
+    }
+    return due;
+}
+
+/* ---- target ---- */
+
+static inline int rx_has(const rs_pdc *c, uint32_t psn)
+{
+    uint32_t i = psn & MASK;
+    return (int)((c->rx_bitmap[i >> 6] >> (i & 63u)) & 1u);
+}
+
+void rs_pds_rx_ack_fields(const rs_pdc *c, uint32_t psn, rs_pds_rx_res *res)
+{
+    uint32_t cack = c->rx_cack;
+    int32_t off = pdiff(psn, cack);
+    res->cack_psn = cack;
+    res->ack_psn_off = (int16_t)(off > INT16_MAX ? INT16_MAX : off < INT16_MIN ? INT16_MIN : off);
+    uint32_t base = (cack + 1u) & ~7u;
+    res->sack_off = (int16_t)pdiff(base, cack);
+    uint32_t pos = base & MASK, w = pos >> 6, sh = pos & 63u;
+    const uint32_t nw = RS_PDS_SLOTS / 64u;
+    uint64_t v = c->rx_bitmap[w] >> sh;
+    if (sh)
+        v |= c->rx_bitmap[(w + 1u) & (nw - 1u)] << (64u - sh);
+    uint32_t below = cack + 1u - base; /* PSNs base .. cack: received (0..7 of them) */
+    v |= (UINT64_C(1) << below) - 1u;
+    res->sack_bitmap = v;
+}
+
+void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res)
+{
+    *res = (rs_pds_rx_res){0};
+    int32_t d = pdiff(psn, c->rx_cack);
+    int in_order = d == 1;
+    if (d <= 0 || d > (int32_t)RS_PDS_SLOTS || rx_has(c, psn)) {
+        c->st.dups_rcvd += d <= (int32_t)RS_PDS_SLOTS;
+        /* a duplicate (or beyond the bitmap): acknowledge what is known, so a sender that missed
+         * ACKs learns it */
+        res->ack = d <= (int32_t)RS_PDS_SLOTS;
+    } else {
+        uint32_t i = psn & MASK;
+        c->rx_bitmap[i >> 6] |= UINT64_C(1) << (i & 63u);
+        res->fresh = 1;
+        c->rx_bytes += len;
+        c->st.bytes_rcvd += len;
+        if (pdiff(psn + 1u, c->rx_max) > 0)
+            c->rx_max = psn + 1u;
+        while (rx_has(c, c->rx_cack + 1u)) {
+            uint32_t j = (c->rx_cack + 1u) & MASK;
+            c->rx_bitmap[j >> 6] &= ~(UINT64_C(1) << (j & 63u));
+            c->rx_cack++;
+        }
+        res->complete = c->rx_bytes == c->msg_len;
+        c->rx_unacked++;
+        uint32_t every = c->prm.ack_every ? c->prm.ack_every : 1u;
+        res->ack = ar || !in_order || res->complete || c->rx_unacked >= every || c->rx_cack != psn;
+    }
+    if (res->ack) {
+        c->rx_unacked = 0;
+        c->st.acks_sent++;
+        rs_pds_rx_ack_fields(c, psn, res);
+    }
+}

@@ -1,0 +1,219 @@
+/* The Ultra Ethernet transport (UE specification 1.0): the packet delivery sublayer (PDS) with its
+ * reliable unordered delivery (RUD), and the semantic sublayer (SES) just enough for WRITE/SEND
+ * messages of bulk flows.  A sibling of the IB transport (csrc/transport): the same link-layer
+ * seam below (the host port's client table, link/port.h) and the same congestion-control
+ * interface beside it (rdmasim/cc.h); neither transport includes the other.
+ *
+ *   pds.c      the PDS state machines, sans-I/O: the initiator's (PSNs, the window, SACK and NACK
+ *              handling, loss by a SACK gap of reorder_pkts packets or by the retransmit timer)
+ *              and the target's (PSN bitmap, cumulative ACK PSN, ACK coalescing, the SACK bitmap)
+ *   endpoint.c a host's UET endpoint: PDC tables, frames built and received, the transmit
+ *              round robin over PDCs, timers, bulk flows; the port client it offers
+ *
+ * A PDC here is a pair: the initiator half on the source host and the target half on the
+ * destination host, set up together when a flow starts (as the IB transport's flows get a connected
+ * QP pair) instead of by the SYN handshake; each host knows it by its own PDC id. */
+#ifndef RDMASIM_UET_H
+#define RDMASIM_UET_H
+
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "link/frame.h"
+#include "link/net.h"
+#include "rdmasim/cc.h"
+#include "rdmasim/codec.h"
+#include "rdmasim/pool.h"
+#include "rdmasim/rng.h"
+#include "rdmasim/uet.h"
+#include "uet/lb.h"
+
+/* Event kinds of the UET's timers (the other layers' are in their headers; sim/sim.c dispatches). */
+enum rs_uet_event {
+    RS_EV_UET_RTO = 30, /* owner: rs_pdc, the initiator's retransmit timer */
+};
+
+/* PSNs one PDC may have in flight (a power of two): the initiator's slot ring and the target's
+ * bitmap.  The window never lets more go. */
+#define RS_PDS_SLOTS 1024u
+#define RS_PDS_SACK_BITS 64u
+
+/* Initiator slot of one PSN in flight. */
+enum rs_pds_slot_state { RS_PDS_FREE = 0, RS_PDS_SENT = 1, RS_PDS_LOST = 2, RS_PDS_ACKED = 3 };
+typedef struct rs_pds_slot {
+    int64_t sent_ps;
+    uint32_t off;   /* byte offset in the message */
+    uint16_t len;
+    uint16_t ev;    /* entropy value it went with last */
+    uint8_t state;
+    uint8_t sends;  /* transmissions so far */
+} rs_pds_slot;
+
+/* Counters of one PDC (both halves). */
+typedef struct rs_pdc_stats {
+    uint64_t pkts_sent;     /* data packets sent, first transmissions and retransmissions */
+    uint64_t pkts_retx;     /* retransmissions */
+    uint64_t loss_sack;     /* PSNs declared lost by a SACK gap */
+    uint64_t loss_rto;      /* PSNs declared lost by the retransmit timer */
+    uint64_t acks_rcvd;     /* ACKs at the initiator */
+    uint64_t nacks_rcvd;    /* NACKs at the initiator */
+    uint64_t trims_rcvd;    /* trimmed packets at the target */
+    uint64_t ecn_acks;      /* ACKs echoing a CE mark */
+    uint64_t acks_sent;     /* ACKs the target sent */
+    uint64_t dups_rcvd;     /* duplicate PSNs at the target */
+    uint64_t bytes_rcvd;    /* new payload bytes placed at the target */
+} rs_pdc_stats;
+
+struct rs_uet;
+struct rs_uet_ep;
+
+typedef struct rs_pdc {
+    struct rs_uet *uet;
+    struct rs_pdc *act_next;  /* the initiator's endpoint transmit ring (circular), or NULL */
+    struct rs_pdc *act_prev;
+    struct rs_pdc *free_next; /* the free list */
+    int32_t src, dst;         /* initiator and target hosts */
+    uint16_t src_id, dst_id;  /* the PDC id on each host (spdcid / dpdcid of the initiator's packets) */
+    uint16_t msg_id;
+    uint8_t ses_opcode;
+    uint8_t live;
+    uint64_t flow_ref;        /* the bulk flow's id + 1 (0: none) */
+    rs_uet_params prm;
+    rs_link_path path;        /* initiator -> target */
+    rs_link_path back;        /* target -> initiator (ACKs) */
+
+    /* ---- initiator ---- */
+    uint64_t msg_len;
+    uint64_t next_off;        /* next new byte */
+    uint64_t acked_bytes;
+    uint64_t inflight_bytes;  /* sent, neither acknowledged nor declared lost */
+    uint32_t start_psn;
+    uint32_t next_psn;        /* next new PSN */
+    uint32_t una_psn;         /* oldest PSN not acknowledged */
+    uint32_t high_acked;      /* highest PSN acknowledged + 1 */
+    uint32_t loss_scan;       /* PSNs below it were checked against the SACK-gap rule */
+    uint32_t window_bytes;    /* bytes that may be in flight now */
+    uint32_t rq_head, rq_len; /* retransmission queue (PSNs, a ring of RS_PDS_SLOTS) */
+    int64_t start_ps;
+    rs_timer rto;
+    rs_pds_slot *slots;       /* RS_PDS_SLOTS */
+    uint32_t *rq;             /* RS_PDS_SLOTS */
+
+    /* ---- target ---- */
+    uint32_t rx_cack;         /* every PSN up to it received (start PSN - 1 at first) */
+    uint32_t rx_max;          /* highest PSN received + 1 */
+    uint32_t rx_unacked;      /* packets accepted since the last ACK */
+    uint64_t rx_bytes;
+    uint64_t rx_bitmap[RS_PDS_SLOTS / 64]; /* PSN p above rx_cack received: bit p % RS_PDS_SLOTS */
+
+    rs_pdc_stats st;
+    rs_uet_lb lb;             /* the initiator's entropy per data packet (uet/lb.c) */
+    /* the initiator's congestion control (rdmasim/cc.h; NULL: the fixed window prm.window_bytes):
+     * its window is window_bytes, fed by each ACK (RTT sample, ECN echo) and each loss */
+    const rs_cc_algo *cc;
+    _Alignas(8) uint8_t cc_params[RS_CC_PARAMS_BYTES];
+    _Alignas(8) uint8_t cc_state[RS_CC_STATE_BYTES];
+} rs_pdc;
+
+/* ---- the PDS state machines (pds.c): no packets, no timers, no I/O ---- */
+
+/* A data packet the initiator sends next. */
+typedef struct rs_pds_tx {
+    uint32_t psn;
+    uint32_t off;
+    uint16_t len;
+    uint8_t retx;   /* a retransmission of psn */
+    uint8_t ar;     /* ask for an ACK now */
+    uint8_t som, eom;
+} rs_pds_tx;
+
+void rs_pds_init(rs_pdc *c, uint64_t msg_len, uint32_t start_psn);
+/* May the initiator send now (a retransmission queued, or window and message left)? */
+int rs_pds_can_send(const rs_pdc *c);
+/* The next data packet (a queued retransmission first): 1 and *out, or 0. Records it as sent now. */
+int rs_pds_next(rs_pdc *c, int64_t now, rs_pds_tx *out);
+/* An ACK / ACK_CC for the initiator: what it acknowledged and newly declared lost. */
+typedef struct rs_pds_ack_res {
+    uint64_t acked_bytes;   /* newly acknowledged */
+    uint32_t lost;          /* PSNs newly declared lost (queued for retransmission) */
+    uint8_t done;           /* every byte of the message acknowledged */
+} rs_pds_ack_res;
+void rs_pds_on_ack(rs_pdc *c, const rs_uet_hdr *ack, rs_pds_ack_res *res);
+/* A NACK for psn: 1 when it queued psn for retransmission (it was in flight). */
+int rs_pds_on_nack(rs_pdc *c, uint32_t psn);
+/* The retransmit timer fired at now: PSNs sent rto_ps ago or earlier are lost (*lost of them);
+ * returns when the timer is due next (INT64_MAX: nothing in flight). */
+int64_t rs_pds_on_rto(rs_pdc *c, int64_t now, uint32_t *lost);
+/* The time the retransmit timer should fire for what is in flight (INT64_MAX: nothing). */
+int64_t rs_pds_rto_due(const rs_pdc *c);
+
+/* The target's verdict on a request, and the ACK it sends (when ack is set). */
+typedef struct rs_pds_rx_res {
+    uint8_t fresh;      /* new PSN: its bytes count */
+    uint8_t ack;        /* send an ACK now */
+    uint8_t complete;   /* the message's last byte arrived with this packet */
+    uint32_t cack_psn;
+    int16_t ack_psn_off;
+    int16_t sack_off;
+    uint64_t sack_bitmap;
+} rs_pds_rx_res;
+/* A request with psn and len payload bytes arrived (ar: its ACK request flag). */
+void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res);
+/* The ACK fields for the target's state now, acknowledging psn. */
+void rs_pds_rx_ack_fields(const rs_pdc *c, uint32_t psn, rs_pds_rx_res *res);
+
+/* ---- endpoints (endpoint.c) ---- */
+
+/* PDC ids of one host: an open-addressing table id -> PDC (ids cyclic 1..65535). */
+typedef struct rs_uet_ids {
+    rs_pdc **slot;
+    uint16_t *key;
+    uint32_t cap;   /* power of two */
+    uint32_t live;
+    uint16_t next;
+} rs_uet_ids;
+
+typedef struct rs_uet_ep {
+    int32_t host;
+    rs_port *port;
+    rs_uet_ids ids;
+    rs_pdc *ring;           /* initiator PDCs with something to send, round robin */
+    uint32_t ring_len;
+    rs_pkt *ctrl_head;      /* ACKs / NACKs waiting for the wire */
+    rs_pkt *ctrl_tail;
+    uint64_t rx_unknown;    /* UET frames for a PDC id this host does not know (dropped) */
+} rs_uet_ep;
+
+/* The Ultra Ethernet transport of one simulation. */
+typedef struct rs_uet {
+    rs_net *net;            /* the link layer (and the engine: net->eng) */
+    rs_pool *pool;          /* the packet pool */
+    rs_uet_ep **eps;        /* by host index (NULL: no endpoint yet) */
+    uint32_t n_eps;
+    rs_pdc *free_pdcs;      /* released PDCs, kept: their timers may still have heap entries */
+    rs_pdc **all_pdcs;      /* every PDC allocated (freed with the simulation) */
+    uint32_t n_all, cap_all;
+    /* A PDC of a bulk flow finished (its message acknowledged): the workload registers this. */
+    void (*flow_complete)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
+    void *flow_ctx;
+} rs_uet;
+
+/* The endpoint of host `host` (created at first use; its port must exist): NULL on out of memory. */
+rs_uet_ep *rs_uet_ep_get(rs_uet *u, int host);
+/* The port-client calls of an endpoint (link/port.h's table, without ctx: the composition root
+ * multiplexes them with the IB transport's on the host's one port). */
+rs_pkt *rs_uet_next_frame(rs_uet_ep *ep);
+int rs_uet_idle_after(rs_uet_ep *ep, int64_t free_ps);
+void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt);
+/* The retransmit timer of a PDC fired. */
+void rs_uet_rto(rs_uet *u, rs_pdc *c);
+/* Start moving `size` bytes from host src to dst over a new PDC (SES opcode WRITE or SEND), on
+ * priority class prio (DSCP 8 x prio); flow_ref names it to flow_complete.  Returns the PDC, or
+ * NULL with the reason in the engine's errmsg. */
+rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, uint8_t ses_opcode,
+                     const rs_uet_params *prm, uint64_t flow_ref);
+/* Give a finished PDC back (after flow_complete). */
+void rs_uet_release(rs_uet *u, rs_pdc *c);
+void rs_uet_free(rs_uet *u);
+
+#endif

@@ -1,0 +1,98 @@
+"""Ultra Ethernet transport options (docs/uet.md): what ``add_flows(..., transport="uet", uet=...)``
+and a scenario's ``[uet]`` table take, checked and turned into the C core's PDS parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rdmasim.checks import check_int, check_time_ps
+from rdmasim.units import parse_time
+
+#: PSNs one PDC may have in flight (csrc/uet/uet.h RS_PDS_SLOTS)
+PDS_SLOTS = 1024
+#: SES standard header's payload length is 14 bits; the packet pool holds at most 4096 bytes
+MAX_MTU = 4096
+DELIVERY_MODES = {"rud": 0}
+#: load balancing by entropy (csrc/uet/lb.h): a fresh random entropy per packet, or REPS
+LOAD_BALANCERS = {"oblivious": 0, "reps": 1}
+#: congestion control of a PDC (rdmasim/cc.h kinds): a fixed window, or NSCC's (csrc/cc/nscc.c)
+CONGESTION_CONTROLS = {"none": 0, "nscc": 7}
+#: Ethernet + IPv4 + UDP + PDS request + SES standard header; FCS, preamble and gap
+UET_DATA_OVERHEAD = 14 + 20 + 8 + 12 + 44 + 4 + 20
+UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
+
+#: options of the ``uet`` mapping, with their defaults
+DEFAULTS: dict[str, Any] = {
+    "mode": "rud",           # delivery mode: reliable unordered
+    "lb": "oblivious",       # per-packet entropy: "oblivious" (random per packet) or "reps" (recycled)
+    "cc": "none",            # "none" (a fixed window) or "nscc" (NSCC's window, defaults from its base RTT)
+    "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
+    "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
+    "ack_every": 4,          # the target acknowledges at least every this many packets
+    "rto": "100us",          # retransmit timeout
+    "trim": False,           # data packets may be trimmed by switches (needs trimming switches)
+}
+
+
+def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
+               where: str = "add_flows: uet") -> dict[str, Any]:
+    """The C core's PDS parameters for ``options`` (a mapping of :data:`DEFAULTS` keys); every value
+    is checked and a refusal names ``where``, the key, the value and what is allowed."""
+    opts = dict(DEFAULTS)
+    if options is not None:
+        if not isinstance(options, Mapping):
+            raise TypeError(f"{where}: must be a mapping of UET options, not {type(options).__name__}")
+        unknown = sorted(set(options) - set(DEFAULTS))
+        if unknown:
+            raise ValueError(f"{where}: unknown option(s) {', '.join(map(repr, unknown))}; "
+                             f"the options are {', '.join(DEFAULTS)}")
+        opts.update(options)
+    if opts["mode"] not in DELIVERY_MODES:
+        raise ValueError(f"{where}.mode = {opts['mode']!r}: allowed {sorted(DELIVERY_MODES)} "
+                         "(reliable ordered delivery is not modelled yet)")
+    if opts["lb"] not in LOAD_BALANCERS:
+        raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {sorted(LOAD_BALANCERS)}")
+    if opts["cc"] not in CONGESTION_CONTROLS:
+        raise ValueError(f"{where}.cc = {opts['cc']!r}: allowed {sorted(CONGESTION_CONTROLS)}")
+    if not isinstance(opts["trim"], bool):
+        raise TypeError(f"{where}.trim = {opts['trim']!r}: must be true or false")
+    mtu = check_int(f"{where}: mtu", mtu, 64, MAX_MTU)
+    window = opts["window"]
+    if window is None:
+        window = default_window(sim, mtu)
+    window = check_int(f"{where}.window (bytes)", window, mtu, PDS_SLOTS * mtu)
+    return {
+        "mtu": mtu,
+        "window_bytes": window,
+        "reorder_pkts": check_int(f"{where}.reorder_packets", opts["reorder_packets"], 1, PDS_SLOTS),
+        "ack_every": check_int(f"{where}.ack_every", opts["ack_every"], 1, PDS_SLOTS),
+        "rto_ps": check_time_ps(f"{where}.rto", parse_time(opts["rto"]), 1),
+        "mode": DELIVERY_MODES[opts["mode"]],
+        "trim_ok": int(opts["trim"]),
+        "lb": LOAD_BALANCERS[opts["lb"]],
+        "cc": CONGESTION_CONTROLS[opts["cc"]],
+        "cc_base_rtt_ps": base_rtt_ps(sim, mtu),
+    }
+
+
+def base_rtt_ps(sim: Any, mtu: int) -> int:
+    """The round trip NSCC starts from: four hops of the first link each way, a data packet's
+    serialisation at each of four hops and the ACK's (12 us without a link, NSCC's reference)."""
+    link = next(iter(sim.links), None)
+    if link is None:
+        return 12_000_000
+    ser = (mtu + UET_DATA_OVERHEAD) * 8 / link.rate_bps
+    return int((8 * link.delay_ps * 1e-12 + 4 * ser + UET_ACK_WIRE * 8 / link.rate_bps) * 1e12)
+
+
+def default_window(sim: Any, mtu: int) -> int:
+    """Twice the bandwidth-delay product of a path over the first link's rate with four hops of its
+    delay each way (a leaf-spine round trip), in whole packets, at least 8 packets."""
+    link = next(iter(sim.links), None)
+    if link is None:
+        return min(64, PDS_SLOTS) * mtu
+    ser = (mtu + UET_DATA_OVERHEAD) * 8 / link.rate_bps
+    rtt = 8 * link.delay_ps * 1e-12 + 4 * ser + UET_ACK_WIRE * 8 / link.rate_bps
+    pkts = int(2 * rtt / ser) + 1
+    return max(8, min(pkts, PDS_SLOTS)) * mtu

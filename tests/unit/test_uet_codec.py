@@ -1,0 +1,127 @@
+"""Ultra Ethernet frames, byte by byte: an independent decoder written from the specification's
+field tables with Python ``struct`` (no Wireshark UET dissector before 5.0 runs here).
+
+Layouts: UE specification 1.0, packet delivery sublayer headers (RUD/ROD request, ACK, ACK_CC
+extension with the SACK bitmap, NACK) and the semantic sublayer standard request header; the
+offsets and bit masks were cross-checked against the Wireshark UET dissector
+(epan/dissectors/packet-uet.c: pds prologue type 0xf800, next header 0x0780, flags 0x007f; RETX
+0x10, AR 0x08, SYN 0x04; SES opcode 0x3f, SOM 0x01, EOM 0x02, payload length 0x3fff)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from rdmasim import codec as _core
+
+UET_PORT = 4793
+ETH, IP4, UDP = 14, 20, 8
+
+
+def _l2l3(frame: bytes) -> tuple[int, int, int]:
+    """Ethernet / IPv4 / UDP checks; returns (udp source port, UDP length, IP total length)."""
+    (ethertype,) = struct.unpack_from("!H", frame, 12)
+    assert ethertype == 0x0800
+    ver_ihl, _tos, total, _id, frag, _ttl, proto, _csum = struct.unpack_from("!BBHHHBBH", frame, ETH)
+    assert ver_ihl == 0x45 and proto == 17 and frag == 0x4000  # IPv4, UDP, DF
+    sport, dport, ulen, ucsum = struct.unpack_from("!HHHH", frame, ETH + IP4)
+    assert dport == UET_PORT and ucsum == 0
+    assert ulen == total - IP4
+    return sport, ulen, total
+
+
+def _prologue(frame: bytes, off: int) -> tuple[int, int, int]:
+    (w,) = struct.unpack_from("!H", frame, off)
+    return w >> 11, (w >> 7) & 0xF, w & 0x7F
+
+
+def _request() -> dict:
+    return {"src_ip": "10.0.0.1", "dst_ip": "10.0.0.2", "udp_sport": 0xBEEF, "psn": 0x01020304,
+            "payload": bytes(range(200)),
+            "uet": {"type": 2, "next_hdr": 3, "flags": 0x10 | 0x08, "psn_off": -3, "spdcid": 0x1111,
+                    "dpdcid": 0x2222, "ses_opcode": 1, "ses_flags": 0x02, "msg_id": 0x3333,
+                    "index_gen": 7, "job_id": 0xABCDEF, "pid_on_fep": 0x123, "resource_index": 0x456,
+                    "buffer_offset": 0x0102030405060708, "initiator": 0xCAFEF00D,
+                    "mem_key": 0x1122334455667788, "message_offset": 8192, "request_length": 1 << 20}}
+
+
+def test_rud_request_with_ses_standard_header_field_by_field() -> None:
+    frame = _core.encode(_request())
+    sport, ulen, total = _l2l3(frame)
+    assert sport == 0xBEEF  # the entropy value travels in the UDP source port
+    assert len(frame) == ETH + total == ETH + IP4 + UDP + 12 + 44 + 200
+    pds = ETH + IP4 + UDP
+    typ, nh, flags = _prologue(frame, pds)
+    assert (typ, nh, flags) == (2, 3, 0x18)  # RUD_REQ, SES standard request, RETX|AR
+    clear_off, psn, spdcid, dpdcid = struct.unpack_from("!hIHH", frame, pds + 2)
+    assert (clear_off, psn, spdcid, dpdcid) == (-3, 0x01020304, 0x1111, 0x2222)
+    ses = pds + 12
+    op, fl, msg_id, gen = struct.unpack_from("!BBHB", frame, ses)
+    assert op & 0x3F == 1 and op >> 6 == 0  # WRITE
+    assert fl == 0x02  # EOM, not SOM
+    assert (msg_id, gen) == (0x3333, 7)
+    assert int.from_bytes(frame[ses + 5:ses + 8], "big") == 0xABCDEF  # job id, 24 bits
+    pid, ri, buf_off, initiator, mkey, plen_word, msg_off, req_len = struct.unpack_from(
+        "!HHQIQIII", frame, ses + 8)
+    assert pid == 0x123 and ri == 0x456
+    assert buf_off == 0x0102030405060708 and initiator == 0xCAFEF00D and mkey == 0x1122334455667788
+    assert plen_word & 0x3FFF == 200 and plen_word >> 14 == 0  # payload length; reserved bits zero
+    assert msg_off == 8192 and req_len == 1 << 20
+    assert frame[ses + 44:] == bytes(range(200))
+    back = _core.decode(frame)
+    assert back["kind"] == 5 and back["psn"] == 0x01020304 and back["payload"] == bytes(range(200))
+    assert back["uet"]["message_offset"] == 8192 and back["uet"]["psn_off"] == -3
+    assert _core.encode(back) == frame  # decode output feeds encode
+
+
+def test_som_packet_carries_header_data_instead_of_offset() -> None:
+    f = _request()
+    f["uet"].update(ses_flags=0x01, header_data=0xDEADBEEF00000001)
+    frame = _core.encode(f)
+    ses = ETH + IP4 + UDP + 12
+    assert struct.unpack_from("!Q", frame, ses + 32)[0] == 0xDEADBEEF00000001
+
+
+def test_ack_cc_with_sack_bitmap_field_by_field() -> None:
+    f = {"udp_sport": 77, "src_ip": "10.0.0.2", "dst_ip": "10.0.0.1",
+         "uet": {"type": 8, "next_hdr": 0, "flags": 0x20, "psn_off": 5, "cack_psn": 1000,
+                 "spdcid": 2, "dpdcid": 1, "cc_type": 0, "mpr": 64, "sack_off": -1,
+                 "sack_bitmap": 0x8000_0000_0000_00F1, "cc_state": 0x0102030405060708}}
+    frame = _core.encode(f)
+    _l2l3(frame)
+    pds = ETH + IP4 + UDP
+    assert _prologue(frame, pds) == (8, 0, 0x20)  # ACK_CC, no SES header, M (ECN marked)
+    ack_off, cack, spdcid, dpdcid = struct.unpack_from("!hIHH", frame, pds + 2)
+    assert (ack_off, cack, spdcid, dpdcid) == (5, 1000, 2, 1)
+    cc, mpr, sack_off, bitmap, state = struct.unpack_from("!BBhQQ", frame, pds + 12)
+    assert cc >> 4 == 0 and mpr == 64 and sack_off == -1
+    assert bitmap == 0x8000_0000_0000_00F1 and state == 0x0102030405060708
+    assert len(frame) == max(60, pds + 32)
+    assert _core.decode(frame)["uet"]["sack_bitmap"] == 0x8000_0000_0000_00F1
+
+
+def test_nack_field_by_field() -> None:
+    f = {"psn": 42, "uet": {"type": 10, "next_hdr": 0, "flags": 0x10, "nack_code": 1, "spdcid": 9,
+                            "dpdcid": 8, "nack_payload": 50}}
+    frame = _core.encode(f)
+    pds = ETH + IP4 + UDP
+    assert _prologue(frame, pds) == (10, 0, 0x10)
+    code, vendor, psn, spdcid, dpdcid, payload = struct.unpack_from("!BBIHHI", frame, pds + 2)
+    assert (code, vendor, psn, spdcid, dpdcid, payload) == (1, 0, 42, 9, 8, 50)  # TRIMMED
+    assert len(frame) == 60  # 58 bytes of headers, padded to the Ethernet minimum
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"type": 2, "next_hdr": 0}, "BAD_FIELD"),   # a request without its SES header
+    ({"type": 7, "next_hdr": 3}, "BAD_FIELD"),   # an ACK with one
+    ({"type": 13, "next_hdr": 0}, "BAD_FIELD"),  # a type the codec does not frame
+])
+def test_inconsistent_headers_are_refused(bad: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        _core.encode({"uet": bad})
+
+
+def test_uet_field_out_of_range_names_it() -> None:
+    with pytest.raises(ValueError, match=r"uet.job_id"):
+        _core.encode({"uet": {"type": 2, "next_hdr": 3, "job_id": 1 << 24}})
