@@ -9,6 +9,7 @@ cdef extern from "rdmasim/uet.h" nogil:
         int64_t rto_ps
         uint8_t mode
         uint8_t trim_ok
+        uint8_t lb
 
 cdef extern from "rdmasim/flows.h" nogil:
     enum:
@@ -137,6 +138,7 @@ cdef class FlowsCore:
             c.uet.rto_ps = uet["rto_ps"]
             c.uet.mode = uet["mode"]
             c.uet.trim_ok = uet["trim_ok"]
+            c.uet.lb = uet["lb"]
         cdef int64_t first
         if after is not None and n:
             p_after = &a_after[0]

@@ -185,6 +185,9 @@ class FlowRecord:
     status: str
     pause_ps: int = 0
     group: str = ""
+    #: Ultra Ethernet flows: NACKs the sender received, and of them those for trimmed packets
+    nack_pkts: int = 0
+    trimmed_pkts: int = 0
 
 
 FLOW_COLUMNS: list[str] = [f.name for f in fields(FlowRecord)]

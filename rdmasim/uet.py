@@ -14,7 +14,8 @@ PDS_SLOTS = 1024
 #: SES standard header's payload length is 14 bits; the packet pool holds at most 4096 bytes
 MAX_MTU = 4096
 DELIVERY_MODES = {"rud": 0}
-LOAD_BALANCERS = ("oblivious",)
+#: load balancing by entropy (csrc/uet/lb.h): a fresh random entropy per packet, or REPS
+LOAD_BALANCERS = {"oblivious": 0, "reps": 1}
 CONGESTION_CONTROLS = ("none",)
 #: Ethernet + IPv4 + UDP + PDS request + SES standard header; FCS, preamble and gap
 UET_DATA_OVERHEAD = 14 + 20 + 8 + 12 + 44 + 4 + 20
@@ -23,10 +24,10 @@ UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
 #: options of the ``uet`` mapping, with their defaults
 DEFAULTS: dict[str, Any] = {
     "mode": "rud",           # delivery mode: reliable unordered
-    "lb": "oblivious",       # per-packet entropy: a fresh random value for every data packet
+    "lb": "oblivious",       # per-packet entropy: "oblivious" (random per packet) or "reps" (recycled)
     "cc": "none",            # a fixed window
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
-    "reorder_packets": 16,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
+    "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
     "ack_every": 4,          # the target acknowledges at least every this many packets
     "rto": "100us",          # retransmit timeout
     "trim": False,           # data packets may be trimmed by switches (needs trimming switches)
@@ -50,7 +51,7 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         raise ValueError(f"{where}.mode = {opts['mode']!r}: allowed {sorted(DELIVERY_MODES)} "
                          "(reliable ordered delivery is not modelled yet)")
     if opts["lb"] not in LOAD_BALANCERS:
-        raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {list(LOAD_BALANCERS)}")
+        raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {sorted(LOAD_BALANCERS)}")
     if opts["cc"] not in CONGESTION_CONTROLS:
         raise ValueError(f"{where}.cc = {opts['cc']!r}: allowed {list(CONGESTION_CONTROLS)}")
     if not isinstance(opts["trim"], bool):
@@ -68,6 +69,7 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "rto_ps": check_time_ps(f"{where}.rto", parse_time(opts["rto"]), 1),
         "mode": DELIVERY_MODES[opts["mode"]],
         "trim_ok": int(opts["trim"]),
+        "lb": LOAD_BALANCERS[opts["lb"]],
     }
 
 

@@ -102,7 +102,6 @@ rs_uet_ep *rs_uet_ep_get(rs_uet *u, int host)
         return NULL;
     ep->host = host;
     ep->port = u->net->host_ports[host];
-    rs_rng_seed(&ep->rng, u->net->eng.seed, UINT64_C(0x5545540000000000) | (uint64_t)host);
     u->eps[host] = ep;
     return ep;
 }
@@ -166,15 +165,12 @@ static void send_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pkt *p)
     rs_port_kick(u->net, ep->port);
 }
 
-/* The entropy value of a new data packet: per packet, uniformly random (oblivious spraying). */
-static uint16_t entropy(rs_uet_ep *ep) { return (uint16_t)rs_rng_next(&ep->rng); }
-
-static rs_pkt *build_data(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pds_tx *tx)
+static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
 {
     rs_pkt *p = new_frame(u, &c->path, c->src, c->dst);
     if (!p)
         return NULL;
-    uint16_t ev = entropy(ep);
+    uint16_t ev = rs_uet_lb_next(&c->lb); /* oblivious spraying or REPS (uet/lb.c) */
     c->slots[tx->psn & (RS_PDS_SLOTS - 1u)].ev = ev;
     p->udp_sport = ev; /* what the switches hash: each packet may take another path */
     p->psn = tx->psn;
@@ -225,7 +221,7 @@ rs_pkt *rs_uet_next_frame(rs_uet_ep *ep)
         rs_pds_tx tx;
         if (rs_pds_next(c, c->uet->net->eng.now_ps, &tx)) {
             ep->ring = c->act_next; /* round robin: the next PDC goes first next time */
-            return build_data(c->uet, ep, c, &tx);
+            return build_data(c->uet, c, &tx);
         }
         ring_remove(ep, c); /* nothing to send until an ACK, NACK or timeout */
     }
@@ -247,6 +243,7 @@ void rs_uet_rto(rs_uet *u, rs_pdc *c)
     if (due != INT64_MAX)
         rs_engine_arm(&u->net->eng, &c->rto, due);
     if (lost) {
+        rs_uet_lb_on_timeout(&c->lb); /* a path may have failed: REPS freezes */
         rs_uet_ep *ep = u->eps[c->src];
         ring_add(ep, c);
         rs_port_kick(u->net, ep->port);
@@ -267,12 +264,15 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
     if (pkt->uet.type == RS_UET_PDS_NACK) {
         if (pkt->uet.nack_code == RS_UET_NACK_TRIMMED)
             c->st.trims_rcvd++;
+        uint16_t ev = c->slots[pkt->psn & (RS_PDS_SLOTS - 1u)].ev;
         if (!rs_pds_on_nack(c, pkt->psn))
             return;
+        rs_uet_lb_on_loss(&c->lb, ev);
     } else {
         rs_pds_ack_res r;
-        if (pkt->uet.flags & RS_UET_F_M)
-            c->st.ecn_acks++;
+        int ecn = (pkt->uet.flags & RS_UET_F_M) != 0;
+        c->st.ecn_acks += (uint64_t)ecn;
+        rs_uet_lb_on_ack(&c->lb, pkt->udp_sport, ecn); /* the ACK echoes the entropy it acknowledges */
         rs_pds_on_ack(c, &pkt->uet, &r);
         if (r.done) {
             complete(u, ep, c);
@@ -416,6 +416,9 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_port_resolve_path(u->net, se->port, dst, tc, c->src_id, &c->path);
     rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back);
     rs_pds_init(c, size, 0);
+    rs_uet_lb_cfg lbc;
+    rs_uet_lb_cfg_default(&lbc, prm->lb);
+    rs_uet_lb_init(&c->lb, &lbc, u->net->eng.seed ^ (flow_ref * UINT64_C(0x9E3779B97F4A7C15)) ^ (uint64_t)src << 32);
     c->start_ps = u->net->eng.now_ps;
     c->live = 1;
     c->act_next = c->act_prev = NULL;

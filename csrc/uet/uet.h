@@ -25,6 +25,7 @@
 #include "rdmasim/pool.h"
 #include "rdmasim/rng.h"
 #include "rdmasim/uet.h"
+#include "uet/lb.h"
 
 /* Event kinds of the UET's timers (the other layers' are in their headers; sim/sim.c dispatches). */
 enum rs_uet_event {
@@ -105,6 +106,7 @@ typedef struct rs_pdc {
     uint64_t rx_bitmap[RS_PDS_SLOTS / 64]; /* PSN p above rx_cack received: bit p % RS_PDS_SLOTS */
 
     rs_pdc_stats st;
+    rs_uet_lb lb;             /* the initiator's entropy per data packet (uet/lb.c) */
 } rs_pdc;
 
 /* ---- the PDS state machines (pds.c): no packets, no timers, no I/O ---- */
@@ -173,7 +175,6 @@ typedef struct rs_uet_ep {
     uint32_t ring_len;
     rs_pkt *ctrl_head;      /* ACKs / NACKs waiting for the wire */
     rs_pkt *ctrl_tail;
-    rs_rng rng;             /* entropy values */
     uint64_t rx_unknown;    /* UET frames for a PDC id this host does not know (dropped) */
 } rs_uet_ep;
 

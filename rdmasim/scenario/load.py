@@ -371,6 +371,36 @@ def _check_ooo(v: dict[str, Any], file: str, problems: list[Problem], warnings: 
                                 "'irn', or 'ecmp'"))
 
 
+#: [qp] keys only the RoCE transport reads (qp.mtu is UET's payload per packet too)
+_ROCE_ONLY_QP = ("qp.timeout", "qp.retry_cnt", "qp.rnr_retry", "qp.recovery", "qp.irn_window")
+
+
+def _given(sc: Scenario, key: str) -> bool:
+    """Does the file (or an override) set ``key`` itself, rather than leave it to its default?"""
+    node: Any = sc.raw
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return key in sc.overrides
+        node = node[part]
+    return True
+
+
+def _check_transport(sc: Scenario, file: str, problems: list[Problem]) -> None:
+    """A [uet] option with the RoCE transport, or a RoCE-only [qp] option with UET, is refused: the
+    file asks for something the flows' transport does not have."""
+    kind = sc.values["transport.kind"]
+    if kind == "roce":
+        for key in (k for k in SCHEMA if k.startswith("uet.")):
+            if _given(sc, key):
+                problems.append(Problem(file, key, "is an Ultra Ethernet option, but the flows run on RoCE",
+                                        sc.values[key], "transport.kind = 'uet', or leave it out"))
+    else:
+        for key in _ROCE_ONLY_QP:
+            if _given(sc, key):
+                problems.append(Problem(file, key, "is a RoCE queue-pair option, but the flows run on UET "
+                                        "(transport.kind = 'uet')", sc.values[key], "leave it out"))
+
+
 def _check_cc_table(v: dict[str, Any], file: str, problems: list[Problem], ok: Any) -> None:
     """The selected algorithm's [congestion_control.<name>] table as a whole (a params class
     checks relations such as t_high > t_low), the problem under the key it names."""
@@ -582,6 +612,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(file, "nic.overrides", str(exc), nic_ov))
     _check_ooo(v, file, problems, sc.warnings, ok)
+    _check_transport(sc, file, problems)
     for i, row in enumerate(sc.arrays.get("impairments.failures", [])):
         if row["recover"] is not None and row["recover"] <= row["at"] and ok("impairments.failures"):
             problems.append(

@@ -371,6 +371,11 @@ def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str
     # the table with hosts mapped to the simulator's indices
     mapped = SimpleNamespace(flows=cols, dep_ptr=table.dep_ptr, deps=table.deps, groups=table.groups)
     try:
+        if v["transport.kind"] == "uet":
+            uet = {"mode": v["uet.mode"], "lb": v["uet.lb"], "cc": v["uet.cc"],
+                   "window": v["uet.window"] or None, "reorder_packets": v["uet.reorder_packets"],
+                   "ack_every": v["uet.ack_every"], "rto": v["uet.rto"], "trim": v["uet.trim"]}
+            return sim.add_flows(mapped, mtu=v["qp.mtu"], transport="uet", uet=uet)
         return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
                              rnr_retry=v["qp.rnr_retry"],
                              recovery=None if v["qp.recovery"] == "nic" else v["qp.recovery"],
@@ -527,6 +532,7 @@ def _records(res: np.ndarray, ideal: np.ndarray, names: list[str], to_sim: np.nd
             retx_pkts=row["retx_pkts"], cnps=row["cnps"],
             status="incomplete" if not done else describe_status(row["status"]),
             pause_ps=row["pause_ps"], group=groups[g] if 0 <= g < len(groups) else "",
+            nack_pkts=row["nack_pkts"], trimmed_pkts=row["trimmed_pkts"],
         ))
     return out
 

@@ -110,7 +110,11 @@ SECTIONS: dict[str, str] = {
     "rdmasim.cc_nscc.NsccParams, defaults from the UEC htsim simulator; base_rtt depends on the fabric: "
     "NsccParams.for_path takes it from a path): used when `algorithm = \"nscc\"`.",
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
-    "qp": "RC queue-pair attributes of every flow.",
+    "qp": "RC queue-pair attributes of every flow (transport 'roce').",
+    "transport": "The transport the flows run on: 'roce' (RC queue pairs, the IB transport) or 'uet' (the "
+    "Ultra Ethernet transport, docs/uet.md; WRITE and SEND flows).",
+    "uet": "Ultra Ethernet transport options (transport.kind = 'uet'; docs/uet.md). qp.mtu is its payload "
+    "per packet.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
     "impairments.gilbert[]": "Bursty (Gilbert-Elliott) loss on one link.",
     "impairments.failures[]": "A link going down (and optionally back up) at given times.",
@@ -474,6 +478,21 @@ SCHEMA: dict[str, Opt] = {
         "int", 0, "IRN's cap on packets in flight (0 = the bandwidth-delay product of one link; a path of "
         "several hops needs more).", lo=0, hi=65536,
     ),
+    # transport, uet
+    "transport.kind": Opt("str", "roce", "The flows' transport.", choices=("roce", "uet")),
+    "uet.mode": Opt("str", "rud", "Delivery mode: reliable unordered (RUD).", choices=("rud",)),
+    "uet.lb": Opt("str", "oblivious", "Entropy per data packet: 'oblivious' (random, packet spraying) or "
+                  "'reps' (recycled entropies, REPS).", choices=("oblivious", "reps")),
+    "uet.cc": Opt("str", "none", "Congestion control of a PDC: 'none' (a fixed window).", choices=("none",)),
+    "uet.window": Opt("size", 0, "Bytes in flight per PDC (0 = twice a leaf-spine bandwidth-delay product "
+                      "of the first link).", lo=0, hi=2**32 - 1),
+    "uet.reorder_packets": Opt("int", 64, "A PSN is lost when one this many PSNs later was acknowledged "
+                               "(reordering by fewer is not loss).", lo=1, hi=1024),
+    "uet.ack_every": Opt("int", 4, "The target acknowledges at least every this many packets.", lo=1,
+                         hi=1024),
+    "uet.rto": Opt("time", "100us", "Retransmit timeout.", lo=1, hi=U63),
+    "uet.trim": Opt("bool", False, "Data packets may be trimmed by switches (switch.trim_threshold); the "
+                    "target NACKs a trimmed packet and the sender resends it at once."),
     # impairments
     "impairments.loss[].link": Opt("node_pair", [], "The link, by its two end names."),
     "impairments.loss[].direction": Opt(
@@ -670,6 +689,8 @@ TABLES = (
     "congestion_control.nscc",
     "nic",
     "qp",
+    "transport",
+    "uet",
     "impairments",
     "traffic",
     "traffic.incast",

@@ -15,6 +15,7 @@ typedef struct rs_uet_params {
     int64_t rto_ps;         /* retransmit timeout */
     uint8_t mode;           /* enum rs_uet_mode (RUD only so far) */
     uint8_t trim_ok;        /* data packets may be trimmed by switches */
+    uint8_t lb;             /* load balancing: 0 oblivious spraying, 1 REPS (uet/lb.h enum rs_uet_lb_kind) */
 } rs_uet_params;
 
 #endif

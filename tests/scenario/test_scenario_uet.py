@@ -1,0 +1,53 @@
+"""Scenario files run their flows on the Ultra Ethernet transport ([transport] kind = "uet", [uet])."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rdmasim.scenario import ScenarioError, loads, run_scenario
+from tests.scenario.cc_flows import TWO_SENDER_INCAST
+
+UET = TWO_SENDER_INCAST + """
+[transport]
+kind = "uet"
+[uet]
+lb = "reps"
+reorder_packets = 32
+rto = "200us"
+"""
+
+
+def test_uet_scenario_runs_and_reports_its_flows() -> None:
+    res = run_scenario(loads(UET), out_dir="")
+    rows = res.flows
+    assert len(rows) == 2
+    assert all(r.status == "ok" and r.bytes_delivered == 512 * 1024 for r in rows)
+    assert all(r.retx_pkts == 0 and r.nack_pkts == 0 and r.trimmed_pkts == 0 for r in rows)
+    assert all(r.fct_ps >= r.ideal_fct_ps for r in rows)
+
+
+@pytest.mark.parametrize("extra, key", [
+    ('[uet]\nlb = "reps"\n', "uet.lb"),              # a UET option with RoCE flows
+    ('[transport]\nkind = "uet"\n[qp]\nrecovery = "irn"\n', "qp.recovery"),  # a RoCE option with UET
+    ('[transport]\nkind = "tcp"\n', "transport.kind"),
+])
+def test_a_transport_mismatch_is_refused_naming_the_key(extra: str, key: str) -> None:
+    text = TWO_SENDER_INCAST.replace("[qp]\nmtu = 1024\n", "") + extra
+    if "[qp]" not in extra:
+        text += "[qp]\nmtu = 1024\n"
+    with pytest.raises(ScenarioError) as ei:
+        loads(text)
+    assert any(p.path == key for p in ei.value.problems), str(ei.value)
+
+
+def test_validate_exits_2_with_one_line_naming_the_key(tmp_path: Path) -> None:
+    f = tmp_path / "bad.toml"
+    f.write_text(TWO_SENDER_INCAST + '[uet]\nwindow = "64KiB"\n')
+    r = subprocess.run([sys.executable, "-m", "rdmasim", "validate", str(f)], capture_output=True, text=True)
+    assert r.returncode == 2
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if "uet.window" in ln]
+    assert len(lines) == 1 and "RoCE" in lines[0]
