@@ -7,6 +7,9 @@ Runs a permutation, an incast, an all-to-all and a permutation through a failing
 - RoCE + adaptive routing with out-of-order placement: ``cx7-ar`` receivers, per-packet adaptive
   routing (``path_select = "adaptive_packet"``), Spectrum-X-like;
 - InfiniBand + adaptive routing: credits instead of PFC, ``ib-ar`` receivers, the same routing;
+- UET + spray: the Ultra Ethernet transport with a random entropy per packet (oblivious
+  spraying through ECMP switches), no PFC, trimming switches (and UET + REPS when the transport
+  offers it: :data:`UET_CONFIGS`);
 
 and prints per configuration the FCT slowdown (p50, p99; FCT over the ideal FCT of
 :func:`rdmasim.scenario.ideal.ideal_fct_ps`), the goodput (mean rate of a flow, as a fraction of
@@ -19,8 +22,7 @@ the routing converges ``REROUTE_AFTER_PS`` later (:func:`run_failure`). Flows wh
 crosses spine0 make no progress until then; the table counts the flows that delivered nothing
 during the failure, the frames the failed link lost, and the bytes delivered by the reroute.
 
-The Ultra Ethernet transport (oblivious spraying, REPS) joins the table when it is part of the
-build: :data:`UET_CONFIGS`.
+Numbers and what they show: docs/multipath.md ("Side by side").
 ``python examples/multipath_compare.py [--out DIR] [--quick]``
 """
 

@@ -229,18 +229,21 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     int trim = sw->cfg.trim && pkt->trim_ok && !port->cr && !out->port.cr;
     if (trim)
         prio = rs_trim_on_enqueue(sw, pkt, out_idx, prio, &bytes);
-    /* a credit port's buffer was checked by its sender's credits: always room */
-    int why = port->cr ? rs_mmu_admit_credit(&sw->mmu, port->index, ip, out_idx, prio, bytes)
+    /* a credit port's buffer was checked by its sender's credits: always room.  A trim_ok packet
+     * the buffer refuses is trimmed and tried once more, as its header (one admission call site,
+     * so the compiler keeps it inline) */
+    int why;
+    do {
+        why = port->cr ? rs_mmu_admit_credit(&sw->mmu, port->index, ip, out_idx, prio, bytes)
                        : rs_mmu_admit(&sw->mmu, port->index, ip, out_idx, prio, bytes);
 #ifdef RDMASIM_MUTANTS /* lossless_drop: a lossless class over XOFF is dropped like a lossy one */
-    if (why < 0 && RS_MUTANT(&net->eng, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> ip & 1u) &&
-        rs_mmu_should_pause(&sw->mmu, port->index, ip)) {
-        rs_mmu_release(&sw->mmu, port->index, ip, out_idx, prio, bytes);
-        why = RS_SWDROP_LOSSY_THRESHOLD;
-    }
+        if (why < 0 && RS_MUTANT(&net->eng, RS_MUT_LOSSLESS_DROP) && (sw->cfg.pfc_mask >> ip & 1u) &&
+            rs_mmu_should_pause(&sw->mmu, port->index, ip)) {
+            rs_mmu_release(&sw->mmu, port->index, ip, out_idx, prio, bytes);
+            why = RS_SWDROP_LOSSY_THRESHOLD;
+        }
 #endif
-    if (why >= 0 && trim && rs_trim_instead_of_drop(sw, pkt, out_idx, &prio, &bytes))
-        why = rs_mmu_admit(&sw->mmu, port->index, ip, out_idx, prio, bytes);
+    } while (why >= 0 && trim && rs_trim_instead_of_drop(sw, pkt, out_idx, &prio, &bytes));
     if (why >= 0) {
         drop(net, in, pkt, why);
         return;

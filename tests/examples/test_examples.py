@@ -152,7 +152,12 @@ def check_multipath_compare(r: dict[str, Any]) -> None:
         assert perm["uet_spray"]["mean_rate"] > ecmp["mean_rate"]
         assert fail["uet_spray"]["stalled_flows"] == 0
         assert fail["uet_spray"]["last_fct_us"] < fail["roce_ecmp"]["last_fct_us"]
-        assert fail["uet_spray"]["delivered_by_reroute"] > fail["roce_ecmp"]["delivered_by_reroute"]
+    if "uet_reps" in perm:  # REPS stops using the entropies that lose packets: it routes around
+        reps, spray = fail["uet_reps"], fail["uet_spray"]
+        assert reps["stalled_flows"] == 0 and reps["lost_frames"] < spray["lost_frames"]
+        assert reps["delivered_by_reroute"] > fail["roce_ecmp"]["delivered_by_reroute"]
+        assert reps["delivered_by_reroute"] >= spray["delivered_by_reroute"]
+        assert reps["last_fct_us"] < reroute_us  # done before the routing converged
 
 
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
