@@ -4,7 +4,9 @@ receivers (docs/multipath.md).
     PYTHONPATH=. python bench/multipath.py [--hosts-per-leaf 4] [--size 8MiB] [--seed 1]
 
 Prints, per (path selection, receiver), the mean and lowest per-flow rate as a fraction of the
-line rate, retransmitted packets and NAKs.
+line rate, retransmitted packets and NAKs.  Recovery ``uet`` runs the flows on the Ultra Ethernet
+transport instead (docs/uet.md), its third field the load balancing: ``ecmp:uet:oblivious``
+(packet spraying by entropy) or ``ecmp:uet:reps``.
 """
 from __future__ import annotations
 
@@ -27,6 +29,15 @@ def run(mode: str, recovery: str, *, leaves: int = 4, spines: int = 4, hosts_per
     topo = rdmasim.leaf_spine(leaves, spines, hosts_per_leaf, seed=seed, mtu=mtu,
                               switch_config={"path_select": mode})
     hosts = len(topo.sim.hosts)
+    if recovery == "uet":
+        flows = topo.sim.add_flows(permutation(hosts, size, seed), mtu=mtu, transport="uet",
+                                   uet={"lb": profile or "oblivious"})
+        topo.sim.run_flows()
+        res = flows.results()
+        rate = size * 8 / (res["fct_ps"] * 1e-12) / LINE_BPS
+        retx = int(res["retx_pkts"].sum())
+        return {"ok": bool((res["status"] == 0).all()), "mean": float(rate.mean()), "min": float(rate.min()),
+                "retx": retx, "data_pkts": hosts * -(-size // mtu) + retx}
     if profile or recovery == "ooo":
         for h in topo.sim.hosts.values():
             h.set_nic_profile(profile or "cx7-ar")

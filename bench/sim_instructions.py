@@ -11,7 +11,8 @@ even a free ``post_send`` cannot make the simulation of one-packet WRITEs cheape
 
 ``--multipath CASES`` counts instead the runs of ``bench/multipath.py`` (a 2 x 2 x 4 leaf-spine
 permutation), each case ``path_select:recovery:profile``, e.g. out-of-order placement against
-in-order RoCE: ``ecmp:gbn:cx6,ecmp:ooo:cx7-ar,spray:ooo:cx7-ar`` (docs/multipath.md).
+in-order RoCE: ``ecmp:gbn:cx6,ecmp:ooo:cx7-ar,spray:ooo:cx7-ar`` (docs/multipath.md), or the Ultra
+Ethernet transport beside RoCE: ``ecmp:gbn,ecmp:uet:oblivious,ecmp:uet:reps`` (docs/uet.md).
 """
 
 from __future__ import annotations
