@@ -50,6 +50,8 @@ FLAP_PERIOD_PS = 100_000_000
 FLAP_DOWN_PS = 50_000_000
 SAMPLE_PS = 2_000_000
 STALL_RTTS = 20
+RECOVERY_WINDOW_PS = 10_000_000
+RECOVERY_FRACTION = 0.9
 RUN_LIMIT_PS = 100_000_000_000
 #: RoCE local ACK timeout exponent: 4.096 us x 2^8 = 1.05 ms (a flow whose window was lost waits this)
 ROCE_TIMEOUT = 8
@@ -200,6 +202,8 @@ def measure(samples: FlowSamples, res: Any, mode: str) -> dict[str, Any]:
         stall[f] = int(np.diff(marks).max()) if len(marks) > 1 else fin - int(g[0])
     fct = res["fct_ps"][(res["status"] == 0) & (res["fct_ps"] >= 0)] / 1e6
     return {
+        "goodput_recovery_rtts": goodput_recovery(mid, gbps, mean_in(0, FAIL_AT_PS),
+                                                  int(res["finish_ps"][res["finish_ps"] >= 0].min()), rtt),
         "fct_mean_us": float(fct.mean()), "fct_p99_us": float(np.percentile(fct, 99)),
         "fct_max_us": float(fct.max()),
         "goodput_before_gbps": mean_in(0, FAIL_AT_PS),
@@ -211,10 +215,27 @@ def measure(samples: FlowSamples, res: Any, mode: str) -> dict[str, Any]:
     }
 
 
+def goodput_recovery(t: np.ndarray, gbps: np.ndarray, before: float, first_finish: int, rtt: int) -> float:
+    """Base RTTs from the failure until the goodput of all flows (mean over RECOVERY_WINDOW_PS) is
+    back to RECOVERY_FRACTION of its level before, after its lowest point since the failure; only
+    until the first flow finishes (then the offered load falls); inf if it never gets back."""
+    k = max(1, RECOVERY_WINDOW_PS // SAMPLE_PS)
+    smooth = np.convolve(gbps, np.ones(k) / k, mode="valid")
+    ts = t[k - 1:]
+    sel = (ts >= FAIL_AT_PS) & (ts <= first_finish)
+    if not sel.any():
+        return float("inf")
+    idx = np.flatnonzero(sel)
+    low = idx[int(np.argmin(smooth[idx]))]
+    back = idx[(idx >= low) & (smooth[idx] >= RECOVERY_FRACTION * before)]
+    return float((ts[back[0]] - FAIL_AT_PS) / rtt) if len(back) else float("inf")
+
+
 ROWS = [("FCT mean (us)", "fct_mean_us", "{:.0f}"), ("FCT p99 (us)", "fct_p99_us", "{:.0f}"),
         ("FCT max (us)", "fct_max_us", "{:.0f}"),
         ("goodput before (Gb/s)", "goodput_before_gbps", "{:.0f}"),
         ("goodput during failure, flows running (Gb/s)", "goodput_during_gbps", "{:.0f}"),
+        ("goodput back to 90 % of before (RTTs after failure)", "goodput_recovery_rtts", "{:.1f}"),
         ("longest stall after failure (RTTs)", "max_stall_rtts", "{:.1f}"),
         (f"flows stalled > {STALL_RTTS} RTTs", "stalled_flows", "{}"),
         ("retransmitted packets", "retx_pkts", "{:,}"),
