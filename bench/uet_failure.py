@@ -159,6 +159,7 @@ def run_case(cfg: Config, size: Size, mode: str) -> dict[str, Any]:
     res = flows.results()
     ok = (res["status"] == 0) & (res["bytes_delivered"] == res["size_bytes"])
     out = measure(_join(parts), res, mode)
+    out["lost_frames"] = int(link.ab.stats()["dropped"] + link.ba.stats()["dropped"])
     out["failed_flows"] = int((~ok).sum())  # ended in error (e.g. retries exhausted)
     out["statuses"] = sorted({int(x) for x in res["status"][~ok]})
     return out
@@ -239,6 +240,7 @@ ROWS = [("FCT mean (us)", "fct_mean_us", "{:.0f}"), ("FCT p99 (us)", "fct_p99_us
         ("longest stall after failure (RTTs)", "max_stall_rtts", "{:.1f}"),
         (f"flows stalled > {STALL_RTTS} RTTs", "stalled_flows", "{}"),
         ("retransmitted packets", "retx_pkts", "{:,}"),
+        ("frames lost on the failed link", "lost_frames", "{:,}"),
         ("flows ended in error", "failed_flows", "{}")]
 
 
