@@ -10,6 +10,8 @@ cdef extern from "rdmasim/uet.h" nogil:
         uint8_t mode
         uint8_t trim_ok
         uint8_t lb
+        uint8_t cc
+        int64_t cc_base_rtt_ps
 
 cdef extern from "rdmasim/flows.h" nogil:
     enum:
@@ -139,6 +141,8 @@ cdef class FlowsCore:
             c.uet.mode = uet["mode"]
             c.uet.trim_ok = uet["trim_ok"]
             c.uet.lb = uet["lb"]
+            c.uet.cc = uet["cc"]
+            c.uet.cc_base_rtt_ps = uet["cc_base_rtt_ps"]
         cdef int64_t first
         if after is not None and n:
             p_after = &a_after[0]

@@ -16,7 +16,8 @@ MAX_MTU = 4096
 DELIVERY_MODES = {"rud": 0}
 #: load balancing by entropy (csrc/uet/lb.h): a fresh random entropy per packet, or REPS
 LOAD_BALANCERS = {"oblivious": 0, "reps": 1}
-CONGESTION_CONTROLS = ("none",)
+#: congestion control of a PDC (rdmasim/cc.h kinds): a fixed window, or NSCC's (csrc/cc/nscc.c)
+CONGESTION_CONTROLS = {"none": 0, "nscc": 7}
 #: Ethernet + IPv4 + UDP + PDS request + SES standard header; FCS, preamble and gap
 UET_DATA_OVERHEAD = 14 + 20 + 8 + 12 + 44 + 4 + 20
 UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
@@ -25,7 +26,7 @@ UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
 DEFAULTS: dict[str, Any] = {
     "mode": "rud",           # delivery mode: reliable unordered
     "lb": "oblivious",       # per-packet entropy: "oblivious" (random per packet) or "reps" (recycled)
-    "cc": "none",            # a fixed window
+    "cc": "none",            # "none" (a fixed window) or "nscc" (NSCC's window, defaults from its base RTT)
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
     "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
     "ack_every": 4,          # the target acknowledges at least every this many packets
@@ -53,7 +54,7 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
     if opts["lb"] not in LOAD_BALANCERS:
         raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {sorted(LOAD_BALANCERS)}")
     if opts["cc"] not in CONGESTION_CONTROLS:
-        raise ValueError(f"{where}.cc = {opts['cc']!r}: allowed {list(CONGESTION_CONTROLS)}")
+        raise ValueError(f"{where}.cc = {opts['cc']!r}: allowed {sorted(CONGESTION_CONTROLS)}")
     if not isinstance(opts["trim"], bool):
         raise TypeError(f"{where}.trim = {opts['trim']!r}: must be true or false")
     mtu = check_int(f"{where}: mtu", mtu, 64, MAX_MTU)
@@ -70,7 +71,19 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "mode": DELIVERY_MODES[opts["mode"]],
         "trim_ok": int(opts["trim"]),
         "lb": LOAD_BALANCERS[opts["lb"]],
+        "cc": CONGESTION_CONTROLS[opts["cc"]],
+        "cc_base_rtt_ps": base_rtt_ps(sim, mtu),
     }
+
+
+def base_rtt_ps(sim: Any, mtu: int) -> int:
+    """The round trip NSCC starts from: four hops of the first link each way, a data packet's
+    serialisation at each of four hops and the ACK's (12 us without a link, NSCC's reference)."""
+    link = next(iter(sim.links), None)
+    if link is None:
+        return 12_000_000
+    ser = (mtu + UET_DATA_OVERHEAD) * 8 / link.rate_bps
+    return int((8 * link.delay_ps * 1e-12 + 4 * ser + UET_ACK_WIRE * 8 / link.rate_bps) * 1e12)
 
 
 def default_window(sim: Any, mtu: int) -> int:

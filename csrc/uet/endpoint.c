@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdmasim/cc_nscc.h"
 #include "uet/uet.h"
+
+static void cc_loss(rs_uet *u, rs_pdc *c, uint64_t lost_bytes, int trimmed);
 
 /* ---- PDC ids: cyclic 1..65535 (an id is not reused while a PDC has it), open addressing ---- */
 
@@ -244,10 +247,30 @@ void rs_uet_rto(rs_uet *u, rs_pdc *c)
         rs_engine_arm(&u->net->eng, &c->rto, due);
     if (lost) {
         rs_uet_lb_on_timeout(&c->lb); /* a path may have failed: REPS freezes */
+        cc_loss(u, c, (uint64_t)lost * c->prm.mtu, 0);
         rs_uet_ep *ep = u->eps[c->src];
         ring_add(ep, c);
         rs_port_kick(u->net, ep->port);
     }
+}
+
+/* ---- congestion control: the PDC's window from its rs_cc_algo ---- */
+
+static void cc_window(rs_pdc *c)
+{
+    uint64_t w = c->cc->window_bytes ? c->cc->window_bytes(c->cc_state, c->cc_params) : 0;
+    uint64_t hi = (uint64_t)RS_PDS_SLOTS * c->prm.mtu;
+    if (!w || w > hi)
+        w = hi;
+    c->window_bytes = (uint32_t)(w < c->prm.mtu ? c->prm.mtu : w);
+}
+
+static void cc_loss(rs_uet *u, rs_pdc *c, uint64_t lost_bytes, int trimmed)
+{
+    if (!c->cc || !c->cc->on_loss)
+        return;
+    c->cc->on_loss(c->cc_state, c->cc_params, u->net->eng.now_ps, lost_bytes, trimmed);
+    cc_window(c);
 }
 
 static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c)
@@ -264,16 +287,34 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
     if (pkt->uet.type == RS_UET_PDS_NACK) {
         if (pkt->uet.nack_code == RS_UET_NACK_TRIMMED)
             c->st.trims_rcvd++;
-        uint16_t ev = c->slots[pkt->psn & (RS_PDS_SLOTS - 1u)].ev;
+        const rs_pds_slot *s = &c->slots[pkt->psn & (RS_PDS_SLOTS - 1u)];
+        uint16_t ev = s->ev;
         if (!rs_pds_on_nack(c, pkt->psn))
             return;
         rs_uet_lb_on_loss(&c->lb, ev);
+        cc_loss(u, c, s->len, pkt->uet.nack_code == RS_UET_NACK_TRIMMED);
     } else {
         rs_pds_ack_res r;
         int ecn = (pkt->uet.flags & RS_UET_F_M) != 0;
         c->st.ecn_acks += (uint64_t)ecn;
         rs_uet_lb_on_ack(&c->lb, pkt->udp_sport, ecn); /* the ACK echoes the entropy it acknowledges */
+        uint32_t ack_psn = pkt->uet.cack_psn + (uint32_t)(int32_t)pkt->uet.psn_off;
+        const rs_pds_slot *s = &c->slots[ack_psn & (RS_PDS_SLOTS - 1u)];
+        int64_t rtt = -1; /* a sample only from a first transmission still unacknowledged (Karn) */
+        if ((int32_t)(ack_psn - c->una_psn) >= 0 && (int32_t)(ack_psn - c->next_psn) < 0 &&
+            (s->state == RS_PDS_SENT || s->state == RS_PDS_LOST) && s->sends == 1)
+            rtt = u->net->eng.now_ps - s->sent_ps;
         rs_pds_on_ack(c, &pkt->uet, &r);
+        if (c->cc) {
+            rs_cc_ack a = {.now_ps = u->net->eng.now_ps, .rtt_ps = rtt, .acked_bytes = r.acked_bytes,
+                           .inflight_bytes = c->inflight_bytes, .ack_psn = ack_psn, .snd_nxt_psn = c->next_psn,
+                           .ce_echo = (uint8_t)ecn};
+            if (c->cc->on_ack)
+                c->cc->on_ack(c->cc_state, c->cc_params, &a);
+            cc_window(c);
+            if (r.lost)
+                cc_loss(u, c, (uint64_t)r.lost * c->prm.mtu, 0);
+        }
         if (r.done) {
             complete(u, ep, c);
             return;
@@ -416,6 +457,16 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_port_resolve_path(u->net, se->port, dst, tc, c->src_id, &c->path);
     rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back);
     rs_pds_init(c, size, 0);
+    c->cc = NULL;
+    if (prm->cc == RS_CC_NSCC) {
+        rs_nscc_params_default((rs_nscc_params *)(void *)c->cc_params, prm->mtu, prm->cc_base_rtt_ps, prm->trim_ok);
+        c->cc = rs_cc_algo_get(RS_CC_NSCC);
+    }
+    if (c->cc) {
+        double line = se->port->tx ? (double)se->port->tx->rate_bps : 0.0;
+        c->cc->init(c->cc_state, c->cc_params, line, u->net->eng.now_ps);
+        cc_window(c);
+    }
     rs_uet_lb_cfg lbc;
     rs_uet_lb_cfg_default(&lbc, prm->lb);
     rs_uet_lb_init(&c->lb, &lbc, u->net->eng.seed ^ (flow_ref * UINT64_C(0x9E3779B97F4A7C15)) ^ (uint64_t)src << 32);

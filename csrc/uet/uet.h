@@ -21,6 +21,7 @@
 #include "engine/engine.h"
 #include "link/frame.h"
 #include "link/net.h"
+#include "rdmasim/cc.h"
 #include "rdmasim/codec.h"
 #include "rdmasim/pool.h"
 #include "rdmasim/rng.h"
@@ -107,6 +108,11 @@ typedef struct rs_pdc {
 
     rs_pdc_stats st;
     rs_uet_lb lb;             /* the initiator's entropy per data packet (uet/lb.c) */
+    /* the initiator's congestion control (rdmasim/cc.h; NULL: the fixed window prm.window_bytes):
+     * its window is window_bytes, fed by each ACK (RTT sample, ECN echo) and each loss */
+    const rs_cc_algo *cc;
+    _Alignas(8) uint8_t cc_params[RS_CC_PARAMS_BYTES];
+    _Alignas(8) uint8_t cc_state[RS_CC_STATE_BYTES];
 } rs_pdc;
 
 /* ---- the PDS state machines (pds.c): no packets, no timers, no I/O ---- */

@@ -16,6 +16,8 @@ typedef struct rs_uet_params {
     uint8_t mode;           /* enum rs_uet_mode (RUD only so far) */
     uint8_t trim_ok;        /* data packets may be trimmed by switches */
     uint8_t lb;             /* load balancing: 0 oblivious spraying, 1 REPS (uet/lb.h enum rs_uet_lb_kind) */
+    uint8_t cc;             /* congestion control of a PDC: RS_CC_NONE (fixed window) or RS_CC_NSCC */
+    int64_t cc_base_rtt_ps; /* NSCC: the network's base RTT (its defaults follow from it) */
 } rs_uet_params;
 
 #endif
