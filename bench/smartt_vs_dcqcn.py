@@ -20,8 +20,9 @@ Configurations:
   PFC: SMaRTT's window on one path, the congestion control alone changed;
 - ``nscc_ar_ooo``: NSCC on ``cx7-ar`` NICs (out-of-order placement) with per-packet adaptive
   routing: SMaRTT with a per-packet load balancer (the stand-in for REPS on this transport);
-- ``uet_reps_trim``: the Ultra Ethernet transport with REPS and trimming on best-effort Ethernet,
-  its fixed window (the UET transport has no congestion control choice but "none" yet).
+- ``uet_nscc_reps_trim``: SMaRTT-REPS: the Ultra Ethernet transport with NSCC (``cc = "nscc"``),
+  REPS and trimming on best-effort Ethernet with trimming switches;
+- ``uet_reps_trim``: the same with a fixed window (``cc = "none"``).
 
 Per configuration: FCT mean, p99 and max (us), the deepest switch egress queue (KB), PFC pause
 frames, retransmitted packets and trims; the ratio of each FCT statistic to RoCE + DCQCN's.
@@ -80,6 +81,9 @@ CONFIGS: dict[str, Config] = {
     "roce_dcqcn_cx6": Config("RoCE + DCQCN (cx6 preset)", "ecmp", "cx6", "dcqcn", ecn=ECN_DCQCN),
     "nscc_ecmp": Config("NSCC + ECMP (RoCE QPs)", "ecmp", "cx6", "nscc"),
     "nscc_ar_ooo": Config("NSCC + AR + OOO (RoCE QPs)", "adaptive_packet", "cx7-ar", "nscc"),
+    "uet_nscc_reps_trim": Config("UET + NSCC + REPS + trim", "ecmp", "cx6", None, "uet",
+                                 {"lb": "reps", "trim": True, "cc": "nscc"},
+                                 {"lossless": (), "trimming": True, "trim_threshold": "64KiB"}),
     "uet_reps_trim": Config("UET + REPS + trim (no CC)", "ecmp", "cx6", None, "uet",
                             {"lb": "reps", "trim": True},
                             {"lossless": (), "trimming": True, "trim_threshold": "64KiB"}),

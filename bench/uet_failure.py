@@ -8,6 +8,8 @@ and the transports are compared by how fast their flows get going again. Four co
 
 - ``uet_reps``: Ultra Ethernet, REPS (entropies whose ACK came back are recycled; a timeout freezes
   on the last good ones); best-effort Ethernet with trimming switches, as UET deploys;
+- ``uet_reps_nscc``: the same with NSCC's window (``cc = "nscc"``) and ECN-marking switches
+  (SMaRTT-REPS);
 - ``uet_ops``: Ultra Ethernet, oblivious packet spraying (a random entropy per packet), same fabric;
 - ``roce_ecmp``: RoCE, ``cx6`` (in-order, Go-Back-N), one ECMP path per QP, PFC;
 - ``roce_ar_ooo``: RoCE, ``cx7-ar`` (out-of-order placement, selective retransmission), per-packet
@@ -70,15 +72,19 @@ class Config:
 
 
 LOSSY_TRIM = {"lossless": (), "trimming": True, "trim_threshold": "64KiB"}
+#: NSCC's ECN marking (htsim main_uec.cpp: 0.2 / 0.8 BDP, probability 1 at kmax; BDP of 9.35 us)
+NSCC_ECN = {"kmin": 23_377, "kmax": 93_507, "pmax": 1.0}
 CONFIGS: dict[str, Config] = {
     "uet_reps": Config("UET + REPS", "ecmp", "cx6", "uet", {"lb": "reps", "trim": True}, LOSSY_TRIM),
+    "uet_reps_nscc": Config("UET + REPS + NSCC", "ecmp", "cx6", "uet",
+                            {"lb": "reps", "trim": True, "cc": "nscc"}, {**LOSSY_TRIM, "ecn": NSCC_ECN}),
     "uet_ops": Config("UET + oblivious spraying", "ecmp", "cx6", "uet", {"lb": "oblivious", "trim": True},
                       LOSSY_TRIM),
     "roce_ecmp": Config("RoCE + ECMP", "ecmp", "cx6"),
     "roce_ar_ooo": Config("RoCE + AR + OOO", "adaptive_packet", "cx7-ar"),
 }
-COLORS = {"uet_reps": "tab:orange", "uet_ops": "tab:purple", "roce_ecmp": "tab:blue",
-          "roce_ar_ooo": "tab:red"}
+COLORS = {"uet_reps": "tab:orange", "uet_reps_nscc": "tab:brown", "uet_ops": "tab:purple",
+          "roce_ecmp": "tab:blue", "roce_ar_ooo": "tab:red"}
 
 
 @dataclass(frozen=True)

@@ -71,4 +71,8 @@ def test_the_goodput_series_shows_the_failure(quick_fail):
 @pytest.mark.slow
 @pytest.mark.parametrize("mode,quick", [("fail", False), ("flap", True), ("flap", False)])
 def test_full_size_and_flapping_link(mode, quick):
-    _check_shape(B.run(mode, quick=quick, configs=["uet_reps", "uet_ops", "roce_ecmp"]), mode)
+    runs = B.run(mode, quick=quick, configs=["uet_reps", "uet_reps_nscc", "uet_ops", "roce_ecmp"])
+    _check_shape(runs, mode)
+    # REPS under NSCC's window (SMaRTT-REPS) recovers as well: no flow stalls for long
+    assert runs["uet_reps_nscc"]["failed_flows"] == 0
+    assert runs["uet_reps_nscc"]["max_stall_rtts"] < FEW_RTTS
