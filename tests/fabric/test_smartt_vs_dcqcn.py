@@ -1,6 +1,7 @@
 """SMaRTT (NSCC) against RoCE with DCQCN (bench/smartt_vs_dcqcn.py, docs/uet.md "Experiments"):
 the direction of SMaRTT's headline (Bonato et al., arXiv 2404.01630: up to 50 % better than
-RoCE). With a per-packet load balancer NSCC's flows of a permutation finish sooner than DCQCN's
+RoCE). With a per-packet load balancer (RoCE QPs with adaptive routing, or UET with REPS and
+trimming: SMaRTT-REPS) NSCC's flows of a permutation finish sooner than DCQCN's
 on ECMP, with a far shallower queue; on an 8:1 incast NSCC's flows finish sooner and PFC never
 pauses them, where DCQCN's are paused."""
 
@@ -28,15 +29,17 @@ def _bench() -> ModuleType:
 B = _bench()
 
 
-def test_nscc_with_spraying_beats_dcqcn_on_a_permutation():
-    r = B.run("permutation", quick=True, configs=["roce_dcqcn", "nscc_ar_ooo"])
-    assert r["nscc_ar_ooo"]["mean_ratio"] < 0.9
-    assert r["nscc_ar_ooo"]["max_ratio"] < 0.75
-    assert r["nscc_ar_ooo"]["max_queue_kb"] < 0.25 * r["roce_dcqcn"]["max_queue_kb"]
+@pytest.mark.parametrize("smartt", ["nscc_ar_ooo", "uet_nscc_reps_trim"])
+def test_nscc_with_spraying_beats_dcqcn_on_a_permutation(smartt):
+    r = B.run("permutation", quick=True, configs=["roce_dcqcn", smartt])
+    assert r[smartt]["mean_ratio"] < 0.9
+    assert r[smartt]["max_ratio"] < 0.75
+    assert r[smartt]["max_queue_kb"] < 0.25 * r["roce_dcqcn"]["max_queue_kb"]
 
 
 @pytest.mark.slow
 def test_full_size_incast_nscc_finishes_sooner_without_pfc():
-    r = B.run("incast", quick=False, configs=["roce_dcqcn", "nscc_ecmp"])
+    r = B.run("incast", quick=False, configs=["roce_dcqcn", "nscc_ecmp", "uet_nscc_reps_trim"])
     assert r["nscc_ecmp"]["mean_ratio"] < 0.75
+    assert r["uet_nscc_reps_trim"]["mean_ratio"] < 0.75
     assert r["nscc_ecmp"]["pause_us"] == 0 < r["roce_dcqcn"]["pause_us"]
