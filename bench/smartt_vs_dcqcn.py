@@ -209,7 +209,8 @@ def main() -> None:
             vals = [runs[w][k][s] for s in ("fct_mean_us", "fct_p99_us", "fct_max_us")]
             ax.bar(x + (j - (len(keys) - 1) / 2) * width, vals, width, label=CONFIGS[k].label)
         ax.set_xticks(x, ["mean", "p99", "max"])
-        ax.set_ylabel("FCT (µs)")
+        ax.set_ylabel("FCT (µs, log scale)")
+        ax.set_yscale("log")
         ax.set_title(w)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].legend(fontsize="x-small")
