@@ -106,3 +106,25 @@ def test_many_uet_flows_incast_complete() -> None:
     r = fs.results()
     assert [describe_status(int(s)) for s in r["status"]] == ["ok"] * n
     assert (r["bytes_delivered"] == 500_000).all()
+
+
+def test_capture_holds_uet_frames_with_per_packet_entropy(tmp_path) -> None:
+    from rdmasim import codec
+    from rdmasim.capture import read_records
+
+    t = _pair()
+    path = tmp_path / "uet.pcap"
+    t.sim.capture(str(path))
+    t.sim.add_flows({"src": [0], "dst": [1], "size": [64 * 4096]}, transport="uet")
+    t.sim.run_flows()
+    t.sim.close_capture()
+    _, recs = read_records(path)
+    frames = [codec.decode(r.data) for r in recs]
+    data = [f for f in frames if f["uet"]["type"] == 2]
+    acks = [f for f in frames if f["uet"]["type"] == 8]
+    assert len(data) == 64 and acks
+    assert sorted(f["psn"] for f in data) == list(range(64))
+    assert len({f["udp_sport"] for f in data}) > 16  # a new entropy per packet
+    assert sum(f["payload_len"] for f in data) == 64 * 4096
+    assert data[0]["uet"]["ses_flags"] & 1 and data[-1]["uet"]["ses_flags"] & 2  # SOM, EOM
+    assert acks[-1]["uet"]["cack_psn"] == 63
