@@ -1,6 +1,6 @@
 """Load balancing around a failed or flapping spine link (docs/uet.md, "Experiments").
 
-    PYTHONPATH=. python bench/uet_failure.py [--mode fail|flap] [--quick] [--out DIR]
+    PYTHONPATH=. python bench/uet_failure.py [--mode fail|flap] [--quick] [--uet-rto TIME] [--out DIR]
 
 The shape of the failure experiment of REPS (Bonato et al., arXiv 2407.21625): long flows of a
 random permutation on a leaf-spine, one spine link stops carrying frames in the middle of the run,
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -254,23 +254,29 @@ ROWS = [("FCT mean (us)", "fct_mean_us", "{:.0f}"), ("FCT p99 (us)", "fct_p99_us
         ("flows ended in error", "failed_flows", "{}")]
 
 
-def run(mode: str = "fail", quick: bool = False,
-        configs: list[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Every configuration (or those named) through the failure (``mode`` "fail" or "flap")."""
+def run(mode: str = "fail", quick: bool = False, configs: list[str] | None = None,
+        uet_rto: str | None = None) -> dict[str, dict[str, Any]]:
+    """Every configuration (or those named) through the failure (``mode`` "fail" or "flap");
+    ``uet_rto``: the UET flows' retransmit timeout instead of the default."""
     if mode not in ("fail", "flap"):
         raise ValueError(f"uet_failure: mode = {mode!r}: allowed 'fail' or 'flap'")
     size = QUICK if quick else FULL
-    return {k: run_case(CONFIGS[k], size, mode) for k in (configs or list(CONFIGS))}
+    cfgs = {k: CONFIGS[k] for k in (configs or list(CONFIGS))}
+    if uet_rto is not None:
+        cfgs = {k: (replace(c, uet={**c.uet, "rto": uet_rto}) if c.uet is not None else c)
+                for k, c in cfgs.items()}
+    return {k: run_case(c, size, mode) for k, c in cfgs.items()}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("fail", "flap"), default="fail")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--uet-rto", default=None, help="the UET flows' retransmit timeout (default 100us)")
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args()
     size = QUICK if a.quick else FULL
-    runs = run(a.mode, a.quick)
+    runs = run(a.mode, a.quick, uet_rto=a.uet_rto)
     rtt = base_rtt_ps()
     print(f"leaf-spine {size.leaves} x {size.spines}, {size.leaves * size.hosts_per_leaf} hosts, 100 Gb/s, "
           f"1 us links (base RTT {rtt / 1e6:.2f} us), permutation of {size.flow_bytes >> 20} MiB flows; "
@@ -285,7 +291,7 @@ def main() -> None:
         print(f"{label:{width}}  " + "  ".join(f"{fmt.format(runs[k][key]):>24}" for k in runs))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    name = f"uet_failure_{a.mode}{'_quick' if a.quick else ''}"
+    name = f"uet_failure_{a.mode}{'_quick' if a.quick else ''}{'_rto' + a.uet_rto if a.uet_rto else ''}"
     (out / f"{name}.json").write_text(json.dumps(runs))
     import matplotlib
     matplotlib.use("Agg")
