@@ -1,6 +1,6 @@
 """Events and ACK frames per data packet for one-packet RDMA WRITEs, per NIC profile.
 
-    PYTHONPATH=$PWD python bench/ack_coalescing.py
+    python bench/ack_coalescing.py
 """
 from __future__ import annotations
 

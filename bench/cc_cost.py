@@ -40,6 +40,8 @@ import subprocess
 import sys
 import time
 
+import rdmasim
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ECN = {"kmin": "5KB", "kmax": "200KB", "pmax": 0.01}
 
@@ -159,7 +161,8 @@ def main() -> None:
         return
     res: dict[str, list[dict]] = {n: [] for n in algos}
     env = dict(os.environ)
-    env.setdefault("PYTHONPATH", os.path.dirname(HERE))
+    # the children import the rdmasim this script imported (a clone's build or an installed one)
+    env.setdefault("PYTHONPATH", os.path.dirname(os.path.dirname(os.path.abspath(rdmasim.__file__))))
     for r in range(a.rounds):
         for n in algos if r % 2 == 0 else algos[::-1]:
             out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", n, "--size", a.size,

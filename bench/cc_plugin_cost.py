@@ -9,9 +9,9 @@ and the table gives the event loop's instructions per data packet (callgrind, co
 built-in counterpart.  The runs are checked to be the same simulation: equal events, packets, ACKs
 and end time.
 
-    PYTHONPATH=$PWD python bench/cc_plugin_cost.py                  # 8 x 1 MiB
-    PYTHONPATH=$PWD python bench/cc_plugin_cost.py --size 4MiB --cflags=-O3
-    PYTHONPATH=$PWD python bench/cc_plugin_cost.py --one dctcp_plugin  # one run, one JSON line
+    python bench/cc_plugin_cost.py                  # 8 x 1 MiB
+    python bench/cc_plugin_cost.py --size 4MiB --cflags=-O3
+    python bench/cc_plugin_cost.py --one dctcp_plugin  # one run, one JSON line
 """
 
 from __future__ import annotations

@@ -19,11 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import rdmasim
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(exe: str, iters: int, fabric: str) -> tuple[float, int]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), RDMASIM_IDLE_MS="0")
+    # the child imports the rdmasim this script imported (a clone's build or an installed one)
+    env = dict(os.environ, PYTHONPATH=str(Path(rdmasim.__file__).resolve().parents[1]), RDMASIM_IDLE_MS="0")
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "rdmasim", "exec", "--fabric", fabric, "--", exe, "loop", str(iters)]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)

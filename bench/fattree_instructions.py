@@ -10,7 +10,7 @@ code included: the event queue's share is that of ``eventq.h`` and ``eventq.c``.
 collects only inside ``rs_routes_compute`` (the routing tables, computed once when the run starts,
 so inside ``SimCore.run``): the instructions per data packet leave them out.
 
-    PYTHONPATH=$PWD python bench/fattree_instructions.py --k 8,16 --size 64KiB
+    python bench/fattree_instructions.py --k 8,16 --size 64KiB
 """
 
 from __future__ import annotations

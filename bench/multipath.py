@@ -1,7 +1,7 @@
 """Leaf-spine permutation under ECMP, spraying and adaptive routing, with in-order and out-of-order
 receivers (docs/multipath.md).
 
-    PYTHONPATH=. python bench/multipath.py [--hosts-per-leaf 4] [--size 8MiB] [--seed 1] [--ar-band 16KiB]
+    python bench/multipath.py [--hosts-per-leaf 4] [--size 8MiB] [--seed 1] [--ar-band 16KiB]
 
 Prints, per (path selection, receiver), the mean and lowest per-flow rate as a fraction of the
 line rate, retransmitted packets and NAKs.  Recovery ``uet`` runs the flows on the Ultra Ethernet

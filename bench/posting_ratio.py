@@ -21,7 +21,7 @@ raises its mmap threshold after the first large blocks are freed, and from the t
 1 MiB-WRITE run in the same process took up to 1.6x longer (the per-packet runs much less), which
 would flatter the ratios.
 
-    PYTHONPATH=$PWD python bench/posting_ratio.py --packets-per-sender 20000 --repeat 5
+    python bench/posting_ratio.py --packets-per-sender 20000 --repeat 5
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import rdmasim
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 WORKER = HERE / "scaling_models.py"
@@ -82,7 +84,8 @@ PLAN: dict[str, dict[str, Any]] = {
 def run_point(spec: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     """Run one point in a fresh interpreter; its RESULT dict, or an error record."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    pkg_root = str(Path(rdmasim.__file__).resolve().parents[1])  # the rdmasim this script imported
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, str(WORKER), json.dumps(spec)], capture_output=True, text=True,

@@ -7,7 +7,7 @@ left out) and prints each mode's instructions per data packet and its ratio to `
 The inverse of that ratio bounds what any posting mode can reach in ``bench/posting_ratio.py``:
 even a free ``post_send`` cannot make the simulation of one-packet WRITEs cheaper.
 
-    PYTHONPATH=$PWD python bench/sim_instructions.py --packets-per-sender 4000 [--nic-profile cx6]
+    python bench/sim_instructions.py --packets-per-sender 4000 [--nic-profile cx6]
 
 ``--multipath CASES`` counts instead the runs of ``bench/multipath.py`` (a 2 x 2 x 4 leaf-spine
 permutation), each case ``path_select:recovery:profile[:verb]``, e.g. out-of-order placement

@@ -1,6 +1,6 @@
 """SMaRTT (NSCC) against RoCE with DCQCN on a leaf-spine (docs/uet.md, "Experiments").
 
-    PYTHONPATH=. python bench/smartt_vs_dcqcn.py [--workload incast|permutation|both] [--quick] [--out DIR]
+    python bench/smartt_vs_dcqcn.py [--workload incast|permutation|both] [--quick] [--out DIR]
 
 Bonato et al. (SMaRTT, arXiv 2404.01630) report SMaRTT up to 50 % better than RoCE (DCQCN) in
 completion time. The same comparison at a size this machine runs: a 4 x 4 x 4 leaf-spine (16

@@ -1,6 +1,6 @@
 """Packet trimming in a 4:1 incast through one switch (docs/multipath.md, "Packet trimming").
 
-    PYTHONPATH=. python bench/trim_incast.py [--size 256KiB] [--threshold 16KiB] [--lossy]
+    python bench/trim_incast.py [--size 256KiB] [--threshold 16KiB] [--lossy]
 
 RoCE flows whose frames the link test hook marks trim_ok (rdmasim.fabric.mark_trim_ok), and Ultra
 Ethernet flows with ``uet={"trim": True}``; prints, with and without trimming, the packets

@@ -1,6 +1,6 @@
 """Load balancing around a failed or flapping spine link (docs/uet.md, "Experiments").
 
-    PYTHONPATH=. python bench/uet_failure.py [--mode fail|flap] [--quick] [--uet-rto TIME] [--out DIR]
+    python bench/uet_failure.py [--mode fail|flap] [--quick] [--uet-rto TIME] [--out DIR]
 
 The shape of the failure experiment of REPS (Bonato et al., arXiv 2407.21625): long flows of a
 random permutation on a leaf-spine, one spine link stops carrying frames in the middle of the run,

@@ -5,7 +5,7 @@ stores of a loop that reuses one work request (``bench/models/rdmasim_incast.py`
 loop); one ``post_send`` of that work request; and one row of ``post_send_batch``. The posts go to
 an RC QP in RTS that is never run (its send queue holds them all), so only posting is timed.
 
-    PYTHONPATH=$PWD python bench/wr_costs.py
+    python bench/wr_costs.py
 """
 
 from __future__ import annotations
