@@ -32,10 +32,13 @@ cdef extern from "rdmasim/eventq.h" nogil:
         uint64_t next_seq
         uint64_t pushed
         uint64_t stale
+        int64_t cur
+        uint64_t mode_switches
 
     int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     void rs_eventq_free(rs_eventq *q)
     int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb)
+    int rs_eventq_set_modes(rs_eventq *q, size_t heap_below, size_t wheel_at)
     int rs_timer_arm(rs_eventq *q, rs_timer *tm, int64_t t_ps)
     uint64_t rs_eventq_reserve_seq(rs_eventq *q)
     int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uint64_t seq)
@@ -61,7 +64,8 @@ cdef class EventQueueForTest:
     time of the earliest live event or None, ``len()`` the number of live (armed) timers.
     ``far_after_ps`` sets the horizon beyond which entries go to the far heap (default 50 us);
     ``bucket_shift`` and ``buckets`` the timing wheel's bucket width (2^shift ps) and bucket count
-    (a power of two, 64..2^24; default 512 ps and 8192).
+    (a power of two, 64..2^24; default 512 ps and 8192); ``modes=(heap_below, wheel_at)`` the
+    thresholds of heap mode and wheel mode (heap_below 0: wheel mode only).
     """
     cdef rs_eventq q
     cdef rs_timer *timers
@@ -70,7 +74,7 @@ cdef class EventQueueForTest:
     cdef bint inited
 
     def __cinit__(self, Py_ssize_t n_timers, Py_ssize_t initial_cap=16, far_after_ps=None,
-                  bucket_shift=None, buckets=None):
+                  bucket_shift=None, buckets=None, modes=None):
         self.timers = NULL
         self.inited = False
         self.live = 0
@@ -99,6 +103,13 @@ cdef class EventQueueForTest:
                                  "buckets a power of two in 64..16777216")
             if rs_eventq_set_wheel(&self.q, shift, nb) != 0:
                 raise MemoryError()
+        if modes is not None:
+            heap_below, wheel_at = modes
+            if not 1 <= wheel_at or not 0 <= heap_below <= wheel_at:
+                raise ValueError(f"modes (heap_below {heap_below}, wheel_at {wheel_at}): allowed "
+                                 "wheel_at >= 1 and 0 <= heap_below <= wheel_at")
+            if rs_eventq_set_modes(&self.q, heap_below, wheel_at) != 0:
+                raise ValueError(f"modes {modes!r}: the queue is not empty")
 
     def __dealloc__(self):
         if self.inited:
@@ -168,6 +179,11 @@ cdef class EventQueueForTest:
                 "far_len": self.q.far_len + self.q.fifo_len, "far_heap_len": self.q.far_len,
                 "fifo_len": self.q.fifo_len, "pushed": self.q.pushed,
                 "stale": self.q.stale}
+
+    def mode(self):
+        """``"heap"`` (every near entry in the bottom heap) or ``"wheel"``, and the number of
+        switches between them so far."""
+        return ("heap" if self.q.cur == 0x7FFFFFFFFFFFFFFF else "wheel"), self.q.mode_switches
 
     def __len__(self):
         return self.live

@@ -66,6 +66,32 @@ int rs_eventq_init(rs_eventq *q, size_t initial_cap)
         q->cap = 0;
         return -1;
     }
+    q->heap_below = RS_EVENTQ_HEAP_BELOW;
+    q->wheel_at = RS_EVENTQ_WHEEL_AT;
+    q->mode_switches = 0;
+    q->cur = INT64_MAX; /* an empty queue starts in heap mode */
+    q->to_wheel_at = q->wheel_at;
+    return 0;
+}
+
+static int queue_empty(const rs_eventq *q)
+{
+    return !q->len && !q->wheel_len && !q->hole && q->run_pos >= q->run_len;
+}
+
+int rs_eventq_set_modes(rs_eventq *q, size_t heap_below, size_t wheel_at)
+{
+    if (wheel_at < 1 || heap_below > wheel_at || !queue_empty(q))
+        return -1;
+    q->heap_below = heap_below;
+    q->wheel_at = wheel_at;
+    if (heap_below == 0) {
+        q->cur = q->cur_t_ps >> q->shift;
+        q->to_wheel_at = SIZE_MAX;
+    } else {
+        q->cur = INT64_MAX;
+        q->to_wheel_at = wheel_at;
+    }
     return 0;
 }
 
@@ -73,7 +99,7 @@ int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb)
 {
     if (shift > 40 || nb < 64 || nb > (1u << 24) || (nb & (nb - 1)))
         return -1;
-    if (q->len || q->wheel_len || q->hole || q->run_pos < q->run_len)
+    if (!queue_empty(q))
         return -1;
     rs_eventq_bucket *old = q->wheel;
     uint64_t *old_bits = q->wheel_bits;
@@ -91,7 +117,7 @@ int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb)
         free(old[i].e);
     free(old);
     free(old_bits);
-    q->cur = q->cur_t_ps >> shift;
+    q->cur = old_cur == INT64_MAX ? INT64_MAX : q->cur_t_ps >> shift; /* the mode stays */
     return 0;
 }
 
@@ -304,8 +330,95 @@ static int cmp_event(const void *a, const void *b)
     return rs_event_less(a, b) ? -1 : rs_event_less(b, a) ? 1 : 0;
 }
 
+/* Move every wheel entry into the bottom heap, which has room for them. */
+static void wheel_to_heap(rs_eventq *q)
+{
+    for (uint32_t w = 0; q->wheel_len && w < (q->nb >> 6); w++) {
+        while (q->wheel_bits[w]) {
+            uint32_t slot = (w << 6) | (uint32_t)__builtin_ctzll(q->wheel_bits[w]);
+            rs_eventq_bucket *b = &q->wheel[slot];
+            for (uint32_t i = 0; i < b->len; i++)
+                rs_eventq_sift_up(q->heap, q->len++, b->e[i]);
+            q->wheel_len -= b->len;
+            b->len = 0;
+            q->wheel_bits[w] &= q->wheel_bits[w] - 1;
+        }
+    }
+}
+
+/* Restore the heap property of heap[0..len). */
+static void heapify(rs_eventq *q)
+{
+    for (size_t i = 1; i < q->len; i++)
+        rs_eventq_sift_up(q->heap, i, q->heap[i]);
+}
+
+void rs_eventq_to_wheel(rs_eventq *q)
+{
+    const int64_t c = q->cur_t_ps >> q->shift; /* the clock's bucket: its entries stay in the heap */
+    const size_t n = q->len;
+    size_t k = 0, i = 0;
+    int failed = 0;
+    q->cur = c;
+    for (; i < n; i++) {
+        rs_event e = q->heap[i];
+        int64_t b = e.t_ps >> q->shift;
+        if (b <= c) {
+            q->heap[k++] = e;
+        } else if (b - c < (int64_t)q->nb) {
+            uint32_t slot = (uint32_t)b & (q->nb - 1);
+            rs_eventq_bucket *bk = &q->wheel[slot];
+            if (bk->len == bk->cap && rs_eventq_wheel_grow(q, bk) != 0) {
+                failed = 1;
+                break;
+            }
+            bk->e[bk->len++] = e;
+            q->wheel_bits[slot >> 6] |= 1ull << (slot & 63);
+            q->wheel_len++;
+        } else {
+            if (rs_eventq_push_far(q, e) != 0) {
+                failed = 1;
+                break;
+            }
+            q->pushed--; /* a move, not an arm */
+        }
+    }
+    if (failed) { /* out of memory: back to heap mode with every entry not moved far */
+        for (; i < n; i++)
+            q->heap[k++] = q->heap[i];
+        q->len = k;
+        heapify(q);
+        wheel_to_heap(q);
+        q->cur = INT64_MAX;
+        q->to_wheel_at = n * 2;
+        return;
+    }
+    q->len = k;
+    heapify(q);
+    q->to_wheel_at = SIZE_MAX;
+    q->mode_switches++;
+}
+
+/* Wheel mode -> heap mode, when the wheel holds fewer than heap_below entries (and the bottom
+ * heap and the run are used up).  Returns 1 if it switched. */
+static int to_heap(rs_eventq *q)
+{
+    if (q->wheel_len >= q->heap_below)
+        return 0;
+    while (q->cap < q->wheel_len)
+        if (rs_eventq_grow(q) != 0)
+            return 0; /* out of memory: stay in wheel mode */
+    wheel_to_heap(q);
+    q->cur = INT64_MAX;
+    q->to_wheel_at = q->wheel_at;
+    q->mode_switches++;
+    return 1;
+}
+
 void rs_eventq_advance(rs_eventq *q)
 {
+    if (to_heap(q))
+        return;
     uint32_t mask = q->nb - 1, from = (uint32_t)(q->cur + 1) & mask;
     uint32_t slot = next_slot(q, from);
     q->cur += 1 + (int64_t)((slot - from) & mask);

@@ -26,7 +26,16 @@
  * heap).  The far entries themselves live in a FIFO while they arrive in (time, seq) order,
  * which timers of one duration armed as time goes on do (every QP's retransmit timer with the
  * same timeout): an append and a pop are O(1).  An entry earlier than the FIFO's last goes to
- * the far heap. */
+ * the far heap.
+ *
+ * With few near entries pending (an incast: about one entry a bucket) the wheel costs more than a
+ * small heap, so the queue has two modes.  In heap mode `cur` stands at INT64_MAX: every near
+ * entry goes into the bottom heap and the wheel and the run stay empty.  When the bottom heap
+ * reaches `wheel_at` entries the queue turns to wheel mode: entries of later buckets move from the
+ * heap to the wheel (or far, beyond its span).  When the wheel holds fewer than `heap_below`
+ * entries as a bucket is taken, the queue turns back to heap mode, moving the wheel's entries to
+ * the heap.  The thresholds are far apart (hysteresis), so each move is paid for by many events.
+ * Either mode hands out the same (time, seq) order. */
 #ifndef RDMASIM_EVENTQ_H
 #define RDMASIM_EVENTQ_H
 
@@ -51,6 +60,8 @@ typedef struct rs_event {
 #define RS_EVENTQ_FAR_PS 50000000 /* 50 us: beyond link delays, pause quanta and transmit slots */
 #define RS_EVENTQ_BUCKET_SHIFT 9   /* 512 ps per wheel bucket */
 #define RS_EVENTQ_BUCKETS 8192     /* wheel span: 8192 x 512 ps = 4.2 us */
+#define RS_EVENTQ_HEAP_BELOW 16    /* wheel -> heap mode below this many entries in the wheel */
+#define RS_EVENTQ_WHEEL_AT 128     /* heap -> wheel mode at this many entries in the bottom heap */
 
 enum { RS_EVQ_HEAP, RS_EVQ_RUN, RS_EVQ_FAR };
 
@@ -101,6 +112,11 @@ typedef struct rs_eventq {
      * next arm into the bottom heap takes its place (one sift instead of a pop and a push),
      * anything else removes it */
     int hole;
+    /* modes (see above): heap mode while cur == INT64_MAX */
+    size_t to_wheel_at; /* wheel_at in heap mode, SIZE_MAX in wheel mode (one compare per arm) */
+    size_t heap_below;
+    size_t wheel_at;
+    uint64_t mode_switches; /* statistics */
 } rs_eventq;
 
 int rs_eventq_init(rs_eventq *q, size_t initial_cap);
@@ -108,10 +124,17 @@ void rs_eventq_free(rs_eventq *q);
 /* Set the wheel's bucket width (2^shift ps, shift 0..40) and bucket count (a power of two in
  * 64..2^24) of an empty queue.  Returns 0, or -1 (bad values, not empty, out of memory). */
 int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb);
+/* Set the mode thresholds of an empty queue: heap mode below `heap_below` entries in the wheel,
+ * wheel mode at `wheel_at` entries in the bottom heap (1 <= wheel_at, heap_below <= wheel_at; a
+ * heap_below of 0 keeps the queue in wheel mode).  Returns 0, or -1 (bad values, not empty). */
+int rs_eventq_set_modes(rs_eventq *q, size_t heap_below, size_t wheel_at);
+/* Heap mode -> wheel mode (the bottom heap reached to_wheel_at entries, no hole).  Out of memory,
+ * the queue stays in heap mode, intact, and tries again at twice the entries. */
+void rs_eventq_to_wheel(rs_eventq *q);
 /* Append e to its wheel bucket (out of line: when the bucket's storage must grow). */
 int rs_eventq_wheel_grow(rs_eventq *q, rs_eventq_bucket *b);
-/* Make the next non-empty bucket the run (the run and the bottom heap are used up, the wheel is
- * not empty). */
+/* Make the next non-empty bucket the run, or turn to heap mode when the wheel holds fewer than
+ * heap_below entries (the run and the bottom heap are used up, the wheel is not empty). */
 void rs_eventq_advance(rs_eventq *q);
 
 /* Grow the near heap (out of line: rare). Returns 0, or -1 on out of memory. */
@@ -157,15 +180,11 @@ static inline int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uin
 {
     int64_t b = t_ps >> q->shift; /* absolute bucket (arithmetic shift: floor for negative times) */
     rs_event e = {t_ps, seq, tm};
-    if (t_ps >= q->far_from_ps || (b > q->cur && b - q->cur >= (int64_t)q->nb)) {
-        if (rs_eventq_push_far(q, e) != 0) /* counts it in `pushed` */
-            return -1;
-        tm->seq = seq;
-        tm->armed = 1;
-        tm->when_ps = t_ps;
-        return 0;
-    }
-    if (b > q->cur) { /* a later bucket of the wheel: append */
+    if (t_ps >= q->far_from_ps)
+        goto far;
+    if (b > q->cur) { /* wheel mode, a later bucket: append to the wheel, or far beyond its span */
+        if (b - q->cur >= (int64_t)q->nb)
+            goto far;
         uint32_t slot = (uint32_t)b & (q->nb - 1);
         rs_eventq_bucket *bk = &q->wheel[slot];
         if (bk->len == bk->cap && rs_eventq_wheel_grow(q, bk) != 0)
@@ -173,21 +192,26 @@ static inline int rs_timer_arm_seq(rs_eventq *q, rs_timer *tm, int64_t t_ps, uin
         bk->e[bk->len++] = e;
         q->wheel_bits[slot >> 6] |= 1ull << (slot & 63);
         q->wheel_len++;
+    } else if (q->hole) { /* the event being handled left its slot at the root: fill it */
+        q->hole = 0;
+        rs_eventq_put_root(q->heap, q->len, t_ps, seq, tm);
     } else {
-        if (!q->hole && q->len == q->cap && rs_eventq_grow(q) != 0)
+        if (q->len == q->cap && rs_eventq_grow(q) != 0)
             return -1;
-        if (q->hole) { /* the event being handled left its slot at the root: fill it */
-            q->hole = 0;
-            rs_eventq_put_root(q->heap, q->len, t_ps, seq, tm);
-        } else {
-            /* a new entry is usually among the latest, so the sift rarely moves */
-            rs_eventq_sift_up(q->heap, q->len++, e);
-        }
+        /* a new entry is usually among the latest, so the sift rarely moves */
+        rs_eventq_sift_up(q->heap, q->len++, e);
+        if (q->len >= q->to_wheel_at)
+            rs_eventq_to_wheel(q);
     }
+    q->pushed++;
+    goto armed;
+far:
+    if (rs_eventq_push_far(q, e) != 0) /* counts it in `pushed` */
+        return -1;
+armed:
     tm->seq = seq;
     tm->armed = 1;
     tm->when_ps = t_ps;
-    q->pushed++;
     return 0;
 }
 
