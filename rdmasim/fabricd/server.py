@@ -183,13 +183,14 @@ class Daemon:
                         continue
                     conn.setblocking(True)
                     c = Client(conn)
-                    self.clients[conn.fileno()] = c
-                    self.ever_attached = True
+                    self.clients[conn.fileno()] = c  # attached once it says hello (a probe is not)
                     self.sel.register(conn, selectors.EVENT_READ, c)
                 elif isinstance(key.data, Client):
                     self._readable(key.data)
                 # else a descriptor a process waits on became readable: _advance wakes it in its turn
             self.more = self._advance()
+            if self.ever_attached and not self.clients and _pending(listener):
+                self.ever_attached = False  # a process is connecting as the last one left: serve it
         self.sel.close()
 
     def _readable(self, c: Client) -> None:
@@ -402,6 +403,7 @@ class Daemon:
             raise VerbsError(errno.EPROTO, f"librdmasim_ibverbs.so speaks protocol {w[0]}, the daemon "
                              f"{proto.VERSION}: reinstall rdmasim")
         c.pid, c.holder = w[1], bool(w[2])
+        self.ever_attached = True
         order = list(range(len(self.hosts)))
         first = data.decode()
         if first:
@@ -775,6 +777,13 @@ def _link_local(mac: str) -> str:
     b = bytes(int(x, 16) for x in mac.split(":"))
     eui = bytes([b[0] ^ 2]) + b[1:3] + b"\xff\xfe" + b[3:6]
     return str(ipaddress.IPv6Address(b"\xfe\x80" + bytes(6) + eui))
+
+
+def _pending(listener: socket.socket) -> bool:
+    """A connection waits in the listener's backlog."""
+    with selectors.DefaultSelector() as sel:
+        sel.register(listener, selectors.EVENT_READ)
+        return bool(sel.select(0))
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:

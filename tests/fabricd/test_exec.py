@@ -186,6 +186,25 @@ def test_second_daemon_on_a_fabric_is_refused(rs_verbs: str) -> None:
         holder.wait()
 
 
+def test_a_connection_that_never_says_hello_does_not_end_the_daemon() -> None:
+    # a probe (or a program that dies before its first verbs call) connects and goes: the daemon
+    # waits on for the programs it was started for
+    fabric = _fabric()
+    daemon = subprocess.Popen([sys.executable, "-m", "rdmasim.fabricd", "--fabric", fabric],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while _connectable(launch.socket_path(fabric)) is False and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for _ in range(3):
+            _connectable(launch.socket_path(fabric))
+        time.sleep(1.0)
+        assert daemon.poll() is None, daemon.communicate()[0]
+    finally:
+        daemon.kill()
+        daemon.wait()
+
+
 def _locked(lock: Path) -> bool:
     import fcntl
 
