@@ -32,5 +32,11 @@ size_t rs_put_payload(const rs_pkt *p, uint8_t *b, size_t hdrs, size_t want, siz
 
 /* RFC 1071 checksum of a 20-byte IPv4 header as it stands (0 over a header with a good checksum). */
 uint16_t rs_ipv4_checksum(const uint8_t *ip);
+/* The IPv4 and UDP headers of a frame over UDP port `dport` (RoCEv2 4791, UET 4793) at ip, for an
+ * IP datagram of ip_len bytes; the UDP source port is p's (its entropy). */
+void rs_put_ipv4_udp(const rs_pkt *p, uint8_t *ip, size_t ip_len, uint16_t dport);
+/* p's Ethernet addresses and its IPv4/UDP fields (TOS, id, TTL, addresses, UDP source port) from a
+ * frame already checked to be IPv4/UDP. */
+void rs_get_eth_ipv4_udp(const uint8_t *frame, rs_pkt *p);
 
 #endif

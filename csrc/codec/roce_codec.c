@@ -149,13 +149,13 @@ static uint16_t ipv4_checksum(const uint8_t *ip)
     return (uint16_t)~sum;
 }
 
-static void put_ipv4_udp(const rs_pkt *p, const struct layout *l, uint8_t *ip)
+void rs_put_ipv4_udp(const rs_pkt *p, uint8_t *ip, size_t ip_len, uint16_t dport)
 {
     ip[0] = 0x45; /* version 4, IHL 5 */
     ip[1] = p->tos;
-    rs_put16(ip + 2, (uint16_t)l->ip_len);
+    rs_put16(ip + 2, (uint16_t)ip_len);
     rs_put16(ip + 4, p->ip_id);
-    rs_put16(ip + 6, RS_IPV4_FLAG_DF); /* RoCE NICs set DF; never fragmented */
+    rs_put16(ip + 6, RS_IPV4_FLAG_DF); /* RDMA NICs set DF; never fragmented */
     ip[8] = p->ttl;
     ip[9] = RS_IP_PROTO_UDP;
     rs_put16(ip + 10, 0);
@@ -165,9 +165,22 @@ static void put_ipv4_udp(const rs_pkt *p, const struct layout *l, uint8_t *ip)
 
     uint8_t *udp = ip + RS_IPV4_HDR_BYTES;
     rs_put16(udp, p->udp_sport);
-    rs_put16(udp + 2, RS_ROCE_UDP_PORT);
-    rs_put16(udp + 4, (uint16_t)(l->ip_len - RS_IPV4_HDR_BYTES));
+    rs_put16(udp + 2, dport);
+    rs_put16(udp + 4, (uint16_t)(ip_len - RS_IPV4_HDR_BYTES));
     rs_put16(udp + 6, 0); /* optional for IPv4; masked out of the ICRC anyway */
+}
+
+void rs_get_eth_ipv4_udp(const uint8_t *frame, rs_pkt *p)
+{
+    const uint8_t *ip = frame + RS_ETH_HDR_BYTES;
+    memcpy(p->dst_mac, frame, 6);
+    memcpy(p->src_mac, frame + 6, 6);
+    p->tos = ip[1];
+    p->ip_id = rs_get16(ip + 4);
+    p->ttl = ip[8];
+    p->src_ip = rs_get32(ip + 12);
+    p->dst_ip = rs_get32(ip + 16);
+    p->udp_sport = rs_get16(ip + RS_IPV4_HDR_BYTES);
 }
 
 int rs_encode_ipv4_header(const rs_pkt *p, uint8_t out[RS_IPV4_HDR_BYTES])
@@ -179,7 +192,7 @@ int rs_encode_ipv4_header(const rs_pkt *p, uint8_t out[RS_IPV4_HDR_BYTES])
     int st = roce_layout(p, &l);
     if (st != RS_CODEC_OK)
         return st;
-    put_ipv4_udp(p, &l, ip_udp);
+    rs_put_ipv4_udp(p, ip_udp, l.ip_len, RS_ROCE_UDP_PORT);
     memcpy(out, ip_udp, RS_IPV4_HDR_BYTES);
     return RS_CODEC_OK;
 }
@@ -326,7 +339,7 @@ int rs_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want, siz
     memcpy(out, p->dst_mac, 6);
     memcpy(out + 6, p->src_mac, 6);
     rs_put16(out + 12, RS_ETHERTYPE_IPV4);
-    put_ipv4_udp(p, &l, out + RS_ETH_HDR_BYTES);
+    rs_put_ipv4_udp(p, out + RS_ETH_HDR_BYTES, l.ip_len, RS_ROCE_UDP_PORT);
     put_bth(p, &l, out + RS_ETH_HDR_BYTES + RS_IPV4_HDR_BYTES + RS_UDP_HDR_BYTES);
 
     uint8_t *b = out + HDRS_TO_BTH;
@@ -462,15 +475,8 @@ static int decode_roce(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *
     if (st != RS_CODEC_OK)
         return st;
 
-    memcpy(p->dst_mac, buf, 6);
-    memcpy(p->src_mac, buf + 6, 6);
+    rs_get_eth_ipv4_udp(buf, p);
     p->kind = RS_PKT_ROCE;
-    p->tos = ip[1];
-    p->ip_id = rs_get16(ip + 4);
-    p->ttl = ip[8];
-    p->src_ip = rs_get32(ip + 12);
-    p->dst_ip = rs_get32(ip + 16);
-    p->udp_sport = rs_get16(udp);
     rs_bth_get(bth, f, p);
     p->payload_len = (uint32_t)payload_len;
     if (RS_ETH_HDR_BYTES + ip_len > len) /* truncated capture: no payload pointer, no ICRC */

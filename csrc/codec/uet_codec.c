@@ -148,24 +148,7 @@ int rs_uet_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want,
     memcpy(out, p->dst_mac, 6);
     memcpy(out + 6, p->src_mac, 6);
     rs_put16(out + 12, RS_ETHERTYPE_IPV4);
-    uint8_t *ip = out + RS_ETH_HDR_BYTES;
-    size_t ip_len = frame - RS_ETH_HDR_BYTES;
-    ip[0] = 0x45;
-    ip[1] = p->tos;
-    rs_put16(ip + 2, (uint16_t)ip_len);
-    rs_put16(ip + 4, p->ip_id);
-    rs_put16(ip + 6, RS_IPV4_FLAG_DF);
-    ip[8] = p->ttl;
-    ip[9] = RS_IP_PROTO_UDP;
-    rs_put16(ip + 10, 0);
-    rs_put32(ip + 12, p->src_ip);
-    rs_put32(ip + 16, p->dst_ip);
-    rs_put16(ip + 10, rs_ipv4_checksum(ip));
-    uint8_t *udp = ip + RS_IPV4_HDR_BYTES;
-    rs_put16(udp, p->udp_sport); /* the entropy value: what switches hash for ECMP and spraying */
-    rs_put16(udp + 2, RS_UET_UDP_PORT);
-    rs_put16(udp + 4, (uint16_t)(ip_len - RS_IPV4_HDR_BYTES));
-    rs_put16(udp + 6, 0);
+    rs_put_ipv4_udp(p, out + RS_ETH_HDR_BYTES, frame - RS_ETH_HDR_BYTES, RS_UET_UDP_PORT);
     uint8_t *b = out + L2L3;
     put_pds(p, b);
     if (is_request(p->uet.type))
@@ -211,15 +194,8 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
     size_t payload_len = ip_len - RS_IPV4_HDR_BYTES - RS_UDP_HDR_BYTES - h;
     if (payload_len > RS_UET_MAX_PAYLOAD || (payload_len && !is_request(u->type)))
         return RS_CODEC_ERR_BAD_LENGTH;
-    memcpy(p->dst_mac, buf, 6);
-    memcpy(p->src_mac, buf + 6, 6);
+    rs_get_eth_ipv4_udp(buf, p);
     p->kind = RS_PKT_UET;
-    p->tos = ip[1];
-    p->ip_id = rs_get16(ip + 4);
-    p->ttl = ip[8];
-    p->src_ip = rs_get32(ip + 12);
-    p->dst_ip = rs_get32(ip + 16);
-    p->udp_sport = rs_get16(udp);
     switch (u->type) {
     case RS_UET_PDS_RUD_REQ:
     case RS_UET_PDS_ROD_REQ:
