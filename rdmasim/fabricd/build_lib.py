@@ -10,7 +10,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 VERBS_H = Path("/usr/include/infiniband/verbs.h")
 #: the library's C files, compiled together (rsd.h is their shared internal header)
-SOURCES = ("preload.c", "ext_verbs.c", "mw.c", "async.c")
+SOURCES = ("preload.c", "ext_verbs.c", "mw.c", "async.c", "memwatch.c")
 #: every file the library is built from (a change to one rebuilds it)
 INPUTS = (*SOURCES, "rsd.h", "proto.h")
 HINT = "apt-get install libibverbs-dev gcc"

@@ -139,6 +139,7 @@ static void fork_child(void)
     pthread_mutex_init(&S.lock, NULL);
     for (int i = 0; i < S.nseg; i++) {
         struct segment *g = &S.seg[i];
+        mprotect((void *)g->start, g->len, PROT_READ | PROT_WRITE); /* closed if RDMASIM_WATCH_MEMORY */
         void *copy = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (copy != MAP_FAILED) {
             memcpy(copy, (void *)g->start, g->len);
@@ -189,6 +190,24 @@ static int connect_locked(void)
     S.sock = fd;
     S.page = sysconf(_SC_PAGESIZE);
     return 0;
+}
+
+int rsd_in_segment(uintptr_t a)
+{
+    for (int i = 0; i < S.nseg; i++)
+        if (a >= S.seg[i].start && a < S.seg[i].start + S.seg[i].len)
+            return 1;
+    return 0;
+}
+
+/* RDMASIM_WATCH_MEMORY: every call leaves registered memory closed to the program (memwatch.c) */
+static void close_segments_locked(void)
+{
+    if (!S.nseg || !rsd_watch_on())
+        return;
+    for (int i = 0; i < S.nseg; i++)
+        mprotect((void *)S.seg[i].start, S.seg[i].len, PROT_NONE);
+    rsd_watch_reset();
 }
 
 /* One request and its reply. Returns the reply's status (>= 0) or -errno; `out` gets up to `cap`
@@ -252,6 +271,7 @@ static int64_t call_fds_locked(uint32_t op, const uint64_t *w, uint32_t nw, cons
         if (debug_on())
             say("%s", tmp);
     }
+    close_segments_locked();
     return rh[0];
 lost:
     say("the fabric daemon closed the connection (it stopped or refused this process)");

@@ -49,6 +49,9 @@ enum rsd_op {
     RSD_CLOSE_ASYNC = 69,   /* queue */
     RSD_GET_ASYNC_EVENT = 70, /* queue -> u64: event type, element kind (RSD_ELEM_*), element handle.
                                * Waits until an event is due */
+    RSD_MEMWAIT = 71,       /* addr, length: the process spins reading these bytes of its registered memory ->
+                             * status: 1 when they changed, 0 (the fabric is quiet: nothing will change them).
+                             * Waits until either (RDMASIM_WATCH_MEMORY; see memwatch.c) */
 };
 
 /* what an asynchronous event concerns */

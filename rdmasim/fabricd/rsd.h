@@ -5,7 +5,8 @@
  *                ibv_start_poll/ibv_next_poll/ibv_end_poll and the ibv_wc_read_* accessors,
  *                ibv_query_device_ex
  *   mw.c         memory windows (ibv_alloc_mw, ibv_bind_mw, ibv_dealloc_mw, IBV_WR_BIND_MW)
- *   async.c      asynchronous events (ibv_get_async_event, the context's async_fd) and fork */
+ *   async.c      asynchronous events (ibv_get_async_event, the context's async_fd) and fork
+ *   memwatch.c   a program spinning on its registered memory counts as waiting (RDMASIM_WATCH_MEMORY) */
 #ifndef RDMASIM_RSD_H
 #define RDMASIM_RSD_H
 
@@ -66,6 +67,13 @@ struct rsd_cq *rsd_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 /* completions from the daemon (waits as ibv_poll_cq does); the count or -1 */
 int rsd_fetch_wc(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+
+/* whether `a` is in registered memory (callable from a signal handler) */
+int rsd_in_segment(uintptr_t a);
+
+/* memwatch.c */
+int rsd_watch_on(void);
+void rsd_watch_reset(void);
 
 /* ext_verbs.c */
 void rsd_ext_init(struct rsd_context *c);

@@ -300,6 +300,8 @@ class Daemon:
                 assert w is not None
                 if w[0] == "poll":
                     watch.append((w[1], w[2]))
+                elif w[0] == "ext":  # a condition of server_ext's (memory): looked at after every event
+                    watch += [("ext", 0), ("ext", 1)]
             for ch in self.channels.values():
                 for cq in self._armed_cqs(ch.id):
                     watch.append((cq.host, cq.handle))
@@ -318,7 +320,7 @@ class Daemon:
             if reason == _core.RUN_IDLE and not self._wake_ready(active):
                 # nothing in flight: the longest-waiting poller sees an empty CQ, as on hardware; event
                 # waiters keep waiting (if all wait for events that cannot come, they hang, as on hardware)
-                pollers = [c for c in active if c.wait is not None and c.wait[0] == "poll"]
+                pollers = [c for c in active if c.wait is not None and c.wait[0] in ("poll", "ext")]
                 if pollers:
                     self._finish_wait(min(pollers, key=lambda c: c.wait_seq), empty=True)
                 return False
@@ -367,7 +369,8 @@ class Daemon:
                 continue
             if ((w[0] == "poll" and self.core.cq_count(w[1], w[2]) > 0)
                     or (w[0] == "event" and self.channels.get(w[1]) and self.channels[w[1]].events)
-                    or (w[0] == "fds" and select.select(w[1], [], [], 0)[0])):
+                    or (w[0] == "fds" and select.select(w[1], [], [], 0)[0])
+                    or (w[0] == "ext" and w[1]())):
                 ready.append(c)
         if not ready:
             return False
@@ -389,7 +392,7 @@ class Daemon:
             host, cq, cookie = self.channels[w[1]].events.pop(0)
             self._reply(c, 0, (host, cq, cookie))
         else:
-            self._reply(c, 0)
+            self._reply(c, int(w[0] == "ext" and not empty))  # ext: 1 when its condition came true
 
     # ---- calls ----
     def _host(self, h: int) -> int:

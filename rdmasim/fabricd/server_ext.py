@@ -173,6 +173,24 @@ def op_get_async_event(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fd
     return None
 
 
+def op_memwait(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
+    """The process spins on ``length`` bytes at ``addr`` of its registered memory: it waits until they
+    change (answered 1) or the fabric goes quiet (0), as a poll of an empty CQ does."""
+    addr = w[0]
+    for mr in c.mrs.values():
+        if mr.addr <= addr < mr.addr + mr.length:
+            off = addr - mr.addr
+            d._wait(c, ("ext", _changed(mr.view, off, min(w[1], 64, mr.length - off))))
+            return None
+    return 0, ()  # not registered memory: nothing the fabric writes
+
+
+def _changed(view: memoryview, off: int, length: int) -> Any:
+    """A condition: the bytes ``view[off:off + length]`` differ from what they are now."""
+    old = bytes(view[off:off + length])
+    return lambda: bytes(view[off:off + length]) != old
+
+
 def op_create_qp(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
     """ibv_create_qp as the daemon has it, remembering a QP's SRQ (its LAST_WQE_REACHED event)."""
     out = d._op_create_qp(c, w, data, fds)
@@ -243,6 +261,7 @@ OPS = {
     "open_async": op_open_async,
     "close_async": op_close_async,
     "get_async_event": op_get_async_event,
+    "memwait": op_memwait,
     "create_qp": op_create_qp,
     "destroy_qp": op_destroy_qp,
 }

@@ -10,6 +10,8 @@
  *   rs_ext async    async_fd and ibv_get_async_event: SRQ_LIMIT_REACHED, QP_LAST_WQE_REACHED
  *   rs_ext fork     ibv_fork_init, ibv_is_fork_initialized; a child's writes to registered memory
  *                   stay the child's
+ *   rs_ext spin N   N times: a WRITE posted, then the program waits for its bytes by reading the
+ *                   target memory in a loop (no verbs call), then polls the completion
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -502,6 +504,24 @@ static int run_fork(void)
     return 0;
 }
 
+/* ---- spin ---- */
+
+static int run_spin(long iters)
+{
+    struct side a, b;
+    pair(&a, &b, 0, 0);
+    volatile unsigned char *flag = b.buf + 12345;
+    for (long i = 1; i <= iters; i++) {
+        a.buf[0] = (unsigned char)i;
+        write_to(&a, 800 + (uint64_t)i, 0, 1, b.mr->rkey, (uintptr_t)flag);
+        while (*flag != (unsigned char)i) /* ib_write_lat's wait: the peer's byte, read in a loop */
+            ;
+        ok(one(&a), 800 + (uint64_t)i);
+    }
+    printf("OK\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -516,5 +536,7 @@ int main(int argc, char **argv)
         return run_async();
     if (!strcmp(m, "fork"))
         return run_fork();
-    die("usage: rs_ext ext|mw|resize|async|fork");
+    if (!strcmp(m, "spin"))
+        return run_spin(argc > 2 ? atol(argv[2]) : 5);
+    die("usage: rs_ext ext|mw|resize|async|fork|spin [N]");
 }
