@@ -31,10 +31,9 @@ static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 
 static int dealloc_mw(struct ibv_mw *mw)
 {
-    uint64_t w[2] = {(uint64_t)rsd_host(mw->context), mw->handle};
-    int64_t st = rsd_call(RSD_DEALLOC_MW, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return rsd_fail(st);
+    int rc = rsd_release(RSD_DEALLOC_MW, mw->context, mw->handle);
+    if (rc)
+        return rc;
     free(mw);
     return 0;
 }

@@ -312,6 +312,15 @@ int rsd_fail(int64_t st)
     return errno;
 }
 
+/* Release the object `handle` of the device of `ctx` (op: RSD_DEALLOC_PD, RSD_DESTROY_CQ, ...): 0, or the
+ * errno value (also in errno) when the daemon refuses. */
+int rsd_release(uint32_t op, struct ibv_context *ctx, uint64_t handle)
+{
+    uint64_t w[2] = {(uint64_t)rsd_host(ctx), handle};
+    int64_t st = rsd_call(op, w, 2, NULL, 0, NULL, 0, NULL);
+    return st < 0 ? rsd_fail(st) : 0;
+}
+
 /* The object a create call answered with status `st` makes: `size` zeroed bytes, or NULL with
  * errno set (the call's error, or ENOMEM). */
 void *rsd_new(int64_t st, size_t size)
@@ -625,10 +634,9 @@ RSD_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 
 RSD_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
-    uint64_t w[2] = {(uint64_t)host_of(pd->context), pd->handle};
-    int64_t st = rsd_call(RSD_DEALLOC_PD, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return rsd_fail(st);
+    int rc = rsd_release(RSD_DEALLOC_PD, pd->context, pd->handle);
+    if (rc)
+        return rc;
     free(pd);
     return 0;
 }
@@ -737,10 +745,9 @@ RSD_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t
 RSD_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
     struct rsd_mr *m = (struct rsd_mr *)mr;
-    uint64_t w[2] = {(uint64_t)host_of(mr->context), (uint64_t)m->index};
-    int64_t st = rsd_call(RSD_DEREG_MR, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return rsd_fail(st);
+    int rc = rsd_release(RSD_DEREG_MR, mr->context, (uint64_t)m->index);
+    if (rc)
+        return rc;
     free(m);
     return 0;
 }
@@ -827,10 +834,9 @@ RSD_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 
 RSD_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
-    uint64_t w[2] = {(uint64_t)host_of(cq->context), cq->handle};
-    int64_t st = rsd_call(RSD_DESTROY_CQ, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return rsd_fail(st);
+    int rc = rsd_release(RSD_DESTROY_CQ, cq->context, cq->handle);
+    if (rc)
+        return rc;
     struct rsd_cq *r = (struct rsd_cq *)cq;
     pthread_mutex_destroy(&cq->mutex);
     pthread_cond_destroy(&cq->cond);
@@ -1064,10 +1070,9 @@ RSD_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, 
 
 RSD_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
-    uint64_t w[2] = {(uint64_t)host_of(qp->context), qp->qp_num};
-    int64_t st = rsd_call(RSD_DESTROY_QP, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return rsd_fail(st);
+    int rc = rsd_release(RSD_DESTROY_QP, qp->context, qp->qp_num);
+    if (rc)
+        return rc;
     struct rsd_qp *r = (struct rsd_qp *)qp;
     rsd_async_untrack(qp);
     rsd_qp_ex_fini(r);
@@ -1275,10 +1280,9 @@ RSD_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 
 RSD_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 {
-    uint64_t w[2] = {(uint64_t)host_of(srq->context), srq->handle};
-    int64_t st = rsd_call(RSD_DESTROY_SRQ, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return rsd_fail(st);
+    int rc = rsd_release(RSD_DESTROY_SRQ, srq->context, srq->handle);
+    if (rc)
+        return rc;
     rsd_async_untrack(srq);
     free(srq);
     return 0;

@@ -61,6 +61,7 @@ int64_t rsd_call_fd(uint32_t op, const uint64_t *w, uint32_t nw, int fd, uint64_
                     uint32_t *nout);
 int rsd_fail(int64_t st);
 void *rsd_new(int64_t st, size_t size);
+int rsd_release(uint32_t op, struct ibv_context *ctx, uint64_t handle);
 struct ibv_qp *rsd_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr, int is_ex);
 struct rsd_cq *rsd_create_cq(struct ibv_context *context, int cqe, void *cq_context,
                              struct ibv_comp_channel *channel);
