@@ -158,7 +158,8 @@ static void x_set_sge(struct ibv_qp_ex *q, uint32_t lkey, uint64_t addr, uint32_
     x_set_sge_list(q, 1, &sge);
 }
 
-/* the bytes are copied now (the program may reuse its buffers at once), into the WR's inline slot */
+/* the bytes are copied now (the program may reuse its buffers at once), into the WR's inline slot,
+ * which one SGE then names */
 static void x_set_inline_data_list(struct ibv_qp_ex *q, size_t num, const struct ibv_data_buf *bufs)
 {
     struct rsd_wr_batch *b = batch_of(q);
@@ -168,22 +169,23 @@ static void x_set_inline_data_list(struct ibv_qp_ex *q, size_t num, const struct
     size_t total = 0;
     for (size_t i = 0; i < num; i++)
         total += bufs[i].length;
-    if (total > b->max_inline || (num > b->max_sge && total)) {
+    if (total > b->max_inline) {
         b->err = b->err ? b->err : EINVAL; /* beyond the QP's max_inline_data, as rxe */
         return;
     }
+    w->send_flags |= IBV_SEND_INLINE;
+    w->num_sge = 0;
+    if (!total)
+        return;
     unsigned char *slot = &b->inl[(size_t)(w - b->wr) * b->max_inline];
     size_t at = 0;
-    int k = 0;
     for (size_t i = 0; i < num; i++) {
-        if (!bufs[i].length)
-            continue;
-        memcpy(slot + at, bufs[i].addr, bufs[i].length);
-        w->sg_list[k++] = (struct ibv_sge){.addr = (uintptr_t)(slot + at), .length = (uint32_t)bufs[i].length};
+        if (bufs[i].length)
+            memcpy(slot + at, bufs[i].addr, bufs[i].length);
         at += bufs[i].length;
     }
-    w->num_sge = k;
-    w->send_flags |= IBV_SEND_INLINE;
+    w->sg_list[0] = (struct ibv_sge){.addr = (uintptr_t)slot, .length = (uint32_t)total};
+    w->num_sge = 1;
 }
 
 static void x_set_inline_data(struct ibv_qp_ex *q, void *addr, size_t length)

@@ -258,6 +258,31 @@ static int run_ext(void)
         ntohl(r.imm_data) != 0xabcdef01 || r.src_qp != a.qp->qp_num || memcmp(b.buf + 20000, want, 48))
         die("SEND: opcode %d len %u imm 0x%x src_qp 0x%x", r.opcode, r.byte_len, ntohl(r.imm_data), r.src_qp);
 
+    /* inline data from three buffers (more than max_send_sge): the receiver gets them in order */
+    post_recv(&b, 51, 21000, 256);
+    char p1[] = "alpha-", p2[] = "beta-", p3[] = "gamma";
+    struct ibv_data_buf bufs[3] = {{p1, 6}, {p2, 5}, {p3, 5}};
+    ibv_wr_start(a.qpx);
+    a.qpx->wr_id = 6;
+    ibv_wr_send(a.qpx);
+    ibv_wr_set_inline_data_list(a.qpx, 3, bufs);
+    memset(p1, 'X', 6);
+    if ((rc = ibv_wr_complete(a.qpx)))
+        die("wr_complete (inline list): %d", rc);
+    poll_ex(&a, 1, wc);
+    ok(wc[0], 6);
+    poll_ex(&b, 1, &r);
+    ok(r, 51);
+    if (r.byte_len != 16 || memcmp(b.buf + 21000, "alpha-beta-gamma", 16))
+        die("inline data list: %u bytes '%.16s'", r.byte_len, (char *)b.buf + 21000);
+    /* beyond max_inline_data (64): the batch fails with EINVAL */
+    unsigned char big[65] = {0};
+    ibv_wr_start(a.qpx);
+    ibv_wr_send(a.qpx);
+    ibv_wr_set_inline_data(a.qpx, big, sizeof(big));
+    if ((rc = ibv_wr_complete(a.qpx)) != EINVAL)
+        die("65 inline bytes on a QP of max_inline_data 64: wr_complete %d, wanted EINVAL", rc);
+
     /* atomics */
     uint64_t *target = (uint64_t *)(b.buf + 60000);
     *target = 100;
