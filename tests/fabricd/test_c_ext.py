@@ -81,6 +81,21 @@ def test_fork_child_gets_a_private_copy_of_registered_memory(rs_ext: str) -> Non
     assert "OK" in out
 
 
+def test_rdma_core_pyverbs_extended_verbs() -> None:
+    """rdma-core's own pyverbs (C-backed: Debian python3-pyverbs) through the extended verbs: QPEx's
+    wr_* batch, CQEX's start_poll and read_* accessors, a type 1 window bound with bind_mw."""
+    exe = "/usr/bin/python3"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if not Path(exe).exists() or subprocess.run([exe, "-c", "import pyverbs.qp"], env=env).returncode:
+        pytest.skip("needs rdma-core's pyverbs for /usr/bin/python3 (apt-get install python3-pyverbs)")
+    if not launch.VERBS_H.is_file() or shutil.which("gcc") is None:
+        pytest.skip("needs gcc and the libibverbs headers (Debian: apt-get install libibverbs-dev gcc)")
+    rc, out = _run(exe, str(HERE / "pv_ext.py"))
+    assert rc == 0, out
+    assert "OK" in out
+    assert "Errno" not in out  # nothing refused, also as the objects are released at exit
+
+
 def test_spinning_on_registered_memory_counts_as_waiting(rs_ext: str) -> None:
     """RDMASIM_WATCH_MEMORY: a program that waits for a WRITE's byte by reading its memory in a loop
     (no verbs call) counts as waiting, with the host-time rule off (RDMASIM_IDLE_MS=0): it finishes.
