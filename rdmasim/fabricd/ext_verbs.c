@@ -122,11 +122,13 @@ static void x_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
     b->err = b->err ? b->err : EOPNOTSUPP;
 }
 
+/* the 8 bytes at `val` placed at the remote address in one step (rxe's ATOMIC WRITE) */
 static void x_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void *val)
 {
-    struct rsd_wr_batch *b = batch_of(q);
-    new_wr(q, IBV_WR_ATOMIC_WRITE);
-    b->err = b->err ? b->err : EOPNOTSUPP;
+    struct ibv_send_wr *w = new_wr(q, IBV_WR_ATOMIC_WRITE);
+    w->wr.atomic.rkey = rkey;
+    w->wr.atomic.remote_addr = addr;
+    memcpy(&w->wr.atomic.compare_add, val, 8);
 }
 
 static void x_set_ud_addr(struct ibv_qp_ex *q, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey)
@@ -227,7 +229,7 @@ static uint64_t ops_supported(enum ibv_qp_type t)
     const uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
                         IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV;
     const uint64_t rc = uc | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-                        IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+                        IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE;
     return t == IBV_QPT_RC ? rc : t == IBV_QPT_UC ? uc : t == IBV_QPT_UD ? ud : 0;
 }
 

@@ -1126,7 +1126,9 @@ int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
         uint64_t *v = &b.w[b.n];
         int ud = qp->qp_type == IBV_QPT_UD;
         struct rsd_ah *ah = ud ? (struct rsd_ah *)x->wr.ud.ah : NULL;
-        int atomic = x->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || x->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+        /* ATOMIC_WRITE (ibv_wr_atomic_write): its 8 bytes in wr.atomic.compare_add, as they lie in memory */
+        int atomic = x->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || x->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+                     x->opcode == IBV_WR_ATOMIC_WRITE;
         v[0] = x->wr_id;
         v[1] = x->opcode;
         v[2] = x->send_flags;

@@ -83,7 +83,7 @@ static void open_side(struct side *s, int dev, int ex, int srq)
         .comp_mask = IBV_QP_INIT_ATTR_PD | (ex ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0), .pd = s->pd,
         .send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
                           IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-                          IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND};
+                          IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE};
     if (!(s->qp = ibv_create_qp_ex(s->ctx, &ia)))
         die("create_qp_ex: %s", strerror(errno));
     s->qpx = ibv_qp_to_qp_ex(s->qp);
@@ -304,6 +304,17 @@ static int run_ext(void)
     if (old0 != 100 || old1 != 105 || *target != 7)
         die("atomics: fetched %lu, %lu; target %lu", (unsigned long)old0, (unsigned long)old1,
             (unsigned long)*target);
+    /* ATOMIC WRITE: 8 bytes placed as they lie in the program's memory */
+    const unsigned char word[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    ibv_wr_start(a.qpx);
+    a.qpx->wr_id = 7;
+    ibv_wr_atomic_write(a.qpx, b.mr->rkey, (uintptr_t)b.buf + 60008, word);
+    if ((rc = ibv_wr_complete(a.qpx)))
+        die("wr_complete (atomic write): %d", rc);
+    poll_ex(&a, 1, wc);
+    ok(wc[0], 7);
+    if (memcmp(b.buf + 60008, word, 8))
+        die("atomic write: the bytes differ");
 
     /* more work requests than the send queue holds: ibv_wr_complete fails, nothing is posted */
     ibv_wr_start(a.qpx);
