@@ -23,9 +23,8 @@ from rdmasim.units import format_time, parse_time
 #: the link layers a fabric can have, in rs_link_layer order: RoCEv2 over Ethernet, InfiniBand
 LINK_LAYERS = ("roce", "ib")
 
-if TYPE_CHECKING:  # annotations only: Host.sim is the Simulator that made it
-    from rdmasim.sim import Simulator
-    from rdmasim.verbs.cq import CQ
+if TYPE_CHECKING:  # annotations only: Host.sim is the Simulator that made it, a SimHandle
+    from rdmasim._protocols import WatchedCQ as CQ
 
 
 class SimHandle:
@@ -106,7 +105,7 @@ class SimHandle:
 class Host:
     """One host with one RoCE NIC port. Create verbs objects on it with ``Context(host)``."""
 
-    def __init__(self, sim: Simulator, index: int, name: str) -> None:
+    def __init__(self, sim: SimHandle, index: int, name: str) -> None:
         self.sim = sim
         self.index = index
         self.name = name
@@ -280,7 +279,7 @@ class LinkDirection:
 class Link:
     """A full-duplex point-to-point link between two nodes (hosts or switches)."""
 
-    def __init__(self, sim: Simulator, a: Any, b: Any, rate_bps: int, delay_ps: int, mtu: int,
+    def __init__(self, sim: SimHandle, a: Any, b: Any, rate_bps: int, delay_ps: int, mtu: int,
                  first_id: int) -> None:
         self.sim = sim
         self.a = a

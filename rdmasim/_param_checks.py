@@ -3,15 +3,10 @@ raises ValueError naming the algorithm, the parameter, its value and what is all
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from typing import Any
 
-
-def is_zero(v: Any) -> bool:
-    """``0`` or ``"0"``: the value that means "none" / "the default" for rates, sizes and times
-    (not ``False`` or ``0.0``, which compare equal to 0 but are not what such a field takes)."""
-    return v == "0" or (isinstance(v, numbers.Integral) and not isinstance(v, bool) and v == 0)
+from rdmasim.checks import is_zero
 
 
 class ParamChecks:

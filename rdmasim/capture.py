@@ -13,7 +13,7 @@ from rdmasim._handle import Host, Link, LinkDirection
 from rdmasim.fabric import Switch
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Simulator
+    from rdmasim._protocols import CoreSim as Simulator  # what a capture selection needs of one
 
 _MAGIC_NS = 0xA1B23C4D
 _MAGIC_US = 0xA1B2C3D4

@@ -15,12 +15,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rdmasim import _core
-from rdmasim._param_checks import is_zero
-from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_real
+from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_real, is_zero
 from rdmasim.units import parse_size, parse_time
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Host, Link, LinkDirection, Simulator
+    # what the fabric needs of them (rdmasim._protocols), not the classes of the layers above
+    from rdmasim._protocols import DirectionLike as LinkDirection
+    from rdmasim._protocols import LinkLike as Link
+    from rdmasim._protocols import NetSim as Simulator
+    from rdmasim._protocols import NodeLike as Host
 
 NODE_HOST = 0
 NODE_SWITCH = 1

@@ -34,7 +34,7 @@ from rdmasim.traffic.table import LOCAL, MAX_FLOW_SIZE, VERB_CODES, check_after,
 from rdmasim.units import parse_time
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Simulator
+    from rdmasim._protocols import NetSim as Simulator  # what bulk flows need of a simulation
 
 #: verb code -> name (the codes are rdmasim.traffic.VERB_CODES)
 VERB_NAMES: tuple[str, ...] = tuple(sorted(VERB_CODES, key=VERB_CODES.__getitem__))

@@ -21,7 +21,10 @@ from rdmasim.fabric import NODE_HOST, NODE_SWITCH, ROCE_MAX_OVERHEAD, Switch, ti
 from rdmasim.units import parse_rate, parse_size
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Host, Link, Simulator
+    # what the fabric needs of them (rdmasim._protocols), not the classes of the layers above
+    from rdmasim._protocols import LinkLike as Link
+    from rdmasim._protocols import NetSim as Simulator
+    from rdmasim._protocols import NodeLike as Host
 
 #: bytes per credit (IBA 7.9: flow control counts 64-byte blocks)
 BLOCK_BYTES = 64

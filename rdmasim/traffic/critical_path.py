@@ -42,7 +42,7 @@ from rdmasim.checks import MAX_TIME_PS
 from rdmasim.traffic.table import FLOW_DTYPE, LOCAL, FlowTable
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Simulator
+    from rdmasim._protocols import NetSim as Simulator  # what the analysis reads of a simulation
 
 _VERBS = ("WRITE", "READ", "SEND", "LOCAL")
 

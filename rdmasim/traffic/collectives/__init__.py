@@ -29,7 +29,7 @@ from rdmasim.traffic.collectives.allreduce import (
 )
 from rdmasim.traffic.collectives.alltoall import alltoall
 from rdmasim.traffic.collectives.hierarchical import hierarchical_allreduce, hierarchical_allreduce_ps
-from rdmasim.traffic.collectives.innetwork import in_network_allreduce, star_with_aggregator
+from rdmasim.traffic.collectives.innetwork import in_network_allreduce
 from rdmasim.traffic.collectives.metrics import AlphaBeta, CollectiveResult, bus_factor, collective_result
 from rdmasim.traffic.collectives.ring import chunked_ring_allreduce, ring_allgather, ring_reduce_scatter
 from rdmasim.traffic.collectives.rooted import broadcast, reduce
@@ -92,6 +92,6 @@ __all__ = [
     "ALGORITHMS", "AlphaBeta", "CollectiveResult", "broadcast", "bus_factor", "chunked_ring_allreduce",
     "collective", "collective_result", "double_btree_parents", "halving_doubling_allreduce",
     "ideal_ring_allreduce_ps", "in_network_allreduce", "moe_all_to_all", "recursive_doubling_allreduce",
-    "reduce", "ring_allgather", "ring_allreduce", "ring_reduce_scatter", "star_with_aggregator",
+    "reduce", "ring_allgather", "ring_allreduce", "ring_reduce_scatter",
     "tree_allreduce", "alltoall", "hierarchical_allreduce", "hierarchical_allreduce_ps",
 ]

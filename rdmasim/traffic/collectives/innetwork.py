@@ -14,7 +14,6 @@ serialization each way, which a switch reducing in its pipeline would not have.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -105,20 +104,3 @@ def in_network_allreduce(hosts: Hosts, size: int | str, aggregation: int | Mappi
                 for k in children[v]:
                     down[k] = plan.add(v, k, sz, got, ch)
     return plan.table(np.asarray(nodes, dtype=np.int64), start, verb, priority, group)
-
-
-def star_with_aggregator(n: int, rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int = 4096,
-                         **kw: Any) -> tuple[Any, int]:
-    """A :func:`rdmasim.topology.star` of ``n`` ranks plus an aggregation host on its switch.
-
-    The aggregation host's link runs at ``n`` x ``rate`` with no delay, so it carries all ranks' chunks
-    as fast as they arrive. Returns ``(star, aggregator host index)``.
-    """
-    from rdmasim import topology
-    from rdmasim.units import parse_rate
-
-    config = {**kw.pop("switch_config", {}), "ports": n + 1}
-    st = topology.star(n, rate=rate, delay=delay, mtu=mtu, switch_config=config, **kw)
-    agg = st.sim.add_host("agg")
-    st.sim.connect(agg, st.switch, rate=n * parse_rate(rate), delay=0, mtu=mtu)
-    return st, agg.index
