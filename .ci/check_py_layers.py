@@ -33,8 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # switches, links' drop rules and failures, the InfiniBand link layer, routing tables
     ("fabric", ("rdmasim.fabric", "rdmasim.ib_fabric")),
     # congestion-control algorithms, their parameters and the C plug-ins
-    ("cc", ("rdmasim.cc", "rdmasim.cc_dctcp", "rdmasim.cc_hpcc", "rdmasim.cc_ibcc", "rdmasim.cc_nscc",
-            "rdmasim.cc_plugin", "rdmasim.cc_swift", "rdmasim.cc_timely", "rdmasim._param_checks")),
+    ("cc", ("rdmasim.cc",)),
     # the simulation handle, hosts and NICs, the verbs objects, the Ultra Ethernet transport's knobs
     ("transport", ("rdmasim._handle", "rdmasim.nic", "rdmasim.uet", "rdmasim.verbs")),
     # bulk flows and the traffic that makes them

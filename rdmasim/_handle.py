@@ -134,7 +134,7 @@ class Host:
         algorithm reacts to ECN through ACKs instead of CNPs.
         """
         from rdmasim import cc
-        from rdmasim.cc_plugin import Plugin, get_plugin
+        from rdmasim.cc.plugin import Plugin, get_plugin
 
         if isinstance(algorithm, Plugin):  # what register_plugin returned
             name, plugin = algorithm.name, algorithm

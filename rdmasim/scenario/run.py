@@ -10,7 +10,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from rdmasim import fabric, topology
-from rdmasim.cc_plugin import get_plugin
+from rdmasim.cc.plugin import get_plugin
 from rdmasim.flows import VERB_NAMES, FlowSamples, describe_status
 from rdmasim.results import (
     FlowRecord,
@@ -177,7 +177,7 @@ def build(sc: Scenario) -> Simulator:
                 algo, delay_cc, notification_point=v["congestion_control.notification_point"]
             )
     elif algo == "dctcp":
-        from rdmasim.cc_dctcp import DctcpParams
+        from rdmasim.cc.dctcp import DctcpParams
 
         dctcp = DctcpParams.from_scenario(v)
         for h in sim.hosts.values():
@@ -189,7 +189,7 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(algo, dict(v["congestion_control.plugin"]),
                                      notification_point=v["congestion_control.notification_point"])
     elif algo == "ibcc":
-        from rdmasim.cc_ibcc import IbccParams
+        from rdmasim.cc.ibcc import IbccParams
 
         ibcc = IbccParams.from_scenario(v)
         for h in sim.hosts.values():

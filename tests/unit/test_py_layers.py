@@ -80,3 +80,17 @@ def test_module_outside_any_layer_is_flagged(tmp_path: Path) -> None:
     (root / "rdmasim" / "planted.py").write_text("X = 1\n")
     r = _run(root)
     assert r.returncode == 1 and "rdmasim.planted: in no layer" in r.stdout
+
+
+def test_import_of_a_moved_path_is_flagged(tmp_path: Path) -> None:
+    """The package's own modules import the new path, never the old one kept for users."""
+    mod = _load()
+    old = sorted(mod.moved(ROOT))
+    assert "rdmasim.cc_dctcp" in old
+    root = _copy(tmp_path)
+    sim = root / "rdmasim" / "sim.py"
+    planted = "\n\ndef _planted() -> None:\n    from rdmasim.cc_dctcp import DctcpParams\n"
+    sim.write_text(sim.read_text() + planted)
+    r = _run(root)
+    assert r.returncode == 1
+    assert "rdmasim.sim: imports rdmasim.cc_dctcp, the old path of rdmasim.cc.dctcp" in r.stdout

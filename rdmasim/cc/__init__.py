@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from rdmasim._param_checks import ParamChecks, is_zero
+from rdmasim.cc._param_checks import ParamChecks, is_zero
 from rdmasim.units import parse_rate, parse_time
 
 #: the parameters the C struct holds as integers: a float or a bool is refused, not truncated
@@ -166,12 +166,12 @@ class Algorithm:
 
 
 def _algorithms() -> dict[str, Algorithm]:
-    from rdmasim.cc_dctcp import DctcpParams
-    from rdmasim.cc_hpcc import HpccParams
-    from rdmasim.cc_ibcc import IbccParams
-    from rdmasim.cc_nscc import NsccParams
-    from rdmasim.cc_swift import SwiftParams
-    from rdmasim.cc_timely import TimelyParams
+    from rdmasim.cc.dctcp import DctcpParams
+    from rdmasim.cc.hpcc import HpccParams
+    from rdmasim.cc.ibcc import IbccParams
+    from rdmasim.cc.nscc import NsccParams
+    from rdmasim.cc.swift import SwiftParams
+    from rdmasim.cc.timely import TimelyParams
 
     return {
         "dcqcn": Algorithm("dcqcn", DcqcnParams, True),
@@ -196,7 +196,7 @@ def algorithm(name: str) -> Algorithm:
     try:
         return ALGORITHMS[name]
     except KeyError:
-        from rdmasim.cc_plugin import plugin_names
+        from rdmasim.cc.plugin import plugin_names
 
         raise ValueError(f"congestion control {name!r}: choose one of {list(ALGORITHM_NAMES)} or a "
                          f"registered plug-in {list(plugin_names())}") from None
@@ -214,7 +214,7 @@ def default_params(name: str) -> Any:
 
 
 # C plug-ins compiled at run time (rdmasim.cc_plugin), re-exported as rdmasim.cc.register_plugin
-from rdmasim.cc_plugin import (  # noqa: E402, F401
+from rdmasim.cc.plugin import (  # noqa: E402, F401
     PluginError,
     get_plugin,
     plugin_names,

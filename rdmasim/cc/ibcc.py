@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from rdmasim._param_checks import is_zero
+from rdmasim.cc._param_checks import is_zero
 from rdmasim.units import parse_rate, parse_size, parse_time
 
 #: one CCTI_Timer unit (IBA annex A10; the Linux hfi1 driver: 1024 ns), ps

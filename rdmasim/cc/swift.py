@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from rdmasim._param_checks import ParamChecks
+from rdmasim.cc._param_checks import ParamChecks
 from rdmasim.units import parse_time
 
 

@@ -48,7 +48,7 @@ class PluginError(ValueError):
 def get_include() -> str:
     """The directory holding rdmasim's public C headers (``rdmasim/cc.h``, ...): the installed
     package's ``rdmasim/include``, or ``csrc/include`` of a source tree."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # rdmasim/
     for d in (here / "include", here.parent / "csrc" / "include"):
         if (d / "rdmasim" / "cc.h").is_file():
             return str(d)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from rdmasim._param_checks import ParamChecks, is_zero
+from rdmasim.cc._param_checks import ParamChecks, is_zero
 from rdmasim.units import parse_rate, parse_size, parse_time
 
 
