@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # bytes on the wire and the trace records of frames
     ("codec", ("rdmasim.codec", "rdmasim.trace")),
     # switches, links' drop rules and failures, the InfiniBand link layer, routing tables
-    ("fabric", ("rdmasim.fabric", "rdmasim.ib_fabric")),
+    ("fabric", ("rdmasim.fabric",)),
     # congestion-control algorithms, their parameters and the C plug-ins
     ("cc", ("rdmasim.cc",)),
     # the simulation handle, hosts and NICs, the verbs objects, the Ultra Ethernet transport's knobs

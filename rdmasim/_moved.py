@@ -29,6 +29,8 @@ MOVED: dict[str, str] = {
     "rdmasim.cc_timely": "rdmasim.cc.timely",
     "rdmasim.cc_plugin": "rdmasim.cc.plugin",
     "rdmasim._param_checks": "rdmasim.cc._param_checks",
+    # the fabric: switches and links (rdmasim.fabric), the InfiniBand link layer and its routing
+    "rdmasim.ib_fabric": "rdmasim.fabric.ib",
 }
 
 

@@ -134,7 +134,7 @@ def build(sc: Scenario) -> Simulator:
     _impair(sc, sim)
     credits = flow_control(v) == "credits"
     if credits or v["switch.lft"] != "none":
-        from rdmasim import ib_fabric
+        from rdmasim.fabric import ib as ib_fabric
 
         if credits:
             ib_fabric.enable_credits(sim, vls=v["switch.credits.vls"], buffer=v["switch.credits.buffer"])
@@ -487,7 +487,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         result.deadlock = fabric.deadlock(sim)
     elif sim.switches and any(r.status != "ok" for r in records):  # stuck? one look (PFC or credits)
         result.deadlock = fabric.check_deadlock(sim)
-    from rdmasim import ib_fabric
+    from rdmasim.fabric import ib as ib_fabric
 
     for h in sim.hosts.values():
         if h.link:
