@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # congestion-control algorithms, their parameters and the C plug-ins
     ("cc", ("rdmasim.cc",)),
     # the simulation handle, hosts and NICs, the verbs objects, the Ultra Ethernet transport's knobs
-    ("transport", ("rdmasim._handle", "rdmasim.nic", "rdmasim.uet", "rdmasim.verbs")),
+    ("transport", ("rdmasim.transport", "rdmasim.verbs")),
     # bulk flows and the traffic that makes them
     ("workload", ("rdmasim.flows", "rdmasim.traffic")),
     # the Simulator a user drives, and what it runs beside it (capture, stepping)

@@ -31,6 +31,10 @@ MOVED: dict[str, str] = {
     "rdmasim._param_checks": "rdmasim.cc._param_checks",
     # the fabric: switches and links (rdmasim.fabric), the InfiniBand link layer and its routing
     "rdmasim.ib_fabric": "rdmasim.fabric.ib",
+    # the transport: the simulation handle the verbs use, NIC profiles, UET's per-flow options
+    "rdmasim._handle": "rdmasim.transport.handle",
+    "rdmasim.nic": "rdmasim.transport.nic",
+    "rdmasim.uet": "rdmasim.transport.uet",
 }
 
 

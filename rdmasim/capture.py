@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rdmasim import codec
-from rdmasim._handle import Host, Link, LinkDirection
 from rdmasim.fabric import Switch
+from rdmasim.transport.handle import Host, Link, LinkDirection
 
 if TYPE_CHECKING:
     from rdmasim._protocols import CoreSim as Simulator  # what a capture selection needs of one

@@ -257,7 +257,7 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     if recovery == "ooo":
         cfg["reorder_ps"] = reorder_ps
     if transport == "uet":
-        from rdmasim.uet import uet_params
+        from rdmasim.transport.uet import uet_params
 
         link_mtu = mtu if mtu is not None else min((link.mtu for link in sim.links), default=1024)
         cfg["uet"] = uet_params(sim, link_mtu, uet)
@@ -345,7 +345,7 @@ def _flow_cfg(sim: Simulator, *, mtu: int | None, timeout: int, retry_cnt: int, 
         "recovery_mode": _RECOVERY[recovery],
     }
     if recovery in ("irn", "ooo"):
-        from rdmasim.verbs.qp import irn_bdp_window
+        from rdmasim.transport.irn import irn_bdp_window
 
         first_link = next(iter(sim.links), None)
         window = irn_window if irn_window is not None else irn_bdp_window(first_link, mtu)

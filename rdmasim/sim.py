@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from rdmasim import _core
 from rdmasim import errors as _errors  # noqa: F401  (registers the C error classes)
-from rdmasim._handle import Host, Link, LinkDirection, SimHandle
 from rdmasim.trace import DEFAULT_MAX_RECORDS
+from rdmasim.transport.handle import Host, Link, LinkDirection, SimHandle
 from rdmasim.units import format_time, parse_rate, parse_time
 
 if TYPE_CHECKING:

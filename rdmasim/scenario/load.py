@@ -346,7 +346,7 @@ def _check_ooo(v: dict[str, Any], file: str, problems: list[Problem], warnings: 
                ok: Any) -> None:
     """qp.recovery = 'ooo' needs a NIC profile with out-of-order placement; a fabric that reorders
     (per-packet path selection) in front of in-order receivers is allowed, with a warning."""
-    from rdmasim import nic
+    from rdmasim.transport import nic
 
     if not (ok("nic") and ok("qp.recovery")):
         return
@@ -595,7 +595,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
     _check_cc_table(v, file, problems, ok)
     nic_ov = v["nic.overrides"]
     if nic_ov and ok("nic"):
-        from rdmasim import nic
+        from rdmasim.transport import nic
 
         for k in sorted(set(nic_ov) - set(nic.SCENARIO_OVERRIDES)):
             problems.append(Problem(file, f"nic.overrides.{k}", "unknown NIC constant"
@@ -1312,7 +1312,7 @@ def dcqcn_preset(v: dict[str, Any]) -> str:
     preset = str(v["congestion_control.preset"])
     if preset != "nic":
         return preset
-    from rdmasim import nic
+    from rdmasim.transport import nic
 
     try:
         return nic.get_profile(v["nic.profile"]).dcqcn

@@ -148,7 +148,7 @@ def build(sc: Scenario) -> Simulator:
                                    v["switch.watchdog.restore"])
     if sim.switches and v["switch.deadlock_check"]:
         fabric.enable_deadlock_detector(sim, v["switch.deadlock_check"])
-    from rdmasim import nic
+    from rdmasim.transport import nic
 
     profile = nic.get_profile(v["nic.profile"], **v["nic.overrides"])
     for h in sim.hosts.values():

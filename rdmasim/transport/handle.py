@@ -177,7 +177,7 @@ class Host:
         """Set the NIC's profile (``rdmasim.nic``: ``"rxe"`` default, ``"cx6"``) for this host, with
         optional per-constant overrides; QPs already created see the new constants too. Returns
         the :class:`rdmasim.nic.NicProfile` applied."""
-        from rdmasim import nic
+        from rdmasim.transport import nic
 
         p = nic.get_profile(profile, **overrides)
         nic.apply(self.sim, self.index, p)
@@ -187,7 +187,7 @@ class Host:
     @property
     def nic_profile(self) -> Any:
         """The :class:`rdmasim.nic.NicProfile` this host's NIC runs with (``"rxe"`` unless set)."""
-        from rdmasim import nic
+        from rdmasim.transport import nic
 
         return self._nic_profile if self._nic_profile is not None else nic.get_profile("rxe")
 
