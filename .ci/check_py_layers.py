@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the simulation handle, hosts and NICs, the verbs objects, the Ultra Ethernet transport's knobs
     ("transport", ("rdmasim.transport", "rdmasim.verbs")),
     # bulk flows and the traffic that makes them
-    ("workload", ("rdmasim.flows", "rdmasim.traffic")),
+    ("workload", ("rdmasim.workload",)),
     # the Simulator a user drives, and what it runs beside it (capture, stepping)
     ("sim", ("rdmasim.sim", "rdmasim.capture", "rdmasim.stepping")),
     # builders of whole simulations
@@ -72,17 +72,25 @@ def _is_type_checking(node: ast.If) -> bool:
 
 
 def imports_of(mod: str, path: Path, mods: dict[str, Path], *, type_only: bool = True,
-               extra: frozenset[str] = frozenset()) -> set[str]:
+               moved_paths: dict[str, str] | None = None) -> set[str]:
     """The rdmasim modules ``mod`` imports: at module level, inside functions and (``type_only``)
-    under ``if TYPE_CHECKING:``.  ``extra``: names that count as modules though no file has them
-    (the old paths of moved modules).  A package's own parents do not count (they are imported
-    first anyway)."""
+    under ``if TYPE_CHECKING:``.  ``moved_paths``: old module path -> new; an old path (or a
+    name under an old package path) whose new path is a module counts as a module too.  A
+    package's own parents do not count (they are imported first anyway)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     skip: set[int] = set()
     if not type_only:
         skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node)
                 for stmt in node.body for n in ast.walk(stmt)}
-    known = mods.keys() | extra
+    known = mods.keys()
+    moved_paths = moved_paths or {}
+
+    def old(name: str) -> bool:  # the old path of a module
+        for o, new in moved_paths.items():
+            if name == o or name.startswith(o + "."):
+                return new + name[len(o):] in known
+        return False
+
     package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -97,10 +105,11 @@ def imports_of(mod: str, path: Path, mods: dict[str, Path], *, type_only: bool =
                 name = ".".join(base + ([node.module] if node.module else []))
             else:
                 name = node.module or ""
-            subs = [f"{name}.{a.name}" for a in node.names if f"{name}.{a.name}" in known]
+            subs = [f"{name}.{a.name}" for a in node.names
+                    if f"{name}.{a.name}" in known or old(f"{name}.{a.name}")]
             targets = subs if len(subs) == len(node.names) else [name, *subs]
         for t in targets:
-            if t in known and t != mod and not mod.startswith(t + "."):
+            if (t in known or old(t)) and t != mod and not mod.startswith(t + "."):
                 out.add(t)
     return out
 
@@ -130,7 +139,8 @@ def layer_of(mod: str) -> str | None:
     best: tuple[int, str] | None = None
     for name, members in LAYERS:
         for m in members:
-            if (mod == m or (m != "rdmasim" and mod.startswith(m + "."))) and (best is None or len(m) > best[0]):
+            inside = mod == m or (m != "rdmasim" and mod.startswith(m + "."))
+            if inside and (best is None or len(m) > best[0]):
                 best = (len(m), name)
     return best[1] if best else None
 
@@ -147,9 +157,11 @@ def violations(root: Path) -> tuple[list[tuple[str, str, str, str]], list[str]]:
         if mine is None:
             problems.append(f"{mod}: in no layer (add it to LAYERS in .ci/check_py_layers.py)")
             continue
-        for t in sorted(imports_of(mod, path, mods, extra=frozenset(old))):
-            if t in old:
-                problems.append(f"{mod}: imports {t}, the old path of {old[t]} (import that)")
+        for t in sorted(imports_of(mod, path, mods, moved_paths=old)):
+            gone = next((o for o in old if t == o or t.startswith(o + ".")), None)
+            if gone is not None:
+                now = old[gone] + t[len(gone):]
+                problems.append(f"{mod}: imports {t}, the old path of {now} (import that)")
                 continue
             theirs = layer_of(t)
             if theirs is not None and RANK[theirs] > RANK[mine]:

@@ -1,11 +1,12 @@
 """Old module paths kept for users: ``import rdmasim.cc_dctcp`` gives ``rdmasim.cc.dctcp``.
 
 rdmasim's modules live in packages per layer (docs/design.md, "Layers"). :data:`MOVED` maps
-each module's old dotted path to its new one, and a finder at the end of ``sys.meta_path`` serves
-the old name as the same module object, so ``from rdmasim.cc_dctcp import DctcpParams``,
-``import rdmasim.nic`` and ``rdmasim.cc_plugin.register_plugin`` keep working, and
-``rdmasim.cc_dctcp is rdmasim.cc.dctcp``. The table is data, not files at the old paths, so no
-module sits at both places. rdmasim's own modules import the new paths
+each module's old dotted path to its new one (a package's submodules follow it:
+``rdmasim.traffic.table`` is ``rdmasim.workload.traffic.table``), and a finder at the front of
+``sys.meta_path`` serves the old name as the same module object, so ``from rdmasim.cc_dctcp
+import DctcpParams``, ``import rdmasim.nic`` and ``rdmasim.cc_plugin.register_plugin`` keep
+working, and ``rdmasim.cc_dctcp is rdmasim.cc.dctcp``. The table is data, not files at the old
+paths, so no module sits at both places. rdmasim's own modules import the new paths
 (``.ci/check_py_layers.py`` fails on an old one).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -35,6 +37,9 @@ MOVED: dict[str, str] = {
     "rdmasim._handle": "rdmasim.transport.handle",
     "rdmasim.nic": "rdmasim.transport.nic",
     "rdmasim.uet": "rdmasim.transport.uet",
+    # the workload: bulk flows and the traffic packages (their submodules follow the package)
+    "rdmasim.flows": "rdmasim.workload.flows",
+    "rdmasim.traffic": "rdmasim.workload.traffic",
 }
 
 
@@ -55,16 +60,35 @@ class _Alias(importlib.abc.Loader):
         module.__spec__ = self._spec
 
 
+def new_path(name: str) -> str | None:
+    """The module path now of the old dotted path ``name`` (or of a module under an old package
+    path); None when ``name`` did not move."""
+    head, tail = name, ""
+    while head.startswith("rdmasim."):
+        new = MOVED.get(head)
+        if new is not None:
+            return new + tail
+        head, _, last = head.rpartition(".")
+        tail = f".{last}{tail}"
+    return None
+
+
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds the old paths of :data:`MOVED` (and nothing else)."""
+    """Finds the old paths of :data:`MOVED` and the modules under them (and nothing else). It
+    runs before the path finder: a submodule of an old package path would otherwise be found in
+    the new package's folder and loaded a second time under the old name."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        new = MOVED.get(fullname)
-        return None if new is None else importlib.machinery.ModuleSpec(fullname, _Alias(new))
+        if not fullname.startswith("rdmasim."):
+            return None
+        new = new_path(fullname)
+        if new is None or importlib.util.find_spec(new) is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Alias(new))
 
 
 def install() -> None:
-    """Put the finder on ``sys.meta_path`` once (``import rdmasim`` does)."""
+    """Put the finder at the front of ``sys.meta_path`` once (``import rdmasim`` does)."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.append(_Finder())
+        sys.meta_path.insert(0, _Finder())

@@ -49,13 +49,13 @@ class Simulator(SimHandle):
 
     def add_flows(self, table: Any, **qp_attrs: Any) -> Any:
         """Hand many flows to the C core at once (see :func:`rdmasim.flows.add_flows`)."""
-        from rdmasim.flows import add_flows
+        from rdmasim.workload.flows import add_flows
 
         return add_flows(self, table, **qp_attrs)
 
     def run_flows(self, until: str | int | None = None, **kw: Any) -> Any:
         """Run until every bulk flow finished (see :func:`rdmasim.flows.run_flows`)."""
-        from rdmasim.flows import run_flows
+        from rdmasim.workload.flows import run_flows
 
         return run_flows(self, until, **kw)
 

@@ -11,7 +11,6 @@ import numpy as np
 
 from rdmasim import fabric, topology
 from rdmasim.cc.plugin import get_plugin
-from rdmasim.flows import VERB_NAMES, FlowSamples, describe_status
 from rdmasim.results import (
     FlowRecord,
     RunResult,
@@ -26,8 +25,9 @@ from rdmasim.scenario.load import Problem, Scenario, ScenarioError, flow_control
 from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_host_indices, traffic_table
 from rdmasim.scenario.window import window_caps
 from rdmasim.sim import Link, Simulator
-from rdmasim.traffic.table import LOCAL
 from rdmasim.units import format_time
+from rdmasim.workload.flows import VERB_NAMES, FlowSamples, describe_status
+from rdmasim.workload.traffic.table import LOCAL
 
 
 def _switch_config(v: dict[str, Any]) -> dict[str, Any]:

@@ -30,9 +30,9 @@ def window_caps(sc: Scenario, sim: Simulator, table: Any, names: list[str]) -> l
     (``nic.overrides.max_unacked_psns``) and the value needed; [] when none is held back."""
     from rdmasim.scenario.ideal import ideal_fct_ps, wire_bytes
     from rdmasim.scenario.traffic import sim_host_indices
-    from rdmasim.traffic.table import VERB_CODES
     from rdmasim.transport import nic
     from rdmasim.units import format_rate, format_time
+    from rdmasim.workload.traffic.table import VERB_CODES
 
     v = sc.values
     profile = nic.get_profile(v["nic.profile"], **v["nic.overrides"])

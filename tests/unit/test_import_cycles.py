@@ -86,7 +86,7 @@ def test_the_simulator_is_above_the_verbs_and_the_core_handle() -> None:
     capture, flows and fabric do not (not even inside a function or for annotations)."""
     graph = import_graph(ROOT)
     packages = ("rdmasim.verbs", "rdmasim.fabric", "rdmasim.cc", "rdmasim.transport")
-    below = ["rdmasim.capture", "rdmasim.flows", "rdmasim.trace", "rdmasim.stepping",
+    below = ["rdmasim.capture", "rdmasim.workload.flows", "rdmasim.trace", "rdmasim.stepping",
              *(m for m in graph if m in packages or m.startswith(tuple(p + "." for p in packages)))]
     assert not [m for m in below if "rdmasim.sim" in graph[m]]
     assert graph["rdmasim.transport.handle"].isdisjoint(m for m in graph if m.startswith("rdmasim.verbs"))
@@ -97,9 +97,9 @@ def test_bulk_flows_take_the_irn_window_from_the_transport_not_the_verbs_objects
     """The workload builds QP pairs in C; IRN's window rule is the transport's (one implementation),
     which the verbs QP uses too."""
     graph = import_graph(ROOT)
-    assert "rdmasim.transport.irn" in graph["rdmasim.flows"]
+    assert "rdmasim.transport.irn" in graph["rdmasim.workload.flows"]
     assert "rdmasim.transport.irn" in graph["rdmasim.verbs.qp"]
-    verbs_objects = [m for m in graph["rdmasim.flows"] if m.startswith("rdmasim.verbs")]
+    verbs_objects = [m for m in graph["rdmasim.workload.flows"] if m.startswith("rdmasim.verbs")]
     assert verbs_objects == ["rdmasim.verbs.enums"]  # the WC status names only
 
 

@@ -60,3 +60,16 @@ def test_unknown_names_still_fail() -> None:
         importlib.import_module("rdmasim.cc_nonesuch")
     with pytest.raises(AttributeError):
         rdmasim.cc_nonesuch  # noqa: B018
+
+
+def test_a_submodule_under_an_old_package_path_is_not_loaded_twice() -> None:
+    """``rdmasim.traffic.table`` is the module ``rdmasim.workload.traffic.table``, not a second
+    copy found in the new package's folder under the old name (its classes would differ)."""
+    import rdmasim.traffic.collectives as old_collectives
+    import rdmasim.traffic.table as old_table
+    from rdmasim.traffic import FlowTable
+    from rdmasim.workload.traffic import collectives, table
+
+    assert old_table is table and old_collectives is collectives
+    assert FlowTable is table.FlowTable
+    assert FlowTable.__module__ == "rdmasim.workload.traffic.table"

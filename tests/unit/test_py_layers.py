@@ -94,3 +94,14 @@ def test_import_of_a_moved_path_is_flagged(tmp_path: Path) -> None:
     r = _run(root)
     assert r.returncode == 1
     assert "rdmasim.sim: imports rdmasim.cc_dctcp, the old path of rdmasim.cc.dctcp" in r.stdout
+
+
+def test_import_under_an_old_package_path_is_flagged(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    sim = root / "rdmasim" / "sim.py"
+    planted = "\n\ndef _planted() -> None:\n    from rdmasim.traffic.table import LOCAL\n"
+    sim.write_text(sim.read_text() + planted)
+    r = _run(root)
+    assert r.returncode == 1
+    assert ("rdmasim.sim: imports rdmasim.traffic.table, the old path of rdmasim.workload.traffic.table"
+            in r.stdout)

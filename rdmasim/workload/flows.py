@@ -30,8 +30,15 @@ import numpy as np
 
 from rdmasim import _core
 from rdmasim.checks import MAX_TIME_PS, UINT32_MAX, check_int, check_int_array, check_time_ps, exact_array
-from rdmasim.traffic.table import LOCAL, MAX_FLOW_SIZE, VERB_CODES, check_after, check_deps, verb_column
 from rdmasim.units import parse_time
+from rdmasim.workload.traffic.table import (
+    LOCAL,
+    MAX_FLOW_SIZE,
+    VERB_CODES,
+    check_after,
+    check_deps,
+    verb_column,
+)
 
 if TYPE_CHECKING:
     from rdmasim._protocols import NetSim as Simulator  # what bulk flows need of a simulation

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from rdmasim.traffic.collectives.tree import double_btree_parents, tree_depth
+from rdmasim.workload.traffic.collectives.tree import double_btree_parents, tree_depth
 
 BUS_FACTOR_KINDS = ("allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce")
 

@@ -9,10 +9,10 @@ MPI's rendezvous for a large message).
 
 from __future__ import annotations
 
-from rdmasim.traffic._common import Hosts, host_array, size_bytes
-from rdmasim.traffic.collectives._plan import Plan
-from rdmasim.traffic.collectives.chunking import need_pieces, split
-from rdmasim.traffic.table import FlowTable
+from rdmasim.workload.traffic._common import Hosts, host_array, size_bytes
+from rdmasim.workload.traffic.collectives._plan import Plan
+from rdmasim.workload.traffic.collectives.chunking import need_pieces, split
+from rdmasim.workload.traffic.table import FlowTable
 
 
 def alltoall(hosts: Hosts, size: int | str, *, algorithm: str = "direct", start: int | str = 0,

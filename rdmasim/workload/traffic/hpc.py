@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rdmasim.checks import MAX_TIME_PS
-from rdmasim.traffic._common import (
+from rdmasim.workload.traffic._common import (
     Hosts,
     check_priority,
     deps_csr,
@@ -38,7 +38,7 @@ from rdmasim.traffic._common import (
     size_bytes,
     time_ps,
 )
-from rdmasim.traffic.table import LOCAL, FlowTable, verb_code
+from rdmasim.workload.traffic.table import LOCAL, FlowTable, verb_code
 
 DISTRIBUTIONS = ("constant", "normal", "lognormal", "exponential")
 BARRIERS = ("dissemination", "tree", "none")

@@ -8,8 +8,8 @@ import numpy as np
 import numpy.typing as npt
 
 from rdmasim.checks import MAX_TIME_PS, check_time_ps
-from rdmasim.traffic.table import MAX_FLOW_SIZE, FlowTable, verb_code
 from rdmasim.units import parse_rate, parse_size, parse_time
+from rdmasim.workload.traffic.table import MAX_FLOW_SIZE, FlowTable, verb_code
 
 Hosts = int | Sequence[int] | np.ndarray
 """An int ``n`` (hosts ``0..n-1``) or the host indices to use."""

@@ -7,7 +7,7 @@ A :class:`FlowTable` is one structured array of flows (:data:`FLOW_DTYPE`: ``src
 
 Patterns (``hosts`` is an int ``n`` for hosts ``0..n-1``, or the host indices to use)::
 
-    from rdmasim import traffic as tr
+    from rdmasim.workload import traffic as tr
     t = tr.FlowTable.concat(
         tr.poisson(16, load=0.4, link_rate_bps="100Gbps", duration_ps="1ms", size_cdf=tr.WEB_SEARCH, seed=1),
         tr.incast(range(1, 9), 0, "64KiB", start="100us"),
@@ -30,8 +30,8 @@ Patterns (``hosts`` is an int ``n`` for hosts ``0..n-1``, or the host indices to
 - :class:`SizeCDF` with :data:`WEB_SEARCH` (DCTCP) and :data:`DATA_MINING` (VL2) flow-size distributions
 """
 
-from rdmasim.traffic.cdfs import DATA_MINING, MAX_CDF_FILE_BYTES, WEB_SEARCH, SizeCDF
-from rdmasim.traffic.collectives import (
+from rdmasim.workload.traffic.cdfs import DATA_MINING, MAX_CDF_FILE_BYTES, WEB_SEARCH, SizeCDF
+from rdmasim.workload.traffic.collectives import (
     ALGORITHMS,
     AlphaBeta,
     alltoall,
@@ -53,16 +53,23 @@ from rdmasim.traffic.collectives import (
     ring_reduce_scatter,
     tree_allreduce,
 )
-from rdmasim.traffic.critical_path import CollectiveAnalysis, analyze, with_compute, with_straggler
-from rdmasim.traffic.generators import (
+from rdmasim.workload.traffic.critical_path import CollectiveAnalysis, analyze, with_compute, with_straggler
+from rdmasim.workload.traffic.generators import (
     POISSON_MAX_FLOWS,
     all_to_all,
     incast,
     permutation,
     poisson,
 )
-from rdmasim.traffic.hpc import Compute, halo_exchange, halo_model_ps
-from rdmasim.traffic.table import DEP_RECEIVED, FLOW_DTYPE, MAX_FLOW_SIZE, VERB_CODES, FlowTable, verb_code
+from rdmasim.workload.traffic.hpc import Compute, halo_exchange, halo_model_ps
+from rdmasim.workload.traffic.table import (
+    DEP_RECEIVED,
+    FLOW_DTYPE,
+    MAX_FLOW_SIZE,
+    VERB_CODES,
+    FlowTable,
+    verb_code,
+)
 
 __all__ = [
     "ALGORITHMS", "AlphaBeta", "alltoall", "broadcast", "bus_factor", "chunked_ring_allreduce", "collective",

@@ -261,7 +261,7 @@ class FlowTable:
 
         Raises ValueError naming a cycle if there is none. Level-by-level Kahn in numpy: O(n + e) work.
         """
-        from rdmasim.traffic._graph import topological_order
+        from rdmasim.workload.traffic._graph import topological_order
 
         return topological_order(len(self), self.dep_ptr, self.deps)
 
@@ -356,7 +356,7 @@ def check_deps(n: int, dep_ptr: Any, deps: Any, what: str = "flows",
     TypeError naming ``what``, the column, the row and the allowed range.
     """
     from rdmasim.checks import check_int_array
-    from rdmasim.traffic._graph import topological_order
+    from rdmasim.workload.traffic._graph import topological_order
 
     raw_ptr = np.asarray(dep_ptr)
     raw_deps = np.asarray(deps)

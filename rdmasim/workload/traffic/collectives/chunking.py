@@ -7,9 +7,9 @@ the ranks, so a rank forwards chunk 0 while chunk 1 is still arriving.
 
 from __future__ import annotations
 
-from rdmasim.traffic._common import size_bytes
-from rdmasim.traffic.collectives._plan import MAX_CHANNELS, MAX_INFLIGHT
-from rdmasim.traffic.table import MAX_FLOW_SIZE
+from rdmasim.workload.traffic._common import size_bytes
+from rdmasim.workload.traffic.collectives._plan import MAX_CHANNELS, MAX_INFLIGHT
+from rdmasim.workload.traffic.table import MAX_FLOW_SIZE
 
 
 def split(size: int, parts: int) -> list[int]:

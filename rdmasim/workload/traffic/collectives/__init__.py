@@ -20,21 +20,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from rdmasim.traffic.collectives.allreduce import (
+from rdmasim.workload.traffic.collectives.allreduce import (
     halving_doubling_allreduce,
     ideal_ring_allreduce_ps,
     moe_all_to_all,
     recursive_doubling_allreduce,
     ring_allreduce,
 )
-from rdmasim.traffic.collectives.alltoall import alltoall
-from rdmasim.traffic.collectives.hierarchical import hierarchical_allreduce, hierarchical_allreduce_ps
-from rdmasim.traffic.collectives.innetwork import in_network_allreduce
-from rdmasim.traffic.collectives.metrics import AlphaBeta, CollectiveResult, bus_factor, collective_result
-from rdmasim.traffic.collectives.ring import chunked_ring_allreduce, ring_allgather, ring_reduce_scatter
-from rdmasim.traffic.collectives.rooted import broadcast, reduce
-from rdmasim.traffic.collectives.tree import double_btree_parents, tree_allreduce
-from rdmasim.traffic.table import FlowTable
+from rdmasim.workload.traffic.collectives.alltoall import alltoall
+from rdmasim.workload.traffic.collectives.hierarchical import (
+    hierarchical_allreduce,
+    hierarchical_allreduce_ps,
+)
+from rdmasim.workload.traffic.collectives.innetwork import in_network_allreduce
+from rdmasim.workload.traffic.collectives.metrics import (
+    AlphaBeta,
+    CollectiveResult,
+    bus_factor,
+    collective_result,
+)
+from rdmasim.workload.traffic.collectives.ring import (
+    chunked_ring_allreduce,
+    ring_allgather,
+    ring_reduce_scatter,
+)
+from rdmasim.workload.traffic.collectives.rooted import broadcast, reduce
+from rdmasim.workload.traffic.collectives.tree import double_btree_parents, tree_allreduce
+from rdmasim.workload.traffic.table import FlowTable
 
 #: collective -> its algorithms (the first is the default)
 ALGORITHMS: dict[str, tuple[str, ...]] = {

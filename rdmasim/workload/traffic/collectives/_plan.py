@@ -11,8 +11,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from rdmasim.traffic._common import build, check_priority, deps_csr, time_ps
-from rdmasim.traffic.table import MAX_FLOW_SIZE, FlowTable
+from rdmasim.workload.traffic._common import build, check_priority, deps_csr, time_ps
+from rdmasim.workload.traffic.table import MAX_FLOW_SIZE, FlowTable
 
 MAX_CHANNELS = 64
 """Most channels (parallel rings or tree pairs) one collective may use."""

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from rdmasim.traffic._common import Hosts, host_array, size_bytes
-from rdmasim.traffic.collectives._plan import Plan
-from rdmasim.traffic.collectives.chunking import check_chunking, chunks, need_pieces, split
-from rdmasim.traffic.table import FlowTable
+from rdmasim.workload.traffic._common import Hosts, host_array, size_bytes
+from rdmasim.workload.traffic.collectives._plan import Plan
+from rdmasim.workload.traffic.collectives.chunking import check_chunking, chunks, need_pieces, split
+from rdmasim.workload.traffic.table import FlowTable
 
 
 def _tree(ranks: np.ndarray, aggregation: int | Mapping[int, Sequence[int]]) -> dict[int, list[int]]:

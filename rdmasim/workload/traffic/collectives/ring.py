@@ -9,10 +9,10 @@ all-gather p-1 steps of forwarding, all-reduce both (2(p-1) steps).
 
 from __future__ import annotations
 
-from rdmasim.traffic._common import Hosts, host_array, size_bytes
-from rdmasim.traffic.collectives._plan import Plan
-from rdmasim.traffic.collectives.chunking import check_chunking, chunks, need_pieces, split
-from rdmasim.traffic.table import FlowTable
+from rdmasim.workload.traffic._common import Hosts, host_array, size_bytes
+from rdmasim.workload.traffic.collectives._plan import Plan
+from rdmasim.workload.traffic.collectives.chunking import check_chunking, chunks, need_pieces, split
+from rdmasim.workload.traffic.table import FlowTable
 
 
 def ring_steps(plan: Plan, p: int, size: int, steps: int, chunk_size: int | None, channels: int) -> None:

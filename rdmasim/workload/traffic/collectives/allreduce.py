@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rdmasim.traffic._common import Hosts, build, flow_size, host_array, size_bytes, time_ps
-from rdmasim.traffic.table import MAX_FLOW_SIZE, FlowTable
+from rdmasim.workload.traffic._common import Hosts, build, flow_size, host_array, size_bytes, time_ps
+from rdmasim.workload.traffic.table import MAX_FLOW_SIZE, FlowTable
 
 PS_PER_S = 10**12
 

@@ -7,10 +7,10 @@ chain ends at the root. Chunk ``j`` of hop ``k`` waits for chunk ``j`` of hop ``
 
 from __future__ import annotations
 
-from rdmasim.traffic._common import Hosts, host_array, size_bytes
-from rdmasim.traffic.collectives._plan import Plan
-from rdmasim.traffic.collectives.chunking import check_chunking, chunks, need_pieces, split
-from rdmasim.traffic.table import FlowTable
+from rdmasim.workload.traffic._common import Hosts, host_array, size_bytes
+from rdmasim.workload.traffic.collectives._plan import Plan
+from rdmasim.workload.traffic.collectives.chunking import check_chunking, chunks, need_pieces, split
+from rdmasim.workload.traffic.table import FlowTable
 
 
 def chain_steps(plan: Plan, order: list[int], pieces: list[int], channel: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rdmasim.checks import check_int
-from rdmasim.traffic._common import (
+from rdmasim.workload.traffic._common import (
     Hosts,
     build,
     flow_size,
@@ -21,8 +21,8 @@ from rdmasim.traffic._common import (
     rate_bps,
     time_ps,
 )
-from rdmasim.traffic.cdfs import WEB_SEARCH, SizeCDF
-from rdmasim.traffic.table import FlowTable
+from rdmasim.workload.traffic.cdfs import WEB_SEARCH, SizeCDF
+from rdmasim.workload.traffic.table import FlowTable
 
 PS_PER_S = 10**12
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rdmasim._userfile import read_user_file
-from rdmasim.traffic.table import MAX_FLOW_SIZE
+from rdmasim.workload.traffic.table import MAX_FLOW_SIZE
 
 #: Largest size CDF file read (8 MiB: some 400,000 ``size,cdf`` rows)
 MAX_CDF_FILE_BYTES = 8 << 20

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rdmasim.checks import MAX_TIME_PS
-from rdmasim.traffic.table import FLOW_DTYPE, LOCAL, FlowTable
+from rdmasim.workload.traffic.table import FLOW_DTYPE, LOCAL, FlowTable
 
 if TYPE_CHECKING:
     from rdmasim._protocols import NetSim as Simulator  # what the analysis reads of a simulation

@@ -10,10 +10,10 @@ all its children's copies have arrived, and then back down from the root, pipeli
 
 from __future__ import annotations
 
-from rdmasim.traffic._common import Hosts, host_array, size_bytes
-from rdmasim.traffic.collectives._plan import Plan
-from rdmasim.traffic.collectives.chunking import check_chunking, chunks, need_pieces, split
-from rdmasim.traffic.table import FlowTable
+from rdmasim.workload.traffic._common import Hosts, host_array, size_bytes
+from rdmasim.workload.traffic.collectives._plan import Plan
+from rdmasim.workload.traffic.collectives.chunking import check_chunking, chunks, need_pieces, split
+from rdmasim.workload.traffic.table import FlowTable
 
 
 def btree_parents(p: int) -> list[int]:

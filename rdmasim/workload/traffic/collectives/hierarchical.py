@@ -18,9 +18,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from rdmasim.traffic._common import Hosts, check_priority, deps_csr, host_array, rate_bps, size_bytes, time_ps
-from rdmasim.traffic.collectives.metrics import AlphaBeta
-from rdmasim.traffic.table import LOCAL, FlowTable
+from rdmasim.workload.traffic._common import (
+    Hosts,
+    check_priority,
+    deps_csr,
+    host_array,
+    rate_bps,
+    size_bytes,
+    time_ps,
+)
+from rdmasim.workload.traffic.collectives.metrics import AlphaBeta
+from rdmasim.workload.traffic.table import LOCAL, FlowTable
 
 PS_PER_S = 10**12
 MAX_GPUS_PER_NODE = 64
@@ -54,7 +62,7 @@ def hierarchical_allreduce(
     all-reduce across nodes (ring, tree, halving_doubling, recursive_doubling), ``chunk_size`` its
     pipelining (ring and tree). See the module docstring for the stages.
     """
-    from rdmasim.traffic.collectives import ALGORITHMS, collective
+    from rdmasim.workload.traffic.collectives import ALGORITHMS, collective
 
     h = host_array(nodes, "nodes")
     n_nodes = h.size
