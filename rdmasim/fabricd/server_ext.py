@@ -17,12 +17,11 @@ from __future__ import annotations
 import errno
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rdmasim.fabricd import proto
-
-if TYPE_CHECKING:  # no import cycle at run time
-    from rdmasim.fabricd.server import Client, Daemon
+from rdmasim.fabricd.objects import Channel, Client, VerbsError
+from rdmasim.fabricd.objects import DaemonLike as Daemon
 
 P = proto.C
 _MASK64 = (1 << 64) - 1
@@ -74,7 +73,6 @@ def op_query_device_ex(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fd
 
 # ---- ibv_resize_cq ----
 def op_resize_cq(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
-    from rdmasim.fabricd.server import VerbsError
 
     h, cq = _host(d, w[0]), w[1]
     cqe = w[2] - (1 << 64) if w[2] >> 63 else w[2]
@@ -88,7 +86,6 @@ def op_resize_cq(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: lis
 
 # ---- memory windows ----
 def op_alloc_mw(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
-    from rdmasim.fabricd.server import VerbsError
 
     h, pd, mw_type = _host(d, w[0]), w[1], w[2]
     if (h, pd) not in c.pds:
@@ -99,7 +96,6 @@ def op_alloc_mw(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list
 
 
 def op_dealloc_mw(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
-    from rdmasim.fabricd.server import VerbsError
 
     key = (_host(d, w[0]), w[1])
     st = state(c)
@@ -135,7 +131,6 @@ def bind_args(d: Daemon, c: Client, h: int, addr: int, new_rkey: int, length: in
 
 # ---- asynchronous events ----
 def op_open_async(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
-    from rdmasim.fabricd.server import Channel, VerbsError
 
     h = _host(d, w[0])
     if len(fds) != 1:
@@ -149,7 +144,6 @@ def op_open_async(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: li
 
 
 def op_close_async(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
-    from rdmasim.fabricd.server import VerbsError
 
     st = state(c)
     if w[0] not in st.queues:
@@ -162,7 +156,6 @@ def op_close_async(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: l
 
 
 def op_get_async_event(d: Daemon, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
-    from rdmasim.fabricd.server import VerbsError
 
     if w[0] not in state(c).queues:
         raise VerbsError(errno.EINVAL, f"no async event queue {w[0]}")
