@@ -40,6 +40,7 @@ cdef extern from "rdmasim/flows.h" nogil:
         uint32_t resp_qpn
         uint64_t uet_nacks
         uint64_t uet_trims
+        uint64_t uet_lost
     ctypedef struct rs_flows_counts:
         uint64_t total
         uint64_t started
@@ -66,7 +67,8 @@ FLOW_LOCAL = 3  # RS_FLOW_LOCAL: no packets, finishes as it starts
 FLOW_RESULT_DTYPE = _np.dtype([("start_ps", "<i8"), ("finish_ps", "<i8"), ("bytes_delivered", "<u8"),
                               ("retx_pkts", "<u8"), ("cnps", "<u8"), ("pause_ps", "<i8"),
                               ("status", "<u4"), ("req_host", "<u4"), ("req_qpn", "<u4"),
-                              ("resp_qpn", "<u4"), ("uet_nacks", "<u8"), ("uet_trims", "<u8")])
+                              ("resp_qpn", "<u4"), ("uet_nacks", "<u8"), ("uet_trims", "<u8"),
+                              ("uet_lost", "<u8")])
 assert FLOW_RESULT_DTYPE.itemsize == sizeof(rs_flow_result)
 
 

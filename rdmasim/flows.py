@@ -64,6 +64,7 @@ RESULT_DTYPE = np.dtype(
         ("status", "<u4"),
         ("nack_pkts", "<u8"),
         ("trimmed_pkts", "<u8"),
+        ("lost_pkts", "<u8"),
     ]
 )
 
@@ -123,6 +124,7 @@ class FlowSet:
             out[name] = raw[name]
         out["nack_pkts"] = raw["uet_nacks"]
         out["trimmed_pkts"] = raw["uet_trims"]
+        out["lost_pkts"] = raw["uet_lost"]
         return out
 
 

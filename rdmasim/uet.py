@@ -13,7 +13,8 @@ from rdmasim.units import parse_time
 PDS_SLOTS = 1024
 #: SES standard header's payload length is 14 bits; the packet pool holds at most 4096 bytes
 MAX_MTU = 4096
-DELIVERY_MODES = {"rud": 0}
+#: PDS delivery modes (csrc/include/rdmasim/uet.h enum rs_uet_mode; docs/uet.md)
+DELIVERY_MODES = {"rud": 0, "rod": 1, "rudi": 2, "uud": 3}
 #: load balancing by entropy (csrc/uet/lb.h): a fresh random entropy per packet, or REPS
 LOAD_BALANCERS = {"oblivious": 0, "reps": 1}
 #: congestion control of a PDC (rdmasim/cc.h kinds): a fixed window, or NSCC's (csrc/cc/nscc.c)
@@ -24,7 +25,7 @@ UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
 
 #: options of the ``uet`` mapping, with their defaults
 DEFAULTS: dict[str, Any] = {
-    "mode": "rud",           # delivery mode: reliable unordered
+    "mode": "rud",           # delivery mode: "rud", "rod" (ordered), "rudi" (idempotent), "uud" (unreliable)
     "lb": "oblivious",       # per-packet entropy: "oblivious" (random per packet) or "reps" (recycled)
     "cc": "none",            # "none" (a fixed window) or "nscc" (NSCC's window, defaults from its base RTT)
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
@@ -49,14 +50,16 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
                              f"the options are {', '.join(DEFAULTS)}")
         opts.update(options)
     if opts["mode"] not in DELIVERY_MODES:
-        raise ValueError(f"{where}.mode = {opts['mode']!r}: allowed {sorted(DELIVERY_MODES)} "
-                         "(reliable ordered delivery is not modelled yet)")
+        raise ValueError(f"{where}.mode = {opts['mode']!r}: allowed {sorted(DELIVERY_MODES)}")
     if opts["lb"] not in LOAD_BALANCERS:
         raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {sorted(LOAD_BALANCERS)}")
     if opts["cc"] not in CONGESTION_CONTROLS:
         raise ValueError(f"{where}.cc = {opts['cc']!r}: allowed {sorted(CONGESTION_CONTROLS)}")
     if not isinstance(opts["trim"], bool):
         raise TypeError(f"{where}.trim = {opts['trim']!r}: must be true or false")
+    if opts["trim"] and opts["mode"] not in ("rud", "rod"):
+        raise ValueError(f"{where}.trim = true with mode = {opts['mode']!r}: trimming (a NACK asking for the "
+                         "packet again) needs mode 'rud' or 'rod'")
     mtu = check_int(f"{where}: mtu", mtu, 64, MAX_MTU)
     window = opts["window"]
     if window is None:

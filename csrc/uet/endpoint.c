@@ -176,11 +176,13 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     uint16_t ev = rs_uet_lb_next(&c->lb); /* oblivious spraying or REPS (uet/lb.c) */
     c->slots[tx->psn & (RS_PDS_SLOTS - 1u)].ev = ev;
     p->udp_sport = ev; /* what the switches hash: each packet may take another path */
-    p->psn = tx->psn;
+    p->psn = c->prm.mode == RS_UET_RUDI ? rs_pds_rudi_pkt_id(c, tx->psn) : tx->psn; /* RUDI: pkt_id */
     p->payload_len = tx->len;
     p->trim_ok = c->prm.trim_ok; /* a trimming switch may cut it to its headers (link/trim.c) */
     rs_uet_hdr *h = &p->uet;
-    h->type = c->prm.mode == RS_UET_ROD ? RS_UET_PDS_ROD_REQ : RS_UET_PDS_RUD_REQ;
+    static const uint8_t req_type[] = {[RS_UET_RUD] = RS_UET_PDS_RUD_REQ, [RS_UET_ROD] = RS_UET_PDS_ROD_REQ,
+                                       [RS_UET_RUDI] = RS_UET_PDS_RUDI_REQ, [RS_UET_UUD] = RS_UET_PDS_UUD_REQ};
+    h->type = req_type[c->prm.mode];
     h->next_hdr = RS_UET_NH_REQ_STD;
     h->flags = (uint8_t)((tx->retx ? RS_UET_F_RETX : 0u) | (tx->ar ? RS_UET_F_AR : 0u));
     int32_t clear = (int32_t)(c->una_psn - tx->psn); /* clear_psn: below it nothing is outstanding */
@@ -194,7 +196,9 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     h->mem_key = c->dst_id; /* the target's buffer key: the PDC's (bulk flows place no bytes) */
     h->message_offset = tx->som ? 0 : tx->off;
     h->request_length = (uint32_t)c->msg_len;
-    if (!c->rto.armed)
+    /* the retransmit timer; UUD: no retransmission, the timer only ends the flow `rto` after its
+     * last packet if the target did not get every byte (rs_uet_rto) */
+    if (!c->rto.armed && (c->prm.mode != RS_UET_UUD || tx->eom))
         rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->prm.rto_ps);
     return p;
 }
@@ -237,10 +241,16 @@ int rs_uet_idle_after(rs_uet_ep *ep, int64_t free_ps)
     return !ep->ctrl_head && !ep->ring;
 }
 
+static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c);
+
 void rs_uet_rto(rs_uet *u, rs_pdc *c)
 {
     if (!c->live)
         return;
+    if (c->prm.mode == RS_UET_UUD) { /* what did not arrive by now is lost */
+        complete(u, u->eps[c->src], c);
+        return;
+    }
     uint32_t lost;
     int64_t due = rs_pds_on_rto(c, u->net->eng.now_ps, &lost);
     if (due != INT64_MAX)
@@ -289,22 +299,28 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
             c->st.trims_rcvd++;
         const rs_pds_slot *s = &c->slots[pkt->psn & (RS_PDS_SLOTS - 1u)];
         uint16_t ev = s->ev;
-        if (!rs_pds_on_nack(c, pkt->psn))
+        uint32_t lost = rs_pds_on_nack(c, pkt->psn, pkt->uet.nack_code, pkt->uet.nack_payload);
+        if (!lost)
             return;
-        rs_uet_lb_on_loss(&c->lb, ev);
-        cc_loss(u, c, s->len, pkt->uet.nack_code == RS_UET_NACK_TRIMMED);
+        if (pkt->uet.nack_code != RS_UET_NACK_ROD_OOO) /* reordering is no path's fault */
+            rs_uet_lb_on_loss(&c->lb, ev);
+        cc_loss(u, c, lost == 1 ? s->len : (uint64_t)lost * c->prm.mtu, pkt->uet.nack_code == RS_UET_NACK_TRIMMED);
     } else {
         rs_pds_ack_res r;
         int ecn = (pkt->uet.flags & RS_UET_F_M) != 0;
+        int rudi = pkt->uet.type == RS_UET_PDS_RUDI_RESP;
         c->st.ecn_acks += (uint64_t)ecn;
         rs_uet_lb_on_ack(&c->lb, pkt->udp_sport, ecn); /* the ACK echoes the entropy it acknowledges */
-        uint32_t ack_psn = pkt->uet.cack_psn + (uint32_t)(int32_t)pkt->uet.psn_off;
+        uint32_t ack_psn = rudi ? rs_pds_rudi_psn(c, pkt->psn) : pkt->uet.cack_psn + (uint32_t)(int32_t)pkt->uet.psn_off;
         const rs_pds_slot *s = &c->slots[ack_psn & (RS_PDS_SLOTS - 1u)];
         int64_t rtt = -1; /* a sample only from a first transmission still unacknowledged (Karn) */
         if ((int32_t)(ack_psn - c->una_psn) >= 0 && (int32_t)(ack_psn - c->next_psn) < 0 &&
             (s->state == RS_PDS_SENT || s->state == RS_PDS_LOST) && s->sends == 1)
             rtt = u->net->eng.now_ps - s->sent_ps;
-        rs_pds_on_ack(c, &pkt->uet, &r);
+        if (rudi)
+            rs_pds_on_resp(c, ack_psn, &r);
+        else
+            rs_pds_on_ack(c, &pkt->uet, &r);
         if (c->cc) {
             rs_cc_ack a = {.now_ps = u->net->eng.now_ps, .rtt_ps = rtt, .acked_bytes = r.acked_bytes,
                            .inflight_bytes = c->inflight_bytes, .ack_psn = ack_psn, .snd_nxt_psn = c->next_psn,
@@ -326,10 +342,9 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
     }
 }
 
-/* Target: a request for PDC c; answers with an ACK when pds.c says so. */
-/* Target: a switch trimmed the request for PSN pkt->psn to its headers (link/trim.c): a NACK
+/* Target: a NACK for the request pkt (code, payload as the NACK header); a switch trimmed the request for PSN pkt->psn to its headers (link/trim.c): a NACK
  * (code TRIMMED) asks for it again at once, echoing its entropy; the PSN is not received. */
-static void nack_trimmed(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
+static void send_nack(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt, uint8_t code, uint32_t payload)
 {
     rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
     if (!a)
@@ -340,21 +355,32 @@ static void nack_trimmed(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
     h->type = RS_UET_PDS_NACK;
     h->next_hdr = RS_UET_NH_NONE;
     h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
-    h->nack_code = RS_UET_NACK_TRIMMED;
+    h->nack_code = code;
     h->spdcid = c->dst_id;
     h->dpdcid = c->src_id;
-    h->nack_payload = c->rx_max;
+    h->nack_payload = payload;
     send_ctrl(u, ep, a);
 }
 
 static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
     if (pkt->trimmed) {
-        nack_trimmed(u, ep, c, pkt);
+        if (c->prm.mode != RS_UET_UUD) /* UUD: a trimmed packet is a lost one */
+            send_nack(u, ep, c, pkt, RS_UET_NACK_TRIMMED, c->rx_max);
         return;
     }
     rs_pds_rx_res r;
-    rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
+    if (c->prm.mode == RS_UET_RUDI) { /* no PDC state: executed (again, if a duplicate) and answered */
+        r = (rs_pds_rx_res){.ack = 1};
+    } else {
+        rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
+        if (r.nack)
+            send_nack(u, ep, c, pkt, r.nack, r.nack_payload);
+        if (r.complete && c->prm.mode == RS_UET_UUD) {
+            complete(u, u->eps[c->src], c); /* every byte arrived: nothing more will */
+            return;
+        }
+    }
     if (!r.ack)
         return;
     rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
@@ -362,6 +388,16 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
         return;
     a->udp_sport = pkt->udp_sport; /* the entropy of the packet it acknowledges, echoed */
     rs_uet_hdr *h = &a->uet;
+    if (c->prm.mode == RS_UET_RUDI) {
+        a->psn = pkt->psn; /* its pkt_id */
+        h->type = RS_UET_PDS_RUDI_RESP;
+        h->next_hdr = RS_UET_NH_NONE;
+        h->flags = (uint8_t)(((pkt->tos & 3u) == 3u ? RS_UET_F_M : 0u) | (pkt->uet.flags & RS_UET_F_RETX));
+        h->spdcid = c->dst_id; /* not on the wire: RUDI has no PDC ids */
+        h->dpdcid = c->src_id;
+        send_ctrl(u, ep, a);
+        return;
+    }
     h->type = RS_UET_PDS_ACK_CC;
     h->next_hdr = RS_UET_NH_NONE;
     h->flags = (uint8_t)(((pkt->tos & 3u) == 3u ? RS_UET_F_M : 0u) | (pkt->uet.flags & RS_UET_F_RETX));
@@ -376,9 +412,12 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
 
 void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
 {
-    rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
     uint8_t t = pkt->uet.type;
-    int request = t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ;
+    int request = t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ || t == RS_UET_PDS_RUDI_REQ ||
+                  t == RS_UET_PDS_UUD_REQ;
+    /* a RUDI response names the initiator's context by its pkt_id; RUDI and UUD requests carry no
+     * PDC id on the wire, the simulator finds the flow's counters by the packet's record */
+    rs_pdc *c = ids_find(&ep->ids, t == RS_UET_PDS_RUDI_RESP ? (uint16_t)(pkt->psn >> 16) : pkt->uet.dpdcid);
     if (!c || !c->live || (request ? c->dst : c->src) != ep->host) {
         ep->rx_unknown++;
     } else if (request) {

@@ -1,12 +1,13 @@
 /* The Ultra Ethernet transport (UE specification 1.0): the packet delivery sublayer (PDS) with its
- * reliable unordered delivery (RUD), and the semantic sublayer (SES) just enough for WRITE/SEND
+ * delivery modes (RUD, ROD, RUDI, UUD), and the semantic sublayer (SES) just enough for WRITE/SEND
  * messages of bulk flows.  A sibling of the IB transport (csrc/transport): the same link-layer
  * seam below (the host port's client table, link/port.h) and the same congestion-control
  * interface beside it (rdmasim/cc.h); neither transport includes the other.
  *
  *   pds.c      the PDS state machines, sans-I/O: the initiator's (PSNs, the window, SACK and NACK
  *              handling, loss by a SACK gap of reorder_pkts packets or by the retransmit timer)
- *              and the target's (PSN bitmap, cumulative ACK PSN, ACK coalescing, the SACK bitmap)
+ *              and the target's (PSN bitmap, cumulative ACK PSN, ACK coalescing, the SACK bitmap),
+ *              and what each delivery mode changes in them
  *   endpoint.c a host's UET endpoint: PDC tables, frames built and received, the transmit
  *              round robin over PDCs, timers, bulk flows; the port client it offers
  *
@@ -62,6 +63,8 @@ typedef struct rs_pdc_stats {
     uint64_t acks_sent;     /* ACKs the target sent */
     uint64_t dups_rcvd;     /* duplicate PSNs at the target */
     uint64_t bytes_rcvd;    /* new payload bytes placed at the target */
+    uint64_t pkts_rcvd;     /* UUD: data packets that reached the target */
+    uint64_t ooo_dropped;   /* ROD: requests dropped at the target for arriving out of order */
 } rs_pdc_stats;
 
 struct rs_uet;
@@ -103,6 +106,8 @@ typedef struct rs_pdc {
     uint32_t rx_cack;         /* every PSN up to it received (start PSN - 1 at first) */
     uint32_t rx_max;          /* highest PSN received + 1 */
     uint32_t rx_unacked;      /* packets accepted since the last ACK */
+    uint32_t rx_nacked;       /* ROD: the expected PSN the last ROD_OOO NACK asked for */
+    uint8_t rx_nack_sent;     /* ROD: rx_nacked is valid */
     uint64_t rx_bytes;
     uint64_t rx_bitmap[RS_PDS_SLOTS / 64]; /* PSN p above rx_cack received: bit p % RS_PDS_SLOTS */
 
@@ -139,8 +144,14 @@ typedef struct rs_pds_ack_res {
     uint8_t done;           /* every byte of the message acknowledged */
 } rs_pds_ack_res;
 void rs_pds_on_ack(rs_pdc *c, const rs_uet_hdr *ack, rs_pds_ack_res *res);
-/* A NACK for psn: 1 when it queued psn for retransmission (it was in flight). */
-int rs_pds_on_nack(rs_pdc *c, uint32_t psn);
+/* A NACK for psn with its code and payload: the PSNs it queued for retransmission (psn itself, or
+ * for ROD_OOO every PSN from the expected one in payload). */
+uint32_t rs_pds_on_nack(rs_pdc *c, uint32_t psn, uint8_t code, uint32_t payload);
+/* RUDI: the response for one PSN (its pkt_id decoded by rs_pds_rudi_psn). */
+void rs_pds_on_resp(rs_pdc *c, uint32_t psn, rs_pds_ack_res *res);
+/* RUDI: a request's pkt_id (the initiator's PDC id, the PSN's low 16 bits) and back. */
+uint32_t rs_pds_rudi_pkt_id(const rs_pdc *c, uint32_t psn);
+uint32_t rs_pds_rudi_psn(const rs_pdc *c, uint32_t pkt_id);
 /* The retransmit timer fired at now: PSNs sent rto_ps ago or earlier are lost (*lost of them);
  * returns when the timer is due next (INT64_MAX: nothing in flight). */
 int64_t rs_pds_on_rto(rs_pdc *c, int64_t now, uint32_t *lost);
@@ -152,6 +163,8 @@ typedef struct rs_pds_rx_res {
     uint8_t fresh;      /* new PSN: its bytes count */
     uint8_t ack;        /* send an ACK now */
     uint8_t complete;   /* the message's last byte arrived with this packet */
+    uint8_t nack;       /* send a NACK with this code (0: none): ROD_OOO */
+    uint32_t nack_payload;
     uint32_t cack_psn;
     int16_t ack_psn_off;
     int16_t sack_off;

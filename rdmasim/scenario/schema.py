@@ -487,7 +487,10 @@ SCHEMA: dict[str, Opt] = {
     ),
     # transport, uet
     "transport.kind": Opt("str", "roce", "The flows' transport.", choices=("roce", "uet")),
-    "uet.mode": Opt("str", "rud", "Delivery mode: reliable unordered (RUD).", choices=("rud",)),
+    "uet.mode": Opt("str", "rud", "Delivery mode: 'rud' (reliable unordered), 'rod' (reliable ordered: "
+                    "a packet out of order is dropped and the initiator goes back), 'rudi' (reliable "
+                    "unordered for idempotent operations: no PDC at the target) or 'uud' (unreliable: no "
+                    "ACK, no resend, losses counted).", choices=("rud", "rod", "rudi", "uud")),
     "uet.lb": Opt("str", "oblivious", "Entropy per data packet: 'oblivious' (random, packet spraying) or "
                   "'reps' (recycled entropies, REPS).", choices=("oblivious", "reps")),
     "uet.cc": Opt("str", "none", "Congestion control of a PDC: 'none' (a fixed window) or 'nscc' (NSCC's "

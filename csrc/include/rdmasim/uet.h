@@ -4,7 +4,9 @@
 
 #include <stdint.h>
 
-enum rs_uet_mode { RS_UET_RUD = 0, RS_UET_ROD = 1 };
+/* PDS delivery modes (UE 1.0 PDS): reliable unordered, reliable ordered, reliable unordered for
+ * idempotent operations (no PDC at the target), unreliable unordered (no ACK, no retransmission). */
+enum rs_uet_mode { RS_UET_RUD = 0, RS_UET_ROD = 1, RS_UET_RUDI = 2, RS_UET_UUD = 3 };
 
 /* Per-flow PDS parameters. */
 typedef struct rs_uet_params {
@@ -13,7 +15,7 @@ typedef struct rs_uet_params {
     uint32_t reorder_pkts;  /* a PSN not acknowledged while one this many PSNs later is: lost */
     uint32_t ack_every;     /* the target acknowledges at least every this many packets */
     int64_t rto_ps;         /* retransmit timeout */
-    uint8_t mode;           /* enum rs_uet_mode (RUD only so far) */
+    uint8_t mode;           /* enum rs_uet_mode */
     uint8_t trim_ok;        /* data packets may be trimmed by switches */
     uint8_t lb;             /* load balancing: 0 oblivious spraying, 1 REPS (uet/lb.h enum rs_uet_lb_kind) */
     uint8_t cc;             /* congestion control of a PDC: RS_CC_NONE (fixed window) or RS_CC_NSCC */
