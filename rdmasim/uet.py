@@ -99,3 +99,20 @@ def default_window(sim: Any, mtu: int) -> int:
     rtt = 8 * link.delay_ps * 1e-12 + 4 * ser + UET_ACK_WIRE * 8 / link.rate_bps
     pkts = int(2 * rtt / ser) + 1
     return max(8, min(pkts, PDS_SLOTS)) * mtu
+
+
+def endpoint_stats(sim: Any, host: Any) -> dict[str, int]:
+    """A host's UET endpoint counters (docs/uet.md, PDCs): ``syn_sent`` (requests sent with SYN),
+    ``pdcs_created`` (target PDCs created from a SYN), ``closes_sent`` (CLOSE control packets, resends
+    included), ``pdcs_closed`` (target PDCs released on a CLOSE), ``pdcs_released`` (initiator PDCs
+    released on the CLOSE's ACK), ``close_gave_up`` (released after 16 unanswered CLOSEs),
+    ``pdcs_live`` (PDC ids in use now) and ``rx_unknown`` (frames for a PDC the host does not know).
+    ``host``: a Host, its name or its index."""
+    from rdmasim import _core
+
+    if isinstance(host, str):
+        if host not in sim.hosts:
+            raise ValueError(f"uet.endpoint_stats: host {host!r} is not a host of this simulation")
+        host = sim.hosts[host]
+    idx = host if isinstance(host, int) and not isinstance(host, bool) else getattr(host, "index", host)
+    return _core.uet_host_stats(sim._core, idx)

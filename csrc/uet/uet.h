@@ -79,7 +79,12 @@ typedef struct rs_pdc {
     uint16_t src_id, dst_id;  /* the PDC id on each host (spdcid / dpdcid of the initiator's packets) */
     uint16_t msg_id;
     uint8_t ses_opcode;
-    uint8_t live;
+    uint8_t live;             /* the initiator's half exists (until the close exchange ends) */
+    uint8_t tgt_live;         /* the target's half exists (created from a SYN, gone at CLOSE) */
+    uint8_t syn;              /* the initiator sends SYN: no ACK from the target yet (pdc_setup.c) */
+    uint8_t closing;          /* the initiator sent CLOSE for close_psn and waits for its ACK */
+    uint8_t close_sends;
+    uint32_t close_psn;
     uint64_t flow_ref;        /* the bulk flow's id + 1 (0: none) */
     rs_uet_params prm;
     rs_link_path path;        /* initiator -> target */
@@ -175,6 +180,25 @@ void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res
 /* The ACK fields for the target's state now, acknowledging psn. */
 void rs_pds_rx_ack_fields(const rs_pdc *c, uint32_t psn, rs_pds_rx_res *res);
 
+/* ---- PDC establishment and close (pdc_setup.c): no packets, no timers ---- */
+
+/* RUD and ROD PDCs have SYN and close; RUDI and UUD have no PDC to set up. */
+int rs_pdc_has_setup(const rs_pdc *c);
+void rs_pdc_setup_init(rs_pdc *c);
+/* The field a SYN request carries instead of dpdcid: pdc_mode:4 | psn_offset:12. */
+uint16_t rs_pdc_syn_field(const rs_pdc *c, uint32_t psn);
+/* Target: does a SYN request (psn, field) name this PDC's start PSN? */
+int rs_pdc_syn_accept(const rs_pdc *c, uint32_t psn, uint16_t field);
+/* Initiator: an ACK or NACK from the target's id: 1 when it ended SYN (the id is learnt). */
+int rs_pdc_on_ack(rs_pdc *c, uint16_t target_id);
+/* Initiator: nothing more to send, everything acknowledged: 1 when a CLOSE is to go (close_psn). */
+int rs_pdc_close_begin(rs_pdc *c);
+/* Initiator: does an ACK with this cumulative PSN acknowledge the CLOSE? */
+int rs_pdc_close_acked(const rs_pdc *c, uint32_t cack_psn);
+/* Target: may it close on a CLOSE with this PSN (every PSN below it arrived)? */
+int rs_pdc_close_ok(const rs_pdc *c, uint32_t psn);
+#define RS_PDC_CLOSE_TRIES 16u /* CLOSE sends before the initiator gives up and releases its half */
+
 /* ---- endpoints (endpoint.c) ---- */
 
 /* PDC ids of one host: an open-addressing table id -> PDC (ids cyclic 1..65535). */
@@ -195,6 +219,7 @@ typedef struct rs_uet_ep {
     rs_pkt *ctrl_head;      /* ACKs / NACKs waiting for the wire */
     rs_pkt *ctrl_tail;
     uint64_t rx_unknown;    /* UET frames for a PDC id this host does not know (dropped) */
+    rs_uet_ep_stats st;     /* PDC establishment and close */
 } rs_uet_ep;
 
 /* The Ultra Ethernet transport of one simulation. */

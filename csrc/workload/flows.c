@@ -486,6 +486,7 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     f->r.status = RS_WC_STATUS_SUCCESS;
     f->r.finish_ps = tp->net.eng.now_ps;
     f->r.pause_ps = src_paused_ps(tp, f) - f->pause0;
+    f->r.resp_qpn = c->dst_id; /* learnt from the target's first ACK (a SYN made it) */
     f->r.uet_nacks = c->st.nacks_rcvd;
     f->r.uet_trims = c->st.trims_rcvd;
     run_list_remove(fs, f);

@@ -22,4 +22,20 @@ typedef struct rs_uet_params {
     int64_t cc_base_rtt_ps; /* NSCC: the network's base RTT (its defaults follow from it) */
 } rs_uet_params;
 
+/* PDC establishment and close counters of one host's UET endpoint (docs/uet.md). */
+typedef struct rs_uet_ep_stats {
+    uint64_t syn_sent;        /* requests sent with SYN (initiator) */
+    uint64_t pdcs_created;    /* target PDCs created from a SYN */
+    uint64_t closes_sent;     /* CLOSE control packets sent, resends included (initiator) */
+    uint64_t pdcs_closed;     /* target PDCs released on a CLOSE */
+    uint64_t pdcs_released;   /* initiator PDCs released on the CLOSE's ACK */
+    uint64_t close_gave_up;   /* initiator PDCs released after RS_PDC_CLOSE_TRIES unanswered CLOSEs */
+    uint64_t pdcs_live;       /* PDC ids in use on this host now (either role) */
+    uint64_t rx_unknown;      /* UET frames for a PDC this host does not know (dropped) */
+} rs_uet_ep_stats;
+
+struct rs_sim;
+/* Host `host`'s counters (zeros before its first UET frame): RS_OK, or RS_ERR_INVAL. */
+int rs_uet_host_stats(const struct rs_sim *sim, int host, rs_uet_ep_stats *out);
+
 #endif
