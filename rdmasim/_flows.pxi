@@ -7,6 +7,9 @@ cdef extern from "rdmasim/uet.h" nogil:
         uint32_t reorder_pkts
         uint32_t ack_every
         int64_t rto_ps
+        int64_t rto_min_ps
+        int64_t rto_max_ps
+        uint8_t rto_fixed
         uint8_t mode
         uint8_t trim_ok
         uint8_t lb
@@ -157,6 +160,9 @@ cdef class FlowsCore:
             c.uet.reorder_pkts = uet["reorder_pkts"]
             c.uet.ack_every = uet["ack_every"]
             c.uet.rto_ps = uet["rto_ps"]
+            c.uet.rto_min_ps = uet["rto_min_ps"]
+            c.uet.rto_max_ps = uet["rto_max_ps"]
+            c.uet.rto_fixed = uet["rto_fixed"]
             c.uet.mode = uet["mode"]
             c.uet.trim_ok = uet["trim_ok"]
             c.uet.lb = uet["lb"]

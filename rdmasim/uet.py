@@ -31,7 +31,10 @@ DEFAULTS: dict[str, Any] = {
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
     "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
     "ack_every": 4,          # the target acknowledges at least every this many packets
-    "rto": "100us",          # retransmit timeout
+    "rto": "100us",          # retransmit timeout before the first RTT sample (or always: rto_estimate false)
+    "rto_estimate": False,   # true: the timeout follows the RTT (smoothed RTT + 4 x its deviation, backoff)
+    "rto_min": "100us",      # bounds of the estimated timeout (the floor: the former fixed timeout)
+    "rto_max": "10ms",
     "trim": False,           # data packets may be trimmed by switches (needs trimming switches)
 }
 
@@ -60,6 +63,13 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
     if opts["trim"] and opts["mode"] not in ("rud", "rod"):
         raise ValueError(f"{where}.trim = true with mode = {opts['mode']!r}: trimming (a NACK asking for the "
                          "packet again) needs mode 'rud' or 'rod'")
+    if not isinstance(opts["rto_estimate"], bool):
+        raise TypeError(f"{where}.rto_estimate = {opts['rto_estimate']!r}: must be true or false")
+    rto_min = check_time_ps(f"{where}.rto_min", parse_time(opts["rto_min"]), 1)
+    rto_max = check_time_ps(f"{where}.rto_max", parse_time(opts["rto_max"]), 1)
+    if rto_max < rto_min:
+        raise ValueError(f"{where}.rto_max = {opts['rto_max']!r} is below rto_min = {opts['rto_min']!r}: "
+                         "allowed rto_min <= rto_max")
     mtu = check_int(f"{where}: mtu", mtu, 64, MAX_MTU)
     window = opts["window"]
     if window is None:
@@ -71,6 +81,9 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "reorder_pkts": check_int(f"{where}.reorder_packets", opts["reorder_packets"], 1, PDS_SLOTS),
         "ack_every": check_int(f"{where}.ack_every", opts["ack_every"], 1, PDS_SLOTS),
         "rto_ps": check_time_ps(f"{where}.rto", parse_time(opts["rto"]), 1),
+        "rto_fixed": int(not opts["rto_estimate"]),
+        "rto_min_ps": rto_min,
+        "rto_max_ps": rto_max,
         "mode": DELIVERY_MODES[opts["mode"]],
         "trim_ok": int(opts["trim"]),
         "lb": LOAD_BALANCERS[opts["lb"]],

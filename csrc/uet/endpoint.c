@@ -204,7 +204,7 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     /* the retransmit timer; UUD: no retransmission, the timer only ends the flow `rto` after its
      * last packet if the target did not get every byte (rs_uet_rto) */
     if (!c->rto.armed && (c->prm.mode != RS_UET_UUD || tx->eom))
-        rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->prm.rto_ps);
+        rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->rto_ps);
     return p;
 }
 
@@ -270,10 +270,12 @@ static void send_close(rs_uet *u, rs_pdc *c)
     h->flags = (uint8_t)(RS_UET_F_AR | (c->close_sends ? RS_UET_F_RETX : 0u));
     h->spdcid = c->src_id;
     h->dpdcid = c->dst_id;
+    if (c->close_sends)
+        rs_uet_rto_backoff(c);
     c->close_sends++;
     ep->st.closes_sent++;
     send_ctrl(u, ep, p);
-    rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->prm.rto_ps);
+    rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->rto_ps);
 }
 
 void rs_uet_rto(rs_uet *u, rs_pdc *c)
@@ -290,6 +292,10 @@ void rs_uet_rto(rs_uet *u, rs_pdc *c)
     }
     uint32_t lost;
     int64_t due = rs_pds_on_rto(c, u->net->eng.now_ps, &lost);
+    if (lost) {
+        rs_uet_rto_backoff(c); /* (uet/rto.c) the resends wait longer */
+        due = rs_pds_rto_due(c);
+    }
     if (due != INT64_MAX)
         rs_engine_arm(&u->net->eng, &c->rto, due);
     if (lost) {
@@ -364,10 +370,17 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
         if ((int32_t)(ack_psn - c->una_psn) >= 0 && (int32_t)(ack_psn - c->next_psn) < 0 &&
             (s->state == RS_PDS_SENT || s->state == RS_PDS_LOST) && s->sends == 1)
             rtt = u->net->eng.now_ps - s->sent_ps;
+        int fell = rs_uet_rto_sample(c, rtt); /* the retransmit timeout follows the RTT (uet/rto.c) */
         if (rudi)
             rs_pds_on_resp(c, ack_psn, &r);
         else
             rs_pds_on_ack(c, &pkt->uet, &r);
+        if (r.acked_bytes)
+            fell |= rs_uet_rto_progress(c);
+        if (fell && c->rto.armed && c->rto.when_ps > u->net->eng.now_ps + c->rto_ps)
+            /* the timeout fell: fire no later than it says (early is harmless: the timer finds
+             * what is due and sets itself again) */
+            rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->rto_ps);
         if (c->cc) {
             rs_cc_ack a = {.now_ps = u->net->eng.now_ps, .rtt_ps = rtt, .acked_bytes = r.acked_bytes,
                            .inflight_bytes = c->inflight_bytes, .ack_psn = ack_psn, .snd_nxt_psn = c->next_psn,
@@ -613,6 +626,7 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_port_resolve_path(u->net, se->port, dst, tc, c->src_id, &c->path);
     rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back); /* (its UDP port: the echoes') */
     rs_pds_init(c, size, 0);
+    rs_uet_rto_init(c);
     c->cc = NULL;
     if (prm->cc == RS_CC_NSCC) {
         rs_nscc_params_default((rs_nscc_params *)(void *)c->cc_params, prm->mtu, prm->cc_base_rtt_ps, prm->trim_ok);

@@ -280,12 +280,12 @@ int64_t rs_pds_on_rto(rs_pdc *c, int64_t now, uint32_t *lost)
         rs_pds_slot *s = &c->slots[p & MASK];
         if (s->state != RS_PDS_SENT)
             continue;
-        if (s->sent_ps + c->prm.rto_ps <= now) {
+        if (s->sent_ps + c->rto_ps <= now) {
             lose(c, p, s);
             (*lost)++;
             c->st.loss_rto++;
-        } else if (s->sent_ps + c->prm.rto_ps < due) {
-            due = s->sent_ps + c->prm.rto_ps;
+        } else if (s->sent_ps + c->rto_ps < due) {
+            due = s->sent_ps + c->rto_ps;
         }
     }
     if (*lost && c->prm.mode == RS_UET_ROD)
@@ -298,8 +298,8 @@ int64_t rs_pds_rto_due(const rs_pdc *c)
     int64_t due = INT64_MAX;
     for (uint32_t p = c->una_psn; p != c->next_psn; p++) {
         const rs_pds_slot *s = &c->slots[p & MASK];
-        if (s->state == RS_PDS_SENT && s->sent_ps + c->prm.rto_ps < due)
-            due = s->sent_ps + c->prm.rto_ps;
+        if (s->state == RS_PDS_SENT && s->sent_ps + c->rto_ps < due)
+            due = s->sent_ps + c->rto_ps;
     }
     return due;
 }

@@ -116,6 +116,11 @@ typedef struct rs_pdc {
     uint64_t rx_bytes;
     uint64_t rx_bitmap[RS_PDS_SLOTS / 64]; /* PSN p above rx_cack received: bit p % RS_PDS_SLOTS */
 
+    /* the retransmit timeout now (rto.c): the initiator's smoothed RTT and its mean deviation */
+    int64_t rto_ps;
+    int64_t srtt_ps;          /* 0: no sample yet */
+    int64_t rttvar_ps;
+
     rs_pdc_stats st;
     rs_uet_lb lb;             /* the initiator's entropy per data packet (uet/lb.c) */
     /* the initiator's congestion control (rdmasim/cc.h; NULL: the fixed window prm.window_bytes):
@@ -179,6 +184,15 @@ typedef struct rs_pds_rx_res {
 void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res);
 /* The ACK fields for the target's state now, acknowledging psn. */
 void rs_pds_rx_ack_fields(const rs_pdc *c, uint32_t psn, rs_pds_rx_res *res);
+
+/* ---- the retransmit timeout (rto.c) ---- */
+void rs_uet_rto_init(rs_pdc *c);
+/* An RTT sample (from a packet sent once; < 0: none): 1 when the timeout fell. */
+int rs_uet_rto_sample(rs_pdc *c, int64_t rtt_ps);
+/* An ACK acknowledged something new: the backoff ends (1 when the timeout fell). */
+int rs_uet_rto_progress(rs_pdc *c);
+/* A timeout declared a loss: double the timeout (to rto_max). */
+void rs_uet_rto_backoff(rs_pdc *c);
 
 /* ---- PDC establishment and close (pdc_setup.c): no packets, no timers ---- */
 

@@ -578,6 +578,9 @@ static int check_uet(rs_transport *tp, const rs_flow_cfg *c)
     if (u->rto_ps <= 0 || u->rto_ps > RS_MAX_TIME_PS)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet rto %lld ps outside 1..%lld", (long long)u->rto_ps,
                           (long long)RS_MAX_TIME_PS);
+    if (!u->rto_fixed && (u->rto_min_ps <= 0 || u->rto_max_ps < u->rto_min_ps || u->rto_max_ps > RS_MAX_TIME_PS))
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet rto_min %lld ps / rto_max %lld ps: need 1 <= rto_min <= rto_max <= %lld",
+                          (long long)u->rto_min_ps, (long long)u->rto_max_ps, (long long)RS_MAX_TIME_PS);
     return RS_OK;
 }
 

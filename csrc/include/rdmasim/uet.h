@@ -14,7 +14,10 @@ typedef struct rs_uet_params {
     uint32_t window_bytes;  /* bytes in flight at most (a fixed window without congestion control) */
     uint32_t reorder_pkts;  /* a PSN not acknowledged while one this many PSNs later is: lost */
     uint32_t ack_every;     /* the target acknowledges at least every this many packets */
-    int64_t rto_ps;         /* retransmit timeout */
+    int64_t rto_ps;         /* retransmit timeout before the first RTT sample, or always (rto_fixed) */
+    int64_t rto_min_ps;     /* the estimated timeout's bounds (uet/rto.c) */
+    int64_t rto_max_ps;
+    uint8_t rto_fixed;      /* 1: rto_ps always, no estimate, no backoff */
     uint8_t mode;           /* enum rs_uet_mode */
     uint8_t trim_ok;        /* data packets may be trimmed by switches */
     uint8_t lb;             /* load balancing: 0 oblivious spraying, 1 REPS (uet/lb.h enum rs_uet_lb_kind) */
