@@ -402,8 +402,9 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
     }
 }
 
-/* Target: a NACK for the request pkt (code, payload as the NACK header); a switch trimmed the request for PSN pkt->psn to its headers (link/trim.c): a NACK
- * (code TRIMMED) asks for it again at once, echoing its entropy; the PSN is not received. */
+/* Target: a NACK for the request pkt, with its code and payload, echoing its entropy: TRIMMED for a
+ * request a switch cut to its headers (link/trim.c; the PSN is not received, the initiator sends
+ * it again at once), ROD_OOO for a ROD request out of order (pds.c). */
 static void send_nack(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt, uint8_t code, uint32_t payload)
 {
     rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);

@@ -8,12 +8,16 @@
  *              handling, loss by a SACK gap of reorder_pkts packets or by the retransmit timer)
  *              and the target's (PSN bitmap, cumulative ACK PSN, ACK coalescing, the SACK bitmap),
  *              and what each delivery mode changes in them
+ *   pdc_setup.c PDC establishment (SYN) and close (the CLOSE exchange), sans-I/O
+ *   rto.c      the retransmit timeout: fixed, or from an RTT estimate with backoff
  *   endpoint.c a host's UET endpoint: PDC tables, frames built and received, the transmit
  *              round robin over PDCs, timers, bulk flows; the port client it offers
  *
- * A PDC here is a pair: the initiator half on the source host and the target half on the
- * destination host, set up together when a flow starts (as the IB transport's flows get a connected
- * QP pair) instead of by the SYN handshake; each host knows it by its own PDC id. */
+ * A PDC here is one record for both halves: the initiator half on the source host and the target
+ * half on the destination host, each known by its own host's PDC id.  The initiator's half starts
+ * with the flow; the target's is created by the first SYN request and released by the CLOSE
+ * exchange (pdc_setup.c).  RUDI and UUD have no PDC at the target: the record only keeps their
+ * flow's counters there. */
 #ifndef RDMASIM_UET_H
 #define RDMASIM_UET_H
 
