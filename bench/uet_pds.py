@@ -40,8 +40,9 @@ def rto_incast() -> None:
                                transport="uet", uet=opts)
         inc.sim.run_flows()
         r = fs.results()
-        print(f"{label}: resent {int(r['retx_pkts'].sum()):,} packets, "
-              f"last flow {int(r['fct_ps'].max()) / 1e6:,.0f} us, PFC pause {int(r['pause_ps'].sum()) / 1e6:,.0f} us")
+        last_us, pause_us = int(r["fct_ps"].max()) / 1e6, int(r["pause_ps"].sum()) / 1e6
+        print(f"{label}: resent {int(r['retx_pkts'].sum()):,} packets, last flow {last_us:,.0f} us, "
+              f"PFC pause {pause_us:,.0f} us")
 
 
 def main() -> None:
