@@ -11,6 +11,10 @@
  *   ACK (12):             prologue, ack_psn_offset:16 (signed), cack_psn:32, spdcid:16, dpdcid:16
  *   ACK_CC (32):          ACK, then cc_type:4 | cc_flags:4, mpr:8, sack_psn_offset:16 (signed),
  *                         sack_bitmap:64, cc_state:64
+ *   RUDI request / response (8): prologue, reserved:16, pkt_id:32
+ *   UUD request (4):      prologue, reserved:16
+ *   CTRL (16):            prologue (its next-header bits: ctl_type), probe_opaque:16, psn:32,
+ *                         spdcid:16, dpdcid:16, payload:32
  *   NACK (16):            prologue, nack_code:8, vendor_code:8, nack_psn:32, spdcid:16, dpdcid:16,
  *                         payload:32 (highest PSN received + 1)
  *   SES standard request (44): rsvd:2 | opcode:6, ver:2 | dc | ie | rel | hd | eom | som,
@@ -39,12 +43,23 @@ static size_t pds_bytes(uint8_t type)
         return RS_UET_PDS_ACK_CC_BYTES;
     case RS_UET_PDS_NACK:
         return RS_UET_PDS_NACK_BYTES;
+    case RS_UET_PDS_RUDI_REQ:
+    case RS_UET_PDS_RUDI_RESP:
+        return RS_UET_PDS_RUDI_BYTES;
+    case RS_UET_PDS_UUD_REQ:
+        return RS_UET_PDS_UUD_BYTES;
+    case RS_UET_PDS_CTRL:
+        return RS_UET_PDS_CTRL_BYTES;
     default:
         return 0;
     }
 }
 
-static int is_request(uint8_t type) { return type == RS_UET_PDS_RUD_REQ || type == RS_UET_PDS_ROD_REQ; }
+static int is_request(uint8_t type)
+{
+    return type == RS_UET_PDS_RUD_REQ || type == RS_UET_PDS_ROD_REQ || type == RS_UET_PDS_RUDI_REQ ||
+           type == RS_UET_PDS_UUD_REQ;
+}
 
 /* PDS + SES header bytes of p, or 0 when p cannot be encoded. */
 static size_t uet_hdr_bytes(const rs_pkt *p)
@@ -59,7 +74,8 @@ static size_t uet_hdr_bytes(const rs_pkt *p)
             return 0;
         return pds + RS_UET_SES_STD_BYTES;
     }
-    if (p->payload_len || p->uet.next_hdr != RS_UET_NH_NONE) /* ACK / NACK: no SES header, no data here */
+    /* ACK / NACK / RUDI response: no SES header, no data here; CTRL: next_hdr is its control type */
+    if (p->payload_len || (p->uet.type != RS_UET_PDS_CTRL && p->uet.next_hdr != RS_UET_NH_NONE))
         return 0;
     return pds;
 }
@@ -102,6 +118,21 @@ static void put_pds(const rs_pkt *p, uint8_t *b)
     case RS_UET_PDS_NACK:
         b[2] = u->nack_code;
         b[3] = 0; /* vendor code */
+        rs_put32(b + 4, p->psn);
+        rs_put16(b + 8, u->spdcid);
+        rs_put16(b + 10, u->dpdcid);
+        rs_put32(b + 12, u->nack_payload);
+        break;
+    case RS_UET_PDS_RUDI_REQ:
+    case RS_UET_PDS_RUDI_RESP:
+        rs_put16(b + 2, 0);
+        rs_put32(b + 4, p->psn); /* pkt_id */
+        break;
+    case RS_UET_PDS_UUD_REQ:
+        rs_put16(b + 2, 0);
+        break;
+    case RS_UET_PDS_CTRL:
+        rs_put16(b + 2, (uint16_t)u->psn_off); /* probe_opaque */
         rs_put32(b + 4, p->psn);
         rs_put16(b + 8, u->spdcid);
         rs_put16(b + 10, u->dpdcid);
@@ -152,7 +183,7 @@ int rs_uet_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want,
     uint8_t *b = out + L2L3;
     put_pds(p, b);
     if (is_request(p->uet.type))
-        put_ses_std(p, b + RS_UET_PDS_REQ_BYTES);
+        put_ses_std(p, b + pds_bytes(p->uet.type));
     b += h;
     uint8_t *end = b;
     size_t cut = rs_put_payload(p, b, L2L3 + h, want, 0, &end);
@@ -185,7 +216,8 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
     if (!pds)
         return RS_CODEC_ERR_BAD_OPCODE;
     size_t h = pds + (is_request(u->type) ? RS_UET_SES_STD_BYTES : 0);
-    if (is_request(u->type) ? u->next_hdr != RS_UET_NH_REQ_STD : u->next_hdr != RS_UET_NH_NONE)
+    if (is_request(u->type) ? u->next_hdr != RS_UET_NH_REQ_STD
+                            : u->type != RS_UET_PDS_CTRL && u->next_hdr != RS_UET_NH_NONE)
         return RS_CODEC_ERR_BAD_FIELD;
     if (L2L3 + h > len)
         return RS_CODEC_ERR_SHORT;
@@ -218,6 +250,19 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
             u->sack_bitmap = rs_get64(b + 16);
             u->cc_state = rs_get64(b + 24);
         }
+        break;
+    case RS_UET_PDS_RUDI_REQ:
+    case RS_UET_PDS_RUDI_RESP:
+        p->psn = rs_get32(b + 4); /* pkt_id */
+        break;
+    case RS_UET_PDS_UUD_REQ:
+        break;
+    case RS_UET_PDS_CTRL:
+        u->psn_off = (int16_t)rs_get16(b + 2);
+        p->psn = rs_get32(b + 4);
+        u->spdcid = rs_get16(b + 8);
+        u->dpdcid = rs_get16(b + 10);
+        u->nack_payload = rs_get32(b + 12);
         break;
     default: /* NACK */
         u->nack_code = b[2];

@@ -71,6 +71,7 @@ RESULT_DTYPE = np.dtype(
         ("status", "<u4"),
         ("nack_pkts", "<u8"),
         ("trimmed_pkts", "<u8"),
+        ("lost_pkts", "<u8"),
     ]
 )
 
@@ -130,6 +131,7 @@ class FlowSet:
             out[name] = raw[name]
         out["nack_pkts"] = raw["uet_nacks"]
         out["trimmed_pkts"] = raw["uet_trims"]
+        out["lost_pkts"] = raw["uet_lost"]
         return out
 
 
@@ -166,7 +168,9 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     ``transport`` "roce" (default: the IB transport's RC QP pairs) or "uet": each flow is one
     Ultra Ethernet message over a PDC of its own (WRITE or SEND; docs/uet.md), with the options of
     the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``, ``window``,
-    ``reorder_packets``, ``ack_every``, ``rto``, ``trim``) and ``mtu`` as its payload per packet.
+    ``reorder_packets``, ``ack_every``, ``rto``, ``rto_estimate``, ``rto_min``, ``rto_max``,
+    ``trim``) and ``mtu`` as its payload per packet; UUD flows (``mode`` "uud") report the data
+    packets the fabric lost in ``lost_pkts``.
     ``uet`` with transport "roce", or ``recovery``/``irn_window`` with "uet", is refused.
 
     Every value is checked before anything is added: an integer column holding a float, a value
