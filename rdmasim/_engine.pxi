@@ -12,6 +12,7 @@ cdef extern from "rdmasim/eventq.h" nogil:
         uint64_t seq
         uint16_t kind
         uint16_t armed
+        uint32_t ent
         int64_t when_ps
 
     ctypedef struct rs_event:
@@ -46,6 +47,24 @@ cdef extern from "rdmasim/eventq.h" nogil:
     void rs_timer_cancel(rs_timer *tm)
     int rs_eventq_pop(rs_eventq *q, rs_event *out)
     int64_t rs_eventq_peek_time(rs_eventq *q)
+
+
+cdef extern from "engine/engine.h" nogil:
+    ctypedef struct rs_engine:
+        int64_t now_ps
+        uint64_t seed
+        rs_eventq evq
+        int failed
+        char errmsg[256]
+    int RS_ENT_SHIFT
+    int rs_engine_init(rs_engine *e, size_t queue_cap)
+    void rs_engine_free(rs_engine *e)
+    int rs_engine_ents(rs_engine *e, uint32_t n_ent)
+    void rs_engine_enter(rs_engine *e, uint32_t ent)
+    uint64_t rs_engine_next_key(rs_engine *e, int64_t t_ps)
+    uint64_t rs_engine_key(uint64_t seed, uint32_t ent, uint64_t count, int64_t t_ps)
+    void rs_engine_arm(rs_engine *e, rs_timer *tm, int64_t t_ps)
+    void rs_engine_arm_seq(rs_engine *e, rs_timer *tm, int64_t t_ps, uint64_t seq)
 
 
 cdef extern from "rdmasim/rng.h" nogil:
@@ -187,6 +206,95 @@ cdef class EventQueueForTest:
 
     def __len__(self):
         return self.live
+
+
+cdef class EngineForTest:
+    """An rs_engine (engine/engine.h) with ``n_timers`` timers, timer i belonging to entity
+    ``ents[i]`` (1..n_ent-1; 0 is the control path).
+
+    ``arm(i, t_ps)`` arms timer i with the current entity's next key (rs_engine_arm), ``next_key()``
+    reserves one, ``arm_seq(i, t_ps, key)`` arms with a reserved key; ``pop()`` hands out the
+    earliest event as ``(t_ps, key, i)``, moves the clock to it and makes its timer's entity the
+    current one (as the simulation's loop does); ``control()`` returns to the control path.
+    """
+    cdef rs_engine e
+    cdef rs_timer *timers
+    cdef Py_ssize_t n_timers
+    cdef bint inited
+
+    def __cinit__(self, ents, uint64_t seed=1):
+        self.inited = False
+        self.timers = NULL
+        n = len(ents)
+        n_ent = max(ents, default=0) + 1
+        if any(x < 1 for x in ents):
+            raise ValueError(f"entity ids {list(ents)}: allowed 1 and up (0 is the control path)")
+        self.n_timers = n
+        self.timers = <rs_timer *>calloc(n if n > 0 else 1, sizeof(rs_timer))
+        if self.timers == NULL:
+            raise MemoryError()
+        cdef Py_ssize_t i
+        for i in range(n):
+            self.timers[i].owner = <void *><intptr_t>i
+            self.timers[i].ent = ents[i]
+        if rs_engine_init(&self.e, 16) != 0:
+            raise MemoryError()
+        self.inited = True
+        self.e.seed = seed
+        if rs_engine_ents(&self.e, n_ent) != 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        if self.inited:
+            rs_engine_free(&self.e)
+        free(self.timers)
+
+    cdef inline rs_timer *_timer(self, Py_ssize_t i) except NULL:
+        if i < 0 or i >= self.n_timers:
+            raise IndexError(f"timer index {i} outside 0..{self.n_timers - 1}")
+        return &self.timers[i]
+
+    @property
+    def now_ps(self):
+        return self.e.now_ps
+
+    def _check(self):
+        if self.e.failed:
+            raise RuntimeError(self.e.errmsg.decode())
+
+    def arm(self, Py_ssize_t timer_index, int64_t t_ps):
+        rs_engine_arm(&self.e, self._timer(timer_index), t_ps)
+        self._check()
+
+    def next_key(self, int64_t t_ps):
+        return rs_engine_next_key(&self.e, t_ps)
+
+    def arm_seq(self, Py_ssize_t timer_index, int64_t t_ps, uint64_t key):
+        rs_engine_arm_seq(&self.e, self._timer(timer_index), t_ps, key)
+        self._check()
+
+    def is_armed(self, Py_ssize_t timer_index):
+        return self._timer(timer_index).armed != 0
+
+    def peek_time(self):
+        cdef int64_t t = rs_eventq_peek_time(&self.e.evq)
+        return None if t == 0x7FFFFFFFFFFFFFFF else t
+
+    def pop(self):
+        cdef rs_event ev
+        if not rs_eventq_pop(&self.e.evq, &ev):
+            return None
+        self.e.now_ps = ev.t_ps
+        rs_engine_enter(&self.e, ev.timer.ent)
+        return (ev.t_ps, ev.seq, <Py_ssize_t><intptr_t>ev.timer.owner)
+
+    def control(self):
+        rs_engine_enter(&self.e, 0)
+
+
+def engine_key(uint64_t seed, uint32_t ent, uint64_t count, int64_t t_ps):
+    """The key of entity ``ent``'s arm number ``count`` for time ``t_ps`` (rs_engine_key)."""
+    return rs_engine_key(seed, ent, count, t_ps)
 
 
 def rng_uniform_stream(uint64_t seed, uint64_t stream, Py_ssize_t n):

@@ -36,9 +36,13 @@ class Simulator(SimHandle):
     seed and inputs give byte-identical packet captures.
     """
 
-    def __init__(self, seed: int = 1, link_layer: str = "roce") -> None:
+    def __init__(self, seed: int = 1, link_layer: str = "roce", threads: int = 1) -> None:
         """``link_layer``: ``"roce"`` (RoCEv2 over Ethernet, the default) or ``"ib"`` (native
-        InfiniBand framing: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md)."""
+        InfiniBand framing: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md).
+        ``threads``: threads of the event loop; only 1 so far (docs/scaling.md#parallel-runs)."""
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads != 1:
+            raise ValueError(f"threads {threads!r}: allowed 1 (a run on several threads, partitioned with "
+                             "rdmasim.partition, is not available yet; docs/scaling.md#parallel-runs)")
         super().__init__(seed, link_layer)
         self.links: list[Link] = []
         self.switches: dict[str, Switch] = {}

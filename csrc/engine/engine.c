@@ -3,6 +3,46 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+int rs_engine_init(rs_engine *e, size_t queue_cap)
+{
+    e->ent_count = calloc(1, sizeof(uint64_t));
+    if (!e->ent_count || rs_eventq_init(&e->evq, queue_cap) != 0) {
+        free(e->ent_count);
+        e->ent_count = NULL;
+        return -1;
+    }
+    e->n_ent = 1;
+    rs_engine_enter(e, RS_ENT_CONTROL);
+    return 0;
+}
+
+void rs_engine_free(rs_engine *e)
+{
+    rs_eventq_free(&e->evq);
+    free(e->ent_count);
+    e->ent_count = NULL;
+    e->count = NULL;
+    e->n_ent = 0;
+}
+
+int rs_engine_ents(rs_engine *e, uint32_t n_ent)
+{
+    if (n_ent > e->n_ent) {
+        if (n_ent - 1 > RS_ENT_MAX)
+            return -1;
+        uint64_t *k = realloc(e->ent_count, (size_t)n_ent * sizeof(uint64_t));
+        if (!k)
+            return -1;
+        for (uint32_t i = e->n_ent; i < n_ent; i++)
+            k[i] = 0;
+        e->ent_count = k;
+        e->n_ent = n_ent;
+    }
+    rs_engine_enter(e, RS_ENT_CONTROL);
+    return 0;
+}
 
 int rs_engine_vfail(rs_engine *e, int code, const char *fmt, va_list ap)
 {
@@ -35,5 +75,5 @@ void rs_engine_arm_seq(rs_engine *e, rs_timer *tm, int64_t t_ps, uint64_t seq)
 
 void rs_engine_arm(rs_engine *e, rs_timer *tm, int64_t t_ps)
 {
-    rs_engine_arm_seq(e, tm, t_ps, e->evq.next_seq++);
+    rs_engine_arm_seq(e, tm, t_ps, rs_engine_next_key(e, t_ps));
 }

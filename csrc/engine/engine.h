@@ -13,8 +13,33 @@
 
 struct rs_trace;
 
+/* The order of simultaneous events depends on the model alone.  An entry's `seq` is its key,
+ * (rank << RS_ENT_SHIFT) | count: the entity is the one whose event is being handled when the
+ * entry is armed (its timer's `ent`: a host or a switch) or RS_ENT_CONTROL (calls on the control
+ * path, between runs), `count` how many arms that entity made before, and `rank` the entity's
+ * place in the epoch of the entry's time (2^RS_ENT_EPOCH_SHIFT ps): a bijection of the entity id
+ * drawn from (epoch, seed), so that no node wins every tie (a fixed order of entities favoured
+ * the lowest host in every incast).  Not per picosecond: within an epoch entries are mostly armed
+ * in key order (the arming events ran in rank order too), which keeps the wheel's sort of a
+ * bucket cheap; a new order every picosecond cost 22 % more instructions per packet.  Each
+ * entity's events are handled in an order that depends only on the model (by induction over the
+ * event order), so its arms take the same keys however the fabric is split into partitions and
+ * whatever a partition's queue held besides.  Keys are unique: for one time, distinct entities
+ * have distinct ranks.  An entity makes at most 2^40 arms in a run. */
+#define RS_ENT_SHIFT 40
+#define RS_ENT_CONTROL 0u
+#define RS_ENT_MAX ((1u << (64 - RS_ENT_SHIFT)) - 1u)
+#define RS_ENT_EPOCH_SHIFT 24 /* ranks change every 2^24 ps (16.8 us) */
+/* Entity ids of hosts and switches (a port's, link's or QP's is its node's). */
+static inline uint32_t rs_ent_host(int32_t host) { return 1u + 2u * (uint32_t)host; }
+static inline uint32_t rs_ent_switch(int32_t sw) { return 2u + 2u * (uint32_t)sw; }
+
 typedef struct rs_engine {
     int64_t now_ps;
+    uint64_t *count;        /* arms so far of the entity whose event is being handled: &ent_count[ent] */
+    uint64_t *ent_count;    /* by entity id (index 0: the control path) */
+    uint32_t cur_ent;       /* that entity */
+    uint32_t n_ent;         /* entries of ent_count */
     uint64_t seed;          /* every RNG stream is seeded from (seed, component id) */
     rs_eventq evq;
     struct rs_trace *trace; /* NULL: tracing off (engine/trace.h) */
@@ -24,6 +49,32 @@ typedef struct rs_engine {
     int mutant; /* enum rs_mutant: testing only (rdmasim/mutants.h) */
 #endif
 } rs_engine;
+
+/* Set up the queue and the control path's key; 0, or -1 out of memory. */
+int rs_engine_init(rs_engine *e, size_t queue_cap);
+void rs_engine_free(rs_engine *e);
+/* Make room for the keys of entities 0..n_ent-1 (before a run: never in the loop); the control
+ * path becomes the current entity.  0, or -1 out of memory (or more than RS_ENT_MAX entities). */
+int rs_engine_ents(rs_engine *e, uint32_t n_ent);
+/* Events of `ent` are being handled now (ent < n_ent); RS_ENT_CONTROL between runs. */
+static inline void rs_engine_enter(rs_engine *e, uint32_t ent)
+{
+    e->count = &e->ent_count[ent];
+    e->cur_ent = ent;
+}
+/* The key of `ent`'s arm number `count` for time t_ps (see above). */
+static inline uint64_t rs_engine_key(uint64_t seed, uint32_t ent, uint64_t count, int64_t t_ps)
+{
+    uint64_t h = ((uint64_t)(t_ps >> RS_ENT_EPOCH_SHIFT) ^ seed) * 0x9E3779B97F4A7C15ull;
+    uint64_t rank = ((ent ^ (h >> RS_ENT_SHIFT)) * 0x5BD1E995ull) & RS_ENT_MAX; /* odd factor: a bijection */
+    return rank << RS_ENT_SHIFT | count;
+}
+/* The current entity's next key for time t_ps: for an arm now, or reserved for one later
+ * (rs_engine_arm_seq). */
+static inline uint64_t rs_engine_next_key(rs_engine *e, int64_t t_ps)
+{
+    return rs_engine_key(e->seed, e->cur_ent, (*e->count)++, t_ps);
+}
 
 /* Record a failure reason; returns `code` for tail calls. */
 int rs_engine_fail(rs_engine *e, int code, const char *fmt, ...)

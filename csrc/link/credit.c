@@ -312,6 +312,7 @@ int rs_net_port_credit_config(rs_net *net, int kind, int node, int port, const r
     }
     cr->fc_timer.owner = cr;
     cr->fc_timer.kind = RS_EV_CREDIT_FC;
+    cr->fc_timer.ent = p->tx_done.ent;
     p->cr = cr;
     p->paused_mask = 0;
     rs_port *peer = p->tx->to;

@@ -342,6 +342,7 @@ rs_link *rs_link_new(rs_net *net, rs_port *from, rs_port *to, int64_t rate_bps, 
     l->arrival.kind = RS_EV_LINK_ARRIVAL;
     l->state_change.owner = l;
     l->state_change.kind = RS_EV_LINK_STATE;
+    l->arrival.ent = l->state_change.ent = to->tx_done.ent; /* the receiving node's */
     /* stream id: 1<<32 | link id, disjoint from the host streams */
     rs_rng_seed(&l->rng, net->eng.seed, (1ull << 32) | (uint64_t)l->id);
     from->tx = l;

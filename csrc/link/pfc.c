@@ -14,6 +14,7 @@ void rs_pfc_init(rs_pfc_queue *q, rs_switch *sw, uint16_t port, uint8_t prio)
     q->pausing = 0;
     q->refresh.owner = q;
     q->refresh.kind = RS_EV_PFC_REFRESH;
+    q->refresh.ent = rs_ent_switch(sw->id);
 }
 
 static void send_frame(rs_net *net, rs_pfc_queue *q, uint16_t quanta)

@@ -19,6 +19,8 @@ static void port_init(rs_port *port, int owner_kind, int32_t node, uint16_t inde
     port->pause_end.kind = RS_EV_PORT_PAUSE_END;
     port->pfc_respond.owner = port;
     port->pfc_respond.kind = RS_EV_PORT_PFC_RESPOND;
+    port->tx_done.ent = port->pause_end.ent = port->pfc_respond.ent =
+        owner_kind == RS_NODE_HOST ? rs_ent_host(node) : rs_ent_switch(node);
 }
 
 void rs_port_init_host(rs_port *port, int32_t node, const rs_port_client *client)
@@ -160,7 +162,7 @@ void rs_port_kick(rs_net *net, rs_port *port)
         /* A switch port with nothing queued behind this frame (toward a sender: its ACKs) gets
          * no transmit-done event either; it takes the event's sequence number now, so that a
          * kick before the end of the frame arms the event exactly as it would have been. */
-        port->tx_seq = rs_eventq_reserve_seq(&net->eng.evq);
+        port->tx_seq = rs_engine_next_key(&net->eng, port->busy_until);
         port->tx_reserved = 1;
         return;
     }

@@ -144,6 +144,7 @@ int rs_rxpipe_set(rs_net *net, rs_port *port, const uint8_t mac[6], int enable, 
         rx->drain.kind = RS_EV_RX_DRAIN;
         rx->refresh.owner = rx;
         rx->refresh.kind = RS_EV_RX_REFRESH;
+        rx->drain.ent = rx->refresh.ent = port->tx_done.ent;
     }
     memcpy(rx->mac, mac, sizeof rx->mac);
     rx->rate_bps = rate_bps;

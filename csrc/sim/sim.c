@@ -25,7 +25,7 @@ rs_sim *rs_sim_new(uint64_t seed)
     if (!sim)
         return NULL;
     sim->tp.net.eng.seed = seed;
-    if (rs_eventq_init(&sim->tp.net.eng.evq, 1024) != 0) {
+    if (rs_engine_init(&sim->tp.net.eng, 1024) != 0) {
         free(sim);
         return NULL;
     }
@@ -66,7 +66,7 @@ void rs_sim_free(rs_sim *sim)
     free(sim->tp.hosts);
     free(sim->tp.net.host_ports);
     free(sim->tp.net.links);
-    rs_eventq_free(&sim->tp.net.eng.evq);
+    rs_engine_free(&sim->tp.net.eng);
     rs_pool_free(&sim->tp.pool);
     rs_slab_destroy(&sim->tp.qp_slab);
     rs_slab_destroy(&sim->tp.qp_cc_slab);
@@ -246,7 +246,23 @@ static const uint32_t *watched_count(const rs_sim *sim, const rs_run_args *a)
     return &h->cqs[a->watch_cq].count;
 }
 
+static int run_loop(rs_sim *sim, const rs_run_args *a);
+
 int rs_sim_run(rs_sim *sim, const rs_run_args *a)
+{
+    /* every node's key counter exists before the loop (entity ids: engine.h) */
+    rs_engine *e = &sim->tp.net.eng;
+    uint32_t n = sim->tp.n_hosts > sim->tp.net.n_switches ? sim->tp.n_hosts : sim->tp.net.n_switches;
+    if (rs_engine_ents(e, 2u * n + 1u) != 0) {
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for %u nodes' event keys", n);
+        return RS_RUN_ERROR;
+    }
+    int rc = run_loop(sim, a);
+    rs_engine_enter(e, RS_ENT_CONTROL); /* calls between runs arm with the control path's keys */
+    return rc;
+}
+
+static int run_loop(rs_sim *sim, const rs_run_args *a)
 {
     /* until: no limit (INT64_MAX), a checked time, or now (the clock may have run past the limit) */
     const int64_t u = a->until_ps;
@@ -294,6 +310,7 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         rs_eventq_consume_head(q); /* the first timer the handler arms takes its slot */
         ev.timer->armed = 0;
         sim->tp.net.eng.now_ps = ev.t_ps;
+        rs_engine_enter(&sim->tp.net.eng, ev.timer->ent);
         dispatch(sim, &ev);
         left--;
         sim->events++;

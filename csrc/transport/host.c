@@ -32,6 +32,7 @@ rs_host *rs_host_new(rs_transport *tp, int id)
     h->pace.kind = RS_EV_NIC_PACE;
     h->loopback.owner = h;
     h->loopback.kind = RS_EV_NIC_LOOPBACK;
+    h->pace.ent = h->loopback.ent = h->port.tx_done.ent;
     /* congestion control off by default; NVIDIA's CNP defaults when turned on */
     h->cc.kind = RS_CC_NONE;
     h->cc.cnp_interval_ps = 4000000;

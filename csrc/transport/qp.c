@@ -118,6 +118,8 @@ int rs_tp_qp_create(rs_transport *tp, int host, const rs_qp_init *in)
     qp->ack_timer.kind = RS_EV_QP_ACK;
     qp->reorder_timer.owner = qp;
     qp->reorder_timer.kind = RS_EV_QP_REORDER;
+    qp->rto.ent = qp->rnr_timer.ent = qp->drain_timer.ent = qp->ack_timer.ent = qp->reorder_timer.ent =
+        h->port.tx_done.ent;
     qp->last_cnp_ps = -1;
     scq->users++;
     if (rcq != scq)

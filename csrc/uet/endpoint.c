@@ -603,6 +603,7 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     }
     c->uet = u;
     c->src = src;
+    c->rto.ent = rs_ent_host(src); /* it fires at the initiator */
     c->dst = dst;
     c->prm = *prm;
     c->ses_opcode = ses_opcode;

@@ -156,6 +156,9 @@ SCHEMA: dict[str, Opt] = {
         lo=1,
         hi=U63,
     ),
+    "simulation.threads": Opt(
+        "int", 1, "Threads of the event loop; only 1 so far (a partitioned run on several threads is "
+        "not available yet).", lo=1, hi=1),
     "simulation.progress": Opt(
         "bool", True, "Draw a progress bar (simulated time, events/s, flows done, ETA) on stderr when "
         "it is a terminal (`rdmasim -q` turns it off)."

@@ -5,7 +5,8 @@
  * while its timer is armed and still remembers the entry's sequence number;
  * re-arming or cancelling a timer leaves its old entry stale, and stale
  * entries are skipped when they reach the front (lazy, O(1) cancel).  Ties
- * break by insertion order, so runs are deterministic.
+ * break by `seq`: an insertion counter here (rs_timer_arm), the arming entity's key in a
+ * simulation (engine/engine.h, rs_timer_arm_seq), so runs are deterministic.
  *
  * Near entries live in a timing wheel (a calendar queue) of `nb` buckets of 2^shift ps each,
  * covering the buckets after the current one.  Arming appends to a bucket (O(1)).  When the
@@ -48,6 +49,7 @@ typedef struct rs_timer {
     int64_t when_ps; /* time of the live entry (valid when armed) */
     uint16_t kind;   /* what to do when it fires (enum rs_event_kind in sim.h) */
     uint16_t armed;  /* 1 while a live entry is in the heap */
+    uint32_t ent;    /* the model entity (node) it belongs to: keys of what its event arms (engine.h) */
 } rs_timer;
 
 /* 24 bytes: the key (time, seq) and the timer; liveness is checked against the timer. */

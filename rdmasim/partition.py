@@ -1,0 +1,123 @@
+"""Split a fabric into partitions for a parallel run: which node runs where, and the lookahead.
+
+A conservative parallel run gives each partition its own event queue; a frame that crosses to
+another partition arrives no sooner than its link's propagation delay after it was sent, so the
+partitions may run ahead of each other by the smallest delay of a link between two partitions (the
+*lookahead*) without missing anything.  A good split cuts few links and balances the hosts.
+
+The split: the fabric's top tier (the switches farthest from any host) is taken away; what stays
+connected below it is one group — a pod of a fat tree, a leaf and its hosts in a leaf-spine, a host
+alone under a single switch.  Groups go to partitions in order of their lowest host index, each
+partition taking groups until it holds its share of the hosts; the top-tier switches are dealt out
+in turn.  Every node belongs to one partition, and a host always shares its partition with its
+first switch.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from rdmasim._handle import Host
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """Where each node runs: ``host_part[i]`` for host index i, ``switch_part[j]`` for switch index j;
+    ``lookahead_ps`` is the smallest propagation delay of a link whose ends are in different
+    partitions (None when no link is cut), ``cut_links`` how many links are cut."""
+
+    parts: int
+    host_part: tuple[int, ...]
+    switch_part: tuple[int, ...]
+    lookahead_ps: int | None
+    cut_links: int
+
+    def hosts_in(self, p: int) -> int:
+        """Hosts of partition ``p``."""
+        return sum(1 for x in self.host_part if x == p)
+
+
+def _node(x: Any) -> tuple[str, int]:
+    return ("h" if isinstance(x, Host) else "s", x.index)
+
+
+def partition(sim: Any, parts: int) -> Partitioning:
+    """Split ``sim``'s fabric (a :class:`rdmasim.Simulator` with its hosts, switches and links) into
+    ``parts`` partitions (1 up to the number of hosts)."""
+    n_hosts = len(sim.hosts)
+    if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= max(n_hosts, 1):
+        raise ValueError(f"parts {parts!r}: allowed an int in 1..{max(n_hosts, 1)} (the number of hosts)")
+    n_sw = len(sim.switches)
+    adj: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for i in range(n_hosts):
+        adj[("h", i)] = []
+    for j in range(n_sw):
+        adj[("s", j)] = []
+    for link in sim.links:
+        a, b = _node(link.a), _node(link.b)
+        adj[a].append(b)
+        adj[b].append(a)
+    # tier: hops from the nearest host (hosts 0)
+    tier = {v: -1 for v in adj}
+    todo: deque[tuple[str, int]] = deque()
+    for i in range(n_hosts):
+        tier[("h", i)] = 0
+        todo.append(("h", i))
+    while todo:
+        v = todo.popleft()
+        for w in adj[v]:
+            if tier[w] < 0:
+                tier[w] = tier[v] + 1
+                todo.append(w)
+    top = max((t for v, t in tier.items() if v[0] == "s"), default=0)
+    top_tier = sorted(v[1] for v, t in tier.items() if v[0] == "s" and (t == top or t < 0))
+    if top <= 1:  # hosts under one tier of switches: split the hosts, not the switches
+        top_tier = sorted(v[1] for v in adj if v[0] == "s")
+    # groups: connected components without the top tier
+    in_top = {("s", j) for j in top_tier}
+    group_of: dict[tuple[str, int], int] = {}
+    groups: list[list[tuple[str, int]]] = []
+    for i in range(n_hosts):
+        start = ("h", i)
+        if start in group_of:
+            continue
+        g = len(groups)
+        members = [start]
+        group_of[start] = g
+        todo.append(start)
+        while todo:
+            v = todo.popleft()
+            for w in adj[v]:
+                if w not in in_top and w not in group_of:
+                    group_of[w] = g
+                    members.append(w)
+                    todo.append(w)
+        groups.append(members)
+    # groups to partitions in order, each up to its share of the hosts
+    host_part = [0] * n_hosts
+    switch_part = [-1] * n_sw
+    placed = 0
+    for members in groups:
+        n = sum(1 for v in members if v[0] == "h")
+        p = min(placed * parts // max(n_hosts, 1), parts - 1)
+        placed += n
+        for kind, idx in members:
+            if kind == "h":
+                host_part[idx] = p
+            else:
+                switch_part[idx] = p
+    rest = [j for j in range(n_sw) if switch_part[j] < 0]  # the top tier (and switches without hosts)
+    for k, j in enumerate(rest):
+        switch_part[j] = k * parts // max(len(rest), 1)
+    lookahead: int | None = None
+    cut = 0
+    for link in sim.links:
+        (ka, ia), (kb, ib) = _node(link.a), _node(link.b)
+        pa = host_part[ia] if ka == "h" else switch_part[ia]
+        pb = host_part[ib] if kb == "h" else switch_part[ib]
+        if pa != pb:
+            cut += 1
+            lookahead = link.delay_ps if lookahead is None else min(lookahead, link.delay_ps)
+    return Partitioning(parts, tuple(host_part), tuple(switch_part), lookahead, cut)

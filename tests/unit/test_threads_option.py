@@ -1,0 +1,37 @@
+"""Simulator(threads=N) and the scenario key [simulation] threads: one thread runs; more are
+refused with a message naming the value and what is allowed (the partitioned run is not built)."""
+
+from __future__ import annotations
+
+import pytest
+
+import rdmasim
+from rdmasim.scenario import ScenarioError, loads
+
+MINIMAL = """
+[topology]
+kind = "back_to_back"
+[[flows]]
+src = "a"
+dst = "b"
+size = 4096
+"""
+
+
+def test_one_thread_runs():
+    t = rdmasim.incast(2, rate="100Gbps", delay="1us", sim=rdmasim.Simulator(seed=3, threads=1))
+    flows = t.sim.add_flows({"src": [0, 1], "dst": [2, 2], "size": [8192, 8192]})
+    t.sim.run_flows()
+    assert list(flows.results()["status"]) == [0, 0]  # IBV_WC_SUCCESS
+
+
+@pytest.mark.parametrize("threads", [2, 0, -1, 1.0, True, "2"])
+def test_other_thread_counts_are_refused(threads):
+    with pytest.raises(ValueError, match=r"threads .*: allowed 1 \(a run on several threads"):
+        rdmasim.Simulator(threads=threads)
+
+
+def test_scenario_key_threads():
+    assert loads(MINIMAL + "[simulation]\nthreads = 1\n", "s.toml")["simulation.threads"] == 1
+    with pytest.raises(ScenarioError, match=r"s\.toml: simulation\.threads = 2.*1\.\.1"):
+        loads(MINIMAL + "[simulation]\nthreads = 2\n", "s.toml")
