@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from rdmasim._handle import Host
+from rdmasim.transport.handle import Host
 
 
 @dataclass(frozen=True)
