@@ -27,8 +27,12 @@ import numpy as np
 
 from rdmasim.scenario.load import Problem, Scenario, ScenarioError, switch_ports
 
-#: bytes per routing-table entry (uint16 next-hop port) in the C core
+#: routing tables in the C core, per switch: a row index (uint32) per destination host and a row
+#: (a uint16 count and uint16 next-hop ports) per leaf switch and per host of its own
+_ROUTE_INDEX = 4
 _ROUTE_ENTRY = 2
+#: a packet in the C core's pool (rs_pkt, 368 bytes, in 64-byte aligned slab slots)
+_PACKET_BYTES = 384
 #: state per switch port (queues, MMU counters of 8 priorities, statistics)
 _PORT_BYTES = 2_048
 #: state per host (NIC, queue-pair tables, statistics)
@@ -185,6 +189,18 @@ def _sim_time_ps(v: dict[str, Any], flows: Any, names: list[str]) -> float:
     return float(start.max()) + busy + 2 * _HOPS[kind] * v["link.delay"] + 5_000_000
 
 
+def _in_flight(v: dict[str, Any], flows: Any, n_hosts: int) -> int:
+    """Packets in the fabric at once, upper side: every flow its NIC window (or its packets, if
+    fewer) at the same time, and at most a window per host."""
+    from rdmasim import nic
+
+    if not len(flows["size"]):
+        return 0
+    window = nic.get_profile(v["nic.profile"], **v["nic.overrides"]).max_unacked_psns + 1
+    per_flow = np.minimum(np.ceil(flows["size"] / v["qp.mtu"]), window)
+    return int(min(per_flow.sum(), n_hosts * window))
+
+
 def estimate(sc: Scenario, table: Any = None) -> Estimate:
     """Estimate the memory, files and time of running ``sc`` (``table``: its traffic table, made if
     None)."""
@@ -221,10 +237,14 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
         if on and period and ports:
             polls += sim_ps / period
     parts = {
-        "routing tables": sum((n_hosts * p + n_hosts + 2) * _ROUTE_ENTRY for p in ports),
+        # per switch a row index per host, and a row of next hops (at most half its ports, the
+        # uplinks of a tree) per leaf: every switch counted as one (an upper side)
+        "routing tables": sum((n_hosts + 1) * _ROUTE_INDEX + len(ports) * (p // 2 + 2) * _ROUTE_ENTRY
+                              for p in ports),
         "switch ports": total_ports * _PORT_BYTES,
         "hosts": n_hosts * _HOST_BYTES,
         "flows": n_flows * _FLOW_BYTES,
+        "packets in flight": _in_flight(v, flows, n_hosts) * _PACKET_BYTES,
     }
     wall = (packet_events * per_event + polls * poll_s + _SETUP_S + n_hosts * _SETUP_PER_HOST_S
             + n_flows * _SETUP_PER_FLOW_S + n_hosts * (total_ports + len(ports)) / _OPS_PER_S)
