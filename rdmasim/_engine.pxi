@@ -378,13 +378,18 @@ cdef extern from "rdmasim/pool.h" nogil:
     rs_pkt *rs_pkt_alloc(rs_pool *p)
     void rs_pkt_release(rs_pool *p, rs_pkt *pkt)
 
+cdef extern from "rdmasim/packet.h":
+    size_t RS_PKT_COMMON_BYTES
+
 
 cdef class PacketPoolForTest:
     """The packet pool (csrc/core/pool.c), its packets held by handle: ``alloc()`` returns a
     handle, ``set(handle, **fields)`` writes fields (the integer fields of rdmasim.codec's packet
     dicts, plus ``x_valid``, ``x_rkey``, ``x_len``, ``x_seq``, ``x_sack_psn``, ``x_va``, ``x_off`` and
     ``job_res``), ``release(handle)``; ``zero_bytes(handle)`` counts the packet's bytes that are 0
-    (``size`` of them for a packet fresh from ``alloc``).  ``churn(ops, in_flight)`` runs the
+    among its first ``common`` (all of them for a packet fresh from ``alloc``: the transport
+    extension blocks after them are their builders' to initialise); ``poison_extensions(handle, byte)``
+    fills the bytes after the first ``common`` with ``byte``, ``byte_count(handle, byte)`` counts its bytes equal to ``byte``.  ``churn(ops, in_flight)`` runs the
     pool's steady state in C for the benchmarks: ``in_flight`` packets out, then ``ops`` times
     the oldest back and a new one out."""
     cdef rs_pool pool
@@ -426,8 +431,19 @@ cdef class PacketPoolForTest:
     def zero_bytes(self, Py_ssize_t handle):
         cdef const uint8_t *b = <const uint8_t *>self._get(handle)
         cdef size_t i, n = 0
-        for i in range(sizeof(rs_pkt)):
+        for i in range(RS_PKT_COMMON_BYTES):
             n += b[i] == 0
+        return n
+
+    def poison_extensions(self, Py_ssize_t handle, uint8_t byte):
+        cdef uint8_t *b = <uint8_t *>self._get(handle)
+        memset(b + RS_PKT_COMMON_BYTES, byte, sizeof(rs_pkt) - RS_PKT_COMMON_BYTES)
+
+    def byte_count(self, Py_ssize_t handle, uint8_t byte):
+        cdef const uint8_t *b = <const uint8_t *>self._get(handle)
+        cdef size_t i, n = 0
+        for i in range(sizeof(rs_pkt)):
+            n += b[i] == byte
         return n
 
     def churn(self, size_t ops, size_t in_flight):
@@ -463,6 +479,10 @@ cdef class PacketPoolForTest:
     @property
     def size(self):
         return sizeof(rs_pkt)
+
+    @property
+    def common(self):
+        return RS_PKT_COMMON_BYTES
 
     @property
     def in_use(self):

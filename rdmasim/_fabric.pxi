@@ -109,6 +109,7 @@ cdef extern from "rdmasim/fabric.h" nogil:
     int rs_sim_pcap_status(const rs_sim *sim, uint64_t *frames, int *err)
     int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
+    int64_t rs_switch_route_bytes(rs_sim *sim, int sw)
     ctypedef struct rs_credit_cfg:
         uint32_t n_vls
         uint32_t buffer_blocks[8]
@@ -257,6 +258,9 @@ cdef class FabricCore:
         cdef uint16_t buf[4096]
         n = self.core._check(rs_switch_next_hops(self.core.sim, sw, dst, buf, 4096))
         return [buf[i] for i in range(n)]
+
+    def route_bytes(self, int sw):
+        return self.core._check(rs_switch_route_bytes(self.core.sim, sw))
 
     def ecmp_port(self, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport):
         return self.core._check(rs_switch_ecmp_port(self.core.sim, sw, dst, sip, dip, sport))

@@ -452,8 +452,11 @@ class RunResult:
                     put(f"{name}_parquet", f"{name}.parquet",
                         lambda p, n=name: self._to_parquet(frames[n], p))
         if switch_counters:
-            put("switch_counters", "switch_counters.json",
-                lambda p: p.write_text(json.dumps(self.switches, indent=1, sort_keys=True)))
+            def counters(path: Path) -> None:  # streamed: neither the whole text nor its pieces at once
+                with open(path, "w") as fh:
+                    json.dump(self.switches, fh, indent=1, sort_keys=True)
+
+            put("switch_counters", "switch_counters.json", counters)
         if trace is not None:
             names = node_names or {}
             idx = np.array(sorted(names), dtype=np.int64)

@@ -31,7 +31,7 @@ rs_pkt *rs_pkt_alloc(rs_pool *p)
     if (!pkt)
         return NULL;
     p->pkts_total = p->pkts.total;
-    memset(pkt, 0, sizeof(*pkt));
+    memset(pkt, 0, RS_PKT_COMMON_BYTES); /* a transport's extension block: its builder's job */
     if (++p->pkts_in_use > p->pkts_peak)
         p->pkts_peak = p->pkts_in_use;
     return pkt;

@@ -343,10 +343,22 @@ int rs_net_switch_next_hops(rs_net *net, int sw, int dst, uint16_t *out, int cap
     int rc = ensure_routes(net);
     if (rc != RS_OK)
         return rc;
-    int n = s->nh_cnt[dst];
-    for (int i = 0; i < n && i < cap; i++)
-        out[i] = s->nh[(size_t)dst * s->cfg.n_ports + (size_t)i];
-    return n;
+    uint32_t n;
+    const uint16_t *hops = rs_switch_hops(s, (uint32_t)dst, &n);
+    for (uint32_t i = 0; i < n && (int)i < cap; i++)
+        out[i] = hops[i];
+    return (int)n;
+}
+
+int64_t rs_net_switch_route_bytes(rs_net *net, int sw)
+{
+    rs_switch *s = get_switch(net, sw);
+    if (!s)
+        return rs_net_fail(net, RS_ERR_INVAL, "no switch %d", sw);
+    int rc = ensure_routes(net);
+    if (rc != RS_OK)
+        return rc;
+    return (int64_t)((s->nh_row ? ((size_t)s->n_dst + 1) * sizeof(uint32_t) : 0) + s->nh_cap * sizeof(uint16_t));
 }
 
 int rs_net_switch_ecmp_port(rs_net *net, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)

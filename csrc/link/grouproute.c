@@ -114,8 +114,7 @@ int rs_group_routes_compute(rs_net *net)
 /* The next hops towards host d by the host table (n = 0: none). */
 static const uint16_t *host_hops(const rs_switch *sw, uint32_t d, uint32_t *n)
 {
-    *n = (sw->nh_cnt && d < sw->n_dst) ? sw->nh_cnt[d] : 0;
-    return &sw->nh[(size_t)d * sw->cfg.n_ports];
+    return rs_switch_hops(sw, d, n);
 }
 
 /* Intermediate group for a packet leaving group a (G >= 3): uniform over the other G - 1 groups

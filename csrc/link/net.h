@@ -87,6 +87,7 @@ int rs_net_port_pause_stats(const rs_net *net, int kind, int node, int port, rs_
 int rs_net_port_set_pfc_response(rs_net *net, int kind, int node, int port, int64_t response_ps);
 int rs_net_port_inject_pfc(rs_net *net, int kind, int node, int port, uint16_t class_enable, const uint16_t quanta[8]);
 int rs_net_switch_next_hops(rs_net *net, int sw, int dst, uint16_t *out, int cap);
+int64_t rs_net_switch_route_bytes(rs_net *net, int sw);
 int rs_net_switch_ecmp_port(rs_net *net, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport);
 int rs_net_switch_set_route(rs_net *net, int sw, int dst, const uint16_t *ports, int n);
 int rs_net_link_add_drop_rule(rs_net *net, int link, const rs_drop_spec *spec);

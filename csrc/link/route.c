@@ -1,7 +1,9 @@
 /* Routing: shortest paths (hop count) from every switch to every host over
  * links that are up, keeping all equal-cost next hops for ECMP.  Hosts are never
- * transit nodes, so one BFS per switch that hosts hang off serves all of them.  Control path only: runs
- * when the graph changed (a link added, failed or recovered), before the next event. */
+ * transit nodes, so one BFS per switch that hosts hang off serves all of them, and the hosts behind
+ * one such leaf share one row of next hops at every other switch (switch.h: nh_row, nh): the
+ * tables take hosts x 4 bytes plus leaves x ports per switch, not hosts x ports.  Control path
+ * only: runs when the graph changed (a link added, failed or recovered), before the next event. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,17 +27,44 @@ static int alloc_tables(rs_net *net)
 {
     for (uint32_t s = 0; s < net->n_switches; s++) {
         rs_switch *sw = net->switches[s];
-        if (sw->n_dst == net->n_hosts && sw->nh)
+        sw->nh_len = 1; /* row 0: no next hop (every destination's until it gets a row) */
+        if (sw->n_dst == net->n_hosts && sw->nh_row && sw->nh) {
+            memset(sw->nh_row, 0, ((size_t)net->n_hosts + 1) * sizeof(uint32_t));
             continue;
-        free(sw->nh);
-        free(sw->nh_cnt);
+        }
+        free(sw->nh_row);
         sw->n_dst = net->n_hosts;
-        sw->nh = calloc((size_t)net->n_hosts * sw->cfg.n_ports + 1, sizeof(uint16_t));
-        sw->nh_cnt = calloc((size_t)net->n_hosts + 1, sizeof(uint16_t));
-        if (!sw->nh || !sw->nh_cnt)
+        sw->nh_row = calloc((size_t)net->n_hosts + 1, sizeof(uint32_t));
+        if (!sw->nh_row)
             return -1;
+        if (!sw->nh) {
+            sw->nh = calloc(1 + sw->cfg.n_ports, sizeof(uint16_t));
+            if (!sw->nh)
+                return -1;
+            sw->nh_cap = 1 + sw->cfg.n_ports;
+        }
     }
     return 0;
+}
+
+/* Append a row of n next hops to sw's rows: its offset, or -1 when out of memory. */
+static int64_t add_row(rs_switch *sw, const uint16_t *hops, uint16_t n)
+{
+    if (n == 0)
+        return 0; /* the shared empty row */
+    if (sw->nh_len + 1 + n > sw->nh_cap) {
+        size_t cap = sw->nh_cap * 2 > sw->nh_len + 1 + n ? sw->nh_cap * 2 : sw->nh_len + 1 + n;
+        uint16_t *nh = realloc(sw->nh, cap * sizeof(uint16_t));
+        if (!nh)
+            return -1;
+        sw->nh = nh;
+        sw->nh_cap = cap;
+    }
+    size_t off = sw->nh_len;
+    sw->nh[off] = n;
+    memcpy(&sw->nh[off + 1], hops, n * sizeof(uint16_t));
+    sw->nh_len += 1 + (size_t)n;
+    return (int64_t)off;
 }
 
 /* The next hops of every switch towards the hosts behind `leaf` (the switch a host's link
@@ -120,47 +149,67 @@ int rs_routes_compute(rs_net *net)
     for (uint32_t s = S + 1; s > 0; s--) /* back to the starts */
         start[s] = start[s - 1];
     start[0] = 0;
-    for (uint32_t i = start[S]; i < start[S + 1]; i++) /* no switch reaches them */
-        for (uint32_t s = 0; s < S; s++)
-            net->switches[s]->nh_cnt[first[i]] = 0;
-    for (uint32_t leaf = 0; leaf < S; leaf++) {
+    /* hosts no switch reaches keep row 0 (no next hop) */
+    uint32_t most = 1; /* ports of the largest switch: a leaf's row for one of its hosts */
+    for (uint32_t s = 0; s < S; s++)
+        most = net->switches[s]->n_used > most ? net->switches[s]->n_used : most;
+    uint16_t *own = malloc((size_t)most * sizeof(uint16_t));
+    int oom = !own;
+    for (uint32_t leaf = 0; !oom && leaf < S; leaf++) {
         if (start[leaf] == start[leaf + 1])
             continue;
         leaf_rows(net, H + leaf, dist, queue, off, rows, cnt);
-        for (uint32_t i = start[leaf]; i < start[leaf + 1]; i++) {
-            uint32_t d = first[i];
-            for (uint32_t s = 0; s < S; s++) {
-                rs_switch *sw = net->switches[s];
-                uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
-                if (s != leaf) {
-                    memcpy(hops, &rows[off[s]], cnt[s] * sizeof(uint16_t));
-                    sw->nh_cnt[d] = cnt[s];
-                    continue;
+        for (uint32_t s = 0; !oom && s < S; s++) {
+            rs_switch *sw = net->switches[s];
+            if (s == leaf) { /* the leaf: a row per host behind it, its ports to that host */
+                for (uint32_t i = start[leaf]; !oom && i < start[leaf + 1]; i++) {
+                    uint32_t d = first[i];
+                    uint16_t n = 0;
+                    for (uint32_t p = 0; p < sw->n_used; p++)
+                        if (peer(net, &sw->ports[p].port) == (int)d)
+                            own[n++] = (uint16_t)p;
+                    int64_t r = add_row(sw, own, n);
+                    oom = r < 0;
+                    sw->nh_row[d] = (uint32_t)r;
                 }
-                uint16_t n = 0; /* the leaf: its ports to d itself */
-                for (uint32_t p = 0; p < sw->n_used; p++)
-                    if (peer(net, &sw->ports[p].port) == (int)d)
-                        hops[n++] = (uint16_t)p;
-                sw->nh_cnt[d] = n;
+                continue;
             }
+            int64_t r = add_row(sw, &rows[off[s]], cnt[s]); /* one row for all the leaf's hosts */
+            oom = r < 0;
+            for (uint32_t i = start[leaf]; !oom && i < start[leaf + 1]; i++)
+                sw->nh_row[first[i]] = (uint32_t)r;
         }
     }
+    free(own);
     free(off);
     free(first);
     free(start);
     free(cnt);
     free(rows);
-    /* static routes override the computed next hops */
-    for (uint32_t s = 0; s < net->n_switches; s++) {
+    /* static routes override the computed next hops: a row each */
+    for (uint32_t s = 0; !oom && s < net->n_switches; s++) {
         rs_switch *sw = net->switches[s];
-        for (uint32_t i = 0; i < sw->n_pins; i++) {
+        for (uint32_t i = 0; !oom && i < sw->n_pins; i++) {
             const rs_route_pin *pin = &sw->pins[i];
             if (pin->dst >= H)
                 continue;
-            for (uint16_t k = 0; k < pin->n; k++)
-                sw->nh[(size_t)pin->dst * sw->cfg.n_ports + k] = pin->ports[k];
-            sw->nh_cnt[pin->dst] = pin->n;
+            int64_t r = add_row(sw, pin->ports, pin->n);
+            oom = r < 0;
+            sw->nh_row[pin->dst] = (uint32_t)r;
         }
+    }
+    for (uint32_t s = 0; !oom && s < net->n_switches; s++) { /* rows grow by doubling: fit them */
+        rs_switch *sw = net->switches[s];
+        uint16_t *nh = sw->nh_len < sw->nh_cap ? realloc(sw->nh, sw->nh_len * sizeof(uint16_t)) : NULL;
+        if (nh) {
+            sw->nh = nh;
+            sw->nh_cap = sw->nh_len;
+        }
+    }
+    if (oom) {
+        free(dist);
+        free(queue);
+        return rs_net_fail(net, RS_ERR_NOMEM, "out of memory building routing tables");
     }
     free(dist);
     free(queue);

@@ -98,7 +98,7 @@ void rs_switch_free(rs_net *net, rs_switch *sw)
     free(sw->pins);
     free(sw->lft);
     free(sw->nh);
-    free(sw->nh_cnt);
+    free(sw->nh_row);
     free(sw->gnh);
     free(sw->gnh_cnt);
     free(sw->gport);
@@ -162,11 +162,10 @@ static int route_of(const rs_net *net, rs_switch *sw, rs_pkt *pkt, uint32_t prio
     }
     if (sw->cfg.routing != RS_ROUTE_SHORTEST)
         return rs_group_route(net, sw, pkt, prio);
-    uint32_t d = pkt->dst_node;
-    uint32_t n = (sw->nh_cnt && d < sw->n_dst) ? sw->nh_cnt[d] : 0;
+    uint32_t n;
+    const uint16_t *hops = rs_switch_hops(sw, pkt->dst_node, &n);
     if (n == 0)
         return -1;
-    const uint16_t *hops = &sw->nh[(size_t)d * sw->cfg.n_ports];
     return (int)(n == 1 ? hops[0] : rs_switch_pick_hop(sw, pkt, hops, n, prio));
 }
 

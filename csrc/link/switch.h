@@ -57,10 +57,15 @@ typedef struct rs_switch {
     rs_rng rng;                /* ECN draws: stream (2 << 32) | id */
     uint64_t hash_seed;
     uint64_t spray_ctr;        /* packets sprayed so far: the per-packet entropy */
-    /* routes: next hops of destination host d are nh[d * n_ports .. + nh_cnt[d]) */
+    /* routes (route.c): destination host d's row starts at nh[nh_row[d]]: its count of next
+     * hops, then the hops.  The hosts behind one leaf (the switch their link reaches) share a row,
+     * so the rows are one per leaf, one per host of this switch's own and one per static route
+     * (row 0: no next hop), not one per host: n_dst x 4 bytes plus leaves x ports */
     uint32_t n_dst;
+    uint32_t *nh_row;
     uint16_t *nh;
-    uint16_t *nh_cnt;
+    size_t nh_len;             /* uint16 entries of nh in use */
+    size_t nh_cap;
     rs_route_pin *pins;        /* static routes, applied over the computed table */
     uint32_t n_pins;
     /* group routing (cfg.routing != RS_ROUTE_SHORTEST): next hops towards group g are
@@ -72,6 +77,18 @@ typedef struct rs_switch {
     uint16_t *lft;
     uint32_t n_lft;
 } rs_switch;
+
+/* The next hops of switch sw towards host d by its computed routes (*n = 0: none). */
+static inline const uint16_t *rs_switch_hops(const rs_switch *sw, uint32_t d, uint32_t *n)
+{
+    if (!sw->nh || d >= sw->n_dst) {
+        *n = 0;
+        return NULL;
+    }
+    const uint16_t *row = sw->nh + sw->nh_row[d];
+    *n = row[0];
+    return row + 1;
+}
 
 rs_switch *rs_switch_new(struct rs_net *net, int id, const rs_switch_cfg *cfg, int *err);
 void rs_switch_free(struct rs_net *net, rs_switch *sw);

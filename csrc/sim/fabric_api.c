@@ -67,6 +67,11 @@ int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap)
     return rs_net_switch_next_hops(&sim->tp.net, sw, dst, out, cap);
 }
 
+int64_t rs_switch_route_bytes(rs_sim *sim, int sw)
+{
+    return rs_net_switch_route_bytes(&sim->tp.net, sw);
+}
+
 int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport)
 {
     return rs_net_switch_ecmp_port(&sim->tp.net, sw, dst, sip, dip, sport);

@@ -150,6 +150,7 @@ static rs_pkt *new_frame(rs_uet *u, const rs_link_path *path, int src, int dst)
         rs_engine_fail(&u->net->eng, RS_ERR_NOMEM, "out of memory allocating a packet");
         return NULL;
     }
+    memset(&p->uet, 0, sizeof p->uet); /* the pool clears only the common fields */
     p->kind = RS_PKT_UET;
     p->src_node = (uint16_t)src;
     p->dst_node = (uint16_t)dst;

@@ -286,6 +286,10 @@ class Switch:
         """Equal-cost next-hop ports towards host ``dst``."""
         return self._fab.next_hops(self.index, dst.index)
 
+    def route_table_bytes(self) -> int:
+        """Bytes this switch's routing tables take (routes computed first if the fabric changed)."""
+        return int(self._fab.route_bytes(self.index))
+
     def ecmp_port(self, src: Host, dst: Host, udp_sport: int) -> int:
         """The egress port this switch picks for a flow (same hash as the data path)."""
         import ipaddress

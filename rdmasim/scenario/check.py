@@ -27,8 +27,12 @@ import numpy as np
 
 from rdmasim.scenario.load import Problem, Scenario, ScenarioError, switch_ports
 
-#: bytes per routing-table entry (uint16 next-hop port) in the C core
+#: routing tables in the C core, per switch: a row index (uint32) per destination host and a row
+#: (a uint16 count and uint16 next-hop ports) per leaf switch and per host of its own
+_ROUTE_INDEX = 4
 _ROUTE_ENTRY = 2
+#: a packet in the C core's pool (rs_pkt, 368 bytes, in 64-byte aligned slab slots)
+_PACKET_BYTES = 384
 #: state per switch port (queues, MMU counters of 8 priorities, statistics)
 _PORT_BYTES = 2_048
 #: state per host (NIC, queue-pair tables, statistics)
@@ -63,6 +67,9 @@ _BASE_BYTES = 150_000_000
 #: measured: 0.07-0.4 us with 4-16 hosts, 0.8 us with 128, 2.6-3.3 us with 1,024
 _EVENT_S = 0.15e-6
 _EVENT_PER_HOST_S = 3e-9
+#: ... up to this many hosts: beyond, the state is out of the caches anyway (measured: 214 s of CPU
+#: for the 89.7 M events of an 8,192-host fat tree, about the per-event time of 1,024 hosts)
+_EVENT_HOSTS_MAX = 1_024
 #: a monitor poll (PFC watchdog, deadlock check): the event, and 8 egress queues of every switch port
 #: looked at (measured: 0.16 us a poll with 4 ports, 3 us with 80)
 _POLL_S = 0.05e-6
@@ -185,6 +192,18 @@ def _sim_time_ps(v: dict[str, Any], flows: Any, names: list[str]) -> float:
     return float(start.max()) + busy + 2 * _HOPS[kind] * v["link.delay"] + 5_000_000
 
 
+def _in_flight(v: dict[str, Any], flows: Any, n_hosts: int) -> int:
+    """Packets in the fabric at once, upper side: every flow its NIC window (or its packets, if
+    fewer) at the same time, and at most a window per host."""
+    from rdmasim import nic
+
+    if not len(flows["size"]):
+        return 0
+    window = nic.get_profile(v["nic.profile"], **v["nic.overrides"]).max_unacked_psns + 1
+    per_flow = np.minimum(np.ceil(flows["size"] / v["qp.mtu"]), window)
+    return int(min(per_flow.sum(), n_hosts * window))
+
+
 def estimate(sc: Scenario, table: Any = None) -> Estimate:
     """Estimate the memory, files and time of running ``sc`` (``table``: its traffic table, made if
     None)."""
@@ -213,7 +232,7 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
     hops = _HOPS[v["topology.kind"]]
     # per data packet: its transmissions and arrivals on every hop, the ACKs, the completion
     packet_events = int(packets * (1.4 * hops + 1.2))
-    per_event = _EVENT_S + _EVENT_PER_HOST_S * n_hosts
+    per_event = _EVENT_S + _EVENT_PER_HOST_S * min(n_hosts, _EVENT_HOSTS_MAX)
     poll_s = _POLL_S + total_ports * 8 * _QUEUE_CHECK_S
     polls = 0.0
     for on, period in ((v["switch.watchdog.enabled"], v["switch.watchdog.poll"]),
@@ -221,10 +240,14 @@ def estimate(sc: Scenario, table: Any = None) -> Estimate:
         if on and period and ports:
             polls += sim_ps / period
     parts = {
-        "routing tables": sum((n_hosts * p + n_hosts + 2) * _ROUTE_ENTRY for p in ports),
+        # per switch a row index per host, and a row of next hops (at most half its ports, the
+        # uplinks of a tree) per leaf: every switch counted as one (an upper side)
+        "routing tables": sum((n_hosts + 1) * _ROUTE_INDEX + len(ports) * (p // 2 + 2) * _ROUTE_ENTRY
+                              for p in ports),
         "switch ports": total_ports * _PORT_BYTES,
         "hosts": n_hosts * _HOST_BYTES,
         "flows": n_flows * _FLOW_BYTES,
+        "packets in flight": _in_flight(v, flows, n_hosts) * _PACKET_BYTES,
     }
     wall = (packet_events * per_event + polls * poll_s + _SETUP_S + n_hosts * _SETUP_PER_HOST_S
             + n_flows * _SETUP_PER_FLOW_S + n_hosts * (total_ports + len(ports)) / _OPS_PER_S)

@@ -97,3 +97,27 @@ def test_host_on_host_link_and_unconnected_switch_have_no_routes() -> None:
     sim.connect(s1, s2)
     assert_routes_match(sim)
     assert s2.next_hops(c) == [s2.port_to(s1)] and s1.next_hops(a) == []
+
+
+def test_route_tables_grow_with_leaves_not_hosts_times_ports() -> None:
+    """A switch keeps one row of next hops per leaf (switch hosts hang off) and per host of its
+    own, and a 4-byte index per destination host: a 128-host fat tree's tables are far below the
+    2 bytes per host and port of a flat table, and the routes still equal the reference."""
+    topo = rdmasim.fat_tree(8, seed=1)
+    sim = topo.sim
+    hosts = len(sim.hosts)
+    leaves = len(topo.edges)
+    for sw in sim.switches.values():
+        ports = len(sw.ports)
+        own = sum(1 for p in range(ports) if sw.ports[p].a in topo.hosts or sw.ports[p].b in topo.hosts)
+        rows = 1 + leaves + own
+        assert sw.route_table_bytes() <= 4 * (hosts + 1) + 2 * rows * (ports + 1), sw.name
+        assert sw.route_table_bytes() < hosts * ports * 2 // 2, sw.name
+    assert_routes_match(sim)
+    # a static route is a row of its own; the others keep theirs
+    edge = topo.edges[0]
+    far = topo.hosts[-1]
+    before = edge.route_table_bytes()
+    rdmasim.fabric.set_route(edge, far, [edge.next_hops(far)[0]])
+    assert edge.next_hops(far) == [edge.next_hops(topo.hosts[-2])[0]]
+    assert edge.route_table_bytes() > before

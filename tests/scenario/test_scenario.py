@@ -266,3 +266,26 @@ def test_link_failure_and_recovery_in_time(tmp_path: Path) -> None:
     assert healthy.status == hurt.status == "ok"
     assert hurt.fct_ps > healthy.fct_ps + 100 * 10**6  # waited out the outage
     assert hurt.retx_pkts > 0
+
+
+def test_switch_counters_written_without_holding_their_text(tmp_path: Path) -> None:
+    """switch_counters.json is streamed to the file: writing it takes far less memory than its
+    text (a fabric of 8 k hosts has tens of MB of counters)."""
+    import tracemalloc
+
+    import rdmasim
+    from rdmasim.results import RunResult
+
+    sw = next(iter(rdmasim.fat_tree(4, seed=1).sim.switches.values()))
+    ports, totals = sw.stats(), sw.totals()
+    switches = {f"sw{i}": {"totals": dict(totals), "ports": [dict(p) for p in ports * 8]} for i in range(60)}
+    res = RunResult(flows=[], switches=switches, seed=1, sim_time_ps=0, events=0, wall_s=0.0)
+    tracemalloc.start()
+    try:
+        res.write_into(tmp_path, formats=["csv"], switch_counters=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    size = (tmp_path / "switch_counters.json").stat().st_size
+    assert json.loads((tmp_path / "switch_counters.json").read_text()) == switches
+    assert size > 1_000_000 and peak < size / 2, (peak, size)

@@ -284,11 +284,11 @@ def test_a_fabric_that_cannot_fit_in_memory_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     f = _write(tmp_path, '[topology]\nkind = "fat_tree"\nk = 64\n[[flows]]\nsrc = "h0_0_0"\ndst = "h1_0_0"\n')
-    rc, lines = _cli(capsys, "validate", f, "--max-memory", "16GB")
+    rc, lines = _cli(capsys, "validate", f, "--max-memory", "2GB")
     assert rc == 2
     assert lines[0].startswith(f"{f}: topology = 'fat_tree': the run would need about 4")
-    assert "of it for the routing tables (allowed: runs that fit in 16.0 GB (--max-memory))" in lines[0]
-    rc, lines = _cli(capsys, "run", f, "--max-memory", "16GB", "--out", str(tmp_path / "o"))
+    assert "of it for the routing tables (allowed: runs that fit in 2.0 GB (--max-memory))" in lines[0]
+    rc, lines = _cli(capsys, "run", f, "--max-memory", "2GB", "--out", str(tmp_path / "o"))
     assert rc == 2 and not (tmp_path / "o").exists()
     f = _write(
         tmp_path,

@@ -192,6 +192,8 @@ int rs_port_pause_stats(const rs_sim *sim, int kind, int node, int port, rs_paus
 int rs_port_set_pfc_response(rs_sim *sim, int kind, int node, int port, int64_t response_ps);
 /* Equal-cost next-hop ports of switch `sw` towards host `dst` (routes computed if needed). */
 int rs_switch_next_hops(rs_sim *sim, int sw, int dst, uint16_t *out, int cap);
+/* Bytes of switch `sw`'s routing tables (routes computed if needed), or an RS_ERR_* code. */
+int64_t rs_switch_route_bytes(rs_sim *sim, int sw);
 /* The port ECMP picks for a 5-tuple (test hook: same hash the data path uses). */
 int rs_switch_ecmp_port(rs_sim *sim, int sw, int dst, uint32_t sip, uint32_t dip, uint16_t sport);
 

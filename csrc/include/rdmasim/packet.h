@@ -7,6 +7,7 @@
 #ifndef RDMASIM_PACKET_H
 #define RDMASIM_PACKET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rdmasim/telemetry.h"
@@ -197,9 +198,6 @@ typedef struct rs_pkt {
     /* responder job (kind == RS_PKT_JOB): index of the responder resource it replays */
     uint32_t job_res;
 
-    /* Ultra Ethernet (kind == RS_PKT_UET) */
-    rs_uet_hdr uet;
-
     /* PFC (kind == RS_PKT_PFC) */
     uint16_t pfc_class_enable;
     uint16_t pfc_quanta[8];
@@ -210,6 +208,14 @@ typedef struct rs_pkt {
      * trimmed: a switch did (payload_len 0, frame_len recomputed: the frame is its headers). */
     uint8_t trim_ok;
     uint8_t trimmed;
+
+    /* ---- from here on: a transport's own block, not cleared by rs_pkt_alloc ----
+     * Ultra Ethernet (kind == RS_PKT_UET): the UET frame builder (uet/endpoint.c) clears it; the
+     * decoders clear the whole packet.  Nothing reads it on another kind. */
+    rs_uet_hdr uet;
 } rs_pkt;
+
+/* Bytes rs_pkt_alloc clears: every field before the transport extension blocks. */
+#define RS_PKT_COMMON_BYTES offsetof(rs_pkt, uet)
 
 #endif
