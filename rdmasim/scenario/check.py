@@ -195,7 +195,7 @@ def _sim_time_ps(v: dict[str, Any], flows: Any, names: list[str]) -> float:
 def _in_flight(v: dict[str, Any], flows: Any, n_hosts: int) -> int:
     """Packets in the fabric at once, upper side: every flow its NIC window (or its packets, if
     fewer) at the same time, and at most a window per host."""
-    from rdmasim import nic
+    from rdmasim.transport import nic
 
     if not len(flows["size"]):
         return 0
