@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rdmasim import _core
-from rdmasim.fabricd import proto
+from rdmasim.fabricd import extra_ops, proto
 from rdmasim.sim import Simulator
 
 P = proto.C
@@ -269,6 +269,7 @@ class Daemon:
         for ch in c.channels.values():
             self.channels.pop(ch.id, None)
             _quiet(os.close, ch.efd)
+        extra_ops.client_gone(self, c)
         c.mrs.clear()
         for m in c.maps.values():
             _quiet(m.close)
@@ -393,6 +394,9 @@ class Daemon:
         return self.hosts[h].index
 
     def _dispatch(self, c: Client, op: int, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
+        extra = extra_ops.HANDLERS.get(op)  # the Python clients' requests and rdma_cm (fabricd/extra_ops.py)
+        if extra is not None:
+            return extra(self, c, w, data, fds)
         name = _OP_NAMES.get(op)
         if name is None:
             raise VerbsError(errno.EOPNOTSUPP, f"unknown request {op}")

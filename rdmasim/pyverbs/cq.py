@@ -209,6 +209,14 @@ class CQ(_cq.CQ):
 
     def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
         """Take up to ``num_entries`` completions (``ibv_poll_cq``)."""
+        core = self._host.sim._core
+        if getattr(core, "remote", False):  # on the fabric daemon: an empty CQ waits there
+            n = int_in("CQ.poll num_entries", num_entries, 0, 1 << 31)
+            if self._closed:
+                raise PyverbsUserError(f"CQ.poll: {self!r} is destroyed")
+            wcs = core.cq_poll(self._host.index, self._handle, n, WC) if n else []
+            self._polled += len(wcs)
+            return len(wcs), wcs
         n, wcs = super().poll(num_entries)
         self._polled += n
         if _OPEN_CHANNELS:

@@ -67,7 +67,10 @@ def get_device_list() -> list[Device]:
     """The emulated devices: ``rxe0``, ``rxe1``, ... one per host of the simulation."""
     sim = _devices.simulation()
     names = _devices.device_names(sim)
-    return [Device(n, _devices.node_guid(h)) for n, h in zip(names, sim.hosts.values(), strict=True)]
+    devs = [Device(n, _devices.node_guid(h)) for n, h in zip(names, sim.hosts.values(), strict=True)]
+    if getattr(sim._core, "remote", False):  # under `rdmasim exec --host NAME`: that host's device first
+        devs = [devs[i] for i in sim._core.device_order()]
+    return devs
 
 
 def rdma_get_devices() -> list[Device]:
