@@ -186,7 +186,7 @@ def _op_create_id(d: Any, st: CmState, c: Any, req: dict[str, Any]) -> dict[str,
 
 def _bound(st: CmState, host: int, port: int, ps: int) -> CmId | None:
     for i in st.ids.values():
-        if i.port == port and i.ps == ps and i.host in (host, -2) and i.state in ("bound", "listen"):
+        if i.port == port and i.ps == ps and i.host == host and i.state in ("bound", "listen"):
             return i
     return None
 
@@ -222,11 +222,14 @@ def _op_resolve_addr(d: Any, st: CmState, c: Any, req: dict[str, Any]) -> dict[s
     dst_ip = _ip(req.get("dst"))
     if dst_ip is None:
         raise _err(errno.EINVAL, "rdma_resolve_addr: no destination address")
-    try:
-        dst = _host_of_ip(d, dst_ip)
-    except Exception:  # noqa: BLE001 - an address nobody has: the ADDR_ERROR event, as librdmacm
-        _push(d, st, cid, ADDR_ERROR, -errno.EHOSTUNREACH)
-        return {}
+    if ipaddress.IPv4Address(dst_ip).is_multicast:
+        dst = -1  # a multicast group: resolved to the source's device (joining it is not emulated)
+    else:
+        try:
+            dst = _host_of_ip(d, dst_ip)
+        except Exception:  # noqa: BLE001 - an address nobody has: the ADDR_ERROR event, as librdmacm
+            _push(d, st, cid, ADDR_ERROR, -errno.EHOSTUNREACH)
+            return {}
     if cid.host < 0:
         src = _ip(req.get("src"))
         out = _op_bind(d, st, c, {"id": cid.id, "ip": src, "default_host": req.get("default_host", 0)})
@@ -254,8 +257,8 @@ def _listener(st: CmState, host: int, port: int, ps: int) -> CmId | None:
 
 def _op_connect(d: Any, st: CmState, c: Any, req: dict[str, Any]) -> dict[str, Any]:
     cid = _id(st, c, req)
-    if cid.dst is None or cid.state not in ("route", "addr"):
-        raise _err(errno.EINVAL, "rdma_connect: resolve the address and route first")
+    if cid.dst is None or cid.state not in ("route", "addr") or cid.dst[0] < 0:
+        raise _err(errno.EINVAL, "rdma_connect: resolve a host's address and the route first")
     host, port = cid.dst
     lis = _listener(st, host, port, cid.ps)
     cid.info = dict(req.get("info", {}), host=cid.host, ip=d.hosts[cid.host].ip, port=cid.port)
