@@ -5,6 +5,8 @@ one of them and a port, listens, resolves a peer's address and route, connects, 
 rejected, established and disconnected as librdmacm's are, each step queueing the events
 librdmacm reports on the identifiers' event channels. The messages of the IB CM protocol (REQ,
 REP, RTU, REJ, DREQ) are not put on the fabric: each takes effect at once, in zero simulated time.
+Multicast groups are membership lists: a UD send to a group is sent by the client as one unicast
+copy to each member QP but the sender's own (the fabric's switches do not replicate frames).
 The client library (rdmasim/pyverbs/cmid.py) does the QP transitions librdmacm does for a
 program, from what the events carry (the peer's QP number, first PSN, host and the connection
 parameters).
@@ -68,6 +70,8 @@ class CmState:
     next_channel: int = 1
     next_id: int = 1
     next_port: dict[int, int] = field(default_factory=dict)  # host -> next ephemeral port
+    # multicast group (IPv4 text) -> members: (host, QP number) -> the identifier that joined
+    groups: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
 
 
 def _state(d: Any) -> CmState:
@@ -353,19 +357,54 @@ def _drop_id(d: Any, st: CmState, cid: CmId) -> None:
         _push(d, st, peer, REJECTED, REJ_CONSUMER_DEFINED, private_data="")
     if peer is not None:
         peer.peer = 0
+    for members in st.groups.values():
+        for k in [k for k, v in members.items() if v == cid.id]:
+            del members[k]
     st.ids.pop(cid.id, None)
 
 
+def _group(req: dict[str, Any], what: str) -> str:
+    ip = _ip(req.get("group"))
+    if ip is None or not ipaddress.IPv4Address(ip).is_multicast:
+        raise _err(errno.EINVAL, f"{what}: {req.get('group')!r} is not an IPv4 multicast address")
+    return ip
+
+
 def _op_join(d: Any, st: CmState, c: Any, req: dict[str, Any]) -> dict[str, Any]:
-    raise _err(errno.EOPNOTSUPP, "rdma_join_multicast: multicast is not emulated (the fabric's switches "
-               "have no multicast groups)")
+    """``rdma_join_multicast``: the identifier's UD QP joins the group; MULTICAST_JOIN carries the
+    group's address, QPN 0xFFFFFF and the Q_Key."""
+    cid = _id(st, c, req)
+    group = _group(req, "rdma_join_multicast")
+    if cid.host < 0 or not req.get("qpn"):
+        raise _err(errno.EINVAL, "rdma_join_multicast: the identifier needs a bound device and a UD QP")
+    st.groups.setdefault(group, {})[(cid.host, int(req["qpn"]))] = cid.id
+    _push(d, st, cid, MULTICAST_JOIN, peer={"qpn": 0xFFFFFF, "qkey": int(req.get("qkey", 0)), "ip": group},
+          private_data="")
+    return {}
+
+
+def _op_leave(d: Any, st: CmState, c: Any, req: dict[str, Any]) -> dict[str, Any]:
+    cid = _id(st, c, req)
+    group = _group(req, "rdma_leave_multicast")
+    members = st.groups.get(group, {})
+    mine = [k for k, v in members.items() if v == cid.id]
+    if not mine:
+        raise _err(errno.EADDRNOTAVAIL, f"rdma_leave_multicast: the identifier has not joined {group}")
+    for k in mine:
+        del members[k]
+    return {}
+
+
+def _op_members(d: Any, st: CmState, c: Any, req: dict[str, Any]) -> dict[str, Any]:
+    """The (host, QP number) of each QP in the group, in the order they joined."""
+    return {"members": [list(k) for k in st.groups.get(_group(req, "multicast send"), {})]}
 
 
 _OPS = {
     "create_id": _op_create_id, "destroy_id": _op_destroy_id, "bind": _op_bind, "listen": _op_listen,
     "resolve_addr": _op_resolve_addr, "resolve_route": _op_resolve_route, "connect": _op_connect,
     "accept": _op_accept, "reject": _op_reject, "establish": _op_establish, "disconnect": _op_disconnect,
-    "join": _op_join,
+    "join": _op_join, "leave": _op_leave, "members": _op_members,
 }
 
 

@@ -40,6 +40,7 @@ _MASK64 = (1 << 64) - 1
 _IBV_QP_AV = 1 << 7
 _IBV_SEND_INLINE = 1 << 3
 _IBV_WC_WITH_IMM = 1 << 1
+_IBV_QPT_UD = 4
 _INLINE_CAP = 256  # max_inline_data of a QP (the daemon copies inline bytes into slots this size)
 # the core's QP attribute names and their word (RSD_QPA_*) in MODIFY_QP / QUERY_QP
 _QPA = (("qp_state", "STATE"), ("cur_qp_state", "CUR_STATE"), ("path_mtu", "PATH_MTU"),
@@ -433,15 +434,31 @@ class SendPoster:
         args = []
         for i, w in enumerate(chain):
             try:
-                args.append(qp._send_args(i, w))
+                a = qp._send_args(i, w)
             except BaseException:
                 report_bad_wr(bad_wr, w)
                 raise
+            ah = getattr(w, "ah", None) if qp.qp_type == _IBV_QPT_UD else None
+            group = getattr(ah, "_mcast_group", None)
+            args += [a] if group is None else self._copies(a, group)
         try:
             qp._host.sim._core.post_send(qp._host.index, qp.qp_num, args)
         except PyverbsRDMAError:
             report_bad_wr(bad_wr, chain[0])
             raise
+
+    def _copies(self, a: tuple[Any, ...], group: str) -> list[tuple[Any, ...]]:
+        """A UD send to multicast ``group``: one copy to each member QP but this one (the
+        fabric's switches do not replicate frames); to no QP (QPN 0xFFFFFF on this host, where
+        nothing receives it) when this QP is alone in the group."""
+        qp = self.qp
+        core = qp._host.sim._core
+        body = json.dumps({"op": "members", "group": group}).encode()
+        members = json.loads(core.call("CM_CALL", data=body)[2])["members"]
+        me = (qp._host.index, qp.qp_num)
+        dests = [(h, n) for h, n in members if (h, n) != me] or [me[:1] + (0xFFFFFF,)]
+        # (wr_id, opcode, flags, imm, sges, raddr, rkey, cmp_add, swap, dest, tc, rqpn, qkey, *bind)
+        return [(*a[:9], h, a[10], n, *a[12:]) for h, n in dests]
 
 
 class RecvPoster:

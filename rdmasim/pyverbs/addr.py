@@ -109,7 +109,18 @@ class AH(_ah.AH):
             raise PyverbsRDMAError("Failed to create AH: a RoCE port needs a global route "
                                    "(gr=GlobalRoute(dgid=...)), as ib_core's rdma_check_ah_attr",
                                    errno.EINVAL)
-        super().__init__(pd, attr)
+        group = _multicast_group(attr)
+        if group is not None:  # a multicast group (rdma_cm's): sent to its members one by one
+            if not getattr(pd.ctx.host.sim._core, "remote", False):
+                raise PyverbsRDMAError("Failed to create AH: multicast groups exist on the fabric daemon's "
+                                       "fabric (rdmasim exec), through rdma_cm's join_multicast",
+                                       errno.EOPNOTSUPP)
+            own = AHAttr(gr=GlobalRoute(dgid=pd.ctx.host.gid, sgid_index=0), is_global=1,
+                         port_num=attr.port_num)
+            super().__init__(pd, own)
+        else:
+            super().__init__(pd, attr)
+        self._mcast_group = group
         self.ah_attr = attr
 
 
@@ -125,3 +136,17 @@ def _grh_source(pd: Any, addr: int) -> str:
             return ":".join(raw[8 + i:10 + i].hex() for i in range(0, 16, 2))
     raise PyverbsRDMAError(f"Failed to create AH from WC: grh=0x{addr:x} is not in a registered region "
                            "of the PD", errno.EINVAL)
+
+
+def _multicast_group(attr: Any) -> str | None:
+    """The IPv4 multicast group an address vector names (its dgid IPv4-mapped, as rdma_cm makes a
+    RoCEv2 group's GID), or None."""
+    gr = getattr(attr, "gr", None)
+    dgid = getattr(gr, "dgid", None) if gr is not None else None
+    if not dgid or attr.dest is not None:
+        return None
+    try:
+        v4 = ipaddress.IPv6Address(str(dgid)).ipv4_mapped
+    except ValueError:
+        return None
+    return str(v4) if v4 is not None and v4.is_multicast else None

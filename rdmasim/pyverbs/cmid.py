@@ -14,9 +14,10 @@ Emulated: event channels, ``CMID`` (asynchronous, from a channel; synchronous, f
 ``AddrInfo``, as ``rdma_create_ep``), bind/listen, resolve_addr/route, connect/accept/reject/
 establish/disconnect, ``get_request``, ``create_qp``, ``init_qp_attr`` (external QPs),
 ``query_qp``, ``set_option(RDMA_OPTION_ID_ACK_TIMEOUT)``, the ``post_*``/``get_*_comp`` helpers,
-``reg_msgs``/``reg_read``/``reg_write``, and RC and UD (``RDMA_PS_UDP``) connections. Not emulated:
-multicast (``join_multicast`` is EOPNOTSUPP), ECE (``set_local_ece``/``get_remote_ece`` are
-EOPNOTSUPP, as on rxe), IPv6 and host names.
+``reg_msgs``/``reg_read``/``reg_write``, RC and UD (``RDMA_PS_UDP``) connections, and multicast
+groups (``join_multicast``/``leave_multicast``; a send to a group goes to each other member as a
+unicast copy). Not emulated: ECE (``set_local_ece``/``get_remote_ece`` are EOPNOTSUPP, as on rxe),
+IPv6 and host names.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ _EVENT_NAMES = tuple("RDMA_CM_EVENT_" + n for n in (
     "CONNECT_ERROR", "UNREACHABLE", "REJECTED", "ESTABLISHED", "DISCONNECTED", "DEVICE_REMOVAL",
     "MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE", "TIMEWAIT_EXIT"))
 (ADDR_RESOLVED, ADDR_ERROR, ROUTE_RESOLVED, ROUTE_ERROR, CONNECT_REQUEST, CONNECT_RESPONSE, CONNECT_ERROR,
- UNREACHABLE, REJECTED, ESTABLISHED, DISCONNECTED) = range(11)
+ UNREACHABLE, REJECTED, ESTABLISHED, DISCONNECTED, DEVICE_REMOVAL, MULTICAST_JOIN) = range(13)
 _ACCESS = e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC
 _DEFAULT_ACK_TIMEOUT = 14
 
@@ -548,14 +549,20 @@ class CMID:
         self._ack_timeout = int(optval)
 
     def join_multicast(self, addr: AddrInfo | None = None, mc_attr: Any = None, context: int = 0) -> None:
-        """``rdma_join_multicast``: EOPNOTSUPP, multicast is not emulated."""
+        """``rdma_join_multicast`` (or ``_ex`` with ``mc_attr``): the identifier's UD QP joins the
+        group at ``addr``'s (IPv4 multicast) address; RDMA_CM_EVENT_MULTICAST_JOIN follows, whose
+        UDParam addresses the group (QPN 0xFFFFFF)."""
         if not addr and not mc_attr:
             raise PyverbsUserError("Join to multicast must have AddrInfo or JoinMCAttrEx arguments")
-        self._call("join")
+        ai = addr if addr is not None else mc_attr.addr
+        if self.qp is None or self.qp.qp_type != e.IBV_QPT_UD:
+            raise PyverbsRDMAError("Failed to Join multicast: the CMID needs a UD QP (create_qp first)",
+                                   errno.EINVAL)
+        self._call("join", group=ai.src, qpn=self.qp.qp_num, qkey=RDMA_UDP_QKEY)
 
     def leave_multicast(self, addr: AddrInfo) -> None:
-        """``rdma_leave_multicast``: EOPNOTSUPP, multicast is not emulated."""
-        raise PyverbsRDMAError("Failed to leave multicast: multicast is not emulated", errno.EOPNOTSUPP)
+        """``rdma_leave_multicast``: the QP leaves the group."""
+        self._call("leave", group=addr.src)
 
     def set_local_ece(self, ece: Any) -> None:
         """ECE is not supported (EOPNOTSUPP, as on rxe)."""

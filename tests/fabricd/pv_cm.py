@@ -175,11 +175,57 @@ def errors():
     print("OK errors", flush=True)
 
 
+def multicast(side, rd, wr):
+    """Both sides join 239.1.2.3 on UD identifiers; the active side sends to the group, the passive
+    side receives (the GRH first, as UD); after leaving, a send reaches nobody."""
+    from pyverbs.addr import AH
+    from pyverbs.cmid import UDParam
+
+    ch = CMEventChannel()
+    cid = CMID(creator=ch, port_space=0x0111)  # RDMA_PS_UDP
+    me = SRV if side == "passive" else CLI
+    cid.bind_addr(AddrInfo(src=me, port_space=0x0111))
+    cid.resolve_addr(AddrInfo(src=me, dst="239.1.2.3", port_space=0x0111))
+    event(ch, ev.RDMA_CM_EVENT_ADDR_RESOLVED)
+    cid.create_qp(QPInitAttr(qp_type=e.IBV_QPT_UD, cap=QPCap(max_send_wr=2, max_recv_wr=2)))
+    cid.join_multicast(AddrInfo(src="239.1.2.3"))
+    ud = UDParam(event(ch, ev.RDMA_CM_EVENT_MULTICAST_JOIN))
+    assert ud.qp_num == 0xFFFFFF, ud.qp_num
+    mr = cid.reg_msgs(SIZE + 40)
+    if side == "passive":
+        cid.post_recv(mr)
+        os.write(wr, b"J")
+        wc = cid.get_recv_comp()
+        assert wc.status == e.IBV_WC_SUCCESS and wc.byte_len == SIZE + 40, wc
+        assert mr.read(SIZE, 40) == b"m" * SIZE
+        cid.leave_multicast(AddrInfo(src="239.1.2.3"))
+        cid.post_recv(mr)  # a receive waits, but the group no longer includes this QP
+        os.write(wr, b"L")
+        assert os.read(rd, 1) == b"S"
+        n, _ = cid.qp.recv_cq.poll()
+        assert n == 0  # nothing came after leaving
+    else:
+        assert os.read(rd, 1) == b"J"
+        mr.write(b"m" * SIZE, SIZE)
+        ah = AH(cid.pd, attr=ud.ah_attr)
+        cid.post_ud_send(mr, ah, rqpn=ud.qp_num, length=SIZE)
+        assert cid.get_send_comp().status == e.IBV_WC_SUCCESS
+        assert os.read(rd, 1) == b"L"
+        cid.post_ud_send(mr, ah, rqpn=ud.qp_num, length=SIZE)
+        assert cid.get_send_comp().status == e.IBV_WC_SUCCESS
+        os.write(wr, b"S")
+    print(f"OK {side}", flush=True)
+
+
 def main():
     mode = sys.argv[1]
     if mode == "errors":
         errors()
         return
+    if mode == "multicast":
+        global passive, active
+        passive = lambda m, rd, wr: multicast("passive", rd, wr)  # noqa: E731
+        active = lambda m, rd, wr: multicast("active", rd, wr)  # noqa: E731
     p2c_r, p2c_w = os.pipe()
     c2p_r, c2p_w = os.pipe()
     pid = os.fork()

@@ -26,12 +26,14 @@ def _run(mode: str) -> tuple[int, str]:
     return p.returncode, p.stdout + p.stderr
 
 
-@pytest.mark.parametrize("mode", ["async", "sync", "reject", "nobody"])
+@pytest.mark.parametrize("mode", ["async", "sync", "reject", "nobody", "multicast"])
 def test_passive_and_active_processes(mode: str) -> None:
     """async: CONNECT_REQUEST with the active side's private data, ESTABLISHED with the passive
     side's, SEND both ways, WRITE and READ, DISCONNECTED on both sides and the QP in ERR; sync:
     rdma_create_ep-style identifiers with blocking connect/accept; reject: REJECTED carrying the
-    reject's private data; nobody: a connect to a port nobody listens on is REJECTED."""
+    reject's private data; nobody: a connect to a port nobody listens on is REJECTED; multicast:
+    UD identifiers join a group, a send to it (QPN 0xFFFFFF) reaches the other member, and after
+    it leaves, nothing does."""
     rc, out = _run(mode)
     assert rc == 0, out
     assert "OK passive" in out and "OK active" in out
