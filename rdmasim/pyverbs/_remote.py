@@ -266,8 +266,11 @@ class RemoteCore:
         self.call("DEREG_MR", (host, index))
 
     # completion queues
+    pending_channel = 0  # the completion channel of the CQ being created (set by pyverbs' CQ)
+
     def cq_create(self, host: int, cqe: int) -> int:
-        return self.call("CREATE_CQ", (host, cqe, 0, 0))[1][0]
+        channel, self.pending_channel = self.pending_channel, 0
+        return self.call("CREATE_CQ", (host, cqe, channel, 0))[1][0]
 
     def cq_destroy(self, host: int, cq: int) -> None:
         self.call("DESTROY_CQ", (host, cq))
@@ -353,6 +356,27 @@ class RemoteCore:
 
     def now(self) -> int:
         return self.call("NOW")[1][0]
+
+    # shared receive queues
+    def srq_create(self, host: int, pd: int, max_wr: int, max_sge: int, limit: int) -> int:
+        return self.call("CREATE_SRQ", (host, pd, max_wr, max_sge, limit))[0]
+
+    def srq_destroy(self, host: int, srq: int) -> None:
+        self.call("DESTROY_SRQ", (host, srq))
+
+    def srq_modify(self, host: int, srq: int, mask: int, max_wr: int, limit: int) -> None:
+        self.call("MODIFY_SRQ", (host, srq, mask, max_wr, limit))
+
+    def srq_query(self, host: int, srq: int) -> dict[str, int]:
+        _, (max_wr, max_sge, limit), _ = self.call("QUERY_SRQ", (host, srq))
+        return {"max_wr": max_wr, "max_sge": max_sge, "limit": limit, "limit_events": 0}
+
+    def srq_take_limit_event(self, host: int, srq: int) -> bool:
+        return False  # asynchronous events do not come through the daemon yet
+
+    def recv_poster(self, owner: Any, srq: int) -> RecvPoster:
+        """The post_recv of an SRQ on the daemon (rdmasim.verbs' SRQ asks for it)."""
+        return RecvPoster(owner, srq)
 
 
 class RemoteSim:
@@ -467,10 +491,15 @@ class RecvPoster:
     def __init__(self, owner: Any, srq: int = 0) -> None:
         self.owner = owner
         self.srq = srq
+        self.closed = False
+        self.dead: Any = None
+        self.report: Any = None
 
     def post(self, wr: Any, bad_wr: Any = None) -> None:
         from rdmasim.verbs.wr import report_bad_wr
 
+        if self.closed and self.dead is not None:
+            self.dead()
         o = self.owner
         chain = o._recv_chain(wr)
         args = []

@@ -72,6 +72,15 @@ def passive(mode, rd, wr):
         param.set_private_data(b"welcome")
         cid.accept(param)
         event(ch, ev.RDMA_CM_EVENT_ESTABLISHED)
+        if mode == "killed":  # the peer is killed: its identifier goes with it, DISCONNECTED here
+            event(ch, ev.RDMA_CM_EVENT_DISCONNECTED)
+            assert cid.query_qp(e.IBV_QP_STATE)[0].qp_state == e.IBV_QPS_ERR
+            wc = cid.get_recv_comp()  # the receive posted before is flushed
+            assert wc.status == e.IBV_WC_WR_FLUSH_ERR, wc
+            lid2 = CMID(creator=ch)  # the daemon serves on
+            lid2.bind_addr(AddrInfo(src=SRV, src_service="7473", flags=RAI_PASSIVE))
+            print("OK passive", flush=True)
+            return
     wc = cid.get_recv_comp()
     assert wc.status == e.IBV_WC_SUCCESS and wc.byte_len == SIZE, wc
     assert mr.read(SIZE, 0) == b"c" * SIZE
@@ -118,6 +127,11 @@ def active(mode, rd, wr):
             return
         got = event(ch, ev.RDMA_CM_EVENT_ESTABLISHED)
         assert got.private_data[:7] == b"welcome", got.private_data
+        if mode == "killed":
+            print("OK active", flush=True)
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
         mr = cid.reg_read(SIZE)
     mr.write(b"c" * SIZE, SIZE)
     cid.post_recv(mr) if mode == "sync" else None
@@ -244,7 +258,7 @@ def main():
         passive(mode, c2p_r, p2c_w)
     finally:
         _, status = os.waitpid(pid, 0)
-    sys.exit(os.waitstatus_to_exitcode(status))
+    sys.exit(0 if mode == "killed" else os.waitstatus_to_exitcode(status))
 
 
 main()

@@ -57,6 +57,17 @@ def _connectable(path: Path) -> bool:
     return True
 
 
+def _locked(lock: Path) -> bool:
+    import fcntl
+
+    with open(lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+    return False
+
+
 def test_client_and_server_processes_write_and_send() -> None:
     """Server on h0, client on h1, each its own process: the client's RDMA WRITE lands in the
     server's MR and its SEND with immediate arrives with the data and the immediate."""
@@ -76,6 +87,24 @@ def test_a_forked_child_shares_the_fabric() -> None:
     assert "OK server" in out and "OK client" in out
 
 
+def test_pyverbs_run_with_fabric_runs_on_the_daemon() -> None:
+    """``rdmasim pyverbs-run --fabric NAME prog.py`` is ``rdmasim exec --fabric NAME -- rdmasim
+    pyverbs-run prog.py``: the forked child shares the fabric (in one process it could not)."""
+    p = subprocess.run([sys.executable, "-m", "rdmasim", "pyverbs-run", "--fabric", _fabric(), PROG, "fork"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "OK server" in p.stdout and "OK client" in p.stdout
+
+
+def test_completion_channel_events_through_the_daemon() -> None:
+    """A CQ on a CompChannel, armed with req_notify: get_cq_event waits in the daemon until the
+    SEND's completion is due; the channel's fd is readable only while the event waits. The
+    receive comes from an SRQ."""
+    rc, out = _done(_exec(_fabric(), str(HERE / "pv_events.py")))
+    assert rc == 0, out
+    assert out.strip().endswith("OK"), out
+
+
 def test_same_two_processes_same_pcap_bytes(tmp_path: Path) -> None:
     """Simulated time passes only while both processes wait (in verbs calls, or idle outside them
     longer than RDMASIM_IDLE_MS, as a Python process blocked on its side channel is): two runs of
@@ -92,8 +121,8 @@ def test_same_two_processes_same_pcap_bytes(tmp_path: Path) -> None:
         cli = _exec(fabric, PROG, "client", str(port), host="h1", env=env)
         (rc_c, out_c), (rc_s, out_s) = _done(cli), _done(srv)
         assert (rc_s, rc_c) == (0, 0), out_s + out_c
-        deadline = time.monotonic() + 60  # the daemon closes the capture as it exits
-        while _connectable(launch.socket_path(fabric)) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60  # the daemon closes the capture, then exits (its lock goes)
+        while _locked(launch.socket_path(fabric).with_suffix(".lock")) and time.monotonic() < deadline:
             time.sleep(0.05)
         pcaps.append(pcap)
     a, b = (p.read_bytes() for p in pcaps)

@@ -1,0 +1,62 @@
+"""Completion events and SRQs of rdmasim.pyverbs on the fabric daemon: one process, rxe0 and rxe1,
+an RC pair; the receiver's QP takes its receives from an SRQ and its CQ is on a completion
+channel, armed before the SEND; ``get_cq_event`` waits
+in the daemon for it, the channel's fd is readable when it is due, then the poll finds the
+completion. Prints ``OK``. Run by tests/fabricd/test_pyverbs_daemon.py under ``rdmasim exec``."""
+
+import select
+
+import rdmasim.pyverbs as ns
+
+ns.install()
+import pyverbs.enums as e  # noqa: E402
+from pyverbs.addr import AHAttr, GlobalRoute  # noqa: E402
+from pyverbs.cq import CQ, CompChannel  # noqa: E402
+from pyverbs.device import Context  # noqa: E402
+from pyverbs.mr import MR  # noqa: E402
+from pyverbs.pd import PD  # noqa: E402
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr  # noqa: E402
+from pyverbs.wr import SGE, RecvWR, SendWR  # noqa: E402
+
+
+def side(name, channel=False):
+    ctx = Context(name=name)
+    pd = PD(ctx)
+    mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    ch = CompChannel(ctx) if channel else None
+    cq = CQ(ctx, 16, None, ch, 0)
+    srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=8, max_sge=1))) if channel else None
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, srq=srq,
+                           cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+    return ctx, mr, ch, cq, qp, srq
+
+
+def connect(a, b):
+    attr = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
+    a[4].to_init(attr)
+    attr = QPAttr(port_num=1)
+    attr.path_mtu, attr.dest_qp_num, attr.rq_psn, attr.sq_psn = e.IBV_MTU_1024, b[4].qp_num, 0, 0
+    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=str(b[0].query_gid(1, 0))), is_global=1, port_num=1)
+    attr.timeout, attr.retry_cnt, attr.rnr_retry, attr.min_rnr_timer = 14, 7, 7, 12
+    attr.max_dest_rd_atomic = attr.max_rd_atomic = 1
+    a[4].to_rtr(attr)
+    a[4].to_rts(attr)
+
+
+a, b = side("rxe0"), side("rxe1", channel=True)
+connect(a, b)
+connect(b, a)
+b[5].post_recv(RecvWR(wr_id=9, num_sge=1, sg=[SGE(b[1].buf, 4096, b[1].lkey)]))  # to the SRQ
+assert b[5].query().max_wr >= 8
+b[3].req_notify()
+assert not select.select([b[2].fd], [], [], 0)[0]  # nothing due yet
+a[1].write(b"e" * 512, 512)
+a[4].post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(a[1].buf, 512, a[1].lkey)]))
+b[2].get_cq_event(b[3])
+b[3].ack_events(1)
+n, wcs = b[3].poll()
+assert n == 1 and wcs[0].wr_id == 9 and wcs[0].byte_len == 512, wcs
+assert b[1].read(512, 0) == b"e" * 512
+assert not select.select([b[2].fd], [], [], 0)[0]  # the event was taken
+print("OK")
