@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rdmasim import _core
-from rdmasim.fabricd import extra_ops, proto
+from rdmasim.fabricd import extra_ops, proto, server_ext
 from rdmasim.sim import Simulator
 
 P = proto.C
@@ -41,6 +41,8 @@ _QPA = P["RSD_QPA_WORDS"]
 _IBV_QP_AV = 1 << 7
 _IBV_QP_STATE = 1
 _IBV_SEND_INLINE = 1 << 3
+_IBV_WR_BIND_MW = 8
+_NO_BIND = (0, 0, 0, 0)
 
 #: ibv_device_attr fields in the order librdmasim_ibverbs.so reads them (ibv_query_device)
 DEVICE_ATTR_ORDER = (
@@ -134,6 +136,7 @@ class Client:
     inline: dict[tuple[int, int], InlineSlots] = field(default_factory=dict)
     srqs: set[tuple[int, int]] = field(default_factory=set)
     channels: dict[int, Channel] = field(default_factory=dict)
+    ext: dict[str, Any] = field(default_factory=dict)  # what modules beside this one hold (server_ext)
 
 
 class Daemon:
@@ -255,6 +258,7 @@ class Daemon:
             pass
         c.sock.close()
         core = self.core
+        server_ext.release(self, c)
         for (host, qpn) in sorted(c.qps):
             _quiet(core.qp_destroy, host, qpn)
         for (host, _), slots in sorted(c.inline.items()):
@@ -297,6 +301,8 @@ class Daemon:
                 assert w is not None
                 if w[0] == "poll":
                     watch.append((w[1], w[2]))
+                elif w[0] == "ext":  # a condition of server_ext's (memory): looked at after every event
+                    watch += [("ext", 0), ("ext", 1)]
             for ch in self.channels.values():
                 for cq in self._armed_cqs(ch.id):
                     watch.append((cq.host, cq.handle))
@@ -315,7 +321,7 @@ class Daemon:
             if reason == _core.RUN_IDLE and not self._wake_ready(active):
                 # nothing in flight: the longest-waiting poller sees an empty CQ, as on hardware; event
                 # waiters keep waiting (if all wait for events that cannot come, they hang, as on hardware)
-                pollers = [c for c in active if c.wait is not None and c.wait[0] == "poll"]
+                pollers = [c for c in active if c.wait is not None and c.wait[0] in ("poll", "ext")]
                 if pollers:
                     self._finish_wait(min(pollers, key=lambda c: c.wait_seq), empty=True)
                 return False
@@ -351,6 +357,7 @@ class Daemon:
                     if ch is not None:
                         ch.events.append((cq.host, cq.handle, cq.cookie))
                         _quiet(os.write, ch.efd, (1).to_bytes(8, sys.byteorder))
+        server_ext.fire(self)
 
     def _wake_ready(self, active: list[Client]) -> bool:
         """Answer the process that has waited longest among those whose wait is over. One at a time:
@@ -363,7 +370,8 @@ class Daemon:
                 continue
             if ((w[0] == "poll" and self.core.cq_count(w[1], w[2]) > 0)
                     or (w[0] == "event" and self.channels.get(w[1]) and self.channels[w[1]].events)
-                    or (w[0] == "fds" and select.select(w[1], [], [], 0)[0])):
+                    or (w[0] == "fds" and select.select(w[1], [], [], 0)[0])
+                    or (w[0] == "ext" and w[1]())):
                 ready.append(c)
         if not ready:
             return False
@@ -385,7 +393,7 @@ class Daemon:
             host, cq, cookie = self.channels[w[1]].events.pop(0)
             self._reply(c, 0, (host, cq, cookie))
         else:
-            self._reply(c, 0)
+            self._reply(c, int(w[0] == "ext" and not empty))  # ext: 1 when its condition came true
 
     # ---- calls ----
     def _host(self, h: int) -> int:
@@ -400,6 +408,9 @@ class Daemon:
         name = _OP_NAMES.get(op)
         if name is None:
             raise VerbsError(errno.EOPNOTSUPP, f"unknown request {op}")
+        ext = server_ext.OPS.get(name)
+        if ext is not None:
+            return ext(self, c, w, data, fds)
         return getattr(self, "_op_" + name)(c, w, data, fds)
 
     def _op_hello(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
@@ -649,9 +660,13 @@ class Daemon:
                 if mr is not None:
                     raddr = (mr.iova + raddr - mr.addr) & _MASK64
             ah_host = ah - (1 << 64) if ah >> 63 else ah
+            bind = _NO_BIND
+            if opcode == _IBV_WR_BIND_MW:
+                raddr, bind = server_ext.bind_args(self, c, h, raddr, rkey, cmp_add, swap, tc_qpn)
+                cmp_add = swap = tc_qpn = 0
             try:
                 post(h, qpn, wr_id, opcode, flags & ~_IBV_SEND_INLINE, imm, sges, raddr, rkey, cmp_add, swap,
-                     ah_host, tc_qpn >> 32, tc_qpn & 0xFFFFFFFF, qkey)
+                     ah_host, tc_qpn >> 32, tc_qpn & 0xFFFFFFFF, qkey, *bind)
             except Exception as exc:
                 err = getattr(exc, "error_code", errno.EINVAL)
                 return -int(err), (k,), str(exc).encode()
@@ -774,7 +789,8 @@ class Daemon:
 
 
 _OP_NAMES = {v: k[4:].lower() for k, v in P.items()
-             if k.startswith("RSD_") and not k.startswith(("RSD_QPA_", "RSD_PROTO", "RSD_SWR", "RSD_WC"))}
+             if k.startswith("RSD_")
+             and not k.startswith(("RSD_QPA_", "RSD_PROTO", "RSD_SWR", "RSD_WC", "RSD_ELEM_", "RSD_DEVX_"))}
 
 
 def _link_local(mac: str) -> str:
