@@ -38,9 +38,21 @@ def _cq_count(d: Any, c: Any, w: tuple[int, ...], data: bytes, fds: list[int]) -
     return int(d.core.cq_count(*key)), ()
 
 
+def _srq_limit_event(d: Any, c: Any, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
+    """Take an SRQ's pending limit event (a Python client's ``get_async_event`` asks; it opens no
+    event queue, so the daemon does not take them for it)."""
+    from rdmasim.fabricd.server import VerbsError
+
+    key = (d._host(w[0]), w[1])
+    if key not in c.srqs:
+        raise VerbsError(errno.EINVAL, f"no SRQ {w[1]}")
+    return int(bool(d.core.srq_take_limit_event(*key))), ()
+
+
 HANDLERS: dict[int, Callable[..., Any]] = {
     P["RSD_PY_HOST_INFO"]: _host_info,
     P["RSD_PY_CQ_COUNT"]: _cq_count,
+    P["RSD_PY_SRQ_LIMIT_EVENT"]: _srq_limit_event,
     P["RSD_CM_CREATE_CHANNEL"]: cm.create_channel,
     P["RSD_CM_DESTROY_CHANNEL"]: cm.destroy_channel,
     P["RSD_CM_GET_EVENT"]: cm.get_event,

@@ -275,6 +275,9 @@ class RemoteCore:
     def cq_destroy(self, host: int, cq: int) -> None:
         self.call("DESTROY_CQ", (host, cq))
 
+    def cq_resize(self, host: int, cq: int, cqe: int) -> None:
+        self.call("RESIZE_CQ", (host, cq, cqe))
+
     def cq_count(self, host: int, cq: int) -> int:
         return self.call("PY_CQ_COUNT", (host, cq))[0]
 
@@ -372,7 +375,8 @@ class RemoteCore:
         return {"max_wr": max_wr, "max_sge": max_sge, "limit": limit, "limit_events": 0}
 
     def srq_take_limit_event(self, host: int, srq: int) -> bool:
-        return False  # asynchronous events do not come through the daemon yet
+        """Take the SRQ's pending IBV_EVENT_SRQ_LIMIT_REACHED (True if there was one)."""
+        return bool(self.call("PY_SRQ_LIMIT_EVENT", (host, srq))[0])
 
     def recv_poster(self, owner: Any, srq: int) -> RecvPoster:
         """The post_recv of an SRQ on the daemon (rdmasim.verbs' SRQ asks for it)."""

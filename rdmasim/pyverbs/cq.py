@@ -262,6 +262,13 @@ class CQ(_cq.CQ):
         if n < 1 or n > max_cqe:
             raise PyverbsRDMAError(f"CQ.resize cqe={n}: the device allows 1..max_cqe={max_cqe}",
                                    errno.EINVAL)
+        core = self._host.sim._core
+        if _remote(core):  # on the fabric daemon: ibv_resize_cq there (the work in flight goes on)
+            if self._closed:
+                raise PyverbsUserError(f"CQ.resize: {self!r} is destroyed")
+            core.cq_resize(self._host.index, self._handle, n)
+            self.cqe = n
+            return
         super().resize(n)
 
     @property

@@ -112,6 +112,8 @@ class Context(_device.Context):
         from rdmasim import _core
 
         self._check_open("get_async_event")
+        if getattr(self.sim._core, "remote", False):
+            return self._remote_async_event()
         sim = self.sim
         while True:
             ev = self._pending_async_event()
@@ -129,6 +131,17 @@ class Context(_device.Context):
                     f"get_async_event: no asynchronous event on {self.name} and the simulation is "
                     "idle: nothing is in flight and no other thread is running, so none can come (was an "
                     "SRQ limit armed?)", errno.EIO)
+
+    def _remote_async_event(self) -> AsyncEvent:
+        """On the fabric daemon: the next SRQ limit event of this context's SRQs, waiting for one
+        (this process says it is idle between looks, so simulated time passes)."""
+        core = self.sim._core
+        while True:
+            ev = self._pending_async_event()
+            if ev is not None:
+                return ev
+            core.call("IDLE")
+            time.sleep(0.001)
 
     def _srqs(self) -> list[Any]:
         from rdmasim.verbs.srq import SRQ
@@ -202,6 +215,7 @@ class Context(_device.Context):
         if self._cmd_fd is not None:
             os.close(self._cmd_fd)
             self._cmd_fd = None
+
 
     @property
     def num_comp_vectors(self) -> int:

@@ -1,8 +1,8 @@
-"""Completion events and SRQs of rdmasim.pyverbs on the fabric daemon: one process, rxe0 and rxe1,
-an RC pair; the receiver's QP takes its receives from an SRQ and its CQ is on a completion
-channel, armed before the SEND; ``get_cq_event`` waits
+"""Completion events, SRQs (with their limit event) and CQ resizing of rdmasim.pyverbs on the fabric
+daemon: one process, rxe0 and rxe1, an RC pair; the receiver's QP takes its receives from an SRQ
+armed at its limit, and its CQ (resized) is on a completion channel, armed before the SEND; ``get_cq_event`` waits
 in the daemon for it, the channel's fd is readable when it is due, then the poll finds the
-completion. Prints ``OK``. Run by tests/fabricd/test_pyverbs_daemon.py under ``rdmasim exec``."""
+completion; ``get_async_event`` returns the SRQ's IBV_EVENT_SRQ_LIMIT_REACHED. Prints ``OK``. Run by tests/fabricd/test_pyverbs_daemon.py under ``rdmasim exec``."""
 
 import select
 
@@ -47,8 +47,12 @@ def connect(a, b):
 a, b = side("rxe0"), side("rxe1", channel=True)
 connect(a, b)
 connect(b, a)
-b[5].post_recv(RecvWR(wr_id=9, num_sge=1, sg=[SGE(b[1].buf, 4096, b[1].lkey)]))  # to the SRQ
-assert b[5].query().max_wr >= 8
+for i in range(3):  # to the SRQ, armed at 3: the SEND takes one, so its limit event comes
+    b[5].post_recv(RecvWR(wr_id=9 + i, num_sge=1, sg=[SGE(b[1].buf, 4096, b[1].lkey)]))
+b[5].modify(SrqAttr(srq_limit=3), e.IBV_SRQ_LIMIT)
+assert b[5].query().max_wr >= 8 and b[5].query().srq_limit == 3
+b[3].resize(32)  # ibv_resize_cq on the daemon
+assert b[3].cqe == 32
 b[3].req_notify()
 assert not select.select([b[2].fd], [], [], 0)[0]  # nothing due yet
 a[1].write(b"e" * 512, 512)
@@ -59,4 +63,7 @@ n, wcs = b[3].poll()
 assert n == 1 and wcs[0].wr_id == 9 and wcs[0].byte_len == 512, wcs
 assert b[1].read(512, 0) == b"e" * 512
 assert not select.select([b[2].fd], [], [], 0)[0]  # the event was taken
+ev = b[0].get_async_event()
+assert ev.event_type == e.IBV_EVENT_SRQ_LIMIT_REACHED and ev.element is b[5], ev
+ev.ack()
 print("OK")
