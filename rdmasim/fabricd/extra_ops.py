@@ -49,10 +49,23 @@ def _srq_limit_event(d: Any, c: Any, w: tuple[int, ...], data: bytes, fds: list[
     return int(bool(d.core.srq_take_limit_event(*key))), ()
 
 
+def _rereg_mr(d: Any, c: Any, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
+    """``ibv_rereg_mr`` changing the PD and/or access of a region in place (the memory stays)."""
+    from rdmasim.fabricd.server import VerbsError
+
+    h, idx, pd, access = d._host(w[0]), w[1], w[2], w[3]
+    if (h, idx) not in c.mrs:
+        raise VerbsError(errno.EINVAL, f"ibv_rereg_mr: no MR {idx}")
+    if (h, pd) not in c.pds:
+        raise VerbsError(errno.EINVAL, f"ibv_rereg_mr: no PD {pd}")
+    return 0, (int(d.core.mr_rereg(h, idx, pd, access)),)
+
+
 HANDLERS: dict[int, Callable[..., Any]] = {
     P["RSD_PY_HOST_INFO"]: _host_info,
     P["RSD_PY_CQ_COUNT"]: _cq_count,
     P["RSD_PY_SRQ_LIMIT_EVENT"]: _srq_limit_event,
+    P["RSD_PY_REREG_MR"]: _rereg_mr,
     P["RSD_CM_CREATE_CHANNEL"]: cm.create_channel,
     P["RSD_CM_DESTROY_CHANNEL"]: cm.destroy_channel,
     P["RSD_CM_GET_EVENT"]: cm.get_event,

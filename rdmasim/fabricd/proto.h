@@ -91,6 +91,7 @@ enum rsd_py_op {
     RSD_PY_HOST_INFO = 100, /* -> bytes: [{name, index, mac, ip, lid, ib_gid, mtu}] per host */
     RSD_PY_CQ_COUNT = 101,  /* host, cq -> status: completions waiting in the CQ */
     RSD_PY_SRQ_LIMIT_EVENT = 102, /* host, srq -> status: 1 when the SRQ's limit event was pending (taken) */
+    RSD_PY_REREG_MR = 103,  /* host, mr index, pd, access -> u64: the region's rkey (ibv_rereg_mr in place) */
     RSD_CM_CREATE_CHANNEL = 110, /* (fd: an eventfd the daemon writes 1 to per event) -> status: channel */
     RSD_CM_DESTROY_CHANNEL = 111, /* channel */
     RSD_CM_GET_EVENT = 112, /* channel -> bytes: the oldest event (answered at once: wait on the eventfd) */

@@ -41,6 +41,7 @@ _IBV_QP_AV = 1 << 7
 _IBV_SEND_INLINE = 1 << 3
 _IBV_WC_WITH_IMM = 1 << 1
 _IBV_QPT_UD = 4
+_IBV_WR_BIND_MW = 8
 _INLINE_CAP = 256  # max_inline_data of a QP (the daemon copies inline bytes into slots this size)
 # the core's QP attribute names and their word (RSD_QPA_*) in MODIFY_QP / QUERY_QP
 _QPA = (("qp_state", "STATE"), ("cur_qp_state", "CUR_STATE"), ("path_mtu", "PATH_MTU"),
@@ -262,6 +263,9 @@ class RemoteCore:
                                             fds=(fd,))
         return idx, addr, lkey, rkey
 
+    def mr_rereg(self, host: int, index: int, pd: int, access: int) -> int:
+        return self.call("PY_REREG_MR", (host, index, pd, access))[1][0]
+
     def mr_dereg(self, host: int, index: int) -> None:
         self.call("DEREG_MR", (host, index))
 
@@ -274,6 +278,13 @@ class RemoteCore:
 
     def cq_destroy(self, host: int, cq: int) -> None:
         self.call("DESTROY_CQ", (host, cq))
+
+    def mw_alloc(self, host: int, pd: int, mw_type: int) -> tuple[int, int]:
+        idx, (rkey,), _ = self.call("ALLOC_MW", (host, pd, mw_type))
+        return idx, rkey
+
+    def mw_dealloc(self, host: int, index: int) -> None:
+        self.call("DEALLOC_MW", (host, index))
 
     def cq_resize(self, host: int, cq: int, cqe: int) -> None:
         self.call("RESIZE_CQ", (host, cq, cqe))
@@ -337,7 +348,10 @@ class RemoteCore:
         words: list[int] = [host, qpn, len(wrs)]
         inline = bytearray()
         for (wr_id, opcode, flags, imm, sges, raddr, rkey, cmp_add, swap, dest, tc, rqpn, qkey,
-             *_bind) in wrs:
+             *bind) in wrs:
+            if opcode == _IBV_WR_BIND_MW:  # proto.h: length, access << 32 | lkey, the window's current key
+                mw_rkey, lkey, access, length = bind
+                cmp_add, swap, tc, rqpn = length, (access << 32) | lkey, 0, mw_rkey
             ah = -1 if dest is None or dest < 0 else dest
             words += [wr_id, opcode, flags, imm, raddr, rkey, cmp_add, swap, ah & _MASK64,
                       (int(tc or 0) << 32) | int(rqpn or 0), int(qkey or 0), len(sges)]

@@ -253,6 +253,13 @@ class CQ(_cq.CQ):
             _refresh_channels()
         return n, wcs
 
+    def poll_batch(self, max_entries: int | None = None) -> Any:
+        """rdmasim's numpy poll (rdmasim.verbs.CQ.poll_batch); in one process only."""
+        if _remote(self._host.sim._core):
+            raise PyverbsRDMAError("poll_batch: not available to a process attached to the fabric daemon "
+                                   "(rdmasim exec); use poll()", errno.EOPNOTSUPP)
+        return super().poll_batch(max_entries)
+
     def resize(self, cqe: int) -> None:
         """``ibv_resize_cq``: room for ``cqe`` completions (``cqe`` reads it back), keeping the
         completions the CQ holds in order. EINVAL when ``cqe`` is 0, above the device's

@@ -114,6 +114,13 @@ class QP(_qp.QP):
         if "max_recv_wr" in empty:
             self.post_recv = _queue_full("recv", "max_recv_wr")  # type: ignore[method-assign]
 
+    def post_send_batch(self, *args: Any, **kwargs: Any) -> int:
+        """rdmasim's column-wise post (rdmasim.verbs.QP.post_send_batch); in one process only."""
+        if getattr(self._sim._core, "remote", False):
+            raise PyverbsRDMAError("post_send_batch: not available to a process attached to the fabric "
+                                   "daemon (rdmasim exec); post a chain of SendWRs", errno.EOPNOTSUPP)
+        return int(super().post_send_batch(*args, **kwargs))
+
     def query_ece(self) -> Any:
         """``ibv_query_ece``: EOPNOTSUPP, as on rxe (no enhanced connection establishment)."""
         raise PyverbsRDMAError("Failed to query ECE: not supported by the device", errno.EOPNOTSUPP)
