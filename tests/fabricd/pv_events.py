@@ -4,8 +4,8 @@ takes its receives from an SRQ armed at its limit, and its CQ (resized) is on a 
 armed before the SEND; ``get_cq_event`` waits in the daemon for it, the channel's fd is readable
 when it is due, then the poll finds the completion; ``get_async_event`` returns the SRQ's
 IBV_EVENT_SRQ_LIMIT_REACHED; a region re-registered with MW_BIND access gets a type 1 window, which
-a WRITE goes through. Prints ``OK``. Run by tests/fabricd/test_pyverbs_daemon.py under
-``rdmasim exec``."""
+a WRITE goes through; a WRITE lands in a bytearray the program registered. Prints ``OK``. Run by
+tests/fabricd/test_pyverbs_daemon.py under ``rdmasim exec``."""
 
 import select
 
@@ -89,6 +89,19 @@ while not any(w.wr_id == 2 for w in done):  # (the SEND's completion comes first
     done += a[3].poll(4)[1]
 assert all(w.status == e.IBV_WC_SUCCESS for w in done), done
 assert mr2.read(64, 128) == b"w" * 64
+
+# a buffer of the program's own (its pages move into shared memory, contents kept), WRITTEN by the peer
+own = bytearray(b"o" * 6000)
+mr3 = MR(pd_b, access=e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE, buffer=own)
+assert mr3.read(4, 0) == b"oooo"
+wr = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(a[1].buf, 64, a[1].lkey)])
+wr.set_wr_rdma(mr3.rkey, mr3.buf + 1000)
+a[4].post_send(wr)
+done = []
+while not any(w.wr_id == 3 for w in done):
+    done += a[3].poll(4)[1]
+assert all(w.status == e.IBV_WC_SUCCESS for w in done), done
+assert bytes(own[1000:1064]) == b"w" * 64 and bytes(own[990:1000]) == b"o" * 10
 
 # what the daemon does not serve says so (EOPNOTSUPP, naming the call), not a TypeError
 import errno  # noqa: E402
