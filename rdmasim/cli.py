@@ -508,6 +508,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.set_defaults(func=_sweep)
     pv = cmd("pyverbs-run", "run an unmodified pyverbs program on the emulated devices "
                         "(rxe0, rxe1: two hosts back to back)")
+    pv.add_argument("--fabric", default=None, metavar="NAME",
+                    help="run on fabric NAME's daemon (started if none runs), shared with other processes "
+                         "(client/server programs, forked children, rdma_cm): as `rdmasim exec --fabric NAME "
+                         "-- rdmasim pyverbs-run ...`; docs/pyverbs.md")
+    pv.add_argument("--host", default=None, help="with --fabric: the host whose device comes first")
     pv.add_argument("script", help="the pyverbs program (.py); `import pyverbs` loads rdmasim.pyverbs")
     pv.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     pv.set_defaults(func=_pyverbs_run)
@@ -528,6 +533,11 @@ def _pyverbs_run(args: argparse.Namespace) -> int:
 
     if not os.path.isfile(args.script):
         raise FileNotFoundError(2, "no such file", args.script)
+    if args.fabric is not None and not os.environ.get("RDMASIM_FABRIC_SOCKET"):
+        from rdmasim.fabricd.launch import exec_program
+
+        exec_program([sys.executable, "-m", "rdmasim", "pyverbs-run", args.script, *args.args],
+                     fabric=args.fabric, host=args.host)  # replaces this process
     try:
         run_script(args.script, list(args.args))
     except SystemExit as exc:  # the program's own exit status

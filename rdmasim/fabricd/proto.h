@@ -84,4 +84,18 @@ enum rsd_qpa {
  * wc_flags, pkey_index, slid, sl, dlid_path_bits */
 #define RSD_WC_WORDS 13
 
+/* Requests of Python clients (rdmasim.pyverbs over the daemon: rdmasim/pyverbs/_remote.py) and of the
+ * emulated rdma_cm (rdmasim/pyverbs/cmid.py); served by rdmasim/fabricd/extra_ops.py and cm.py. Their
+ * request and reply bytes are JSON objects. */
+enum rsd_py_op {
+    RSD_PY_HOST_INFO = 100, /* -> bytes: [{name, index, mac, ip, lid, ib_gid, mtu}] per host */
+    RSD_PY_CQ_COUNT = 101,  /* host, cq -> status: completions waiting in the CQ */
+    RSD_PY_SRQ_LIMIT_EVENT = 102, /* host, srq -> status: 1 when the SRQ's limit event was pending (taken) */
+    RSD_PY_REREG_MR = 103,  /* host, mr index, pd, access -> u64: the region's rkey (ibv_rereg_mr in place) */
+    RSD_CM_CREATE_CHANNEL = 110, /* (fd: an eventfd the daemon writes 1 to per event) -> status: channel */
+    RSD_CM_DESTROY_CHANNEL = 111, /* channel */
+    RSD_CM_GET_EVENT = 112, /* channel -> bytes: the oldest event (answered at once: wait on the eventfd) */
+    RSD_CM_CALL = 113,      /* bytes: {"op": name, ...} -> bytes: the answer (rdma_cm operations, cm.py) */
+};
+
 #endif

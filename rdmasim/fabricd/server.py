@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from rdmasim import _core
-from rdmasim.fabricd import proto, server_ext
+from rdmasim.fabricd import extra_ops, proto, server_ext
 from rdmasim.fabricd.objects import CQ, MR, Channel, Client, InlineSlots, VerbsError
 from rdmasim.sim import Simulator
 
@@ -196,6 +196,7 @@ class Daemon:
         for ch in c.channels.values():
             self.channels.pop(ch.id, None)
             _quiet(os.close, ch.efd)
+        extra_ops.client_gone(self, c)
         c.mrs.clear()
         for m in c.maps.values():
             _quiet(m.close)
@@ -324,6 +325,9 @@ class Daemon:
         return self.hosts[h].index
 
     def _dispatch(self, c: Client, op: int, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
+        extra = extra_ops.HANDLERS.get(op)  # the Python clients' requests and rdma_cm (fabricd/extra_ops.py)
+        if extra is not None:
+            return extra(self, c, w, data, fds)
         name = _OP_NAMES.get(op)
         if name is None:
             raise VerbsError(errno.EOPNOTSUPP, f"unknown request {op}")

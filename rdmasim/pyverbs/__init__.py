@@ -12,7 +12,8 @@ Nothing named ``pyverbs`` is importable until you ask:
   package for the rest of the process; :func:`uninstall` removes the mapping.
 
 The devices (``rxe0``, ``rxe1``, ...) are the hosts of a simulation: a default one (two hosts back
-to back) or the one given to :func:`use`.
+to back) or the one given to :func:`use`; under ``rdmasim exec`` they are the fabric daemon's hosts,
+shared with the other processes on it (``rdmasim/pyverbs/_remote.py``).
 """
 
 from __future__ import annotations

@@ -230,6 +230,10 @@ def simulation() -> Simulator:
     """The simulation behind the devices: the one given to :func:`use`, else a default one made on
     first use (two hosts ``host0`` and ``host1`` back to back at 100 Gb/s, 1 us, MTU 4096)."""
     if _REG.sim is None:
+        from rdmasim.pyverbs import _remote
+
+        if _remote.active():  # under `rdmasim exec`: the fabric daemon's hosts, shared with other processes
+            return _remote.simulation()  # type: ignore[return-value]
         from rdmasim.topology import back_to_back
 
         _REG.sim = back_to_back(rate="100Gbps", delay="1us", mtu=4096, names=("host0", "host1")).sim

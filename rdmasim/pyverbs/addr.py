@@ -94,11 +94,59 @@ class AH(_ah.AH):
     EINVAL. The destination GID is resolved when the AH is made, so an unknown GID fails here
     (as on RoCE, where the neighbour must resolve), not at send time."""
 
-    def __init__(self, pd: Any, attr: AHAttr) -> None:
+    def __init__(self, pd: Any, attr: AHAttr | None = None, wc: Any = None, port_num: int = 1,
+                 grh: int | None = None) -> None:
+        if wc is not None:  # ibv_create_ah_from_wc: the sender of a UD receive, from its GRH
+            if grh is None:
+                raise PyverbsUserError("AH(pd, wc=...) needs grh= (the address of the receive buffer's "
+                                       "first 40 bytes)")
+            attr = AHAttr(gr=GlobalRoute(dgid=_grh_source(pd, int(grh)), sgid_index=0), is_global=1,
+                          port_num=port_num)
+        if attr is None:
+            raise PyverbsUserError("AH needs attr= (an AHAttr) or wc= and grh=")
         instance("AH attr", attr, _ah.AHAttr)
         if attr.dest is None and (attr.gr is None or not attr.gr.dgid):
             raise PyverbsRDMAError("Failed to create AH: a RoCE port needs a global route "
                                    "(gr=GlobalRoute(dgid=...)), as ib_core's rdma_check_ah_attr",
                                    errno.EINVAL)
-        super().__init__(pd, attr)
+        group = _multicast_group(attr)
+        if group is not None:  # a multicast group (rdma_cm's): sent to its members one by one
+            if not getattr(pd.ctx.host.sim._core, "remote", False):
+                raise PyverbsRDMAError("Failed to create AH: multicast groups exist on the fabric daemon's "
+                                       "fabric (rdmasim exec), through rdma_cm's join_multicast",
+                                       errno.EOPNOTSUPP)
+            own = AHAttr(gr=GlobalRoute(dgid=pd.ctx.host.gid, sgid_index=0), is_global=1,
+                         port_num=attr.port_num)
+            super().__init__(pd, own)
+        else:
+            super().__init__(pd, attr)
+        self._mcast_group = group
         self.ah_attr = attr
+
+
+def _grh_source(pd: Any, addr: int) -> str:
+    """The source GID of the GRH area at ``addr`` (in a registered region of ``pd``): RoCEv2 over
+    IPv4 puts the IPv4 header in its last 20 bytes (rxe's layout), else the GRH's SGID."""
+    for mr in list(getattr(pd, "_children", ())):
+        buf, length = getattr(mr, "buf", None), getattr(mr, "length", 0)
+        if isinstance(buf, int) and buf <= addr and addr + 40 <= buf + length and not mr._closed:
+            raw = bytes(mr._array[addr - buf:addr - buf + 40])
+            if raw[:20] == bytes(20):
+                return "::ffff:" + ".".join(str(b) for b in raw[32:36])
+            return ":".join(raw[8 + i:10 + i].hex() for i in range(0, 16, 2))
+    raise PyverbsRDMAError(f"Failed to create AH from WC: grh=0x{addr:x} is not in a registered region "
+                           "of the PD", errno.EINVAL)
+
+
+def _multicast_group(attr: Any) -> str | None:
+    """The IPv4 multicast group an address vector names (its dgid IPv4-mapped, as rdma_cm makes a
+    RoCEv2 group's GID), or None."""
+    gr = getattr(attr, "gr", None)
+    dgid = getattr(gr, "dgid", None) if gr is not None else None
+    if not dgid or attr.dest is not None:
+        return None
+    try:
+        v4 = ipaddress.IPv6Address(str(dgid)).ipv4_mapped
+    except ValueError:
+        return None
+    return str(v4) if v4 is not None and v4.is_multicast else None

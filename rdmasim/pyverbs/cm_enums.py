@@ -1,5 +1,5 @@
 """``pyverbs.cm_enums``: librdmacm's port spaces (rdma_cma.h), which rdma-core's test base
-imports. The connection manager itself (``pyverbs.cmid``) is not emulated."""
+imports. The connection manager itself is ``pyverbs.cmid`` (emulated by the fabric daemon)."""
 
 from __future__ import annotations
 

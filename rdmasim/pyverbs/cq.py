@@ -61,6 +61,11 @@ def _cqe_as_pyverbs_converts(cqe: Any) -> Any:
 _OPEN_CHANNELS: weakref.WeakSet[CompChannel] = weakref.WeakSet()
 
 
+def _remote(core: Any) -> bool:
+    """The core is the fabric daemon's (rdmasim exec), not this process's."""
+    return bool(getattr(core, "remote", False))
+
+
 def _refresh_channels() -> None:
     """Make each open channel's ``fd`` readable for the events that have become due."""
     for channel in list(_OPEN_CHANNELS):
@@ -83,7 +88,11 @@ class CompChannel:
         self.closed = False
         self._fd = os.eventfd(0, os.EFD_SEMAPHORE | os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._cqs: weakref.WeakSet[CQ] = weakref.WeakSet()
-        _OPEN_CHANNELS.add(self)
+        self._core = ctx.host.sim._core
+        # on the fabric daemon: the daemon's channel, which writes to this eventfd per event
+        self._rid = self._core.call("CREATE_CHANNEL", fds=(self._fd,))[0] if _remote(self._core) else 0
+        if not self._rid:
+            _OPEN_CHANNELS.add(self)
 
     @property
     def fd(self) -> int:
@@ -91,7 +100,8 @@ class CompChannel:
         waits; -1 once the channel is closed."""
         if self.closed:
             return -1
-        self._refresh()
+        if not self._rid:
+            self._refresh()
         return self._fd
 
     def _refresh(self) -> None:
@@ -117,6 +127,15 @@ class CompChannel:
         if cq._armed_at is None:
             raise PyverbsUserError("get_cq_event: the CQ is not armed (call cq.req_notify() first); "
                                    "no event can come, so this would block forever")
+        if self._rid:  # the daemon waits until the event is due (simulated time passes meanwhile)
+            self._core.call("GET_CQ_EVENT", (self._rid,))
+            try:
+                os.eventfd_read(self._fd)
+            except BlockingIOError:
+                pass
+            cq._armed_at = None
+            cq._events += 1
+            return
         sim = cq.ctx.sim
         # armed at the running total of completions; the event needs one more than that, i.e.
         # this many waiting in the CQ given what has been polled since
@@ -147,6 +166,11 @@ class CompChannel:
         if not self.closed:
             self.closed = True
             _OPEN_CHANNELS.discard(self)
+            if self._rid:
+                try:
+                    self._core.call("DESTROY_CHANNEL", (self._rid,))
+                except PyverbsRDMAError:  # CQs still use it: the daemon frees it with this process
+                    pass
             os.close(self._fd)
 
     def __del__(self) -> None:
@@ -180,6 +204,9 @@ class CQ(_cq.CQ):
         if int_in("CQ comp_vector", comp_vector, 0, U32) >= nvec:
             raise PyverbsRDMAError(f"Failed to create CQ: comp_vector={comp_vector}, the device has "
                                    f"{nvec} completion vector(s) (0..{nvec - 1})", errno.EINVAL)
+        core = ctx.host.sim._core
+        if channel is not None and _remote(core):
+            core.pending_channel = channel._rid  # the daemon's CQ raises its events on that channel
         super().__init__(ctx, n, cq_context, None, comp_vector)
         self._polled = 0  # completions taken by poll() so far (for req_notify)
         self.channel = channel
@@ -197,6 +224,9 @@ class CQ(_cq.CQ):
             raise PyverbsUserError(f"req_notify: {self!r} is destroyed")
         if self.channel is None:
             raise PyverbsRDMAError("req_notify: the CQ has no completion channel", errno.EINVAL)
+        core = self._host.sim._core
+        if _remote(core):
+            core.call("REQ_NOTIFY", (self._host.index, self._handle, int(bool(solicited_only))))
         self._armed_at = self._polled + len(self)  # completions so far, polled or not
 
     def ack_events(self, num_events: int) -> None:
@@ -209,11 +239,26 @@ class CQ(_cq.CQ):
 
     def poll(self, num_entries: int = 1) -> tuple[int, list[WC]]:
         """Take up to ``num_entries`` completions (``ibv_poll_cq``)."""
+        core = self._host.sim._core
+        if getattr(core, "remote", False):  # on the fabric daemon: an empty CQ waits there
+            n = int_in("CQ.poll num_entries", num_entries, 0, 1 << 31)
+            if self._closed:
+                raise PyverbsUserError(f"CQ.poll: {self!r} is destroyed")
+            wcs = core.cq_poll(self._host.index, self._handle, n, WC) if n else []
+            self._polled += len(wcs)
+            return len(wcs), wcs
         n, wcs = super().poll(num_entries)
         self._polled += n
         if _OPEN_CHANNELS:
             _refresh_channels()
         return n, wcs
+
+    def poll_batch(self, max_entries: int | None = None) -> Any:
+        """rdmasim's numpy poll (rdmasim.verbs.CQ.poll_batch); in one process only."""
+        if _remote(self._host.sim._core):
+            raise PyverbsRDMAError("poll_batch: not available to a process attached to the fabric daemon "
+                                   "(rdmasim exec); use poll()", errno.EOPNOTSUPP)
+        return super().poll_batch(max_entries)
 
     def resize(self, cqe: int) -> None:
         """``ibv_resize_cq``: room for ``cqe`` completions (``cqe`` reads it back), keeping the
@@ -224,6 +269,13 @@ class CQ(_cq.CQ):
         if n < 1 or n > max_cqe:
             raise PyverbsRDMAError(f"CQ.resize cqe={n}: the device allows 1..max_cqe={max_cqe}",
                                    errno.EINVAL)
+        core = self._host.sim._core
+        if _remote(core):  # on the fabric daemon: ibv_resize_cq there (the work in flight goes on)
+            if self._closed:
+                raise PyverbsUserError(f"CQ.resize: {self!r} is destroyed")
+            core.cq_resize(self._host.index, self._handle, n)
+            self.cqe = n
+            return
         super().resize(n)
 
     @property

@@ -67,7 +67,10 @@ def get_device_list() -> list[Device]:
     """The emulated devices: ``rxe0``, ``rxe1``, ... one per host of the simulation."""
     sim = _devices.simulation()
     names = _devices.device_names(sim)
-    return [Device(n, _devices.node_guid(h)) for n, h in zip(names, sim.hosts.values(), strict=True)]
+    devs = [Device(n, _devices.node_guid(h)) for n, h in zip(names, sim.hosts.values(), strict=True)]
+    if getattr(sim._core, "remote", False):  # under `rdmasim exec --host NAME`: that host's device first
+        devs = [devs[i] for i in sim._core.device_order()]
+    return devs
 
 
 def rdma_get_devices() -> list[Device]:
@@ -109,6 +112,8 @@ class Context(_device.Context):
         from rdmasim import _core
 
         self._check_open("get_async_event")
+        if getattr(self.sim._core, "remote", False):
+            return self._remote_async_event()
         sim = self.sim
         while True:
             ev = self._pending_async_event()
@@ -126,6 +131,17 @@ class Context(_device.Context):
                     f"get_async_event: no asynchronous event on {self.name} and the simulation is "
                     "idle: nothing is in flight and no other thread is running, so none can come (was an "
                     "SRQ limit armed?)", errno.EIO)
+
+    def _remote_async_event(self) -> AsyncEvent:
+        """On the fabric daemon: the next SRQ limit event of this context's SRQs, waiting for one
+        (this process says it is idle between looks, so simulated time passes)."""
+        core = self.sim._core
+        while True:
+            ev = self._pending_async_event()
+            if ev is not None:
+                return ev
+            core.call("IDLE")
+            time.sleep(0.001)
 
     def _srqs(self) -> list[Any]:
         from rdmasim.verbs.srq import SRQ
@@ -199,6 +215,7 @@ class Context(_device.Context):
         if self._cmd_fd is not None:
             os.close(self._cmd_fd)
             self._cmd_fd = None
+
 
     @property
     def num_comp_vectors(self) -> int:

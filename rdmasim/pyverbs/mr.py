@@ -66,6 +66,9 @@ class MR(_mr.MR):
             if buffer is not None:
                 raise PyverbsUserError("MR: give address= or buffer=, not both")
             buffer, self._block = _mapped_memory(address, length)
+        core = pd.ctx.host.sim._core
+        if buffer is None and getattr(core, "remote", False) and isinstance(length, int) and length > 0:
+            buffer = core.mem.zeros(length)  # memory the fabric daemon maps too
         try:
             super().__init__(pd, length, _optional_dropped(access), buffer)
         except PyverbsRDMAError as exc:  # pyverbs' message for a refused ibv_reg_mr

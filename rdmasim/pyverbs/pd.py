@@ -23,6 +23,20 @@ _FLAG_FLUSH = 1  # IBV_ADVISE_MR_FLAG_FLUSH
 class PD(_device.PD):
     """A protection domain (``ibv_alloc_pd``), with ``advise_mr``."""
 
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        core = self.ctx.host.sim._core
+        if getattr(core, "remote", False):  # the fabric daemon numbers a process's PDs
+            self.handle = core.pd_alloc(self.ctx.host.index)
+
+    def close(self) -> None:
+        """Deallocate the PD, after its QPs and MRs (``ibv_dealloc_pd``)."""
+        was_open = not self.closed
+        super().close()
+        core = self.ctx.host.sim._core
+        if was_open and getattr(core, "remote", False):
+            core.pd_dealloc(self.ctx.host.index, self.handle)
+
     def advise_mr(self, advise: int, flags: int, sg_list: list[Any]) -> int:
         """``ibv_advise_mr``: prefetch the pages of on-demand-paging MRs, as rxe's
         ``rxe_ib_advise_mr`` checks it: EOPNOTSUPP for an advice other than PREFETCH,

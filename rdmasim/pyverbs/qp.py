@@ -114,6 +114,30 @@ class QP(_qp.QP):
         if "max_recv_wr" in empty:
             self.post_recv = _queue_full("recv", "max_recv_wr")  # type: ignore[method-assign]
 
+    def post_send_batch(self, *args: Any, **kwargs: Any) -> int:
+        """rdmasim's column-wise post (rdmasim.verbs.QP.post_send_batch); in one process only."""
+        if getattr(self._sim._core, "remote", False):
+            raise PyverbsRDMAError("post_send_batch: not available to a process attached to the fabric "
+                                   "daemon (rdmasim exec); post a chain of SendWRs", errno.EOPNOTSUPP)
+        return int(super().post_send_batch(*args, **kwargs))
+
+    def query_ece(self) -> Any:
+        """``ibv_query_ece``: EOPNOTSUPP, as on rxe (no enhanced connection establishment)."""
+        raise PyverbsRDMAError("Failed to query ECE: not supported by the device", errno.EOPNOTSUPP)
+
+    def set_ece(self, ece: Any) -> None:
+        """``ibv_set_ece``: EOPNOTSUPP, as on rxe."""
+        raise PyverbsRDMAError("Failed to set ECE: not supported by the device", errno.EOPNOTSUPP)
+
+    def _make_poster(self) -> Any:
+        core = self._sim._core
+        if getattr(core, "remote", False):  # on the fabric daemon: each post is one request
+            from rdmasim.pyverbs import _remote
+
+            self._recv_poster = _remote.RecvPoster(self)
+            return _remote.SendPoster(self)
+        return super()._make_poster()
+
     def query_data_in_order(self, op: int, flags: int = 0) -> int:
         """``ibv_query_qp_data_in_order``: 0. rxe's provider does not implement the query, and
         libibverbs then answers 0 ("not guaranteed"), which is what a program sees on rxe."""

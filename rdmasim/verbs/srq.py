@@ -61,8 +61,10 @@ class SRQ:
         self._closed = False
         # plain work requests converted in C (rdmasim/_post.pxi RecvPoster), others checked by
         # _recv_args; the poster's post is this SRQ's post_recv (see QP.__init__ for why)
-        self._poster = _core.RecvPoster(self._sim._core, self._host.index, self.handle, self._sim, RecvWR,
-                                        SGE, MRKey, self._recv_args, self._recv_chain, srq=True)
+        remote = getattr(self._sim._core, "recv_poster", None)  # a core served by the fabric daemon
+        self._poster = remote(self, self.handle) if remote is not None else _core.RecvPoster(
+            self._sim._core, self._host.index, self.handle, self._sim, RecvWR, SGE, MRKey, self._recv_args,
+            self._recv_chain, srq=True)
         self._poster.dead = self._raise_destroyed
         self._poster.report = report_bad_wr
         if type(self).post_recv is SRQ.post_recv:
