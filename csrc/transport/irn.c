@@ -198,6 +198,8 @@ static rs_pkt *retransmit(rs_transport *tp, rs_qp *qp, uint32_t idx, uint64_t of
     qp->req_off = save_off;
     qp->req_psn = save_psn;
     qp->since_ackreq = save_ack;
+    if (qp->rto_deadline_ps)
+        set_deadline(tp, qp); /* armed while req_psn pointed here: RTO_low/high by what is in flight */
     if (!p)
         return NULL;
     tag(w, off, p);
@@ -446,65 +448,11 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
     return 0;
 }
 
-/* OOO: rcv_high and reported stay in [resp_psn, resp_psn + cap] (no gap: both at resp_psn). */
-static void ooo_sync(rs_qp *qp)
+/* OOO: report PSN `m` lost (ooo_loss.c decides when): a NAK (PSN sequence error) carrying the
+ * cumulative ACK and the lost PSN. */
+void rs_irn_nak_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
 {
-    rs_irn *x = qp->irn;
-    int32_t d = rs_psn_diff(x->rcv_high, qp->resp_psn);
-    if (d <= 0 || (uint32_t)d > x->cap) {
-        x->rcv_high = x->reported = qp->resp_psn;
-        x->ck_set = 0;
-    } else if (rs_psn_diff(x->reported, qp->resp_psn) < 0) {
-        x->reported = qp->resp_psn;
-    }
-}
-
-/* OOO loss detection (RACK-like, at the responder): a gap is lost once a later PSN has been held
- * for reorder_ps.  The checkpoint (ck_ps, ck_psn) notes when PSN ck_psn - 1 at the latest was
- * held; reorder_ps later every gap before ck_psn is reported, one NAK per lost PSN, once. */
-static void ooo_detect(rs_transport *tp, rs_qp *qp)
-{
-    rs_irn *x = qp->irn;
-    ooo_sync(qp);
-    if (x->rcv_high == qp->resp_psn)
-        return; /* no gap */
-    int64_t now = tp->net.eng.now_ps;
-    if (x->ck_set && rs_psn_diff(x->ck_psn, qp->resp_psn) <= 0)
-        x->ck_set = 0; /* the gaps it covered are filled */
-    if (!x->ck_set) {
-        x->ck_set = 1;
-        x->ck_ps = now;
-        x->ck_psn = x->rcv_high;
-        /* the sender may have stopped (its window full behind the gap): no arrival may come */
-        if (!qp->reorder_timer.armed)
-            rs_engine_arm(&tp->net.eng, &qp->reorder_timer, now + x->reorder_ps);
-        return;
-    }
-    if (now - x->ck_ps < x->reorder_ps)
-        return;
-    for (uint32_t m = x->reported; rs_psn_diff(m, x->ck_psn) < 0; m = psn_next(m))
-        if (m == qp->resp_psn || !bget(x->rcvd, bidx(x, m)))
-            send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, m, 2);
-    if (rs_psn_diff(x->ck_psn, x->reported) > 0)
-        x->reported = x->ck_psn;
-    x->ck_set = rs_psn_diff(x->rcv_high, x->ck_psn) > 0; /* the later PSNs: a new checkpoint */
-    x->ck_ps = now;
-    x->ck_psn = x->rcv_high;
-    if (x->ck_set && !qp->reorder_timer.armed)
-        rs_engine_arm(&tp->net.eng, &qp->reorder_timer, now + x->reorder_ps);
-}
-
-void rs_irn_reorder_due(rs_transport *tp, rs_qp *qp)
-{
-    if (!qp->irn || !qp->irn->reorder_ps ||
-        (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD))
-        return;
-    rs_irn *x = qp->irn;
-    if (x->ck_set && tp->net.eng.now_ps - x->ck_ps < x->reorder_ps) {
-        rs_engine_arm(&tp->net.eng, &qp->reorder_timer, x->ck_ps + x->reorder_ps); /* a newer checkpoint */
-        return;
-    }
-    ooo_detect(tp, qp);
+    send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, m, 2);
 }
 
 static void receive_ooo(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
@@ -520,13 +468,14 @@ static void receive_ooo(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
         qp->stats.ooo_placed++;
         qp->stats.bytes_rcvd += pkt->payload_len;
         if (x->reorder_ps) {
-            ooo_sync(qp);
+            rs_ooo_filled(tp, qp, pkt->psn);
+            rs_ooo_sync(qp);
             if (rs_psn_diff(psn_next(pkt->psn), x->rcv_high) > 0)
                 x->rcv_high = psn_next(pkt->psn);
         }
     }
     if (x->reorder_ps)
-        ooo_detect(tp, qp); /* an out-of-order arrival is no error: no NAK for it */
+        rs_ooo_detect(tp, qp); /* an out-of-order arrival is no error: no NAK for it */
     else
         send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn, 1);
 }
@@ -564,6 +513,8 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
         }
     }
     rs_irn *x = qp->irn;
+    if (x->reorder_ps)
+        rs_ooo_filled(tp, qp, pkt->psn);
     int asked = pkt->ackreq;
     if (bget(x->rcvd, bidx(x, psn_next(pkt->psn))))
         pkt->ackreq = 0; /* it fills a hole: the ACK after the placed packets covers it */
@@ -585,7 +536,7 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     if (passed && (asked || !x->reorder_ps))
         send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0, 0);
     if (x->reorder_ps)
-        ooo_detect(tp, qp);
+        rs_ooo_detect(tp, qp);
 }
 
 /* A request ahead of the expected PSN that is not kept (a READ/atomic -- then the requester is in
@@ -638,6 +589,9 @@ void rs_irn_reset(rs_qp *qp)
     memset(x->lost, 0, x->cap / 8);
     memset(x->rcvd, 0, x->cap / 8);
     memset(x->slot, 0, x->cap * sizeof(*x->slot));
+    memset(x->rep_at, 0, x->cap * sizeof(*x->rep_at));
+    memset(x->rep_again, 0, x->cap / 8);
+    x->rr_rtt_ps = x->rr_due_ps = 0;
     rs_ooo_read_clear(qp);
     x->rcv_high = x->reported = x->ck_psn = qp->resp_psn;
     x->ck_set = 0;
@@ -665,6 +619,8 @@ void rs_irn_free(rs_qp *qp)
         return;
     rs_ooo_read_clear(qp);
     free(qp->irn->rd_held);
+    free(qp->irn->rep_at);
+    free(qp->irn->rep_again);
     free(qp->irn->sacked);
     free(qp->irn->lost);
     free(qp->irn->rcvd);
@@ -715,10 +671,13 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     while (cap < p->window)
         cap <<= 1;
     uint8_t *sacked = calloc(cap / 8, 1), *rcvd = calloc(cap / 8, 1), *lost = calloc(cap / 8, 1);
-    uint8_t *rd_held = calloc(cap / 8, 1);
+    uint8_t *rd_held = calloc(cap / 8, 1), *rep_again = calloc(cap / 8, 1);
+    int64_t *rep_at = calloc(cap, sizeof(*rep_at));
     rs_irn_slot *slot = calloc(cap, sizeof(*slot));
     rs_irn *x = calloc(1, sizeof(*x));
-    if (!sacked || !rcvd || !lost || !rd_held || !slot || !x) {
+    if (!sacked || !rcvd || !lost || !rd_held || !rep_again || !rep_at || !slot || !x) {
+        free(rep_again);
+        free(rep_at);
         free(rd_held);
         free(sacked);
         free(lost);
@@ -740,6 +699,8 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     x->rcvd = rcvd;
     x->slot = slot;
     x->rd_held = rd_held;
+    x->rep_at = rep_at;
+    x->rep_again = rep_again;
     rs_irn_reset(qp);
     qp->recovery = RS_RECOVERY_IRN;
     return RS_OK;

@@ -55,6 +55,13 @@ typedef struct rs_irn {
     uint32_t ck_psn;
     int ck_set;
     int64_t ck_ps;
+    /* responder, OOO: reports again (ooo_loss.c).  rep_at: when each gap in [resp_psn, reported)
+     * was last reported; rep_again: it was reported more than once; rr_rtt_ps: report to arrival
+     * of the latest gap reported once (0: none yet); rr_due_ps: the first report due again (0: none) */
+    int64_t *rep_at;
+    uint8_t *rep_again;
+    int64_t rr_rtt_ps;
+    int64_t rr_due_ps;
 
     /* OOO READs (ooo_read.c).  Requester: READ response PSNs placed ahead of comp_psn, in
      * [comp_psn, comp_psn + cap); rd_gap_ps: when the first of them arrived since the last
