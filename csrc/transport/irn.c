@@ -97,11 +97,21 @@ static void advance_retx(rs_qp *qp)
         x->retx_psn = psn_next(x->retx_psn);
 }
 
-/* The running timer's deadline: RTO_low or RTO_high after its start, by what is in flight now. */
+/* OOO: the probe's wait, the requester's latest round trip (before one is measured, the reorder
+ * time) plus the reorder time: an ACK that has not come by then will not come (RFC 8985 6.2, 7) */
+static int64_t probe_wait(const rs_irn *x)
+{
+    return (x->srtt_ps ? x->srtt_ps : x->reorder_ps) + x->reorder_ps;
+}
+
+/* The running timer's deadline: RTO_low or RTO_high after its start, by what is in flight now;
+ * OOO: the tail probe's before it, once per start (rs_irn_probe). */
 static void set_deadline(rs_transport *tp, rs_qp *qp)
 {
     const rs_irn *x = qp->irn;
     int64_t t = x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
+    if (x->reorder_ps && !x->probed && x->rto_start_ps + probe_wait(x) < t)
+        t = x->rto_start_ps + probe_wait(x);
     if (t < tp->net.eng.now_ps)
         t = tp->net.eng.now_ps;
     qp->rto_deadline_ps = t;
@@ -111,8 +121,10 @@ static void set_deadline(rs_transport *tp, rs_qp *qp)
 
 void rs_irn_arm_rto(rs_transport *tp, rs_qp *qp)
 {
-    if (!qp->rto_deadline_ps)
+    if (!qp->rto_deadline_ps) {
         qp->irn->rto_start_ps = tp->net.eng.now_ps;
+        qp->irn->probed = 0;
+    }
     set_deadline(tp, qp);
 }
 
@@ -204,6 +216,8 @@ static rs_pkt *retransmit(rs_transport *tp, rs_qp *qp, uint32_t idx, uint64_t of
         return NULL;
     tag(w, off, p);
     p->ackreq = 1;
+    if (x->rtt_on && psn == x->rtt_psn)
+        x->rtt_on = 0; /* Karn: no round trip from a PSN sent twice */
     if (x->reorder_ps)
         bclr(x->lost, bidx(x, psn));
     x->retx_psn = psn_next(psn);
@@ -238,6 +252,11 @@ rs_pkt *rs_irn_req_build(rs_transport *tp, rs_qp *qp)
     if (p->ackreq || ++x->since_ackreq >= ack_step(x)) {
         p->ackreq = 1;
         x->since_ackreq = 0;
+        if (x->reorder_ps && !x->rtt_on) { /* time its ACK: one round trip measured at a time */
+            x->rtt_on = 1;
+            x->rtt_psn = p->psn;
+            x->rtt_sent_ps = tp->net.eng.now_ps;
+        }
     }
     return p;
 }
@@ -295,6 +314,10 @@ static void on_cumulative(rs_transport *tp, rs_qp *qp)
         }
     }
     x->snd_base = qp->comp_psn;
+    if (x->rtt_on && rs_psn_diff(qp->comp_psn, x->rtt_psn) > 0) {
+        x->rtt_on = 0;
+        x->srtt_ps = tp->net.eng.now_ps - x->rtt_sent_ps; /* RACK.rtt: the latest (RFC 8985 6.2) */
+    }
     if (x->in_recovery && rs_psn_diff(qp->comp_psn, x->recovery_psn) >= 0)
         x->in_recovery = 0;
     advance_retx(qp);
@@ -325,8 +348,9 @@ static void on_sack(rs_transport *tp, rs_qp *qp, uint32_t sack)
     advance_retx(qp);
 }
 
-/* OOO: the responder reports `m` lost: it is resent once (again only on a later report or a
- * timeout); recovery lasts until the cumulative ACK passes everything sent so far. */
+/* OOO: the responder reports `m` lost (or the tail probe resends it): it is resent once (again
+ * only on a later report, probe or timeout); recovery lasts until the cumulative ACK passes
+ * everything sent so far. */
 static void on_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
 {
     rs_irn *x = qp->irn;
@@ -346,6 +370,24 @@ static void on_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
     }
     x->recovery_psn = qp->req_psn;
     advance_retx(qp);
+}
+
+/* OOO tail loss probe (RFC 8985 7: TLP): no cumulative progress for probe_wait since the timer
+ * started, so the ACKs, or the last packets, were lost: the last PSN sent goes again with the A
+ * bit, once per timer start.  The responder ACKs it as a duplicate (or places it and reports the
+ * gaps before it), so a lost ACK or tail costs a round trip and the reorder time, not RTO_high.
+ * 1: probed (the retransmit timer runs on); 0: a timeout. */
+int rs_irn_probe(rs_transport *tp, rs_qp *qp)
+{
+    rs_irn *x = qp->irn;
+    if (!x || !x->reorder_ps || x->probed || rd_atomic_phase(qp))
+        return 0;
+    x->probed = 1;
+    x->rtt_on = 0;
+    set_deadline(tp, qp);
+    on_lost(tp, qp, (qp->req_psn - 1) & RS_PSN_MASK);
+    rs_nic_wake(tp, qp);
+    return 1;
 }
 
 int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
@@ -603,6 +645,8 @@ void rs_irn_reset(rs_qp *qp)
     x->send_seq = 0;
     x->since_ackreq = 0;
     x->rto_start_ps = 0;
+    x->probed = x->rtt_on = 0;
+    x->srtt_ps = 0;
 }
 
 uint32_t rs_irn_held(const rs_qp *qp)

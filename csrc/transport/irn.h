@@ -43,6 +43,13 @@ typedef struct rs_irn {
     uint32_t since_ackreq; /* packets since the last one with the A bit */
     int64_t rto_start_ps;  /* the retransmit timer runs from here (last cumulative progress) */
     uint8_t *lost;         /* OOO: PSNs reported lost (or timed out) and not resent since */
+    /* OOO: the tail probe (rs_irn_probe); one round trip timed at a time, from an A-bit packet
+     * sent once to the cumulative ACK that passes it (rtt_psn, rtt_sent_ps); srtt_ps the latest */
+    int probed;
+    int rtt_on;
+    uint32_t rtt_psn;
+    int64_t rtt_sent_ps;
+    int64_t srtt_ps;
 
     /* responder */
     uint8_t *rcvd;         /* out-of-order PSNs received and placed, in (resp_psn, resp_psn + window) */

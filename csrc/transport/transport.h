@@ -238,6 +238,8 @@ rs_pkt *rs_irn_req_build(rs_transport *tp, rs_qp *qp);
 /* Returns 1 if IRN handled the rewind (selective), 0 to let Go-Back-N rewind. */
 int rs_irn_rewind(rs_transport *tp, rs_qp *qp, uint32_t psn);
 void rs_irn_arm_rto(rs_transport *tp, rs_qp *qp);
+/* OOO: the retransmit timer reached the tail probe's time: probe (1) instead of a timeout (0) */
+int rs_irn_probe(rs_transport *tp, rs_qp *qp);
 /* Returns 1 if IRN consumed the packet, 0 to let the Go-Back-N completer handle it. */
 int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
 void rs_irn_resp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
