@@ -104,14 +104,29 @@ static int64_t probe_wait(const rs_irn *x)
     return (x->srtt_ps ? x->srtt_ps : x->reorder_ps) + x->reorder_ps;
 }
 
+/* RTO_low or RTO_high after the timer's start, by what is in flight now */
+static int64_t rto_at(const rs_qp *qp)
+{
+    const rs_irn *x = qp->irn;
+    return x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
+}
+
+/* OOO: the tail probe is due probe_wait after the later of the timer's start (the last
+ * cumulative progress) and the last packet sent (RFC 8985 7.2: the probe timer restarts with
+ * every transmission) */
+static int64_t probe_at(const rs_irn *x)
+{
+    return (x->last_tx_ps > x->rto_start_ps ? x->last_tx_ps : x->rto_start_ps) + probe_wait(x);
+}
+
 /* The running timer's deadline: RTO_low or RTO_high after its start, by what is in flight now;
  * OOO: the tail probe's before it, once per start (rs_irn_probe). */
 static void set_deadline(rs_transport *tp, rs_qp *qp)
 {
     const rs_irn *x = qp->irn;
-    int64_t t = x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
-    if (x->reorder_ps && !x->probed && x->rto_start_ps + probe_wait(x) < t)
-        t = x->rto_start_ps + probe_wait(x);
+    int64_t t = rto_at(qp);
+    if (x->reorder_ps && !x->probed && probe_at(x) < t)
+        t = probe_at(x);
     if (t < tp->net.eng.now_ps)
         t = tp->net.eng.now_ps;
     qp->rto_deadline_ps = t;
@@ -121,6 +136,7 @@ static void set_deadline(rs_transport *tp, rs_qp *qp)
 
 void rs_irn_arm_rto(rs_transport *tp, rs_qp *qp)
 {
+    qp->irn->last_tx_ps = tp->net.eng.now_ps; /* a request packet was sent */
     if (!qp->rto_deadline_ps) {
         qp->irn->rto_start_ps = tp->net.eng.now_ps;
         qp->irn->probed = 0;
@@ -356,6 +372,7 @@ static void on_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
     rs_irn *x = qp->irn;
     if (rs_psn_diff(m, qp->comp_psn) < 0 || rs_psn_diff(m, qp->req_psn) >= 0)
         return;
+    x->rtt_on = 0; /* the timed PSN's ACK may wait for this gap: no round trip from it */
     bset(x->lost, bidx(x, m));
     if (!x->in_recovery) {
         x->in_recovery = 1;
@@ -380,8 +397,13 @@ static void on_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
 int rs_irn_probe(rs_transport *tp, rs_qp *qp)
 {
     rs_irn *x = qp->irn;
-    if (!x || !x->reorder_ps || x->probed || rd_atomic_phase(qp))
+    int64_t now = tp->net.eng.now_ps;
+    if (!x || !x->reorder_ps || rd_atomic_phase(qp) || now >= rto_at(qp))
         return 0;
+    if (x->probed || now < probe_at(x)) { /* packets went since it was set: not due yet */
+        set_deadline(tp, qp);
+        return 1;
+    }
     x->probed = 1;
     x->rtt_on = 0;
     set_deadline(tp, qp);
@@ -413,6 +435,7 @@ int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     }
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 1;
+    qp->irn->probed = 0; /* the responder was heard since a probe: another may go (RFC 8985 7.3) */
     on_cumulative(tp, qp);
     if (has_sack && lost)
         on_lost(tp, qp, sack);
@@ -646,7 +669,7 @@ void rs_irn_reset(rs_qp *qp)
     x->since_ackreq = 0;
     x->rto_start_ps = 0;
     x->probed = x->rtt_on = 0;
-    x->srtt_ps = 0;
+    x->srtt_ps = x->last_tx_ps = 0;
 }
 
 uint32_t rs_irn_held(const rs_qp *qp)

@@ -50,6 +50,7 @@ typedef struct rs_irn {
     uint32_t rtt_psn;
     int64_t rtt_sent_ps;
     int64_t srtt_ps;
+    int64_t last_tx_ps;    /* OOO: when the last request packet was built (the probe waits from it) */
 
     /* responder */
     uint8_t *rcvd;         /* out-of-order PSNs received and placed, in (resp_psn, resp_psn + window) */
