@@ -35,8 +35,8 @@
  * READ and atomics use Go-Back-N: they start only when no SEND/WRITE is outstanding, and no
  * SEND/WRITE starts while one is outstanding, so during such a phase the QP is a Go-Back-N QP
  * (the responder NAKs a READ/atomic ahead of the expected PSN once per gap, as Go-Back-N).
- * OOO places READ responses out of order and keeps READ requests ahead of the expected PSN
- * (ooo_read.c); atomics stay Go-Back-N.
+ * OOO places READ responses and atomic acknowledgements out of order and keeps READ and atomic
+ * requests ahead of the expected PSN (ooo_read.c).
  * Completions stay in send-queue order (cumulative ACKs complete WQEs, rs_comp_ack_through). */
 #include "transport/transport.h"
 #include "transport/opcodes.h"
@@ -635,7 +635,7 @@ void rs_irn_resp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
         }
     } else if ((rs_op_is_send(op) || rs_op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn->cap) {
         receive_ooo(tp, qp, pkt);
-    } else if (qp->irn->reorder_ps && rs_op_is_read(op) && rs_ooo_rdreq_hold(tp, qp, pkt)) {
+    } else if (qp->irn->reorder_ps && (rs_op_is_read(op) || rs_op_is_atomic(op)) && rs_ooo_rdreq_hold(tp, qp, pkt)) {
         return; /* kept (or dropped as a duplicate) by ooo_read.c */
     } else {
         ooo_not_kept(tp, qp);
