@@ -25,7 +25,8 @@
  *   recovery  the next packet is the lowest lost PSN >= retx_psn, else new data; recovery ends
  *             when the cumulative ACK reaches recovery_psn.  retx_psn only moves forward (across
  *             recoveries too), so a PSN is resent once per timeout: a lost retransmission is
- *             left to the timeout (as in IRN)
+ *             left to the timeout (as in IRN; OOO: the responder reports it again, and a tail
+ *             probe goes before the timeout, ooo_loss.c and rs_irn_probe)
  *   timeout   RTO_low while fewer than N packets are in flight (un-SACKed, unacknowledged), else
  *             RTO_high, measured from the last cumulative progress; the oldest unacknowledged
  *             PSN (even if SACKed: the cumulative ACK may be what was lost) and every un-SACKed

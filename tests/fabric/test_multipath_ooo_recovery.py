@@ -12,6 +12,7 @@ import numpy as np
 from support.verbs_pair import mr, open_host, qp_pair, random_bytes, write_wr
 
 import rdmasim
+from rdmasim import nic
 from rdmasim.verbs import enums as e
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -53,7 +54,7 @@ def test_a_lost_retransmission_is_reported_again_not_left_to_the_timeout() -> No
     assert st["timeouts"] == 0 and st["naks_rcvd"] == 4 and st["pkts_retx"] >= 4, st
     # per gap: the reorder time to the first report, at most twice it to the second (no round
     # trip measured yet), a few round trips
-    reorder = rdmasim.nic.get_profile("cx7-ar").reorder_ps
+    reorder = nic.get_profile("cx7-ar").reorder_ps
     assert done < LINE_PS + 2 * 3 * reorder + 40_000_000, done
 
 
@@ -61,7 +62,7 @@ def test_a_lost_loss_report_is_sent_again() -> None:
     """The NAK reporting PSN 10 lost is itself lost: the responder reports the gap again."""
     st, done = one_write([{"psn": 10}], back=[{"opcode": "ACKNOWLEDGE", "psn": 10}])
     assert st["timeouts"] == 0 and st["naks_rcvd"] == 1 and st["pkts_retx"] >= 1, st
-    reorder = rdmasim.nic.get_profile("cx7-ar").reorder_ps
+    reorder = nic.get_profile("cx7-ar").reorder_ps
     assert done < LINE_PS + 3 * reorder + 20_000_000, done
 
 
@@ -70,7 +71,7 @@ def test_a_lost_last_ack_is_recovered_by_the_tail_probe() -> None:
     last PSN after a round trip and the reorder time, and the duplicate is ACKed again."""
     st, done = one_write([], back=[{"opcode": "ACKNOWLEDGE", "psn": 255}])
     assert st["timeouts"] == 0 and st["pkts_retx"] == 1, st
-    reorder = rdmasim.nic.get_profile("cx7-ar").reorder_ps
+    reorder = nic.get_profile("cx7-ar").reorder_ps
     assert done < LINE_PS + 3 * reorder + 20_000_000, done
 
 
