@@ -121,6 +121,8 @@ void rs_comp_rto(rs_transport *tp, rs_qp *qp)
         rs_engine_arm(&tp->net.eng, &qp->rto, qp->rto_deadline_ps);
         return;
     }
+    if (qp->req_psn != qp->comp_psn && rs_irn_probe(tp, qp))
+        return; /* OOO: a tail probe first (irn.c) */
     qp->rto_deadline_ps = 0;
     if (qp->req_psn == qp->comp_psn)
         return;

@@ -25,7 +25,8 @@
  *   recovery  the next packet is the lowest lost PSN >= retx_psn, else new data; recovery ends
  *             when the cumulative ACK reaches recovery_psn.  retx_psn only moves forward (across
  *             recoveries too), so a PSN is resent once per timeout: a lost retransmission is
- *             left to the timeout (as in IRN)
+ *             left to the timeout (as in IRN; OOO: the responder reports it again, and a tail
+ *             probe goes before the timeout, ooo_loss.c and rs_irn_probe)
  *   timeout   RTO_low while fewer than N packets are in flight (un-SACKed, unacknowledged), else
  *             RTO_high, measured from the last cumulative progress; the oldest unacknowledged
  *             PSN (even if SACKed: the cumulative ACK may be what was lost) and every un-SACKed
@@ -35,8 +36,8 @@
  * READ and atomics use Go-Back-N: they start only when no SEND/WRITE is outstanding, and no
  * SEND/WRITE starts while one is outstanding, so during such a phase the QP is a Go-Back-N QP
  * (the responder NAKs a READ/atomic ahead of the expected PSN once per gap, as Go-Back-N).
- * OOO places READ responses out of order and keeps READ requests ahead of the expected PSN
- * (ooo_read.c); atomics stay Go-Back-N.
+ * OOO places READ responses and atomic acknowledgements out of order and keeps READ and atomic
+ * requests ahead of the expected PSN (ooo_read.c).
  * Completions stay in send-queue order (cumulative ACKs complete WQEs, rs_comp_ack_through). */
 #include "transport/transport.h"
 #include "transport/opcodes.h"
@@ -97,11 +98,36 @@ static void advance_retx(rs_qp *qp)
         x->retx_psn = psn_next(x->retx_psn);
 }
 
-/* The running timer's deadline: RTO_low or RTO_high after its start, by what is in flight now. */
+/* OOO: the probe's wait, the requester's latest round trip (before one is measured, the reorder
+ * time) plus the reorder time: an ACK that has not come by then will not come (RFC 8985 6.2, 7) */
+static int64_t probe_wait(const rs_irn *x)
+{
+    return (x->srtt_ps ? x->srtt_ps : x->reorder_ps) + x->reorder_ps;
+}
+
+/* RTO_low or RTO_high after the timer's start, by what is in flight now */
+static int64_t rto_at(const rs_qp *qp)
+{
+    const rs_irn *x = qp->irn;
+    return x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
+}
+
+/* OOO: the tail probe is due probe_wait after the later of the timer's start (the last
+ * cumulative progress) and the last packet sent (RFC 8985 7.2: the probe timer restarts with
+ * every transmission) */
+static int64_t probe_at(const rs_irn *x)
+{
+    return (x->last_tx_ps > x->rto_start_ps ? x->last_tx_ps : x->rto_start_ps) + probe_wait(x);
+}
+
+/* The running timer's deadline: RTO_low or RTO_high after its start, by what is in flight now;
+ * OOO: the tail probe's before it, once per start (rs_irn_probe). */
 static void set_deadline(rs_transport *tp, rs_qp *qp)
 {
     const rs_irn *x = qp->irn;
-    int64_t t = x->rto_start_ps + (in_flight(qp) < x->rto_low_pkts ? x->rto_low_ps : x->rto_high_ps);
+    int64_t t = rto_at(qp);
+    if (x->reorder_ps && !x->probed && probe_at(x) < t)
+        t = probe_at(x);
     if (t < tp->net.eng.now_ps)
         t = tp->net.eng.now_ps;
     qp->rto_deadline_ps = t;
@@ -111,8 +137,11 @@ static void set_deadline(rs_transport *tp, rs_qp *qp)
 
 void rs_irn_arm_rto(rs_transport *tp, rs_qp *qp)
 {
-    if (!qp->rto_deadline_ps)
+    qp->irn->last_tx_ps = tp->net.eng.now_ps; /* a request packet was sent */
+    if (!qp->rto_deadline_ps) {
         qp->irn->rto_start_ps = tp->net.eng.now_ps;
+        qp->irn->probed = 0;
+    }
     set_deadline(tp, qp);
 }
 
@@ -198,10 +227,14 @@ static rs_pkt *retransmit(rs_transport *tp, rs_qp *qp, uint32_t idx, uint64_t of
     qp->req_off = save_off;
     qp->req_psn = save_psn;
     qp->since_ackreq = save_ack;
+    if (qp->rto_deadline_ps)
+        set_deadline(tp, qp); /* armed while req_psn pointed here: RTO_low/high by what is in flight */
     if (!p)
         return NULL;
     tag(w, off, p);
     p->ackreq = 1;
+    if (x->rtt_on && psn == x->rtt_psn)
+        x->rtt_on = 0; /* Karn: no round trip from a PSN sent twice */
     if (x->reorder_ps)
         bclr(x->lost, bidx(x, psn));
     x->retx_psn = psn_next(psn);
@@ -236,6 +269,11 @@ rs_pkt *rs_irn_req_build(rs_transport *tp, rs_qp *qp)
     if (p->ackreq || ++x->since_ackreq >= ack_step(x)) {
         p->ackreq = 1;
         x->since_ackreq = 0;
+        if (x->reorder_ps && !x->rtt_on) { /* time its ACK: one round trip measured at a time */
+            x->rtt_on = 1;
+            x->rtt_psn = p->psn;
+            x->rtt_sent_ps = tp->net.eng.now_ps;
+        }
     }
     return p;
 }
@@ -293,6 +331,10 @@ static void on_cumulative(rs_transport *tp, rs_qp *qp)
         }
     }
     x->snd_base = qp->comp_psn;
+    if (x->rtt_on && rs_psn_diff(qp->comp_psn, x->rtt_psn) > 0) {
+        x->rtt_on = 0;
+        x->srtt_ps = tp->net.eng.now_ps - x->rtt_sent_ps; /* RACK.rtt: the latest (RFC 8985 6.2) */
+    }
     if (x->in_recovery && rs_psn_diff(qp->comp_psn, x->recovery_psn) >= 0)
         x->in_recovery = 0;
     advance_retx(qp);
@@ -323,13 +365,15 @@ static void on_sack(rs_transport *tp, rs_qp *qp, uint32_t sack)
     advance_retx(qp);
 }
 
-/* OOO: the responder reports `m` lost: it is resent once (again only on a later report or a
- * timeout); recovery lasts until the cumulative ACK passes everything sent so far. */
+/* OOO: the responder reports `m` lost (or the tail probe resends it): it is resent once (again
+ * only on a later report, probe or timeout); recovery lasts until the cumulative ACK passes
+ * everything sent so far. */
 static void on_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
 {
     rs_irn *x = qp->irn;
     if (rs_psn_diff(m, qp->comp_psn) < 0 || rs_psn_diff(m, qp->req_psn) >= 0)
         return;
+    x->rtt_on = 0; /* the timed PSN's ACK may wait for this gap: no round trip from it */
     bset(x->lost, bidx(x, m));
     if (!x->in_recovery) {
         x->in_recovery = 1;
@@ -344,6 +388,29 @@ static void on_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
     }
     x->recovery_psn = qp->req_psn;
     advance_retx(qp);
+}
+
+/* OOO tail loss probe (RFC 8985 7: TLP): no cumulative progress for probe_wait since the timer
+ * started, so the ACKs, or the last packets, were lost: the last PSN sent goes again with the A
+ * bit, once per timer start.  The responder ACKs it as a duplicate (or places it and reports the
+ * gaps before it), so a lost ACK or tail costs a round trip and the reorder time, not RTO_high.
+ * 1: probed (the retransmit timer runs on); 0: a timeout. */
+int rs_irn_probe(rs_transport *tp, rs_qp *qp)
+{
+    rs_irn *x = qp->irn;
+    int64_t now = tp->net.eng.now_ps;
+    if (!x || !x->reorder_ps || rd_atomic_phase(qp) || now >= rto_at(qp))
+        return 0;
+    if (x->probed || now < probe_at(x)) { /* packets went since it was set: not due yet */
+        set_deadline(tp, qp);
+        return 1;
+    }
+    x->probed = 1;
+    x->rtt_on = 0;
+    set_deadline(tp, qp);
+    on_lost(tp, qp, (qp->req_psn - 1) & RS_PSN_MASK);
+    rs_nic_wake(tp, qp);
+    return 1;
 }
 
 int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
@@ -369,6 +436,7 @@ int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     }
     if (qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD)
         return 1;
+    qp->irn->probed = 0; /* the responder was heard since a probe: another may go (RFC 8985 7.3) */
     on_cumulative(tp, qp);
     if (has_sack && lost)
         on_lost(tp, qp, sack);
@@ -446,65 +514,11 @@ static int place(rs_qp *qp, const rs_pkt *pkt, rs_irn_slot *slot)
     return 0;
 }
 
-/* OOO: rcv_high and reported stay in [resp_psn, resp_psn + cap] (no gap: both at resp_psn). */
-static void ooo_sync(rs_qp *qp)
+/* OOO: report PSN `m` lost (ooo_loss.c decides when): a NAK (PSN sequence error) carrying the
+ * cumulative ACK and the lost PSN. */
+void rs_irn_nak_lost(rs_transport *tp, rs_qp *qp, uint32_t m)
 {
-    rs_irn *x = qp->irn;
-    int32_t d = rs_psn_diff(x->rcv_high, qp->resp_psn);
-    if (d <= 0 || (uint32_t)d > x->cap) {
-        x->rcv_high = x->reported = qp->resp_psn;
-        x->ck_set = 0;
-    } else if (rs_psn_diff(x->reported, qp->resp_psn) < 0) {
-        x->reported = qp->resp_psn;
-    }
-}
-
-/* OOO loss detection (RACK-like, at the responder): a gap is lost once a later PSN has been held
- * for reorder_ps.  The checkpoint (ck_ps, ck_psn) notes when PSN ck_psn - 1 at the latest was
- * held; reorder_ps later every gap before ck_psn is reported, one NAK per lost PSN, once. */
-static void ooo_detect(rs_transport *tp, rs_qp *qp)
-{
-    rs_irn *x = qp->irn;
-    ooo_sync(qp);
-    if (x->rcv_high == qp->resp_psn)
-        return; /* no gap */
-    int64_t now = tp->net.eng.now_ps;
-    if (x->ck_set && rs_psn_diff(x->ck_psn, qp->resp_psn) <= 0)
-        x->ck_set = 0; /* the gaps it covered are filled */
-    if (!x->ck_set) {
-        x->ck_set = 1;
-        x->ck_ps = now;
-        x->ck_psn = x->rcv_high;
-        /* the sender may have stopped (its window full behind the gap): no arrival may come */
-        if (!qp->reorder_timer.armed)
-            rs_engine_arm(&tp->net.eng, &qp->reorder_timer, now + x->reorder_ps);
-        return;
-    }
-    if (now - x->ck_ps < x->reorder_ps)
-        return;
-    for (uint32_t m = x->reported; rs_psn_diff(m, x->ck_psn) < 0; m = psn_next(m))
-        if (m == qp->resp_psn || !bget(x->rcvd, bidx(x, m)))
-            send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, m, 2);
-    if (rs_psn_diff(x->ck_psn, x->reported) > 0)
-        x->reported = x->ck_psn;
-    x->ck_set = rs_psn_diff(x->rcv_high, x->ck_psn) > 0; /* the later PSNs: a new checkpoint */
-    x->ck_ps = now;
-    x->ck_psn = x->rcv_high;
-    if (x->ck_set && !qp->reorder_timer.armed)
-        rs_engine_arm(&tp->net.eng, &qp->reorder_timer, now + x->reorder_ps);
-}
-
-void rs_irn_reorder_due(rs_transport *tp, rs_qp *qp)
-{
-    if (!qp->irn || !qp->irn->reorder_ps ||
-        (qp->state != RS_QPS_RTR && qp->state != RS_QPS_RTS && qp->state != RS_QPS_SQD))
-        return;
-    rs_irn *x = qp->irn;
-    if (x->ck_set && tp->net.eng.now_ps - x->ck_ps < x->reorder_ps) {
-        rs_engine_arm(&tp->net.eng, &qp->reorder_timer, x->ck_ps + x->reorder_ps); /* a newer checkpoint */
-        return;
-    }
-    ooo_detect(tp, qp);
+    send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, m, 2);
 }
 
 static void receive_ooo(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
@@ -520,13 +534,14 @@ static void receive_ooo(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
         qp->stats.ooo_placed++;
         qp->stats.bytes_rcvd += pkt->payload_len;
         if (x->reorder_ps) {
-            ooo_sync(qp);
+            rs_ooo_filled(tp, qp, pkt->psn);
+            rs_ooo_sync(qp);
             if (rs_psn_diff(psn_next(pkt->psn), x->rcv_high) > 0)
                 x->rcv_high = psn_next(pkt->psn);
         }
     }
     if (x->reorder_ps)
-        ooo_detect(tp, qp); /* an out-of-order arrival is no error: no NAK for it */
+        rs_ooo_detect(tp, qp); /* an out-of-order arrival is no error: no NAK for it */
     else
         send_aeth(tp, qp, RS_AETH_NAK_PSN_SEQ, qp->resp_psn, pkt->psn, 1);
 }
@@ -564,6 +579,8 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
         }
     }
     rs_irn *x = qp->irn;
+    if (x->reorder_ps)
+        rs_ooo_filled(tp, qp, pkt->psn);
     int asked = pkt->ackreq;
     if (bget(x->rcvd, bidx(x, psn_next(pkt->psn))))
         pkt->ackreq = 0; /* it fills a hole: the ACK after the placed packets covers it */
@@ -585,7 +602,7 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
     if (passed && (asked || !x->reorder_ps))
         send_aeth(tp, qp, RS_AETH_ACK_UNLIMITED, (qp->resp_psn - 1) & RS_PSN_MASK, 0, 0);
     if (x->reorder_ps)
-        ooo_detect(tp, qp);
+        rs_ooo_detect(tp, qp);
 }
 
 /* A request ahead of the expected PSN that is not kept (a READ/atomic -- then the requester is in
@@ -619,7 +636,7 @@ void rs_irn_resp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
         }
     } else if ((rs_op_is_send(op) || rs_op_is_write(op)) && pkt->x_valid && (uint32_t)d < qp->irn->cap) {
         receive_ooo(tp, qp, pkt);
-    } else if (qp->irn->reorder_ps && rs_op_is_read(op) && rs_ooo_rdreq_hold(tp, qp, pkt)) {
+    } else if (qp->irn->reorder_ps && (rs_op_is_read(op) || rs_op_is_atomic(op)) && rs_ooo_rdreq_hold(tp, qp, pkt)) {
         return; /* kept (or dropped as a duplicate) by ooo_read.c */
     } else {
         ooo_not_kept(tp, qp);
@@ -638,6 +655,9 @@ void rs_irn_reset(rs_qp *qp)
     memset(x->lost, 0, x->cap / 8);
     memset(x->rcvd, 0, x->cap / 8);
     memset(x->slot, 0, x->cap * sizeof(*x->slot));
+    memset(x->rep_at, 0, x->cap * sizeof(*x->rep_at));
+    memset(x->rep_again, 0, x->cap / 8);
+    x->rr_rtt_ps = x->rr_due_ps = 0;
     rs_ooo_read_clear(qp);
     x->rcv_high = x->reported = x->ck_psn = qp->resp_psn;
     x->ck_set = 0;
@@ -649,6 +669,8 @@ void rs_irn_reset(rs_qp *qp)
     x->send_seq = 0;
     x->since_ackreq = 0;
     x->rto_start_ps = 0;
+    x->probed = x->rtt_on = 0;
+    x->srtt_ps = x->last_tx_ps = 0;
 }
 
 uint32_t rs_irn_held(const rs_qp *qp)
@@ -665,6 +687,8 @@ void rs_irn_free(rs_qp *qp)
         return;
     rs_ooo_read_clear(qp);
     free(qp->irn->rd_held);
+    free(qp->irn->rep_at);
+    free(qp->irn->rep_again);
     free(qp->irn->sacked);
     free(qp->irn->lost);
     free(qp->irn->rcvd);
@@ -715,10 +739,13 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     while (cap < p->window)
         cap <<= 1;
     uint8_t *sacked = calloc(cap / 8, 1), *rcvd = calloc(cap / 8, 1), *lost = calloc(cap / 8, 1);
-    uint8_t *rd_held = calloc(cap / 8, 1);
+    uint8_t *rd_held = calloc(cap / 8, 1), *rep_again = calloc(cap / 8, 1);
+    int64_t *rep_at = calloc(cap, sizeof(*rep_at));
     rs_irn_slot *slot = calloc(cap, sizeof(*slot));
     rs_irn *x = calloc(1, sizeof(*x));
-    if (!sacked || !rcvd || !lost || !rd_held || !slot || !x) {
+    if (!sacked || !rcvd || !lost || !rd_held || !rep_again || !rep_at || !slot || !x) {
+        free(rep_again);
+        free(rep_at);
         free(rd_held);
         free(sacked);
         free(lost);
@@ -740,6 +767,8 @@ int rs_tp_qp_set_recovery(rs_transport *tp, int host, uint32_t qpn, const rs_rec
     x->rcvd = rcvd;
     x->slot = slot;
     x->rd_held = rd_held;
+    x->rep_at = rep_at;
+    x->rep_again = rep_again;
     rs_irn_reset(qp);
     qp->recovery = RS_RECOVERY_IRN;
     return RS_OK;

@@ -43,6 +43,14 @@ typedef struct rs_irn {
     uint32_t since_ackreq; /* packets since the last one with the A bit */
     int64_t rto_start_ps;  /* the retransmit timer runs from here (last cumulative progress) */
     uint8_t *lost;         /* OOO: PSNs reported lost (or timed out) and not resent since */
+    /* OOO: the tail probe (rs_irn_probe); one round trip timed at a time, from an A-bit packet
+     * sent once to the cumulative ACK that passes it (rtt_psn, rtt_sent_ps); srtt_ps the latest */
+    int probed;
+    int rtt_on;
+    uint32_t rtt_psn;
+    int64_t rtt_sent_ps;
+    int64_t srtt_ps;
+    int64_t last_tx_ps;    /* OOO: when the last request packet was built (the probe waits from it) */
 
     /* responder */
     uint8_t *rcvd;         /* out-of-order PSNs received and placed, in (resp_psn, resp_psn + window) */
@@ -55,6 +63,13 @@ typedef struct rs_irn {
     uint32_t ck_psn;
     int ck_set;
     int64_t ck_ps;
+    /* responder, OOO: reports again (ooo_loss.c).  rep_at: when each gap in [resp_psn, reported)
+     * was last reported; rep_again: it was reported more than once; rr_rtt_ps: report to arrival
+     * of the latest gap reported once (0: none yet); rr_due_ps: the first report due again (0: none) */
+    int64_t *rep_at;
+    uint8_t *rep_again;
+    int64_t rr_rtt_ps;
+    int64_t rr_due_ps;
 
     /* OOO READs (ooo_read.c).  Requester: READ response PSNs placed ahead of comp_psn, in
      * [comp_psn, comp_psn + cap); rd_gap_ps: when the first of them arrived since the last

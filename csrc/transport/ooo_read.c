@@ -9,9 +9,14 @@
  * SEND/WRITE, irn.c): then the READ is re-issued from comp_psn (Go-Back-N's implied NAK); a
  * lost last response is left to the retransmit timer.
  *
- * Responder: a READ request ahead of the expected PSN (resp_psn) is kept, up to
- * RS_OOO_RD_REQS, and executed when resp_psn reaches it, so the READs of one QP are answered in
- * order however the fabric reordered their requests. */
+ * Atomics follow the same rules: an ATOMIC_ACKNOWLEDGE ahead of comp_psn is placed (its original
+ * value into the WQE's 8-byte buffer) and the atomic completes in order.
+ *
+ * Responder: a READ or atomic request ahead of the expected PSN (resp_psn) is kept, up to
+ * RS_OOO_RD_REQS, and executed when resp_psn reaches it, so the READs and atomics of one QP are
+ * answered in order however the fabric reordered their requests: each atomic is executed once,
+ * in PSN order, and a duplicate is answered from the atomic response cache (IBA 9.4.5, as
+ * Go-Back-N's rs_resp_duplicate). */
 #include "transport/transport.h"
 #include "transport/opcodes.h"
 
@@ -24,10 +29,30 @@ static inline int bget(const uint8_t *m, uint32_t i) { return (m[i >> 3] >> (i &
 static inline void bset(uint8_t *m, uint32_t i) { m[i >> 3] |= (uint8_t)(1u << (i & 7)); }
 static inline void bclr(uint8_t *m, uint32_t i) { m[i >> 3] &= (uint8_t)~(1u << (i & 7)); }
 
+/* An ATOMIC_ACKNOWLEDGE (an ACK) for compare-and-swap / fetch-and-add WQE w? */
+static int atomic_fits(const rs_swqe *w, const rs_pkt *pkt)
+{
+    return (w->opcode == RS_WR_ATOMIC_CMP_AND_SWP || w->opcode == RS_WR_ATOMIC_FETCH_AND_ADD) &&
+           (pkt->aeth_syndrome & RS_AETH_TYPE_MASK) == RS_AETH_ACK;
+}
+
+/* The original value into the atomic's 8-byte buffer (as the completer writes it in order). */
+static int place_atomic(rs_qp *qp, const rs_swqe *w, const rs_pkt *pkt)
+{
+    uint8_t *dst = rs_mr_resolve(qp->host, w->sge[0].lkey, 0, qp->init.pd, RS_ACCESS_LOCAL_WRITE,
+                                 w->sge[0].addr, 8);
+    if (!dst)
+        return -1;
+    if (dst != RS_MR_NO_BYTES)
+        memcpy(dst, &pkt->atomic_orig, 8);
+    return 0;
+}
+
 int rs_ooo_read_hold(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     rs_irn *x = qp->irn;
-    if (!x || !x->reorder_ps || pkt->opcode < RS_OP_READ_RESP_FIRST || pkt->opcode > RS_OP_READ_RESP_ONLY)
+    int atomic = pkt->opcode == RS_OP_ATOMIC_ACK;
+    if (!x || !x->reorder_ps || (!atomic && (pkt->opcode < RS_OP_READ_RESP_FIRST || pkt->opcode > RS_OP_READ_RESP_ONLY)))
         return 0;
     int32_t d = rs_psn_diff(pkt->psn, qp->comp_psn);
     if (d <= 0 || (uint32_t)d >= x->cap)
@@ -44,12 +69,17 @@ int rs_ooo_read_hold(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
         int32_t k = rs_psn_diff(pkt->psn, w->first_psn);
         if (k < 0 || (uint32_t)k >= w->npkts)
             continue;
-        if (w->opcode != RS_WR_RDMA_READ || !rs_comp_read_response_fits(qp, w, pkt))
-            return 0; /* not a READ's, or malformed: Go-Back-N's rules when it is expected */
-        if (pkt->payload_len && rs_scatter_sges(qp->host, qp->init.pd, w->sge, w->num_sge,
-                                                (uint64_t)(uint32_t)k * qp->pmtu, pkt->payload,
-                                                pkt->payload_len) != 0)
-            return 0;
+        if (atomic) {
+            if (!atomic_fits(w, pkt) || place_atomic(qp, w, pkt) != 0)
+                return 0; /* not an atomic's, or refused: Go-Back-N's rules when it is expected */
+        } else {
+            if (w->opcode != RS_WR_RDMA_READ || !rs_comp_read_response_fits(qp, w, pkt))
+                return 0; /* not a READ's, or malformed: Go-Back-N's rules when it is expected */
+            if (pkt->payload_len && rs_scatter_sges(qp->host, qp->init.pd, w->sge, w->num_sge,
+                                                    (uint64_t)(uint32_t)k * qp->pmtu, pkt->payload,
+                                                    pkt->payload_len) != 0)
+                return 0;
+        }
         bset(x->rd_held, b);
         x->rd_nheld++;
         qp->stats.ooo_placed++;

@@ -238,11 +238,21 @@ rs_pkt *rs_irn_req_build(rs_transport *tp, rs_qp *qp);
 /* Returns 1 if IRN handled the rewind (selective), 0 to let Go-Back-N rewind. */
 int rs_irn_rewind(rs_transport *tp, rs_qp *qp, uint32_t psn);
 void rs_irn_arm_rto(rs_transport *tp, rs_qp *qp);
+/* OOO: the retransmit timer reached the tail probe's time: probe (1) instead of a timeout (0) */
+int rs_irn_probe(rs_transport *tp, rs_qp *qp);
 /* Returns 1 if IRN consumed the packet, 0 to let the Go-Back-N completer handle it. */
 int rs_irn_comp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
 void rs_irn_resp_receive(rs_transport *tp, rs_qp *qp, rs_pkt *pkt);
 void rs_irn_reset(rs_qp *qp);
-/* OOO responder: the reorder time of its checkpoint is over, report the gaps before it lost */
+/* OOO responder: report PSN m lost (a NAK with the cumulative ACK and m) */
+void rs_irn_nak_lost(rs_transport *tp, rs_qp *qp, uint32_t m);
+
+/* ooo_loss.c: when an OOO responder reports a gap lost, and again.  rs_ooo_sync keeps its
+ * pointers in the window; rs_ooo_filled: PSN psn arrived (in order or placed); rs_ooo_detect:
+ * after every arrival; rs_irn_reorder_due: its timer fired. */
+void rs_ooo_sync(rs_qp *qp);
+void rs_ooo_filled(rs_transport *tp, rs_qp *qp, uint32_t psn);
+void rs_ooo_detect(rs_transport *tp, rs_qp *qp);
 void rs_irn_reorder_due(rs_transport *tp, rs_qp *qp);
 uint32_t rs_irn_held(const rs_qp *qp); /* responder: out-of-order packets placed (inspection) */
 void rs_irn_free(rs_qp *qp);

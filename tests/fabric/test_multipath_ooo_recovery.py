@@ -1,0 +1,85 @@
+"""Out-of-order placement recovers losses without waiting for the retransmit timeout when what
+was lost is a retransmission or a loss report (csrc/transport/ooo_loss.c, docs/multipath.md
+"Loss detection"), and RoCE with adaptive routing gets going again around a failed spine link
+(bench/uet_failure.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from support.verbs_pair import mr, open_host, qp_pair, random_bytes, write_wr
+
+import rdmasim
+from rdmasim import nic
+from rdmasim.verbs import enums as e
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import uet_failure  # noqa: E402
+
+RW = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+SIZE = 256 * 4096
+LINE_PS = SIZE * 8 / 100e9 * 1e12  # the WRITE's bytes at the line rate
+
+
+def one_write(drops: list[dict[str, int | str]], *,
+              back: list[dict[str, int | str]] | None = None) -> tuple[dict, int]:
+    """A 1 MiB WRITE over a back-to-back cx7-ar pair (recovery "ooo", window 16) with the data frames
+    ``drops`` (LinkDirection.drop keywords) dropped towards the responder and ``back`` on the way
+    back; the requester's counters and the time the WRITE completed (ps)."""
+    topo = rdmasim.back_to_back()
+    for h in (topo.a, topo.b):
+        h.set_nic_profile("cx7-ar")
+    for d in drops:
+        topo.a.link.direction(topo.a).drop(**d)
+    for d in back or []:
+        topo.a.link.direction(topo.b).drop(**d)
+    (_, pd_a, cq_a), (_, pd_b, cq_b) = open_host(topo.a, 4), open_host(topo.b, 4)
+    qa, _qb = qp_pair(pd_a, cq_a, pd_b, cq_b, recovery="ooo", irn_window=16)
+    size = SIZE
+    src = mr(pd_a, size, e.IBV_ACCESS_LOCAL_WRITE, random_bytes(size, 7))
+    dst = mr(pd_b, size, RW, 0)
+    qa.post_send(write_wr(1, src, dst, size))
+    wc = topo.sim.wait_for(cq_a, 1, timeout=None)[0]
+    assert wc.ok and np.array_equal(src.array, dst.array)
+    return qa.stats(), topo.sim.now
+
+
+def test_a_lost_retransmission_is_reported_again_not_left_to_the_timeout() -> None:
+    """PSN 10 and PSN 40 are lost, and so are their first retransmissions: each gap is reported
+    again once its retransmission is overdue; no retransmit timeout."""
+    st, done = one_write([{"psn": 10, "count": 2}, {"psn": 40, "count": 2}])
+    # (and the tail probe may resend the last PSN sent while the window waits behind a gap)
+    assert st["timeouts"] == 0 and st["naks_rcvd"] == 4 and st["pkts_retx"] >= 4, st
+    # per gap: the reorder time to the first report, at most twice it to the second (no round
+    # trip measured yet), a few round trips
+    reorder = nic.get_profile("cx7-ar").reorder_ps
+    assert done < LINE_PS + 2 * 3 * reorder + 40_000_000, done
+
+
+def test_a_lost_loss_report_is_sent_again() -> None:
+    """The NAK reporting PSN 10 lost is itself lost: the responder reports the gap again."""
+    st, done = one_write([{"psn": 10}], back=[{"opcode": "ACKNOWLEDGE", "psn": 10}])
+    assert st["timeouts"] == 0 and st["naks_rcvd"] == 1 and st["pkts_retx"] >= 1, st
+    reorder = nic.get_profile("cx7-ar").reorder_ps
+    assert done < LINE_PS + 3 * reorder + 20_000_000, done
+
+
+def test_a_lost_last_ack_is_recovered_by_the_tail_probe() -> None:
+    """The ACK of the last PSN (255) is lost: no gap, no report; the requester probes with the
+    last PSN after a round trip and the reorder time, and the duplicate is ACKed again."""
+    st, done = one_write([], back=[{"opcode": "ACKNOWLEDGE", "psn": 255}])
+    assert st["timeouts"] == 0 and st["pkts_retx"] == 1, st
+    reorder = nic.get_profile("cx7-ar").reorder_ps
+    assert done < LINE_PS + 3 * reorder + 20_000_000, done
+
+
+def test_roce_adaptive_routing_gets_going_again_around_a_failed_link() -> None:
+    """The failure of bench/uet_failure.py (4 x 4 x 16, 4 MiB flows): leaf0 - spine0 drops
+    everything, the other leaves' adaptive routing keeps choosing spine0 until the routes
+    converge.  No RoCE + AR + OOO flow delivers nothing for more than STALL_RTTS round trips."""
+    got = uet_failure.run("fail", configs=["roce_ar_ooo"])["roce_ar_ooo"]
+    assert got["failed_flows"] == 0 and got["lost_frames"] > 0, got
+    assert got["stalled_flows"] == 0, got
+    assert got["max_stall_rtts"] < uet_failure.STALL_RTTS, got
