@@ -16,8 +16,9 @@ MAX_MTU = 4096
 DELIVERY_MODES = {"rud": 0}
 #: load balancing by entropy (csrc/uet/lb.h): a fresh random entropy per packet, or REPS
 LOAD_BALANCERS = {"oblivious": 0, "reps": 1}
-#: congestion control of a PDC (rdmasim/cc.h kinds): a fixed window, or NSCC's (csrc/cc/nscc.c)
-CONGESTION_CONTROLS = {"none": 0, "nscc": 7}
+#: congestion control of a PDC (rdmasim/cc.h kinds): a fixed window, NSCC's window (csrc/cc/nscc.c),
+#: or receiver credit (RCCC: csrc/uet/rccc.c, rccc_pds.c; csrc/include/rdmasim/uet.h RS_UET_CC_RCCC)
+CONGESTION_CONTROLS = {"none": 0, "nscc": 7, "rccc": 128}
 #: Ethernet + IPv4 + UDP + PDS request + SES standard header; FCS, preamble and gap
 UET_DATA_OVERHEAD = 14 + 20 + 8 + 12 + 44 + 4 + 20
 UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
@@ -26,7 +27,8 @@ UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
 DEFAULTS: dict[str, Any] = {
     "mode": "rud",           # delivery mode: reliable unordered
     "lb": "oblivious",       # per-packet entropy: "oblivious" (random per packet) or "reps" (recycled)
-    "cc": "none",            # "none" (a fixed window) or "nscc" (NSCC's window, defaults from its base RTT)
+    "cc": "none",            # "none" (a fixed window), "nscc" (NSCC's window, defaults from its base RTT) or
+                             # "rccc" (receiver credit: the target's pacer grants; `window` is the most credit)
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
     "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
     "ack_every": 4,          # the target acknowledges at least every this many packets

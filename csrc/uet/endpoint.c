@@ -194,6 +194,8 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     h->mem_key = c->dst_id; /* the target's buffer key: the PDC's (bulk flows place no bytes) */
     h->message_offset = tx->som ? 0 : tx->off;
     h->request_length = (uint32_t)c->msg_len;
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_on_data(c, p); /* spends credit, carries the request (RUD_CC_REQ) */
     if (!c->rto.armed)
         rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->prm.rto_ps);
     return p;
@@ -222,6 +224,10 @@ rs_pkt *rs_uet_next_frame(rs_uet_ep *ep)
             continue;
         }
         rs_pds_tx tx;
+        if (c->prm.cc == RS_UET_CC_RCCC && rs_pds_can_send(c) && !rs_uet_rccc_may_send(c->uet, ep, c)) {
+            ring_remove(ep, c); /* out of credit: a grant wakes it (rccc_pds.c) */
+            continue;
+        }
         if (rs_pds_next(c, c->uet->net->eng.now_ps, &tx)) {
             ep->ring = c->act_next; /* round robin: the next PDC goes first next time */
             return build_data(c->uet, c, &tx);
@@ -284,6 +290,8 @@ static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c)
 /* Initiator: an ACK or NACK for PDC c. */
 static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_on_feedback(c, pkt);
     if (pkt->uet.type == RS_UET_PDS_NACK) {
         if (pkt->uet.nack_code == RS_UET_NACK_TRIMMED)
             c->st.trims_rcvd++;
@@ -349,12 +357,16 @@ static void nack_trimmed(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 
 static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_on_request(u, ep, c, pkt);
     if (pkt->trimmed) {
         nack_trimmed(u, ep, c, pkt);
         return;
     }
     rs_pds_rx_res r;
     rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
+    if (c->prm.cc == RS_UET_CC_RCCC && r.fresh)
+        rs_uet_rccc_on_received(u, ep, pkt);
     if (!r.ack)
         return;
     rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
@@ -371,6 +383,8 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     h->dpdcid = c->src_id;
     h->sack_off = r.sack_off;
     h->sack_bitmap = r.sack_bitmap;
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_ack(ep, c, h);
     send_ctrl(u, ep, a);
 }
 
@@ -378,9 +392,12 @@ void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
 {
     rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
     uint8_t t = pkt->uet.type;
-    int request = t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ;
+    int request = t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ || t == RS_UET_PDS_RUD_CC_REQ ||
+                  t == RS_UET_PDS_ROD_CC_REQ || (t == RS_UET_PDS_CTRL && pkt->uet.next_hdr == RS_UET_CTL_CREDIT_REQ);
     if (!c || !c->live || (request ? c->dst : c->src) != ep->host) {
         ep->rx_unknown++;
+    } else if (t == RS_UET_PDS_CTRL) {
+        rs_uet_rccc_ctrl(u, ep, c, pkt);
     } else if (request) {
         target_receive(u, ep, c, pkt);
     } else {
@@ -462,6 +479,8 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
         rs_nscc_params_default((rs_nscc_params *)(void *)c->cc_params, prm->mtu, prm->cc_base_rtt_ps, prm->trim_ok);
         c->cc = rs_cc_algo_get(RS_CC_NSCC);
     }
+    if (prm->cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_start(u, c);
     if (c->cc) {
         double line = se->port->tx ? (double)se->port->tx->rate_bps : 0.0;
         c->cc->init(c->cc_state, c->cc_params, line, u->net->eng.now_ps);
@@ -484,6 +503,8 @@ void rs_uet_release(rs_uet *u, rs_pdc *c)
         return;
     c->live = 0;
     rs_timer_cancel(&c->rto);
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_close(u, c);
     if ((uint32_t)c->src < u->n_eps && u->eps[c->src]) {
         ring_remove(u->eps[c->src], c);
         ids_del(&u->eps[c->src]->ids, c->src_id);
@@ -506,6 +527,7 @@ void rs_uet_free(rs_uet *u)
         }
         free(ep->ids.slot);
         free(ep->ids.key);
+        free(ep->rccc);
         free(ep);
     }
     free(u->eps);
@@ -516,4 +538,21 @@ void rs_uet_free(rs_uet *u)
     }
     free(u->all_pdcs);
     memset(u, 0, sizeof(*u));
+}
+
+/* ---- for the sublayers beside the endpoint (rccc_pds.c) ---- */
+
+rs_pkt *rs_uet_frame(rs_uet *u, const rs_link_path *path, int src, int dst) { return new_frame(u, path, src, dst); }
+
+void rs_uet_send_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pkt *p) { send_ctrl(u, ep, p); }
+
+rs_pdc *rs_uet_pdc_of(rs_uet_ep *ep, uint16_t id) { return ids_find(&ep->ids, id); }
+
+void rs_uet_wake(rs_uet *u, rs_pdc *c)
+{
+    if (!c->live || !rs_pds_can_send(c))
+        return;
+    rs_uet_ep *ep = u->eps[c->src];
+    ring_add(ep, c);
+    rs_port_kick(u->net, ep->port);
 }

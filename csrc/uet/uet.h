@@ -27,10 +27,12 @@
 #include "rdmasim/rng.h"
 #include "rdmasim/uet.h"
 #include "uet/lb.h"
+#include "uet/rccc.h"
 
 /* Event kinds of the UET's timers (the other layers' are in their headers; sim/sim.c dispatches). */
 enum rs_uet_event {
     RS_EV_UET_RTO = 30, /* owner: rs_pdc, the initiator's retransmit timer */
+    RS_EV_UET_PACER = 35, /* owner: rs_uet_ep, the target's RCCC credit pacer (uet/rccc_pds.c) */
 };
 
 /* PSNs one PDC may have in flight (a power of two): the initiator's slot ring and the target's
@@ -113,6 +115,11 @@ typedef struct rs_pdc {
     const rs_cc_algo *cc;
     _Alignas(8) uint8_t cc_params[RS_CC_PARAMS_BYTES];
     _Alignas(8) uint8_t cc_state[RS_CC_STATE_BYTES];
+    /* RCCC (prm.cc RS_UET_CC_RCCC, uet/rccc_pds.c): the initiator's credit, the last cumulative
+     * request it sent; the target's last cumulative request seen from it */
+    rs_rccc_tx rccc;
+    uint64_t rccc_req_sent;
+    uint64_t rccc_req_seen;
 } rs_pdc;
 
 /* ---- the PDS state machines (pds.c): no packets, no timers, no I/O ---- */
@@ -182,6 +189,8 @@ typedef struct rs_uet_ep {
     rs_pkt *ctrl_head;      /* ACKs / NACKs waiting for the wire */
     rs_pkt *ctrl_tail;
     uint64_t rx_unknown;    /* UET frames for a PDC id this host does not know (dropped) */
+    rs_rccc_rx *rccc;       /* the RCCC credit pacer of this host as a target (NULL until first used) */
+    rs_timer pacer;         /* its next grant (RS_EV_UET_PACER) */
 } rs_uet_ep;
 
 /* The Ultra Ethernet transport of one simulation. */
@@ -215,5 +224,36 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
 /* Give a finished PDC back (after flow_complete). */
 void rs_uet_release(rs_uet *u, rs_pdc *c);
 void rs_uet_free(rs_uet *u);
+
+/* endpoint.c's frame helpers for the sublayers beside it (rccc_pds.c): a fresh frame on a path, an
+ * ACK/NACK/control frame queued ahead of data, the PDC of an id, a PDC that may send again queued */
+rs_pkt *rs_uet_frame(rs_uet *u, const rs_link_path *path, int src, int dst);
+void rs_uet_send_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pkt *p);
+rs_pdc *rs_uet_pdc_of(rs_uet_ep *ep, uint16_t id);
+void rs_uet_wake(rs_uet *u, rs_pdc *c);
+
+/* ---- RCCC, receiver-credit congestion control (rccc_pds.c over the pure rccc.c) ----
+ * The initiator's data packets are RUD_CC_REQs carrying its cumulative credit request; the target's
+ * pacer grants credit at its link rate in CTRL CREDIT packets, and each ACK_CC (cc_type CREDIT)
+ * carries the cumulative grant too; a sender out of credit with more to ask sends a CTRL
+ * CREDIT_REQ. */
+void rs_uet_rccc_start(rs_uet *u, rs_pdc *c);
+/* Initiator: may c send a data packet now?  When not, asks for credit if it has not yet. */
+int rs_uet_rccc_may_send(rs_uet *u, rs_uet_ep *ep, rs_pdc *c);
+/* Initiator: data packet p of tx->len bytes goes now: spend the credit, put the request in it. */
+void rs_uet_rccc_on_data(rs_pdc *c, rs_pkt *p);
+/* Target: a data packet of c arrived (its request); its ACK's credit fields. */
+void rs_uet_rccc_on_request(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt);
+void rs_uet_rccc_ack(const rs_uet_ep *ep, const rs_pdc *c, rs_uet_hdr *h);
+/* Target: the PDS took data packet pkt as new. */
+void rs_uet_rccc_on_received(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt);
+/* Initiator: an ACK or NACK of c arrived (its credit). */
+void rs_uet_rccc_on_feedback(rs_pdc *c, const rs_pkt *pkt);
+/* A CTRL packet for c (CREDIT at the initiator, CREDIT_REQ at the target). */
+void rs_uet_rccc_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt);
+/* The pacer of ep fired. */
+void rs_uet_pacer(rs_uet *u, rs_uet_ep *ep);
+/* c closes: its target's pacer forgets it. */
+void rs_uet_rccc_close(rs_uet *u, rs_pdc *c);
 
 #endif

@@ -563,8 +563,9 @@ static int check_uet(rs_transport *tp, const rs_flow_cfg *c)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet reorder_pkts %u outside 1..%u", u->reorder_pkts, RS_PDS_SLOTS);
     if (u->ack_every < 1 || u->ack_every > RS_PDS_SLOTS)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet ack_every %u outside 1..%u", u->ack_every, RS_PDS_SLOTS);
-    if (u->cc != RS_CC_NONE && u->cc != RS_CC_NSCC)
-        return rs_tp_fail(tp, RS_ERR_INVAL, "uet cc %u: %d = none, %d = NSCC", u->cc, RS_CC_NONE, RS_CC_NSCC);
+    if (u->cc != RS_CC_NONE && u->cc != RS_CC_NSCC && u->cc != RS_UET_CC_RCCC)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet cc %u: %d = none, %d = NSCC, %u = RCCC", u->cc, RS_CC_NONE,
+                          RS_CC_NSCC, RS_UET_CC_RCCC);
     if (u->cc == RS_CC_NSCC && (u->cc_base_rtt_ps <= 0 || u->cc_base_rtt_ps > RS_MAX_TIME_PS))
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet NSCC base RTT %lld ps outside 1..%lld",
                           (long long)u->cc_base_rtt_ps, (long long)RS_MAX_TIME_PS);
