@@ -12,6 +12,7 @@ cdef extern from "rdmasim/uet.h" nogil:
         uint8_t lb
         uint8_t cc
         int64_t cc_base_rtt_ps
+        uint64_t target_bytes
 
 cdef extern from "rdmasim/flows.h" nogil:
     enum:
@@ -160,6 +161,7 @@ cdef class FlowsCore:
             c.uet.lb = uet["lb"]
             c.uet.cc = uet["cc"]
             c.uet.cc_base_rtt_ps = uet["cc_base_rtt_ps"]
+            c.uet.target_bytes = uet.get("target_bytes", 0)
         cdef int64_t first
         if after is not None and n:
             p_after = &a_after[0]

@@ -244,10 +244,6 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
         if after_a.any():
             raise ValueError(f"add_flows: row {int(np.flatnonzero(after_a)[0])}: after with transport 'uet' "
                              "(each UET flow runs on a PDC of its own)")
-        if dep_on is not None:
-            row = int(np.searchsorted(dep_ptr, int(np.flatnonzero(dep_on)[0]), side="right")) - 1
-            raise ValueError(f"add_flows: row {row}: a dependency on receipt (after_received) with "
-                             "transport 'uet' (allowed: on completion, after)")
         recovery = "gbn"
     recovery, reorder_ps = _recovery_of(sim, recovery, src, dst, net)
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,

@@ -13,6 +13,8 @@ from rdmasim.units import parse_time
 PDS_SLOTS = 1024
 #: SES standard header's payload length is 14 bits; the packet pool holds at most 4096 bytes
 MAX_MTU = 4096
+#: the largest target buffer (bytes): the SES buffer offset is 64 bits
+MAX_TARGET = (1 << 63) - 1
 DELIVERY_MODES = {"rud": 0}
 #: load balancing by entropy (csrc/uet/lb.h): a fresh random entropy per packet, or REPS
 LOAD_BALANCERS = {"oblivious": 0, "reps": 1}
@@ -28,12 +30,14 @@ DEFAULTS: dict[str, Any] = {
     "mode": "rud",           # delivery mode: reliable unordered
     "lb": "oblivious",       # per-packet entropy: "oblivious" (random per packet) or "reps" (recycled)
     "cc": "none",            # "none" (a fixed window), "nscc" (NSCC's window, defaults from its base RTT) or
-                             # "rccc" (receiver credit: the target's pacer grants; `window` is the most credit)
+                             # "rccc" (receiver credit: the target's pacer grants; `window` caps the credit)
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
     "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
     "ack_every": 4,          # the target acknowledges at least every this many packets
     "rto": "100us",          # retransmit timeout
     "trim": False,           # data packets may be trimmed by switches (needs trimming switches)
+    "target_buffer": None,   # bytes of each flow's target buffer (None: as long as the flow); a message
+                             # beyond it ends in a remote access error (SES return code BAD_ADDR)
 }
 
 
@@ -75,6 +79,8 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "lb": LOAD_BALANCERS[opts["lb"]],
         "cc": CONGESTION_CONTROLS[opts["cc"]],
         "cc_base_rtt_ps": base_rtt_ps(sim, mtu),
+        "target_bytes": (0 if opts["target_buffer"] is None else
+                         check_int(f"{where}.target_buffer (bytes)", opts["target_buffer"], 1, MAX_TARGET)),
     }
 
 

@@ -323,7 +323,7 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
             if (r.lost)
                 cc_loss(u, c, (uint64_t)r.lost * c->prm.mtu, 0);
         }
-        if (r.done) {
+        if (rs_ses_on_response(c, pkt)) { /* the message completes on its SES response (ses.c) */
             complete(u, ep, c);
             return;
         }
@@ -367,6 +367,10 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
     if (c->prm.cc == RS_UET_CC_RCCC && r.fresh)
         rs_uet_rccc_on_received(u, ep, pkt);
+    if (r.fresh)
+        rs_ses_target_check(c, pkt);
+    if (r.complete && u->flow_received && c->flow_ref)
+        u->flow_received(u->flow_ctx, c->flow_ref, c);
     if (!r.ack)
         return;
     rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
@@ -385,6 +389,8 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     h->sack_bitmap = r.sack_bitmap;
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_ack(ep, c, h);
+    if (c->rx_bytes == c->msg_len) /* every byte arrived: each ACK carries the SES response */
+        rs_ses_response(c, h);
     send_ctrl(u, ep, a);
 }
 
@@ -474,6 +480,9 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_port_resolve_path(u->net, se->port, dst, tc, c->src_id, &c->path);
     rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back);
     rs_pds_init(c, size, 0);
+    c->tgt_rc = RS_UET_RC_OK;
+    c->ses_done = c->ses_rc = 0;
+    c->ses_mod_len = 0;
     c->cc = NULL;
     if (prm->cc == RS_CC_NSCC) {
         rs_nscc_params_default((rs_nscc_params *)(void *)c->cc_params, prm->mtu, prm->cc_base_rtt_ps, prm->trim_ok);

@@ -120,6 +120,11 @@ typedef struct rs_pdc {
     rs_rccc_tx rccc;
     uint64_t rccc_req_sent;
     uint64_t rccc_req_seen;
+    /* SES (uet/ses.c): the target's return code for the message so far; the initiator's response */
+    uint8_t tgt_rc;
+    uint8_t ses_done;
+    uint8_t ses_rc;
+    uint32_t ses_mod_len;
 } rs_pdc;
 
 /* ---- the PDS state machines (pds.c): no packets, no timers, no I/O ---- */
@@ -204,6 +209,8 @@ typedef struct rs_uet {
     uint32_t n_all, cap_all;
     /* A PDC of a bulk flow finished (its message acknowledged): the workload registers this. */
     void (*flow_complete)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
+    /* ... and its target has every byte of the message (once per PDC; may be NULL) */
+    void (*flow_received)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
     void *flow_ctx;
 } rs_uet;
 
@@ -231,6 +238,14 @@ rs_pkt *rs_uet_frame(rs_uet *u, const rs_link_path *path, int src, int dst);
 void rs_uet_send_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pkt *p);
 rs_pdc *rs_uet_pdc_of(rs_uet_ep *ep, uint16_t id);
 void rs_uet_wake(rs_uet *u, rs_pdc *c);
+
+/* ---- SES (ses.c): target checks, the response header, completion on the response ---- */
+/* Target: a new data packet of c (buffer and key checks; the first error sticks in c->tgt_rc). */
+void rs_ses_target_check(rs_pdc *c, const rs_pkt *pkt);
+/* Target: the SES response for c's message in ACK header h (every byte arrived). */
+void rs_ses_response(const rs_pdc *c, rs_uet_hdr *h);
+/* Initiator: 1 when pkt carries the response to c's message (c->ses_rc, ses_mod_len set). */
+int rs_ses_on_response(rs_pdc *c, const rs_pkt *pkt);
 
 /* ---- RCCC, receiver-credit congestion control (rccc_pds.c over the pure rccc.c) ----
  * The initiator's data packets are RUD_CC_REQs carrying its cumulative credit request; the target's

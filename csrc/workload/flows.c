@@ -469,7 +469,22 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
     arm(tp, fs);
 }
 
-/* An Ultra Ethernet flow's message was acknowledged in full (its PDC is released here). */
+/* The work-completion status of a UET message's SES return code (as a verbs provider maps a
+ * remote error: a bad key or address is a remote access error). */
+static uint32_t uet_status(uint8_t rc)
+{
+    switch (rc) {
+    case RS_UET_RC_OK:
+        return RS_WC_STATUS_SUCCESS;
+    case RS_UET_RC_BAD_MKEY:
+    case RS_UET_RC_BAD_ADDR:
+        return RS_WC_STATUS_REM_ACCESS_ERR;
+    default:
+        return RS_WC_STATUS_REM_OP_ERR;
+    }
+}
+
+/* An Ultra Ethernet flow's message got its SES response (its PDC is released here). */
 static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
 {
     rs_flows *fs = ctx;
@@ -477,9 +492,10 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     rs_flow *f = &fs->f[flow_ref - 1];
     if (f->r.status != RS_FLOW_RUNNING || f->pdc != c)
         return;
+    uint32_t status = uet_status(c->ses_rc);
     live_counters(tp, f, flow_ref - 1, &f->r);
-    f->r.bytes_delivered = f->size;
-    f->r.status = RS_WC_STATUS_SUCCESS;
+    f->r.bytes_delivered = c->ses_mod_len; /* the bytes the target placed (0 after an error) */
+    f->r.status = status;
     f->r.finish_ps = tp->net.eng.now_ps;
     f->r.pause_ps = src_paused_ps(tp, f) - f->pause0;
     f->r.uet_nacks = c->st.nacks_rcvd;
@@ -487,14 +503,26 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     run_list_remove(fs, f);
     rs_uet_release(fs->uet, f->pdc);
     f->pdc = NULL;
-    release(tp, fs, f, RS_WC_STATUS_SUCCESS);
+    release(tp, fs, f, status);
     arm(tp, fs);
+}
+
+/* An Ultra Ethernet flow's target has every byte: the flows waiting on its receipt count it. */
+static void on_uet_received(void *ctx, uint64_t flow_ref, const rs_pdc *c)
+{
+    rs_flows *fs = ctx;
+    rs_flow *f = &fs->f[flow_ref - 1];
+    if (f->r.status != RS_FLOW_RUNNING || f->pdc != c)
+        return;
+    received(fs->tp, fs, f);
+    arm(fs->tp, fs);
 }
 
 void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u)
 {
     fs->uet = u;
     u->flow_complete = on_uet_complete;
+    u->flow_received = on_uet_received;
     u->flow_ctx = fs;
 }
 

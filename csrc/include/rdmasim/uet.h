@@ -23,6 +23,7 @@ typedef struct rs_uet_params {
     uint8_t cc;             /* congestion control of a PDC: RS_CC_NONE (fixed window), RS_CC_NSCC, or
                              * RS_UET_CC_RCCC (receiver credit, uet/rccc_pds.c) */
     int64_t cc_base_rtt_ps; /* NSCC: the network's base RTT (its defaults follow from it) */
+    uint64_t target_bytes;  /* the target buffer's length (SES: bytes beyond it are BAD_ADDR; 0 = unbounded) */
 } rs_uet_params;
 
 #endif
