@@ -159,8 +159,9 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     ``transport`` "roce" (default: the IB transport's RC QP pairs) or "uet": each flow is one
     Ultra Ethernet message over a PDC of its own (WRITE or SEND; docs/uet.md), with the options of
     the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``, ``window``,
-    ``reorder_packets``, ``ack_every``, ``rto``, ``trim``) and ``mtu`` as its payload per packet.
-    ``uet`` with transport "roce", or ``recovery``/``irn_window`` with "uet", is refused.
+    ``reorder_packets``, ``ack_every``, ``rto``, ``trim``, ``target_buffer``) and ``mtu`` as its
+    payload per packet; a flow chained by ``after`` starts when the one before it sent its last
+    packet. ``uet`` with transport "roce", or ``recovery``/``irn_window`` with "uet", is refused.
 
     Every value is checked before anything is added: an integer column holding a float, a value
     outside its range or a dependency cycle raises TypeError/ValueError naming the column, the row
@@ -241,9 +242,6 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
         if reads.size:
             raise ValueError(f"add_flows: row {int(reads[0])}: verb READ with transport 'uet' "
                              "(allowed WRITE, SEND or LOCAL)")
-        if after_a.any():
-            raise ValueError(f"add_flows: row {int(np.flatnonzero(after_a)[0])}: after with transport 'uet' "
-                             "(each UET flow runs on a PDC of its own)")
         recovery = "gbn"
     recovery, reorder_ps = _recovery_of(sim, recovery, src, dst, net)
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,

@@ -230,6 +230,8 @@ rs_pkt *rs_uet_next_frame(rs_uet_ep *ep)
         }
         if (rs_pds_next(c, c->uet->net->eng.now_ps, &tx)) {
             ep->ring = c->act_next; /* round robin: the next PDC goes first next time */
+            if (tx.eom && !tx.retx && c->uet->flow_sent && c->flow_ref) /* the next message may go */
+                c->uet->flow_sent(c->uet->flow_ctx, c->flow_ref, c);
             return build_data(c->uet, c, &tx);
         }
         ring_remove(ep, c); /* nothing to send until an ACK, NACK or timeout */

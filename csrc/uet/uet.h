@@ -211,6 +211,8 @@ typedef struct rs_uet {
     void (*flow_complete)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
     /* ... and its target has every byte of the message (once per PDC; may be NULL) */
     void (*flow_received)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
+    /* ... and its initiator sent the message's last byte for the first time (may be NULL) */
+    void (*flow_sent)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
     void *flow_ctx;
 } rs_uet;
 

@@ -507,6 +507,22 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     arm(tp, fs);
 }
 
+/* An Ultra Ethernet flow sent its last byte: the next flow of its connection (`after`) may start,
+ * as the next work request of a QP's send queue goes once the one before it was sent. */
+static void on_uet_sent(void *ctx, uint64_t flow_ref, const rs_pdc *c)
+{
+    rs_flows *fs = ctx;
+    rs_flow *f = &fs->f[flow_ref - 1];
+    if (f->pdc != c || !f->chain_next)
+        return;
+    rs_flow *nx = &fs->f[f->chain_next - 1];
+    uint64_t id = f->chain_next - 1;
+    f->chain_next = 0; /* once */
+    if (--nx->n_wait == 0)
+        ready_push(fs, ready_at(nx, fs->tp->net.eng.now_ps), id);
+    arm(fs->tp, fs);
+}
+
 /* An Ultra Ethernet flow's target has every byte: the flows waiting on its receipt count it. */
 static void on_uet_received(void *ctx, uint64_t flow_ref, const rs_pdc *c)
 {
@@ -523,6 +539,7 @@ void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u)
     fs->uet = u;
     u->flow_complete = on_uet_complete;
     u->flow_received = on_uet_received;
+    u->flow_sent = on_uet_sent;
     u->flow_ctx = fs;
 }
 
@@ -661,9 +678,6 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
         int local = verb[i] == RS_FLOW_LOCAL;
         if (c->transport == RS_FLOW_UET && verb[i] == RS_FLOW_READ)
             return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb READ with transport uet (WRITE, SEND or LOCAL)", i);
-        if (c->transport == RS_FLOW_UET && after && after[i])
-            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: after %u with transport uet (each UET flow has a PDC of "
-                              "its own)", i, after[i]);
         for (int end = 0; end < 2; end++) {
             int32_t h = end ? dst[i] : src[i];
             if (h < 0 || (uint32_t)h >= tp->n_hosts)

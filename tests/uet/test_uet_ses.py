@@ -91,3 +91,22 @@ def test_a_flow_waits_for_a_uet_flows_receipt_at_its_target() -> None:
     assert int(rr["finish_ps"][0]) == int(rd["finish_ps"][0])
     gap = int(rd["finish_ps"][0]) - int(rr["started_ps"][1])
     assert 1_000_000 <= gap < 1_100_000
+
+
+def test_after_chain_sends_a_connections_messages_one_after_the_other() -> None:
+    t = _pair()
+    size = 64 * 4096
+    fs = t.sim.add_flows({"src": [0, 0, 0], "dst": [1, 1, 1], "size": [size] * 3, "after": [0, 1, 1]},
+                         transport="uet")
+    t.sim.run_flows()
+    r = fs.results()
+    assert [describe_status(int(x)) for x in r["status"]] == ["ok"] * 3
+    assert (r["bytes_delivered"] == size).all()
+    pkt = (4096 + 98 + 24) * 8 * 10**12 // 100_000_000_000  # one packet's time on the wire
+    wire = 64 * pkt  # one message at line rate
+    for i in (1, 2):
+        # each starts once the one before it handed its last packet to the wire: after the time of
+        # its other packets, before its completion (the last packet and the response still travel)
+        assert int(r["started_ps"][i - 1]) + wire - pkt <= int(r["started_ps"][i]) < int(r["finish_ps"][i - 1])
+    # back to back: the three take about three messages' wire time
+    assert int(r["finish_ps"][2]) - int(r["started_ps"][0]) < 3 * wire + 5_000_000
