@@ -107,6 +107,8 @@ def test_after_chain_sends_a_connections_messages_one_after_the_other() -> None:
     for i in (1, 2):
         # each starts once the one before it handed its last packet to the wire: after the time of
         # its other packets, before its completion (the last packet and the response still travel)
-        assert int(r["started_ps"][i - 1]) + wire - pkt <= int(r["started_ps"][i]) < int(r["finish_ps"][i - 1])
+        start, prev_start, prev_end = (int(r[k][j]) for k, j in
+                                       (("started_ps", i), ("started_ps", i - 1), ("finish_ps", i - 1)))
+        assert prev_start + wire - pkt <= start < prev_end
     # back to back: the three take about three messages' wire time
     assert int(r["finish_ps"][2]) - int(r["started_ps"][0]) < 3 * wire + 5_000_000

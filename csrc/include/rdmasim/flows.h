@@ -37,9 +37,8 @@ enum rs_flow_verb { RS_FLOW_WRITE = 0, RS_FLOW_READ = 1, RS_FLOW_SEND = 2, RS_FL
 enum rs_flow_transport { RS_FLOW_ROCE = 0, RS_FLOW_UET = 1 };
 
 /* QP attributes of every flow in one rs_flows_add batch (transport RS_FLOW_ROCE), or the Ultra
- * Ethernet PDS parameters (transport RS_FLOW_UET: WRITE and SEND flows only; each flow, also in an `after`
- * chain,
- * a PDC of its own, docs/uet.md). */
+ * Ethernet PDS parameters (transport RS_FLOW_UET: WRITE and SEND flows only; each flow, also in an
+ * `after` chain, a PDC of its own, docs/uet.md). */
 typedef struct rs_flow_cfg {
     uint32_t path_mtu;      /* ibv_mtu enum 1..5 */
     uint32_t timeout;       /* local ACK timeout exponent */
