@@ -40,6 +40,11 @@ import importlib.util as _importlib_util  # noqa: E402
 if _importlib_util.find_spec("rdmasim._core") is None:
     raise ImportError(_core_missing_message())
 
+# the old paths of modules now in packages per layer (rdmasim.cc_dctcp is rdmasim.cc.dctcp)
+from rdmasim import _moved  # noqa: E402
+
+_moved.install()
+
 from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402
 
 if _TYPE_CHECKING:
@@ -63,7 +68,7 @@ if _TYPE_CHECKING:
 # a Ctrl-C while it loads the rest reaches its own handler (a one-line message, exit 130).
 _LAZY = {
     "Switch": "rdmasim.fabric",
-    "get_include": "rdmasim.cc_plugin",
+    "get_include": "rdmasim.cc.plugin",
     "Host": "rdmasim.sim", "Link": "rdmasim.sim", "Simulator": "rdmasim.sim",
     **{name: "rdmasim.topology" for name in ("BackToBack", "back_to_back", "dragonfly", "dumbbell",
                                              "fat_tree", "incast", "leaf_spine", "rail_optimized",

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rdmasim import codec
-from rdmasim._handle import Host, Link, LinkDirection
 from rdmasim.fabric import Switch
+from rdmasim.transport.handle import Host, Link, LinkDirection
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Simulator
+    from rdmasim._protocols import CoreSim as Simulator  # what a capture selection needs of one
 
 _MAGIC_NS = 0xA1B23C4D
 _MAGIC_US = 0xA1B2C3D4

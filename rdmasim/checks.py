@@ -29,6 +29,12 @@ UINT64_MAX = (1 << 64) - 1
 INT64_MAX = (1 << 63) - 1
 
 
+def is_zero(v: Any) -> bool:
+    """``0`` or ``"0"``: the value that means "none" / "the default" for rates, sizes and times
+    (not ``False`` or ``0.0``, which compare equal to 0 but are not what such a field takes)."""
+    return v == "0" or (isinstance(v, numbers.Integral) and not isinstance(v, bool) and v == 0)
+
+
 def check_int(what: str, value: Any, lo: int, hi: int) -> int:
     """``value`` as a Python int in ``[lo, hi]``, or ValueError/TypeError naming ``what``.
 

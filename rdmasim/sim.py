@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from rdmasim import _core
 from rdmasim import errors as _errors  # noqa: F401  (registers the C error classes)
-from rdmasim._handle import Host, Link, LinkDirection, SimHandle
 from rdmasim.trace import DEFAULT_MAX_RECORDS
+from rdmasim.transport.handle import Host, Link, LinkDirection, SimHandle
 from rdmasim.units import format_time, parse_rate, parse_time
 
 if TYPE_CHECKING:
@@ -49,13 +49,13 @@ class Simulator(SimHandle):
 
     def add_flows(self, table: Any, **qp_attrs: Any) -> Any:
         """Hand many flows to the C core at once (see :func:`rdmasim.flows.add_flows`)."""
-        from rdmasim.flows import add_flows
+        from rdmasim.workload.flows import add_flows
 
         return add_flows(self, table, **qp_attrs)
 
     def run_flows(self, until: str | int | None = None, **kw: Any) -> Any:
         """Run until every bulk flow finished (see :func:`rdmasim.flows.run_flows`)."""
-        from rdmasim.flows import run_flows
+        from rdmasim.workload.flows import run_flows
 
         return run_flows(self, until, **kw)
 

@@ -7,14 +7,22 @@ right after the first event of that kind, read from the simulation's trace.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from rdmasim import trace as tr
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Simulator
+    from rdmasim._protocols import CoreSim
+
+    class Simulator(CoreSim, Protocol):
+        """What stepping needs of a simulation (``rdmasim.sim.Simulator`` has it)."""
+
+        _trace: tr.Trace | None
+        _step_rest: tuple[int, Any]
+
+        def trace(self) -> tr.Trace: ...
 
 _OP_ACK, _OP_ATOMIC_ACK = 0x11, 0x12
 

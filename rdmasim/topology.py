@@ -436,3 +436,17 @@ def rail_optimized(nodes: int, gpus_per_node: int = 8, spines: int = 4, nodes_pe
                 sim.connect(rails[i][u], s, rate=f_rate, delay=delay, mtu=mtu)
     over = per_unit * parse_rate(host_rate) / (spines * parse_rate(f_rate))
     return RailOptimized(sim, node_hosts, rails, sp, over)
+
+
+def star_with_aggregator(n: int, rate: str | int = "100Gbps", delay: str | int = "1us", mtu: int = 4096,
+                         **kw: Any) -> tuple[Any, int]:
+    """A :func:`star` of ``n`` ranks plus an aggregation host on its switch.
+
+    The aggregation host's link runs at ``n`` x ``rate`` with no delay, so it carries all ranks' chunks
+    as fast as they arrive. Returns ``(star, aggregator host index)``.
+    """
+    config = {**kw.pop("switch_config", {}), "ports": n + 1}
+    st = star(n, rate=rate, delay=delay, mtu=mtu, switch_config=config, **kw)
+    agg = st.sim.add_host("agg")
+    st.sim.connect(agg, st.switch, rate=n * parse_rate(rate), delay=0, mtu=mtu)
+    return st, agg.index

@@ -38,7 +38,7 @@ from rdmasim import _core
 from rdmasim.codec import OPCODE_NAMES
 
 if TYPE_CHECKING:
-    from rdmasim.sim import Simulator
+    from rdmasim._protocols import CoreSim as Simulator  # what a trace needs of a simulation
 
 #: numpy dtype of one record
 TRACE_DTYPE: np.dtype = _core.TRACE_DTYPE

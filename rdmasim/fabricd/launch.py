@@ -58,11 +58,11 @@ def library() -> Path:
     if env:
         return Path(env)
     here = _HERE / LIB_NAME
-    sources = [_HERE / "preload.c", _HERE / "proto.h"]
+    sources = [_HERE / name for name in build_lib.INPUTS]
     if here.is_file() and all(here.stat().st_mtime >= p.stat().st_mtime for p in sources):
         return here  # built by pip install (and not older than its sources, in a source tree)
     h = hashlib.sha256()
-    for name in ("preload.c", "proto.h"):
+    for name in build_lib.INPUTS:
         h.update((_HERE / name).read_bytes())
     if VERBS_H.is_file():
         h.update(VERBS_H.read_bytes())

@@ -4,8 +4,9 @@
  * program calls, so the dynamic linker binds the program to them instead of libibverbs' (an unversioned
  * definition in a preloaded object satisfies the program's versioned references, IBVERBS_1.1 etc.).
  * The data-path calls that verbs.h inlines (ibv_post_send, ibv_post_recv, ibv_poll_cq,
- * ibv_req_notify_cq) go through struct ibv_context's ops, which ibv_open_device fills. Extended
- * verbs (verbs_context) are not offered: the inline helpers then take their legacy paths.
+ * ibv_req_notify_cq) go through struct ibv_context's ops, which ibv_open_device fills; the
+ * extended verbs verbs.h inlines go through the verbs_context around it (ext_verbs.c). rsd.h lists
+ * the library's other C files and what they own.
  *
  * Every call becomes one request to the daemon over a Unix socket ($RDMASIM_FABRIC_SOCKET); the
  * daemon owns the simulation (rdmasim/fabricd/server.py). Registered memory is shared: ibv_reg_mr
@@ -39,9 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proto.h"
-
-#define RSD_EXPORT __attribute__((visibility("default")))
+#include "rsd.h"
 #define MAX_DEVICES 64
 #define MAX_SEGMENTS 1024
 #define MAX_REPLY_WORDS 4096
@@ -63,6 +62,7 @@ struct rsd_state {
     pthread_mutex_t lock;
     int sock;          /* -1: not connected */
     int connect_failed;
+    int atfork; /* the fork handler is registered */
     int ndev;
     struct rsd_device devs[MAX_DEVICES];
     int nseg;
@@ -71,11 +71,6 @@ struct rsd_state {
 };
 
 static struct rsd_state S = {.lock = PTHREAD_MUTEX_INITIALIZER, .sock = -1};
-
-struct rsd_context {
-    struct ibv_context ctx;
-    int host;
-};
 
 struct rsd_ah {
     struct ibv_ah ah;
@@ -136,10 +131,38 @@ static int read_all(int fd, void *buf, size_t len)
     return 0;
 }
 
+/* A child of fork: the parent's connection and objects stay the parent's (as on hardware, a child
+ * cannot use them); its registered memory becomes a private copy, as with rdma-core on a kernel
+ * with copy-on-fork for pinned pages. A verbs call of the child attaches it anew. */
+static void fork_child(void)
+{
+    pthread_mutex_init(&S.lock, NULL);
+    for (int i = 0; i < S.nseg; i++) {
+        struct segment *g = &S.seg[i];
+        mprotect((void *)g->start, g->len, PROT_READ | PROT_WRITE); /* closed if RDMASIM_WATCH_MEMORY */
+        void *copy = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (copy != MAP_FAILED) {
+            memcpy(copy, (void *)g->start, g->len);
+            mremap(copy, g->len, g->len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)g->start);
+        }
+        close(g->fd);
+    }
+    S.nseg = 0;
+    if (S.sock >= 0)
+        close(S.sock);
+    S.sock = -1;
+    S.connect_failed = 0;
+    S.ndev = 0;
+}
+
 static int connect_locked(void)
 {
     if (S.sock >= 0)
         return 0;
+    if (!S.atfork) {
+        pthread_atfork(NULL, NULL, fork_child);
+        S.atfork = 1;
+    }
     if (S.connect_failed)
         return -1;
     const char *path = getenv("RDMASIM_FABRIC_SOCKET");
@@ -167,6 +190,24 @@ static int connect_locked(void)
     S.sock = fd;
     S.page = sysconf(_SC_PAGESIZE);
     return 0;
+}
+
+int rsd_in_segment(uintptr_t a)
+{
+    for (int i = 0; i < S.nseg; i++)
+        if (a >= S.seg[i].start && a < S.seg[i].start + S.seg[i].len)
+            return 1;
+    return 0;
+}
+
+/* RDMASIM_WATCH_MEMORY: every call leaves registered memory closed to the program (memwatch.c) */
+static void close_segments_locked(void)
+{
+    if (!S.nseg || !rsd_watch_on())
+        return;
+    for (int i = 0; i < S.nseg; i++)
+        mprotect((void *)S.seg[i].start, S.seg[i].len, PROT_NONE);
+    rsd_watch_reset();
 }
 
 /* One request and its reply. Returns the reply's status (>= 0) or -errno; `out` gets up to `cap`
@@ -230,6 +271,7 @@ static int64_t call_fds_locked(uint32_t op, const uint64_t *w, uint32_t nw, cons
         if (debug_on())
             say("%s", tmp);
     }
+    close_segments_locked();
     return rh[0];
 lost:
     say("the fabric daemon closed the connection (it stopped or refused this process)");
@@ -245,8 +287,8 @@ static int64_t call_locked(uint32_t op, const uint64_t *w, uint32_t nw, const vo
     return call_fds_locked(op, w, nw, bytes, nb, &fd, fd >= 0, out, cap, nout, obytes, obcap);
 }
 
-static int64_t call(uint32_t op, const uint64_t *w, uint32_t nw, const void *bytes, uint32_t nb, uint64_t *out,
-                    uint32_t cap, uint32_t *nout)
+int64_t rsd_call(uint32_t op, const uint64_t *w, uint32_t nw, const void *bytes, uint32_t nb, uint64_t *out,
+                 uint32_t cap, uint32_t *nout)
 {
     pthread_mutex_lock(&S.lock);
     int64_t r = call_locked(op, w, nw, bytes, nb, -1, out, cap, nout, NULL, 0);
@@ -254,11 +296,43 @@ static int64_t call(uint32_t op, const uint64_t *w, uint32_t nw, const void *byt
     return r;
 }
 
-/* Set errno from a failed status and return the given failure value. */
-static int fail_errno(int64_t st)
+int64_t rsd_call_fd(uint32_t op, const uint64_t *w, uint32_t nw, int fd, uint64_t *out, uint32_t cap,
+                    uint32_t *nout)
+{
+    pthread_mutex_lock(&S.lock);
+    int64_t r = call_locked(op, w, nw, NULL, 0, fd, out, cap, nout, NULL, 0);
+    pthread_mutex_unlock(&S.lock);
+    return r;
+}
+
+/* Set errno from a failed status and return it. */
+int rsd_fail(int64_t st)
 {
     errno = st < 0 ? (int)-st : EINVAL;
     return errno;
+}
+
+/* Release the object `handle` of the device of `ctx` (op: RSD_DEALLOC_PD, RSD_DESTROY_CQ, ...): 0, or the
+ * errno value (also in errno) when the daemon refuses. */
+int rsd_release(uint32_t op, struct ibv_context *ctx, uint64_t handle)
+{
+    uint64_t w[2] = {(uint64_t)rsd_host(ctx), handle};
+    int64_t st = rsd_call(op, w, 2, NULL, 0, NULL, 0, NULL);
+    return st < 0 ? rsd_fail(st) : 0;
+}
+
+/* The object a create call answered with status `st` makes: `size` zeroed bytes, or NULL with
+ * errno set (the call's error, or ENOMEM). */
+void *rsd_new(int64_t st, size_t size)
+{
+    if (st < 0) {
+        rsd_fail(st);
+        return NULL;
+    }
+    void *p = calloc(1, size);
+    if (!p)
+        errno = ENOMEM;
+    return p;
 }
 
 /* ---- devices ---- */
@@ -360,11 +434,17 @@ RSD_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
 
 static int rsd_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 static int rsd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-static int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 static int rsd_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 static int rsd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
-static int host_of(struct ibv_context *c) { return ((struct rsd_context *)c)->host; }
+struct rsd_context *rsd_ctx(struct ibv_context *c)
+{
+    return (struct rsd_context *)((char *)c - offsetof(struct rsd_context, vctx.context));
+}
+
+int rsd_host(struct ibv_context *c) { return rsd_ctx(c)->host; }
+
+static int host_of(struct ibv_context *c) { return rsd_host(c); }
 
 RSD_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
@@ -373,25 +453,36 @@ RSD_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
         errno = ENOMEM;
         return NULL;
     }
+    struct ibv_context *ctx = &c->vctx.context;
     c->host = ((struct rsd_device *)device)->host;
-    c->ctx.device = device;
-    c->ctx.cmd_fd = -1;
-    c->ctx.async_fd = -1;
-    c->ctx.num_comp_vectors = 1;
-    c->ctx.abi_compat = NULL; /* not a verbs_context: the inline extended verbs take their legacy paths */
-    pthread_mutex_init(&c->ctx.mutex, NULL);
-    c->ctx.ops.poll_cq = rsd_poll_cq;
-    c->ctx.ops.req_notify_cq = rsd_req_notify_cq;
-    c->ctx.ops.post_send = rsd_post_send;
-    c->ctx.ops.post_recv = rsd_post_recv;
-    c->ctx.ops.post_srq_recv = rsd_post_srq_recv;
-    return &c->ctx;
+    ctx->device = device;
+    ctx->cmd_fd = -1;
+    ctx->async_fd = -1;
+    ctx->num_comp_vectors = 1;
+    pthread_mutex_init(&ctx->mutex, NULL);
+    ctx->ops.poll_cq = rsd_poll_cq;
+    ctx->ops.req_notify_cq = rsd_req_notify_cq;
+    ctx->ops.post_send = rsd_post_send;
+    ctx->ops.post_recv = rsd_post_recv;
+    ctx->ops.post_srq_recv = rsd_post_srq_recv;
+    rsd_ext_init(c);
+    rsd_mw_init(ctx);
+    if (rsd_async_open(c) < 0) {
+        int e = errno;
+        pthread_mutex_destroy(&ctx->mutex);
+        free(c);
+        errno = e;
+        return NULL;
+    }
+    return ctx;
 }
 
 RSD_EXPORT int ibv_close_device(struct ibv_context *context)
 {
+    struct rsd_context *c = rsd_ctx(context);
+    rsd_async_close(c);
     pthread_mutex_destroy(&context->mutex);
-    free(context);
+    free(c);
     return 0;
 }
 
@@ -401,9 +492,9 @@ RSD_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_a
     uint64_t w[1] = {(uint64_t)host_of(context)};
     uint64_t o[40];
     uint32_t n = 0;
-    int64_t st = call(RSD_QUERY_DEVICE, w, 1, NULL, 0, o, 40, &n);
+    int64_t st = rsd_call(RSD_QUERY_DEVICE, w, 1, NULL, 0, o, 40, &n);
     if (st < 0 || n < 37)
-        return fail_errno(st);
+        return rsd_fail(st);
     memset(a, 0, sizeof(*a));
     a->fw_ver[0] = 0;
     a->node_guid = ibv_get_device_guid(context->device);
@@ -456,9 +547,9 @@ RSD_EXPORT int(ibv_query_port)(struct ibv_context *context, uint8_t port_num, st
     uint64_t w[2] = {(uint64_t)host_of(context), port_num};
     uint64_t o[24];
     uint32_t n = 0;
-    int64_t st = call(RSD_QUERY_PORT, w, 2, NULL, 0, o, 24, &n);
+    int64_t st = rsd_call(RSD_QUERY_PORT, w, 2, NULL, 0, o, 24, &n);
     if (st < 0 || n < 20)
-        return fail_errno(st);
+        return rsd_fail(st);
     struct ibv_port_attr a;
     memset(&a, 0, sizeof(a));
     int i = 0;
@@ -493,7 +584,7 @@ RSD_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int 
     int64_t st = call_locked(RSD_QUERY_GID, w, 3, NULL, 0, -1, NULL, 0, NULL, gid->raw, 16);
     pthread_mutex_unlock(&S.lock);
     if (st < 0) {
-        fail_errno(st);
+        rsd_fail(st);
         return -1;
     }
     return 0;
@@ -527,33 +618,15 @@ RSD_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
     return (port_num == 1 && (ntohs(pkey) & 0x7fff) == 0x7fff) ? 0 : -1;
 }
 
-RSD_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
-{
-    /* no asynchronous events are emulated: block as a program waiting for one would */
-    for (;;)
-        pause();
-    return -1;
-}
-
-RSD_EXPORT void ibv_ack_async_event(struct ibv_async_event *event) {}
-
-RSD_EXPORT int ibv_fork_init(void) { return 0; }
-
 /* ---- protection domains and memory ---- */
 
 RSD_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
     uint64_t w[1] = {(uint64_t)host_of(context)};
-    int64_t st = call(RSD_ALLOC_PD, w, 1, NULL, 0, NULL, 0, NULL);
-    if (st < 0) {
-        fail_errno(st);
+    int64_t st = rsd_call(RSD_ALLOC_PD, w, 1, NULL, 0, NULL, 0, NULL);
+    struct ibv_pd *pd = rsd_new(st, sizeof(*pd));
+    if (!pd)
         return NULL;
-    }
-    struct ibv_pd *pd = calloc(1, sizeof(*pd));
-    if (!pd) {
-        errno = ENOMEM;
-        return NULL;
-    }
     pd->context = context;
     pd->handle = (uint32_t)st;
     return pd;
@@ -561,10 +634,9 @@ RSD_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 
 RSD_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
-    uint64_t w[2] = {(uint64_t)host_of(pd->context), pd->handle};
-    int64_t st = call(RSD_DEALLOC_PD, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return fail_errno(st);
+    int rc = rsd_release(RSD_DEALLOC_PD, pd->context, pd->handle);
+    if (rc)
+        return rc;
     free(pd);
     return 0;
 }
@@ -633,15 +705,9 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
     uint32_t n = 0;
     int64_t st = call_locked(RSD_REG_MR, w, 7, NULL, 0, s->fd, o, 3, &n, NULL, 0);
     pthread_mutex_unlock(&S.lock);
-    if (st < 0 || n < 3) {
-        fail_errno(st);
+    struct rsd_mr *m = rsd_new(n < 3 && st >= 0 ? -EINVAL : st, sizeof(*m));
+    if (!m)
         return NULL;
-    }
-    struct rsd_mr *m = calloc(1, sizeof(*m));
-    if (!m) {
-        errno = ENOMEM;
-        return NULL;
-    }
     m->mr.context = pd->context;
     m->mr.pd = pd;
     m->mr.addr = addr;
@@ -679,10 +745,9 @@ RSD_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t
 RSD_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
     struct rsd_mr *m = (struct rsd_mr *)mr;
-    uint64_t w[2] = {(uint64_t)host_of(mr->context), (uint64_t)m->index};
-    int64_t st = call(RSD_DEREG_MR, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return fail_errno(st);
+    int rc = rsd_release(RSD_DEREG_MR, mr->context, (uint64_t)m->index);
+    if (rc)
+        return rc;
     free(m);
     return 0;
 }
@@ -699,7 +764,7 @@ RSD_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *
     pthread_mutex_unlock(&S.lock);
     if (st < 0) {
         close(efd);
-        fail_errno(st);
+        rsd_fail(st);
         return NULL;
     }
     struct ibv_comp_channel *ch = calloc(1, sizeof(*ch));
@@ -717,35 +782,36 @@ RSD_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *
 RSD_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
     uint64_t w[1] = {(uint64_t)channel->refcnt};
-    int64_t st = call(RSD_DESTROY_CHANNEL, w, 1, NULL, 0, NULL, 0, NULL);
+    int64_t st = rsd_call(RSD_DESTROY_CHANNEL, w, 1, NULL, 0, NULL, 0, NULL);
     if (st < 0)
-        return fail_errno(st);
+        return rsd_fail(st);
     close(channel->fd);
     free(channel);
     return 0;
 }
 
-RSD_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-                                        struct ibv_comp_channel *channel, int comp_vector)
+struct rsd_cq *rsd_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+                             struct ibv_comp_channel *channel)
 {
     if (cqe < 1) {
         errno = EINVAL;
         return NULL;
     }
-    struct ibv_cq *cq = calloc(1, sizeof(*cq));
-    if (!cq) {
+    struct rsd_cq *r = calloc(1, sizeof(*r));
+    if (!r) {
         errno = ENOMEM;
         return NULL;
     }
+    struct ibv_cq *cq = ibv_cq_ex_to_cq(&r->cqx);
     /* the CQ's address comes back with its completion events (ibv_get_cq_event) */
     uint64_t w[4] = {(uint64_t)host_of(context), (uint64_t)cqe, channel ? (uint64_t)channel->refcnt : 0,
                      (uint64_t)(uintptr_t)cq};
     uint64_t o[2];
     uint32_t n = 0;
-    int64_t st = call(RSD_CREATE_CQ, w, 4, NULL, 0, o, 2, &n);
+    int64_t st = rsd_call(RSD_CREATE_CQ, w, 4, NULL, 0, o, 2, &n);
     if (st < 0 || n < 2) {
-        free(cq);
-        fail_errno(st);
+        free(r);
+        rsd_fail(st);
         return NULL;
     }
     cq->context = context;
@@ -755,38 +821,62 @@ RSD_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
     cq->cqe = (int)o[1];
     pthread_mutex_init(&cq->mutex, NULL);
     pthread_cond_init(&cq->cond, NULL);
-    return cq;
+    pthread_mutex_init(&r->lock, NULL);
+    return r;
+}
+
+RSD_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+                                        struct ibv_comp_channel *channel, int comp_vector)
+{
+    struct rsd_cq *r = rsd_create_cq(context, cqe, cq_context, channel);
+    return r ? ibv_cq_ex_to_cq(&r->cqx) : NULL;
 }
 
 RSD_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
-    uint64_t w[2] = {(uint64_t)host_of(cq->context), cq->handle};
-    int64_t st = call(RSD_DESTROY_CQ, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return fail_errno(st);
+    int rc = rsd_release(RSD_DESTROY_CQ, cq->context, cq->handle);
+    if (rc)
+        return rc;
+    struct rsd_cq *r = (struct rsd_cq *)cq;
     pthread_mutex_destroy(&cq->mutex);
     pthread_cond_destroy(&cq->cond);
-    free(cq);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
     return 0;
 }
 
+/* As rxe: at least the completions the CQ holds; the CQ keeps them. Returns 0 or an errno value. */
 RSD_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
-    errno = EOPNOTSUPP;
-    return EOPNOTSUPP;
+    uint64_t w[3] = {(uint64_t)host_of(cq->context), cq->handle, (uint64_t)(int64_t)cqe};
+    uint64_t o[1];
+    uint32_t n = 0;
+    int64_t st = rsd_call(RSD_RESIZE_CQ, w, 3, NULL, 0, o, 1, &n);
+    if (st < 0 || n < 1)
+        return rsd_fail(st);
+    cq->cqe = (int)o[0];
+    return 0;
 }
 
 static int rsd_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
     if (num_entries <= 0)
         return 0;
+    int got = rsd_cq_take_buffered((struct rsd_cq *)cq, num_entries, wc);
+    if (got)
+        return got;
+    return rsd_fetch_wc(cq, num_entries, wc);
+}
+
+int rsd_fetch_wc(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
     enum { BATCH = MAX_REPLY_WORDS / RSD_WC_WORDS };
     if (num_entries > BATCH)
         num_entries = BATCH;
     uint64_t w[3] = {(uint64_t)host_of(cq->context), cq->handle, (uint64_t)num_entries};
     uint64_t o[BATCH * RSD_WC_WORDS];
     uint32_t n = 0;
-    int64_t st = call(RSD_POLL_CQ, w, 3, NULL, 0, o, BATCH * RSD_WC_WORDS, &n);
+    int64_t st = rsd_call(RSD_POLL_CQ, w, 3, NULL, 0, o, BATCH * RSD_WC_WORDS, &n);
     if (st < 0)
         return -1;
     int got = (int)st;
@@ -814,8 +904,8 @@ static int rsd_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 static int rsd_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
     uint64_t w[3] = {(uint64_t)host_of(cq->context), cq->handle, (uint64_t)(solicited_only != 0)};
-    int64_t st = call(RSD_REQ_NOTIFY, w, 3, NULL, 0, NULL, 0, NULL);
-    return st < 0 ? fail_errno(st) : 0;
+    int64_t st = rsd_call(RSD_REQ_NOTIFY, w, 3, NULL, 0, NULL, 0, NULL);
+    return st < 0 ? rsd_fail(st) : 0;
 }
 
 RSD_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
@@ -823,9 +913,9 @@ RSD_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
     uint64_t w[1] = {(uint64_t)channel->refcnt};
     uint64_t o[3];
     uint32_t n = 0;
-    int64_t st = call(RSD_GET_CQ_EVENT, w, 1, NULL, 0, o, 3, &n);
+    int64_t st = rsd_call(RSD_GET_CQ_EVENT, w, 1, NULL, 0, o, 3, &n);
     if (st < 0 || n < 3) {
-        fail_errno(st);
+        rsd_fail(st);
         return -1;
     }
     uint64_t one;
@@ -847,7 +937,7 @@ RSD_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 
 /* ---- queue pairs ---- */
 
-RSD_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+struct ibv_qp *rsd_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr, int is_ex)
 {
     if (attr->cap.max_inline_data > 256) { /* rxe's RXE_MAX_INLINE_DATA bound */
         errno = EINVAL;
@@ -867,16 +957,11 @@ RSD_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_at
                       attr->cap.max_inline_data};
     uint64_t o[6];
     uint32_t n = 0;
-    int64_t st = call(RSD_CREATE_QP, w, 12, NULL, 0, o, 6, &n);
-    if (st < 0 || n < 6) {
-        fail_errno(st);
+    int64_t st = rsd_call(RSD_CREATE_QP, w, 12, NULL, 0, o, 6, &n);
+    struct rsd_qp *r = rsd_new(n < 6 && st >= 0 ? -EINVAL : st, sizeof(*r));
+    if (!r)
         return NULL;
-    }
-    struct ibv_qp *qp = calloc(1, sizeof(*qp));
-    if (!qp) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    struct ibv_qp *qp = &r->qpx.qp_base;
     qp->context = pd->context;
     qp->qp_context = attr->qp_context;
     qp->pd = pd;
@@ -894,7 +979,14 @@ RSD_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_at
     attr->cap.max_send_sge = (uint32_t)o[3];
     attr->cap.max_recv_sge = (uint32_t)o[4];
     attr->cap.max_inline_data = (uint32_t)o[5];
+    r->is_ex = is_ex;
+    rsd_async_track(RSD_ELEM_QP, host_of(pd->context), qp->qp_num, qp);
     return qp;
+}
+
+RSD_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+    return rsd_create_qp(pd, attr, 0);
 }
 
 RSD_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
@@ -926,9 +1018,9 @@ RSD_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
     v[RSD_QPA_AH_TRAFFIC_CLASS] = a->ah_attr.grh.traffic_class;
     v[RSD_QPA_AH_HOP_LIMIT] = a->ah_attr.grh.hop_limit;
     v[RSD_QPA_AH_SL] = a->ah_attr.sl;
-    int64_t st = call(RSD_MODIFY_QP, w, 3 + RSD_QPA_WORDS, a->ah_attr.grh.dgid.raw, 16, NULL, 0, NULL);
+    int64_t st = rsd_call(RSD_MODIFY_QP, w, 3 + RSD_QPA_WORDS, a->ah_attr.grh.dgid.raw, 16, NULL, 0, NULL);
     if (st < 0)
-        return fail_errno(st);
+        return rsd_fail(st);
     if (mask & IBV_QP_STATE)
         qp->state = a->qp_state;
     return 0;
@@ -939,9 +1031,9 @@ RSD_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, 
     uint64_t w[2] = {(uint64_t)host_of(qp->context), qp->qp_num};
     uint64_t o[RSD_QPA_WORDS + 5];
     uint32_t n = 0;
-    int64_t st = call(RSD_QUERY_QP, w, 2, NULL, 0, o, RSD_QPA_WORDS + 5, &n);
+    int64_t st = rsd_call(RSD_QUERY_QP, w, 2, NULL, 0, o, RSD_QPA_WORDS + 5, &n);
     if (st < 0 || n < RSD_QPA_WORDS + 5)
-        return fail_errno(st);
+        return rsd_fail(st);
     memset(a, 0, sizeof(*a));
     a->qp_state = (enum ibv_qp_state)o[RSD_QPA_STATE];
     a->cur_qp_state = (enum ibv_qp_state)o[RSD_QPA_CUR_STATE];
@@ -978,13 +1070,15 @@ RSD_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, 
 
 RSD_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
-    uint64_t w[2] = {(uint64_t)host_of(qp->context), qp->qp_num};
-    int64_t st = call(RSD_DESTROY_QP, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return fail_errno(st);
+    int rc = rsd_release(RSD_DESTROY_QP, qp->context, qp->qp_num);
+    if (rc)
+        return rc;
+    struct rsd_qp *r = (struct rsd_qp *)qp;
+    rsd_async_untrack(qp);
+    rsd_qp_ex_fini(r);
     pthread_mutex_destroy(&qp->mutex);
     pthread_cond_destroy(&qp->cond);
-    free(qp);
+    free(r);
     return 0;
 }
 
@@ -1015,7 +1109,7 @@ static int imm_is_value(enum ibv_wr_opcode op)
     return op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
 }
 
-static int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
     unsigned char inl[16384]; /* the inline bytes of this post's WRs, in order */
     uint32_t ninl = 0;
@@ -1032,7 +1126,9 @@ static int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
         uint64_t *v = &b.w[b.n];
         int ud = qp->qp_type == IBV_QPT_UD;
         struct rsd_ah *ah = ud ? (struct rsd_ah *)x->wr.ud.ah : NULL;
-        int atomic = x->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || x->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+        /* ATOMIC_WRITE (ibv_wr_atomic_write): its 8 bytes in wr.atomic.compare_add, as they lie in memory */
+        int atomic = x->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || x->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+                     x->opcode == IBV_WR_ATOMIC_WRITE;
         v[0] = x->wr_id;
         v[1] = x->opcode;
         v[2] = x->send_flags;
@@ -1045,6 +1141,14 @@ static int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
         v[9] = ah ? ((uint64_t)ah->traffic_class << 32 | x->wr.ud.remote_qpn) : 0;
         v[10] = ud ? x->wr.ud.remote_qkey : 0;
         v[11] = (uint64_t)x->num_sge;
+        if (x->opcode == IBV_WR_BIND_MW) { /* the bind's words (proto.h) */
+            const struct ibv_mw_bind_info *bi = &x->bind_mw.bind_info;
+            v[4] = bi->addr;
+            v[5] = x->bind_mw.rkey;
+            v[6] = bi->length;
+            v[7] = (uint64_t)bi->mw_access_flags << 32 | (bi->mr ? bi->mr->lkey : 0);
+            v[9] = x->bind_mw.mw ? x->bind_mw.mw->rkey : 0;
+        }
         b.n += RSD_SWR_WORDS;
         for (int i = 0; i < x->num_sge; i++) {
             b.w[b.n++] = x->sg_list[i].addr;
@@ -1070,7 +1174,7 @@ static int rsd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
     b.w[2] = count;
     uint64_t o[1] = {0};
     uint32_t n = 0;
-    int64_t st = call(RSD_POST_SEND, b.w, b.n, inl, ninl, o, 1, &n);
+    int64_t st = rsd_call(RSD_POST_SEND, b.w, b.n, inl, ninl, o, 1, &n);
     if (b.w != b.stack)
         free(b.w);
     if (st < 0) {
@@ -1111,7 +1215,7 @@ static int post_recv_common(struct ibv_context *ctx, uint32_t qpn, uint32_t srq,
     b.w[3] = count;
     uint64_t o[1] = {0};
     uint32_t n = 0;
-    int64_t st = call(RSD_POST_RECV, b.w, b.n, NULL, 0, o, 1, &n);
+    int64_t st = rsd_call(RSD_POST_RECV, b.w, b.n, NULL, 0, o, 1, &n);
     if (b.w != b.stack)
         free(b.w);
     if (st < 0) {
@@ -1140,22 +1244,17 @@ RSD_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 {
     uint64_t w[5] = {(uint64_t)host_of(pd->context), pd->handle, attr->attr.max_wr, attr->attr.max_sge,
                      attr->attr.srq_limit};
-    int64_t st = call(RSD_CREATE_SRQ, w, 5, NULL, 0, NULL, 0, NULL);
-    if (st < 0) {
-        fail_errno(st);
+    int64_t st = rsd_call(RSD_CREATE_SRQ, w, 5, NULL, 0, NULL, 0, NULL);
+    struct ibv_srq *s = rsd_new(st, sizeof(*s));
+    if (!s)
         return NULL;
-    }
-    struct ibv_srq *s = calloc(1, sizeof(*s));
-    if (!s) {
-        errno = ENOMEM;
-        return NULL;
-    }
     s->context = pd->context;
     s->srq_context = attr->srq_context;
     s->pd = pd;
     s->handle = (uint32_t)st;
     pthread_mutex_init(&s->mutex, NULL);
     pthread_cond_init(&s->cond, NULL);
+    rsd_async_track(RSD_ELEM_SRQ, host_of(pd->context), s->handle, s);
     return s;
 }
 
@@ -1163,8 +1262,8 @@ RSD_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, in
 {
     uint64_t w[5] = {(uint64_t)host_of(srq->context), srq->handle, (uint64_t)(unsigned)mask, attr->max_wr,
                      attr->srq_limit};
-    int64_t st = call(RSD_MODIFY_SRQ, w, 5, NULL, 0, NULL, 0, NULL);
-    return st < 0 ? fail_errno(st) : 0;
+    int64_t st = rsd_call(RSD_MODIFY_SRQ, w, 5, NULL, 0, NULL, 0, NULL);
+    return st < 0 ? rsd_fail(st) : 0;
 }
 
 RSD_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
@@ -1172,9 +1271,9 @@ RSD_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
     uint64_t w[2] = {(uint64_t)host_of(srq->context), srq->handle};
     uint64_t o[3];
     uint32_t n = 0;
-    int64_t st = call(RSD_QUERY_SRQ, w, 2, NULL, 0, o, 3, &n);
+    int64_t st = rsd_call(RSD_QUERY_SRQ, w, 2, NULL, 0, o, 3, &n);
     if (st < 0 || n < 3)
-        return fail_errno(st);
+        return rsd_fail(st);
     attr->max_wr = (uint32_t)o[0];
     attr->max_sge = (uint32_t)o[1];
     attr->srq_limit = (uint32_t)o[2];
@@ -1183,10 +1282,10 @@ RSD_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 
 RSD_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 {
-    uint64_t w[2] = {(uint64_t)host_of(srq->context), srq->handle};
-    int64_t st = call(RSD_DESTROY_SRQ, w, 2, NULL, 0, NULL, 0, NULL);
-    if (st < 0)
-        return fail_errno(st);
+    int rc = rsd_release(RSD_DESTROY_SRQ, srq->context, srq->handle);
+    if (rc)
+        return rc;
+    rsd_async_untrack(srq);
     free(srq);
     return 0;
 }
@@ -1197,16 +1296,10 @@ RSD_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a
 {
     uint64_t w[5] = {(uint64_t)host_of(pd->context), pd->handle, attr->is_global, attr->dlid,
                      attr->grh.traffic_class};
-    int64_t st = call(RSD_CREATE_AH, w, 5, attr->grh.dgid.raw, 16, NULL, 0, NULL);
-    if (st < 0) {
-        fail_errno(st);
+    int64_t st = rsd_call(RSD_CREATE_AH, w, 5, attr->grh.dgid.raw, 16, NULL, 0, NULL);
+    struct rsd_ah *ah = rsd_new(st, sizeof(*ah));
+    if (!ah)
         return NULL;
-    }
-    struct rsd_ah *ah = calloc(1, sizeof(*ah));
-    if (!ah) {
-        errno = ENOMEM;
-        return NULL;
-    }
     ah->ah.context = pd->context;
     ah->ah.pd = pd;
     ah->dest_host = (int)st;

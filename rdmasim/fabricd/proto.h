@@ -40,6 +40,28 @@ enum rsd_op {
     RSD_CREATE_AH = 26,     /* host, pd, is_global, dlid, traffic_class; bytes: dgid -> status: dest host */
     RSD_IDLE = 27,          /* this process waits outside verbs until its next call (time may pass) */
     RSD_NOW = 28,           /* -> u64: simulated time (ps), the daemon's wall clock at start (ns since the epoch) */
+    /* 64 on: rdmasim/fabricd/server_ext.py */
+    RSD_QUERY_DEVICE_EX = 64, /* host -> u64: the words of RSD_DEVX_* */
+    RSD_RESIZE_CQ = 65,     /* host, cq, cqe -> u64: the CQ's new cqe */
+    RSD_ALLOC_MW = 66,      /* host, pd, type -> status: the window's index; u64: rkey */
+    RSD_DEALLOC_MW = 67,    /* host, index */
+    RSD_OPEN_ASYNC = 68,    /* host (fd: an eventfd the daemon writes 1 to per event) -> status: queue id */
+    RSD_CLOSE_ASYNC = 69,   /* queue */
+    RSD_GET_ASYNC_EVENT = 70, /* queue -> u64: event type, element kind (RSD_ELEM_*), element handle.
+                               * Waits until an event is due */
+    RSD_MEMWAIT = 71,       /* addr, length: the process spins reading these bytes of its registered memory ->
+                             * status: 1 when they changed, 0 (the fabric is quiet: nothing will change them).
+                             * Waits until either (RDMASIM_WATCH_MEMORY; see memwatch.c) */
+};
+
+/* what an asynchronous event concerns */
+enum rsd_elem { RSD_ELEM_NONE, RSD_ELEM_QP, RSD_ELEM_CQ, RSD_ELEM_SRQ, RSD_ELEM_PORT };
+
+/* ibv_device_attr_ex beyond orig_attr, in this order (RSD_QUERY_DEVICE_EX) */
+enum rsd_devx {
+    RSD_DEVX_CAP_FLAGS_EX, RSD_DEVX_PHYS_PORT_CNT_EX, RSD_DEVX_ODP_GENERAL, RSD_DEVX_ODP_RC, RSD_DEVX_ODP_UC,
+    RSD_DEVX_ODP_UD, RSD_DEVX_XRC_ODP, RSD_DEVX_TS_MASK, RSD_DEVX_CORE_CLOCK, RSD_DEVX_RAW_PACKET_CAPS,
+    RSD_DEVX_MAX_WQ_TYPE_RQ, RSD_DEVX_MAX_DM_SIZE, RSD_DEVX_MAX_TSO, RSD_DEVX_TSO_QPTS, RSD_DEVX_WORDS
 };
 
 /* QP attribute words of MODIFY_QP / QUERY_QP, in this order */
@@ -54,6 +76,8 @@ enum rsd_qpa {
 /* a send WR: wr_id, opcode, send_flags, imm_data (host order), remote_addr, rkey, compare_add, swap,
  * ah (the AH's destination host, -1: none), remote_qpn, remote_qkey, num_sge; then the SGEs */
 #define RSD_SWR_WORDS 12
+/* IBV_WR_BIND_MW: remote_addr is the window's start, rkey its new key, compare_add its length, swap
+ * the access flags << 32 | the region's lkey, remote_qpn the window's current key */
 /* IBV_SEND_INLINE WRs: their SGEs' bytes follow the words, in WR order (the daemon copies them to memory
  * of its own that the NIC reads) */
 /* a completion: wr_id, status, opcode, vendor_err, byte_len, imm_data (host order), qp_num, src_qp,

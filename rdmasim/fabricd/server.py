@@ -25,11 +25,11 @@ import socket
 import struct
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from rdmasim import _core
-from rdmasim.fabricd import proto
+from rdmasim.fabricd import proto, server_ext
+from rdmasim.fabricd.objects import CQ, MR, Channel, Client, InlineSlots, VerbsError
 from rdmasim.sim import Simulator
 
 P = proto.C
@@ -41,6 +41,8 @@ _QPA = P["RSD_QPA_WORDS"]
 _IBV_QP_AV = 1 << 7
 _IBV_QP_STATE = 1
 _IBV_SEND_INLINE = 1 << 3
+_IBV_WR_BIND_MW = 8
+_NO_BIND = (0, 0, 0, 0)
 
 #: ibv_device_attr fields in the order librdmasim_ibverbs.so reads them (ibv_query_device)
 DEVICE_ATTR_ORDER = (
@@ -58,82 +60,6 @@ PORT_ATTR_ORDER = (
     "qkey_viol_cntr", "pkey_tbl_len", "lid", "sm_lid", "lmc", "max_vl_num", "sm_sl", "subnet_timeout",
     "init_type_reply", "active_width", "active_speed", "phys_state", "link_layer",
 )
-
-
-class VerbsError(Exception):
-    """A verbs call the daemon refuses: answered with ``-errno`` and this message."""
-
-    def __init__(self, err: int, msg: str) -> None:
-        super().__init__(msg)
-        self.err = err
-
-
-@dataclass
-class MR:
-    host: int
-    index: int
-    key: int
-    addr: int  # the program's address of the region
-    iova: int  # the core's address of it (what goes on the wire)
-    length: int
-    view: memoryview
-
-
-@dataclass
-class CQ:
-    host: int
-    handle: int
-    channel: int  # 0: none
-    cookie: int  # the program's struct ibv_cq address, returned with its events
-    armed: bool = False
-    seen: int = 0  # completions the CQ held when it was armed, less those polled since
-
-
-@dataclass
-class Channel:
-    id: int
-    efd: int
-    events: list[tuple[int, int, int]] = field(default_factory=list)  # (host, cq, cookie)
-
-
-@dataclass
-class InlineSlots:
-    """Daemon memory that IBV_SEND_INLINE bytes are copied to: the NIC reads a WR's bytes when it
-    builds the packets, after the program may have reused its buffer. Slot i of n is reused n posts
-    later, when the send queue (at most n entries) has retired the WR that used it."""
-
-    mr_index: int
-    lkey: int
-    iova: int
-    buf: bytearray
-    slot: int
-    n: int
-    next: int = 0
-
-
-@dataclass
-class Client:
-    """One connected process and what it owns (released when it goes)."""
-
-    sock: socket.socket
-    pid: int = 0
-    holder: bool = False  # rdmasim exec holding the daemon open: never waits, never blocks time
-    # ("poll", host, cq, n) | ("event", channel) | ("fds", [descriptors]) | ("idle",): what the process
-    # waits for (None: it runs, and simulated time stands still)
-    wait: tuple[Any, ...] | None = None
-    last_call: float = 0.0  # time.monotonic() of its last request or answer
-    wait_seq: int = 0  # when its wait began, in the daemon's count of waits (the oldest wakes first)
-    maps: dict[tuple[int, int], mmap.mmap] = field(default_factory=dict)
-    pds: set[tuple[int, int]] = field(default_factory=set)
-    mrs: dict[tuple[int, int], MR] = field(default_factory=dict)  # (host, index)
-    cqs: dict[tuple[int, int], CQ] = field(default_factory=dict)
-    qps: dict[tuple[int, int], int] = field(default_factory=dict)  # (host, qpn) -> dest host (-1: none yet)
-    qp_caps: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)  # as ibv_create_qp answered
-    qp_pd: dict[tuple[int, int], int] = field(default_factory=dict)
-    # a QP's memory for inline data: one slot of max_inline_data bytes per send queue entry
-    inline: dict[tuple[int, int], InlineSlots] = field(default_factory=dict)
-    srqs: set[tuple[int, int]] = field(default_factory=set)
-    channels: dict[int, Channel] = field(default_factory=dict)
 
 
 class Daemon:
@@ -255,6 +181,7 @@ class Daemon:
             pass
         c.sock.close()
         core = self.core
+        server_ext.release(self, c)
         for (host, qpn) in sorted(c.qps):
             _quiet(core.qp_destroy, host, qpn)
         for (host, _), slots in sorted(c.inline.items()):
@@ -296,6 +223,8 @@ class Daemon:
                 assert w is not None
                 if w[0] == "poll":
                     watch.append((w[1], w[2]))
+                elif w[0] == "ext":  # a condition of server_ext's (memory): looked at after every event
+                    watch += [("ext", 0), ("ext", 1)]
             for ch in self.channels.values():
                 for cq in self._armed_cqs(ch.id):
                     watch.append((cq.host, cq.handle))
@@ -314,7 +243,7 @@ class Daemon:
             if reason == _core.RUN_IDLE and not self._wake_ready(active):
                 # nothing in flight: the longest-waiting poller sees an empty CQ, as on hardware; event
                 # waiters keep waiting (if all wait for events that cannot come, they hang, as on hardware)
-                pollers = [c for c in active if c.wait is not None and c.wait[0] == "poll"]
+                pollers = [c for c in active if c.wait is not None and c.wait[0] in ("poll", "ext")]
                 if pollers:
                     self._finish_wait(min(pollers, key=lambda c: c.wait_seq), empty=True)
                 return False
@@ -350,6 +279,7 @@ class Daemon:
                     if ch is not None:
                         ch.events.append((cq.host, cq.handle, cq.cookie))
                         _quiet(os.write, ch.efd, (1).to_bytes(8, sys.byteorder))
+        server_ext.fire(self)
 
     def _wake_ready(self, active: list[Client]) -> bool:
         """Answer the process that has waited longest among those whose wait is over. One at a time:
@@ -362,7 +292,8 @@ class Daemon:
                 continue
             if ((w[0] == "poll" and self.core.cq_count(w[1], w[2]) > 0)
                     or (w[0] == "event" and self.channels.get(w[1]) and self.channels[w[1]].events)
-                    or (w[0] == "fds" and select.select(w[1], [], [], 0)[0])):
+                    or (w[0] == "fds" and select.select(w[1], [], [], 0)[0])
+                    or (w[0] == "ext" and w[1]())):
                 ready.append(c)
         if not ready:
             return False
@@ -384,7 +315,7 @@ class Daemon:
             host, cq, cookie = self.channels[w[1]].events.pop(0)
             self._reply(c, 0, (host, cq, cookie))
         else:
-            self._reply(c, 0)
+            self._reply(c, int(w[0] == "ext" and not empty))  # ext: 1 when its condition came true
 
     # ---- calls ----
     def _host(self, h: int) -> int:
@@ -396,6 +327,9 @@ class Daemon:
         name = _OP_NAMES.get(op)
         if name is None:
             raise VerbsError(errno.EOPNOTSUPP, f"unknown request {op}")
+        ext = server_ext.OPS.get(name)
+        if ext is not None:
+            return ext(self, c, w, data, fds)
         return getattr(self, "_op_" + name)(c, w, data, fds)
 
     def _op_hello(self, c: Client, w: tuple[int, ...], data: bytes, fds: list[int]) -> Any:
@@ -645,9 +579,13 @@ class Daemon:
                 if mr is not None:
                     raddr = (mr.iova + raddr - mr.addr) & _MASK64
             ah_host = ah - (1 << 64) if ah >> 63 else ah
+            bind = _NO_BIND
+            if opcode == _IBV_WR_BIND_MW:
+                raddr, bind = server_ext.bind_args(self, c, h, raddr, rkey, cmp_add, swap, tc_qpn)
+                cmp_add = swap = tc_qpn = 0
             try:
                 post(h, qpn, wr_id, opcode, flags & ~_IBV_SEND_INLINE, imm, sges, raddr, rkey, cmp_add, swap,
-                     ah_host, tc_qpn >> 32, tc_qpn & 0xFFFFFFFF, qkey)
+                     ah_host, tc_qpn >> 32, tc_qpn & 0xFFFFFFFF, qkey, *bind)
             except Exception as exc:
                 err = getattr(exc, "error_code", errno.EINVAL)
                 return -int(err), (k,), str(exc).encode()
@@ -770,7 +708,8 @@ class Daemon:
 
 
 _OP_NAMES = {v: k[4:].lower() for k, v in P.items()
-             if k.startswith("RSD_") and not k.startswith(("RSD_QPA_", "RSD_PROTO", "RSD_SWR", "RSD_WC"))}
+             if k.startswith("RSD_")
+             and not k.startswith(("RSD_QPA_", "RSD_PROTO", "RSD_SWR", "RSD_WC", "RSD_ELEM_", "RSD_DEVX_"))}
 
 
 def _link_local(mac: str) -> str:

@@ -21,7 +21,7 @@ from rdmasim.hpcc.inputs import HpccInputError, Inputs
 from rdmasim.hpcc.keys import HpccRefused, Keys, rate_map, rate_text, time_text
 from rdmasim.hpcc.paths import path_figures
 from rdmasim.hpcc.toml_out import Table, render
-from rdmasim.nic import MAX_UNACKED_PSNS_LIMIT
+from rdmasim.transport.nic import MAX_UNACKED_PSNS_LIMIT
 
 #: rdmasim's path MTUs
 MTUS = (256, 512, 1024, 2048, 4096)

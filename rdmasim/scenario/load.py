@@ -335,18 +335,18 @@ def _switch_buffer(sc: Scenario, given: bool, problems: list[Problem]) -> None:
 
 
 #: algorithm -> (module, params class, the name its errors start with) for the tables checked below
-_CC_TABLES = {"timely": ("rdmasim.cc_timely", "TimelyParams", "TIMELY"),
-              "swift": ("rdmasim.cc_swift", "SwiftParams", "Swift"),
-              "hpcc": ("rdmasim.cc_hpcc", "HpccParams", "HPCC"),
-              "ibcc": ("rdmasim.cc_ibcc", "IbccParams", "IB CC"),
-              "nscc": ("rdmasim.cc_nscc", "NsccParams", "NSCC")}
+_CC_TABLES = {"timely": ("rdmasim.cc.timely", "TimelyParams", "TIMELY"),
+              "swift": ("rdmasim.cc.swift", "SwiftParams", "Swift"),
+              "hpcc": ("rdmasim.cc.hpcc", "HpccParams", "HPCC"),
+              "ibcc": ("rdmasim.cc.ibcc", "IbccParams", "IB CC"),
+              "nscc": ("rdmasim.cc.nscc", "NsccParams", "NSCC")}
 
 
 def _check_ooo(v: dict[str, Any], file: str, problems: list[Problem], warnings: list[Problem],
                ok: Any) -> None:
     """qp.recovery = 'ooo' needs a NIC profile with out-of-order placement; a fabric that reorders
     (per-packet path selection) in front of in-order receivers is allowed, with a warning."""
-    from rdmasim import nic
+    from rdmasim.transport import nic
 
     if not (ok("nic") and ok("qp.recovery")):
         return
@@ -584,7 +584,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
             vls = v["switch.credits.vls"]
             sc.warnings.append(Problem(file, "switch.credits.vls", why, vls, f"{need}..8"))
     if v["congestion_control.algorithm"] == "dctcp" and ok("congestion_control.dctcp"):
-        from rdmasim.cc_dctcp import DctcpParams
+        from rdmasim.cc.dctcp import DctcpParams
 
         try:
             DctcpParams.from_scenario(v)
@@ -595,7 +595,7 @@ def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: 
     _check_cc_table(v, file, problems, ok)
     nic_ov = v["nic.overrides"]
     if nic_ov and ok("nic"):
-        from rdmasim import nic
+        from rdmasim.transport import nic
 
         for k in sorted(set(nic_ov) - set(nic.SCENARIO_OVERRIDES)):
             problems.append(Problem(file, f"nic.overrides.{k}", "unknown NIC constant"
@@ -1312,7 +1312,7 @@ def dcqcn_preset(v: dict[str, Any]) -> str:
     preset = str(v["congestion_control.preset"])
     if preset != "nic":
         return preset
-    from rdmasim import nic
+    from rdmasim.transport import nic
 
     try:
         return nic.get_profile(v["nic.profile"]).dcqcn
@@ -1323,7 +1323,7 @@ def dcqcn_preset(v: dict[str, Any]) -> str:
 def _check_plugin_params(file: str, v: dict[str, Any], problems: list[Problem]) -> None:
     """[congestion_control.plugin]: the parameters of the C plug-in the algorithm names, each known
     to it and fitting its C type (rdmasim.cc_plugin.Plugin.params_bytes)."""
-    from rdmasim.cc_plugin import PluginError, get_plugin
+    from rdmasim.cc.plugin import PluginError, get_plugin
 
     table, algo = v["congestion_control.plugin"], v["congestion_control.algorithm"]
     plugin = get_plugin(algo) if isinstance(algo, str) else None

@@ -10,8 +10,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from rdmasim import fabric, topology
-from rdmasim.cc_plugin import get_plugin
-from rdmasim.flows import VERB_NAMES, FlowSamples, describe_status
+from rdmasim.cc.plugin import get_plugin
 from rdmasim.results import (
     FlowRecord,
     RunResult,
@@ -26,8 +25,9 @@ from rdmasim.scenario.load import Problem, Scenario, ScenarioError, flow_control
 from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_host_indices, traffic_table
 from rdmasim.scenario.window import window_caps
 from rdmasim.sim import Link, Simulator
-from rdmasim.traffic.table import LOCAL
 from rdmasim.units import format_time
+from rdmasim.workload.flows import VERB_NAMES, FlowSamples, describe_status
+from rdmasim.workload.traffic.table import LOCAL
 
 
 def _switch_config(v: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def build(sc: Scenario) -> Simulator:
     _impair(sc, sim)
     credits = flow_control(v) == "credits"
     if credits or v["switch.lft"] != "none":
-        from rdmasim import ib_fabric
+        from rdmasim.fabric import ib as ib_fabric
 
         if credits:
             ib_fabric.enable_credits(sim, vls=v["switch.credits.vls"], buffer=v["switch.credits.buffer"])
@@ -148,7 +148,7 @@ def build(sc: Scenario) -> Simulator:
                                    v["switch.watchdog.restore"])
     if sim.switches and v["switch.deadlock_check"]:
         fabric.enable_deadlock_detector(sim, v["switch.deadlock_check"])
-    from rdmasim import nic
+    from rdmasim.transport import nic
 
     profile = nic.get_profile(v["nic.profile"], **v["nic.overrides"])
     for h in sim.hosts.values():
@@ -177,7 +177,7 @@ def build(sc: Scenario) -> Simulator:
                 algo, delay_cc, notification_point=v["congestion_control.notification_point"]
             )
     elif algo == "dctcp":
-        from rdmasim.cc_dctcp import DctcpParams
+        from rdmasim.cc.dctcp import DctcpParams
 
         dctcp = DctcpParams.from_scenario(v)
         for h in sim.hosts.values():
@@ -189,7 +189,7 @@ def build(sc: Scenario) -> Simulator:
             h.set_congestion_control(algo, dict(v["congestion_control.plugin"]),
                                      notification_point=v["congestion_control.notification_point"])
     elif algo == "ibcc":
-        from rdmasim.cc_ibcc import IbccParams
+        from rdmasim.cc.ibcc import IbccParams
 
         ibcc = IbccParams.from_scenario(v)
         for h in sim.hosts.values():
@@ -487,7 +487,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         result.deadlock = fabric.deadlock(sim)
     elif sim.switches and any(r.status != "ok" for r in records):  # stuck? one look (PFC or credits)
         result.deadlock = fabric.check_deadlock(sim)
-    from rdmasim import ib_fabric
+    from rdmasim.fabric import ib as ib_fabric
 
     for h in sim.hosts.values():
         if h.link:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rdmasim.cc_plugin import AlgorithmChoices
+from rdmasim.cc.plugin import AlgorithmChoices
 from rdmasim.fabric import PATH_SELECT
 
 #: value kinds: int, float, bool, str, time ("1us": a unit is required, except for 0), rate

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from rdmasim import traffic as tr
 from rdmasim.scenario.model import Problem, Scenario, ScenarioError, host_names
+from rdmasim.workload import traffic as tr
 
 _CDFS = {"web_search": tr.WEB_SEARCH, "data_mining": tr.DATA_MINING}
 

@@ -28,11 +28,11 @@ def window_caps(sc: Scenario, sim: Simulator, table: Any, names: list[str]) -> l
     """The warning (at most one) that the NIC profile's window keeps some WRITE or SEND flows of
     ``table`` below line rate on the fabric ``sim``, naming the profile key that lifts it
     (``nic.overrides.max_unacked_psns``) and the value needed; [] when none is held back."""
-    from rdmasim import nic
     from rdmasim.scenario.ideal import ideal_fct_ps, wire_bytes
     from rdmasim.scenario.traffic import sim_host_indices
-    from rdmasim.traffic.table import VERB_CODES
+    from rdmasim.transport import nic
     from rdmasim.units import format_rate, format_time
+    from rdmasim.workload.traffic.table import VERB_CODES
 
     v = sc.values
     profile = nic.get_profile(v["nic.profile"], **v["nic.overrides"])

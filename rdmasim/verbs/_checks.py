@@ -14,7 +14,7 @@ from rdmasim import checks
 from rdmasim.errors import PyverbsUserError
 
 if TYPE_CHECKING:  # any simulation: a Simulator is a SimHandle
-    from rdmasim._handle import SimHandle as Simulator
+    from rdmasim.transport.handle import SimHandle as Simulator
 
 U8, U16, U32, U64 = checks.UINT8_MAX, checks.UINT16_MAX, checks.UINT32_MAX, checks.UINT64_MAX
 PSN_MAX = (1 << 24) - 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import errno
 
-from rdmasim._handle import Host
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.transport.handle import Host
 from rdmasim.verbs._checks import U8, U16, instance, int_in, same_sim
 from rdmasim.verbs.device import PD
 

@@ -6,8 +6,8 @@ import errno
 import itertools
 import weakref
 
-from rdmasim._handle import Host, SimHandle
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.transport.handle import Host, SimHandle
 from rdmasim.verbs._checks import U16, int_in
 
 # PD numbers are per host (the core checks an MR's or QP's PD by number on its host), so that PDs

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import errno
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from rdmasim import _core
-from rdmasim._handle import Host
 from rdmasim.errors import PyverbsRDMAError, PyverbsUserError
+from rdmasim.transport.handle import Host
+from rdmasim.transport.irn import IRN_DEFAULT_WINDOW, irn_bdp_window  # noqa: F401  (re-exported)
 from rdmasim.verbs import enums as e
 from rdmasim.verbs._checks import (
     U8,
@@ -33,33 +34,12 @@ from rdmasim.verbs.mw import IBV_MW_TYPE_1, MW, MWBind, inc_rkey
 from rdmasim.verbs.srq import SRQ
 from rdmasim.verbs.wr import SGE, RecvWR, SendWR, report_bad_wr, sge_list
 
-if TYPE_CHECKING:
-    from rdmasim._handle import Link
-
 # Loss recovery (docs/design.md "Loss recovery: IRN"). IRN defaults from Mittal et al., SIGCOMM 2018:
 # RTO_low = 100 us while fewer than N = 3 packets are in flight, RTO_high = 320 us otherwise.
 RECOVERY_MODES = {"gbn": 0, "irn": 1, "ooo": 2}
 IRN_RTO_LOW = "100us"
 IRN_RTO_HIGH = "320us"
 IRN_RTO_LOW_PACKETS = 3
-IRN_DEFAULT_WINDOW = 128
-_ROCE_DATA_OVERHEAD = 14 + 20 + 8 + 12 + 4 + 4 + 20  # Eth, IPv4, UDP, BTH, ICRC, FCS, preamble+IFG
-_ROCE_ACK_WIRE = 14 + 20 + 8 + 12 + 4 + 4 + 4 + 20
-
-
-def irn_bdp_window(link: Link | None, mtu: int) -> int:
-    """IRN's in-flight cap for a path over ``link``: the bandwidth-delay product in packets.
-
-    The pipe is the round trip of one full data packet (its serialisation, twice the propagation
-    delay, the ACK's serialisation) in data-packet times, plus 1/8 for the A-bit spacing (IRN
-    requests an ACK every window/8 packets). Without a link: 128 (rxe's window).
-    """
-    if link is None:
-        return IRN_DEFAULT_WINDOW
-    ser = (mtu + _ROCE_DATA_OVERHEAD) * 8 / link.rate_bps
-    rtt = 2 * link.delay_ps * 1e-12 + ser + _ROCE_ACK_WIRE * 8 / link.rate_bps
-    pipe = -(-rtt // ser)
-    return int(pipe + pipe // 8 + 1)
 
 
 class QPCap:

@@ -16,7 +16,7 @@ from rdmasim.verbs.device import PD
 from rdmasim.verbs.mw import MW, MWBindInfo, inc_rkey
 
 if TYPE_CHECKING:
-    from rdmasim._handle import SimHandle
+    from rdmasim.transport.handle import SimHandle
 
 
 def _key(what: str, value: Any) -> int:

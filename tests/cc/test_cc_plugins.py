@@ -230,9 +230,10 @@ def test_get_include_prefers_the_installed_headers(tmp_path, monkeypatch):
 
     pkg = tmp_path / "rdmasim"
     (pkg / "include" / "rdmasim").mkdir(parents=True)
-    shutil.copy(ROOT / "rdmasim" / "cc_plugin.py", pkg / "cc_plugin.py")
+    (pkg / "cc").mkdir()
+    shutil.copy(ROOT / "rdmasim" / "cc" / "plugin.py", pkg / "cc" / "plugin.py")
     (pkg / "include" / "rdmasim" / "cc.h").write_text("/* installed */\n")
-    spec = importlib.util.spec_from_file_location("installed_cc_plugin", pkg / "cc_plugin.py")
+    spec = importlib.util.spec_from_file_location("installed_cc_plugin", pkg / "cc" / "plugin.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "installed_cc_plugin", mod)  # (its dataclasses look it up)

@@ -10,7 +10,8 @@ from typing import Any
 
 from rdmasim import topology
 from rdmasim import traffic as tr
-from rdmasim.traffic.collectives import AlphaBeta, in_network_allreduce, star_with_aggregator
+from rdmasim.topology import star_with_aggregator
+from rdmasim.traffic.collectives import AlphaBeta, in_network_allreduce
 
 RATE, DELAY, MTU = "100Gbps", "1us", 4096
 

@@ -8,7 +8,8 @@ import pytest
 
 from rdmasim import topology
 from rdmasim import traffic as tr
-from rdmasim.traffic.collectives import in_network_allreduce, star_with_aggregator
+from rdmasim.topology import star_with_aggregator
+from rdmasim.traffic.collectives import in_network_allreduce
 
 
 def _rank_link_bytes(st: object, p: int) -> list[int]:

@@ -1,8 +1,10 @@
 """No import circles among rdmasim's modules (read with ast, so nothing is imported).
 
-An import inside ``if TYPE_CHECKING:`` is for annotations only and does not count; a function-local
-import does (it runs).  Importing a package's own parents (``from rdmasim import _core``) does not
-count either: a submodule's parents are always imported first.
+Every import counts: at module level, inside a function (it runs when the function does) and under
+``if TYPE_CHECKING:`` (an annotation names the class, which ties the two modules as much as a call
+does; a lower layer names a Protocol of ``rdmasim._protocols`` instead).  Importing a package's own
+parents (``from rdmasim import _core``) does not count: a submodule's parents are always imported
+first.  The graph is ``.ci/check_py_layers.py``'s, which also checks the layer order.
 
 Any circle fails. The direction the tree keeps (docs/design.md "Layers", Python): ``rdmasim._handle``
 owns the core handle, hosts and links; ``rdmasim.verbs`` and ``rdmasim.capture`` depend on it;
@@ -11,54 +13,24 @@ owns the core handle, hosts and links; ``rdmasim.verbs`` and ``rdmasim.capture``
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _modules(root: Path) -> dict[str, Path]:
-    mods: dict[str, Path] = {}
-    for p in sorted((root / "rdmasim").rglob("*.py")):
-        parts = list(p.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        mods[".".join(parts)] = p
-    return mods
-
-
-def _is_type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+def _layers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_py_layers", ROOT / ".ci" / "check_py_layers.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def import_graph(root: Path) -> dict[str, set[str]]:
-    """module -> the rdmasim modules it imports at run time."""
-    mods = _modules(root)
-    graph: dict[str, set[str]] = {m: set() for m in mods}
-    for mod, path in mods.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node)
-                for stmt in node.body for n in ast.walk(stmt)}
-        package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package[: len(package) - (node.level - 1)]
-                    name = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    name = node.module or ""
-                subs = [f"{name}.{a.name}" for a in node.names if f"{name}.{a.name}" in mods]
-                targets = subs if len(subs) == len(node.names) else [name, *subs]
-            for t in targets:
-                if t in mods and t != mod and not mod.startswith(t + "."):
-                    graph[mod].add(t)
+    """module -> the rdmasim modules it imports (function-level and TYPE_CHECKING imports too)."""
+    graph: dict[str, set[str]] = _layers().import_graph(root)
     return graph
 
 
@@ -111,13 +83,24 @@ def test_no_import_circle() -> None:
 
 def test_the_simulator_is_above_the_verbs_and_the_core_handle() -> None:
     """Only the user-facing layers import ``rdmasim.sim``: the core handle, the verbs objects,
-    capture, flows and fabric do not (not even inside a function)."""
+    capture, flows and fabric do not (not even inside a function or for annotations)."""
     graph = import_graph(ROOT)
-    below = ["rdmasim._handle", "rdmasim.capture", "rdmasim.flows", "rdmasim.fabric", "rdmasim.trace",
-             *(m for m in graph if m.startswith("rdmasim.verbs"))]
+    packages = ("rdmasim.verbs", "rdmasim.fabric", "rdmasim.cc", "rdmasim.transport")
+    below = ["rdmasim.capture", "rdmasim.workload.flows", "rdmasim.trace", "rdmasim.stepping",
+             *(m for m in graph if m in packages or m.startswith(tuple(p + "." for p in packages)))]
     assert not [m for m in below if "rdmasim.sim" in graph[m]]
-    assert graph["rdmasim._handle"].isdisjoint(m for m in graph if m.startswith("rdmasim.verbs"))
-    assert "rdmasim._handle" in graph["rdmasim.verbs.device"]
+    assert graph["rdmasim.transport.handle"].isdisjoint(m for m in graph if m.startswith("rdmasim.verbs"))
+    assert "rdmasim.transport.handle" in graph["rdmasim.verbs.device"]
+
+
+def test_bulk_flows_take_the_irn_window_from_the_transport_not_the_verbs_objects() -> None:
+    """The workload builds QP pairs in C; IRN's window rule is the transport's (one implementation),
+    which the verbs QP uses too."""
+    graph = import_graph(ROOT)
+    assert "rdmasim.transport.irn" in graph["rdmasim.workload.flows"]
+    assert "rdmasim.transport.irn" in graph["rdmasim.verbs.qp"]
+    verbs_objects = [m for m in graph["rdmasim.workload.flows"] if m.startswith("rdmasim.verbs")]
+    assert verbs_objects == ["rdmasim.verbs.enums"]  # the WC status names only
 
 
 def test_scenario_load_and_traffic_do_not_import_each_other() -> None:
@@ -131,12 +114,21 @@ def test_finder_flags_a_planted_circle(tmp_path: Path) -> None:
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "sub" / "__init__.py").write_text("")
-    (pkg / "a.py").write_text("from rdmasim.sub import b\nfrom rdmasim import d\n")
+    (pkg / "a.py").write_text("from rdmasim.sub import b\n")
     (pkg / "sub" / "b.py").write_text("def f():\n    from .. import c\n")
     (pkg / "c.py").write_text("import rdmasim.a\n")
-    # an annotation-only import back to a does not close a circle
-    (pkg / "d.py").write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
-                              "    from rdmasim import a\n")
-    (pkg / "e.py").write_text("from rdmasim import d\n")
+    (pkg / "e.py").write_text("from rdmasim import a\n")  # into the circle, not part of it
     found = circles(import_graph(tmp_path))
     assert found == [frozenset({"rdmasim.a", "rdmasim.sub.b", "rdmasim.c"})]
+
+
+def test_finder_counts_annotation_only_imports(tmp_path: Path) -> None:
+    """An import under ``if TYPE_CHECKING:`` back to a module that imports this one is a circle:
+    the annotation names a class of the layer above."""
+    pkg = tmp_path / "rdmasim"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from rdmasim import d\n")
+    (pkg / "d.py").write_text("import typing\n\nif typing.TYPE_CHECKING:\n    from rdmasim.a import A\n")
+    found = circles(import_graph(tmp_path))
+    assert found == [frozenset({"rdmasim.a", "rdmasim.d"})]
