@@ -196,6 +196,7 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     h->request_length = (uint32_t)c->msg_len;
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_on_data(c, p); /* spends credit, carries the request (RUD_CC_REQ) */
+    rs_ses_fill(u, c, p, tx->off); /* the bytes, when the flow has them (ses.c) */
     if (!c->rto.armed)
         rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->prm.rto_ps);
     return p;
@@ -369,8 +370,10 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
     if (c->prm.cc == RS_UET_CC_RCCC && r.fresh)
         rs_uet_rccc_on_received(u, ep, pkt);
-    if (r.fresh)
+    if (r.fresh) {
         rs_ses_target_check(c, pkt);
+        rs_ses_place(c, pkt);
+    }
     if (r.complete && u->flow_received && c->flow_ref)
         u->flow_received(u->flow_ctx, c->flow_ref, c);
     if (!r.ack)
@@ -483,6 +486,11 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back);
     rs_pds_init(c, size, 0);
     c->tgt_rc = RS_UET_RC_OK;
+    c->src_buf = u->next_src; /* its bytes, when the workload gave them (ses.c) */
+    c->dst_buf = u->next_dst;
+    c->dst_len = u->next_dst_len;
+    u->next_src = u->next_dst = NULL;
+    u->next_dst_len = 0;
     c->ses_done = c->ses_rc = 0;
     c->ses_mod_len = 0;
     c->cc = NULL;

@@ -10,7 +10,32 @@
  * message, or 0 after an error).
  * Initiator: the message completes when a response for its message id arrives, with the return
  * code it carries; the PDS acknowledgement of every byte alone does not complete it. */
+#include <string.h>
+
+#include "rdmasim/pool.h"
 #include "uet/uet.h"
+
+void rs_ses_fill(rs_uet *u, const rs_pdc *c, rs_pkt *p, uint64_t off)
+{
+    if (!c->src_buf || !p->payload_len)
+        return;
+    if (rs_pkt_attach_payload(u->pool, p) != 0) {
+        u->net->eng.failed = 1;
+        rs_engine_fail(&u->net->eng, RS_ERR_NOMEM, "out of memory for a UET payload");
+        return;
+    }
+    memcpy(p->payload, c->src_buf + off, p->payload_len);
+}
+
+void rs_ses_place(rs_pdc *c, const rs_pkt *pkt)
+{
+    if (!c->dst_buf || !pkt->payload || c->tgt_rc != RS_UET_RC_OK)
+        return;
+    const rs_uet_hdr *h = &pkt->uet;
+    uint64_t at = h->buffer_offset + ((h->ses_flags & RS_UET_SES_SOM) ? 0 : h->message_offset);
+    if (at + pkt->payload_len <= c->dst_len) /* rs_ses_target_check refused anything beyond */
+        memcpy(c->dst_buf + at, pkt->payload, pkt->payload_len);
+}
 
 void rs_ses_target_check(rs_pdc *c, const rs_pkt *pkt)
 {

@@ -121,6 +121,9 @@ typedef struct rs_pdc {
     uint64_t rccc_req_sent;
     uint64_t rccc_req_seen;
     /* SES (uet/ses.c): the target's return code for the message so far; the initiator's response */
+    const uint8_t *src_buf;   /* place: the message's bytes at the initiator (NULL: lengths only) */
+    uint8_t *dst_buf;         /* place: the target buffer, dst_len bytes */
+    uint64_t dst_len;
     uint8_t tgt_rc;
     uint8_t ses_done;
     uint8_t ses_rc;
@@ -213,6 +216,10 @@ typedef struct rs_uet {
     void (*flow_received)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
     /* ... and its initiator sent the message's last byte for the first time (may be NULL) */
     void (*flow_sent)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
+    /* the bytes of the PDC rs_uet_start makes next (then cleared): source, target buffer, its length */
+    const uint8_t *next_src;
+    uint8_t *next_dst;
+    uint64_t next_dst_len;
     void *flow_ctx;
 } rs_uet;
 
@@ -246,6 +253,10 @@ void rs_uet_wake(rs_uet *u, rs_pdc *c);
 void rs_ses_target_check(rs_pdc *c, const rs_pkt *pkt);
 /* Target: the SES response for c's message in ACK header h (every byte arrived). */
 void rs_ses_response(const rs_pdc *c, rs_uet_hdr *h);
+/* Initiator: data packet p carries the source bytes at message offset off (when c has them). */
+void rs_ses_fill(rs_uet *u, const rs_pdc *c, rs_pkt *p, uint64_t off);
+/* Target: new data packet pkt's bytes land in c's target buffer (when it has one and no error). */
+void rs_ses_place(rs_pdc *c, const rs_pkt *pkt);
 /* Initiator: 1 when pkt carries the response to c's message (c->ses_rc, ses_mod_len set). */
 int rs_ses_on_response(rs_pdc *c, const rs_pkt *pkt);
 

@@ -286,8 +286,27 @@ static int start_uet_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
 {
     rs_flow *f = &fs->f[id];
     const rs_flow_cfg *c = &fs->cfgs[f->cfg];
+    uint64_t dst_len = c->uet.target_bytes ? c->uet.target_bytes : f->size;
+    if (c->uet.place && !f->ubuf) { /* the source bytes (a pattern of the flow's id), then the target buffer */
+        f->ubuf = calloc(1, f->size + dst_len);
+        if (!f->ubuf)
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for flow %llu's %llu + %llu bytes",
+                              (unsigned long long)id, (unsigned long long)f->size, (unsigned long long)dst_len);
+        uint64_t x = (id + 1) * UINT64_C(0x9E3779B97F4A7C15);
+        for (uint64_t i = 0; i < f->size; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            f->ubuf[i] = (uint8_t)(x >> 24);
+        }
+    }
+    if (f->ubuf) { /* the PDC takes them as it starts: its first packet may go at once */
+        fs->uet->next_src = f->ubuf;
+        fs->uet->next_dst = f->ubuf + f->size;
+        fs->uet->next_dst_len = dst_len;
+    }
     rs_pdc *pdc = rs_uet_start(fs->uet, f->src, f->dst, f->size, f->prio,
                                f->verb == RS_FLOW_SEND ? RS_UET_SES_SEND : RS_UET_SES_WRITE, &c->uet, id + 1);
+    fs->uet->next_src = fs->uet->next_dst = NULL; /* (a start that failed did not take them) */
+    fs->uet->next_dst_len = 0;
     if (!pdc)
         return RS_ERR_NOMEM;
     f->pdc = pdc;
@@ -979,10 +998,27 @@ uint32_t rs_wl_flows_sample(const rs_transport *tp, const rs_flows *fs, uint32_t
     return k;
 }
 
+int rs_wl_flows_uet_bytes(const rs_transport *tp, const rs_flows *fs, uint64_t id, const uint8_t **src,
+                          uint64_t *src_len, const uint8_t **dst, uint64_t *dst_len)
+{
+    if (!fs || id >= fs->n || !fs->f[id].ubuf)
+        return rs_tp_fail((rs_transport *)tp, RS_ERR_INVAL, "flow %llu has no UET buffers (uet place)",
+                          (unsigned long long)id);
+    const rs_flow *f = &fs->f[id];
+    const rs_uet_params *u = &fs->cfgs[f->cfg].uet;
+    *src = f->ubuf;
+    *src_len = f->size;
+    *dst = f->ubuf + f->size;
+    *dst_len = u->target_bytes ? u->target_bytes : f->size;
+    return RS_OK;
+}
+
 void rs_flows_free(rs_flows *fs)
 {
     if (!fs)
         return;
+    for (uint64_t i = 0; i < fs->n; i++)
+        free(fs->f[i].ubuf);
     free(fs->f);
     free(fs->heap_t);
     free(fs->heap_id);

@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "ack_every": 4,          # the target acknowledges at least every this many packets
     "rto": "100us",          # retransmit timeout
     "trim": False,           # data packets may be trimmed by switches (needs trimming switches)
+    "place_bytes": False,    # packets carry bytes (a pattern per flow) that land in its target buffer
     "target_buffer": None,   # bytes of each flow's target buffer (None: as long as the flow); a message
                              # beyond it ends in a remote access error (SES return code BAD_ADDR)
 }
@@ -61,8 +62,9 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {sorted(LOAD_BALANCERS)}")
     if opts["cc"] not in CONGESTION_CONTROLS:
         raise ValueError(f"{where}.cc = {opts['cc']!r}: allowed {sorted(CONGESTION_CONTROLS)}")
-    if not isinstance(opts["trim"], bool):
-        raise TypeError(f"{where}.trim = {opts['trim']!r}: must be true or false")
+    for key in ("trim", "place_bytes"):
+        if not isinstance(opts[key], bool):
+            raise TypeError(f"{where}.{key} = {opts[key]!r}: must be true or false")
     mtu = check_int(f"{where}: mtu", mtu, 64, MAX_MTU)
     window = opts["window"]
     if window is None:
@@ -76,6 +78,7 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "rto_ps": check_time_ps(f"{where}.rto", parse_time(opts["rto"]), 1),
         "mode": DELIVERY_MODES[opts["mode"]],
         "trim_ok": int(opts["trim"]),
+        "place": int(opts["place_bytes"]),
         "lb": LOAD_BALANCERS[opts["lb"]],
         "cc": CONGESTION_CONTROLS[opts["cc"]],
         "cc_base_rtt_ps": base_rtt_ps(sim, mtu),

@@ -111,6 +111,20 @@ class FlowSet:
     def __len__(self) -> int:
         return len(self.src)
 
+    def uet_bytes(self, i: int) -> tuple[bytes, bytes]:
+        """Flow ``i`` of this set (0-based) added with ``uet={"place_bytes": True}``: its source bytes
+        and its target buffer as the target holds them now (``target_buffer`` bytes, else its
+        size). ValueError for a flow without them."""
+        if not 0 <= i < len(self):
+            raise IndexError(f"uet_bytes: flow {i} outside 0..{len(self) - 1}")
+        from rdmasim.errors import PyverbsRDMAError
+
+        try:
+            src, dst = self.sim._flows_core().uet_bytes(self.first + i)
+        except PyverbsRDMAError as e:
+            raise ValueError(f"uet_bytes: flow {i}: {e}") from None
+        return bytes(src), bytes(dst)
+
     def results(self) -> np.ndarray:
         """One row per flow (:data:`RESULT_DTYPE`); running flows show their live counters."""
         raw = self.sim._flows_core().results(self.first, len(self))

@@ -24,6 +24,7 @@ typedef struct rs_uet_params {
                              * RS_UET_CC_RCCC (receiver credit, uet/rccc_pds.c) */
     int64_t cc_base_rtt_ps; /* NSCC: the network's base RTT (its defaults follow from it) */
     uint64_t target_bytes;  /* the target buffer's length (SES: bytes beyond it are BAD_ADDR; 0 = unbounded) */
+    uint8_t place;          /* packets carry the source buffer's bytes and the target places them */
 } rs_uet_params;
 
 #endif
