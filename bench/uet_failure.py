@@ -1,6 +1,7 @@
 """Load balancing around a failed or flapping spine link (docs/uet.md, "Experiments").
 
-    python bench/uet_failure.py [--mode fail|flap] [--quick] [--uet-rto TIME] [--out DIR]
+    python bench/uet_failure.py [--mode fail|flap] [--quick] [--uet-rto TIME] [--uet-rto-estimate]
+                                [--uet-rto-max TIME] [--out DIR]
 
 The shape of the failure experiment of REPS (Bonato et al., arXiv 2407.21625): long flows of a
 random permutation on a leaf-spine, one spine link stops carrying frames in the middle of the run,
@@ -255,15 +256,17 @@ ROWS = [("FCT mean (us)", "fct_mean_us", "{:.0f}"), ("FCT p99 (us)", "fct_p99_us
 
 
 def run(mode: str = "fail", quick: bool = False, configs: list[str] | None = None,
-        uet_rto: str | None = None) -> dict[str, dict[str, Any]]:
+        uet_rto: str | None = None, uet_opts: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Every configuration (or those named) through the failure (``mode`` "fail" or "flap");
-    ``uet_rto``: the UET flows' retransmit timeout instead of the default."""
+    ``uet_rto``: the UET flows' retransmit timeout instead of the default; ``uet_opts``: more UET
+    options for the UET configurations (``rto_estimate``, ``rto_max``, ...)."""
     if mode not in ("fail", "flap"):
         raise ValueError(f"uet_failure: mode = {mode!r}: allowed 'fail' or 'flap'")
     size = QUICK if quick else FULL
     cfgs = {k: CONFIGS[k] for k in (configs or list(CONFIGS))}
-    if uet_rto is not None:
-        cfgs = {k: (replace(c, uet={**c.uet, "rto": uet_rto}) if c.uet is not None else c)
+    extra = {**({"rto": uet_rto} if uet_rto is not None else {}), **(uet_opts or {})}
+    if extra:
+        cfgs = {k: (replace(c, uet={**c.uet, **extra}) if c.uet is not None else c)
                 for k, c in cfgs.items()}
     return {k: run_case(c, size, mode) for k, c in cfgs.items()}
 
@@ -273,10 +276,16 @@ def main() -> None:
     ap.add_argument("--mode", choices=("fail", "flap"), default="fail")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--uet-rto", default=None, help="the UET flows' retransmit timeout (default 100us)")
+    ap.add_argument("--uet-rto-estimate", action="store_true",
+                    help="the UET flows' timeout from an RTT estimate (uet rto_estimate)")
+    ap.add_argument("--uet-rto-max", default=None, help="with --uet-rto-estimate: its cap (default 10ms)")
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args()
     size = QUICK if a.quick else FULL
-    runs = run(a.mode, a.quick, uet_rto=a.uet_rto)
+    opts: dict[str, Any] = {"rto_estimate": True} if a.uet_rto_estimate else {}
+    if a.uet_rto_max is not None:
+        opts["rto_max"] = a.uet_rto_max
+    runs = run(a.mode, a.quick, uet_rto=a.uet_rto, uet_opts=opts)
     rtt = base_rtt_ps()
     print(f"leaf-spine {size.leaves} x {size.spines}, {size.leaves * size.hosts_per_leaf} hosts, 100 Gb/s, "
           f"1 us links (base RTT {rtt / 1e6:.2f} us), permutation of {size.flow_bytes >> 20} MiB flows; "
@@ -291,7 +300,8 @@ def main() -> None:
         print(f"{label:{width}}  " + "  ".join(f"{fmt.format(runs[k][key]):>24}" for k in runs))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    name = f"uet_failure_{a.mode}{'_quick' if a.quick else ''}{'_rto' + a.uet_rto if a.uet_rto else ''}"
+    name = (f"uet_failure_{a.mode}{'_quick' if a.quick else ''}{'_rto' + a.uet_rto if a.uet_rto else ''}"
+            f"{'_est' if a.uet_rto_estimate else ''}{'_max' + a.uet_rto_max if a.uet_rto_max else ''}")
     (out / f"{name}.json").write_text(json.dumps(runs))
     import matplotlib
     matplotlib.use("Agg")

@@ -11,6 +11,7 @@ Each area of the C API has its own include file, so that each stays small:
   _fabric.pxi  switches, links between any nodes, link failure, fabric counters (csrc/net)
   _mutants.pxi testing-only mutants (RDMASIM_MUTANTS=1 builds; rdmasim.testing.mutants)
   _flows.pxi   bulk flows from arrays, per-flow results (csrc/workload)
+  _uet_stats.pxi  a host's UET PDC establishment and close counters (csrc/sim/uet_api.c)
   _wr.pxi      fields of the verbs work-request objects, their common case built in C
   _post.pxi    verbs fast path: send WR chains and arrays posted, completions polled in one call
 Python never runs per packet: these are control-path calls and bulk reads.
@@ -32,5 +33,6 @@ include "_trace.pxi"
 include "_fabric.pxi"
 include "_mutants.pxi"
 include "_flows.pxi"
+include "_uet_stats.pxi"
 include "_wr.pxi"
 include "_post.pxi"

@@ -7,6 +7,9 @@ cdef extern from "rdmasim/uet.h" nogil:
         uint32_t reorder_pkts
         uint32_t ack_every
         int64_t rto_ps
+        int64_t rto_min_ps
+        int64_t rto_max_ps
+        uint8_t rto_fixed
         uint8_t mode
         uint8_t trim_ok
         uint8_t lb
@@ -42,6 +45,7 @@ cdef extern from "rdmasim/flows.h" nogil:
         uint32_t resp_qpn
         uint64_t uet_nacks
         uint64_t uet_trims
+        uint64_t uet_lost
     ctypedef struct rs_flows_counts:
         uint64_t total
         uint64_t started
@@ -70,7 +74,8 @@ FLOW_LOCAL = 3  # RS_FLOW_LOCAL: no packets, finishes as it starts
 FLOW_RESULT_DTYPE = _np.dtype([("start_ps", "<i8"), ("finish_ps", "<i8"), ("bytes_delivered", "<u8"),
                               ("retx_pkts", "<u8"), ("cnps", "<u8"), ("pause_ps", "<i8"),
                               ("status", "<u4"), ("req_host", "<u4"), ("req_qpn", "<u4"),
-                              ("resp_qpn", "<u4"), ("uet_nacks", "<u8"), ("uet_trims", "<u8")])
+                              ("resp_qpn", "<u4"), ("uet_nacks", "<u8"), ("uet_trims", "<u8"),
+                              ("uet_lost", "<u8")])
 assert FLOW_RESULT_DTYPE.itemsize == sizeof(rs_flow_result)
 
 
@@ -159,6 +164,9 @@ cdef class FlowsCore:
             c.uet.reorder_pkts = uet["reorder_pkts"]
             c.uet.ack_every = uet["ack_every"]
             c.uet.rto_ps = uet["rto_ps"]
+            c.uet.rto_min_ps = uet["rto_min_ps"]
+            c.uet.rto_max_ps = uet["rto_max_ps"]
+            c.uet.rto_fixed = uet["rto_fixed"]
             c.uet.mode = uet["mode"]
             c.uet.trim_ok = uet["trim_ok"]
             c.uet.lb = uet["lb"]

@@ -11,6 +11,10 @@
  *   ACK (12):             prologue, ack_psn_offset:16 (signed), cack_psn:32, spdcid:16, dpdcid:16
  *   ACK_CC (32):          ACK, then cc_type:4 | cc_flags:4, mpr:8, sack_psn_offset:16 (signed),
  *                         sack_bitmap:64, cc_state:64
+ *   RUDI request / response (8): prologue, reserved:16, pkt_id:32
+ *   UUD request (4):      prologue, reserved:16
+ *   CTRL (16):            prologue (its next-header bits: ctl_type), probe_opaque:16, psn:32,
+ *                         spdcid:16, dpdcid:16, payload:32
  *   NACK (16):            prologue, nack_code:8, vendor_code:8, nack_psn:32, spdcid:16, dpdcid:16,
  *                         payload:32 (highest PSN received + 1)
  *   RUD/ROD CC request (16): the request, then ccc_id:8, credit_target:24
@@ -42,14 +46,19 @@ static size_t pds_bytes(uint8_t type)
     case RS_UET_PDS_RUD_CC_REQ:
     case RS_UET_PDS_ROD_CC_REQ:
         return RS_UET_PDS_CC_REQ_BYTES;
-    case RS_UET_PDS_CTRL:
-        return RS_UET_PDS_CTRL_BYTES;
     case RS_UET_PDS_ACK:
         return RS_UET_PDS_ACK_BYTES;
     case RS_UET_PDS_ACK_CC:
         return RS_UET_PDS_ACK_CC_BYTES;
     case RS_UET_PDS_NACK:
         return RS_UET_PDS_NACK_BYTES;
+    case RS_UET_PDS_RUDI_REQ:
+    case RS_UET_PDS_RUDI_RESP:
+        return RS_UET_PDS_RUDI_BYTES;
+    case RS_UET_PDS_UUD_REQ:
+        return RS_UET_PDS_UUD_BYTES;
+    case RS_UET_PDS_CTRL:
+        return RS_UET_PDS_CTRL_BYTES;
     default:
         return 0;
     }
@@ -57,8 +66,8 @@ static size_t pds_bytes(uint8_t type)
 
 static int is_request(uint8_t type)
 {
-    return type == RS_UET_PDS_RUD_REQ || type == RS_UET_PDS_ROD_REQ || type == RS_UET_PDS_RUD_CC_REQ ||
-           type == RS_UET_PDS_ROD_CC_REQ;
+    return type == RS_UET_PDS_RUD_REQ || type == RS_UET_PDS_ROD_REQ || type == RS_UET_PDS_RUDI_REQ ||
+           type == RS_UET_PDS_UUD_REQ || type == RS_UET_PDS_RUD_CC_REQ || type == RS_UET_PDS_ROD_CC_REQ;
 }
 
 static int is_cc_request(uint8_t type) { return type == RS_UET_PDS_RUD_CC_REQ || type == RS_UET_PDS_ROD_CC_REQ; }
@@ -79,11 +88,13 @@ static size_t uet_hdr_bytes(const rs_pkt *p)
             return 0;
         return pds + RS_UET_SES_STD_BYTES;
     }
+    /* ACK / NACK / RUDI response: no data here; CTRL: next_hdr is its control type; an ACK or NACK
+     * may carry the SES response header */
     if (p->payload_len)
-        return 0; /* ACK / NACK / CTRL: no data here */
+        return 0;
     if (p->uet.type == RS_UET_PDS_CTRL)
-        return p->uet.next_hdr <= RS_UET_CTL_CREDIT_REQ ? pds : 0;
-    if (p->uet.next_hdr != RS_UET_NH_NONE && p->uet.next_hdr != RS_UET_NH_RSP)
+        return pds;
+    if (p->uet.next_hdr != RS_UET_NH_NONE && (p->uet.next_hdr != RS_UET_NH_RSP || p->uet.type == RS_UET_PDS_RUDI_RESP))
         return 0;
     if (p->uet.next_hdr == RS_UET_NH_RSP && (p->uet.ses_opcode > 0x3Fu || p->uet.ses_rc > 0x3Fu ||
                                              p->uet.job_id > 0xFFFFFFu))
@@ -118,13 +129,6 @@ static void put_pds(const rs_pkt *p, uint8_t *b)
             rs_put24(b + 13, u->credit_target & 0xFFFFFFu);
         }
         break;
-    case RS_UET_PDS_CTRL:
-        rs_put16(b + 2, (uint16_t)u->psn_off); /* probe opaque */
-        rs_put32(b + 4, p->psn);
-        rs_put16(b + 8, u->spdcid);
-        rs_put16(b + 10, u->dpdcid);
-        rs_put32(b + 12, u->nack_payload);
-        break;
     case RS_UET_PDS_ACK:
     case RS_UET_PDS_ACK_CC:
         rs_put16(b + 2, (uint16_t)u->psn_off);
@@ -142,6 +146,21 @@ static void put_pds(const rs_pkt *p, uint8_t *b)
     case RS_UET_PDS_NACK:
         b[2] = u->nack_code;
         b[3] = 0; /* vendor code */
+        rs_put32(b + 4, p->psn);
+        rs_put16(b + 8, u->spdcid);
+        rs_put16(b + 10, u->dpdcid);
+        rs_put32(b + 12, u->nack_payload);
+        break;
+    case RS_UET_PDS_RUDI_REQ:
+    case RS_UET_PDS_RUDI_RESP:
+        rs_put16(b + 2, 0);
+        rs_put32(b + 4, p->psn); /* pkt_id */
+        break;
+    case RS_UET_PDS_UUD_REQ:
+        rs_put16(b + 2, 0);
+        break;
+    case RS_UET_PDS_CTRL:
+        rs_put16(b + 2, (uint16_t)u->psn_off); /* probe_opaque */
         rs_put32(b + 4, p->psn);
         rs_put16(b + 8, u->spdcid);
         rs_put16(b + 10, u->dpdcid);
@@ -240,8 +259,9 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
     int ctrl = u->type == RS_UET_PDS_CTRL;
     size_t h = pds + (is_request(u->type) ? RS_UET_SES_STD_BYTES : ctrl ? 0 : rsp_bytes(u->next_hdr));
     if (is_request(u->type) ? u->next_hdr != RS_UET_NH_REQ_STD
-        : ctrl              ? u->next_hdr > RS_UET_CTL_CREDIT_REQ
-                            : u->next_hdr != RS_UET_NH_NONE && u->next_hdr != RS_UET_NH_RSP)
+        : ctrl              ? 0
+                            : u->next_hdr != RS_UET_NH_NONE &&
+                                  (u->next_hdr != RS_UET_NH_RSP || u->type == RS_UET_PDS_RUDI_RESP))
         return RS_CODEC_ERR_BAD_FIELD;
     if (L2L3 + h > len)
         return RS_CODEC_ERR_SHORT;
@@ -266,13 +286,6 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
             u->credit_target = rs_get24(b + 13);
         }
         break;
-    case RS_UET_PDS_CTRL:
-        u->psn_off = (int16_t)rs_get16(b + 2);
-        p->psn = rs_get32(b + 4);
-        u->spdcid = rs_get16(b + 8);
-        u->dpdcid = rs_get16(b + 10);
-        u->nack_payload = rs_get32(b + 12);
-        break;
     case RS_UET_PDS_ACK:
     case RS_UET_PDS_ACK_CC:
         u->psn_off = (int16_t)rs_get16(b + 2);
@@ -287,6 +300,19 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
             u->sack_bitmap = rs_get64(b + 16);
             u->cc_state = rs_get64(b + 24);
         }
+        break;
+    case RS_UET_PDS_RUDI_REQ:
+    case RS_UET_PDS_RUDI_RESP:
+        p->psn = rs_get32(b + 4); /* pkt_id */
+        break;
+    case RS_UET_PDS_UUD_REQ:
+        break;
+    case RS_UET_PDS_CTRL:
+        u->psn_off = (int16_t)rs_get16(b + 2);
+        p->psn = rs_get32(b + 4);
+        u->spdcid = rs_get16(b + 8);
+        u->dpdcid = rs_get16(b + 10);
+        u->nack_payload = rs_get32(b + 12);
         break;
     default: /* NACK */
         u->nack_code = b[2];

@@ -176,17 +176,24 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     uint16_t ev = rs_uet_lb_next(&c->lb); /* oblivious spraying or REPS (uet/lb.c) */
     c->slots[tx->psn & (RS_PDS_SLOTS - 1u)].ev = ev;
     p->udp_sport = ev; /* what the switches hash: each packet may take another path */
-    p->psn = tx->psn;
+    p->psn = c->prm.mode == RS_UET_RUDI ? rs_pds_rudi_pkt_id(c, tx->psn) : tx->psn; /* RUDI: pkt_id */
     p->payload_len = tx->len;
     p->trim_ok = c->prm.trim_ok; /* a trimming switch may cut it to its headers (link/trim.c) */
     rs_uet_hdr *h = &p->uet;
-    h->type = c->prm.mode == RS_UET_ROD ? RS_UET_PDS_ROD_REQ : RS_UET_PDS_RUD_REQ;
+    static const uint8_t req_type[] = {[RS_UET_RUD] = RS_UET_PDS_RUD_REQ, [RS_UET_ROD] = RS_UET_PDS_ROD_REQ,
+                                       [RS_UET_RUDI] = RS_UET_PDS_RUDI_REQ, [RS_UET_UUD] = RS_UET_PDS_UUD_REQ};
+    h->type = req_type[c->prm.mode];
     h->next_hdr = RS_UET_NH_REQ_STD;
     h->flags = (uint8_t)((tx->retx ? RS_UET_F_RETX : 0u) | (tx->ar ? RS_UET_F_AR : 0u));
     int32_t clear = (int32_t)(c->una_psn - tx->psn); /* clear_psn: below it nothing is outstanding */
     h->psn_off = (int16_t)(clear < INT16_MIN ? INT16_MIN : clear);
     h->spdcid = c->src_id;
     h->dpdcid = c->dst_id;
+    if (c->syn) { /* no ACK yet: the target learns the start PSN from any of these (pdc_setup.c) */
+        h->flags |= RS_UET_F_SYN;
+        h->dpdcid = rs_pdc_syn_field(c, tx->psn);
+        u->eps[c->src]->st.syn_sent++;
+    }
     h->ses_opcode = c->ses_opcode;
     h->ses_flags = (uint8_t)((tx->som ? RS_UET_SES_SOM : 0u) | (tx->eom ? RS_UET_SES_EOM : 0u));
     h->msg_id = c->msg_id;
@@ -197,8 +204,10 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_on_data(c, p); /* spends credit, carries the request (RUD_CC_REQ) */
     rs_ses_fill(u, c, p, tx->off); /* the bytes, when the flow has them (ses.c) */
-    if (!c->rto.armed)
-        rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->prm.rto_ps);
+    /* the retransmit timer; UUD: no retransmission, the timer only ends the flow `rto` after its
+     * last packet if the target did not get every byte (rs_uet_rto) */
+    if (!c->rto.armed && (c->prm.mode != RS_UET_UUD || tx->eom))
+        rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->rto_ps);
     return p;
 }
 
@@ -246,12 +255,56 @@ int rs_uet_idle_after(rs_uet_ep *ep, int64_t free_ps)
     return !ep->ctrl_head && !ep->ring;
 }
 
+static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c);
+static void pdc_free(rs_uet *u, rs_pdc *c);
+
+/* Initiator: the CLOSE control packet for close_psn (again after a timeout, with RETX), or give
+ * up after RS_PDC_CLOSE_TRIES of them. */
+static void send_close(rs_uet *u, rs_pdc *c)
+{
+    rs_uet_ep *ep = u->eps[c->src];
+    if (c->close_sends >= RS_PDC_CLOSE_TRIES) {
+        ep->st.close_gave_up++;
+        pdc_free(u, c);
+        return;
+    }
+    rs_pkt *p = new_frame(u, &c->path, c->src, c->dst);
+    if (!p)
+        return;
+    p->udp_sport = c->path.udp_sport;
+    p->psn = c->close_psn;
+    rs_uet_hdr *h = &p->uet;
+    h->type = RS_UET_PDS_CTRL;
+    h->next_hdr = RS_UET_CTL_CLOSE;
+    h->flags = (uint8_t)(RS_UET_F_AR | (c->close_sends ? RS_UET_F_RETX : 0u));
+    h->spdcid = c->src_id;
+    h->dpdcid = c->dst_id;
+    if (c->close_sends)
+        rs_uet_rto_backoff(c);
+    c->close_sends++;
+    ep->st.closes_sent++;
+    send_ctrl(u, ep, p);
+    rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->rto_ps);
+}
+
 void rs_uet_rto(rs_uet *u, rs_pdc *c)
 {
     if (!c->live)
         return;
+    if (c->prm.mode == RS_UET_UUD) { /* what did not arrive by now is lost */
+        complete(u, u->eps[c->src], c);
+        return;
+    }
+    if (c->closing) { /* the CLOSE or its ACK was lost */
+        send_close(u, c);
+        return;
+    }
     uint32_t lost;
     int64_t due = rs_pds_on_rto(c, u->net->eng.now_ps, &lost);
+    if (lost) {
+        rs_uet_rto_backoff(c); /* (uet/rto.c) the resends wait longer */
+        due = rs_pds_rto_due(c);
+    }
     if (due != INT64_MAX)
         rs_engine_arm(&u->net->eng, &c->rto, due);
     if (lost) {
@@ -293,6 +346,16 @@ static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c)
 /* Initiator: an ACK or NACK for PDC c. */
 static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
+    if (rs_pdc_has_setup(c))
+        rs_pdc_on_ack(c, pkt->uet.spdcid); /* the first answer ends SYN: the target's id */
+    if (c->closing) { /* only the CLOSE's ACK matters now */
+        if ((pkt->uet.type == RS_UET_PDS_ACK || pkt->uet.type == RS_UET_PDS_ACK_CC) &&
+            rs_pdc_close_acked(c, pkt->uet.cack_psn)) {
+            ep->st.pdcs_released++;
+            pdc_free(u, c);
+        }
+        return;
+    }
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_on_feedback(c, pkt);
     if (pkt->uet.type == RS_UET_PDS_NACK) {
@@ -300,22 +363,35 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
             c->st.trims_rcvd++;
         const rs_pds_slot *s = &c->slots[pkt->psn & (RS_PDS_SLOTS - 1u)];
         uint16_t ev = s->ev;
-        if (!rs_pds_on_nack(c, pkt->psn))
+        uint32_t lost = rs_pds_on_nack(c, pkt->psn, pkt->uet.nack_code, pkt->uet.nack_payload);
+        if (!lost)
             return;
-        rs_uet_lb_on_loss(&c->lb, ev);
-        cc_loss(u, c, s->len, pkt->uet.nack_code == RS_UET_NACK_TRIMMED);
+        if (pkt->uet.nack_code != RS_UET_NACK_ROD_OOO) /* reordering is no path's fault */
+            rs_uet_lb_on_loss(&c->lb, ev);
+        cc_loss(u, c, lost == 1 ? s->len : (uint64_t)lost * c->prm.mtu, pkt->uet.nack_code == RS_UET_NACK_TRIMMED);
     } else {
         rs_pds_ack_res r;
         int ecn = (pkt->uet.flags & RS_UET_F_M) != 0;
+        int rudi = pkt->uet.type == RS_UET_PDS_RUDI_RESP;
         c->st.ecn_acks += (uint64_t)ecn;
         rs_uet_lb_on_ack(&c->lb, pkt->udp_sport, ecn); /* the ACK echoes the entropy it acknowledges */
-        uint32_t ack_psn = pkt->uet.cack_psn + (uint32_t)(int32_t)pkt->uet.psn_off;
+        uint32_t ack_psn = rudi ? rs_pds_rudi_psn(c, pkt->psn) : pkt->uet.cack_psn + (uint32_t)(int32_t)pkt->uet.psn_off;
         const rs_pds_slot *s = &c->slots[ack_psn & (RS_PDS_SLOTS - 1u)];
         int64_t rtt = -1; /* a sample only from a first transmission still unacknowledged (Karn) */
         if ((int32_t)(ack_psn - c->una_psn) >= 0 && (int32_t)(ack_psn - c->next_psn) < 0 &&
             (s->state == RS_PDS_SENT || s->state == RS_PDS_LOST) && s->sends == 1)
             rtt = u->net->eng.now_ps - s->sent_ps;
-        rs_pds_on_ack(c, &pkt->uet, &r);
+        int fell = rs_uet_rto_sample(c, rtt); /* the retransmit timeout follows the RTT (uet/rto.c) */
+        if (rudi)
+            rs_pds_on_resp(c, ack_psn, &r);
+        else
+            rs_pds_on_ack(c, &pkt->uet, &r);
+        if (r.acked_bytes)
+            fell |= rs_uet_rto_progress(c);
+        if (fell && c->rto.armed && c->rto.when_ps > u->net->eng.now_ps + c->rto_ps)
+            /* the timeout fell: fire no later than it says (early is harmless: the timer finds
+             * what is due and sets itself again) */
+            rs_engine_arm(&u->net->eng, &c->rto, u->net->eng.now_ps + c->rto_ps);
         if (c->cc) {
             rs_cc_ack a = {.now_ps = u->net->eng.now_ps, .rtt_ps = rtt, .acked_bytes = r.acked_bytes,
                            .inflight_bytes = c->inflight_bytes, .ack_psn = ack_psn, .snd_nxt_psn = c->next_psn,
@@ -326,7 +402,8 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
             if (r.lost)
                 cc_loss(u, c, (uint64_t)r.lost * c->prm.mtu, 0);
         }
-        if (rs_ses_on_response(c, pkt)) { /* the message completes on its SES response (ses.c) */
+        /* the message completes on its SES response (ses.c); RUDI's responses carry none */
+        if (rudi ? r.done && rs_ses_unanswered(c) : rs_ses_on_response(c, pkt)) {
             complete(u, ep, c);
             return;
         }
@@ -337,10 +414,10 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
     }
 }
 
-/* Target: a request for PDC c; answers with an ACK when pds.c says so. */
-/* Target: a switch trimmed the request for PSN pkt->psn to its headers (link/trim.c): a NACK
- * (code TRIMMED) asks for it again at once, echoing its entropy; the PSN is not received. */
-static void nack_trimmed(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
+/* Target: a NACK for the request pkt, with its code and payload, echoing its entropy: TRIMMED for a
+ * request a switch cut to its headers (link/trim.c; the PSN is not received, the initiator sends
+ * it again at once), ROD_OOO for a ROD request out of order (pds.c). */
+static void send_nack(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt, uint8_t code, uint32_t payload)
 {
     rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
     if (!a)
@@ -351,10 +428,10 @@ static void nack_trimmed(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
     h->type = RS_UET_PDS_NACK;
     h->next_hdr = RS_UET_NH_NONE;
     h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
-    h->nack_code = RS_UET_NACK_TRIMMED;
+    h->nack_code = code;
     h->spdcid = c->dst_id;
     h->dpdcid = c->src_id;
-    h->nack_payload = c->rx_max;
+    h->nack_payload = payload;
     send_ctrl(u, ep, a);
 }
 
@@ -363,19 +440,30 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_on_request(u, ep, c, pkt);
     if (pkt->trimmed) {
-        nack_trimmed(u, ep, c, pkt);
+        if (c->prm.mode != RS_UET_UUD) /* UUD: a trimmed packet is a lost one */
+            send_nack(u, ep, c, pkt, RS_UET_NACK_TRIMMED, c->rx_max);
         return;
     }
     rs_pds_rx_res r;
-    rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
-    if (c->prm.cc == RS_UET_CC_RCCC && r.fresh)
-        rs_uet_rccc_on_received(u, ep, pkt);
-    if (r.fresh) {
-        rs_ses_target_check(c, pkt);
-        rs_ses_place(c, pkt);
+    if (c->prm.mode == RS_UET_RUDI) { /* no PDC state: executed (again, if a duplicate) and answered */
+        r = (rs_pds_rx_res){.ack = 1};
+    } else {
+        rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
+        if (r.nack)
+            send_nack(u, ep, c, pkt, r.nack, r.nack_payload);
+        if (c->prm.cc == RS_UET_CC_RCCC && r.fresh)
+            rs_uet_rccc_on_received(u, ep, pkt);
+        if (r.fresh) {
+            rs_ses_target_check(c, pkt);
+            rs_ses_place(c, pkt);
+        }
+        if (r.complete && u->flow_received && c->flow_ref)
+            u->flow_received(u->flow_ctx, c->flow_ref, c);
+        if (r.complete && c->prm.mode == RS_UET_UUD) {
+            complete(u, u->eps[c->src], c); /* every byte arrived: nothing more will */
+            return;
+        }
     }
-    if (r.complete && u->flow_received && c->flow_ref)
-        u->flow_received(u->flow_ctx, c->flow_ref, c);
     if (!r.ack)
         return;
     rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
@@ -383,6 +471,16 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
         return;
     a->udp_sport = pkt->udp_sport; /* the entropy of the packet it acknowledges, echoed */
     rs_uet_hdr *h = &a->uet;
+    if (c->prm.mode == RS_UET_RUDI) {
+        a->psn = pkt->psn; /* its pkt_id */
+        h->type = RS_UET_PDS_RUDI_RESP;
+        h->next_hdr = RS_UET_NH_NONE;
+        h->flags = (uint8_t)(((pkt->tos & 3u) == 3u ? RS_UET_F_M : 0u) | (pkt->uet.flags & RS_UET_F_RETX));
+        h->spdcid = c->dst_id; /* not on the wire: RUDI has no PDC ids */
+        h->dpdcid = c->src_id;
+        send_ctrl(u, ep, a);
+        return;
+    }
     h->type = RS_UET_PDS_ACK_CC;
     h->next_hdr = RS_UET_NH_NONE;
     h->flags = (uint8_t)(((pkt->tos & 3u) == 3u ? RS_UET_F_M : 0u) | (pkt->uet.flags & RS_UET_F_RETX));
@@ -399,13 +497,88 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     send_ctrl(u, ep, a);
 }
 
+/* Target: a CLOSE (pdc_setup.c).  c: the PDC it names, or NULL when this host does not know it
+ * (closed already: the ACK was lost) - then the ACK is built from the packet alone. */
+static void target_close(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
+{
+    if (c && !rs_pdc_close_ok(c, pkt->psn))
+        return; /* PSNs below it still missing: the initiator's timer sends it again */
+    rs_link_path back;
+    if (!c)
+        rs_port_resolve_path(u->net, ep->port, pkt->src_node, (uint8_t)(pkt->tos & 0xFCu), 0, &back);
+    rs_pkt *a = new_frame(u, c ? &c->back : &back, ep->host, pkt->src_node);
+    if (!a)
+        return;
+    a->udp_sport = pkt->udp_sport;
+    rs_uet_hdr *h = &a->uet;
+    h->type = RS_UET_PDS_ACK;
+    h->next_hdr = RS_UET_NH_NONE;
+    h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
+    h->cack_psn = pkt->psn;
+    h->spdcid = pkt->uet.dpdcid;
+    h->dpdcid = pkt->uet.spdcid;
+    send_ctrl(u, ep, a);
+    if (c) {
+        ids_del(&ep->ids, c->dst_id);
+        c->tgt_live = 0;
+        ep->st.pdcs_closed++;
+    }
+}
+
+/* Target: the PDC a request names: by dpdcid, or for a SYN request (RUD/ROD) by the initiator's
+ * address and spdcid, creating the target's half from the first SYN (pdc_setup.c). */
+static rs_pdc *target_pdc(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
+{
+    if (!(pkt->uet.flags & RS_UET_F_SYN) ||
+        (pkt->uet.type != RS_UET_PDS_RUD_REQ && pkt->uet.type != RS_UET_PDS_ROD_REQ &&
+         pkt->uet.type != RS_UET_PDS_RUD_CC_REQ && pkt->uet.type != RS_UET_PDS_ROD_CC_REQ)) {
+        rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
+        return c && c->tgt_live && c->dst == ep->host ? c : NULL;
+    }
+    /* (initiator, spdcid) -> the PDC: the simulator reads it from the initiator's table */
+    rs_uet_ep *ie = pkt->src_node < u->n_eps ? u->eps[pkt->src_node] : NULL;
+    rs_pdc *c = ie ? ids_find(&ie->ids, pkt->uet.spdcid) : NULL;
+    if (!c || !c->live || c->dst != ep->host || !rs_pdc_syn_accept(c, pkt->psn, pkt->uet.dpdcid))
+        return NULL;
+    if (!c->tgt_live) {
+        if (c->closing)
+            return NULL; /* a SYN request late after the close */
+        c->dst_id = ids_add(&ep->ids, c);
+        if (!c->dst_id)
+            return NULL; /* 65535 PDCs open here */
+        c->tgt_live = 1;
+        ep->st.pdcs_created++;
+    }
+    return c;
+}
+
 void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
 {
-    rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
     uint8_t t = pkt->uet.type;
-    int request = t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ || t == RS_UET_PDS_RUD_CC_REQ ||
-                  t == RS_UET_PDS_ROD_CC_REQ || (t == RS_UET_PDS_CTRL && pkt->uet.next_hdr == RS_UET_CTL_CREDIT_REQ);
-    if (!c || !c->live || (request ? c->dst : c->src) != ep->host) {
+    if (t == RS_UET_PDS_CTRL) {
+        if (pkt->uet.next_hdr == RS_UET_CTL_CLOSE) {
+            rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
+            target_close(u, ep, c && c->tgt_live && c->dst == ep->host ? c : NULL, pkt);
+        } else if (pkt->uet.next_hdr == RS_UET_CTL_CREDIT || pkt->uet.next_hdr == RS_UET_CTL_CREDIT_REQ) {
+            rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid); /* RCCC (rccc_pds.c) */
+            int to_target = pkt->uet.next_hdr == RS_UET_CTL_CREDIT_REQ;
+            if (c && (to_target ? c->tgt_live && c->dst == ep->host : c->live && c->src == ep->host))
+                rs_uet_rccc_ctrl(u, ep, c, pkt);
+            else
+                ep->rx_unknown++;
+        } else {
+            ep->rx_unknown++;
+        }
+        rs_pkt_release(u->pool, pkt);
+        return;
+    }
+    int request = t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ || t == RS_UET_PDS_RUDI_REQ ||
+                  t == RS_UET_PDS_UUD_REQ || t == RS_UET_PDS_RUD_CC_REQ || t == RS_UET_PDS_ROD_CC_REQ;
+    /* a RUDI response names the initiator's context by its pkt_id; RUDI and UUD requests carry no
+     * PDC id on the wire, the simulator finds the flow's counters by the packet's record */
+    rs_pdc *c = request ? target_pdc(u, ep, pkt)
+                        : ids_find(&ep->ids, t == RS_UET_PDS_RUDI_RESP ? (uint16_t)(pkt->psn >> 16) : pkt->uet.dpdcid);
+    if (!c || (request ? !c->tgt_live : !c->live || c->src != ep->host)) {
         ep->rx_unknown++;
     } else if (t == RS_UET_PDS_CTRL) {
         rs_uet_rccc_ctrl(u, ep, c, pkt);
@@ -471,9 +644,14 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     c->ses_opcode = ses_opcode;
     c->flow_ref = flow_ref;
     c->msg_id = (uint16_t)(flow_ref & 0xFFFFu);
+    rs_pdc_setup_init(c);
+    c->live = 0;
+    c->tgt_live = 0;
     c->src_id = ids_add(&se->ids, c);
-    c->dst_id = c->src_id ? ids_add(&de->ids, c) : 0;
-    if (!c->dst_id) {
+    /* RUD / ROD: the target's half comes with the first SYN request (pdc_setup.c); RUDI / UUD have
+     * no PDC at the target, the simulator keeps an id there for the flow's counters */
+    c->dst_id = !c->src_id ? 0 : c->syn ? 0 : ids_add(&de->ids, c);
+    if (!c->src_id || (!c->syn && !c->dst_id)) {
         if (c->src_id)
             ids_del(&se->ids, c->src_id);
         c->free_next = u->free_pdcs;
@@ -483,8 +661,9 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     }
     uint8_t tc = (uint8_t)((8u * prio) << 2);
     rs_port_resolve_path(u->net, se->port, dst, tc, c->src_id, &c->path);
-    rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back);
+    rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back); /* (its UDP port: the echoes') */
     rs_pds_init(c, size, 0);
+    rs_uet_rto_init(c);
     c->tgt_rc = RS_UET_RC_OK;
     c->src_buf = u->next_src; /* its bytes, when the workload gave them (ses.c) */
     c->dst_buf = u->next_dst;
@@ -510,28 +689,41 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_uet_lb_init(&c->lb, &lbc, u->net->eng.seed ^ (flow_ref * UINT64_C(0x9E3779B97F4A7C15)) ^ (uint64_t)src << 32);
     c->start_ps = u->net->eng.now_ps;
     c->live = 1;
+    c->tgt_live = (uint8_t)!c->syn;
     c->act_next = c->act_prev = NULL;
     ring_add(se, c);
     rs_port_kick(u->net, se->port);
     return c;
 }
 
-void rs_uet_release(rs_uet *u, rs_pdc *c)
+/* Both halves gone: the ids back, the PDC to the free list. */
+static void pdc_free(rs_uet *u, rs_pdc *c)
 {
-    if (!c->live)
-        return;
-    c->live = 0;
     rs_timer_cancel(&c->rto);
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_close(u, c);
-    if ((uint32_t)c->src < u->n_eps && u->eps[c->src]) {
+    if (c->live && (uint32_t)c->src < u->n_eps && u->eps[c->src]) {
         ring_remove(u->eps[c->src], c);
         ids_del(&u->eps[c->src]->ids, c->src_id);
     }
-    if ((uint32_t)c->dst < u->n_eps && u->eps[c->dst])
+    if (c->tgt_live && (uint32_t)c->dst < u->n_eps && u->eps[c->dst])
         ids_del(&u->eps[c->dst]->ids, c->dst_id);
+    c->live = c->tgt_live = 0;
+    c->closing = 0;
     c->free_next = u->free_pdcs;
     u->free_pdcs = c;
+}
+
+void rs_uet_release(rs_uet *u, rs_pdc *c)
+{
+    if (!c->live || c->closing)
+        return;
+    rs_timer_cancel(&c->rto);
+    ring_remove(u->eps[c->src], c);
+    if (rs_pdc_close_begin(c)) /* RUD / ROD: the close exchange releases it (pdc_setup.c) */
+        send_close(u, c);
+    else
+        pdc_free(u, c);
 }
 
 void rs_uet_free(rs_uet *u)

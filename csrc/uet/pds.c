@@ -14,7 +14,21 @@
  * for it (AR), what arrives out of order or twice, and the message's last byte; otherwise every
  * ack_every packets.  Each ACK is an ACK_CC carrying the cumulative ACK PSN and a 64-bit SACK
  * bitmap whose base is the PSN after it rounded down to a multiple of 8 (bits of PSNs at or below
- * the cumulative one are set), as the specification's ACK_CC extension header lays it out. */
+ * the cumulative one are set), as the specification's ACK_CC extension header lays it out.
+ *
+ * Delivery modes (prm.mode) change these rules here and nowhere else:
+ *   RUD   as above.
+ *   ROD   the target accepts only the next PSN in order (cumulative ACK PSN + 1); a later one is
+ *         dropped unplaced and answered by one NACK (code ROD_OOO, payload: the PSN expected) per
+ *         PSN expected.  The initiator goes back: every PSN from the expected one that is not yet
+ *         acknowledged is resent in PSN order (as a timeout does).  The SACK-gap rule never fires
+ *         (nothing above the cumulative PSN is ever acknowledged).
+ *   RUDI  no PDC at the target: each request (its pkt_id names the initiator's context and the
+ *         PSN) is executed on arrival, duplicates again (the operation is idempotent), and answered
+ *         by a RUDI response echoing its pkt_id; the initiator treats each response as the ACK of
+ *         that one PSN.
+ *   UUD   no ACK and no retransmission: a packet sent is forgotten (no window, no timer); the
+ *         target counts what arrives, and what the fabric drops is lost. */
 #include <limits.h>
 #include <string.h>
 
@@ -35,6 +49,8 @@ void rs_pds_init(rs_pdc *c, uint64_t msg_len, uint32_t start_psn)
     c->rx_cack = start_psn - 1u;
     c->rx_max = start_psn;
     c->rx_unacked = 0;
+    c->rx_nacked = 0;
+    c->rx_nack_sent = 0;
     c->rx_bytes = 0;
     memset(c->rx_bitmap, 0, sizeof(c->rx_bitmap));
     memset(&c->st, 0, sizeof(c->st));
@@ -69,6 +85,8 @@ static uint32_t next_len(const rs_pdc *c)
 
 int rs_pds_can_send(const rs_pdc *c)
 {
+    if (c->prm.mode == RS_UET_UUD)
+        return c->next_off < c->msg_len;
     for (uint32_t i = 0, h = c->rq_head; i < c->rq_len; i++, h = (h + 1u) & MASK) {
         const rs_pds_slot *s = &c->slots[c->rq[h] & MASK];
         if (s->state == RS_PDS_LOST)
@@ -80,6 +98,8 @@ int rs_pds_can_send(const rs_pdc *c)
 
 static int wants_ack(const rs_pdc *c, uint32_t psn, int eom)
 {
+    if (c->prm.mode == RS_UET_UUD || c->prm.mode == RS_UET_RUDI)
+        return 0; /* UUD: nothing is acknowledged; RUDI: every request is answered (no AR flag) */
     uint32_t every = c->prm.ack_every ? c->prm.ack_every : 1u;
     /* the last packet, one that fills the window (no more will come to carry the request), and
      * every ack_every-th */
@@ -104,6 +124,18 @@ int rs_pds_next(rs_pdc *c, int64_t now, rs_pds_tx *out)
         c->st.pkts_retx++;
         *out = (rs_pds_tx){.psn = psn, .off = s->off, .len = s->len, .retx = 1, .ar = 1,
                            .som = s->off == 0, .eom = s->off + s->len == c->msg_len};
+        return 1;
+    }
+    if (c->prm.mode == RS_UET_UUD) { /* sent and forgotten: no slot, no window */
+        if (c->next_off >= c->msg_len)
+            return 0;
+        uint32_t len = next_len(c);
+        psn = c->next_psn++;
+        c->una_psn = c->high_acked = c->loss_scan = c->next_psn;
+        *out = (rs_pds_tx){.psn = psn, .off = (uint32_t)c->next_off, .len = (uint16_t)len,
+                           .som = c->next_off == 0, .eom = c->next_off + len == c->msg_len};
+        c->next_off += len;
+        c->st.pkts_sent++;
         return 1;
     }
     if (c->next_off >= c->msg_len || pdiff(c->next_psn, c->una_psn) >= (int32_t)RS_PDS_SLOTS)
@@ -133,6 +165,27 @@ static void lose(rs_pdc *c, uint32_t psn, rs_pds_slot *s)
     c->rq_len++;
 }
 
+/* ROD: resend every PSN from `from` not yet acknowledged, in PSN order (the queue is rebuilt, so a
+ * PSN queued earlier does not go ahead of a lower one); returns the PSNs newly declared lost. */
+static uint32_t go_back(rs_pdc *c, uint32_t from)
+{
+    uint32_t lost = 0;
+    if (pdiff(from, c->una_psn) < 0)
+        from = c->una_psn;
+    c->rq_head = c->rq_len = 0;
+    for (uint32_t p = c->una_psn; p != c->next_psn; p++) {
+        rs_pds_slot *s = &c->slots[p & MASK];
+        if (pdiff(p, from) >= 0 && s->state == RS_PDS_SENT) {
+            lose(c, p, s);
+            lost++;
+        } else if (s->state == RS_PDS_LOST) {
+            c->rq[(c->rq_head + c->rq_len) & MASK] = p;
+            c->rq_len++;
+        }
+    }
+    return lost;
+}
+
 static void ack_one(rs_pdc *c, uint32_t psn, rs_pds_ack_res *res)
 {
     rs_pds_slot *s = &c->slots[psn & MASK];
@@ -145,6 +198,28 @@ static void ack_one(rs_pdc *c, uint32_t psn, rs_pds_ack_res *res)
     res->acked_bytes += s->len;
     if (pdiff(psn + 1u, c->high_acked) > 0)
         c->high_acked = psn + 1u;
+}
+
+/* After acknowledgements: free the slots below the first unacknowledged PSN, apply the SACK-gap
+ * rule, and say whether the message is done. */
+static void settle(rs_pdc *c, rs_pds_ack_res *res)
+{
+    while (c->una_psn != c->next_psn && c->slots[c->una_psn & MASK].state == RS_PDS_ACKED) {
+        c->slots[c->una_psn & MASK].state = RS_PDS_FREE;
+        c->una_psn++;
+    }
+    if (pdiff(c->loss_scan, c->una_psn) < 0)
+        c->loss_scan = c->una_psn;
+    while (pdiff(c->high_acked, c->loss_scan) > (int32_t)c->prm.reorder_pkts) {
+        rs_pds_slot *s = &c->slots[c->loss_scan & MASK];
+        if (s->state == RS_PDS_SENT) {
+            lose(c, c->loss_scan, s);
+            res->lost++;
+            c->st.loss_sack++;
+        }
+        c->loss_scan++;
+    }
+    res->done = c->acked_bytes == c->msg_len;
 }
 
 void rs_pds_on_ack(rs_pdc *c, const rs_uet_hdr *ack, rs_pds_ack_res *res)
@@ -164,27 +239,30 @@ void rs_pds_on_ack(rs_pdc *c, const rs_uet_hdr *ack, rs_pds_ack_res *res)
                 ack_one(c, p, res);
         }
     }
-    while (c->una_psn != c->next_psn && c->slots[c->una_psn & MASK].state == RS_PDS_ACKED) {
-        c->slots[c->una_psn & MASK].state = RS_PDS_FREE;
-        c->una_psn++;
-    }
-    if (pdiff(c->loss_scan, c->una_psn) < 0)
-        c->loss_scan = c->una_psn;
-    while (pdiff(c->high_acked, c->loss_scan) > (int32_t)c->prm.reorder_pkts) {
-        rs_pds_slot *s = &c->slots[c->loss_scan & MASK];
-        if (s->state == RS_PDS_SENT) {
-            lose(c, c->loss_scan, s);
-            res->lost++;
-            c->st.loss_sack++;
-        }
-        c->loss_scan++;
-    }
-    res->done = c->acked_bytes == c->msg_len;
+    settle(c, res);
 }
 
-int rs_pds_on_nack(rs_pdc *c, uint32_t psn)
+void rs_pds_on_resp(rs_pdc *c, uint32_t psn, rs_pds_ack_res *res)
+{
+    *res = (rs_pds_ack_res){0};
+    c->st.acks_rcvd++;
+    if (pdiff(psn, c->una_psn) >= 0 && pdiff(psn, c->next_psn) < 0) {
+        ack_one(c, psn, res);
+        c->st.bytes_rcvd += res->acked_bytes; /* RUDI: the target keeps no count; a response proves it */
+    }
+    settle(c, res);
+}
+
+uint32_t rs_pds_on_nack(rs_pdc *c, uint32_t psn, uint8_t code, uint32_t payload)
 {
     c->st.nacks_rcvd++;
+    if (code == RS_UET_NACK_ROD_OOO) {
+        /* go back to the PSN the target expects, unless that one is already queued again */
+        if (c->prm.mode != RS_UET_ROD || pdiff(payload, c->una_psn) < 0 || pdiff(payload, c->next_psn) >= 0 ||
+            c->slots[payload & MASK].state != RS_PDS_SENT)
+            return 0;
+        return go_back(c, payload);
+    }
     if (pdiff(psn, c->una_psn) < 0 || pdiff(psn, c->next_psn) >= 0)
         return 0;
     rs_pds_slot *s = &c->slots[psn & MASK];
@@ -202,14 +280,16 @@ int64_t rs_pds_on_rto(rs_pdc *c, int64_t now, uint32_t *lost)
         rs_pds_slot *s = &c->slots[p & MASK];
         if (s->state != RS_PDS_SENT)
             continue;
-        if (s->sent_ps + c->prm.rto_ps <= now) {
+        if (s->sent_ps + c->rto_ps <= now) {
             lose(c, p, s);
             (*lost)++;
             c->st.loss_rto++;
-        } else if (s->sent_ps + c->prm.rto_ps < due) {
-            due = s->sent_ps + c->prm.rto_ps;
+        } else if (s->sent_ps + c->rto_ps < due) {
+            due = s->sent_ps + c->rto_ps;
         }
     }
+    if (*lost && c->prm.mode == RS_UET_ROD)
+        go_back(c, c->una_psn); /* in PSN order, with whatever was queued before */
     return due;
 }
 
@@ -218,8 +298,8 @@ int64_t rs_pds_rto_due(const rs_pdc *c)
     int64_t due = INT64_MAX;
     for (uint32_t p = c->una_psn; p != c->next_psn; p++) {
         const rs_pds_slot *s = &c->slots[p & MASK];
-        if (s->state == RS_PDS_SENT && s->sent_ps + c->prm.rto_ps < due)
-            due = s->sent_ps + c->prm.rto_ps;
+        if (s->state == RS_PDS_SENT && s->sent_ps + c->rto_ps < due)
+            due = s->sent_ps + c->rto_ps;
     }
     return due;
 }
@@ -250,11 +330,38 @@ void rs_pds_rx_ack_fields(const rs_pdc *c, uint32_t psn, rs_pds_rx_res *res)
     res->sack_bitmap = v;
 }
 
+uint32_t rs_pds_rudi_pkt_id(const rs_pdc *c, uint32_t psn) { return (uint32_t)c->src_id << 16 | (psn & 0xFFFFu); }
+
+uint32_t rs_pds_rudi_psn(const rs_pdc *c, uint32_t pkt_id)
+{
+    /* the PSNs in flight lie within RS_PDS_SLOTS of una_psn: the low 16 bits name one */
+    return c->una_psn + (uint32_t)(uint16_t)((uint16_t)pkt_id - (uint16_t)c->una_psn);
+}
+
 void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res)
 {
     *res = (rs_pds_rx_res){0};
     int32_t d = pdiff(psn, c->rx_cack);
     int in_order = d == 1;
+    if (c->prm.mode == RS_UET_UUD) { /* nothing acknowledged, nothing tracked but the count */
+        res->fresh = 1;
+        c->rx_bytes += len;
+        c->st.bytes_rcvd += len;
+        c->st.pkts_rcvd++;
+        res->complete = c->rx_bytes == c->msg_len;
+        return;
+    }
+    if (c->prm.mode == RS_UET_ROD && d > 1 && d <= (int32_t)RS_PDS_SLOTS && !rx_has(c, psn)) {
+        /* out of order on a ROD PDC: dropped, one NACK per PSN expected */
+        c->st.ooo_dropped++;
+        if (!c->rx_nack_sent || c->rx_nacked != c->rx_cack + 1u) {
+            c->rx_nack_sent = 1;
+            c->rx_nacked = c->rx_cack + 1u;
+            res->nack = RS_UET_NACK_ROD_OOO;
+            res->nack_payload = c->rx_cack + 1u;
+        }
+        return;
+    }
     if (d <= 0 || d > (int32_t)RS_PDS_SLOTS || rx_has(c, psn)) {
         c->st.dups_rcvd += d <= (int32_t)RS_PDS_SLOTS;
         /* a duplicate (or beyond the bitmap): acknowledge what is known, so a sender that missed

@@ -2,9 +2,8 @@
  * header; offsets as Wireshark's packet-uet.c reads them, codec/uet_codec.c writes them).
  *
  * Target: each new data packet of a PDC's message is checked against the target buffer the
- * flow names (its memory key is the target's PDC id; `target_bytes` long when the flow gives a
- * length, else unbounded): a key that is not the PDC's is BAD_MKEY, bytes beyond the buffer's
- * end BAD_ADDR; the first error sticks.  Once every byte of the message arrived, every ACK
+ * flow names (`target_bytes` long when the flow gives a length, else unbounded): bytes beyond the
+ * buffer's end are BAD_ADDR; the first error sticks.  Once every byte of the message arrived, every ACK
  * carries the SES response header (next header 4): opcode UET_RESPONSE, the return code (OK or
  * the error), the message id, the job id and the modified length (the bytes placed: the whole
  * message, or 0 after an error).
@@ -42,10 +41,6 @@ void rs_ses_target_check(rs_pdc *c, const rs_pkt *pkt)
     if (c->tgt_rc != RS_UET_RC_OK)
         return;
     const rs_uet_hdr *h = &pkt->uet;
-    if (h->mem_key != c->dst_id) {
-        c->tgt_rc = RS_UET_RC_BAD_MKEY;
-        return;
-    }
     uint64_t off = (h->ses_flags & RS_UET_SES_SOM) ? 0 : h->message_offset;
     if (c->prm.target_bytes && h->buffer_offset + off + pkt->payload_len > c->prm.target_bytes)
         c->tgt_rc = RS_UET_RC_BAD_ADDR;
@@ -60,6 +55,14 @@ void rs_ses_response(const rs_pdc *c, rs_uet_hdr *h)
     h->index_gen = 0;
     h->job_id = 0;
     h->mod_length = c->tgt_rc == RS_UET_RC_OK ? (uint32_t)c->msg_len : 0;
+}
+
+int rs_ses_unanswered(rs_pdc *c)
+{
+    c->ses_done = 1;
+    c->ses_rc = RS_UET_RC_OK;
+    c->ses_mod_len = (uint32_t)c->msg_len;
+    return 1;
 }
 
 int rs_ses_on_response(rs_pdc *c, const rs_pkt *pkt)

@@ -1,18 +1,23 @@
 /* The Ultra Ethernet transport (UE specification 1.0): the packet delivery sublayer (PDS) with its
- * reliable unordered delivery (RUD), and the semantic sublayer (SES) just enough for WRITE/SEND
+ * delivery modes (RUD, ROD, RUDI, UUD), and the semantic sublayer (SES) just enough for WRITE/SEND
  * messages of bulk flows.  A sibling of the IB transport (csrc/transport): the same link-layer
  * seam below (the host port's client table, link/port.h) and the same congestion-control
  * interface beside it (rdmasim/cc.h); neither transport includes the other.
  *
  *   pds.c      the PDS state machines, sans-I/O: the initiator's (PSNs, the window, SACK and NACK
  *              handling, loss by a SACK gap of reorder_pkts packets or by the retransmit timer)
- *              and the target's (PSN bitmap, cumulative ACK PSN, ACK coalescing, the SACK bitmap)
+ *              and the target's (PSN bitmap, cumulative ACK PSN, ACK coalescing, the SACK bitmap),
+ *              and what each delivery mode changes in them
+ *   pdc_setup.c PDC establishment (SYN) and close (the CLOSE exchange), sans-I/O
+ *   rto.c      the retransmit timeout: fixed, or from an RTT estimate with backoff
  *   endpoint.c a host's UET endpoint: PDC tables, frames built and received, the transmit
  *              round robin over PDCs, timers, bulk flows; the port client it offers
  *
- * A PDC here is a pair: the initiator half on the source host and the target half on the
- * destination host, set up together when a flow starts (as the IB transport's flows get a connected
- * QP pair) instead of by the SYN handshake; each host knows it by its own PDC id. */
+ * A PDC here is one record for both halves: the initiator half on the source host and the target
+ * half on the destination host, each known by its own host's PDC id.  The initiator's half starts
+ * with the flow; the target's is created by the first SYN request and released by the CLOSE
+ * exchange (pdc_setup.c).  RUDI and UUD have no PDC at the target: the record only keeps their
+ * flow's counters there. */
 #ifndef RDMASIM_UET_H
 #define RDMASIM_UET_H
 
@@ -64,6 +69,8 @@ typedef struct rs_pdc_stats {
     uint64_t acks_sent;     /* ACKs the target sent */
     uint64_t dups_rcvd;     /* duplicate PSNs at the target */
     uint64_t bytes_rcvd;    /* new payload bytes placed at the target */
+    uint64_t pkts_rcvd;     /* UUD: data packets that reached the target */
+    uint64_t ooo_dropped;   /* ROD: requests dropped at the target for arriving out of order */
 } rs_pdc_stats;
 
 struct rs_uet;
@@ -78,7 +85,12 @@ typedef struct rs_pdc {
     uint16_t src_id, dst_id;  /* the PDC id on each host (spdcid / dpdcid of the initiator's packets) */
     uint16_t msg_id;
     uint8_t ses_opcode;
-    uint8_t live;
+    uint8_t live;             /* the initiator's half exists (until the close exchange ends) */
+    uint8_t tgt_live;         /* the target's half exists (created from a SYN, gone at CLOSE) */
+    uint8_t syn;              /* the initiator sends SYN: no ACK from the target yet (pdc_setup.c) */
+    uint8_t closing;          /* the initiator sent CLOSE for close_psn and waits for its ACK */
+    uint8_t close_sends;
+    uint32_t close_psn;
     uint64_t flow_ref;        /* the bulk flow's id + 1 (0: none) */
     rs_uet_params prm;
     rs_link_path path;        /* initiator -> target */
@@ -105,8 +117,15 @@ typedef struct rs_pdc {
     uint32_t rx_cack;         /* every PSN up to it received (start PSN - 1 at first) */
     uint32_t rx_max;          /* highest PSN received + 1 */
     uint32_t rx_unacked;      /* packets accepted since the last ACK */
+    uint32_t rx_nacked;       /* ROD: the expected PSN the last ROD_OOO NACK asked for */
+    uint8_t rx_nack_sent;     /* ROD: rx_nacked is valid */
     uint64_t rx_bytes;
     uint64_t rx_bitmap[RS_PDS_SLOTS / 64]; /* PSN p above rx_cack received: bit p % RS_PDS_SLOTS */
+
+    /* the retransmit timeout now (rto.c): the initiator's smoothed RTT and its mean deviation */
+    int64_t rto_ps;
+    int64_t srtt_ps;          /* 0: no sample yet */
+    int64_t rttvar_ps;
 
     rs_pdc_stats st;
     rs_uet_lb lb;             /* the initiator's entropy per data packet (uet/lb.c) */
@@ -154,8 +173,14 @@ typedef struct rs_pds_ack_res {
     uint8_t done;           /* every byte of the message acknowledged */
 } rs_pds_ack_res;
 void rs_pds_on_ack(rs_pdc *c, const rs_uet_hdr *ack, rs_pds_ack_res *res);
-/* A NACK for psn: 1 when it queued psn for retransmission (it was in flight). */
-int rs_pds_on_nack(rs_pdc *c, uint32_t psn);
+/* A NACK for psn with its code and payload: the PSNs it queued for retransmission (psn itself, or
+ * for ROD_OOO every PSN from the expected one in payload). */
+uint32_t rs_pds_on_nack(rs_pdc *c, uint32_t psn, uint8_t code, uint32_t payload);
+/* RUDI: the response for one PSN (its pkt_id decoded by rs_pds_rudi_psn). */
+void rs_pds_on_resp(rs_pdc *c, uint32_t psn, rs_pds_ack_res *res);
+/* RUDI: a request's pkt_id (the initiator's PDC id, the PSN's low 16 bits) and back. */
+uint32_t rs_pds_rudi_pkt_id(const rs_pdc *c, uint32_t psn);
+uint32_t rs_pds_rudi_psn(const rs_pdc *c, uint32_t pkt_id);
 /* The retransmit timer fired at now: PSNs sent rto_ps ago or earlier are lost (*lost of them);
  * returns when the timer is due next (INT64_MAX: nothing in flight). */
 int64_t rs_pds_on_rto(rs_pdc *c, int64_t now, uint32_t *lost);
@@ -167,6 +192,8 @@ typedef struct rs_pds_rx_res {
     uint8_t fresh;      /* new PSN: its bytes count */
     uint8_t ack;        /* send an ACK now */
     uint8_t complete;   /* the message's last byte arrived with this packet */
+    uint8_t nack;       /* send a NACK with this code (0: none): ROD_OOO */
+    uint32_t nack_payload;
     uint32_t cack_psn;
     int16_t ack_psn_off;
     int16_t sack_off;
@@ -176,6 +203,34 @@ typedef struct rs_pds_rx_res {
 void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res);
 /* The ACK fields for the target's state now, acknowledging psn. */
 void rs_pds_rx_ack_fields(const rs_pdc *c, uint32_t psn, rs_pds_rx_res *res);
+
+/* ---- the retransmit timeout (rto.c) ---- */
+void rs_uet_rto_init(rs_pdc *c);
+/* An RTT sample (from a packet sent once; < 0: none): 1 when the timeout fell. */
+int rs_uet_rto_sample(rs_pdc *c, int64_t rtt_ps);
+/* An ACK acknowledged something new: the backoff ends (1 when the timeout fell). */
+int rs_uet_rto_progress(rs_pdc *c);
+/* A timeout declared a loss: double the timeout (to rto_max). */
+void rs_uet_rto_backoff(rs_pdc *c);
+
+/* ---- PDC establishment and close (pdc_setup.c): no packets, no timers ---- */
+
+/* RUD and ROD PDCs have SYN and close; RUDI and UUD have no PDC to set up. */
+int rs_pdc_has_setup(const rs_pdc *c);
+void rs_pdc_setup_init(rs_pdc *c);
+/* The field a SYN request carries instead of dpdcid: pdc_mode:4 | psn_offset:12. */
+uint16_t rs_pdc_syn_field(const rs_pdc *c, uint32_t psn);
+/* Target: does a SYN request (psn, field) name this PDC's start PSN? */
+int rs_pdc_syn_accept(const rs_pdc *c, uint32_t psn, uint16_t field);
+/* Initiator: an ACK or NACK from the target's id: 1 when it ended SYN (the id is learnt). */
+int rs_pdc_on_ack(rs_pdc *c, uint16_t target_id);
+/* Initiator: nothing more to send, everything acknowledged: 1 when a CLOSE is to go (close_psn). */
+int rs_pdc_close_begin(rs_pdc *c);
+/* Initiator: does an ACK with this cumulative PSN acknowledge the CLOSE? */
+int rs_pdc_close_acked(const rs_pdc *c, uint32_t cack_psn);
+/* Target: may it close on a CLOSE with this PSN (every PSN below it arrived)? */
+int rs_pdc_close_ok(const rs_pdc *c, uint32_t psn);
+#define RS_PDC_CLOSE_TRIES 16u /* CLOSE sends before the initiator gives up and releases its half */
 
 /* ---- endpoints (endpoint.c) ---- */
 
@@ -197,6 +252,7 @@ typedef struct rs_uet_ep {
     rs_pkt *ctrl_head;      /* ACKs / NACKs waiting for the wire */
     rs_pkt *ctrl_tail;
     uint64_t rx_unknown;    /* UET frames for a PDC id this host does not know (dropped) */
+    rs_uet_ep_stats st;     /* PDC establishment and close */
     rs_rccc_rx *rccc;       /* the RCCC credit pacer of this host as a target (NULL until first used) */
     rs_timer pacer;         /* its next grant (RS_EV_UET_PACER) */
 } rs_uet_ep;
@@ -257,6 +313,8 @@ void rs_ses_response(const rs_pdc *c, rs_uet_hdr *h);
 void rs_ses_fill(rs_uet *u, const rs_pdc *c, rs_pkt *p, uint64_t off);
 /* Target: new data packet pkt's bytes land in c's target buffer (when it has one and no error). */
 void rs_ses_place(rs_pdc *c, const rs_pkt *pkt);
+/* Initiator: a mode without SES responses (RUDI) completes c's message as done: 1. */
+int rs_ses_unanswered(rs_pdc *c);
 /* Initiator: 1 when pkt carries the response to c's message (c->ses_rc, ses_mod_len set). */
 int rs_ses_on_response(rs_pdc *c, const rs_pkt *pkt);
 

@@ -511,12 +511,17 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     rs_flow *f = &fs->f[flow_ref - 1];
     if (f->r.status != RS_FLOW_RUNNING || f->pdc != c)
         return;
-    uint32_t status = uet_status(c->ses_rc);
+    uint32_t status = c->prm.mode == RS_UET_UUD ? RS_WC_STATUS_SUCCESS : uet_status(c->ses_rc);
     live_counters(tp, f, flow_ref - 1, &f->r);
-    f->r.bytes_delivered = c->ses_mod_len; /* the bytes the target placed (0 after an error) */
+    if (c->prm.mode == RS_UET_UUD) { /* unreliable: what arrived, and what the fabric lost */
+        f->r.uet_lost = c->st.pkts_sent - c->st.pkts_rcvd;
+    } else {
+        f->r.bytes_delivered = c->ses_mod_len; /* the bytes the target placed (0 after an error) */
+    }
     f->r.status = status;
     f->r.finish_ps = tp->net.eng.now_ps;
     f->r.pause_ps = src_paused_ps(tp, f) - f->pause0;
+    f->r.resp_qpn = c->dst_id; /* learnt from the target's first ACK (a SYN made it) */
     f->r.uet_nacks = c->st.nacks_rcvd;
     f->r.uet_trims = c->st.trims_rcvd;
     run_list_remove(fs, f);
@@ -616,8 +621,10 @@ static int check_uet(rs_transport *tp, const rs_flow_cfg *c)
     const rs_uet_params *u = &c->uet;
     if (tp->net.link_layer != RS_LL_ROCE)
         return rs_tp_fail(tp, RS_ERR_INVAL, "transport uet runs over Ethernet: this fabric is InfiniBand");
-    if (u->mode != RS_UET_RUD)
-        return rs_tp_fail(tp, RS_ERR_INVAL, "uet delivery mode %u: only 0 (RUD) is modelled", u->mode);
+    if (u->mode > RS_UET_UUD)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet delivery mode %u outside 0..3 (RUD, ROD, RUDI, UUD)", u->mode);
+    if (u->trim_ok && u->mode != RS_UET_RUD && u->mode != RS_UET_ROD)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet trim needs delivery mode RUD or ROD, not %u", u->mode);
     if (u->mtu < 64 || u->mtu > RS_MAX_PAYLOAD)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet mtu %u bytes outside 64..%u", u->mtu, RS_MAX_PAYLOAD);
     if (u->window_bytes < u->mtu || u->window_bytes > (uint64_t)RS_PDS_SLOTS * u->mtu)
@@ -636,6 +643,9 @@ static int check_uet(rs_transport *tp, const rs_flow_cfg *c)
     if (u->rto_ps <= 0 || u->rto_ps > RS_MAX_TIME_PS)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet rto %lld ps outside 1..%lld", (long long)u->rto_ps,
                           (long long)RS_MAX_TIME_PS);
+    if (!u->rto_fixed && (u->rto_min_ps <= 0 || u->rto_max_ps < u->rto_min_ps || u->rto_max_ps > RS_MAX_TIME_PS))
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet rto_min %lld ps / rto_max %lld ps: need 1 <= rto_min <= rto_max <= %lld",
+                          (long long)u->rto_min_ps, (long long)u->rto_max_ps, (long long)RS_MAX_TIME_PS);
     return RS_OK;
 }
 

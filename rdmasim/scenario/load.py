@@ -399,6 +399,14 @@ def _check_transport(sc: Scenario, file: str, problems: list[Problem]) -> None:
             if _given(sc, key):
                 problems.append(Problem(file, key, "is a RoCE queue-pair option, but the flows run on UET "
                                         "(transport.kind = 'uet')", sc.values[key], "leave it out"))
+        if sc.values["uet.rto_max"] < sc.values["uet.rto_min"]:
+            problems.append(Problem(file, "uet.rto_max", f"is below uet.rto_min "
+                                    f"({sc.values['uet.rto_min']} ps)", sc.values["uet.rto_max"],
+                                    "uet.rto_min or more"))
+        if sc.values["uet.trim"] and sc.values["uet.mode"] not in ("rud", "rod"):
+            problems.append(Problem(file, "uet.trim", f"needs uet.mode 'rud' or 'rod' (a trimmed packet is "
+                                    f"asked for again), not {sc.values['uet.mode']!r}", True,
+                                    "false, or uet.mode = 'rud' or 'rod'"))
 
 
 def _check_cc_table(v: dict[str, Any], file: str, problems: list[Problem], ok: Any) -> None:

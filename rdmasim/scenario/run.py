@@ -381,7 +381,9 @@ def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str
         if v["transport.kind"] == "uet":
             uet = {"mode": v["uet.mode"], "lb": v["uet.lb"], "cc": v["uet.cc"],
                    "window": v["uet.window"] or None, "reorder_packets": v["uet.reorder_packets"],
-                   "ack_every": v["uet.ack_every"], "rto": v["uet.rto"], "trim": v["uet.trim"]}
+                   "ack_every": v["uet.ack_every"], "rto": v["uet.rto"], "trim": v["uet.trim"],
+                   "rto_estimate": v["uet.rto_estimate"], "rto_min": v["uet.rto_min"],
+                   "rto_max": v["uet.rto_max"]}
             return sim.add_flows(mapped, mtu=v["qp.mtu"], transport="uet", uet=uet)
         return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
                              rnr_retry=v["qp.rnr_retry"],

@@ -487,7 +487,10 @@ SCHEMA: dict[str, Opt] = {
     ),
     # transport, uet
     "transport.kind": Opt("str", "roce", "The flows' transport.", choices=("roce", "uet")),
-    "uet.mode": Opt("str", "rud", "Delivery mode: reliable unordered (RUD).", choices=("rud",)),
+    "uet.mode": Opt("str", "rud", "Delivery mode: 'rud' (reliable unordered), 'rod' (reliable ordered: "
+                    "a packet out of order is dropped and the initiator goes back), 'rudi' (reliable "
+                    "unordered for idempotent operations: no PDC at the target) or 'uud' (unreliable: no "
+                    "ACK, no resend, losses counted).", choices=("rud", "rod", "rudi", "uud")),
     "uet.lb": Opt("str", "oblivious", "Entropy per data packet: 'oblivious' (random, packet spraying) or "
                   "'reps' (recycled entropies, REPS).", choices=("oblivious", "reps")),
     "uet.cc": Opt("str", "none", "Congestion control of a PDC: 'none' (a fixed window), 'nscc' (NSCC's "
@@ -499,7 +502,14 @@ SCHEMA: dict[str, Opt] = {
                                "(reordering by fewer is not loss).", lo=1, hi=1024),
     "uet.ack_every": Opt("int", 4, "The target acknowledges at least every this many packets.", lo=1,
                          hi=1024),
-    "uet.rto": Opt("time", "100us", "Retransmit timeout.", lo=1, hi=U63),
+    "uet.rto": Opt("time", "100us", "Retransmit timeout before the first RTT sample (with "
+                   "uet.rto_estimate = false: always).", lo=1, hi=U63),
+    "uet.rto_estimate": Opt("bool", False, "The retransmit timeout follows the RTT: smoothed RTT + 4 x "
+                            "its mean deviation (RFC 6298), doubled at each timeout, within "
+                            "uet.rto_min .. uet.rto_max."),
+    "uet.rto_min": Opt("time", "100us", "Lower bound of the estimated retransmit timeout.", lo=1, hi=U63),
+    "uet.rto_max": Opt("time", "10ms", "Upper bound of the estimated retransmit timeout (and of its "
+                       "backoff).", lo=1, hi=U63),
     "uet.trim": Opt("bool", False, "Data packets may be trimmed by switches (switch.trim_threshold); the "
                     "target NACKs a trimmed packet and the sender resends it at once."),
     # impairments

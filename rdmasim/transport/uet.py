@@ -15,7 +15,8 @@ PDS_SLOTS = 1024
 MAX_MTU = 4096
 #: the largest target buffer (bytes): the SES buffer offset is 64 bits
 MAX_TARGET = (1 << 63) - 1
-DELIVERY_MODES = {"rud": 0}
+#: PDS delivery modes (csrc/include/rdmasim/uet.h enum rs_uet_mode; docs/uet.md)
+DELIVERY_MODES = {"rud": 0, "rod": 1, "rudi": 2, "uud": 3}
 #: load balancing by entropy (csrc/uet/lb.h): a fresh random entropy per packet, or REPS
 LOAD_BALANCERS = {"oblivious": 0, "reps": 1}
 #: congestion control of a PDC (rdmasim/cc.h kinds): a fixed window, NSCC's window (csrc/cc/nscc.c),
@@ -27,14 +28,17 @@ UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
 
 #: options of the ``uet`` mapping, with their defaults
 DEFAULTS: dict[str, Any] = {
-    "mode": "rud",           # delivery mode: reliable unordered
+    "mode": "rud",           # delivery mode: "rud", "rod" (ordered), "rudi" (idempotent), "uud" (unreliable)
     "lb": "oblivious",       # per-packet entropy: "oblivious" (random per packet) or "reps" (recycled)
     "cc": "none",            # "none" (a fixed window), "nscc" (NSCC's window, defaults from its base RTT) or
                              # "rccc" (receiver credit: the target's pacer grants; `window` caps the credit)
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
     "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
     "ack_every": 4,          # the target acknowledges at least every this many packets
-    "rto": "100us",          # retransmit timeout
+    "rto": "100us",          # retransmit timeout before the first RTT sample (or always: rto_estimate false)
+    "rto_estimate": False,   # true: the timeout follows the RTT (smoothed RTT + 4 x its deviation, backoff)
+    "rto_min": "100us",      # bounds of the estimated timeout (the floor: the former fixed timeout)
+    "rto_max": "10ms",
     "trim": False,           # data packets may be trimmed by switches (needs trimming switches)
     "place_bytes": False,    # packets carry bytes (a pattern per flow) that land in its target buffer
     "target_buffer": None,   # bytes of each flow's target buffer (None: as long as the flow); a message
@@ -56,8 +60,7 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
                              f"the options are {', '.join(DEFAULTS)}")
         opts.update(options)
     if opts["mode"] not in DELIVERY_MODES:
-        raise ValueError(f"{where}.mode = {opts['mode']!r}: allowed {sorted(DELIVERY_MODES)} "
-                         "(reliable ordered delivery is not modelled yet)")
+        raise ValueError(f"{where}.mode = {opts['mode']!r}: allowed {sorted(DELIVERY_MODES)}")
     if opts["lb"] not in LOAD_BALANCERS:
         raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {sorted(LOAD_BALANCERS)}")
     if opts["cc"] not in CONGESTION_CONTROLS:
@@ -65,6 +68,16 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
     for key in ("trim", "place_bytes"):
         if not isinstance(opts[key], bool):
             raise TypeError(f"{where}.{key} = {opts[key]!r}: must be true or false")
+    if opts["trim"] and opts["mode"] not in ("rud", "rod"):
+        raise ValueError(f"{where}.trim = true with mode = {opts['mode']!r}: trimming (a NACK asking for the "
+                         "packet again) needs mode 'rud' or 'rod'")
+    if not isinstance(opts["rto_estimate"], bool):
+        raise TypeError(f"{where}.rto_estimate = {opts['rto_estimate']!r}: must be true or false")
+    rto_min = check_time_ps(f"{where}.rto_min", parse_time(opts["rto_min"]), 1)
+    rto_max = check_time_ps(f"{where}.rto_max", parse_time(opts["rto_max"]), 1)
+    if rto_max < rto_min:
+        raise ValueError(f"{where}.rto_max = {opts['rto_max']!r} is below rto_min = {opts['rto_min']!r}: "
+                         "allowed rto_min <= rto_max")
     mtu = check_int(f"{where}: mtu", mtu, 64, MAX_MTU)
     window = opts["window"]
     if window is None:
@@ -76,6 +89,9 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "reorder_pkts": check_int(f"{where}.reorder_packets", opts["reorder_packets"], 1, PDS_SLOTS),
         "ack_every": check_int(f"{where}.ack_every", opts["ack_every"], 1, PDS_SLOTS),
         "rto_ps": check_time_ps(f"{where}.rto", parse_time(opts["rto"]), 1),
+        "rto_fixed": int(not opts["rto_estimate"]),
+        "rto_min_ps": rto_min,
+        "rto_max_ps": rto_max,
         "mode": DELIVERY_MODES[opts["mode"]],
         "trim_ok": int(opts["trim"]),
         "place": int(opts["place_bytes"]),
@@ -107,3 +123,20 @@ def default_window(sim: Any, mtu: int) -> int:
     rtt = 8 * link.delay_ps * 1e-12 + 4 * ser + UET_ACK_WIRE * 8 / link.rate_bps
     pkts = int(2 * rtt / ser) + 1
     return max(8, min(pkts, PDS_SLOTS)) * mtu
+
+
+def endpoint_stats(sim: Any, host: Any) -> dict[str, int]:
+    """A host's UET endpoint counters (docs/uet.md, PDCs): ``syn_sent`` (requests sent with SYN),
+    ``pdcs_created`` (target PDCs created from a SYN), ``closes_sent`` (CLOSE control packets, resends
+    included), ``pdcs_closed`` (target PDCs released on a CLOSE), ``pdcs_released`` (initiator PDCs
+    released on the CLOSE's ACK), ``close_gave_up`` (released after 16 unanswered CLOSEs),
+    ``pdcs_live`` (PDC ids in use now) and ``rx_unknown`` (frames for a PDC the host does not know).
+    ``host``: a Host, its name or its index."""
+    from rdmasim import _core
+
+    if isinstance(host, str):
+        if host not in sim.hosts:
+            raise ValueError(f"uet.endpoint_stats: host {host!r} is not a host of this simulation")
+        host = sim.hosts[host]
+    idx = host if isinstance(host, int) and not isinstance(host, bool) else getattr(host, "index", host)
+    return _core.uet_host_stats(sim._core, idx)

@@ -71,6 +71,7 @@ RESULT_DTYPE = np.dtype(
         ("status", "<u4"),
         ("nack_pkts", "<u8"),
         ("trimmed_pkts", "<u8"),
+        ("lost_pkts", "<u8"),
     ]
 )
 
@@ -144,6 +145,7 @@ class FlowSet:
             out[name] = raw[name]
         out["nack_pkts"] = raw["uet_nacks"]
         out["trimmed_pkts"] = raw["uet_trims"]
+        out["lost_pkts"] = raw["uet_lost"]
         return out
 
 
@@ -180,9 +182,11 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     ``transport`` "roce" (default: the IB transport's RC QP pairs) or "uet": each flow is one
     Ultra Ethernet message over a PDC of its own (WRITE or SEND; docs/uet.md), with the options of
     the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``, ``window``,
-    ``reorder_packets``, ``ack_every``, ``rto``, ``trim``, ``target_buffer``) and ``mtu`` as its
-    payload per packet; a flow chained by ``after`` starts when the one before it sent its last
-    packet. ``uet`` with transport "roce", or ``recovery``/``irn_window`` with "uet", is refused.
+    ``reorder_packets``, ``ack_every``, ``rto``, ``rto_estimate``, ``rto_min``, ``rto_max``,
+    ``trim``, ``place_bytes``, ``target_buffer``) and ``mtu`` as its payload per packet; UUD flows
+    (``mode`` "uud") report the data packets the fabric lost in ``lost_pkts``; a flow chained by
+    ``after`` starts when the one before it sent its last packet.
+    ``uet`` with transport "roce", or ``recovery``/``irn_window`` with "uet", is refused.
 
     Every value is checked before anything is added: an integer column holding a float, a value
     outside its range or a dependency cycle raises TypeError/ValueError naming the column, the row

@@ -40,6 +40,8 @@ def test_uet_scenario_runs_with_receiver_credit() -> None:
     ('[uet]\nlb = "reps"\n', "uet.lb"),              # a UET option with RoCE flows
     ('[transport]\nkind = "uet"\n[qp]\nrecovery = "irn"\n', "qp.recovery"),  # a RoCE option with UET
     ('[transport]\nkind = "tcp"\n', "transport.kind"),
+    ('[transport]\nkind = "uet"\n[uet]\nmode = "ordered"\n', "uet.mode"),
+    ('[transport]\nkind = "uet"\n[uet]\nmode = "uud"\ntrim = true\n', "uet.trim"),  # nothing to ask again
 ])
 def test_a_transport_mismatch_is_refused_naming_the_key(extra: str, key: str) -> None:
     text = TWO_SENDER_INCAST.replace("[qp]\nmtu = 1024\n", "") + extra
@@ -57,3 +59,9 @@ def test_validate_exits_2_with_one_line_naming_the_key(tmp_path: Path) -> None:
     assert r.returncode == 2
     lines = [ln for ln in (r.stdout + r.stderr).splitlines() if "uet.window" in ln]
     assert len(lines) == 1 and "RoCE" in lines[0]
+
+
+@pytest.mark.parametrize("mode", ["rod", "rudi", "uud"])
+def test_uet_scenario_runs_each_delivery_mode(mode: str) -> None:
+    res = run_scenario(loads(UET + f'mode = "{mode}"\n'), out_dir="")
+    assert [(r.status, r.bytes_delivered) for r in res.flows] == [("ok", 512 * 1024)] * 2

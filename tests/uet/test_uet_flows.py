@@ -79,7 +79,7 @@ def test_lost_last_packet_is_recovered_by_the_timeout() -> None:
 @pytest.mark.parametrize("kw, match", [
     ({"uet": {"window": 10}}, "uet.window"),
     ({"uet": {"bogus": 1}}, "unknown option"),
-    ({"uet": {"mode": "rod"}}, "mode"),
+    ({"uet": {"mode": "bogus"}}, "mode"),
     ({"transport": "roce", "uet": {}}, "need transport='uet'"),
     ({"transport": "uet", "recovery": "irn"}, "recovery"),
     ({"transport": "tcp"}, "transport"),

@@ -180,3 +180,46 @@ def test_inconsistent_headers_are_refused(bad: dict, match: str) -> None:
 def test_uet_field_out_of_range_names_it() -> None:
     with pytest.raises(ValueError, match=r"uet.job_id"):
         _core.encode({"uet": {"type": 2, "next_hdr": 3, "job_id": 1 << 24}})
+
+
+def test_rudi_uud_and_control_headers_field_by_field() -> None:
+    """RUDI request / response (8 bytes: prologue, reserved:16, pkt_id:32), UUD request (4 bytes:
+    prologue, reserved:16) and the control packet (16 bytes: prologue with the control type in the
+    next-header bits, probe_opaque:16, psn:32, spdcid:16, dpdcid:16, payload:32), as the
+    Wireshark dissector's dissect_pds_rudi_req_rsp / UUD case / dissect_pds_ctl read them."""
+    pds = ETH + IP4 + UDP
+    req = _request()
+    req["uet"].update(type=4, flags=0x10)
+    req["psn"] = 0x00070009
+    frame = _core.encode(req)
+    assert _prologue(frame, pds) == (4, 3, 0x10)
+    assert struct.unpack_from("!HI", frame, pds + 2) == (0, 0x00070009)
+    assert len(frame) == pds + 8 + 44 + 200
+    back = _core.decode(frame)
+    assert back["psn"] == 0x00070009 and back["uet"]["type"] == 4 and back["payload_len"] == 200
+
+    resp = {"src_ip": "10.0.0.2", "dst_ip": "10.0.0.1", "udp_sport": 7, "psn": 0x00070009,
+            "uet": {"type": 5, "next_hdr": 0, "flags": 0x20}}
+    frame = _core.encode(resp)
+    assert _prologue(frame, pds) == (5, 0, 0x20)
+    assert struct.unpack_from("!HI", frame, pds + 2) == (0, 0x00070009)
+    assert _core.decode(frame)["psn"] == 0x00070009
+
+    req = _request()
+    req["uet"].update(type=6, flags=0)
+    frame = _core.encode(req)
+    assert _prologue(frame, pds) == (6, 3, 0)
+    assert struct.unpack_from("!H", frame, pds + 2) == (0,)
+    assert len(frame) == pds + 4 + 44 + 200
+    op, = struct.unpack_from("!B", frame, pds + 4)
+    assert op & 0x3F == 1  # the SES header follows at once
+    assert _core.decode(frame)["uet"]["type"] == 6
+
+    ctl = {"src_ip": "10.0.0.1", "dst_ip": "10.0.0.2", "udp_sport": 9, "psn": 1000,
+           "uet": {"type": 11, "next_hdr": 4, "flags": 0x08, "psn_off": 0, "spdcid": 0x11, "dpdcid": 0x22,
+                   "nack_payload": 0}}
+    frame = _core.encode(ctl)
+    assert _prologue(frame, pds) == (11, 4, 0x08)  # CTRL, control type CLOSE, AR
+    assert struct.unpack_from("!HIHHI", frame, pds + 2) == (0, 1000, 0x11, 0x22, 0)
+    back = _core.decode(frame)["uet"]
+    assert (back["type"], back["next_hdr"], back["spdcid"], back["dpdcid"]) == (11, 4, 0x11, 0x22)

@@ -122,14 +122,19 @@ uint16_t rs_ib_vcrc(const uint8_t *data, size_t len);
 enum rs_uet_pds_type {
     RS_UET_PDS_RUD_REQ = 2,
     RS_UET_PDS_ROD_REQ = 3,
+    RS_UET_PDS_RUDI_REQ = 4,
+    RS_UET_PDS_RUDI_RESP = 5,
+    RS_UET_PDS_UUD_REQ = 6,
     RS_UET_PDS_ACK = 7,
     RS_UET_PDS_ACK_CC = 8,
     RS_UET_PDS_NACK = 10,
-    RS_UET_PDS_CTRL = 11,       /* control packet: next_hdr carries the control type */
+    RS_UET_PDS_CTRL = 11, /* control packet: the next-header bits hold the control type */
     RS_UET_PDS_RUD_CC_REQ = 13, /* RUD request with the 4-byte CC state (ccc_id, credit_target) */
     RS_UET_PDS_ROD_CC_REQ = 14,
 };
-/* pds.ctl_type of a control packet (in the next_hdr bits) */
+/* control types of a CTRL packet (in its next-header bits) */
+#define RS_UET_CTL_CLOSE 4u      /* the initiator closes the PDC (it gets an ACK for the packet's PSN) */
+#define RS_UET_CTL_REQ_CLOSE 5u  /* the target asks the initiator to close */
 #define RS_UET_CTL_CREDIT 7u     /* payload: credit allocation (RCCC grant) */
 #define RS_UET_CTL_CREDIT_REQ 8u /* payload: credit request (RCCC) */
 /* pds.next_hdr */
@@ -159,14 +164,19 @@ enum rs_uet_pds_type {
 #define RS_UET_RC_TOO_LONG 0x22u
 /* pds.nack_code */
 #define RS_UET_NACK_TRIMMED 0x01u
+#define RS_UET_NACK_ROD_OOO 0x0Du /* a PSN arrived out of order on a ROD PDC (dropped) */
 /* header bytes */
 #define RS_UET_PDS_REQ_BYTES 12u
 #define RS_UET_PDS_ACK_BYTES 12u
 #define RS_UET_PDS_ACK_CC_BYTES 32u /* ACK + the 20-byte extension (cc type, MPR, SACK offset, bitmap, CC state) */
 #define RS_UET_PDS_NACK_BYTES 16u
 #define RS_UET_PDS_CC_REQ_BYTES 16u /* RUD/ROD request + ccc_id:8, credit_target:24 */
-#define RS_UET_PDS_CTRL_BYTES 16u
 #define RS_UET_SES_RSP_BYTES 12u
+#define RS_UET_PDS_RUDI_BYTES 8u  /* RUDI request / response: prologue, reserved:16, pkt_id:32 */
+#define RS_UET_PDS_UUD_BYTES 4u   /* UUD request: prologue, reserved:16 */
+#define RS_UET_PDS_CTRL_BYTES 16u /* prologue, probe_opaque:16, psn:32, spdcid:16, dpdcid:16, payload:32 */
+/* a RUD/ROD request with SYN carries pdc_mode:4 | psn_offset:12 (PSN - start PSN) where dpdcid goes */
+#define RS_UET_SYN_PSN_OFF_MAX 0xFFFu
 #define RS_UET_SES_STD_BYTES 44u
 #define RS_UET_MAX_PAYLOAD 16383u /* the standard header's 14-bit payload length */
 size_t rs_uet_frame_len(const rs_pkt *p);

@@ -100,6 +100,7 @@ typedef struct rs_flow_result {
     uint32_t resp_qpn;
     uint64_t uet_nacks;       /* UET: NACKs the initiator received */
     uint64_t uet_trims;       /* UET: of which for trimmed packets */
+    uint64_t uet_lost;        /* UET UUD: data packets that never reached the target */
 } rs_flow_result;
 
 /* Results of flows [first, first + n): running flows show their live counters. */

@@ -33,11 +33,12 @@ typedef struct rs_uet_hdr {
     uint8_t flags;
     uint8_t nack_code;      /* NACK: pds.nack_code */
     uint16_t spdcid;        /* source / destination PDC identifiers */
-    uint16_t dpdcid;
-    int16_t psn_off;        /* request: clear_psn - psn; ACK: ack_psn - cack_psn (signed on the wire) */
+    uint16_t dpdcid;        /* a RUD/ROD request with SYN: pdc_mode:4 | psn_offset:12 instead */
+    int16_t psn_off;        /* request: clear_psn - psn; ACK: ack_psn - cack_psn (signed on the wire);
+                             * CTRL: probe_opaque */
     int16_t sack_off;       /* ACK_CC: SACK bitmap base PSN - cack_psn */
     uint32_t cack_psn;      /* ACK: cumulative ACK PSN (every PSN up to it received) */
-    uint32_t nack_payload;  /* NACK: the highest PSN received + 1; CTRL: its 32-bit payload */
+    uint32_t nack_payload;  /* NACK: the highest PSN received + 1; CTRL: its payload */
     uint8_t cc_type;        /* ACK_CC: pds.cc_type (0 NSCC, 1 credit) and its flags (low 4 bits) */
     uint8_t cc_flags;
     uint8_t mpr;            /* ACK_CC: maximum PSN range */

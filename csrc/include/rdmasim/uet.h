@@ -4,7 +4,9 @@
 
 #include <stdint.h>
 
-enum rs_uet_mode { RS_UET_RUD = 0, RS_UET_ROD = 1 };
+/* PDS delivery modes (UE 1.0 PDS): reliable unordered, reliable ordered, reliable unordered for
+ * idempotent operations (no PDC at the target), unreliable unordered (no ACK, no retransmission). */
+enum rs_uet_mode { RS_UET_RUD = 0, RS_UET_ROD = 1, RS_UET_RUDI = 2, RS_UET_UUD = 3 };
 
 /* rs_uet_params.cc: the receiver-credit scheme (not an rdmasim/cc.h sender algorithm: the target's
  * pacer grants credit, the PDC sends on credit). */
@@ -16,8 +18,11 @@ typedef struct rs_uet_params {
     uint32_t window_bytes;  /* bytes in flight at most (a fixed window without congestion control) */
     uint32_t reorder_pkts;  /* a PSN not acknowledged while one this many PSNs later is: lost */
     uint32_t ack_every;     /* the target acknowledges at least every this many packets */
-    int64_t rto_ps;         /* retransmit timeout */
-    uint8_t mode;           /* enum rs_uet_mode (RUD only so far) */
+    int64_t rto_ps;         /* retransmit timeout before the first RTT sample, or always (rto_fixed) */
+    int64_t rto_min_ps;     /* the estimated timeout's bounds (uet/rto.c) */
+    int64_t rto_max_ps;
+    uint8_t rto_fixed;      /* 1: rto_ps always, no estimate, no backoff */
+    uint8_t mode;           /* enum rs_uet_mode */
     uint8_t trim_ok;        /* data packets may be trimmed by switches */
     uint8_t lb;             /* load balancing: 0 oblivious spraying, 1 REPS (uet/lb.h enum rs_uet_lb_kind) */
     uint8_t cc;             /* congestion control of a PDC: RS_CC_NONE (fixed window), RS_CC_NSCC, or
@@ -26,5 +31,21 @@ typedef struct rs_uet_params {
     uint64_t target_bytes;  /* the target buffer's length (SES: bytes beyond it are BAD_ADDR; 0 = unbounded) */
     uint8_t place;          /* packets carry the source buffer's bytes and the target places them */
 } rs_uet_params;
+
+/* PDC establishment and close counters of one host's UET endpoint (docs/uet.md). */
+typedef struct rs_uet_ep_stats {
+    uint64_t syn_sent;        /* requests sent with SYN (initiator) */
+    uint64_t pdcs_created;    /* target PDCs created from a SYN */
+    uint64_t closes_sent;     /* CLOSE control packets sent, resends included (initiator) */
+    uint64_t pdcs_closed;     /* target PDCs released on a CLOSE */
+    uint64_t pdcs_released;   /* initiator PDCs released on the CLOSE's ACK */
+    uint64_t close_gave_up;   /* initiator PDCs released after RS_PDC_CLOSE_TRIES unanswered CLOSEs */
+    uint64_t pdcs_live;       /* PDC ids in use on this host now (either role) */
+    uint64_t rx_unknown;      /* UET frames for a PDC this host does not know (dropped) */
+} rs_uet_ep_stats;
+
+struct rs_sim;
+/* Host `host`'s counters (zeros before its first UET frame): RS_OK, or RS_ERR_INVAL. */
+int rs_uet_host_stats(const struct rs_sim *sim, int host, rs_uet_ep_stats *out);
 
 #endif
