@@ -634,6 +634,8 @@ static int check_uet(rs_transport *tp, const rs_flow_cfg *c)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet reorder_pkts %u outside 1..%u", u->reorder_pkts, RS_PDS_SLOTS);
     if (u->ack_every < 1 || u->ack_every > RS_PDS_SLOTS)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet ack_every %u outside 1..%u", u->ack_every, RS_PDS_SLOTS);
+    if (u->cc == RS_UET_CC_RCCC && u->mode != RS_UET_RUD && u->mode != RS_UET_ROD)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet cc RCCC with delivery mode %u: RUD (0) or ROD (1) only", u->mode);
     if (u->cc != RS_CC_NONE && u->cc != RS_CC_NSCC && u->cc != RS_UET_CC_RCCC)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet cc %u: %d = none, %d = NSCC, %u = RCCC", u->cc, RS_CC_NONE,
                           RS_CC_NSCC, RS_UET_CC_RCCC);

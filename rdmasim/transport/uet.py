@@ -68,6 +68,9 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
     for key in ("trim", "place_bytes"):
         if not isinstance(opts[key], bool):
             raise TypeError(f"{where}.{key} = {opts[key]!r}: must be true or false")
+    if opts["cc"] == "rccc" and opts["mode"] not in ("rud", "rod"):
+        raise ValueError(f"{where}.cc = 'rccc' with mode = {opts['mode']!r}: receiver credit rides on "
+                         "RUD/ROD CC requests, so it needs mode 'rud' or 'rod'")
     if opts["trim"] and opts["mode"] not in ("rud", "rod"):
         raise ValueError(f"{where}.trim = true with mode = {opts['mode']!r}: trimming (a NACK asking for the "
                          "packet again) needs mode 'rud' or 'rod'")

@@ -90,3 +90,16 @@ def test_unknown_cc_is_refused_naming_the_key(bad: str) -> None:
     inc = topology.incast(2)
     with pytest.raises(ValueError, match="uet.cc"):
         inc.sim.add_flows({"src": [0], "dst": [2], "size": [4096]}, transport="uet", uet={"cc": bad})
+
+
+@pytest.mark.parametrize("mode", ["rudi", "uud"])
+def test_rccc_needs_a_mode_with_cc_requests(mode: str) -> None:
+    inc = topology.incast(2)
+    with pytest.raises(ValueError, match="uet.cc = 'rccc' with mode"):
+        inc.sim.add_flows({"src": [0], "dst": [2], "size": [4096]}, transport="uet",
+                          uet={"cc": "rccc", "mode": mode})
+
+
+def test_rccc_runs_on_rod() -> None:
+    r = incast("rccc", n=2, size=64 * 4096, mode="rod")["r"]
+    assert (r["status"] == 0).all()
