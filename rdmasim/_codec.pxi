@@ -44,6 +44,10 @@ cdef extern from "rdmasim/packet.h":
         uint64_t buffer_offset
         uint64_t mem_key
         uint64_t header_data
+        uint32_t credit_target
+        uint8_t ccc_id
+        uint8_t ses_rc
+        uint32_t mod_length
 
     ctypedef struct rs_pkt:
         rs_pkt *next
@@ -204,7 +208,8 @@ _UET_FIELDS = {
     "ses_flags": (False, 8), "index_gen": (False, 8), "msg_id": (False, 16), "job_id": (False, 24),
     "pid_on_fep": (False, 12), "resource_index": (False, 12), "initiator": (False, 32),
     "message_offset": (False, 32), "request_length": (False, 32), "buffer_offset": (False, 64),
-    "mem_key": (False, 64), "header_data": (False, 64),
+    "mem_key": (False, 64), "header_data": (False, 64), "credit_target": (False, 24), "ccc_id": (False, 8),
+    "ses_rc": (False, 6), "mod_length": (False, 32),
 }
 # Keys decode() adds that encode() accepts and ignores, so decode output feeds encode.
 _DECODE_ONLY_KEYS = frozenset(("icrc_ok", "vcrc_ok", "truncated"))
@@ -394,6 +399,10 @@ cdef int _fill_uet(rs_pkt *p, object uet) except -1:
         elif name == "buffer_offset": p.uet.buffer_offset = v
         elif name == "mem_key": p.uet.mem_key = v
         elif name == "header_data": p.uet.header_data = v
+        elif name == "credit_target": p.uet.credit_target = v
+        elif name == "ccc_id": p.uet.ccc_id = v
+        elif name == "ses_rc": p.uet.ses_rc = v
+        elif name == "mod_length": p.uet.mod_length = v
     return 0
 
 
@@ -408,7 +417,8 @@ cdef dict _uet_to_dict(const rs_pkt *p):
         "job_id": u.job_id, "pid_on_fep": u.pid_on_fep, "resource_index": u.resource_index,
         "initiator": u.initiator, "message_offset": u.message_offset,
         "request_length": u.request_length, "buffer_offset": u.buffer_offset, "mem_key": u.mem_key,
-        "header_data": u.header_data,
+        "header_data": u.header_data, "credit_target": u.credit_target, "ccc_id": u.ccc_id,
+        "ses_rc": u.ses_rc, "mod_length": u.mod_length,
     }
 
 

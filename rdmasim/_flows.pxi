@@ -15,6 +15,8 @@ cdef extern from "rdmasim/uet.h" nogil:
         uint8_t lb
         uint8_t cc
         int64_t cc_base_rtt_ps
+        uint64_t target_bytes
+        uint8_t place
 
 cdef extern from "rdmasim/flows.h" nogil:
     enum:
@@ -58,6 +60,8 @@ cdef extern from "rdmasim/flows.h" nogil:
     void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out)
     void rs_flows_stop_when_done(rs_sim *sim, int on)
     uint32_t rs_flows_sample(const rs_sim *sim, uint32_t cap, uint64_t *ids, uint64_t *bytes, double *rate_bps)
+    int rs_flows_uet_bytes(const rs_sim *sim, uint64_t id, const uint8_t **src, uint64_t *src_len,
+                           const uint8_t **dst, uint64_t *dst_len)
 
 RUN_FLOWS_DONE = 7
 FLOW_MAX_RD_ATOMIC = RS_FLOW_MAX_RD_ATOMIC
@@ -168,6 +172,8 @@ cdef class FlowsCore:
             c.uet.lb = uet["lb"]
             c.uet.cc = uet["cc"]
             c.uet.cc_base_rtt_ps = uet["cc_base_rtt_ps"]
+            c.uet.target_bytes = uet.get("target_bytes", 0)
+            c.uet.place = uet.get("place", 0)
         cdef int64_t first
         if after is not None and n:
             p_after = &a_after[0]
@@ -189,6 +195,13 @@ cdef class FlowsCore:
         if n:
             self.core._check(rs_flows_results(self.core.sim, first, n, <rs_flow_result *>&raw[0]))
         return out
+
+    def uet_bytes(self, uint64_t flow_id):
+        cdef const uint8_t *src = NULL
+        cdef const uint8_t *dst = NULL
+        cdef uint64_t src_len = 0, dst_len = 0
+        self.core._check(rs_flows_uet_bytes(self.core.sim, flow_id, &src, &src_len, &dst, &dst_len))
+        return (<const char *>src)[:src_len], (<const char *>dst)[:dst_len]
 
     def counts(self):
         cdef rs_flows_counts c

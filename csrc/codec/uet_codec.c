@@ -17,6 +17,12 @@
  *                         spdcid:16, dpdcid:16, payload:32
  *   NACK (16):            prologue, nack_code:8, vendor_code:8, nack_psn:32, spdcid:16, dpdcid:16,
  *                         payload:32 (highest PSN received + 1)
+ *   RUD/ROD CC request (16): the request, then ccc_id:8, credit_target:24
+ *   CTRL (16):            prologue (ctl_type in the next_hdr bits), probe_opaque:16, psn:32,
+ *                         spdcid:16, dpdcid:16, payload:32
+ *   SES response (12, after an ACK / ACK_CC / NACK with next_hdr 4): list:2 | opcode:6,
+ *                         ver:2 | return_code:6, message_id:16, resource_index_generation:8,
+ *                         job_id:24, modified_length:32
  *   SES standard request (44): rsvd:2 | opcode:6, ver:2 | dc | ie | rel | hd | eom | som,
  *                         message_id:16, index_generation:8, job_id:24, rsvd:4 | pid_on_fep:12,
  *                         rsvd:4 | resource_index:12, buffer_offset:64, initiator:32,
@@ -37,6 +43,9 @@ static size_t pds_bytes(uint8_t type)
     case RS_UET_PDS_RUD_REQ:
     case RS_UET_PDS_ROD_REQ:
         return RS_UET_PDS_REQ_BYTES;
+    case RS_UET_PDS_RUD_CC_REQ:
+    case RS_UET_PDS_ROD_CC_REQ:
+        return RS_UET_PDS_CC_REQ_BYTES;
     case RS_UET_PDS_ACK:
         return RS_UET_PDS_ACK_BYTES;
     case RS_UET_PDS_ACK_CC:
@@ -58,8 +67,13 @@ static size_t pds_bytes(uint8_t type)
 static int is_request(uint8_t type)
 {
     return type == RS_UET_PDS_RUD_REQ || type == RS_UET_PDS_ROD_REQ || type == RS_UET_PDS_RUDI_REQ ||
-           type == RS_UET_PDS_UUD_REQ;
+           type == RS_UET_PDS_UUD_REQ || type == RS_UET_PDS_RUD_CC_REQ || type == RS_UET_PDS_ROD_CC_REQ;
 }
+
+static int is_cc_request(uint8_t type) { return type == RS_UET_PDS_RUD_CC_REQ || type == RS_UET_PDS_ROD_CC_REQ; }
+
+/* ACK / NACK: no SES header, or the SES response header */
+static size_t rsp_bytes(uint8_t next_hdr) { return next_hdr == RS_UET_NH_RSP ? RS_UET_SES_RSP_BYTES : 0; }
 
 /* PDS + SES header bytes of p, or 0 when p cannot be encoded. */
 static size_t uet_hdr_bytes(const rs_pkt *p)
@@ -74,10 +88,18 @@ static size_t uet_hdr_bytes(const rs_pkt *p)
             return 0;
         return pds + RS_UET_SES_STD_BYTES;
     }
-    /* ACK / NACK / RUDI response: no SES header, no data here; CTRL: next_hdr is its control type */
-    if (p->payload_len || (p->uet.type != RS_UET_PDS_CTRL && p->uet.next_hdr != RS_UET_NH_NONE))
+    /* ACK / NACK / RUDI response: no data here; CTRL: next_hdr is its control type; an ACK or NACK
+     * may carry the SES response header */
+    if (p->payload_len)
         return 0;
-    return pds;
+    if (p->uet.type == RS_UET_PDS_CTRL)
+        return pds;
+    if (p->uet.next_hdr != RS_UET_NH_NONE && (p->uet.next_hdr != RS_UET_NH_RSP || p->uet.type == RS_UET_PDS_RUDI_RESP))
+        return 0;
+    if (p->uet.next_hdr == RS_UET_NH_RSP && (p->uet.ses_opcode > 0x3Fu || p->uet.ses_rc > 0x3Fu ||
+                                             p->uet.job_id > 0xFFFFFFu))
+        return 0;
+    return pds + rsp_bytes(p->uet.next_hdr);
 }
 
 size_t rs_uet_frame_len(const rs_pkt *p)
@@ -96,10 +118,16 @@ static void put_pds(const rs_pkt *p, uint8_t *b)
     switch (u->type) {
     case RS_UET_PDS_RUD_REQ:
     case RS_UET_PDS_ROD_REQ:
+    case RS_UET_PDS_RUD_CC_REQ:
+    case RS_UET_PDS_ROD_CC_REQ:
         rs_put16(b + 2, (uint16_t)u->psn_off);
         rs_put32(b + 4, p->psn);
         rs_put16(b + 8, u->spdcid);
         rs_put16(b + 10, u->dpdcid);
+        if (is_cc_request(u->type)) {
+            b[12] = u->ccc_id;
+            rs_put24(b + 13, u->credit_target & 0xFFFFFFu);
+        }
         break;
     case RS_UET_PDS_ACK:
     case RS_UET_PDS_ACK_CC:
@@ -143,6 +171,16 @@ static void put_pds(const rs_pkt *p, uint8_t *b)
     }
 }
 
+static void put_ses_rsp(const rs_uet_hdr *u, uint8_t *b)
+{
+    b[0] = u->ses_opcode & 0x3Fu; /* list 0 */
+    b[1] = u->ses_rc & 0x3Fu;     /* version 0 */
+    rs_put16(b + 2, u->msg_id);
+    b[4] = u->index_gen;
+    rs_put24(b + 5, u->job_id);
+    rs_put32(b + 8, u->mod_length);
+}
+
 static void put_ses_std(const rs_pkt *p, uint8_t *b)
 {
     const rs_uet_hdr *u = &p->uet;
@@ -182,8 +220,11 @@ int rs_uet_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want,
     rs_put_ipv4_udp(p, out + RS_ETH_HDR_BYTES, frame - RS_ETH_HDR_BYTES, RS_UET_UDP_PORT);
     uint8_t *b = out + L2L3;
     put_pds(p, b);
+    size_t pds = pds_bytes(p->uet.type);
     if (is_request(p->uet.type))
-        put_ses_std(p, b + pds_bytes(p->uet.type));
+        put_ses_std(p, b + pds);
+    else if (p->uet.type != RS_UET_PDS_CTRL && p->uet.next_hdr == RS_UET_NH_RSP)
+        put_ses_rsp(&p->uet, b + pds);
     b += h;
     uint8_t *end = b;
     size_t cut = rs_put_payload(p, b, L2L3 + h, want, 0, &end);
@@ -215,9 +256,12 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
     size_t pds = pds_bytes(u->type);
     if (!pds)
         return RS_CODEC_ERR_BAD_OPCODE;
-    size_t h = pds + (is_request(u->type) ? RS_UET_SES_STD_BYTES : 0);
+    int ctrl = u->type == RS_UET_PDS_CTRL;
+    size_t h = pds + (is_request(u->type) ? RS_UET_SES_STD_BYTES : ctrl ? 0 : rsp_bytes(u->next_hdr));
     if (is_request(u->type) ? u->next_hdr != RS_UET_NH_REQ_STD
-                            : u->type != RS_UET_PDS_CTRL && u->next_hdr != RS_UET_NH_NONE)
+        : ctrl              ? 0
+                            : u->next_hdr != RS_UET_NH_NONE &&
+                                  (u->next_hdr != RS_UET_NH_RSP || u->type == RS_UET_PDS_RUDI_RESP))
         return RS_CODEC_ERR_BAD_FIELD;
     if (L2L3 + h > len)
         return RS_CODEC_ERR_SHORT;
@@ -231,10 +275,16 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
     switch (u->type) {
     case RS_UET_PDS_RUD_REQ:
     case RS_UET_PDS_ROD_REQ:
+    case RS_UET_PDS_RUD_CC_REQ:
+    case RS_UET_PDS_ROD_CC_REQ:
         u->psn_off = (int16_t)rs_get16(b + 2);
         p->psn = rs_get32(b + 4);
         u->spdcid = rs_get16(b + 8);
         u->dpdcid = rs_get16(b + 10);
+        if (is_cc_request(u->type)) {
+            u->ccc_id = b[12];
+            u->credit_target = rs_get24(b + 13);
+        }
         break;
     case RS_UET_PDS_ACK:
     case RS_UET_PDS_ACK_CC:
@@ -292,6 +342,14 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
             u->message_offset = rs_get32(s + 36);
         }
         u->request_length = rs_get32(s + 40);
+    } else if (!ctrl && u->next_hdr == RS_UET_NH_RSP) {
+        const uint8_t *s = b + pds;
+        u->ses_opcode = s[0] & 0x3Fu;
+        u->ses_rc = s[1] & 0x3Fu;
+        u->msg_id = rs_get16(s + 2);
+        u->index_gen = s[4];
+        u->job_id = rs_get24(s + 5);
+        u->mod_length = rs_get32(s + 8);
     }
     p->payload_len = (uint32_t)payload_len;
     if (RS_ETH_HDR_BYTES + ip_len > len) /* a capture cut short: no payload pointer */

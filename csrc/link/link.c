@@ -67,7 +67,7 @@ static int rule_hits(const rs_drop_rule *r, const rs_pkt *pkt, uint64_t frame_in
         if (pkt->kind == RS_PKT_UET) /* an Ultra Ethernet request matches by its PDS PSN only */
             return !(r->fields & (RS_DROPF_OPCODE | RS_DROPF_DEST_QP)) &&
                    (pkt->uet.type == RS_UET_PDS_RUD_REQ || pkt->uet.type == RS_UET_PDS_ROD_REQ ||
-                    pkt->uet.type == RS_UET_PDS_UUD_REQ) &&
+                    pkt->uet.type == RS_UET_PDS_UUD_REQ || pkt->uet.type == RS_UET_PDS_RUD_CC_REQ) &&
                    r->psn == pkt->psn;
         if (pkt->kind != RS_PKT_ROCE)
             return 0;

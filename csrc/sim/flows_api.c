@@ -31,6 +31,12 @@ void rs_flows_stop_when_done(rs_sim *sim, int on)
     rs_wl_flows_stop_when_done(&sim->tp, &sim->flows, &sim->flows_stop, on);
 }
 
+int rs_flows_uet_bytes(const rs_sim *sim, uint64_t id, const uint8_t **src, uint64_t *src_len, const uint8_t **dst,
+                       uint64_t *dst_len)
+{
+    return rs_wl_flows_uet_bytes(&sim->tp, sim->flows, id, src, src_len, dst, dst_len);
+}
+
 uint32_t rs_flows_sample(const rs_sim *sim, uint32_t cap, uint64_t *ids, uint64_t *bytes, double *rate_bps)
 {
     return rs_wl_flows_sample(&sim->tp, sim->flows, cap, ids, bytes, rate_bps);

@@ -222,6 +222,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_UET_RTO:
         rs_uet_rto(&sim->uet, tm->owner);
         break;
+    case RS_EV_UET_PACER:
+        rs_uet_pacer(&sim->uet, tm->owner);
+        break;
     default:
         break;
     }

@@ -202,6 +202,9 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     h->mem_key = c->dst_id; /* the target's buffer key: the PDC's (bulk flows place no bytes) */
     h->message_offset = tx->som ? 0 : tx->off;
     h->request_length = (uint32_t)c->msg_len;
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_on_data(c, p); /* spends credit, carries the request (RUD_CC_REQ) */
+    rs_ses_fill(u, c, p, tx->off); /* the bytes, when the flow has them (ses.c) */
     /* the retransmit timer; UUD: no retransmission, the timer only ends the flow `rto` after its
      * last packet if the target did not get every byte (rs_uet_rto) */
     if (!c->rto.armed && (c->prm.mode != RS_UET_UUD || tx->eom))
@@ -232,8 +235,14 @@ rs_pkt *rs_uet_next_frame(rs_uet_ep *ep)
             continue;
         }
         rs_pds_tx tx;
+        if (c->prm.cc == RS_UET_CC_RCCC && rs_pds_can_send(c) && !rs_uet_rccc_may_send(c->uet, ep, c)) {
+            ring_remove(ep, c); /* out of credit: a grant wakes it (rccc_pds.c) */
+            continue;
+        }
         if (rs_pds_next(c, c->uet->net->eng.now_ps, &tx)) {
             ep->ring = c->act_next; /* round robin: the next PDC goes first next time */
+            if (tx.eom && !tx.retx && c->uet->flow_sent && c->flow_ref) /* the next message may go */
+                c->uet->flow_sent(c->uet->flow_ctx, c->flow_ref, c);
             return build_data(c->uet, c, &tx);
         }
         ring_remove(ep, c); /* nothing to send until an ACK, NACK or timeout */
@@ -348,6 +357,8 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
         }
         return;
     }
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_on_feedback(c, pkt);
     if (pkt->uet.type == RS_UET_PDS_NACK) {
         if (pkt->uet.nack_code == RS_UET_NACK_TRIMMED)
             c->st.trims_rcvd++;
@@ -392,7 +403,8 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
             if (r.lost)
                 cc_loss(u, c, (uint64_t)r.lost * c->prm.mtu, 0);
         }
-        if (r.done) {
+        /* the message completes on its SES response (ses.c); RUDI's responses carry none */
+        if (rudi ? r.done && rs_ses_unanswered(c) : rs_ses_on_response(c, pkt)) {
             complete(u, ep, c);
             return;
         }
@@ -426,6 +438,8 @@ static void send_nack(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt, ui
 
 static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_on_request(u, ep, c, pkt);
     if (pkt->trimmed) {
         if (c->prm.mode != RS_UET_UUD) /* UUD: a trimmed packet is a lost one */
             send_nack(u, ep, c, pkt, RS_UET_NACK_TRIMMED, c->rx_max);
@@ -438,6 +452,14 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
         rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
         if (r.nack)
             send_nack(u, ep, c, pkt, r.nack, r.nack_payload);
+        if (c->prm.cc == RS_UET_CC_RCCC && r.fresh)
+            rs_uet_rccc_on_received(u, ep, pkt);
+        if (r.fresh) {
+            rs_ses_target_check(c, pkt);
+            rs_ses_place(c, pkt);
+        }
+        if (r.complete && u->flow_received && c->flow_ref)
+            u->flow_received(u->flow_ctx, c->flow_ref, c);
         if (r.complete && c->prm.mode == RS_UET_UUD) {
             complete(u, u->eps[c->src], c); /* every byte arrived: nothing more will */
             return;
@@ -469,6 +491,10 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     h->dpdcid = c->src_id;
     h->sack_off = r.sack_off;
     h->sack_bitmap = r.sack_bitmap;
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_ack(ep, c, h);
+    if (c->rx_bytes == c->msg_len) /* every byte arrived: each ACK carries the SES response */
+        rs_ses_response(c, h);
     send_ctrl(u, ep, a);
 }
 
@@ -505,7 +531,8 @@ static void target_close(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 static rs_pdc *target_pdc(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
 {
     if (!(pkt->uet.flags & RS_UET_F_SYN) ||
-        (pkt->uet.type != RS_UET_PDS_RUD_REQ && pkt->uet.type != RS_UET_PDS_ROD_REQ)) {
+        (pkt->uet.type != RS_UET_PDS_RUD_REQ && pkt->uet.type != RS_UET_PDS_ROD_REQ &&
+         pkt->uet.type != RS_UET_PDS_RUD_CC_REQ && pkt->uet.type != RS_UET_PDS_ROD_CC_REQ)) {
         rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
         return c && c->tgt_live && c->dst == ep->host ? c : NULL;
     }
@@ -533,6 +560,13 @@ void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
         if (pkt->uet.next_hdr == RS_UET_CTL_CLOSE) {
             rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
             target_close(u, ep, c && c->tgt_live && c->dst == ep->host ? c : NULL, pkt);
+        } else if (pkt->uet.next_hdr == RS_UET_CTL_CREDIT || pkt->uet.next_hdr == RS_UET_CTL_CREDIT_REQ) {
+            rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid); /* RCCC (rccc_pds.c) */
+            int to_target = pkt->uet.next_hdr == RS_UET_CTL_CREDIT_REQ;
+            if (c && (to_target ? c->tgt_live && c->dst == ep->host : c->live && c->src == ep->host))
+                rs_uet_rccc_ctrl(u, ep, c, pkt);
+            else
+                ep->rx_unknown++;
         } else {
             ep->rx_unknown++;
         }
@@ -540,13 +574,15 @@ void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
         return;
     }
     int request = t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ || t == RS_UET_PDS_RUDI_REQ ||
-                  t == RS_UET_PDS_UUD_REQ;
+                  t == RS_UET_PDS_UUD_REQ || t == RS_UET_PDS_RUD_CC_REQ || t == RS_UET_PDS_ROD_CC_REQ;
     /* a RUDI response names the initiator's context by its pkt_id; RUDI and UUD requests carry no
      * PDC id on the wire, the simulator finds the flow's counters by the packet's record */
     rs_pdc *c = request ? target_pdc(u, ep, pkt)
                         : ids_find(&ep->ids, t == RS_UET_PDS_RUDI_RESP ? (uint16_t)(pkt->psn >> 16) : pkt->uet.dpdcid);
     if (!c || (request ? !c->tgt_live : !c->live || c->src != ep->host)) {
         ep->rx_unknown++;
+    } else if (t == RS_UET_PDS_CTRL) {
+        rs_uet_rccc_ctrl(u, ep, c, pkt);
     } else if (request) {
         target_receive(u, ep, c, pkt);
     } else {
@@ -630,11 +666,21 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_port_resolve_path(u->net, de->port, src, tc, c->dst_id, &c->back); /* (its UDP port: the echoes') */
     rs_pds_init(c, size, 0);
     rs_uet_rto_init(c);
+    c->tgt_rc = RS_UET_RC_OK;
+    c->src_buf = u->next_src; /* its bytes, when the workload gave them (ses.c) */
+    c->dst_buf = u->next_dst;
+    c->dst_len = u->next_dst_len;
+    u->next_src = u->next_dst = NULL;
+    u->next_dst_len = 0;
+    c->ses_done = c->ses_rc = 0;
+    c->ses_mod_len = 0;
     c->cc = NULL;
     if (prm->cc == RS_CC_NSCC) {
         rs_nscc_params_default((rs_nscc_params *)(void *)c->cc_params, prm->mtu, prm->cc_base_rtt_ps, prm->trim_ok);
         c->cc = rs_cc_algo_get(RS_CC_NSCC);
     }
+    if (prm->cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_start(u, c);
     if (c->cc) {
         double line = se->port->tx ? (double)se->port->tx->rate_bps : 0.0;
         c->cc->init(c->cc_state, c->cc_params, line, u->net->eng.now_ps);
@@ -656,6 +702,8 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
 static void pdc_free(rs_uet *u, rs_pdc *c)
 {
     rs_timer_cancel(&c->rto);
+    if (c->prm.cc == RS_UET_CC_RCCC)
+        rs_uet_rccc_close(u, c);
     if (c->live && (uint32_t)c->src < u->n_eps && u->eps[c->src]) {
         ring_remove(u->eps[c->src], c);
         ids_del(&u->eps[c->src]->ids, c->src_id);
@@ -692,6 +740,7 @@ void rs_uet_free(rs_uet *u)
         }
         free(ep->ids.slot);
         free(ep->ids.key);
+        free(ep->rccc);
         free(ep);
     }
     free(u->eps);
@@ -702,4 +751,21 @@ void rs_uet_free(rs_uet *u)
     }
     free(u->all_pdcs);
     memset(u, 0, sizeof(*u));
+}
+
+/* ---- for the sublayers beside the endpoint (rccc_pds.c) ---- */
+
+rs_pkt *rs_uet_frame(rs_uet *u, const rs_link_path *path, int src, int dst) { return new_frame(u, path, src, dst); }
+
+void rs_uet_send_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pkt *p) { send_ctrl(u, ep, p); }
+
+rs_pdc *rs_uet_pdc_of(rs_uet_ep *ep, uint16_t id) { return ids_find(&ep->ids, id); }
+
+void rs_uet_wake(rs_uet *u, rs_pdc *c)
+{
+    if (!c->live || !rs_pds_can_send(c))
+        return;
+    rs_uet_ep *ep = u->eps[c->src];
+    ring_add(ep, c);
+    rs_port_kick(u->net, ep->port);
 }

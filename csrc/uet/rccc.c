@@ -16,6 +16,8 @@
  *   receiver the pacer grants `quantum` bytes (htsim: 4 MSS) per pull, one pull every
  *           quantum x 8 / (link x rate_modifier) (htsim: 0.99 of the link), round robin over the
  *           senders whose request exceeds their grant, never granting past a request.
+ * Added here (htsim trims speculative packets instead): bytes that arrive unsolicited (sent on
+ * speculation) delay the pacer by their link time, so grants do not add to the queue they left.
  * Not modelled: htsim's slow pulls to idle senders (speculative credit to senders with no backlog)
  * and its PCIe/oversubscription rate modifiers. */
 #include "uet/rccc.h"
@@ -120,6 +122,14 @@ int rs_rccc_rx_pull(rs_rccc_rx *rx, int64_t now_ps, uint32_t *key, uint64_t *gra
     }
     rx->next_ps = 0;
     return 0;
+}
+
+void rs_rccc_rx_on_unsolicited(rs_rccc_rx *rx, int64_t now_ps, uint64_t bytes)
+{
+    int64_t t = now_ps > rx->free_ps ? now_ps : rx->free_ps;
+    rx->free_ps = t + credit_time(rx, bytes);
+    if (rx->next_ps && rx->next_ps < rx->free_ps)
+        rx->next_ps = rx->free_ps;
 }
 
 uint64_t rs_rccc_rx_granted(const rs_rccc_rx *rx, uint32_t key)

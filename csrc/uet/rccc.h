@@ -56,6 +56,9 @@ int64_t rs_rccc_rx_next_ps(const rs_rccc_rx *rx);
 /* At or after rs_rccc_rx_next_ps: the next grant.  Returns 1 and the sender (*key) and its new
  * cumulative grant (*granted) for a credit packet to send now, or 0 when none is due. */
 int rs_rccc_rx_pull(rs_rccc_rx *rx, int64_t now_ps, uint32_t *key, uint64_t *granted);
+/* `bytes` arrived that no grant covered (a sender's speculation): they took the receiver's link
+ * as granted bytes do, so the pacer's next grant waits for them too. */
+void rs_rccc_rx_on_unsolicited(rs_rccc_rx *rx, int64_t now_ps, uint64_t bytes);
 /* The cumulative grant of `key` (0 for an unknown sender): what an ACK to it carries. */
 uint64_t rs_rccc_rx_granted(const rs_rccc_rx *rx, uint32_t key);
 /* The sender is gone (its PDC closed): its slot is free. */

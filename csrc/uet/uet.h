@@ -32,10 +32,12 @@
 #include "rdmasim/rng.h"
 #include "rdmasim/uet.h"
 #include "uet/lb.h"
+#include "uet/rccc.h"
 
 /* Event kinds of the UET's timers (the other layers' are in their headers; sim/sim.c dispatches). */
 enum rs_uet_event {
     RS_EV_UET_RTO = 30, /* owner: rs_pdc, the initiator's retransmit timer */
+    RS_EV_UET_PACER = 35, /* owner: rs_uet_ep, the target's RCCC credit pacer (uet/rccc_pds.c) */
 };
 
 /* PSNs one PDC may have in flight (a power of two): the initiator's slot ring and the target's
@@ -132,6 +134,19 @@ typedef struct rs_pdc {
     const rs_cc_algo *cc;
     _Alignas(8) uint8_t cc_params[RS_CC_PARAMS_BYTES];
     _Alignas(8) uint8_t cc_state[RS_CC_STATE_BYTES];
+    /* RCCC (prm.cc RS_UET_CC_RCCC, uet/rccc_pds.c): the initiator's credit, the last cumulative
+     * request it sent; the target's last cumulative request seen from it */
+    rs_rccc_tx rccc;
+    uint64_t rccc_req_sent;
+    uint64_t rccc_req_seen;
+    /* SES (uet/ses.c): the target's return code for the message so far; the initiator's response */
+    const uint8_t *src_buf;   /* place: the message's bytes at the initiator (NULL: lengths only) */
+    uint8_t *dst_buf;         /* place: the target buffer, dst_len bytes */
+    uint64_t dst_len;
+    uint8_t tgt_rc;
+    uint8_t ses_done;
+    uint8_t ses_rc;
+    uint32_t ses_mod_len;
 } rs_pdc;
 
 /* ---- the PDS state machines (pds.c): no packets, no timers, no I/O ---- */
@@ -238,6 +253,8 @@ typedef struct rs_uet_ep {
     rs_pkt *ctrl_tail;
     uint64_t rx_unknown;    /* UET frames for a PDC id this host does not know (dropped) */
     rs_uet_ep_stats st;     /* PDC establishment and close */
+    rs_rccc_rx *rccc;       /* the RCCC credit pacer of this host as a target (NULL until first used) */
+    rs_timer pacer;         /* its next grant (RS_EV_UET_PACER) */
 } rs_uet_ep;
 
 /* The Ultra Ethernet transport of one simulation. */
@@ -251,6 +268,14 @@ typedef struct rs_uet {
     uint32_t n_all, cap_all;
     /* A PDC of a bulk flow finished (its message acknowledged): the workload registers this. */
     void (*flow_complete)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
+    /* ... and its target has every byte of the message (once per PDC; may be NULL) */
+    void (*flow_received)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
+    /* ... and its initiator sent the message's last byte for the first time (may be NULL) */
+    void (*flow_sent)(void *ctx, uint64_t flow_ref, const rs_pdc *c);
+    /* the bytes of the PDC rs_uet_start makes next (then cleared): source, target buffer, its length */
+    const uint8_t *next_src;
+    uint8_t *next_dst;
+    uint64_t next_dst_len;
     void *flow_ctx;
 } rs_uet;
 
@@ -271,5 +296,50 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
 /* Give a finished PDC back (after flow_complete). */
 void rs_uet_release(rs_uet *u, rs_pdc *c);
 void rs_uet_free(rs_uet *u);
+
+/* endpoint.c's frame helpers for the sublayers beside it (rccc_pds.c): a fresh frame on a path, an
+ * ACK/NACK/control frame queued ahead of data, the PDC of an id, a PDC that may send again queued */
+rs_pkt *rs_uet_frame(rs_uet *u, const rs_link_path *path, int src, int dst);
+void rs_uet_send_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pkt *p);
+rs_pdc *rs_uet_pdc_of(rs_uet_ep *ep, uint16_t id);
+void rs_uet_wake(rs_uet *u, rs_pdc *c);
+
+/* ---- SES (ses.c): target checks, the response header, completion on the response ---- */
+/* Target: a new data packet of c (buffer and key checks; the first error sticks in c->tgt_rc). */
+void rs_ses_target_check(rs_pdc *c, const rs_pkt *pkt);
+/* Target: the SES response for c's message in ACK header h (every byte arrived). */
+void rs_ses_response(const rs_pdc *c, rs_uet_hdr *h);
+/* Initiator: data packet p carries the source bytes at message offset off (when c has them). */
+void rs_ses_fill(rs_uet *u, const rs_pdc *c, rs_pkt *p, uint64_t off);
+/* Target: new data packet pkt's bytes land in c's target buffer (when it has one and no error). */
+void rs_ses_place(rs_pdc *c, const rs_pkt *pkt);
+/* Initiator: a mode without SES responses (RUDI) completes c's message as done: 1. */
+int rs_ses_unanswered(rs_pdc *c);
+/* Initiator: 1 when pkt carries the response to c's message (c->ses_rc, ses_mod_len set). */
+int rs_ses_on_response(rs_pdc *c, const rs_pkt *pkt);
+
+/* ---- RCCC, receiver-credit congestion control (rccc_pds.c over the pure rccc.c) ----
+ * The initiator's data packets are RUD_CC_REQs carrying its cumulative credit request; the target's
+ * pacer grants credit at its link rate in CTRL CREDIT packets, and each ACK_CC (cc_type CREDIT)
+ * carries the cumulative grant too; a sender out of credit with more to ask sends a CTRL
+ * CREDIT_REQ. */
+void rs_uet_rccc_start(rs_uet *u, rs_pdc *c);
+/* Initiator: may c send a data packet now?  When not, asks for credit if it has not yet. */
+int rs_uet_rccc_may_send(rs_uet *u, rs_uet_ep *ep, rs_pdc *c);
+/* Initiator: data packet p of tx->len bytes goes now: spend the credit, put the request in it. */
+void rs_uet_rccc_on_data(rs_pdc *c, rs_pkt *p);
+/* Target: a data packet of c arrived (its request); its ACK's credit fields. */
+void rs_uet_rccc_on_request(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt);
+void rs_uet_rccc_ack(const rs_uet_ep *ep, const rs_pdc *c, rs_uet_hdr *h);
+/* Target: the PDS took data packet pkt as new. */
+void rs_uet_rccc_on_received(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt);
+/* Initiator: an ACK or NACK of c arrived (its credit). */
+void rs_uet_rccc_on_feedback(rs_pdc *c, const rs_pkt *pkt);
+/* A CTRL packet for c (CREDIT at the initiator, CREDIT_REQ at the target). */
+void rs_uet_rccc_ctrl(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt);
+/* The pacer of ep fired. */
+void rs_uet_pacer(rs_uet *u, rs_uet_ep *ep);
+/* c closes: its target's pacer forgets it. */
+void rs_uet_rccc_close(rs_uet *u, rs_pdc *c);
 
 #endif

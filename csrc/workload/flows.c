@@ -286,8 +286,27 @@ static int start_uet_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
 {
     rs_flow *f = &fs->f[id];
     const rs_flow_cfg *c = &fs->cfgs[f->cfg];
+    uint64_t dst_len = c->uet.target_bytes ? c->uet.target_bytes : f->size;
+    if (c->uet.place && !f->ubuf) { /* the source bytes (a pattern of the flow's id), then the target buffer */
+        f->ubuf = calloc(1, f->size + dst_len);
+        if (!f->ubuf)
+            return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory for flow %llu's %llu + %llu bytes",
+                              (unsigned long long)id, (unsigned long long)f->size, (unsigned long long)dst_len);
+        uint64_t x = (id + 1) * UINT64_C(0x9E3779B97F4A7C15);
+        for (uint64_t i = 0; i < f->size; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            f->ubuf[i] = (uint8_t)(x >> 24);
+        }
+    }
+    if (f->ubuf) { /* the PDC takes them as it starts: its first packet may go at once */
+        fs->uet->next_src = f->ubuf;
+        fs->uet->next_dst = f->ubuf + f->size;
+        fs->uet->next_dst_len = dst_len;
+    }
     rs_pdc *pdc = rs_uet_start(fs->uet, f->src, f->dst, f->size, f->prio,
                                f->verb == RS_FLOW_SEND ? RS_UET_SES_SEND : RS_UET_SES_WRITE, &c->uet, id + 1);
+    fs->uet->next_src = fs->uet->next_dst = NULL; /* (a start that failed did not take them) */
+    fs->uet->next_dst_len = 0;
     if (!pdc)
         return RS_ERR_NOMEM;
     f->pdc = pdc;
@@ -469,7 +488,22 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
     arm(tp, fs);
 }
 
-/* An Ultra Ethernet flow's message was acknowledged in full (its PDC is released here). */
+/* The work-completion status of a UET message's SES return code (as a verbs provider maps a
+ * remote error: a bad key or address is a remote access error). */
+static uint32_t uet_status(uint8_t rc)
+{
+    switch (rc) {
+    case RS_UET_RC_OK:
+        return RS_WC_STATUS_SUCCESS;
+    case RS_UET_RC_BAD_MKEY:
+    case RS_UET_RC_BAD_ADDR:
+        return RS_WC_STATUS_REM_ACCESS_ERR;
+    default:
+        return RS_WC_STATUS_REM_OP_ERR;
+    }
+}
+
+/* An Ultra Ethernet flow's message got its SES response (its PDC is released here). */
 static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
 {
     rs_flows *fs = ctx;
@@ -477,13 +511,14 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     rs_flow *f = &fs->f[flow_ref - 1];
     if (f->r.status != RS_FLOW_RUNNING || f->pdc != c)
         return;
+    uint32_t status = c->prm.mode == RS_UET_UUD ? RS_WC_STATUS_SUCCESS : uet_status(c->ses_rc);
     live_counters(tp, f, flow_ref - 1, &f->r);
     if (c->prm.mode == RS_UET_UUD) { /* unreliable: what arrived, and what the fabric lost */
         f->r.uet_lost = c->st.pkts_sent - c->st.pkts_rcvd;
     } else {
-        f->r.bytes_delivered = f->size;
+        f->r.bytes_delivered = c->ses_mod_len; /* the bytes the target placed (0 after an error) */
     }
-    f->r.status = RS_WC_STATUS_SUCCESS;
+    f->r.status = status;
     f->r.finish_ps = tp->net.eng.now_ps;
     f->r.pause_ps = src_paused_ps(tp, f) - f->pause0;
     f->r.resp_qpn = c->dst_id; /* learnt from the target's first ACK (a SYN made it) */
@@ -492,14 +527,43 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     run_list_remove(fs, f);
     rs_uet_release(fs->uet, f->pdc);
     f->pdc = NULL;
-    release(tp, fs, f, RS_WC_STATUS_SUCCESS);
+    release(tp, fs, f, status);
     arm(tp, fs);
+}
+
+/* An Ultra Ethernet flow sent its last byte: the next flow of its connection (`after`) may start,
+ * as the next work request of a QP's send queue goes once the one before it was sent. */
+static void on_uet_sent(void *ctx, uint64_t flow_ref, const rs_pdc *c)
+{
+    rs_flows *fs = ctx;
+    rs_flow *f = &fs->f[flow_ref - 1];
+    if (f->pdc != c || !f->chain_next)
+        return;
+    rs_flow *nx = &fs->f[f->chain_next - 1];
+    uint64_t id = f->chain_next - 1;
+    f->chain_next = 0; /* once */
+    if (--nx->n_wait == 0)
+        ready_push(fs, ready_at(nx, fs->tp->net.eng.now_ps), id);
+    arm(fs->tp, fs);
+}
+
+/* An Ultra Ethernet flow's target has every byte: the flows waiting on its receipt count it. */
+static void on_uet_received(void *ctx, uint64_t flow_ref, const rs_pdc *c)
+{
+    rs_flows *fs = ctx;
+    rs_flow *f = &fs->f[flow_ref - 1];
+    if (f->r.status != RS_FLOW_RUNNING || f->pdc != c)
+        return;
+    received(fs->tp, fs, f);
+    arm(fs->tp, fs);
 }
 
 void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u)
 {
     fs->uet = u;
     u->flow_complete = on_uet_complete;
+    u->flow_received = on_uet_received;
+    u->flow_sent = on_uet_sent;
     u->flow_ctx = fs;
 }
 
@@ -570,8 +634,11 @@ static int check_uet(rs_transport *tp, const rs_flow_cfg *c)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet reorder_pkts %u outside 1..%u", u->reorder_pkts, RS_PDS_SLOTS);
     if (u->ack_every < 1 || u->ack_every > RS_PDS_SLOTS)
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet ack_every %u outside 1..%u", u->ack_every, RS_PDS_SLOTS);
-    if (u->cc != RS_CC_NONE && u->cc != RS_CC_NSCC)
-        return rs_tp_fail(tp, RS_ERR_INVAL, "uet cc %u: %d = none, %d = NSCC", u->cc, RS_CC_NONE, RS_CC_NSCC);
+    if (u->cc == RS_UET_CC_RCCC && u->mode != RS_UET_RUD && u->mode != RS_UET_ROD)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet cc RCCC with delivery mode %u: RUD (0) or ROD (1) only", u->mode);
+    if (u->cc != RS_CC_NONE && u->cc != RS_CC_NSCC && u->cc != RS_UET_CC_RCCC)
+        return rs_tp_fail(tp, RS_ERR_INVAL, "uet cc %u: %d = none, %d = NSCC, %u = RCCC", u->cc, RS_CC_NONE,
+                          RS_CC_NSCC, RS_UET_CC_RCCC);
     if (u->cc == RS_CC_NSCC && (u->cc_base_rtt_ps <= 0 || u->cc_base_rtt_ps > RS_MAX_TIME_PS))
         return rs_tp_fail(tp, RS_ERR_INVAL, "uet NSCC base RTT %lld ps outside 1..%lld",
                           (long long)u->cc_base_rtt_ps, (long long)RS_MAX_TIME_PS);
@@ -642,9 +709,6 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
         int local = verb[i] == RS_FLOW_LOCAL;
         if (c->transport == RS_FLOW_UET && verb[i] == RS_FLOW_READ)
             return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb READ with transport uet (WRITE, SEND or LOCAL)", i);
-        if (c->transport == RS_FLOW_UET && after && after[i])
-            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: after %u with transport uet (each UET flow has a PDC of "
-                              "its own)", i, after[i]);
         for (int end = 0; end < 2; end++) {
             int32_t h = end ? dst[i] : src[i];
             if (h < 0 || (uint32_t)h >= tp->n_hosts)
@@ -946,10 +1010,27 @@ uint32_t rs_wl_flows_sample(const rs_transport *tp, const rs_flows *fs, uint32_t
     return k;
 }
 
+int rs_wl_flows_uet_bytes(const rs_transport *tp, const rs_flows *fs, uint64_t id, const uint8_t **src,
+                          uint64_t *src_len, const uint8_t **dst, uint64_t *dst_len)
+{
+    if (!fs || id >= fs->n || !fs->f[id].ubuf)
+        return rs_tp_fail((rs_transport *)tp, RS_ERR_INVAL, "flow %llu has no UET buffers (uet place)",
+                          (unsigned long long)id);
+    const rs_flow *f = &fs->f[id];
+    const rs_uet_params *u = &fs->cfgs[f->cfg].uet;
+    *src = f->ubuf;
+    *src_len = f->size;
+    *dst = f->ubuf + f->size;
+    *dst_len = u->target_bytes ? u->target_bytes : f->size;
+    return RS_OK;
+}
+
 void rs_flows_free(rs_flows *fs)
 {
     if (!fs)
         return;
+    for (uint64_t i = 0; i < fs->n; i++)
+        free(fs->f[i].ubuf);
     free(fs->f);
     free(fs->heap_t);
     free(fs->heap_id);

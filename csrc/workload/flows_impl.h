@@ -37,6 +37,7 @@ typedef struct rs_flow {
     uint64_t run_next;
     int64_t pause0;       /* the src port's paused time on the flow's priority at start */
     rs_pdc *pdc;          /* an Ultra Ethernet flow's PDC while it runs (NULL: RoCE, or done) */
+    uint8_t *ubuf;        /* UET with place: the source bytes (size), then the target buffer */
     rs_flow_result r;
 } rs_flow;
 
@@ -94,6 +95,8 @@ int64_t rs_wl_flows_add(rs_transport *tp, rs_flows **table, int *done, uint32_t 
 int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t first, uint32_t n,
                         rs_flow_result *out);
 void rs_wl_flows_get_counts(const rs_flows *fs, rs_flows_counts *out);
+int rs_wl_flows_uet_bytes(const rs_transport *tp, const rs_flows *fs, uint64_t id, const uint8_t **src,
+                          uint64_t *src_len, const uint8_t **dst, uint64_t *dst_len);
 void rs_wl_flows_stop_when_done(rs_transport *tp, rs_flows **table, int *done, int on);
 uint32_t rs_wl_flows_sample(const rs_transport *tp, const rs_flows *fs, uint32_t cap, uint64_t *ids,
                             uint64_t *bytes, double *rate_bps);

@@ -496,8 +496,9 @@ SCHEMA: dict[str, Opt] = {
                     "ACK, no resend, losses counted).", choices=("rud", "rod", "rudi", "uud")),
     "uet.lb": Opt("str", "oblivious", "Entropy per data packet: 'oblivious' (random, packet spraying) or "
                   "'reps' (recycled entropies, REPS).", choices=("oblivious", "reps")),
-    "uet.cc": Opt("str", "none", "Congestion control of a PDC: 'none' (a fixed window) or 'nscc' (NSCC's "
-                  "window, its defaults from the fabric's base RTT).", choices=("none", "nscc")),
+    "uet.cc": Opt("str", "none", "Congestion control of a PDC: 'none' (a fixed window), 'nscc' (NSCC's "
+                  "window, its defaults from the fabric's base RTT) or 'rccc' (receiver credit: the target "
+                  "paces grants at its link rate).", choices=("none", "nscc", "rccc")),
     "uet.window": Opt("size", 0, "Bytes in flight per PDC (0 = twice a leaf-spine bandwidth-delay product "
                       "of the first link).", lo=0, hi=2**32 - 1),
     "uet.reorder_packets": Opt("int", 64, "A PSN is lost when one this many PSNs later was acknowledged "

@@ -13,12 +13,15 @@ from rdmasim.units import parse_time
 PDS_SLOTS = 1024
 #: SES standard header's payload length is 14 bits; the packet pool holds at most 4096 bytes
 MAX_MTU = 4096
+#: the largest target buffer (bytes): the SES buffer offset is 64 bits
+MAX_TARGET = (1 << 63) - 1
 #: PDS delivery modes (csrc/include/rdmasim/uet.h enum rs_uet_mode; docs/uet.md)
 DELIVERY_MODES = {"rud": 0, "rod": 1, "rudi": 2, "uud": 3}
 #: load balancing by entropy (csrc/uet/lb.h): a fresh random entropy per packet, or REPS
 LOAD_BALANCERS = {"oblivious": 0, "reps": 1}
-#: congestion control of a PDC (rdmasim/cc.h kinds): a fixed window, or NSCC's (csrc/cc/nscc.c)
-CONGESTION_CONTROLS = {"none": 0, "nscc": 7}
+#: congestion control of a PDC (rdmasim/cc.h kinds): a fixed window, NSCC's window (csrc/cc/nscc.c),
+#: or receiver credit (RCCC: csrc/uet/rccc.c, rccc_pds.c; csrc/include/rdmasim/uet.h RS_UET_CC_RCCC)
+CONGESTION_CONTROLS = {"none": 0, "nscc": 7, "rccc": 128}
 #: Ethernet + IPv4 + UDP + PDS request + SES standard header; FCS, preamble and gap
 UET_DATA_OVERHEAD = 14 + 20 + 8 + 12 + 44 + 4 + 20
 UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
@@ -27,7 +30,8 @@ UET_ACK_WIRE = 14 + 20 + 8 + 32 + 4 + 20
 DEFAULTS: dict[str, Any] = {
     "mode": "rud",           # delivery mode: "rud", "rod" (ordered), "rudi" (idempotent), "uud" (unreliable)
     "lb": "oblivious",       # per-packet entropy: "oblivious" (random per packet) or "reps" (recycled)
-    "cc": "none",            # "none" (a fixed window) or "nscc" (NSCC's window, defaults from its base RTT)
+    "cc": "none",            # "none" (a fixed window), "nscc" (NSCC's window, defaults from its base RTT) or
+                             # "rccc" (receiver credit: the target's pacer grants; `window` caps the credit)
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
     "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
     "ack_every": 4,          # the target acknowledges at least every this many packets
@@ -36,6 +40,9 @@ DEFAULTS: dict[str, Any] = {
     "rto_min": "100us",      # bounds of the estimated timeout (the floor: the former fixed timeout)
     "rto_max": "10ms",
     "trim": False,           # data packets may be trimmed by switches (needs trimming switches)
+    "place_bytes": False,    # packets carry bytes (a pattern per flow) that land in its target buffer
+    "target_buffer": None,   # bytes of each flow's target buffer (None: as long as the flow); a message
+                             # beyond it ends in a remote access error (SES return code BAD_ADDR)
 }
 
 
@@ -58,8 +65,12 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {sorted(LOAD_BALANCERS)}")
     if opts["cc"] not in CONGESTION_CONTROLS:
         raise ValueError(f"{where}.cc = {opts['cc']!r}: allowed {sorted(CONGESTION_CONTROLS)}")
-    if not isinstance(opts["trim"], bool):
-        raise TypeError(f"{where}.trim = {opts['trim']!r}: must be true or false")
+    for key in ("trim", "place_bytes"):
+        if not isinstance(opts[key], bool):
+            raise TypeError(f"{where}.{key} = {opts[key]!r}: must be true or false")
+    if opts["cc"] == "rccc" and opts["mode"] not in ("rud", "rod"):
+        raise ValueError(f"{where}.cc = 'rccc' with mode = {opts['mode']!r}: receiver credit rides on "
+                         "RUD/ROD CC requests, so it needs mode 'rud' or 'rod'")
     if opts["trim"] and opts["mode"] not in ("rud", "rod"):
         raise ValueError(f"{where}.trim = true with mode = {opts['mode']!r}: trimming (a NACK asking for the "
                          "packet again) needs mode 'rud' or 'rod'")
@@ -86,9 +97,12 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "rto_max_ps": rto_max,
         "mode": DELIVERY_MODES[opts["mode"]],
         "trim_ok": int(opts["trim"]),
+        "place": int(opts["place_bytes"]),
         "lb": LOAD_BALANCERS[opts["lb"]],
         "cc": CONGESTION_CONTROLS[opts["cc"]],
         "cc_base_rtt_ps": base_rtt_ps(sim, mtu),
+        "target_bytes": (0 if opts["target_buffer"] is None else
+                         check_int(f"{where}.target_buffer (bytes)", opts["target_buffer"], 1, MAX_TARGET)),
     }
 
 

@@ -112,6 +112,20 @@ class FlowSet:
     def __len__(self) -> int:
         return len(self.src)
 
+    def uet_bytes(self, i: int) -> tuple[bytes, bytes]:
+        """Flow ``i`` of this set (0-based) added with ``uet={"place_bytes": True}``: its source bytes
+        and its target buffer as the target holds them now (``target_buffer`` bytes, else its
+        size). ValueError for a flow without them."""
+        if not 0 <= i < len(self):
+            raise IndexError(f"uet_bytes: flow {i} outside 0..{len(self) - 1}")
+        from rdmasim.errors import PyverbsRDMAError
+
+        try:
+            src, dst = self.sim._flows_core().uet_bytes(self.first + i)
+        except PyverbsRDMAError as e:
+            raise ValueError(f"uet_bytes: flow {i}: {e}") from None
+        return bytes(src), bytes(dst)
+
     def results(self) -> np.ndarray:
         """One row per flow (:data:`RESULT_DTYPE`); running flows show their live counters."""
         raw = self.sim._flows_core().results(self.first, len(self))
@@ -169,8 +183,9 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     Ultra Ethernet message over a PDC of its own (WRITE or SEND; docs/uet.md), with the options of
     the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``, ``window``,
     ``reorder_packets``, ``ack_every``, ``rto``, ``rto_estimate``, ``rto_min``, ``rto_max``,
-    ``trim``) and ``mtu`` as its payload per packet; UUD flows (``mode`` "uud") report the data
-    packets the fabric lost in ``lost_pkts``.
+    ``trim``, ``place_bytes``, ``target_buffer``) and ``mtu`` as its payload per packet; UUD flows
+    (``mode`` "uud") report the data packets the fabric lost in ``lost_pkts``; a flow chained by
+    ``after`` starts when the one before it sent its last packet.
     ``uet`` with transport "roce", or ``recovery``/``irn_window`` with "uet", is refused.
 
     Every value is checked before anything is added: an integer column holding a float, a value
@@ -252,13 +267,6 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
         if reads.size:
             raise ValueError(f"add_flows: row {int(reads[0])}: verb READ with transport 'uet' "
                              "(allowed WRITE, SEND or LOCAL)")
-        if after_a.any():
-            raise ValueError(f"add_flows: row {int(np.flatnonzero(after_a)[0])}: after with transport 'uet' "
-                             "(each UET flow runs on a PDC of its own)")
-        if dep_on is not None:
-            row = int(np.searchsorted(dep_ptr, int(np.flatnonzero(dep_on)[0]), side="right")) - 1
-            raise ValueError(f"add_flows: row {row}: a dependency on receipt (after_received) with "
-                             "transport 'uet' (allowed: on completion, after)")
         recovery = "gbn"
     recovery, reorder_ps = _recovery_of(sim, recovery, src, dst, net)
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,

@@ -30,6 +30,12 @@ def test_uet_scenario_runs_and_reports_its_flows() -> None:
     assert all(r.fct_ps >= r.ideal_fct_ps for r in rows)
 
 
+def test_uet_scenario_runs_with_receiver_credit() -> None:
+    res = run_scenario(loads(UET.replace('lb = "reps"', 'lb = "reps"\ncc = "rccc"')), out_dir="")
+    assert [r.status for r in res.flows] == ["ok", "ok"]
+    assert all(r.bytes_delivered == 512 * 1024 for r in res.flows)
+
+
 @pytest.mark.parametrize("extra, key", [
     ('[uet]\nlb = "reps"\n', "uet.lb"),              # a UET option with RoCE flows
     ('[transport]\nkind = "uet"\n[qp]\nrecovery = "irn"\n', "qp.recovery"),  # a RoCE option with UET

@@ -97,26 +97,6 @@ def test_uet_read_flow_is_refused() -> None:
         t.sim.add_flows({"src": [0], "dst": [1], "size": [1000], "verb": ["READ"]}, transport="uet")
 
 
-def test_uet_receipt_dependency_is_refused_and_completion_dependency_runs() -> None:
-    # the receiver of a UET flow reports no receipt to the workload: a flow waiting on one would
-    # never start, so it is refused; a dependency on completion works
-    from types import SimpleNamespace
-
-    def table(dep_on: list[int]) -> SimpleNamespace:
-        flows = {"src": np.array([0, 0]), "dst": np.array([1, 1]), "size": np.array([4096, 4096])}
-        return SimpleNamespace(flows=flows, dep_ptr=np.array([0, 0, 1]), deps=np.array([0]),
-                               dep_on=np.array(dep_on, np.uint8), need=None)
-
-    t = _pair()
-    with pytest.raises(ValueError, match="row 1: a dependency on receipt"):
-        t.sim.add_flows(table([1]), transport="uet")
-    fs = t.sim.add_flows(table([0]), transport="uet")
-    t.sim.run_flows()
-    r = fs.results()
-    assert [describe_status(int(x)) for x in r["status"]] == ["ok", "ok"]
-    assert int(r["started_ps"][1]) == int(r["finish_ps"][0])
-
-
 def test_many_uet_flows_incast_complete() -> None:
     inc = topology.incast(4, rate="100Gbps", delay="1us", mtu=4096)
     n = 4

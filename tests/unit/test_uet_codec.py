@@ -112,10 +112,65 @@ def test_nack_field_by_field() -> None:
     assert len(frame) == 60  # 58 bytes of headers, padded to the Ethernet minimum
 
 
+def test_rud_cc_request_carries_ccc_id_and_credit_target() -> None:
+    f = _request()
+    f["uet"].update(type=13, ccc_id=0x5A, credit_target=0xABCDEF)
+    frame = _core.encode(f)
+    pds = ETH + IP4 + UDP
+    assert _prologue(frame, pds) == (13, 3, 0x18)  # RUD_CC_REQ, SES standard request
+    clear_off, psn, spdcid, dpdcid, ccc, ct_hi, ct_lo = struct.unpack_from("!hIHHBBH", frame, pds + 2)
+    assert (clear_off, psn, spdcid, dpdcid, ccc) == (-3, 0x01020304, 0x1111, 0x2222, 0x5A)
+    assert (ct_hi << 16) | ct_lo == 0xABCDEF  # credit_target:24
+    ses = pds + 16  # the 16-byte CC request header, then the SES standard header
+    assert struct.unpack_from("!B", frame, ses)[0] & 0x3F == 1 and frame[ses + 44:] == bytes(range(200))
+    back = _core.decode(frame)
+    assert back["uet"]["credit_target"] == 0xABCDEF and back["uet"]["ccc_id"] == 0x5A
+    assert _core.encode(back) == frame
+
+
+@pytest.mark.parametrize("ctl", [7, 8])  # CREDIT, CREDIT_REQ
+def test_credit_control_packet_field_by_field(ctl: int) -> None:
+    f = {"psn": 99, "uet": {"type": 11, "next_hdr": ctl, "flags": 0, "spdcid": 4, "dpdcid": 3,
+                            "nack_payload": 0x00123456}}
+    frame = _core.encode(f)
+    pds = ETH + IP4 + UDP
+    assert _prologue(frame, pds) == (11, ctl, 0)  # CTRL, the control type in the next-header bits
+    opaque, psn, spdcid, dpdcid, payload = struct.unpack_from("!HIHHI", frame, pds + 2)
+    assert (opaque, psn, spdcid, dpdcid, payload) == (0, 99, 4, 3, 0x123456)
+    assert len(frame) == 60
+    assert _core.decode(frame)["uet"]["nack_payload"] == 0x123456
+
+
+def test_ack_with_ses_response_field_by_field() -> None:
+    f = {"uet": {"type": 8, "next_hdr": 4, "flags": 0, "cack_psn": 255, "spdcid": 2, "dpdcid": 1,
+                 "cc_type": 1, "cc_state": 0x00ABCD << 40, "ses_opcode": 1, "ses_rc": 0x1D,
+                 "msg_id": 0x4242, "index_gen": 3, "job_id": 0x010203, "mod_length": 1 << 20}}
+    frame = _core.encode(f)
+    pds = ETH + IP4 + UDP
+    assert _prologue(frame, pds) == (8, 4, 0)  # ACK_CC, SES response
+    cc = struct.unpack_from("!B", frame, pds + 12)[0]
+    assert cc >> 4 == 1  # cc_type credit
+    credit = int.from_bytes(frame[pds + 24:pds + 27], "big")  # CC state: credit:24 first
+    assert credit == 0x00ABCD
+    rsp = pds + 32
+    op, rc, msg_id, gen = struct.unpack_from("!BBHB", frame, rsp)
+    assert op >> 6 == 0 and op & 0x3F == 1  # list 0, UET_RESPONSE
+    assert rc >> 6 == 0 and rc & 0x3F == 0x1D  # version 0, BAD_ADDR
+    assert (msg_id, gen) == (0x4242, 3)
+    assert int.from_bytes(frame[rsp + 5:rsp + 8], "big") == 0x010203
+    assert struct.unpack_from("!I", frame, rsp + 8)[0] == 1 << 20  # modified length
+    assert len(frame) == pds + 32 + 12
+    back = _core.decode(frame)
+    assert back["uet"]["ses_rc"] == 0x1D and back["uet"]["mod_length"] == 1 << 20
+    assert _core.encode(back) == frame
+
+
 @pytest.mark.parametrize("bad, match", [
     ({"type": 2, "next_hdr": 0}, "BAD_FIELD"),   # a request without its SES header
     ({"type": 7, "next_hdr": 3}, "BAD_FIELD"),   # an ACK with one
-    ({"type": 13, "next_hdr": 0}, "BAD_FIELD"),  # a type the codec does not frame
+    ({"type": 13, "next_hdr": 0}, "BAD_FIELD"),  # a CC request without its SES header
+    ({"type": 12, "next_hdr": 0}, "BAD_FIELD"),  # a type the codec does not frame (NACK_CCX)
+    ({"type": 8, "next_hdr": 5}, "BAD_FIELD"),   # an ACK with a response-with-data header
 ])
 def test_inconsistent_headers_are_refused(bad: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):

@@ -129,13 +129,21 @@ enum rs_uet_pds_type {
     RS_UET_PDS_ACK_CC = 8,
     RS_UET_PDS_NACK = 10,
     RS_UET_PDS_CTRL = 11, /* control packet: the next-header bits hold the control type */
+    RS_UET_PDS_RUD_CC_REQ = 13, /* RUD request with the 4-byte CC state (ccc_id, credit_target) */
+    RS_UET_PDS_ROD_CC_REQ = 14,
 };
 /* control types of a CTRL packet (in its next-header bits) */
 #define RS_UET_CTL_CLOSE 4u      /* the initiator closes the PDC (it gets an ACK for the packet's PSN) */
 #define RS_UET_CTL_REQ_CLOSE 5u  /* the target asks the initiator to close */
+#define RS_UET_CTL_CREDIT 7u     /* payload: credit allocation (RCCC grant) */
+#define RS_UET_CTL_CREDIT_REQ 8u /* payload: credit request (RCCC) */
 /* pds.next_hdr */
 #define RS_UET_NH_NONE 0u
 #define RS_UET_NH_REQ_STD 3u
+#define RS_UET_NH_RSP 4u /* ACK / NACK: the 12-byte SES response header follows */
+/* ACK_CC cc_type */
+#define RS_UET_CC_TYPE_NSCC 0u
+#define RS_UET_CC_TYPE_CREDIT 1u
 /* pds.flags of a RUD/ROD request, and of an ACK / NACK */
 #define RS_UET_F_RETX 0x10u /* requests, ACKs, NACKs: retransmitted */
 #define RS_UET_F_AR 0x08u   /* requests: ACK request */
@@ -146,6 +154,14 @@ enum rs_uet_pds_type {
 #define RS_UET_SES_SEND 0x05u
 #define RS_UET_SES_EOM 0x02u
 #define RS_UET_SES_SOM 0x01u
+#define RS_UET_SES_READ 0x02u
+/* SES response opcodes and return codes (the ones modelled) */
+#define RS_UET_RSP_DEFAULT 0x00u
+#define RS_UET_RSP_RESPONSE 0x01u
+#define RS_UET_RC_OK 0x01u
+#define RS_UET_RC_BAD_MKEY 0x1Cu
+#define RS_UET_RC_BAD_ADDR 0x1Du
+#define RS_UET_RC_TOO_LONG 0x22u
 /* pds.nack_code */
 #define RS_UET_NACK_TRIMMED 0x01u
 #define RS_UET_NACK_ROD_OOO 0x0Du /* a PSN arrived out of order on a ROD PDC (dropped) */
@@ -154,6 +170,8 @@ enum rs_uet_pds_type {
 #define RS_UET_PDS_ACK_BYTES 12u
 #define RS_UET_PDS_ACK_CC_BYTES 32u /* ACK + the 20-byte extension (cc type, MPR, SACK offset, bitmap, CC state) */
 #define RS_UET_PDS_NACK_BYTES 16u
+#define RS_UET_PDS_CC_REQ_BYTES 16u /* RUD/ROD request + ccc_id:8, credit_target:24 */
+#define RS_UET_SES_RSP_BYTES 12u
 #define RS_UET_PDS_RUDI_BYTES 8u  /* RUDI request / response: prologue, reserved:16, pkt_id:32 */
 #define RS_UET_PDS_UUD_BYTES 4u   /* UUD request: prologue, reserved:16 */
 #define RS_UET_PDS_CTRL_BYTES 16u /* prologue, probe_opaque:16, psn:32, spdcid:16, dpdcid:16, payload:32 */

@@ -37,8 +37,8 @@ enum rs_flow_verb { RS_FLOW_WRITE = 0, RS_FLOW_READ = 1, RS_FLOW_SEND = 2, RS_FL
 enum rs_flow_transport { RS_FLOW_ROCE = 0, RS_FLOW_UET = 1 };
 
 /* QP attributes of every flow in one rs_flows_add batch (transport RS_FLOW_ROCE), or the Ultra
- * Ethernet PDS parameters (transport RS_FLOW_UET: WRITE and SEND flows only, no `after`; each flow
- * a PDC of its own, docs/uet.md). */
+ * Ethernet PDS parameters (transport RS_FLOW_UET: WRITE and SEND flows only; each flow, also in an
+ * `after` chain, a PDC of its own, docs/uet.md). */
 typedef struct rs_flow_cfg {
     uint32_t path_mtu;      /* ibv_mtu enum 1..5 */
     uint32_t timeout;       /* local ACK timeout exponent */
@@ -120,5 +120,10 @@ void rs_flows_stop_when_done(rs_sim *sim, int on);
 /* Running flows now: their ids, payload bytes delivered so far and the rate their data sender
  * is paced at (0: line rate).  Returns how many were written (at most cap). */
 uint32_t rs_flows_sample(const rs_sim *sim, uint32_t cap, uint64_t *ids, uint64_t *bytes, double *rate_bps);
+/* A UET flow added with uet place: its source bytes (src_len = its size) and its target buffer
+ * (dst_len bytes: target_bytes, else its size), valid until the simulation is freed; 0, or
+ * RS_ERR_INVAL when the flow has none. */
+int rs_flows_uet_bytes(const rs_sim *sim, uint64_t id, const uint8_t **src, uint64_t *src_len, const uint8_t **dst,
+                       uint64_t *dst_len);
 
 #endif

@@ -58,6 +58,15 @@ typedef struct rs_uet_hdr {
     uint64_t buffer_offset;  /* target buffer offset of the message's first byte */
     uint64_t mem_key;        /* memory key / match bits (the rkey-like field) */
     uint64_t header_data;    /* SOM packets */
+    /* RUD/ROD CC request: the CC state (ccc_id:8, credit_target:24) */
+    uint32_t credit_target;  /* RCCC: the cumulative credit asked for, in bytes modulo 2^24 */
+    uint8_t ccc_id;
+    uint8_t spec;            /* metadata, not on the wire: sent on RCCC's speculative credit */
+    /* SES response header (next_hdr RSP on an ACK): list:2 | opcode:6 (ses_opcode), ver:2 |
+     * return_code:6, message_id:16 (msg_id), resource index generation:8 (index_gen), job_id:24,
+     * modified_length:32 */
+    uint8_t ses_rc;
+    uint32_t mod_length;
 } rs_uet_hdr;
 
 /* The link layer a frame travels on (one per fabric, rs_net.link_layer; stamped by link/frame.h):

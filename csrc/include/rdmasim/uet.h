@@ -8,6 +8,10 @@
  * idempotent operations (no PDC at the target), unreliable unordered (no ACK, no retransmission). */
 enum rs_uet_mode { RS_UET_RUD = 0, RS_UET_ROD = 1, RS_UET_RUDI = 2, RS_UET_UUD = 3 };
 
+/* rs_uet_params.cc: the receiver-credit scheme (not an rdmasim/cc.h sender algorithm: the target's
+ * pacer grants credit, the PDC sends on credit). */
+#define RS_UET_CC_RCCC 128u
+
 /* Per-flow PDS parameters. */
 typedef struct rs_uet_params {
     uint32_t mtu;           /* payload bytes per packet */
@@ -21,8 +25,11 @@ typedef struct rs_uet_params {
     uint8_t mode;           /* enum rs_uet_mode */
     uint8_t trim_ok;        /* data packets may be trimmed by switches */
     uint8_t lb;             /* load balancing: 0 oblivious spraying, 1 REPS (uet/lb.h enum rs_uet_lb_kind) */
-    uint8_t cc;             /* congestion control of a PDC: RS_CC_NONE (fixed window) or RS_CC_NSCC */
+    uint8_t cc;             /* congestion control of a PDC: RS_CC_NONE (fixed window), RS_CC_NSCC, or
+                             * RS_UET_CC_RCCC (receiver credit, uet/rccc_pds.c) */
     int64_t cc_base_rtt_ps; /* NSCC: the network's base RTT (its defaults follow from it) */
+    uint64_t target_bytes;  /* the target buffer's length (SES: bytes beyond it are BAD_ADDR; 0 = unbounded) */
+    uint8_t place;          /* packets carry the source buffer's bytes and the target places them */
 } rs_uet_params;
 
 /* PDC establishment and close counters of one host's UET endpoint (docs/uet.md). */
