@@ -264,9 +264,12 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
                 raise ValueError(f"add_flows: {name} = {value!r} is a RoCE QP option: transport 'uet' "
                                  "has its own loss recovery (SACK, NACK, timeout)")
         reads = np.flatnonzero(verb_a == VERB_CODES["READ"])
-        if reads.size:
-            raise ValueError(f"add_flows: row {int(reads[0])}: verb READ with transport 'uet' "
-                             "(allowed WRITE, SEND or LOCAL)")
+        opts = dict(uet or {})
+        mode, cc = opts.get("mode", "rud"), opts.get("cc", "none")
+        if reads.size and (mode not in ("rud", "rod") or cc == "rccc"):
+            raise ValueError(f"add_flows: row {int(reads[0])}: verb READ with uet.mode = {mode!r}, uet.cc = "
+                             f"{cc!r}: a UET READ needs mode 'rud' or 'rod' (a PDC for its responses) and "
+                             "cc 'none' or 'nscc'")
         recovery = "gbn"
     recovery, reorder_ps = _recovery_of(sim, recovery, src, dst, net)
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,
