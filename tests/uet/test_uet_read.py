@@ -158,3 +158,13 @@ def test_read_and_write_take_about_as_long() -> None:
     w = fs.results()
     assert abs(int(rr["fct_ps"][0]) - int(w["fct_ps"][0])) < 2_000_000
     assert np.all(rr["bytes_delivered"] == w["bytes_delivered"])
+
+
+def test_read_beyond_the_readers_buffer_fails_with_a_remote_access_error() -> None:
+    t = _pair()
+    fs = t.sim.add_flows({"src": [0], "dst": [1], "size": [50_000], "verb": ["READ"]}, transport="uet",
+                         uet={"target_buffer": 10_000})
+    t.sim.run_flows()
+    r = fs.results()
+    assert describe_status(int(r["status"][0])) == "IBV_WC_REM_ACCESS_ERR"
+    assert int(r["bytes_delivered"][0]) == 0
