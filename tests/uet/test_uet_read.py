@@ -89,6 +89,8 @@ def test_read_places_the_bytes_at_the_reader() -> None:
     t.sim.run_flows()
     r = fs.results()
     assert describe_status(int(r["status"][0])) == "ok" and int(r["bytes_delivered"][0]) == 50_000
+    src, dst = fs.uet_bytes(0)  # the data holder's bytes, the reader's buffer
+    assert len(src) == 50_000 and src.count(0) < 1000 and dst == src
 
 
 def test_read_frames_field_by_field(tmp_path) -> None:
