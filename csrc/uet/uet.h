@@ -10,6 +10,8 @@
  *              and what each delivery mode changes in them
  *   pdc_setup.c PDC establishment (SYN) and close (the CLOSE exchange), sans-I/O
  *   rto.c      the retransmit timeout: fixed, or from an RTT estimate with backoff
+ *   ses_read.c the SES READ: the reader's zero-length READ request, the data holder's responses
+ *              with data (a PDC of their own)
  *   endpoint.c a host's UET endpoint: PDC tables, frames built and received, the transmit
  *              round robin over PDCs, timers, bulk flows; the port client it offers
  *

@@ -180,7 +180,8 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     The default (None) is "ooo" when every host of the call has such a profile, else "gbn".
 
     ``transport`` "roce" (default: the IB transport's RC QP pairs) or "uet": each flow is one
-    Ultra Ethernet message over a PDC of its own (WRITE or SEND; docs/uet.md), with the options of
+    Ultra Ethernet message over a PDC of its own (WRITE or SEND; a READ is the reader's READ request
+    and the data holder's responses with data, modes "rud"/"rod" and cc "none"/"nscc"; docs/uet.md), with the options of
     the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``, ``window``,
     ``reorder_packets``, ``ack_every``, ``rto``, ``rto_estimate``, ``rto_min``, ``rto_max``,
     ``trim``, ``place_bytes``, ``target_buffer``) and ``mtu`` as its payload per packet; UUD flows
