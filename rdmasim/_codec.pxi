@@ -48,6 +48,7 @@ cdef extern from "rdmasim/packet.h":
         uint8_t ccc_id
         uint8_t ses_rc
         uint32_t mod_length
+        uint16_t read_msg_id
 
     ctypedef struct rs_pkt:
         rs_pkt *next
@@ -209,7 +210,7 @@ _UET_FIELDS = {
     "pid_on_fep": (False, 12), "resource_index": (False, 12), "initiator": (False, 32),
     "message_offset": (False, 32), "request_length": (False, 32), "buffer_offset": (False, 64),
     "mem_key": (False, 64), "header_data": (False, 64), "credit_target": (False, 24), "ccc_id": (False, 8),
-    "ses_rc": (False, 6), "mod_length": (False, 32),
+    "ses_rc": (False, 6), "mod_length": (False, 32), "read_msg_id": (False, 16),
 }
 # Keys decode() adds that encode() accepts and ignores, so decode output feeds encode.
 _DECODE_ONLY_KEYS = frozenset(("icrc_ok", "vcrc_ok", "truncated"))
@@ -403,6 +404,7 @@ cdef int _fill_uet(rs_pkt *p, object uet) except -1:
         elif name == "ccc_id": p.uet.ccc_id = v
         elif name == "ses_rc": p.uet.ses_rc = v
         elif name == "mod_length": p.uet.mod_length = v
+        elif name == "read_msg_id": p.uet.read_msg_id = v
     return 0
 
 
@@ -418,7 +420,7 @@ cdef dict _uet_to_dict(const rs_pkt *p):
         "initiator": u.initiator, "message_offset": u.message_offset,
         "request_length": u.request_length, "buffer_offset": u.buffer_offset, "mem_key": u.mem_key,
         "header_data": u.header_data, "credit_target": u.credit_target, "ccc_id": u.ccc_id,
-        "ses_rc": u.ses_rc, "mod_length": u.mod_length,
+        "ses_rc": u.ses_rc, "mod_length": u.mod_length, "read_msg_id": u.read_msg_id,
     }
 
 

@@ -81,6 +81,12 @@ static size_t uet_hdr_bytes(const rs_pkt *p)
     size_t pds = pds_bytes(p->uet.type);
     if (!pds || p->uet.flags > 0x7Fu || p->uet.next_hdr > 0xFu)
         return 0;
+    if (is_request(p->uet.type) && p->uet.next_hdr == RS_UET_NH_RSP_DATA) { /* read data */
+        if (p->payload_len > RS_UET_MAX_PAYLOAD || p->uet.ses_opcode > 0x3Fu || p->uet.ses_rc > 0x3Fu ||
+            p->uet.job_id > 0xFFFFFFu)
+            return 0;
+        return pds + RS_UET_SES_RSP_DATA_BYTES;
+    }
     if (is_request(p->uet.type)) {
         if (p->uet.next_hdr != RS_UET_NH_REQ_STD || p->payload_len > RS_UET_MAX_PAYLOAD ||
             p->uet.ses_opcode > 0x3Fu || p->uet.job_id > 0xFFFFFFu || p->uet.pid_on_fep > 0xFFFu ||
@@ -181,6 +187,23 @@ static void put_ses_rsp(const rs_uet_hdr *u, uint8_t *b)
     rs_put32(b + 8, u->mod_length);
 }
 
+/* The SES response with data (UE 1.0; Wireshark's dissect_ses_resp_data): list:2 | opcode:6,
+ * ver:2 | return_code:6, message_id:16, reserved:8, job_id:24, read_req_message_id:16,
+ * reserved:2 | payload_length:14, modified_length:32, message_offset:32. */
+static void put_ses_rsp_data(const rs_pkt *p, uint8_t *b)
+{
+    const rs_uet_hdr *u = &p->uet;
+    b[0] = u->ses_opcode & 0x3Fu;
+    b[1] = u->ses_rc & 0x3Fu;
+    rs_put16(b + 2, u->msg_id);
+    b[4] = 0;
+    rs_put24(b + 5, u->job_id);
+    rs_put16(b + 8, u->read_msg_id);
+    rs_put16(b + 10, (uint16_t)(p->payload_len & 0x3FFFu));
+    rs_put32(b + 12, u->mod_length);
+    rs_put32(b + 16, u->message_offset);
+}
+
 static void put_ses_std(const rs_pkt *p, uint8_t *b)
 {
     const rs_uet_hdr *u = &p->uet;
@@ -221,7 +244,9 @@ int rs_uet_encode_prefix(const rs_pkt *p, uint8_t *out, size_t cap, size_t want,
     uint8_t *b = out + L2L3;
     put_pds(p, b);
     size_t pds = pds_bytes(p->uet.type);
-    if (is_request(p->uet.type))
+    if (is_request(p->uet.type) && p->uet.next_hdr == RS_UET_NH_RSP_DATA)
+        put_ses_rsp_data(p, b + pds);
+    else if (is_request(p->uet.type))
         put_ses_std(p, b + pds);
     else if (p->uet.type != RS_UET_PDS_CTRL && p->uet.next_hdr == RS_UET_NH_RSP)
         put_ses_rsp(&p->uet, b + pds);
@@ -257,8 +282,11 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
     if (!pds)
         return RS_CODEC_ERR_BAD_OPCODE;
     int ctrl = u->type == RS_UET_PDS_CTRL;
-    size_t h = pds + (is_request(u->type) ? RS_UET_SES_STD_BYTES : ctrl ? 0 : rsp_bytes(u->next_hdr));
-    if (is_request(u->type) ? u->next_hdr != RS_UET_NH_REQ_STD
+    int rsp_data = is_request(u->type) && u->next_hdr == RS_UET_NH_RSP_DATA;
+    size_t h = pds + (rsp_data ? RS_UET_SES_RSP_DATA_BYTES
+                      : is_request(u->type) ? RS_UET_SES_STD_BYTES : ctrl ? 0 : rsp_bytes(u->next_hdr));
+    if (rsp_data ? 0
+        : is_request(u->type) ? u->next_hdr != RS_UET_NH_REQ_STD
         : ctrl              ? 0
                             : u->next_hdr != RS_UET_NH_NONE &&
                                   (u->next_hdr != RS_UET_NH_RSP || u->type == RS_UET_PDS_RUDI_RESP))
@@ -322,7 +350,18 @@ int rs_uet_decode(const uint8_t *buf, size_t len, size_t wire_len, rs_pkt *p)
         u->nack_payload = rs_get32(b + 12);
         break;
     }
-    if (is_request(u->type)) {
+    if (rsp_data) {
+        const uint8_t *s = b + pds;
+        u->ses_opcode = s[0] & 0x3Fu;
+        u->ses_rc = s[1] & 0x3Fu;
+        u->msg_id = rs_get16(s + 2);
+        u->job_id = rs_get24(s + 5);
+        u->read_msg_id = rs_get16(s + 8);
+        if ((rs_get16(s + 10) & 0x3FFFu) != payload_len)
+            return RS_CODEC_ERR_BAD_LENGTH;
+        u->mod_length = rs_get32(s + 12);
+        u->message_offset = rs_get32(s + 16);
+    } else if (is_request(u->type)) {
         const uint8_t *s = b + pds;
         u->ses_opcode = s[0] & 0x3Fu;
         u->ses_flags = s[1];

@@ -205,6 +205,8 @@ static rs_pkt *build_data(rs_uet *u, rs_pdc *c, const rs_pds_tx *tx)
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_on_data(c, p); /* spends credit, carries the request (RUD_CC_REQ) */
     rs_ses_fill(u, c, p, tx->off); /* the bytes, when the flow has them (ses.c) */
+    if (c->read_role)
+        rs_ses_read_fill(c, tx, p); /* a READ request or a response with data (ses_read.c) */
     /* the retransmit timer; UUD: no retransmission, the timer only ends the flow `rto` after its
      * last packet if the target did not get every byte (rs_uet_rto) */
     if (!c->rto.armed && (c->prm.mode != RS_UET_UUD || tx->eom))
@@ -404,7 +406,7 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
                 cc_loss(u, c, (uint64_t)r.lost * c->prm.mtu, 0);
         }
         /* the message completes on its SES response (ses.c); RUDI's responses carry none */
-        if (rudi ? r.done && rs_ses_unanswered(c) : rs_ses_on_response(c, pkt)) {
+        if (rudi ? r.done && rs_ses_unanswered(c) : rs_ses_on_response(c, pkt) || rs_ses_read_acked(c, r.done)) {
             complete(u, ep, c);
             return;
         }
@@ -458,6 +460,9 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
             rs_ses_target_check(c, pkt);
             rs_ses_place(c, pkt);
         }
+        if (r.complete && c->read_role == RS_UET_READ_REQ && !rs_ses_read_execute(u, c) &&
+            c->tgt_rc == RS_UET_RC_OK)
+            return; /* out of memory (the engine failed) */
         if (r.complete && u->flow_received && c->flow_ref)
             u->flow_received(u->flow_ctx, c->flow_ref, c);
         if (r.complete && c->prm.mode == RS_UET_UUD) {
@@ -493,7 +498,7 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     h->sack_bitmap = r.sack_bitmap;
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_ack(ep, c, h);
-    if (c->rx_bytes == c->msg_len) /* every byte arrived: each ACK carries the SES response */
+    if (c->rx_bytes == c->msg_len && rs_ses_read_answered(c)) /* every byte arrived: each ACK carries the SES response */
         rs_ses_response(c, h);
     send_ctrl(u, ep, a);
 }
@@ -674,6 +679,14 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     u->next_dst_len = 0;
     c->ses_done = c->ses_rc = 0;
     c->ses_mod_len = 0;
+    c->read_role = u->next_read_role; /* a READ request or its responses (ses_read.c) */
+    c->read_len = u->next_read_len;
+    c->read_msg_id = u->next_read_msg_id;
+    c->read_prio = prio;
+    c->read_resp = NULL;
+    u->next_read_role = 0;
+    u->next_read_len = 0;
+    u->next_read_msg_id = 0;
     c->cc = NULL;
     if (prm->cc == RS_CC_NSCC) {
         rs_nscc_params_default((rs_nscc_params *)(void *)c->cc_params, prm->mtu, prm->cc_base_rtt_ps, prm->trim_ok);

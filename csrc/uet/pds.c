@@ -83,6 +83,12 @@ static uint32_t next_len(const rs_pdc *c)
     return left < c->prm.mtu ? (uint32_t)left : c->prm.mtu;
 }
 
+/* New bytes left to send; a message of no bytes (a READ request) is one packet without payload. */
+static int new_left(const rs_pdc *c)
+{
+    return c->next_off < c->msg_len || (c->msg_len == 0 && c->next_psn == c->start_psn);
+}
+
 int rs_pds_can_send(const rs_pdc *c)
 {
     if (c->prm.mode == RS_UET_UUD)
@@ -92,7 +98,7 @@ int rs_pds_can_send(const rs_pdc *c)
         if (s->state == RS_PDS_LOST)
             return window_allows(c, s->len);
     }
-    return c->next_off < c->msg_len && pdiff(c->next_psn, c->una_psn) < (int32_t)RS_PDS_SLOTS &&
+    return new_left(c) && pdiff(c->next_psn, c->una_psn) < (int32_t)RS_PDS_SLOTS &&
            window_allows(c, next_len(c));
 }
 
@@ -138,7 +144,7 @@ int rs_pds_next(rs_pdc *c, int64_t now, rs_pds_tx *out)
         c->st.pkts_sent++;
         return 1;
     }
-    if (c->next_off >= c->msg_len || pdiff(c->next_psn, c->una_psn) >= (int32_t)RS_PDS_SLOTS)
+    if (!new_left(c) || pdiff(c->next_psn, c->una_psn) >= (int32_t)RS_PDS_SLOTS)
         return 0;
     uint32_t len = next_len(c);
     if (!window_allows(c, len))

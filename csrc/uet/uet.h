@@ -10,6 +10,8 @@
  *              and what each delivery mode changes in them
  *   pdc_setup.c PDC establishment (SYN) and close (the CLOSE exchange), sans-I/O
  *   rto.c      the retransmit timeout: fixed, or from an RTT estimate with backoff
+ *   ses_read.c the SES READ: the reader's zero-length READ request, the data holder's responses
+ *              with data (a PDC of their own)
  *   endpoint.c a host's UET endpoint: PDC tables, frames built and received, the transmit
  *              round robin over PDCs, timers, bulk flows; the port client it offers
  *
@@ -147,7 +149,16 @@ typedef struct rs_pdc {
     uint8_t ses_done;
     uint8_t ses_rc;
     uint32_t ses_mod_len;
+    /* SES READ (uet/ses_read.c): the READ request's PDC (reader -> data holder, no payload) or its
+     * responses with data (data holder -> reader); 0: neither */
+    uint8_t read_role;
+    uint8_t read_prio;
+    uint16_t read_msg_id;     /* responses: the READ's message id */
+    uint32_t read_len;        /* request: the bytes to read */
+    struct rs_pdc *read_resp; /* request: the responses' PDC, once the data holder executed it */
 } rs_pdc;
+
+enum rs_uet_read_role { RS_UET_READ_REQ = 1, RS_UET_READ_RESP = 2 };
 
 /* ---- the PDS state machines (pds.c): no packets, no timers, no I/O ---- */
 
@@ -276,6 +287,10 @@ typedef struct rs_uet {
     const uint8_t *next_src;
     uint8_t *next_dst;
     uint64_t next_dst_len;
+    /* ... and its READ role (uet/ses_read.c): the request's read length, the responses' READ id */
+    uint8_t next_read_role;
+    uint32_t next_read_len;
+    uint16_t next_read_msg_id;
     void *flow_ctx;
 } rs_uet;
 
@@ -317,6 +332,16 @@ void rs_ses_place(rs_pdc *c, const rs_pkt *pkt);
 int rs_ses_unanswered(rs_pdc *c);
 /* Initiator: 1 when pkt carries the response to c's message (c->ses_rc, ses_mod_len set). */
 int rs_ses_on_response(rs_pdc *c, const rs_pkt *pkt);
+
+/* ---- SES READ (ses_read.c) ---- */
+/* Initiator: the SES fields of data packet p of a READ request or of a response with data. */
+void rs_ses_read_fill(const rs_pdc *c, const rs_pds_tx *tx, rs_pkt *p);
+/* Target: the READ request c arrived whole: start its responses with data (once); their PDC. */
+rs_pdc *rs_ses_read_execute(rs_uet *u, rs_pdc *c);
+/* Initiator: a READ request or responses' PDC completes on its PDS acknowledgement: 1. */
+int rs_ses_read_acked(rs_pdc *c, int pds_done);
+/* Target: does c's message get an SES response on its ACKs (not a READ request nor read data)? */
+int rs_ses_read_answered(const rs_pdc *c);
 
 /* ---- RCCC, receiver-credit congestion control (rccc_pds.c over the pure rccc.c) ----
  * The initiator's data packets are RUD_CC_REQs carrying its cumulative credit request; the target's

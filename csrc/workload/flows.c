@@ -303,14 +303,21 @@ static int start_uet_flow(rs_transport *tp, rs_flows *fs, uint64_t id)
         fs->uet->next_dst = f->ubuf + f->size;
         fs->uet->next_dst_len = dst_len;
     }
-    rs_pdc *pdc = rs_uet_start(fs->uet, f->src, f->dst, f->size, f->prio,
-                               f->verb == RS_FLOW_SEND ? RS_UET_SES_SEND : RS_UET_SES_WRITE, &c->uet, id + 1);
+    int read = f->verb == RS_FLOW_READ; /* dst reads: its READ request to src (uet/ses_read.c) */
+    if (read) {
+        fs->uet->next_read_role = RS_UET_READ_REQ;
+        fs->uet->next_read_len = (uint32_t)f->size;
+    }
+    rs_pdc *pdc = read ? rs_uet_start(fs->uet, f->dst, f->src, 0, f->prio, RS_UET_SES_READ, &c->uet, id + 1)
+                       : rs_uet_start(fs->uet, f->src, f->dst, f->size, f->prio,
+                                      f->verb == RS_FLOW_SEND ? RS_UET_SES_SEND : RS_UET_SES_WRITE, &c->uet, id + 1);
     fs->uet->next_src = fs->uet->next_dst = NULL; /* (a start that failed did not take them) */
     fs->uet->next_dst_len = 0;
+    fs->uet->next_read_role = 0;
     if (!pdc)
         return RS_ERR_NOMEM;
     f->pdc = pdc;
-    f->r.req_host = (uint32_t)f->src;
+    f->r.req_host = (uint32_t)(read ? f->dst : f->src);
     f->r.req_qpn = pdc->src_id;
     f->r.resp_qpn = pdc->dst_id;
     f->r.start_ps = tp->net.eng.now_ps;
@@ -504,19 +511,36 @@ static uint32_t uet_status(uint8_t rc)
 }
 
 /* An Ultra Ethernet flow's message got its SES response (its PDC is released here). */
+/* A UET flow ends with status and bytes delivered (c: its PDC, released unless keep). */
+static void uet_finish(rs_flows *fs, rs_flow *f, uint64_t flow_ref, const rs_pdc *c, uint32_t status,
+                       uint64_t bytes, int keep);
+
 static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
 {
     rs_flows *fs = ctx;
-    rs_transport *tp = fs->tp;
     rs_flow *f = &fs->f[flow_ref - 1];
+    if (c->read_role) { /* a READ's request or responses acknowledged: the PDC goes (its flow ended
+                         * when the reader had every byte, on_uet_received) */
+        if (f->pdc == c)
+            f->pdc = NULL;
+        rs_uet_release(fs->uet, (rs_pdc *)(uintptr_t)c);
+        return;
+    }
     if (f->r.status != RS_FLOW_RUNNING || f->pdc != c)
         return;
     uint32_t status = c->prm.mode == RS_UET_UUD ? RS_WC_STATUS_SUCCESS : uet_status(c->ses_rc);
+    uet_finish(fs, f, flow_ref, c, status, c->ses_mod_len, 0); /* the bytes the target placed (0 after an error) */
+}
+
+static void uet_finish(rs_flows *fs, rs_flow *f, uint64_t flow_ref, const rs_pdc *c, uint32_t status,
+                       uint64_t bytes, int keep)
+{
+    rs_transport *tp = fs->tp;
     live_counters(tp, f, flow_ref - 1, &f->r);
     if (c->prm.mode == RS_UET_UUD) { /* unreliable: what arrived, and what the fabric lost */
         f->r.uet_lost = c->st.pkts_sent - c->st.pkts_rcvd;
     } else {
-        f->r.bytes_delivered = c->ses_mod_len; /* the bytes the target placed (0 after an error) */
+        f->r.bytes_delivered = bytes;
     }
     f->r.status = status;
     f->r.finish_ps = tp->net.eng.now_ps;
@@ -525,7 +549,8 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     f->r.uet_nacks = c->st.nacks_rcvd;
     f->r.uet_trims = c->st.trims_rcvd;
     run_list_remove(fs, f);
-    rs_uet_release(fs->uet, f->pdc);
+    if (!keep)
+        rs_uet_release(fs->uet, f->pdc);
     f->pdc = NULL;
     release(tp, fs, f, status);
     arm(tp, fs);
@@ -554,7 +579,16 @@ static void on_uet_received(void *ctx, uint64_t flow_ref, const rs_pdc *c)
     rs_flow *f = &fs->f[flow_ref - 1];
     if (f->r.status != RS_FLOW_RUNNING || f->pdc != c)
         return;
+    if (c->read_role == RS_UET_READ_REQ) { /* the data holder took the READ: its responses are the flow's */
+        if (c->read_resp)
+            f->pdc = c->read_resp;
+        return;
+    }
     received(fs->tp, fs, f);
+    if (c->read_role == RS_UET_READ_RESP) { /* a READ ends when the reader has every byte */
+        uet_finish(fs, f, flow_ref, c, uet_status(c->tgt_rc), c->tgt_rc == RS_UET_RC_OK ? c->msg_len : 0, 1);
+        return;
+    }
     arm(fs->tp, fs);
 }
 
@@ -707,8 +741,10 @@ static int check_batch(rs_transport *tp, uint32_t n, const int32_t *src, const i
             return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb %u outside 0..3 (WRITE, READ, SEND, LOCAL)", i,
                               verb[i]);
         int local = verb[i] == RS_FLOW_LOCAL;
-        if (c->transport == RS_FLOW_UET && verb[i] == RS_FLOW_READ)
-            return rs_tp_fail(tp, RS_ERR_INVAL, "flow %u: verb READ with transport uet (WRITE, SEND or LOCAL)", i);
+        if (c->transport == RS_FLOW_UET && verb[i] == RS_FLOW_READ &&
+            ((c->uet.mode != RS_UET_RUD && c->uet.mode != RS_UET_ROD) || c->uet.cc == RS_UET_CC_RCCC))
+            return rs_tp_fail(tp, RS_ERR_INVAL,
+                              "flow %u: verb READ with transport uet needs mode RUD or ROD and cc none or nscc", i);
         for (int end = 0; end < 2; end++) {
             int32_t h = end ? dst[i] : src[i];
             if (h < 0 || (uint32_t)h >= tp->n_hosts)

@@ -180,9 +180,10 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     The default (None) is "ooo" when every host of the call has such a profile, else "gbn".
 
     ``transport`` "roce" (default: the IB transport's RC QP pairs) or "uet": each flow is one
-    Ultra Ethernet message over a PDC of its own (WRITE or SEND; docs/uet.md), with the options of
-    the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``, ``window``,
-    ``reorder_packets``, ``ack_every``, ``rto``, ``rto_estimate``, ``rto_min``, ``rto_max``,
+    Ultra Ethernet message over a PDC of its own (WRITE or SEND; a READ is the reader's READ request
+    and the data holder's responses with data, modes "rud"/"rod" and cc "none"/"nscc"; docs/uet.md),
+    with the options of the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``,
+    ``window``, ``reorder_packets``, ``ack_every``, ``rto``, ``rto_estimate``, ``rto_min``, ``rto_max``,
     ``trim``, ``place_bytes``, ``target_buffer``) and ``mtu`` as its payload per packet; UUD flows
     (``mode`` "uud") report the data packets the fabric lost in ``lost_pkts``; a flow chained by
     ``after`` starts when the one before it sent its last packet.
@@ -264,9 +265,12 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
                 raise ValueError(f"add_flows: {name} = {value!r} is a RoCE QP option: transport 'uet' "
                                  "has its own loss recovery (SACK, NACK, timeout)")
         reads = np.flatnonzero(verb_a == VERB_CODES["READ"])
-        if reads.size:
-            raise ValueError(f"add_flows: row {int(reads[0])}: verb READ with transport 'uet' "
-                             "(allowed WRITE, SEND or LOCAL)")
+        opts = dict(uet or {})
+        mode, cc = opts.get("mode", "rud"), opts.get("cc", "none")
+        if reads.size and (mode not in ("rud", "rod") or cc == "rccc"):
+            raise ValueError(f"add_flows: row {int(reads[0])}: verb READ with uet.mode = {mode!r}, uet.cc = "
+                             f"{cc!r}: a UET READ needs mode 'rud' or 'rod' (a PDC for its responses) and "
+                             "cc 'none' or 'nscc'")
         recovery = "gbn"
     recovery, reorder_ps = _recovery_of(sim, recovery, src, dst, net)
     cfg = _flow_cfg(sim, mtu=mtu, timeout=timeout, retry_cnt=retry_cnt, rnr_retry=rnr_retry,

@@ -65,3 +65,10 @@ def test_validate_exits_2_with_one_line_naming_the_key(tmp_path: Path) -> None:
 def test_uet_scenario_runs_each_delivery_mode(mode: str) -> None:
     res = run_scenario(loads(UET + f'mode = "{mode}"\n'), out_dir="")
     assert [(r.status, r.bytes_delivered) for r in res.flows] == [("ok", 512 * 1024)] * 2
+
+
+def test_uet_scenario_runs_read_flows() -> None:
+    """An incast of READs: the receiver reads from each sender (uet/ses_read.c)."""
+    res = run_scenario(loads(UET.replace('size = "512KiB"', 'size = "512KiB"\nverb = "READ"')), out_dir="")
+    assert [r.status for r in res.flows] == ["ok", "ok"]
+    assert all(r.bytes_delivered == 512 * 1024 for r in res.flows)

@@ -91,12 +91,6 @@ def test_bad_uet_options_are_refused_naming_the_key(kw: dict, match: str) -> Non
         t.sim.add_flows({"src": [0], "dst": [1], "size": [1000]}, **kw)
 
 
-def test_uet_read_flow_is_refused() -> None:
-    t = _pair()
-    with pytest.raises(ValueError, match="READ"):
-        t.sim.add_flows({"src": [0], "dst": [1], "size": [1000], "verb": ["READ"]}, transport="uet")
-
-
 def test_many_uet_flows_incast_complete() -> None:
     inc = topology.incast(4, rate="100Gbps", delay="1us", mtu=4096)
     n = 4

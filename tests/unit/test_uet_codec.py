@@ -223,3 +223,29 @@ def test_rudi_uud_and_control_headers_field_by_field() -> None:
     assert struct.unpack_from("!HIHHI", frame, pds + 2) == (0, 1000, 0x11, 0x22, 0)
     back = _core.decode(frame)["uet"]
     assert (back["type"], back["next_hdr"], back["spdcid"], back["dpdcid"]) == (11, 4, 0x11, 0x22)
+
+
+def test_response_with_data_field_by_field() -> None:
+    """A READ's data: a RUD request whose next header is the 20-byte SES response with data
+    (Wireshark's dissect_ses_resp_data: opcode, return code, message id, reserved, job id,
+    read_req_message_id, reserved:2 | payload_length:14, modified length, message offset)."""
+    f = {"psn": 77, "payload": bytes(range(100)),
+         "uet": {"type": 2, "next_hdr": 5, "flags": 0x08, "spdcid": 5, "dpdcid": 6, "ses_opcode": 2,
+                 "ses_rc": 1, "msg_id": 0x1234, "job_id": 0x0A0B0C, "read_msg_id": 0x4321,
+                 "mod_length": 1 << 20, "message_offset": 8192}}
+    frame = _core.encode(f)
+    _, _, total = _l2l3(frame)
+    pds = ETH + IP4 + UDP
+    assert total == IP4 + UDP + 12 + 20 + 100
+    assert _prologue(frame, pds) == (2, 5, 0x08)  # RUD_REQ, SES response with data, AR
+    rsp = pds + 12
+    op, rc, msg_id, rsv = struct.unpack_from("!BBHB", frame, rsp)
+    assert (op, rc, msg_id, rsv) == (2, 1, 0x1234, 0)  # list 0 / RESPONSE_W_DATA, ver 0 / RC_OK
+    assert int.from_bytes(frame[rsp + 5:rsp + 8], "big") == 0x0A0B0C
+    read_msg, plen, mod_len, off = struct.unpack_from("!HHII", frame, rsp + 8)
+    assert (read_msg, plen, mod_len, off) == (0x4321, 100, 1 << 20, 8192)
+    assert frame[rsp + 20:] == bytes(range(100))
+    back = _core.decode(frame)
+    assert back["uet"]["read_msg_id"] == 0x4321 and back["uet"]["message_offset"] == 8192
+    assert back["payload_len"] == 100
+    assert _core.encode(back) == frame

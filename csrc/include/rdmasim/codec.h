@@ -141,6 +141,7 @@ enum rs_uet_pds_type {
 #define RS_UET_NH_NONE 0u
 #define RS_UET_NH_REQ_STD 3u
 #define RS_UET_NH_RSP 4u /* ACK / NACK: the 12-byte SES response header follows */
+#define RS_UET_NH_RSP_DATA 5u /* request: the 20-byte SES response-with-data header follows (read data) */
 /* ACK_CC cc_type */
 #define RS_UET_CC_TYPE_NSCC 0u
 #define RS_UET_CC_TYPE_CREDIT 1u
@@ -158,6 +159,7 @@ enum rs_uet_pds_type {
 /* SES response opcodes and return codes (the ones modelled) */
 #define RS_UET_RSP_DEFAULT 0x00u
 #define RS_UET_RSP_RESPONSE 0x01u
+#define RS_UET_RSP_RESPONSE_W_DATA 0x02u
 #define RS_UET_RC_OK 0x01u
 #define RS_UET_RC_BAD_MKEY 0x1Cu
 #define RS_UET_RC_BAD_ADDR 0x1Du
@@ -172,6 +174,7 @@ enum rs_uet_pds_type {
 #define RS_UET_PDS_NACK_BYTES 16u
 #define RS_UET_PDS_CC_REQ_BYTES 16u /* RUD/ROD request + ccc_id:8, credit_target:24 */
 #define RS_UET_SES_RSP_BYTES 12u
+#define RS_UET_SES_RSP_DATA_BYTES 20u
 #define RS_UET_PDS_RUDI_BYTES 8u  /* RUDI request / response: prologue, reserved:16, pkt_id:32 */
 #define RS_UET_PDS_UUD_BYTES 4u   /* UUD request: prologue, reserved:16 */
 #define RS_UET_PDS_CTRL_BYTES 16u /* prologue, probe_opaque:16, psn:32, spdcid:16, dpdcid:16, payload:32 */

@@ -67,6 +67,10 @@ typedef struct rs_uet_hdr {
      * modified_length:32 */
     uint8_t ses_rc;
     uint32_t mod_length;
+    /* SES response with data (next_hdr RSP_DATA on a request, 20 bytes): the response fields above
+     * (index_gen reserved), read_req_message_id:16, reserved:2 | payload_length:14, modified_length:32,
+     * message_offset:32 (the read data's offset) */
+    uint16_t read_msg_id;
 } rs_uet_hdr;
 
 /* The link layer a frame travels on (one per fabric, rs_net.link_layer; stamped by link/frame.h):
