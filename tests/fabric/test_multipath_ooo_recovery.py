@@ -66,6 +66,22 @@ def test_a_lost_loss_report_is_sent_again() -> None:
     assert done < LINE_PS + 3 * reorder + 20_000_000, done
 
 
+def test_the_tail_probe_is_answered_with_the_gaps_already_reported() -> None:
+    """PSN 10 is lost and so is the NAK reporting it; the window fills behind the gap and the
+    requester's tail probe (the last PSN sent, held already) reaches the responder: it answers by
+    reporting PSN 10 again at once, not a report-again period later.  With the next two reports
+    of PSN 10 lost too (the probe's answer and the first report-again), the second report-again
+    still comes before the retransmit timeout (the failed spine link of bench/uet_failure.py
+    lost a report, the probe's silence and two reports again, then the flow waited 320 us)."""
+    reorder = nic.get_profile("cx7-ar").reorder_ps
+    st, done = one_write([{"psn": 10}], back=[{"opcode": "ACKNOWLEDGE", "psn": 10}])
+    assert st["timeouts"] == 0 and st["naks_rcvd"] == 1 and st["pkts_retx"] == 2, st
+    # the probe goes a round trip + the reorder time after the window filled; no report-again wait
+    assert done < LINE_PS + 2 * reorder + 20_000_000, done
+    st, done = one_write([{"psn": 10}], back=[{"opcode": "ACKNOWLEDGE", "psn": 10, "count": 3}])
+    assert st["timeouts"] == 0 and st["naks_rcvd"] == 1, st
+
+
 def test_a_lost_last_ack_is_recovered_by_the_tail_probe() -> None:
     """The ACK of the last PSN (255) is lost: no gap, no report; the requester probes with the
     last PSN after a round trip and the reorder time, and the duplicate is ACKed again."""
