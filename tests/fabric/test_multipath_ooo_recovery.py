@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from support.verbs_pair import mr, open_host, qp_pair, random_bytes, write_wr
 
 import rdmasim
 from rdmasim import nic
+from rdmasim.units import parse_time
 from rdmasim.verbs import enums as e
+from rdmasim.verbs.qp import IRN_RTO_HIGH
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import uet_failure  # noqa: E402
@@ -91,11 +94,38 @@ def test_a_lost_last_ack_is_recovered_by_the_tail_probe() -> None:
     assert done < LINE_PS + 3 * reorder + 20_000_000, done
 
 
-def test_roce_adaptive_routing_gets_going_again_around_a_failed_link() -> None:
-    """The failure of bench/uet_failure.py (4 x 4 x 16, 4 MiB flows): leaf0 - spine0 drops
-    everything, the other leaves' adaptive routing keeps choosing spine0 until the routes
-    converge.  No RoCE + AR + OOO flow delivers nothing for more than STALL_RTTS round trips."""
-    got = uet_failure.run("fail", configs=["roce_ar_ooo"])["roce_ar_ooo"]
+def check_failed_link(seed: int) -> dict:
+    """The failure of bench/uet_failure.py (4 x 4 x 16, 4 MiB flows) with ``seed``: leaf0 - spine0
+    drops everything, the other leaves' adaptive routing keeps choosing spine0 until the routes
+    converge, so about one ACK in four for leaf0's hosts is lost.  Every RoCE + AR + OOO flow
+    completes; at most one flow delivers nothing for more than STALL_RTTS round trips, and none
+    for more than one retransmit timeout (RTO_high) and twice the reorder time: that flow lost
+    its ACKs, then its tail probe's answer, and the RFC 8985 rule (one probe until the responder
+    is heard) leaves it to the timer."""
+    got = uet_failure.run("fail", configs=["roce_ar_ooo"], seed=seed)["roce_ar_ooo"]
     assert got["failed_flows"] == 0 and got["lost_frames"] > 0, got
-    assert got["stalled_flows"] == 0, got
-    assert got["max_stall_rtts"] < uet_failure.STALL_RTTS, got
+    rtt = uet_failure.base_rtt_ps()
+    bound = (parse_time(IRN_RTO_HIGH) + 2 * nic.get_profile("cx7-ar").reorder_ps) / rtt
+    stalls = got["flow_stall_rtts"]
+    assert max(stalls) < bound, (seed, stalls)
+    assert got["stalled_flows"] <= 1, (seed, stalls)
+    return got
+
+
+def test_roce_adaptive_routing_gets_going_again_around_a_failed_link() -> None:
+    """The bench's own seed (1): every flow delivers again within STALL_RTTS round trips.  Before
+    the responder answered the tail probe, one flow waited 36 round trips for the retransmit
+    timeout: its gap's report was lost, its probe went unanswered and two reports again were
+    lost (test_the_tail_probe_is_answered_with_the_gaps_already_reported)."""
+    got = check_failed_link(1)
+    assert got["stalled_flows"] == 0, got["flow_stall_rtts"]
+
+
+@pytest.mark.slow
+def test_roce_adaptive_routing_recovers_over_seeds() -> None:
+    """Eight seeds of the failure: at most one flow per seed waits for the retransmit timeout
+    (check_failed_link), most seeds none, and the median of the longest stalls is under
+    STALL_RTTS."""
+    runs = [check_failed_link(seed) for seed in range(1, 9)]
+    assert sum(r["stalled_flows"] == 0 for r in runs) >= 6, [r["max_stall_rtts"] for r in runs]
+    assert float(np.median([r["max_stall_rtts"] for r in runs])) < uet_failure.STALL_RTTS
