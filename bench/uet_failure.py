@@ -111,9 +111,9 @@ def base_rtt_ps() -> int:
     return int(8 * LINK_DELAY_PS + 4 * ser + 100 * 8 / LINE_BPS * 1e12)
 
 
-def build(cfg: Config, size: Size) -> Any:
+def build(cfg: Config, size: Size, seed: int = SEED) -> Any:
     """The leaf-spine of ``cfg``."""
-    sim = rdmasim.Simulator(SEED)
+    sim = rdmasim.Simulator(seed)
     topo = rdmasim.leaf_spine(size.leaves, size.spines, size.hosts_per_leaf, mtu=MTU, sim=sim,
                               switch_config={"path_select": cfg.path_select, "buffer": "4MB",
                                              **(cfg.switch or {})})
@@ -132,9 +132,9 @@ def _join(parts: list[FlowSamples | None]) -> FlowSamples:
                          for k in ("t_ps", "flow_id", "bytes_acked", "rate_bps")))
 
 
-def run_case(cfg: Config, size: Size, mode: str) -> dict[str, Any]:
+def run_case(cfg: Config, size: Size, mode: str, seed: int = SEED) -> dict[str, Any]:
     """One configuration through the failure; its numbers and goodput series."""
-    topo = build(cfg, size)
+    topo = build(cfg, size, seed)
     sim = topo.sim
     n = size.leaves * size.hosts_per_leaf
     kw: dict[str, Any] = {"timeout": ROCE_TIMEOUT}
@@ -142,7 +142,7 @@ def run_case(cfg: Config, size: Size, mode: str) -> dict[str, Any]:
         kw = {"transport": "uet", "uet": cfg.uet}
     elif rdmasim.nic.get_profile(cfg.profile).ooo_placement:
         kw["irn_window"] = 64
-    flows = sim.add_flows(permutation(np.arange(n), size.flow_bytes, SEED), mtu=MTU, **kw)
+    flows = sim.add_flows(permutation(np.arange(n), size.flow_bytes, seed), mtu=MTU, **kw)
     link = topo.leaves[0].ports[size.hosts_per_leaf]  # leaf0 - spine0
     parts = [sim.run_flows(until=FAIL_AT_PS, sample_every=SAMPLE_PS)]
     if mode == "fail":
@@ -222,6 +222,7 @@ def measure(samples: FlowSamples, res: Any, mode: str) -> dict[str, Any]:
         "goodput_during_gbps": mean_in(FAIL_AT_PS, end_fail),
         "max_stall_rtts": float(stall.max() / rtt),
         "stalled_flows": int((stall > STALL_RTTS * rtt).sum()),
+        "flow_stall_rtts": (stall / rtt).tolist(),
         "retx_pkts": int(res["retx_pkts"].sum()),
         "series_t_us": (mid / 1e6).tolist(), "series_gbps": gbps.tolist(),
     }
@@ -256,10 +257,12 @@ ROWS = [("FCT mean (us)", "fct_mean_us", "{:.0f}"), ("FCT p99 (us)", "fct_p99_us
 
 
 def run(mode: str = "fail", quick: bool = False, configs: list[str] | None = None,
-        uet_rto: str | None = None, uet_opts: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+        uet_rto: str | None = None, uet_opts: dict[str, Any] | None = None,
+        seed: int = SEED) -> dict[str, dict[str, Any]]:
     """Every configuration (or those named) through the failure (``mode`` "fail" or "flap");
     ``uet_rto``: the UET flows' retransmit timeout instead of the default; ``uet_opts``: more UET
-    options for the UET configurations (``rto_estimate``, ``rto_max``, ...)."""
+    options for the UET configurations (``rto_estimate``, ``rto_max``, ...); ``seed``: the
+    simulation's and the permutation's."""
     if mode not in ("fail", "flap"):
         raise ValueError(f"uet_failure: mode = {mode!r}: allowed 'fail' or 'flap'")
     size = QUICK if quick else FULL
@@ -268,7 +271,7 @@ def run(mode: str = "fail", quick: bool = False, configs: list[str] | None = Non
     if extra:
         cfgs = {k: (replace(c, uet={**c.uet, **extra}) if c.uet is not None else c)
                 for k, c in cfgs.items()}
-    return {k: run_case(c, size, mode) for k, c in cfgs.items()}
+    return {k: run_case(c, size, mode, seed) for k, c in cfgs.items()}
 
 
 def main() -> None:

@@ -525,6 +525,8 @@ static void receive_ooo(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     rs_irn *x = qp->irn;
     uint32_t i = bidx(x, pkt->psn);
+    if (bget(x->rcvd, i) && pkt->ackreq && x->reorder_ps)
+        rs_ooo_probed(tp, qp, pkt->psn); /* a tail probe is answered (ooo_loss.c) */
     if (!bget(x->rcvd, i)) {
         if (place(qp, pkt, &x->slot[i]) != 0) {
             qp->stats.ooo_dropped++;

@@ -143,6 +143,26 @@ void rs_ooo_detect(rs_transport *tp, rs_qp *qp)
     arm(tp, qp);
 }
 
+/* The highest PSN held arrived again with the A bit: the requester's tail probe (irn.c
+ * rs_irn_probe: the last PSN sent, because nothing it heard moved the cumulative ACK; a resent
+ * gap is never the highest PSN held).  A probe is answered
+ * (RFC 8985 7: the receiver's ACK of the probe carries what it holds, and the sender's RACK then
+ * marks the holes lost): every gap already reported and still missing is reported again now, so
+ * a lost report, or a lost retransmission of a reported gap, costs the probe's round trip, not a
+ * report-again period or the retransmit timeout.  Gaps not yet reported wait for their
+ * checkpoint as before (the reorder time has not passed for them). */
+void rs_ooo_probed(rs_transport *tp, rs_qp *qp, uint32_t psn)
+{
+    rs_irn *x = qp->irn;
+    rs_ooo_sync(qp);
+    if (psn_next(psn) != x->rcv_high)
+        return;
+    for (uint32_t m = qp->resp_psn; rs_psn_diff(m, x->reported) < 0; m = psn_next(m))
+        if (m == qp->resp_psn || !bget(x->rcvd, bidx(x, m)))
+            report(tp, qp, m, 1);
+    arm(tp, qp);
+}
+
 void rs_irn_reorder_due(rs_transport *tp, rs_qp *qp)
 {
     if (!qp->irn || !qp->irn->reorder_ps ||

@@ -253,6 +253,8 @@ void rs_irn_nak_lost(rs_transport *tp, rs_qp *qp, uint32_t m);
 void rs_ooo_sync(rs_qp *qp);
 void rs_ooo_filled(rs_transport *tp, rs_qp *qp, uint32_t psn);
 void rs_ooo_detect(rs_transport *tp, rs_qp *qp);
+/* ooo_loss.c: PSN psn, already held, arrived again asking for an ACK (the tail probe?) */
+void rs_ooo_probed(rs_transport *tp, rs_qp *qp, uint32_t psn);
 void rs_irn_reorder_due(rs_transport *tp, rs_qp *qp);
 uint32_t rs_irn_held(const rs_qp *qp); /* responder: out-of-order packets placed (inspection) */
 void rs_irn_free(rs_qp *qp);

@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from support.verbs_pair import mr, open_host, qp_pair, random_bytes, write_wr
 
 import rdmasim
 from rdmasim import nic
+from rdmasim.units import parse_time
 from rdmasim.verbs import enums as e
+from rdmasim.verbs.qp import IRN_RTO_HIGH
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import uet_failure  # noqa: E402
@@ -66,6 +69,22 @@ def test_a_lost_loss_report_is_sent_again() -> None:
     assert done < LINE_PS + 3 * reorder + 20_000_000, done
 
 
+def test_the_tail_probe_is_answered_with_the_gaps_already_reported() -> None:
+    """PSN 10 is lost and so is the NAK reporting it; the window fills behind the gap and the
+    requester's tail probe (the last PSN sent, held already) reaches the responder: it answers by
+    reporting PSN 10 again at once, not a report-again period later.  With the next two reports
+    of PSN 10 lost too (the probe's answer and the first report-again), the second report-again
+    still comes before the retransmit timeout (the failed spine link of bench/uet_failure.py
+    lost a report, the probe's silence and two reports again, then the flow waited 320 us)."""
+    reorder = nic.get_profile("cx7-ar").reorder_ps
+    st, done = one_write([{"psn": 10}], back=[{"opcode": "ACKNOWLEDGE", "psn": 10}])
+    assert st["timeouts"] == 0 and st["naks_rcvd"] == 1 and st["pkts_retx"] == 2, st
+    # the probe goes a round trip + the reorder time after the window filled; no report-again wait
+    assert done < LINE_PS + 2 * reorder + 20_000_000, done
+    st, done = one_write([{"psn": 10}], back=[{"opcode": "ACKNOWLEDGE", "psn": 10, "count": 3}])
+    assert st["timeouts"] == 0 and st["naks_rcvd"] == 1, st
+
+
 def test_a_lost_last_ack_is_recovered_by_the_tail_probe() -> None:
     """The ACK of the last PSN (255) is lost: no gap, no report; the requester probes with the
     last PSN after a round trip and the reorder time, and the duplicate is ACKed again."""
@@ -75,11 +94,38 @@ def test_a_lost_last_ack_is_recovered_by_the_tail_probe() -> None:
     assert done < LINE_PS + 3 * reorder + 20_000_000, done
 
 
-def test_roce_adaptive_routing_gets_going_again_around_a_failed_link() -> None:
-    """The failure of bench/uet_failure.py (4 x 4 x 16, 4 MiB flows): leaf0 - spine0 drops
-    everything, the other leaves' adaptive routing keeps choosing spine0 until the routes
-    converge.  No RoCE + AR + OOO flow delivers nothing for more than STALL_RTTS round trips."""
-    got = uet_failure.run("fail", configs=["roce_ar_ooo"])["roce_ar_ooo"]
+def check_failed_link(seed: int) -> dict:
+    """The failure of bench/uet_failure.py (4 x 4 x 16, 4 MiB flows) with ``seed``: leaf0 - spine0
+    drops everything, the other leaves' adaptive routing keeps choosing spine0 until the routes
+    converge, so about one ACK in four for leaf0's hosts is lost.  Every RoCE + AR + OOO flow
+    completes; at most one flow delivers nothing for more than STALL_RTTS round trips, and none
+    for more than one retransmit timeout (RTO_high) and twice the reorder time: that flow lost
+    its ACKs, then its tail probe's answer, and the RFC 8985 rule (one probe until the responder
+    is heard) leaves it to the timer."""
+    got = uet_failure.run("fail", configs=["roce_ar_ooo"], seed=seed)["roce_ar_ooo"]
     assert got["failed_flows"] == 0 and got["lost_frames"] > 0, got
-    assert got["stalled_flows"] == 0, got
-    assert got["max_stall_rtts"] < uet_failure.STALL_RTTS, got
+    rtt = uet_failure.base_rtt_ps()
+    bound = (parse_time(IRN_RTO_HIGH) + 2 * nic.get_profile("cx7-ar").reorder_ps) / rtt
+    stalls = got["flow_stall_rtts"]
+    assert max(stalls) < bound, (seed, stalls)
+    assert got["stalled_flows"] <= 1, (seed, stalls)
+    return got
+
+
+def test_roce_adaptive_routing_gets_going_again_around_a_failed_link() -> None:
+    """The bench's own seed (1): every flow delivers again within STALL_RTTS round trips.  Before
+    the responder answered the tail probe, one flow waited 36 round trips for the retransmit
+    timeout: its gap's report was lost, its probe went unanswered and two reports again were
+    lost (test_the_tail_probe_is_answered_with_the_gaps_already_reported)."""
+    got = check_failed_link(1)
+    assert got["stalled_flows"] == 0, got["flow_stall_rtts"]
+
+
+@pytest.mark.slow
+def test_roce_adaptive_routing_recovers_over_seeds() -> None:
+    """Eight seeds of the failure: at most one flow per seed waits for the retransmit timeout
+    (check_failed_link), most seeds none, and the median of the longest stalls is under
+    STALL_RTTS."""
+    runs = [check_failed_link(seed) for seed in range(1, 9)]
+    assert sum(r["stalled_flows"] == 0 for r in runs) >= 6, [r["max_stall_rtts"] for r in runs]
+    assert float(np.median([r["max_stall_rtts"] for r in runs])) < uet_failure.STALL_RTTS
