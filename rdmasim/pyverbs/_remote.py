@@ -71,6 +71,8 @@ class Conn:
         self.sock: socket.socket | None = None
         self.lock = threading.Lock()
         self.order: list[int] = []  # device order: the hosts' positions, RDMASIM_HOST's first
+        self._owner: int | None = None  # the thread whose request is on the socket
+        self._deferred: list[tuple[int, Sequence[int], bytes]] = []
 
     def _connect(self) -> socket.socket:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -89,11 +91,32 @@ class Conn:
     def call(self, op: int, words: Sequence[int] = (), data: bytes = b"",
              fds: Sequence[int] = ()) -> tuple[int, tuple[int, ...], bytes]:
         """Send one request; its status (>= 0), words and bytes. A refusal raises
-        PyverbsRDMAError with the daemon's errno and message."""
+        PyverbsRDMAError with the daemon's errno and message.
+
+        A request made by the thread whose own request is on the socket comes from a finalizer
+        (``__del__`` of an object the garbage collector freed mid-request: a destroy): it is sent
+        once that request is answered, its answer unread by the caller (status 0)."""
+        me = threading.get_ident()
+        if self._owner == me:
+            if fds:
+                raise PyverbsRDMAError("a request passing descriptors made inside another request",
+                                       errno.EDEADLK)
+            self._deferred.append((op, tuple(words), bytes(data)))
+            return 0, (), b""
         with self.lock:
-            if self.sock is None:
-                self._connect()
-            return self._call(op, words, data, fds)
+            self._owner = me
+            try:
+                if self.sock is None:
+                    self._connect()
+                return self._call(op, words, data, fds)
+            finally:
+                while self._deferred and self.sock is not None:
+                    d_op, d_words, d_data = self._deferred.pop(0)
+                    try:
+                        self._call(d_op, d_words, d_data, ())
+                    except PyverbsRDMAError:  # a destroy the daemon refuses: freed with the process
+                        pass
+                self._owner = None
 
     def _call(self, op: int, words: Sequence[int], data: bytes,
               fds: Sequence[int]) -> tuple[int, tuple[int, ...], bytes]:
@@ -125,6 +148,8 @@ class Conn:
                 pass
         self.sock = None
         self.lock = threading.Lock()
+        self._owner = None
+        self._deferred = []
 
 
 def _recv(s: socket.socket, n: int) -> bytes:

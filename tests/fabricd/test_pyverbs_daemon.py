@@ -128,3 +128,11 @@ def test_same_two_processes_same_pcap_bytes(tmp_path: Path) -> None:
     a, b = (p.read_bytes() for p in pcaps)
     assert len(a) > 24 + 16 * 4  # header and the WRITE, SEND and their ACKs
     assert a == b
+
+
+def test_a_finalizer_during_a_request_neither_hangs_nor_mixes_requests() -> None:
+    """CompChannels in reference cycles, collected while the thread waits for another request's
+    answer (as in rdma-core's whole runner): their destroy goes after that request."""
+    rc, out = _done(_exec(_fabric(), str(HERE / "pv_gc.py")), timeout=60)
+    assert rc == 0, out
+    assert out.strip().endswith("OK"), out
