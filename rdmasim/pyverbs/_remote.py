@@ -194,6 +194,7 @@ class _Segments:
     def __init__(self) -> None:
         self.segs: list[tuple[int, int, int]] = []
         self.keep: list[Any] = []  # mappings made here (kept alive as long as the process)
+        self.users: dict[int, int] = {}  # segment start -> registered MRs on it
 
     def zeros(self, length: int) -> np.ndarray:
         """``length`` zeroed bytes in a memfd of their own (``MR(pd, length)``)."""
@@ -232,6 +233,24 @@ class _Segments:
         self.segs.append(seg)
         return seg
 
+    def hold(self, seg: tuple[int, int, int]) -> None:
+        """An MR registered on ``seg``."""
+        self.users[seg[0]] = self.users.get(seg[0], 0) + 1
+
+    def release(self, start: int) -> None:
+        """An MR on the segment at ``start`` deregistered. With none left the segment is forgotten:
+        the program may unmap or free that memory and map other memory at the same address, so a
+        later registration there gives the daemon the pages mapped then (moved into a memfd anew,
+        contents kept, when they are not in one)."""
+        left = self.users.get(start, 0) - 1
+        if left > 0:
+            self.users[start] = left
+            return
+        self.users.pop(start, None)
+        for seg in [g for g in self.segs if g[0] == start]:
+            self.segs.remove(seg)
+            os.close(seg[2])  # the daemon and this process keep their mappings of it
+
 
 class _Unavailable(PyverbsRDMAError, AttributeError):
     """A core call the daemon does not serve to Python clients."""
@@ -252,6 +271,7 @@ class RemoteCore:
     def __init__(self, path: str) -> None:
         self.conn = Conn(path)
         self.mem = _Segments()
+        self._mr_seg: dict[tuple[int, int], int] = {}  # (host, MR index) -> its segment's start
         self._info: dict[str, Any] | None = None
         self._av: dict[tuple[int, int], tuple[int, int]] = {}  # (host, qpn) -> (dest host, traffic class)
         self.last_posted = 0
@@ -302,9 +322,12 @@ class RemoteCore:
 
     def mr_reg(self, host: int, pd: int, array: np.ndarray, access: int) -> tuple[int, int, int, int]:
         addr, length = int(array.ctypes.data), int(array.nbytes)
-        start, size, fd = self.mem.find(addr, length)
+        seg = self.mem.find(addr, length)
+        start, size, fd = seg
         _, (idx, lkey, rkey), _ = self.call("REG_MR", (host, pd, addr, length, access, addr - start, size),
                                             fds=(fd,))
+        self.mem.hold(seg)
+        self._mr_seg[(host, idx)] = start
         return idx, addr, lkey, rkey
 
     def mr_rereg(self, host: int, index: int, pd: int, access: int) -> int:
@@ -312,6 +335,9 @@ class RemoteCore:
 
     def mr_dereg(self, host: int, index: int) -> None:
         self.call("DEREG_MR", (host, index))
+        start = self._mr_seg.pop((host, index), None)
+        if start is not None:
+            self.mem.release(start)
 
     # completion queues
     pending_channel = 0  # the completion channel of the CQ being created (set by pyverbs' CQ)
