@@ -71,6 +71,8 @@ class Conn:
         self.sock: socket.socket | None = None
         self.lock = threading.Lock()
         self.order: list[int] = []  # device order: the hosts' positions, RDMASIM_HOST's first
+        self._owner: int | None = None  # the thread whose request is on the socket
+        self._deferred: list[tuple[int, Sequence[int], bytes]] = []
 
     def _connect(self) -> socket.socket:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -89,11 +91,32 @@ class Conn:
     def call(self, op: int, words: Sequence[int] = (), data: bytes = b"",
              fds: Sequence[int] = ()) -> tuple[int, tuple[int, ...], bytes]:
         """Send one request; its status (>= 0), words and bytes. A refusal raises
-        PyverbsRDMAError with the daemon's errno and message."""
+        PyverbsRDMAError with the daemon's errno and message.
+
+        A request made by the thread whose own request is on the socket comes from a finalizer
+        (``__del__`` of an object the garbage collector freed mid-request: a destroy): it is sent
+        once that request is answered, its answer unread by the caller (status 0)."""
+        me = threading.get_ident()
+        if self._owner == me:
+            if fds:
+                raise PyverbsRDMAError("a request passing descriptors made inside another request",
+                                       errno.EDEADLK)
+            self._deferred.append((op, tuple(words), bytes(data)))
+            return 0, (), b""
         with self.lock:
-            if self.sock is None:
-                self._connect()
-            return self._call(op, words, data, fds)
+            self._owner = me
+            try:
+                if self.sock is None:
+                    self._connect()
+                return self._call(op, words, data, fds)
+            finally:
+                while self._deferred and self.sock is not None:
+                    d_op, d_words, d_data = self._deferred.pop(0)
+                    try:
+                        self._call(d_op, d_words, d_data, ())
+                    except PyverbsRDMAError:  # a destroy the daemon refuses: freed with the process
+                        pass
+                self._owner = None
 
     def _call(self, op: int, words: Sequence[int], data: bytes,
               fds: Sequence[int]) -> tuple[int, tuple[int, ...], bytes]:
@@ -125,6 +148,8 @@ class Conn:
                 pass
         self.sock = None
         self.lock = threading.Lock()
+        self._owner = None
+        self._deferred = []
 
 
 def _recv(s: socket.socket, n: int) -> bytes:
@@ -169,6 +194,7 @@ class _Segments:
     def __init__(self) -> None:
         self.segs: list[tuple[int, int, int]] = []
         self.keep: list[Any] = []  # mappings made here (kept alive as long as the process)
+        self.users: dict[int, int] = {}  # segment start -> registered MRs on it
 
     def zeros(self, length: int) -> np.ndarray:
         """``length`` zeroed bytes in a memfd of their own (``MR(pd, length)``)."""
@@ -207,6 +233,24 @@ class _Segments:
         self.segs.append(seg)
         return seg
 
+    def hold(self, seg: tuple[int, int, int]) -> None:
+        """An MR registered on ``seg``."""
+        self.users[seg[0]] = self.users.get(seg[0], 0) + 1
+
+    def release(self, start: int) -> None:
+        """An MR on the segment at ``start`` deregistered. With none left the segment is forgotten:
+        the program may unmap or free that memory and map other memory at the same address, so a
+        later registration there gives the daemon the pages mapped then (moved into a memfd anew,
+        contents kept, when they are not in one)."""
+        left = self.users.get(start, 0) - 1
+        if left > 0:
+            self.users[start] = left
+            return
+        self.users.pop(start, None)
+        for seg in [g for g in self.segs if g[0] == start]:
+            self.segs.remove(seg)
+            os.close(seg[2])  # the daemon and this process keep their mappings of it
+
 
 class _Unavailable(PyverbsRDMAError, AttributeError):
     """A core call the daemon does not serve to Python clients."""
@@ -227,6 +271,7 @@ class RemoteCore:
     def __init__(self, path: str) -> None:
         self.conn = Conn(path)
         self.mem = _Segments()
+        self._mr_seg: dict[tuple[int, int], int] = {}  # (host, MR index) -> its segment's start
         self._info: dict[str, Any] | None = None
         self._av: dict[tuple[int, int], tuple[int, int]] = {}  # (host, qpn) -> (dest host, traffic class)
         self.last_posted = 0
@@ -277,9 +322,12 @@ class RemoteCore:
 
     def mr_reg(self, host: int, pd: int, array: np.ndarray, access: int) -> tuple[int, int, int, int]:
         addr, length = int(array.ctypes.data), int(array.nbytes)
-        start, size, fd = self.mem.find(addr, length)
+        seg = self.mem.find(addr, length)
+        start, size, fd = seg
         _, (idx, lkey, rkey), _ = self.call("REG_MR", (host, pd, addr, length, access, addr - start, size),
                                             fds=(fd,))
+        self.mem.hold(seg)
+        self._mr_seg[(host, idx)] = start
         return idx, addr, lkey, rkey
 
     def mr_rereg(self, host: int, index: int, pd: int, access: int) -> int:
@@ -287,6 +335,9 @@ class RemoteCore:
 
     def mr_dereg(self, host: int, index: int) -> None:
         self.call("DEREG_MR", (host, index))
+        start = self._mr_seg.pop((host, index), None)
+        if start is not None:
+            self.mem.release(start)
 
     # completion queues
     pending_channel = 0  # the completion channel of the CQ being created (set by pyverbs' CQ)

@@ -128,3 +128,19 @@ def test_same_two_processes_same_pcap_bytes(tmp_path: Path) -> None:
     a, b = (p.read_bytes() for p in pcaps)
     assert len(a) > 24 + 16 * 4  # header and the WRITE, SEND and their ACKs
     assert a == b
+
+
+def test_a_finalizer_during_a_request_neither_hangs_nor_mixes_requests() -> None:
+    """CompChannels in reference cycles, collected while the thread waits for another request's
+    answer (as in rdma-core's whole runner): their destroy goes after that request."""
+    rc, out = _done(_exec(_fabric(), str(HERE / "pv_gc.py")), timeout=60)
+    assert rc == 0, out
+    assert out.strip().endswith("OK"), out
+
+
+def test_memory_mapped_again_at_the_same_address_is_the_new_mapping() -> None:
+    """Register, deregister, unmap, map again at the same address, register: the peer's WRITE
+    lands in the new mapping (the daemon is given its pages, not the old ones)."""
+    rc, out = _done(_exec(_fabric(), str(HERE / "pv_remap.py")), timeout=60)
+    assert rc == 0, out
+    assert out.strip().endswith("OK"), out

@@ -9,6 +9,7 @@ daemon.
 Usage::
 
     PYTHONPATH=$PWD python tests/pyverbs_suite/daemon_runner.py [test_rdmacm ...] [--report out.md]
+    PYTHONPATH=$PWD python tests/pyverbs_suite/daemon_runner.py --all   # the whole runner
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def run(work: Path, *args: str, dev: str = "rxe0", timeout: float = 1800) -> wr.
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", default=["test_rdmacm"], help="test files (default: test_rdmacm)")
+    ap.add_argument("--all", action="store_true", help="run every test file, as run_tests.py does by default")
     ap.add_argument("--dev", default="rxe0")
     ap.add_argument("--report", type=Path, default=None)
     ap.add_argument("--keep", type=Path, default=None)
@@ -111,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     work = args.keep or Path(tempfile.mkdtemp(prefix="rdmasim-daemon-tests-"))
     try:
         prepare(sdist, work)
-        res = run(work, "-v", *args.files, dev=args.dev)
+        res = run(work, "-v", *([] if args.all else args.files), dev=args.dev,
+                  timeout=3600 if args.all else 1800)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -38,3 +38,18 @@ def test_test_rdmacm_passes_whole(tmp_path: Path) -> None:
     assert res.ran == 10, res.output[-3000:]
     outcome = {tid.rsplit(".", 1)[1]: t["outcome"] for tid, t in res.tests.items()}
     assert outcome == dict.fromkeys(outcome, "pass") and len(outcome) == 10, res.output[-3000:]
+
+
+@pytest.mark.slow
+def test_whole_runner_through_the_daemon_passes_test_rdmacm_and_fails_nothing_else(tmp_path: Path) -> None:
+    # `rdmasim exec -- rdmasim pyverbs-run tests/run_tests.py -v`: all 48 files, no file named
+    from test_run_tests_py import KNOWN_DIFFERENCES
+
+    work = dr.prepare(_cached_sdist(), tmp_path)
+    res = dr.run(work, "-v", timeout=3600)
+    assert res.ran is not None and len(res.tests) == res.ran, (res.ran, len(res.tests), res.output[-3000:])
+    bad = {tid for tid, t in res.tests.items() if t["outcome"] in ("fail", "error")}
+    assert bad == KNOWN_DIFFERENCES, res.output[-5000:]
+    per_file = res.per_file()
+    assert per_file["test_rdmacm"] == {"pass": 10, "skip": 0, "fail": 0, "error": 0}
+    assert per_file["test_fork"]["pass"] == 1
