@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from rdmasim.cc import plugin as cc_plugin
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
@@ -43,7 +45,12 @@ def test_the_pages_are_found() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=_id)
 def test_page_runs_and_shows_what_it_prints(page: Path, tmp_path: Path) -> None:
-    result = gen.run_page(page, workdir=tmp_path)
+    before = set(cc_plugin.plugin_names())
+    try:
+        result = gen.run_page(page, workdir=tmp_path)
+    finally:  # a page's plug-ins are the page's: tests run after it see the registry it found
+        for name in set(cc_plugin.plugin_names()) - before:
+            cc_plugin.unregister_plugin(name)
     installed = gen.tshark_version()
     recorded = (gen.TSHARK_VERSION_FILE.read_text().strip() if gen.TSHARK_VERSION_FILE.exists()
                 else None)
