@@ -86,23 +86,17 @@ def _hello(s: socket.socket, host: str | None = None) -> list[int]:
     name = (host or "").encode()
     s.sendall(struct.pack("<IIII", proto.C["RSD_HELLO"], 3, len(name), 0)
               + struct.pack("<3Q", proto.VERSION, os.getpid(), 1) + name)
-    hdr = _recv(s, 16)
+    hdr = _read(s, 16)
     status, nw, nb, _ = struct.unpack("<iIII", hdr)
-    words = list(struct.unpack(f"<{nw}Q", _recv(s, 8 * nw))) if nw else []
-    msg = _recv(s, nb).decode(errors="replace") if nb else ""
+    words = list(struct.unpack(f"<{nw}Q", _read(s, 8 * nw))) if nw else []
+    msg = _read(s, nb).decode(errors="replace") if nb else ""
     if status < 0:
         raise UserInputError(f"rdmasim exec: {msg}")
     return words
 
 
-def _recv(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise UserInputError("the fabric daemon closed the connection")
-        buf += chunk
-    return buf
+def _read(s: socket.socket, n: int) -> bytes:
+    return proto.recv_exact(s, n, closed="the fabric daemon closed the connection", error=UserInputError)
 
 
 def start_daemon(fabric: str, scenario: str | None, pcap: str | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
 
 VERSION = 1
@@ -30,3 +31,15 @@ def _load() -> dict[str, int]:
 
 
 C = _load()
+
+
+def recv_exact(sock: socket.socket, n: int, *, closed: str = "peer closed",
+               error: type[Exception] = ConnectionError) -> bytes:
+    """Read exactly ``n`` bytes of a message; ``error(closed)`` if the other side closed first."""
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise error(closed)
+        buf += chunk
+    return bytes(buf)

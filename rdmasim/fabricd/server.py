@@ -126,7 +126,7 @@ class Daemon:
             msg, fds = b"", []
         if len(msg) < _HDR.size:
             if msg:
-                msg += _recv_exact(c.sock, _HDR.size - len(msg))
+                msg += proto.recv_exact(c.sock, _HDR.size - len(msg))
             if len(msg) < _HDR.size:
                 self._drop(c)
                 return
@@ -135,8 +135,8 @@ class Daemon:
         if c.wait is not None and c.wait[0] == "idle":
             c.wait = None  # an explicit idle lasts until the process's next call
         try:
-            words = struct.unpack(f"<{nw}Q", _recv_exact(c.sock, nw * 8)) if nw else ()
-            data = _recv_exact(c.sock, nb) if nb else b""
+            words = struct.unpack(f"<{nw}Q", proto.recv_exact(c.sock, nw * 8)) if nw else ()
+            data = proto.recv_exact(c.sock, nb) if nb else b""
         except ConnectionError:
             for fd in fds:
                 os.close(fd)
@@ -727,16 +727,6 @@ def _pending(listener: socket.socket) -> bool:
     with selectors.DefaultSelector() as sel:
         sel.register(listener, selectors.EVENT_READ)
         return bool(sel.select(0))
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("peer closed")
-        buf += chunk
-    return bytes(buf)
 
 
 def _quiet(fn: Any, *args: Any) -> None:

@@ -153,13 +153,8 @@ class Conn:
 
 
 def _recv(s: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("the daemon closed the connection")
-        buf += chunk
-    return bytes(buf)
+    """The reply bytes (one name, so tests can wrap the wait for an answer)."""
+    return proto.recv_exact(s, n, closed="the daemon closed the connection")
 
 
 # ---- shared memory ----
