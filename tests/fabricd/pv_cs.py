@@ -16,7 +16,8 @@ import rdmasim.pyverbs as ns
 
 ns.install()
 import pyverbs.enums as e  # noqa: E402
-from pyverbs.addr import AHAttr, GlobalRoute  # noqa: E402
+from pv_rc import walk_to_rts  # noqa: E402
+from pyverbs.addr import GlobalRoute  # noqa: E402
 from pyverbs.cq import CQ  # noqa: E402
 from pyverbs.device import Context, get_device_list  # noqa: E402
 from pyverbs.mr import MR  # noqa: E402
@@ -44,18 +45,8 @@ def resources():
 
 
 def connect(res, peer):
-    ctx, _, _, _, qp = res
-    attr = QPAttr(port_num=1)
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = peer["qpn"]
-    attr.rq_psn = peer["psn"]
-    attr.sq_psn = 100 if peer["psn"] == 200 else 200
-    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=peer["gid"], sgid_index=0), is_global=1, port_num=1)
-    attr.timeout, attr.retry_cnt, attr.rnr_retry = 14, 7, 7
-    attr.max_dest_rd_atomic = attr.max_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    qp.to_rtr(attr)
-    qp.to_rts(attr)
+    gr = GlobalRoute(dgid=peer["gid"], sgid_index=0)
+    walk_to_rts(res[4], gr, peer["qpn"], 100 if peer["psn"] == 200 else 200, peer["psn"])
 
 
 def me(res, psn):

@@ -13,12 +13,13 @@ import rdmasim.pyverbs as ns
 
 ns.install()
 import pyverbs.enums as e  # noqa: E402
-from pyverbs.addr import AHAttr, GlobalRoute  # noqa: E402
+from pv_rc import walk_to_rts  # noqa: E402
+from pyverbs.addr import GlobalRoute  # noqa: E402
 from pyverbs.cq import CQ, CompChannel  # noqa: E402
 from pyverbs.device import Context  # noqa: E402
 from pyverbs.mr import MR, MW, MWBind, MWBindInfo  # noqa: E402
 from pyverbs.pd import PD  # noqa: E402
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
+from pyverbs.qp import QP, QPCap, QPInitAttr  # noqa: E402
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr  # noqa: E402
 from pyverbs.wr import SGE, RecvWR, SendWR  # noqa: E402
 
@@ -36,16 +37,8 @@ def side(name, channel=False):
 
 
 def connect(a, b):
-    attr = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
-    attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
-    a[4].to_init(attr)
-    attr = QPAttr(port_num=1)
-    attr.path_mtu, attr.dest_qp_num, attr.rq_psn, attr.sq_psn = e.IBV_MTU_1024, b[4].qp_num, 0, 0
-    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=str(b[0].query_gid(1, 0))), is_global=1, port_num=1)
-    attr.timeout, attr.retry_cnt, attr.rnr_retry, attr.min_rnr_timer = 14, 7, 7, 12
-    attr.max_dest_rd_atomic = attr.max_rd_atomic = 1
-    a[4].to_rtr(attr)
-    a[4].to_rts(attr)
+    gr = GlobalRoute(dgid=str(b[0].query_gid(1, 0)))
+    walk_to_rts(a[4], gr, b[4].qp_num, 0, 0, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
 
 
 a, b = side("rxe0"), side("rxe1", channel=True)

@@ -11,12 +11,13 @@ import rdmasim.pyverbs as ns
 
 ns.install()
 import pyverbs.enums as e  # noqa: E402
-from pyverbs.addr import AHAttr, GlobalRoute  # noqa: E402
+from pv_rc import walk_to_rts  # noqa: E402
+from pyverbs.addr import GlobalRoute  # noqa: E402
 from pyverbs.cq import CQ  # noqa: E402
 from pyverbs.device import Context  # noqa: E402
 from pyverbs.mr import MR  # noqa: E402
 from pyverbs.pd import PD  # noqa: E402
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
+from pyverbs.qp import QP, QPCap, QPInitAttr  # noqa: E402
 from pyverbs.wr import SGE, SendWR  # noqa: E402
 
 from rdmasim.pyverbs import mem_alloc  # noqa: E402
@@ -34,21 +35,8 @@ def side(name):
 
 
 def connect(me, peer, psn, peer_psn):
-    ctx, _, _, qp = me
-    attr = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
-    attr.qp_access_flags = ACCESS
-    qp.to_init(attr)
-    attr = QPAttr(port_num=1)
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = peer[3].qp_num
-    attr.rq_psn = peer_psn
-    attr.sq_psn = psn
-    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=str(peer[0].query_gid(1, 0))), is_global=1, port_num=1)
-    attr.timeout, attr.retry_cnt, attr.rnr_retry = 14, 7, 7
-    attr.max_dest_rd_atomic = attr.max_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    qp.to_rtr(attr)
-    qp.to_rts(attr)
+    gr = GlobalRoute(dgid=str(peer[0].query_gid(1, 0)))
+    walk_to_rts(me[3], gr, peer[3].qp_num, psn, peer_psn, ACCESS)
 
 
 a, b = side("rxe0"), side("rxe1")

@@ -3,12 +3,13 @@ an RC QP pair between rdmasim0 and rdmasim1 in one process, a 4 KiB RDMA WRITE, 
 Run by tests/fabricd/test_exec.py under ``rdmasim exec`` with the system's python3."""
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
+from pv_rc import walk_to_rts
+from pyverbs.addr import GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context, get_device_list
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
 
 ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
@@ -24,25 +25,8 @@ def side(name):
 
 
 def connect(me, peer_ctx, peer_qp, psn, peer_psn):
-    ctx, _, _, _, qp = me
     gr = GlobalRoute(dgid=peer_ctx.query_gid(1, 1), sgid_index=1)
-    attr = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
-    attr.qp_access_flags = ACCESS
-    qp.to_init(attr)
-    attr = QPAttr(port_num=1)
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = peer_qp.qp_num
-    attr.rq_psn = peer_psn
-    attr.sq_psn = psn
-    attr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.max_dest_rd_atomic = 1
-    attr.max_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    qp.to_rtr(attr)
-    qp.to_rts(attr)
+    walk_to_rts(me[4], gr, peer_qp.qp_num, psn, peer_psn, ACCESS)
 
 
 names = [d.name.decode() for d in get_device_list()]
