@@ -164,7 +164,10 @@ def run_case(cfg: Config, workload: str, size: Size) -> dict[str, Any]:
             h.set_congestion_control(cfg.cc)
     kw: dict[str, Any] = {}
     if cfg.transport == "uet":
-        kw = {"transport": "uet", "uet": cfg.uet}
+        uet = dict(cfg.uet or {})
+        if size is PAPER and uet.get("cc") == "nscc":
+            uet["nscc_base_rtt"] = rtt  # the fat tree's round trip, not a leaf-spine's
+        kw = {"transport": "uet", "uet": uet}
     elif rdmasim.nic.get_profile(cfg.profile).ooo_placement:
         kw["irn_window"] = 64
     flows = sim.add_flows(flows_of(workload, size), mtu=MTU, **kw)

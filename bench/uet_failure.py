@@ -294,9 +294,10 @@ def run_paper(k: int = 16, failed: int = 8, cases: list[str] | None = None,
     """The load-balancing experiment of the UEC reference simulator's validation plan
     (``validate_load_balancing_failed_snd.txt``): a permutation of 2,000,000-byte flows on a
     ``k``-ary three-tier fat tree (1024 hosts at k = 16) at 100 Gb/s, ``failed`` core links at a
-    quarter of their rate for the whole run, UET with NSCC, trimming and ECN switches at htsim's
-    defaults; RoCE with ECMP beside it.  Per case: FCT of the first and last flow, mean and p99,
-    retransmitted packets, trims, and the reference's figures for the same case."""
+    quarter of their rate for the whole run, UET with NSCC (from the fat tree's base RTT),
+    trimming and ECN switches at htsim's defaults; RoCE with ECMP beside it.  Per case: FCT of
+    the first and last flow, mean and p99, retransmitted packets, trims, and the reference's
+    figures for the same case."""
     import uec_reference as ref
 
     out: dict[str, Any] = {}
@@ -313,7 +314,8 @@ def run_paper(k: int = 16, failed: int = 8, cases: list[str] | None = None,
         n = len(topo.hosts)
         table = permutation(np.arange(n), ref.FLOW_BYTES, seed)
         kw: dict[str, Any] = ({"transport": "uet", "uet": {"lb": lb, "cc": "nscc", "trim": True,
-                                                           "ack_every": ack_every}}
+                                                           "ack_every": ack_every,
+                                                           "nscc_base_rtt": ref.base_rtt_ps()}}
                               if transport == "uet" else {"timeout": ROCE_TIMEOUT})
         flows = topo.sim.add_flows(table, mtu=ref.MTU, **kw)
         topo.sim.run_flows(until=RUN_LIMIT_PS)
