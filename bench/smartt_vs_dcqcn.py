@@ -1,6 +1,14 @@
 """SMaRTT (NSCC) against RoCE with DCQCN on a leaf-spine (docs/uet.md, "Experiments").
 
     python bench/smartt_vs_dcqcn.py [--workload incast|permutation|both] [--quick] [--out DIR]
+    python bench/smartt_vs_dcqcn.py --paper [--workload ...]
+
+``--paper``: the same configurations on the setup of the UEC reference simulator's NSCC
+validation (bench/uec_reference.py): a 16-host three-tier fat tree (k = 4) at 100 Gb/s with 1 us
+hops, a 15:1 incast of 2,000,000 bytes per sender into the last host and a permutation of
+2,000,000-byte flows; the UET configurations on htsim's switch defaults (no PFC, trimming at one
+BDP, ECN from 0.2 to 0.8 BDP), the RoCE ones with PFC and their marking as below; the
+reference's own NSCC figures printed beside.  It writes ``smartt_vs_dcqcn_paper.{json,png}``.
 
 Bonato et al. (SMaRTT, arXiv 2404.01630) report SMaRTT up to 50 % better than RoCE (DCQCN) in
 completion time. The same comparison at a size this machine runs: a 4 x 4 x 4 leaf-spine (16
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +50,9 @@ import rdmasim
 from rdmasim.cc import DcqcnParams
 from rdmasim.cc_nscc import NsccParams
 from rdmasim.traffic.generators import incast, permutation
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/uec_reference.py
+import uec_reference  # noqa: E402
 
 LINE_BPS = 100e9
 MTU = 4096
@@ -104,10 +116,18 @@ class Size:
 
 FULL = Size(4, 4, 4, 8, 1 << 20, 4 << 20)
 QUICK = Size(2, 2, 4, 4, 256 << 10, 1 << 20)
+#: ``--paper``: the k = 4 fat tree (16 hosts; leaves/spines unused), 15 senders into the last host
+PAPER = Size(0, 0, 0, 15, uec_reference.FLOW_BYTES, uec_reference.FLOW_BYTES)
+PAPER_K = 4
 
 
 def flows_of(workload: str, size: Size) -> Any:
     """The flow table of ``workload``."""
+    if size is PAPER:
+        n = PAPER_K ** 3 // 4
+        if workload == "incast":  # htsim's connection_matrices/incast.cm: 0..14 -> 15
+            return incast(np.arange(n - 1), n - 1, size.incast_bytes)
+        return permutation(np.arange(n), size.perm_bytes, SEED)
     n = size.leaves * size.hosts_per_leaf
     if workload == "incast":
         others = np.arange(size.hosts_per_leaf, n)
@@ -118,22 +138,36 @@ def flows_of(workload: str, size: Size) -> Any:
 
 def run_case(cfg: Config, workload: str, size: Size) -> dict[str, Any]:
     """One configuration on one workload; its numbers."""
-    sim = rdmasim.Simulator(SEED)
-    topo = rdmasim.leaf_spine(size.leaves, size.spines, size.hosts_per_leaf, mtu=MTU, sim=sim,
-                              switch_config={"path_select": cfg.path_select, "buffer": "4MB",
-                                             "ecn": cfg.ecn or ECN,
-                                             **(cfg.switch or {})})
+    if size is PAPER:
+        swc = (uec_reference.switch_config(cfg.path_select) if cfg.transport == "uet" else
+               {"path_select": cfg.path_select, "buffer": "4MB",
+                "ecn": cfg.ecn or uec_reference.switch_config()["ecn"]})
+        topo = uec_reference.fat_tree(PAPER_K, swc, SEED)
+        sim = topo.sim
+        switches = [*topo.edges, *topo.aggs, *topo.cores]
+        rtt = uec_reference.base_rtt_ps()
+    else:
+        sim = rdmasim.Simulator(SEED)
+        topo = rdmasim.leaf_spine(size.leaves, size.spines, size.hosts_per_leaf, mtu=MTU, sim=sim,
+                                  switch_config={"path_select": cfg.path_select, "buffer": "4MB",
+                                                 "ecn": cfg.ecn or ECN,
+                                                 **(cfg.switch or {})})
+        switches = [*topo.leaves, *topo.spines]
+        rtt = base_rtt_ps()
     for h in topo.hosts:
         h.set_nic_profile(cfg.profile)
         if cfg.cc == "nscc":
-            h.set_congestion_control("nscc", NsccParams.for_path(base_rtt_ps(), mtu=MTU))
+            h.set_congestion_control("nscc", NsccParams.for_path(rtt, mtu=MTU))
         elif cfg.cc == "dcqcn-paper":
             h.set_congestion_control("dcqcn", DcqcnParams())
         elif cfg.cc is not None:
             h.set_congestion_control(cfg.cc)
     kw: dict[str, Any] = {}
     if cfg.transport == "uet":
-        kw = {"transport": "uet", "uet": cfg.uet}
+        uet = dict(cfg.uet or {})
+        if size is PAPER and uet.get("cc") == "nscc":
+            uet["nscc_base_rtt"] = rtt  # the fat tree's round trip, not a leaf-spine's
+        kw = {"transport": "uet", "uet": uet}
     elif rdmasim.nic.get_profile(cfg.profile).ooo_placement:
         kw["irn_window"] = 64
     flows = sim.add_flows(flows_of(workload, size), mtu=MTU, **kw)
@@ -141,10 +175,11 @@ def run_case(cfg: Config, workload: str, size: Size) -> dict[str, Any]:
     res = flows.results()
     assert (res["status"] == 0).all() and (res["bytes_delivered"] == res["size_bytes"]).all(), \
         f"{cfg.label} / {workload}: every flow must complete with its bytes"
-    ports = [p for sw in [*topo.leaves, *topo.spines] for p in sw.stats()]
+    ports = [p for sw in switches for p in sw.stats()]
     fct = res["fct_ps"] / 1e6
     return {
-        "fct_mean_us": float(fct.mean()), "fct_p99_us": float(np.percentile(fct, 99)),
+        "fct_min_us": float(fct.min()), "fct_mean_us": float(fct.mean()),
+        "fct_p99_us": float(np.percentile(fct, 99)),
         "fct_max_us": float(fct.max()),
         "max_queue_kb": max(max(p["egress_peak_bytes"]) for p in ports) / 1e3,
         "pause_us": float(res["pause_ps"].sum() / 1e6),
@@ -153,7 +188,8 @@ def run_case(cfg: Config, workload: str, size: Size) -> dict[str, Any]:
     }
 
 
-ROWS = [("FCT mean (us)", "fct_mean_us", "{:.0f}"), ("FCT p99 (us)", "fct_p99_us", "{:.0f}"),
+ROWS = [("FCT first (us)", "fct_min_us", "{:.0f}"),
+        ("FCT mean (us)", "fct_mean_us", "{:.0f}"), ("FCT p99 (us)", "fct_p99_us", "{:.0f}"),
         ("FCT max (us)", "fct_max_us", "{:.0f}"),
         ("FCT mean / DCQCN's", "mean_ratio", "{:.2f}"), ("FCT max / DCQCN's", "max_ratio", "{:.2f}"),
         ("deepest egress queue (KB)", "max_queue_kb", "{:.0f}"),
@@ -161,9 +197,11 @@ ROWS = [("FCT mean (us)", "fct_mean_us", "{:.0f}"), ("FCT p99 (us)", "fct_p99_us
         ("retransmitted packets", "retx_pkts", "{:,}"), ("trimmed packets", "trims", "{:,}")]
 
 
-def run(workload: str, quick: bool = False, configs: list[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Every configuration (or those named) on ``workload``; FCT ratios against RoCE + DCQCN."""
-    size = QUICK if quick else FULL
+def run(workload: str, quick: bool = False, configs: list[str] | None = None,
+        paper: bool = False) -> dict[str, dict[str, Any]]:
+    """Every configuration (or those named) on ``workload``; FCT ratios against RoCE + DCQCN.
+    ``paper``: on the UEC reference simulator's setup (module docstring)."""
+    size = PAPER if paper else QUICK if quick else FULL
     out = {k: run_case(CONFIGS[k], workload, size) for k in (configs or list(CONFIGS))}
     if "roce_dcqcn" in out:
         ref = out["roce_dcqcn"]
@@ -177,25 +215,36 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workload", choices=("incast", "permutation", "both"), default="both")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--paper", action="store_true", help="the UEC reference simulator's setup (docstring)")
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args()
-    size = QUICK if a.quick else FULL
+    size = PAPER if a.paper else QUICK if a.quick else FULL
     workloads = ("incast", "permutation") if a.workload == "both" else (a.workload,)
-    print(f"leaf-spine {size.leaves} x {size.spines}, {size.leaves * size.hosts_per_leaf} hosts, 100 Gb/s, "
-          f"1 us links, MTU {MTU}, base RTT {base_rtt_ps() / 1e6:.2f} us, ECN for NSCC {ECN}, "
-          f"for DCQCN {ECN_DCQCN}")
+    if a.paper:
+        print(f"fat tree k = {PAPER_K} ({PAPER_K ** 3 // 4} hosts), 100 Gb/s, 1 us hops, MTU {MTU}, base RTT "
+              f"{uec_reference.base_rtt_ps() / 1e6:.2f} us; UET switches {uec_reference.switch_config()}; "
+              f"RoCE switches PFC, ECN for NSCC {uec_reference.switch_config()['ecn']}, "
+              f"for DCQCN {ECN_DCQCN}")
+    else:
+        print(f"leaf-spine {size.leaves} x {size.spines}, {size.leaves * size.hosts_per_leaf} hosts, "
+              f"100 Gb/s, 1 us links, MTU {MTU}, base RTT {base_rtt_ps() / 1e6:.2f} us, ECN for NSCC {ECN}, "
+              f"for DCQCN {ECN_DCQCN}")
     runs: dict[str, Any] = {}
     for w in workloads:
-        runs[w] = run(w, a.quick)
+        runs[w] = run(w, a.quick, paper=a.paper)
         labels = [CONFIGS[k].label for k in runs[w]]
         width = max(len(r[0]) for r in ROWS)
         print(f"\n{w}:")
         print(f"{'':{width}}  " + "  ".join(f"{lab:>27}" for lab in labels))
         for label, key, fmt in ROWS:
             print(f"{label:{width}}  " + "  ".join(f"{fmt.format(runs[w][k][key]):>27}" for k in runs[w]))
+        if a.paper:
+            h = uec_reference.REFERENCE["incast16" if w == "incast" else "perm16"]
+            print(f"htsim (UEC reference, NSCC), {h['what']}: first flow {h['first']} us, last "
+                  f"{h['tail']} us, {h['rtx']} retransmitted")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    name = f"smartt_vs_dcqcn{'_quick' if a.quick else ''}"
+    name = f"smartt_vs_dcqcn{'_quick' if a.quick else '_paper' if a.paper else ''}"
     (out / f"{name}.json").write_text(json.dumps(runs))
     import matplotlib
     matplotlib.use("Agg")

@@ -2,6 +2,7 @@
 
     python bench/uet_failure.py [--mode fail|flap] [--quick] [--uet-rto TIME] [--uet-rto-estimate]
                                 [--uet-rto-max TIME] [--out DIR]
+    python bench/uet_failure.py --paper [--paper-k 16] [--paper-failed 8]
 
 The shape of the failure experiment of REPS (Bonato et al., arXiv 2407.21625): long flows of a
 random permutation on a leaf-spine, one spine link stops carrying frames in the middle of the run,
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,8 @@ import rdmasim
 from rdmasim.fabric import set_route
 from rdmasim.flows import FlowSamples
 from rdmasim.traffic.generators import permutation
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/uec_reference.py
 
 LINE_BPS = 100e9
 MTU = 4096
@@ -274,16 +278,96 @@ def run(mode: str = "fail", quick: bool = False, configs: list[str] | None = Non
     return {k: run_case(c, size, mode, seed) for k, c in cfgs.items()}
 
 
+#: ``--paper``: the UEC reference simulator's load-balancing experiment (bench/uec_reference.py):
+#: (label, transport, lb, ack_every, slow links?, reference key)
+PAPER_CASES = {
+    "reps_nofail": ("UET + NSCC + REPS, no slow link", "uet", "reps", 4, False, "perm1024"),
+    "reps_ack1": ("UET + NSCC + REPS, ACK per packet", "uet", "reps", 1, True, "perm1024_failed8_reps_ack1"),
+    "reps_ack4": ("UET + NSCC + REPS, ACK per 4", "uet", "reps", 4, True, "perm1024_failed8_reps_ack4"),
+    "oblivious": ("UET + NSCC + oblivious", "uet", "oblivious", 4, True, "perm1024_failed8_oblivious"),
+    "roce_ecmp": ("RoCE + ECMP (cx6, PFC, no CC)", "roce", "ecmp", 0, True, ""),
+}
+
+
+def run_paper(k: int = 16, failed: int = 8, cases: list[str] | None = None,
+              seed: int = SEED) -> dict[str, Any]:
+    """The load-balancing experiment of the UEC reference simulator's validation plan
+    (``validate_load_balancing_failed_snd.txt``): a permutation of 2,000,000-byte flows on a
+    ``k``-ary three-tier fat tree (1024 hosts at k = 16) at 100 Gb/s, ``failed`` core links at a
+    quarter of their rate for the whole run, UET with NSCC (from the fat tree's base RTT),
+    trimming and ECN switches at htsim's defaults; RoCE with ECMP beside it.  Per case: FCT of
+    the first and last flow, mean and p99, retransmitted packets, trims, and the reference's
+    figures for the same case."""
+    import uec_reference as ref
+
+    out: dict[str, Any] = {}
+    for key in cases or list(PAPER_CASES):
+        label, transport, lb, ack_every, slow, ref_key = PAPER_CASES[key]
+        if transport == "uet":
+            topo = ref.fat_tree(k, ref.switch_config(), seed)
+        else:
+            topo = ref.fat_tree(k, {"path_select": "ecmp"}, seed)
+            for h in topo.hosts:
+                h.set_nic_profile("cx6")
+        if slow:
+            ref.slow_core_links(topo, failed)
+        n = len(topo.hosts)
+        table = permutation(np.arange(n), ref.FLOW_BYTES, seed)
+        kw: dict[str, Any] = ({"transport": "uet", "uet": {"lb": lb, "cc": "nscc", "trim": True,
+                                                           "ack_every": ack_every,
+                                                           "nscc_base_rtt": ref.base_rtt_ps()}}
+                              if transport == "uet" else {"timeout": ROCE_TIMEOUT})
+        flows = topo.sim.add_flows(table, mtu=ref.MTU, **kw)
+        topo.sim.run_flows(until=RUN_LIMIT_PS)
+        res = flows.results()
+        if not ((res["status"] == 0) & (res["bytes_delivered"] == res["size_bytes"])).all():
+            raise RuntimeError(f"{label}: every flow must complete with its bytes")
+        fct = res["fct_ps"] / 1e6
+        ports = [p for sw in [*topo.edges, *topo.aggs, *topo.cores] for p in sw.stats()]
+        out[key] = {"label": label, "first_us": float(fct.min()), "mean_us": float(fct.mean()),
+                    "p99_us": float(np.percentile(fct, 99)), "tail_us": float(fct.max()),
+                    "retx_pkts": int(res["retx_pkts"].sum()), "trims": int(sum(p["trims"] for p in ports)),
+                    "reference": ref.REFERENCE.get(ref_key)}
+    return out
+
+
+def print_paper(runs: dict[str, Any], k: int, failed: int) -> None:
+    """The table docs/uet.md quotes."""
+    import uec_reference as ref
+
+    print(f"fat tree k = {k} ({k ** 3 // 4} hosts), 100 Gb/s, 1 us hops (base RTT "
+          f"{ref.base_rtt_ps() / 1e6:.2f} us, BDP {ref.bdp_bytes():,} B: trimming at 1 BDP, "
+          "ECN 0.2-0.8 BDP), "
+          f"permutation of {ref.FLOW_BYTES:,}-byte flows, {failed} core links at "
+          f"{ref.FAILED_RATIO:.0%} (core to aggregation)")
+    print("| case | FCT first / mean / p99 / last (us) | retransmitted | trimmed | htsim: first / last (us), "
+          "retransmitted |")
+    print("|---|---|---|---|---|")
+    for r in runs.values():
+        h = r["reference"]
+        hs = f"{h['first']:.1f} / {h['tail']:.1f}, {h['rtx']:,}" if h else "-"
+        print(f"| {r['label']} | {r['first_us']:.1f} / {r['mean_us']:.1f} / {r['p99_us']:.1f} / "
+              f"{r['tail_us']:.1f} | {r['retx_pkts']:,} | {r['trims']:,} | {hs} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("fail", "flap"), default="fail")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--paper", action="store_true",
+                    help="the UEC reference simulator's load-balancing experiment (slow core links on a "
+                    "fat tree) instead; prints its table only")
+    ap.add_argument("--paper-k", type=int, default=16, help="--paper: the fat tree's k (16: 1024 hosts)")
+    ap.add_argument("--paper-failed", type=int, default=8, help="--paper: core links at a quarter rate")
     ap.add_argument("--uet-rto", default=None, help="the UET flows' retransmit timeout (default 100us)")
     ap.add_argument("--uet-rto-estimate", action="store_true",
                     help="the UET flows' timeout from an RTT estimate (uet rto_estimate)")
     ap.add_argument("--uet-rto-max", default=None, help="with --uet-rto-estimate: its cap (default 10ms)")
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args()
+    if a.paper:
+        print_paper(run_paper(a.paper_k, a.paper_failed), a.paper_k, a.paper_failed)
+        return
     size = QUICK if a.quick else FULL
     opts: dict[str, Any] = {"rto_estimate": True} if a.uet_rto_estimate else {}
     if a.uet_rto_max is not None:

@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "cc": "none",            # "none" (a fixed window), "nscc" (NSCC's window, defaults from its base RTT) or
                              # "rccc" (receiver credit: the target's pacer grants; `window` caps the credit)
     "window": None,          # bytes in flight; None: 2 x the bandwidth-delay product of the first link
+    "nscc_base_rtt": None,   # NSCC's base RTT (a time); None: a leaf-spine round trip (base_rtt_ps)
     "reorder_packets": 64,   # SACK-gap threshold: a PSN is lost when one this many later was acknowledged
     "ack_every": 4,          # the target acknowledges at least every this many packets
     "rto": "100us",          # retransmit timeout before the first RTT sample (or always: rto_estimate false)
@@ -100,10 +101,23 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "place": int(opts["place_bytes"]),
         "lb": LOAD_BALANCERS[opts["lb"]],
         "cc": CONGESTION_CONTROLS[opts["cc"]],
-        "cc_base_rtt_ps": base_rtt_ps(sim, mtu),
+        "cc_base_rtt_ps": _nscc_base_rtt(sim, mtu, opts["nscc_base_rtt"], where),
         "target_bytes": (0 if opts["target_buffer"] is None else
                          check_int(f"{where}.target_buffer (bytes)", opts["target_buffer"], 1, MAX_TARGET)),
     }
+
+
+def _nscc_base_rtt(sim: Any, mtu: int, value: Any, where: str) -> int:
+    """``nscc_base_rtt`` in ps (default :func:`base_rtt_ps`); a refusal names the key."""
+    if value is None:
+        return base_rtt_ps(sim, mtu)
+    try:
+        ps = parse_time(value)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{where}.nscc_base_rtt = {value!r}: {e}") from None
+    if not 0 < ps <= 1_000_000_000_000:
+        raise ValueError(f"{where}.nscc_base_rtt = {value!r}: allowed 1 ps .. 1 s")
+    return ps
 
 
 def base_rtt_ps(sim: Any, mtu: int) -> int:

@@ -76,3 +76,27 @@ def test_full_size_and_flapping_link(mode, quick):
     # REPS under NSCC's window (SMaRTT-REPS) recovers as well: no flow stalls for long
     assert runs["uet_reps_nscc"]["failed_flows"] == 0
     assert runs["uet_reps_nscc"]["max_stall_rtts"] < FEW_RTTS
+
+
+def test_paper_setup_reps_avoids_slow_core_links_oblivious_does_not():
+    """--paper, the UEC reference simulator's load-balancing experiment at k = 4: one core link
+    down to pod 0 at a quarter of its rate for the whole run.  Every flow completes; REPS's last
+    flow finishes well before oblivious spraying's, which keeps a quarter of pod 0's traffic on
+    the slow link; with no slow link REPS is faster still."""
+    r = B.run_paper(k=4, failed=1, cases=["reps_nofail", "reps_ack4", "oblivious"])
+    assert r["reps_ack4"]["tail_us"] < 0.6 * r["oblivious"]["tail_us"], r
+    assert r["reps_nofail"]["tail_us"] < r["reps_ack4"]["tail_us"], r
+    assert r["reps_ack4"]["retx_pkts"] <= r["oblivious"]["retx_pkts"], r
+
+
+def test_paper_slow_links_are_the_core_to_aggregation_directions():
+    import uec_reference as ref
+
+    topo = ref.fat_tree(4, ref.switch_config())
+    slow = ref.slow_core_links(topo, 2)
+    agg = topo.aggs[0]
+    assert [d.rate_bps for d in slow] == [25_000_000_000] * 2
+    # the other direction of each, and the next core link, keep the line rate
+    assert [(lk.ab if lk.a is agg else lk.ba).rate_bps for lk in agg.ports[2:4]] == [100_000_000_000] * 2
+    with pytest.raises(ValueError, match="failed links = 3"):
+        ref.slow_core_links(topo, 3)
