@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("apps", ("rdmasim", "rdmasim.__main__", "rdmasim.cli", "rdmasim.scenario", "rdmasim.sweep",
               "rdmasim.testing", "rdmasim.pyverbs", "rdmasim.fabricd", "rdmasim.hpcc", "rdmasim.htsim",
               "rdmasim.plots", "rdmasim.ladder", "rdmasim.demo", "rdmasim.demo_scenarios",
-              "rdmasim.analytic", "rdmasim.results")),
+              "rdmasim.analytic", "rdmasim.analytic_maxmin", "rdmasim.results")),
 )
 RANK: dict[str, int] = {name: i for i, (name, _) in enumerate(LAYERS)}
 
