@@ -367,8 +367,9 @@ def htsim_binary(htsim_dir: Path, name: str) -> Path:
     )
 
 
-FINISHED = re.compile(r"^Flow (\S+)(?: \d+)? finished at ([0-9.eE+-]+) total bytes (\d+)", re.M)
-RTX = re.compile(r"^New: (\d+) Rtx: (\d+)", re.M)
+#: htsim's clock prints a "." every 50 ms of simulated time, with no newline: lines may start with dots
+FINISHED = re.compile(r"^\.*Flow (\S+)(?: \d+)? finished at ([0-9.eE+-]+) total bytes (\d+)", re.M)
+RTX = re.compile(r"^\.*New: (\d+) Rtx: (\d+)", re.M)
 
 
 def parse_htsim(stdout: str, mtu: int) -> dict[str, Any]:
@@ -407,7 +408,7 @@ def run_htsim(plan: dict[str, Any], htsim_dir: Path, callgrind: bool = False) ->
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit status {p.returncode}: {p.stderr[-2000:]}")
     with out.open() as f:
-        text = "".join(ln for ln in f if ln.startswith(("Flow ", "New: ")))
+        text = "".join(ln.lstrip(".") for ln in f if ln.lstrip(".").startswith(("Flow ", "New: ")))
     res = {"side": "htsim", "cpu_s": cpu, **parse_htsim(text, plan["mtu"])}
     out.unlink()
     if callgrind:
