@@ -351,6 +351,10 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def _children_sys() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime
+
+
 def _python() -> str:
     """The interpreter binary itself (valgrind must not trace a pyenv shell shim)."""
     return os.path.realpath(sys.executable)
@@ -401,15 +405,15 @@ def run_htsim(plan: dict[str, Any], htsim_dir: Path, callgrind: bool = False) ->
             *argv,
         ]
     out = Path(plan["dir"]) / "htsim.out"  # a file: htsim_hpcc writes a line per ACK
-    c0 = _children_cpu()
+    c0, s0 = _children_cpu(), _children_sys()
     with out.open("w") as f:
         p = subprocess.run(argv, cwd=plan["dir"], stdout=f, stderr=subprocess.PIPE, text=True)
-    cpu = _children_cpu() - c0
+    cpu, sys_s = _children_cpu() - c0, _children_sys() - s0
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit status {p.returncode}: {p.stderr[-2000:]}")
     with out.open() as f:
         text = "".join(ln.lstrip(".") for ln in f if ln.lstrip(".").startswith(("Flow ", "New: ")))
-    res = {"side": "htsim", "cpu_s": cpu, **parse_htsim(text, plan["mtu"])}
+    res = {"side": "htsim", "cpu_s": cpu, "sys_s": sys_s, **parse_htsim(text, plan["mtu"])}
     out.unlink()
     if callgrind:
         res["instructions"] = callgrind_total(cg_out)
@@ -430,15 +434,15 @@ def run_rdmasim(plan: dict[str, Any], callgrind: bool = False) -> dict[str, Any]
             *argv,
         ]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    c0 = _children_cpu()
+    c0, s0 = _children_cpu(), _children_sys()
     p = subprocess.run(argv, cwd=plan["dir"], capture_output=True, text=True, env=env)
-    cpu = _children_cpu() - c0
+    cpu, sys_s = _children_cpu() - c0, _children_sys() - s0
     if p.returncode != 0:
         raise RuntimeError(
             f"rdmasim worker {plan['workload']}: exit status {p.returncode}: {p.stderr[-3000:]}"
         )
     line = next(ln for ln in p.stdout.splitlines() if ln.startswith(RESULT_PREFIX))
-    res = {"side": "rdmasim", "cpu_s": cpu, **json.loads(line[len(RESULT_PREFIX) :])}
+    res = {"side": "rdmasim", "cpu_s": cpu, "sys_s": sys_s, **json.loads(line[len(RESULT_PREFIX) :])}
     if callgrind:
         total = callgrind_total(cg_out)
         routes = callgrind_inclusive(cg_out, "rs_routes_compute")
@@ -587,6 +591,7 @@ class Point:
             out[side] = {
                 "cpu_s": cpu,
                 "cpu_s_all": [r["cpu_s"] for r in runs],
+                "sys_s": statistics.median(r["sys_s"] for r in runs),
                 "setup_cpu_s": setup,
                 "net_cpu_s": None if setup is None else cpu - setup,
                 "data_pkts": last["data_pkts"],
