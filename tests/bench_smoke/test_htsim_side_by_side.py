@@ -110,3 +110,20 @@ def test_both_sides_do_the_same_work(tmp_path: Path) -> None:
     for row in json.loads(out.read_text())["summary"]:
         assert row["same_pkts"], row
         assert row["htsim"]["flows_done"] == row["rdmasim"]["flows_done"] == row["flows"]
+
+
+def test_ratios_are_packets_per_cpu_second_over_htsims() -> None:
+    # the same 1000 packets: rdmasim's median run takes 2.5 s of CPU against htsim's 4 (whole), and
+    # 1 s against 4 once its setup runs' median (1.5 s) is taken off (net)
+    def run(cpu: float) -> dict:
+        return {"cpu_s": cpu, "sys_s": 0.0, "data_pkts": 1000, "retx_pkts": 0, "flows_done": 1,
+                "fct_us": [5.0]}
+
+    pt = sbs.Point("x", 1024, 1)
+    pt.runs = {"htsim": [run(4.0), run(4.0)], "rdmasim": [run(2.0), run(3.0)]}
+    pt.setup = {"htsim": [0.0, 0.0], "rdmasim": [1.0, 2.0]}
+    s = pt.summary()
+    assert s["ratio_whole"] == pytest.approx(4.0 / 2.5)  # medians: 4.0 and 2.5 s
+    assert s["ratio_net"] == pytest.approx(4.0 / 1.0)  # 2.5 - 1.5 s of setup
+    assert s["ratio_net_rounds"] == pytest.approx([4.0, 4.0])  # each round: 1 s of traffic
+    assert s["same_pkts"] and s["fct_max_ratio"] == 1.0
