@@ -732,6 +732,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="only write both sides' inputs of the workloads into DIR (no htsim needed)",
     )
+    p.add_argument("--keep", action="store_true", help="keep the runs' directory (inputs, callgrind files)")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.worker is not None:
@@ -795,7 +796,10 @@ def main(argv: list[str] | None = None) -> int:
                     }
             points.append(pt)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if a.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     rows = [pt.summary() for pt in points]
     load1 = os.getloadavg()
     print(table(rows))
