@@ -76,7 +76,7 @@ def test_size_not_a_multiple_of_the_mtu_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["incast8-nocc", "incast8-write1", "fattree16-dcqcn"])
 def test_rdmasim_side_counts_every_data_packet(tmp_path: Path, name: str) -> None:
-    plan = sbs.generate(sbs.WORKLOADS[name], 32 * sbs.MTU, tmp_path)
+    plan = sbs.generate(sbs.WORKLOADS[name], 256 * sbs.MTU, tmp_path)
     res = sbs.worker(plan)
     assert res["flows_done"] == plan["flows"]
     assert res["data_pkts"] == plan["expect_data_pkts"] and res["retx_pkts"] == 0
