@@ -403,11 +403,12 @@ def _check_transport(sc: Scenario, file: str, problems: list[Problem]) -> None:
             problems.append(Problem(file, "uet.rto_max", f"is below uet.rto_min "
                                     f"({sc.values['uet.rto_min']} ps)", sc.values["uet.rto_max"],
                                     "uet.rto_min or more"))
-        if "collective" in sc.generators and sc.values["uet.mode"] == "uud":
-            problems.append(Problem(file, "uet.mode", "[traffic.collective] needs reliable delivery: each "
-                                    "step forwards or reduces the bytes the step before it brought, and "
-                                    "'uud' neither acknowledges nor resends, so a lost packet would end "
-                                    "the collective with a wrong result", "uud", "'rud', 'rod' or 'rudi'"))
+        if "collective" in sc.generators and sc.values["uet.mode"] == "uud":  # it runs: a warning
+            sc.warnings.append(Problem(file, "uet.mode", "[traffic.collective] over unreliable delivery: each "
+                                       "step forwards or reduces the bytes the step before it brought, and "
+                                       "'uud' neither acknowledges nor resends, so a lost packet is missing "
+                                       "from the result (each flow's lost_pkts counts them)", "uud",
+                                       "'rud', 'rod' or 'rudi' for a complete result"))
         if sc.values["uet.trim"] and sc.values["uet.mode"] not in ("rud", "rod"):
             problems.append(Problem(file, "uet.trim", f"needs uet.mode 'rud' or 'rod' (a trimmed packet is "
                                     f"asked for again), not {sc.values['uet.mode']!r}", True,

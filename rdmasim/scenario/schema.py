@@ -113,8 +113,8 @@ SECTIONS: dict[str, str] = {
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow (transport 'roce').",
     "transport": "The transport every flow runs on, [traffic.collective] included: 'roce' (RC queue pairs, "
-    "the IB transport) or 'uet' (the Ultra Ethernet transport, docs/uet.md; WRITE and SEND flows; a "
-    "collective needs uet.mode 'rud', 'rod' or 'rudi').",
+    "the IB transport) or 'uet' (the Ultra Ethernet transport, docs/uet.md; WRITE and SEND flows; over "
+    "uet.mode 'uud' a collective's result misses what the fabric lost: validate warns).",
     "uet": "Ultra Ethernet transport options (transport.kind = 'uet'; docs/uet.md). qp.mtu is its payload "
     "per packet.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",
