@@ -120,3 +120,11 @@ def test_a_collective_on_unreliable_delivery_warns_naming_the_key(tmp_path: Path
     assert len([ln for ln in (r.stdout + r.stderr).splitlines() if "uet.mode" in ln]) == 1
     res = run_scenario(sc, out_dir="", progress=False)
     assert all(f.status == "ok" for f in res.flows)
+
+
+def test_uet_on_an_infiniband_fabric_is_refused_at_load_naming_the_key() -> None:
+    # UET runs over UDP/IP on Ethernet: validate says so before anything runs, naming transport.kind
+    with pytest.raises(ScenarioError) as ei:
+        loads(COLLECTIVE.replace("[link]\n", '[link]\nlayer = "ib"\n'), "c.toml")
+    (p,) = [p for p in ei.value.problems if p.path == "transport.kind"]
+    assert "link.layer" in p.message and "Ethernet" in p.message
