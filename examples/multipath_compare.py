@@ -1,7 +1,7 @@
 """Multipath side by side: one leaf-spine, four workloads, each transport and path selection.
 
-Runs a permutation, an incast, an all-to-all and a permutation through a failing spine link on a
-4 x 4 x 4 leaf-spine (100 Gb/s, 1 us links, no congestion control) over
+Runs a permutation, an incast, an all-to-all collective and a permutation through a failing spine
+link on a 4 x 4 x 4 leaf-spine (100 Gb/s, 1 us links, no congestion control) over
 
 - RoCE + ECMP: in-order receivers (``cx6``, Go-Back-N), one path per QP;
 - RoCE + adaptive routing with out-of-order placement: ``cx7-ar`` receivers, per-packet adaptive
@@ -14,7 +14,10 @@ Runs a permutation, an incast, an all-to-all and a permutation through a failing
 and prints per configuration the FCT slowdown (p50, p99; FCT over the ideal FCT of
 :func:`rdmasim.scenario.ideal.ideal_fct_ps`), the goodput (mean rate of a flow, as a fraction of
 the line rate, and the bytes of all flows over the time the last one finished), the deepest switch
-egress queue, the retransmitted packets and the packets switches trimmed.
+egress queue, the retransmitted packets and the packets switches trimmed. The all-to-all is the
+collective :func:`rdmasim.traffic.alltoall` (direct: every rank sends its block to every other at
+once) run on each configuration's transport; its table adds the collective's time (first start to last
+finish) and its bus bandwidth as nccl-tests reports it.
 
 The failing link: at ``FAIL_AT_PS`` the link leaf0 - spine0 goes down. leaf0 sees it at once; the
 other leaves keep sending traffic for leaf0's hosts to spine0, which has no way left to them, until
@@ -40,7 +43,8 @@ from rdmasim import ib_fabric
 from rdmasim.fabric import set_route
 from rdmasim.flows import FlowSamples
 from rdmasim.scenario.ideal import ideal_fct_ps
-from rdmasim.traffic.generators import all_to_all, incast, permutation
+from rdmasim.traffic import alltoall, collective_result
+from rdmasim.traffic.generators import incast, permutation
 
 NAME = "multipath_compare"
 DESCRIPTION = ("Permutation, incast, all-to-all and a failing link over RoCE+ECMP, RoCE+AR+OOO, IB+AR "
@@ -145,7 +149,7 @@ def table(workload: str, size: Size) -> Any:
         others = np.arange(size.hosts_per_leaf, n)
         senders = others[np.linspace(0, len(others) - 1, size.incast_senders).astype(int)]
         return incast(senders, 0, size.incast)
-    return all_to_all(np.arange(n), size.all_to_all)
+    return alltoall(np.arange(n), size.all_to_all * n)  # a block of size.all_to_all to each other rank
 
 
 def run_case(cfg: Config, workload: str, size: Size) -> dict[str, Any]:
@@ -185,6 +189,11 @@ def run_case(cfg: Config, workload: str, size: Size) -> dict[str, Any]:
     }
     if workload == "failure" and samples is not None:
         out.update(failure_numbers(samples, res), lost_frames=lost)
+    if workload == "all_to_all":
+        n = size.leaves * size.hosts_per_leaf
+        t = last - int(res["start_ps"].min())
+        out.update(collective_us=t / 1e6,
+                   busbw_gbps=collective_result("alltoall", n, size.all_to_all * n, t).busbw_Bps * 8 / 1e9)
     return out
 
 
@@ -266,6 +275,8 @@ ROWS = [("FCT slowdown p50", "slowdown_p50", "{:.2f}"), ("FCT slowdown p99", "sl
         ("deepest egress queue (KB)", "max_queue_kb", "{:.0f}"),
         ("retransmitted packets", "retx_pkts", "{:,}"),
         ("trimmed packets", "trims", "{:,}")]
+COLLECTIVE_ROWS = [("collective time (us)", "collective_us", "{:.1f}"),
+                   ("bus bandwidth (Gb/s)", "busbw_gbps", "{:.1f}")]
 FAILURE_ROWS = [("flows stalled in the failure", "stalled_flows", "{}"),
                 ("frames lost on the failed link", "lost_frames", "{:,}"),
                 ("goodput before (Gb/s)", "goodput_before_gbps", "{:.0f}"),
@@ -287,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     elif "uet_reps" not in UET_CONFIGS:
         print("(UET + REPS: not in this build's UET transport)")
     for w in WORKLOADS:
-        rows = ROWS + (FAILURE_ROWS if w == "failure" else [])
+        rows = ROWS + {"failure": FAILURE_ROWS, "all_to_all": COLLECTIVE_ROWS}.get(w, [])
         print(f"\n{w}:")
         print(c.table(["", *(cfg.label for cfg in configs.values())],
                       [(label, *(fmt.format(runs[w][k][key]) for k in configs)) for label, key, fmt in rows]))

@@ -25,9 +25,11 @@ static rs_pdc *ids_find(const rs_uet_ids *t, uint16_t id)
     }
 }
 
-static int ids_grow(rs_uet_ids *t)
+/* A fresh table without the deleted entries, twice as large when a quarter of it is live: the
+ * searches end at an empty slot, so deleted entries must not fill it. */
+static int ids_rebuild(rs_uet_ids *t)
 {
-    uint32_t cap = t->cap ? t->cap * 2u : 64u;
+    uint32_t cap = !t->cap ? 64u : (t->live + 1u) * 4u > t->cap ? t->cap * 2u : t->cap;
     rs_pdc **slot = calloc(cap, sizeof(*slot));
     uint16_t *key = calloc(cap, sizeof(*key));
     if (!slot || !key) {
@@ -49,13 +51,14 @@ static int ids_grow(rs_uet_ids *t)
     t->slot = slot;
     t->key = key;
     t->cap = cap;
+    t->dead = 0;
     return 0;
 }
 
 /* A fresh id for c: 0 when 65535 are in use or out of memory. */
 static uint16_t ids_add(rs_uet_ids *t, rs_pdc *c)
 {
-    if (t->live >= 65535u || ((t->live + 1u) * 2u > t->cap && ids_grow(t) != 0))
+    if (t->live >= 65535u || ((t->live + t->dead + 1u) * 2u > t->cap && ids_rebuild(t) != 0))
         return 0;
     uint16_t id;
     do {
@@ -64,6 +67,8 @@ static uint16_t ids_add(rs_uet_ids *t, rs_pdc *c)
     uint32_t i = id_hash(id, t->cap);
     while (t->slot[i] && t->slot[i] != (rs_pdc *)t)
         i = (i + 1u) & (t->cap - 1u);
+    if (t->slot[i]) /* a deleted entry's slot, used again */
+        t->dead--;
     t->slot[i] = c;
     t->key[i] = id;
     t->live++;
@@ -78,6 +83,7 @@ static void ids_del(rs_uet_ids *t, uint16_t id)
         if (t->key[i] == id && t->slot[i] != (rs_pdc *)t) {
             t->slot[i] = (rs_pdc *)t;
             t->live--;
+            t->dead++;
             return;
         }
     }

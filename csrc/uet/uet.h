@@ -251,6 +251,7 @@ typedef struct rs_uet_ids {
     uint16_t *key;
     uint32_t cap;   /* power of two */
     uint32_t live;
+    uint32_t dead;  /* deleted entries still in the table: live + dead stays at most half of cap */
     uint16_t next;
 } rs_uet_ids;
 

@@ -562,7 +562,9 @@ static void on_uet_sent(void *ctx, uint64_t flow_ref, const rs_pdc *c)
 {
     rs_flows *fs = ctx;
     rs_flow *f = &fs->f[flow_ref - 1];
-    if (f->pdc != c || !f->chain_next)
+    /* (a one-packet message may go as its PDC starts, before start_uet_flow has recorded it) */
+    int starting = !f->pdc && f->r.status == RS_FLOW_WAITING;
+    if ((f->pdc != c && !starting) || !f->chain_next)
         return;
     rs_flow *nx = &fs->f[f->chain_next - 1];
     uint64_t id = f->chain_next - 1;

@@ -403,6 +403,17 @@ def _check_transport(sc: Scenario, file: str, problems: list[Problem]) -> None:
             problems.append(Problem(file, "uet.rto_max", f"is below uet.rto_min "
                                     f"({sc.values['uet.rto_min']} ps)", sc.values["uet.rto_max"],
                                     "uet.rto_min or more"))
+        if sc.values["link.layer"] == "ib":
+            problems.append(Problem(file, "transport.kind", "the Ultra Ethernet transport runs over UDP/IP "
+                                    "on Ethernet, and link.layer = 'ib' frames the fabric as InfiniBand",
+                                    "uet", "'roce' (the IB transport) with link.layer 'ib', or link.layer "
+                                    "'roce'"))
+        if "collective" in sc.generators and sc.values["uet.mode"] == "uud":  # it runs: a warning
+            why = ("[traffic.collective] over unreliable delivery: each step forwards or reduces the bytes "
+                   "the step before it brought, and 'uud' neither acknowledges nor resends, so a lost packet "
+                   "is missing from the result (each flow's lost_pkts counts them)")
+            sc.warnings.append(Problem(file, "uet.mode", why, "uud",
+                                       "'rud', 'rod' or 'rudi' for a complete result"))
         if sc.values["uet.trim"] and sc.values["uet.mode"] not in ("rud", "rod"):
             problems.append(Problem(file, "uet.trim", f"needs uet.mode 'rud' or 'rod' (a trimmed packet is "
                                     f"asked for again), not {sc.values['uet.mode']!r}", True,

@@ -112,8 +112,9 @@ SECTIONS: dict[str, str] = {
     "NsccParams.for_path takes it from a path): used when `algorithm = \"nscc\"`.",
     "nic": "NIC profile of every host (rdmasim.nic): PSN window, ACK coalescing, PFC response time.",
     "qp": "RC queue-pair attributes of every flow (transport 'roce').",
-    "transport": "The transport the flows run on: 'roce' (RC queue pairs, the IB transport) or 'uet' (the "
-    "Ultra Ethernet transport, docs/uet.md; WRITE and SEND flows).",
+    "transport": "The transport every flow runs on, [traffic.collective] included: 'roce' (RC queue pairs, "
+    "the IB transport) or 'uet' (the Ultra Ethernet transport, docs/uet.md; WRITE and SEND flows; over "
+    "uet.mode 'uud' a collective's result misses what the fabric lost: validate warns).",
     "uet": "Ultra Ethernet transport options (transport.kind = 'uet'; docs/uet.md). qp.mtu is its payload "
     "per packet.",
     "impairments.loss[]": "i.i.d. loss on one link (overrides [link] loss there).",

@@ -147,11 +147,18 @@ def check_multipath_compare(r: dict[str, Any]) -> None:
     assert fail["ib_ar"]["last_fct_us"] < fail["roce_ecmp"]["last_fct_us"]
     assert fail["roce_ecmp"]["retx_pkts"] > 0
     assert all(r[w][k]["trims"] == 0 for w in mp.WORKLOADS for k in mp.CONFIGS)
+    # the all-to-all is a collective on each configuration's transport: its time and bus bandwidth
+    a2a = r["all_to_all"]
+    for row in a2a.values():
+        assert row["collective_us"] == pytest.approx(row["last_fct_us"], rel=1e-9)  # all start at 0
+        assert 0 < row["busbw_gbps"] < 100
+    assert a2a["roce_ar_ooo"]["busbw_gbps"] > a2a["roce_ecmp"]["busbw_gbps"]
     if "uet_spray" in perm:  # UET with oblivious spraying and trimming switches
         assert r["incast"]["uet_spray"]["trims"] > 0  # the incast queue passes the threshold
         assert perm["uet_spray"]["mean_rate"] > ecmp["mean_rate"]
         assert fail["uet_spray"]["stalled_flows"] == 0
         assert fail["uet_spray"]["last_fct_us"] < fail["roce_ecmp"]["last_fct_us"]
+        assert a2a["uet_spray"]["busbw_gbps"] > a2a["roce_ecmp"]["busbw_gbps"]
     if "uet_reps" in perm:  # REPS stops using the entropies that lose packets: it routes around
         reps, spray = fail["uet_reps"], fail["uet_spray"]
         assert reps["stalled_flows"] == 0 and reps["lost_frames"] < spray["lost_frames"]

@@ -72,3 +72,59 @@ def test_uet_scenario_runs_read_flows() -> None:
     res = run_scenario(loads(UET.replace('size = "512KiB"', 'size = "512KiB"\nverb = "READ"')), out_dir="")
     assert [r.status for r in res.flows] == ["ok", "ok"]
     assert all(r.bytes_delivered == 512 * 1024 for r in res.flows)
+
+
+COLLECTIVE = """
+[simulation]
+progress = false
+[topology]
+kind = "star"
+n = 4
+[link]
+rate = "100Gbps"
+delay = "1us"
+[qp]
+mtu = 4096
+[traffic.collective]
+kind = "allreduce"
+algorithm = "ring"
+size = "1MiB"
+chunk_size = "32KiB"
+[transport]
+kind = "uet"
+"""
+
+
+@pytest.mark.parametrize("uet", ['lb = "reps"\n', 'lb = "oblivious"\ncc = "nscc"\n', 'cc = "rccc"\n',
+                                 'mode = "rod"\n', 'mode = "rudi"\n'])
+def test_a_collective_runs_on_uet_and_reports_busbw(uet: str) -> None:
+    # 4 ranks x 6 steps x 8 chunks: every connection chains 48 flows, one PDC after another
+    res = run_scenario(loads(COLLECTIVE + "[uet]\n" + uet, "c.toml"), out_dir="", progress=False)
+    assert len(res.flows) == 4 * 6 * 8
+    assert all(f.status == "ok" and f.bytes_delivered == f.size_bytes for f in res.flows)
+    (row,) = res.collectives
+    assert row["collective"] == "allreduce/ring" and row["ranks"] == 4
+    assert 0 < row["busbw_over_link_rate"] < 1
+
+
+def test_a_collective_on_unreliable_delivery_warns_naming_the_key(tmp_path: Path) -> None:
+    # it runs (a study of loss-tolerant collectives may want it), but validate says what it means
+    sc = loads(COLLECTIVE + '[uet]\nmode = "uud"\n', "c.toml")
+    (p,) = [p for p in sc.warnings if p.path == "uet.mode"]
+    assert "collective" in p.message and "lost_pkts" in p.message and "rud" in p.allowed
+    assert not [w for w in loads(COLLECTIVE, "c.toml").warnings if w.path == "uet.mode"]
+    f = tmp_path / "c.toml"
+    f.write_text(COLLECTIVE + '[uet]\nmode = "uud"\n')
+    r = subprocess.run([sys.executable, "-m", "rdmasim", "validate", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0
+    assert len([ln for ln in (r.stdout + r.stderr).splitlines() if "uet.mode" in ln]) == 1
+    res = run_scenario(sc, out_dir="", progress=False)
+    assert all(f.status == "ok" for f in res.flows)
+
+
+def test_uet_on_an_infiniband_fabric_is_refused_at_load_naming_the_key() -> None:
+    # UET runs over UDP/IP on Ethernet: validate says so before anything runs, naming transport.kind
+    with pytest.raises(ScenarioError) as ei:
+        loads(COLLECTIVE.replace("[link]\n", '[link]\nlayer = "ib"\n'), "c.toml")
+    (p,) = [p for p in ei.value.problems if p.path == "transport.kind"]
+    assert "link.layer" in p.message and "Ethernet" in p.message

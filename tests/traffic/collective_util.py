@@ -17,22 +17,26 @@ RATE, DELAY, MTU = "100Gbps", "1us", 4096
 
 
 def run_table(p: int, table: tr.FlowTable, star: Any = None, rate: str = RATE, delay: str = DELAY,
-              mtu: int = MTU) -> int:
-    """Completion time (ps) of ``table`` on an idle ``p``-host star: first start to last finish."""
+              mtu: int = MTU, transport: str = "roce", uet: dict[str, Any] | None = None) -> int:
+    """Completion time (ps) of ``table`` on an idle ``p``-host star: first start to last finish
+    (``transport`` and ``uet`` as :meth:`Simulator.add_flows` takes them)."""
     st = star or topology.star(p, rate=rate, delay=delay, mtu=mtu)
-    fs = st.sim.add_flows(table, mtu=mtu)
+    kw: dict[str, Any] = {"transport": "uet", "uet": uet} if transport == "uet" else {}
+    fs = st.sim.add_flows(table, mtu=mtu, **kw)
     st.sim.run_flows()
     r = fs.results()
     assert (r["status"] == 0).all() and int(r["retx_pkts"].sum()) == 0, "not an idle lossless run"
     return int(r["finish_ps"].max() - r["start_ps"].min())
 
 
-def measure_alpha_beta(rate: str = RATE, delay: str = DELAY, mtu: int = MTU) -> AlphaBeta:
+def measure_alpha_beta(rate: str = RATE, delay: str = DELAY, mtu: int = MTU, transport: str = "roce",
+                       uet: dict[str, Any] | None = None) -> AlphaBeta:
     """beta: the slope of one flow's completion time between 1 and 4 MiB (wire time per payload byte,
     headers included); alpha: a one-MTU flow's time less its bytes at beta (propagation both ways, the
-    switch's store-and-forward of one packet, the ACK)."""
+    switch's store-and-forward of one packet, the ACK). On ``transport``, as every flow it models."""
     def one(size: int) -> int:
-        return run_table(2, tr.FlowTable.from_columns([0], [1], [size]), rate=rate, delay=delay, mtu=mtu)
+        return run_table(2, tr.FlowTable.from_columns([0], [1], [size]), rate=rate, delay=delay, mtu=mtu,
+                         transport=transport, uet=uet)
     beta = (one(4 << 20) - one(1 << 20)) / (3 << 20)
     return AlphaBeta(one(mtu) - mtu * beta, beta)
 

@@ -14,6 +14,10 @@ host in ``hosts`` is its rank. One module per family:
 - :mod:`.innetwork`: in-network (SHARP-style) all-reduce over an aggregation tree
 - :mod:`.metrics`: algbw / busbw (nccl-tests) and the alpha-beta cost models
 - :func:`collective`: any of them by name
+
+A collective is a :class:`~rdmasim.traffic.FlowTable`; the transport it runs on is chosen where it is
+added: ``sim.add_flows(table)`` runs it on RoCE RC queue pairs, ``sim.add_flows(table, transport="uet",
+uet={"lb": "reps", ...})`` as Ultra Ethernet messages (docs/collectives.md, "RoCE or UET").
 """
 
 from __future__ import annotations
