@@ -531,6 +531,13 @@ static void target_close(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
     }
 }
 
+/* The READ responses riding on request PDC c in its reverse direction (ses_read.c), or NULL. */
+static rs_pdc *reverse_of(rs_pdc *c)
+{
+    rs_pdc *r = c->read_resp;
+    return r && r->live && r->read_req == c ? r : NULL;
+}
+
 /* Target: the PDC a request names: by dpdcid, or for a SYN request (RUD/ROD) by the initiator's
  * address and spdcid, creating the target's half from the first SYN (pdc_setup.c). */
 static rs_pdc *target_pdc(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
@@ -539,6 +546,8 @@ static rs_pdc *target_pdc(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
         (pkt->uet.type != RS_UET_PDS_RUD_REQ && pkt->uet.type != RS_UET_PDS_ROD_REQ &&
          pkt->uet.type != RS_UET_PDS_RUD_CC_REQ && pkt->uet.type != RS_UET_PDS_ROD_CC_REQ)) {
         rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
+        if (c && c->src == ep->host) /* a request on a PDC this host initiated: its reverse direction */
+            c = reverse_of(c);
         return c && c->tgt_live && c->dst == ep->host ? c : NULL;
     }
     /* (initiator, spdcid) -> the PDC: the simulator reads it from the initiator's table */
@@ -584,6 +593,8 @@ void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
      * PDC id on the wire, the simulator finds the flow's counters by the packet's record */
     rs_pdc *c = request ? target_pdc(u, ep, pkt)
                         : ids_find(&ep->ids, t == RS_UET_PDS_RUDI_RESP ? (uint16_t)(pkt->psn >> 16) : pkt->uet.dpdcid);
+    if (c && !request && c->src != ep->host && c->dst == ep->host)
+        c = reverse_of(c); /* an ACK or NACK of what this host sent as the PDC's target (READ data) */
     if (!c || (request ? !c->tgt_live : !c->live || c->src != ep->host)) {
         ep->rx_unknown++;
     } else if (t == RS_UET_PDS_CTRL) {
@@ -654,10 +665,19 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_pdc_setup_init(c);
     c->live = 0;
     c->tgt_live = 0;
-    c->src_id = ids_add(&se->ids, c);
-    /* RUD / ROD: the target's half comes with the first SYN request (pdc_setup.c); RUDI / UUD have
-     * no PDC at the target, the simulator keeps an id there for the flow's counters */
-    c->dst_id = !c->src_id ? 0 : c->syn ? 0 : ids_add(&de->ids, c);
+    c->read_req = u->next_read_req; /* READ responses: the reverse direction of the request's PDC */
+    c->close_wait = 0;
+    u->next_read_req = NULL;
+    if (c->read_req) { /* its ids, established already: no SYN */
+        c->syn = 0;
+        c->src_id = c->read_req->dst_id;
+        c->dst_id = c->read_req->src_id;
+    } else {
+        c->src_id = ids_add(&se->ids, c);
+        /* RUD / ROD: the target's half comes with the first SYN request (pdc_setup.c); RUDI / UUD
+         * have no PDC at the target, the simulator keeps an id there for the flow's counters */
+        c->dst_id = !c->src_id ? 0 : c->syn ? 0 : ids_add(&de->ids, c);
+    }
     if (!c->src_id || (!c->syn && !c->dst_id)) {
         if (c->src_id)
             ids_del(&se->ids, c->src_id);
@@ -717,14 +737,16 @@ static void pdc_free(rs_uet *u, rs_pdc *c)
     rs_timer_cancel(&c->rto);
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_close(u, c);
+    int own_ids = !c->read_req; /* READ responses hold none: the request's PDC has them */
     if (c->live && (uint32_t)c->src < u->n_eps && u->eps[c->src]) {
         ring_remove(u->eps[c->src], c);
-        ids_del(&u->eps[c->src]->ids, c->src_id);
+        if (own_ids)
+            ids_del(&u->eps[c->src]->ids, c->src_id);
     }
-    if (c->tgt_live && (uint32_t)c->dst < u->n_eps && u->eps[c->dst])
+    if (own_ids && c->tgt_live && (uint32_t)c->dst < u->n_eps && u->eps[c->dst])
         ids_del(&u->eps[c->dst]->ids, c->dst_id);
     c->live = c->tgt_live = 0;
-    c->closing = 0;
+    c->closing = c->close_wait = 0;
     c->free_next = u->free_pdcs;
     u->free_pdcs = c;
 }
@@ -735,6 +757,18 @@ void rs_uet_release(rs_uet *u, rs_pdc *c)
         return;
     rs_timer_cancel(&c->rto);
     ring_remove(u->eps[c->src], c);
+    if (reverse_of(c)) { /* READ responses still on its PDC: the close waits for them */
+        c->close_wait = 1;
+        return;
+    }
+    c->close_wait = 0;
+    rs_pdc *req = c->read_req;
+    if (req) { /* READ responses done: their direction of the request's PDC ends, no close of its own */
+        pdc_free(u, c);
+        if (req->live && req->close_wait && req->read_resp == c)
+            rs_uet_release(u, req);
+        return;
+    }
     if (rs_pdc_close_begin(c)) /* RUD / ROD: the close exchange releases it (pdc_setup.c) */
         send_close(u, c);
     else

@@ -8,9 +8,14 @@
  * places them like any data and acknowledges them on the PDS; neither the request nor the data
  * gets an SES response of its own: each completes on its PDS acknowledgement.
  *
- * Simplified: the responses travel on a PDC of their own from the data holder to the reader (the
- * specification returns them on the READ's PDC, in the target-to-initiator direction); both are
- * set up by SYN and closed as any other PDC. */
+ * The responses travel on the READ request's PDC, in its target-to-initiator direction (as the
+ * specification returns them): a PDC is one context with a PSN space per direction, so the
+ * responses have PSNs of their own from 0 and the data holder's PDC id as spdcid, the reader's as
+ * dpdcid; they need no SYN (the PDC exists: the request created the data holder's half) and end
+ * with the PDC's one close, which the reader sends once its request is acknowledged and the data
+ * holder has the ACKs of every response (endpoint.c defers it till then).  The simulator keeps the
+ * reverse direction's PDS state in a record of its own (read_req names the request's) that holds
+ * no PDC id. */
 #include "uet/uet.h"
 
 void rs_ses_read_fill(const rs_pdc *c, const rs_pds_tx *tx, rs_pkt *p)
@@ -43,11 +48,13 @@ rs_pdc *rs_ses_read_execute(rs_uet *u, rs_pdc *c)
     u->next_dst_len = c->dst_len;
     u->next_read_role = RS_UET_READ_RESP;
     u->next_read_msg_id = c->msg_id;
+    u->next_read_req = c; /* on c's PDC, data holder -> reader */
     c->read_resp = rs_uet_start(u, c->dst, c->src, c->read_len, c->read_prio, RS_UET_RSP_RESPONSE_W_DATA, &c->prm,
                                 c->flow_ref);
     u->next_src = u->next_dst = NULL;
     u->next_dst_len = 0;
     u->next_read_role = 0;
+    u->next_read_req = NULL;
     return c->read_resp;
 }
 

@@ -11,7 +11,7 @@
  *   pdc_setup.c PDC establishment (SYN) and close (the CLOSE exchange), sans-I/O
  *   rto.c      the retransmit timeout: fixed, or from an RTT estimate with backoff
  *   ses_read.c the SES READ: the reader's zero-length READ request, the data holder's responses
- *              with data (a PDC of their own)
+ *              with data (on the request's PDC, in its reverse direction)
  *   endpoint.c a host's UET endpoint: PDC tables, frames built and received, the transmit
  *              round robin over PDCs, timers, bulk flows; the port client it offers
  *
@@ -156,6 +156,9 @@ typedef struct rs_pdc {
     uint16_t read_msg_id;     /* responses: the READ's message id */
     uint32_t read_len;        /* request: the bytes to read */
     struct rs_pdc *read_resp; /* request: the responses' PDC, once the data holder executed it */
+    struct rs_pdc *read_req;  /* responses: the READ request's PDC they ride on, in its reverse
+                               * direction (its ids, no SYN, closed with it) */
+    uint8_t close_wait;       /* request: released, its close waits for the responses to end */
 } rs_pdc;
 
 enum rs_uet_read_role { RS_UET_READ_REQ = 1, RS_UET_READ_RESP = 2 };
@@ -291,6 +294,7 @@ typedef struct rs_uet {
     uint8_t next_read_role;
     uint32_t next_read_len;
     uint16_t next_read_msg_id;
+    struct rs_pdc *next_read_req;
     void *flow_ctx;
 } rs_uet;
 
