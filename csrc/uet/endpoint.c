@@ -359,6 +359,18 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
         }
         return;
     }
+    if (pkt->uet.type == RS_UET_PDS_NACK &&
+        (pkt->uet.nack_code == RS_UET_NACK_INV_DPDCID || pkt->uet.nack_code == RS_UET_NACK_CLOSING)) {
+        /* the target does not know the PDC (any more): nothing sent again will be placed; the
+         * message ends undelivered and the PDC goes without a close */
+        c->failed = 1;
+        c->ses_done = 1;
+        c->ses_rc = RS_UET_RC_UNDELIVERABLE;
+        c->ses_mod_len = 0;
+        c->st.nacks_rcvd++;
+        complete(u, ep, c);
+        return;
+    }
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_on_feedback(c, pkt);
     if (pkt->uet.type == RS_UET_PDS_NACK) {
@@ -503,16 +515,40 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     send_ctrl(u, ep, a);
 }
 
+/* A frame answering pkt from this host, for a PDC it does not know: built from the packet alone. */
+static rs_pkt *reply_frame(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
+{
+    rs_link_path back;
+    rs_port_resolve_path(u->net, ep->port, pkt->src_node, (uint8_t)(pkt->tos & 0xFCu), 0, &back);
+    return new_frame(u, &back, ep->host, pkt->src_node);
+}
+
+/* Target: a RUD/ROD request without SYN for a PDC id this host does not know (closed, or never
+ * opened): NACK INV_DPDCID from the packet alone (its PSN, the ids swapped, its entropy echoed). */
+static void nack_unknown(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
+{
+    rs_pkt *a = reply_frame(u, ep, pkt);
+    if (!a)
+        return;
+    a->udp_sport = pkt->udp_sport;
+    a->psn = pkt->psn;
+    rs_uet_hdr *h = &a->uet;
+    h->type = RS_UET_PDS_NACK;
+    h->next_hdr = RS_UET_NH_NONE;
+    h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
+    h->nack_code = RS_UET_NACK_INV_DPDCID;
+    h->spdcid = pkt->uet.dpdcid;
+    h->dpdcid = pkt->uet.spdcid;
+    send_ctrl(u, ep, a);
+}
+
 /* Target: a CLOSE (pdc_setup.c).  c: the PDC it names, or NULL when this host does not know it
  * (closed already: the ACK was lost) - then the ACK is built from the packet alone. */
 static void target_close(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
     if (c && !rs_pdc_close_ok(c, pkt->psn))
         return; /* PSNs below it still missing: the initiator's timer sends it again */
-    rs_link_path back;
-    if (!c)
-        rs_port_resolve_path(u->net, ep->port, pkt->src_node, (uint8_t)(pkt->tos & 0xFCu), 0, &back);
-    rs_pkt *a = new_frame(u, c ? &c->back : &back, ep->host, pkt->src_node);
+    rs_pkt *a = c ? new_frame(u, &c->back, ep->host, pkt->src_node) : reply_frame(u, ep, pkt);
     if (!a)
         return;
     a->udp_sport = pkt->udp_sport;
@@ -597,6 +633,9 @@ void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
         c = reverse_of(c); /* an ACK or NACK of what this host sent as the PDC's target (READ data) */
     if (!c || (request ? !c->tgt_live : !c->live || c->src != ep->host)) {
         ep->rx_unknown++;
+        if (request && !(pkt->uet.flags & RS_UET_F_SYN) && (t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ ||
+                                                             t == RS_UET_PDS_RUD_CC_REQ || t == RS_UET_PDS_ROD_CC_REQ))
+            nack_unknown(u, ep, pkt); /* RUDI / UUD requests name no PDC; a SYN one creates it */
     } else if (t == RS_UET_PDS_CTRL) {
         rs_uet_rccc_ctrl(u, ep, c, pkt);
     } else if (request) {
@@ -667,6 +706,7 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     c->tgt_live = 0;
     c->read_req = u->next_read_req; /* READ responses: the reverse direction of the request's PDC */
     c->close_wait = 0;
+    c->failed = 0;
     u->next_read_req = NULL;
     if (c->read_req) { /* its ids, established already: no SYN */
         c->syn = 0;
@@ -762,6 +802,10 @@ void rs_uet_release(rs_uet *u, rs_pdc *c)
         return;
     }
     c->close_wait = 0;
+    if (c->failed) { /* its target does not know it: no close exchange */
+        pdc_free(u, c);
+        return;
+    }
     rs_pdc *req = c->read_req;
     if (req) { /* READ responses done: their direction of the request's PDC ends, no close of its own */
         pdc_free(u, c);

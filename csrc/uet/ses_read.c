@@ -6,7 +6,9 @@
  * as read_req_message_id, payload length, modified length = the read length, message offset;
  * offsets as Wireshark's packet-uet.c reads them, codec/uet_codec.c writes them).  The reader
  * places them like any data and acknowledges them on the PDS; neither the request nor the data
- * gets an SES response of its own: each completes on its PDS acknowledgement.
+ * gets an SES response of its own: each completes on its PDS acknowledgement.  A READ the data
+ * holder refuses (beyond its buffer: BAD_ADDR; a write-only buffer: OP_VIOLATION; ses.c) moves no
+ * data: the request's ACKs carry the SES response with that return code, and the READ ends on it.
  *
  * The responses travel on the READ request's PDC, in its target-to-initiator direction (as the
  * specification returns them): a PDC is one context with a PSN space per direction, so the
@@ -68,4 +70,8 @@ int rs_ses_read_acked(rs_pdc *c, int pds_done)
     return 1;
 }
 
-int rs_ses_read_answered(const rs_pdc *c) { return c->read_role == 0; }
+int rs_ses_read_answered(const rs_pdc *c)
+{
+    /* a READ the data holder refused (rs_ses_target_check): its error in the request's ACKs */
+    return c->read_role == 0 || (c->read_role == RS_UET_READ_REQ && c->tgt_rc != RS_UET_RC_OK);
+}

@@ -159,6 +159,7 @@ typedef struct rs_pdc {
     struct rs_pdc *read_req;  /* responses: the READ request's PDC they ride on, in its reverse
                                * direction (its ids, no SYN, closed with it) */
     uint8_t close_wait;       /* request: released, its close waits for the responses to end */
+    uint8_t failed;           /* the target NACKed the PDC as unknown (INV_DPDCID): no close */
 } rs_pdc;
 
 enum rs_uet_read_role { RS_UET_READ_REQ = 1, RS_UET_READ_RESP = 2 };
@@ -334,6 +335,9 @@ void rs_ses_fill(rs_uet *u, const rs_pdc *c, rs_pkt *p, uint64_t off);
 void rs_ses_place(rs_pdc *c, const rs_pkt *pkt);
 /* Initiator: a mode without SES responses (RUDI) completes c's message as done: 1. */
 int rs_ses_unanswered(rs_pdc *c);
+/* The work-completion status (RS_WC_STATUS_*) of a message that ended with SES return code rc, as
+ * a verbs provider reports the matching remote error. */
+uint32_t rs_ses_wc_status(uint8_t rc);
 /* Initiator: 1 when pkt carries the response to c's message (c->ses_rc, ses_mod_len set). */
 int rs_ses_on_response(rs_pdc *c, const rs_pkt *pkt);
 
