@@ -463,7 +463,8 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     if (c->prm.mode == RS_UET_RUDI) { /* no PDC state: executed (again, if a duplicate) and answered */
         r = (rs_pds_rx_res){.ack = 1};
     } else {
-        rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
+        rs_pds_rx(c, pkt->psn, pkt->psn + (uint32_t)(int32_t)pkt->uet.psn_off, pkt->payload_len,
+                  (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
         if (r.nack)
             send_nack(u, ep, c, pkt, r.nack, r.nack_payload);
         if (c->prm.cc == RS_UET_CC_RCCC && r.fresh)

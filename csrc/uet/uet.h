@@ -73,6 +73,7 @@ typedef struct rs_pdc_stats {
     uint64_t bytes_rcvd;    /* new payload bytes placed at the target */
     uint64_t pkts_rcvd;     /* UUD: data packets that reached the target */
     uint64_t ooo_dropped;   /* ROD: requests dropped at the target for arriving out of order */
+    uint64_t stale_dropped; /* duplicates below the cleared PSN, dropped at the target without an ACK */
 } rs_pdc_stats;
 
 struct rs_uet;
@@ -121,6 +122,7 @@ typedef struct rs_pdc {
     uint32_t rx_unacked;      /* packets accepted since the last ACK */
     uint32_t rx_nacked;       /* ROD: the expected PSN the last ROD_OOO NACK asked for */
     uint8_t rx_nack_sent;     /* ROD: rx_nacked is valid */
+    uint32_t rx_clear;        /* the initiator cleared every PSN below it (its requests' clear PSN) */
     uint64_t rx_bytes;
     uint64_t rx_bitmap[RS_PDS_SLOTS / 64]; /* PSN p above rx_cack received: bit p % RS_PDS_SLOTS */
 
@@ -214,8 +216,9 @@ typedef struct rs_pds_rx_res {
     int16_t sack_off;
     uint64_t sack_bitmap;
 } rs_pds_rx_res;
-/* A request with psn and len payload bytes arrived (ar: its ACK request flag). */
-void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res);
+/* A request with psn and len payload bytes arrived (ar: its ACK request flag; clear: its clear PSN,
+ * psn + clear_psn_offset). */
+void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t clear, uint32_t len, int ar, rs_pds_rx_res *res);
 /* The ACK fields for the target's state now, acknowledging psn. */
 void rs_pds_rx_ack_fields(const rs_pdc *c, uint32_t psn, rs_pds_rx_res *res);
 

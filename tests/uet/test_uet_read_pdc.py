@@ -29,7 +29,7 @@ def test_read_responses_use_the_read_requests_pdc_in_reverse(tmp_path) -> None:
     r = fs.results()
     assert describe_status(int(r["status"][0])) == "ok" and int(r["bytes_delivered"][0]) == size
     _, recs = read_records(path)
-    frames = [codec.decode(rec.data) for rec in recs]
+    frames = [codec.decode(rec.data) | {"t_ns": rec.t_ns} for rec in recs]
     reqs = [f for f in frames if f["uet"]["type"] == RUD_REQ and f["uet"]["next_hdr"] == NH_REQ_STD]
     data = [f for f in frames if f["uet"]["type"] == RUD_REQ and f["uet"]["next_hdr"] == NH_RSP_DATA]
     assert len(reqs) == 1 and len(data) == 20
@@ -50,7 +50,7 @@ def test_read_responses_use_the_read_requests_pdc_in_reverse(tmp_path) -> None:
     # one PDC, one close: the reader's CLOSE after both directions are done
     closes = [f for f in frames if f["uet"]["type"] == CTRL]
     assert len(closes) == 1 and closes[0]["src_ip"] == reader_ip
-    assert closes[0]["t_arrive_ps"] >= max(f["t_arrive_ps"] for f in reader_acks)
+    assert closes[0]["t_ns"] >= max(f["t_ns"] for f in reader_acks)
     holder, reader = uet.endpoint_stats(t.sim, 0), uet.endpoint_stats(t.sim, 1)
     assert holder["syn_sent"] == 0 and reader["pdcs_created"] == 0
     assert holder["pdcs_created"] == 1 and holder["pdcs_closed"] == 1
