@@ -162,6 +162,7 @@ typedef struct rs_pdc {
                                * direction (its ids, no SYN, closed with it) */
     uint8_t close_wait;       /* request: released, its close waits for the responses to end */
     uint8_t failed;           /* the target NACKed the PDC as unknown (INV_DPDCID): no close */
+    uint8_t close_req_sent;   /* target: it asked the initiator to close (REQ_CLOSE) */
 } rs_pdc;
 
 enum rs_uet_read_role { RS_UET_READ_REQ = 1, RS_UET_READ_RESP = 2 };
@@ -270,6 +271,7 @@ typedef struct rs_uet_ep {
     rs_pkt *ctrl_head;      /* ACKs / NACKs waiting for the wire */
     rs_pkt *ctrl_tail;
     uint64_t rx_unknown;    /* UET frames for a PDC id this host does not know (dropped) */
+    uint32_t n_tgt;         /* RUD / ROD PDCs this host holds as target (created from a SYN) */
     rs_uet_ep_stats st;     /* PDC establishment and close */
     rs_rccc_rx *rccc;       /* the RCCC credit pacer of this host as a target (NULL until first used) */
     rs_timer pacer;         /* its next grant (RS_EV_UET_PACER) */
