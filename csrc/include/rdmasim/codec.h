@@ -172,10 +172,6 @@ enum rs_uet_pds_type {
 #define RS_UET_NACK_ROD_OOO 0x0Du /* a PSN arrived out of order on a ROD PDC (dropped) */
 #define RS_UET_NACK_INV_DPDCID 0x0Eu /* a request without SYN for a PDC id the target does not know */
 #define RS_UET_NACK_CLOSING 0x10u    /* a request for a PDC that is closed or closing */
-/* ACK flags: req:2 (bits 0x06), what the target asks of the initiator */
-#define RS_UET_ACK_REQ_SHIFT 1u
-#define RS_UET_ACK_REQ_CLEAR 1u
-#define RS_UET_ACK_REQ_CLOSE 2u
 /* header bytes */
 #define RS_UET_PDS_REQ_BYTES 12u
 #define RS_UET_PDS_ACK_BYTES 12u
