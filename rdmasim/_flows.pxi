@@ -17,6 +17,8 @@ cdef extern from "rdmasim/uet.h" nogil:
         int64_t cc_base_rtt_ps
         uint64_t target_bytes
         uint8_t place
+        uint8_t target_access
+        uint32_t max_pdcs
 
 cdef extern from "rdmasim/flows.h" nogil:
     enum:
@@ -174,6 +176,8 @@ cdef class FlowsCore:
             c.uet.cc_base_rtt_ps = uet["cc_base_rtt_ps"]
             c.uet.target_bytes = uet.get("target_bytes", 0)
             c.uet.place = uet.get("place", 0)
+            c.uet.target_access = uet.get("target_access", 0)
+            c.uet.max_pdcs = uet.get("max_pdcs", 0)
         cdef int64_t first
         if after is not None and n:
             p_after = &a_after[0]

@@ -266,6 +266,7 @@ int rs_uet_idle_after(rs_uet_ep *ep, int64_t free_ps)
 
 static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c);
 static void pdc_free(rs_uet *u, rs_pdc *c);
+static rs_pdc *reverse_of(rs_pdc *c);
 
 /* Initiator: the CLOSE control packet for close_psn (again after a timeout, with RETX), or give
  * up after RS_PDC_CLOSE_TRIES of them. */
@@ -355,6 +356,11 @@ static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c)
 /* Initiator: an ACK or NACK for PDC c. */
 static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
+    if (pkt->uet.type == RS_UET_PDS_NACK && pkt->uet.nack_code == RS_UET_NACK_NO_PDC_AVAIL) {
+        /* the target has no PDC for it yet: the SYN requests go again at the retransmit timeout */
+        c->st.nacks_rcvd++;
+        return;
+    }
     if (rs_pdc_has_setup(c))
         rs_pdc_on_ack(c, pkt->uet.spdcid); /* the first answer ends SYN: the target's id */
     if (c->closing) { /* only the CLOSE's ACK matters now */
@@ -363,6 +369,18 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
             ep->st.pdcs_released++;
             pdc_free(u, c);
         }
+        return;
+    }
+    if (pkt->uet.type == RS_UET_PDS_NACK &&
+        (pkt->uet.nack_code == RS_UET_NACK_INV_DPDCID || pkt->uet.nack_code == RS_UET_NACK_CLOSING)) {
+        /* the target does not know the PDC (any more): nothing sent again will be placed; the
+         * message ends undelivered and the PDC goes without a close */
+        c->failed = 1;
+        c->ses_done = 1;
+        c->ses_rc = RS_UET_RC_UNDELIVERABLE;
+        c->ses_mod_len = 0;
+        c->st.nacks_rcvd++;
+        complete(u, ep, c);
         return;
     }
     if (c->prm.cc == RS_UET_CC_RCCC)
@@ -457,7 +475,8 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     if (c->prm.mode == RS_UET_RUDI) { /* no PDC state: executed (again, if a duplicate) and answered */
         r = (rs_pds_rx_res){.ack = 1};
     } else {
-        rs_pds_rx(c, pkt->psn, pkt->payload_len, (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
+        rs_pds_rx(c, pkt->psn, pkt->psn + (uint32_t)(int32_t)pkt->uet.psn_off, pkt->payload_len,
+                  (pkt->uet.flags & RS_UET_F_AR) != 0, &r);
         if (r.nack)
             send_nack(u, ep, c, pkt, r.nack, r.nack_payload);
         if (c->prm.cc == RS_UET_CC_RCCC && r.fresh)
@@ -509,16 +528,69 @@ static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pk
     send_ctrl(u, ep, a);
 }
 
+/* A frame answering pkt from this host, for a PDC it does not know: built from the packet alone. */
+static rs_pkt *reply_frame(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
+{
+    rs_link_path back;
+    rs_port_resolve_path(u->net, ep->port, pkt->src_node, (uint8_t)(pkt->tos & 0xFCu), 0, &back);
+    return new_frame(u, &back, ep->host, pkt->src_node);
+}
+
+/* Target: a RUD/ROD request without SYN for a PDC id this host does not know (closed, or never
+ * opened): NACK INV_DPDCID from the packet alone (its PSN, the ids swapped, its entropy echoed);
+ * a SYN request when max_pdcs PDCs are open here: NACK NO_PDC_AVAIL (no id of this host yet). */
+static void nack_unknown(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt, uint8_t code)
+{
+    rs_pkt *a = reply_frame(u, ep, pkt);
+    if (!a)
+        return;
+    a->udp_sport = pkt->udp_sport;
+    a->psn = pkt->psn;
+    rs_uet_hdr *h = &a->uet;
+    h->type = RS_UET_PDS_NACK;
+    h->next_hdr = RS_UET_NH_NONE;
+    h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
+    h->nack_code = code;
+    h->spdcid = code == RS_UET_NACK_INV_DPDCID ? pkt->uet.dpdcid : 0;
+    h->dpdcid = pkt->uet.spdcid;
+    send_ctrl(u, ep, a);
+}
+
+/* Target under PDC pressure (max_pdcs): ask the initiator of each PDC whose message arrived whole
+ * here, and that it has not asked yet, to close it - a control packet REQ_CLOSE with the next PSN
+ * expected.  An initiator closes a PDC once its message is done; one that sent its CLOSE already
+ * sends it again at once (it may have been lost). */
+static void request_closes(rs_uet *u, rs_uet_ep *ep)
+{
+    const rs_uet_ids *t = &ep->ids;
+    for (uint32_t i = 0; i < t->cap; i++) {
+        rs_pdc *c = t->slot[i];
+        if (!c || c == (rs_pdc *)t || c->dst != ep->host || !c->tgt_live || !rs_pdc_has_setup(c) ||
+            c->read_req || c->close_req_sent || c->rx_bytes != c->msg_len || reverse_of(c))
+            continue;
+        rs_pkt *p = new_frame(u, &c->back, c->dst, c->src);
+        if (!p)
+            return;
+        p->udp_sport = c->back.udp_sport;
+        p->psn = c->rx_cack + 1u;
+        rs_uet_hdr *h = &p->uet;
+        h->type = RS_UET_PDS_CTRL;
+        h->next_hdr = RS_UET_CTL_REQ_CLOSE;
+        h->spdcid = c->dst_id;
+        h->dpdcid = c->src_id;
+        c->close_req_sent = 1;
+        ep->st.close_reqs_sent++;
+        send_ctrl(u, ep, p);
+    }
+}
+
 /* Target: a CLOSE (pdc_setup.c).  c: the PDC it names, or NULL when this host does not know it
  * (closed already: the ACK was lost) - then the ACK is built from the packet alone. */
 static void target_close(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
     if (c && !rs_pdc_close_ok(c, pkt->psn))
         return; /* PSNs below it still missing: the initiator's timer sends it again */
-    rs_link_path back;
-    if (!c)
-        rs_port_resolve_path(u->net, ep->port, pkt->src_node, (uint8_t)(pkt->tos & 0xFCu), 0, &back);
-    rs_pkt *a = new_frame(u, c ? &c->back : &back, ep->host, pkt->src_node);
+    rs_pkt *a = c ? new_frame(u, &c->back, ep->host, pkt->src_node) : reply_frame(u, ep, pkt);
     if (!a)
         return;
     a->udp_sport = pkt->udp_sport;
@@ -533,18 +605,28 @@ static void target_close(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
     if (c) {
         ids_del(&ep->ids, c->dst_id);
         c->tgt_live = 0;
+        ep->n_tgt--;
         ep->st.pdcs_closed++;
     }
 }
 
+/* The READ responses riding on request PDC c in its reverse direction (ses_read.c), or NULL. */
+static rs_pdc *reverse_of(rs_pdc *c)
+{
+    rs_pdc *r = c->read_resp;
+    return r && r->live && r->read_req == c ? r : NULL;
+}
+
 /* Target: the PDC a request names: by dpdcid, or for a SYN request (RUD/ROD) by the initiator's
  * address and spdcid, creating the target's half from the first SYN (pdc_setup.c). */
-static rs_pdc *target_pdc(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
+static rs_pdc *target_pdc(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt, int *full)
 {
     if (!(pkt->uet.flags & RS_UET_F_SYN) ||
         (pkt->uet.type != RS_UET_PDS_RUD_REQ && pkt->uet.type != RS_UET_PDS_ROD_REQ &&
          pkt->uet.type != RS_UET_PDS_RUD_CC_REQ && pkt->uet.type != RS_UET_PDS_ROD_CC_REQ)) {
         rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
+        if (c && c->src == ep->host) /* a request on a PDC this host initiated: its reverse direction */
+            c = reverse_of(c);
         return c && c->tgt_live && c->dst == ep->host ? c : NULL;
     }
     /* (initiator, spdcid) -> the PDC: the simulator reads it from the initiator's table */
@@ -555,10 +637,15 @@ static rs_pdc *target_pdc(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt)
     if (!c->tgt_live) {
         if (c->closing)
             return NULL; /* a SYN request late after the close */
+        if (c->prm.max_pdcs && ep->n_tgt >= c->prm.max_pdcs) {
+            *full = 1; /* no PDC resource: NACK NO_PDC_AVAIL, ask idle PDCs to close */
+            return NULL;
+        }
         c->dst_id = ids_add(&ep->ids, c);
         if (!c->dst_id)
             return NULL; /* 65535 PDCs open here */
         c->tgt_live = 1;
+        ep->n_tgt++;
         ep->st.pdcs_created++;
     }
     return c;
@@ -571,6 +658,14 @@ void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
         if (pkt->uet.next_hdr == RS_UET_CTL_CLOSE) {
             rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
             target_close(u, ep, c && c->tgt_live && c->dst == ep->host ? c : NULL, pkt);
+        } else if (pkt->uet.next_hdr == RS_UET_CTL_REQ_CLOSE) {
+            rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid);
+            if (c && c->live && c->src == ep->host) {
+                if (c->closing) /* its CLOSE went: again now (the target still has the PDC) */
+                    send_close(u, c);
+            } else {
+                ep->rx_unknown++;
+            }
         } else if (pkt->uet.next_hdr == RS_UET_CTL_CREDIT || pkt->uet.next_hdr == RS_UET_CTL_CREDIT_REQ) {
             rs_pdc *c = ids_find(&ep->ids, pkt->uet.dpdcid); /* RCCC (rccc_pds.c) */
             int to_target = pkt->uet.next_hdr == RS_UET_CTL_CREDIT_REQ;
@@ -588,10 +683,23 @@ void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt)
                   t == RS_UET_PDS_UUD_REQ || t == RS_UET_PDS_RUD_CC_REQ || t == RS_UET_PDS_ROD_CC_REQ;
     /* a RUDI response names the initiator's context by its pkt_id; RUDI and UUD requests carry no
      * PDC id on the wire, the simulator finds the flow's counters by the packet's record */
-    rs_pdc *c = request ? target_pdc(u, ep, pkt)
+    int full = 0;
+    rs_pdc *c = request ? target_pdc(u, ep, pkt, &full)
                         : ids_find(&ep->ids, t == RS_UET_PDS_RUDI_RESP ? (uint16_t)(pkt->psn >> 16) : pkt->uet.dpdcid);
+    if (c && !request && c->src != ep->host && c->dst == ep->host)
+        c = reverse_of(c); /* an ACK or NACK of what this host sent as the PDC's target (READ data) */
     if (!c || (request ? !c->tgt_live : !c->live || c->src != ep->host)) {
-        ep->rx_unknown++;
+        if (full) {
+            ep->st.pdcs_refused++;
+            nack_unknown(u, ep, pkt, RS_UET_NACK_NO_PDC_AVAIL);
+            request_closes(u, ep);
+        } else {
+            ep->rx_unknown++;
+            if (request && !(pkt->uet.flags & RS_UET_F_SYN) &&
+                (t == RS_UET_PDS_RUD_REQ || t == RS_UET_PDS_ROD_REQ || t == RS_UET_PDS_RUD_CC_REQ ||
+                 t == RS_UET_PDS_ROD_CC_REQ))
+                nack_unknown(u, ep, pkt, RS_UET_NACK_INV_DPDCID); /* RUDI / UUD requests name no PDC */
+        }
     } else if (t == RS_UET_PDS_CTRL) {
         rs_uet_rccc_ctrl(u, ep, c, pkt);
     } else if (request) {
@@ -660,10 +768,20 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
     rs_pdc_setup_init(c);
     c->live = 0;
     c->tgt_live = 0;
-    c->src_id = ids_add(&se->ids, c);
-    /* RUD / ROD: the target's half comes with the first SYN request (pdc_setup.c); RUDI / UUD have
-     * no PDC at the target, the simulator keeps an id there for the flow's counters */
-    c->dst_id = !c->src_id ? 0 : c->syn ? 0 : ids_add(&de->ids, c);
+    c->read_req = u->next_read_req; /* READ responses: the reverse direction of the request's PDC */
+    c->close_wait = 0;
+    c->failed = 0;
+    u->next_read_req = NULL;
+    if (c->read_req) { /* its ids, established already: no SYN */
+        c->syn = 0;
+        c->src_id = c->read_req->dst_id;
+        c->dst_id = c->read_req->src_id;
+    } else {
+        c->src_id = ids_add(&se->ids, c);
+        /* RUD / ROD: the target's half comes with the first SYN request (pdc_setup.c); RUDI / UUD
+         * have no PDC at the target, the simulator keeps an id there for the flow's counters */
+        c->dst_id = !c->src_id ? 0 : c->syn ? 0 : ids_add(&de->ids, c);
+    }
     if (!c->src_id || (!c->syn && !c->dst_id)) {
         if (c->src_id)
             ids_del(&se->ids, c->src_id);
@@ -723,14 +841,19 @@ static void pdc_free(rs_uet *u, rs_pdc *c)
     rs_timer_cancel(&c->rto);
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_close(u, c);
+    int own_ids = !c->read_req; /* READ responses hold none: the request's PDC has them */
     if (c->live && (uint32_t)c->src < u->n_eps && u->eps[c->src]) {
         ring_remove(u->eps[c->src], c);
-        ids_del(&u->eps[c->src]->ids, c->src_id);
+        if (own_ids)
+            ids_del(&u->eps[c->src]->ids, c->src_id);
     }
-    if (c->tgt_live && (uint32_t)c->dst < u->n_eps && u->eps[c->dst])
+    if (own_ids && c->tgt_live && (uint32_t)c->dst < u->n_eps && u->eps[c->dst]) {
         ids_del(&u->eps[c->dst]->ids, c->dst_id);
+        if (rs_pdc_has_setup(c))
+            u->eps[c->dst]->n_tgt--;
+    }
     c->live = c->tgt_live = 0;
-    c->closing = 0;
+    c->closing = c->close_wait = 0;
     c->free_next = u->free_pdcs;
     u->free_pdcs = c;
 }
@@ -741,6 +864,22 @@ void rs_uet_release(rs_uet *u, rs_pdc *c)
         return;
     rs_timer_cancel(&c->rto);
     ring_remove(u->eps[c->src], c);
+    if (reverse_of(c)) { /* READ responses still on its PDC: the close waits for them */
+        c->close_wait = 1;
+        return;
+    }
+    c->close_wait = 0;
+    if (c->failed) { /* its target does not know it: no close exchange */
+        pdc_free(u, c);
+        return;
+    }
+    rs_pdc *req = c->read_req;
+    if (req) { /* READ responses done: their direction of the request's PDC ends, no close of its own */
+        pdc_free(u, c);
+        if (req->live && req->close_wait && req->read_resp == c)
+            rs_uet_release(u, req);
+        return;
+    }
     if (rs_pdc_close_begin(c)) /* RUD / ROD: the close exchange releases it (pdc_setup.c) */
         send_close(u, c);
     else

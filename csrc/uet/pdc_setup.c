@@ -23,6 +23,7 @@ void rs_pdc_setup_init(rs_pdc *c)
 {
     c->syn = (uint8_t)rs_pdc_has_setup(c);
     c->closing = 0;
+    c->close_req_sent = 0;
     c->close_sends = 0;
     c->close_psn = 0;
 }

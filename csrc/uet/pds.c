@@ -10,7 +10,10 @@
  * own retransmission.  The SACK-gap rule (as htsim's UEC sender): a PSN still SENT while a PSN at
  * least reorder_pkts above it was acknowledged is lost; reordering by fewer PSNs is not loss.
  *
- * Target: every PSN up to rx_cack arrived; above it a bitmap.  It acknowledges at once what asks
+ * Target: every PSN up to rx_cack arrived; above it a bitmap.  Each request carries the clear PSN
+ * (its PSN + clear_psn_offset; the initiator sends its oldest unacknowledged PSN): the initiator
+ * has the ACKs of every PSN below it, so the target releases its state for them - a late
+ * duplicate below it is dropped without an ACK (stale_dropped) rather than acknowledged again.  It acknowledges at once what asks
  * for it (AR), what arrives out of order or twice, and the message's last byte; otherwise every
  * ack_every packets.  Each ACK is an ACK_CC carrying the cumulative ACK PSN and a 64-bit SACK
  * bitmap whose base is the PSN after it rounded down to a multiple of 8 (bits of PSNs at or below
@@ -51,6 +54,7 @@ void rs_pds_init(rs_pdc *c, uint64_t msg_len, uint32_t start_psn)
     c->rx_unacked = 0;
     c->rx_nacked = 0;
     c->rx_nack_sent = 0;
+    c->rx_clear = start_psn;
     c->rx_bytes = 0;
     memset(c->rx_bitmap, 0, sizeof(c->rx_bitmap));
     memset(&c->st, 0, sizeof(c->st));
@@ -344,11 +348,15 @@ uint32_t rs_pds_rudi_psn(const rs_pdc *c, uint32_t pkt_id)
     return c->una_psn + (uint32_t)(uint16_t)((uint16_t)pkt_id - (uint16_t)c->una_psn);
 }
 
-void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res)
+void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t clear, uint32_t len, int ar, rs_pds_rx_res *res)
 {
     *res = (rs_pds_rx_res){0};
     int32_t d = pdiff(psn, c->rx_cack);
     int in_order = d == 1;
+    /* the clear PSN: the initiator has the ACKs of every PSN below it and forgot them; it cannot
+     * clear what did not arrive (beyond the cumulative PSN + 1: not taken) */
+    if (pdiff(clear, c->rx_clear) > 0 && pdiff(clear, c->rx_cack + 1u) <= 0)
+        c->rx_clear = clear;
     if (c->prm.mode == RS_UET_UUD) { /* nothing acknowledged, nothing tracked but the count */
         res->fresh = 1;
         c->rx_bytes += len;
@@ -366,6 +374,11 @@ void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res
             res->nack = RS_UET_NACK_ROD_OOO;
             res->nack_payload = c->rx_cack + 1u;
         }
+        return;
+    }
+    if (d <= 0 && pdiff(psn, c->rx_clear) < 0) {
+        /* below the cleared PSN: its state is released; the initiator needs no ACK of it */
+        c->st.stale_dropped++;
         return;
     }
     if (d <= 0 || d > (int32_t)RS_PDS_SLOTS || rx_has(c, psn)) {

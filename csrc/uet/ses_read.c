@@ -6,11 +6,18 @@
  * as read_req_message_id, payload length, modified length = the read length, message offset;
  * offsets as Wireshark's packet-uet.c reads them, codec/uet_codec.c writes them).  The reader
  * places them like any data and acknowledges them on the PDS; neither the request nor the data
- * gets an SES response of its own: each completes on its PDS acknowledgement.
+ * gets an SES response of its own: each completes on its PDS acknowledgement.  A READ the data
+ * holder refuses (beyond its buffer: BAD_ADDR; a write-only buffer: OP_VIOLATION; ses.c) moves no
+ * data: the request's ACKs carry the SES response with that return code, and the READ ends on it.
  *
- * Simplified: the responses travel on a PDC of their own from the data holder to the reader (the
- * specification returns them on the READ's PDC, in the target-to-initiator direction); both are
- * set up by SYN and closed as any other PDC. */
+ * The responses travel on the READ request's PDC, in its target-to-initiator direction (as the
+ * specification returns them): a PDC is one context with a PSN space per direction, so the
+ * responses have PSNs of their own from 0 and the data holder's PDC id as spdcid, the reader's as
+ * dpdcid; they need no SYN (the PDC exists: the request created the data holder's half) and end
+ * with the PDC's one close, which the reader sends once its request is acknowledged and the data
+ * holder has the ACKs of every response (endpoint.c defers it till then).  The simulator keeps the
+ * reverse direction's PDS state in a record of its own (read_req names the request's) that holds
+ * no PDC id. */
 #include "uet/uet.h"
 
 void rs_ses_read_fill(const rs_pdc *c, const rs_pds_tx *tx, rs_pkt *p)
@@ -43,11 +50,13 @@ rs_pdc *rs_ses_read_execute(rs_uet *u, rs_pdc *c)
     u->next_dst_len = c->dst_len;
     u->next_read_role = RS_UET_READ_RESP;
     u->next_read_msg_id = c->msg_id;
+    u->next_read_req = c; /* on c's PDC, data holder -> reader */
     c->read_resp = rs_uet_start(u, c->dst, c->src, c->read_len, c->read_prio, RS_UET_RSP_RESPONSE_W_DATA, &c->prm,
                                 c->flow_ref);
     u->next_src = u->next_dst = NULL;
     u->next_dst_len = 0;
     u->next_read_role = 0;
+    u->next_read_req = NULL;
     return c->read_resp;
 }
 
@@ -61,4 +70,8 @@ int rs_ses_read_acked(rs_pdc *c, int pds_done)
     return 1;
 }
 
-int rs_ses_read_answered(const rs_pdc *c) { return c->read_role == 0; }
+int rs_ses_read_answered(const rs_pdc *c)
+{
+    /* a READ the data holder refused (rs_ses_target_check): its error in the request's ACKs */
+    return c->read_role == 0 || (c->read_role == RS_UET_READ_REQ && c->tgt_rc != RS_UET_RC_OK);
+}

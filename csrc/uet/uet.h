@@ -11,7 +11,7 @@
  *   pdc_setup.c PDC establishment (SYN) and close (the CLOSE exchange), sans-I/O
  *   rto.c      the retransmit timeout: fixed, or from an RTT estimate with backoff
  *   ses_read.c the SES READ: the reader's zero-length READ request, the data holder's responses
- *              with data (a PDC of their own)
+ *              with data (on the request's PDC, in its reverse direction)
  *   endpoint.c a host's UET endpoint: PDC tables, frames built and received, the transmit
  *              round robin over PDCs, timers, bulk flows; the port client it offers
  *
@@ -73,6 +73,7 @@ typedef struct rs_pdc_stats {
     uint64_t bytes_rcvd;    /* new payload bytes placed at the target */
     uint64_t pkts_rcvd;     /* UUD: data packets that reached the target */
     uint64_t ooo_dropped;   /* ROD: requests dropped at the target for arriving out of order */
+    uint64_t stale_dropped; /* duplicates below the cleared PSN, dropped at the target without an ACK */
 } rs_pdc_stats;
 
 struct rs_uet;
@@ -121,6 +122,7 @@ typedef struct rs_pdc {
     uint32_t rx_unacked;      /* packets accepted since the last ACK */
     uint32_t rx_nacked;       /* ROD: the expected PSN the last ROD_OOO NACK asked for */
     uint8_t rx_nack_sent;     /* ROD: rx_nacked is valid */
+    uint32_t rx_clear;        /* the initiator cleared every PSN below it (its requests' clear PSN) */
     uint64_t rx_bytes;
     uint64_t rx_bitmap[RS_PDS_SLOTS / 64]; /* PSN p above rx_cack received: bit p % RS_PDS_SLOTS */
 
@@ -156,6 +158,11 @@ typedef struct rs_pdc {
     uint16_t read_msg_id;     /* responses: the READ's message id */
     uint32_t read_len;        /* request: the bytes to read */
     struct rs_pdc *read_resp; /* request: the responses' PDC, once the data holder executed it */
+    struct rs_pdc *read_req;  /* responses: the READ request's PDC they ride on, in its reverse
+                               * direction (its ids, no SYN, closed with it) */
+    uint8_t close_wait;       /* request: released, its close waits for the responses to end */
+    uint8_t failed;           /* the target NACKed the PDC as unknown (INV_DPDCID): no close */
+    uint8_t close_req_sent;   /* target: it asked the initiator to close (REQ_CLOSE) */
 } rs_pdc;
 
 enum rs_uet_read_role { RS_UET_READ_REQ = 1, RS_UET_READ_RESP = 2 };
@@ -210,8 +217,9 @@ typedef struct rs_pds_rx_res {
     int16_t sack_off;
     uint64_t sack_bitmap;
 } rs_pds_rx_res;
-/* A request with psn and len payload bytes arrived (ar: its ACK request flag). */
-void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t len, int ar, rs_pds_rx_res *res);
+/* A request with psn and len payload bytes arrived (ar: its ACK request flag; clear: its clear PSN,
+ * psn + clear_psn_offset). */
+void rs_pds_rx(rs_pdc *c, uint32_t psn, uint32_t clear, uint32_t len, int ar, rs_pds_rx_res *res);
 /* The ACK fields for the target's state now, acknowledging psn. */
 void rs_pds_rx_ack_fields(const rs_pdc *c, uint32_t psn, rs_pds_rx_res *res);
 
@@ -264,6 +272,7 @@ typedef struct rs_uet_ep {
     rs_pkt *ctrl_head;      /* ACKs / NACKs waiting for the wire */
     rs_pkt *ctrl_tail;
     uint64_t rx_unknown;    /* UET frames for a PDC id this host does not know (dropped) */
+    uint32_t n_tgt;         /* RUD / ROD PDCs this host holds as target (created from a SYN) */
     rs_uet_ep_stats st;     /* PDC establishment and close */
     rs_rccc_rx *rccc;       /* the RCCC credit pacer of this host as a target (NULL until first used) */
     rs_timer pacer;         /* its next grant (RS_EV_UET_PACER) */
@@ -292,6 +301,7 @@ typedef struct rs_uet {
     uint8_t next_read_role;
     uint32_t next_read_len;
     uint16_t next_read_msg_id;
+    struct rs_pdc *next_read_req;
     void *flow_ctx;
 } rs_uet;
 
@@ -331,6 +341,9 @@ void rs_ses_fill(rs_uet *u, const rs_pdc *c, rs_pkt *p, uint64_t off);
 void rs_ses_place(rs_pdc *c, const rs_pkt *pkt);
 /* Initiator: a mode without SES responses (RUDI) completes c's message as done: 1. */
 int rs_ses_unanswered(rs_pdc *c);
+/* The work-completion status (RS_WC_STATUS_*) of a message that ended with SES return code rc, as
+ * a verbs provider reports the matching remote error. */
+uint32_t rs_ses_wc_status(uint8_t rc);
 /* Initiator: 1 when pkt carries the response to c's message (c->ses_rc, ses_mod_len set). */
 int rs_ses_on_response(rs_pdc *c, const rs_pkt *pkt);
 

@@ -495,20 +495,8 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
     arm(tp, fs);
 }
 
-/* The work-completion status of a UET message's SES return code (as a verbs provider maps a
- * remote error: a bad key or address is a remote access error). */
-static uint32_t uet_status(uint8_t rc)
-{
-    switch (rc) {
-    case RS_UET_RC_OK:
-        return RS_WC_STATUS_SUCCESS;
-    case RS_UET_RC_BAD_MKEY:
-    case RS_UET_RC_BAD_ADDR:
-        return RS_WC_STATUS_REM_ACCESS_ERR;
-    default:
-        return RS_WC_STATUS_REM_OP_ERR;
-    }
-}
+/* The work-completion status of a UET message's SES return code (uet/ses.c). */
+static uint32_t uet_status(uint8_t rc) { return rs_ses_wc_status(rc); }
 
 /* An Ultra Ethernet flow's message got its SES response (its PDC is released here). */
 /* A UET flow ends with status and bytes delivered (c: its PDC, released unless keep). */
@@ -519,6 +507,12 @@ static void on_uet_complete(void *ctx, uint64_t flow_ref, const rs_pdc *c)
 {
     rs_flows *fs = ctx;
     rs_flow *f = &fs->f[flow_ref - 1];
+    if (c->read_role && c->ses_rc != RS_UET_RC_OK && f->r.status == RS_FLOW_RUNNING && f->pdc == c) {
+        /* a READ that failed: refused by the data holder (its response's return code), or its PDC
+         * unknown there */
+        uet_finish(fs, f, flow_ref, c, uet_status(c->ses_rc), 0, 0);
+        return;
+    }
     if (c->read_role) { /* a READ's request or responses acknowledged: the PDC goes (its flow ended
                          * when the reader had every byte, on_uet_received) */
         if (f->pdc == c)

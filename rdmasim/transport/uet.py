@@ -44,7 +44,14 @@ DEFAULTS: dict[str, Any] = {
     "place_bytes": False,    # packets carry bytes (a pattern per flow) that land in its target buffer
     "target_buffer": None,   # bytes of each flow's target buffer (None: as long as the flow); a message
                              # beyond it ends in a remote access error (SES return code BAD_ADDR)
+    "max_pdcs": None,        # PDCs a target holds at once (None: up to its 65535 ids); a SYN beyond them is
+                             # NACKed NO_PDC_AVAIL (sent again at the timeout) and idle PDCs asked to close
+    "target_access": "rw",   # what the target buffer grants remotely: "rw", "read" (a WRITE to it is an
+                             # OP_VIOLATION) or "write" (a READ of it is)
 }
+
+#: target_access -> rs_uet_params.target_access
+TARGET_ACCESS = {"rw": 0, "read": 1, "write": 2}
 
 
 def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
@@ -64,6 +71,9 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         raise ValueError(f"{where}.mode = {opts['mode']!r}: allowed {sorted(DELIVERY_MODES)}")
     if opts["lb"] not in LOAD_BALANCERS:
         raise ValueError(f"{where}.lb = {opts['lb']!r}: allowed {sorted(LOAD_BALANCERS)}")
+    if opts["target_access"] not in TARGET_ACCESS:
+        raise ValueError(f"{where}.target_access = {opts['target_access']!r}: "
+                         f"allowed {sorted(TARGET_ACCESS)}")
     if opts["cc"] not in CONGESTION_CONTROLS:
         raise ValueError(f"{where}.cc = {opts['cc']!r}: allowed {sorted(CONGESTION_CONTROLS)}")
     for key in ("trim", "place_bytes"):
@@ -104,6 +114,9 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "cc_base_rtt_ps": _nscc_base_rtt(sim, mtu, opts["nscc_base_rtt"], where),
         "target_bytes": (0 if opts["target_buffer"] is None else
                          check_int(f"{where}.target_buffer (bytes)", opts["target_buffer"], 1, MAX_TARGET)),
+        "target_access": TARGET_ACCESS[opts["target_access"]],
+        "max_pdcs": (0 if opts["max_pdcs"] is None else
+                     check_int(f"{where}.max_pdcs", opts["max_pdcs"], 1, 65535)),
     }
 
 

@@ -184,9 +184,10 @@ def add_flows(sim: Simulator, table: Any, *, mtu: int | None = None, timeout: in
     and the data holder's responses with data, modes "rud"/"rod" and cc "none"/"nscc"; docs/uet.md),
     with the options of the ``uet`` mapping (:data:`rdmasim.uet.DEFAULTS`: ``mode``, ``lb``, ``cc``,
     ``window``, ``reorder_packets``, ``ack_every``, ``rto``, ``rto_estimate``, ``rto_min``, ``rto_max``,
-    ``trim``, ``place_bytes``, ``target_buffer``) and ``mtu`` as its payload per packet; UUD flows
-    (``mode`` "uud") report the data packets the fabric lost in ``lost_pkts``; a flow chained by
-    ``after`` starts when the one before it sent its last packet.
+    ``trim``, ``place_bytes``, ``target_buffer``, ``target_access``,
+    ``max_pdcs``) and ``mtu`` as its payload per
+    packet; UUD flows (``mode`` "uud") report the data packets the fabric lost in ``lost_pkts``; a
+    flow chained by ``after`` starts when the one before it sent its last packet.
     ``uet`` with transport "roce", or ``recovery``/``irn_window`` with "uet", is refused.
 
     Every value is checked before anything is added: an integer column holding a float, a value

@@ -162,7 +162,7 @@ def test_read_and_write_take_about_as_long() -> None:
     assert np.all(rr["bytes_delivered"] == w["bytes_delivered"])
 
 
-def test_read_beyond_the_readers_buffer_fails_with_a_remote_access_error() -> None:
+def test_read_beyond_the_data_holders_buffer_fails_with_a_remote_access_error() -> None:
     t = _pair()
     fs = t.sim.add_flows({"src": [0], "dst": [1], "size": [50_000], "verb": ["READ"]}, transport="uet",
                          uet={"target_buffer": 10_000})

@@ -161,12 +161,17 @@ enum rs_uet_pds_type {
 #define RS_UET_RSP_RESPONSE 0x01u
 #define RS_UET_RSP_RESPONSE_W_DATA 0x02u
 #define RS_UET_RC_OK 0x01u
+#define RS_UET_RC_OP_VIOLATION 0x18u   /* a WRITE to a read-only buffer, a READ of a write-only one */
 #define RS_UET_RC_BAD_MKEY 0x1Cu
 #define RS_UET_RC_BAD_ADDR 0x1Du
-#define RS_UET_RC_TOO_LONG 0x22u
+#define RS_UET_RC_UNDELIVERABLE 0x1Fu  /* the message could not be delivered (its PDC is gone) */
+#define RS_UET_RC_TOO_LONG 0x22u       /* a SEND longer than the receive buffer */
 /* pds.nack_code */
 #define RS_UET_NACK_TRIMMED 0x01u
+#define RS_UET_NACK_NO_PDC_AVAIL 0x04u /* a SYN request found no PDC resource at the target */
 #define RS_UET_NACK_ROD_OOO 0x0Du /* a PSN arrived out of order on a ROD PDC (dropped) */
+#define RS_UET_NACK_INV_DPDCID 0x0Eu /* a request without SYN for a PDC id the target does not know */
+#define RS_UET_NACK_CLOSING 0x10u    /* a request for a PDC that is closed or closing */
 /* header bytes */
 #define RS_UET_PDS_REQ_BYTES 12u
 #define RS_UET_PDS_ACK_BYTES 12u

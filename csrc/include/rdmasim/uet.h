@@ -30,7 +30,13 @@ typedef struct rs_uet_params {
     int64_t cc_base_rtt_ps; /* NSCC: the network's base RTT (its defaults follow from it) */
     uint64_t target_bytes;  /* the target buffer's length (SES: bytes beyond it are BAD_ADDR; 0 = unbounded) */
     uint8_t place;          /* packets carry the source buffer's bytes and the target places them */
+    uint8_t target_access;  /* what the target buffer grants: enum rs_uet_access */
+    uint32_t max_pdcs;      /* target: PDCs it holds as target at once (0: no limit but the 65535 ids) */
 } rs_uet_params;
+
+/* rs_uet_params.target_access: a WRITE to a read-only buffer, a READ of a write-only one, is an
+ * OP_VIOLATION (SES return code) */
+enum rs_uet_access { RS_UET_ACCESS_RW = 0, RS_UET_ACCESS_READ = 1, RS_UET_ACCESS_WRITE = 2 };
 
 /* PDC establishment and close counters of one host's UET endpoint (docs/uet.md). */
 typedef struct rs_uet_ep_stats {
@@ -41,7 +47,9 @@ typedef struct rs_uet_ep_stats {
     uint64_t pdcs_released;   /* initiator PDCs released on the CLOSE's ACK */
     uint64_t close_gave_up;   /* initiator PDCs released after RS_PDC_CLOSE_TRIES unanswered CLOSEs */
     uint64_t pdcs_live;       /* PDC ids in use on this host now (either role) */
-    uint64_t rx_unknown;      /* UET frames for a PDC this host does not know (dropped) */
+    uint64_t rx_unknown;      /* UET frames for a PDC this host does not know (dropped; a request NACKed INV_DPDCID) */
+    uint64_t pdcs_refused;    /* SYN requests NACKed NO_PDC_AVAIL: max_pdcs target PDCs open here */
+    uint64_t close_reqs_sent; /* REQ_CLOSE control packets sent (target, under max_pdcs pressure) */
 } rs_uet_ep_stats;
 
 struct rs_sim;
