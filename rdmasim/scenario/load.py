@@ -414,6 +414,14 @@ def _check_transport(sc: Scenario, file: str, problems: list[Problem]) -> None:
                    "is missing from the result (each flow's lost_pkts counts them)")
             sc.warnings.append(Problem(file, "uet.mode", why, "uud",
                                        "'rud', 'rod' or 'rudi' for a complete result"))
+        if _given(sc, "uet.nscc_base_rtt") and sc.values["uet.cc"] != "nscc":  # harmless in a sweep of cc
+            sc.warnings.append(Problem(file, "uet.nscc_base_rtt", f"does nothing: it is NSCC's base RTT and "
+                                       f"uet.cc = {sc.values['uet.cc']!r}", sc.values["uet.nscc_base_rtt"],
+                                       "uet.cc = 'nscc', or leave it out"))
+        if sc.values["uet.max_pdcs"] and sc.values["uet.mode"] in ("rudi", "uud"):
+            sc.warnings.append(Problem(file, "uet.max_pdcs", f"does nothing: with uet.mode = "
+                                       f"{sc.values['uet.mode']!r} a target holds no PDC (no SYN to refuse)",
+                                       sc.values["uet.max_pdcs"], "uet.mode 'rud' or 'rod', or leave it out"))
         if sc.values["uet.trim"] and sc.values["uet.mode"] not in ("rud", "rod"):
             problems.append(Problem(file, "uet.trim", f"needs uet.mode 'rud' or 'rod' (a trimmed packet is "
                                     f"asked for again), not {sc.values['uet.mode']!r}", True,
