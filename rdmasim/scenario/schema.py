@@ -490,7 +490,9 @@ SCHEMA: dict[str, Opt] = {
         "several hops needs more).", lo=0, hi=65536,
     ),
     # transport, uet
-    "transport.kind": Opt("str", "roce", "The flows' transport.", choices=("roce", "uet")),
+    "transport.kind": Opt("str", "roce", "The transport of every flow of the scenario (a traffic generator "
+                          "or a [[flows]] row has none of its own: a transport key there is refused).",
+                          choices=("roce", "uet")),
     "uet.mode": Opt("str", "rud", "Delivery mode: 'rud' (reliable unordered), 'rod' (reliable ordered: "
                     "a packet out of order is dropped and the initiator goes back), 'rudi' (reliable "
                     "unordered for idempotent operations: no PDC at the target) or 'uud' (unreliable: no "

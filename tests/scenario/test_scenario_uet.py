@@ -209,3 +209,31 @@ def test_validate_warns_about_a_uet_key_that_does_nothing_or_fails_flows(uet: st
     assert not [p for p in validate(loads(UET + 'cc = "nscc"\nnscc_base_rtt = "10us"\nmax_pdcs = 1\n'
                                           'target_buffer = "512KiB"\ntarget_access = "write"\n',
                                           "u.toml"))[1] if p.path.startswith("uet.")]
+
+
+@pytest.mark.parametrize("gen", ["collective", "incast"])
+def test_a_transport_per_generator_is_refused_saying_what_sets_it(gen: str) -> None:
+    # [transport] kind applies to every flow of a scenario: a generator's own transport is refused
+    # with that said, not as a bare unknown key
+    text = (COLLECTIVE.replace('chunk_size = "32KiB"', 'chunk_size = "32KiB"\ntransport = "uet"')
+            if gen == "collective" else UET.replace('size = "512KiB"', 'size = "512KiB"\ntransport = "uet"'))
+    with pytest.raises(ScenarioError) as ei:
+        loads(text, "c.toml")
+    (p,) = [p for p in ei.value.problems if p.path == f"traffic.{gen}.transport"]
+    assert "[transport] kind" in p.message and "every flow" in p.message
+    assert "transport.kind" in p.allowed
+
+
+def test_a_transport_per_flow_row_or_override_is_refused_the_same_way(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as ei:
+        loads(COLLECTIVE, "c.toml", overrides={"traffic.collective.transport": "uet"})
+    (p,) = [p for p in ei.value.problems if p.path == "traffic.collective.transport"]
+    assert "[transport] kind" in p.message
+    rows = ('[transport]\nkind = "uet"\n[topology]\nkind = "back_to_back"\n'
+            '[[flows]]\nsrc = "a"\ndst = "b"\nsize = "4KiB"\ntransport = "roce"\n')
+    f = tmp_path / "f.toml"
+    f.write_text(rows)
+    r = subprocess.run([sys.executable, "-m", "rdmasim", "validate", str(f)], capture_output=True, text=True)
+    assert r.returncode == 2 and "1 problem" in r.stdout + r.stderr
+    (line,) = [ln for ln in (r.stdout + r.stderr).splitlines() if "flows[0].transport" in ln]
+    assert "[transport] kind" in line and "'roce'" in line
