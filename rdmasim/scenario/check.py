@@ -380,6 +380,7 @@ def check_build(sc: Scenario, warnings: list[Problem] | None = None) -> list[Pro
     from rdmasim.errors import PyverbsError
     from rdmasim.scenario.run import add_scenario_flows, build
     from rdmasim.scenario.traffic import traffic_table
+    from rdmasim.scenario.uet_checks import target_warnings
     from rdmasim.scenario.window import window_caps
 
     try:
@@ -387,7 +388,7 @@ def check_build(sc: Scenario, warnings: list[Problem] | None = None) -> list[Pro
         sim = build(sc)
         add_scenario_flows(sc, sim, table, names)
         if warnings is not None:
-            warnings += window_caps(sc, sim, table, names)
+            warnings += window_caps(sc, sim, table, names) + target_warnings(sc, table)
     except ScenarioError as exc:
         return list(exc.problems)
     except (PyverbsError, ValueError) as exc:

@@ -261,6 +261,8 @@ def _walk(
                 problems.append(Problem(file, where, err, value, _allowed(opt, err)))
             else:
                 out[path] = parsed
+        elif _PER_FLOWS_TRANSPORT.match(path):
+            problems.append(_transport_here(file, where, value))
         else:
             siblings = _children(prefix)
             problems.append(
@@ -414,6 +416,14 @@ def _check_transport(sc: Scenario, file: str, problems: list[Problem]) -> None:
                    "is missing from the result (each flow's lost_pkts counts them)")
             sc.warnings.append(Problem(file, "uet.mode", why, "uud",
                                        "'rud', 'rod' or 'rudi' for a complete result"))
+        if _given(sc, "uet.nscc_base_rtt") and sc.values["uet.cc"] != "nscc":  # harmless in a sweep of cc
+            sc.warnings.append(Problem(file, "uet.nscc_base_rtt", f"does nothing: it is NSCC's base RTT and "
+                                       f"uet.cc = {sc.values['uet.cc']!r}", sc.values["uet.nscc_base_rtt"],
+                                       "uet.cc = 'nscc', or leave it out"))
+        if sc.values["uet.max_pdcs"] and sc.values["uet.mode"] in ("rudi", "uud"):
+            sc.warnings.append(Problem(file, "uet.max_pdcs", f"does nothing: with uet.mode = "
+                                       f"{sc.values['uet.mode']!r} a target holds no PDC (no SYN to refuse)",
+                                       sc.values["uet.max_pdcs"], "uet.mode 'rud' or 'rod', or leave it out"))
         if sc.values["uet.trim"] and sc.values["uet.mode"] not in ("rud", "rod"):
             problems.append(Problem(file, "uet.trim", f"needs uet.mode 'rud' or 'rod' (a trimmed packet is "
                                     f"asked for again), not {sc.values['uet.mode']!r}", True,
@@ -1095,7 +1105,21 @@ def _override_target(path: str) -> tuple[str, list[tuple[str, int | None]], str 
     return schema_path, segs, ""
 
 
+#: a transport key in a traffic generator's table or a [[flows]] row: one transport per scenario
+_PER_FLOWS_TRANSPORT = re.compile(r"^(traffic\.[a-z_]+|flows\[\])\.transport$")
+
+
+def _transport_here(file: str, where: str, value: Any) -> Problem:
+    """The refusal of a transport given for some flows only (``traffic.<generator>.transport``,
+    ``flows[i].transport``): the flows of one scenario share one transport."""
+    return Problem(file, where, "the flows of a scenario share one transport: [transport] kind sets it "
+                   "for every flow (a generator or a flow has none of its own)", value,
+                   "transport.kind = 'roce' or 'uet' for every flow (one scenario file per transport)")
+
+
 def _unknown_override(where: str, path: str, schema_path: str, value: Any) -> Problem:
+    if _PER_FLOWS_TRANSPORT.match(schema_path):
+        return _transport_here(where, path, value)
     parent = schema_path.rsplit(".", 1)[0] if "." in schema_path else ""
     known = parent == "" or parent in TABLES or parent.removesuffix("[]") in ARRAYS
     siblings = _children(parent) if known else []

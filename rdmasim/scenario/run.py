@@ -23,6 +23,7 @@ from rdmasim.results import (
 from rdmasim.scenario.ideal import ideal_fct_ps
 from rdmasim.scenario.load import Problem, Scenario, ScenarioError, flow_control
 from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_host_indices, traffic_table
+from rdmasim.scenario.uet_checks import target_warnings
 from rdmasim.scenario.window import window_caps
 from rdmasim.sim import Link, Simulator
 from rdmasim.units import format_time
@@ -383,7 +384,9 @@ def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str
                    "window": v["uet.window"] or None, "reorder_packets": v["uet.reorder_packets"],
                    "ack_every": v["uet.ack_every"], "rto": v["uet.rto"], "trim": v["uet.trim"],
                    "rto_estimate": v["uet.rto_estimate"], "rto_min": v["uet.rto_min"],
-                   "rto_max": v["uet.rto_max"]}
+                   "rto_max": v["uet.rto_max"], "nscc_base_rtt": v["uet.nscc_base_rtt"] or None,
+                   "place_bytes": v["uet.place_bytes"], "target_buffer": v["uet.target_buffer"] or None,
+                   "max_pdcs": v["uet.max_pdcs"] or None, "target_access": v["uet.target_access"]}
             return sim.add_flows(mapped, mtu=v["qp.mtu"], transport="uet", uet=uet)
         return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
                              rnr_retry=v["qp.rnr_retry"],
@@ -424,7 +427,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     to_sim = sim_host_indices(names, sim.hosts)
     flows = table.flows
     fs = add_scenario_flows(sc, sim, table, names)
-    held_back = window_caps(sc, sim, table, names)
+    held_back = window_caps(sc, sim, table, names) + target_warnings(sc, table)
     end_ps = v["simulation.duration"]
     interval = v["outputs.sample_interval"]
     qs = _queue_sampler(sim, {int(p) for p in np.unique(flows["priority"])}, interval) if interval else None

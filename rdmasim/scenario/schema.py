@@ -490,7 +490,9 @@ SCHEMA: dict[str, Opt] = {
         "several hops needs more).", lo=0, hi=65536,
     ),
     # transport, uet
-    "transport.kind": Opt("str", "roce", "The flows' transport.", choices=("roce", "uet")),
+    "transport.kind": Opt("str", "roce", "The transport of every flow of the scenario (a traffic generator "
+                          "or a [[flows]] row has none of its own: a transport key there is refused).",
+                          choices=("roce", "uet")),
     "uet.mode": Opt("str", "rud", "Delivery mode: 'rud' (reliable unordered), 'rod' (reliable ordered: "
                     "a packet out of order is dropped and the initiator goes back), 'rudi' (reliable "
                     "unordered for idempotent operations: no PDC at the target) or 'uud' (unreliable: no "
@@ -516,6 +518,21 @@ SCHEMA: dict[str, Opt] = {
                        "backoff).", lo=1, hi=U63),
     "uet.trim": Opt("bool", False, "Data packets may be trimmed by switches (switch.trim_threshold); the "
                     "target NACKs a trimmed packet and the sender resends it at once."),
+    "uet.nscc_base_rtt": Opt("time", 0, "uet.cc = 'nscc': the base RTT NSCC derives its defaults from "
+                             "(0 = a leaf-spine round trip over the first link: four hops each way; give "
+                             "the fabric's own on other topologies).", lo=0, hi=10**12),
+    "uet.place_bytes": Opt("bool", False, "Data packets carry real bytes (a pattern of each flow's id) that "
+                           "the target places at their offsets (in capture.pcap with outputs.pcap)."),
+    "uet.target_buffer": Opt("size", 0, "Bytes of each flow's target buffer (a READ's: at the data holder; "
+                             "0 = as long as the flow). A WRITE or READ beyond it ends in "
+                             "IBV_WC_REM_ACCESS_ERR (SES BAD_ADDR), a SEND longer than it in "
+                             "IBV_WC_REM_INV_REQ_ERR (TOO_LONG).", lo=0, hi=2**63 - 1),
+    "uet.max_pdcs": Opt("int", 0, "PDCs a target holds at once (0 = up to its 65535 ids); a SYN beyond "
+                        "them is NACKed NO_PDC_AVAIL and sent again at the retransmit timeout, and the "
+                        "target asks idle PDCs to close.", lo=0, hi=65535),
+    "uet.target_access": Opt("str", "rw", "What each target buffer grants remotely: 'rw', 'read' (a WRITE "
+                             "to it ends in IBV_WC_REM_ACCESS_ERR, SES OP_VIOLATION) or 'write' (so does a "
+                             "READ of it).", choices=("rw", "read", "write")),
     # impairments
     "impairments.loss[].link": Opt("node_pair", [], "The link, by its two end names."),
     "impairments.loss[].direction": Opt(
