@@ -154,6 +154,7 @@ int rs_resp_exec_write(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
 {
     uint8_t op = pkt->opcode;
     uint32_t len = pkt->payload_len;
+    uint8_t *dst = NULL; /* the first packet's place: the RETH's range starts with it */
     if (rs_op_starts(op)) {
         if (!(qp->attr.qp_access_flags & RS_ACCESS_REMOTE_WRITE))
             return RS_EXEC_NO_ACCESS;
@@ -161,9 +162,11 @@ int rs_resp_exec_write(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
         qp->write_rkey = pkt->reth_rkey;
         qp->write_left = pkt->reth_len;
         qp->write_len = pkt->reth_len;
-        if (pkt->reth_len && !rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
-                                            pkt->reth_va, pkt->reth_len))
+        if (pkt->reth_len && !(dst = rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd,
+                                                   RS_ACCESS_REMOTE_WRITE, pkt->reth_va, pkt->reth_len)))
             return RS_EXEC_BAD_RKEY;
+        if (tp->key_recheck)
+            dst = NULL;
     }
     if (len > qp->write_left || (rs_op_ends(op) && len != qp->write_left))
         return RS_EXEC_BAD_LENGTH;
@@ -172,9 +175,11 @@ int rs_resp_exec_write(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
     if (rs_op_has_imm(op) && qp->rq_count == 0)
         return RS_EXEC_NO_WQE;
     if (len) {
-        /* resolved per packet: the region may have been deregistered since the first packet */
-        uint8_t *dst = rs_mr_resolve(qp->host, qp->write_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
-                                     qp->write_va, len);
+        /* resolved per packet: the region may have been deregistered since the first packet (the
+         * first, within the RETH's range just resolved, needs no second look) */
+        if (!dst)
+            dst = rs_mr_resolve(qp->host, qp->write_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE, qp->write_va,
+                                len);
         if (!dst)
             return RS_EXEC_BAD_RKEY;
         if (dst == RS_MR_NO_BYTES)
