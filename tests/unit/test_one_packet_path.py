@@ -81,10 +81,10 @@ def _errors(tmp: Path, recheck: bool, case: str) -> dict[str, Any]:
     qa, qb = h.qp_pair(cap=QPCap(max_send_wr=8, max_recv_wr=8), timeout=8, retry_cnt=1)
     qb.post_recv(RecvWR(wr_id=77, sg=[SGE(dst.buf, SLOT, dst.lkey)]))
     bad = {"lkey": dict(lkey=src.lkey + 1), "rkey": dict(rkey=dst.rkey + 1),
-           "range": dict(raddr=dst.buf + 4 * SLOT - 100), "src_range": dict(addr=src.buf + 4 * SLOT - 100)}[case]
+           "range": dict(raddr=dst.buf + 4 * SLOT - 100),
+           "src_range": dict(addr=src.buf + 4 * SLOT - 100)}[case]
     for k in range(3):
-        bad_one = k == 1
-        kw = bad if bad_one else {}
+        kw = bad if k == 1 else {}
         wr = SendWR(wr_id=k, opcode=e.IBV_WR_RDMA_WRITE,
                     sg=[SGE(kw.get("addr", src.buf + k * 512), 512, kw.get("lkey", src.lkey))],
                     send_flags=e.IBV_SEND_SIGNALED)
@@ -93,7 +93,8 @@ def _errors(tmp: Path, recheck: bool, case: str) -> dict[str, Any]:
     h.sim.run_until_idle()
     h.sim.close_capture()
     return {"pcap": h.pcap.read_bytes(), "now": h.sim.now, "wc_a": _drain(h.cq_a), "wc_b": _drain(h.cq_b),
-            "dst": dst.array.tobytes(), "qa": qa.stats(), "qb": qb.stats(), "state": (qa.qp_state, qb.qp_state)}
+            "dst": dst.array.tobytes(), "qa": qa.stats(), "qb": qb.stats(),
+            "state": (qa.qp_state, qb.qp_state)}
 
 
 def _ud(tmp: Path, recheck: bool) -> dict[str, Any]:
