@@ -9,6 +9,11 @@ even a free ``post_send`` cannot make the simulation of one-packet WRITEs cheape
 
     python bench/sim_instructions.py --packets-per-sender 4000 [--nic-profile cx6]
 
+``--base TREE`` counts the same modes a second time with another build (a source tree built in
+place, e.g. a ``git worktree`` of an earlier commit, put first on ``PYTHONPATH``) and prints both
+builds side by side: instructions per data packet, and each mode's packet rate relative to
+``write1MiB`` of the same build (the inverse instruction ratio), before and after.
+
 ``--multipath CASES`` counts instead the runs of ``bench/multipath.py`` (a 2 x 2 x 4 leaf-spine
 permutation), each case ``path_select:recovery:profile[:verb]``, e.g. out-of-order placement
 against in-order RoCE on the same NIC profile and workload:
@@ -25,6 +30,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL = os.path.join(HERE, "models", "rdmasim_incast.py")
@@ -35,13 +41,24 @@ def _python() -> str:
     return os.path.realpath(sys.executable)
 
 
-def loop_instructions(script_and_args: list[str]) -> int:
-    """Instructions executed inside SimCore.run (the event loop) by ``python script args...``."""
+def _tree_env(tree: str | None) -> dict[str, str] | None:
+    """The environment that makes ``python`` import rdmasim from ``tree`` (None: this one's)."""
+    if tree is None:
+        return None
+    if not any(Path(tree, "rdmasim").glob("_core*.so")):
+        raise SystemExit(f"--base {tree}: no built rdmasim/_core*.so there "
+                         "(build it: python setup.py build_ext --inplace)")
+    return {**os.environ, "PYTHONPATH": str(Path(tree).resolve())}
+
+
+def loop_instructions(script_and_args: list[str], tree: str | None = None) -> int:
+    """Instructions executed inside SimCore.run (the event loop) by ``python script args...``
+    (``tree``: with that source tree's rdmasim)."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
         cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=*SimCore*run*",
                f"--callgrind-out-file={out}", _python(), *script_and_args]
-        subprocess.run(cmd, check=True, capture_output=True)
+        subprocess.run(cmd, check=True, capture_output=True, env=_tree_env(tree))
         text = subprocess.run(["callgrind_annotate", out], check=True, capture_output=True, text=True).stdout
     m = re.search(r"^\s*([\d,]+)\s.*PROGRAM TOTALS", text, re.M)
     if not m:
@@ -49,14 +66,15 @@ def loop_instructions(script_and_args: list[str]) -> int:
     return int(m.group(1).replace(",", ""))
 
 
-def instructions(mode: str, senders: int, packets_per_sender: int, nic_profile: str) -> int:
+def instructions(mode: str, senders: int, packets_per_sender: int, nic_profile: str,
+                 tree: str | None = None) -> int:
     """Instructions executed inside SimCore.run for one run of the model ("write1MiB-ack1": write1MiB
-    with every packet asking for an ACK, the frames of one-packet WRITEs)."""
+    with every packet asking for an ACK, the frames of one-packet WRITEs); ``tree``: another build."""
     model_mode, _, ack = mode.partition("-ack")
     extra = ["--ack-req-interval", ack] if ack else []
     return loop_instructions([MODEL, "--mode", model_mode, "--senders", str(senders),
                               "--packets-per-sender", str(packets_per_sender), "--nic-profile", nic_profile,
-                              *extra])
+                              *extra], tree)
 
 
 def multipath_instructions(case: str, size: str) -> tuple[int, int]:
@@ -78,6 +96,8 @@ def main() -> None:
     p.add_argument("--modes", default="write1MiB,write1MiB-ack1,write1024-batch",
                    help="comma-separated model modes; NAME-ackN: NAME with every N-th packet asking "
                    "for an ACK")
+    p.add_argument("--base", default=None, help="another source tree built in place: count its build too "
+                   "and print both side by side (before/after)")
     p.add_argument("--multipath", default="", help="comma-separated bench/multipath.py cases "
                    "path_select:recovery:profile[:verb] (the first is the reference)")
     p.add_argument("--multipath-size", default="1MiB", help="bytes per flow of --multipath")
@@ -95,6 +115,15 @@ def main() -> None:
     counts = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile) for m in modes}
     ref = counts[modes[0]]
     print(f"incast-{a.senders}, {a.packets_per_sender} data packets per sender, NIC profile {a.nic_profile}")
+    if a.base:
+        base = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile, a.base) for m in modes}
+        print(f"per data packet; rate: packets per instruction relative to {modes[0]} of the same build")
+        print(f"{'mode':17s} {'base':>8s} {'this':>8s} {'this/base':>9s} {'rate base':>9s} {'rate this':>9s}")
+        for m in modes:
+            b, n = base[m] / packets, counts[m] / packets
+            rate_b, rate_n = base[modes[0]] / base[m], ref / counts[m]
+            print(f"{m:17s} {b:8.0f} {n:8.0f} {n / b:9.3f} {rate_b:9.3f} {rate_n:9.3f}")
+        return
     print(f"{'mode':17s} {'instructions':>14s} {'per packet':>11s} {'ratio':>6s} {'bound':>6s}")
     for m, n in counts.items():
         print(f"{m:17s} {n:14,d} {n / packets:11.0f} {n / ref:6.2f} {ref / n:6.2f}")

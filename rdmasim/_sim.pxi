@@ -176,6 +176,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
                         int64_t ack_timeout_ps, uint32_t ack_req_interval)
     double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn)
+    void rs_sim_set_key_recheck(rs_sim *sim, int on)
     int rs_qp_dcqcn_state(const rs_sim *sim, int host, uint32_t qpn, rs_dcqcn_rp *out)
     int rs_peer_recv(rs_sim *sim, int host, uint8_t *buf, size_t cap, int64_t *t_ps)
     int rs_peer_send(rs_sim *sim, int host, const uint8_t *frame, size_t len)
@@ -400,6 +401,10 @@ cdef class SimCore:
         """NIC-dependent constants of `host` (rdmasim.nic.NicProfile applies them)."""
         self._check(rs_host_set_nic(self.sim, host, max_unacked_psns, ack_coalesce_pkts, ack_timeout_ps,
                                     ack_req_interval))
+
+    def _set_key_recheck(self, bint on):
+        """Tests: every packet resolves its memory keys itself (no one-packet shortcut)."""
+        rs_sim_set_key_recheck(self.sim, on)
 
     def qp_rate_bps(self, int host, uint32_t qpn):
         return rs_qp_rate_bps(self.sim, host, qpn)

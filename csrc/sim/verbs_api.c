@@ -9,6 +9,8 @@ int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, size_t p
     return rs_tp_host_set_cc(&sim->tp, host, kind, params, params_size, np_enabled, cnp_interval_ps, cnp_dscp);
 }
 
+void rs_sim_set_key_recheck(rs_sim *sim, int on) { sim->tp.key_recheck = on != 0; }
+
 int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
                     int64_t ack_timeout_ps, uint32_t ack_req_interval)
 {

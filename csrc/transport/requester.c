@@ -110,11 +110,14 @@ static int gather(rs_qp *qp, const rs_swqe *w, uint64_t off, uint32_t len, uint8
 }
 
 /* Every SGE of the WQE must resolve before anything is sent (IBV_WC_LOC_PROT_ERR otherwise).
- * READ and atomic results are written into them, so those need LOCAL_WRITE. */
-static int check_sges(rs_qp *qp, rs_swqe *w)
+ * READ and atomic results are written into them, so those need LOCAL_WRITE.  *whole: for a
+ * SEND/WRITE of one SGE sent in one packet, where its bytes are (the packet's gather would resolve
+ * the same key, range and access again: a one-packet message resolves once); else NULL. */
+static int check_sges(rs_transport *tp, rs_qp *qp, rs_swqe *w, const uint8_t **whole)
 {
     uint32_t need = rs_wr_is_rd_atomic(w->opcode) ? RS_ACCESS_LOCAL_WRITE : 0;
     w->no_bytes = w->num_sge > 0;
+    *whole = NULL;
     for (uint32_t i = 0; i < w->num_sge; i++) {
         const rs_sge *s = &w->sge[i];
         const uint8_t *p = s->length ? rs_mr_resolve(qp->host, s->lkey, 0, qp->init.pd, need, s->addr, s->length)
@@ -122,7 +125,10 @@ static int check_sges(rs_qp *qp, rs_swqe *w)
         if (!p)
             return -1;
         w->no_bytes &= p == RS_MR_NO_BYTES;
+        *whole = p;
     }
+    if (w->num_sge != 1 || w->length > qp->pmtu || need || tp->key_recheck)
+        *whole = NULL;
     return 0;
 }
 
@@ -260,7 +266,8 @@ static rs_pkt *build_rd_atomic(rs_transport *tp, rs_qp *qp, rs_swqe *w)
  * source (bulk flows) carries its length, not bytes, but its SGEs are still resolved per packet as
  * for real memory (a region deregistered mid-message fails the same). On failure the packet is
  * released and the error taken (local protection error, or out of memory); returns -1. */
-static int fill_payload(rs_transport *tp, rs_qp *qp, rs_swqe *w, uint64_t off, uint32_t len, rs_pkt *p)
+static int fill_payload(rs_transport *tp, rs_qp *qp, rs_swqe *w, uint64_t off, uint32_t len, rs_pkt *p,
+                        const uint8_t *whole)
 {
     if (len && !w->no_bytes && rs_pkt_attach_payload(&tp->pool, p) != 0) {
         rs_pkt_release(&tp->pool, p);
@@ -268,7 +275,10 @@ static int fill_payload(rs_transport *tp, rs_qp *qp, rs_swqe *w, uint64_t off, u
         rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory allocating a payload buffer");
         return -1;
     }
-    if (len && gather(qp, w, off, len, w->no_bytes ? NULL : p->payload) != 0) {
+    if (len && whole) { /* the whole message, resolved by check_sges just before */
+        if (!w->no_bytes)
+            memcpy(p->payload, whole, len);
+    } else if (len && gather(qp, w, off, len, w->no_bytes ? NULL : p->payload) != 0) {
         rs_pkt_release(&tp->pool, p);
         local_error(tp, qp);
         return -1;
@@ -297,7 +307,8 @@ static rs_pkt *build_ud(rs_transport *tp, rs_qp *qp)
         local_fail(tp, qp, RS_WC_STATUS_LOC_QP_OP_ERR);
         return NULL;
     }
-    if (check_sges(qp, w) != 0) {
+    const uint8_t *whole;
+    if (check_sges(tp, qp, w, &whole) != 0) {
         local_error(tp, qp);
         return NULL;
     }
@@ -306,7 +317,7 @@ static rs_pkt *build_ud(rs_transport *tp, rs_qp *qp)
     rs_pkt *p = rs_nic_new_packet(tp, qp, imm ? RS_OP_UD_SEND_ONLY_IMM : RS_OP_UD_SEND_ONLY, qp->req_psn);
     if (!p)
         return NULL;
-    if (fill_payload(tp, qp, w, 0, len, p) != 0)
+    if (fill_payload(tp, qp, w, 0, len, p, whole) != 0)
         return NULL;
     /* the address handle's path, resolved per work request by the port */
     rs_link_path path;
@@ -365,8 +376,9 @@ rs_pkt *rs_req_build(rs_transport *tp, rs_qp *qp)
 rs_pkt *rs_req_build_packet(rs_transport *tp, rs_qp *qp)
 {
     rs_swqe *w = rs_qp_swqe(qp, qp->req_idx);
+    const uint8_t *whole = NULL;
     if (qp->req_off == 0) {
-        if (check_sges(qp, w) != 0) {
+        if (check_sges(tp, qp, w, &whole) != 0) {
             local_error(tp, qp);
             return NULL;
         }
@@ -383,7 +395,7 @@ rs_pkt *rs_req_build_packet(rs_transport *tp, rs_qp *qp)
     rs_pkt *p = rs_nic_new_packet(tp, qp, pick_opcode(w->opcode, index, w->npkts), qp->req_psn);
     if (!p)
         return NULL;
-    if (fill_payload(tp, qp, w, qp->req_off, len, p) != 0)
+    if (fill_payload(tp, qp, w, qp->req_off, len, p, whole) != 0)
         return NULL;
     if (index == 0 && !is_send(w->opcode)) {
         p->reth_va = w->remote_addr;

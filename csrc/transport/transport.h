@@ -62,6 +62,10 @@ typedef struct rs_transport {
     rs_cc_algo cc_plugins[RS_CC_PLUGINS];
     char cc_plugin_names[RS_CC_PLUGINS][RS_CC_PLUGIN_NAME];
     uint32_t n_cc_plugins;
+    /* Tests only (rs_sim_set_key_recheck): every packet resolves its keys itself, as before the
+     * one-packet shortcuts (requester.c check_sges, responder.c rs_resp_exec_write), which reuse the
+     * resolution the message's first check made; both must give the same simulation. */
+    uint8_t key_recheck;
 } rs_transport;
 
 /* ---- NIC (transport/nic.c) ---- */

@@ -44,6 +44,9 @@ int rs_host_set_cc(rs_sim *sim, int host, int kind, const void *params, size_t p
 /* NIC-dependent constants of a host (transport/nic_params.h; profiles in rdmasim/nic.py). */
 int rs_host_set_nic(rs_sim *sim, int host, uint32_t max_unacked_psns, uint32_t ack_coalesce_pkts,
                     int64_t ack_timeout_ps, uint32_t ack_req_interval);
+/* Tests: on != 0 makes every packet resolve its memory keys itself, as before the one-packet
+ * shortcuts (the first packet reusing the message's own check); the simulation is the same. */
+void rs_sim_set_key_recheck(rs_sim *sim, int on);
 /* Current rate (bits/s) the QP is paced at (0 = line rate, no limit). */
 double rs_qp_rate_bps(const rs_sim *sim, int host, uint32_t qpn);
 /* The QP's DCQCN reaction point as of now, copied to *out with `alpha` the current value (the
