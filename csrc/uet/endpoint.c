@@ -388,7 +388,7 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
     if (pkt->uet.type == RS_UET_PDS_NACK) {
         if (pkt->uet.nack_code == RS_UET_NACK_TRIMMED)
             c->st.trims_rcvd++;
-        const rs_pds_slot *s = &c->slots[pkt->psn & (RS_PDS_SLOTS - 1u)];
+        const rs_pds_slot zero = {0}, *s = rs_pds_slot_at(c, pkt->psn, &zero);
         uint16_t ev = s->ev;
         uint32_t lost = rs_pds_on_nack(c, pkt->psn, pkt->uet.nack_code, pkt->uet.nack_payload);
         if (!lost)
@@ -728,7 +728,7 @@ static rs_pdc *pdc_alloc(rs_uet *u)
         u->cap_all = cap;
     }
     rs_pdc *c = calloc(1, sizeof(*c));
-    rs_pds_slot *slots = malloc(RS_PDS_SLOTS * sizeof(*slots));
+    rs_pds_slot *slots = malloc(RS_PDS_SLOTS * sizeof(*slots)); /* zeroed as used (pds.c) */
     uint32_t *rq = malloc(RS_PDS_SLOTS * sizeof(*rq));
     if (!c || !slots || !rq) {
         free(c);

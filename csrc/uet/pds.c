@@ -43,12 +43,29 @@ static inline int32_t pdiff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 
 void rs_pds_init(rs_pdc *c, uint64_t msg_len, uint32_t start_psn)
 {
+    /* The slots hold nothing of a past flow: those the PDC's last flow wrote (its PSNs start_psn ..
+     * next_psn - 1) are cleared.  A new PDC's ring is not cleared at all: its slots are zeroed
+     * lazily, each when its first PSN is sent (rs_pds_next; slots_init of them so far, in ring
+     * order from 0), and nothing reads a slot of a PSN not sent (every read is of a PSN from
+     * una_psn to next_psn - 1, or through rs_pds_slot_at).  The cost is that of the PSNs used,
+     * not of the whole ring per flow. */
+    uint32_t used = c->next_psn - c->start_psn;
+    if (used >= RS_PDS_SLOTS) {
+        memset(c->slots, 0, c->slots_init * sizeof(*c->slots));
+    } else if (used) {
+        uint32_t first = c->start_psn & MASK, n1 = RS_PDS_SLOTS - first < used ? RS_PDS_SLOTS - first : used;
+        memset(c->slots + first, 0, n1 * sizeof(*c->slots));
+        memset(c->slots, 0, (used - n1) * sizeof(*c->slots));
+    }
+    if ((start_psn & MASK) != 0 && c->slots_init < RS_PDS_SLOTS) { /* not from slot 0: all at once */
+        memset(c->slots + c->slots_init, 0, (RS_PDS_SLOTS - c->slots_init) * sizeof(*c->slots));
+        c->slots_init = RS_PDS_SLOTS;
+    }
     c->msg_len = msg_len;
     c->next_off = c->acked_bytes = c->inflight_bytes = 0;
     c->start_psn = c->next_psn = c->una_psn = c->high_acked = c->loss_scan = start_psn;
     c->window_bytes = c->prm.window_bytes;
     c->rq_head = c->rq_len = 0;
-    memset(c->slots, 0, RS_PDS_SLOTS * sizeof(*c->slots));
     c->rx_cack = start_psn - 1u;
     c->rx_max = start_psn;
     c->rx_unacked = 0;
@@ -154,6 +171,8 @@ int rs_pds_next(rs_pdc *c, int64_t now, rs_pds_tx *out)
     if (!window_allows(c, len))
         return 0;
     psn = c->next_psn++;
+    if ((psn & MASK) >= c->slots_init)
+        c->slots_init = (psn & MASK) + 1u; /* its first use: written whole below */
     s = &c->slots[psn & MASK];
     *s = (rs_pds_slot){.sent_ps = now, .off = (uint32_t)c->next_off, .len = (uint16_t)len,
                        .state = RS_PDS_SENT, .sends = 1};
@@ -165,6 +184,12 @@ int rs_pds_next(rs_pdc *c, int64_t now, rs_pds_tx *out)
     c->st.pkts_sent++;
     out->ar = (uint8_t)wants_ack(c, psn, eom);
     return 1;
+}
+
+const rs_pds_slot *rs_pds_slot_at(const rs_pdc *c, uint32_t psn, const rs_pds_slot *zero)
+{
+    uint32_t i = psn & MASK;
+    return i < c->slots_init ? &c->slots[i] : zero;
 }
 
 static void lose(rs_pdc *c, uint32_t psn, rs_pds_slot *s)

@@ -114,6 +114,7 @@ typedef struct rs_pdc {
     int64_t start_ps;
     rs_timer rto;
     rs_pds_slot *slots;       /* RS_PDS_SLOTS */
+    uint32_t slots_init;      /* slots 0 .. slots_init - 1 were ever written (pds.c: the others hold garbage) */
     uint32_t *rq;             /* RS_PDS_SLOTS */
 
     /* ---- target ---- */
@@ -180,6 +181,8 @@ typedef struct rs_pds_tx {
 } rs_pds_tx;
 
 void rs_pds_init(rs_pdc *c, uint64_t msg_len, uint32_t start_psn);
+/* The slot of psn, or *zero when the PDC never wrote it (any PSN, sent or not). */
+const rs_pds_slot *rs_pds_slot_at(const rs_pdc *c, uint32_t psn, const rs_pds_slot *zero);
 /* May the initiator send now (a retransmission queued, or window and message left)? */
 int rs_pds_can_send(const rs_pdc *c);
 /* The next data packet (a queued retransmission first): 1 and *out, or 0. Records it as sent now. */
