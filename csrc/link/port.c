@@ -100,7 +100,19 @@ static inline rs_pkt *owner_next_frame(rs_net *net, rs_port *port)
     return rs_switch_next_frame(net, port->sw, port);
 }
 
-void rs_port_kick(rs_net *net, rs_port *port)
+/* Would the transmit-done reserved at (busy_until, tx_seq) be the very next event?  Then the
+ * current event (the port's own node's, ending with this kick) may do its work now: nothing
+ * else runs between the two, so every arm takes the key it would have taken and every record
+ * is written in the same place. */
+static int tx_done_is_next(rs_net *net, const rs_port *port)
+{
+    if (net->eng.now_ps != port->busy_until || net->eng.cur_ent != port->tx_done.ent)
+        return 0;
+    const rs_event *h = rs_eventq_head(&net->eng.evq);
+    return !h || h->t_ps > port->busy_until || (h->t_ps == port->busy_until && h->seq > port->tx_seq);
+}
+
+static void kick(rs_net *net, rs_port *port, int tail)
 {
     if (port->pulling) {
         /* the owner queued something while we ask it for a frame: ask again if it had none */
@@ -113,7 +125,8 @@ void rs_port_kick(rs_net *net, rs_port *port)
         /* a switch port that sent without arming tx_done: if that event would not have fired
          * yet, arm it now with its own sequence number (same-time events keep their order) */
         port->tx_reserved = 0;
-        if (!rs_eventq_passed(&net->eng.evq, net->eng.now_ps, port->busy_until, port->tx_seq)) {
+        if (!rs_eventq_passed(&net->eng.evq, net->eng.now_ps, port->busy_until, port->tx_seq) &&
+            !(tail && tx_done_is_next(net, port))) {
             port->busy = 1;
             rs_engine_arm_seq(&net->eng, &port->tx_done, port->busy_until, port->tx_seq);
             return;
@@ -169,6 +182,10 @@ void rs_port_kick(rs_net *net, rs_port *port)
     port->busy = 1;
     rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
 }
+
+void rs_port_kick(rs_net *net, rs_port *port) { kick(net, port, 0); }
+
+void rs_port_kick_tail(rs_net *net, rs_port *port) { kick(net, port, 1); }
 
 void rs_port_send_ctrl(rs_net *net, rs_port *port, rs_pkt *pkt)
 {
