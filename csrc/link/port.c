@@ -107,12 +107,12 @@ static inline rs_pkt *owner_next_frame(rs_net *net, rs_port *port)
 static int tx_done_is_next(rs_net *net, const rs_port *port)
 {
     if (net->eng.now_ps != port->busy_until || net->eng.cur_ent != port->tx_done.ent)
-        return 0;
+        return 0; /* (an earlier end has passed: rs_port_kick sends anyway) */
     const rs_event *h = rs_eventq_head(&net->eng.evq);
     return !h || h->t_ps > port->busy_until || (h->t_ps == port->busy_until && h->seq > port->tx_seq);
 }
 
-static void kick(rs_net *net, rs_port *port, int tail)
+void rs_port_kick(rs_net *net, rs_port *port)
 {
     if (port->pulling) {
         /* the owner queued something while we ask it for a frame: ask again if it had none */
@@ -125,8 +125,7 @@ static void kick(rs_net *net, rs_port *port, int tail)
         /* a switch port that sent without arming tx_done: if that event would not have fired
          * yet, arm it now with its own sequence number (same-time events keep their order) */
         port->tx_reserved = 0;
-        if (!rs_eventq_passed(&net->eng.evq, net->eng.now_ps, port->busy_until, port->tx_seq) &&
-            !(tail && tx_done_is_next(net, port))) {
+        if (!rs_eventq_passed(&net->eng.evq, net->eng.now_ps, port->busy_until, port->tx_seq)) {
             port->busy = 1;
             rs_engine_arm_seq(&net->eng, &port->tx_done, port->busy_until, port->tx_seq);
             return;
@@ -183,9 +182,13 @@ static void kick(rs_net *net, rs_port *port, int tail)
     rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
 }
 
-void rs_port_kick(rs_net *net, rs_port *port) { kick(net, port, 0); }
-
-void rs_port_kick_tail(rs_net *net, rs_port *port) { kick(net, port, 1); }
+void rs_port_kick_tail(rs_net *net, rs_port *port)
+{
+    /* the transmit-done it reserved would run next: as if it had passed, send now */
+    if (port->tx_reserved && !port->pulling && tx_done_is_next(net, port))
+        port->tx_reserved = 0;
+    rs_port_kick(net, port);
+}
 
 void rs_port_send_ctrl(rs_net *net, rs_port *port, rs_pkt *pkt)
 {
