@@ -134,6 +134,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_sim_run(rs_sim *sim, const rs_run_args *args)
     uint64_t rs_sim_events(const rs_sim *sim)
     void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
+    int rs_sim_pool_trim(rs_sim *sim)
     int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
     int rs_sim_set_link_layer(rs_sim *sim, int link_layer)
     int rs_sim_pcap_open_as(rs_sim *sim, const char *path, uint32_t snaplen, uint32_t linktype)
@@ -285,6 +286,9 @@ cdef class SimCore:
         rs_sim_pool_stats(self.sim, out)
         return {"pkts_in_use": out[0], "pkts_peak": out[1], "pkts_allocated": out[2],
                 "payload_buffers_allocated": out[3]}
+
+    def pool_trim(self):
+        return rs_sim_pool_trim(self.sim) == 1
 
     def run(self, until_ps=INT64_MAX, uint64_t max_events=0, int watch_host=-1,
             int watch_cq=-1, uint32_t watch_count=0):

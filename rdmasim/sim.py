@@ -280,6 +280,12 @@ class Simulator(SimHandle):
         """Packet pool use: packets in flight now, peak, and allocated slots."""
         return dict(self._core.pool_stats())
 
+    def trim_pool(self) -> bool:
+        """Give the packet pool's memory back to the system if no packet is in flight (after
+        ``run_flows`` finished every flow); False, and nothing changes, while packets are in
+        flight. The pool grows again as packets are sent; results do not change."""
+        return bool(self._core.pool_trim())
+
     def __repr__(self) -> str:
         return (f"Simulator(seed={self.seed}, now={format_time(self.now)}, hosts={list(self.hosts)}, "
                 f"events={self.events})")

@@ -25,6 +25,19 @@ void rs_pool_free(rs_pool *p)
     memset(p, 0, sizeof(*p));
 }
 
+int rs_pool_trim(rs_pool *p)
+{
+    if (p->pkts_in_use || p->payloads_in_use || p->ints_in_use)
+        return 0;
+    rs_slab_destroy(&p->pkts);
+    rs_slab_destroy(&p->payloads);
+    rs_slab_destroy(&p->ints);
+    size_t peak = p->pkts_peak;
+    rs_pool_init(p);
+    p->pkts_peak = peak;
+    return 1;
+}
+
 rs_pkt *rs_pkt_alloc(rs_pool *p)
 {
     rs_pkt *pkt = rs_slab_alloc(&p->pkts);

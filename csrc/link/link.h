@@ -6,6 +6,7 @@
 #ifndef RDMASIM_NET_LINK_H
 #define RDMASIM_NET_LINK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rdmasim/eventq.h"
@@ -45,27 +46,35 @@ typedef struct rs_gilbert {
 } rs_gilbert;
 
 typedef struct rs_link {
-    int id;
-    struct rs_port *from;
+    /* ---- line 0: what every frame reads, on the wire and on arrival ---- */
     struct rs_port *to;
     int64_t rate_bps;
     int64_t delay_ps;
-    double loss_prob;
-    rs_gilbert gilbert;  /* bursty loss: replaces loss_prob when enabled */
-    rs_rng rng;
-    rs_drop_rule *drops; /* small array, grown on the control path */
-    uint32_t n_drops;
-    uint32_t n_loss_changes;        /* scheduled loss changes not yet applied, ... */
-    rs_loss_change *loss_changes;   /* ... sorted by time (oldest first) */
-    int capture;                    /* frames put on this direction go to net->pcap (when open) */
     rs_pkt *fifo_head;   /* frames in flight, oldest first */
     rs_pkt *fifo_tail;
-    rs_timer arrival;    /* fires when fifo_head reaches `to` */
+    double loss_prob;
+    uint32_t n_drops;
+    uint32_t n_loss_changes;        /* scheduled loss changes not yet applied, ... */
     int down;            /* failed: frames put on it are dropped (counted in stats.dropped) */
+    int capture;                    /* frames put on this direction go to net->pcap (when open) */
+    /* ---- line 1: the timer of the head's arrival, the counters of every frame ---- */
+    rs_timer arrival;    /* fires when fifo_head reaches `to` */
+    rs_link_stats stats; /* its last counter (dropped) on the next line */
+    /* ---- the rest: loss models, drop rules, set-up ---- */
+    rs_gilbert gilbert;  /* bursty loss: replaces loss_prob when enabled */
+    rs_drop_rule *drops; /* small array, grown on the control path */
+    rs_loss_change *loss_changes;   /* ... sorted by time (oldest first) */
+    struct rs_port *from;
+    int id;
     int pending_up;      /* state to apply when state_change fires */
+    rs_rng rng;
     rs_timer state_change;
-    rs_link_stats stats;
 } rs_link;
+
+/* A frame reads line 0 and, with its arrival, line 1 (rs_link_new puts a link on a line of its own) */
+_Static_assert(offsetof(rs_link, capture) + sizeof(int) <= 64, "rs_link: line 0 is what every frame reads");
+_Static_assert(offsetof(rs_link, arrival) == 64 && offsetof(rs_link, stats.delivered) + 8 <= 128,
+               "rs_link: line 1 is the arrival timer and the per-frame counters");
 
 /* Picoseconds to serialise `wire_bytes` (frame + FCS + preamble + IFG) at rate_bps, rounded up. */
 static inline int64_t rs_link_ser_ps(const rs_link *l, uint32_t wire_bytes)

@@ -114,6 +114,9 @@ int rs_net_sampler_read(const rs_net *net, int64_t *t, uint64_t *egress, uint64_
 /* ---- ports and links (port.c, link.c, fabric.c, route.c, switch.c) ---- */
 /* Start sending if the port is idle and has something to send. */
 void rs_port_kick(rs_net *net, struct rs_port *port);
+/* The same as the last thing an event of the port's node does: a switch port whose reserved
+ * transmit-done (port.c) falls now, after this event and before any other, sends at once. */
+void rs_port_kick_tail(rs_net *net, struct rs_port *port);
 void rs_port_tx_done(rs_net *net, struct rs_port *port);
 /* Queue a control frame (ACK/NAK, CNP, PFC) on the port, ahead of data, and kick it. */
 void rs_port_send_ctrl(rs_net *net, struct rs_port *port, rs_pkt *pkt);

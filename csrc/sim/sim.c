@@ -86,6 +86,8 @@ void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
     out[3] = sim->tp.pool.payloads_total;
 }
 
+int rs_sim_pool_trim(rs_sim *sim) { return rs_pool_trim(&sim->tp.pool); }
+
 int rs_sim_fail(rs_sim *sim, int code, const char *fmt, ...)
 {
     va_list ap;

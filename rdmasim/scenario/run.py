@@ -452,6 +452,7 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
         interrupted, samples = True, None
     if trace is not None:
         kept.append(trace.drain(keep=False))
+    sim.trim_pool()  # every packet delivered: the results step need not sit on the pool's peak
     c = sim._flows_core().counts()
     prog.show(sim.now, sim.events, c["finished"], c["total"], force=True)
     prog.close()

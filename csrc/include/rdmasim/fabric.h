@@ -19,9 +19,9 @@
 typedef struct rs_link_stats {
     uint64_t frames;     /* put on the wire */
     uint64_t bytes;      /* frame bytes (no preamble/IFG) */
-    uint64_t dropped;    /* lost: i.i.d. or drop list */
-    uint64_t delivered;
     int64_t busy_ps;     /* time spent serialising */
+    uint64_t delivered;
+    uint64_t dropped;    /* lost: i.i.d. or drop list (last: the rare one, link.h's layout) */
 } rs_link_stats;
 
 enum rs_node_kind { RS_NODE_HOST = 0, RS_NODE_SWITCH = 1 };

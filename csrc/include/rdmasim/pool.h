@@ -25,6 +25,9 @@ typedef struct rs_pool {
 
 void rs_pool_init(rs_pool *p);
 void rs_pool_free(rs_pool *p);
+/* When no packet, payload buffer or INT stack is in use (a finished run), give every slot back
+ * to the system: 1, else 0 and nothing changes.  The pool grows again as packets are taken. */
+int rs_pool_trim(rs_pool *p);
 
 /* A zeroed packet, or NULL on out of memory. */
 rs_pkt *rs_pkt_alloc(rs_pool *p);

@@ -43,6 +43,8 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *args);
 uint64_t rs_sim_events(const rs_sim *sim);
 /* Packets currently allocated from the pool, and the peak. */
 void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4]);
+/* rs_pool_trim of the packet pool: 1 if it held nothing in use and was emptied. */
+int rs_sim_pool_trim(rs_sim *sim);
 
 /* The fabric's link layer, enum rs_link_layer (RS_LL_ROCE default, RS_LL_IB: InfiniBand framing, no
  * PFC); only before any host, switch or capture exists. */
