@@ -14,6 +14,7 @@
 #include "rdmasim/fabric.h"
 
 struct rs_port;
+struct rs_net;
 
 /* A drop rule (rdmasim/fabric.h, rs_drop_spec): every field named in `fields` must match. */
 typedef struct rs_drop_rule {
@@ -65,7 +66,17 @@ typedef struct rs_link {
     int pending_up;      /* state to apply when state_change fires */
     rs_timer state_change;
     rs_link_stats stats;
+    /* a partitioned run (sim/par.c): 1 when its ends run in different partitions; the frames its
+     * sender puts on it during a window wait in the outbox (each with its own arrival time and
+     * key) and join the FIFO at the window's end */
+    int cut;
+    rs_pkt *out_head;
+    rs_pkt *out_tail;
 } rs_link;
+
+/* A partitioned run's window exchange (sim/par.c): the frames of a cut link's outbox join its
+ * FIFO, the arrival armed for the first when nothing was ahead of it. */
+void rs_link_take_outbox(struct rs_net *net, rs_link *l);
 
 /* Picoseconds to serialise `wire_bytes` (frame + FCS + preamble + IFG) at rate_bps, rounded up. */
 static inline int64_t rs_link_ser_ps(const rs_link *l, uint32_t wire_bytes)

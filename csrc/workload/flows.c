@@ -127,10 +127,7 @@ static void arm(rs_transport *tp, rs_flows *fs)
 {
     int64_t t = -1; /* stays -1 when nothing is ready */
     uint64_t id;
-    if (fs->reap_head)
-        t = tp->net.eng.now_ps;
-    else
-        ready_peek(fs, &t, &id);
+    ready_peek(fs, &t, &id);
     if (t < 0) {
         rs_timer_cancel(&fs->timer);
         return;
@@ -139,6 +136,15 @@ static void arm(rs_transport *tp, rs_flows *fs)
         t = tp->net.eng.now_ps;
     if (!fs->timer.armed || fs->timer.when_ps != t)
         rs_engine_arm(&tp->net.eng, &fs->timer, t);
+}
+
+/* Free the QP pairs of flows that finished, at this instant (a timer of its own, so that a
+ * finish does not move the next start's event: in a partitioned run the start is global and the
+ * finish is not). */
+static void arm_reap(rs_transport *tp, rs_flows *fs)
+{
+    if (!fs->reap_timer.armed || fs->reap_timer.when_ps != tp->net.eng.now_ps)
+        rs_engine_arm(&tp->net.eng, &fs->reap_timer, tp->net.eng.now_ps);
 }
 
 /* ---- per-host resources: one CQ (flow QPs never push completions) and one size-only MR ---- */
@@ -449,8 +455,13 @@ static void release(rs_transport *tp, rs_flows *fs, rs_flow *f, uint32_t status)
         fs->failed++;
     received(tp, fs, f); /* READ (its requester is the receiver), LOCAL, or a flow that failed */
     dep_events(tp, fs, f, RS_DEP_DONE);
-    if (fs->stop_when_done && fs->finished == fs->n)
+    if (fs->part_left) {
+        /* a partitioned run: the flag says that this partition's flows are finished (sim/par.c) */
+        if (--fs->part_left[fs->part_of_host[f->r.req_host]] == 0 && fs->stop_when_done)
+            *fs->done = 1;
+    } else if (fs->stop_when_done && fs->finished == fs->n) {
         *fs->done = 1; /* the simulation's flag: return to Python after this event */
+    }
 }
 
 /* A LOCAL flow: no packets, it is done the moment it starts (its duration was its hold). */
@@ -490,6 +501,7 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
         /* the QP pair is destroyed at the next flow event, outside the completer */
         f->reap_next = fs->reap_head;
         fs->reap_head = id + 1;
+        arm_reap(tp, fs);
     }
     release(tp, fs, f, status);
     arm(tp, fs);
@@ -616,6 +628,8 @@ static void reap(rs_transport *tp, rs_flows *fs)
         f->r.req_qpn = f->r.resp_qpn = 0;
     }
 }
+
+void rs_flows_reap_event(rs_flows *fs) { reap(fs->tp, fs); }
 
 void rs_flows_event(rs_flows *fs)
 {
@@ -883,6 +897,8 @@ static rs_flows *flows_of(rs_transport *tp, rs_flows **table, int *done)
             fs->done = done;
             fs->timer.owner = fs;
             fs->timer.kind = RS_EV_FLOWS;
+            fs->reap_timer.owner = fs;
+            fs->reap_timer.kind = RS_EV_FLOWS_REAP;
             tp->flow_complete = on_flow_complete; /* the transport's calls up (transport/qp.c) */
             tp->flow_received = on_flow_received;
             tp->flow_ctx = fs;

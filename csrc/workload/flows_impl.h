@@ -9,7 +9,8 @@
 /* Event kinds of the workload's timers (the lower layers' are in their headers; sim/sim.c
  * dispatches them all). */
 enum rs_workload_event {
-    RS_EV_FLOWS = 14, /* owner: rs_flows, start due flows, free finished ones */
+    RS_EV_FLOWS = 14,      /* owner: rs_flows, start due flows, free finished ones */
+    RS_EV_FLOWS_REAP = 15, /* owner: rs_flows, free the QP pairs of flows that just finished */
 };
 
 typedef struct rs_flow {
@@ -69,9 +70,14 @@ typedef struct rs_flows {
     uint64_t heap_len;
     uint64_t reap_head;
     uint64_t run_head;
-    rs_timer timer;
+    rs_timer timer;       /* the next start (armed only when it changes) */
+    rs_timer reap_timer;  /* now, after a flow finished: its QP pair is freed outside the completer */
     uint64_t started, finished, failed;
     int stop_when_done;
+    /* a partitioned run (sim/par.c), NULL otherwise: flows not finished yet by the partition of
+     * their requester host; `done` is raised when the running partition's count reaches 0 */
+    uint64_t *part_left;
+    const uint16_t *part_of_host;
 } rs_flows;
 
 /* The requester of a flow's QP pair completed its work request (any status). */
@@ -80,6 +86,8 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status);
 void rs_flows_on_received(rs_flows *fs, rs_qp *qp);
 /* The flow timer fired. */
 void rs_flows_event(rs_flows *fs);
+/* The reap timer fired: free the QP pairs of flows that finished. */
+void rs_flows_reap_event(rs_flows *fs);
 void rs_flows_free(rs_flows *fs);
 /* UET flows run on u from now on: the table registers its completion hook with it. */
 void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u);
