@@ -139,6 +139,7 @@ class PartitionedCore(_core.SimCore):
         self._parts = parts
         self._threads = threads
         self._fabric_key: tuple[int, int, int] | None = None
+        self.set_partitions(1, threads, [], [])  # the split-independent keys, before any frame
         #: the partitioning of the last run (None before the first)
         self.partitioning: Partitioning | None = None
 

@@ -42,8 +42,9 @@ class Simulator(SimHandle):
         InfiniBand framing: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md).
         ``threads``: threads of the event loop; only 1 so far (docs/scaling.md#parallel-runs).
         ``partitions``: split every run into this many partitions of the fabric (rdmasim.partition),
-        each with its own event queue, run in conservative windows on the calling thread; the
-        results are identical to one queue's (a check of the partitioned loop; docs/scaling.md)."""
+        each with its own event queue, run in conservative windows on the calling thread, with
+        the tie-break of simultaneous events that does not depend on the split: any number of
+        partitions, 1 included, gives identical results (docs/scaling.md#parallel-runs)."""
         if isinstance(threads, bool) or not isinstance(threads, int) or threads != 1:
             raise ValueError(f"threads {threads!r}: allowed 1 (a run on several threads, partitioned with "
                              "rdmasim.partition, is not available yet; docs/scaling.md#parallel-runs)")
@@ -51,6 +52,7 @@ class Simulator(SimHandle):
                                        or not 1 <= partitions <= 4096):
             raise ValueError(f"partitions {partitions!r}: allowed None or an int in 1..4096")
         self._partitions = partitions or 1
+        self._partitioned = partitions is not None
         self._threads = threads
         super().__init__(seed, link_layer)
         self.links: list[Link] = []
@@ -61,7 +63,7 @@ class Simulator(SimHandle):
         self._step_rest: tuple[int, Any] = (-1, None)
 
     def _make_core(self, seed: int) -> Any:
-        if self._partitions > 1:
+        if self._partitioned:
             from rdmasim.partition import PartitionedCore
 
             return PartitionedCore(seed, self, self._partitions, self._threads)

@@ -53,6 +53,7 @@ int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const u
 {
     rs_par_free(sim->par);
     sim->par = NULL;
+    sim->tp.net.part_keys = 1; /* from now on, also on one queue (parts 1: the reference) */
     if (parts <= 1)
         return RS_OK;
     if (parts > 4096 || n_hosts != sim->tp.n_hosts || n_switches != sim->tp.net.n_switches)
@@ -516,7 +517,7 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
     par_run r = {.sim = sim, .e = &sim->tp.net.eng};
     rs_flows *fs = sim->flows;
     int rc;
-    if (fs && fs->stop_when_done) {
+    if (fs && fs->stop_when_done && fs->finished < fs->n) {
         /* flows left by the partition of their requester host */
         r.left = calloc(sim->par->parts, sizeof(uint64_t));
         if (!r.left) {
@@ -534,11 +535,6 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
         }
         fs->part_left = r.left;
         fs->part_of_host = sim->par->host_part;
-        if (fs->finished == fs->n) { /* nothing to wait for */
-            fs->part_left = NULL;
-            free(r.left);
-            return RS_RUN_FLOWS_DONE;
-        }
     }
     if (setup(&r) != 0) {
         teardown(&r);

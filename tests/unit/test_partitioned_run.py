@@ -68,7 +68,7 @@ def _run(build: Any, parts: int | None) -> dict[str, Any]:
 
 @pytest.mark.parametrize("parts", [2, 4])
 def test_fat_tree_permutation_is_identical_on_partitions(parts):
-    one = _run(_fat_tree, None)
+    one = _run(_fat_tree, 1)
     split = _run(_fat_tree, parts)
     assert one["now"] > 0 and one["events"] > 5_000
     for key in one:
@@ -77,17 +77,13 @@ def test_fat_tree_permutation_is_identical_on_partitions(parts):
 
 @pytest.mark.parametrize("parts", [2, 4])
 def test_leaf_spine_with_incast_is_identical_on_partitions(parts):
-    one = _run(_leaf_spine, None)
+    one = _run(_leaf_spine, 1)
     split = _run(_leaf_spine, parts)
     sim, flows = _leaf_spine(None)
     sim.run_flows()
     assert flows.results()["cnps"].sum() > 0  # the incasts marked ECN and DCQCN answered
     for key in one:
         assert split[key] == one[key], key
-
-
-def test_one_partition_is_the_plain_loop():
-    assert _run(_fat_tree, 1) == _run(_fat_tree, None)
 
 
 def test_the_run_really_is_split():
@@ -99,7 +95,7 @@ def test_the_run_really_is_split():
 
 
 def test_run_until_stops_at_the_same_state():
-    a, fa = _fat_tree(None)
+    a, fa = _fat_tree(1)
     b, fb = _fat_tree(2)
     for t in ("3us", "7500ns", "20us"):
         a.run(t)
@@ -139,3 +135,27 @@ def test_partitions_knob_is_checked():
     for bad in (0, -1, True, 1.5, "2"):
         with pytest.raises(ValueError, match=r"partitions .*: allowed None or an int in 1\.\.4096"):
             rdmasim.Simulator(partitions=bad)
+
+
+def _staggered(parts: int | None) -> Any:
+    """Flows starting one after another while others finish: the flow table's starts are global
+    events in the middle of the run; a LOCAL flow finishes in one."""
+    sim = rdmasim.Simulator(seed=7, partitions=parts)
+    topology.fat_tree(4, rate="100Gbps", delay="1us", mtu=1024, sim=sim, switch_config={"ecn": ECN})
+    _dcqcn(sim)
+    n = 16
+    src = list(range(n)) + [3]
+    dst = [(i * 5 + 3) % n for i in range(n)] + [3]
+    size = [32 * 1024 + 4096 * (i % 3) for i in range(n)] + [0]
+    start = [i * 1_700_000 for i in range(n)] + [9_000_000]
+    verb = ["WRITE" if i % 4 else "SEND" for i in range(n)] + ["LOCAL"]
+    flows = sim.add_flows({"src": src, "dst": dst, "size": size, "start_ps": start, "verb": verb})
+    return sim, flows
+
+
+@pytest.mark.parametrize("parts", [2, 4])
+def test_staggered_starts_are_identical_on_partitions(parts):
+    one = _run(_staggered, 1)
+    split = _run(_staggered, parts)
+    for key in one:
+        assert split[key] == one[key], key
