@@ -291,13 +291,16 @@ cdef class SimCore:
 
     def set_partitions(self, uint32_t parts, uint32_t threads, host_part, switch_part):
         """Split the runs from now on into ``parts`` partitions (host i in host_part[i], switch j in
-        switch_part[j]); parts 1: one queue (sim/par.c)."""
+        switch_part[j]); parts 1: one queue (sim/par.c).  ValueError when the split cannot run."""
         cdef uint16_t[::1] hp = _np.ascontiguousarray(host_part, dtype=_np.uint16)
         cdef uint16_t[::1] sp = _np.ascontiguousarray(switch_part, dtype=_np.uint16)
         cdef uint16_t dummy = 0
-        self._check(rs_sim_set_partitions(self.sim, parts, threads, &hp[0] if hp.shape[0] else &dummy,
-                                          <uint32_t>hp.shape[0], &sp[0] if sp.shape[0] else &dummy,
-                                          <uint32_t>sp.shape[0]))
+        cdef int rc = rs_sim_set_partitions(self.sim, parts, threads, &hp[0] if hp.shape[0] else &dummy,
+                                            <uint32_t>hp.shape[0], &sp[0] if sp.shape[0] else &dummy,
+                                            <uint32_t>sp.shape[0])
+        if rc == -1:  # RS_ERR_INVAL: a split that cannot run
+            raise ValueError(rs_sim_errmsg(self.sim).decode("utf-8", "replace"))
+        self._check(rc)
 
     def partition_lookahead(self):
         """The lookahead of the partitioning in ps (INT64_MAX: no link cut), or -1 without one."""

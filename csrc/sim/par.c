@@ -87,15 +87,20 @@ int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const u
     p->n_switches = n_switches;
     p->n_links = sim->tp.net.n_links;
     p->lookahead_ps = INT64_MAX; /* no link cut: the partitions never meet */
+    int short_link = -1;
     for (uint32_t i = 0; i < sim->tp.net.n_links; i++) {
         const rs_link *l = sim->tp.net.links[i];
-        if (link_end_part(p, l->from) != link_end_part(p, l->to) && l->delay_ps < p->lookahead_ps)
+        if (link_end_part(p, l->from) != link_end_part(p, l->to) && l->delay_ps < p->lookahead_ps) {
             p->lookahead_ps = l->delay_ps;
+            short_link = l->id;
+        }
     }
     if (p->lookahead_ps <= 0) {
         rs_par_free(p);
-        return rs_sim_fail(sim, RS_ERR_INVAL, "partitions: a link between two partitions has no delay: a "
-                           "partitioned run needs delay > 0 on every link it cuts");
+        return rs_sim_fail(sim, RS_ERR_INVAL, "%s = %u: link direction %d between two partitions has delay 0: "
+                           "a partitioned run needs a delay > 0 on every link it cuts",
+                           threads > 1 ? "[simulation] threads" : "partitions", threads > 1 ? threads : parts,
+                           short_link);
     }
     sim->par = p;
     return RS_OK;
