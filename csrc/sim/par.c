@@ -398,28 +398,28 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
     }
 }
 
+static uint64_t flows_left(const par_run *r)
+{
+    uint64_t left = 0;
+    for (uint32_t i = 0; r->left && i < r->P; i++)
+        left += r->left[i];
+    return left;
+}
+
 static int loop(par_run *r, const rs_run_args *a)
 {
     rs_sim *sim = r->sim;
     rs_engine *e = r->e;
     const uint32_t P = r->P;
     const int64_t L = sim->par->lookahead_ps;
-    const int64_t until = a->until_ps;
-    int64_t *done_t = calloc(P, sizeof(int64_t));
-    uint8_t *stopped = calloc(P, 1);
-    if (!done_t || !stopped) {
-        free(done_t);
-        free(stopped);
-        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
-        return RS_RUN_ERROR;
-    }
-    int rc = RS_RUN_IDLE;
+    /* events up to u are handled; once every flow finished (at T), u becomes T: the rest of that
+     * instant, as run_flows does on one queue after the stop, then RS_RUN_FLOWS_DONE */
+    int64_t u = a->until_ps;
+    int flows_done = 0;
     for (;;) {
         exchange(r); /* what the last step sent to other partitions */
-        if (e->failed) {
-            rc = RS_RUN_ERROR;
-            break;
-        }
+        if (e->failed)
+            return RS_RUN_ERROR;
         /* the next event of all: the window starts there */
         int64_t tg = INT64_MAX, t0 = INT64_MAX, t;
         uint64_t kg = 0, k;
@@ -429,20 +429,19 @@ static int loop(par_run *r, const rs_run_args *a)
         for (uint32_t i = 0; i < P; i++)
             if (head_of(e, i, &t, &k) && t < t0)
                 t0 = t;
+        if (flows_done && t0 > u)
+            return RS_RUN_FLOWS_DONE;
         if (t0 == INT64_MAX) { /* nothing left (run(until) ends at until, as on one queue) */
-            if (a->watch_host < 0 && until != INT64_MAX && until > r->last_t) {
-                r->last_t = until;
-                rc = RS_RUN_UNTIL;
-            } else {
-                rc = RS_RUN_IDLE;
+            if (a->watch_host < 0 && u != INT64_MAX && u > r->last_t) {
+                r->last_t = u;
+                return RS_RUN_UNTIL;
             }
-            break;
+            return RS_RUN_IDLE;
         }
-        if (t0 > until) {
-            if (until > r->last_t)
-                r->last_t = until;
-            rc = RS_RUN_UNTIL;
-            break;
+        if (t0 > u) {
+            if (u > r->last_t)
+                r->last_t = u;
+            return RS_RUN_UNTIL;
         }
         if (have_g && tg == t0) {
             /* a global event next: every partition first handles what comes before it */
@@ -455,15 +454,10 @@ static int loop(par_run *r, const rs_run_args *a)
             const rs_event *h = rs_eventq_head(&e->evq);
             if (h && h->t_ps == tg && h->seq == kg)
                 handle_head(r);
-            if (sim->flows_stop) { /* a LOCAL flow finished in the flow table's event */
-                sim->flows_stop = 0;
-                uint64_t left = 0;
-                for (uint32_t i = 0; r->left && i < P; i++)
-                    left += r->left[i];
-                if (!left) {
-                    rc = RS_RUN_FLOWS_DONE;
-                    break;
-                }
+            sim->flows_stop = 0;
+            if (r->left && !flows_done && flows_left(r) == 0) { /* the last flow finished by now */
+                flows_done = 1;
+                u = tg;
             }
             continue;
         }
@@ -471,40 +465,29 @@ static int loop(par_run *r, const rs_run_args *a)
         int64_t end = t0 > INT64_MAX - L ? INT64_MAX : t0 + L;
         if (have_g && tg < end)
             end = tg;
-        if (until != INT64_MAX && until < end)
-            end = until + 1;
-        if (!r->left) {
+        if (u != INT64_MAX && u < end)
+            end = u + 1;
+        if (r->left && !flows_done && flows_left(r)) {
+            /* first the partitions with flows to finish, each up to the event that finishes its
+             * last (and the rest of that instant): if that was the last anywhere, every partition
+             * runs to that instant only */
+            int64_t t_done = INT64_MIN;
             for (uint32_t i = 0; i < P; i++)
-                run_part(r, i, end, 0, end, 0);
-            continue;
-        }
-        /* stop when every flow finished: first the partitions with flows to finish, each up to the
-         * event that finished its last; if that was the last anywhere, everyone runs to its time
-         * (the rest of that instant, as run_flows does on one queue), else on to the end */
-        int64_t t_done = INT64_MIN;
-        uint64_t left = 0;
-        for (uint32_t i = 0; i < P; i++) {
-            stopped[i] = 0;
-            if (r->left[i] && run_part(r, i, end, 0, end, 1) == RUN_FLOWS_STOPPED) {
-                stopped[i] = 1;
-                done_t[i] = e->now_ps;
-                if (done_t[i] > t_done)
-                    t_done = done_t[i];
+                if (r->left[i] && run_part(r, i, end, 0, end, 1) == RUN_FLOWS_STOPPED && e->now_ps > t_done)
+                    t_done = e->now_ps;
+            if (flows_left(r) == 0 && t_done != INT64_MIN) {
+                flows_done = 1;
+                u = t_done;
+                end = t_done + 1;
             }
-            left += r->left[i];
-        }
-        if (left == 0 && t_done != INT64_MIN) {
-            for (uint32_t i = 0; i < P; i++)
-                run_part(r, i, t_done, UINT64_MAX, t_done + 1, 0);
-            rc = e->failed ? RS_RUN_ERROR : RS_RUN_FLOWS_DONE;
-            break;
         }
         for (uint32_t i = 0; i < P; i++)
             run_part(r, i, end, 0, end, 0);
+        if (r->left && !flows_done && flows_left(r) == 0) { /* finished without a stop (cannot happen) */
+            flows_done = 1;
+            u = r->last_t;
+        }
     }
-    free(done_t);
-    free(stopped);
-    return rc;
 }
 
 int rs_par_run(rs_sim *sim, const rs_run_args *a)
