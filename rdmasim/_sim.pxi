@@ -133,6 +133,10 @@ cdef extern from "rdmasim/sim.h" nogil:
     int64_t rs_sim_now(const rs_sim *sim)
     int rs_sim_run(rs_sim *sim, const rs_run_args *args)
     uint64_t rs_sim_events(const rs_sim *sim)
+    int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const uint16_t *host_part,
+                              uint32_t n_hosts, const uint16_t *switch_part, uint32_t n_switches)
+    int64_t rs_sim_partition_lookahead(const rs_sim *sim)
+    int rs_sim_par_check(rs_sim *sim, const rs_run_args *args)
     void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
     int rs_sim_pool_trim(rs_sim *sim)
     int rs_sim_pcap_open(rs_sim *sim, const char *path, uint32_t snaplen)
@@ -289,6 +293,35 @@ cdef class SimCore:
 
     def pool_trim(self):
         return rs_sim_pool_trim(self.sim) == 1
+
+    def set_partitions(self, uint32_t parts, uint32_t threads, host_part, switch_part):
+        """Split the runs from now on into ``parts`` partitions (host i in host_part[i], switch j in
+        switch_part[j]); parts 1: one queue (sim/par.c).  ValueError when the split cannot run."""
+        cdef uint16_t[::1] hp = _np.ascontiguousarray(host_part, dtype=_np.uint16)
+        cdef uint16_t[::1] sp = _np.ascontiguousarray(switch_part, dtype=_np.uint16)
+        cdef uint16_t dummy = 0
+        cdef int rc = rs_sim_set_partitions(self.sim, parts, threads, &hp[0] if hp.shape[0] else &dummy,
+                                            <uint32_t>hp.shape[0], &sp[0] if sp.shape[0] else &dummy,
+                                            <uint32_t>sp.shape[0])
+        if rc == -1:  # RS_ERR_INVAL: a split that cannot run
+            raise ValueError(rs_sim_errmsg(self.sim).decode("utf-8", "replace"))
+        self._check(rc)
+
+    def partition_lookahead(self):
+        """The lookahead of the partitioning in ps (INT64_MAX: no link cut), or -1 without one."""
+        return rs_sim_partition_lookahead(self.sim)
+
+    def par_check(self, uint64_t max_events=0, int watch_host=-1):
+        """None, or why a partitioned run cannot hold this run (sim/par.c)."""
+        cdef rs_run_args a
+        a.until_ps = INT64_MAX
+        a.max_events = max_events
+        a.watch_host = watch_host
+        a.watch_cq = -1
+        a.watch_count = 0
+        if rs_sim_par_check(self.sim, &a) < 0:
+            return rs_sim_errmsg(self.sim).decode("utf-8", "replace")
+        return None
 
     def run(self, until_ps=INT64_MAX, uint64_t max_events=0, int watch_host=-1,
             int watch_cq=-1, uint32_t watch_count=0):

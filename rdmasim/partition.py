@@ -15,10 +15,12 @@ first switch.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from rdmasim import _core
 from rdmasim.transport.handle import Host
 
 
@@ -121,3 +123,41 @@ def partition(sim: Any, parts: int) -> Partitioning:
             cut += 1
             lookahead = link.delay_ps if lookahead is None else min(lookahead, link.delay_ps)
     return Partitioning(parts, tuple(host_part), tuple(switch_part), lookahead, cut)
+
+
+class PartitionedCore(_core.SimCore):
+    """The C simulation of a :class:`rdmasim.Simulator` whose runs are split into partitions: before
+    each run the fabric is partitioned (again when hosts, switches or links were added since) and
+    the C core checks that the run holds nothing a partitioned run cannot (it raises ValueError
+    naming the setting otherwise)."""
+
+    def __new__(cls, seed: int, *rest: Any) -> PartitionedCore:  # noqa: D102 (the C handle takes the seed only)
+        return _core.SimCore.__new__(cls, seed)
+
+    def __init__(self, seed: int, sim: Any, parts: int, threads: int) -> None:
+        self._owner = weakref.ref(sim)
+        self._parts = parts
+        self._threads = threads
+        self._fabric_key: tuple[int, int, int] | None = None
+        self.set_partitions(1, threads, [], [])  # the split-independent keys, before any frame
+        #: the partitioning of the last run (None before the first)
+        self.partitioning: Partitioning | None = None
+
+    def _sync(self) -> None:
+        sim = self._owner()
+        key = (len(sim.hosts), len(sim.switches), len(sim.links))
+        if key == self._fabric_key:
+            return
+        pt = partition(sim, min(self._parts, max(len(sim.hosts), 1)))
+        self.set_partitions(pt.parts, self._threads, pt.host_part, pt.switch_part)
+        self.partitioning = pt
+        self._fabric_key = key
+
+    def run(self, until_ps: int = _core.INT64_MAX, max_events: int = 0, watch_host: int = -1,
+            watch_cq: int = -1, watch_count: int = 0) -> int:
+        """As SimCore.run, split into partitions."""
+        self._sync()
+        why = self.par_check(max_events, watch_host)
+        if why is not None:
+            raise ValueError(why)
+        return super().run(until_ps, max_events, watch_host, watch_cq, watch_count)

@@ -36,13 +36,24 @@ class Simulator(SimHandle):
     seed and inputs give byte-identical packet captures.
     """
 
-    def __init__(self, seed: int = 1, link_layer: str = "roce", threads: int = 1) -> None:
+    def __init__(self, seed: int = 1, link_layer: str = "roce", threads: int = 1,
+                 partitions: int | None = None) -> None:
         """``link_layer``: ``"roce"`` (RoCEv2 over Ethernet, the default) or ``"ib"`` (native
         InfiniBand framing: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md).
-        ``threads``: threads of the event loop; only 1 so far (docs/scaling.md#parallel-runs)."""
+        ``threads``: threads of the event loop; only 1 so far (docs/scaling.md#parallel-runs).
+        ``partitions``: split every run into this many partitions of the fabric (rdmasim.partition),
+        each with its own event queue, run in conservative windows on the calling thread, with
+        the tie-break of simultaneous events that does not depend on the split: any number of
+        partitions, 1 included, gives identical results (docs/scaling.md#parallel-runs)."""
         if isinstance(threads, bool) or not isinstance(threads, int) or threads != 1:
             raise ValueError(f"threads {threads!r}: allowed 1 (a run on several threads, partitioned with "
                              "rdmasim.partition, is not available yet; docs/scaling.md#parallel-runs)")
+        if partitions is not None and (isinstance(partitions, bool) or not isinstance(partitions, int)
+                                       or not 1 <= partitions <= 4096):
+            raise ValueError(f"partitions {partitions!r}: allowed None or an int in 1..4096")
+        self._partitions = partitions or 1
+        self._partitioned = partitions is not None
+        self._threads = threads
         super().__init__(seed, link_layer)
         self.links: list[Link] = []
         self.switches: dict[str, Switch] = {}
@@ -50,6 +61,13 @@ class Simulator(SimHandle):
         self._trace: Trace | None = None
         # records recorded with the last event step_to stopped at, after the one it returned
         self._step_rest: tuple[int, Any] = (-1, None)
+
+    def _make_core(self, seed: int) -> Any:
+        if self._partitioned:
+            from rdmasim.partition import PartitionedCore
+
+            return PartitionedCore(seed, self, self._partitions, self._threads)
+        return super()._make_core(seed)
 
     def add_flows(self, table: Any, **qp_attrs: Any) -> Any:
         """Hand many flows to the C core at once (see :func:`rdmasim.flows.add_flows`)."""

@@ -67,7 +67,10 @@ void rs_engine_arm_seq(rs_engine *e, rs_timer *tm, int64_t t_ps, uint64_t seq)
                        (long long)t_ps, (long long)e->now_ps);
         return;
     }
-    if (rs_timer_arm_seq(&e->evq, tm, t_ps, seq) != 0) {
+    rs_eventq *q = e->qs ? rs_engine_route(e, tm, t_ps) : &e->evq;
+    if (!q)
+        return; /* the lookahead broken: failed */
+    if (rs_timer_arm_seq(q, tm, t_ps, seq) != 0) {
         e->failed = 1;
         rs_engine_fail(e, RS_ERR_NOMEM, "out of memory growing the event queue");
     }
@@ -76,4 +79,22 @@ void rs_engine_arm_seq(rs_engine *e, rs_timer *tm, int64_t t_ps, uint64_t seq)
 void rs_engine_arm(rs_engine *e, rs_timer *tm, int64_t t_ps)
 {
     rs_engine_arm_seq(e, tm, t_ps, rs_engine_next_key(e, t_ps));
+}
+
+rs_eventq *rs_engine_route(rs_engine *e, const rs_timer *tm, int64_t t_ps)
+{
+    const uint32_t g = e->n_q - 1; /* the global queue */
+    /* a control-path timer armed inside a window, for a time in it (the flow table freeing a
+     * finished flow's QP pair now), stays with the partition that armed it; later, it is global */
+    int inside = e->cur_q != g && t_ps < e->win_end;
+    uint32_t to = tm->ent == RS_ENT_CONTROL ? (inside ? e->cur_q : g) : e->ent_q[tm->ent];
+    if (inside && to != e->cur_q) {
+        e->failed = 1;
+        rs_engine_fail(e, RS_ERR_INVAL,
+                       "a partitioned run armed an event of another partition at %lld ps, inside the window "
+                       "ending at %lld ps: a link between partitions is shorter than the lookahead",
+                       (long long)t_ps, (long long)e->win_end);
+        return NULL;
+    }
+    return to == e->cur_q ? &e->evq : &e->qs[to];
 }

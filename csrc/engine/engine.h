@@ -43,6 +43,16 @@ typedef struct rs_engine {
     uint64_t seed;          /* every RNG stream is seeded from (seed, component id) */
     rs_eventq evq;
     struct rs_trace *trace; /* NULL: tracing off (engine/trace.h) */
+    /* A partitioned run (sim/par.c; NULL/0 otherwise): the queues of the partitions and of the
+     * global events (index n_q - 1: the control path's timers, the flow table's), the queue of
+     * each entity's timers, and which queue is the current one: its entries live in `evq` while
+     * its events are handled, those of the others in qs[]. */
+    rs_eventq *qs;
+    const uint16_t *ent_q;
+    uint32_t n_q;
+    uint32_t cur_q;
+    int64_t win_end; /* the current window ends here: an arm for another partition before it breaks
+                      * the lookahead */
     int failed;             /* set on an internal failure (out of memory): the run stops */
     char errmsg[256];
 #ifdef RDMASIM_MUTANTS
@@ -84,6 +94,9 @@ int rs_engine_fail(rs_engine *e, int code, const char *fmt, ...)
     ;
 
 int rs_engine_vfail(rs_engine *e, int code, const char *fmt, va_list ap);
+
+/* The queue a timer armed now at t_ps goes to in a partitioned run (sim/par.c). */
+rs_eventq *rs_engine_route(rs_engine *e, const rs_timer *tm, int64_t t_ps);
 
 /* Arm a timer on the queue; a time before now or out of memory marks the run failed. */
 void rs_engine_arm(rs_engine *e, rs_timer *tm, int64_t t_ps);

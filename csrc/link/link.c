@@ -261,20 +261,61 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
      * when the one ahead was put on the wire a frame time ago and is still in the cache: its
      * arrival then arms the next without loading a frame that waited a link delay (rs_link_arrival) */
     int64_t t_arrive = net->eng.now_ps + ser_ps + l->delay_ps;
-    pkt->t_arrive_ps = 0;
+    /* with part_keys every frame's arrival takes its key from the sender, now, whether the arrival
+     * event is armed now (nothing ahead on the wire) or by the arrival of the frame ahead: the key
+     * then does not depend on how far the receiver got, which a partition does not know */
+    uint64_t key = net->part_keys ? rs_engine_next_key(&net->eng, t_arrive) : 0;
     pkt->next = NULL;
+    if (l->cut) { /* to another partition: it arrives after this window, through the outbox */
+        pkt->t_arrive_ps = t_arrive;
+        pkt->arrive_key_next = key;
+        if (l->out_tail)
+            l->out_tail->next = pkt;
+        else
+            l->out_head = pkt;
+        l->out_tail = pkt;
+        return ser_ps;
+    }
+    pkt->t_arrive_ps = 0;
     if (l->fifo_tail) {
         l->fifo_tail->t_arrive_ps = t_arrive;
+        l->fifo_tail->arrive_key_next = key;
         l->fifo_tail->next = pkt;
     } else {
         l->fifo_head = pkt;
-        rs_engine_arm(&net->eng, &l->arrival, t_arrive);
+        if (net->part_keys)
+            rs_engine_arm_seq(&net->eng, &l->arrival, t_arrive, key);
+        else
+            rs_engine_arm(&net->eng, &l->arrival, t_arrive);
     }
     l->fifo_tail = pkt;
     /* it arrives a link delay from now: time to load its QP (a NIC with few QPs wants no hint) */
     if (l->to->owner_kind == RS_NODE_HOST && l->to->client.frame_coming)
         l->to->client.frame_coming(l->to->client.ctx, pkt);
     return ser_ps;
+}
+
+void rs_link_take_outbox(rs_net *net, rs_link *l)
+{
+    rs_pkt *pkt = l->out_head;
+    l->out_head = l->out_tail = NULL;
+    while (pkt) {
+        rs_pkt *next = pkt->next;
+        int64_t t = pkt->t_arrive_ps;
+        uint64_t key = pkt->arrive_key_next;
+        pkt->t_arrive_ps = 0;
+        pkt->next = NULL;
+        if (l->fifo_tail) {
+            l->fifo_tail->t_arrive_ps = t;
+            l->fifo_tail->arrive_key_next = key;
+            l->fifo_tail->next = pkt;
+        } else {
+            l->fifo_head = pkt;
+            rs_engine_arm_seq(&net->eng, &l->arrival, t, key);
+        }
+        l->fifo_tail = pkt;
+        pkt = next;
+    }
 }
 
 /* A data packet reaches a port in credit mode: it takes blocks of the VL's buffer; a host NIC
@@ -299,6 +340,8 @@ void rs_link_arrival(rs_net *net, rs_link *l)
     l->fifo_head = pkt->next;
     if (!l->fifo_head)
         l->fifo_tail = NULL;
+    else if (net->part_keys) /* the next frame's time and key (rs_link_transmit) */
+        rs_engine_arm_seq(&net->eng, &l->arrival, pkt->t_arrive_ps, pkt->arrive_key_next);
     else
         rs_engine_arm(&net->eng, &l->arrival, pkt->t_arrive_ps); /* the next frame's (rs_link_transmit) */
     pkt->t_arrive_ps = net->eng.now_ps;

@@ -15,6 +15,7 @@
 #include "rdmasim/fabric.h"
 
 struct rs_port;
+struct rs_net;
 
 /* A drop rule (rdmasim/fabric.h, rs_drop_spec): every field named in `fields` must match. */
 typedef struct rs_drop_rule {
@@ -55,8 +56,9 @@ typedef struct rs_link {
     double loss_prob;
     uint32_t n_drops;
     uint32_t n_loss_changes;        /* scheduled loss changes not yet applied, ... */
-    int down;            /* failed: frames put on it are dropped (counted in stats.dropped) */
-    int capture;                    /* frames put on this direction go to net->pcap (when open) */
+    uint8_t down;        /* failed: frames put on it are dropped (counted in stats.dropped) */
+    uint8_t capture;     /* frames put on this direction go to net->pcap (when open) */
+    uint8_t cut;         /* a partitioned run: its ends run in different partitions (sim/par.c) */
     /* ---- line 1: the timer of the head's arrival, the counters of every frame ---- */
     rs_timer arrival;    /* fires when fifo_head reaches `to` */
     rs_link_stats stats; /* its last counter (dropped) on the next line */
@@ -69,12 +71,21 @@ typedef struct rs_link {
     int pending_up;      /* state to apply when state_change fires */
     rs_rng rng;
     rs_timer state_change;
+    /* a partitioned run (sim/par.c): the frames the sender of a cut link puts on it during a
+     * window wait here (each with its own arrival time and key) and join the FIFO at the
+     * window's end */
+    rs_pkt *out_head;
+    rs_pkt *out_tail;
 } rs_link;
 
 /* A frame reads line 0 and, with its arrival, line 1 (rs_link_new puts a link on a line of its own) */
-_Static_assert(offsetof(rs_link, capture) + sizeof(int) <= 64, "rs_link: line 0 is what every frame reads");
+_Static_assert(offsetof(rs_link, cut) + 1 <= 64, "rs_link: line 0 is what every frame reads");
 _Static_assert(offsetof(rs_link, arrival) == 64 && offsetof(rs_link, stats.delivered) + 8 <= 128,
                "rs_link: line 1 is the arrival timer and the per-frame counters");
+
+/* A partitioned run's window exchange (sim/par.c): the frames of a cut link's outbox join its
+ * FIFO, the arrival armed for the first when nothing was ahead of it. */
+void rs_link_take_outbox(struct rs_net *net, rs_link *l);
 
 /* Picoseconds to serialise `wire_bytes` (frame + FCS + preamble + IFG) at rate_bps, rounded up. */
 static inline int64_t rs_link_ser_ps(const rs_link *l, uint32_t wire_bytes)

@@ -60,6 +60,11 @@ typedef struct rs_net {
     /* 1: a switch port always arms its transmit-done event, even with nothing queued behind the
      * frame (the reference the lazy path is tested against: rs_port_kick) */
     int switch_tx_eager;
+    /* 1: keys that do not depend on how the fabric is split (a run split into partitions, or one
+     * asked to run as such: sim/par.c): every frame's arrival takes its key from its sender when
+     * it goes on the wire (else a frame behind another takes the receiver's when that one
+     * arrives), and a finished flow's QP pair is freed by its requester host's event */
+    int part_keys;
 } rs_net;
 
 /* Whether this fabric's link layer has PFC pause frames (Ethernet); InfiniBand has none. */

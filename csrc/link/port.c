@@ -184,8 +184,10 @@ void rs_port_kick(rs_net *net, rs_port *port)
 
 void rs_port_kick_tail(rs_net *net, rs_port *port)
 {
-    /* the transmit-done it reserved would run next: as if it had passed, send now */
-    if (port->tx_reserved && !port->pulling && tx_done_is_next(net, port))
+    /* the transmit-done it reserved would run next: as if it had passed, send now.  Not in a
+     * partitioned run: "next" there is within one partition's queue, so the events a run counts
+     * would depend on the split (its results would not) */
+    if (port->tx_reserved && !port->pulling && !net->part_keys && tx_done_is_next(net, port))
         port->tx_reserved = 0;
     rs_port_kick(net, port);
 }

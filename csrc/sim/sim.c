@@ -1,6 +1,7 @@
 /* The simulation object: owns the event queue, packet pool, hosts and links,
  * and runs the event loop. */
 #include "sim/sim_impl.h"
+#include "sim/par.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -44,6 +45,7 @@ void rs_sim_free(rs_sim *sim)
     if (!sim)
         return;
     rs_sim_pcap_close(sim);
+    rs_par_free(sim->par);
     rs_trace_stop(&sim->tp.net.eng);
     rs_fabric_free(&sim->tp.net);
     rs_flows_free(sim->flows);
@@ -163,7 +165,7 @@ int rs_sim_pcap_close(rs_sim *sim)
     return RS_ERR_IO;
 }
 
-static void dispatch(rs_sim *sim, const rs_event *ev)
+void rs_sim_dispatch(rs_sim *sim, const rs_event *ev)
 {
     rs_timer *tm = ev->timer;
     switch (tm->kind) {
@@ -218,6 +220,9 @@ static void dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_FLOWS:
         rs_flows_event(tm->owner);
         break;
+    case RS_EV_FLOWS_REAP:
+        rs_flows_reap_event(tm->owner);
+        break;
     case RS_EV_NIC_LOOPBACK:
         rs_nic_loopback_arrival(&sim->tp, tm->owner);
         break;
@@ -262,7 +267,7 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *a)
         rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory for %u nodes' event keys", n);
         return RS_RUN_ERROR;
     }
-    int rc = run_loop(sim, a);
+    int rc = sim->par ? rs_par_run(sim, a) : run_loop(sim, a);
     rs_engine_enter(e, RS_ENT_CONTROL); /* calls between runs arm with the control path's keys */
     return rc;
 }
@@ -316,7 +321,7 @@ static int run_loop(rs_sim *sim, const rs_run_args *a)
         ev.timer->armed = 0;
         sim->tp.net.eng.now_ps = ev.t_ps;
         rs_engine_enter(&sim->tp.net.eng, ev.timer->ent);
-        dispatch(sim, &ev);
+        rs_sim_dispatch(sim, &ev);
         left--;
         sim->events++;
         if (sim->tp.peer_stop | sim->tp.net.frame_stop | sim->flows_stop) {

@@ -19,7 +19,11 @@ struct rs_sim {
     rs_uet uet;     /* the Ultra Ethernet transport, beside tp (uet/uet.h) */
     struct rs_nic_mux **mux; /* by host: its port shared by both transports (sim/nic_mux.c); NULL: RoCE only */
     uint32_t n_mux;
+    struct rs_par *par; /* NULL: one queue; else where each node runs (sim/par.c) */
 };
+
+/* Handle one event (sim/sim.c): the dispatch of every layer's timers. */
+void rs_sim_dispatch(rs_sim *sim, const rs_event *ev);
 
 /* sim/nic_mux.c: the hosts' ports serve both transports from now on (idempotent; new hosts too). */
 int rs_sim_uet_enable(rs_sim *sim);

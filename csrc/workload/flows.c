@@ -141,6 +141,22 @@ static void arm(rs_transport *tp, rs_flows *fs)
         rs_engine_arm(&tp->net.eng, &fs->timer, t);
 }
 
+/* Free the QP pair of finished flow `id` at this instant: by the table's event, or with
+ * partition-independent keys by an event of its requester host (rs_flow_reaper). */
+static void reap_later(rs_transport *tp, rs_flows *fs, rs_flow *f, uint64_t id)
+{
+    rs_flow_reaper *rp = tp->net.part_keys ? fs->hostres[f->r.req_host].reaper : NULL;
+    if (!rp) {
+        f->reap_next = fs->reap_head;
+        fs->reap_head = id + 1;
+        return;
+    }
+    f->reap_next = rp->head;
+    rp->head = id + 1;
+    if (!rp->timer.armed || rp->timer.when_ps != tp->net.eng.now_ps)
+        rs_engine_arm(&tp->net.eng, &rp->timer, tp->net.eng.now_ps);
+}
+
 /* ---- per-host resources: one CQ (flow QPs never push completions) and one size-only MR ---- */
 
 static int host_ready(rs_transport *tp, rs_flows *fs, int host)
@@ -157,6 +173,12 @@ static int host_ready(rs_transport *tp, rs_flows *fs, int host)
     rs_flow_hostres *hr = &fs->hostres[host];
     if (hr->ready)
         return RS_OK;
+    if (!hr->reaper && !(hr->reaper = calloc(1, sizeof(rs_flow_reaper))))
+        return rs_tp_fail(tp, RS_ERR_NOMEM, "out of memory");
+    hr->reaper->fs = fs;
+    hr->reaper->timer.owner = hr->reaper;
+    hr->reaper->timer.kind = RS_EV_FLOWS_REAP;
+    hr->reaper->timer.ent = rs_ent_host(host);
     int cq = rs_tp_cq_create(tp, host, 1);
     if (cq < 0)
         return cq;
@@ -449,8 +471,13 @@ static void release(rs_transport *tp, rs_flows *fs, rs_flow *f, uint32_t status)
         fs->failed++;
     received(tp, fs, f); /* READ (its requester is the receiver), LOCAL, or a flow that failed */
     dep_events(tp, fs, f, RS_DEP_DONE);
-    if (fs->stop_when_done && fs->finished == fs->n)
+    if (fs->part_left) {
+        /* a partitioned run: the flag says that this partition's flows are finished (sim/par.c) */
+        if (--fs->part_left[fs->part_of_host[f->r.req_host]] == 0 && fs->stop_when_done)
+            *fs->done = 1;
+    } else if (fs->stop_when_done && fs->finished == fs->n) {
         *fs->done = 1; /* the simulation's flag: return to Python after this event */
+    }
 }
 
 /* A LOCAL flow: no packets, it is done the moment it starts (its duration was its hold). */
@@ -488,8 +515,7 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
         f->r.req_qpn = f->r.resp_qpn = 0;
     } else {
         /* the QP pair is destroyed at the next flow event, outside the completer */
-        f->reap_next = fs->reap_head;
-        fs->reap_head = id + 1;
+        reap_later(tp, fs, f, id);
     }
     release(tp, fs, f, status);
     arm(tp, fs);
@@ -597,11 +623,12 @@ void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u)
     u->flow_ctx = fs;
 }
 
-static void reap(rs_transport *tp, rs_flows *fs)
+/* Free the QP pairs of the finished flows listed from *head (linked by reap_next). */
+static void reap(rs_transport *tp, rs_flows *fs, uint64_t *head)
 {
-    while (fs->reap_head) {
-        rs_flow *f = &fs->f[fs->reap_head - 1];
-        fs->reap_head = f->reap_next;
+    while (*head) {
+        rs_flow *f = &fs->f[*head - 1];
+        *head = f->reap_next;
         int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
         rs_qp *qa = rs_host_qp(tp->hosts[req], f->r.req_qpn);
         rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
@@ -613,10 +640,12 @@ static void reap(rs_transport *tp, rs_flows *fs)
     }
 }
 
+void rs_flows_reap_event(rs_flow_reaper *rp) { reap(rp->fs->tp, rp->fs, &rp->head); }
+
 void rs_flows_event(rs_flows *fs)
 {
     rs_transport *tp = fs->tp;
-    reap(tp, fs);
+    reap(tp, fs, &fs->reap_head);
     int64_t t;
     uint64_t id;
     while (ready_peek(fs, &t, &id) && t <= tp->net.eng.now_ps) {
@@ -1071,6 +1100,8 @@ void rs_flows_free(rs_flows *fs)
     free(fs->rdeps);
     free(fs->rdep_on);
     free(fs->cfgs);
+    for (uint32_t i = 0; i < fs->n_hostres; i++)
+        free(fs->hostres[i].reaper);
     free(fs->hostres);
     free(fs);
 }

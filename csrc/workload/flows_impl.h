@@ -9,7 +9,8 @@
 /* Event kinds of the workload's timers (the lower layers' are in their headers; sim/sim.c
  * dispatches them all). */
 enum rs_workload_event {
-    RS_EV_FLOWS = 14, /* owner: rs_flows, start due flows, free finished ones */
+    RS_EV_FLOWS = 14,      /* owner: rs_flows, start due flows, free finished ones */
+    RS_EV_FLOWS_REAP = 15, /* owner: rs_flow_reaper, free the QP pairs of a host's finished flows */
 };
 
 typedef struct rs_flow {
@@ -46,7 +47,18 @@ typedef struct rs_flow_hostres {
     int cq;
     uint64_t iova;
     uint32_t lkey, rkey;
+    struct rs_flow_reaper *reaper; /* with rs_net.part_keys: frees the pairs of the flows it requested */
 } rs_flow_hostres;
+
+/* With partition-independent keys (rs_net.part_keys, a run split into partitions): a host's flows
+ * that finished at this instant, their QP pairs freed by an event of the host right after (never
+ * from inside the completer, which is still using the QP), not by the table's timer, whose event
+ * is global (a start) and which a finish would move. */
+typedef struct rs_flow_reaper {
+    rs_timer timer;   /* its own allocation: armed timers never move */
+    struct rs_flows *fs;
+    uint64_t head;    /* finished flows (id + 1, linked by reap_next; 0 = none) */
+} rs_flow_reaper;
 
 typedef struct rs_flows {
     rs_transport *tp;     /* the hosts and QPs the flows run on */
@@ -72,6 +84,10 @@ typedef struct rs_flows {
     rs_timer timer;
     uint64_t started, finished, failed;
     int stop_when_done;
+    /* a partitioned run (sim/par.c), NULL otherwise: flows not finished yet by the partition of
+     * their requester host; `done` is raised when the running partition's count reaches 0 */
+    uint64_t *part_left;
+    const uint16_t *part_of_host;
 } rs_flows;
 
 /* The requester of a flow's QP pair completed its work request (any status). */
@@ -80,6 +96,8 @@ void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status);
 void rs_flows_on_received(rs_flows *fs, rs_qp *qp);
 /* The flow timer fired. */
 void rs_flows_event(rs_flows *fs);
+/* A host's reap timer fired: free the QP pairs of its flows that finished. */
+void rs_flows_reap_event(rs_flow_reaper *rp);
 void rs_flows_free(rs_flows *fs);
 /* UET flows run on u from now on: the table registers its completion hook with it. */
 void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u);

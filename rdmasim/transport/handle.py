@@ -34,13 +34,17 @@ class SimHandle:
     Time is integer picoseconds (``now``). All randomness comes from ``seed``.
     """
 
+    def _make_core(self, seed: int) -> Any:
+        """The C simulation's handle (a Simulator split into partitions makes its own)."""
+        return _core.SimCore(seed)
+
     def __init__(self, seed: int = 1, link_layer: str = "roce") -> None:
         if not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         if link_layer not in LINK_LAYERS:
             raise ValueError(f"link_layer {link_layer!r}: allowed {', '.join(map(repr, LINK_LAYERS))}")
         self.seed = seed
-        self._core = _core.SimCore(seed)
+        self._core = self._make_core(seed)
         #: the fabric's framing: "roce" (RoCEv2 over Ethernet) or "ib" (InfiniBand, docs/infiniband.md)
         self.link_layer = link_layer
         if link_layer != "roce":

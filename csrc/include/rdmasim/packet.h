@@ -185,6 +185,10 @@ typedef struct rs_pkt {
     uint64_t x_va;
     uint64_t x_off;
 
+    /* on a link, with t_arrive_ps: the key of the arrival of the frame behind it, taken by the
+     * sender when it put that frame on the wire (link.c) */
+    uint64_t arrive_key_next;
+
     /* group routing (link/grouproute.c): intermediate group + 1 the packet is still heading for
      * (Valiant / UGAL), 0 = none.  Simulator metadata set at the source switch, never on the wire. */
     uint16_t via_group;

@@ -41,6 +41,19 @@ typedef struct rs_run_args {
 /* Run the event loop. Returns an rs_run_reason. */
 int rs_sim_run(rs_sim *sim, const rs_run_args *args);
 uint64_t rs_sim_events(const rs_sim *sim);
+/* Split the runs from now on into `parts` partitions (sim/par.c): host i runs in host_part[i],
+ * switch j in switch_part[j] (one entry per host and switch of the fabric as it is); parts <= 1:
+ * one queue.  Either way the simulation uses partition-independent keys from now on (rs_net
+ * part_keys): every partitioning, one queue included, then gives the same results.  `threads`
+ * only names the setting in refusals.  RS_OK or RS_ERR_INVAL (bad table, a link between partitions
+ * without delay). */
+int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const uint16_t *host_part, uint32_t n_hosts,
+                          const uint16_t *switch_part, uint32_t n_switches);
+/* The lookahead of the partitioning (ps; INT64_MAX: no link cut), or -1 without one. */
+int64_t rs_sim_partition_lookahead(const rs_sim *sim);
+/* RS_OK, or RS_ERR_INVAL with the reason when a partitioned run cannot hold what `args` and the
+ * simulation ask for (the reason names the setting: "[simulation] threads = N: ... need threads = 1"). */
+int rs_sim_par_check(rs_sim *sim, const rs_run_args *args);
 /* Packets currently allocated from the pool, and the peak. */
 void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4]);
 /* rs_pool_trim of the packet pool: 1 if it held nothing in use and was emptied. */
