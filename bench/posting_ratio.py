@@ -84,8 +84,8 @@ def main() -> None:
                    "(coalesced ACKs)")
     a = p.parse_args()
     if not 1 <= a.packets_per_sender <= 16_384:
-        p.error(f"--packets-per-sender {a.packets_per_sender}: allowed 1..16384 (the pyverbs mode's send queue "
-                "holds them all; the device's max_qp_wr is 16384)")
+        p.error(f"--packets-per-sender {a.packets_per_sender}: allowed 1..16384 (the pyverbs mode's send "
+                "queue holds them all; the device's max_qp_wr is 16384)")
     res = measure(a.senders, a.packets_per_sender, a.repeat, MODES, a.nic_profile)
     if a.json:
         print(json.dumps(res))
