@@ -4,64 +4,17 @@ hysteresis.  Both hand out exactly the (time, seq) order of the sorted-list refe
 
 from __future__ import annotations
 
-import bisect
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_eventq import RefQueue, check_heap_accounting
-from test_eventq_wheel import far_horizons, op, wheels
+from test_eventq_wheel import far_horizons, op, run_ops, wheels
 
 from rdmasim import _core
 
 N_TIMERS = 16
 # (heap_below, wheel_at): wheel mode only; switching nearly every arm; small hysteresis; none
 modes = st.sampled_from([(0, 1), (1, 1), (1, 2), (2, 6), (4, 4), (3, 12)])
-
-
-def run_ops(ops, wheel: tuple[int, int], far_after_ps: int | None, mode: tuple[int, int]) -> None:
-    shift, nb = wheel
-    q = _core.EventQueueForTest(N_TIMERS, far_after_ps=far_after_ps, bucket_shift=shift, buckets=nb,
-                                modes=mode)
-    ref = RefQueue(N_TIMERS)
-    pending: dict[int, tuple[int, int]] = {}
-    now, last = 0, None
-    for o in ops:
-        if o[0] == "arm":
-            q.arm(o[1], now + o[2])
-            ref.arm(o[1], now + o[2])
-        elif o[0] == "cancel":
-            q.cancel(o[1])
-            ref.cancel(o[1])
-        elif o[0] == "reserve":
-            seq = q.reserve_seq()
-            assert seq == ref.next_seq
-            ref.next_seq += 1
-            pending[o[1]] = (now + o[2], seq)
-        elif o[0] == "arm_reserved" and o[1] in pending:
-            t, seq = pending.pop(o[1])
-            t = max(t, now)
-            passed = last is not None and (t, seq) < last
-            assert q.passed(now, t, seq) == passed
-            if not passed:
-                q.arm_seq(o[1], t, seq)
-                ref.cancel(o[1])
-                ent = (t, seq, o[1])
-                bisect.insort(ref.entries, ent)
-                ref.by_timer[o[1]] = ent
-        elif o[0] == "pop":
-            got, want = q.pop(), ref.pop()
-            assert got == want, (o, got, want)
-            if got is not None:
-                now, last = got[0], (got[0], got[1])
-        elif o[0] == "peek":
-            assert q.peek_time() == ref.peek_time()
-        assert len(q) == len(ref)
-    drained = []
-    while (ev := q.pop()) is not None:
-        drained.append(ev)
-    assert drained == ref.entries
-    assert q.pop() is None and q.peek_time() is None
 
 
 @settings(max_examples=400, deadline=None)

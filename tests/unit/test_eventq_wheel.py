@@ -32,12 +32,16 @@ op = st.one_of(
 )
 
 
-def run_ops(ops, wheel: tuple[int, int], far_after_ps: int | None) -> None:
+def run_ops(ops, wheel: tuple[int, int], far_after_ps: int | None,
+            mode: tuple[int, int] | None = None) -> None:
+    """Apply ``ops`` to a queue with this wheel (and heap/wheel switching thresholds ``mode``, the
+    default's when None) and to the reference model; every pop, peek and length must agree."""
     shift, nb = wheel
-    q = _core.EventQueueForTest(N_TIMERS, far_after_ps=far_after_ps, bucket_shift=shift, buckets=nb)
+    extra = {} if mode is None else {"modes": mode}
+    q = _core.EventQueueForTest(N_TIMERS, far_after_ps=far_after_ps, bucket_shift=shift, buckets=nb, **extra)
     ref = RefQueue(N_TIMERS)
     pending: dict[int, tuple[int, int]] = {}
-    now, last, pops = 0, None, 0
+    now, last = 0, None
     for o in ops:
         if o[0] == "arm":
             q.arm(o[1], now + o[2])
@@ -66,7 +70,6 @@ def run_ops(ops, wheel: tuple[int, int], far_after_ps: int | None) -> None:
             assert got == want, (o, got, want)
             if got is not None:
                 now, last = got[0], (got[0], got[1])
-                pops += 1
         elif o[0] == "peek":
             assert q.peek_time() == ref.peek_time()
         assert len(q) == len(ref)
