@@ -26,6 +26,7 @@ from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_h
 from rdmasim.scenario.uet_checks import target_warnings
 from rdmasim.scenario.window import window_caps
 from rdmasim.sim import Link, Simulator
+from rdmasim.transport import uet as uet_transport
 from rdmasim.units import format_time
 from rdmasim.workload.flows import VERB_NAMES, FlowSamples, describe_status
 from rdmasim.workload.traffic.table import LOCAL
@@ -509,6 +510,8 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
             "pfc_rx_frames": ps["pfc_rx_frames"], "paused_ps": ps["paused_ps"],
             "credit_stall_ps": list(cs["credit_stall_ps"]) if cs else [],
         }
+    if v["transport.kind"] == "uet":  # each host's PDC counters (docs/uet.md): table uet_endpoints
+        result.uet_endpoints = {h.name: uet_transport.endpoint_stats(sim, h) for h in sim.hosts.values()}
     if qs is not None:
         result.queue_samples = {**qs[0].arrays(), "labels": qs[1]}
     if staging is not None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rdmasim.results import UET_ENDPOINT_COLUMNS, read_table
 from rdmasim.scenario import ScenarioError, loads, run_scenario
 from tests.scenario.cc_flows import TWO_SENDER_INCAST
 
@@ -237,3 +238,29 @@ def test_a_transport_per_flow_row_or_override_is_refused_the_same_way(tmp_path: 
     assert r.returncode == 2 and "1 problem" in r.stdout + r.stderr
     (line,) = [ln for ln in (r.stdout + r.stderr).splitlines() if "flows[0].transport" in ln]
     assert "[transport] kind" in line and "'roce'" in line
+
+
+def test_scenario_results_carry_the_uet_endpoint_counters(tmp_path: Path) -> None:
+    # the receiver holds one PDC: its refusals show in the results (table uet_endpoints, summary)
+    text = UET + 'max_pdcs = 1\n[outputs]\nformats = ["csv"]\nplots = false\n'
+    res = run_scenario(loads(text), out_dir=str(tmp_path / "r"), progress=False)
+    ep = res.uet_endpoints
+    assert set(ep) == {"h0", "h1", "h2"}
+    assert ep["h2"]["pdcs_refused"] > 0 and ep["h2"]["pdcs_created"] == 2
+    assert ep["h0"]["syn_sent"] >= 1 and ep["h1"]["syn_sent"] >= 1 and ep["h2"]["syn_sent"] == 0
+    back = read_table(tmp_path / "r", "uet_endpoints").set_index("node")
+    assert list(back.columns) == list(UET_ENDPOINT_COLUMNS[1:])
+    for host, st in ep.items():
+        assert back.loc[host].to_dict() == st
+    refused = ep["h2"]["pdcs_refused"]
+    assert f"{refused:,} SYNs refused" in res.summary()
+    free = run_scenario(loads(UET), out_dir="", progress=False)
+    assert free.uet_endpoints["h2"]["pdcs_refused"] == 0
+
+
+def test_roce_results_have_no_uet_endpoint_table(tmp_path: Path) -> None:
+    text = TWO_SENDER_INCAST + '[outputs]\nformats = ["csv"]\nplots = false\n'
+    res = run_scenario(loads(text), out_dir=str(tmp_path / "r"), progress=False)
+    assert res.uet_endpoints == {} and "uet_endpoints" not in res.frames()
+    assert not (tmp_path / "r" / "uet_endpoints.csv").exists()
+    assert "PDCs" not in res.summary()
