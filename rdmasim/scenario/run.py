@@ -387,7 +387,8 @@ def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str
                    "rto_estimate": v["uet.rto_estimate"], "rto_min": v["uet.rto_min"],
                    "rto_max": v["uet.rto_max"], "nscc_base_rtt": v["uet.nscc_base_rtt"] or None,
                    "place_bytes": v["uet.place_bytes"], "target_buffer": v["uet.target_buffer"] or None,
-                   "max_pdcs": v["uet.max_pdcs"] or None, "target_access": v["uet.target_access"]}
+                   "max_pdcs": v["uet.max_pdcs"] or None, "target_access": v["uet.target_access"],
+                   "idle_close": v["uet.idle_close"]}
             return sim.add_flows(mapped, mtu=v["qp.mtu"], transport="uet", uet=uet)
         return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
                              rnr_retry=v["qp.rnr_retry"],

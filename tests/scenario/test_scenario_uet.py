@@ -185,6 +185,8 @@ def test_place_bytes_puts_the_flows_bytes_in_its_frames(tmp_path: Path) -> None:
     ('target_buffer = "-1KiB"\n', "uet.target_buffer", "a size"),
     ('nscc_base_rtt = "2s"\n', "uet.nscc_base_rtt", "0..1000000000000 ps"),
     ("nscc_base_rtt = 5\n", "uet.nscc_base_rtt", "unit"),   # a time needs its unit
+    ('idle_close = "2s"\n', "uet.idle_close", "0..1000000000000 ps"),
+    ('idle_close = "-1us"\n', "uet.idle_close", "0..1000000000000 ps"),
     ('place_bytes = "yes"\n', "uet.place_bytes", "true or false"),
 ])
 def test_a_bad_uet_key_is_refused_naming_it(uet: str, key: str, allowed: str) -> None:
@@ -197,6 +199,7 @@ def test_a_bad_uet_key_is_refused_naming_it(uet: str, key: str, allowed: str) ->
 @pytest.mark.parametrize("uet, key, words", [
     ('nscc_base_rtt = "10us"\n', "uet.nscc_base_rtt", "NSCC"),          # cc is 'none': no effect
     ('mode = "rudi"\nmax_pdcs = 1\n', "uet.max_pdcs", "rudi"),           # no PDC at the target
+    ('mode = "uud"\nidle_close = "10us"\n', "uet.idle_close", "uud"),   # no PDC to close
     ('target_buffer = "64KiB"\n', "uet.target_buffer", "IBV_WC_REM_ACCESS_ERR"),
     ('target_access = "read"\n', "uet.target_access", "IBV_WC_REM_ACCESS_ERR"),
 ])
@@ -208,6 +211,7 @@ def test_validate_warns_about_a_uet_key_that_does_nothing_or_fails_flows(uet: st
     assert words in p.message and "u.toml" in str(p)
     assert not [p for p in validate(loads(UET, "u.toml"))[1] if p.path.startswith("uet.")]
     assert not [p for p in validate(loads(UET + 'cc = "nscc"\nnscc_base_rtt = "10us"\nmax_pdcs = 1\n'
+                                          'idle_close = "10us"\n'
                                           'target_buffer = "512KiB"\ntarget_access = "write"\n',
                                           "u.toml"))[1] if p.path.startswith("uet.")]
 
@@ -264,3 +268,21 @@ def test_roce_results_have_no_uet_endpoint_table(tmp_path: Path) -> None:
     assert res.uet_endpoints == {} and "uet_endpoints" not in res.frames()
     assert not (tmp_path / "r" / "uet_endpoints.csv").exists()
     assert "PDCs" not in res.summary()
+
+
+def test_idle_close_reaches_the_flows(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rdmasim.sim import Simulator
+
+    seen: list[object] = []
+    add = Simulator.add_flows
+
+    def spy(self: Simulator, *a: object, **kw: object) -> object:
+        seen.append(kw.get("uet"))
+        return add(self, *a, **kw)
+
+    monkeypatch.setattr(Simulator, "add_flows", spy)
+    on = run_scenario(loads(UET + 'idle_close = "30us"\n'), out_dir="", progress=False)
+    assert [r.status for r in on.flows] == ["ok", "ok"]
+    assert seen[-1]["idle_close"] == 30_000_000  # type: ignore[index]
+    run_scenario(loads(UET), out_dir="", progress=False)
+    assert seen[-1]["idle_close"] == 0  # type: ignore[index]
