@@ -19,6 +19,7 @@ cdef extern from "rdmasim/uet.h" nogil:
         uint8_t place
         uint8_t target_access
         uint32_t max_pdcs
+        int64_t idle_close_ps
 
 cdef extern from "rdmasim/flows.h" nogil:
     enum:
@@ -178,6 +179,7 @@ cdef class FlowsCore:
             c.uet.place = uet.get("place", 0)
             c.uet.target_access = uet.get("target_access", 0)
             c.uet.max_pdcs = uet.get("max_pdcs", 0)
+            c.uet.idle_close_ps = uet.get("idle_close_ps", 0)
         cdef int64_t first
         if after is not None and n:
             p_after = &a_after[0]

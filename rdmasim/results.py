@@ -216,6 +216,14 @@ PORT_COLUMNS: list[str] = [
     "pfc_xoff_sent", "pfc_rx_frames", "paused_ps", "credit_stall_ps", "egress_peak_bytes",
     "ingress_peak_bytes", "trimmed_pkts",
 ]
+#: tables a run has only in some configurations: ``uet_endpoints`` (transport.kind = "uet")
+OPTIONAL_TABLES: tuple[str, ...] = ("uet_endpoints",)
+#: columns of the ``uet_endpoints`` table: one row per host, its UET endpoint counters
+#: (rdmasim.uet.endpoint_stats; docs/uet.md)
+UET_ENDPOINT_COLUMNS: list[str] = [
+    "node", "syn_sent", "pdcs_created", "closes_sent", "pdcs_closed", "pdcs_released", "close_gave_up",
+    "pdcs_live", "rx_unknown", "pdcs_refused", "close_reqs_sent",
+]
 
 
 def _queues_to_draw(egress: np.ndarray, paused: np.ndarray, most: int = 8,
@@ -272,6 +280,9 @@ class RunResult:
     deadlock: Any = None
     #: per host NIC: PFC pause received and frames sent / received (see :meth:`port_rows`)
     nics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per host, its UET endpoint counters (rdmasim.uet.endpoint_stats) when transport.kind = "uet";
+    #: empty otherwise (table ``uet_endpoints``)
+    uet_endpoints: dict[str, dict[str, int]] = field(default_factory=dict)
     #: the run was stopped (Ctrl-C) before its flows finished or simulation.duration was reached
     interrupted: bool = False
     #: each host's link rate (b/s): the plots draw link capacity from it
@@ -319,7 +330,8 @@ class RunResult:
     def frames(self) -> dict[str, Any]:
         """Every table as a pandas DataFrame: ``flows``, ``ports``, and with time series
         ``flow_samples`` (t_ps, flow_id, bytes_acked, rate_bps) and ``queue_samples`` (long format:
-        t_ps, probe, egress_bytes, ingress_bytes, paused). Unfinished flows have ``<NA>`` in
+        t_ps, probe, egress_bytes, ingress_bytes, paused), and over UET ``uet_endpoints`` (node and
+        its endpoint counters, :data:`UET_ENDPOINT_COLUMNS`). Unfinished flows have ``<NA>`` in
         ``finish_ps``, ``fct_ps`` and ``slowdown`` (nullable dtypes)."""
         out = {"flows": self.to_pandas(), "ports": pd.DataFrame(self.port_rows(), columns=PORT_COLUMNS)}
         if self.flow_samples is not None:
@@ -332,6 +344,9 @@ class RunResult:
                 "egress_bytes": q["egress_bytes"].ravel(), "ingress_bytes": q["ingress_bytes"].ravel(),
                 "paused": q["paused"].ravel(),
             })
+        if self.uet_endpoints:
+            out["uet_endpoints"] = pd.DataFrame(
+                [{"node": n, **st} for n, st in self.uet_endpoints.items()], columns=UET_ENDPOINT_COLUMNS)
         return out
 
     def rows(self) -> list[dict[str, Any]]:
@@ -439,15 +454,16 @@ class RunResult:
 
         kinds = table_formats(formats)
         frames = self.frames() if "parquet" in kinds or (
-            "csv" in kinds and (self.flow_samples is not None or self.queue_samples is not None)) else {}
+            "csv" in kinds and (self.flow_samples is not None or self.queue_samples is not None
+                                or self.uet_endpoints)) else {}
         if "csv" in kinds:
             put("flows_csv", "flows.csv", lambda p: p.write_text(self.flows_csv()))
             put("ports_csv", "ports.csv", ports)
-            for name in TABLES[2:]:
+            for name in TABLES[2:] + OPTIONAL_TABLES:
                 if name in frames:
                     put(f"{name}_csv", f"{name}.csv", lambda p, n=name: frames[n].to_csv(p, index=False))
         if "parquet" in kinds:
-            for name in TABLES:
+            for name in TABLES + OPTIONAL_TABLES:
                 if name in frames:
                     put(f"{name}_parquet", f"{name}.parquet",
                         lambda p, n=name: self._to_parquet(frames[n], p))
@@ -606,6 +622,15 @@ class RunResult:
                 f"  switch {name}: {t['tx_pkts']:,} pkts out, {t['drops']:,} drops, "
                 f"{t['ecn_marked']:,} ECN marks, {t['pfc_xoff_sent']:,} PFC XOFF"
             )
+        if self.uet_endpoints:
+            eps = self.uet_endpoints.values()
+            tot = {k: sum(st[k] for st in eps) for k in UET_ENDPOINT_COLUMNS[1:]}
+            lines.append(
+                f"  UET PDCs: {tot['pdcs_created']:,} created at targets, {tot['pdcs_closed']:,} closed, "
+                f"{tot['pdcs_refused']:,} SYNs refused (NO_PDC_AVAIL), {tot['close_reqs_sent']:,} close "
+                f"requests sent, {tot['close_gave_up']:,} closes given up, {tot['pdcs_live']:,} PDC ids in "
+                "use at the end (table uet_endpoints)"
+            )
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -640,12 +665,13 @@ def table_formats(formats: list[str] | None) -> list[str]:
 
 
 def read_table(folder: str | Path, name: str) -> pd.DataFrame:
-    """Table ``name`` (one of :data:`TABLES`) of a results folder as a DataFrame, from
-    ``NAME.parquet`` if the folder has it, else ``NAME.csv``. Raises FileNotFoundError naming the
-    folder and the table when it has neither. The flows table carries the run's ideal-FCT
-    definition in ``attrs["ideal_fct"]`` (from metadata.json; absent for older runs)."""
-    if name not in TABLES:
-        raise ValueError(f"table {name!r}: unknown (allowed: {', '.join(TABLES)})")
+    """Table ``name`` (one of :data:`TABLES`, or of :data:`OPTIONAL_TABLES` when the run has it)
+    of a results folder as a DataFrame, from ``NAME.parquet`` if the folder has it, else ``NAME.csv``.
+    Raises FileNotFoundError naming the folder and the table when it has neither. The flows table
+    carries the run's ideal-FCT definition in ``attrs["ideal_fct"]`` (from metadata.json; absent for
+    older runs)."""
+    if name not in TABLES + OPTIONAL_TABLES:
+        raise ValueError(f"table {name!r}: unknown (allowed: {', '.join(TABLES + OPTIONAL_TABLES)})")
     base = Path(folder)
     if (base / f"{name}.parquet").is_file():
         df = pd.read_parquet(base / f"{name}.parquet")

@@ -232,6 +232,9 @@ void rs_sim_dispatch(rs_sim *sim, const rs_event *ev)
     case RS_EV_UET_PACER:
         rs_uet_pacer(&sim->uet, tm->owner);
         break;
+    case RS_EV_UET_IDLE:
+        rs_uet_idle(&sim->uet, tm->owner);
+        break;
     default:
         break;
     }

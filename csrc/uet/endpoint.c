@@ -267,6 +267,7 @@ int rs_uet_idle_after(rs_uet_ep *ep, int64_t free_ps)
 static void complete(rs_uet *u, rs_uet_ep *ep, rs_pdc *c);
 static void pdc_free(rs_uet *u, rs_pdc *c);
 static rs_pdc *reverse_of(rs_pdc *c);
+static void idle_touch(rs_uet *u, rs_pdc *c);
 
 /* Initiator: the CLOSE control packet for close_psn (again after a timeout, with RETX), or give
  * up after RS_PDC_CLOSE_TRIES of them. */
@@ -464,6 +465,7 @@ static void send_nack(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt, ui
 
 static void target_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
 {
+    idle_touch(u, c);
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_on_request(u, ep, c, pkt);
     if (pkt->trimmed) {
@@ -560,28 +562,70 @@ static void nack_unknown(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt, uint8_t co
  * here, and that it has not asked yet, to close it - a control packet REQ_CLOSE with the next PSN
  * expected.  An initiator closes a PDC once its message is done; one that sent its CLOSE already
  * sends it again at once (it may have been lost). */
+static int may_request_close(rs_uet_ep *ep, rs_pdc *c)
+{
+    return c->dst == ep->host && c->tgt_live && rs_pdc_has_setup(c) && !c->read_req && !c->close_req_sent &&
+           c->rx_bytes == c->msg_len && !reverse_of(c);
+}
+
+/* Target: REQ_CLOSE for c (0 when out of frames). */
+static int request_close(rs_uet *u, rs_uet_ep *ep, rs_pdc *c)
+{
+    rs_pkt *p = new_frame(u, &c->back, c->dst, c->src);
+    if (!p)
+        return 0;
+    p->udp_sport = c->back.udp_sport;
+    p->psn = c->rx_cack + 1u;
+    rs_uet_hdr *h = &p->uet;
+    h->type = RS_UET_PDS_CTRL;
+    h->next_hdr = RS_UET_CTL_REQ_CLOSE;
+    h->spdcid = c->dst_id;
+    h->dpdcid = c->src_id;
+    c->close_req_sent = 1;
+    ep->st.close_reqs_sent++;
+    send_ctrl(u, ep, p);
+    return 1;
+}
+
 static void request_closes(rs_uet *u, rs_uet_ep *ep)
 {
     const rs_uet_ids *t = &ep->ids;
     for (uint32_t i = 0; i < t->cap; i++) {
         rs_pdc *c = t->slot[i];
-        if (!c || c == (rs_pdc *)t || c->dst != ep->host || !c->tgt_live || !rs_pdc_has_setup(c) ||
-            c->read_req || c->close_req_sent || c->rx_bytes != c->msg_len || reverse_of(c))
+        if (!c || c == (rs_pdc *)t || !may_request_close(ep, c))
             continue;
-        rs_pkt *p = new_frame(u, &c->back, c->dst, c->src);
-        if (!p)
+        if (!request_close(u, ep, c))
             return;
-        p->udp_sport = c->back.udp_sport;
-        p->psn = c->rx_cack + 1u;
-        rs_uet_hdr *h = &p->uet;
-        h->type = RS_UET_PDS_CTRL;
-        h->next_hdr = RS_UET_CTL_REQ_CLOSE;
-        h->spdcid = c->dst_id;
-        h->dpdcid = c->src_id;
-        c->close_req_sent = 1;
-        ep->st.close_reqs_sent++;
-        send_ctrl(u, ep, p);
     }
+}
+
+/* Target: a packet of c arrived; with idle_close, its idle timer runs from now (armed once, it
+ * moves itself on when it fires early: no heap work per packet). */
+static void idle_touch(rs_uet *u, rs_pdc *c)
+{
+    if (!c->prm.idle_close_ps || !rs_pdc_has_setup(c))
+        return;
+    c->rx_last_ps = u->net->eng.now_ps;
+    if (!c->idle.armed) {
+        c->idle.ent = rs_ent_host(c->dst); /* it fires at the target */
+        rs_engine_arm(&u->net->eng, &c->idle, c->rx_last_ps + c->prm.idle_close_ps);
+    }
+}
+
+/* The idle-close timer: a target PDC that heard nothing for idle_close_ps with its message whole
+ * asks its initiator to close it (once; the initiator closes as on any REQ_CLOSE). */
+void rs_uet_idle(rs_uet *u, rs_pdc *c)
+{
+    if (!c->tgt_live || (uint32_t)c->dst >= u->n_eps || !u->eps[c->dst])
+        return;
+    int64_t due = c->rx_last_ps + c->prm.idle_close_ps;
+    if (due > u->net->eng.now_ps) { /* a packet came since it was armed */
+        rs_engine_arm(&u->net->eng, &c->idle, due);
+        return;
+    }
+    rs_uet_ep *ep = u->eps[c->dst];
+    if (may_request_close(ep, c))
+        request_close(u, ep, c);
 }
 
 /* Target: a CLOSE (pdc_setup.c).  c: the PDC it names, or NULL when this host does not know it
@@ -604,6 +648,7 @@ static void target_close(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt)
     send_ctrl(u, ep, a);
     if (c) {
         ids_del(&ep->ids, c->dst_id);
+        rs_timer_cancel(&c->idle);
         c->tgt_live = 0;
         ep->n_tgt--;
         ep->st.pdcs_closed++;
@@ -740,6 +785,8 @@ static rs_pdc *pdc_alloc(rs_uet *u)
     c->rq = rq;
     c->rto.owner = c;
     c->rto.kind = RS_EV_UET_RTO;
+    c->idle.owner = c;
+    c->idle.kind = RS_EV_UET_IDLE;
     u->all_pdcs[u->n_all++] = c;
     return c;
 }
@@ -839,6 +886,7 @@ rs_pdc *rs_uet_start(rs_uet *u, int src, int dst, uint64_t size, uint8_t prio, u
 static void pdc_free(rs_uet *u, rs_pdc *c)
 {
     rs_timer_cancel(&c->rto);
+    rs_timer_cancel(&c->idle);
     if (c->prm.cc == RS_UET_CC_RCCC)
         rs_uet_rccc_close(u, c);
     int own_ids = !c->read_req; /* READ responses hold none: the request's PDC has them */

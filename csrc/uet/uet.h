@@ -40,6 +40,7 @@
 enum rs_uet_event {
     RS_EV_UET_RTO = 30, /* owner: rs_pdc, the initiator's retransmit timer */
     RS_EV_UET_PACER = 35, /* owner: rs_uet_ep, the target's RCCC credit pacer (uet/rccc_pds.c) */
+    RS_EV_UET_IDLE = 36, /* owner: rs_pdc, the target's idle-close timer (prm.idle_close_ps) */
 };
 
 /* PSNs one PDC may have in flight (a power of two): the initiator's slot ring and the target's
@@ -164,6 +165,8 @@ typedef struct rs_pdc {
     uint8_t close_wait;       /* request: released, its close waits for the responses to end */
     uint8_t failed;           /* the target NACKed the PDC as unknown (INV_DPDCID): no close */
     uint8_t close_req_sent;   /* target: it asked the initiator to close (REQ_CLOSE) */
+    rs_timer idle;            /* target: the idle-close timer (RS_EV_UET_IDLE; prm.idle_close_ps) */
+    int64_t rx_last_ps;       /* target: when its last packet arrived */
 } rs_pdc;
 
 enum rs_uet_read_role { RS_UET_READ_REQ = 1, RS_UET_READ_RESP = 2 };
@@ -317,6 +320,8 @@ int rs_uet_idle_after(rs_uet_ep *ep, int64_t free_ps);
 void rs_uet_receive(rs_uet *u, rs_uet_ep *ep, rs_pkt *pkt);
 /* The retransmit timer of a PDC fired. */
 void rs_uet_rto(rs_uet *u, rs_pdc *c);
+/* The idle-close timer of a PDC's target half fired. */
+void rs_uet_idle(rs_uet *u, rs_pdc *c);
 /* Start moving `size` bytes from host src to dst over a new PDC (SES opcode WRITE or SEND), on
  * priority class prio (DSCP 8 x prio); flow_ref names it to flow_complete.  Returns the PDC, or
  * NULL with the reason in the engine's errmsg. */

@@ -61,6 +61,11 @@ a ratio.
   0 = none, line rate).
 * `queue_samples`: `t_ps`, `probe` (`SWITCH:PORT->NEXT_HOP pPRIORITY`, e.g. `s0:8->h8 p3`),
   `egress_bytes`, `ingress_bytes`, `paused`.
+* `uet_endpoints` (only with `transport.kind = "uet"`): one row per host, `node` and its UET
+  endpoint counters (`rdmasim.uet.endpoint_stats`, [UET](uet.md)): `syn_sent`, `pdcs_created`,
+  `closes_sent`, `pdcs_closed`, `pdcs_released`, `close_gave_up`, `pdcs_live` (PDC ids in use when
+  the run ended), `rx_unknown`, `pdcs_refused` (SYNs NACKed `NO_PDC_AVAIL`: `uet.max_pdcs`),
+  `close_reqs_sent`. The summary sums them in one line (`UET PDCs: ...`).
 
 Flows go to the C core as arrays (`rdmasim.flows`): each runs as one RC work request on its own
 QP pair, created at its start time and freed when it completes; packets carry lengths, not

@@ -424,6 +424,11 @@ def _check_transport(sc: Scenario, file: str, problems: list[Problem]) -> None:
             sc.warnings.append(Problem(file, "uet.max_pdcs", f"does nothing: with uet.mode = "
                                        f"{sc.values['uet.mode']!r} a target holds no PDC (no SYN to refuse)",
                                        sc.values["uet.max_pdcs"], "uet.mode 'rud' or 'rod', or leave it out"))
+        if sc.values["uet.idle_close"] and sc.values["uet.mode"] in ("rudi", "uud"):
+            sc.warnings.append(Problem(file, "uet.idle_close", f"does nothing: with uet.mode = "
+                                       f"{sc.values['uet.mode']!r} a target holds no PDC to close",
+                                       sc.values["uet.idle_close"],
+                                       "uet.mode 'rud' or 'rod', or leave it out"))
         if sc.values["uet.trim"] and sc.values["uet.mode"] not in ("rud", "rod"):
             problems.append(Problem(file, "uet.trim", f"needs uet.mode 'rud' or 'rod' (a trimmed packet is "
                                     f"asked for again), not {sc.values['uet.mode']!r}", True,

@@ -26,6 +26,7 @@ from rdmasim.scenario.traffic import analysis, collective_rows, halo_rows, sim_h
 from rdmasim.scenario.uet_checks import target_warnings
 from rdmasim.scenario.window import window_caps
 from rdmasim.sim import Link, Simulator
+from rdmasim.transport import uet as uet_transport
 from rdmasim.units import format_time
 from rdmasim.workload.flows import VERB_NAMES, FlowSamples, describe_status
 from rdmasim.workload.traffic.table import LOCAL
@@ -386,7 +387,8 @@ def add_scenario_flows(sc: Scenario, sim: Simulator, table: Any, names: list[str
                    "rto_estimate": v["uet.rto_estimate"], "rto_min": v["uet.rto_min"],
                    "rto_max": v["uet.rto_max"], "nscc_base_rtt": v["uet.nscc_base_rtt"] or None,
                    "place_bytes": v["uet.place_bytes"], "target_buffer": v["uet.target_buffer"] or None,
-                   "max_pdcs": v["uet.max_pdcs"] or None, "target_access": v["uet.target_access"]}
+                   "max_pdcs": v["uet.max_pdcs"] or None, "target_access": v["uet.target_access"],
+                   "idle_close": v["uet.idle_close"]}
             return sim.add_flows(mapped, mtu=v["qp.mtu"], transport="uet", uet=uet)
         return sim.add_flows(mapped, mtu=v["qp.mtu"], timeout=v["qp.timeout"], retry_cnt=v["qp.retry_cnt"],
                              rnr_retry=v["qp.rnr_retry"],
@@ -509,6 +511,8 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
             "pfc_rx_frames": ps["pfc_rx_frames"], "paused_ps": ps["paused_ps"],
             "credit_stall_ps": list(cs["credit_stall_ps"]) if cs else [],
         }
+    if v["transport.kind"] == "uet":  # each host's PDC counters (docs/uet.md): table uet_endpoints
+        result.uet_endpoints = {h.name: uet_transport.endpoint_stats(sim, h) for h in sim.hosts.values()}
     if qs is not None:
         result.queue_samples = {**qs[0].arrays(), "labels": qs[1]}
     if staging is not None:

@@ -529,7 +529,10 @@ SCHEMA: dict[str, Opt] = {
                              "IBV_WC_REM_INV_REQ_ERR (TOO_LONG).", lo=0, hi=2**63 - 1),
     "uet.max_pdcs": Opt("int", 0, "PDCs a target holds at once (0 = up to its 65535 ids); a SYN beyond "
                         "them is NACKed NO_PDC_AVAIL and sent again at the retransmit timeout, and the "
-                        "target asks idle PDCs to close.", lo=0, hi=65535),
+                        "target asks the PDCs whose message it has whole to close.", lo=0, hi=65535),
+    "uet.idle_close": Opt("time", 0, "A target asks the initiator to close a PDC (REQ_CLOSE) that has "
+                          "received nothing for this long with its message whole (0 = never: only "
+                          "under uet.max_pdcs pressure).", lo=0, hi=10**12),
     "uet.target_access": Opt("str", "rw", "What each target buffer grants remotely: 'rw', 'read' (a WRITE "
                              "to it ends in IBV_WC_REM_ACCESS_ERR, SES OP_VIOLATION) or 'write' (so does a "
                              "READ of it).", choices=("rw", "read", "write")),

@@ -48,7 +48,11 @@ DEFAULTS: dict[str, Any] = {
                              # NACKed NO_PDC_AVAIL (sent again at the timeout) and idle PDCs asked to close
     "target_access": "rw",   # what the target buffer grants remotely: "rw", "read" (a WRITE to it is an
                              # OP_VIOLATION) or "write" (a READ of it is)
+    "idle_close": 0,         # target: a PDC idle this long (a time) with its message whole is asked to
+                             # close (REQ_CLOSE); 0 = never (only under max_pdcs pressure)
 }
+#: the longest idle_close (ps): 1 s
+MAX_IDLE_CLOSE_PS = 1_000_000_000_000
 
 #: target_access -> rs_uet_params.target_access
 TARGET_ACCESS = {"rw": 0, "read": 1, "write": 2}
@@ -117,7 +121,19 @@ def uet_params(sim: Any, mtu: int, options: Mapping[str, Any] | None,
         "target_access": TARGET_ACCESS[opts["target_access"]],
         "max_pdcs": (0 if opts["max_pdcs"] is None else
                      check_int(f"{where}.max_pdcs", opts["max_pdcs"], 1, 65535)),
+        "idle_close_ps": _idle_close(opts["idle_close"], where),
     }
+
+
+def _idle_close(value: Any, where: str) -> int:
+    """``idle_close`` in ps (0: off); a refusal names the key, the value and the range."""
+    try:
+        ps = 0 if value is None else parse_time(value)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{where}.idle_close = {value!r}: {e}") from None
+    if not 0 <= ps <= MAX_IDLE_CLOSE_PS:
+        raise ValueError(f"{where}.idle_close = {value!r}: allowed 0 (off) or 1 ps .. 1 s")
+    return ps
 
 
 def _nscc_base_rtt(sim: Any, mtu: int, value: Any, where: str) -> int:

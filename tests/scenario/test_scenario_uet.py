@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rdmasim.results import UET_ENDPOINT_COLUMNS, read_table
 from rdmasim.scenario import ScenarioError, loads, run_scenario
 from tests.scenario.cc_flows import TWO_SENDER_INCAST
 
@@ -184,6 +185,8 @@ def test_place_bytes_puts_the_flows_bytes_in_its_frames(tmp_path: Path) -> None:
     ('target_buffer = "-1KiB"\n', "uet.target_buffer", "a size"),
     ('nscc_base_rtt = "2s"\n', "uet.nscc_base_rtt", "0..1000000000000 ps"),
     ("nscc_base_rtt = 5\n", "uet.nscc_base_rtt", "unit"),   # a time needs its unit
+    ('idle_close = "2s"\n', "uet.idle_close", "0..1000000000000 ps"),
+    ('idle_close = "-1us"\n', "uet.idle_close", "0..1000000000000 ps"),
     ('place_bytes = "yes"\n', "uet.place_bytes", "true or false"),
 ])
 def test_a_bad_uet_key_is_refused_naming_it(uet: str, key: str, allowed: str) -> None:
@@ -196,6 +199,7 @@ def test_a_bad_uet_key_is_refused_naming_it(uet: str, key: str, allowed: str) ->
 @pytest.mark.parametrize("uet, key, words", [
     ('nscc_base_rtt = "10us"\n', "uet.nscc_base_rtt", "NSCC"),          # cc is 'none': no effect
     ('mode = "rudi"\nmax_pdcs = 1\n', "uet.max_pdcs", "rudi"),           # no PDC at the target
+    ('mode = "uud"\nidle_close = "10us"\n', "uet.idle_close", "uud"),   # no PDC to close
     ('target_buffer = "64KiB"\n', "uet.target_buffer", "IBV_WC_REM_ACCESS_ERR"),
     ('target_access = "read"\n', "uet.target_access", "IBV_WC_REM_ACCESS_ERR"),
 ])
@@ -207,6 +211,7 @@ def test_validate_warns_about_a_uet_key_that_does_nothing_or_fails_flows(uet: st
     assert words in p.message and "u.toml" in str(p)
     assert not [p for p in validate(loads(UET, "u.toml"))[1] if p.path.startswith("uet.")]
     assert not [p for p in validate(loads(UET + 'cc = "nscc"\nnscc_base_rtt = "10us"\nmax_pdcs = 1\n'
+                                          'idle_close = "10us"\n'
                                           'target_buffer = "512KiB"\ntarget_access = "write"\n',
                                           "u.toml"))[1] if p.path.startswith("uet.")]
 
@@ -237,3 +242,47 @@ def test_a_transport_per_flow_row_or_override_is_refused_the_same_way(tmp_path: 
     assert r.returncode == 2 and "1 problem" in r.stdout + r.stderr
     (line,) = [ln for ln in (r.stdout + r.stderr).splitlines() if "flows[0].transport" in ln]
     assert "[transport] kind" in line and "'roce'" in line
+
+
+def test_scenario_results_carry_the_uet_endpoint_counters(tmp_path: Path) -> None:
+    # the receiver holds one PDC: its refusals show in the results (table uet_endpoints, summary)
+    text = UET + 'max_pdcs = 1\n[outputs]\nformats = ["csv"]\nplots = false\n'
+    res = run_scenario(loads(text), out_dir=str(tmp_path / "r"), progress=False)
+    ep = res.uet_endpoints
+    assert set(ep) == {"h0", "h1", "h2"}
+    assert ep["h2"]["pdcs_refused"] > 0 and ep["h2"]["pdcs_created"] == 2
+    assert ep["h0"]["syn_sent"] >= 1 and ep["h1"]["syn_sent"] >= 1 and ep["h2"]["syn_sent"] == 0
+    back = read_table(tmp_path / "r", "uet_endpoints").set_index("node")
+    assert list(back.columns) == list(UET_ENDPOINT_COLUMNS[1:])
+    for host, st in ep.items():
+        assert back.loc[host].to_dict() == st
+    refused = ep["h2"]["pdcs_refused"]
+    assert f"{refused:,} SYNs refused" in res.summary()
+    free = run_scenario(loads(UET), out_dir="", progress=False)
+    assert free.uet_endpoints["h2"]["pdcs_refused"] == 0
+
+
+def test_roce_results_have_no_uet_endpoint_table(tmp_path: Path) -> None:
+    text = TWO_SENDER_INCAST + '[outputs]\nformats = ["csv"]\nplots = false\n'
+    res = run_scenario(loads(text), out_dir=str(tmp_path / "r"), progress=False)
+    assert res.uet_endpoints == {} and "uet_endpoints" not in res.frames()
+    assert not (tmp_path / "r" / "uet_endpoints.csv").exists()
+    assert "PDCs" not in res.summary()
+
+
+def test_idle_close_reaches_the_flows(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rdmasim.sim import Simulator
+
+    seen: list[object] = []
+    add = Simulator.add_flows
+
+    def spy(self: Simulator, *a: object, **kw: object) -> object:
+        seen.append(kw.get("uet"))
+        return add(self, *a, **kw)
+
+    monkeypatch.setattr(Simulator, "add_flows", spy)
+    on = run_scenario(loads(UET + 'idle_close = "30us"\n'), out_dir="", progress=False)
+    assert [r.status for r in on.flows] == ["ok", "ok"]
+    assert seen[-1]["idle_close"] == 30_000_000  # type: ignore[index]
+    run_scenario(loads(UET), out_dir="", progress=False)
+    assert seen[-1]["idle_close"] == 0  # type: ignore[index]

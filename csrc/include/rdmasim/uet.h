@@ -32,6 +32,7 @@ typedef struct rs_uet_params {
     uint8_t place;          /* packets carry the source buffer's bytes and the target places them */
     uint8_t target_access;  /* what the target buffer grants: enum rs_uet_access */
     uint32_t max_pdcs;      /* target: PDCs it holds as target at once (0: no limit but the 65535 ids) */
+    int64_t idle_close_ps;  /* target: a PDC idle this long with its message whole is asked to close (0: never) */
 } rs_uet_params;
 
 /* rs_uet_params.target_access: a WRITE to a read-only buffer, a READ of a write-only one, is an
@@ -49,7 +50,7 @@ typedef struct rs_uet_ep_stats {
     uint64_t pdcs_live;       /* PDC ids in use on this host now (either role) */
     uint64_t rx_unknown;      /* UET frames for a PDC this host does not know (dropped; a request NACKed INV_DPDCID) */
     uint64_t pdcs_refused;    /* SYN requests NACKed NO_PDC_AVAIL: max_pdcs target PDCs open here */
-    uint64_t close_reqs_sent; /* REQ_CLOSE control packets sent (target, under max_pdcs pressure) */
+    uint64_t close_reqs_sent; /* REQ_CLOSE control packets sent (target: max_pdcs pressure or idle_close) */
 } rs_uet_ep_stats;
 
 struct rs_sim;
