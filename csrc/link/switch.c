@@ -46,7 +46,10 @@ rs_switch *rs_switch_new(rs_net *net, int id, const rs_switch_cfg *cfg, int *err
     sw->id = id;
     sw->net = net;
     sw->cfg = *cfg;
-    sw->ports = calloc(cfg->n_ports, sizeof(*sw->ports));
+    /* on 64-byte lines, so that each port's per-frame fields (port.h, switch.h) share as few as they can */
+    sw->ports = aligned_alloc(64, (size_t)cfg->n_ports * sizeof(*sw->ports));
+    if (sw->ports)
+        memset(sw->ports, 0, (size_t)cfg->n_ports * sizeof(*sw->ports));
     int mrc = sw->ports ? rs_mmu_init(&sw->mmu, &sw->cfg) : -1;
     if (mrc != 0) {
         *err = mrc;
@@ -90,7 +93,7 @@ void rs_switch_free(rs_net *net, rs_switch *sw)
         free_list(net, sw->ports[p].port.pfc_wait_head);
         rs_credit_free(net, &sw->ports[p].port);
         for (int i = 0; i < RS_NPRIO; i++)
-            free_list(net, sw->ports[p].q_head[i]);
+            free_list(net, sw->ports[p].q[i].head);
     }
     rs_mmu_free(&sw->mmu);
     for (uint32_t i = 0; i < sw->n_pins; i++)
@@ -220,7 +223,7 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
         prio = rs_group_egress_class(sw, pkt, out_idx, base);
     if (out->port.cr)
         prio = rs_credit_vl(out->port.cr, sw->cfg.hop_classes ? prio : base);
-    if (out->wd_storm_until[prio] > net->eng.now_ps) {
+    if (out->q[prio].wd_storm_until > net->eng.now_ps) {
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);
         return;
     }
@@ -261,13 +264,13 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     }
     pkt->sw_in_port = port->index;
     pkt->next = NULL;
-    if (out->q_tail[prio]) {
-        out->q_tail[prio]->next = pkt;
+    if (out->q[prio].tail) {
+        out->q[prio].tail->next = pkt;
     } else {
-        out->q_head[prio] = pkt;
+        out->q[prio].head = pkt;
         out->q_mask |= (uint8_t)(1u << prio);
     }
-    out->q_tail[prio] = pkt;
+    out->q[prio].tail = pkt;
     if (!port->cr)
         rs_pfc_on_enqueue(net, &in->pfc[ip]);
     rs_port_kick_tail(net, &out->port); /* the arrival event's last act (link.c) */
@@ -293,12 +296,12 @@ static int pick(rs_switch *sw, rs_swport *sp)
     if (held) { /* a paused queue under a PFC storm sends anyway (the watchdog ignores its pause) */
         const int64_t now = sw->net->eng.now_ps;
         for (int i = 0; i < RS_NPRIO; i++)
-            if ((held & (1u << i)) && sp->wd_storm_until[i] > now)
+            if ((held & (1u << i)) && sp->q[i].wd_storm_until > now)
                 ready |= 1u << i;
     }
     if (sp->port.cr) { /* credit mode: only VLs with credit for their head packet; IB VL arbitration */
         for (int i = 0; i < RS_NPRIO; i++)
-            if ((ready & (1u << i)) && !rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q_head[i]))
+            if ((ready & (1u << i)) && !rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q[i].head))
                 ready &= ~(1u << i);
         if (ready && sp->port.cr->arb.on) /* (vlarb.h) */
             return rs_vlarb_pick(&sp->port.cr->arb, (uint8_t)ready);
@@ -355,13 +358,13 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
     int prio = pick(sw, sp);
     if (prio < 0)
         return NULL;
-    p = sp->q_head[prio];
-    sp->q_head[prio] = p->next;
-    if (!sp->q_head[prio]) {
-        sp->q_tail[prio] = NULL;
+    p = sp->q[prio].head;
+    sp->q[prio].head = p->next;
+    if (!sp->q[prio].head) {
+        sp->q[prio].tail = NULL;
         sp->q_mask &= (uint8_t)~(1u << prio);
     } else /* it leaves next, one frame time from now; behind a deep queue it is no longer cached */
-        __builtin_prefetch(sp->q_head[prio]);
+        __builtin_prefetch(sp->q[prio].head);
     p->next = NULL;
     uint32_t bytes = p->frame_len;
     rs_mmu_release(&sw->mmu, p->sw_in_port, p->sw_in_prio, port->index, (uint32_t)prio, bytes);
@@ -384,8 +387,8 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
 void rs_switch_flush_queue(rs_net *net, rs_switch *sw, uint32_t port, uint32_t prio, int reason)
 {
     rs_swport *sp = &sw->ports[port];
-    rs_pkt *p = sp->q_head[prio];
-    sp->q_head[prio] = sp->q_tail[prio] = NULL;
+    rs_pkt *p = sp->q[prio].head;
+    sp->q[prio].head = sp->q[prio].tail = NULL;
     sp->q_mask &= (uint8_t)~(1u << prio);
     while (p) {
         rs_pkt *next = p->next;

@@ -22,22 +22,32 @@
 
 struct rs_net;
 
+/* One egress queue (port, priority): what a frame of that priority touches on enqueue and dequeue,
+ * in half a cache line. */
+typedef struct rs_swqueue {
+    rs_pkt *head;
+    rs_pkt *tail;
+    int64_t wd_storm_until;     /* PFC watchdog: drop this queue's packets and ignore pause until then */
+    uint64_t reserved;          /* (keeps an entry at 32 bytes: two per line) */
+} rs_swqueue;
+
 typedef struct rs_swport {
     rs_port port;
-    rs_pkt *q_head[RS_NPRIO];
-    rs_pkt *q_tail[RS_NPRIO];
-    uint8_t q_mask;             /* bit i: q_head[i] holds a packet (the scheduler's first test) */
-    rs_pfc_queue pfc[RS_NPRIO]; /* ingress PFC machine per priority */
+    uint8_t q_mask;             /* bit i: q[i].head holds a packet (the scheduler's first test) */
     uint8_t wrr_prio;           /* WRR: priority whose turn it is */
     uint8_t wrr_left;           /* WRR: packets left in that turn */
+    uint8_t cc_victim_mask;     /* IB CC Victim_Mask: mark here also when starved of credits */
+    /* the egress queues by priority, on lines of their own: a frame reads its queue's entry only */
+    _Alignas(64) rs_swqueue q[RS_NPRIO];
+    rs_pfc_queue pfc[RS_NPRIO]; /* ingress PFC machine per priority */
     /* PFC watchdog (monitor.c) per egress priority */
     uint64_t wd_last_tx[RS_NPRIO];
     int64_t wd_stalled_since[RS_NPRIO]; /* -1: not stalled */
-    int64_t wd_storm_until[RS_NPRIO];   /* drop this queue's packets and ignore pause until then */
-    uint8_t cc_victim_mask;             /* IB CC Victim_Mask: mark here also when starved of credits */
     rs_swport_stats stats;
 } rs_swport;
 _Static_assert(offsetof(rs_swport, port) == 0, "rs_switch_port_empty casts a port to its rs_swport");
+_Static_assert(sizeof(rs_swqueue) == 32 && offsetof(rs_swport, q) % 64 == 0,
+               "rs_swport: each egress queue's entry within one cache line");
 
 #define RS_LFT_NONE 0xFFFFu /* an LFT entry without a port: no route */
 
