@@ -79,7 +79,7 @@ static int64_t next_succ(rs_net *net, rs_monitor *m, uint32_t v, uint32_t *k)
     const rs_port *peer = port->tx->to;
     rs_switch *ds = peer->sw;
     /* credit mode: the egress is stalled for credits of exactly that downstream buffer */
-    if (!peer->cr && !ds->ports[peer->index].pfc[i].pausing)
+    if (!peer->cr && !ds->ports[peer->index].in[i].pfc.pausing)
         return -1;
     for (; *k < ds->n_used * RS_NPRIO; (*k)++) { /* egress queue x, priority j */
         uint32_t x = *k / RS_NPRIO, j = *k % RS_NPRIO;

@@ -17,8 +17,8 @@ void rs_watchdog_poll(rs_net *net, rs_monitor *m)
             rs_swport *sp = &sw->ports[p];
             for (uint32_t i = 0; i < RS_NPRIO; i++) {
                 int stuck = (sp->port.paused_mask & (1u << i)) && sp->q[i].head &&
-                            sp->stats.q_tx_pkts[i] == sp->wd_last_tx[i] && sp->q[i].wd_storm_until <= net->eng.now_ps;
-                sp->wd_last_tx[i] = sp->stats.q_tx_pkts[i];
+                            sp->q[i].tx_pkts == sp->wd_last_tx[i] && sp->q[i].wd_storm_until <= net->eng.now_ps;
+                sp->wd_last_tx[i] = sp->q[i].tx_pkts;
                 if (!stuck) {
                     sp->wd_stalled_since[i] = -1;
                     continue;
