@@ -255,7 +255,7 @@ static int port_busy(const rs_net *net, const rs_port *p)
     if (p->owner_kind != RS_NODE_SWITCH)
         return 0;
     for (int i = 0; i < RS_NPRIO; i++)
-        if (p->sw->ports[p->index].q_head[i] || p->sw->mmu.in_bytes[(size_t)p->index * RS_NPRIO + i] ||
+        if (p->sw->ports[p->index].q[i].head || p->sw->mmu.in_bytes[(size_t)p->index * RS_NPRIO + i] ||
             p->sw->mmu.hdrm_bytes[(size_t)p->index * RS_NPRIO + i])
             return 1;
     (void)net;

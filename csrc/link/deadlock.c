@@ -55,14 +55,14 @@ static void node_ref(const rs_net *net, const rs_monitor *m, uint32_t v, uint32_
 static int blocked(const rs_switch *sw, uint32_t p, uint32_t i)
 {
     const rs_swport *sp = &sw->ports[p];
-    return (sp->port.paused_mask & (1u << i)) && sp->q_head[i] != NULL;
+    return (sp->port.paused_mask & (1u << i)) && sp->q[i].head != NULL;
 }
 
 /* Egress queue (sp, prio) holds a packet that arrived on (in_port, in_prio) (the two priorities
  * differ under hop classes). */
 static int holds_from(const rs_swport *sp, uint32_t prio, uint16_t in_port, uint32_t in_prio)
 {
-    for (const rs_pkt *q = sp->q_head[prio]; q; q = q->next)
+    for (const rs_pkt *q = sp->q[prio].head; q; q = q->next)
         if (q->sw_in_port == in_port && q->sw_in_prio == in_prio)
             return 1;
     return 0;
@@ -79,7 +79,7 @@ static int64_t next_succ(rs_net *net, rs_monitor *m, uint32_t v, uint32_t *k)
     const rs_port *peer = port->tx->to;
     rs_switch *ds = peer->sw;
     /* credit mode: the egress is stalled for credits of exactly that downstream buffer */
-    if (!peer->cr && !ds->ports[peer->index].pfc[i].pausing)
+    if (!peer->cr && !ds->ports[peer->index].in[i].pfc.pausing)
         return -1;
     for (; *k < ds->n_used * RS_NPRIO; (*k)++) { /* egress queue x, priority j */
         uint32_t x = *k / RS_NPRIO, j = *k % RS_NPRIO;

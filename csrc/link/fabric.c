@@ -263,7 +263,7 @@ int rs_net_switch_port_stats(const rs_net *net, int sw, int port, rs_swport_stat
     const rs_switch *s = get_switch(net, sw);
     if (!s || port < 0 || (uint32_t)port >= s->cfg.n_ports)
         return RS_ERR_INVAL;
-    *out = s->ports[port].stats;
+    rs_swport_stats_of(&s->ports[port], out);
     return RS_OK;
 }
 

@@ -10,6 +10,7 @@
 #ifndef RDMASIM_NET_PORT_H
 #define RDMASIM_NET_PORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rdmasim/eventq.h"
@@ -54,7 +55,7 @@ typedef struct rs_port_addr {
 } rs_port_addr;
 
 typedef struct rs_port {
-    /* what the transmit loop reads for every frame first */
+    /* ---- line 0: what the transmit loop reads for every frame ---- */
     uint16_t owner_kind;      /* enum rs_node_kind: the tag that picks the owner's calls */
     uint16_t index;           /* port number on its switch (0 for a host) */
     int32_t node;             /* the owner's node index (host or switch index) */
@@ -63,33 +64,45 @@ typedef struct rs_port {
     uint8_t pulling;          /* inside the owner's next-frame call (re-entrant kicks are deferred) */
     uint8_t kick_again;
     uint8_t tx_reserved;      /* switch port: busy_until's tx_done was not armed; its key is (busy_until, tx_seq) */
-    uint16_t next_ip_id;
+    /* receive side of PFC (pause.c): the priorities the owner must not send now */
+    uint8_t paused_mask;
     int64_t busy_until;       /* end of the frame being serialised (a host port may send without tx_done) */
     uint64_t tx_seq;          /* the event sequence number reserved for that tx_done */
-    rs_port_client client;    /* a host port's transport (owner_kind RS_NODE_HOST) */
-    struct rs_switch *sw;     /* owning switch (owner_kind RS_NODE_SWITCH) */
-    rs_timer tx_done;
     /* control frames (ACK/NAK at a host, PFC at a switch) wait here; they go before data */
     rs_pkt *ctrl_head;
+    struct rs_switch *sw;     /* owning switch (owner_kind RS_NODE_SWITCH) */
+    /* InfiniBand credit mode (credit.c; NULL: PFC).  Then paused_mask lists what is stalled for
+     * lack of credits, and no pause frame is sent or obeyed. */
+    struct rs_credit_port *cr;
+    /* ---- line 1: the transmit-done timer ---- */
+    rs_timer tx_done;
     rs_pkt *ctrl_tail;
-    /* receive side of PFC (pause.c) */
-    uint8_t paused_mask;
+    struct rs_rxpipe *rx;     /* host port: slow-receiver pipeline (rxpipe.c); NULL: frames go up on arrival */
+    /* PFC response time: received PFC frames wait (pfc_wait_head) until they act */
+    int64_t pfc_response_ps;
+    uint16_t next_ip_id;
+    /* ---- line 2: a host port's transport (owner_kind RS_NODE_HOST), read for every frame ---- */
+    rs_port_client client;
+    /* ---- the rest: PFC pause state, set-up ---- */
     int64_t pause_until_ps[RS_NPRIO];
     int64_t pause_start_ps[RS_NPRIO];
     rs_timer pause_end;       /* fires at the earliest pause_until of a paused priority */
-    /* PFC response time: received PFC frames wait here (t_arrive_ps = when each acts, in order) */
-    int64_t pfc_response_ps;
+    /* received PFC frames waiting for the response time (t_arrive_ps = when each acts, in order) */
     rs_pkt *pfc_wait_head;
     rs_pkt *pfc_wait_tail;
     rs_timer pfc_respond;     /* fires when the first waiting frame acts */
     rs_pause_stats pause;
-    struct rs_rxpipe *rx;     /* host port: slow-receiver pipeline (rxpipe.c); NULL: frames go up on arrival */
     struct rs_rxpipe *rx_off; /* a disabled pipeline, kept for reuse: its timers may have heap entries */
     rs_port_addr addr;        /* a host port's addresses (rs_port_init_host) */
-    /* InfiniBand credit mode (credit.c; NULL: PFC).  Then paused_mask lists what is stalled for
-     * lack of credits, and no pause frame is sent or obeyed. */
-    struct rs_credit_port *cr;
 } rs_port;
+
+/* A frame reads line 0, its port's transmit-done line 1 and a host port's client line 2 (a switch
+ * allocates its ports on 64-byte lines: switch.c; a host port's lines are as its owner places it) */
+_Static_assert(offsetof(rs_port, cr) + sizeof(void *) <= 64, "rs_port: line 0 is what every frame reads");
+_Static_assert(offsetof(rs_port, tx_done) == 64 && offsetof(rs_port, next_ip_id) + 2 <= 128,
+               "rs_port: line 1 is the transmit-done timer");
+_Static_assert(offsetof(rs_port, client) == 128 && sizeof(rs_port_client) <= 64,
+               "rs_port: line 2 is a host port's client");
 
 /* The default DSCP -> priority table (switch default too): CNP's DSCP 48 -> 6, all else -> 3.
  * Host NICs use it to pick the PFC priority of what they send. */

@@ -46,7 +46,10 @@ rs_switch *rs_switch_new(rs_net *net, int id, const rs_switch_cfg *cfg, int *err
     sw->id = id;
     sw->net = net;
     sw->cfg = *cfg;
-    sw->ports = calloc(cfg->n_ports, sizeof(*sw->ports));
+    /* on 64-byte lines, so that each port's per-frame fields (port.h, switch.h) share as few as they can */
+    sw->ports = aligned_alloc(64, (size_t)cfg->n_ports * sizeof(*sw->ports));
+    if (sw->ports)
+        memset(sw->ports, 0, (size_t)cfg->n_ports * sizeof(*sw->ports));
     int mrc = sw->ports ? rs_mmu_init(&sw->mmu, &sw->cfg) : -1;
     if (mrc != 0) {
         *err = mrc;
@@ -61,7 +64,7 @@ rs_switch *rs_switch_new(rs_net *net, int id, const rs_switch_cfg *cfg, int *err
         for (int i = 0; i < RS_NPRIO; i++)
             sp->wd_stalled_since[i] = -1;
         for (int i = 0; i < RS_NPRIO; i++)
-            rs_pfc_init(&sp->pfc[i], sw, (uint16_t)p, (uint8_t)i);
+            rs_pfc_init(&sp->in[i].pfc, sw, (uint16_t)p, (uint8_t)i);
         sp->wrr_left = cfg->wrr_weight[0];
     }
     rs_rng_seed(&sw->rng, net->eng.seed, (2ull << 32) | (uint64_t)id);
@@ -90,7 +93,7 @@ void rs_switch_free(rs_net *net, rs_switch *sw)
         free_list(net, sw->ports[p].port.pfc_wait_head);
         rs_credit_free(net, &sw->ports[p].port);
         for (int i = 0; i < RS_NPRIO; i++)
-            free_list(net, sw->ports[p].q_head[i]);
+            free_list(net, sw->ports[p].q[i].head);
     }
     rs_mmu_free(&sw->mmu);
     for (uint32_t i = 0; i < sw->n_pins; i++)
@@ -198,8 +201,8 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
 {
     rs_swport *in = &sw->ports[port->index];
     uint32_t bytes = pkt->frame_len; /* rs_frame_len, set by the link that brought it */
-    in->stats.rx_pkts++;
-    in->stats.rx_bytes += bytes;
+    in->rx_pkts++;
+    in->rx_bytes += bytes;
     uint32_t base = sw->cfg.dscp_to_prio[pkt->tos >> 2] & 7u;
     /* ip: the priority it arrived in (ingress accounting, PFC); prio: the egress queue's.  They
      * differ only under hop classes, on the way out to a global link. */
@@ -220,7 +223,7 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
         prio = rs_group_egress_class(sw, pkt, out_idx, base);
     if (out->port.cr)
         prio = rs_credit_vl(out->port.cr, sw->cfg.hop_classes ? prio : base);
-    if (out->wd_storm_until[prio] > net->eng.now_ps) {
+    if (out->q[prio].wd_storm_until > net->eng.now_ps) {
         drop(net, in, pkt, RS_SWDROP_WATCHDOG);
         return;
     }
@@ -250,26 +253,26 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     pkt->priority = (uint8_t)prio;
     pkt->sw_in_prio = (uint8_t)ip;
     size_t qi = (size_t)out_idx * RS_NPRIO + prio, ii = (size_t)port->index * RS_NPRIO + ip;
-    peak(&out->stats.q_bytes_peak[prio], sw->mmu.eg_bytes[qi]);
-    peak(&in->stats.in_bytes_peak[ip], sw->mmu.in_bytes[ii] + sw->mmu.hdrm_bytes[ii]);
-    peak(&in->stats.hdrm_bytes_peak[ip], sw->mmu.hdrm_bytes[ii]);
+    peak(&out->q[prio].bytes_peak, sw->mmu.eg_bytes[qi]);
+    peak(&in->in[ip].in_bytes_peak, sw->mmu.in_bytes[ii] + sw->mmu.hdrm_bytes[ii]);
+    peak(&in->in[ip].hdrm_bytes_peak, sw->mmu.hdrm_bytes[ii]);
     if (!sw->cfg.ecn_on_dequeue && may_mark(out, prio) &&
         rs_ecn_maybe_mark(pkt, sw->mmu.eg_bytes[qi] - bytes, sw->cfg.ecn_kmin[prio], sw->cfg.ecn_kmax[prio],
                           sw->cfg.ecn_pmax[prio], &sw->rng)) {
-        out->stats.ecn_marked++;
-        out->stats.q_ecn_marked[prio]++;
+        out->ecn_marked++;
+        out->q[prio].ecn_marked++;
     }
     pkt->sw_in_port = port->index;
     pkt->next = NULL;
-    if (out->q_tail[prio]) {
-        out->q_tail[prio]->next = pkt;
+    if (out->q[prio].tail) {
+        out->q[prio].tail->next = pkt;
     } else {
-        out->q_head[prio] = pkt;
+        out->q[prio].head = pkt;
         out->q_mask |= (uint8_t)(1u << prio);
     }
-    out->q_tail[prio] = pkt;
+    out->q[prio].tail = pkt;
     if (!port->cr)
-        rs_pfc_on_enqueue(net, &in->pfc[ip]);
+        rs_pfc_on_enqueue(net, &in->in[ip].pfc);
     rs_port_kick_tail(net, &out->port); /* the arrival event's last act (link.c) */
 }
 
@@ -293,12 +296,12 @@ static int pick(rs_switch *sw, rs_swport *sp)
     if (held) { /* a paused queue under a PFC storm sends anyway (the watchdog ignores its pause) */
         const int64_t now = sw->net->eng.now_ps;
         for (int i = 0; i < RS_NPRIO; i++)
-            if ((held & (1u << i)) && sp->wd_storm_until[i] > now)
+            if ((held & (1u << i)) && sp->q[i].wd_storm_until > now)
                 ready |= 1u << i;
     }
     if (sp->port.cr) { /* credit mode: only VLs with credit for their head packet; IB VL arbitration */
         for (int i = 0; i < RS_NPRIO; i++)
-            if ((ready & (1u << i)) && !rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q_head[i]))
+            if ((ready & (1u << i)) && !rs_credit_ready(sw->net, &sp->port, (uint32_t)i, sp->q[i].head))
                 ready &= ~(1u << i);
         if (ready && sp->port.cr->arb.on) /* (vlarb.h) */
             return rs_vlarb_pick(&sp->port.cr->arb, (uint8_t)ready);
@@ -328,7 +331,7 @@ static void int_push(const rs_net *net, const rs_swport *sp, const rs_port *port
         return;
     rs_int_hop *h = &st->hop[st->n_hops++];
     h->ts_ps = net->eng.now_ps;
-    h->tx_bytes = sp->stats.tx_bytes;
+    h->tx_bytes = sp->tx_bytes;
     h->qlen_bytes = qlen;
     h->rate_bps = port->tx ? (uint64_t)port->tx->rate_bps : 0;
 }
@@ -340,7 +343,7 @@ static void rs_switch_left(rs_net *net, rs_switch *sw, const rs_pkt *p)
     if (in->port.cr)
         rs_credit_drained(net, &in->port, p->sw_in_prio, rs_credit_blocks(p->frame_len));
     else
-        rs_pfc_on_dequeue(net, &in->pfc[p->sw_in_prio]);
+        rs_pfc_on_dequeue(net, &in->in[p->sw_in_prio].pfc);
 }
 
 rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
@@ -348,33 +351,33 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
     rs_swport *sp = &sw->ports[port->index];
     rs_pkt *p = pop_ctrl(port);
     if (p) {
-        sp->stats.tx_pkts++;
-        sp->stats.tx_bytes += RS_ETH_MIN_FRAME_NOFCS;
+        sp->tx_pkts++;
+        sp->tx_bytes += RS_ETH_MIN_FRAME_NOFCS;
         return p;
     }
     int prio = pick(sw, sp);
     if (prio < 0)
         return NULL;
-    p = sp->q_head[prio];
-    sp->q_head[prio] = p->next;
-    if (!sp->q_head[prio]) {
-        sp->q_tail[prio] = NULL;
+    p = sp->q[prio].head;
+    sp->q[prio].head = p->next;
+    if (!sp->q[prio].head) {
+        sp->q[prio].tail = NULL;
         sp->q_mask &= (uint8_t)~(1u << prio);
     } else /* it leaves next, one frame time from now; behind a deep queue it is no longer cached */
-        __builtin_prefetch(sp->q_head[prio]);
+        __builtin_prefetch(sp->q[prio].head);
     p->next = NULL;
     uint32_t bytes = p->frame_len;
     rs_mmu_release(&sw->mmu, p->sw_in_port, p->sw_in_prio, port->index, (uint32_t)prio, bytes);
     if (sw->cfg.ecn_on_dequeue && may_mark(sp, (uint32_t)prio) &&
         rs_ecn_maybe_mark(p, sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio], sw->cfg.ecn_kmin[prio],
                           sw->cfg.ecn_kmax[prio], sw->cfg.ecn_pmax[prio], &sw->rng)) {
-        sp->stats.ecn_marked++;
-        sp->stats.q_ecn_marked[prio]++;
+        sp->ecn_marked++;
+        sp->q[prio].ecn_marked++;
     }
-    sp->stats.tx_pkts++;
-    sp->stats.tx_bytes += bytes;
-    sp->stats.q_tx_pkts[prio]++;
-    sp->stats.q_tx_bytes[prio] += bytes;
+    sp->tx_pkts++;
+    sp->tx_bytes += bytes;
+    sp->q[prio].tx_pkts++;
+    sp->q[prio].tx_bytes += bytes;
     if (net->pool->ints_in_use && p->intel) /* no packet reads past its first line without INT */
         int_push(net, sp, port, p, (uint32_t)sw->mmu.eg_bytes[(size_t)port->index * RS_NPRIO + prio]);
     rs_switch_left(net, sw, p);
@@ -384,8 +387,8 @@ rs_pkt *rs_switch_next_frame(rs_net *net, rs_switch *sw, rs_port *port)
 void rs_switch_flush_queue(rs_net *net, rs_switch *sw, uint32_t port, uint32_t prio, int reason)
 {
     rs_swport *sp = &sw->ports[port];
-    rs_pkt *p = sp->q_head[prio];
-    sp->q_head[prio] = sp->q_tail[prio] = NULL;
+    rs_pkt *p = sp->q[prio].head;
+    sp->q[prio].head = sp->q[prio].tail = NULL;
     sp->q_mask &= (uint8_t)~(1u << prio);
     while (p) {
         rs_pkt *next = p->next;
@@ -397,5 +400,23 @@ void rs_switch_flush_queue(rs_net *net, rs_switch *sw, uint32_t port, uint32_t p
         rs_switch_left(net, sw, p);
         rs_pkt_release(net->pool, p);
         p = next;
+    }
+}
+
+void rs_swport_stats_of(const rs_swport *sp, rs_swport_stats *out)
+{
+    *out = sp->stats;
+    out->rx_pkts = sp->rx_pkts;
+    out->rx_bytes = sp->rx_bytes;
+    out->tx_pkts = sp->tx_pkts;
+    out->tx_bytes = sp->tx_bytes;
+    out->ecn_marked = sp->ecn_marked;
+    for (int i = 0; i < RS_NPRIO; i++) {
+        out->q_tx_pkts[i] = sp->q[i].tx_pkts;
+        out->q_tx_bytes[i] = sp->q[i].tx_bytes;
+        out->q_bytes_peak[i] = sp->q[i].bytes_peak;
+        out->q_ecn_marked[i] = sp->q[i].ecn_marked;
+        out->in_bytes_peak[i] = sp->in[i].in_bytes_peak;
+        out->hdrm_bytes_peak[i] = sp->in[i].hdrm_bytes_peak;
     }
 }

@@ -22,22 +22,53 @@
 
 struct rs_net;
 
+/* One egress queue (port, priority): what a frame of that priority touches on enqueue and dequeue
+ * (the queue, the watchdog's storm time, the queue's counters), in one cache line. */
+typedef struct rs_swqueue {
+    rs_pkt *head;
+    rs_pkt *tail;
+    int64_t wd_storm_until;     /* PFC watchdog: drop this queue's packets and ignore pause until then */
+    uint64_t tx_pkts, tx_bytes; /* rs_swport_stats.q_tx_pkts, q_tx_bytes */
+    uint64_t bytes_peak;        /* rs_swport_stats.q_bytes_peak */
+    uint64_t ecn_marked;        /* rs_swport_stats.q_ecn_marked */
+    uint64_t reserved;          /* (keeps an entry at one line) */
+} rs_swqueue;
+
+/* One ingress (port, priority): its PFC machine and occupancy peaks, in one cache line. */
+typedef struct rs_swingress {
+    rs_pfc_queue pfc;
+    uint64_t in_bytes_peak;     /* rs_swport_stats.in_bytes_peak */
+    uint64_t hdrm_bytes_peak;   /* rs_swport_stats.hdrm_bytes_peak */
+} rs_swingress;
+
 typedef struct rs_swport {
     rs_port port;
-    rs_pkt *q_head[RS_NPRIO];
-    rs_pkt *q_tail[RS_NPRIO];
-    uint8_t q_mask;             /* bit i: q_head[i] holds a packet (the scheduler's first test) */
-    rs_pfc_queue pfc[RS_NPRIO]; /* ingress PFC machine per priority */
+    /* ---- the port's own line: the scheduler's mask and the counters of every frame ---- */
+    _Alignas(64) uint8_t q_mask; /* bit i: q[i].head holds a packet (the scheduler's first test) */
     uint8_t wrr_prio;           /* WRR: priority whose turn it is */
     uint8_t wrr_left;           /* WRR: packets left in that turn */
+    uint8_t cc_victim_mask;     /* IB CC Victim_Mask: mark here also when starved of credits */
+    uint64_t rx_pkts, rx_bytes; /* rs_swport_stats.rx_pkts, rx_bytes */
+    uint64_t tx_pkts, tx_bytes; /* rs_swport_stats.tx_pkts, tx_bytes */
+    uint64_t ecn_marked;        /* rs_swport_stats.ecn_marked */
+    /* the egress queues and the ingress priorities, a line each: a frame reads its own only */
+    _Alignas(64) rs_swqueue q[RS_NPRIO];
+    rs_swingress in[RS_NPRIO];
     /* PFC watchdog (monitor.c) per egress priority */
     uint64_t wd_last_tx[RS_NPRIO];
     int64_t wd_stalled_since[RS_NPRIO]; /* -1: not stalled */
-    int64_t wd_storm_until[RS_NPRIO];   /* drop this queue's packets and ignore pause until then */
-    uint8_t cc_victim_mask;             /* IB CC Victim_Mask: mark here also when starved of credits */
+    /* the rarer counters; the fields kept above are left at 0 here (rs_swport_stats_of) */
     rs_swport_stats stats;
 } rs_swport;
 _Static_assert(offsetof(rs_swport, port) == 0, "rs_switch_port_empty casts a port to its rs_swport");
+_Static_assert(offsetof(rs_swport, q_mask) % 64 == 0 && offsetof(rs_swport, ecn_marked) + 8 <= offsetof(rs_swport, q_mask) + 64,
+               "rs_swport: the port's per-frame fields on one line (switch.c allocates ports on lines)");
+_Static_assert(sizeof(rs_swqueue) == 64 && offsetof(rs_swport, q) % 64 == 0 && sizeof(rs_swingress) == 64 &&
+                   offsetof(rs_swport, in) % 64 == 0,
+               "rs_swport: each egress queue's and each ingress priority's fields on a line of their own");
+
+/* The port's counters as rs_switch_port_stats reports them. */
+void rs_swport_stats_of(const rs_swport *sp, rs_swport_stats *out);
 
 #define RS_LFT_NONE 0xFFFFu /* an LFT entry without a port: no route */
 
