@@ -8,8 +8,8 @@
  * nodes the same events in the same order as one queue does, whatever the other partitions did in
  * the same window: a frame sent in a window arrives after it ends.  A timer armed for a node
  * goes to the queue of the node's partition (rs_engine_route); a global event is a barrier: every
- * partition first runs up to its key.  The queue whose events are being handled lives in the
- * engine's `evq` (what the layers' code reads), the others in `qs`.
+ * partition first runs up to its key.  Each partition runs on its own copy of the simulation's
+ * struct, whose engine holds its queue (par_run below); the global queue is the simulation's.
  *
  * The partitions of a window run one after the other on the caller's thread.  The window exchange
  * is the seam for other transports (threads, MPI ranks): a frame for another partition is put on
@@ -166,25 +166,6 @@ int rs_sim_par_check(rs_sim *sim, const rs_run_args *a)
 
 /* ---- the queues ---- */
 
-static void swap_q(rs_eventq *a, rs_eventq *b)
-{
-    rs_eventq t = *a;
-    *a = *b;
-    *b = t;
-}
-
-/* Make queue `to` the current one (its entries into the engine's evq). */
-static void switch_to(rs_engine *e, uint32_t to)
-{
-    if (to == e->cur_q)
-        return;
-    swap_q(&e->evq, &e->qs[e->cur_q]);
-    swap_q(&e->evq, &e->qs[to]);
-    e->cur_q = to;
-}
-
-static rs_eventq *queue_of(rs_engine *e, uint32_t i) { return i == e->cur_q ? &e->evq : &e->qs[i]; }
-
 /* Every live entry of q, appended to *v (grown); 0 or -1 out of memory. */
 static int drain(rs_eventq *q, rs_event **v, size_t *n, size_t *cap)
 {
@@ -203,10 +184,19 @@ static int drain(rs_eventq *q, rs_event **v, size_t *n, size_t *cap)
     return 0;
 }
 
+/* The state of a partitioned run.  Each partition runs on its own copy of the simulation's struct
+ * (`ps[i]`): its engine (clock, current entity, failure, its queue in place), its event count; its
+ * hosts' `tp` and its switches' `net` point at that copy while the run lasts, so every layer
+ * reaches the partition's engine through the pointers it already follows.  The global queue is the
+ * simulation's own (`sim->tp.net.eng`).  Still shared, one partition at a time: the packet pool
+ * and the QP slabs (copied into the running partition's struct and back), the flow table. */
 typedef struct par_run {
     rs_sim *sim;
-    rs_engine *e;
-    uint32_t P; /* partitions; queue P is the global one */
+    rs_engine *e;    /* the simulation's engine: the global queue's */
+    uint32_t P;      /* partitions; queue P is the global one */
+    rs_sim *ps;      /* per partition, the copy it runs on */
+    uint32_t n_ps;   /* copies whose queue is set up */
+    rs_eventq **qv;  /* every queue: qv[i] = &ps[i].tp.net.eng.evq, qv[P] = &e->evq */
     uint16_t *ent_q;
     uint64_t *left; /* flows not finished by partition (a run that stops when they are) */
     int64_t last_t; /* the latest event handled */
@@ -215,20 +205,61 @@ typedef struct par_run {
     uint32_t n_cut;
 } par_run;
 
+/* The shared allocators into partition i's copy (before it runs) and back (after). */
+static void shared_in(par_run *r, uint32_t i)
+{
+    rs_transport *t = &r->ps[i].tp, *m = &r->sim->tp;
+    t->pool = m->pool;
+    t->qp_slab = m->qp_slab;
+    t->qp_cc_slab = m->qp_cc_slab;
+    t->cc_slab = m->cc_slab;
+}
+
+static void shared_out(par_run *r, uint32_t i)
+{
+    rs_transport *t = &r->ps[i].tp, *m = &r->sim->tp;
+    m->pool = t->pool;
+    m->qp_slab = t->qp_slab;
+    m->qp_cc_slab = t->qp_cc_slab;
+    m->cc_slab = t->cc_slab;
+}
+
+/* A partition's failure becomes the run's (the first one's reason): 1 when the run failed. */
+static int run_failed(par_run *r)
+{
+    rs_engine *e = r->e;
+    for (uint32_t i = 0; i < r->n_ps; i++) {
+        rs_engine *pe = &r->ps[i].tp.net.eng;
+        if (pe->failed && !e->failed) {
+            e->failed = 1;
+            memcpy(e->errmsg, pe->errmsg, sizeof(e->errmsg));
+        }
+    }
+    return e->failed;
+}
+
 /* The window exchange: the frames sent on cut links since the last one join their links' FIFOs
  * and the receivers' queues (each arrives after the window it was sent in).  The one seam between
  * partitions: a transport that runs them apart (threads, MPI ranks) carries these outboxes. */
 static void exchange(par_run *r)
 {
-    rs_engine *e = r->e;
-    switch_to(e, r->P); /* the control of the run arms them, not a partition */
-    e->win_end = INT64_MIN;
     for (uint32_t i = 0; i < r->n_cut; i++)
         if (r->cut[i]->out_head)
-            rs_link_take_outbox(&r->sim->tp.net, r->cut[i]);
+            rs_link_take_outbox(&r->sim->tp.net, r->cut[i]); /* armed by the run's control */
 }
 
-/* Split the engine's queue into P + 1 queues. */
+/* Point every host and switch at the transport / network it runs on. */
+static void point_nodes(par_run *r, int to_parts)
+{
+    rs_sim *sim = r->sim;
+    const rs_par *p = sim->par;
+    for (uint32_t h = 0; h < sim->tp.n_hosts; h++)
+        sim->tp.hosts[h]->tp = to_parts ? &r->ps[p->host_part[h]].tp : &sim->tp;
+    for (uint32_t w = 0; w < sim->tp.net.n_switches; w++)
+        sim->tp.net.switches[w]->net = to_parts ? &r->ps[p->switch_part[w]].tp.net : &sim->tp.net;
+}
+
+/* Split the engine's queue into P + 1 queues, each partition's in its own copy of the simulation. */
 static int setup(par_run *r)
 {
     rs_sim *sim = r->sim;
@@ -237,12 +268,10 @@ static int setup(par_run *r)
     uint32_t P = p->parts;
     r->P = P;
     r->ent_q = malloc((size_t)e->n_ent * sizeof(uint16_t));
-    e->qs = calloc(P + 1, sizeof(rs_eventq));
-    if (!r->ent_q || !e->qs)
+    r->qv = calloc(P + 1, sizeof(rs_eventq *));
+    r->ps = calloc(P, sizeof(rs_sim));
+    if (!r->ent_q || !r->qv || !r->ps)
         return -1;
-    for (uint32_t i = 0; i <= P; i++)
-        if (rs_eventq_init(&e->qs[i], 1024) != 0)
-            return -1;
     for (uint32_t ent = 0; ent < e->n_ent; ent++) {
         uint32_t node = (ent - 1) / 2;
         uint16_t q = (uint16_t)P;
@@ -263,28 +292,48 @@ static int setup(par_run *r)
             r->cut[r->n_cut++] = l;
         }
     }
-    rs_event *v = NULL;
-    size_t n = 0, cap = 0;
     int64_t cur_t = e->evq.cur_t_ps;
     uint64_t cur_seq = e->evq.cur_seq;
+    for (uint32_t i = 0; i < P; i++) {
+        rs_sim *s = &r->ps[i];
+        *s = *sim;
+        rs_engine *pe = &s->tp.net.eng;
+        if (rs_eventq_init(&pe->evq, 1024) != 0)
+            return -1;
+        r->n_ps = i + 1;
+        pe->evq.cur_t_ps = cur_t; /* every queue stands where the one queue stood */
+        pe->evq.cur_seq = cur_seq;
+        pe->qs = r->qv;
+        pe->ent_q = r->ent_q;
+        pe->n_q = P + 1;
+        pe->cur_q = i;
+        pe->win_end = INT64_MIN;
+        pe->failed = 0;
+        pe->errmsg[0] = 0;
+        s->tp.net.pool = &s->tp.pool;
+        s->events = 0;
+        s->flows_stop = 0;
+        r->qv[i] = &pe->evq;
+    }
+    rs_event *v = NULL;
+    size_t n = 0, cap = 0;
     if (drain(&e->evq, &v, &n, &cap) != 0) {
         free(v);
         return -1;
     }
-    /* the old queue (now empty) becomes the global one's storage, the current queue */
+    /* the simulation's queue (now empty) becomes the global one */
+    r->qv[P] = &e->evq;
+    e->qs = r->qv;
     e->ent_q = r->ent_q;
     e->n_q = P + 1;
     e->cur_q = P;
-    for (uint32_t i = 0; i <= P; i++) { /* every queue stands where the one queue stood */
-        e->qs[i].cur_t_ps = cur_t;
-        e->qs[i].cur_seq = cur_seq;
-    }
     e->win_end = INT64_MIN;
+    point_nodes(r, 1);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         rs_timer *tm = v[i].timer;
         uint32_t q = tm->ent < e->n_ent ? r->ent_q[tm->ent] : P;
-        rc = rs_timer_arm_seq(queue_of(e, q), tm, v[i].t_ps, v[i].seq);
+        rc = rs_timer_arm_seq(r->qv[q], tm, v[i].t_ps, v[i].seq);
     }
     free(v);
     r->last_t = e->now_ps;
@@ -292,7 +341,7 @@ static int setup(par_run *r)
     return rc;
 }
 
-/* Back to one queue: every live entry of every queue into the engine's. */
+/* Back to one queue: every live entry of every queue into the simulation's. */
 static int teardown(par_run *r)
 {
     rs_engine *e = r->e;
@@ -303,46 +352,52 @@ static int teardown(par_run *r)
     free(r->cut);
     r->cut = NULL;
     r->n_cut = 0;
-    if (!e->qs)
-        return 0;
-    rs_event *v = NULL;
-    size_t n = 0, cap = 0;
     int rc = 0;
-    int64_t cur_t = INT64_MIN;
-    uint64_t cur_seq = 0;
-    for (uint32_t i = 0; i < e->n_q; i++) {
-        rs_eventq *q = queue_of(e, i);
-        if (q->cur_t_ps > cur_t || (q->cur_t_ps == cur_t && q->cur_seq > cur_seq)) {
-            cur_t = q->cur_t_ps;
-            cur_seq = q->cur_seq;
+    if (r->ps && e->qs)
+        point_nodes(r, 0);
+    if (e->qs) {
+        rs_event *v = NULL;
+        size_t n = 0, cap = 0;
+        int64_t cur_t = INT64_MIN;
+        uint64_t cur_seq = 0;
+        for (uint32_t i = 0; i <= r->P; i++) {
+            rs_eventq *q = r->qv[i];
+            if (q->cur_t_ps > cur_t || (q->cur_t_ps == cur_t && q->cur_seq > cur_seq)) {
+                cur_t = q->cur_t_ps;
+                cur_seq = q->cur_seq;
+            }
+            if (drain(q, &v, &n, &cap) != 0)
+                rc = -1;
         }
-        if (drain(q, &v, &n, &cap) != 0)
-            rc = -1;
+        e->qs = NULL;
+        e->ent_q = NULL;
+        e->n_q = 0;
+        e->cur_q = 0;
+        for (size_t i = 0; i < n; i++)
+            if (rs_timer_arm_seq(&e->evq, v[i].timer, v[i].t_ps, v[i].seq) != 0)
+                rc = -1;
+        e->evq.cur_t_ps = cur_t;
+        e->evq.cur_seq = cur_seq;
+        free(v);
     }
-    /* the current queue's storage stays the engine's: free the others */
-    for (uint32_t i = 0; i < e->n_q; i++)
-        rs_eventq_free(&e->qs[i]);
-    free(e->qs);
-    e->qs = NULL;
-    e->ent_q = NULL;
-    e->n_q = 0;
-    e->cur_q = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rs_timer_arm_seq(&e->evq, v[i].timer, v[i].t_ps, v[i].seq) != 0)
-            rc = -1;
-    e->evq.cur_t_ps = cur_t;
-    e->evq.cur_seq = cur_seq;
-    free(v);
+    for (uint32_t i = 0; i < r->n_ps; i++) {
+        r->sim->events += r->ps[i].events;
+        rs_eventq_free(&r->ps[i].tp.net.eng.evq);
+    }
+    free(r->ps);
+    r->ps = NULL;
+    r->n_ps = 0;
+    free(r->qv);
+    r->qv = NULL;
     free(r->ent_q);
     r->ent_q = NULL;
     return rc;
 }
 
 /* The earliest live entry's key of queue i: 1, or 0 when it is empty. */
-static int head_of(rs_engine *e, uint32_t i, int64_t *t, uint64_t *seq)
+static int head_of(par_run *r, uint32_t i, int64_t *t, uint64_t *seq)
 {
-    switch_to(e, i);
-    const rs_event *h = rs_eventq_head(&e->evq);
+    const rs_event *h = rs_eventq_head(r->qv[i]);
     if (!h)
         return 0;
     *t = h->t_ps;
@@ -350,18 +405,18 @@ static int head_of(rs_engine *e, uint32_t i, int64_t *t, uint64_t *seq)
     return 1;
 }
 
-/* Handle the current queue's head (the caller checked it is there). */
-static void handle_head(par_run *r)
+/* Handle the head of s's queue (the caller checked it is there). */
+static void handle_head(par_run *r, rs_sim *s)
 {
-    rs_engine *e = r->e;
+    rs_engine *e = &s->tp.net.eng;
     rs_eventq *q = &e->evq;
     rs_event ev = *rs_eventq_head(q);
     rs_eventq_consume_head(q);
     ev.timer->armed = 0;
     e->now_ps = ev.t_ps;
     rs_engine_enter(e, ev.timer->ent);
-    rs_sim_dispatch(r->sim, &ev);
-    r->sim->events++;
+    rs_sim_dispatch(s, &ev);
+    s->events++;
     if (ev.t_ps > r->last_t || (ev.t_ps == r->last_t && ev.seq > r->last_seq)) {
         r->last_t = ev.t_ps;
         r->last_seq = ev.seq;
@@ -374,18 +429,19 @@ enum { RUN_TO_END, RUN_FLOWS_STOPPED };
  * stop_at_done, stop after the event that finished the partition's last flow. */
 static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int64_t win_end, int stop_at_done)
 {
-    rs_engine *e = r->e;
+    rs_sim *s = &r->ps[i];
+    rs_engine *e = &s->tp.net.eng;
     int stopped = 0;
-    switch_to(e, i);
     e->win_end = win_end;
+    shared_in(r, i);
     for (;;) {
         if (e->failed)
-            return RUN_TO_END;
+            break;
         const rs_event *h = rs_eventq_head(&e->evq);
         if (!h || h->t_ps > t_lim || (h->t_ps == t_lim && h->seq >= seq_lim))
-            return stopped ? RUN_FLOWS_STOPPED : RUN_TO_END;
-        handle_head(r);
-        if (r->sim->flows_stop) {
+            break;
+        handle_head(r, s);
+        if (r->sim->flows_stop) { /* the flow table's flag (rs_flows.done) is the simulation's */
             r->sim->flows_stop = 0;
             if (stop_at_done) {
                 /* the rest of this instant too (its pair's release among it), as a run on one
@@ -396,6 +452,9 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
             }
         }
     }
+    shared_out(r, i);
+    e->win_end = INT64_MIN;
+    return stopped && !e->failed ? RUN_FLOWS_STOPPED : RUN_TO_END;
 }
 
 static uint64_t flows_left(const par_run *r)
@@ -418,16 +477,16 @@ static int loop(par_run *r, const rs_run_args *a)
     int flows_done = 0;
     for (;;) {
         exchange(r); /* what the last step sent to other partitions */
-        if (e->failed)
+        if (run_failed(r))
             return RS_RUN_ERROR;
         /* the next event of all: the window starts there */
         int64_t tg = INT64_MAX, t0 = INT64_MAX, t;
         uint64_t kg = 0, k;
-        int have_g = head_of(e, P, &tg, &kg);
+        int have_g = head_of(r, P, &tg, &kg);
         if (have_g)
             t0 = tg;
         for (uint32_t i = 0; i < P; i++)
-            if (head_of(e, i, &t, &k) && t < t0)
+            if (head_of(r, i, &t, &k) && t < t0)
                 t0 = t;
         if (flows_done && t0 > u)
             return RS_RUN_FLOWS_DONE;
@@ -447,13 +506,16 @@ static int loop(par_run *r, const rs_run_args *a)
             /* a global event next: every partition first handles what comes before it */
             for (uint32_t i = 0; i < P; i++)
                 run_part(r, i, tg, kg, tg + 1, 0);
-            if (e->failed)
+            if (run_failed(r))
                 continue;
-            switch_to(e, P);
-            e->win_end = INT64_MIN;
             const rs_event *h = rs_eventq_head(&e->evq);
-            if (h && h->t_ps == tg && h->seq == kg)
-                handle_head(r);
+            if (h && h->t_ps == tg && h->seq == kg) {
+                /* on the simulation's own struct, every node pointed back at it: the event may
+                 * reach any host or switch (a flow start), and runs as on one queue */
+                point_nodes(r, 0);
+                handle_head(r, sim);
+                point_nodes(r, 1);
+            }
             sim->flows_stop = 0;
             if (r->left && !flows_done && flows_left(r) == 0) { /* the last flow finished by now */
                 flows_done = 1;
@@ -473,8 +535,9 @@ static int loop(par_run *r, const rs_run_args *a)
              * runs to that instant only */
             int64_t t_done = INT64_MIN;
             for (uint32_t i = 0; i < P; i++)
-                if (r->left[i] && run_part(r, i, end, 0, end, 1) == RUN_FLOWS_STOPPED && e->now_ps > t_done)
-                    t_done = e->now_ps;
+                if (r->left[i] && run_part(r, i, end, 0, end, 1) == RUN_FLOWS_STOPPED &&
+                    r->ps[i].tp.net.eng.now_ps > t_done)
+                    t_done = r->ps[i].tp.net.eng.now_ps;
             if (flows_left(r) == 0 && t_done != INT64_MIN) {
                 flows_done = 1;
                 u = t_done;

@@ -459,8 +459,8 @@ void rs_flows_on_received(rs_flows *fs, rs_qp *qp)
     head->recv_cur = f->chain_next; /* RC delivers a connection's messages in order */
     if (f->r.status != RS_FLOW_RUNNING)
         return;
-    received(fs->tp, fs, f);
-    arm(fs->tp, fs);
+    received(qp->host->tp, fs, f); /* the transport the responder's host runs on (its partition's) */
+    arm(qp->host->tp, fs);
 }
 
 /* A flow ended with `status`: count it and make ready the flows that waited only for it. */
@@ -494,7 +494,7 @@ static void run_local(rs_transport *tp, rs_flows *fs, uint64_t id)
 
 void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
 {
-    rs_transport *tp = fs->tp;
+    rs_transport *tp = qp->host->tp; /* the requester's: in a partitioned run, its partition's */
     uint64_t id = rs_qp_swqe(qp, 0)->wr_id; /* the head WQE: the flow ids are the wr_ids */
     rs_flow *f = &fs->f[id];
     if (f->r.status != RS_FLOW_RUNNING)
@@ -640,7 +640,15 @@ static void reap(rs_transport *tp, rs_flows *fs, uint64_t *head)
     }
 }
 
-void rs_flows_reap_event(rs_flow_reaper *rp) { reap(rp->fs->tp, rp->fs, &rp->head); }
+void rs_flows_reap_event(rs_flow_reaper *rp)
+{
+    /* the requester host's transport (its partition's in a partitioned run): every flow listed
+     * here was requested by that host */
+    if (rp->head) {
+        const rs_flow *f = &rp->fs->f[rp->head - 1];
+        reap(rp->fs->tp->hosts[f->r.req_host]->tp, rp->fs, &rp->head);
+    }
+}
 
 void rs_flows_event(rs_flows *fs)
 {
