@@ -15,10 +15,12 @@
  * is the seam for other transports (threads, MPI ranks): a frame for another partition is put on
  * its link's FIFO by the sender and armed in the receiver's queue at a time after the window's
  * end; a transport that runs the partitions concurrently exchanges those per window instead. */
-#define _POSIX_C_SOURCE 200809L /* pthread barriers under -std=c11 */
+#define _POSIX_C_SOURCE 200809L /* pthreads under -std=c11 */
 #include "sim/par.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +196,36 @@ static int drain(rs_eventq *q, rs_event **v, size_t *n, size_t *cap)
  * reaches the partition's engine through the pointers it already follows.  The global queue is the
  * simulation's own (`sim->tp.net.eng`).  Still shared, one partition at a time: the packet pool
  * and the QP slabs (copied into the running partition's struct and back), the flow table. */
+/* A barrier for the threads of a run: each window ends in two, so they spin (a futex sleep and
+ * wake costs more than a short window) and yield the core after a while (a shared machine). */
+typedef struct spin_bar {
+    atomic_uint count;
+    atomic_uint sense;
+    unsigned n;
+} spin_bar;
+
+static void bar_init(spin_bar *b, unsigned n)
+{
+    atomic_init(&b->count, 0);
+    atomic_init(&b->sense, 0);
+    b->n = n;
+}
+
+/* *local: the caller's own sense of this barrier, flipped at each wait. */
+static void bar_wait(spin_bar *b, unsigned *local)
+{
+    unsigned s = *local ^ 1u;
+    *local = s;
+    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1 == b->n) {
+        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->sense, s, memory_order_release);
+        return;
+    }
+    for (unsigned spins = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s;)
+        if (++spins > 4000)
+            sched_yield();
+}
+
 /* What each thread does at the next barrier: run its partitions up to a limit. */
 typedef struct par_job {
     int64_t t_lim;
@@ -210,6 +242,7 @@ typedef struct par_thread {
     par_run *r;
     uint32_t w; /* runs partitions w, w + T, w + 2T, ... */
     pthread_t th;
+    unsigned sense[2]; /* its sense of each barrier (go, done) */
 } par_thread;
 
 struct par_run {
@@ -229,7 +262,8 @@ struct par_run {
     uint32_t T;
     par_thread *th;
     uint32_t n_th; /* threads started */
-    pthread_barrier_t go, done;
+    spin_bar go, done;
+    unsigned sense[2]; /* the caller's sense of each barrier (go, done) */
     int barriers;
     pthread_mutex_t gate_lock; /* the threads wait here until all started */
     pthread_cond_t gate;
@@ -596,11 +630,11 @@ static void *thread_main(void *arg)
     if (!r->barriers)
         return NULL; /* not every thread could start: the run fails */
     for (;;) {
-        pthread_barrier_wait(&r->go);
+        bar_wait(&r->go, &t->sense[0]);
         if (r->job.quit)
             return NULL;
         run_slice(r, t->w);
-        pthread_barrier_wait(&r->done);
+        bar_wait(&r->done, &t->sense[1]);
     }
 }
 
@@ -611,10 +645,10 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
     r->job = (par_job){.t_lim = t_lim, .seq_lim = seq_lim, .win_end = win_end, .stop_at_done = stop_at_done,
                        .only_left = only_left};
     if (r->barriers)
-        pthread_barrier_wait(&r->go);
+        bar_wait(&r->go, &r->sense[0]);
     run_slice(r, 0);
     if (r->barriers)
-        pthread_barrier_wait(&r->done);
+        bar_wait(&r->done, &r->sense[1]);
     if (r->sim->flows && r->sim->flows->part_defer)
         rs_flows_reap_deferred(r->sim->flows, r->P);
 }
@@ -646,6 +680,8 @@ static int threads_start(par_run *r)
     if (!r->th)
         return -1;
     int ok = 1;
+    bar_init(&r->go, r->T);
+    bar_init(&r->done, r->T);
     for (uint32_t w = 1; w < r->T && ok; w++) {
         r->th[w] = (par_thread){.r = r, .w = w};
         if (pthread_create(&r->th[w].th, NULL, thread_main, &r->th[w]) != 0)
@@ -653,12 +689,7 @@ static int threads_start(par_run *r)
         else
             r->n_th = w;
     }
-    if (ok && pthread_barrier_init(&r->go, NULL, r->T) == 0) {
-        if (pthread_barrier_init(&r->done, NULL, r->T) == 0)
-            r->barriers = 1;
-        else
-            pthread_barrier_destroy(&r->go);
-    }
+    r->barriers = ok;
     gate_open(r); /* without barriers, the threads that started return at once */
     return r->barriers ? 0 : -1;
 }
@@ -667,18 +698,14 @@ static void threads_stop(par_run *r)
 {
     if (r->barriers) {
         r->job.quit = 1;
-        pthread_barrier_wait(&r->go);
+        bar_wait(&r->go, &r->sense[0]);
     }
     for (uint32_t w = 1; w <= r->n_th; w++)
         pthread_join(r->th[w].th, NULL);
     free(r->th);
     r->th = NULL;
     r->n_th = 0;
-    if (r->barriers) {
-        pthread_barrier_destroy(&r->go);
-        pthread_barrier_destroy(&r->done);
-        r->barriers = 0;
-    }
+    r->barriers = 0;
     if (r->have_gate) {
         pthread_cond_destroy(&r->gate);
         pthread_mutex_destroy(&r->gate_lock);
