@@ -15,9 +15,13 @@ on a shared machine wall time says little, CPU time more.
 
     python bench/parallel_threads.py --k 16 --size 64KiB --partitions 2 --repeat 2
 
-``--partitions P`` runs the partitioned loop on the calling thread (``Simulator(partitions=P)``);
-threads of their own for the partitions are not built yet, so its figure is the cost of the split
-(windows, one queue per partition, a global queue), not a speed-up.
+``--partitions P`` runs the partitioned loop on the calling thread (``Simulator(partitions=P)``):
+its figure is the cost of the split (windows, one queue per partition, a global queue).  With
+``--threads T`` (2..P) a fourth configuration runs the same P partitions on T threads
+(``Simulator(partitions=P, threads=T)``); its CPU time is that of every thread of the process, and
+its results must equal the others'.
+
+    python bench/parallel_threads.py --k 16 --size 256KiB --partitions 2 --threads 2
 """
 
 from __future__ import annotations
@@ -50,13 +54,13 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def one_run(k: int, size: int, partitions: int | None) -> dict[str, Any]:
+def one_run(k: int, size: int, partitions: int | None, threads: int = 1) -> dict[str, Any]:
     """Build the model, run its flows; the loop's CPU and wall seconds and a digest of the results."""
     import rdmasim
     from rdmasim import topology, traffic
     from rdmasim.cc import DcqcnParams
 
-    sim = rdmasim.Simulator(seed=1, partitions=partitions)
+    sim = rdmasim.Simulator(seed=1, partitions=partitions, threads=threads)
     topo = topology.fat_tree(k, rate="100Gbps", delay="1us", mtu=1024, sim=sim, switch_config={"ecn": ECN})
     for h in sim.hosts.values():
         h.set_congestion_control("dcqcn", DcqcnParams.paper())
@@ -70,7 +74,7 @@ def one_run(k: int, size: int, partitions: int | None) -> dict[str, Any]:
     for link in sim.links:
         for end in (link.a, link.b):
             digest.update(repr(sorted(link.direction(end).stats().items())).encode())
-    return {"partitions": partitions, "hosts": len(topo.hosts), "events": sim.events,
+    return {"partitions": partitions, "threads": threads, "hosts": len(topo.hosts), "events": sim.events,
             "now_ps": sim.now, "cpu_s": cpu, "wall_s": wall, "digest": digest.hexdigest()}
 
 
@@ -81,16 +85,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, default=2, help="partitions of the split run (default 2)")
     ap.add_argument("--repeat", type=int, default=1, help="alternating runs of each configuration")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="also run the partitions on this many threads (2..partitions; default 1: not)")
     a = ap.parse_args(argv)
     size = _size(a.size)
+    if not 1 <= a.threads <= a.partitions:
+        ap.error(f"--threads {a.threads}: allowed 1..{a.partitions} (--partitions)")
+    configs: list[tuple[int | None, int]] = [(None, 1), (1, 1), (a.partitions, 1)]
+    if a.threads > 1:
+        configs.append((a.partitions, a.threads))
     rows: list[dict[str, Any]] = []
     for _ in range(a.repeat):
-        for parts in (None, 1, a.partitions):
-            rows.append(one_run(a.k, size, parts))
+        for parts, threads in configs:
+            rows.append(one_run(a.k, size, parts, threads))
     load = os.getloadavg()
     base = [r for r in rows if r["partitions"] == 1]
-    split = [r for r in rows if r["partitions"] == a.partitions]
-    identical = len({r["digest"] for r in base + split}) == 1
+    split = [r for r in rows if r["partitions"] == a.partitions and r["threads"] == 1]
+    threaded = [r for r in rows if r["threads"] > 1]
+    identical = len({r["digest"] for r in base + split + threaded}) == 1
     default = [r for r in rows if r["partitions"] is None]
     cpu_ratio = min(r["cpu_s"] for r in split) / min(r["cpu_s"] for r in base)
     wall_ratio = min(r["wall_s"] for r in split) / min(r["wall_s"] for r in base)
@@ -99,15 +111,24 @@ def main(argv: list[str] | None = None) -> int:
            "cpu_ratio_one_over_default": min(r["cpu_s"] for r in base) / min(r["cpu_s"] for r in default),
            "wall_ratio_split_over_one": wall_ratio,
            "load_average": load, "runs": rows}
+    if threaded:
+        out["cpu_ratio_threads_over_one_thread"] = (min(r["cpu_s"] for r in threaded)
+                                                   / min(r["cpu_s"] for r in split))
+        out["wall_ratio_threads_over_one_thread"] = (min(r["wall_s"] for r in threaded)
+                                                    / min(r["wall_s"] for r in split))
     if a.json:
         print(json.dumps(out, indent=1))
     else:
         for r in rows:
-            print(f"partitions {r['partitions']}: {r['events']:,} events, loop {r['cpu_s']:.2f} s CPU, "
-                  f"{r['wall_s']:.2f} s wall")
+            print(f"partitions {r['partitions']}, threads {r['threads']}: {r['events']:,} events, "
+                  f"loop {r['cpu_s']:.2f} s CPU, {r['wall_s']:.2f} s wall")
         print(f"{out['hosts']} hosts, {size} B per flow: results identical: {identical}; "
               f"{a.partitions} partitions / one queue: CPU {cpu_ratio:.3f}x, wall {wall_ratio:.3f}x; "
               f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        if threaded:
+            print(f"{a.partitions} partitions on {a.threads} threads / on one thread: "
+                  f"CPU {out['cpu_ratio_threads_over_one_thread']:.3f}x, "
+                  f"wall {out['wall_ratio_threads_over_one_thread']:.3f}x")
     return 0 if identical else 1
 
 

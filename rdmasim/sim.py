@@ -40,17 +40,23 @@ class Simulator(SimHandle):
                  partitions: int | None = None) -> None:
         """``link_layer``: ``"roce"`` (RoCEv2 over Ethernet, the default) or ``"ib"`` (native
         InfiniBand framing: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md).
-        ``threads``: threads of the event loop; only 1 so far (docs/scaling.md#parallel-runs).
         ``partitions``: split every run into this many partitions of the fabric (rdmasim.partition),
-        each with its own event queue, run in conservative windows on the calling thread, with
-        the tie-break of simultaneous events that does not depend on the split: any number of
-        partitions, 1 included, gives identical results (docs/scaling.md#parallel-runs)."""
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads != 1:
-            raise ValueError(f"threads {threads!r}: allowed 1 (a run on several threads, partitioned with "
-                             "rdmasim.partition, is not available yet; docs/scaling.md#parallel-runs)")
+        each with its own event queue, run in conservative windows, with the tie-break of
+        simultaneous events that does not depend on the split: any number of partitions, 1
+        included, gives identical results (docs/scaling.md#parallel-runs).
+        ``threads``: threads the partitions run on (1..partitions; the caller's thread is one of
+        them); ``threads=N`` alone splits the runs into N partitions.  The results are those of
+        the same partitions on one thread."""
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 4096:
+            raise ValueError(f"threads {threads!r}: allowed an int in 1..4096")
         if partitions is not None and (isinstance(partitions, bool) or not isinstance(partitions, int)
                                        or not 1 <= partitions <= 4096):
             raise ValueError(f"partitions {partitions!r}: allowed None or an int in 1..4096")
+        if partitions is None and threads > 1:
+            partitions = threads
+        if partitions is not None and threads > partitions:
+            raise ValueError(f"threads {threads}: allowed 1..{partitions} (one partition per thread at "
+                             f"least; partitions = {partitions})")
         self._partitions = partitions or 1
         self._partitioned = partitions is not None
         self._threads = threads

@@ -96,5 +96,5 @@ rs_eventq *rs_engine_route(rs_engine *e, const rs_timer *tm, int64_t t_ps)
                        (long long)t_ps, (long long)e->win_end);
         return NULL;
     }
-    return to == e->cur_q ? &e->evq : &e->qs[to];
+    return e->qs[to];
 }

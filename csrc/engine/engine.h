@@ -45,9 +45,9 @@ typedef struct rs_engine {
     struct rs_trace *trace; /* NULL: tracing off (engine/trace.h) */
     /* A partitioned run (sim/par.c; NULL/0 otherwise): the queues of the partitions and of the
      * global events (index n_q - 1: the control path's timers, the flow table's), the queue of
-     * each entity's timers, and which queue is the current one: its entries live in `evq` while
-     * its events are handled, those of the others in qs[]. */
-    rs_eventq *qs;
+     * each entity's timers, and which queue is this engine's own (`evq`; qs[cur_q] points at it):
+     * each partition has its engine, the global queue is the simulation's. */
+    rs_eventq **qs;
     const uint16_t *ent_q;
     uint32_t n_q;
     uint32_t cur_q;

@@ -8,15 +8,19 @@
  * nodes the same events in the same order as one queue does, whatever the other partitions did in
  * the same window: a frame sent in a window arrives after it ends.  A timer armed for a node
  * goes to the queue of the node's partition (rs_engine_route); a global event is a barrier: every
- * partition first runs up to its key.  The queue whose events are being handled lives in the
- * engine's `evq` (what the layers' code reads), the others in `qs`.
+ * partition first runs up to its key.  Each partition runs on its own copy of the simulation's
+ * struct, whose engine holds its queue (par_run below); the global queue is the simulation's.
  *
  * The partitions of a window run one after the other on the caller's thread.  The window exchange
  * is the seam for other transports (threads, MPI ranks): a frame for another partition is put on
  * its link's FIFO by the sender and armed in the receiver's queue at a time after the window's
  * end; a transport that runs the partitions concurrently exchanges those per window instead. */
+#define _POSIX_C_SOURCE 200809L /* pthreads under -std=c11 */
 #include "sim/par.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +123,8 @@ static const char *refused(const rs_sim *sim, const rs_run_args *a)
         return "an InfiniBand fabric needs";
     if (sim->mux)
         return "the Ultra Ethernet transport needs";
+    if (p->threads > 1 && sim->tp.n_cc_plugins)
+        return "congestion-control plug-ins need";
     if (net->eng.trace)
         return "tracing needs";
     if (net->pcap)
@@ -166,25 +172,6 @@ int rs_sim_par_check(rs_sim *sim, const rs_run_args *a)
 
 /* ---- the queues ---- */
 
-static void swap_q(rs_eventq *a, rs_eventq *b)
-{
-    rs_eventq t = *a;
-    *a = *b;
-    *b = t;
-}
-
-/* Make queue `to` the current one (its entries into the engine's evq). */
-static void switch_to(rs_engine *e, uint32_t to)
-{
-    if (to == e->cur_q)
-        return;
-    swap_q(&e->evq, &e->qs[e->cur_q]);
-    swap_q(&e->evq, &e->qs[to]);
-    e->cur_q = to;
-}
-
-static rs_eventq *queue_of(rs_engine *e, uint32_t i) { return i == e->cur_q ? &e->evq : &e->qs[i]; }
-
 /* Every live entry of q, appended to *v (grown); 0 or -1 out of memory. */
 static int drain(rs_eventq *q, rs_event **v, size_t *n, size_t *cap)
 {
@@ -203,32 +190,155 @@ static int drain(rs_eventq *q, rs_event **v, size_t *n, size_t *cap)
     return 0;
 }
 
-typedef struct par_run {
+/* The state of a partitioned run.  Each partition runs on its own copy of the simulation's struct
+ * (`ps[i]`): its engine (clock, current entity, failure, its queue in place), its event count; its
+ * hosts' `tp` and its switches' `net` point at that copy while the run lasts, so every layer
+ * reaches the partition's engine through the pointers it already follows.  The global queue is the
+ * simulation's own (`sim->tp.net.eng`).  Still shared, one partition at a time: the packet pool
+ * and the QP slabs (copied into the running partition's struct and back), the flow table. */
+/* A barrier for the threads of a run: each window ends in two, so they spin (a futex sleep and
+ * wake costs more than a short window) and yield the core after a while (a shared machine). */
+typedef struct spin_bar {
+    atomic_uint count;
+    atomic_uint sense;
+    unsigned n;
+} spin_bar;
+
+static void bar_init(spin_bar *b, unsigned n)
+{
+    atomic_init(&b->count, 0);
+    atomic_init(&b->sense, 0);
+    b->n = n;
+}
+
+/* *local: the caller's own sense of this barrier, flipped at each wait. */
+static void bar_wait(spin_bar *b, unsigned *local)
+{
+    unsigned s = *local ^ 1u;
+    *local = s;
+    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1 == b->n) {
+        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->sense, s, memory_order_release);
+        return;
+    }
+    for (unsigned spins = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s;)
+        if (++spins > 4000)
+            sched_yield();
+}
+
+/* What each thread does at the next barrier: run its partitions up to a limit. */
+typedef struct par_job {
+    int64_t t_lim;
+    uint64_t seq_lim;
+    int64_t win_end;
+    int stop_at_done; /* stop each partition after the event that finishes its last flow */
+    int only_left;    /* only the partitions with flows left */
+    int quit;         /* the run is over: the threads return */
+} par_job;
+
+typedef struct par_run par_run;
+
+typedef struct par_thread {
+    par_run *r;
+    uint32_t w; /* runs partitions w, w + T, w + 2T, ... */
+    pthread_t th;
+    unsigned sense[2]; /* its sense of each barrier (go, done) */
+} par_thread;
+
+struct par_run {
     rs_sim *sim;
-    rs_engine *e;
-    uint32_t P; /* partitions; queue P is the global one */
+    rs_engine *e;    /* the simulation's engine: the global queue's */
+    uint32_t P;      /* partitions; queue P is the global one */
+    rs_sim *ps;      /* per partition, the copy it runs on */
+    uint32_t n_ps;   /* copies whose queue is set up */
+    rs_eventq **qv;  /* every queue: qv[i] = &ps[i].tp.net.eng.evq, qv[P] = &e->evq */
     uint16_t *ent_q;
     uint64_t *left; /* flows not finished by partition (a run that stops when they are) */
-    int64_t last_t; /* the latest event handled */
-    uint64_t last_seq;
     rs_link **cut; /* the links between two partitions */
     uint32_t n_cut;
-} par_run;
+    /* threads (T > 1): partition i runs on thread i % T (thread 0: the caller's); each partition
+     * has its own packet pool and QP slabs (absorbed into the simulation's at the end) and its
+     * own latest event (last[i]); two barriers around each job */
+    uint32_t T;
+    par_thread *th;
+    uint32_t n_th; /* threads started */
+    spin_bar go, done;
+    unsigned sense[2]; /* the caller's sense of each barrier (go, done) */
+    int barriers;
+    pthread_mutex_t gate_lock; /* the threads wait here until all started */
+    pthread_cond_t gate;
+    int gate_open, have_gate;
+    pthread_mutex_t flows_lock;
+    int have_lock;
+    par_job job;
+    int *ret;       /* by partition: what its last run_part returned */
+    int64_t *last_t; /* by partition, P: the global queue */
+    uint64_t *last_seq;
+};
+
+/* The bias of a partition's INT-stack count on threads: never 0, so that its switches always
+ * look at a frame's INT (the count of INT stacks in use is the whole run's, not a partition's) */
+#define INT_BIAS ((size_t)1 << 62)
+
+/* The shared allocators into partition i's copy (before it runs) and back (after). */
+static void shared_in(par_run *r, uint32_t i)
+{
+    if (r->T > 1)
+        return;
+    rs_transport *t = &r->ps[i].tp, *m = &r->sim->tp;
+    t->pool = m->pool;
+    t->qp_slab = m->qp_slab;
+    t->qp_cc_slab = m->qp_cc_slab;
+    t->cc_slab = m->cc_slab;
+}
+
+static void shared_out(par_run *r, uint32_t i)
+{
+    if (r->T > 1)
+        return;
+    rs_transport *t = &r->ps[i].tp, *m = &r->sim->tp;
+    m->pool = t->pool;
+    m->qp_slab = t->qp_slab;
+    m->qp_cc_slab = t->qp_cc_slab;
+    m->cc_slab = t->cc_slab;
+}
+
+/* A partition's failure becomes the run's (the first one's reason): 1 when the run failed. */
+static int run_failed(par_run *r)
+{
+    rs_engine *e = r->e;
+    for (uint32_t i = 0; i < r->n_ps; i++) {
+        rs_engine *pe = &r->ps[i].tp.net.eng;
+        if (pe->failed && !e->failed) {
+            e->failed = 1;
+            memcpy(e->errmsg, pe->errmsg, sizeof(e->errmsg));
+        }
+    }
+    return e->failed;
+}
 
 /* The window exchange: the frames sent on cut links since the last one join their links' FIFOs
  * and the receivers' queues (each arrives after the window it was sent in).  The one seam between
  * partitions: a transport that runs them apart (threads, MPI ranks) carries these outboxes. */
 static void exchange(par_run *r)
 {
-    rs_engine *e = r->e;
-    switch_to(e, r->P); /* the control of the run arms them, not a partition */
-    e->win_end = INT64_MIN;
     for (uint32_t i = 0; i < r->n_cut; i++)
         if (r->cut[i]->out_head)
-            rs_link_take_outbox(&r->sim->tp.net, r->cut[i]);
+            rs_link_take_outbox(&r->sim->tp.net, r->cut[i]); /* armed by the run's control */
 }
 
-/* Split the engine's queue into P + 1 queues. */
+/* Point every host and switch at the transport / network it runs on. */
+static void point_nodes(par_run *r, int to_parts)
+{
+    rs_sim *sim = r->sim;
+    const rs_par *p = sim->par;
+    for (uint32_t h = 0; h < sim->tp.n_hosts; h++)
+        sim->tp.hosts[h]->tp = to_parts ? &r->ps[p->host_part[h]].tp : &sim->tp;
+    for (uint32_t w = 0; w < sim->tp.net.n_switches; w++)
+        sim->tp.net.switches[w]->net = to_parts ? &r->ps[p->switch_part[w]].tp.net : &sim->tp.net;
+}
+
+/* Split the engine's queue into P + 1 queues, each partition's in its own copy of the simulation. */
 static int setup(par_run *r)
 {
     rs_sim *sim = r->sim;
@@ -237,12 +347,15 @@ static int setup(par_run *r)
     uint32_t P = p->parts;
     r->P = P;
     r->ent_q = malloc((size_t)e->n_ent * sizeof(uint16_t));
-    e->qs = calloc(P + 1, sizeof(rs_eventq));
-    if (!r->ent_q || !e->qs)
+    r->qv = calloc(P + 1, sizeof(rs_eventq *));
+    r->ps = calloc(P, sizeof(rs_sim));
+    r->ret = calloc(P, sizeof(int));
+    r->last_t = malloc((P + 1) * sizeof(int64_t));
+    r->last_seq = calloc(P + 1, sizeof(uint64_t));
+    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq)
         return -1;
     for (uint32_t i = 0; i <= P; i++)
-        if (rs_eventq_init(&e->qs[i], 1024) != 0)
-            return -1;
+        r->last_t[i] = e->now_ps;
     for (uint32_t ent = 0; ent < e->n_ent; ent++) {
         uint32_t node = (ent - 1) / 2;
         uint16_t q = (uint16_t)P;
@@ -263,36 +376,104 @@ static int setup(par_run *r)
             r->cut[r->n_cut++] = l;
         }
     }
-    rs_event *v = NULL;
-    size_t n = 0, cap = 0;
     int64_t cur_t = e->evq.cur_t_ps;
     uint64_t cur_seq = e->evq.cur_seq;
+    for (uint32_t i = 0; i < P; i++) {
+        rs_sim *s = &r->ps[i];
+        *s = *sim;
+        rs_engine *pe = &s->tp.net.eng;
+        if (rs_eventq_init(&pe->evq, 1024) != 0)
+            return -1;
+        r->n_ps = i + 1;
+        pe->evq.cur_t_ps = cur_t; /* every queue stands where the one queue stood */
+        pe->evq.cur_seq = cur_seq;
+        pe->qs = r->qv;
+        pe->ent_q = r->ent_q;
+        pe->n_q = P + 1;
+        pe->cur_q = i;
+        pe->win_end = INT64_MIN;
+        pe->failed = 0;
+        pe->errmsg[0] = 0;
+        s->tp.net.pool = &s->tp.pool;
+        if (r->T > 1) { /* its own allocators, empty (absorbed into the simulation's at the end) */
+            rs_pool_init(&s->tp.pool);
+            s->tp.pool.ints_in_use = INT_BIAS;
+            rs_slab *sl[3] = {&s->tp.qp_slab, &s->tp.qp_cc_slab, &s->tp.cc_slab};
+            for (int k = 0; k < 3; k++) {
+                sl[k]->free = NULL;
+                sl[k]->chunks = NULL;
+                sl[k]->total = 0;
+            }
+        }
+        s->events = 0;
+        s->flows_stop = 0;
+        r->qv[i] = &pe->evq;
+    }
+    rs_event *v = NULL;
+    size_t n = 0, cap = 0;
     if (drain(&e->evq, &v, &n, &cap) != 0) {
         free(v);
         return -1;
     }
-    /* the old queue (now empty) becomes the global one's storage, the current queue */
+    /* the simulation's queue (now empty) becomes the global one */
+    r->qv[P] = &e->evq;
+    e->qs = r->qv;
     e->ent_q = r->ent_q;
     e->n_q = P + 1;
     e->cur_q = P;
-    for (uint32_t i = 0; i <= P; i++) { /* every queue stands where the one queue stood */
-        e->qs[i].cur_t_ps = cur_t;
-        e->qs[i].cur_seq = cur_seq;
-    }
     e->win_end = INT64_MIN;
+    point_nodes(r, 1);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         rs_timer *tm = v[i].timer;
         uint32_t q = tm->ent < e->n_ent ? r->ent_q[tm->ent] : P;
-        rc = rs_timer_arm_seq(queue_of(e, q), tm, v[i].t_ps, v[i].seq);
+        rc = rs_timer_arm_seq(r->qv[q], tm, v[i].t_ps, v[i].seq);
     }
     free(v);
-    r->last_t = e->now_ps;
-    r->last_seq = 0;
     return rc;
 }
 
-/* Back to one queue: every live entry of every queue into the engine's. */
+/* Append list `from` (linked through each object's first word) to *into. */
+static void list_absorb(void **into, void *from)
+{
+    if (!from)
+        return;
+    void *tail = from;
+    while (*(void **)tail)
+        tail = *(void **)tail;
+    *(void **)tail = *into;
+    *into = from;
+}
+
+static void slab_absorb(rs_slab *into, rs_slab *from)
+{
+    list_absorb(&into->free, from->free);
+    list_absorb(&into->chunks, from->chunks);
+    into->total += from->total;
+    from->free = from->chunks = NULL;
+    from->total = 0;
+}
+
+/* A partition's allocators into the simulation's (threads): every object stays where it is. */
+static void alloc_absorb(rs_transport *m, rs_transport *t)
+{
+    rs_pool *mp = &m->pool, *tp = &t->pool;
+    slab_absorb(&mp->pkts, &tp->pkts);
+    slab_absorb(&mp->payloads, &tp->payloads);
+    slab_absorb(&mp->ints, &tp->ints);
+    mp->pkts_total += tp->pkts_total;
+    mp->pkts_in_use += tp->pkts_in_use; /* counts of frames taken here and freed there: the sum holds */
+    if (mp->pkts_in_use > mp->pkts_peak)
+        mp->pkts_peak = mp->pkts_in_use;
+    mp->payloads_total += tp->payloads_total;
+    mp->payloads_in_use += tp->payloads_in_use;
+    mp->ints_in_use += tp->ints_in_use - INT_BIAS;
+    slab_absorb(&m->qp_slab, &t->qp_slab);
+    slab_absorb(&m->qp_cc_slab, &t->qp_cc_slab);
+    slab_absorb(&m->cc_slab, &t->cc_slab);
+}
+
+/* Back to one queue: every live entry of every queue into the simulation's. */
 static int teardown(par_run *r)
 {
     rs_engine *e = r->e;
@@ -303,46 +484,62 @@ static int teardown(par_run *r)
     free(r->cut);
     r->cut = NULL;
     r->n_cut = 0;
-    if (!e->qs)
-        return 0;
-    rs_event *v = NULL;
-    size_t n = 0, cap = 0;
     int rc = 0;
-    int64_t cur_t = INT64_MIN;
-    uint64_t cur_seq = 0;
-    for (uint32_t i = 0; i < e->n_q; i++) {
-        rs_eventq *q = queue_of(e, i);
-        if (q->cur_t_ps > cur_t || (q->cur_t_ps == cur_t && q->cur_seq > cur_seq)) {
-            cur_t = q->cur_t_ps;
-            cur_seq = q->cur_seq;
+    if (r->ps && e->qs)
+        point_nodes(r, 0);
+    if (e->qs) {
+        rs_event *v = NULL;
+        size_t n = 0, cap = 0;
+        int64_t cur_t = INT64_MIN;
+        uint64_t cur_seq = 0;
+        for (uint32_t i = 0; i <= r->P; i++) {
+            rs_eventq *q = r->qv[i];
+            if (q->cur_t_ps > cur_t || (q->cur_t_ps == cur_t && q->cur_seq > cur_seq)) {
+                cur_t = q->cur_t_ps;
+                cur_seq = q->cur_seq;
+            }
+            if (drain(q, &v, &n, &cap) != 0)
+                rc = -1;
         }
-        if (drain(q, &v, &n, &cap) != 0)
-            rc = -1;
+        e->qs = NULL;
+        e->ent_q = NULL;
+        e->n_q = 0;
+        e->cur_q = 0;
+        for (size_t i = 0; i < n; i++)
+            if (rs_timer_arm_seq(&e->evq, v[i].timer, v[i].t_ps, v[i].seq) != 0)
+                rc = -1;
+        e->evq.cur_t_ps = cur_t;
+        e->evq.cur_seq = cur_seq;
+        free(v);
     }
-    /* the current queue's storage stays the engine's: free the others */
-    for (uint32_t i = 0; i < e->n_q; i++)
-        rs_eventq_free(&e->qs[i]);
-    free(e->qs);
-    e->qs = NULL;
-    e->ent_q = NULL;
-    e->n_q = 0;
-    e->cur_q = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rs_timer_arm_seq(&e->evq, v[i].timer, v[i].t_ps, v[i].seq) != 0)
-            rc = -1;
-    e->evq.cur_t_ps = cur_t;
-    e->evq.cur_seq = cur_seq;
-    free(v);
+    for (uint32_t i = 0; i < r->n_ps; i++) {
+        r->sim->events += r->ps[i].events;
+        rs_eventq_free(&r->ps[i].tp.net.eng.evq);
+        if (r->T > 1) {
+            alloc_absorb(&r->sim->tp, &r->ps[i].tp);
+            rs_pool_free(&r->ps[i].tp.pool); /* empty now */
+        }
+    }
+    free(r->ps);
+    r->ps = NULL;
+    r->n_ps = 0;
+    free(r->qv);
+    r->qv = NULL;
     free(r->ent_q);
     r->ent_q = NULL;
+    free(r->ret);
+    r->ret = NULL;
+    free(r->last_t);
+    r->last_t = NULL;
+    free(r->last_seq);
+    r->last_seq = NULL;
     return rc;
 }
 
 /* The earliest live entry's key of queue i: 1, or 0 when it is empty. */
-static int head_of(rs_engine *e, uint32_t i, int64_t *t, uint64_t *seq)
+static int head_of(par_run *r, uint32_t i, int64_t *t, uint64_t *seq)
 {
-    switch_to(e, i);
-    const rs_event *h = rs_eventq_head(&e->evq);
+    const rs_event *h = rs_eventq_head(r->qv[i]);
     if (!h)
         return 0;
     *t = h->t_ps;
@@ -350,22 +547,32 @@ static int head_of(rs_engine *e, uint32_t i, int64_t *t, uint64_t *seq)
     return 1;
 }
 
-/* Handle the current queue's head (the caller checked it is there). */
-static void handle_head(par_run *r)
+/* Handle the head of s's queue (the caller checked it is there). */
+static void handle_head(par_run *r, rs_sim *s, uint32_t idx)
 {
-    rs_engine *e = r->e;
+    rs_engine *e = &s->tp.net.eng;
     rs_eventq *q = &e->evq;
     rs_event ev = *rs_eventq_head(q);
     rs_eventq_consume_head(q);
     ev.timer->armed = 0;
     e->now_ps = ev.t_ps;
     rs_engine_enter(e, ev.timer->ent);
-    rs_sim_dispatch(r->sim, &ev);
-    r->sim->events++;
-    if (ev.t_ps > r->last_t || (ev.t_ps == r->last_t && ev.seq > r->last_seq)) {
-        r->last_t = ev.t_ps;
-        r->last_seq = ev.seq;
+    rs_sim_dispatch(s, &ev);
+    s->events++;
+    if (ev.t_ps > r->last_t[idx] || (ev.t_ps == r->last_t[idx] && ev.seq > r->last_seq[idx])) {
+        r->last_t[idx] = ev.t_ps;
+        r->last_seq[idx] = ev.seq;
     }
+}
+
+/* The latest event handled anywhere (between jobs). */
+static int64_t last_of(const par_run *r)
+{
+    int64_t t = r->last_t[r->P];
+    for (uint32_t i = 0; i < r->P; i++)
+        if (r->last_t[i] > t)
+            t = r->last_t[i];
+    return t;
 }
 
 enum { RUN_TO_END, RUN_FLOWS_STOPPED };
@@ -374,27 +581,139 @@ enum { RUN_TO_END, RUN_FLOWS_STOPPED };
  * stop_at_done, stop after the event that finished the partition's last flow. */
 static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int64_t win_end, int stop_at_done)
 {
-    rs_engine *e = r->e;
+    rs_sim *s = &r->ps[i];
+    rs_engine *e = &s->tp.net.eng;
     int stopped = 0;
-    switch_to(e, i);
     e->win_end = win_end;
+    shared_in(r, i);
     for (;;) {
         if (e->failed)
-            return RUN_TO_END;
+            break;
         const rs_event *h = rs_eventq_head(&e->evq);
         if (!h || h->t_ps > t_lim || (h->t_ps == t_lim && h->seq >= seq_lim))
-            return stopped ? RUN_FLOWS_STOPPED : RUN_TO_END;
-        handle_head(r);
-        if (r->sim->flows_stop) {
-            r->sim->flows_stop = 0;
-            if (stop_at_done) {
-                /* the rest of this instant too (its pair's release among it), as a run on one
-                 * queue would whether this was the last flow anywhere or not */
-                t_lim = e->now_ps;
-                seq_lim = UINT64_MAX;
-                stopped = 1;
-            }
+            break;
+        handle_head(r, s, i);
+        if (stop_at_done && !stopped && r->left[i] == 0) {
+            /* its last flow finished: the rest of this instant too (its pair's release among
+             * it), as a run on one queue would whether this was the last flow anywhere or not */
+            t_lim = e->now_ps;
+            seq_lim = UINT64_MAX;
+            stopped = 1;
         }
+    }
+    shared_out(r, i);
+    e->win_end = INT64_MIN;
+    return stopped && !e->failed ? RUN_FLOWS_STOPPED : RUN_TO_END;
+}
+
+/* Thread w's share of the job. */
+static void run_slice(par_run *r, uint32_t w)
+{
+    const par_job *j = &r->job;
+    for (uint32_t i = w; i < r->P; i += r->T) {
+        if (j->only_left && !r->left[i]) {
+            r->ret[i] = RUN_TO_END;
+            continue;
+        }
+        r->ret[i] = run_part(r, i, j->t_lim, j->seq_lim, j->win_end, j->stop_at_done);
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    par_thread *t = arg;
+    par_run *r = t->r;
+    pthread_mutex_lock(&r->gate_lock); /* until every thread started (or one could not) */
+    while (!r->gate_open)
+        pthread_cond_wait(&r->gate, &r->gate_lock);
+    pthread_mutex_unlock(&r->gate_lock);
+    if (!r->barriers)
+        return NULL; /* not every thread could start: the run fails */
+    for (;;) {
+        bar_wait(&r->go, &t->sense[0]);
+        if (r->job.quit)
+            return NULL;
+        run_slice(r, t->w);
+        bar_wait(&r->done, &t->sense[1]);
+    }
+}
+
+/* Every partition runs the job, on the threads; then, on the caller's thread alone, the releases
+ * of responder QPs that waited for the window's end. */
+static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end, int stop_at_done, int only_left)
+{
+    r->job = (par_job){.t_lim = t_lim, .seq_lim = seq_lim, .win_end = win_end, .stop_at_done = stop_at_done,
+                       .only_left = only_left};
+    if (r->barriers)
+        bar_wait(&r->go, &r->sense[0]);
+    run_slice(r, 0);
+    if (r->barriers)
+        bar_wait(&r->done, &r->sense[1]);
+    if (r->sim->flows && r->sim->flows->part_defer)
+        rs_flows_reap_deferred(r->sim->flows, r->P);
+}
+
+static void gate_open(par_run *r)
+{
+    pthread_mutex_lock(&r->gate_lock);
+    r->gate_open = 1;
+    pthread_cond_broadcast(&r->gate);
+    pthread_mutex_unlock(&r->gate_lock);
+}
+
+/* Start the threads (T > 1): 0, or -1 (none left running). */
+static int threads_start(par_run *r)
+{
+    if (r->T <= 1)
+        return 0;
+    if (pthread_mutex_init(&r->flows_lock, NULL) != 0)
+        return -1;
+    r->have_lock = 1;
+    if (pthread_mutex_init(&r->gate_lock, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&r->gate, NULL) != 0) {
+        pthread_mutex_destroy(&r->gate_lock);
+        return -1;
+    }
+    r->have_gate = 1;
+    r->th = calloc(r->T, sizeof(par_thread));
+    if (!r->th)
+        return -1;
+    int ok = 1;
+    bar_init(&r->go, r->T);
+    bar_init(&r->done, r->T);
+    for (uint32_t w = 1; w < r->T && ok; w++) {
+        r->th[w] = (par_thread){.r = r, .w = w};
+        if (pthread_create(&r->th[w].th, NULL, thread_main, &r->th[w]) != 0)
+            ok = 0;
+        else
+            r->n_th = w;
+    }
+    r->barriers = ok;
+    gate_open(r); /* without barriers, the threads that started return at once */
+    return r->barriers ? 0 : -1;
+}
+
+static void threads_stop(par_run *r)
+{
+    if (r->barriers) {
+        r->job.quit = 1;
+        bar_wait(&r->go, &r->sense[0]);
+    }
+    for (uint32_t w = 1; w <= r->n_th; w++)
+        pthread_join(r->th[w].th, NULL);
+    free(r->th);
+    r->th = NULL;
+    r->n_th = 0;
+    r->barriers = 0;
+    if (r->have_gate) {
+        pthread_cond_destroy(&r->gate);
+        pthread_mutex_destroy(&r->gate_lock);
+        r->have_gate = 0;
+    }
+    if (r->have_lock) {
+        pthread_mutex_destroy(&r->flows_lock);
+        r->have_lock = 0;
     }
 }
 
@@ -418,42 +737,44 @@ static int loop(par_run *r, const rs_run_args *a)
     int flows_done = 0;
     for (;;) {
         exchange(r); /* what the last step sent to other partitions */
-        if (e->failed)
+        if (run_failed(r))
             return RS_RUN_ERROR;
         /* the next event of all: the window starts there */
         int64_t tg = INT64_MAX, t0 = INT64_MAX, t;
         uint64_t kg = 0, k;
-        int have_g = head_of(e, P, &tg, &kg);
+        int have_g = head_of(r, P, &tg, &kg);
         if (have_g)
             t0 = tg;
         for (uint32_t i = 0; i < P; i++)
-            if (head_of(e, i, &t, &k) && t < t0)
+            if (head_of(r, i, &t, &k) && t < t0)
                 t0 = t;
         if (flows_done && t0 > u)
             return RS_RUN_FLOWS_DONE;
         if (t0 == INT64_MAX) { /* nothing left (run(until) ends at until, as on one queue) */
-            if (a->watch_host < 0 && u != INT64_MAX && u > r->last_t) {
-                r->last_t = u;
+            if (a->watch_host < 0 && u != INT64_MAX && u > last_of(r)) {
+                r->last_t[P] = u;
                 return RS_RUN_UNTIL;
             }
             return RS_RUN_IDLE;
         }
         if (t0 > u) {
-            if (u > r->last_t)
-                r->last_t = u;
+            if (u > last_of(r))
+                r->last_t[P] = u;
             return RS_RUN_UNTIL;
         }
         if (have_g && tg == t0) {
             /* a global event next: every partition first handles what comes before it */
-            for (uint32_t i = 0; i < P; i++)
-                run_part(r, i, tg, kg, tg + 1, 0);
-            if (e->failed)
+            run_job(r, tg, kg, tg + 1, 0, 0);
+            if (run_failed(r))
                 continue;
-            switch_to(e, P);
-            e->win_end = INT64_MIN;
             const rs_event *h = rs_eventq_head(&e->evq);
-            if (h && h->t_ps == tg && h->seq == kg)
-                handle_head(r);
+            if (h && h->t_ps == tg && h->seq == kg) {
+                /* on the simulation's own struct, every node pointed back at it: the event may
+                 * reach any host or switch (a flow start), and runs as on one queue */
+                point_nodes(r, 0);
+                handle_head(r, sim, P);
+                point_nodes(r, 1);
+            }
             sim->flows_stop = 0;
             if (r->left && !flows_done && flows_left(r) == 0) { /* the last flow finished by now */
                 flows_done = 1;
@@ -472,20 +793,20 @@ static int loop(par_run *r, const rs_run_args *a)
              * last (and the rest of that instant): if that was the last anywhere, every partition
              * runs to that instant only */
             int64_t t_done = INT64_MIN;
+            run_job(r, end, 0, end, 1, 1);
             for (uint32_t i = 0; i < P; i++)
-                if (r->left[i] && run_part(r, i, end, 0, end, 1) == RUN_FLOWS_STOPPED && e->now_ps > t_done)
-                    t_done = e->now_ps;
+                if (r->ret[i] == RUN_FLOWS_STOPPED && r->ps[i].tp.net.eng.now_ps > t_done)
+                    t_done = r->ps[i].tp.net.eng.now_ps;
             if (flows_left(r) == 0 && t_done != INT64_MIN) {
                 flows_done = 1;
                 u = t_done;
                 end = t_done + 1;
             }
         }
-        for (uint32_t i = 0; i < P; i++)
-            run_part(r, i, end, 0, end, 0);
+        run_job(r, end, 0, end, 0, 0);
         if (r->left && !flows_done && flows_left(r) == 0) { /* finished without a stop (cannot happen) */
             flows_done = 1;
-            u = r->last_t;
+            u = last_of(r);
         }
     }
 }
@@ -503,6 +824,9 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
     if (sim->tp.net.routes_dirty && rs_routes_compute(&sim->tp.net) != RS_OK)
         return RS_RUN_ERROR;
     par_run r = {.sim = sim, .e = &sim->tp.net.eng};
+    r.T = sim->par->threads < sim->par->parts ? sim->par->threads : sim->par->parts;
+    if (r.T < 1)
+        r.T = 1;
     rs_flows *fs = sim->flows;
     int rc;
     if (fs && fs->stop_when_done && fs->finished < fs->n) {
@@ -532,13 +856,35 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
         rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory splitting the event queue");
         return RS_RUN_ERROR;
     }
-    rc = loop(&r, a);
+    uint64_t *defer = NULL;
+    if (r.T > 1 && fs) {
+        defer = calloc(sim->par->parts, sizeof(uint64_t));
+        fs->part_of_host = sim->par->host_part;
+    }
+    if (r.T > 1 && (!defer || threads_start(&r) != 0)) {
+        threads_stop(&r);
+        rs_sim_fail(sim, RS_ERR_NOMEM, "[simulation] threads = %u: could not start the threads", r.T);
+        rc = RS_RUN_ERROR;
+    } else {
+        if (r.T > 1 && fs) {
+            fs->lock = &r.flows_lock;
+            fs->part_defer = defer;
+        }
+        rc = loop(&r, a);
+        threads_stop(&r);
+    }
+    if (fs) {
+        fs->lock = NULL;
+        fs->part_defer = NULL;
+    }
+    free(defer);
+    int64_t lt = last_of(&r);
     if (teardown(&r) != 0 && rc != RS_RUN_ERROR) {
         rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory joining the event queues");
         rc = RS_RUN_ERROR;
     }
-    if (rc != RS_RUN_ERROR && r.last_t > sim->tp.net.eng.now_ps)
-        sim->tp.net.eng.now_ps = r.last_t;
+    if (rc != RS_RUN_ERROR && lt > sim->tp.net.eng.now_ps)
+        sim->tp.net.eng.now_ps = lt;
     if (fs)
         fs->part_left = NULL;
     free(r.left);

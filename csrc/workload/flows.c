@@ -459,8 +459,12 @@ void rs_flows_on_received(rs_flows *fs, rs_qp *qp)
     head->recv_cur = f->chain_next; /* RC delivers a connection's messages in order */
     if (f->r.status != RS_FLOW_RUNNING)
         return;
-    received(fs->tp, fs, f);
-    arm(fs->tp, fs);
+    if (fs->lock)
+        pthread_mutex_lock(fs->lock);
+    received(qp->host->tp, fs, f); /* the transport the responder's host runs on (its partition's) */
+    arm(qp->host->tp, fs);
+    if (fs->lock)
+        pthread_mutex_unlock(fs->lock);
 }
 
 /* A flow ended with `status`: count it and make ready the flows that waited only for it. */
@@ -472,9 +476,8 @@ static void release(rs_transport *tp, rs_flows *fs, rs_flow *f, uint32_t status)
     received(tp, fs, f); /* READ (its requester is the receiver), LOCAL, or a flow that failed */
     dep_events(tp, fs, f, RS_DEP_DONE);
     if (fs->part_left) {
-        /* a partitioned run: the flag says that this partition's flows are finished (sim/par.c) */
-        if (--fs->part_left[fs->part_of_host[f->r.req_host]] == 0 && fs->stop_when_done)
-            *fs->done = 1;
+        /* a partitioned run: the loop stops a partition whose count reaches 0 (sim/par.c) */
+        fs->part_left[fs->part_of_host[f->r.req_host]]--;
     } else if (fs->stop_when_done && fs->finished == fs->n) {
         *fs->done = 1; /* the simulation's flag: return to Python after this event */
     }
@@ -492,9 +495,22 @@ static void run_local(rs_transport *tp, rs_flows *fs, uint64_t id)
     release(tp, fs, f, RS_WC_STATUS_SUCCESS);
 }
 
+static void on_complete(rs_flows *fs, rs_qp *qp, uint32_t status);
+
 void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
 {
-    rs_transport *tp = fs->tp;
+    if (!fs->lock) {
+        on_complete(fs, qp, status);
+        return;
+    }
+    pthread_mutex_lock(fs->lock);
+    on_complete(fs, qp, status);
+    pthread_mutex_unlock(fs->lock);
+}
+
+static void on_complete(rs_flows *fs, rs_qp *qp, uint32_t status)
+{
+    rs_transport *tp = qp->host->tp; /* the requester's: in a partitioned run, its partition's */
     uint64_t id = rs_qp_swqe(qp, 0)->wr_id; /* the head WQE: the flow ids are the wr_ids */
     rs_flow *f = &fs->f[id];
     if (f->r.status != RS_FLOW_RUNNING)
@@ -631,16 +647,58 @@ static void reap(rs_transport *tp, rs_flows *fs, uint64_t *head)
         *head = f->reap_next;
         int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
         rs_qp *qa = rs_host_qp(tp->hosts[req], f->r.req_qpn);
-        rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
         if (qa)
             rs_qp_release(tp, qa);
+        f->r.req_qpn = 0;
+        if (fs->part_defer && tp->hosts[resp]->tp != tp) {
+            /* a run on threads: the responder's host runs in another partition, its QP goes at
+             * the window's end (nothing reaches it after the finish: sim/par.c refuses lossy links) */
+            uint64_t *dh = &fs->part_defer[fs->part_of_host[req]];
+            f->reap_next = *dh;
+            *dh = (uint64_t)(f - fs->f) + 1;
+            continue;
+        }
+        rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
         if (qb)
             rs_qp_release(tp, qb);
-        f->r.req_qpn = f->r.resp_qpn = 0;
+        f->r.resp_qpn = 0;
     }
 }
 
-void rs_flows_reap_event(rs_flow_reaper *rp) { reap(rp->fs->tp, rp->fs, &rp->head); }
+void rs_flows_reap_deferred(rs_flows *fs, uint32_t parts)
+{
+    for (uint32_t i = 0; fs->part_defer && i < parts; i++) {
+        /* each partition's list in reverse order of its finishes: back to that order first */
+        uint64_t rev = 0, id = fs->part_defer[i];
+        fs->part_defer[i] = 0;
+        while (id) {
+            rs_flow *f = &fs->f[id - 1];
+            uint64_t next = f->reap_next;
+            f->reap_next = rev;
+            rev = id;
+            id = next;
+        }
+        for (id = rev; id; id = fs->f[id - 1].reap_next) {
+            rs_flow *f = &fs->f[id - 1];
+            int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
+            rs_transport *tp = fs->tp->hosts[resp]->tp;
+            rs_qp *qb = rs_host_qp(tp->hosts[resp], f->r.resp_qpn);
+            if (qb)
+                rs_qp_release(tp, qb);
+            f->r.resp_qpn = 0;
+        }
+    }
+}
+
+void rs_flows_reap_event(rs_flow_reaper *rp)
+{
+    /* the requester host's transport (its partition's in a partitioned run): every flow listed
+     * here was requested by that host */
+    if (rp->head) {
+        const rs_flow *f = &rp->fs->f[rp->head - 1];
+        reap(rp->fs->tp->hosts[f->r.req_host]->tp, rp->fs, &rp->head);
+    }
+}
 
 void rs_flows_event(rs_flows *fs)
 {

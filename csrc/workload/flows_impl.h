@@ -2,6 +2,8 @@
 #ifndef RDMASIM_WORKLOAD_FLOWS_IMPL_H
 #define RDMASIM_WORKLOAD_FLOWS_IMPL_H
 
+#include <pthread.h>
+
 #include "rdmasim/flows.h"
 #include "transport/transport.h"
 #include "uet/uet.h"
@@ -88,7 +90,16 @@ typedef struct rs_flows {
      * their requester host; `done` is raised when the running partition's count reaches 0 */
     uint64_t *part_left;
     const uint16_t *part_of_host;
+    /* a run on threads (sim/par.c), NULL otherwise: the table's bookkeeping (running list,
+     * counters, its timer) is done under this lock, and the release of a finished flow's
+     * responder QP on a host of another partition waits for the window's end: listed (by
+     * reap_next) per partition of the requester in part_defer, rs_flows_reap_deferred frees them */
+    pthread_mutex_t *lock;
+    uint64_t *part_defer;
 } rs_flows;
+
+/* A run on threads, between windows: free the responder QPs whose release waited (sim/par.c). */
+void rs_flows_reap_deferred(rs_flows *fs, uint32_t parts);
 
 /* The requester of a flow's QP pair completed its work request (any status). */
 void rs_flows_on_complete(rs_flows *fs, rs_qp *qp, uint32_t status);

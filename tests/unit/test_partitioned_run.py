@@ -24,8 +24,9 @@ def _dcqcn(sim: Any) -> None:
         h.set_congestion_control("dcqcn", DcqcnParams.paper())
 
 
-def _fat_tree(parts: int | None, k: int = 4, size: int = 64 * 1024, delay: str = "1us") -> Any:
-    sim = rdmasim.Simulator(seed=3, partitions=parts)
+def _fat_tree(parts: int | None, k: int = 4, size: int = 64 * 1024, delay: str = "1us",
+              threads: int = 1) -> Any:
+    sim = rdmasim.Simulator(seed=3, partitions=parts, threads=threads)
     topo = topology.fat_tree(k, rate="100Gbps", delay=delay, mtu=1024, sim=sim, switch_config={"ecn": ECN})
     _dcqcn(sim)
     n = len(topo.hosts)
@@ -33,8 +34,8 @@ def _fat_tree(parts: int | None, k: int = 4, size: int = 64 * 1024, delay: str =
     return sim, flows
 
 
-def _leaf_spine(parts: int | None, size: int = 48 * 1024) -> Any:
-    sim = rdmasim.Simulator(seed=5, partitions=parts)
+def _leaf_spine(parts: int | None, size: int = 48 * 1024, threads: int = 1) -> Any:
+    sim = rdmasim.Simulator(seed=5, partitions=parts, threads=threads)
     topo = topology.leaf_spine(4, 2, 4, delay="1us", mtu=1024, sim=sim, switch_config={"ecn": ECN})
     _dcqcn(sim)
     n = len(topo.hosts)
@@ -60,8 +61,8 @@ def _outcome(sim: Any, flows: Any) -> dict[str, Any]:
     return out
 
 
-def _run(build: Any, parts: int | None) -> dict[str, Any]:
-    sim, flows = build(parts)
+def _run(build: Any, parts: int | None, threads: int = 1) -> dict[str, Any]:
+    sim, flows = build(parts, threads=threads)
     sim.run_flows()
     return _outcome(sim, flows)
 
@@ -137,10 +138,10 @@ def test_partitions_knob_is_checked():
             rdmasim.Simulator(partitions=bad)
 
 
-def _staggered(parts: int | None) -> Any:
+def _staggered(parts: int | None, threads: int = 1) -> Any:
     """Flows starting one after another while others finish: the flow table's starts are global
     events in the middle of the run; a LOCAL flow finishes in one."""
-    sim = rdmasim.Simulator(seed=7, partitions=parts)
+    sim = rdmasim.Simulator(seed=7, partitions=parts, threads=threads)
     topology.fat_tree(4, rate="100Gbps", delay="1us", mtu=1024, sim=sim, switch_config={"ecn": ECN})
     _dcqcn(sim)
     n = 16
@@ -168,3 +169,43 @@ def test_a_cut_link_without_delay_is_refused():
            r"needs a delay > 0 on every link it cuts$")
     with pytest.raises(ValueError, match=msg):
         sim.run("1us")
+
+
+# ---- on threads: the same partitions, each run on a thread of its own ----
+
+
+@pytest.mark.parametrize("build", [_fat_tree, _leaf_spine, _staggered])
+@pytest.mark.parametrize("parts,threads", [(2, 2), (4, 2), (4, 4)])
+def test_threads_give_the_results_of_one_thread(build, parts, threads):
+    one = _run(build, parts)
+    on_threads = _run(build, parts, threads)
+    assert one["events"] > 1_000
+    for key in one:
+        assert on_threads[key] == one[key], key
+
+
+def test_threads_alone_split_the_run():
+    sim, flows = _fat_tree(None, threads=2)
+    sim.run_flows()
+    assert sim._core.partitioning.parts == 2
+    assert _outcome(sim, flows) == _run(_fat_tree, 2)
+
+
+def test_run_until_on_threads_stops_at_the_same_state():
+    a, fa = _fat_tree(2)
+    b, fb = _fat_tree(2, threads=2)
+    for t in ("3us", "7500ns", "20us"):
+        a.run(t)
+        b.run(t)
+        assert (a.now, a.events) == (b.now, b.events)
+    a.run_flows()
+    b.run_flows()
+    assert _outcome(a, fa) == _outcome(b, fb)
+
+
+def test_threads_knob_is_checked():
+    for bad in (0, -1, True, 1.5, "2"):
+        with pytest.raises(ValueError, match=r"threads .*: allowed an int in 1\.\.4096"):
+            rdmasim.Simulator(threads=bad)
+    with pytest.raises(ValueError, match=r"^threads 3: allowed 1\.\.2 .*partitions = 2"):
+        rdmasim.Simulator(threads=3, partitions=2)
