@@ -8,7 +8,7 @@ import struct
 import numpy as np
 
 import rdmasim
-from rdmasim import fabric, topology
+from rdmasim import fabric, topology, uet
 from rdmasim.flows import describe_status
 
 ETH, IP4, UDP = 14, 20, 8
@@ -76,10 +76,14 @@ def test_sprayed_reads_with_loss_complete() -> None:
     fs = topo.sim.add_flows({"src": src, "dst": dst, "size": [256 * 1024] * n, "verb": ["READ"] * n},
                             transport="uet", uet={"rto": "30us"})
     topo.sim.run_flows()
+    topo.sim.run()  # the CLOSE exchanges
     r = fs.results()
     assert [describe_status(int(s)) for s in r["status"]] == ["ok"] * n
     assert (r["bytes_delivered"] == 256 * 1024).all()
     assert int(r["retx_pkts"].sum()) > 0
+    st = [uet.endpoint_stats(topo.sim, h) for h in range(n)]
+    assert sum(s["pdcs_created"] for s in st) == n  # one PDC per READ: its responses return on it
+    assert all(s["pdcs_live"] == 0 for s in st)
 
 
 def test_read_places_the_bytes_at_the_reader() -> None:
