@@ -442,6 +442,19 @@ static void initiator_receive(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt 
     }
 }
 
+/* A NACK's header for the request pkt: its PSN, its entropy echoed, the retransmit flag kept. */
+static rs_uet_hdr *nack_header(rs_pkt *a, const rs_pkt *pkt, uint8_t code)
+{
+    a->udp_sport = pkt->udp_sport;
+    a->psn = pkt->psn;
+    rs_uet_hdr *h = &a->uet;
+    h->type = RS_UET_PDS_NACK;
+    h->next_hdr = RS_UET_NH_NONE;
+    h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
+    h->nack_code = code;
+    return h;
+}
+
 /* Target: a NACK for the request pkt, with its code and payload, echoing its entropy: TRIMMED for a
  * request a switch cut to its headers (link/trim.c; the PSN is not received, the initiator sends
  * it again at once), ROD_OOO for a ROD request out of order (pds.c). */
@@ -450,13 +463,7 @@ static void send_nack(rs_uet *u, rs_uet_ep *ep, rs_pdc *c, const rs_pkt *pkt, ui
     rs_pkt *a = new_frame(u, &c->back, c->dst, c->src);
     if (!a)
         return;
-    a->udp_sport = pkt->udp_sport;
-    a->psn = pkt->psn;
-    rs_uet_hdr *h = &a->uet;
-    h->type = RS_UET_PDS_NACK;
-    h->next_hdr = RS_UET_NH_NONE;
-    h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
-    h->nack_code = code;
+    rs_uet_hdr *h = nack_header(a, pkt, code);
     h->spdcid = c->dst_id;
     h->dpdcid = c->src_id;
     h->nack_payload = payload;
@@ -546,13 +553,7 @@ static void nack_unknown(rs_uet *u, rs_uet_ep *ep, const rs_pkt *pkt, uint8_t co
     rs_pkt *a = reply_frame(u, ep, pkt);
     if (!a)
         return;
-    a->udp_sport = pkt->udp_sport;
-    a->psn = pkt->psn;
-    rs_uet_hdr *h = &a->uet;
-    h->type = RS_UET_PDS_NACK;
-    h->next_hdr = RS_UET_NH_NONE;
-    h->flags = (uint8_t)(pkt->uet.flags & RS_UET_F_RETX);
-    h->nack_code = code;
+    rs_uet_hdr *h = nack_header(a, pkt, code);
     h->spdcid = code == RS_UET_NACK_INV_DPDCID ? pkt->uet.dpdcid : 0;
     h->dpdcid = pkt->uet.spdcid;
     send_ctrl(u, ep, a);

@@ -95,9 +95,12 @@ def test_the_run_really_is_split():
     assert sim._core.partition_lookahead() == 1_000_000  # the 1 us links between partitions
 
 
-def test_run_until_stops_at_the_same_state():
-    a, fa = _fat_tree(1)
-    b, fb = _fat_tree(2)
+@pytest.mark.parametrize("one, other", [((1, 1), (2, 1)), ((2, 1), (2, 2))],
+                         ids=["partitions", "threads"])
+def test_run_until_stops_at_the_same_state(one, other):
+    """(partitions, threads) of the reference and of the split run: the same state at every stop."""
+    a, fa = _fat_tree(one[0], threads=one[1])
+    b, fb = _fat_tree(other[0], threads=other[1])
     for t in ("3us", "7500ns", "20us"):
         a.run(t)
         b.run(t)
@@ -189,18 +192,6 @@ def test_threads_alone_split_the_run():
     sim.run_flows()
     assert sim._core.partitioning.parts == 2
     assert _outcome(sim, flows) == _run(_fat_tree, 2)
-
-
-def test_run_until_on_threads_stops_at_the_same_state():
-    a, fa = _fat_tree(2)
-    b, fb = _fat_tree(2, threads=2)
-    for t in ("3us", "7500ns", "20us"):
-        a.run(t)
-        b.run(t)
-        assert (a.now, a.events) == (b.now, b.events)
-    a.run_flows()
-    b.run_flows()
-    assert _outcome(a, fa) == _outcome(b, fb)
 
 
 def test_threads_knob_is_checked():
