@@ -41,6 +41,69 @@ class Partitioning:
         return sum(1 for x in self.host_part if x == p)
 
 
+@dataclass(frozen=True)
+class ParallelStats:
+    """What the partitioned runs of a simulation did, summed over its runs (since the fabric was last
+    partitioned).  Counts of the model and the split, not of the machine: the same on any load.
+
+    A *job* is a step every partition runs (a lookahead window, the run up to a global event, the
+    pass that stops at the last flow's finish); with threads each job lies between two barriers.
+    ``critical_path`` sums over jobs the most events one thread handled in it (partition i runs on
+    thread i % threads), ``critical_path_partitions`` the same with one thread per partition; global
+    events run on one thread between jobs and count in both."""
+
+    runs: int
+    jobs: int
+    barriers: int
+    windows: int
+    global_events: int
+    events: int  # handled in jobs (by the partitions)
+    critical_path: int
+    critical_path_partitions: int
+    part_events: tuple[int, ...]
+
+    @property
+    def total_events(self) -> int:
+        """Every event handled: the partitions' and the global ones."""
+        return self.events + self.global_events
+
+    @property
+    def speedup_bound(self) -> float:
+        """Total events over the critical path: the speed-up over one thread that this many threads
+        can reach at most with these jobs (free barriers, every event of equal cost)."""
+        return self.total_events / max(self.critical_path + self.global_events, 1)
+
+    @property
+    def speedup_bound_partitions(self) -> float:
+        """As :attr:`speedup_bound` with one thread per partition."""
+        return self.total_events / max(self.critical_path_partitions + self.global_events, 1)
+
+    @property
+    def events_per_job(self) -> float:
+        """Events the partitions handled per job, on average."""
+        return self.events / max(self.jobs, 1)
+
+    @property
+    def balance(self) -> float:
+        """The busiest partition's events over the mean (1.0: equal shares)."""
+        if not self.part_events or not sum(self.part_events):
+            return 1.0
+        return max(self.part_events) * len(self.part_events) / sum(self.part_events)
+
+
+def parallel_stats(sim: Any) -> ParallelStats | None:
+    """What the partitioned runs of ``sim`` (a :class:`rdmasim.Simulator` made with ``partitions`` or
+    ``threads``) did so far; None for a simulation that is not partitioned or before its first run
+    split into partitions."""
+    core = getattr(sim, "_core", None)
+    if not isinstance(core, PartitionedCore):
+        return None
+    v = core.par_stats()
+    if not v:
+        return None
+    return ParallelStats(*v[:8], part_events=tuple(v[8:]))
+
+
 def _node(x: Any) -> tuple[str, int]:
     return ("h" if isinstance(x, Host) else "s", x.index)
 

@@ -29,6 +29,21 @@
 #include "sim/sim_impl.h"
 #include "workload/flows_impl.h"
 
+/* What the partitioned runs did, summed over the runs since the table was set (rs_sim_par_stats):
+ * it depends on the model and the split only, not on the machine's load. */
+typedef struct par_stats {
+    uint64_t runs;
+    uint64_t jobs;          /* steps every partition ran between two barriers (with threads) */
+    uint64_t barriers;      /* barrier waits of the caller's thread (2 per job with threads) */
+    uint64_t windows;       /* lookahead windows */
+    uint64_t global_events; /* handled on the caller's thread alone, between jobs */
+    uint64_t events;        /* handled by the partitions in jobs */
+    uint64_t crit_threads;  /* over jobs, the most events a thread handled in it (thread of i: i % T) */
+    uint64_t crit_parts;    /* over jobs, the most events a partition handled in it */
+} par_stats;
+
+enum { PAR_STATS_N = 8 };
+
 struct rs_par {
     uint32_t parts;
     uint32_t threads;
@@ -36,6 +51,8 @@ struct rs_par {
     uint16_t *host_part;
     uint16_t *switch_part;
     int64_t lookahead_ps;
+    par_stats st;
+    uint64_t *part_events; /* by partition, over the runs */
 };
 
 void rs_par_free(rs_par *p)
@@ -44,6 +61,7 @@ void rs_par_free(rs_par *p)
         return;
     free(p->host_part);
     free(p->switch_part);
+    free(p->part_events);
     free(p);
 }
 
@@ -69,7 +87,8 @@ int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const u
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     p->host_part = malloc((n_hosts + 1) * sizeof(uint16_t));
     p->switch_part = malloc((n_switches + 1) * sizeof(uint16_t));
-    if (!p->host_part || !p->switch_part) {
+    p->part_events = calloc(parts, sizeof(uint64_t));
+    if (!p->host_part || !p->switch_part || !p->part_events) {
         rs_par_free(p);
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     }
@@ -111,6 +130,19 @@ int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const u
 }
 
 int64_t rs_sim_partition_lookahead(const rs_sim *sim) { return sim->par ? sim->par->lookahead_ps : -1; }
+
+uint32_t rs_sim_par_stats(const rs_sim *sim, uint64_t *out, uint32_t n)
+{
+    const rs_par *p = sim->par;
+    if (!p)
+        return 0;
+    const par_stats *st = &p->st;
+    const uint64_t v[PAR_STATS_N] = {st->runs,          st->jobs,   st->barriers,     st->windows,
+                                     st->global_events, st->events, st->crit_threads, st->crit_parts};
+    for (uint32_t i = 0; i < n && i < PAR_STATS_N + p->parts; i++)
+        out[i] = i < PAR_STATS_N ? v[i] : p->part_events[i - PAR_STATS_N];
+    return PAR_STATS_N + p->parts;
+}
 
 /* What a partitioned run cannot hold yet: the reason, or NULL. */
 static const char *refused(const rs_sim *sim, const rs_run_args *a)
@@ -274,6 +306,8 @@ struct par_run {
     int *ret;       /* by partition: what its last run_part returned */
     int64_t *last_t; /* by partition, P: the global queue */
     uint64_t *last_seq;
+    uint64_t *ev_prev; /* by partition, its event count before the job (the stats) */
+    uint64_t *ev_thr;  /* by thread, the events of the job (the stats) */
 };
 
 /* The bias of a partition's INT-stack count on threads: never 0, so that its switches always
@@ -352,7 +386,9 @@ static int setup(par_run *r)
     r->ret = calloc(P, sizeof(int));
     r->last_t = malloc((P + 1) * sizeof(int64_t));
     r->last_seq = calloc(P + 1, sizeof(uint64_t));
-    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq)
+    r->ev_prev = calloc(P, sizeof(uint64_t));
+    r->ev_thr = calloc(r->T, sizeof(uint64_t));
+    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq || !r->ev_prev || !r->ev_thr)
         return -1;
     for (uint32_t i = 0; i <= P; i++)
         r->last_t[i] = e->now_ps;
@@ -533,6 +569,10 @@ static int teardown(par_run *r)
     r->last_t = NULL;
     free(r->last_seq);
     r->last_seq = NULL;
+    free(r->ev_prev);
+    r->ev_prev = NULL;
+    free(r->ev_thr);
+    r->ev_thr = NULL;
     return rc;
 }
 
@@ -638,6 +678,32 @@ static void *thread_main(void *arg)
     }
 }
 
+/* The job's events into the stats (between jobs, on the caller's thread): by partition, and the
+ * critical path (the most events one thread, or one partition, handled in the job). */
+static void job_stats(par_run *r)
+{
+    rs_par *p = r->sim->par;
+    uint64_t most = 0;
+    for (uint32_t w = 0; w < r->T; w++)
+        r->ev_thr[w] = 0;
+    for (uint32_t i = 0; i < r->P; i++) {
+        uint64_t n = r->ps[i].events - r->ev_prev[i];
+        r->ev_prev[i] = r->ps[i].events;
+        p->part_events[i] += n;
+        p->st.events += n;
+        r->ev_thr[i % r->T] += n;
+        if (n > most)
+            most = n;
+    }
+    p->st.crit_parts += most;
+    most = 0;
+    for (uint32_t w = 0; w < r->T; w++)
+        if (r->ev_thr[w] > most)
+            most = r->ev_thr[w];
+    p->st.crit_threads += most;
+    p->st.jobs++;
+}
+
 /* Every partition runs the job, on the threads; then, on the caller's thread alone, the releases
  * of responder QPs that waited for the window's end. */
 static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end, int stop_at_done, int only_left)
@@ -647,8 +713,11 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
     if (r->barriers)
         bar_wait(&r->go, &r->sense[0]);
     run_slice(r, 0);
-    if (r->barriers)
+    if (r->barriers) {
         bar_wait(&r->done, &r->sense[1]);
+        r->sim->par->st.barriers += 2;
+    }
+    job_stats(r);
     if (r->sim->flows && r->sim->flows->part_defer)
         rs_flows_reap_deferred(r->sim->flows, r->P);
 }
@@ -725,6 +794,44 @@ static uint64_t flows_left(const par_run *r)
     return left;
 }
 
+/* The jobs of a window [.., end).  While flows are left, a partition stops after the event that
+ * finishes its last (and the rest of that instant); if that was the last anywhere, every partition
+ * runs to that instant only (u and *flows_done say so), else all run on to the window's end.  When
+ * every partition has flows left, that is one job with stops, and a second only in the window
+ * where a partition's last flow finished (at most one per partition and run); when some partition
+ * has none left, it cannot know where the window ends for it: first the partitions with flows
+ * left, then all. */
+static void run_window(par_run *r, int64_t end, int64_t *u, int *flows_done)
+{
+    const uint32_t P = r->P;
+    if (r->left && !*flows_done && flows_left(r)) {
+        int every = 1;
+        for (uint32_t i = 0; i < P && every; i++)
+            every = r->left[i] != 0;
+        int64_t t_done = INT64_MIN;
+        int stops = 0;
+        run_job(r, end, 0, end, 1, !every);
+        for (uint32_t i = 0; i < P; i++)
+            if (r->ret[i] == RUN_FLOWS_STOPPED) {
+                stops = 1;
+                if (r->ps[i].tp.net.eng.now_ps > t_done)
+                    t_done = r->ps[i].tp.net.eng.now_ps;
+            }
+        if (flows_left(r) == 0 && t_done != INT64_MIN) {
+            *flows_done = 1;
+            *u = t_done;
+            end = t_done + 1;
+        } else if (every && !stops) {
+            return; /* every partition ran to the window's end */
+        }
+    }
+    run_job(r, end, 0, end, 0, 0);
+    if (r->left && !*flows_done && flows_left(r) == 0) { /* finished without a stop (cannot happen) */
+        *flows_done = 1;
+        *u = last_of(r);
+    }
+}
+
 static int loop(par_run *r, const rs_run_args *a)
 {
     rs_sim *sim = r->sim;
@@ -774,6 +881,7 @@ static int loop(par_run *r, const rs_run_args *a)
                 point_nodes(r, 0);
                 handle_head(r, sim, P);
                 point_nodes(r, 1);
+                sim->par->st.global_events++;
             }
             sim->flows_stop = 0;
             if (r->left && !flows_done && flows_left(r) == 0) { /* the last flow finished by now */
@@ -783,31 +891,13 @@ static int loop(par_run *r, const rs_run_args *a)
             continue;
         }
         /* a window [t0, end): no frame sent in it arrives before its end */
+        sim->par->st.windows++;
         int64_t end = t0 > INT64_MAX - L ? INT64_MAX : t0 + L;
         if (have_g && tg < end)
             end = tg;
         if (u != INT64_MAX && u < end)
             end = u + 1;
-        if (r->left && !flows_done && flows_left(r)) {
-            /* first the partitions with flows to finish, each up to the event that finishes its
-             * last (and the rest of that instant): if that was the last anywhere, every partition
-             * runs to that instant only */
-            int64_t t_done = INT64_MIN;
-            run_job(r, end, 0, end, 1, 1);
-            for (uint32_t i = 0; i < P; i++)
-                if (r->ret[i] == RUN_FLOWS_STOPPED && r->ps[i].tp.net.eng.now_ps > t_done)
-                    t_done = r->ps[i].tp.net.eng.now_ps;
-            if (flows_left(r) == 0 && t_done != INT64_MIN) {
-                flows_done = 1;
-                u = t_done;
-                end = t_done + 1;
-            }
-        }
-        run_job(r, end, 0, end, 0, 0);
-        if (r->left && !flows_done && flows_left(r) == 0) { /* finished without a stop (cannot happen) */
-            flows_done = 1;
-            u = last_of(r);
-        }
+        run_window(r, end, &u, &flows_done);
     }
 }
 
@@ -824,6 +914,7 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
     if (sim->tp.net.routes_dirty && rs_routes_compute(&sim->tp.net) != RS_OK)
         return RS_RUN_ERROR;
     par_run r = {.sim = sim, .e = &sim->tp.net.eng};
+    sim->par->st.runs++;
     r.T = sim->par->threads < sim->par->parts ? sim->par->threads : sim->par->parts;
     if (r.T < 1)
         r.T = 1;
