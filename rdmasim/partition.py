@@ -60,6 +60,9 @@ class ParallelStats:
     events: int  # handled in jobs (by the partitions)
     critical_path: int
     critical_path_partitions: int
+    cpu_jobs_ns: int  # CPU time of the partitions in jobs, each thread's own clock
+    cpu_critical_path_ns: int  # over jobs, the most CPU time one thread spent in it
+    cpu_serial_ns: int  # CPU time of the calling thread between jobs
     part_events: tuple[int, ...]
 
     @property
@@ -77,6 +80,14 @@ class ParallelStats:
     def speedup_bound_partitions(self) -> float:
         """As :attr:`speedup_bound` with one thread per partition."""
         return self.total_events / max(self.critical_path_partitions + self.global_events, 1)
+
+    @property
+    def cpu_speedup_bound(self) -> float:
+        """As :attr:`speedup_bound` in CPU time: the partitions' CPU time plus the serial part over the
+        CPU critical path plus the serial part.  Each thread's clock runs only while the thread
+        runs, so a loaded machine changes it little (through shared caches); waits at barriers are
+        not in it."""
+        return (self.cpu_jobs_ns + self.cpu_serial_ns) / max(self.cpu_critical_path_ns + self.cpu_serial_ns, 1)
 
     @property
     def events_per_job(self) -> float:
@@ -101,7 +112,7 @@ def parallel_stats(sim: Any) -> ParallelStats | None:
     v = core.par_stats()
     if not v:
         return None
-    return ParallelStats(*v[:8], part_events=tuple(v[8:]))
+    return ParallelStats(*v[:11], part_events=tuple(v[11:]))
 
 
 def _node(x: Any) -> tuple[str, int]:

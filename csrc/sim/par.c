@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "link/link.h"
 #include "link/switch.h"
@@ -40,9 +41,13 @@ typedef struct par_stats {
     uint64_t events;        /* handled by the partitions in jobs */
     uint64_t crit_threads;  /* over jobs, the most events a thread handled in it (thread of i: i % T) */
     uint64_t crit_parts;    /* over jobs, the most events a partition handled in it */
+    /* CPU time (ns, each thread's own clock: time the machine gave another process is not in it) */
+    uint64_t cpu_jobs;      /* of the partitions in jobs, summed */
+    uint64_t cpu_crit;      /* over jobs, the most a thread spent in it */
+    uint64_t cpu_serial;    /* of the caller's thread between jobs (exchange, global events, windows) */
 } par_stats;
 
-enum { PAR_STATS_N = 8 };
+enum { PAR_STATS_N = 11 };
 
 struct rs_par {
     uint32_t parts;
@@ -137,8 +142,9 @@ uint32_t rs_sim_par_stats(const rs_sim *sim, uint64_t *out, uint32_t n)
     if (!p)
         return 0;
     const par_stats *st = &p->st;
-    const uint64_t v[PAR_STATS_N] = {st->runs,          st->jobs,   st->barriers,     st->windows,
-                                     st->global_events, st->events, st->crit_threads, st->crit_parts};
+    const uint64_t v[PAR_STATS_N] = {st->runs,       st->jobs,         st->barriers,   st->windows,
+                                     st->global_events, st->events,    st->crit_threads, st->crit_parts,
+                                     st->cpu_jobs,   st->cpu_crit,     st->cpu_serial};
     for (uint32_t i = 0; i < n && i < PAR_STATS_N + p->parts; i++)
         out[i] = i < PAR_STATS_N ? v[i] : p->part_events[i - PAR_STATS_N];
     return PAR_STATS_N + p->parts;
@@ -288,6 +294,16 @@ struct par_run {
     uint64_t *left; /* flows not finished by partition (a run that stops when they are) */
     rs_link **cut; /* the links between two partitions */
     uint32_t n_cut;
+    /* the cut links by thread, as indices into cut: in_cut[in_at[w] .. in_at[w + 1]) end in a
+     * partition of thread w, out_cut[out_at[w] ..] start in one.  At the end of a job each thread
+     * takes the outboxes of its outgoing links into pend (slot: the job's parity) and notes their
+     * earliest arrival (out_min[w]); at the start of the next each takes its incoming links'
+     * frames from pend into their FIFOs (two slots: a thread may end a job before another began it) */
+    uint32_t *in_cut, *out_cut;
+    uint32_t *in_at, *out_at;
+    int64_t *out_min;
+    rs_pkt **pend; /* [2 * n_cut] */
+    uint64_t job_no;
     /* threads (T > 1): partition i runs on thread i % T (thread 0: the caller's); each partition
      * has its own packet pool and QP slabs (absorbed into the simulation's at the end) and its
      * own latest event (last[i]); two barriers around each job */
@@ -308,7 +324,18 @@ struct par_run {
     uint64_t *last_seq;
     uint64_t *ev_prev; /* by partition, its event count before the job (the stats) */
     uint64_t *ev_thr;  /* by thread, the events of the job (the stats) */
+    uint64_t *cpu_thr;  /* by thread, the CPU ns of its share of the job (the stats) */
+    uint64_t cpu_mark;  /* the caller's CPU clock at the end of the last job */
 };
+
+/* The calling thread's CPU clock in ns. */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* The bias of a partition's INT-stack count on threads: never 0, so that its switches always
  * look at a frame's INT (the count of INT stacks in use is the whole run's, not a partition's) */
@@ -356,9 +383,16 @@ static int run_failed(par_run *r)
  * partitions: a transport that runs them apart (threads, MPI ranks) carries these outboxes. */
 static void exchange(par_run *r)
 {
-    for (uint32_t i = 0; i < r->n_cut; i++)
+    for (uint32_t i = 0; i < r->n_cut; i++) {
+        for (uint64_t j = r->job_no + 1; r->pend && j <= r->job_no + 2; j++) { /* the older slot first */
+            rs_pkt **slot = r->pend + (j & 1) * r->n_cut;
+            if (slot[i])
+                rs_link_take_frames(&r->sim->tp.net, r->cut[i], slot[i]); /* armed by the run's control */
+            slot[i] = NULL;
+        }
         if (r->cut[i]->out_head)
-            rs_link_take_outbox(&r->sim->tp.net, r->cut[i]); /* armed by the run's control */
+            rs_link_take_outbox(&r->sim->tp.net, r->cut[i]);
+    }
 }
 
 /* Point every host and switch at the transport / network it runs on. */
@@ -370,6 +404,85 @@ static void point_nodes(par_run *r, int to_parts)
         sim->tp.hosts[h]->tp = to_parts ? &r->ps[p->host_part[h]].tp : &sim->tp;
     for (uint32_t w = 0; w < sim->tp.net.n_switches; w++)
         sim->tp.net.switches[w]->net = to_parts ? &r->ps[p->switch_part[w]].tp.net : &sim->tp.net;
+}
+
+/* The cut links by the thread of their receiving end (in_cut) and of their sending end (out_cut),
+ * each in the order of r->cut. */
+static int cut_by_thread(par_run *r)
+{
+    const rs_par *p = r->sim->par;
+    const uint32_t T = r->T, n = r->n_cut;
+    r->in_cut = malloc((n + 1) * sizeof(uint32_t));
+    r->out_cut = malloc((n + 1) * sizeof(uint32_t));
+    r->in_at = calloc(T + 1, sizeof(uint32_t));
+    r->out_at = calloc(T + 1, sizeof(uint32_t));
+    r->out_min = malloc(T * sizeof(int64_t));
+    r->pend = calloc(2 * (size_t)n + 1, sizeof(rs_pkt *));
+    if (!r->in_cut || !r->out_cut || !r->in_at || !r->out_at || !r->out_min || !r->pend)
+        return -1;
+    for (uint32_t w = 0; w < T; w++)
+        r->out_min[w] = INT64_MAX;
+    uint32_t ni = 0, no = 0;
+    for (uint32_t w = 0; w < T; w++) {
+        r->in_at[w] = ni;
+        r->out_at[w] = no;
+        for (uint32_t i = 0; i < n; i++) {
+            rs_link *l = r->cut[i];
+            if (link_end_part(p, l->to) % T == w)
+                r->in_cut[ni++] = i;
+            if (link_end_part(p, l->from) % T == w)
+                r->out_cut[no++] = i;
+        }
+    }
+    r->in_at[T] = ni;
+    r->out_at[T] = no;
+    return 0;
+}
+
+/* Thread w, before its job: the frames sent to its partitions in the last job join their links'
+ * FIFOs and the receivers' queues, armed through the receiving partition's engine (each arrives
+ * after the window it was sent in, so at or after this one's start). */
+static void take_incoming(par_run *r, uint32_t w)
+{
+    const rs_par *p = r->sim->par;
+    rs_pkt **slot = r->pend + ((r->job_no - 1) & 1) * r->n_cut;
+    for (uint32_t k = r->in_at[w]; k < r->in_at[w + 1]; k++) {
+        uint32_t c = r->in_cut[k];
+        if (slot[c]) {
+            rs_link *l = r->cut[c];
+            rs_link_take_frames(&r->ps[link_end_part(p, l->to)].tp.net, l, slot[c]);
+            slot[c] = NULL;
+        }
+    }
+}
+
+/* Thread w, after its job: its partitions' outboxes into pend, and their earliest arrival. */
+static void note_outgoing(par_run *r, uint32_t w)
+{
+    int64_t t = INT64_MAX;
+    rs_pkt **slot = r->pend + (r->job_no & 1) * r->n_cut;
+    for (uint32_t k = r->out_at[w]; k < r->out_at[w + 1]; k++) {
+        uint32_t c = r->out_cut[k];
+        rs_link *l = r->cut[c];
+        rs_pkt *pkt = l->out_head;
+        if (!pkt)
+            continue;
+        if (pkt->t_arrive_ps < t) /* a link's frames arrive in the order sent */
+            t = pkt->t_arrive_ps;
+        slot[c] = pkt;
+        l->out_head = l->out_tail = NULL;
+    }
+    r->out_min[w] = t;
+}
+
+/* The earliest arrival of a frame still in an outbox (between jobs): INT64_MAX when none. */
+static int64_t pending_arrival(const par_run *r)
+{
+    int64_t t = INT64_MAX;
+    for (uint32_t w = 0; r->out_min && w < r->T; w++)
+        if (r->out_min[w] < t)
+            t = r->out_min[w];
+    return t;
 }
 
 /* Split the engine's queue into P + 1 queues, each partition's in its own copy of the simulation. */
@@ -388,7 +501,9 @@ static int setup(par_run *r)
     r->last_seq = calloc(P + 1, sizeof(uint64_t));
     r->ev_prev = calloc(P, sizeof(uint64_t));
     r->ev_thr = calloc(r->T, sizeof(uint64_t));
-    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq || !r->ev_prev || !r->ev_thr)
+    r->cpu_thr = calloc(r->T, sizeof(uint64_t));
+    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq || !r->ev_prev || !r->ev_thr ||
+        !r->cpu_thr)
         return -1;
     for (uint32_t i = 0; i <= P; i++)
         r->last_t[i] = e->now_ps;
@@ -412,6 +527,8 @@ static int setup(par_run *r)
             r->cut[r->n_cut++] = l;
         }
     }
+    if (cut_by_thread(r) != 0)
+        return -1;
     int64_t cur_t = e->evq.cur_t_ps;
     uint64_t cur_seq = e->evq.cur_seq;
     for (uint32_t i = 0; i < P; i++) {
@@ -520,6 +637,16 @@ static int teardown(par_run *r)
     free(r->cut);
     r->cut = NULL;
     r->n_cut = 0;
+    free(r->in_cut);
+    free(r->out_cut);
+    free(r->in_at);
+    free(r->out_at);
+    free(r->out_min);
+    free(r->pend);
+    r->pend = NULL;
+    r->in_cut = r->out_cut = NULL;
+    r->in_at = r->out_at = NULL;
+    r->out_min = NULL;
     int rc = 0;
     if (r->ps && e->qs)
         point_nodes(r, 0);
@@ -573,6 +700,8 @@ static int teardown(par_run *r)
     r->ev_prev = NULL;
     free(r->ev_thr);
     r->ev_thr = NULL;
+    free(r->cpu_thr);
+    r->cpu_thr = NULL;
     return rc;
 }
 
@@ -587,8 +716,9 @@ static int head_of(par_run *r, uint32_t i, int64_t *t, uint64_t *seq)
     return 1;
 }
 
-/* Handle the head of s's queue (the caller checked it is there). */
-static void handle_head(par_run *r, rs_sim *s, uint32_t idx)
+/* Handle the head of s's queue (the caller checked it is there); *lt, *ls: the latest event
+ * handled (a partition's own copy while it runs: the arrays by partition share cache lines). */
+static void handle_head(rs_sim *s, int64_t *lt, uint64_t *ls)
 {
     rs_engine *e = &s->tp.net.eng;
     rs_eventq *q = &e->evq;
@@ -599,9 +729,9 @@ static void handle_head(par_run *r, rs_sim *s, uint32_t idx)
     rs_engine_enter(e, ev.timer->ent);
     rs_sim_dispatch(s, &ev);
     s->events++;
-    if (ev.t_ps > r->last_t[idx] || (ev.t_ps == r->last_t[idx] && ev.seq > r->last_seq[idx])) {
-        r->last_t[idx] = ev.t_ps;
-        r->last_seq[idx] = ev.seq;
+    if (ev.t_ps > *lt || (ev.t_ps == *lt && ev.seq > *ls)) {
+        *lt = ev.t_ps;
+        *ls = ev.seq;
     }
 }
 
@@ -624,6 +754,8 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
     rs_sim *s = &r->ps[i];
     rs_engine *e = &s->tp.net.eng;
     int stopped = 0;
+    int64_t lt = r->last_t[i];
+    uint64_t ls = r->last_seq[i];
     e->win_end = win_end;
     shared_in(r, i);
     for (;;) {
@@ -632,7 +764,7 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
         const rs_event *h = rs_eventq_head(&e->evq);
         if (!h || h->t_ps > t_lim || (h->t_ps == t_lim && h->seq >= seq_lim))
             break;
-        handle_head(r, s, i);
+        handle_head(s, &lt, &ls);
         if (stop_at_done && !stopped && r->left[i] == 0) {
             /* its last flow finished: the rest of this instant too (its pair's release among
              * it), as a run on one queue would whether this was the last flow anywhere or not */
@@ -643,6 +775,8 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
     }
     shared_out(r, i);
     e->win_end = INT64_MIN;
+    r->last_t[i] = lt;
+    r->last_seq[i] = ls;
     return stopped && !e->failed ? RUN_FLOWS_STOPPED : RUN_TO_END;
 }
 
@@ -650,6 +784,8 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
 static void run_slice(par_run *r, uint32_t w)
 {
     const par_job *j = &r->job;
+    uint64_t c0 = thread_cpu_ns();
+    take_incoming(r, w);
     for (uint32_t i = w; i < r->P; i += r->T) {
         if (j->only_left && !r->left[i]) {
             r->ret[i] = RUN_TO_END;
@@ -657,6 +793,8 @@ static void run_slice(par_run *r, uint32_t w)
         }
         r->ret[i] = run_part(r, i, j->t_lim, j->seq_lim, j->win_end, j->stop_at_done);
     }
+    note_outgoing(r, w);
+    r->cpu_thr[w] = thread_cpu_ns() - c0;
 }
 
 static void *thread_main(void *arg)
@@ -684,8 +822,10 @@ static void job_stats(par_run *r)
 {
     rs_par *p = r->sim->par;
     uint64_t most = 0;
-    for (uint32_t w = 0; w < r->T; w++)
+    for (uint32_t w = 0; w < r->T; w++) {
         r->ev_thr[w] = 0;
+        p->st.cpu_jobs += r->cpu_thr[w];
+    }
     for (uint32_t i = 0; i < r->P; i++) {
         uint64_t n = r->ps[i].events - r->ev_prev[i];
         r->ev_prev[i] = r->ps[i].events;
@@ -701,6 +841,11 @@ static void job_stats(par_run *r)
         if (r->ev_thr[w] > most)
             most = r->ev_thr[w];
     p->st.crit_threads += most;
+    most = 0;
+    for (uint32_t w = 0; w < r->T; w++)
+        if (r->cpu_thr[w] > most)
+            most = r->cpu_thr[w];
+    p->st.cpu_crit += most;
     p->st.jobs++;
 }
 
@@ -710,6 +855,8 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
 {
     r->job = (par_job){.t_lim = t_lim, .seq_lim = seq_lim, .win_end = win_end, .stop_at_done = stop_at_done,
                        .only_left = only_left};
+    r->job_no++;
+    r->sim->par->st.cpu_serial += thread_cpu_ns() - r->cpu_mark;
     if (r->barriers)
         bar_wait(&r->go, &r->sense[0]);
     run_slice(r, 0);
@@ -718,6 +865,7 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
         r->sim->par->st.barriers += 2;
     }
     job_stats(r);
+    r->cpu_mark = thread_cpu_ns();
     if (r->sim->flows && r->sim->flows->part_defer)
         rs_flows_reap_deferred(r->sim->flows, r->P);
 }
@@ -843,14 +991,14 @@ static int loop(par_run *r, const rs_run_args *a)
     int64_t u = a->until_ps;
     int flows_done = 0;
     for (;;) {
-        exchange(r); /* what the last step sent to other partitions */
         if (run_failed(r))
             return RS_RUN_ERROR;
-        /* the next event of all: the window starts there */
-        int64_t tg = INT64_MAX, t0 = INT64_MAX, t;
+        /* the next event of all: the window starts there (what the last job sent to other
+         * partitions is still in the outboxes: each thread takes its own at its next job) */
+        int64_t tg = INT64_MAX, t0 = pending_arrival(r), t;
         uint64_t kg = 0, k;
         int have_g = head_of(r, P, &tg, &kg);
-        if (have_g)
+        if (have_g && tg < t0)
             t0 = tg;
         for (uint32_t i = 0; i < P; i++)
             if (head_of(r, i, &t, &k) && t < t0)
@@ -879,7 +1027,7 @@ static int loop(par_run *r, const rs_run_args *a)
                 /* on the simulation's own struct, every node pointed back at it: the event may
                  * reach any host or switch (a flow start), and runs as on one queue */
                 point_nodes(r, 0);
-                handle_head(r, sim, P);
+                handle_head(sim, &r->last_t[P], &r->last_seq[P]);
                 point_nodes(r, 1);
                 sim->par->st.global_events++;
             }
@@ -961,7 +1109,9 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
             fs->lock = &r.flows_lock;
             fs->part_defer = defer;
         }
+        r.cpu_mark = thread_cpu_ns();
         rc = loop(&r, a);
+        sim->par->st.cpu_serial += thread_cpu_ns() - r.cpu_mark;
         threads_stop(&r);
     }
     if (fs) {

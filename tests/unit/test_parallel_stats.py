@@ -51,6 +51,10 @@ def test_stats_count_every_event_once(threads):
         assert st.critical_path == st.events  # one thread
     assert 1.0 <= st.speedup_bound <= 2.0
     assert st.barriers == (2 * st.jobs if threads > 1 else 0)
+    # CPU time: the busiest thread of each job, summed, against every partition's
+    assert 0 < st.cpu_jobs_ns / 2 <= st.cpu_critical_path_ns <= st.cpu_jobs_ns and st.cpu_serial_ns > 0
+    if threads == 1:
+        assert st.cpu_critical_path_ns == st.cpu_jobs_ns and st.cpu_speedup_bound == pytest.approx(1.0)
     assert st.windows > 0 and st.jobs >= st.windows
 
 
