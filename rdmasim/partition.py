@@ -87,7 +87,8 @@ class ParallelStats:
         CPU critical path plus the serial part.  Each thread's clock runs only while the thread
         runs, so a loaded machine changes it little (through shared caches); waits at barriers are
         not in it."""
-        return (self.cpu_jobs_ns + self.cpu_serial_ns) / max(self.cpu_critical_path_ns + self.cpu_serial_ns, 1)
+        serial = self.cpu_serial_ns
+        return (self.cpu_jobs_ns + serial) / max(self.cpu_critical_path_ns + serial, 1)
 
     @property
     def events_per_job(self) -> float:
