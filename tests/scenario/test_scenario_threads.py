@@ -70,7 +70,8 @@ def test_a_threaded_run_draws_no_progress_bar():
 
 
 @pytest.mark.parametrize("key, value, allowed", [("threads", 0, "1..4096"), ("threads", 5000, "1..4096"),
-                                                 ("partitions", -1, "0..4096"), ("partitions", 4097, "0..4096")])
+                                                 ("partitions", -1, "0..4096"),
+                                                 ("partitions", 4097, "0..4096")])
 def test_out_of_range_names_key_value_and_range(key, value, allowed):
     (msg,) = _problems(_text(**{key: value}))
     assert f"simulation.{key} = {value}" in msg and allowed in msg
