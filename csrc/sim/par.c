@@ -34,12 +34,12 @@
  * it depends on the model and the split only, not on the machine's load. */
 typedef struct par_stats {
     uint64_t runs;
-    uint64_t jobs;          /* steps every partition ran between two barriers (with threads) */
-    uint64_t barriers;      /* barrier waits of the caller's thread (2 per job with threads) */
+    uint64_t jobs;          /* steps every partition ran (with threads: handed out, then waited for) */
+    uint64_t barriers;      /* synchronisations of the threads (2 per job with threads: its start and end) */
     uint64_t windows;       /* lookahead windows */
     uint64_t global_events; /* handled on the caller's thread alone, between jobs */
     uint64_t events;        /* handled by the partitions in jobs */
-    uint64_t crit_threads;  /* over jobs, the most events a thread handled in it (thread of i: i % T) */
+    uint64_t crit_threads;  /* over jobs, the most events of a partition or 1/T of all, whichever is more */
     uint64_t crit_parts;    /* over jobs, the most events a partition handled in it */
     /* CPU time (ns, each thread's own clock: time the machine gave another process is not in it) */
     uint64_t cpu_jobs;      /* of the partitions in jobs, summed */
@@ -234,34 +234,20 @@ static int drain(rs_eventq *q, rs_event **v, size_t *n, size_t *cap)
  * reaches the partition's engine through the pointers it already follows.  The global queue is the
  * simulation's own (`sim->tp.net.eng`).  Still shared, one partition at a time: the packet pool
  * and the QP slabs (copied into the running partition's struct and back), the flow table. */
-/* A barrier for the threads of a run: each window ends in two, so they spin (a futex sleep and
- * wake costs more than a short window) and yield the core after a while (a shared machine). */
-typedef struct spin_bar {
-    atomic_uint count;
-    atomic_uint sense;
-    unsigned n;
-} spin_bar;
+/* Threads (T > 1) share each job's partitions: a job is published as a new generation in one word
+ * (generation << 32 | the next partition to take), every thread (the caller's too) takes
+ * partitions off it until none is left, and the caller waits until all P are done.  A partition
+ * goes to whichever thread is free (the results do not depend on which): a thread the machine
+ * has descheduled holds up only the partition it is running, not the job.  Threads waiting for
+ * the next job spin a while (a job is short), then sleep on a condition variable. */
+#define GEN_SHIFT 32
+#define SPIN_NS 50000 /* how long a thread waiting for a job spins before it sleeps */
 
-static void bar_init(spin_bar *b, unsigned n)
+static uint64_t mono_ns(void)
 {
-    atomic_init(&b->count, 0);
-    atomic_init(&b->sense, 0);
-    b->n = n;
-}
-
-/* *local: the caller's own sense of this barrier, flipped at each wait. */
-static void bar_wait(spin_bar *b, unsigned *local)
-{
-    unsigned s = *local ^ 1u;
-    *local = s;
-    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1 == b->n) {
-        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-        atomic_store_explicit(&b->sense, s, memory_order_release);
-        return;
-    }
-    for (unsigned spins = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s;)
-        if (++spins > 4000)
-            sched_yield();
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* What each thread does at the next barrier: run its partitions up to a limit. */
@@ -271,16 +257,14 @@ typedef struct par_job {
     int64_t win_end;
     int stop_at_done; /* stop each partition after the event that finishes its last flow */
     int only_left;    /* only the partitions with flows left */
-    int quit;         /* the run is over: the threads return */
 } par_job;
 
 typedef struct par_run par_run;
 
 typedef struct par_thread {
     par_run *r;
-    uint32_t w; /* runs partitions w, w + T, w + 2T, ... */
+    uint32_t w; /* 1..T-1 (the caller's thread is 0) */
     pthread_t th;
-    unsigned sense[2]; /* its sense of each barrier (go, done) */
 } par_thread;
 
 struct par_run {
@@ -294,25 +278,32 @@ struct par_run {
     uint64_t *left; /* flows not finished by partition (a run that stops when they are) */
     rs_link **cut; /* the links between two partitions */
     uint32_t n_cut;
-    /* the cut links by thread, as indices into cut: in_cut[in_at[w] .. in_at[w + 1]) end in a
-     * partition of thread w, out_cut[out_at[w] ..] start in one.  At the end of a job each thread
-     * takes the outboxes of its outgoing links into pend (slot: the job's parity) and notes their
-     * earliest arrival (out_min[w]); at the start of the next each takes its incoming links'
-     * frames from pend into their FIFOs (two slots: a thread may end a job before another began it) */
+    /* the cut links by partition, as indices into cut: in_cut[in_at[i] .. in_at[i + 1]) end in
+     * partition i, out_cut[out_at[i] ..] start in it.  After a partition's turn in a job, its
+     * thread moves the outboxes of its outgoing links into pend (slot: the job's parity) and notes
+     * their earliest arrival (out_min[i]); before its turn in the next, its thread takes its
+     * incoming links' frames from pend into their FIFOs (two slots: one partition's turn may end
+     * before another's began) */
     uint32_t *in_cut, *out_cut;
     uint32_t *in_at, *out_at;
     int64_t *out_min;
     rs_pkt **pend; /* [2 * n_cut] */
     uint64_t job_no;
-    /* threads (T > 1): partition i runs on thread i % T (thread 0: the caller's); each partition
+    /* threads (T > 1): each job's partitions are taken by the threads (above); each partition
      * has its own packet pool and QP slabs (absorbed into the simulation's at the end) and its
-     * own latest event (last[i]); two barriers around each job */
+     * own latest event (last[i]) */
     uint32_t T;
     par_thread *th;
     uint32_t n_th; /* threads started */
-    spin_bar go, done;
-    unsigned sense[2]; /* the caller's sense of each barrier (go, done) */
-    int barriers;
+    _Atomic uint64_t claim; /* generation << 32 | the next partition to take */
+    atomic_uint n_done;     /* partitions done in this job */
+    atomic_int quit;        /* the run is over: the threads return */
+    atomic_uint sleepers;   /* threads asleep on `wake` */
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake;
+    int have_wake;
+    uint64_t gen;
+    int barriers; /* the threads run (every one started) */
     pthread_mutex_t gate_lock; /* the threads wait here until all started */
     pthread_cond_t gate;
     int gate_open, have_gate;
@@ -323,8 +314,9 @@ struct par_run {
     int64_t *last_t; /* by partition, P: the global queue */
     uint64_t *last_seq;
     uint64_t *ev_prev; /* by partition, its event count before the job (the stats) */
-    uint64_t *ev_thr;  /* by thread, the events of the job (the stats) */
-    uint64_t *cpu_thr;  /* by thread, the CPU ns of its share of the job (the stats) */
+    uint64_t *cpu_part; /* by partition, the CPU ns of its turn in the job (the stats) */
+    uint64_t *cpu_thr;  /* by thread, the CPU ns of its turns in the job (the stats) */
+    uint32_t *owner;    /* by partition, the thread that ran its turn in the job */
     uint64_t cpu_mark;  /* the caller's CPU clock at the end of the last job */
 };
 
@@ -406,62 +398,64 @@ static void point_nodes(par_run *r, int to_parts)
         sim->tp.net.switches[w]->net = to_parts ? &r->ps[p->switch_part[w]].tp.net : &sim->tp.net;
 }
 
-/* The cut links by the thread of their receiving end (in_cut) and of their sending end (out_cut),
- * each in the order of r->cut. */
-static int cut_by_thread(par_run *r)
+/* The cut links by the partition of their receiving end (in_cut) and of their sending end
+ * (out_cut), each in the order of r->cut. */
+static int cut_by_part(par_run *r)
 {
     const rs_par *p = r->sim->par;
-    const uint32_t T = r->T, n = r->n_cut;
+    const uint32_t P = p->parts, n = r->n_cut;
     r->in_cut = malloc((n + 1) * sizeof(uint32_t));
     r->out_cut = malloc((n + 1) * sizeof(uint32_t));
-    r->in_at = calloc(T + 1, sizeof(uint32_t));
-    r->out_at = calloc(T + 1, sizeof(uint32_t));
-    r->out_min = malloc(T * sizeof(int64_t));
+    r->in_at = calloc(P + 1, sizeof(uint32_t));
+    r->out_at = calloc(P + 1, sizeof(uint32_t));
+    r->out_min = malloc(P * sizeof(int64_t));
     r->pend = calloc(2 * (size_t)n + 1, sizeof(rs_pkt *));
     if (!r->in_cut || !r->out_cut || !r->in_at || !r->out_at || !r->out_min || !r->pend)
         return -1;
-    for (uint32_t w = 0; w < T; w++)
-        r->out_min[w] = INT64_MAX;
-    uint32_t ni = 0, no = 0;
-    for (uint32_t w = 0; w < T; w++) {
-        r->in_at[w] = ni;
-        r->out_at[w] = no;
-        for (uint32_t i = 0; i < n; i++) {
-            rs_link *l = r->cut[i];
-            if (link_end_part(p, l->to) % T == w)
-                r->in_cut[ni++] = i;
-            if (link_end_part(p, l->from) % T == w)
-                r->out_cut[no++] = i;
-        }
+    for (uint32_t i = 0; i < n; i++) { /* counts, then starts, then the lists */
+        r->in_at[link_end_part(p, r->cut[i]->to) + 1]++;
+        r->out_at[link_end_part(p, r->cut[i]->from) + 1]++;
     }
-    r->in_at[T] = ni;
-    r->out_at[T] = no;
+    for (uint32_t i = 0; i < P; i++) {
+        r->in_at[i + 1] += r->in_at[i];
+        r->out_at[i + 1] += r->out_at[i];
+        r->out_min[i] = INT64_MAX;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t to = link_end_part(p, r->cut[i]->to), from = link_end_part(p, r->cut[i]->from);
+        uint32_t ki = r->in_at[to]++, ko = r->out_at[from]++;
+        r->in_cut[ki] = i;
+        r->out_cut[ko] = i;
+    }
+    for (uint32_t i = P; i > 0; i--) { /* each start moved to the next partition's: back */
+        r->in_at[i] = r->in_at[i - 1];
+        r->out_at[i] = r->out_at[i - 1];
+    }
+    r->in_at[0] = r->out_at[0] = 0;
     return 0;
 }
 
-/* Thread w, before its job: the frames sent to its partitions in the last job join their links'
- * FIFOs and the receivers' queues, armed through the receiving partition's engine (each arrives
- * after the window it was sent in, so at or after this one's start). */
-static void take_incoming(par_run *r, uint32_t w)
+/* Before partition i's turn in a job: the frames sent to it in the last job join their links'
+ * FIFOs and its queue, armed through its engine (each arrives after the window it was sent in,
+ * so at or after this one's start). */
+static void take_incoming(par_run *r, uint32_t i)
 {
-    const rs_par *p = r->sim->par;
     rs_pkt **slot = r->pend + ((r->job_no - 1) & 1) * r->n_cut;
-    for (uint32_t k = r->in_at[w]; k < r->in_at[w + 1]; k++) {
+    for (uint32_t k = r->in_at[i]; k < r->in_at[i + 1]; k++) {
         uint32_t c = r->in_cut[k];
         if (slot[c]) {
-            rs_link *l = r->cut[c];
-            rs_link_take_frames(&r->ps[link_end_part(p, l->to)].tp.net, l, slot[c]);
+            rs_link_take_frames(&r->ps[i].tp.net, r->cut[c], slot[c]);
             slot[c] = NULL;
         }
     }
 }
 
-/* Thread w, after its job: its partitions' outboxes into pend, and their earliest arrival. */
-static void note_outgoing(par_run *r, uint32_t w)
+/* After partition i's turn: its outboxes into pend, and their earliest arrival. */
+static void note_outgoing(par_run *r, uint32_t i)
 {
     int64_t t = INT64_MAX;
     rs_pkt **slot = r->pend + (r->job_no & 1) * r->n_cut;
-    for (uint32_t k = r->out_at[w]; k < r->out_at[w + 1]; k++) {
+    for (uint32_t k = r->out_at[i]; k < r->out_at[i + 1]; k++) {
         uint32_t c = r->out_cut[k];
         rs_link *l = r->cut[c];
         rs_pkt *pkt = l->out_head;
@@ -472,16 +466,16 @@ static void note_outgoing(par_run *r, uint32_t w)
         slot[c] = pkt;
         l->out_head = l->out_tail = NULL;
     }
-    r->out_min[w] = t;
+    r->out_min[i] = t;
 }
 
 /* The earliest arrival of a frame still in an outbox (between jobs): INT64_MAX when none. */
 static int64_t pending_arrival(const par_run *r)
 {
     int64_t t = INT64_MAX;
-    for (uint32_t w = 0; r->out_min && w < r->T; w++)
-        if (r->out_min[w] < t)
-            t = r->out_min[w];
+    for (uint32_t i = 0; r->out_min && i < r->P; i++)
+        if (r->out_min[i] < t)
+            t = r->out_min[i];
     return t;
 }
 
@@ -500,10 +494,11 @@ static int setup(par_run *r)
     r->last_t = malloc((P + 1) * sizeof(int64_t));
     r->last_seq = calloc(P + 1, sizeof(uint64_t));
     r->ev_prev = calloc(P, sizeof(uint64_t));
-    r->ev_thr = calloc(r->T, sizeof(uint64_t));
+    r->cpu_part = calloc(P, sizeof(uint64_t));
     r->cpu_thr = calloc(r->T, sizeof(uint64_t));
-    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq || !r->ev_prev || !r->ev_thr ||
-        !r->cpu_thr)
+    r->owner = calloc(P, sizeof(uint32_t));
+    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq || !r->ev_prev || !r->cpu_part ||
+        !r->cpu_thr || !r->owner)
         return -1;
     for (uint32_t i = 0; i <= P; i++)
         r->last_t[i] = e->now_ps;
@@ -527,7 +522,7 @@ static int setup(par_run *r)
             r->cut[r->n_cut++] = l;
         }
     }
-    if (cut_by_thread(r) != 0)
+    if (cut_by_part(r) != 0)
         return -1;
     int64_t cur_t = e->evq.cur_t_ps;
     uint64_t cur_seq = e->evq.cur_seq;
@@ -698,10 +693,12 @@ static int teardown(par_run *r)
     r->last_seq = NULL;
     free(r->ev_prev);
     r->ev_prev = NULL;
-    free(r->ev_thr);
-    r->ev_thr = NULL;
+    free(r->cpu_part);
+    r->cpu_part = NULL;
     free(r->cpu_thr);
     r->cpu_thr = NULL;
+    free(r->owner);
+    r->owner = NULL;
     return rc;
 }
 
@@ -780,21 +777,62 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
     return stopped && !e->failed ? RUN_FLOWS_STOPPED : RUN_TO_END;
 }
 
-/* Thread w's share of the job. */
-static void run_slice(par_run *r, uint32_t w)
+/* Partition i's turn in the job, on thread w. */
+static void run_turn(par_run *r, uint32_t i, uint32_t w)
 {
     const par_job *j = &r->job;
     uint64_t c0 = thread_cpu_ns();
-    take_incoming(r, w);
-    for (uint32_t i = w; i < r->P; i += r->T) {
-        if (j->only_left && !r->left[i]) {
-            r->ret[i] = RUN_TO_END;
-            continue;
-        }
+    take_incoming(r, i);
+    if (j->only_left && !r->left[i])
+        r->ret[i] = RUN_TO_END;
+    else
         r->ret[i] = run_part(r, i, j->t_lim, j->seq_lim, j->win_end, j->stop_at_done);
+    note_outgoing(r, i);
+    r->owner[i] = w;
+    r->cpu_part[i] = thread_cpu_ns() - c0;
+}
+
+/* Thread w takes partitions of job generation `gen` until none is left. */
+static void take_turns(par_run *r, uint32_t w, uint64_t gen)
+{
+    uint64_t v = atomic_load_explicit(&r->claim, memory_order_acquire);
+    for (;;) {
+        if (v >> GEN_SHIFT != gen || (uint32_t)v >= r->P)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&r->claim, &v, v + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue; /* v now holds the word another thread left */
+        run_turn(r, (uint32_t)v, w);
+        atomic_fetch_add_explicit(&r->n_done, 1, memory_order_release);
+        v = atomic_load_explicit(&r->claim, memory_order_acquire);
     }
-    note_outgoing(r, w);
-    r->cpu_thr[w] = thread_cpu_ns() - c0;
+}
+
+/* A thread waits for a job after generation `gen` (or the end of the run): its generation. */
+static uint64_t wait_job(par_run *r, uint64_t gen)
+{
+    uint64_t t0 = 0;
+    for (unsigned spins = 0;; spins++) {
+        uint64_t v = atomic_load_explicit(&r->claim, memory_order_acquire);
+        if (v >> GEN_SHIFT != gen || atomic_load_explicit(&r->quit, memory_order_acquire))
+            return v >> GEN_SHIFT;
+        if (spins % 64 != 63)
+            continue;
+        uint64_t now = mono_ns();
+        if (!t0) {
+            t0 = now;
+        } else if (now - t0 > SPIN_NS) {
+            /* asleep until the caller publishes a job: it wakes the sleepers it counts (both
+             * sides store, then load the other's word, sequentially consistent) */
+            pthread_mutex_lock(&r->wake_lock);
+            atomic_fetch_add(&r->sleepers, 1);
+            while (atomic_load(&r->claim) >> GEN_SHIFT == gen && !atomic_load(&r->quit))
+                pthread_cond_wait(&r->wake, &r->wake_lock);
+            atomic_fetch_sub(&r->sleepers, 1);
+            pthread_mutex_unlock(&r->wake_lock);
+            t0 = 0;
+        }
+    }
 }
 
 static void *thread_main(void *arg)
@@ -807,40 +845,49 @@ static void *thread_main(void *arg)
     pthread_mutex_unlock(&r->gate_lock);
     if (!r->barriers)
         return NULL; /* not every thread could start: the run fails */
-    for (;;) {
-        bar_wait(&r->go, &t->sense[0]);
-        if (r->job.quit)
+    for (uint64_t gen = 0;;) {
+        gen = wait_job(r, gen);
+        if (atomic_load_explicit(&r->quit, memory_order_acquire))
             return NULL;
-        run_slice(r, t->w);
-        bar_wait(&r->done, &t->sense[1]);
+        take_turns(r, t->w, gen);
     }
 }
 
-/* The job's events into the stats (between jobs, on the caller's thread): by partition, and the
- * critical path (the most events one thread, or one partition, handled in the job). */
+/* Publish a new generation of the claim word (a job, or the end of the run) and wake sleepers. */
+static void publish(par_run *r, uint64_t word)
+{
+    atomic_store(&r->claim, word);
+    if (atomic_load(&r->sleepers)) {
+        pthread_mutex_lock(&r->wake_lock);
+        pthread_cond_broadcast(&r->wake);
+        pthread_mutex_unlock(&r->wake_lock);
+    }
+}
+
+/* The job's events and CPU time into the stats (between jobs, on the caller's thread): by
+ * partition; the critical path in events with T threads (per job the most of one partition's or
+ * an equal share of all, whichever is more: what any assignment to T threads takes at least) and
+ * with one thread per partition; in CPU time by the threads that ran the partitions. */
 static void job_stats(par_run *r)
 {
     rs_par *p = r->sim->par;
-    uint64_t most = 0;
-    for (uint32_t w = 0; w < r->T; w++) {
-        r->ev_thr[w] = 0;
-        p->st.cpu_jobs += r->cpu_thr[w];
-    }
+    uint64_t most = 0, all = 0;
+    for (uint32_t w = 0; w < r->T; w++)
+        r->cpu_thr[w] = 0;
     for (uint32_t i = 0; i < r->P; i++) {
+        r->cpu_thr[r->owner[i]] += r->cpu_part[i];
+        p->st.cpu_jobs += r->cpu_part[i];
         uint64_t n = r->ps[i].events - r->ev_prev[i];
         r->ev_prev[i] = r->ps[i].events;
         p->part_events[i] += n;
-        p->st.events += n;
-        r->ev_thr[i % r->T] += n;
+        all += n;
         if (n > most)
             most = n;
     }
+    p->st.events += all;
     p->st.crit_parts += most;
-    most = 0;
-    for (uint32_t w = 0; w < r->T; w++)
-        if (r->ev_thr[w] > most)
-            most = r->ev_thr[w];
-    p->st.crit_threads += most;
+    uint64_t share = (all + r->T - 1) / r->T;
+    p->st.crit_threads += share > most ? share : most;
     most = 0;
     for (uint32_t w = 0; w < r->T; w++)
         if (r->cpu_thr[w] > most)
@@ -857,12 +904,18 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
                        .only_left = only_left};
     r->job_no++;
     r->sim->par->st.cpu_serial += thread_cpu_ns() - r->cpu_mark;
-    if (r->barriers)
-        bar_wait(&r->go, &r->sense[0]);
-    run_slice(r, 0);
     if (r->barriers) {
-        bar_wait(&r->done, &r->sense[1]);
+        atomic_store_explicit(&r->n_done, 0, memory_order_relaxed);
+        r->gen++;
+        publish(r, r->gen << GEN_SHIFT);
+        take_turns(r, 0, r->gen);
+        for (unsigned spins = 0; atomic_load_explicit(&r->n_done, memory_order_acquire) != r->P;)
+            if (++spins > 4000)
+                sched_yield();
         r->sim->par->st.barriers += 2;
+    } else {
+        for (uint32_t i = 0; i < r->P; i++)
+            run_turn(r, i, 0);
     }
     job_stats(r);
     r->cpu_mark = thread_cpu_ns();
@@ -893,12 +946,22 @@ static int threads_start(par_run *r)
         return -1;
     }
     r->have_gate = 1;
+    if (pthread_mutex_init(&r->wake_lock, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&r->wake, NULL) != 0) {
+        pthread_mutex_destroy(&r->wake_lock);
+        return -1;
+    }
+    r->have_wake = 1;
     r->th = calloc(r->T, sizeof(par_thread));
     if (!r->th)
         return -1;
     int ok = 1;
-    bar_init(&r->go, r->T);
-    bar_init(&r->done, r->T);
+    atomic_init(&r->claim, 0);
+    atomic_init(&r->n_done, 0);
+    atomic_init(&r->quit, 0);
+    atomic_init(&r->sleepers, 0);
+    r->gen = 0;
     for (uint32_t w = 1; w < r->T && ok; w++) {
         r->th[w] = (par_thread){.r = r, .w = w};
         if (pthread_create(&r->th[w].th, NULL, thread_main, &r->th[w]) != 0)
@@ -907,15 +970,15 @@ static int threads_start(par_run *r)
             r->n_th = w;
     }
     r->barriers = ok;
-    gate_open(r); /* without barriers, the threads that started return at once */
+    gate_open(r); /* if one could not start, the threads that did return at once */
     return r->barriers ? 0 : -1;
 }
 
 static void threads_stop(par_run *r)
 {
     if (r->barriers) {
-        r->job.quit = 1;
-        bar_wait(&r->go, &r->sense[0]);
+        atomic_store(&r->quit, 1);
+        publish(r, (r->gen + 1) << GEN_SHIFT);
     }
     for (uint32_t w = 1; w <= r->n_th; w++)
         pthread_join(r->th[w].th, NULL);
@@ -927,6 +990,11 @@ static void threads_stop(par_run *r)
         pthread_cond_destroy(&r->gate);
         pthread_mutex_destroy(&r->gate_lock);
         r->have_gate = 0;
+    }
+    if (r->have_wake) {
+        pthread_cond_destroy(&r->wake);
+        pthread_mutex_destroy(&r->wake_lock);
+        r->have_wake = 0;
     }
     if (r->have_lock) {
         pthread_mutex_destroy(&r->flows_lock);
