@@ -161,8 +161,6 @@ static const char *refused(const rs_sim *sim, const rs_run_args *a)
         return "an InfiniBand fabric needs";
     if (sim->mux)
         return "the Ultra Ethernet transport needs";
-    if (p->threads > 1 && sim->tp.n_cc_plugins)
-        return "congestion-control plug-ins need";
     if (net->eng.trace)
         return "tracing needs";
     if (net->pcap)
