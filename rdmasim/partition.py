@@ -47,10 +47,12 @@ class ParallelStats:
     partitioned).  Counts of the model and the split, not of the machine: the same on any load.
 
     A *job* is a step every partition runs (a lookahead window, the run up to a global event, the
-    pass that stops at the last flow's finish); with threads each job lies between two barriers.
-    ``critical_path`` sums over jobs the most events one thread handled in it (partition i runs on
-    thread i % threads), ``critical_path_partitions`` the same with one thread per partition; global
-    events run on one thread between jobs and count in both."""
+    pass that stops at the last flow's finish); with threads, the threads take its partitions and
+    the caller waits for all (``barriers``: two synchronisations per job).  ``critical_path`` sums
+    over jobs what any assignment of the partitions to the run's threads takes at least: the events
+    of the busiest partition or an equal share of all, whichever is more;
+    ``critical_path_partitions`` the busiest partition's (one thread per partition).  Global events
+    run on one thread between jobs and count whole in both."""
 
     runs: int
     jobs: int
@@ -72,8 +74,8 @@ class ParallelStats:
 
     @property
     def speedup_bound(self) -> float:
-        """Total events over the critical path: the speed-up over one thread that this many threads
-        can reach at most with these jobs (free barriers, every event of equal cost)."""
+        """Total events over the critical path: the speed-up over one thread that the run's threads
+        can reach at most with these jobs (free synchronisation, every event of equal cost)."""
         return self.total_events / max(self.critical_path + self.global_events, 1)
 
     @property

@@ -11,10 +11,11 @@
  * partition first runs up to its key.  Each partition runs on its own copy of the simulation's
  * struct, whose engine holds its queue (par_run below); the global queue is the simulation's.
  *
- * The partitions of a window run one after the other on the caller's thread.  The window exchange
- * is the seam for other transports (threads, MPI ranks): a frame for another partition is put on
- * its link's FIFO by the sender and armed in the receiver's queue at a time after the window's
- * end; a transport that runs the partitions concurrently exchanges those per window instead. */
+ * The partitions of a job run one after the other on the caller's thread, or on threads (each
+ * takes partitions off the job until none is left).  The window exchange is the seam for other
+ * transports (MPI ranks): a frame for another partition waits in its link's outbox and joins the
+ * link's FIFO and the receiver's queue, at a time after the window's end, at the receiving
+ * partition's next turn. */
 #define _POSIX_C_SOURCE 200809L /* pthreads under -std=c11 */
 #include "sim/par.h"
 
@@ -368,9 +369,11 @@ static int run_failed(par_run *r)
     return e->failed;
 }
 
-/* The window exchange: the frames sent on cut links since the last one join their links' FIFOs
- * and the receivers' queues (each arrives after the window it was sent in).  The one seam between
- * partitions: a transport that runs them apart (threads, MPI ranks) carries these outboxes. */
+/* The window exchange, all at once (at the end of a run): the frames sent on cut links and not
+ * taken yet (in pend, or still in an outbox) join their links' FIFOs and the receivers' queues
+ * (each arrives after the window it was sent in).  During the run each partition's turn takes its
+ * own (take_incoming, note_outgoing below).  The one seam between partitions: a transport that runs
+ * them apart (MPI ranks) carries these outboxes. */
 static void exchange(par_run *r)
 {
     for (uint32_t i = 0; i < r->n_cut; i++) {
