@@ -89,3 +89,14 @@ def test_one_job_per_window_while_every_partition_has_flows():
     st = parallel_stats(sim)
     assert st is not None and st.windows >= 6
     assert st.jobs <= st.windows + st.global_events + 1, (st.jobs, st.windows, st.global_events)
+
+
+def test_the_fat_tree_split_balances_the_events():
+    """rdmasim.partition's split of a fat tree (pods whole, the core spread) gives each partition an
+    equal share of the work: the busiest partition within 5 % of the mean (k = 8, 128 hosts)."""
+    sim, _ = _fat_tree(2, k=8, size=32 * 1024)
+    sim.run_flows()
+    st = parallel_stats(sim)
+    assert st is not None and st.events > 30_000
+    assert st.balance < 1.05, st.part_events
+    assert st.speedup_bound_partitions > 1.8
