@@ -136,6 +136,7 @@ cdef extern from "rdmasim/sim.h" nogil:
     int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const uint16_t *host_part,
                               uint32_t n_hosts, const uint16_t *switch_part, uint32_t n_switches)
     int64_t rs_sim_partition_lookahead(const rs_sim *sim)
+    uint32_t rs_sim_par_stats(const rs_sim *sim, uint64_t *out, uint32_t n)
     int rs_sim_par_check(rs_sim *sim, const rs_run_args *args)
     void rs_sim_pool_stats(const rs_sim *sim, uint64_t out[4])
     int rs_sim_pool_trim(rs_sim *sim)
@@ -310,6 +311,14 @@ cdef class SimCore:
     def partition_lookahead(self):
         """The lookahead of the partitioning in ps (INT64_MAX: no link cut), or -1 without one."""
         return rs_sim_partition_lookahead(self.sim)
+
+    def par_stats(self):
+        """What the partitioned runs did (sim/par.c rs_sim_par_stats): a list of counts, empty
+        without partitions."""
+        cdef uint32_t n = rs_sim_par_stats(self.sim, NULL, 0)
+        cdef uint64_t[::1] out = _np.zeros(max(n, 1), dtype=_np.uint64)
+        rs_sim_par_stats(self.sim, &out[0], n)
+        return [int(x) for x in out[:n]]
 
     def par_check(self, uint64_t max_events=0, int watch_host=-1):
         """None, or why a partitioned run cannot hold this run (sim/par.c)."""

@@ -41,6 +41,83 @@ class Partitioning:
         return sum(1 for x in self.host_part if x == p)
 
 
+@dataclass(frozen=True)
+class ParallelStats:
+    """What the partitioned runs of a simulation did, summed over its runs (since the fabric was last
+    partitioned).  Counts of the model and the split, not of the machine: the same on any load.
+
+    A *job* is a step every partition runs (a lookahead window, the run up to a global event, the
+    pass that stops at the last flow's finish); with threads, the threads take its partitions and
+    the caller waits for all (``barriers``: two synchronisations per job).  ``critical_path`` sums
+    over jobs what any assignment of the partitions to the run's threads takes at least: the events
+    of the busiest partition or an equal share of all, whichever is more;
+    ``critical_path_partitions`` the busiest partition's (one thread per partition).  Global events
+    run on one thread between jobs and count whole in both."""
+
+    runs: int
+    jobs: int
+    barriers: int
+    windows: int
+    global_events: int
+    events: int  # handled in jobs (by the partitions)
+    critical_path: int
+    critical_path_partitions: int
+    cpu_jobs_ns: int  # CPU time of the partitions in jobs, each thread's own clock
+    cpu_critical_path_ns: int  # over jobs, the most CPU time one thread spent in it
+    cpu_serial_ns: int  # CPU time of the calling thread between jobs
+    part_events: tuple[int, ...]
+
+    @property
+    def total_events(self) -> int:
+        """Every event handled: the partitions' and the global ones."""
+        return self.events + self.global_events
+
+    @property
+    def speedup_bound(self) -> float:
+        """Total events over the critical path: the speed-up over one thread that the run's threads
+        can reach at most with these jobs (free synchronisation, every event of equal cost)."""
+        return self.total_events / max(self.critical_path + self.global_events, 1)
+
+    @property
+    def speedup_bound_partitions(self) -> float:
+        """As :attr:`speedup_bound` with one thread per partition."""
+        return self.total_events / max(self.critical_path_partitions + self.global_events, 1)
+
+    @property
+    def cpu_speedup_bound(self) -> float:
+        """As :attr:`speedup_bound` in CPU time: the partitions' CPU time plus the serial part over the
+        CPU critical path plus the serial part.  Each thread's clock runs only while the thread
+        runs, so a loaded machine changes it little (through shared caches); waits at barriers are
+        not in it."""
+        serial = self.cpu_serial_ns
+        return (self.cpu_jobs_ns + serial) / max(self.cpu_critical_path_ns + serial, 1)
+
+    @property
+    def events_per_job(self) -> float:
+        """Events the partitions handled per job, on average."""
+        return self.events / max(self.jobs, 1)
+
+    @property
+    def balance(self) -> float:
+        """The busiest partition's events over the mean (1.0: equal shares)."""
+        if not self.part_events or not sum(self.part_events):
+            return 1.0
+        return max(self.part_events) * len(self.part_events) / sum(self.part_events)
+
+
+def parallel_stats(sim: Any) -> ParallelStats | None:
+    """What the partitioned runs of ``sim`` (a :class:`rdmasim.Simulator` made with ``partitions`` or
+    ``threads``) did so far; None for a simulation that is not partitioned or before its first run
+    split into partitions."""
+    core = getattr(sim, "_core", None)
+    if not isinstance(core, PartitionedCore):
+        return None
+    v = core.par_stats()
+    if not v:
+        return None
+    return ParallelStats(*v[:11], part_events=tuple(v[11:]))
+
+
 def _node(x: Any) -> tuple[str, int]:
     return ("h" if isinstance(x, Host) else "s", x.index)
 

@@ -299,6 +299,11 @@ void rs_link_take_outbox(rs_net *net, rs_link *l)
 {
     rs_pkt *pkt = l->out_head;
     l->out_head = l->out_tail = NULL;
+    rs_link_take_frames(net, l, pkt);
+}
+
+void rs_link_take_frames(rs_net *net, rs_link *l, rs_pkt *pkt)
+{
     while (pkt) {
         rs_pkt *next = pkt->next;
         int64_t t = pkt->t_arrive_ps;

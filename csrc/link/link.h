@@ -86,6 +86,8 @@ _Static_assert(offsetof(rs_link, arrival) == 64 && offsetof(rs_link, stats.deliv
 /* A partitioned run's window exchange (sim/par.c): the frames of a cut link's outbox join its
  * FIFO, the arrival armed for the first when nothing was ahead of it. */
 void rs_link_take_outbox(struct rs_net *net, rs_link *l);
+/* The same for a chain of frames taken off the outbox before (linked by next, in the order sent). */
+void rs_link_take_frames(struct rs_net *net, rs_link *l, rs_pkt *pkt);
 
 /* Picoseconds to serialise `wire_bytes` (frame + FCS + preamble + IFG) at rate_bps, rounded up. */
 static inline int64_t rs_link_ser_ps(const rs_link *l, uint32_t wire_bytes)

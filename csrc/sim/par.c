@@ -11,10 +11,11 @@
  * partition first runs up to its key.  Each partition runs on its own copy of the simulation's
  * struct, whose engine holds its queue (par_run below); the global queue is the simulation's.
  *
- * The partitions of a window run one after the other on the caller's thread.  The window exchange
- * is the seam for other transports (threads, MPI ranks): a frame for another partition is put on
- * its link's FIFO by the sender and armed in the receiver's queue at a time after the window's
- * end; a transport that runs the partitions concurrently exchanges those per window instead. */
+ * The partitions of a job run one after the other on the caller's thread, or on threads (each
+ * takes partitions off the job until none is left).  The window exchange is the seam for other
+ * transports (MPI ranks): a frame for another partition waits in its link's outbox and joins the
+ * link's FIFO and the receiver's queue, at a time after the window's end, at the receiving
+ * partition's next turn. */
 #define _POSIX_C_SOURCE 200809L /* pthreads under -std=c11 */
 #include "sim/par.h"
 
@@ -23,11 +24,31 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "link/link.h"
 #include "link/switch.h"
 #include "sim/sim_impl.h"
 #include "workload/flows_impl.h"
+
+/* What the partitioned runs did, summed over the runs since the table was set (rs_sim_par_stats):
+ * it depends on the model and the split only, not on the machine's load. */
+typedef struct par_stats {
+    uint64_t runs;
+    uint64_t jobs;          /* steps every partition ran (with threads: handed out, then waited for) */
+    uint64_t barriers;      /* synchronisations of the threads (2 per job with threads: its start and end) */
+    uint64_t windows;       /* lookahead windows */
+    uint64_t global_events; /* handled on the caller's thread alone, between jobs */
+    uint64_t events;        /* handled by the partitions in jobs */
+    uint64_t crit_threads;  /* over jobs, the most events of a partition or 1/T of all, whichever is more */
+    uint64_t crit_parts;    /* over jobs, the most events a partition handled in it */
+    /* CPU time (ns, each thread's own clock: time the machine gave another process is not in it) */
+    uint64_t cpu_jobs;      /* of the partitions in jobs, summed */
+    uint64_t cpu_crit;      /* over jobs, the most a thread spent in it */
+    uint64_t cpu_serial;    /* of the caller's thread between jobs (exchange, global events, windows) */
+} par_stats;
+
+enum { PAR_STATS_N = 11 };
 
 struct rs_par {
     uint32_t parts;
@@ -36,6 +57,8 @@ struct rs_par {
     uint16_t *host_part;
     uint16_t *switch_part;
     int64_t lookahead_ps;
+    par_stats st;
+    uint64_t *part_events; /* by partition, over the runs */
 };
 
 void rs_par_free(rs_par *p)
@@ -44,6 +67,7 @@ void rs_par_free(rs_par *p)
         return;
     free(p->host_part);
     free(p->switch_part);
+    free(p->part_events);
     free(p);
 }
 
@@ -69,7 +93,8 @@ int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const u
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     p->host_part = malloc((n_hosts + 1) * sizeof(uint16_t));
     p->switch_part = malloc((n_switches + 1) * sizeof(uint16_t));
-    if (!p->host_part || !p->switch_part) {
+    p->part_events = calloc(parts, sizeof(uint64_t));
+    if (!p->host_part || !p->switch_part || !p->part_events) {
         rs_par_free(p);
         return rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
     }
@@ -112,6 +137,20 @@ int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const u
 
 int64_t rs_sim_partition_lookahead(const rs_sim *sim) { return sim->par ? sim->par->lookahead_ps : -1; }
 
+uint32_t rs_sim_par_stats(const rs_sim *sim, uint64_t *out, uint32_t n)
+{
+    const rs_par *p = sim->par;
+    if (!p)
+        return 0;
+    const par_stats *st = &p->st;
+    const uint64_t v[PAR_STATS_N] = {st->runs,       st->jobs,         st->barriers,   st->windows,
+                                     st->global_events, st->events,    st->crit_threads, st->crit_parts,
+                                     st->cpu_jobs,   st->cpu_crit,     st->cpu_serial};
+    for (uint32_t i = 0; i < n && i < PAR_STATS_N + p->parts; i++)
+        out[i] = i < PAR_STATS_N ? v[i] : p->part_events[i - PAR_STATS_N];
+    return PAR_STATS_N + p->parts;
+}
+
 /* What a partitioned run cannot hold yet: the reason, or NULL. */
 static const char *refused(const rs_sim *sim, const rs_run_args *a)
 {
@@ -123,8 +162,6 @@ static const char *refused(const rs_sim *sim, const rs_run_args *a)
         return "an InfiniBand fabric needs";
     if (sim->mux)
         return "the Ultra Ethernet transport needs";
-    if (p->threads > 1 && sim->tp.n_cc_plugins)
-        return "congestion-control plug-ins need";
     if (net->eng.trace)
         return "tracing needs";
     if (net->pcap)
@@ -196,34 +233,20 @@ static int drain(rs_eventq *q, rs_event **v, size_t *n, size_t *cap)
  * reaches the partition's engine through the pointers it already follows.  The global queue is the
  * simulation's own (`sim->tp.net.eng`).  Still shared, one partition at a time: the packet pool
  * and the QP slabs (copied into the running partition's struct and back), the flow table. */
-/* A barrier for the threads of a run: each window ends in two, so they spin (a futex sleep and
- * wake costs more than a short window) and yield the core after a while (a shared machine). */
-typedef struct spin_bar {
-    atomic_uint count;
-    atomic_uint sense;
-    unsigned n;
-} spin_bar;
+/* Threads (T > 1) share each job's partitions: a job is published as a new generation in one word
+ * (generation << 32 | the next partition to take), every thread (the caller's too) takes
+ * partitions off it until none is left, and the caller waits until all P are done.  A partition
+ * goes to whichever thread is free (the results do not depend on which): a thread the machine
+ * has descheduled holds up only the partition it is running, not the job.  Threads waiting for
+ * the next job spin a while (a job is short), then sleep on a condition variable. */
+#define GEN_SHIFT 32
+#define SPIN_NS 50000 /* how long a thread waiting for a job spins before it sleeps */
 
-static void bar_init(spin_bar *b, unsigned n)
+static uint64_t mono_ns(void)
 {
-    atomic_init(&b->count, 0);
-    atomic_init(&b->sense, 0);
-    b->n = n;
-}
-
-/* *local: the caller's own sense of this barrier, flipped at each wait. */
-static void bar_wait(spin_bar *b, unsigned *local)
-{
-    unsigned s = *local ^ 1u;
-    *local = s;
-    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1 == b->n) {
-        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-        atomic_store_explicit(&b->sense, s, memory_order_release);
-        return;
-    }
-    for (unsigned spins = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s;)
-        if (++spins > 4000)
-            sched_yield();
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* What each thread does at the next barrier: run its partitions up to a limit. */
@@ -233,16 +256,14 @@ typedef struct par_job {
     int64_t win_end;
     int stop_at_done; /* stop each partition after the event that finishes its last flow */
     int only_left;    /* only the partitions with flows left */
-    int quit;         /* the run is over: the threads return */
 } par_job;
 
 typedef struct par_run par_run;
 
 typedef struct par_thread {
     par_run *r;
-    uint32_t w; /* runs partitions w, w + T, w + 2T, ... */
+    uint32_t w; /* 1..T-1 (the caller's thread is 0) */
     pthread_t th;
-    unsigned sense[2]; /* its sense of each barrier (go, done) */
 } par_thread;
 
 struct par_run {
@@ -256,15 +277,32 @@ struct par_run {
     uint64_t *left; /* flows not finished by partition (a run that stops when they are) */
     rs_link **cut; /* the links between two partitions */
     uint32_t n_cut;
-    /* threads (T > 1): partition i runs on thread i % T (thread 0: the caller's); each partition
+    /* the cut links by partition, as indices into cut: in_cut[in_at[i] .. in_at[i + 1]) end in
+     * partition i, out_cut[out_at[i] ..] start in it.  After a partition's turn in a job, its
+     * thread moves the outboxes of its outgoing links into pend (slot: the job's parity) and notes
+     * their earliest arrival (out_min[i]); before its turn in the next, its thread takes its
+     * incoming links' frames from pend into their FIFOs (two slots: one partition's turn may end
+     * before another's began) */
+    uint32_t *in_cut, *out_cut;
+    uint32_t *in_at, *out_at;
+    int64_t *out_min;
+    rs_pkt **pend; /* [2 * n_cut] */
+    uint64_t job_no;
+    /* threads (T > 1): each job's partitions are taken by the threads (above); each partition
      * has its own packet pool and QP slabs (absorbed into the simulation's at the end) and its
-     * own latest event (last[i]); two barriers around each job */
+     * own latest event (last[i]) */
     uint32_t T;
     par_thread *th;
     uint32_t n_th; /* threads started */
-    spin_bar go, done;
-    unsigned sense[2]; /* the caller's sense of each barrier (go, done) */
-    int barriers;
+    _Atomic uint64_t claim; /* generation << 32 | the next partition to take */
+    atomic_uint n_done;     /* partitions done in this job */
+    atomic_int quit;        /* the run is over: the threads return */
+    atomic_uint sleepers;   /* threads asleep on `wake` */
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake;
+    int have_wake;
+    uint64_t gen;
+    int barriers; /* the threads run (every one started) */
     pthread_mutex_t gate_lock; /* the threads wait here until all started */
     pthread_cond_t gate;
     int gate_open, have_gate;
@@ -274,7 +312,21 @@ struct par_run {
     int *ret;       /* by partition: what its last run_part returned */
     int64_t *last_t; /* by partition, P: the global queue */
     uint64_t *last_seq;
+    uint64_t *ev_prev; /* by partition, its event count before the job (the stats) */
+    uint64_t *cpu_part; /* by partition, the CPU ns of its turn in the job (the stats) */
+    uint64_t *cpu_thr;  /* by thread, the CPU ns of its turns in the job (the stats) */
+    uint32_t *owner;    /* by partition, the thread that ran its turn in the job */
+    uint64_t cpu_mark;  /* the caller's CPU clock at the end of the last job */
 };
+
+/* The calling thread's CPU clock in ns. */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* The bias of a partition's INT-stack count on threads: never 0, so that its switches always
  * look at a frame's INT (the count of INT stacks in use is the whole run's, not a partition's) */
@@ -317,14 +369,23 @@ static int run_failed(par_run *r)
     return e->failed;
 }
 
-/* The window exchange: the frames sent on cut links since the last one join their links' FIFOs
- * and the receivers' queues (each arrives after the window it was sent in).  The one seam between
- * partitions: a transport that runs them apart (threads, MPI ranks) carries these outboxes. */
+/* The window exchange, all at once (at the end of a run): the frames sent on cut links and not
+ * taken yet (in pend, or still in an outbox) join their links' FIFOs and the receivers' queues
+ * (each arrives after the window it was sent in).  During the run each partition's turn takes its
+ * own (take_incoming, note_outgoing below).  The one seam between partitions: a transport that runs
+ * them apart (MPI ranks) carries these outboxes. */
 static void exchange(par_run *r)
 {
-    for (uint32_t i = 0; i < r->n_cut; i++)
+    for (uint32_t i = 0; i < r->n_cut; i++) {
+        for (uint64_t j = r->job_no + 1; r->pend && j <= r->job_no + 2; j++) { /* the older slot first */
+            rs_pkt **slot = r->pend + (j & 1) * r->n_cut;
+            if (slot[i])
+                rs_link_take_frames(&r->sim->tp.net, r->cut[i], slot[i]); /* armed by the run's control */
+            slot[i] = NULL;
+        }
         if (r->cut[i]->out_head)
-            rs_link_take_outbox(&r->sim->tp.net, r->cut[i]); /* armed by the run's control */
+            rs_link_take_outbox(&r->sim->tp.net, r->cut[i]);
+    }
 }
 
 /* Point every host and switch at the transport / network it runs on. */
@@ -336,6 +397,87 @@ static void point_nodes(par_run *r, int to_parts)
         sim->tp.hosts[h]->tp = to_parts ? &r->ps[p->host_part[h]].tp : &sim->tp;
     for (uint32_t w = 0; w < sim->tp.net.n_switches; w++)
         sim->tp.net.switches[w]->net = to_parts ? &r->ps[p->switch_part[w]].tp.net : &sim->tp.net;
+}
+
+/* The cut links by the partition of their receiving end (in_cut) and of their sending end
+ * (out_cut), each in the order of r->cut. */
+static int cut_by_part(par_run *r)
+{
+    const rs_par *p = r->sim->par;
+    const uint32_t P = p->parts, n = r->n_cut;
+    r->in_cut = malloc((n + 1) * sizeof(uint32_t));
+    r->out_cut = malloc((n + 1) * sizeof(uint32_t));
+    r->in_at = calloc(P + 1, sizeof(uint32_t));
+    r->out_at = calloc(P + 1, sizeof(uint32_t));
+    r->out_min = malloc(P * sizeof(int64_t));
+    r->pend = calloc(2 * (size_t)n + 1, sizeof(rs_pkt *));
+    if (!r->in_cut || !r->out_cut || !r->in_at || !r->out_at || !r->out_min || !r->pend)
+        return -1;
+    for (uint32_t i = 0; i < n; i++) { /* counts, then starts, then the lists */
+        r->in_at[link_end_part(p, r->cut[i]->to) + 1]++;
+        r->out_at[link_end_part(p, r->cut[i]->from) + 1]++;
+    }
+    for (uint32_t i = 0; i < P; i++) {
+        r->in_at[i + 1] += r->in_at[i];
+        r->out_at[i + 1] += r->out_at[i];
+        r->out_min[i] = INT64_MAX;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t to = link_end_part(p, r->cut[i]->to), from = link_end_part(p, r->cut[i]->from);
+        uint32_t ki = r->in_at[to]++, ko = r->out_at[from]++;
+        r->in_cut[ki] = i;
+        r->out_cut[ko] = i;
+    }
+    for (uint32_t i = P; i > 0; i--) { /* each start moved to the next partition's: back */
+        r->in_at[i] = r->in_at[i - 1];
+        r->out_at[i] = r->out_at[i - 1];
+    }
+    r->in_at[0] = r->out_at[0] = 0;
+    return 0;
+}
+
+/* Before partition i's turn in a job: the frames sent to it in the last job join their links'
+ * FIFOs and its queue, armed through its engine (each arrives after the window it was sent in,
+ * so at or after this one's start). */
+static void take_incoming(par_run *r, uint32_t i)
+{
+    rs_pkt **slot = r->pend + ((r->job_no - 1) & 1) * r->n_cut;
+    for (uint32_t k = r->in_at[i]; k < r->in_at[i + 1]; k++) {
+        uint32_t c = r->in_cut[k];
+        if (slot[c]) {
+            rs_link_take_frames(&r->ps[i].tp.net, r->cut[c], slot[c]);
+            slot[c] = NULL;
+        }
+    }
+}
+
+/* After partition i's turn: its outboxes into pend, and their earliest arrival. */
+static void note_outgoing(par_run *r, uint32_t i)
+{
+    int64_t t = INT64_MAX;
+    rs_pkt **slot = r->pend + (r->job_no & 1) * r->n_cut;
+    for (uint32_t k = r->out_at[i]; k < r->out_at[i + 1]; k++) {
+        uint32_t c = r->out_cut[k];
+        rs_link *l = r->cut[c];
+        rs_pkt *pkt = l->out_head;
+        if (!pkt)
+            continue;
+        if (pkt->t_arrive_ps < t) /* a link's frames arrive in the order sent */
+            t = pkt->t_arrive_ps;
+        slot[c] = pkt;
+        l->out_head = l->out_tail = NULL;
+    }
+    r->out_min[i] = t;
+}
+
+/* The earliest arrival of a frame still in an outbox (between jobs): INT64_MAX when none. */
+static int64_t pending_arrival(const par_run *r)
+{
+    int64_t t = INT64_MAX;
+    for (uint32_t i = 0; r->out_min && i < r->P; i++)
+        if (r->out_min[i] < t)
+            t = r->out_min[i];
+    return t;
 }
 
 /* Split the engine's queue into P + 1 queues, each partition's in its own copy of the simulation. */
@@ -352,7 +494,12 @@ static int setup(par_run *r)
     r->ret = calloc(P, sizeof(int));
     r->last_t = malloc((P + 1) * sizeof(int64_t));
     r->last_seq = calloc(P + 1, sizeof(uint64_t));
-    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq)
+    r->ev_prev = calloc(P, sizeof(uint64_t));
+    r->cpu_part = calloc(P, sizeof(uint64_t));
+    r->cpu_thr = calloc(r->T, sizeof(uint64_t));
+    r->owner = calloc(P, sizeof(uint32_t));
+    if (!r->ent_q || !r->qv || !r->ps || !r->ret || !r->last_t || !r->last_seq || !r->ev_prev || !r->cpu_part ||
+        !r->cpu_thr || !r->owner)
         return -1;
     for (uint32_t i = 0; i <= P; i++)
         r->last_t[i] = e->now_ps;
@@ -376,6 +523,8 @@ static int setup(par_run *r)
             r->cut[r->n_cut++] = l;
         }
     }
+    if (cut_by_part(r) != 0)
+        return -1;
     int64_t cur_t = e->evq.cur_t_ps;
     uint64_t cur_seq = e->evq.cur_seq;
     for (uint32_t i = 0; i < P; i++) {
@@ -484,6 +633,16 @@ static int teardown(par_run *r)
     free(r->cut);
     r->cut = NULL;
     r->n_cut = 0;
+    free(r->in_cut);
+    free(r->out_cut);
+    free(r->in_at);
+    free(r->out_at);
+    free(r->out_min);
+    free(r->pend);
+    r->pend = NULL;
+    r->in_cut = r->out_cut = NULL;
+    r->in_at = r->out_at = NULL;
+    r->out_min = NULL;
     int rc = 0;
     if (r->ps && e->qs)
         point_nodes(r, 0);
@@ -533,6 +692,14 @@ static int teardown(par_run *r)
     r->last_t = NULL;
     free(r->last_seq);
     r->last_seq = NULL;
+    free(r->ev_prev);
+    r->ev_prev = NULL;
+    free(r->cpu_part);
+    r->cpu_part = NULL;
+    free(r->cpu_thr);
+    r->cpu_thr = NULL;
+    free(r->owner);
+    r->owner = NULL;
     return rc;
 }
 
@@ -547,8 +714,9 @@ static int head_of(par_run *r, uint32_t i, int64_t *t, uint64_t *seq)
     return 1;
 }
 
-/* Handle the head of s's queue (the caller checked it is there). */
-static void handle_head(par_run *r, rs_sim *s, uint32_t idx)
+/* Handle the head of s's queue (the caller checked it is there); *lt, *ls: the latest event
+ * handled (a partition's own copy while it runs: the arrays by partition share cache lines). */
+static void handle_head(rs_sim *s, int64_t *lt, uint64_t *ls)
 {
     rs_engine *e = &s->tp.net.eng;
     rs_eventq *q = &e->evq;
@@ -559,9 +727,9 @@ static void handle_head(par_run *r, rs_sim *s, uint32_t idx)
     rs_engine_enter(e, ev.timer->ent);
     rs_sim_dispatch(s, &ev);
     s->events++;
-    if (ev.t_ps > r->last_t[idx] || (ev.t_ps == r->last_t[idx] && ev.seq > r->last_seq[idx])) {
-        r->last_t[idx] = ev.t_ps;
-        r->last_seq[idx] = ev.seq;
+    if (ev.t_ps > *lt || (ev.t_ps == *lt && ev.seq > *ls)) {
+        *lt = ev.t_ps;
+        *ls = ev.seq;
     }
 }
 
@@ -584,6 +752,8 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
     rs_sim *s = &r->ps[i];
     rs_engine *e = &s->tp.net.eng;
     int stopped = 0;
+    int64_t lt = r->last_t[i];
+    uint64_t ls = r->last_seq[i];
     e->win_end = win_end;
     shared_in(r, i);
     for (;;) {
@@ -592,7 +762,7 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
         const rs_event *h = rs_eventq_head(&e->evq);
         if (!h || h->t_ps > t_lim || (h->t_ps == t_lim && h->seq >= seq_lim))
             break;
-        handle_head(r, s, i);
+        handle_head(s, &lt, &ls);
         if (stop_at_done && !stopped && r->left[i] == 0) {
             /* its last flow finished: the rest of this instant too (its pair's release among
              * it), as a run on one queue would whether this was the last flow anywhere or not */
@@ -603,19 +773,66 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
     }
     shared_out(r, i);
     e->win_end = INT64_MIN;
+    r->last_t[i] = lt;
+    r->last_seq[i] = ls;
     return stopped && !e->failed ? RUN_FLOWS_STOPPED : RUN_TO_END;
 }
 
-/* Thread w's share of the job. */
-static void run_slice(par_run *r, uint32_t w)
+/* Partition i's turn in the job, on thread w. */
+static void run_turn(par_run *r, uint32_t i, uint32_t w)
 {
     const par_job *j = &r->job;
-    for (uint32_t i = w; i < r->P; i += r->T) {
-        if (j->only_left && !r->left[i]) {
-            r->ret[i] = RUN_TO_END;
-            continue;
-        }
+    uint64_t c0 = thread_cpu_ns();
+    take_incoming(r, i);
+    if (j->only_left && !r->left[i])
+        r->ret[i] = RUN_TO_END;
+    else
         r->ret[i] = run_part(r, i, j->t_lim, j->seq_lim, j->win_end, j->stop_at_done);
+    note_outgoing(r, i);
+    r->owner[i] = w;
+    r->cpu_part[i] = thread_cpu_ns() - c0;
+}
+
+/* Thread w takes partitions of job generation `gen` until none is left. */
+static void take_turns(par_run *r, uint32_t w, uint64_t gen)
+{
+    uint64_t v = atomic_load_explicit(&r->claim, memory_order_acquire);
+    for (;;) {
+        if (v >> GEN_SHIFT != gen || (uint32_t)v >= r->P)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&r->claim, &v, v + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue; /* v now holds the word another thread left */
+        run_turn(r, (uint32_t)v, w);
+        atomic_fetch_add_explicit(&r->n_done, 1, memory_order_release);
+        v = atomic_load_explicit(&r->claim, memory_order_acquire);
+    }
+}
+
+/* A thread waits for a job after generation `gen` (or the end of the run): its generation. */
+static uint64_t wait_job(par_run *r, uint64_t gen)
+{
+    uint64_t t0 = 0;
+    for (unsigned spins = 0;; spins++) {
+        uint64_t v = atomic_load_explicit(&r->claim, memory_order_acquire);
+        if (v >> GEN_SHIFT != gen || atomic_load_explicit(&r->quit, memory_order_acquire))
+            return v >> GEN_SHIFT;
+        if (spins % 64 != 63)
+            continue;
+        uint64_t now = mono_ns();
+        if (!t0) {
+            t0 = now;
+        } else if (now - t0 > SPIN_NS) {
+            /* asleep until the caller publishes a job: it wakes the sleepers it counts (both
+             * sides store, then load the other's word, sequentially consistent) */
+            pthread_mutex_lock(&r->wake_lock);
+            atomic_fetch_add(&r->sleepers, 1);
+            while (atomic_load(&r->claim) >> GEN_SHIFT == gen && !atomic_load(&r->quit))
+                pthread_cond_wait(&r->wake, &r->wake_lock);
+            atomic_fetch_sub(&r->sleepers, 1);
+            pthread_mutex_unlock(&r->wake_lock);
+            t0 = 0;
+        }
     }
 }
 
@@ -629,13 +846,55 @@ static void *thread_main(void *arg)
     pthread_mutex_unlock(&r->gate_lock);
     if (!r->barriers)
         return NULL; /* not every thread could start: the run fails */
-    for (;;) {
-        bar_wait(&r->go, &t->sense[0]);
-        if (r->job.quit)
+    for (uint64_t gen = 0;;) {
+        gen = wait_job(r, gen);
+        if (atomic_load_explicit(&r->quit, memory_order_acquire))
             return NULL;
-        run_slice(r, t->w);
-        bar_wait(&r->done, &t->sense[1]);
+        take_turns(r, t->w, gen);
     }
+}
+
+/* Publish a new generation of the claim word (a job, or the end of the run) and wake sleepers. */
+static void publish(par_run *r, uint64_t word)
+{
+    atomic_store(&r->claim, word);
+    if (atomic_load(&r->sleepers)) {
+        pthread_mutex_lock(&r->wake_lock);
+        pthread_cond_broadcast(&r->wake);
+        pthread_mutex_unlock(&r->wake_lock);
+    }
+}
+
+/* The job's events and CPU time into the stats (between jobs, on the caller's thread): by
+ * partition; the critical path in events with T threads (per job the most of one partition's or
+ * an equal share of all, whichever is more: what any assignment to T threads takes at least) and
+ * with one thread per partition; in CPU time by the threads that ran the partitions. */
+static void job_stats(par_run *r)
+{
+    rs_par *p = r->sim->par;
+    uint64_t most = 0, all = 0;
+    for (uint32_t w = 0; w < r->T; w++)
+        r->cpu_thr[w] = 0;
+    for (uint32_t i = 0; i < r->P; i++) {
+        r->cpu_thr[r->owner[i]] += r->cpu_part[i];
+        p->st.cpu_jobs += r->cpu_part[i];
+        uint64_t n = r->ps[i].events - r->ev_prev[i];
+        r->ev_prev[i] = r->ps[i].events;
+        p->part_events[i] += n;
+        all += n;
+        if (n > most)
+            most = n;
+    }
+    p->st.events += all;
+    p->st.crit_parts += most;
+    uint64_t share = (all + r->T - 1) / r->T;
+    p->st.crit_threads += share > most ? share : most;
+    most = 0;
+    for (uint32_t w = 0; w < r->T; w++)
+        if (r->cpu_thr[w] > most)
+            most = r->cpu_thr[w];
+    p->st.cpu_crit += most;
+    p->st.jobs++;
 }
 
 /* Every partition runs the job, on the threads; then, on the caller's thread alone, the releases
@@ -644,11 +903,23 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
 {
     r->job = (par_job){.t_lim = t_lim, .seq_lim = seq_lim, .win_end = win_end, .stop_at_done = stop_at_done,
                        .only_left = only_left};
-    if (r->barriers)
-        bar_wait(&r->go, &r->sense[0]);
-    run_slice(r, 0);
-    if (r->barriers)
-        bar_wait(&r->done, &r->sense[1]);
+    r->job_no++;
+    r->sim->par->st.cpu_serial += thread_cpu_ns() - r->cpu_mark;
+    if (r->barriers) {
+        atomic_store_explicit(&r->n_done, 0, memory_order_relaxed);
+        r->gen++;
+        publish(r, r->gen << GEN_SHIFT);
+        take_turns(r, 0, r->gen);
+        for (unsigned spins = 0; atomic_load_explicit(&r->n_done, memory_order_acquire) != r->P;)
+            if (++spins > 4000)
+                sched_yield();
+        r->sim->par->st.barriers += 2;
+    } else {
+        for (uint32_t i = 0; i < r->P; i++)
+            run_turn(r, i, 0);
+    }
+    job_stats(r);
+    r->cpu_mark = thread_cpu_ns();
     if (r->sim->flows && r->sim->flows->part_defer)
         rs_flows_reap_deferred(r->sim->flows, r->P);
 }
@@ -676,12 +947,22 @@ static int threads_start(par_run *r)
         return -1;
     }
     r->have_gate = 1;
+    if (pthread_mutex_init(&r->wake_lock, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&r->wake, NULL) != 0) {
+        pthread_mutex_destroy(&r->wake_lock);
+        return -1;
+    }
+    r->have_wake = 1;
     r->th = calloc(r->T, sizeof(par_thread));
     if (!r->th)
         return -1;
     int ok = 1;
-    bar_init(&r->go, r->T);
-    bar_init(&r->done, r->T);
+    atomic_init(&r->claim, 0);
+    atomic_init(&r->n_done, 0);
+    atomic_init(&r->quit, 0);
+    atomic_init(&r->sleepers, 0);
+    r->gen = 0;
     for (uint32_t w = 1; w < r->T && ok; w++) {
         r->th[w] = (par_thread){.r = r, .w = w};
         if (pthread_create(&r->th[w].th, NULL, thread_main, &r->th[w]) != 0)
@@ -690,15 +971,15 @@ static int threads_start(par_run *r)
             r->n_th = w;
     }
     r->barriers = ok;
-    gate_open(r); /* without barriers, the threads that started return at once */
+    gate_open(r); /* if one could not start, the threads that did return at once */
     return r->barriers ? 0 : -1;
 }
 
 static void threads_stop(par_run *r)
 {
     if (r->barriers) {
-        r->job.quit = 1;
-        bar_wait(&r->go, &r->sense[0]);
+        atomic_store(&r->quit, 1);
+        publish(r, (r->gen + 1) << GEN_SHIFT);
     }
     for (uint32_t w = 1; w <= r->n_th; w++)
         pthread_join(r->th[w].th, NULL);
@@ -710,6 +991,11 @@ static void threads_stop(par_run *r)
         pthread_cond_destroy(&r->gate);
         pthread_mutex_destroy(&r->gate_lock);
         r->have_gate = 0;
+    }
+    if (r->have_wake) {
+        pthread_cond_destroy(&r->wake);
+        pthread_mutex_destroy(&r->wake_lock);
+        r->have_wake = 0;
     }
     if (r->have_lock) {
         pthread_mutex_destroy(&r->flows_lock);
@@ -725,6 +1011,44 @@ static uint64_t flows_left(const par_run *r)
     return left;
 }
 
+/* The jobs of a window [.., end).  While flows are left, a partition stops after the event that
+ * finishes its last (and the rest of that instant); if that was the last anywhere, every partition
+ * runs to that instant only (u and *flows_done say so), else all run on to the window's end.  When
+ * every partition has flows left, that is one job with stops, and a second only in the window
+ * where a partition's last flow finished (at most one per partition and run); when some partition
+ * has none left, it cannot know where the window ends for it: first the partitions with flows
+ * left, then all. */
+static void run_window(par_run *r, int64_t end, int64_t *u, int *flows_done)
+{
+    const uint32_t P = r->P;
+    if (r->left && !*flows_done && flows_left(r)) {
+        int every = 1;
+        for (uint32_t i = 0; i < P && every; i++)
+            every = r->left[i] != 0;
+        int64_t t_done = INT64_MIN;
+        int stops = 0;
+        run_job(r, end, 0, end, 1, !every);
+        for (uint32_t i = 0; i < P; i++)
+            if (r->ret[i] == RUN_FLOWS_STOPPED) {
+                stops = 1;
+                if (r->ps[i].tp.net.eng.now_ps > t_done)
+                    t_done = r->ps[i].tp.net.eng.now_ps;
+            }
+        if (flows_left(r) == 0 && t_done != INT64_MIN) {
+            *flows_done = 1;
+            *u = t_done;
+            end = t_done + 1;
+        } else if (every && !stops) {
+            return; /* every partition ran to the window's end */
+        }
+    }
+    run_job(r, end, 0, end, 0, 0);
+    if (r->left && !*flows_done && flows_left(r) == 0) { /* finished without a stop (cannot happen) */
+        *flows_done = 1;
+        *u = last_of(r);
+    }
+}
+
 static int loop(par_run *r, const rs_run_args *a)
 {
     rs_sim *sim = r->sim;
@@ -736,14 +1060,14 @@ static int loop(par_run *r, const rs_run_args *a)
     int64_t u = a->until_ps;
     int flows_done = 0;
     for (;;) {
-        exchange(r); /* what the last step sent to other partitions */
         if (run_failed(r))
             return RS_RUN_ERROR;
-        /* the next event of all: the window starts there */
-        int64_t tg = INT64_MAX, t0 = INT64_MAX, t;
+        /* the next event of all: the window starts there (what the last job sent to other
+         * partitions is still in the outboxes: each thread takes its own at its next job) */
+        int64_t tg = INT64_MAX, t0 = pending_arrival(r), t;
         uint64_t kg = 0, k;
         int have_g = head_of(r, P, &tg, &kg);
-        if (have_g)
+        if (have_g && tg < t0)
             t0 = tg;
         for (uint32_t i = 0; i < P; i++)
             if (head_of(r, i, &t, &k) && t < t0)
@@ -772,8 +1096,9 @@ static int loop(par_run *r, const rs_run_args *a)
                 /* on the simulation's own struct, every node pointed back at it: the event may
                  * reach any host or switch (a flow start), and runs as on one queue */
                 point_nodes(r, 0);
-                handle_head(r, sim, P);
+                handle_head(sim, &r->last_t[P], &r->last_seq[P]);
                 point_nodes(r, 1);
+                sim->par->st.global_events++;
             }
             sim->flows_stop = 0;
             if (r->left && !flows_done && flows_left(r) == 0) { /* the last flow finished by now */
@@ -783,31 +1108,13 @@ static int loop(par_run *r, const rs_run_args *a)
             continue;
         }
         /* a window [t0, end): no frame sent in it arrives before its end */
+        sim->par->st.windows++;
         int64_t end = t0 > INT64_MAX - L ? INT64_MAX : t0 + L;
         if (have_g && tg < end)
             end = tg;
         if (u != INT64_MAX && u < end)
             end = u + 1;
-        if (r->left && !flows_done && flows_left(r)) {
-            /* first the partitions with flows to finish, each up to the event that finishes its
-             * last (and the rest of that instant): if that was the last anywhere, every partition
-             * runs to that instant only */
-            int64_t t_done = INT64_MIN;
-            run_job(r, end, 0, end, 1, 1);
-            for (uint32_t i = 0; i < P; i++)
-                if (r->ret[i] == RUN_FLOWS_STOPPED && r->ps[i].tp.net.eng.now_ps > t_done)
-                    t_done = r->ps[i].tp.net.eng.now_ps;
-            if (flows_left(r) == 0 && t_done != INT64_MIN) {
-                flows_done = 1;
-                u = t_done;
-                end = t_done + 1;
-            }
-        }
-        run_job(r, end, 0, end, 0, 0);
-        if (r->left && !flows_done && flows_left(r) == 0) { /* finished without a stop (cannot happen) */
-            flows_done = 1;
-            u = last_of(r);
-        }
+        run_window(r, end, &u, &flows_done);
     }
 }
 
@@ -824,6 +1131,7 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
     if (sim->tp.net.routes_dirty && rs_routes_compute(&sim->tp.net) != RS_OK)
         return RS_RUN_ERROR;
     par_run r = {.sim = sim, .e = &sim->tp.net.eng};
+    sim->par->st.runs++;
     r.T = sim->par->threads < sim->par->parts ? sim->par->threads : sim->par->parts;
     if (r.T < 1)
         r.T = 1;
@@ -870,7 +1178,9 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
             fs->lock = &r.flows_lock;
             fs->part_defer = defer;
         }
+        r.cpu_mark = thread_cpu_ns();
         rc = loop(&r, a);
+        sim->par->st.cpu_serial += thread_cpu_ns() - r.cpu_mark;
         threads_stop(&r);
     }
     if (fs) {

@@ -544,6 +544,10 @@ def _bare_numbers(file: str, section: str, table: dict[str, Any], dims: dict[str
 
 def _semantic_rest(sc: Scenario, problems: list[Problem], ok: Any, topology_ok: bool) -> None:
     v, file = sc.values, sc.file
+    parts, threads = v["simulation.partitions"], v["simulation.threads"]
+    if ok("simulation.partitions", "simulation.threads") and parts and threads > parts:
+        problems.append(Problem(file, "simulation.threads", f"more threads than partitions ({parts})",
+                                threads, f"1..{parts} (at most simulation.partitions)"))
     if ok("qp.mtu", "link.mtu") and v["qp.mtu"] > v["link.mtu"]:
         problems.append(
             Problem(

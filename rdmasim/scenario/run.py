@@ -73,8 +73,9 @@ def build(sc: Scenario) -> Simulator:
     seed, rate, delay, mtu = v["simulation.seed"], v["link.rate"], v["link.delay"], v["link.mtu"]
     kind = v["topology.kind"]
     common: dict[str, Any] = {"rate": rate, "delay": delay, "mtu": mtu, "seed": seed}
-    if v["link.layer"] != "roce":  # the builders take the simulator of that fabric
-        common["sim"] = Simulator(seed, link_layer=v["link.layer"])
+    threads, parts = v["simulation.threads"], v["simulation.partitions"] or None
+    if v["link.layer"] != "roce" or threads > 1 or parts:  # the builders take the simulator made here
+        common["sim"] = Simulator(seed, link_layer=v["link.layer"], threads=threads, partitions=parts)
     swc = _switch_config(v)
     if kind == "back_to_back":
         sim = topology.back_to_back(**common).sim
@@ -449,7 +450,9 @@ def _run(sc: Scenario, staging: Path | None, progress: bool | None,
     wall0 = time.perf_counter()
     interrupted = False
     try:
-        samples = sim.run_flows(until=end_ps, sample_every=interval or None, progress=cb)
+        # a run split into partitions cannot stop after a number of events: no progress reports
+        samples = sim.run_flows(until=end_ps, sample_every=interval or None,
+                                progress=None if sim._partitioned else cb)
     except KeyboardInterrupt:  # stop here; the flows so far are results (marked incomplete)
         interrupted, samples = True, None
     if trace is not None:

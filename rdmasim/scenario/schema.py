@@ -158,8 +158,14 @@ SCHEMA: dict[str, Opt] = {
         hi=U63,
     ),
     "simulation.threads": Opt(
-        "int", 1, "Threads of the event loop; only 1 so far (a partitioned run on several threads is "
-        "not available yet).", lo=1, hi=1),
+        "int", 1, "Threads of the event loop: above 1 the fabric is split into partitions "
+        "(`partitions`, default as many as threads) that run on this many threads, with the results "
+        "of one thread (docs/scaling.md). At most `partitions`.", lo=1, hi=4096),
+    "simulation.partitions": Opt(
+        "int", 0, "Split each run into this many partitions of the fabric (rdmasim.partition); 0: "
+        "as many as `threads` (1: one event queue). Any split, 1 included, orders simultaneous events "
+        "the same way, so every split gives the same results (which may differ slightly from 0 with "
+        "one thread).", lo=0, hi=4096),
     "simulation.progress": Opt(
         "bool", True, "Draw a progress bar (simulated time, events/s, flows done, ETA) on stderr when "
         "it is a terminal (`rdmasim -q` turns it off)."

@@ -51,6 +51,11 @@ int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const u
                           const uint16_t *switch_part, uint32_t n_switches);
 /* The lookahead of the partitioning (ps; INT64_MAX: no link cut), or -1 without one. */
 int64_t rs_sim_partition_lookahead(const rs_sim *sim);
+/* What the partitioned runs did since the partitions were set, into out[0..n): runs, jobs, barrier
+ * waits, windows, global events, events handled in jobs, the critical path over threads and over
+ * partitions (per job the most events one handled, summed), then the events of each partition.
+ * Returns how many values there are (8 + partitions; 0 without partitions). */
+uint32_t rs_sim_par_stats(const rs_sim *sim, uint64_t *out, uint32_t n);
 /* RS_OK, or RS_ERR_INVAL with the reason when a partitioned run cannot hold what `args` and the
  * simulation ask for (the reason names the setting: "[simulation] threads = N: ... need threads = 1"). */
 int rs_sim_par_check(rs_sim *sim, const rs_run_args *args);
