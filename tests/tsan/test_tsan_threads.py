@@ -42,9 +42,10 @@ def _setup_py_sources() -> tuple[list[str], list[str]]:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "C_SOURCES"
                                                 for t in node.targets):
             code = compile(ast.Expression(node.value), "setup.py", "eval")
-            sources = eval(code, {"glob": glob, "os": os, "HERE": str(ROOT)})  # noqa: S307 - our setup.py
+            sources = eval(code, {"glob": glob, "os": os, "HERE": str(ROOT)})  # setup.py's own expression
         if isinstance(node, ast.keyword) and node.arg == "include_dirs" and isinstance(node.value, ast.List):
-            includes = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            includes = [e.value for e in node.value.elts
+                        if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     assert sources, "setup.py: no C_SOURCES"
     assert includes, "setup.py: no include_dirs"
     return sources, includes
