@@ -16,6 +16,7 @@
 
 #include "rdmasim/cc.h"
 #include "rdmasim/cc_dcqcn.h"
+#include "rdmasim/cc_hpcc.h"
 #include "rdmasim/fabric.h"
 #include "rdmasim/flows.h"
 #include "rdmasim/sim.h"
@@ -51,10 +52,15 @@ static int check(rs_sim *sim, long rc, const char *what)
     return (int)rc;
 }
 
-static int add_switch(rs_sim *sim)
+/* xoff_bytes 0: the default dynamic threshold; else a static one (PFC pauses sooner) */
+static int add_switch(rs_sim *sim, uint64_t xoff_bytes)
 {
     rs_switch_cfg cfg;
     rs_switch_cfg_default(&cfg);
+    if (xoff_bytes) {
+        cfg.dynamic = 0;
+        cfg.xoff_bytes = xoff_bytes;
+    }
     cfg.ecn_kmin[PRIO] = 5000; /* DCQCN's marks */
     cfg.ecn_kmax[PRIO] = 200000;
     cfg.ecn_pmax[PRIO] = 0.01;
@@ -66,15 +72,21 @@ static void link_nodes(rs_sim *sim, int ka, int a, int kb, int b)
     check(sim, rs_fabric_connect(sim, ka, a, kb, b, RATE_BPS, DELAY_PS), "rs_fabric_connect");
 }
 
-static void dcqcn(fabric *f)
+/* The hosts' congestion control: DCQCN (DcqcnParams.paper() of rdmasim.cc, CNPs at most every
+ * 50 us per QP, DSCP 48) or HPCC (HpccParams.paper(): INT stacks in the packets, no CNPs). */
+static void set_cc(fabric *f, int kind)
 {
-    /* DcqcnParams.paper() (rdmasim.cc), CNPs at most every 50 us per QP, DSCP 48 */
-    const rs_dcqcn_params p = {.g = 1.0 / 256, .initial_alpha = 1.0, .alpha_timer_ps = 55000000,
+    const rs_dcqcn_params d = {.g = 1.0 / 256, .initial_alpha = 1.0, .alpha_timer_ps = 55000000,
                                .rate_timer_ps = 55000000, .byte_counter_bytes = 10000000,
                                .fast_recovery_steps = 5, .ai_bps = 40e6, .hai_bps = 400e6, .min_rate_bps = 1e6,
                                .decrease_scale = 0.5, .clamp_tgt_rate = 1};
-    for (uint32_t h = 0; h < f->n_hosts; h++)
-        check(f->sim, rs_host_set_cc(f->sim, (int)h, RS_CC_DCQCN, &p, sizeof(p), 1, 50000000, 48), "rs_host_set_cc");
+    const rs_hpcc_params h = {.eta = 0.95, .max_stage = 5, .fast_react = 1, .base_rtt_ps = 4000000,
+                              .min_rate_bps = 1e9, .ack_every = 1};
+    for (uint32_t i = 0; i < f->n_hosts; i++)
+        check(f->sim,
+              kind == RS_CC_HPCC ? rs_host_set_cc(f->sim, (int)i, kind, &h, sizeof(h), 0, 50000000, 48)
+                                 : rs_host_set_cc(f->sim, (int)i, kind, &d, sizeof(d), 1, 50000000, 48),
+              "rs_host_set_cc");
 }
 
 /* A k = 4 fat tree (rdmasim.topology.fat_tree's order: cores, then per pod its edges, aggregations
@@ -85,17 +97,17 @@ static void fat_tree(fabric *f, uint32_t parts)
     rs_sim *sim = f->sim;
     int cores[4];
     for (int i = 0; i < half * half; i++) {
-        cores[i] = add_switch(sim);
+        cores[i] = add_switch(sim, 0);
         f->switch_part[cores[i]] = (uint16_t)(i % parts);
     }
     for (int pod = 0; pod < k; pod++) {
         int edge[2], agg[2];
         for (int i = 0; i < half; i++) {
-            edge[i] = add_switch(sim);
+            edge[i] = add_switch(sim, 0);
             f->switch_part[edge[i]] = (uint16_t)(pod % parts);
         }
         for (int i = 0; i < half; i++) {
-            agg[i] = add_switch(sim);
+            agg[i] = add_switch(sim, 0);
             f->switch_part[agg[i]] = (uint16_t)(pod % parts);
         }
         for (int i = 0; i < half; i++)
@@ -122,7 +134,7 @@ static void dumbbell(fabric *f, uint32_t parts)
     rs_sim *sim = f->sim;
     int sw[2];
     for (int s = 0; s < 2; s++) {
-        sw[s] = add_switch(sim);
+        sw[s] = add_switch(sim, 16384); /* the incast pauses its senders */
         f->switch_part[sw[s]] = (uint16_t)(s % parts);
     }
     link_nodes(sim, RS_NODE_SWITCH, sw[0], RS_NODE_SWITCH, sw[1]);
@@ -189,6 +201,7 @@ typedef struct scenario {
     const char *name;
     void (*build)(fabric *, uint32_t);
     void (*flows)(fabric *, uint64_t);
+    int cc; /* enum rs_cc_kind */
 } scenario;
 
 /* Build, partition (parts 1: one queue, the split-independent keys), run the flows to the end. */
@@ -201,7 +214,7 @@ static outcome run(const scenario *sc, uint32_t parts, uint32_t threads, uint64_
     }
     check(f.sim, rs_sim_set_partitions(f.sim, 1, threads, NULL, 0, NULL, 0), "rs_sim_set_partitions(1)");
     sc->build(&f, parts);
-    dcqcn(&f);
+    set_cc(&f, sc->cc);
     sc->flows(&f, scale);
     if (parts > 1)
         check(f.sim,
@@ -296,14 +309,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "scale %s: allowed 1..1000\n", argv[1]);
         return 2;
     }
-    const scenario scs[] = {{"fat-tree k=4 permutation", fat_tree, fat_tree_flows},
-                            {"dumbbell incast", dumbbell, dumbbell_flows}};
+    const scenario scs[] = {{"fat-tree k=4 permutation, DCQCN", fat_tree, fat_tree_flows, RS_CC_DCQCN},
+                            {"dumbbell incast, DCQCN", dumbbell, dumbbell_flows, RS_CC_DCQCN},
+                            {"fat-tree k=4 permutation, HPCC", fat_tree, fat_tree_flows, RS_CC_HPCC}};
     const uint32_t splits[][2] = {{2, 1}, {2, 2}, {4, 2}, {4, 4}}; /* partitions, threads */
     int bad = 0;
     for (size_t s = 0; s < sizeof(scs) / sizeof(scs[0]); s++) {
         outcome ref = run(&scs[s], 1, 1, scale);
-        printf("%s: %" PRIu64 " flows, %" PRIu64 " events, finished at %" PRId64 " ps\n", scs[s].name, ref.n_flows,
-               ref.events, ref.now);
+        uint64_t cnps = 0;
+        int64_t pause = 0;
+        for (uint64_t i = 0; i < ref.n_flows; i++) {
+            cnps += ref.flows[i].cnps;
+            pause += ref.flows[i].pause_ps;
+        }
+        printf("%s: %" PRIu64 " flows, %" PRIu64 " events, finished at %" PRId64 " ps, %" PRIu64
+               " CNPs, senders paused %" PRId64 " ps\n",
+               scs[s].name, ref.n_flows, ref.events, ref.now, cnps, pause);
         for (size_t k = 0; k < sizeof(splits) / sizeof(splits[0]); k++) {
             outcome o = run(&scs[s], splits[k][0], splits[k][1], scale);
             char what[128];
