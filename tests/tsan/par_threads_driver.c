@@ -3,7 +3,7 @@
  *
  * Each scenario builds a fabric through the public C API, loads bulk flows and runs them to the
  * end as rdmasim.workload.run_flows does: once on one queue with the partition-independent keys
- * (the reference), then split into partitions on 1, 2 or 4 threads.  Every split run must give the
+ * (the reference), then split into partitions on 1 to 4 threads.  Every split run must give the
  * reference's flow table, link counters, clock and event count; any difference is printed and the
  * driver exits 1 (2: a call failed).  The partition tables are computed here (rdmasim.partition
  * makes them in Python): a k = 4 fat tree by pod, a dumbbell by side.
@@ -312,7 +312,7 @@ int main(int argc, char **argv)
     const scenario scs[] = {{"fat-tree k=4 permutation, DCQCN", fat_tree, fat_tree_flows, RS_CC_DCQCN},
                             {"dumbbell incast, DCQCN", dumbbell, dumbbell_flows, RS_CC_DCQCN},
                             {"fat-tree k=4 permutation, HPCC", fat_tree, fat_tree_flows, RS_CC_HPCC}};
-    const uint32_t splits[][2] = {{2, 1}, {2, 2}, {4, 2}, {4, 4}}; /* partitions, threads */
+    const uint32_t splits[][2] = {{2, 1}, {2, 2}, {4, 2}, {4, 3}, {4, 4}}; /* partitions, threads */
     int bad = 0;
     for (size_t s = 0; s < sizeof(scs) / sizeof(scs[0]); s++) {
         outcome ref = run(&scs[s], 1, 1, scale);

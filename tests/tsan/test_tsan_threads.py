@@ -2,8 +2,8 @@
 
 TSan must be the first runtime of its process, and CPython is not built with it, so the C core is
 compiled with ``-fsanitize=thread`` together with a small C driver (par_threads_driver.c): it builds
-a k = 4 fat tree and a dumbbell through the C API, runs a DCQCN permutation and an incast with PFC
-on one queue, then on 2 and 4 partitions on 1, 2 and 4 threads, and exits non-zero when a split run
+a k = 4 fat tree and a dumbbell through the C API, runs a permutation (DCQCN, and HPCC) and an incast with PFC
+on one queue, then on 2 and 4 partitions on 1 to 4 threads, and exits non-zero when a split run
 differs from the one-queue run in any flow result, link counter, the clock or the event count.
 The test fails on that, and on any ThreadSanitizer report.
 
@@ -92,7 +92,7 @@ def test_threaded_runs_are_race_free_and_identical(driver: Path, scale: int) -> 
     assert "ThreadSanitizer" not in out.stderr, out.stderr[-20000:]  # FATAL: ... as well
     assert out.returncode == 0, text[-20000:]
     # every scenario, every split, each one identical to the one-queue run
-    assert out.stdout.count("identical") == 12, out.stdout
+    assert out.stdout.count("identical") == 15, out.stdout
     assert "DIFFERENT" not in out.stdout
     # TSan saw partitions of one job on different threads (else it checked nothing concurrent)
     assert "threads shared jobs" in out.stdout, out.stdout
