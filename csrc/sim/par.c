@@ -26,6 +26,7 @@
 
 #include "link/link.h"
 #include "link/switch.h"
+#include "sim/par_rank.h"
 #include "sim/sim_impl.h"
 #include "workload/flows_impl.h"
 
@@ -36,6 +37,7 @@ struct rs_par {
     uint16_t *host_part;
     uint16_t *switch_part;
     int64_t lookahead_ps;
+    rs_par_rank *rank; /* NULL: one process; else this MPI rank's share (sim/par_rank.c) */
 };
 
 void rs_par_free(rs_par *p)
@@ -44,7 +46,17 @@ void rs_par_free(rs_par *p)
         return;
     free(p->host_part);
     free(p->switch_part);
+    rs_par_rank_free(p->rank);
     free(p);
+}
+
+uint32_t rs_par_parts(const rs_par *p) { return p->parts; }
+const uint16_t *rs_par_host_part(const rs_par *p) { return p->host_part; }
+rs_par_rank *rs_par_get_rank(const rs_par *p) { return p->rank; }
+void rs_par_set_rank(rs_par *p, rs_par_rank *k)
+{
+    rs_par_rank_free(p->rank);
+    p->rank = k;
 }
 
 static uint32_t link_end_part(const rs_par *p, const rs_port *port)
@@ -163,6 +175,11 @@ int rs_sim_par_check(rs_sim *sim, const rs_run_args *a)
     if (!sim->par)
         return RS_OK;
     const char *why = refused(sim, a);
+    const rs_par *p = sim->par;
+    if (!why && p->rank && (why = rs_par_rank_refused(p->rank, sim, p->host_part, p->switch_part, p->threads)))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "MPI ranks: %s one process", why);
+    if (why && p->rank)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "MPI ranks (partitions = %u): %s one process", p->parts, why);
     if (why && sim->par->threads > 1)
         return rs_sim_fail(sim, RS_ERR_INVAL, "[simulation] threads = %u: %s threads = 1", sim->par->threads, why);
     if (why)
@@ -274,6 +291,7 @@ struct par_run {
     int *ret;       /* by partition: what its last run_part returned */
     int64_t *last_t; /* by partition, P: the global queue */
     uint64_t *last_seq;
+    rs_par_rank *rank; /* NULL: one process; else this MPI rank runs only its partitions */
 };
 
 /* The bias of a partition's INT-stack count on threads: never 0, so that its switches always
@@ -322,6 +340,8 @@ static int run_failed(par_run *r)
  * partitions: a transport that runs them apart (threads, MPI ranks) carries these outboxes. */
 static void exchange(par_run *r)
 {
+    if (r->rank)
+        return; /* the ranks' agreement carries them (sim/par_rank.c) */
     for (uint32_t i = 0; i < r->n_cut; i++)
         if (r->cut[i]->out_head)
             rs_link_take_outbox(&r->sim->tp.net, r->cut[i]); /* armed by the run's control */
@@ -611,7 +631,7 @@ static void run_slice(par_run *r, uint32_t w)
 {
     const par_job *j = &r->job;
     for (uint32_t i = w; i < r->P; i += r->T) {
-        if (j->only_left && !r->left[i]) {
+        if ((j->only_left && !r->left[i]) || (r->rank && !rs_par_rank_owns(r->rank, i))) {
             r->ret[i] = RUN_TO_END;
             continue;
         }
@@ -649,7 +669,7 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
     run_slice(r, 0);
     if (r->barriers)
         bar_wait(&r->done, &r->sense[1]);
-    if (r->sim->flows && r->sim->flows->part_defer)
+    if (r->sim->flows && r->sim->flows->part_defer && !r->rank) /* (ranks: rs_par_rank_agree) */
         rs_flows_reap_deferred(r->sim->flows, r->P);
 }
 
@@ -725,6 +745,31 @@ static uint64_t flows_left(const par_run *r)
     return left;
 }
 
+/* MPI ranks: what the others did in the last step (sim/par_rank.c). */
+static void agree(par_run *r)
+{
+    if (!r->rank)
+        return;
+    const rs_par *p = r->sim->par;
+    rs_par_view v = {.sim = r->sim, .P = r->P, .qv = r->qv, .ps = r->ps, .left = r->left, .last_t = r->last_t,
+                     .last_seq = r->last_seq, .ret = r->ret, .cut = r->cut, .n_cut = r->n_cut,
+                     .host_part = p->host_part, .switch_part = p->switch_part};
+    rs_par_rank_agree(r->rank, &v);
+}
+
+/* The earliest event time of the partitions (INT64_MAX: none). */
+static int64_t parts_head(par_run *r)
+{
+    if (r->rank)
+        return rs_par_rank_head(r->rank); /* as of the agreement just made */
+    int64_t t0 = INT64_MAX, t;
+    uint64_t k;
+    for (uint32_t i = 0; i < r->P; i++)
+        if (head_of(r, i, &t, &k) && t < t0)
+            t0 = t;
+    return t0;
+}
+
 static int loop(par_run *r, const rs_run_args *a)
 {
     rs_sim *sim = r->sim;
@@ -737,17 +782,15 @@ static int loop(par_run *r, const rs_run_args *a)
     int flows_done = 0;
     for (;;) {
         exchange(r); /* what the last step sent to other partitions */
+        agree(r);
         if (run_failed(r))
             return RS_RUN_ERROR;
         /* the next event of all: the window starts there */
-        int64_t tg = INT64_MAX, t0 = INT64_MAX, t;
-        uint64_t kg = 0, k;
+        int64_t tg = INT64_MAX, t0 = parts_head(r);
+        uint64_t kg = 0;
         int have_g = head_of(r, P, &tg, &kg);
-        if (have_g)
+        if (have_g && tg < t0)
             t0 = tg;
-        for (uint32_t i = 0; i < P; i++)
-            if (head_of(r, i, &t, &k) && t < t0)
-                t0 = t;
         if (flows_done && t0 > u)
             return RS_RUN_FLOWS_DONE;
         if (t0 == INT64_MAX) { /* nothing left (run(until) ends at until, as on one queue) */
@@ -765,6 +808,7 @@ static int loop(par_run *r, const rs_run_args *a)
         if (have_g && tg == t0) {
             /* a global event next: every partition first handles what comes before it */
             run_job(r, tg, kg, tg + 1, 0, 0);
+            agree(r); /* (the QP pairs of flows that finished go before the event may start others) */
             if (run_failed(r))
                 continue;
             const rs_event *h = rs_eventq_head(&e->evq);
@@ -794,6 +838,7 @@ static int loop(par_run *r, const rs_run_args *a)
              * runs to that instant only */
             int64_t t_done = INT64_MIN;
             run_job(r, end, 0, end, 1, 1);
+            agree(r);
             for (uint32_t i = 0; i < P; i++)
                 if (r->ret[i] == RUN_FLOWS_STOPPED && r->ps[i].tp.net.eng.now_ps > t_done)
                     t_done = r->ps[i].tp.net.eng.now_ps;
@@ -823,7 +868,7 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
     }
     if (sim->tp.net.routes_dirty && rs_routes_compute(&sim->tp.net) != RS_OK)
         return RS_RUN_ERROR;
-    par_run r = {.sim = sim, .e = &sim->tp.net.eng};
+    par_run r = {.sim = sim, .e = &sim->tp.net.eng, .rank = sim->par->rank};
     r.T = sim->par->threads < sim->par->parts ? sim->par->threads : sim->par->parts;
     if (r.T < 1)
         r.T = 1;
@@ -857,11 +902,14 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
         return RS_RUN_ERROR;
     }
     uint64_t *defer = NULL;
-    if (r.T > 1 && fs) {
+    if ((r.T > 1 || r.rank) && fs) {
         defer = calloc(sim->par->parts, sizeof(uint64_t));
         fs->part_of_host = sim->par->host_part;
     }
-    if (r.T > 1 && (!defer || threads_start(&r) != 0)) {
+    if (r.rank && fs && !defer) {
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        rc = RS_RUN_ERROR;
+    } else if (r.T > 1 && (!defer || threads_start(&r) != 0)) {
         threads_stop(&r);
         rs_sim_fail(sim, RS_ERR_NOMEM, "[simulation] threads = %u: could not start the threads", r.T);
         rc = RS_RUN_ERROR;
@@ -870,12 +918,17 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
             fs->lock = &r.flows_lock;
             fs->part_defer = defer;
         }
+        if (r.rank && fs) { /* every responder's release waits for the ranks' agreement */
+            fs->part_defer = defer;
+            fs->defer_all = 1;
+        }
         rc = loop(&r, a);
         threads_stop(&r);
     }
     if (fs) {
         fs->lock = NULL;
         fs->part_defer = NULL;
+        fs->defer_all = 0;
     }
     free(defer);
     int64_t lt = last_of(&r);
