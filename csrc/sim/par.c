@@ -177,7 +177,7 @@ int rs_sim_par_check(rs_sim *sim, const rs_run_args *a)
     const char *why = refused(sim, a);
     const rs_par *p = sim->par;
     if (!why && p->rank && (why = rs_par_rank_refused(p->rank, sim, p->host_part, p->switch_part, p->threads)))
-        return rs_sim_fail(sim, RS_ERR_INVAL, "MPI ranks: %s one process", why);
+        return rs_sim_fail(sim, RS_ERR_INVAL, "MPI ranks: %s", why);
     if (why && p->rank)
         return rs_sim_fail(sim, RS_ERR_INVAL, "MPI ranks (partitions = %u): %s one process", p->parts, why);
     if (why && sim->par->threads > 1)

@@ -164,7 +164,7 @@ const char *rs_par_rank_refused(const rs_par_rank *k, const rs_sim *sim, const u
 {
     (void)k;
     if (threads > 1)
-        return "threads > 1 on a rank (each rank runs its partitions on one thread) needs";
+        return "[simulation] threads > 1: each rank runs its partitions on one thread (threads = 1)";
     const rs_net *net = &sim->tp.net;
     for (uint32_t i = 0; i < net->n_links; i++) {
         const rs_link *l = net->links[i];
@@ -172,7 +172,8 @@ const char *rs_par_rank_refused(const rs_par_rank *k, const rs_sim *sim, const u
          * the host's partition, whose rank alone runs it */
         if ((l->from->owner_kind == RS_NODE_HOST || l->to->owner_kind == RS_NODE_HOST) &&
             port_part(host_part, switch_part, l->from) != port_part(host_part, switch_part, l->to))
-            return "a host in another partition than its switch (a fabric of one switch) needs";
+            return "a host in another partition than its switch (a fabric of one switch): each host must "
+                   "share its rank with the switch it is connected to (use one process)";
     }
     return NULL;
 }

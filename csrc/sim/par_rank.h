@@ -48,7 +48,7 @@ typedef struct rs_par_view {
 int rs_sim_par_ranks(rs_sim *sim, uint32_t n_ranks, uint32_t me, const uint16_t *owner, uint32_t parts,
                      rs_par_allgather_fn fn, void *ctx);
 void rs_par_rank_free(rs_par_rank *k);
-/* Why a run over ranks cannot hold this simulation, or NULL. */
+/* Why a run over ranks cannot hold this simulation (a sentence), or NULL. */
 const char *rs_par_rank_refused(const rs_par_rank *k, const rs_sim *sim, const uint16_t *host_part,
                                 const uint16_t *switch_part, uint32_t threads);
 /* 1 when this rank runs partition i. */

@@ -43,12 +43,18 @@ def build(case: str, partitions: int | None = None, mpi: bool = False, k: int = 
 
 
 def outcome(sim: Any, flows: Any) -> dict[str, Any]:
-    """What must be byte-identical: the flow table (its bytes' digest), FCTs, bytes, the clock and
-    the event count."""
+    """What must be byte-identical: the flow table (its bytes' digest), FCTs, bytes, every link
+    direction's and switch port's counters (their digest), the clock and the event count."""
+    import json
+
+    from rdmasim.mpi import gather_counters
+
     res = flows.results()
+    counters = json.dumps(gather_counters(sim), sort_keys=True)
     raw = np.ascontiguousarray(res).tobytes()
     return {"flows_sha256": hashlib.sha256(raw).hexdigest(), "fct_ps": [int(x) for x in res["fct_ps"]],
             "bytes": [int(x) for x in np.asarray(res["bytes_delivered"])],
+            "counters_sha256": hashlib.sha256(counters.encode()).hexdigest(),
             "now": int(sim.now), "events": int(sim.events)}
 
 

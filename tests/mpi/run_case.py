@@ -24,6 +24,22 @@ def main() -> None:
     wall = time.perf_counter() - t
     out = outcome(sim, flows)
     out["wall_s"] = round(wall, 3)
+    if mpi:
+        # a link direction another rank ran: its counters are refused here, not returned stale
+        core = sim._core
+        out["ranks"] = core.n_ranks
+        refused = []
+        for link in sim.links:
+            d = link.ab
+            src = ("h" if d.src.__class__.__name__ == "Host" else "s", d.src.index)
+            if core.owner_of(*src) != core.rank:
+                try:
+                    d.stats()
+                    refused.append(False)
+                except RuntimeError as exc:
+                    refused.append("gather_counters" in str(exc))
+        out["stale_refused"] = bool(refused) and all(refused)
+        out["stale_refused_all"] = sim._core._comm.allgather(out["stale_refused"])
     if not mpi or sim._core.rank == 0:
         print(json.dumps(out), flush=True)
 
