@@ -1,4 +1,4 @@
-"""Run one case of cases.py on the MPI ranks of ``mpirun -n N python run_case.py CASE [PARTS [K]]``;
+"""Run one case of cases.py on the MPI ranks of ``mpirun -n N python run_case.py CASE [PARTS [K [SIZE]]]``;
 rank 0 prints its outcome as one JSON line (with the wall time of the run, not compared)."""
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ def main() -> None:
     case = sys.argv[1]
     parts = int(sys.argv[2]) if len(sys.argv) > 2 else None
     k = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    size = int(sys.argv[4]) if len(sys.argv) > 4 else 64 * 1024
     mpi = os.environ.get("RDMASIM_CASE_ONE_PROCESS") != "1"
-    sim, flows = build(case, parts, mpi=mpi, k=k)
+    sim, flows = build(case, parts, mpi=mpi, k=k, size=size)
     t = time.perf_counter()
     sim.run_flows()
     wall = time.perf_counter() - t
@@ -28,6 +29,8 @@ def main() -> None:
         # a link direction another rank ran: its counters are refused here, not returned stale
         core = sim._core
         out["ranks"] = core.n_ranks
+        out["agreements"] = core.messages
+        out["bytes_sent"] = core._comm.allgather(core.bytes_sent)
         refused = []
         for link in sim.links:
             d = link.ab
