@@ -38,6 +38,12 @@ def comm_world() -> Any:
     return MPI.COMM_WORLD
 
 
+def rank(sim: Any) -> int:
+    """This process's MPI rank in ``sim``'s runs (0 for a simulation without ``mpi``): print on rank 0."""
+    core = sim._core
+    return core.rank if isinstance(core, MpiCore) else 0
+
+
 def owners(parts: int, n_ranks: int) -> list[int]:
     """The rank of each partition: contiguous blocks, ``i * n_ranks // parts``."""
     if not 1 <= n_ranks <= parts:
