@@ -161,6 +161,30 @@ class MpiFabricCore(_core.FabricCore):
         return _core.FabricCore.pause_stats(self, kind, node, port)
 
 
+class MpiFlowsCore(_core.FlowsCore):
+    """The bulk-flow calls of an MPI simulation: after a run over ranks, a flow still running has its
+    live counters split over the ranks of its two hosts, so its result and samples are refused."""
+
+    def __init__(self, core: MpiCore) -> None:
+        self._mpi = core
+
+    def results(self, first: int, n: int) -> Any:
+        """As FlowsCore.results; RuntimeError for a flow still running after a run over ranks."""
+        out = _core.FlowsCore.results(self, first, n)
+        if self._mpi._ran:
+            running = (out["status"] == _core.FLOW_RUNNING).nonzero()[0]
+            if len(running):
+                raise RuntimeError(f"flow {first + int(running[0])} is still running after a run over MPI "
+                                   f"ranks: its live counters are split over the ranks of its hosts; read "
+                                   f"results once it finished (run_flows)")
+        return out
+
+    def sample(self, cap: int) -> Any:
+        """Refused on MPI ranks (the running flows' live counters are split over the ranks)."""
+        raise RuntimeError("run_flows(sample_every=...) on MPI ranks: the running flows' live counters are "
+                           "split over the ranks of their hosts; sample in one process")
+
+
 def gather_counters(sim: Any) -> dict[str, Any]:
     """Every link direction's counters (``links``: a list in link-id order, each as
     ``LinkDirection.stats()``) and every switch port's (``switches``: by name, as ``Switch.stats()``),

@@ -73,9 +73,10 @@ class Simulator(SimHandle):
         self._threads = threads
         super().__init__(seed, link_layer)
         if self._mpi_comm is not None:
-            from rdmasim.mpi import MpiFabricCore
+            from rdmasim.mpi import MpiFabricCore, MpiFlowsCore
 
             self._fabric = MpiFabricCore(self._core)
+            self._flows = MpiFlowsCore(self._core)
         self.links: list[Link] = []
         self.switches: dict[str, Switch] = {}
         self._pcap: str | None = None

@@ -140,3 +140,21 @@ def test_two_mpi_ranks_give_one_process_results(case):
     one = cases.run(case, 4)
     for key in one:
         assert got[key] == one[key], key
+
+
+def test_a_flow_still_running_after_a_run_over_ranks_is_refused():
+    sim, flows = cases.build("permutation", 2, mpi=OneRank())
+    sim.run(until="5us")
+    with pytest.raises(RuntimeError, match=r"flow \d+ is still running after a run over MPI ranks"):
+        flows.results()
+    sim.run_flows()
+    assert (flows.results()["status"] == 0).all()
+
+
+def test_sampling_running_flows_on_ranks_is_refused():
+    sim, _ = cases.build("permutation", 2, mpi=OneRank())
+    # (its first step to the next start is refused as stepping is; the samples themselves too)
+    with pytest.raises((ValueError, RuntimeError), match=r"MPI ranks.*one process"):
+        sim.run_flows(sample_every="1us")
+    with pytest.raises(RuntimeError, match=r"sample_every=\.\.\.\) on MPI ranks.*sample in one process"):
+        sim._flows_core().sample(4)
