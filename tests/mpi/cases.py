@@ -1,5 +1,6 @@
-"""The runs the MPI tests compare: a small fat tree (k = 4, 16 hosts, DCQCN, PFC) with a permutation
-or an incast, built the same way in one process and on every MPI rank (run_case.py)."""
+"""The runs the MPI tests compare: a small fat tree (k = 4, 16 hosts, PFC) with a DCQCN permutation, a
+DCQCN incast that pauses its senders, or an HPCC permutation (frames carry INT stacks across ranks),
+built the same way in one process and on every MPI rank (run_case.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rdmasim import topology
 from rdmasim.workload import traffic
 
 ECN = {"kmin": "5KB", "kmax": "200KB", "pmax": 0.01}
-CASES = ("permutation", "incast")
+CASES = ("permutation", "incast", "hpcc")
 
 
 def build(case: str, partitions: int | None = None, mpi: bool = False, k: int = 4,
@@ -27,9 +28,12 @@ def build(case: str, partitions: int | None = None, mpi: bool = False, k: int = 
         cfg["threshold"] = "20KB"
     topo = topology.fat_tree(k, rate="100Gbps", delay="1us", mtu=1024, sim=sim, switch_config=cfg)
     for h in sim.hosts.values():
-        h.set_congestion_control("dcqcn", DcqcnParams.paper())
+        if case == "hpcc":
+            h.set_congestion_control("hpcc")
+        else:
+            h.set_congestion_control("dcqcn", DcqcnParams.paper())
     n = len(topo.hosts)
-    if case == "permutation":
+    if case in ("permutation", "hpcc"):
         flows = sim.add_flows(traffic.permutation(n, size, seed=1))
     elif case == "incast":
         # 7 senders in every pod onto host 0, and a second incast onto the last host
