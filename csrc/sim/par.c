@@ -753,7 +753,7 @@ static void agree(par_run *r)
     const rs_par *p = r->sim->par;
     rs_par_view v = {.sim = r->sim, .P = r->P, .qv = r->qv, .ps = r->ps, .left = r->left, .last_t = r->last_t,
                      .last_seq = r->last_seq, .ret = r->ret, .cut = r->cut, .n_cut = r->n_cut,
-                     .host_part = p->host_part, .switch_part = p->switch_part};
+                     .host_part = p->host_part, .switch_part = p->switch_part, .pending_t = INT64_MAX};
     rs_par_rank_agree(r->rank, &v);
 }
 

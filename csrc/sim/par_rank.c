@@ -296,6 +296,8 @@ static void write_msg(rs_par_rank *k, const rs_par_view *v)
         if (pe->failed)
             put(k, pe->errmsg, sizeof(pe->errmsg));
     }
+    if (v->pending_t < head)
+        head = v->pending_t;
     put_i64(k, head);
     /* the global queue's head: the same on every rank */
     const rs_event *g = rs_eventq_head(v->qv[v->P]);

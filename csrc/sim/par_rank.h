@@ -40,6 +40,8 @@ typedef struct rs_par_view {
     struct rs_link **cut; /* the links between two partitions */
     uint32_t n_cut;
     const uint16_t *host_part, *switch_part;
+    int64_t pending_t; /* the earliest arrival of a frame this rank's partitions sent that waits
+                        * outside the links' FIFOs (INT64_MAX: none) */
 } rs_par_view;
 
 /* The ranks of the simulation's partitioned runs from now on: `n_ranks` processes, this one `me`,
