@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # bulk flows and the traffic that makes them
     ("workload", ("rdmasim.workload",)),
     # the Simulator a user drives, and what it runs beside it (capture, stepping)
-    ("sim", ("rdmasim.sim", "rdmasim.capture", "rdmasim.stepping", "rdmasim.partition")),
+    ("sim", ("rdmasim.sim", "rdmasim.capture", "rdmasim.stepping", "rdmasim.partition", "rdmasim.mpi")),
     # builders of whole simulations
     ("build", ("rdmasim.topology", "rdmasim.peer")),
     # what users run: the package's front door, scenario files, sweeps, importers, plots, tools

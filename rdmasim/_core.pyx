@@ -7,6 +7,7 @@ Each area of the C API has its own include file, so that each stays small:
   _engine.pxi  event queue, RNG and QP-number table test handles (csrc/core, transport/qpn.h)
   _cc.pxi      congestion-control test handles (csrc/cc)
   _sim.pxi     simulation, hosts, links, memory regions, CQs, QPs (csrc/core, csrc/net, csrc/transport)
+  _par_rank.pxi  MPI ranks of a partitioned run: the allgather callback, frame records (csrc/sim/par_rank.c)
   _trace.pxi   packet/event trace drained into numpy arrays (csrc/core/trace.c)
   _fabric.pxi  switches, links between any nodes, link failure, fabric counters (csrc/net)
   _mutants.pxi testing-only mutants (RDMASIM_MUTANTS=1 builds; rdmasim.testing.mutants)
@@ -29,6 +30,7 @@ include "_cc_ibcc.pxi"
 include "_cc_nscc.pxi"
 include "_uet_cc.pxi"
 include "_sim.pxi"
+include "_par_rank.pxi"
 include "_trace.pxi"
 include "_fabric.pxi"
 include "_mutants.pxi"

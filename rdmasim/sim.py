@@ -37,7 +37,7 @@ class Simulator(SimHandle):
     """
 
     def __init__(self, seed: int = 1, link_layer: str = "roce", threads: int = 1,
-                 partitions: int | None = None) -> None:
+                 partitions: int | None = None, mpi: Any = False) -> None:
         """``link_layer``: ``"roce"`` (RoCEv2 over Ethernet, the default) or ``"ib"`` (native
         InfiniBand framing: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md).
         ``partitions``: split every run into this many partitions of the fabric (rdmasim.partition),
@@ -46,12 +46,23 @@ class Simulator(SimHandle):
         included, gives identical results (docs/scaling.md#parallel-runs).
         ``threads``: threads the partitions run on (1..partitions; the caller's thread is one of
         them); ``threads=N`` alone splits the runs into N partitions.  The results are those of
-        the same partitions on one thread."""
+        the same partitions on one thread.
+        ``mpi``: True runs the partitions over the MPI ranks of ``mpirun -n N python script.py``
+        (every rank runs the script; ``partitions`` defaults to N; :mod:`rdmasim.mpi`,
+        docs/scaling.md#several-machines), RuntimeError naming what to install without mpi4py; or
+        an mpi4py communicator to run over instead of ``COMM_WORLD``."""
         if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 4096:
             raise ValueError(f"threads {threads!r}: allowed an int in 1..4096")
         if partitions is not None and (isinstance(partitions, bool) or not isinstance(partitions, int)
                                        or not 1 <= partitions <= 4096):
             raise ValueError(f"partitions {partitions!r}: allowed None or an int in 1..4096")
+        self._mpi_comm: Any = None
+        if mpi is not False and mpi is not None:
+            from rdmasim.mpi import comm_world
+
+            self._mpi_comm = comm_world() if mpi is True else mpi
+            if partitions is None:
+                partitions = max(threads, self._mpi_comm.Get_size())
         if partitions is None and threads > 1:
             partitions = threads
         if partitions is not None and threads > partitions:
@@ -61,6 +72,11 @@ class Simulator(SimHandle):
         self._partitioned = partitions is not None
         self._threads = threads
         super().__init__(seed, link_layer)
+        if self._mpi_comm is not None:
+            from rdmasim.mpi import MpiFabricCore, MpiFlowsCore
+
+            self._fabric = MpiFabricCore(self._core)
+            self._flows = MpiFlowsCore(self._core)
         self.links: list[Link] = []
         self.switches: dict[str, Switch] = {}
         self._pcap: str | None = None
@@ -69,6 +85,10 @@ class Simulator(SimHandle):
         self._step_rest: tuple[int, Any] = (-1, None)
 
     def _make_core(self, seed: int) -> Any:
+        if self._mpi_comm is not None:
+            from rdmasim.mpi import MpiCore
+
+            return MpiCore(seed, self, self._partitions, self._threads, self._mpi_comm)
         if self._partitioned:
             from rdmasim.partition import PartitionedCore
 

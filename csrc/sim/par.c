@@ -28,6 +28,7 @@
 
 #include "link/link.h"
 #include "link/switch.h"
+#include "sim/par_rank.h"
 #include "sim/sim_impl.h"
 #include "workload/flows_impl.h"
 
@@ -59,6 +60,7 @@ struct rs_par {
     int64_t lookahead_ps;
     par_stats st;
     uint64_t *part_events; /* by partition, over the runs */
+    rs_par_rank *rank; /* NULL: one process; else this MPI rank's share (sim/par_rank.c) */
 };
 
 void rs_par_free(rs_par *p)
@@ -68,7 +70,17 @@ void rs_par_free(rs_par *p)
     free(p->host_part);
     free(p->switch_part);
     free(p->part_events);
+    rs_par_rank_free(p->rank);
     free(p);
+}
+
+uint32_t rs_par_parts(const rs_par *p) { return p->parts; }
+const uint16_t *rs_par_host_part(const rs_par *p) { return p->host_part; }
+rs_par_rank *rs_par_get_rank(const rs_par *p) { return p->rank; }
+void rs_par_set_rank(rs_par *p, rs_par_rank *k)
+{
+    rs_par_rank_free(p->rank);
+    p->rank = k;
 }
 
 static uint32_t link_end_part(const rs_par *p, const rs_port *port)
@@ -200,6 +212,11 @@ int rs_sim_par_check(rs_sim *sim, const rs_run_args *a)
     if (!sim->par)
         return RS_OK;
     const char *why = refused(sim, a);
+    const rs_par *p = sim->par;
+    if (!why && p->rank && (why = rs_par_rank_refused(p->rank, sim, p->host_part, p->switch_part, p->threads)))
+        return rs_sim_fail(sim, RS_ERR_INVAL, "MPI ranks: %s", why);
+    if (why && p->rank)
+        return rs_sim_fail(sim, RS_ERR_INVAL, "MPI ranks (partitions = %u): %s one process", p->parts, why);
     if (why && sim->par->threads > 1)
         return rs_sim_fail(sim, RS_ERR_INVAL, "[simulation] threads = %u: %s threads = 1", sim->par->threads, why);
     if (why)
@@ -317,6 +334,7 @@ struct par_run {
     uint64_t *cpu_thr;  /* by thread, the CPU ns of its turns in the job (the stats) */
     uint32_t *owner;    /* by partition, the thread that ran its turn in the job */
     uint64_t cpu_mark;  /* the caller's CPU clock at the end of the last job */
+    rs_par_rank *rank; /* NULL: one process; else this MPI rank runs only its partitions */
 };
 
 /* The calling thread's CPU clock in ns. */
@@ -782,6 +800,10 @@ static int run_part(par_run *r, uint32_t i, int64_t t_lim, uint64_t seq_lim, int
 static void run_turn(par_run *r, uint32_t i, uint32_t w)
 {
     const par_job *j = &r->job;
+    if (r->rank && !rs_par_rank_owns(r->rank, i)) { /* another MPI rank's */
+        r->ret[i] = RUN_TO_END;
+        return;
+    }
     uint64_t c0 = thread_cpu_ns();
     take_incoming(r, i);
     if (j->only_left && !r->left[i])
@@ -920,7 +942,7 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
     }
     job_stats(r);
     r->cpu_mark = thread_cpu_ns();
-    if (r->sim->flows && r->sim->flows->part_defer)
+    if (r->sim->flows && r->sim->flows->part_defer && !r->rank) /* (ranks: rs_par_rank_agree) */
         rs_flows_reap_deferred(r->sim->flows, r->P);
 }
 
@@ -1011,6 +1033,49 @@ static uint64_t flows_left(const par_run *r)
     return left;
 }
 
+/* MPI ranks: what the others did in the last step (sim/par_rank.c). */
+static void agree(par_run *r)
+{
+    if (!r->rank)
+        return;
+    const rs_par *p = r->sim->par;
+    /* what the owned partitions sent to another rank's, back from pend to the link's outbox; and
+     * the earliest arrival of all they sent (the rest waits in pend for the receiver's turn) */
+    rs_pkt **slot = r->pend + (r->job_no & 1) * r->n_cut;
+    int64_t pending = INT64_MAX;
+    for (uint32_t i = 0; i < r->P; i++)
+        if (rs_par_rank_owns(r->rank, i) && r->out_min[i] < pending)
+            pending = r->out_min[i];
+    for (uint32_t c = 0; c < r->n_cut; c++) {
+        rs_link *l = r->cut[c];
+        if (!slot[c] || rs_par_rank_owns(r->rank, link_end_part(p, l->to)))
+            continue;
+        rs_pkt *tail = slot[c];
+        while (tail->next)
+            tail = tail->next;
+        l->out_head = slot[c];
+        l->out_tail = tail;
+        slot[c] = NULL;
+    }
+    rs_par_view v = {.sim = r->sim, .P = r->P, .qv = r->qv, .ps = r->ps, .left = r->left, .last_t = r->last_t,
+                     .last_seq = r->last_seq, .ret = r->ret, .cut = r->cut, .n_cut = r->n_cut,
+                     .host_part = p->host_part, .switch_part = p->switch_part, .pending_t = pending};
+    rs_par_rank_agree(r->rank, &v);
+}
+
+/* The earliest event time of the partitions, frames waiting in pend included (INT64_MAX: none). */
+static int64_t parts_head(par_run *r)
+{
+    if (r->rank)
+        return rs_par_rank_head(r->rank); /* as of the agreement just made */
+    int64_t t0 = pending_arrival(r), t;
+    uint64_t k;
+    for (uint32_t i = 0; i < r->P; i++)
+        if (head_of(r, i, &t, &k) && t < t0)
+            t0 = t;
+    return t0;
+}
+
 /* The jobs of a window [.., end).  While flows are left, a partition stops after the event that
  * finishes its last (and the rest of that instant); if that was the last anywhere, every partition
  * runs to that instant only (u and *flows_done say so), else all run on to the window's end.  When
@@ -1028,6 +1093,7 @@ static void run_window(par_run *r, int64_t end, int64_t *u, int *flows_done)
         int64_t t_done = INT64_MIN;
         int stops = 0;
         run_job(r, end, 0, end, 1, !every);
+        agree(r);
         for (uint32_t i = 0; i < P; i++)
             if (r->ret[i] == RUN_FLOWS_STOPPED) {
                 stops = 1;
@@ -1060,18 +1126,16 @@ static int loop(par_run *r, const rs_run_args *a)
     int64_t u = a->until_ps;
     int flows_done = 0;
     for (;;) {
+        agree(r); /* MPI ranks: what the others did in the last job */
         if (run_failed(r))
             return RS_RUN_ERROR;
         /* the next event of all: the window starts there (what the last job sent to other
          * partitions is still in the outboxes: each thread takes its own at its next job) */
-        int64_t tg = INT64_MAX, t0 = pending_arrival(r), t;
-        uint64_t kg = 0, k;
+        int64_t tg = INT64_MAX, t0 = parts_head(r);
+        uint64_t kg = 0;
         int have_g = head_of(r, P, &tg, &kg);
         if (have_g && tg < t0)
             t0 = tg;
-        for (uint32_t i = 0; i < P; i++)
-            if (head_of(r, i, &t, &k) && t < t0)
-                t0 = t;
         if (flows_done && t0 > u)
             return RS_RUN_FLOWS_DONE;
         if (t0 == INT64_MAX) { /* nothing left (run(until) ends at until, as on one queue) */
@@ -1089,6 +1153,7 @@ static int loop(par_run *r, const rs_run_args *a)
         if (have_g && tg == t0) {
             /* a global event next: every partition first handles what comes before it */
             run_job(r, tg, kg, tg + 1, 0, 0);
+            agree(r); /* (the QP pairs of flows that finished go before the event may start others) */
             if (run_failed(r))
                 continue;
             const rs_event *h = rs_eventq_head(&e->evq);
@@ -1130,7 +1195,7 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
     }
     if (sim->tp.net.routes_dirty && rs_routes_compute(&sim->tp.net) != RS_OK)
         return RS_RUN_ERROR;
-    par_run r = {.sim = sim, .e = &sim->tp.net.eng};
+    par_run r = {.sim = sim, .e = &sim->tp.net.eng, .rank = sim->par->rank};
     sim->par->st.runs++;
     r.T = sim->par->threads < sim->par->parts ? sim->par->threads : sim->par->parts;
     if (r.T < 1)
@@ -1165,11 +1230,14 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
         return RS_RUN_ERROR;
     }
     uint64_t *defer = NULL;
-    if (r.T > 1 && fs) {
+    if ((r.T > 1 || r.rank) && fs) {
         defer = calloc(sim->par->parts, sizeof(uint64_t));
         fs->part_of_host = sim->par->host_part;
     }
-    if (r.T > 1 && (!defer || threads_start(&r) != 0)) {
+    if (r.rank && fs && !defer) {
+        rs_sim_fail(sim, RS_ERR_NOMEM, "out of memory");
+        rc = RS_RUN_ERROR;
+    } else if (r.T > 1 && (!defer || threads_start(&r) != 0)) {
         threads_stop(&r);
         rs_sim_fail(sim, RS_ERR_NOMEM, "[simulation] threads = %u: could not start the threads", r.T);
         rc = RS_RUN_ERROR;
@@ -1179,6 +1247,10 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
             fs->part_defer = defer;
         }
         r.cpu_mark = thread_cpu_ns();
+        if (r.rank && fs) { /* every responder's release waits for the ranks' agreement */
+            fs->part_defer = defer;
+            fs->defer_all = 1;
+        }
         rc = loop(&r, a);
         sim->par->st.cpu_serial += thread_cpu_ns() - r.cpu_mark;
         threads_stop(&r);
@@ -1186,6 +1258,7 @@ int rs_par_run(rs_sim *sim, const rs_run_args *a)
     if (fs) {
         fs->lock = NULL;
         fs->part_defer = NULL;
+        fs->defer_all = 0;
     }
     free(defer);
     int64_t lt = last_of(&r);

@@ -650,7 +650,7 @@ static void reap(rs_transport *tp, rs_flows *fs, uint64_t *head)
         if (qa)
             rs_qp_release(tp, qa);
         f->r.req_qpn = 0;
-        if (fs->part_defer && tp->hosts[resp]->tp != tp) {
+        if (fs->part_defer && (fs->defer_all || tp->hosts[resp]->tp != tp)) {
             /* a run on threads: the responder's host runs in another partition, its QP goes at
              * the window's end (nothing reaches it after the finish: sim/par.c refuses lossy links) */
             uint64_t *dh = &fs->part_defer[fs->part_of_host[req]];
@@ -663,6 +663,18 @@ static void reap(rs_transport *tp, rs_flows *fs, uint64_t *head)
             rs_qp_release(tp, qb);
         f->r.resp_qpn = 0;
     }
+}
+
+void rs_flows_install_result(rs_flows *fs, uint64_t id, const rs_flow_result *r)
+{
+    rs_flow *f = &fs->f[id];
+    if (f->r.status == RS_FLOW_RUNNING && r->status != RS_FLOW_RUNNING && r->status != RS_FLOW_WAITING) {
+        run_list_remove(fs, f);
+        fs->finished++;
+        if (r->status != RS_WC_STATUS_SUCCESS)
+            fs->failed++;
+    }
+    f->r = *r;
 }
 
 void rs_flows_reap_deferred(rs_flows *fs, uint32_t parts)

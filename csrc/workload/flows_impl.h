@@ -96,7 +96,12 @@ typedef struct rs_flows {
      * reap_next) per partition of the requester in part_defer, rs_flows_reap_deferred frees them */
     pthread_mutex_t *lock;
     uint64_t *part_defer;
+    int defer_all; /* MPI ranks (sim/par_rank.c): every finished flow's responder release waits */
 } rs_flows;
+
+/* MPI ranks (sim/par_rank.c): flow id's result as the rank that ran its requester has it (a flow
+ * it finished leaves the running list and counts as finished here too). */
+void rs_flows_install_result(rs_flows *fs, uint64_t id, const rs_flow_result *r);
 
 /* A run on threads, between windows: free the responder QPs whose release waited (sim/par.c). */
 void rs_flows_reap_deferred(rs_flows *fs, uint32_t parts);
