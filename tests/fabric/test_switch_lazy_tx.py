@@ -62,13 +62,13 @@ def _stream(eager: bool) -> tuple[Any, int, int]:
     return flows.results(), t.sim.events, sent
 
 
-def test_a_frame_arriving_as_the_port_frees_takes_no_transmit_done() -> None:
-    """When the arrival that refills an idle-at-that-instant port comes before its reserved
-    transmit-done in the tie order, and nothing else is due between them, the switch sends at
-    once: almost no switch frame costs a transmit-done event (before: the ties that fell the
-    other way, about half)."""
+def test_a_frame_arriving_as_the_port_frees_takes_no_transmit_done_once_it_passed() -> None:
+    """When the arrival that refills a port at the instant its frame ends comes after the port's
+    reserved transmit-done in the tie order, that event has passed and the switch sends at once
+    without it; an arrival before it arms the event (an arrival's key is its sender's, so which
+    way a tie falls is not the switch's to know: no event is skipped on a guess about the queue)."""
     lazy, lazy_events, sent = _stream(False)
     eager, eager_events, _ = _stream(True)
     assert np.array_equal(lazy, eager) and (lazy["fct_ps"] > 0).all()
     assert sent > 400
-    assert eager_events - lazy_events >= 0.95 * sent
+    assert 0 < eager_events - lazy_events < sent
