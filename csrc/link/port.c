@@ -107,13 +107,22 @@ void rs_port_kick(rs_net *net, rs_port *port)
         port->kick_again = 1;
         return;
     }
-    if (port->busy || !port->tx)
+    /* A switch port is free from the picosecond its frame ends, for every event of its switch at
+     * that picosecond: one whose frame arrives then sends it at once, whether the port's
+     * transmit-done comes before or after it in the tie order (it is not waited for) */
+    if (port->busy) {
+        if (port->owner_kind != RS_NODE_SWITCH || port->busy_until != net->eng.now_ps)
+            return;
+        rs_timer_cancel(&port->tx_done);
+        port->busy = 0;
+    }
+    if (!port->tx)
         return;
     if (port->tx_reserved) {
-        /* a switch port that sent without arming tx_done: if that event would not have fired
-         * yet, arm it now with its own sequence number (same-time events keep their order) */
+        /* a switch port that sent without arming tx_done: if its frame has not ended, arm the
+         * event now with its own sequence number (same-time events keep their order) */
         port->tx_reserved = 0;
-        if (!rs_eventq_passed(&net->eng.evq, net->eng.now_ps, port->busy_until, port->tx_seq)) {
+        if (net->eng.now_ps < port->busy_until) {
             port->busy = 1;
             rs_engine_arm_seq(&net->eng, &port->tx_done, port->busy_until, port->tx_seq);
             return;
