@@ -67,12 +67,11 @@ def test_a_frame_arriving_as_the_port_frees_takes_no_transmit_done() -> None:
     sends at once, whichever way the tie with the port's transmit-done falls (the seed draws that
     order for the sender's and the switch's events), so the lazy run costs no transmit-done for
     these frames and the same events for every seed; the eager run has the events that came
-    first in the tie (seed 1: every one of them)."""
+    first in the tie, a number that changes with the seed."""
     runs = [(_stream(False, seed), _stream(True, seed)) for seed in (1, 2, 3)]
     assert len({lazy[1] for lazy, _ in runs}) == 1
     for (lazy, lazy_events, sent), (eager, eager_events, _) in runs:
         assert np.array_equal(lazy, eager) and (lazy["fct_ps"] > 0).all()
         assert sent > 400
         assert 0 < eager_events - lazy_events <= sent
-    (_, lazy_events, sent), (_, eager_events, _) = runs[0]
-    assert eager_events - lazy_events >= 0.95 * sent
+    assert len({eager[1] for _, eager in runs}) > 1  # the ties did fall differently
