@@ -41,9 +41,9 @@ class Simulator(SimHandle):
         """``link_layer``: ``"roce"`` (RoCEv2 over Ethernet, the default) or ``"ib"`` (native
         InfiniBand framing: LRH / BTH / ICRC / VCRC, LIDs, no PFC; docs/infiniband.md).
         ``partitions``: split every run into this many partitions of the fabric (rdmasim.partition),
-        each with its own event queue, run in conservative windows, with the tie-break of
-        simultaneous events that does not depend on the split: any number of partitions, 1
-        included, gives identical results (docs/scaling.md#parallel-runs).
+        each with its own event queue, run in conservative windows.  Simultaneous events are
+        ordered by a tie-break that does not depend on the split: any number of partitions, 1
+        included, gives the results of a run without ``partitions`` (docs/scaling.md#parallel-runs).
         ``threads``: threads the partitions run on (1..partitions; the caller's thread is one of
         them); ``threads=N`` alone splits the runs into N partitions.  The results are those of
         the same partitions on one thread.

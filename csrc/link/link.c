@@ -261,10 +261,10 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
      * when the one ahead was put on the wire a frame time ago and is still in the cache: its
      * arrival then arms the next without loading a frame that waited a link delay (rs_link_arrival) */
     int64_t t_arrive = net->eng.now_ps + ser_ps + l->delay_ps;
-    /* with part_keys every frame's arrival takes its key from the sender, now, whether the arrival
-     * event is armed now (nothing ahead on the wire) or by the arrival of the frame ahead: the key
-     * then does not depend on how far the receiver got, which a partition does not know */
-    uint64_t key = net->part_keys ? rs_engine_next_key(&net->eng, t_arrive) : 0;
+    /* every frame's arrival takes its key from the sender, now, whether the arrival event is armed
+     * now (nothing ahead on the wire) or by the arrival of the frame ahead: the key then does not
+     * depend on how far the receiver got, which a partition does not know (sim/par.c) */
+    uint64_t key = rs_engine_next_key(&net->eng, t_arrive);
     pkt->next = NULL;
     if (l->cut) { /* to another partition: it arrives after this window, through the outbox */
         pkt->t_arrive_ps = t_arrive;
@@ -283,10 +283,7 @@ int64_t rs_link_transmit(rs_net *net, rs_link *l, rs_pkt *pkt)
         l->fifo_tail->next = pkt;
     } else {
         l->fifo_head = pkt;
-        if (net->part_keys)
-            rs_engine_arm_seq(&net->eng, &l->arrival, t_arrive, key);
-        else
-            rs_engine_arm(&net->eng, &l->arrival, t_arrive);
+        rs_engine_arm_seq(&net->eng, &l->arrival, t_arrive, key);
     }
     l->fifo_tail = pkt;
     /* it arrives a link delay from now: time to load its QP (a NIC with few QPs wants no hint) */
@@ -345,10 +342,8 @@ void rs_link_arrival(rs_net *net, rs_link *l)
     l->fifo_head = pkt->next;
     if (!l->fifo_head)
         l->fifo_tail = NULL;
-    else if (net->part_keys) /* the next frame's time and key (rs_link_transmit) */
+    else /* the next frame's time and key (rs_link_transmit) */
         rs_engine_arm_seq(&net->eng, &l->arrival, pkt->t_arrive_ps, pkt->arrive_key_next);
-    else
-        rs_engine_arm(&net->eng, &l->arrival, pkt->t_arrive_ps); /* the next frame's (rs_link_transmit) */
     pkt->t_arrive_ps = net->eng.now_ps;
     pkt->next = NULL;
     l->stats.delivered++;

@@ -60,11 +60,6 @@ typedef struct rs_net {
     /* 1: a switch port always arms its transmit-done event, even with nothing queued behind the
      * frame (the reference the lazy path is tested against: rs_port_kick) */
     int switch_tx_eager;
-    /* 1: keys that do not depend on how the fabric is split (a run split into partitions, or one
-     * asked to run as such: sim/par.c): every frame's arrival takes its key from its sender when
-     * it goes on the wire (else a frame behind another takes the receiver's when that one
-     * arrives), and a finished flow's QP pair is freed by its requester host's event */
-    int part_keys;
 } rs_net;
 
 /* Whether this fabric's link layer has PFC pause frames (Ethernet); InfiniBand has none. */
@@ -119,9 +114,6 @@ int rs_net_sampler_read(const rs_net *net, int64_t *t, uint64_t *egress, uint64_
 /* ---- ports and links (port.c, link.c, fabric.c, route.c, switch.c) ---- */
 /* Start sending if the port is idle and has something to send. */
 void rs_port_kick(rs_net *net, struct rs_port *port);
-/* The same as the last thing an event of the port's node does: a switch port whose reserved
- * transmit-done (port.c) falls now, after this event and before any other, sends at once. */
-void rs_port_kick_tail(rs_net *net, struct rs_port *port);
 void rs_port_tx_done(rs_net *net, struct rs_port *port);
 /* Queue a control frame (ACK/NAK, CNP, PFC) on the port, ahead of data, and kick it. */
 void rs_port_send_ctrl(rs_net *net, struct rs_port *port, rs_pkt *pkt);

@@ -100,18 +100,6 @@ static inline rs_pkt *owner_next_frame(rs_net *net, rs_port *port)
     return rs_switch_next_frame(net, port->sw, port);
 }
 
-/* Would the transmit-done reserved at (busy_until, tx_seq) be the very next event?  Then the
- * current event (the port's own node's, ending with this kick) may do its work now: nothing
- * else runs between the two, so every arm takes the key it would have taken and every record
- * is written in the same place. */
-static int tx_done_is_next(rs_net *net, const rs_port *port)
-{
-    if (net->eng.now_ps != port->busy_until || net->eng.cur_ent != port->tx_done.ent)
-        return 0; /* (an earlier end has passed: rs_port_kick sends anyway) */
-    const rs_event *h = rs_eventq_head(&net->eng.evq);
-    return !h || h->t_ps > port->busy_until || (h->t_ps == port->busy_until && h->seq > port->tx_seq);
-}
-
 void rs_port_kick(rs_net *net, rs_port *port)
 {
     if (port->pulling) {
@@ -119,13 +107,22 @@ void rs_port_kick(rs_net *net, rs_port *port)
         port->kick_again = 1;
         return;
     }
-    if (port->busy || !port->tx)
+    /* A switch port is free from the picosecond its frame ends, for every event of its switch at
+     * that picosecond: one whose frame arrives then sends it at once, whether the port's
+     * transmit-done comes before or after it in the tie order (it is not waited for) */
+    if (port->busy) {
+        if (port->owner_kind != RS_NODE_SWITCH || port->busy_until != net->eng.now_ps)
+            return;
+        rs_timer_cancel(&port->tx_done);
+        port->busy = 0;
+    }
+    if (!port->tx)
         return;
     if (port->tx_reserved) {
-        /* a switch port that sent without arming tx_done: if that event would not have fired
-         * yet, arm it now with its own sequence number (same-time events keep their order) */
+        /* a switch port that sent without arming tx_done: if its frame has not ended, arm the
+         * event now with its own sequence number (same-time events keep their order) */
         port->tx_reserved = 0;
-        if (!rs_eventq_passed(&net->eng.evq, net->eng.now_ps, port->busy_until, port->tx_seq)) {
+        if (net->eng.now_ps < port->busy_until) {
             port->busy = 1;
             rs_engine_arm_seq(&net->eng, &port->tx_done, port->busy_until, port->tx_seq);
             return;
@@ -180,16 +177,6 @@ void rs_port_kick(rs_net *net, rs_port *port)
     }
     port->busy = 1;
     rs_engine_arm(&net->eng, &port->tx_done, port->busy_until);
-}
-
-void rs_port_kick_tail(rs_net *net, rs_port *port)
-{
-    /* the transmit-done it reserved would run next: as if it had passed, send now.  Not in a
-     * partitioned run: "next" there is within one partition's queue, so the events a run counts
-     * would depend on the split (its results would not) */
-    if (port->tx_reserved && !port->pulling && !net->part_keys && tx_done_is_next(net, port))
-        port->tx_reserved = 0;
-    rs_port_kick(net, port);
 }
 
 void rs_port_send_ctrl(rs_net *net, rs_port *port, rs_pkt *pkt)

@@ -273,7 +273,7 @@ void rs_switch_receive(rs_net *net, rs_switch *sw, rs_port *port, rs_pkt *pkt)
     out->q[prio].tail = pkt;
     if (!port->cr)
         rs_pfc_on_enqueue(net, &in->in[ip].pfc);
-    rs_port_kick_tail(net, &out->port); /* the arrival event's last act (link.c) */
+    rs_port_kick(net, &out->port);
 }
 
 static rs_pkt *pop_ctrl(rs_port *port)

@@ -93,7 +93,6 @@ int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const u
 {
     rs_par_free(sim->par);
     sim->par = NULL;
-    sim->tp.net.part_keys = 1; /* from now on, also on one queue (parts 1: the reference) */
     if (parts <= 1)
         return RS_OK;
     if (parts > 4096 || n_hosts != sim->tp.n_hosts || n_switches != sim->tp.net.n_switches)

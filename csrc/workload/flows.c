@@ -127,10 +127,7 @@ static void arm(rs_transport *tp, rs_flows *fs)
 {
     int64_t t = -1; /* stays -1 when nothing is ready */
     uint64_t id;
-    if (fs->reap_head)
-        t = tp->net.eng.now_ps;
-    else
-        ready_peek(fs, &t, &id);
+    ready_peek(fs, &t, &id);
     if (t < 0) {
         rs_timer_cancel(&fs->timer);
         return;
@@ -141,16 +138,12 @@ static void arm(rs_transport *tp, rs_flows *fs)
         rs_engine_arm(&tp->net.eng, &fs->timer, t);
 }
 
-/* Free the QP pair of finished flow `id` at this instant: by the table's event, or with
- * partition-independent keys by an event of its requester host (rs_flow_reaper). */
+/* Free the QP pair of finished flow `id` at this instant, by an event of its requester host
+ * (rs_flow_reaper): not by the table's timer, whose event is global (a start) and which a finish
+ * would move in a partitioned run. */
 static void reap_later(rs_transport *tp, rs_flows *fs, rs_flow *f, uint64_t id)
 {
-    rs_flow_reaper *rp = tp->net.part_keys ? fs->hostres[f->r.req_host].reaper : NULL;
-    if (!rp) {
-        f->reap_next = fs->reap_head;
-        fs->reap_head = id + 1;
-        return;
-    }
+    rs_flow_reaper *rp = fs->hostres[f->r.req_host].reaper;
     f->reap_next = rp->head;
     rp->head = id + 1;
     if (!rp->timer.armed || rp->timer.when_ps != tp->net.eng.now_ps)
@@ -715,7 +708,6 @@ void rs_flows_reap_event(rs_flow_reaper *rp)
 void rs_flows_event(rs_flows *fs)
 {
     rs_transport *tp = fs->tp;
-    reap(tp, fs, &fs->reap_head);
     int64_t t;
     uint64_t id;
     while (ready_peek(fs, &t, &id) && t <= tp->net.eng.now_ps) {

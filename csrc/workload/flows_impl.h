@@ -49,13 +49,12 @@ typedef struct rs_flow_hostres {
     int cq;
     uint64_t iova;
     uint32_t lkey, rkey;
-    struct rs_flow_reaper *reaper; /* with rs_net.part_keys: frees the pairs of the flows it requested */
+    struct rs_flow_reaper *reaper; /* frees the pairs of the flows it requested */
 } rs_flow_hostres;
 
-/* With partition-independent keys (rs_net.part_keys, a run split into partitions): a host's flows
- * that finished at this instant, their QP pairs freed by an event of the host right after (never
- * from inside the completer, which is still using the QP), not by the table's timer, whose event
- * is global (a start) and which a finish would move. */
+/* A host's flows that finished at this instant, their QP pairs freed by an event of the host
+ * right after (never from inside the completer, which is still using the QP), not by the table's
+ * timer, whose event is global (a start) and which a finish would move in a partitioned run. */
 typedef struct rs_flow_reaper {
     rs_timer timer;   /* its own allocation: armed timers never move */
     struct rs_flows *fs;
@@ -81,7 +80,6 @@ typedef struct rs_flows {
     int64_t *heap_t;      /* ready flows that came out of order, by (start time, id) */
     uint64_t *heap_id;
     uint64_t heap_len;
-    uint64_t reap_head;
     uint64_t run_head;
     rs_timer timer;
     uint64_t started, finished, failed;

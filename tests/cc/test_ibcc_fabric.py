@@ -74,8 +74,10 @@ def test_victim_keeps_its_rate_with_ib_cc() -> None:
     # without CC the hot spot's queue pauses the shared link and the victim loses most of its rate
     assert without.paused_us > 1_000, without
     assert without.victim_gbps < 0.5 * alone, without
-    # with IB CC the shared link is not paused and the victim keeps its rate
-    assert with_cc.paused_us < 10, with_cc
+    # with IB CC the shared link is not held paused and the victim keeps its rate: a few short
+    # bursts may still pause it (seeds 1-8: 0 to 45 us of the 20 ms, in 3 or 4 of the 8 seeds
+    # whichever the order of simultaneous arrivals), against more than 1 ms without CC
+    assert with_cc.paused_us < 0.005 * with_cc.duration_us, with_cc
     assert with_cc.victim_gbps > 0.97 * alone, (with_cc, alone)
     # the contributors were the ones slowed (the victim's few BECNs come from short bursts on
     # the shared link), and together they still fill the hot link

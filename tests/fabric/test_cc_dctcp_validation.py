@@ -26,6 +26,7 @@ import math
 import numpy as np
 import pytest
 
+from rdmasim.analytic import jain_index
 from tests.fabric.dctcp_util import run_dctcp_incast
 
 
@@ -62,9 +63,21 @@ def test_full_throughput_without_pfc(window_runs, n):
     assert r.pause_frames == 0  # DCTCP, not PFC, holds the queue
 
 
+FAIR_SEEDS = range(1, 9)
+
+
 def test_window_mode_shares_fairly_at_n8(window_runs):
-    # (at N = 4 the unpaced windows lock into unequal shares: docs/congestion-control.md)
-    assert window_runs[8].jain >= 0.99
+    """The fluid model's N synchronised flows peak at the same window W* = (C RTT + K) / N: equal
+    shares, Jain 1.  One deterministic run's shares over 5 ms depend on its phase (which sender
+    wins the ties of simultaneous arrivals, in an order drawn from the seed): single seeds range
+    from 0.979 to 0.998 (seeds 1-40).  So the check is over seeds: on average the shares are fair
+    (Jain >= 0.99) and no sender is favoured across them (the Jain index of each flow's mean rate
+    >= 0.99 too; docs/congestion-control.md has the distributions at N = 4 and 8)."""
+    runs = [window_runs[8]] + [run_dctcp_incast(8, k_bytes=20_000, duration_us=10_000, pace=False, seed=s)
+                               for s in FAIR_SEEDS if s != 1]
+    assert np.mean([r.jain for r in runs]) >= 0.99, [round(r.jain, 4) for r in runs]
+    per_flow = np.mean([r.rates_gbps for r in runs], axis=0).tolist()
+    assert jain_index(per_flow) >= 0.99, per_flow
 
 
 def test_rtt_samples_are_the_path_round_trip(window_runs):

@@ -45,17 +45,25 @@ def test_full_size_incast_nscc_finishes_sooner_without_pfc():
     assert r["nscc_ecmp"]["pause_us"] == 0 < r["roce_dcqcn"]["pause_us"]
 
 
-def test_paper_setup_incast_matches_the_uec_reference_simulator():
+def test_paper_setup_incast_matches_the_uec_reference_simulator(monkeypatch):
     """--paper: the 15:1 incast of 2 MB per sender on a 16-host fat tree, the setup of the UEC
     reference simulator's NSCC validation.  SMaRTT-REPS here (UET + NSCC + REPS + trimming on
     htsim's switch defaults) finishes its first and last flows within 15 % of the times htsim's
     NSCC reports for it (1273.56 us and 2478.53 us, uet-htsim validate_uec_sender.out), and its
-    last flow well before DCQCN's."""
+    last flow well before DCQCN's.  Which of 15 equal flows finishes first is the phase of one
+    deterministic run (the order of simultaneous arrivals is drawn from the seed: seeds 1-16 put
+    the first finish between 1,210 and 1,648 us), so the first finish is their mean over seeds
+    1-8; the last finish varies by under 2 % and is each seed's."""
     import uec_reference as ref
 
-    r = B.run("incast", paper=True, configs=["roce_dcqcn", "uet_nscc_reps_trim"])
     h = ref.REFERENCE["incast16"]
-    u = r["uet_nscc_reps_trim"]
-    assert u["fct_min_us"] == pytest.approx(h["first"], rel=0.15), u
-    assert u["fct_max_us"] == pytest.approx(h["tail"], rel=0.15), u
-    assert u["max_ratio"] < 0.5, r
+    firsts = []
+    for seed in range(1, 9):
+        monkeypatch.setattr(B, "SEED", seed)
+        u = B.run("incast", paper=True, configs=["uet_nscc_reps_trim"])["uet_nscc_reps_trim"]
+        firsts.append(u["fct_min_us"])
+        assert u["fct_max_us"] == pytest.approx(h["tail"], rel=0.15), (seed, u)
+    assert sum(firsts) / len(firsts) == pytest.approx(h["first"], rel=0.15), firsts
+    monkeypatch.setattr(B, "SEED", 1)
+    r = B.run("incast", paper=True, configs=["roce_dcqcn", "uet_nscc_reps_trim"])
+    assert r["uet_nscc_reps_trim"]["max_ratio"] < 0.5, r

@@ -49,11 +49,11 @@ def test_lazy_switch_tx_done_changes_nothing_but_the_event_count(tmp_path: Path,
     assert lazy["events"] < eager["events"] - 100
 
 
-def _stream(eager: bool) -> tuple[Any, int, int]:
+def _stream(eager: bool, seed: int = 5) -> tuple[Any, int, int]:
     """One SEND stream through one switch: every frame (the same size) reaches the switch as the
     one ahead of it leaves, so each arrival ties with the frame's end; (results, events, frames
     the switch sent)."""
-    t = topology.incast(1, mtu=1024, seed=5)
+    t = topology.incast(1, mtu=1024, seed=seed)
     t.sim._fabric_core().set_switch_tx_eager(eager)
     flows = t.sim.add_flows({"src": np.array([0]), "dst": np.array([1]), "size": np.array([400 * 1024]),
                              "verb": np.array(["SEND"])})
@@ -63,12 +63,15 @@ def _stream(eager: bool) -> tuple[Any, int, int]:
 
 
 def test_a_frame_arriving_as_the_port_frees_takes_no_transmit_done() -> None:
-    """When the arrival that refills an idle-at-that-instant port comes before its reserved
-    transmit-done in the tie order, and nothing else is due between them, the switch sends at
-    once: almost no switch frame costs a transmit-done event (before: the ties that fell the
-    other way, about half)."""
-    lazy, lazy_events, sent = _stream(False)
-    eager, eager_events, _ = _stream(True)
-    assert np.array_equal(lazy, eager) and (lazy["fct_ps"] > 0).all()
-    assert sent > 400
-    assert eager_events - lazy_events >= 0.95 * sent
+    """A switch port is free from the picosecond its frame ends: the arrival that refills it then
+    sends at once, whichever way the tie with the port's transmit-done falls (the seed draws that
+    order for the sender's and the switch's events), so the lazy run costs no transmit-done for
+    these frames and the same events for every seed; the eager run has the events that came
+    first in the tie, a number that changes with the seed."""
+    runs = [(_stream(False, seed), _stream(True, seed)) for seed in (1, 2, 3)]
+    assert len({lazy[1] for lazy, _ in runs}) == 1
+    for (lazy, lazy_events, sent), (eager, eager_events, _) in runs:
+        assert np.array_equal(lazy, eager) and (lazy["fct_ps"] > 0).all()
+        assert sent > 400
+        assert 0 < eager_events - lazy_events <= sent
+    assert len({eager[1] for _, eager in runs}) > 1  # the ties did fall differently

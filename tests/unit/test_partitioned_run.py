@@ -200,3 +200,14 @@ def test_threads_knob_is_checked():
             rdmasim.Simulator(threads=bad)
     with pytest.raises(ValueError, match=r"^threads 3: allowed 1\.\.2 .*partitions = 2"):
         rdmasim.Simulator(threads=3, partitions=2)
+
+
+@pytest.mark.parametrize("build", [_fat_tree, _leaf_spine], ids=["fat_tree", "leaf_spine"])
+def test_a_default_run_is_the_run_on_partitions(build):
+    """One tie-break for simultaneous events in every run: a Simulator without ``partitions``
+    gives what one partition and a split give, to the event count."""
+    default = _run(build, None)
+    for parts in (1, 2):
+        split = _run(build, parts)
+        for key in default:
+            assert split[key] == default[key], (parts, key)

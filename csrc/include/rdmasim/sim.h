@@ -43,9 +43,9 @@ int rs_sim_run(rs_sim *sim, const rs_run_args *args);
 uint64_t rs_sim_events(const rs_sim *sim);
 /* Split the runs from now on into `parts` partitions (sim/par.c): host i runs in host_part[i],
  * switch j in switch_part[j] (one entry per host and switch of the fabric as it is); parts <= 1:
- * one queue.  Either way the simulation uses partition-independent keys from now on (rs_net
- * part_keys): every partitioning, one queue included, then gives the same results.  `threads`
- * only names the setting in refusals.  RS_OK or RS_ERR_INVAL (bad table, a link between partitions
+ * one queue.  Every run orders simultaneous events by keys that do not depend on the split
+ * (engine/engine.h, link/link.c): any partitioning, one queue included, gives the results of
+ * a run without one.  `threads` only names the setting in refusals.  RS_OK or RS_ERR_INVAL (bad table, a link between partitions
  * without delay). */
 int rs_sim_set_partitions(rs_sim *sim, uint32_t parts, uint32_t threads, const uint16_t *host_part, uint32_t n_hosts,
                           const uint16_t *switch_part, uint32_t n_switches);
