@@ -27,6 +27,9 @@ typedef struct rs_host {
 
     rs_mr *mrs;
     uint32_t n_mrs;
+    /* bumped whenever a region's PD or access changes or a region goes (rereg, dereg): a send
+     * WQE whose SGEs all resolved at the same value still resolves (rs_swqe.res_gen) */
+    uint32_t mr_gen;
     rs_mw *mws;              /* memory windows by index (mw.h) */
     uint32_t n_mws;
     rs_cq *cqs;

@@ -54,6 +54,7 @@ typedef struct rs_swqe {
     uint32_t ud_tclass;
     uint32_t ud_qpn;
     uint32_t ud_qkey;
+    uint32_t res_gen;     /* no_bytes: host's mr_gen + 1 when its SGEs were resolved whole (0: not) */
     uint64_t stream_off;  /* request payload bytes of the WQEs posted before it (the window's byte count) */
     uint32_t bind_mw_rkey; /* IBV_WR_BIND_MW: the window's current rkey (rkey: its new one), the */
     uint32_t bind_lkey;    /* region's lkey, the access granted, the length (remote_addr: start) */
