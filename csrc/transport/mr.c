@@ -37,10 +37,6 @@ uint8_t *rs_mr_resolve(rs_host *h, uint32_t key, uint32_t remote_qpn, uint32_t p
 static int mr_reg(rs_transport *tp, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
                   uint64_t *iova, uint32_t *lkey, uint32_t *rkey);
 
-/* A region's PD or access changed, or a region went: WQEs resolved before resolve again
- * (rs_host.mr_gen; never UINT32_MAX, so that mr_gen + 1 is never 0, "not resolved") */
-static void regions_changed(rs_host *h) { h->mr_gen = h->mr_gen + 1u == UINT32_MAX ? 0 : h->mr_gen + 1u; }
-
 int rs_tp_mr_reg(rs_transport *tp, int host, uint32_t pd, uint8_t *base, uint64_t length, uint32_t access,
                  uint64_t *iova, uint32_t *lkey, uint32_t *rkey)
 {
@@ -151,7 +147,7 @@ int rs_tp_mr_rereg(rs_transport *tp, int host, int idx, uint32_t pd, uint32_t ac
     rs_mr *mr = &h->mrs[idx];
     mr->pd = pd;
     mr->access = access;
-    regions_changed(h);
+    rs_host_keys_changed(h);
     *rkey = mr->rkey;
     return RS_OK;
 }
@@ -174,7 +170,7 @@ int rs_tp_mr_dereg(rs_transport *tp, int host, int idx)
                           h->mrs[idx].lkey, user, qpn);
     h->mrs[idx].size_only = 0;
     h->mrs[idx].base = NULL; /* keys kept so a re-registration of the slot gets a new key */
-    regions_changed(h);
+    rs_host_keys_changed(h);
     return RS_OK;
 }
 

@@ -146,6 +146,8 @@ typedef struct rs_qp {
     uint64_t write_left;
     uint32_t write_rkey;
     uint32_t write_len;     /* RETH length of the current WRITE (WC byte_len for WRITE_WITH_IMM) */
+    uint8_t *write_place;   /* WRITE: write_va's bytes (or RS_MR_NO_BYTES), valid while write_gen is */
+    uint32_t write_gen;     /* host's mr_gen + 1 when the RETH's range resolved whole (0: not) */
     uint64_t recv_off;      /* SEND: bytes placed in the current receive WQE */
     int recv_active;        /* SEND: the head receive WQE is in use by a multi-packet message */
     /* requests that arrived while a READ response was still being generated: executed in PSN
