@@ -119,6 +119,11 @@ typedef struct rs_qp {
     uint64_t req_off;
     uint32_t max_sent_psn_next; /* one past the highest PSN ever sent: below it = retransmission */
     uint32_t since_ackreq;      /* packets since the last one with the A bit */
+    /* the frame length of its last request packet (req_flen) and that packet's opcode << 24 |
+     * payload length, + 1 (req_flen_key; 0: none): the rest of a request's frame is the QP's path
+     * and attributes, so a new path or a modify forgets it (rs_qp_resolve_path, rs_qp_apply_modify) */
+    uint32_t req_flen_key;
+    uint32_t req_flen;
     int64_t rnr_until_ps;       /* requester paused by an RNR NAK until then */
     uint32_t rd_outstanding;    /* READ/atomic WQEs sent and not completed (<= max_rd_atomic) */
     int sq_draining;            /* SQD: no new WQE starts */

@@ -175,6 +175,20 @@ static uint32_t wire_bytes(rs_pkt *p)
     return (uint32_t)p->frame_len + rs_frame_wire_extra(p);
 }
 
+/* wire_bytes of a request packet of an RC/UC QP: its frame length is the last request's when the
+ * opcode and payload length are the same (all else in it is the QP's path and attributes, which
+ * reset the cache when they change), so a message's packets measure their frame once. */
+static uint32_t req_wire_bytes(rs_qp *qp, rs_pkt *p)
+{
+    uint32_t key = ((uint32_t)p->opcode << 24 | p->payload_len) + 1u; /* payload_len <= path MTU */
+    if (key != qp->req_flen_key) {
+        qp->req_flen = (uint32_t)rs_frame_len(p);
+        qp->req_flen_key = key;
+    }
+    p->frame_len = (uint16_t)qp->req_flen;
+    return (uint32_t)p->frame_len + rs_frame_wire_extra(p);
+}
+
 /* Returns 1 when the packet is a retransmission (its PSN was sent before). */
 static int count_sent(rs_qp *qp, uint32_t len)
 {
@@ -427,7 +441,7 @@ rs_pkt *rs_req_build_packet(rs_transport *tp, rs_qp *qp)
     }
     if (!qp->is_uc) /* UC: no acknowledgement to wait for */
         rs_comp_arm_rto(tp, qp);
-    rs_cc_on_request_sent(tp, qp, p, wire_bytes(p), retx);
+    rs_cc_on_request_sent(tp, qp, p, req_wire_bytes(qp, p), retx);
     return p;
 }
 
