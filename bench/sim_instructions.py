@@ -123,9 +123,11 @@ def main() -> None:
     counts = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile, cc=a.cc) for m in modes}
     ref = counts[modes[0]]
     cc = {"auto": "DCQCN", "dcqcn": "DCQCN", "none": "no CC"}[a.cc]
-    print(f"incast-{a.senders}, {a.packets_per_sender} data packets per sender, NIC profile {a.nic_profile}, {cc}")
+    print(f"incast-{a.senders}, {a.packets_per_sender} data packets per sender, NIC profile {a.nic_profile}, "
+          f"{cc}")
     if a.base:
-        base = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile, a.base, a.cc) for m in modes}
+        base = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile, a.base, a.cc)
+                for m in modes}
         print(f"per data packet; rate: packets per instruction relative to {modes[0]} of the same build")
         print(f"{'mode':17s} {'base':>8s} {'this':>8s} {'this/base':>9s} {'rate base':>9s} {'rate this':>9s}")
         for m in modes:

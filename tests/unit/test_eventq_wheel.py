@@ -152,5 +152,6 @@ def test_wheel_buckets_first_storage_is_one_block() -> None:
     assert q.wheel_allocs() == 2
     got = [q.pop() for _ in range(nb - 1 + first + 1)]
     assert [t for t, _, _ in got] == sorted(t for t, _, _ in got)
-    assert [(t, i) for t, _, i in got[-(first + 1):]] == sorted((last - k, nb - 1 + k) for k in range(first + 1))
+    last_bucket = [(t, i) for t, _, i in got[-(first + 1):]]
+    assert last_bucket == sorted((last - k, nb - 1 + k) for k in range(first + 1))
     assert q.pop() is None

@@ -17,10 +17,9 @@ def test_link_bytes_are_the_encoded_frames(tmp_path: Path) -> None:
     p = CapturedPair(tmp_path, mtu=1024, size=1 << 16)
     # FIRST/MIDDLE/LAST with full and odd last packets, ONLY of several lengths (pads 0..3), with
     # and without immediate data, and SENDs: the same QP, one after the other
-    for length, op in [(4096, e.IBV_WR_RDMA_WRITE), (3001, e.IBV_WR_RDMA_WRITE), (1024, e.IBV_WR_RDMA_WRITE),
-                       (1, e.IBV_WR_RDMA_WRITE), (2, e.IBV_WR_RDMA_WRITE), (1023, e.IBV_WR_RDMA_WRITE_WITH_IMM),
-                       (2050, e.IBV_WR_RDMA_WRITE_WITH_IMM), (1500, e.IBV_WR_SEND), (1024, e.IBV_WR_SEND_WITH_IMM),
-                       (4095, e.IBV_WR_RDMA_WRITE), (0, e.IBV_WR_RDMA_WRITE)]:
+    w, wi = e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM
+    for length, op in [(4096, w), (3001, w), (1024, w), (1, w), (2, w), (1023, wi), (2050, wi),
+                       (1500, e.IBV_WR_SEND), (1024, e.IBV_WR_SEND_WITH_IMM), (4095, w), (0, w)]:
         p.post(length, opcode=op, imm=7)
     p.sim.run_until_idle()
     wcs = p.cq_a.poll(64)[1]
