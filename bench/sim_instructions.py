@@ -7,7 +7,10 @@ left out) and prints each mode's instructions per data packet and its ratio to `
 The inverse of that ratio bounds what any posting mode can reach in ``bench/posting_ratio.py``:
 even a free ``post_send`` cannot make the simulation of one-packet WRITEs cheaper.
 
-    python bench/sim_instructions.py --packets-per-sender 4000 [--nic-profile cx6]
+    python bench/sim_instructions.py --packets-per-sender 4000 [--nic-profile cx6] [--cc none]
+
+``--modes flows1qp`` counts bulk flows (one size-only WRITE flow per sender), the traffic of
+``bench/htsim_side_by_side.py``'s incast rows; ``--cc none`` runs them without congestion control.
 
 ``--base TREE`` counts the same modes a second time with another build (a source tree built in
 place, e.g. a ``git worktree`` of an earlier commit, put first on ``PYTHONPATH``) and prints both
@@ -67,11 +70,14 @@ def loop_instructions(script_and_args: list[str], tree: str | None = None) -> in
 
 
 def instructions(mode: str, senders: int, packets_per_sender: int, nic_profile: str,
-                 tree: str | None = None) -> int:
+                 tree: str | None = None, cc: str = "auto") -> int:
     """Instructions executed inside SimCore.run for one run of the model ("write1MiB-ack1": write1MiB
-    with every packet asking for an ACK, the frames of one-packet WRITEs); ``tree``: another build."""
+    with every packet asking for an ACK, the frames of one-packet WRITEs); ``tree``: another build;
+    ``cc``: the model's ``--cc`` (auto: DCQCN)."""
     model_mode, _, ack = mode.partition("-ack")
     extra = ["--ack-req-interval", ack] if ack else []
+    if cc != "auto":
+        extra += ["--cc", cc]
     return loop_instructions([MODEL, "--mode", model_mode, "--senders", str(senders),
                               "--packets-per-sender", str(packets_per_sender), "--nic-profile", nic_profile,
                               *extra], tree)
@@ -96,6 +102,8 @@ def main() -> None:
     p.add_argument("--modes", default="write1MiB,write1MiB-ack1,write1024-batch",
                    help="comma-separated model modes; NAME-ackN: NAME with every N-th packet asking "
                    "for an ACK")
+    p.add_argument("--cc", choices=["auto", "none", "dcqcn"], default="auto",
+                   help="congestion control of the incast (auto: DCQCN with ECN marking at the switch)")
     p.add_argument("--base", default=None, help="another source tree built in place: count its build too "
                    "and print both side by side (before/after)")
     p.add_argument("--multipath", default="", help="comma-separated bench/multipath.py cases "
@@ -112,11 +120,14 @@ def main() -> None:
         return
     modes = a.modes.split(",")
     packets = a.senders * a.packets_per_sender
-    counts = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile) for m in modes}
+    counts = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile, cc=a.cc) for m in modes}
     ref = counts[modes[0]]
-    print(f"incast-{a.senders}, {a.packets_per_sender} data packets per sender, NIC profile {a.nic_profile}")
+    cc = {"auto": "DCQCN", "dcqcn": "DCQCN", "none": "no CC"}[a.cc]
+    print(f"incast-{a.senders}, {a.packets_per_sender} data packets per sender, NIC profile {a.nic_profile}, "
+          f"{cc}")
     if a.base:
-        base = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile, a.base) for m in modes}
+        base = {m: instructions(m, a.senders, a.packets_per_sender, a.nic_profile, a.base, a.cc)
+                for m in modes}
         print(f"per data packet; rate: packets per instruction relative to {modes[0]} of the same build")
         print(f"{'mode':17s} {'base':>8s} {'this':>8s} {'this/base':>9s} {'rate base':>9s} {'rate this':>9s}")
         for m in modes:

@@ -35,6 +35,7 @@ cdef extern from "rdmasim/eventq.h" nogil:
         uint64_t stale
         int64_t cur
         uint64_t mode_switches
+        uint64_t wheel_allocs
 
     int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     void rs_eventq_free(rs_eventq *q)
@@ -198,6 +199,11 @@ cdef class EventQueueForTest:
                 "far_len": self.q.far_len + self.q.fifo_len, "far_heap_len": self.q.far_len,
                 "fifo_len": self.q.fifo_len, "pushed": self.q.pushed,
                 "stale": self.q.stale}
+
+    def wheel_allocs(self):
+        """Allocations of wheel bucket storage so far: the block of every bucket's first entries
+        (one per wheel) and one per bucket outgrowing it or growing again."""
+        return self.q.wheel_allocs
 
     def mode(self):
         """``"heap"`` (every near entry in the bottom heap) or ``"wheel"``, and the number of

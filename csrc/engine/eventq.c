@@ -10,12 +10,20 @@ static int wheel_alloc(rs_eventq *q, uint32_t shift, uint32_t nb)
 {
     rs_eventq_bucket *w = calloc(nb, sizeof(*w));
     uint64_t *bits = calloc(nb / 64, sizeof(uint64_t));
-    if (!w || !bits) {
+    rs_event *first = malloc((size_t)nb * RS_EVENTQ_BUCKET_FIRST * sizeof(rs_event));
+    if (!w || !bits || !first) {
         free(w);
         free(bits);
+        free(first);
         return -1;
     }
+    for (uint32_t i = 0; i < nb; i++) {
+        w[i].e = first + (size_t)i * RS_EVENTQ_BUCKET_FIRST;
+        w[i].cap = RS_EVENTQ_BUCKET_FIRST;
+    }
     q->wheel = w;
+    q->wheel_first = first;
+    q->wheel_allocs++;
     q->wheel_bits = bits;
     q->nb = nb;
     q->shift = shift;
@@ -24,14 +32,23 @@ static int wheel_alloc(rs_eventq *q, uint32_t shift, uint32_t nb)
     return 0;
 }
 
+/* Free the bucket arrays of `nb` buckets w that outgrew their first storage. */
+static void free_grown(rs_eventq_bucket *w, uint32_t nb)
+{
+    for (uint32_t i = 0; w && i < nb; i++)
+        if (w[i].cap > RS_EVENTQ_BUCKET_FIRST)
+            free(w[i].e);
+}
+
 static void wheel_free(rs_eventq *q)
 {
-    for (uint32_t i = 0; q->wheel && i < q->nb; i++)
-        free(q->wheel[i].e);
+    free_grown(q->wheel, q->nb);
     free(q->wheel);
     free(q->wheel_bits);
+    free(q->wheel_first);
     q->wheel = NULL;
     q->wheel_bits = NULL;
+    q->wheel_first = NULL;
     q->wheel_len = 0;
 }
 
@@ -56,14 +73,20 @@ int rs_eventq_init(rs_eventq *q, size_t initial_cap)
     q->far_after_ps = RS_EVENTQ_FAR_PS;
     q->far_from_ps = RS_EVENTQ_FAR_PS;
     q->head_from = RS_EVQ_HEAP;
-    q->run = NULL;
-    q->run_pos = q->run_len = q->run_cap = 0;
+    /* the run starts larger than a bucket's first storage, so that a bucket that fills it has
+     * outgrown its first storage (rs_eventq_advance may swap the two arrays) */
+    q->run = malloc(2 * RS_EVENTQ_BUCKET_FIRST * sizeof(rs_event));
+    q->run_pos = q->run_len = 0;
+    q->run_cap = 2 * RS_EVENTQ_BUCKET_FIRST;
     q->wheel = NULL;
     q->wheel_bits = NULL;
-    if (!q->heap || wheel_alloc(q, RS_EVENTQ_BUCKET_SHIFT, RS_EVENTQ_BUCKETS) != 0) {
+    q->wheel_first = NULL;
+    q->wheel_allocs = 0;
+    if (!q->heap || !q->run || wheel_alloc(q, RS_EVENTQ_BUCKET_SHIFT, RS_EVENTQ_BUCKETS) != 0) {
         free(q->heap);
-        q->heap = NULL;
-        q->cap = 0;
+        free(q->run);
+        q->heap = q->run = NULL;
+        q->cap = q->run_cap = 0;
         return -1;
     }
     q->heap_below = RS_EVENTQ_HEAP_BELOW;
@@ -103,20 +126,22 @@ int rs_eventq_set_wheel(rs_eventq *q, uint32_t shift, uint32_t nb)
         return -1;
     rs_eventq_bucket *old = q->wheel;
     uint64_t *old_bits = q->wheel_bits;
+    rs_event *old_first = q->wheel_first;
     uint32_t old_nb = q->nb, old_shift = q->shift;
     int64_t old_cur = q->cur;
     if (wheel_alloc(q, shift, nb) != 0) {
         q->wheel = old;
         q->wheel_bits = old_bits;
+        q->wheel_first = old_first;
         q->nb = old_nb;
         q->shift = old_shift;
         q->cur = old_cur;
         return -1;
     }
-    for (uint32_t i = 0; i < old_nb; i++)
-        free(old[i].e);
+    free_grown(old, old_nb);
     free(old);
     free(old_bits);
+    free(old_first);
     q->cur = old_cur == INT64_MAX ? INT64_MAX : q->cur_t_ps >> shift; /* the mode stays */
     return 0;
 }
@@ -303,11 +328,18 @@ int64_t rs_eventq_peek_time(rs_eventq *q)
 
 int rs_eventq_wheel_grow(rs_eventq *q, rs_eventq_bucket *b)
 {
-    (void)q;
-    uint32_t ncap = b->cap ? b->cap * 2 : 8;
-    rs_event *ne = realloc(b->e, (size_t)ncap * sizeof(rs_event));
+    uint32_t ncap = b->cap * 2;
+    rs_event *ne;
+    if (b->cap > RS_EVENTQ_BUCKET_FIRST) {
+        ne = realloc(b->e, (size_t)ncap * sizeof(rs_event));
+    } else { /* leaving its first storage (in the block): an array of its own */
+        ne = malloc((size_t)ncap * sizeof(rs_event));
+        if (ne)
+            memcpy(ne, b->e, (size_t)b->len * sizeof(rs_event));
+    }
     if (!ne)
         return -1;
+    q->wheel_allocs++;
     b->e = ne;
     b->cap = ncap;
     return 0;
@@ -434,12 +466,15 @@ void rs_eventq_advance(rs_eventq *q)
         if (nr) {
             q->run = nr;
             q->run_cap = ncap;
-        } else { /* out of memory: take the bucket's storage instead, give it the run's */
+        } else { /* out of memory: take the bucket's storage instead, give it the run's (both
+                  * malloc'ed: the bucket holds more than the run, which starts above a bucket's
+                  * first storage) */
             rs_event *r = q->run;
+            size_t r_cap = q->run_cap; /* < n <= b->cap */
             q->run = b->e;
             q->run_cap = b->cap;
             b->e = r;
-            b->cap = (uint32_t)(q->run_cap < UINT32_MAX ? q->run_cap : UINT32_MAX);
+            b->cap = (uint32_t)r_cap;
             src = q->run;
         }
     }

@@ -27,6 +27,11 @@ typedef struct rs_host {
 
     rs_mr *mrs;
     uint32_t n_mrs;
+    /* bumped whenever a region's PD or access changes, a region goes, or a window is bound,
+     * invalidated or deallocated (rs_host_keys_changed): a send WQE whose SGEs all resolved at the
+     * same value still resolves (rs_swqe.res_gen), and so does the rest of a WRITE's RETH range
+     * (rs_qp.write_gen) */
+    uint32_t mr_gen;
     rs_mw *mws;              /* memory windows by index (mw.h) */
     uint32_t n_mws;
     rs_cq *cqs;
@@ -58,6 +63,10 @@ typedef struct rs_host {
     rs_timer loopback;       /* fires when lb_head reaches the NIC's receive path */
     uint64_t lb_frames;      /* frames looped back so far */
 } rs_host;
+
+/* A key's region, window, PD or access changed: what was resolved before is resolved again
+ * (mr_gen never reaches UINT32_MAX, so that mr_gen + 1, a resolution's mark, is never 0) */
+static inline void rs_host_keys_changed(rs_host *h) { h->mr_gen = h->mr_gen + 1u == UINT32_MAX ? 0 : h->mr_gen + 1u; }
 
 rs_srq *rs_host_srq(rs_host *h, uint32_t handle);
 void rs_host_free_srqs(rs_host *h);

@@ -578,6 +578,7 @@ static void receive_in_order(rs_transport *tp, rs_qp *qp, rs_pkt *pkt)
             qp->write_rkey = pkt->x_rkey;
             qp->write_len = pkt->x_len;
             qp->write_left = pkt->x_off <= pkt->x_len ? pkt->x_len - pkt->x_off : 0;
+            qp->write_gen = 0; /* the cursor moved: the rest of the message resolves per packet */
         }
     }
     rs_irn *x = qp->irn;

@@ -147,6 +147,7 @@ int rs_tp_mr_rereg(rs_transport *tp, int host, int idx, uint32_t pd, uint32_t ac
     rs_mr *mr = &h->mrs[idx];
     mr->pd = pd;
     mr->access = access;
+    rs_host_keys_changed(h);
     *rkey = mr->rkey;
     return RS_OK;
 }
@@ -169,6 +170,7 @@ int rs_tp_mr_dereg(rs_transport *tp, int host, int idx)
                           h->mrs[idx].lkey, user, qpn);
     h->mrs[idx].size_only = 0;
     h->mrs[idx].base = NULL; /* keys kept so a re-registration of the slot gets a new key */
+    rs_host_keys_changed(h);
     return RS_OK;
 }
 

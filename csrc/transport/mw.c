@@ -63,6 +63,7 @@ int rs_tp_mw_dealloc(rs_transport *tp, int host, int idx)
     rs_mw *mw = &h->mws[idx];
     uint32_t key = mw->rkey;
     *mw = (rs_mw){.rkey = key, .mr = -1}; /* the key is kept so the slot's next window gets another */
+    rs_host_keys_changed(h);
     return RS_OK;
 }
 
@@ -133,6 +134,7 @@ uint32_t rs_mw_bind(rs_host *h, const rs_qp *qp, const rs_swqe *w)
     mw->mr = w->bind_len ? mr_idx : -1;
     if (mw->type == 2)
         mw->qpn = qp->qpn;
+    rs_host_keys_changed(h);
     return RS_WC_STATUS_SUCCESS;
 }
 
@@ -151,6 +153,7 @@ int rs_mw_invalidate(rs_host *h, uint32_t key, uint32_t pd)
     if (!mw || mw->type != 2 || mw->state != RS_MW_STATE_VALID || mw->pd != pd)
         return -1; /* rxe_invalidate_mw: a type 1 window cannot be invalidated */
     unbind(mw);
+    rs_host_keys_changed(h);
     return 0;
 }
 
@@ -162,14 +165,17 @@ uint32_t rs_mw_local_inv(rs_host *h, uint32_t key)
          * user regions, the only kind emulated, cannot */
         return RS_WC_STATUS_LOC_QP_OP_ERR;
     unbind(mw);
+    rs_host_keys_changed(h);
     return RS_WC_STATUS_SUCCESS;
 }
 
 void rs_mw_forget_qp(rs_host *h, uint32_t qpn)
 {
     for (uint32_t i = 0; i < h->n_mws; i++)
-        if (h->mws[i].type == 2 && h->mws[i].state == RS_MW_STATE_VALID && h->mws[i].qpn == qpn)
+        if (h->mws[i].type == 2 && h->mws[i].state == RS_MW_STATE_VALID && h->mws[i].qpn == qpn) {
             unbind(&h->mws[i]);
+            rs_host_keys_changed(h);
+        }
 }
 
 uint32_t rs_mw_count_on_mr(const rs_host *h, int mr)

@@ -11,6 +11,7 @@
 void rs_qp_resolve_path(rs_qp *qp)
 {
     rs_host *h = qp->host;
+    qp->req_flen_key = 0;
     if (qp->attr.dest_host >= 0)
         rs_port_resolve_path(&h->tp->net, &h->port, qp->attr.dest_host, (uint8_t)qp->attr.traffic_class, qp->qpn,
                              &qp->path);

@@ -54,6 +54,7 @@ typedef struct rs_swqe {
     uint32_t ud_tclass;
     uint32_t ud_qpn;
     uint32_t ud_qkey;
+    uint32_t res_gen;     /* no_bytes: host's mr_gen + 1 when its SGEs were resolved whole (0: not) */
     uint64_t stream_off;  /* request payload bytes of the WQEs posted before it (the window's byte count) */
     uint32_t bind_mw_rkey; /* IBV_WR_BIND_MW: the window's current rkey (rkey: its new one), the */
     uint32_t bind_lkey;    /* region's lkey, the access granted, the length (remote_addr: start) */
@@ -118,6 +119,11 @@ typedef struct rs_qp {
     uint64_t req_off;
     uint32_t max_sent_psn_next; /* one past the highest PSN ever sent: below it = retransmission */
     uint32_t since_ackreq;      /* packets since the last one with the A bit */
+    /* the frame length of its last request packet (req_flen) and that packet's opcode << 24 |
+     * payload length, + 1 (req_flen_key; 0: none): the rest of a request's frame is the QP's path
+     * and attributes, so a new path or a modify forgets it (rs_qp_resolve_path, rs_qp_apply_modify) */
+    uint32_t req_flen_key;
+    uint32_t req_flen;
     int64_t rnr_until_ps;       /* requester paused by an RNR NAK until then */
     uint32_t rd_outstanding;    /* READ/atomic WQEs sent and not completed (<= max_rd_atomic) */
     int sq_draining;            /* SQD: no new WQE starts */
@@ -145,6 +151,8 @@ typedef struct rs_qp {
     uint64_t write_left;
     uint32_t write_rkey;
     uint32_t write_len;     /* RETH length of the current WRITE (WC byte_len for WRITE_WITH_IMM) */
+    uint8_t *write_place;   /* WRITE: write_va's bytes (or RS_MR_NO_BYTES), valid while write_gen is */
+    uint32_t write_gen;     /* host's mr_gen + 1 when the RETH's range resolved whole (0: not) */
     uint64_t recv_off;      /* SEND: bytes placed in the current receive WQE */
     int recv_active;        /* SEND: the head receive WQE is in use by a multi-packet message */
     /* requests that arrived while a READ response was still being generated: executed in PSN

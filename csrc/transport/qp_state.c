@@ -202,6 +202,7 @@ static void apply(rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
 
 int rs_qp_apply_modify(rs_transport *tp, rs_qp *qp, const rs_qp_attr *a, uint32_t mask)
 {
+    qp->req_flen_key = 0; /* the frame length of its requests is measured again (requester.c) */
     uint32_t from = qp->state;
     uint32_t to = (mask & RS_QP_STATE) ? a->qp_state : from;
     if (to > RS_QPS_ERR)

@@ -129,6 +129,7 @@ static int check_sges(rs_transport *tp, rs_qp *qp, rs_swqe *w, const uint8_t **w
     }
     if (w->num_sge != 1 || w->length > qp->pmtu || need || tp->key_recheck)
         *whole = NULL;
+    w->res_gen = w->no_bytes && !tp->key_recheck ? qp->host->mr_gen + 1u : 0;
     return 0;
 }
 
@@ -171,6 +172,20 @@ static void run_local(rs_transport *tp, rs_qp *qp, rs_swqe *w)
 static uint32_t wire_bytes(rs_pkt *p)
 {
     p->frame_len = (uint16_t)rs_frame_len(p);
+    return (uint32_t)p->frame_len + rs_frame_wire_extra(p);
+}
+
+/* wire_bytes of a request packet of an RC/UC QP: its frame length is the last request's when the
+ * opcode and payload length are the same (all else in it is the QP's path and attributes, which
+ * reset the cache when they change), so a message's packets measure their frame once. */
+static uint32_t req_wire_bytes(rs_qp *qp, rs_pkt *p)
+{
+    uint32_t key = ((uint32_t)p->opcode << 24 | p->payload_len) + 1u; /* payload_len <= path MTU */
+    if (key != qp->req_flen_key) {
+        qp->req_flen = (uint32_t)rs_frame_len(p);
+        qp->req_flen_key = key;
+    }
+    p->frame_len = (uint16_t)qp->req_flen;
     return (uint32_t)p->frame_len + rs_frame_wire_extra(p);
 }
 
@@ -263,9 +278,10 @@ static rs_pkt *build_rd_atomic(rs_transport *tp, rs_qp *qp, rs_swqe *w)
 }
 
 /* The packet's payload: `len` bytes of the WQE from `off`, gathered from its SGEs. A size-only
- * source (bulk flows) carries its length, not bytes, but its SGEs are still resolved per packet as
- * for real memory (a region deregistered mid-message fails the same). On failure the packet is
- * released and the error taken (local protection error, or out of memory); returns -1. */
+ * source (bulk flows) carries its length, not bytes; its SGEs, resolved whole as the WQE started,
+ * are resolved again per packet only if a region of the host changed since (rs_host.mr_gen: a
+ * region re-registered into another PD fails the next packet as it would have). On failure the
+ * packet is released and the error taken (local protection error, or out of memory); returns -1. */
 static int fill_payload(rs_transport *tp, rs_qp *qp, rs_swqe *w, uint64_t off, uint32_t len, rs_pkt *p,
                         const uint8_t *whole)
 {
@@ -278,6 +294,8 @@ static int fill_payload(rs_transport *tp, rs_qp *qp, rs_swqe *w, uint64_t off, u
     if (len && whole) { /* the whole message, resolved by check_sges just before */
         if (!w->no_bytes)
             memcpy(p->payload, whole, len);
+    } else if (len && w->no_bytes && w->res_gen == qp->host->mr_gen + 1u) {
+        /* size-only, every SGE resolved whole and no region changed since: so does any part */
     } else if (len && gather(qp, w, off, len, w->no_bytes ? NULL : p->payload) != 0) {
         rs_pkt_release(&tp->pool, p);
         local_error(tp, qp);
@@ -423,7 +441,7 @@ rs_pkt *rs_req_build_packet(rs_transport *tp, rs_qp *qp)
     }
     if (!qp->is_uc) /* UC: no acknowledgement to wait for */
         rs_comp_arm_rto(tp, qp);
-    rs_cc_on_request_sent(tp, qp, p, wire_bytes(p), retx);
+    rs_cc_on_request_sent(tp, qp, p, req_wire_bytes(qp, p), retx);
     return p;
 }
 

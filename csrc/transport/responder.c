@@ -163,9 +163,12 @@ int rs_resp_exec_write(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
         qp->write_rkey = pkt->reth_rkey;
         qp->write_left = pkt->reth_len;
         qp->write_len = pkt->reth_len;
+        qp->write_gen = 0;
         if (pkt->reth_len && !(first = rs_mr_resolve(qp->host, pkt->reth_rkey, qp->qpn, qp->init.pd,
                                                      RS_ACCESS_REMOTE_WRITE, pkt->reth_va, pkt->reth_len)))
             return RS_EXEC_BAD_RKEY;
+        if (first && !tp->key_recheck)
+            qp->write_gen = qp->host->mr_gen + 1u;
     }
     if (len > qp->write_left || (rs_op_ends(op) && len != qp->write_left))
         return RS_EXEC_BAD_LENGTH;
@@ -174,13 +177,16 @@ int rs_resp_exec_write(rs_transport *tp, rs_qp *qp, const rs_pkt *pkt)
     if (rs_op_has_imm(op) && qp->rq_count == 0)
         return RS_EXEC_NO_WQE;
     if (len) {
-        /* resolved per packet: the region may have been deregistered since the first packet (the
-         * first, within the RETH's range just resolved, needs no second look) */
-        uint8_t *dst = first && !tp->key_recheck ? first
+        /* the RETH's range resolved whole with the first packet: while no key of the host changed
+         * since (rs_host.mr_gen), every later packet's place is the one after the last; else it is
+         * resolved again (the region may have been deregistered, or its window invalidated) */
+        uint8_t *dst = first && !tp->key_recheck         ? first
+                       : qp->write_gen == qp->host->mr_gen + 1u ? qp->write_place
                        : rs_mr_resolve(qp->host, qp->write_rkey, qp->qpn, qp->init.pd, RS_ACCESS_REMOTE_WRITE,
                                        qp->write_va, len);
         if (!dst)
             return RS_EXEC_BAD_RKEY;
+        qp->write_place = dst == RS_MR_NO_BYTES ? dst : dst + len;
         if (dst == RS_MR_NO_BYTES)
             ; /* size-only region: nothing to place */
         else if (pkt->payload)

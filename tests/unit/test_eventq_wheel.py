@@ -133,3 +133,25 @@ def test_bad_wheel_parameters_name_the_range():
         _core.EventQueueForTest(1, bucket_shift=4, buckets=100)
     with pytest.raises(ValueError, match="bucket_shift 0..40"):
         _core.EventQueueForTest(1, bucket_shift=41, buckets=64)
+
+
+def test_wheel_buckets_first_storage_is_one_block() -> None:
+    """Filling every bucket of the default wheel allocates no bucket storage: each bucket's first
+    entries live in one block allocated with the wheel; only a bucket outgrowing them allocates
+    (and its entries still come out in (time, seq) order)."""
+    nb, first = 8192, 8
+    q = _core.EventQueueForTest(nb + first + 1, modes=(0, 1))  # wheel mode only
+    assert q.wheel_allocs() == 1
+    for i in range(nb - 1):  # one entry in each bucket after the current one
+        q.arm(i, 512 * (i + 1))
+    assert q.wheel_allocs() == 1
+    # one bucket outgrows its first storage: one allocation, then its entries are handed out in order
+    last = 512 * nb - 1
+    for k in range(first + 1):
+        q.arm(nb - 1 + k, last - k)
+    assert q.wheel_allocs() == 2
+    got = [q.pop() for _ in range(nb - 1 + first + 1)]
+    assert [t for t, _, _ in got] == sorted(t for t, _, _ in got)
+    last_bucket = [(t, i) for t, _, i in got[-(first + 1):]]
+    assert last_bucket == sorted((last - k, nb - 1 + k) for k in range(first + 1))
+    assert q.pop() is None

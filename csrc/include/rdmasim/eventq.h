@@ -64,6 +64,7 @@ typedef struct rs_event {
 #define RS_EVENTQ_BUCKETS 8192     /* wheel span: 8192 x 512 ps = 4.2 us */
 #define RS_EVENTQ_HEAP_BELOW 16    /* wheel -> heap mode below this many entries in the wheel */
 #define RS_EVENTQ_WHEEL_AT 128     /* heap -> wheel mode at this many entries in the bottom heap */
+#define RS_EVENTQ_BUCKET_FIRST 8   /* entries of a bucket's first storage, carved from one block */
 
 enum { RS_EVQ_HEAP, RS_EVQ_RUN, RS_EVQ_FAR };
 
@@ -85,6 +86,12 @@ typedef struct rs_eventq {
     /* timing wheel: slot (t >> shift) & (nb - 1) holds the entries of absolute bucket t >> shift,
      * for the buckets cur + 1 .. cur + nb - 1 */
     rs_eventq_bucket *wheel;
+    /* every bucket's first RS_EVENTQ_BUCKET_FIRST entries, one block allocated with the wheel (its
+     * pages are touched only as buckets fill); a bucket that outgrows them moves to a malloc'ed
+     * array of its own (cap > RS_EVENTQ_BUCKET_FIRST).  One allocation instead of one per bucket:
+     * a run's first pass over the wheel cost a malloc per 512 ps bucket */
+    rs_event *wheel_first;
+    uint64_t wheel_allocs; /* statistics: allocations of bucket storage (the block counts one) */
     uint64_t *wheel_bits; /* bit i: slot i is not empty */
     size_t wheel_len;     /* entries in the wheel */
     int64_t cur;          /* the absolute bucket number drained into the bottom heap last */
