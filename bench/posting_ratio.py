@@ -53,7 +53,7 @@ def _run(senders: int, packets_per_sender: int, mode: str, nic_profile: str = "r
 
 def measure(senders: int, packets_per_sender: int, repeat: int, modes: list[str],
             nic_profile: str = "rxe") -> dict[str, dict]:
-    """Each mode's runs: wall seconds, data packets, events."""
+    """Each mode's runs: wall seconds, data packets, events, frames on every link."""
     runs: dict[str, list[dict]] = {m: [] for m in modes}
     for _ in range(repeat):
         for m in modes:
@@ -61,7 +61,8 @@ def measure(senders: int, packets_per_sender: int, repeat: int, modes: list[str]
     out = {}
     for m, rs in runs.items():
         rate = statistics.median(r["packets"] / (r["setup_s"] + r["run_s"]) for r in rs)  # posting + run
-        out[m] = {"packets": rs[0]["packets"], "events": rs[0]["events"], "pkts_per_s": rate,
+        out[m] = {"packets": rs[0]["packets"], "events": rs[0]["events"], "frames": rs[0]["frames"],
+                  "pkts_per_s": rate,
                   "setup_s": statistics.median(r["setup_s"] for r in rs),
                   "run_s": statistics.median(r["run_s"] for r in rs)}
     for r in dict.fromkeys((modes[0], "write1MiB-ack1")):
