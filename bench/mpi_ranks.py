@@ -39,6 +39,10 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=0, help="partitions (default: one per rank)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--case", default="permutation")
+    ap.add_argument("--busy-poll", action="store_true",
+                    help="Open MPI's default busy polling in the MPI calls (else mpi_yield_when_idle=1: "
+                         "a rank waiting for another gives its core away, for a machine with fewer free "
+                         "cores than ranks)")
     a = ap.parse_args()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH", "")) if p)
@@ -50,7 +54,10 @@ def main() -> None:
     if mpirun is None:
         sys.exit("needs mpirun (apt-get install openmpi-bin libopenmpi-dev) and mpi4py")
     launch = [mpirun, "--oversubscribe", "-n", str(a.ranks), "-x", "PYTHONPATH"]
-    print(f"k={a.k} ({a.k ** 3 // 4} hosts), {a.case} of {a.size} B, {parts} partitions, {a.ranks} ranks")
+    if not a.busy_poll:
+        launch[1:1] = ["--mca", "mpi_yield_when_idle", "1"]
+    print(f"k={a.k} ({a.k ** 3 // 4} hosts), {a.case} of {a.size} B, {parts} partitions, {a.ranks} ranks; "
+          f"{'busy polling' if a.busy_poll else 'mpi_yield_when_idle 1'}")
     ratios, cpu_ratios, ok = [], [], True
     for i in range(a.repeats):
         load0 = os.getloadavg()[0]

@@ -32,10 +32,10 @@ cdef inline uint64_t _rk_now_ns() noexcept nogil:
 
 
 cdef class RankExchange:
-    """The exchange of a run over MPI ranks, once per agreement: every rank's message length
-    (``comm.Allgather``), then the messages into one receive buffer (``comm.Allgatherv``), both
-    buffer-based (no pickling); the buffers are kept and grown, and the C side reads the messages in
-    place until the next call.  On one rank nothing is sent; a communicator without the buffer
+    """The exchange of a run over MPI ranks, once per agreement: buffer-based (no pickling), one
+    ``comm.Allgather`` of fixed blocks (each rank's message length and first bytes; the block
+    follows the longest message) and, only when a message is longer, one ``comm.Allgatherv`` of the
+    rest; the buffers are kept, and the C side reads the messages in place until the next call.  On one rank nothing is sent; a communicator without the buffer
     calls (a stand-in) gets the pickled ``allgather``."""
     cdef object comm
     cdef int n
@@ -43,8 +43,12 @@ cdef class RankExchange:
     cdef object _byte
     cdef object _send
     cdef object _recv
-    cdef object _mylen
+    cdef object _bsend
+    cdef object _brecv
+    cdef object _rest
     cdef object _lens
+    cdef uint64_t[::1] _lv
+    cdef uint64_t blk
     cdef object _counts
     cdef object _displs
     cdef object _all
@@ -62,10 +66,14 @@ cdef class RankExchange:
         if self.buffers:
             from mpi4py import MPI
             self._byte = MPI.BYTE
+        self.blk = _rk_block(0)
+        self._bsend = _np.zeros(self.blk, dtype=_np.uint8)
+        self._brecv = _np.zeros(self.blk * max(self.n, 1), dtype=_np.uint8)
         self._send = _np.zeros(4096, dtype=_np.uint8)
+        self._rest = _np.zeros(4096, dtype=_np.uint8)
         self._recv = _np.zeros(4096 * self.n + 1, dtype=_np.uint8)
-        self._mylen = _np.zeros(1, dtype=_np.uint64)
         self._lens = _np.zeros(max(self.n, 1), dtype=_np.uint64)
+        self._lv = self._lens
         self._counts = _np.zeros(max(self.n, 1), dtype=_np.int32)
         self._displs = _np.zeros(max(self.n, 1), dtype=_np.int32)
         self.error = None
@@ -74,15 +82,84 @@ cdef class RankExchange:
         self.mpi_ns = 0
 
 
+cdef uint64_t _rk_block(uint64_t longest) noexcept:
+    """The block of the next exchange: room for 1.5x the longest message of this one (at least 1 KiB)."""
+    cdef uint64_t b = 1024
+    while b < longest + longest // 2 + 8:
+        b *= 2
+    return b
+
+
+cdef int _exchange_blocks(RankExchange x, const uint8_t *send, size_t length) except -1:
+    """One exchange: one ``Allgather`` of fixed blocks, each rank's [length, first bytes]; when a
+    message is longer than its block, one ``Allgatherv`` of the rest; then every message contiguous
+    in x._recv.  The block size follows the longest message (every rank computes the same)."""
+    cdef uint64_t blk = x.blk, room = blk - 8, total = 0, longest = 0, t0, mine, pos = 0, h
+    cdef uint64_t n64 = length
+    cdef uint8_t[::1] bs = x._bsend
+    cdef uint8_t[::1] br = x._brecv
+    cdef uint8_t[::1] rv, sv, tv
+    cdef uint64_t[::1] lv = x._lv
+    cdef int32_t[::1] cv = x._counts
+    cdef int32_t[::1] dv = x._displs
+    cdef int r
+    cdef int32_t rest_total = 0
+    memcpy(&bs[0], &n64, 8)
+    h = length if length < room else room
+    if h:
+        memcpy(&bs[8], send, h)
+    t0 = _rk_now_ns()
+    x.comm.Allgather([x._bsend, <int>blk, x._byte], [x._brecv, <int>blk, x._byte])
+    x.mpi_ns += _rk_now_ns() - t0
+    for r in range(x.n):
+        memcpy(&lv[r], &br[<uint64_t>r * blk], 8)
+        if lv[r] > 0x7fffffff or total + lv[r] > 0x7fffffff:
+            raise OverflowError(f"MPI rank {r}: a message of {lv[r]} bytes ({total} before it): allowed up "
+                                f"to 2 GiB in all")
+        total += lv[r]
+        if lv[r] > longest:
+            longest = lv[r]
+        cv[r] = <int32_t>(lv[r] - room) if lv[r] > room else 0
+        dv[r] = rest_total
+        rest_total += cv[r]
+    if total + 1 > <uint64_t>x._recv.shape[0]:
+        x._recv = _np.zeros(max(total + 1, 2 * x._recv.shape[0]), dtype=_np.uint8)
+    rv = x._recv
+    if rest_total:
+        mine = length - room if length > room else 0
+        if mine + 1 > <uint64_t>x._send.shape[0]:
+            x._send = _np.zeros(max(mine + 1, 2 * x._send.shape[0]), dtype=_np.uint8)
+        if <uint64_t>rest_total + 1 > <uint64_t>x._rest.shape[0]:
+            x._rest = _np.zeros(max(<uint64_t>rest_total + 1, 2 * x._rest.shape[0]), dtype=_np.uint8)
+        sv = x._send
+        if mine:
+            memcpy(&sv[0], send + room, mine)
+        t0 = _rk_now_ns()
+        x.comm.Allgatherv([x._send, <int>mine, x._byte], [x._rest, (x._counts, x._displs), x._byte])
+        x.mpi_ns += _rk_now_ns() - t0
+    tv = x._rest
+    for r in range(x.n):
+        h = lv[r] if lv[r] < room else room
+        if h:
+            memcpy(&rv[pos], &br[<uint64_t>r * blk + 8], h)
+        pos += h
+        if cv[r]:
+            memcpy(&rv[pos], &tv[dv[r]], <size_t>cv[r])
+            pos += <uint64_t>cv[r]
+    blk = _rk_block(longest)
+    if blk != x.blk:
+        x.blk = blk
+        x._bsend = _np.zeros(blk, dtype=_np.uint8)
+        x._brecv = _np.zeros(blk * x.n, dtype=_np.uint8)
+    return 0
+
+
 cdef int _rank_allgather(void *ctx, const uint8_t *send, size_t length, const uint8_t **recv,
                          const uint64_t **lens) noexcept with gil:
     cdef RankExchange x = <RankExchange>ctx
     cdef uint64_t[::1] lv
-    cdef int32_t[::1] cv, dv
-    cdef uint8_t[::1] sv
     cdef const unsigned char[::1] av
-    cdef uint64_t total = 0, t0
-    cdef int r
+    cdef uint64_t t0
     try:
         x.calls += 1
         x.bytes_sent += length
@@ -102,34 +179,10 @@ cdef int _rank_allgather(void *ctx, const uint8_t *send, size_t length, const ui
             recv[0] = &av[0]
             lens[0] = &lv[0]
             return 0
-        if length > <size_t>x._send.shape[0]:
-            x._send = _np.zeros(max(length, 2 * x._send.shape[0]), dtype=_np.uint8)
-        sv = x._send
-        if length:
-            memcpy(&sv[0], send, length)
-        lv = x._mylen
-        lv[0] = length
-        t0 = _rk_now_ns()
-        x.comm.Allgather(x._mylen, x._lens)
-        x.mpi_ns += _rk_now_ns() - t0
-        lv = x._lens
-        cv = x._counts
-        dv = x._displs
-        for r in range(x.n):
-            if lv[r] > 0x7fffffff or total + lv[r] > 0x7fffffff:
-                raise OverflowError(f"MPI rank {r}: a message of {lv[r]} bytes ({total} before it): "
-                                    f"allowed up to 2 GiB in all")
-            dv[r] = <int32_t>total
-            cv[r] = <int32_t>lv[r]
-            total += lv[r]
-        if total + 1 > <uint64_t>x._recv.shape[0]:
-            x._recv = _np.zeros(max(total + 1, 2 * x._recv.shape[0]), dtype=_np.uint8)
-        t0 = _rk_now_ns()
-        x.comm.Allgatherv([x._send, <int>length, x._byte], [x._recv, (x._counts, x._displs), x._byte])
-        x.mpi_ns += _rk_now_ns() - t0
+        _exchange_blocks(x, send, length)
         av = x._recv
         recv[0] = &av[0]
-        lens[0] = &lv[0]
+        lens[0] = &x._lv[0]
         return 0
     except BaseException as exc:  # the run fails; rdmasim.mpi raises this
         x.error = exc
