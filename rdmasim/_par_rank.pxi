@@ -146,11 +146,10 @@ cdef int _exchange_blocks(RankExchange x, const uint8_t *send, size_t length) ex
         if cv[r]:
             memcpy(&rv[pos], &tv[dv[r]], <size_t>cv[r])
             pos += <uint64_t>cv[r]
-    blk = _rk_block(longest)
-    if blk != x.blk:
-        x.blk = blk
-        x._bsend = _np.zeros(blk, dtype=_np.uint8)
-        x._brecv = _np.zeros(blk * x.n, dtype=_np.uint8)
+    x.blk = _rk_block(longest)
+    if x.blk > <uint64_t>x._bsend.shape[0]:  # (the buffers only grow: the block is a count)
+        x._bsend = _np.zeros(x.blk, dtype=_np.uint8)
+        x._brecv = _np.zeros(x.blk * x.n, dtype=_np.uint8)
     return 0
 
 
