@@ -67,6 +67,8 @@ class MpiCore(PartitionedCore):
         self.rank: int = comm.Get_rank()
         self.n_ranks: int = comm.Get_size()
         self._ran = False  # a run over ranks happened: other ranks' nodes are stale here
+        self._agree_ns = 0  # wall time in agreements, summed over runs
+        self._exchange_ns = 0  # of which in the exchange call (mpi4py)
 
     def owner_of(self, kind: str, index: int) -> int:
         """The rank that runs host (kind "h") or switch ("s") ``index`` in the last split."""
@@ -106,6 +108,16 @@ class MpiCore(PartitionedCore):
         """Bytes this rank sent in them."""
         return int(self._x.bytes_sent)
 
+    @property
+    def agreement_times(self) -> dict[str, float]:
+        """Wall seconds this rank spent in agreements so far (``agree``), split into the
+        communicator's calls (``mpi``: waiting for the slowest rank and the transfer), the Python
+        glue of the exchange call (``python``) and writing and reading the messages in C (``pack``)."""
+        mpi = self._x.mpi_ns
+        return {"agree": self._agree_ns / 1e9, "mpi": mpi / 1e9,
+                "python": max(self._exchange_ns - mpi, 0) / 1e9,
+                "pack": max(self._agree_ns - self._exchange_ns, 0) / 1e9}
+
     def run(self, until_ps: int = _core.INT64_MAX, max_events: int = 0, watch_host: int = -1,
             watch_cq: int = -1, watch_count: int = 0) -> int:
         """As SimCore.run, this rank's partitions only; then every rank's flow results here."""
@@ -120,13 +132,20 @@ class MpiCore(PartitionedCore):
         try:
             reason = _core.SimCore.run(self, until_ps, max_events, watch_host, watch_cq, watch_count)
         except MemoryError as exc:
+            self._count_times()
             if self._x.error is not None:
                 err = self._x.error
                 raise RuntimeError(f"MPI rank {self.rank}: the exchange failed: {err!r}") from err
             raise RuntimeError(str(exc)) from None
+        self._count_times()
         self._ran = True
         _core.rank_flows_in(self, self._comm.allgather(_core.rank_flows_out(self)))
         return reason
+
+    def _count_times(self) -> None:
+        _, agree_ns, exchange_ns = _core.rank_times(self)
+        self._agree_ns += agree_ns
+        self._exchange_ns += exchange_ns
 
 
 def _node(x: Any) -> tuple[str, int]:

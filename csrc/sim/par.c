@@ -334,6 +334,7 @@ struct par_run {
     uint32_t *owner;    /* by partition, the thread that ran its turn in the job */
     uint64_t cpu_mark;  /* the caller's CPU clock at the end of the last job */
     rs_par_rank *rank; /* NULL: one process; else this MPI rank runs only its partitions */
+    int agreed;        /* MPI ranks: nothing ran since the last agreement (another would repeat it) */
 };
 
 /* The calling thread's CPU clock in ns. */
@@ -925,6 +926,7 @@ static void run_job(par_run *r, int64_t t_lim, uint64_t seq_lim, int64_t win_end
     r->job = (par_job){.t_lim = t_lim, .seq_lim = seq_lim, .win_end = win_end, .stop_at_done = stop_at_done,
                        .only_left = only_left};
     r->job_no++;
+    r->agreed = 0;
     r->sim->par->st.cpu_serial += thread_cpu_ns() - r->cpu_mark;
     if (r->barriers) {
         atomic_store_explicit(&r->n_done, 0, memory_order_relaxed);
@@ -1060,6 +1062,7 @@ static void agree(par_run *r)
                      .last_seq = r->last_seq, .ret = r->ret, .cut = r->cut, .n_cut = r->n_cut,
                      .host_part = p->host_part, .switch_part = p->switch_part, .pending_t = pending};
     rs_par_rank_agree(r->rank, &v);
+    r->agreed = 1;
 }
 
 /* The earliest event time of the partitions, frames waiting in pend included (INT64_MAX: none). */
@@ -1125,7 +1128,8 @@ static int loop(par_run *r, const rs_run_args *a)
     int64_t u = a->until_ps;
     int flows_done = 0;
     for (;;) {
-        agree(r); /* MPI ranks: what the others did in the last job */
+        if (!r->agreed) /* (after a window whose job ended in an agreement, that one holds) */
+            agree(r); /* MPI ranks: what the others did in the last job */
         if (run_failed(r))
             return RS_RUN_ERROR;
         /* the next event of all: the window starts there (what the last job sent to other
@@ -1162,6 +1166,7 @@ static int loop(par_run *r, const rs_run_args *a)
                 point_nodes(r, 0);
                 handle_head(sim, &r->last_t[P], &r->last_seq[P]);
                 point_nodes(r, 1);
+                r->agreed = 0;
                 sim->par->st.global_events++;
             }
             sim->flows_stop = 0;

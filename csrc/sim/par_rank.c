@@ -1,9 +1,11 @@
 /* One partitioned run over several MPI ranks (sim/par_rank.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "sim/par_rank.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "link/link.h"
 #include "sim/par.h"
@@ -29,6 +31,7 @@ struct rs_par_rank {
     int oom;
     int64_t head;
     uint64_t agreements;
+    uint64_t agree_ns, fn_ns; /* wall time in agreements, and in the caller's exchange within them */
     resp_share *shares;
     size_t n_shares, cap_shares;
 };
@@ -153,6 +156,22 @@ int rs_sim_par_ranks(rs_sim *sim, uint32_t n_ranks, uint32_t me, const uint16_t 
 int rs_par_rank_owns(const rs_par_rank *k, uint32_t i) { return k->owner[i] == k->me; }
 int64_t rs_par_rank_head(const rs_par_rank *k) { return k->head; }
 uint64_t rs_par_rank_agreements(const rs_par_rank *k) { return k->agreements; }
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int rs_sim_par_rank_times(const rs_sim *sim, uint64_t *agreements, uint64_t *agree_ns, uint64_t *fn_ns)
+{
+    const rs_par_rank *k = sim->par ? rs_par_get_rank(sim->par) : NULL;
+    *agreements = k ? k->agreements : 0;
+    *agree_ns = k ? k->agree_ns : 0;
+    *fn_ns = k ? k->fn_ns : 0;
+    return k ? RS_OK : RS_ERR_INVAL;
+}
 
 static uint32_t port_part(const uint16_t *hp, const uint16_t *sp, const rs_port *port)
 {
@@ -433,6 +452,7 @@ static void read_msgs(rs_par_rank *k, const rs_par_view *v, const uint8_t *all, 
 void rs_par_rank_agree(rs_par_rank *k, const rs_par_view *v)
 {
     rs_sim *sim = v->sim;
+    uint64_t t0 = mono_ns();
     k->agreements++;
     write_msg(k, v);
     if (k->oom) {
@@ -441,11 +461,14 @@ void rs_par_rank_agree(rs_par_rank *k, const rs_par_view *v)
     }
     const uint8_t *all = NULL;
     const uint64_t *lens = NULL;
-    if (k->fn(k->ctx, k->buf, k->len, &all, &lens) != 0) {
+    uint64_t t1 = mono_ns();
+    int rc = k->fn(k->ctx, k->buf, k->len, &all, &lens);
+    k->fn_ns += mono_ns() - t1;
+    if (rc != 0)
         fail(sim, "%sthe MPI exchange failed on rank %u", "", k->me);
-        return;
-    }
-    read_msgs(k, v, all, lens);
+    else
+        read_msgs(k, v, all, lens);
+    k->agree_ns += mono_ns() - t0;
 }
 
 /* ---- the flow table after a run ---- */

@@ -61,6 +61,10 @@ void rs_par_rank_agree(rs_par_rank *k, const rs_par_view *v);
 int64_t rs_par_rank_head(const rs_par_rank *k);
 /* Agreements so far (windows and the steps around global events). */
 uint64_t rs_par_rank_agreements(const rs_par_rank *k);
+/* The ranks of the last (or running) run over ranks: its agreements, the wall time spent in them
+ * and, within that, in the caller's exchange (the rest: writing and reading the messages).
+ * RS_OK, or RS_ERR_INVAL (no ranks set; every figure 0). */
+int rs_sim_par_rank_times(const rs_sim *sim, uint64_t *agreements, uint64_t *agree_ns, uint64_t *fn_ns);
 
 /* After a run: this rank's part of the flow table (the results of the flows its partitions
  * requested, the responder's share of flows another rank requested) into *out (malloc'd, *len
