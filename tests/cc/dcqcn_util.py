@@ -7,8 +7,10 @@ receiver is the single bottleneck. The switch marks ECN with the paper's RED pro
 threshold (``XOFF``, shared bytes of one ingress queue): the default dynamic threshold (free buffer
 >> 3 = 1.5 MB of a 12 MB buffer) is never reached by these flows, because an RC QP stops at 128
 unacknowledged PSNs (rxe's RXE_MAX_UNACKED_PSNS), i.e. at most ~138 KB per flow on the wire and in
-the queues with 1 KB MTU; a static threshold below that makes PFC the thing that bounds the queue
-when there is no congestion control.
+the queues with 1 KB MTU. With the static threshold PFC fires without congestion control (each ACK,
+one per 66 packets, releases a ~71 KB burst into one ingress queue), but the no-CC queue is still
+the level those windows set: it is the same with the threshold out of reach
+(tests/cc/test_dcqcn_fabric.py checks this).
 """
 
 from __future__ import annotations

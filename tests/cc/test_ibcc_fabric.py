@@ -20,7 +20,7 @@ from rdmasim import ib_fabric
 from rdmasim.cc_ibcc import IbccParams
 
 DURATION_US = {4: 80_000, 8: 40_000}
-NOCC_US = 4_000        # without CC the queue sits at the PFC-bounded level within ~100 us
+NOCC_US = 4_000        # without CC the queue sits at its window-bound level within ~100 us
 
 _cache: dict[tuple, Result] = {}
 
@@ -51,7 +51,7 @@ def test_incast_shares_the_bottleneck_fairly(n: int, seed: int) -> None:
 @pytest.mark.parametrize("n", [4, 8])
 def test_incast_queue_bounded_well_below_no_cc(n: int) -> None:
     cc, none = run(n, "ibcc", DURATION_US[n]), run(n, None, NOCC_US)
-    # without CC the bottleneck queue is what PFC lets in (~232 KB at N = 4, more at N = 8),
+    # without CC the bottleneck queue is what the RC windows put in it (~232 KB at N = 4, more at N = 8),
     # with IB CC its mean over the second half is a small fraction of that and its peak below it
     assert none.queue_mean > 200_000, none.queue_mean
     assert cc.queue_mean < none.queue_mean / 4, (cc.queue_mean, none.queue_mean)
