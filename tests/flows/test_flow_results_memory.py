@@ -54,3 +54,10 @@ def test_results_chunked_match_one_pass(monkeypatch) -> None:
     done = whole["finish_ps"] >= 0
     assert np.array_equal(whole["fct_ps"][done], whole["finish_ps"][done] - whole["started_ps"][done])
     assert (whole["fct_ps"][~done] == -1).all()
+
+
+def test_c_bytes_per_flow_has_no_padding() -> None:
+    """The C flow table's bytes per added flow: the rs_flow row (248 bytes of fields, laid out
+    without holes) and its four start-queue slots (4 x 8 bytes)."""
+    sim = topology.leaf_spine(2, 2, 4, host_rate="100Gbps", fabric_rate="100Gbps", delay="1us").sim
+    assert sim._flows_core().bytes_per_flow() == 248 + 4 * 8
