@@ -61,6 +61,7 @@ cdef extern from "rdmasim/flows.h" nogil:
                          const rs_flow_cfg *cfg)
     int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_result *out)
     void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out)
+    size_t rs_flows_bytes_per_flow()
     void rs_flows_stop_when_done(rs_sim *sim, int on)
     uint32_t rs_flows_sample(const rs_sim *sim, uint32_t cap, uint64_t *ids, uint64_t *bytes, double *rate_bps)
     int rs_flows_uet_bytes(const rs_sim *sim, uint64_t id, const uint8_t **src, uint64_t *src_len,
@@ -208,6 +209,9 @@ cdef class FlowsCore:
         cdef uint64_t src_len = 0, dst_len = 0
         self.core._check(rs_flows_uet_bytes(self.core.sim, flow_id, &src, &src_len, &dst, &dst_len))
         return (<const char *>src)[:src_len], (<const char *>dst)[:dst_len]
+
+    def bytes_per_flow(self):
+        return rs_flows_bytes_per_flow()
 
     def counts(self):
         cdef rs_flows_counts c

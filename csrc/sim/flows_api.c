@@ -26,6 +26,8 @@ int rs_flows_results(const rs_sim *sim, uint64_t first, uint32_t n, rs_flow_resu
 
 void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out) { rs_wl_flows_get_counts(sim->flows, out); }
 
+size_t rs_flows_bytes_per_flow(void) { return rs_wl_flows_bytes_per_flow(); }
+
 void rs_flows_stop_when_done(rs_sim *sim, int on)
 {
     rs_wl_flows_stop_when_done(&sim->tp, &sim->flows, &sim->flows_stop, on);

@@ -1100,6 +1100,12 @@ int rs_wl_flows_results(const rs_transport *tp, const rs_flows *fs, uint64_t fir
     return RS_OK;
 }
 
+size_t rs_wl_flows_bytes_per_flow(void)
+{
+    /* the arrays rs_wl_flows_add grows by one element per flow */
+    return sizeof(rs_flow) + 2 * sizeof(int64_t) + 2 * sizeof(uint64_t);
+}
+
 void rs_wl_flows_get_counts(const rs_flows *fs, rs_flows_counts *out)
 {
     *out = (rs_flows_counts){0};

@@ -16,25 +16,27 @@ enum rs_workload_event {
 };
 
 typedef struct rs_flow {
+    /* 4-byte and 1-byte fields first, the 8-byte ones after: no padding (sizeof 248; the table's
+     * bytes per flow, rs_flows_bytes_per_flow, is what a million flows cost) */
     int32_t src, dst;
-    uint64_t size;
-    int64_t start_ps;     /* earliest start (dependencies may delay it) */
-    int64_t hold_ps;      /* wait this long once start time and dependencies allow, then start */
-    uint8_t verb, prio;
     uint32_t cfg;         /* index into rs_flows.cfgs */
     uint32_t n_wait;      /* 1 while its dependency events have not all come (dep_left), +1 while the
                            * flow before it on its QP pair has not been posted */
     uint32_t dep_left;    /* dependency events (completions, receipts) it still needs */
+    uint32_t chain_len;   /* first flow of a chain: how many flows share its QP pair (else 0) */
+    uint32_t qpn_req, qpn_resp; /* the chain's QP pair, known once the flow before it was posted */
+    uint32_t rdep_n;      /* flows waiting for this one: rdeps[rdep_begin .. + rdep_n) */
+    uint8_t verb, prio;
     uint8_t recv_done;    /* its receiver has every byte (or it ended): its RS_DEP_RECEIVED waiters went */
+    uint64_t size;
+    int64_t start_ps;     /* earliest start (dependencies may delay it) */
+    int64_t hold_ps;      /* wait this long once start time and dependencies allow, then start */
     uint64_t recv_cur;    /* first flow of a chain: the flow whose message its responder receives next
                            * (id + 1, 0 = none) */
     uint64_t chain_next;  /* the flow posted after this one on its QP pair: id + 1 (0 = none) */
-    uint32_t chain_len;   /* first flow of a chain: how many flows share its QP pair (else 0) */
-    uint32_t qpn_req, qpn_resp; /* the chain's QP pair, known once the flow before it was posted */
     uint64_t byte_off;    /* payload bytes of the chain's earlier messages (where its bytes start) */
     uint64_t retx0, cnps0; /* the pair's counters when this flow's share of them began */
-    uint64_t rdep_begin;  /* flows waiting for this one: rdeps[rdep_begin .. + rdep_n) */
-    uint32_t rdep_n;
+    uint64_t rdep_begin;
     uint64_t reap_next;   /* finished, QP pair not yet destroyed: next in the list (id + 1, 0 = end) */
     uint64_t run_prev;    /* running flows list (id + 1, 0 = none) */
     uint64_t run_next;
@@ -113,6 +115,8 @@ void rs_flows_event(rs_flows *fs);
 /* A host's reap timer fired: free the QP pairs of its flows that finished. */
 void rs_flows_reap_event(rs_flow_reaper *rp);
 void rs_flows_free(rs_flows *fs);
+/* Bytes the table allocates per flow added (rs_flow and its start-queue slots). */
+size_t rs_wl_flows_bytes_per_flow(void);
 /* UET flows run on u from now on: the table registers its completion hook with it. */
 void rs_wl_flows_attach_uet(rs_flows *fs, rs_uet *u);
 

@@ -75,6 +75,9 @@ RESULT_DTYPE = np.dtype(
     ]
 )
 
+#: Rows :meth:`FlowSet.results` reads from the C table at a time (bounds its temporary memory)
+RESULTS_CHUNK = 65536
+
 #: ``status`` values besides the ibv_wc_status codes of finished flows
 WAITING = _core.FLOW_WAITING
 RUNNING = _core.FLOW_RUNNING
@@ -128,24 +131,31 @@ class FlowSet:
 
     def results(self) -> np.ndarray:
         """One row per flow (:data:`RESULT_DTYPE`); running flows show their live counters."""
-        raw = self.sim._flows_core().results(self.first, len(self))
-        out = np.zeros(len(self), dtype=RESULT_DTYPE)
-        out["flow_id"] = np.arange(self.first, self.first + len(self))
+        n = len(self)
+        out = np.zeros(n, dtype=RESULT_DTYPE)
         for name, col in (("src", self.src), ("dst", self.dst), ("verb", self.verb),
                           ("priority", self.priority), ("size_bytes", self.size),
                           ("start_ps", self.start_ps)):
             out[name] = col
         if self.hold_ps is not None:
             out["hold_ps"] = self.hold_ps
-        out["started_ps"] = raw["start_ps"]
-        out["finish_ps"] = raw["finish_ps"]
-        done = raw["finish_ps"] >= 0
-        out["fct_ps"] = np.where(done, raw["finish_ps"] - raw["start_ps"], -1)
-        for name in ("bytes_delivered", "retx_pkts", "cnps", "pause_ps", "status"):
-            out[name] = raw[name]
-        out["nack_pkts"] = raw["uet_nacks"]
-        out["trimmed_pkts"] = raw["uet_trims"]
-        out["lost_pkts"] = raw["uet_lost"]
+        core = self.sim._flows_core()
+        # The C rows are read a chunk at a time: the memory beyond the table returned stays one
+        # chunk's worth (a full-size copy of the raw rows was 88 bytes per flow at the peak).
+        for lo in range(0, n, RESULTS_CHUNK):
+            hi = min(n, lo + RESULTS_CHUNK)
+            raw = core.results(self.first + lo, hi - lo)
+            o = out[lo:hi]
+            o["flow_id"] = np.arange(self.first + lo, self.first + hi)
+            o["started_ps"] = raw["start_ps"]
+            o["finish_ps"] = raw["finish_ps"]
+            done = raw["finish_ps"] >= 0
+            o["fct_ps"] = np.where(done, raw["finish_ps"] - raw["start_ps"], -1)
+            for name in ("bytes_delivered", "retx_pkts", "cnps", "pause_ps", "status"):
+                o[name] = raw[name]
+            o["nack_pkts"] = raw["uet_nacks"]
+            o["trimmed_pkts"] = raw["uet_trims"]
+            o["lost_pkts"] = raw["uet_lost"]
         return out
 
 

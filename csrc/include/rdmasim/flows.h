@@ -14,6 +14,7 @@
 #ifndef RDMASIM_FLOWS_H
 #define RDMASIM_FLOWS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rdmasim/uet.h"
@@ -113,6 +114,9 @@ typedef struct rs_flows_counts {
     uint64_t failed;
 } rs_flows_counts;
 void rs_flows_get_counts(const rs_sim *sim, rs_flows_counts *out);
+
+/* Bytes of memory the flow table takes per flow added (whether or not it runs). */
+size_t rs_flows_bytes_per_flow(void);
 
 /* Make rs_sim_run return RS_RUN_FLOWS_DONE once every flow added so far has finished. */
 void rs_flows_stop_when_done(rs_sim *sim, int on);
