@@ -330,16 +330,7 @@ static void write_msg(rs_par_rank *k, const rs_par_view *v)
     for (uint32_t i = 0; i < v->P; i++) {
         if (!rs_par_rank_owns(k, i) || !fs || !fs->part_defer)
             continue;
-        uint64_t rev = 0, id = fs->part_defer[i];
-        fs->part_defer[i] = 0;
-        while (id) {
-            rs_flow *f = &fs->f[id - 1];
-            uint64_t next = f->reap_next;
-            f->reap_next = rev;
-            rev = id;
-            id = next;
-        }
-        for (id = rev; id; id = fs->f[id - 1].reap_next)
+        for (uint64_t id = rs_flows_take_deferred(fs, i); id; id = fs->f[id - 1].reap_next)
             put_u64(k, id);
     }
     put_u64(k, 0);

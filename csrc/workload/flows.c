@@ -670,20 +670,25 @@ void rs_flows_install_result(rs_flows *fs, uint64_t id, const rs_flow_result *r)
     f->r = *r;
 }
 
+uint64_t rs_flows_take_deferred(rs_flows *fs, uint32_t part)
+{
+    /* the list is in reverse order of the finishes: back to that order */
+    uint64_t rev = 0, id = fs->part_defer[part];
+    fs->part_defer[part] = 0;
+    while (id) {
+        rs_flow *f = &fs->f[id - 1];
+        uint64_t next = f->reap_next;
+        f->reap_next = rev;
+        rev = id;
+        id = next;
+    }
+    return rev;
+}
+
 void rs_flows_reap_deferred(rs_flows *fs, uint32_t parts)
 {
     for (uint32_t i = 0; fs->part_defer && i < parts; i++) {
-        /* each partition's list in reverse order of its finishes: back to that order first */
-        uint64_t rev = 0, id = fs->part_defer[i];
-        fs->part_defer[i] = 0;
-        while (id) {
-            rs_flow *f = &fs->f[id - 1];
-            uint64_t next = f->reap_next;
-            f->reap_next = rev;
-            rev = id;
-            id = next;
-        }
-        for (id = rev; id; id = fs->f[id - 1].reap_next) {
+        for (uint64_t id = rs_flows_take_deferred(fs, i); id; id = fs->f[id - 1].reap_next) {
             rs_flow *f = &fs->f[id - 1];
             int req = (int)f->r.req_host, resp = req == f->src ? f->dst : f->src;
             rs_transport *tp = fs->tp->hosts[resp]->tp;

@@ -104,6 +104,9 @@ typedef struct rs_flows {
 void rs_flows_install_result(rs_flows *fs, uint64_t id, const rs_flow_result *r);
 
 /* A run on threads, between windows: free the responder QPs whose release waited (sim/par.c). */
+/* Partition part's deferred finished flows, emptied: the first id (1-based, 0: none), linked
+ * through reap_next in the order they finished. */
+uint64_t rs_flows_take_deferred(rs_flows *fs, uint32_t part);
 void rs_flows_reap_deferred(rs_flows *fs, uint32_t parts);
 
 /* The requester of a flow's QP pair completed its work request (any status). */

@@ -38,14 +38,7 @@ const rs_cc_algo plugin = { .flags = RS_CC_WANTS_ACKS, .init = init, .rate_bps =
 """
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    """Compiled plug-ins in one cache for the session's tests, forgotten after each test."""
-    monkeypatch.setenv("RDMASIM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cc-cache"))
-    before = set(cc.plugin_names())
-    yield
-    for n in set(cc.plugin_names()) - before:
-        cc.unregister_plugin(n)
+pytestmark = pytest.mark.usefixtures("plugin_cache")
 
 
 def builtin_as_plugin(algo: str) -> str:

@@ -17,14 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ECN = {"kmin": "5KB", "kmax": "200KB", "pmax": 0.01}
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    """Compiled plug-ins in one cache for the session's tests, forgotten after each test."""
-    monkeypatch.setenv("RDMASIM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cc-cache"))
-    before = set(cc.plugin_names())
-    yield
-    for n in set(cc.plugin_names()) - before:
-        cc.unregister_plugin(n)
+pytestmark = pytest.mark.usefixtures("plugin_cache")
 
 
 def _flows(threads: int) -> bytes:
